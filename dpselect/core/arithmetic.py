@@ -1,0 +1,117 @@
+"""Outward-rounded arithmetic for privacy and stability maps.
+
+Every map computes a bound on a privacy loss. Rounding must never make that bound smaller than
+the true real value, so maps compute exactly with :class:`fractions.Fraction` and convert to
+``float`` rounding *up* (toward a larger loss) only at the end, or combine floats with the
+``*_up`` helpers here, which round every step toward +infinity.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from numbers import Real
+
+__all__ = [
+    "Number",
+    "add_up",
+    "div_up",
+    "exact",
+    "float_down",
+    "float_up",
+    "mul_up",
+    "sqrt_up",
+]
+
+Number = int | float | Fraction
+
+
+def exact(x: Real | Number, name: str = "value") -> Fraction:
+    """Return ``x`` as an exact :class:`Fraction`; infinities and NaN are refused."""
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, bool):
+        raise TypeError(f"{name} must be a number, not a bool")
+    if isinstance(x, int):
+        return Fraction(x)
+    xf = float(x)
+    if not math.isfinite(xf):
+        raise ValueError(f"{name} must be finite, got {xf!r}")
+    return Fraction(xf)
+
+
+def float_up(q: Fraction | int) -> float:
+    """The smallest float that is >= ``q`` (``inf`` when ``q`` is beyond the float range)."""
+    q = Fraction(q)
+    try:
+        f = float(q)
+    except OverflowError:
+        return math.inf if q > 0 else -math.nextafter(math.inf, 0.0)
+    if math.isinf(f):
+        return f if f > 0 else -math.nextafter(math.inf, 0.0)
+    if Fraction(f) < q:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def float_down(q: Fraction | int) -> float:
+    """The largest float that is <= ``q`` (``-inf`` when below the float range)."""
+    return -float_up(-Fraction(q))
+
+
+def _as_fraction_or_inf(x: Number) -> Fraction | float:
+    if isinstance(x, float) and math.isinf(x):
+        return x
+    return exact(x)
+
+
+def add_up(a: Number, b: Number) -> float:
+    """``a + b`` rounded up to a float."""
+    fa, fb = _as_fraction_or_inf(a), _as_fraction_or_inf(b)
+    if isinstance(fa, float) or isinstance(fb, float):
+        return float(fa) + float(fb)
+    return float_up(fa + fb)
+
+
+def mul_up(a: Number, b: Number) -> float:
+    """``a * b`` rounded up to a float, for non-negative operands (``0 * inf`` is 0)."""
+    fa, fb = _as_fraction_or_inf(a), _as_fraction_or_inf(b)
+    if fa < 0 or fb < 0:
+        raise ValueError("mul_up expects non-negative operands")
+    if fa == 0 or fb == 0:
+        return 0.0
+    if isinstance(fa, float) or isinstance(fb, float):
+        return math.inf
+    return float_up(fa * fb)
+
+
+def div_up(a: Number, b: Number) -> float:
+    """``a / b`` rounded up to a float, for ``a >= 0`` and ``b >= 0``.
+
+    ``0 / b`` is 0 for any ``b``; ``a / 0`` is ``inf`` for ``a > 0``; ``a / inf`` is 0.
+    """
+    fa, fb = _as_fraction_or_inf(a), _as_fraction_or_inf(b)
+    if fa < 0 or fb < 0:
+        raise ValueError("div_up expects non-negative operands")
+    if fa == 0:
+        return 0.0
+    if fb == 0 or isinstance(fa, float):
+        return math.inf
+    if isinstance(fb, float):
+        return 0.0
+    return float_up(fa / fb)
+
+
+def sqrt_up(a: Number) -> float:
+    """The square root of ``a >= 0`` rounded up to a float (exact integer square roots)."""
+    fa = _as_fraction_or_inf(a)
+    if fa < 0:
+        raise ValueError("sqrt_up expects a non-negative operand")
+    if isinstance(fa, float):
+        return math.inf
+    # floor(sqrt(p/q) * 2^s) computed with integers, then one ulp up: always an upper bound.
+    s = 128
+    num = fa.numerator << (2 * s)
+    root = math.isqrt(num // fa.denominator)
+    upper = Fraction(root + 1, 1 << s)
+    return float_up(upper)

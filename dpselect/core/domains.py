@@ -1,0 +1,183 @@
+"""Domains: the sets of values a transformation or measurement accepts (seeds 000, 001).
+
+``atom_domain(int)`` and ``atom_domain(float, nan=...)`` describe single values,
+``vector_domain(atom, size=None)`` describes vectors of them. A float domain that admits NaN is
+a distinct type (:class:`NaNFloatDomain`) from one that does not (:class:`FloatDomain`): the
+mechanisms of seed 001 require a non-NaN domain and refuse the NaN-admitting type at
+construction ("input domain must be non-nan", seed 001, Function, line 7).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import DomainError
+
+__all__ = [
+    "AtomDomain",
+    "Domain",
+    "FloatDomain",
+    "IntDomain",
+    "NaNFloatDomain",
+    "VectorDomain",
+    "atom_domain",
+    "vector_domain",
+]
+
+_INT_KINDS = "iu"
+_FLOAT_KINDS = "f"
+
+
+class Domain:
+    """A set of values, with a membership test."""
+
+    def member(self, x: Any) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class AtomDomain(Domain):
+    """Single numbers of one kind, optionally within closed ``bounds``."""
+
+    bounds: tuple[float, float] | tuple[int, int] | None = None
+
+    carrier: type = object
+    nan: bool = False
+
+    def _kind_ok(self, x: Any) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def member(self, x: Any) -> bool:
+        if not self._kind_ok(x):
+            return False
+        if isinstance(x, (float, np.floating)) and math.isnan(float(x)):
+            return self.nan
+        if self.bounds is not None:
+            lo, hi = self.bounds
+            return bool(lo <= x <= hi)
+        return True
+
+    def member_array(self, arr: np.ndarray[Any, Any]) -> bool:
+        """Vectorised membership of every element of a NumPy array."""
+        if not self.dtype_ok(arr.dtype):
+            return False
+        if arr.dtype.kind in _FLOAT_KINDS and not self.nan and bool(np.isnan(arr).any()):
+            return False
+        if self.bounds is not None and arr.size:
+            finite = arr[~np.isnan(arr)] if arr.dtype.kind in _FLOAT_KINDS else arr
+            lo, hi = self.bounds
+            if finite.size and (finite.min() < lo or finite.max() > hi):
+                return False
+        return True
+
+    def dtype_ok(self, dtype: np.dtype[Any]) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class IntDomain(AtomDomain):
+    """Integers (Python ``int`` or NumPy integer types)."""
+
+    carrier: type = int
+
+    def _kind_ok(self, x: Any) -> bool:
+        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+    def dtype_ok(self, dtype: np.dtype[Any]) -> bool:
+        return dtype.kind in _INT_KINDS
+
+    def __repr__(self) -> str:
+        return f"atom_domain(int, bounds={self.bounds!r})"
+
+
+@dataclass(frozen=True)
+class FloatDomain(AtomDomain):
+    """Floats that are never NaN (infinities allowed unless bounds exclude them)."""
+
+    carrier: type = float
+
+    def _kind_ok(self, x: Any) -> bool:
+        return isinstance(x, (float, np.floating, int, np.integer)) and not isinstance(x, bool)
+
+    def dtype_ok(self, dtype: np.dtype[Any]) -> bool:
+        return dtype.kind in _FLOAT_KINDS
+
+    def __repr__(self) -> str:
+        return f"atom_domain(float, nan=False, bounds={self.bounds!r})"
+
+
+@dataclass(frozen=True)
+class NaNFloatDomain(FloatDomain):
+    """Floats including NaN. A distinct type: seed 001's mechanisms refuse it."""
+
+    nan: bool = True
+
+    def __repr__(self) -> str:
+        return f"atom_domain(float, nan=True, bounds={self.bounds!r})"
+
+
+def atom_domain(
+    T: type = float,
+    nan: bool | None = None,
+    bounds: tuple[Any, Any] | None = None,
+) -> AtomDomain:
+    """The domain of single values of type ``T`` (``int`` or ``float``).
+
+    ``nan`` applies to floats only and defaults to ``False`` (NaN is not a member).
+    ``bounds=(lo, hi)`` restricts members to the closed interval.
+    """
+    if bounds is not None:
+        if not (isinstance(bounds, tuple) and len(bounds) == 2):
+            raise DomainError("bounds must be a (lower, upper) tuple")
+        lo, hi = bounds
+        if any(isinstance(b, float) and math.isnan(b) for b in bounds):
+            raise DomainError("bounds must not be NaN")
+        if not lo <= hi:
+            raise DomainError(f"bounds must satisfy lower <= upper, got {bounds!r}")
+    if T is int or (isinstance(T, type) and issubclass(T, np.integer)):
+        if nan:
+            raise DomainError("nan=True applies to float domains only; T is int")
+        return IntDomain(bounds=bounds)
+    if T is float or (isinstance(T, type) and issubclass(T, np.floating)):
+        if nan:
+            return NaNFloatDomain(bounds=bounds)
+        return FloatDomain(bounds=bounds)
+    raise DomainError(f"T must be int or float, got {T!r}")
+
+
+@dataclass(frozen=True)
+class VectorDomain(Domain):
+    """Vectors whose elements belong to ``element_domain``, of length ``size`` if given."""
+
+    element_domain: AtomDomain
+    size: int | None = None
+
+    def member(self, x: Any) -> bool:
+        if isinstance(x, np.ndarray):
+            if x.ndim != 1:
+                return False
+            if self.size is not None and x.shape[0] != self.size:
+                return False
+            return self.element_domain.member_array(x)
+        if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
+            return False
+        if self.size is not None and len(x) != self.size:
+            return False
+        return all(self.element_domain.member(v) for v in x)
+
+    def __repr__(self) -> str:
+        return f"vector_domain({self.element_domain!r}, size={self.size!r})"
+
+
+def vector_domain(atom: AtomDomain, size: int | None = None) -> VectorDomain:
+    """The domain of vectors of ``atom`` values, of fixed length ``size`` when given."""
+    if not isinstance(atom, AtomDomain):
+        raise DomainError(f"atom must be an atom domain, got {atom!r}")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+        raise DomainError(f"size must be a non-negative int or None, got {size!r}")
+    return VectorDomain(atom, size)

@@ -1,0 +1,65 @@
+"""The error hierarchy of dpselect.
+
+Every error names the argument at fault and the rule it broke. Errors are raised only from
+public facts (parameters, domains, metrics, schema); a mechanism never raises on the private
+data it is given (seed 001, postcondition 1: data-independent runtime errors).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetExceeded",
+    "CalibrationError",
+    "ChainError",
+    "DPSelectError",
+    "DomainError",
+    "LedgerError",
+    "MeasureError",
+    "MetricError",
+    "ParameterError",
+    "PrivacyBudgetExceeded",
+    "PrivacyMapError",
+]
+
+
+class DPSelectError(Exception):
+    """Base class of every error raised by dpselect."""
+
+
+class ParameterError(DPSelectError, ValueError):
+    """A public parameter (scale, epsilon, k, optimize, ...) breaks its rule."""
+
+
+class DomainError(DPSelectError, ValueError):
+    """A domain is malformed, or a value or domain does not fit the one required."""
+
+
+class MetricError(DPSelectError, ValueError):
+    """A metric does not fit the domain or the mechanism it is used with."""
+
+
+class MeasureError(DPSelectError, ValueError):
+    """A privacy measure does not fit, or a distance is not of the measure's form."""
+
+
+class ChainError(DPSelectError, ValueError):
+    """Two pieces cannot be chained: their domains or metrics do not match."""
+
+
+class PrivacyMapError(DPSelectError, ValueError):
+    """A privacy or stability map cannot be evaluated at the given input distance."""
+
+
+class CalibrationError(DPSelectError, ValueError):
+    """No parameter in the searched range meets the privacy target."""
+
+
+class BudgetExceeded(DPSelectError):
+    """A charge would take the spent privacy budget above its limit; nothing was charged."""
+
+
+PrivacyBudgetExceeded = BudgetExceeded
+
+
+class LedgerError(DPSelectError):
+    """The privacy ledger is missing, foreign, corrupted or could not record a charge."""
