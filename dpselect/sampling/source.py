@@ -1,0 +1,198 @@
+"""Randomness sources: where every random bit of dpselect comes from.
+
+Like NumPy's split between a ``BitGenerator`` and the ``Generator`` that consumes its bits, a
+:class:`RandomSource` only produces bits; the samplers in this package turn them into noise.
+
+- :class:`SystemRandomSource` (the default) reads the operating system's CSPRNG
+  (``os.urandom``) in large blocks. Small reads are served from a buffer that is discarded in a
+  forked child (``os.register_at_fork``), so parent and child never share random bytes.
+- :class:`InsecureSeededSource` is reproducible from a seed and **not private**: its type and
+  its ``private`` attribute say so. It exists for tests and reproducible demos and is used only
+  when passed explicitly as ``source=``. No global random state is read or written anywhere.
+- :class:`ScriptedSource` replays given bytes first (to force rare paths in tests), then
+  continues from another source. It is not private either.
+
+Words: ``words(n)`` returns ``n`` uint64 values, each the first 64 binary digits of a uniform
+number in (0, 1): word ``w`` means the uniform lies in ``[w / 2^64, (w + 1) / 2^64]``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from ..core.errors import ParameterError
+
+__all__ = [
+    "InsecureSeededSource",
+    "RandomSource",
+    "ScriptedSource",
+    "SystemRandomSource",
+    "default_source",
+    "resolve_source",
+]
+
+U64 = npt.NDArray[np.uint64]
+
+
+class RandomSource(ABC):
+    """A stream of independent, uniformly random bytes."""
+
+    #: ``True`` only for sources whose output an adversary cannot predict.
+    private: ClassVar[bool] = False
+    #: ``True`` when ``words`` may be called from several threads at once with no change in
+    #: meaning (the stream order does not matter). Seeded sources are sequential.
+    thread_safe: ClassVar[bool] = False
+
+    @abstractmethod
+    def read(self, n: int) -> bytes:
+        """``n`` random bytes."""
+
+    def words(self, n: int) -> U64:
+        """``n`` random 64-bit words (little-endian), as a NumPy array."""
+        return np.frombuffer(self.read(8 * n), dtype="<u8").astype(np.uint64, copy=False)
+
+    def bits(self, k: int) -> int:
+        """A uniformly random integer in ``[0, 2^k)``."""
+        if k <= 0:
+            return 0
+        nbytes = (k + 7) // 8
+        value = int.from_bytes(self.read(nbytes), "little")
+        return value >> (8 * nbytes - k)
+
+
+_BLOCK = 1 << 16
+_live_system_sources: weakref.WeakSet[SystemRandomSource] = weakref.WeakSet()
+
+
+class SystemRandomSource(RandomSource):
+    """The operating system's CSPRNG, buffered in blocks; safe across ``fork``."""
+
+    private = True
+    thread_safe = True
+
+    def __init__(self, block_size: int = _BLOCK) -> None:
+        if block_size < 64:
+            raise ParameterError("block_size must be at least 64 bytes")
+        self._block_size = block_size
+        self._lock = threading.Lock()
+        self._buf = b""
+        self._pos = 0
+        self._pid = os.getpid()
+        _live_system_sources.add(self)
+
+    def _discard(self) -> None:
+        self._buf, self._pos, self._pid = b"", 0, os.getpid()
+
+    def read(self, n: int) -> bytes:
+        if n < 0:
+            raise ParameterError(f"n must be non-negative, got {n}")
+        if n >= self._block_size:
+            return os.urandom(n)  # large reads go straight to the kernel (GIL released)
+        with self._lock:
+            if self._pid != os.getpid():  # belt and braces beside the fork hook
+                self._discard()
+            if self._pos + n > len(self._buf):
+                self._buf, self._pos = os.urandom(self._block_size), 0
+            out = self._buf[self._pos : self._pos + n]
+            self._pos += n
+            return out
+
+    def __repr__(self) -> str:
+        return "SystemRandomSource()"
+
+
+def _after_fork_in_child() -> None:
+    for src in list(_live_system_sources):
+        src._discard()
+        src._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class InsecureSeededSource(RandomSource):
+    """A reproducible stream from ``seed`` (PCG64). NOT PRIVATE: for tests and demos only."""
+
+    private = False
+    thread_safe = False
+
+    def __init__(self, seed: int) -> None:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ParameterError(f"seed must be a non-negative int, got {seed!r}")
+        self.seed = seed
+        self._bitgen = np.random.PCG64(seed)
+
+    def read(self, n: int) -> bytes:
+        if n < 0:
+            raise ParameterError(f"n must be non-negative, got {n}")
+        words = -(-n // 8)
+        raw = self._bitgen.random_raw(words).astype("<u8", copy=False)
+        return raw.tobytes()[:n]
+
+    def words(self, n: int) -> U64:
+        return np.asarray(self._bitgen.random_raw(n), dtype=np.uint64)
+
+    def __repr__(self) -> str:
+        return f"InsecureSeededSource(seed={self.seed})"
+
+
+class ScriptedSource(RandomSource):
+    """Replays ``script`` byte for byte, then continues from ``then``. NOT PRIVATE."""
+
+    private = False
+    thread_safe = False
+
+    def __init__(self, script: bytes, then: RandomSource | None = None) -> None:
+        self._script = bytes(script)
+        self._pos = 0
+        self._then = then if then is not None else InsecureSeededSource(0)
+
+    @classmethod
+    def from_words(cls, words: list[int], then: RandomSource | None = None) -> ScriptedSource:
+        """A source whose first ``words(len(words))`` call returns ``words``."""
+        raw = b"".join(int(w).to_bytes(8, "little") for w in words)
+        return cls(raw, then)
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether every scripted byte has been read."""
+        return self._pos >= len(self._script)
+
+    def read(self, n: int) -> bytes:
+        take = self._script[self._pos : self._pos + n]
+        self._pos += len(take)
+        if len(take) < n:
+            take += self._then.read(n - len(take))
+        return take
+
+    def __repr__(self) -> str:
+        return f"ScriptedSource({len(self._script)} bytes, then={self._then!r})"
+
+
+_default: SystemRandomSource | None = None
+_default_lock = threading.Lock()
+
+
+def default_source() -> SystemRandomSource:
+    """The process-wide CSPRNG source."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = SystemRandomSource()
+        return _default
+
+
+def resolve_source(source: RandomSource | None) -> RandomSource:
+    """``source`` itself, or the CSPRNG when ``None``; anything else is refused."""
+    if source is None:
+        return default_source()
+    if not isinstance(source, RandomSource):
+        raise ParameterError(f"source must be a RandomSource or None, got {type(source).__name__}")
+    return source

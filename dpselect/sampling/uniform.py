@@ -1,0 +1,54 @@
+"""Lazily sampled uniforms: real numbers in (0, 1) whose binary digits are read on demand.
+
+A :class:`LazyUniform` knows the first ``nbits`` digits of ``U`` as the integer ``prefix``, so
+``U`` lies in ``[prefix / 2^nbits, (prefix + 1) / 2^nbits]`` (an interval of probability
+zero at its ends). :meth:`LazyUniform.refine` reads more digits from the source, halving the
+interval per bit. A decision that depends on ``U`` (which side of a threshold, which of two
+noisy keys is larger) reads digits until the interval decides it: it is then exactly the
+decision an ideal real-valued uniform would make. This is seed 001's partially sampled random
+number, made generic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .source import RandomSource
+
+__all__ = ["REFINE_BITS", "LazyUniform"]
+
+#: Digits read per refinement step.
+REFINE_BITS = 64
+
+
+@dataclass
+class LazyUniform:
+    """A uniform in (0, 1) known to ``nbits`` binary digits: ``prefix`` / 2^nbits."""
+
+    prefix: int
+    nbits: int
+
+    @classmethod
+    def from_word(cls, word: int) -> LazyUniform:
+        """A uniform whose first 64 digits are the bits of ``word``."""
+        return cls(int(word), 64)
+
+    @classmethod
+    def sample(cls, source: RandomSource, nbits: int = 64) -> LazyUniform:
+        """A fresh uniform with its first ``nbits`` digits read from ``source``."""
+        return cls(source.bits(nbits), nbits)
+
+    def refine(self, source: RandomSource, k: int = REFINE_BITS) -> None:
+        """Read ``k`` more digits."""
+        self.prefix = (self.prefix << k) | source.bits(k)
+        self.nbits += k
+
+    @property
+    def at_zero(self) -> bool:
+        """Whether the interval still touches 0."""
+        return self.prefix == 0
+
+    @property
+    def at_one(self) -> bool:
+        """Whether the interval still touches 1."""
+        return self.prefix == (1 << self.nbits) - 1
