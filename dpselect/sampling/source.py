@@ -161,6 +161,11 @@ class ScriptedSource(RandomSource):
         return cls(raw, then)
 
     @property
+    def consumed(self) -> int:
+        """How many scripted bytes have been read."""
+        return min(self._pos, len(self._script))
+
+    @property
     def exhausted(self) -> bool:
         """Whether every scripted byte has been read."""
         return self._pos >= len(self._script)
