@@ -10,9 +10,10 @@ Privacy", every sample here has *exactly* the stated law for rational parameters
 
 A zero ``scale`` or ``sigma2`` is refused (it would mean no noise at all, almost certainly a
 bug upstream), and so are values outside ``2^-64 <= scale <= 2^52`` and
-``2^-64 <= sigma2 <= 2^100``. The float fast path decides almost everything up to a scale
-(or ``sigma``) of about ``2^32``; beyond that more and more draws take the exact path (about
-17 µs each), which stays correct but slow. See ``docs/discrete_sampling.md``.
+``2^-64 <= sigma2 <= 2^100``. The float fast path decides all but a few draws per million up
+to a scale (or ``sigma``) of ``2^32``; beyond that more and more draws take the exact path
+(about 17 µs each: 5% of them at ``2^36``, most at ``2^40``), which stays correct but slow.
+See ``docs/discrete_sampling.md``.
 
 How exactness is obtained ("certified floating point with exact refinement")
 -------------------------------------------------------------------------------
@@ -23,8 +24,9 @@ Each random decision is a comparison between a *lazily sampled uniform* (a real 
 *Discrete Laplace.* With ``q = exp(-1/scale)``, ``P(|X| >= k) = 2 q^k / (1 + q)`` for
 ``k >= 1``, so ``|X| = floor(T(U))`` with the decreasing function
 ``T(u) = scale * (-ln u) + a``, ``a = scale * ln(2 / (1 + q))`` in (0, 1). The sign is an
-independent fair bit (irrelevant when ``|X| = 0``). One 64-bit word gives both: its lowest
-bit is the sign and its other 63 bits are the first digits of ``U``. No rejection.
+independent fair bit (irrelevant when ``|X| = 0``). One word gives both: its lowest bit is
+the sign and its other bits are the first digits of ``U`` (a 32-bit word for scales up to
+256, a 64-bit word above). No rejection.
 
 *Bernoulli(exp(-x)).* ``True`` iff ``V < exp(-x)`` for a lazy uniform ``V`` whose first 32
 digits are one half of a 64-bit word.
@@ -37,18 +39,20 @@ candidates *in draw order* (whatever their values) are ``n`` independent samples
 
 Every decision is first attempted in float64, vectorised, with a rigorous error bound: for
 the Laplace, ``t`` approximates ``T(U)`` and ``m`` bounds ``|T(U) - t|`` over the whole
-interval of the word; for the Bernoulli, a band ``[p_dn, p_up]`` encloses ``exp(-x)``. The
-bounds cover the width of the word's interval, the rounding of the word to float64, the
+interval of the word; for the Bernoulli, a band ``exp(-x_f) (1 -+ band)`` encloses the
+threshold and the word's interval ``[w, w + 1] 2^-32`` is exact in float64. The bounds
+cover the width of the word's interval, the rounding of the word to float64, the
 rounding of the parameters, a *generous* error for float ``log`` / ``exp`` (relative
 ``2^-45``, about 256 ulp; good implementations are within 1-4 ulp) and the few float64
 roundings of the formula. Every term is taken at least twice its rigorous size, so that the
-roundings made while computing the bound and the final comparison are absorbed. The float
-path decides only when ``[t - m, t + m]`` lies inside one integer step
-(``floor(t - m) == floor(t + m)``), or when the uniform's interval lies entirely on one side
-of the band. Everything else (about one draw in 2^30 for moderate parameters, and any word of
-0) is decided exactly: python-flint ``arb`` balls evaluate ``T`` at the two ends of the
-uniform's dyadic interval (``T`` is monotone) or enclose ``exp(-x)``, and more digits are
-read (``LazyUniform.refine``) until the balls decide. A tie would need the uniform to equal a
+roundings made while computing the bound are absorbed. The float path decides only when
+``[t - m, t + m]`` lies inside one integer step (with ``k = floor(t)`` and the exact
+``f = t - k``: ``f >= m`` and ``f + m < 1``), or when the uniform's interval lies entirely on
+one side of the band. Everything else (measured: 1e-6 of the draws at scale 10, 2.5e-5 at
+256, none in 4e6 at 1000, and any word whose digits are all 0) is decided exactly:
+python-flint ``arb`` balls evaluate ``T`` at the two ends of the uniform's dyadic interval
+(``T`` is monotone) or enclose ``exp(-x)``, and more digits are read
+(``LazyUniform.refine``) until the balls decide. A tie would need the uniform to equal a
 boundary (``2 q^k / (1 + q)`` or ``exp(-x)``), and these are transcendental for rational
 parameters (Lindemann-Weierstrass), so refinement ends with probability 1. The decision is
 therefore always that of the ideal real-valued uniform: every outcome has its exact, non-zero
@@ -91,6 +95,7 @@ _SIGMA2_MAX = Fraction(1 << 100)
 _INT64_MAX = (1 << 63) - 1
 _FLOAT_INT_LIMIT = float(1 << 50)  # float values below this are exact integers, with room
 _CHUNK = 1 << 15  # elements per vectorised step: the temporaries stay in cache
+_SHORT_WORD_SCALE = 256  # discrete Laplace scales up to this read 32-bit words
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,31 +201,47 @@ def _bernoulli_exp_exact(x: Fraction, u: LazyUniform, source: RandomSource) -> b
 
 
 class _LaplaceLaw:
-    """The discrete Laplace of one rational scale: float constants and the exact fallback."""
+    """The discrete Laplace of one rational scale: float constants and the exact fallback.
+
+    Each sample reads one word: its lowest bit is the sign and its other bits are the first
+    ``digits`` digits of ``U``. Small scales use 32-bit words (31 digits), which leave about
+    ``8e-8 * scale`` of the draws to the exact path; larger scales use 64-bit words.
+    """
 
     def __init__(self, scale: Fraction) -> None:
         self.scale = scale
         self.scale_f = float(scale)
+        self.digits = 31 if scale <= _SHORT_WORD_SCALE else 63
         with ctx.workprec(128):
             s = _arb(scale)
             a = s * (2 / (1 + (-1 / s).exp())).log()
-            self.a_f = float(a.mid())  # a in (0, 1): error <= 2^-53 a + 2^-120
+            self.a_f = float(a.mid())  # a in (0, 1): error <= 2^-52 a + 2^-120
+        self.m_over_p = 4.0 * self.scale_f  # the terms of the float path's error bound m
+        self.m_const = 2.0**-49 * self.scale_f + 2.0**-47
+
+    def words(self, n: int, source: RandomSource) -> tuple[IntArray, IntArray]:
+        """``n`` words split into the sign bits (1 for minus) and the prefixes of ``U``."""
+        if self.digits == 31:
+            half = _half_words(source, n)
+            return (half & np.uint32(1)).astype(np.int64), (half >> np.uint32(1)).astype(np.int64)
+        words = source.words(n)
+        return (words & np.uint64(1)).view(np.int64), (words >> np.uint64(1)).view(np.int64)
 
     def sample(
         self, n: int, source: RandomSource
     ) -> npt.NDArray[np.int64] | npt.NDArray[np.object_]:
         """``n`` exact samples (int64, or object if a value leaves the int64 range)."""
-        words = source.words(n)
-        negative = (words & np.uint64(1)).astype(bool)
-        prefix = (words >> np.uint64(1)).view(np.int64)  # U in [p 2^-63, (p + 1) 2^-63]
+        negative, prefix = self.words(n, source)
         magnitude = np.empty(n, dtype=np.int64)
         undecided: list[npt.NDArray[np.intp]] = []
         for start in range(0, n, _CHUNK):  # cache-sized chunks: about 3x faster than one pass
             stop = min(start + _CHUNK, n)
             magnitude[start:stop], todo = self._float_magnitudes(prefix[start:stop])
             undecided.append(todo + start)
+        # (k ^ -b) + b is k for b = 0 and -k for b = 1: no data-dependent branch (np.where is
+        # ten times slower on a random mask)
         out: npt.NDArray[np.int64] | npt.NDArray[np.object_]
-        out = np.where(negative, -magnitude, magnitude)
+        out = (magnitude ^ -negative) + negative
         for i in np.concatenate(undecided) if undecided else ():
             value = self._exact(int(prefix[i]), bool(negative[i]), source)
             if abs(value) > _INT64_MAX and out.dtype == np.int64:
@@ -229,28 +250,30 @@ class _LaplaceLaw:
         return out
 
     def _exact(self, prefix: int, negative: bool, source: RandomSource) -> int:
-        k = _laplace_magnitude_exact(self.scale, LazyUniform(prefix, 63), source)
+        k = _laplace_magnitude_exact(self.scale, LazyUniform(prefix, self.digits), source)
         return -k if negative else k
 
     def _float_magnitudes(self, prefix: IntArray) -> tuple[IntArray, npt.NDArray[np.intp]]:
         """``floor(T(U))`` where certified, and the indices left undecided.
 
-        Rigorous error of ``t = s_f * E_f + a_f`` (``E_f = -log(u_f)``, ``u_f = fl(p) 2^-63``)
-        against ``T(U)`` for every ``U`` of the interval: ``s (1/p + 2^-52)`` from the
-        interval and the rounding of ``p``, ``s 2^-45 E`` from ``log``, ``2^-53 s E`` from
-        rounding ``s``, ``2^-53`` from ``a``, ``2^-52 (t + 1)`` from the two float operations.
-        ``m`` below is at least twice that sum (``4 / p_f >= 2 (1 / p) (1 - 2^-52)``).
+        ``t = a_f - s_f log(u_f)`` with ``u_f = fl(p) 2^-digits``. For every ``U`` of the word's
+        interval, ``|T(U) - t| <= R`` with ``R`` the sum of ``s (1/p + 2^-52)`` (the interval
+        and the rounding of ``p``), ``2^-45 s |log u_f|`` (float ``log``, assumed), ``2^-53 s
+        |log u_f|`` (rounding of ``s``), ``2^-52`` (``a``) and ``2^-53 (s |log u_f| + t)``
+        (the two float operations). ``m = 4 s / p_f + 2^-42 t + 2^-49 s + 2^-47`` is above
+        ``2 R`` (``t >= s |log u_f|`` because ``a > 0``). With ``k = floor(t)`` and
+        ``f = t - k`` (exact in float64), ``f >= m`` and ``fl(f + m) < 1`` give
+        ``k <= t - R < T(U) < t + R < k + 1``. A huge or infinite ``t`` (``p = 0``) makes
+        ``m >= 1`` or ``f`` NaN: undecided.
         """
-        s = self.scale_f
         p = prefix.astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            e = -np.log(p * 2.0**-63)  # +inf when p == 0: then undecided below
-            t = s * e + self.a_f
-            m = s * (4.0 / p + 2.0**-43 * e + 2.0**-49) + 2.0**-47 * (t + 1.0)
-            lo = np.floor(t - m)
-            hi = np.floor(t + m)
-            decided = (lo == hi) & (t + m < _FLOAT_INT_LIMIT)  # NaN/inf compare False
-            magnitude = np.where(decided, lo, 0.0).astype(np.int64)
+            t = self.a_f - self.scale_f * np.log(p * 2.0**-self.digits)
+            m = self.m_over_p / p + 2.0**-42 * t + self.m_const
+            k = np.floor(t)
+            f = t - k
+            decided = (f >= m) & (f + m < 1.0)
+            magnitude = k.astype(np.int64)  # garbage where undecided; replaced later
         return magnitude, np.flatnonzero(~decided)
 
 
@@ -259,29 +282,30 @@ def _half_words(source: RandomSource, n: int) -> npt.NDArray[np.uint32]:
     return source.words((n + 1) // 2).view(np.uint32)[:n]
 
 
-def _bernoulli_exp_float(
-    x: npt.NDArray[np.float64], dx: npt.NDArray[np.float64], words: npt.NDArray[np.uint32]
-) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]]:
-    """``V < exp(-x)`` where certified, and the indices left undecided.
+Floats = npt.NDArray[np.float64] | float
 
-    ``x`` is a float approximation of the exact argument with ``|x - x_exact| <= dx / 16``.
+
+def _bernoulli_exp_float(
+    x: Floats, band: Floats, words: npt.NDArray[np.uint32]
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]]:
+    """``V < exp(-x)`` where certified (garbage elsewhere), and the indices left undecided.
+
     ``V`` lies in ``[w 2^-32, (w + 1) 2^-32]`` for its 32-bit word ``w`` (both ends exact in
-    float64). The threshold lies in ``exp(-x) (1 -+ (2^-44 + 2 dx))``: float ``exp`` is
-    assumed within ``2^-45`` relative (the factor 2 absorbs the roundings of the band), and
-    ``e^{dx/16} - 1 <= dx`` while ``dx <= 1/8``. For ``x > 700`` the threshold is below
-    ``e^-699 < 2^-1000``: every word but 0 rejects.
+    float64). The caller guarantees that, whenever ``x <= 700``, the exact threshold lies in
+    ``exp(-x) (1 -+ band)`` once float ``exp`` is within ``2^-45`` relative of ``exp(-x)``:
+    ``band >= 2^-44 + 2 dx`` with ``|x - x_exact| <= dx / 16`` and ``dx <= 1/8`` (so that
+    ``e^{dx/16} - 1 <= dx``); the slack absorbs the roundings of ``p_dn`` and ``p_up``. When
+    ``x > 700``, ``x_exact > 699`` and the threshold is below ``2^-1000``: then ``p_dn`` can
+    never accept and ``p_up >= 0`` rejects exactly the words ``w >= 1`` (the right answer),
+    whatever the accuracy of a subnormal ``exp``. A NaN ``x`` is undecided.
     """
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         e = np.exp(-x)
-        band = 2.0**-44 + 2.0 * dx
-        tiny = x > 700.0
-        p_dn = np.where(tiny, 0.0, e * (1.0 - band))
-        p_up = np.where(tiny, 2.0**-1000, e * (1.0 + band))
+        spread = e * band
         v_lo = words.astype(np.float64) * 2.0**-32
-        accept = v_lo + 2.0**-32 < p_dn
-        reject = v_lo > p_up
-        undecided = ~(accept | reject) | ((dx > 0.125) & ~tiny) | np.isnan(x)
-    return accept & ~undecided, np.flatnonzero(undecided)
+        accept = v_lo + 2.0**-32 < e - spread
+        reject = v_lo > e + spread
+    return accept, np.flatnonzero(~(accept | reject))
 
 
 def _bernoulli_exp_exact_word(x: Fraction, word: int, source: RandomSource) -> bool:
@@ -302,6 +326,15 @@ class _GaussianLaw:
         self.laplace = _LaplaceLaw(Fraction(self.t))
         self.center_f = float(self.center)
         self.k_f = float(1 / (2 * sigma2))
+        # Float error of x = (|Y| - c)^2 k with c = sigma2 / t, k = 1 / (2 sigma2), d = |Y| - c:
+        # |x - x_exact| <= k 2^-52 (c + |d|) (3 |d| + c) + 2^-51 x (roundings of c, k, |Y| - c
+        # and the two products), and k (c + |d|)(c + 3 |d|) <= 8 x (|d| >= c) or 8 k c^2
+        # (|d| < c). So dx = 2^-46 (10 x + kappa), kappa >= 8 k c^2, is 16 times the error,
+        # and band = 2^-44 + 2 dx is linear in x.
+        kappa = 8.01 * self.k_f * self.center_f**2  # = 4 sigma2 / t^2 < 4, with slack
+        self.band_const = 2.0**-44 + 2.0**-45 * kappa
+        self.band_slope = 10 * 2.0**-45
+        assert 2.0**-46 * (10 * 700 + kappa) <= 0.125  # dx <= 1/8 wherever x <= 700
         self.rate = self._acceptance_rate()
 
     def _acceptance_rate(self) -> float:
@@ -332,12 +365,10 @@ class _GaussianLaw:
         ay = np.abs(y).astype(np.float64)
         d = ay - self.center_f
         x = d * d * self.k_f
-        ad = np.abs(d)
-        # With c = center: |x - x_exact| <= k 2^-52 (c + |d|) (2 |d| + 2^-52 (c + |d|)) + 2^-51 x
-        # (the roundings of c, k, |Y| - c and the two products); dx is at least 16 times that.
-        dx = 2.0**-46 * (x + self.k_f * (self.center_f + ad) * (self.center_f + 3.0 * ad))
-        dx[ay >= _FLOAT_INT_LIMIT] = np.inf
-        decision, undecided = _bernoulli_exp_float(x, dx, words)
+        if ay.size and ay.max() >= _FLOAT_INT_LIMIT:  # |Y| not exact in float64: exact path
+            x[ay >= _FLOAT_INT_LIMIT] = np.nan
+        band = self.band_const + self.band_slope * x
+        decision, undecided = _bernoulli_exp_float(x, band, words)
         for i in undecided:
             decision[i] = _bernoulli_exp_exact_word(self.exact_x(int(y[i])), int(words[i]), source)
         return decision
@@ -448,10 +479,10 @@ def sample_bernoulli_exp(
     src = resolve_source(source)
     n = _count(shape)
     words = _half_words(src, n)
-    x_f = float(min(xq, Fraction(1000)))  # beyond 700 only "tiny" matters
-    xs = np.full(n, x_f)
-    dx = np.full(n, 2.0**-48 * x_f)  # |x_f - x| <= 2^-53 x (or x <= 2^-1074: absorbed)
-    decision, undecided = _bernoulli_exp_float(xs, dx, words)
+    # Clamped: beyond 700 the float path only uses x > 699, true of every x >= 1000.
+    x_f = float(min(xq, Fraction(1000)))
+    # |x_f - x| <= 2^-53 x (or x < 2^-1074, absorbed by the 2^-44): dx = 2^-48 x_f is 16x that
+    decision, undecided = _bernoulli_exp_float(x_f, 2.0**-44 + 2.0**-47 * x_f, words)
     for i in undecided:
         decision[i] = _bernoulli_exp_exact_word(xq, int(words[i]), src)
     if shape is None:

@@ -166,13 +166,19 @@ def test_gaussian_variance_and_symmetry() -> None:
 )
 def test_float_path_matches_exact_path(scale: Fraction) -> None:
     law = discrete._LaplaceLaw(scale)
+    assert law.digits == (31 if scale < 256 else 63)  # both word sizes are covered
     src = InsecureSeededSource(21)
-    prefix = (src.words(1500) >> np.uint64(1)).view(np.int64)
+    _, prefix = law.words(1500, src)
+    with ctx.workprec(200):  # and the prefixes next to the steps B_k = 2 q^k / (1 + q)
+        q = (-1 / _arb(scale)).exp()
+        steps = [digits_of(2 * q**k / (1 + q), law.digits) for k in (1, 2, 3, 7, 20)]
+    near = [b + j for b in steps for j in range(-2, 3) if b + j > 0]
+    prefix = np.concatenate([prefix, np.array(near, dtype=np.int64)])
     magnitude, undecided = law._float_magnitudes(prefix)
     decided = np.setdiff1d(np.arange(prefix.size), undecided)
     for i in decided:
-        exact = discrete._laplace_magnitude_exact(scale, LazyUniform(int(prefix[i]), 63), src)
-        assert magnitude[i] == exact
+        u = LazyUniform(int(prefix[i]), law.digits)
+        assert magnitude[i] == discrete._laplace_magnitude_exact(scale, u, src)
 
 
 def test_bernoulli_float_path_matches_exact_path() -> None:
@@ -184,11 +190,21 @@ def test_bernoulli_float_path_matches_exact_path() -> None:
     words = discrete._half_words(InsecureSeededSource(23), y.size)
     for v, w, d in zip(y, words, decision, strict=True):
         assert d == discrete._bernoulli_exp_exact_word(law.exact_x(int(v)), int(w), src)
+    # words next to the threshold exp(-x) 2^32: the float path decides right or not at all
+    for v in range(0, 12):
+        x = law.exact_x(v)
+        with ctx.workprec(200):
+            b = digits_of((-_arb(x)).exp(), 32)
+        near = np.array([w for w in range(b - 2, b + 3) if 0 <= w < 2**32], dtype=np.uint32)
+        x_f = np.full(near.size, (v - law.center_f) ** 2 * law.k_f)
+        band = law.band_const + law.band_slope * x_f
+        decision, undecided = discrete._bernoulli_exp_float(x_f, band, near)
+        for i in np.setdiff1d(np.arange(near.size), undecided):
+            assert decision[i] == discrete._bernoulli_exp_exact_word(x, int(near[i]), src)
 
 
 # ------------------------------------------------------------------------ forced rare paths
-DIGITS = 63 + 128  # the word's 63 digits, then two refinements of 64
-OFFSET = 150  # U is put at 2^-150 from a boundary: both refinements are needed
+OFFSET = 150  # a uniform is put at 2^-150 from a boundary: two refinements of 64 are needed
 
 
 def digits_of(value: arb, nbits: int) -> int:
@@ -198,8 +214,10 @@ def digits_of(value: arb, nbits: int) -> int:
     return int(k)
 
 
-def laplace_script(u_digits: int, negative: bool) -> ScriptedSource:
-    """A source whose uniform U has the given first DIGITS digits (and the sign bit)."""
+def laplace_script(law: discrete._LaplaceLaw, u_digits: int, negative: bool) -> ScriptedSource:
+    """A source whose next discrete Laplace draw has this sign and a uniform U with the given
+    first ``law.digits + 128`` digits: the word (sign bit, then ``law.digits`` digits; a
+    32-bit word is the low half of a 64-bit one), then two refinements of 64 digits."""
     word = ((u_digits >> 128) << 1) | int(negative)
     tail = [(u_digits >> 64) & (2**64 - 1), u_digits & (2**64 - 1)]
     return ScriptedSource.from_words([word, *tail])
@@ -210,39 +228,42 @@ def laplace_script(u_digits: int, negative: bool) -> ScriptedSource:
 @pytest.mark.parametrize("side", [-1, 1])
 def test_laplace_uniform_within_2_pow_100_of_a_step(scale: Fraction, k: int, side: int) -> None:
     """U at 2^-150 from B_k = 2 q^k / (1 + q), where |X| steps from k to k - 1."""
+    law = discrete._LaplaceLaw(scale)
+    nbits = law.digits + 128
     with ctx.workprec(500):
         q = (-1 / _arb(scale)).exp()
         boundary = 2 * q**k / (1 + q)
-        u_digits = digits_of(boundary, DIGITS) + side * 2 ** (DIGITS - OFFSET)
-        u = _arb(Fraction(u_digits, 2**DIGITS))
+        u_digits = digits_of(boundary, nbits) + side * 2 ** (nbits - OFFSET)
+        u = _arb(Fraction(u_digits, 2**nbits))
         expected = k if u < boundary else k - 1  # |X| >= k iff U < B_k
         assert (u < boundary) == (side < 0)
-    src = laplace_script(u_digits, negative=True)
-    law = discrete._LaplaceLaw(scale)
+    src = laplace_script(law, u_digits, negative=True)
     _, undecided = law._float_magnitudes(np.array([u_digits >> 128], dtype=np.int64))
     assert undecided.tolist() == [0]  # the float path must not decide this one
     assert sample_discrete_laplace(scale, source=src) == -expected
     assert src.exhausted  # both refinements were read
 
 
-def test_laplace_uniform_near_zero() -> None:
-    """U in [2^-101, 2^-100): the word is 0, so the value comes from the exact path."""
-    scale = Fraction(37, 10)
-    u_digits = 2 ** (DIGITS - 101) + 12345
+@pytest.mark.parametrize("scale", [Fraction(37, 10), Fraction(1000)])
+def test_laplace_uniform_near_zero(scale: Fraction) -> None:
+    """U in [2^-101, 2^-100): the word's digits are 0, the value comes from the exact path."""
+    law = discrete._LaplaceLaw(scale)
+    nbits = law.digits + 128
+    u_digits = 2 ** (nbits - 101) + 12345
     with ctx.workprec(500):
-        s = _arb(scale)
-        q = (-1 / s).exp()
-        u = _arb(Fraction(u_digits, 2**DIGITS))
-        # independent: largest k with U < 2 q^k / (1 + q), i.e. k < log(U (1 + q) / 2) / log q
+        q = (-1 / _arb(scale)).exp()
+        u = _arb(Fraction(u_digits, 2**nbits))
+        # independent: the largest k with U < 2 q^k / (1 + q)
         expected = int(((u * (1 + q) / 2).log() / q.log()).floor().unique_fmpz())
-    src = laplace_script(u_digits, negative=False)
+    src = laplace_script(law, u_digits, negative=False)
     assert sample_discrete_laplace(scale, source=src) == expected
-    assert expected == 259  # 3.7 * 101 ln 2 + a, a in (0, 1)
+    assert abs(expected - float(scale) * 101 * math.log(2)) < 1  # |X| = floor(s E + a)
 
 
 def test_laplace_uniform_near_one() -> None:
-    src = ScriptedSource.from_words([2**64 - 1])  # U in [1 - 2^-63, 1]: |X| = 0
-    assert sample_discrete_laplace(Fraction(37, 10), source=src) == 0
+    for scale in (Fraction(37, 10), Fraction(1000)):  # 31 and 63 digits in the word
+        src = ScriptedSource.from_words([2**64 - 1])  # U's digits all 1: |X| = 0
+        assert sample_discrete_laplace(scale, source=src) == 0
 
 
 def test_laplace_beyond_int64_gives_python_ints() -> None:
