@@ -1,0 +1,46 @@
+"""Validation of public accounting parameters (they raise :class:`ParameterError`)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from dpselect.core.errors import ParameterError
+
+__all__ = ["check_count", "check_delta", "check_loss"]
+
+
+def check_loss(x: Any, name: str) -> Fraction:
+    """A finite, non-negative privacy parameter as an exact :class:`Fraction`."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, Fraction)):
+        raise ParameterError(f"{name} must be a number, got {type(x).__name__}")
+    if isinstance(x, float) and not math.isfinite(x):
+        raise ParameterError(f"{name} must be finite, got {x!r}")
+    q = Fraction(x)
+    if q < 0:
+        raise ParameterError(f"{name} must be non-negative, got {x!r}")
+    return q
+
+
+def check_delta(
+    x: Any, name: str = "delta", *, allow_zero: bool = True, allow_one: bool = True
+) -> Fraction:
+    """A probability in ``[0, 1]`` (ends excluded on request) as an exact :class:`Fraction`."""
+    q = check_loss(x, name)
+    if q > 1:
+        raise ParameterError(f"{name} must be at most 1, got {x!r}")
+    if q == 0 and not allow_zero:
+        raise ParameterError(f"{name} must be positive, got {x!r}")
+    if q == 1 and not allow_one:
+        raise ParameterError(f"{name} must be below 1, got {x!r}")
+    return q
+
+
+def check_count(k: Any, name: str = "k") -> int:
+    """A positive integer count of mechanisms."""
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise ParameterError(f"{name} must be an int, got {type(k).__name__}")
+    if k < 1:
+        raise ParameterError(f"{name} must be at least 1, got {k!r}")
+    return k

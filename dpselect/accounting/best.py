@@ -1,0 +1,270 @@
+"""``best_epsilon``: the smallest total epsilon among the composition theorems that apply.
+
+Mechanisms are described by :class:`MechanismLoss` values, one per mechanism run:
+
+==================  =================================  ==========================================
+kind                parameters                         meaning
+==================  =================================  ==========================================
+``"pure"``          ``epsilon``                        ``epsilon``-DP (Laplace, permute-and-flip,
+                                                       Laplace noisy max)
+``"bounded_range"`` ``epsilon``                        ``epsilon``-bounded range, hence
+                                                       ``epsilon``-DP (exponential mechanism,
+                                                       Gumbel noisy max / top-k)
+``"zcdp"``          ``rho``                            ``rho``-zCDP (Gaussian: see
+                                                       :meth:`MechanismLoss.gaussian`)
+``"approx"``        ``epsilon``, ``delta``             ``(epsilon, delta)``-DP
+==================  =================================  ==========================================
+
+Theorems tried (each only where its hypotheses hold):
+
+- basic composition (adaptive; seed 002),
+- advanced composition (Dwork, Rothblum, Vadhan 2010) when all mechanisms have the same
+  ``(epsilon, delta)``,
+- optimal homogeneous composition (Kairouz, Oh, Viswanath 2015, Theorem 3.3), same condition,
+- the heterogeneous bound (Kairouz, Oh, Viswanath 2015, Theorem 3.5),
+- zCDP composition and the Canonne-Kamath-Steinke conversion (no ``"approx"`` mechanism with
+  ``delta > 0``),
+- Renyi-DP composition with exact per-class curves and the same conversion (same condition),
+- optimal non-adaptive bounded-range composition (Dong, Durfee, Rogers 2020, Theorem 3), only
+  with ``adaptive=False`` and all mechanisms ``"bounded_range"`` with one epsilon.
+
+All are valid for adaptively chosen mechanisms (with their parameters fixed in advance) except
+the last. Every candidate is rounded up, so the minimum is a valid bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal
+
+from dpselect.core.arithmetic import Number
+from dpselect.core.errors import ParameterError
+
+from ._params import check_delta, check_loss
+from .composition import advanced_composition, basic_composition
+from .optimal import (
+    bounded_range_composition,
+    kov_heterogeneous_composition,
+    optimal_homogeneous_composition,
+)
+from .renyi import (
+    RenyiCurve,
+    bounded_range_rdp,
+    compose_rdp,
+    pure_dp_rdp,
+    rdp_to_approx_dp,
+    zcdp_rdp,
+)
+from .zcdp import zcdp_to_approx_dp
+
+__all__ = ["THEOREMS", "CompositionResult", "MechanismLoss", "best_epsilon"]
+
+MechanismKind = Literal["pure", "bounded_range", "zcdp", "approx"]
+
+BASIC = "basic composition"
+ADVANCED = "advanced composition (Dwork-Rothblum-Vadhan 2010)"
+KOV_HOMOGENEOUS = "optimal homogeneous composition (Kairouz-Oh-Viswanath 2015, Thm 3.3)"
+KOV_HETEROGENEOUS = "heterogeneous composition (Kairouz-Oh-Viswanath 2015, Thm 3.5)"
+ZCDP = "zCDP composition + CKS conversion (Bun-Steinke 2016; Canonne-Kamath-Steinke 2020)"
+RENYI = "Renyi DP composition + CKS conversion (Mironov 2017; Canonne-Kamath-Steinke 2020)"
+BOUNDED_RANGE = "optimal non-adaptive bounded-range composition (Dong-Durfee-Rogers 2020, Thm 3)"
+
+#: The names :func:`best_epsilon` may report, simplest first (the order breaks ties).
+THEOREMS = (BASIC, ADVANCED, KOV_HOMOGENEOUS, KOV_HETEROGENEOUS, ZCDP, RENYI, BOUNDED_RANGE)
+
+
+@dataclass(frozen=True)
+class MechanismLoss:
+    """The privacy loss of one mechanism run, in its native form (see the module table)."""
+
+    kind: MechanismKind
+    epsilon: float = 0.0
+    delta: float = 0.0
+    rho: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("pure", "bounded_range", "zcdp", "approx"):
+            raise ParameterError(
+                f"kind must be 'pure', 'bounded_range', 'zcdp' or 'approx', got {self.kind!r}"
+            )
+        check_loss(self.epsilon, "epsilon")
+        check_delta(self.delta)
+        check_loss(self.rho, "rho")
+        if self.kind == "zcdp" and (self.epsilon or self.delta):
+            raise ParameterError("a 'zcdp' loss is described by rho only")
+        if self.kind != "zcdp" and self.rho:
+            raise ParameterError(f"a {self.kind!r} loss has no rho")
+        if self.kind in ("pure", "bounded_range") and self.delta:
+            raise ParameterError(f"a {self.kind!r} loss has no delta")
+
+    @classmethod
+    def pure(cls, epsilon: float) -> MechanismLoss:
+        """An ``epsilon``-DP mechanism."""
+        return cls("pure", epsilon=epsilon)
+
+    @classmethod
+    def bounded_range(cls, epsilon: float) -> MechanismLoss:
+        """An ``epsilon``-bounded-range mechanism (exponential mechanism, Gumbel noisy max)."""
+        return cls("bounded_range", epsilon=epsilon)
+
+    @classmethod
+    def zcdp(cls, rho: float) -> MechanismLoss:
+        """A ``rho``-zCDP mechanism."""
+        return cls("zcdp", rho=rho)
+
+    @classmethod
+    def gaussian(cls, sensitivity: float, sigma: float) -> MechanismLoss:
+        """The Gaussian mechanism: ``Delta^2 / (2 sigma^2)``-zCDP, rounded up."""
+        from .zcdp import gaussian_zcdp
+
+        return cls("zcdp", rho=gaussian_zcdp(sensitivity, sigma))
+
+    @classmethod
+    def approx(cls, epsilon: float, delta: float) -> MechanismLoss:
+        """An ``(epsilon, delta)``-DP mechanism."""
+        return cls("approx", epsilon=epsilon, delta=delta)
+
+    @property
+    def approx_pair(self) -> tuple[float, float]:
+        """``(epsilon, delta)`` implied by this loss (not defined for ``"zcdp"``)."""
+        if self.kind == "zcdp":
+            raise ParameterError("a zCDP loss has no single (epsilon, delta) pair")
+        return self.epsilon, self.delta
+
+    @property
+    def zcdp_rho(self) -> Fraction:
+        """The exact ``rho`` of zCDP implied by this loss (not defined for ``delta > 0``)."""
+        e = Fraction(self.epsilon)
+        if self.kind == "zcdp":
+            return Fraction(self.rho)
+        if self.kind == "bounded_range":
+            return e * e / 8
+        if self.delta:
+            raise ParameterError("an (epsilon, delta) loss with delta > 0 has no zCDP rho")
+        return e * e / 2
+
+    def renyi_curve(self) -> RenyiCurve:
+        """This loss as a Renyi-DP curve (exact worst case of its class)."""
+        if self.kind == "zcdp":
+            return zcdp_rdp(self.rho)
+        if self.kind == "bounded_range":
+            return bounded_range_rdp(self.epsilon)
+        if self.delta:
+            raise ParameterError("an (epsilon, delta) loss with delta > 0 has no Renyi curve")
+        return pure_dp_rdp(self.epsilon)
+
+
+@dataclass(frozen=True)
+class CompositionResult:
+    """The winning bound: ``(epsilon, delta)``-DP by ``theorem``; ``candidates`` holds the
+    epsilon of every theorem that applied."""
+
+    epsilon: float
+    delta: float
+    theorem: str
+    candidates: dict[str, float] = field(default_factory=dict)
+
+
+def best_epsilon(
+    mechanisms: Iterable[MechanismLoss], delta: Number, *, adaptive: bool = True
+) -> CompositionResult:
+    """The smallest total epsilon at total ``delta`` among the theorems that apply.
+
+    ``adaptive=True`` (default) admits only theorems valid when each mechanism is chosen after
+    seeing earlier outputs (its privacy parameter fixed in advance). With ``adaptive=False``
+    the optimal non-adaptive bounded-range composition is tried as well.
+    """
+    mechs = list(mechanisms)
+    for i, m in enumerate(mechs):
+        if not isinstance(m, MechanismLoss):
+            raise ParameterError(f"mechanisms[{i}] must be a MechanismLoss, got {m!r}")
+    d = check_delta(delta)
+    if not mechs:
+        return CompositionResult(0.0, 0.0, BASIC, {BASIC: 0.0})
+    k = len(mechs)
+    found: dict[str, tuple[float, float]] = {}
+
+    def attempt(name: str, compute: Callable[[], tuple[float, float] | None]) -> None:
+        result = compute()
+        if result is not None:
+            found[name] = result
+
+    has_zcdp = any(m.kind == "zcdp" for m in mechs)
+    has_delta = any(m.delta > 0 for m in mechs)
+    pairs = None if has_zcdp else [m.approx_pair for m in mechs]
+    homogeneous = pairs is not None and len(set(pairs)) == 1
+
+    def basic() -> tuple[float, float] | None:
+        if pairs is None or sum(Fraction(p[1]) for p in pairs) > d:
+            return None
+        return basic_composition(pairs)
+
+    def advanced() -> tuple[float, float] | None:
+        if not homogeneous or pairs is None:
+            return None
+        slack = d - k * Fraction(pairs[0][1])
+        if slack <= 0:
+            return None
+        return advanced_composition(pairs[0][0], k, slack, pairs[0][1])
+
+    def kov_homogeneous() -> tuple[float, float] | None:
+        if not homogeneous or pairs is None or d == 0:
+            return None
+        try:
+            eps = optimal_homogeneous_composition(pairs[0][0], k, d, pairs[0][1])
+        except ParameterError:
+            return None
+        return eps, float(d)
+
+    def kov_heterogeneous() -> tuple[float, float] | None:
+        if pairs is None:
+            return None
+        survive = Fraction(1)
+        for _, di in pairs:
+            survive *= 1 - Fraction(di)
+        if survive == 0:
+            return None
+        slack = 1 - (1 - d) / survive
+        if slack <= 0:
+            return None
+        return kov_heterogeneous_composition(pairs, slack)
+
+    def zcdp_route() -> tuple[float, float] | None:
+        if has_delta or d == 0:
+            return None
+        rho = sum((m.zcdp_rho for m in mechs), Fraction(0))
+        return zcdp_to_approx_dp(rho, d), float(d)
+
+    def renyi_route() -> tuple[float, float] | None:
+        if has_delta or d == 0:
+            return None
+        cache: dict[MechanismLoss, RenyiCurve] = {}
+        curves = [cache.setdefault(m, m.renyi_curve()) for m in mechs]
+        eps, _ = rdp_to_approx_dp(compose_rdp(curves), d)
+        return eps, float(d)
+
+    def bounded_range_route() -> tuple[float, float] | None:
+        if adaptive or d == 0 or not all(m.kind == "bounded_range" for m in mechs):
+            return None
+        if len({m.epsilon for m in mechs}) != 1:
+            return None
+        return bounded_range_composition(mechs[0].epsilon, k, d), float(d)
+
+    attempt(BASIC, basic)
+    attempt(ADVANCED, advanced)
+    attempt(KOV_HOMOGENEOUS, kov_homogeneous)
+    attempt(KOV_HETEROGENEOUS, kov_heterogeneous)
+    attempt(ZCDP, zcdp_route)
+    attempt(RENYI, renyi_route)
+    attempt(BOUNDED_RANGE, bounded_range_route)
+    if not found:
+        raise ParameterError(
+            "no composition theorem applies: zCDP losses need delta > 0 and cannot be mixed "
+            "with (epsilon, delta > 0) losses; the total of the mechanisms' deltas must not "
+            "exceed delta"
+        )
+    winner = min(found, key=lambda name: (found[name][0], THEOREMS.index(name)))
+    eps, used_delta = found[winner]
+    return CompositionResult(eps, used_delta, winner, {n: v[0] for n, v in found.items()})
