@@ -1,4 +1,4 @@
-"""Privacy accounting: composition theorems and conversions.
+"""Privacy accounting: composition theorems, conversions and combinators.
 
 Which theorem applies when is described in ``docs/accounting.md``. Every function rounds toward
 a larger privacy loss (and a smaller per-query budget), evaluating transcendental formulas in
@@ -6,6 +6,13 @@ a larger privacy loss (and a smaller per-query budget), evaluating transcendenta
 """
 
 from .best import THEOREMS, CompositionResult, MechanismLoss, best_epsilon
+from .combinators import (
+    AdaptiveCompositor,
+    PrivacyFilter,
+    make_adaptive_composition,
+    make_composition,
+    make_privacy_filter,
+)
 from .composition import (
     advanced_composition,
     advanced_composition_corollary,
@@ -43,8 +50,10 @@ from .zcdp import (
 __all__ = [
     "DEFAULT_ORDERS",
     "THEOREMS",
+    "AdaptiveCompositor",
     "CompositionResult",
     "MechanismLoss",
+    "PrivacyFilter",
     "RenyiCurve",
     "advanced_composition",
     "advanced_composition_corollary",
@@ -62,6 +71,9 @@ __all__ = [
     "gaussian_rdp",
     "gaussian_zcdp",
     "kov_heterogeneous_composition",
+    "make_adaptive_composition",
+    "make_composition",
+    "make_privacy_filter",
     "optimal_homogeneous_composition",
     "optimal_homogeneous_delta",
     "pure_dp_rdp",
