@@ -1,4 +1,4 @@
-"""Privacy accounting: composition theorems, conversions and combinators.
+"""Privacy accounting: composition theorems, conversions, combinators and a durable ledger.
 
 Which theorem applies when is described in ``docs/accounting.md``. Every function rounds toward
 a larger privacy loss (and a smaller per-query budget), evaluating transcendental formulas in
@@ -19,6 +19,7 @@ from .composition import (
     advanced_composition_inverse,
     basic_composition,
 )
+from .ledger import APPLICATION_ID, Ledger, LedgerEntry, LedgerTotal
 from .optimal import (
     bounded_range_composition,
     bounded_range_composition_delta,
@@ -48,10 +49,14 @@ from .zcdp import (
 )
 
 __all__ = [
+    "APPLICATION_ID",
     "DEFAULT_ORDERS",
     "THEOREMS",
     "AdaptiveCompositor",
     "CompositionResult",
+    "Ledger",
+    "LedgerEntry",
+    "LedgerTotal",
     "MechanismLoss",
     "PrivacyFilter",
     "RenyiCurve",

@@ -1,0 +1,763 @@
+"""A durable privacy-budget ledger in SQLite.
+
+A privacy budget is only as good as its record. A :class:`Ledger` keeps the spent budget of a
+dataset in one SQLite file, shared safely by several processes:
+
+- **Durable before release.** :meth:`Ledger.charge` returns only after its transaction is
+  committed with ``journal_mode=WAL`` and ``synchronous=FULL`` (the WAL is fsynced at every
+  commit), so a charge that returned survives a crash, a ``kill -9`` or a power cut.
+  :meth:`Ledger.charge_then` runs a computation only after its charge is recorded.
+- **No overspending together.** Each charge runs in a ``BEGIN IMMEDIATE`` transaction (the
+  single-writer lock), re-reads the running total *inside* the transaction, compares exactly
+  (totals are stored as rational strings and summed as :class:`~fractions.Fraction`), and
+  either inserts the entry and the new total or raises :class:`BudgetExceeded` having written
+  nothing. A lock that stays busy is retried with backoff until ``timeout``, then a
+  :class:`LedgerError` says so.
+- **Never silently reset.** :meth:`Ledger.create` refuses an existing path and publishes the
+  fully initialised file atomically (built under a temporary name, then hard-linked into
+  place). :meth:`Ledger.open` reads the 100-byte SQLite header itself before SQLite touches
+  the file: a missing file, a non-SQLite file or a SQLite file without dpselect's
+  ``application_id`` is refused with :class:`LedgerError` and left byte-for-byte unchanged; a
+  ledger whose integrity check fails, whose schema is unknown or whose stored total disagrees
+  with its entries is refused as well.
+
+Two accounting modes, fixed at creation:
+
+- ``accounting="basic"`` (default): the budget is ``(epsilon, delta)`` and charges add up by
+  basic composition, which stays valid when each charge is chosen after seeing earlier
+  results (a privacy filter; Rogers, Roth, Ullman, Vadhan 2016). zCDP charges must name the
+  ``delta`` at which they are converted (Canonne-Kamath-Steinke 2020).
+- ``accounting="zcdp"``: the ``(epsilon, delta)`` budget is turned once into the largest
+  ``rho`` whose CKS conversion at ``delta`` is at most ``epsilon``; charges are kept in
+  ``rho`` (``eps^2/2`` for pure DP, ``eps^2/8`` for bounded range, ``rho`` for zCDP) and may
+  not exceed it (a zCDP filter; Feldman and Zrnic 2021, Whitehouse et al. 2023). Many small
+  charges cost far less than in the basic mode. ``(epsilon, delta > 0)`` charges are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import sqlite3
+import threading
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from fractions import Fraction
+from typing import Any, Literal, TypeVar
+
+from dpselect.core.arithmetic import Number, float_down, float_up
+from dpselect.core.errors import BudgetExceeded, LedgerError, ParameterError
+
+from ._params import check_delta, check_loss
+from .zcdp import approx_dp_to_zcdp_budget, zcdp_to_approx_dp
+
+__all__ = ["APPLICATION_ID", "Ledger", "LedgerEntry", "LedgerTotal"]
+
+#: SQLite ``application_id`` of a dpselect ledger (ASCII "dpSL").
+APPLICATION_ID = 0x6470534C
+#: Schema version stored in SQLite's ``user_version`` and in the meta table.
+SCHEMA_VERSION = 1
+_FORMAT = "dpselect-ledger"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+Accounting = Literal["basic", "zcdp"]
+ChargeKind = Literal["pure", "bounded_range", "approx", "zcdp"]
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE ledger_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) STRICT;
+CREATE TABLE ledger_totals (
+    id      INTEGER PRIMARY KEY CHECK (id = 1),
+    epsilon TEXT NOT NULL,
+    delta   TEXT NOT NULL,
+    rho     TEXT NOT NULL,
+    entries INTEGER NOT NULL
+) STRICT;
+CREATE TABLE ledger_entries (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    time            TEXT NOT NULL,
+    mechanism       TEXT NOT NULL,
+    parameters      TEXT NOT NULL,
+    kind            TEXT NOT NULL CHECK (kind IN ('pure', 'bounded_range', 'approx', 'zcdp')),
+    epsilon         TEXT,
+    delta           TEXT,
+    rho             TEXT,
+    charged_epsilon TEXT NOT NULL,
+    charged_delta   TEXT NOT NULL,
+    charged_rho     TEXT NOT NULL
+) STRICT;
+"""
+
+
+def _q(text: str) -> Fraction:
+    return Fraction(text)
+
+
+def _s(value: Fraction) -> str:
+    return f"{value.numerator}/{value.denominator}"
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One recorded charge: when, what, with which parameters, and its loss.
+
+    ``epsilon``, ``delta`` and ``rho`` are the loss in its native measure (``None`` where it
+    does not apply); ``charged_*`` are the exact amounts counted against the budget.
+    """
+
+    id: int
+    time: str
+    mechanism: str
+    parameters: Any
+    kind: ChargeKind
+    epsilon: float | None
+    delta: float | None
+    rho: float | None
+    charged_epsilon: Fraction
+    charged_delta: Fraction
+    charged_rho: Fraction
+
+
+@dataclass(frozen=True)
+class LedgerTotal:
+    """A total in a chosen measure and the theorem that justifies it.
+
+    ``value`` is ``(epsilon, delta)`` for ``measure="approx"`` and ``rho`` for ``"zcdp"``.
+    """
+
+    measure: str
+    value: Any
+    theorem: str
+
+
+@dataclass(frozen=True)
+class _Totals:
+    epsilon: Fraction
+    delta: Fraction
+    rho: Fraction
+    entries: int
+
+
+def _read_header(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(100)
+    except FileNotFoundError:
+        raise LedgerError(f"no ledger at {path!r}: the file does not exist") from None
+    except IsADirectoryError:
+        raise LedgerError(f"{path!r} is a directory, not a ledger") from None
+    except OSError as exc:
+        raise LedgerError(f"cannot read {path!r}: {exc}") from exc
+
+
+def _check_header(path: str) -> None:
+    """Refuse anything but a dpselect ledger, reading the header without SQLite."""
+    header = _read_header(path)
+    if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
+        raise LedgerError(
+            f"{path!r} is not a dpselect ledger (not a SQLite database); refusing to touch it"
+        )
+    user_version = int.from_bytes(header[60:64], "big")
+    application_id = int.from_bytes(header[68:72], "big")
+    if application_id != APPLICATION_ID:
+        raise LedgerError(
+            f"{path!r} is a SQLite database but not a dpselect ledger "
+            f"(application_id {application_id:#x}, expected {APPLICATION_ID:#x}); "
+            "refusing to touch it"
+        )
+    if user_version != SCHEMA_VERSION:
+        raise LedgerError(
+            f"{path!r} has ledger schema version {user_version}; this dpselect reads version "
+            f"{SCHEMA_VERSION}"
+        )
+
+
+def _uri(path: str) -> str:
+    return "file:" + urllib.request.pathname2url(os.path.abspath(path)) + "?mode=rw"
+
+
+def _fsync_dir(path: str) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+class Ledger:
+    """A durable, multi-process privacy-budget ledger (see the module docstring).
+
+    Create with :meth:`create`, reopen with :meth:`open`; charge with :meth:`charge` (pure or
+    approximate DP, or bounded range), :meth:`charge_zcdp`, or :meth:`charge_then`.
+    """
+
+    def __init__(self, path: str, *, timeout: float = 30.0, _token: object = None) -> None:
+        if _token is not _OPEN_TOKEN:
+            raise TypeError("use Ledger.create(path, ...) or Ledger.open(path)")
+        self._path = os.fspath(path)
+        self._timeout = float(timeout)
+        self._conn: sqlite3.Connection | None = None
+        self._pid = -1
+        # One connection per Ledger object, shared by its threads under this lock.
+        self._lock = threading.RLock()
+        self._connect()
+        meta = self._load_meta()
+        self._accounting: Accounting = "zcdp" if meta["accounting"] == "zcdp" else "basic"
+        self._budget_epsilon = _q(meta["budget_epsilon"])
+        self._budget_delta = _q(meta["budget_delta"])
+        self._budget_rho = _q(meta["budget_rho"])
+        self._verify_totals()
+
+    # --- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        epsilon: Number,
+        delta: Number = 0.0,
+        *,
+        accounting: Accounting = "basic",
+        timeout: float = 30.0,
+    ) -> Ledger:
+        """Create a new ledger at ``path`` with an ``(epsilon, delta)`` budget.
+
+        Refuses (``LedgerError``) when ``path`` exists. ``accounting="zcdp"`` needs
+        ``delta > 0`` and keeps the budget as the largest ``rho`` converting to it.
+        """
+        p = os.fspath(path)
+        eps = check_loss(epsilon, "epsilon")
+        d = check_delta(delta)
+        if accounting not in ("basic", "zcdp"):
+            raise ParameterError(f"accounting must be 'basic' or 'zcdp', got {accounting!r}")
+        rho = Fraction(0)
+        if accounting == "zcdp":
+            if d == 0:
+                raise ParameterError("a zCDP ledger needs delta > 0 to convert its budget")
+            rho = Fraction(approx_dp_to_zcdp_budget(eps, d))
+        if os.path.lexists(p):
+            raise LedgerError(f"{p!r} already exists; refusing to overwrite it")
+        directory = os.path.dirname(os.path.abspath(p))
+        tmp = os.path.join(directory, f".{os.path.basename(p)}.{uuid.uuid4().hex}.tmp")
+        try:
+            cls._initialise(tmp, eps, d, rho, accounting)
+            try:
+                os.link(tmp, p)
+            except FileExistsError:
+                raise LedgerError(f"{p!r} already exists; refusing to overwrite it") from None
+            except OSError as exc:
+                raise LedgerError(f"cannot publish the ledger at {p!r}: {exc}") from exc
+            _fsync_dir(p)
+        finally:
+            for leftover in (tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal"):
+                with suppress(FileNotFoundError):
+                    os.unlink(leftover)
+        return cls.open(p, timeout=timeout)
+
+    @staticmethod
+    def _initialise(tmp: str, eps: Fraction, d: Fraction, rho: Fraction, accounting: str) -> None:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            # The file is private until it is linked into place, so the schema needs no
+            # transaction of its own (executescript would commit one anyway).
+            conn.executescript(_SCHEMA)
+            conn.execute("BEGIN")
+            meta = {
+                "format": _FORMAT,
+                "schema_version": str(SCHEMA_VERSION),
+                "accounting": accounting,
+                "budget_epsilon": _s(eps),
+                "budget_delta": _s(d),
+                "budget_rho": _s(rho),
+                "created": datetime.now(timezone.utc).isoformat(),
+            }
+            conn.executemany("INSERT INTO ledger_meta (key, value) VALUES (?, ?)", meta.items())
+            conn.execute(
+                "INSERT INTO ledger_totals (id, epsilon, delta, rho, entries) "
+                "VALUES (1, '0/1', '0/1', '0/1', 0)"
+            )
+            conn.execute("COMMIT")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":  # pragma: no cover - WAL unsupported here
+                raise LedgerError(f"SQLite refused WAL mode for {tmp!r} (got {mode!r})")
+        finally:
+            conn.close()
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, timeout: float = 30.0) -> Ledger:
+        """Open an existing ledger; refuse (``LedgerError``) anything that is not one."""
+        return cls(os.fspath(path), timeout=timeout, _token=_OPEN_TOKEN)
+
+    # --- connection ---------------------------------------------------------------------------
+
+    def _connect(self) -> None:
+        _check_header(self._path)
+        try:
+            conn = sqlite3.connect(
+                _uri(self._path),
+                uri=True,
+                isolation_level=None,
+                timeout=min(self._timeout, 5.0),
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot open the ledger {self._path!r}: {exc}") from exc
+        try:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise LedgerError(f"the ledger {self._path!r} is not in WAL mode ({mode!r})")
+            conn.execute("PRAGMA synchronous = FULL")
+            check = conn.execute("PRAGMA quick_check").fetchone()[0]
+            if check != "ok":
+                raise LedgerError(f"the ledger {self._path!r} failed its integrity check: {check}")
+        except sqlite3.Error as exc:
+            conn.close()
+            raise LedgerError(f"the ledger {self._path!r} is unreadable: {exc}") from exc
+        except LedgerError:
+            conn.close()
+            raise
+        self._conn = conn
+        self._pid = os.getpid()
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        # A connection must not cross fork(): reconnect in a child process.
+        if self._conn is None or self._pid != os.getpid():
+            self._connect()
+        assert self._conn is not None
+        return self._conn
+
+    def close(self) -> None:
+        """Close the connection (the ledger is reopened on the next use)."""
+        if self._conn is not None and self._pid == os.getpid():
+            self._conn.close()
+        self._conn = None
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def _load_meta(self) -> dict[str, str]:
+        try:
+            rows = self._db.execute("SELECT key, value FROM ledger_meta").fetchall()
+        except sqlite3.Error as exc:
+            raise LedgerError(f"{self._path!r} has no readable ledger metadata: {exc}") from exc
+        meta = {str(k): str(v) for k, v in rows}
+        if meta.get("format") != _FORMAT or meta.get("schema_version") != str(SCHEMA_VERSION):
+            raise LedgerError(f"{self._path!r} is not a dpselect ledger of schema version 1")
+        required = ("accounting", "budget_epsilon", "budget_delta", "budget_rho")
+        if any(key not in meta for key in required):
+            raise LedgerError(f"{self._path!r} lacks part of its budget metadata")
+        return meta
+
+    def _read_totals(self, conn: sqlite3.Connection) -> _Totals:
+        row = conn.execute(
+            "SELECT epsilon, delta, rho, entries FROM ledger_totals WHERE id = 1"
+        ).fetchone()
+        if row is None:
+            raise LedgerError(f"the ledger {self._path!r} has lost its totals row")
+        return _Totals(_q(row[0]), _q(row[1]), _q(row[2]), int(row[3]))
+
+    def _verify_totals(self) -> None:
+        conn = self._db
+        try:
+            conn.execute("BEGIN")
+            totals = self._read_totals(conn)
+            rows = conn.execute(
+                "SELECT charged_epsilon, charged_delta, charged_rho FROM ledger_entries"
+            ).fetchall()
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise LedgerError(f"the ledger {self._path!r} is unreadable: {exc}") from exc
+        sums = [sum((_q(r[i]) for r in rows), Fraction(0)) for i in range(3)]
+        if (sums[0], sums[1], sums[2], len(rows)) != (
+            totals.epsilon,
+            totals.delta,
+            totals.rho,
+            totals.entries,
+        ):
+            raise LedgerError(
+                f"the ledger {self._path!r} is inconsistent: its stored total differs from the "
+                "sum of its entries"
+            )
+
+    def _totals(self) -> _Totals:
+        try:
+            with self._lock:
+                return self._read_totals(self._db)
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot read the ledger {self._path!r}: {exc}") from exc
+
+    @property
+    def path(self) -> str:
+        """The ledger's file path."""
+        return self._path
+
+    @property
+    def accounting(self) -> Accounting:
+        """``"basic"`` or ``"zcdp"`` (fixed at creation)."""
+        return self._accounting
+
+    @property
+    def budget(self) -> tuple[float, float]:
+        """The ``(epsilon, delta)`` budget."""
+        return float(self._budget_epsilon), float(self._budget_delta)
+
+    @property
+    def rho_budget(self) -> float:
+        """The ``rho`` budget of a zCDP ledger (0 for a basic ledger)."""
+        return float(self._budget_rho)
+
+    def spent(self) -> tuple[float, float]:
+        """The ``(epsilon, delta)`` spent so far, rounded up.
+
+        Basic ledger: the sums. zCDP ledger: the CKS conversion of the spent ``rho`` at the
+        budget's ``delta`` (``(0, 0)`` before any charge).
+        """
+        t = self._totals()
+        if self._accounting == "basic":
+            return float_up(t.epsilon), float_up(t.delta)
+        if t.rho == 0:
+            return 0.0, 0.0
+        return zcdp_to_approx_dp(t.rho, self._budget_delta), float(self._budget_delta)
+
+    def spent_rho(self) -> float:
+        """The ``rho`` spent so far (zCDP ledger; rounded up)."""
+        return float_up(self._totals().rho)
+
+    def remaining(self) -> tuple[float, float]:
+        """The largest further charge accepted, rounded down.
+
+        Basic ledger: ``(epsilon, delta)`` left. zCDP ledger: ``(epsilon, 0.0)`` where
+        ``epsilon`` is the largest pure-DP charge that still fits (``sqrt(2 rho_left)``).
+        """
+        t = self._totals()
+        if self._accounting == "basic":
+            return float_down(self._budget_epsilon - t.epsilon), float_down(
+                self._budget_delta - t.delta
+            )
+        left = self._budget_rho - t.rho
+        return _sqrt_down(2 * left), 0.0
+
+    def remaining_rho(self) -> float:
+        """The ``rho`` left in a zCDP ledger (rounded down)."""
+        return float_down(self._budget_rho - self._totals().rho)
+
+    def total(self, measure: Literal["approx", "zcdp"] = "approx") -> LedgerTotal:
+        """The spent total in ``measure`` and the theorem behind it.
+
+        ``"approx"``: :meth:`spent`. ``"zcdp"``: the sum of the entries' ``rho`` (pure DP as
+        ``eps^2/2``, bounded range as ``eps^2/8``); refused when an entry has ``delta > 0``.
+        """
+        if measure == "approx":
+            theorem = (
+                "basic composition (Dwork et al. 2006; filter: Rogers et al. 2016)"
+                if self._accounting == "basic"
+                else "zCDP composition (Bun-Steinke 2016) + CKS conversion (2020)"
+            )
+            return LedgerTotal("approx", self.spent(), theorem)
+        if measure == "zcdp":
+            rho = Fraction(0)
+            for entry in self.entries():
+                if entry.kind == "zcdp":
+                    rho += Fraction(entry.rho or 0.0)
+                elif entry.kind == "bounded_range":
+                    rho += Fraction(entry.epsilon or 0.0) ** 2 / 8
+                elif entry.kind == "pure":
+                    rho += Fraction(entry.epsilon or 0.0) ** 2 / 2
+                else:
+                    raise ParameterError(
+                        f"entry {entry.id} is ({entry.epsilon}, {entry.delta})-DP with delta > 0: "
+                        "it has no zCDP total"
+                    )
+            return LedgerTotal(
+                "zcdp",
+                float_up(rho),
+                "zCDP composition (Bun-Steinke 2016, Prop. 1.4, Lemma 2.3; Cesar-Rogers 2021)",
+            )
+        raise ParameterError(f"measure must be 'approx' or 'zcdp', got {measure!r}")
+
+    def entries(self) -> list[LedgerEntry]:
+        """Every recorded charge, oldest first."""
+        try:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT id, time, mechanism, parameters, kind, epsilon, delta, rho, "
+                    "charged_epsilon, charged_delta, charged_rho FROM ledger_entries ORDER BY id"
+                ).fetchall()
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot read the ledger {self._path!r}: {exc}") from exc
+        return [_entry(row) for row in rows]
+
+    def __len__(self) -> int:
+        return self._totals().entries
+
+    # --- charging -----------------------------------------------------------------------------
+
+    def charge(
+        self,
+        epsilon: Number,
+        delta: Number = 0.0,
+        mechanism: str = "unspecified",
+        parameters: Any = None,
+        *,
+        kind: Literal["pure", "bounded_range", "approx"] | None = None,
+    ) -> LedgerEntry:
+        """Record an ``(epsilon, delta)``-DP release; durable when this returns.
+
+        ``kind`` defaults to ``"pure"`` (``delta == 0``) or ``"approx"``; pass
+        ``"bounded_range"`` for the exponential mechanism (cheaper in a zCDP ledger). Raises
+        :class:`BudgetExceeded`, charging nothing, when the budget would be exceeded.
+        """
+        eps = check_loss(epsilon, "epsilon")
+        d = check_delta(delta)
+        if kind is None:
+            kind = "approx" if d > 0 else "pure"
+        if kind not in ("pure", "bounded_range", "approx"):
+            raise ParameterError(f"kind must be 'pure', 'bounded_range' or 'approx', got {kind!r}")
+        if kind != "approx" and d > 0:
+            raise ParameterError(f"a {kind!r} charge has delta = 0, got delta={delta!r}")
+        if self._accounting == "basic":
+            charged = (eps, d, Fraction(0))
+        else:
+            if d > 0:
+                raise ParameterError(
+                    "this zCDP ledger cannot take an (epsilon, delta > 0) charge; describe the "
+                    "mechanism's zCDP loss with charge_zcdp instead"
+                )
+            charged = (Fraction(0), Fraction(0), eps * eps / (8 if kind == "bounded_range" else 2))
+        native = (float(epsilon), float(delta), None)
+        return self._record(kind, native, charged, mechanism, parameters)
+
+    def charge_zcdp(
+        self,
+        rho: Number,
+        mechanism: str = "unspecified",
+        parameters: Any = None,
+        *,
+        delta: Number | None = None,
+    ) -> LedgerEntry:
+        """Record a ``rho``-zCDP release; durable when this returns.
+
+        In a basic ledger the charge is converted to ``(CKS epsilon at delta, delta)``, so
+        ``delta`` is required; in a zCDP ledger ``rho`` is charged as is.
+        """
+        r = check_loss(rho, "rho")
+        if self._accounting == "basic":
+            if delta is None:
+                raise ParameterError(
+                    "a basic ledger converts zCDP charges to (epsilon, delta): pass delta"
+                )
+            d = check_delta(delta, allow_zero=False)
+            charged = (Fraction(zcdp_to_approx_dp(r, d)), d, Fraction(0))
+        else:
+            charged = (Fraction(0), Fraction(0), r)
+        native = (None, None if delta is None else float(delta), float(rho))
+        return self._record("zcdp", native, charged, mechanism, parameters)
+
+    def charge_then(
+        self,
+        release: Callable[[], T],
+        epsilon: Number,
+        delta: Number = 0.0,
+        mechanism: str = "unspecified",
+        parameters: Any = None,
+        *,
+        kind: Literal["pure", "bounded_range", "approx"] | None = None,
+    ) -> T:
+        """Charge, and only once the charge is durable, compute and return ``release()``.
+
+        If the charge fails (``BudgetExceeded``, ``LedgerError``) ``release`` never runs. If
+        ``release`` raises, the charge stands (the data may already have been touched).
+        """
+        self.charge(epsilon, delta, mechanism, parameters, kind=kind)
+        return release()
+
+    @contextmanager
+    def charging(
+        self,
+        epsilon: Number,
+        delta: Number = 0.0,
+        mechanism: str = "unspecified",
+        parameters: Any = None,
+        *,
+        kind: Literal["pure", "bounded_range", "approx"] | None = None,
+    ) -> Iterator[LedgerEntry]:
+        """``with ledger.charging(eps, ...) as entry:`` charges durably before the block runs."""
+        yield self.charge(epsilon, delta, mechanism, parameters, kind=kind)
+
+    def _record(
+        self,
+        kind: ChargeKind,
+        native: tuple[float | None, float | None, float | None],
+        charged: tuple[Fraction, Fraction, Fraction],
+        mechanism: str,
+        parameters: Any,
+    ) -> LedgerEntry:
+        if not isinstance(mechanism, str):
+            raise ParameterError(f"mechanism must be a str, got {type(mechanism).__name__}")
+        try:
+            params_json = json.dumps(parameters, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(f"parameters must be JSON-serialisable: {exc}") from exc
+        deadline = time.monotonic() + self._timeout
+        backoff = 0.001
+        while True:
+            try:
+                with self._lock:
+                    return self._try_record(kind, native, charged, mechanism, params_json)
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise LedgerError(f"could not record the charge: {exc}") from exc
+                if time.monotonic() >= deadline:
+                    raise LedgerError(
+                        f"the ledger {self._path!r} stayed locked for {self._timeout:g} s; "
+                        "nothing was charged"
+                    ) from exc
+                time.sleep(backoff * (1 + random.random()))
+                backoff = min(backoff * 2, 0.1)
+            except sqlite3.Error as exc:
+                raise LedgerError(f"could not record the charge: {exc}") from exc
+
+    def _try_record(
+        self,
+        kind: ChargeKind,
+        native: tuple[float | None, float | None, float | None],
+        charged: tuple[Fraction, Fraction, Fraction],
+        mechanism: str,
+        params_json: str,
+    ) -> LedgerEntry:
+        conn = self._db
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            t = self._read_totals(conn)  # re-read inside the write lock
+            new = _Totals(
+                t.epsilon + charged[0], t.delta + charged[1], t.rho + charged[2], t.entries + 1
+            )
+            if not self._fits(new):
+                raise BudgetExceeded(self._refusal(t, charged))
+            now = datetime.now(timezone.utc).isoformat()
+            cur = conn.execute(
+                "INSERT INTO ledger_entries (time, mechanism, parameters, kind, epsilon, delta, "
+                "rho, charged_epsilon, charged_delta, charged_rho) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    now,
+                    mechanism,
+                    params_json,
+                    kind,
+                    *(None if v is None else _s(Fraction(v)) for v in native),
+                    *(_s(c) for c in charged),
+                ),
+            )
+            conn.execute(
+                "UPDATE ledger_totals SET epsilon = ?, delta = ?, rho = ?, entries = ? "
+                "WHERE id = 1",
+                (_s(new.epsilon), _s(new.delta), _s(new.rho), new.entries),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        entry_id = cur.lastrowid
+        assert entry_id is not None
+        return LedgerEntry(
+            entry_id,
+            now,
+            mechanism,
+            json.loads(params_json),
+            kind,
+            native[0],
+            native[1],
+            native[2],
+            *charged,
+        )
+
+    def _fits(self, t: _Totals) -> bool:
+        if self._accounting == "basic":
+            return t.epsilon <= self._budget_epsilon and t.delta <= self._budget_delta
+        return t.rho <= self._budget_rho
+
+    def _refusal(self, t: _Totals, charged: tuple[Fraction, Fraction, Fraction]) -> str:
+        if self._accounting == "basic":
+            return (
+                f"charging epsilon={float_up(charged[0])!r}, delta={float_up(charged[1])!r} "
+                f"would exceed the budget (epsilon={float(self._budget_epsilon)!r}, "
+                f"delta={float(self._budget_delta)!r}) of {self._path!r}: remaining "
+                f"epsilon={float_down(self._budget_epsilon - t.epsilon)!r}, "
+                f"delta={float_down(self._budget_delta - t.delta)!r}; nothing was charged"
+            )
+        left = self._budget_rho - t.rho
+        return (
+            f"charging rho={float_up(charged[2])!r} would exceed the zCDP budget "
+            f"rho={float(self._budget_rho)!r} (from epsilon={float(self._budget_epsilon)!r}, "
+            f"delta={float(self._budget_delta)!r}) of {self._path!r}: remaining "
+            f"rho={float_down(left)!r} (a pure-DP charge up to epsilon="
+            f"{_sqrt_down(2 * left)!r}); nothing was charged"
+        )
+
+    def __repr__(self) -> str:
+        return f"Ledger({self._path!r}, accounting={self._accounting!r}, budget={self.budget!r})"
+
+
+_OPEN_TOKEN = object()
+
+
+def _sqrt_down(q: Fraction) -> float:
+    if q <= 0:
+        return 0.0
+    s = 128
+    root = math.isqrt((q.numerator << (2 * s)) // q.denominator)
+    return float_down(Fraction(root, 1 << s))
+
+
+def _entry(row: tuple[Any, ...]) -> LedgerEntry:
+    def opt(text: str | None) -> float | None:
+        return None if text is None else float(_q(text))
+
+    return LedgerEntry(
+        id=int(row[0]),
+        time=str(row[1]),
+        mechanism=str(row[2]),
+        parameters=json.loads(row[3]),
+        kind=row[4],
+        epsilon=opt(row[5]),
+        delta=opt(row[6]),
+        rho=opt(row[7]),
+        charged_epsilon=_q(row[8]),
+        charged_delta=_q(row[9]),
+        charged_rho=_q(row[10]),
+    )
