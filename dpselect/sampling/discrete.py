@@ -24,9 +24,8 @@ Each random decision is a comparison between a *lazily sampled uniform* (a real 
 *Discrete Laplace.* With ``q = exp(-1/scale)``, ``P(|X| >= k) = 2 q^k / (1 + q)`` for
 ``k >= 1``, so ``|X| = floor(T(U))`` with the decreasing function
 ``T(u) = scale * (-ln u) + a``, ``a = scale * ln(2 / (1 + q))`` in (0, 1). The sign is an
-independent fair bit (irrelevant when ``|X| = 0``). One word gives both: its lowest bit is
-the sign and its other bits are the first digits of ``U`` (a 32-bit word for scales up to
-256, a 64-bit word above). No rejection.
+independent fair bit (irrelevant when ``|X| = 0``). One 64-bit word gives both: its lowest
+bit is the sign and its other 63 bits are the first digits of ``U``. No rejection.
 
 *Bernoulli(exp(-x)).* ``True`` iff ``V < exp(-x)`` for a lazy uniform ``V`` whose first 32
 digits are one half of a 64-bit word.
@@ -40,23 +39,24 @@ candidates *in draw order* (whatever their values) are ``n`` independent samples
 Every decision is first attempted in float64, vectorised, with a rigorous error bound: for
 the Laplace, ``t`` approximates ``T(U)`` and ``m`` bounds ``|T(U) - t|`` over the whole
 interval of the word; for the Bernoulli, a band ``exp(-x_f) (1 -+ band)`` encloses the
-threshold and the word's interval ``[w, w + 1] 2^-32`` is exact in float64. The bounds
-cover the width of the word's interval, the rounding of the word to float64, the
-rounding of the parameters, a *generous* error for float ``log`` / ``exp`` (relative
-``2^-45``, about 256 ulp; good implementations are within 1-4 ulp) and the few float64
-roundings of the formula. Every term is taken at least twice its rigorous size, so that the
-roundings made while computing the bound are absorbed. The float path decides only when
-``[t - m, t + m]`` lies inside one integer step (with ``k = floor(t)`` and the exact
-``f = t - k``: ``f >= m`` and ``f + m < 1``), or when the uniform's interval lies entirely on
-one side of the band. Everything else (measured: 1e-6 of the draws at scale 10, 2.5e-5 at
-256, none in 4e6 at 1000, and any word whose digits are all 0) is decided exactly:
-python-flint ``arb`` balls evaluate ``T`` at the two ends of the uniform's dyadic interval
-(``T`` is monotone) or enclose ``exp(-x)``, and more digits are read
-(``LazyUniform.refine``) until the balls decide. A tie would need the uniform to equal a
-boundary (``2 q^k / (1 + q)`` or ``exp(-x)``), and these are transcendental for rational
-parameters (Lindemann-Weierstrass), so refinement ends with probability 1. The decision is
-therefore always that of the ideal real-valued uniform: every outcome has its exact, non-zero
-probability, and no float inverse CDF decides anything on its own.
+threshold, and the word's interval ``[w, w + 1] 2^-32`` is exact in float64. The bounds
+cover the width of the word's interval, the rounding of the word to float64, the rounding of
+the parameters, a *generous* error for float ``log`` / ``exp`` (relative ``2^-45``, about 256
+ulp; good implementations are within 1-4 ulp) and the few float64 roundings of the formula.
+Every term is taken at least twice its rigorous size, so that the roundings made while
+computing the bound are absorbed. The float path decides only when ``[t - m, t + m]`` lies
+inside one integer step (with ``k = floor(t)`` and the exact ``f = t - k``: ``f >= m`` and
+``f + m < 1``), or when the uniform's interval lies entirely on one side of the band.
+
+Everything else (about ``2^-40 * scale`` of the Laplace draws, ``2^-31`` of the Bernoulli
+trials, and any uniform whose digits read so far are all 0) is decided exactly: python-flint
+``arb`` balls evaluate ``T`` at the two ends of the uniform's dyadic interval (``T`` is
+monotone) or enclose ``exp(-x)``, and more digits are read (``LazyUniform.refine``) until the
+balls decide. A tie would need the uniform to equal a boundary (``2 q^k / (1 + q)`` or
+``exp(-x)``), and these are transcendental for rational parameters (Lindemann-Weierstrass),
+so refinement ends with probability 1. The decision is therefore always that of the ideal
+real-valued uniform: every outcome has its exact, non-zero probability, and no float inverse
+CDF decides anything on its own.
 
 Outputs are ``int`` (``size=None``) or ``numpy.int64`` arrays. A value outside the int64 range
 (probability below ``exp(-2^10)`` at the largest allowed scale) is not clipped: the array is
@@ -95,7 +95,6 @@ _SIGMA2_MAX = Fraction(1 << 100)
 _INT64_MAX = (1 << 63) - 1
 _FLOAT_INT_LIMIT = float(1 << 50)  # float values below this are exact integers, with room
 _CHUNK = 1 << 15  # elements per vectorised step: the temporaries stay in cache
-_SHORT_WORD_SCALE = 256  # discrete Laplace scales up to this read 32-bit words
 
 
 # --------------------------------------------------------------------------------------------
@@ -203,15 +202,16 @@ def _bernoulli_exp_exact(x: Fraction, u: LazyUniform, source: RandomSource) -> b
 class _LaplaceLaw:
     """The discrete Laplace of one rational scale: float constants and the exact fallback.
 
-    Each sample reads one word: its lowest bit is the sign and its other bits are the first
-    ``digits`` digits of ``U``. Small scales use 32-bit words (31 digits), which leave about
-    ``8e-8 * scale`` of the draws to the exact path; larger scales use 64-bit words.
+    Each sample reads one 64-bit word: its lowest bit is the sign and its other 63 bits are
+    the first digits of ``U``. (32-bit words would be about 20% faster but would leave about
+    ``1e-7 * scale`` of the draws to the exact path, whose running time tells that ``|X|`` is
+    next to a step: a timing channel we keep near ``2^-40 * scale`` instead.)
     """
 
     def __init__(self, scale: Fraction) -> None:
         self.scale = scale
         self.scale_f = float(scale)
-        self.digits = 31 if scale <= _SHORT_WORD_SCALE else 63
+        self.digits = 63
         with ctx.workprec(128):
             s = _arb(scale)
             a = s * (2 / (1 + (-1 / s).exp())).log()
@@ -221,9 +221,6 @@ class _LaplaceLaw:
 
     def words(self, n: int, source: RandomSource) -> tuple[IntArray, IntArray]:
         """``n`` words split into the sign bits (1 for minus) and the prefixes of ``U``."""
-        if self.digits == 31:
-            half = _half_words(source, n)
-            return (half & np.uint32(1)).astype(np.int64), (half >> np.uint32(1)).astype(np.int64)
         words = source.words(n)
         return (words & np.uint64(1)).view(np.int64), (words >> np.uint64(1)).view(np.int64)
 
