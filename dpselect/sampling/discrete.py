@@ -291,10 +291,10 @@ def _bernoulli_exp_float(
     float64). The caller guarantees that, whenever ``x <= 700``, the exact threshold lies in
     ``exp(-x) (1 -+ band)`` once float ``exp`` is within ``2^-45`` relative of ``exp(-x)``:
     ``band >= 2^-44 + 2 dx`` with ``|x - x_exact| <= dx / 16`` and ``dx <= 1/8`` (so that
-    ``e^{dx/16} - 1 <= dx``); the slack absorbs the roundings of ``p_dn`` and ``p_up``. When
-    ``x > 700``, ``x_exact > 699`` and the threshold is below ``2^-1000``: then ``p_dn`` can
-    never accept and ``p_up >= 0`` rejects exactly the words ``w >= 1`` (the right answer),
-    whatever the accuracy of a subnormal ``exp``. A NaN ``x`` is undecided.
+    ``e^{dx/16} - 1 <= dx``); the slack absorbs the roundings of ``e -+ spread``. When
+    ``x > 700``, ``x_exact > 699`` and the threshold is below ``2^-1000``: then ``e - spread``
+    can never accept and ``e + spread >= 0`` rejects exactly the words ``w >= 1`` (the right
+    answer), whatever the accuracy of a subnormal ``exp``. A NaN ``x`` is undecided.
     """
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         e = np.exp(-x)
