@@ -1,0 +1,141 @@
+"""Speed and memory of the exact noisy argmax / top-k, against unsafe NumPy and peers.
+
+Run: ``python bench/bench_sampling.py [--n 10000000] [--repeats 5]``. Prints one table: the
+median of ``repeats`` runs of each row and its ratio to the unsafe NumPy baseline timed in the
+same process, then the peak memory beyond the input of each row, measured in a fresh child
+process (peak resident set size after the call minus before it). The OpenDP rows appear when
+the bench extra is installed (``pip install -e '.[bench]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import platform
+import resource
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dpselect.sampling import noisy_argmax, noisy_top_k
+
+
+def unsafe_argmax(s: np.ndarray, scale: float) -> int:
+    return int(np.argmax(s / scale + np.random.default_rng().gumbel(size=s.size)))
+
+
+def unsafe_top_k(s: np.ndarray, scale: float, k: int) -> np.ndarray:
+    keys = s / scale + np.random.default_rng().gumbel(size=s.size)
+    top = np.argpartition(keys, s.size - k)[s.size - k :]
+    return top[np.argsort(-keys[top])]
+
+
+def opendp_rows(n: int) -> dict[str, Callable[[np.ndarray], Any]]:
+    try:
+        import opendp.prelude as dp
+    except ImportError:
+        return {}
+    dp.enable_features("contrib")
+    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n)
+    metric = dp.linf_distance(T=float)
+    m1 = dp.m.make_noisy_max(domain, metric, dp.zero_concentrated_divergence(), scale=1.0)
+    m10 = dp.m.make_noisy_top_k(domain, metric, dp.zero_concentrated_divergence(), k=10, scale=1.0)
+    return {
+        "OpenDP 0.16 make_noisy_max (zCDP, f64)": lambda s: m1(s.tolist()),
+        "OpenDP 0.16 make_noisy_top_k (k=10)": lambda s: m10(s.tolist()),
+    }
+
+
+def rows(n: int) -> dict[str, tuple[str, Callable[[np.ndarray], Any]]]:
+    """name -> (baseline name, function of the scores)."""
+    table: dict[str, tuple[str, Callable[[np.ndarray], Any]]] = {
+        "unsafe argmax (np gumbel)": ("", lambda s: unsafe_argmax(s, 1.0)),
+        "dpselect noisy_argmax gumbel": (
+            "unsafe argmax (np gumbel)",
+            lambda s: noisy_argmax(s, 1.0),
+        ),
+        "dpselect noisy_argmax exponential": (
+            "unsafe argmax (np gumbel)",
+            lambda s: noisy_argmax(s, 1.0, noise="exponential"),
+        ),
+        "dpselect noisy_argmax laplace": (
+            "unsafe argmax (np gumbel)",
+            lambda s: noisy_argmax(s, 1.0, noise="laplace"),
+        ),
+        "unsafe top-1000 (gumbel+argpartition)": ("", lambda s: unsafe_top_k(s, 1.0, 1000)),
+        "dpselect noisy_top_k k=1000": (
+            "unsafe top-1000 (gumbel+argpartition)",
+            lambda s: noisy_top_k(s, 1.0, 1000),
+        ),
+    }
+    for name, fn in opendp_rows(n).items():
+        table[name] = ("unsafe argmax (np gumbel)", fn)
+    return table
+
+
+def scores(n: int) -> np.ndarray:
+    s = np.random.default_rng(0).standard_normal(n)
+    s *= 10.0  # in place: no temporary that would inflate the memory baseline
+    return s
+
+
+PEER_REPEATS = 1  # the peers take tens of seconds at n = 10^7
+
+
+def median_time(fn: Callable[[np.ndarray], Any], s: np.ndarray, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn(s)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _peak_child(name: str, n: int, out: Any) -> None:
+    s = scores(n)
+    fn = rows(n)[name][1]
+    if name.startswith("dpselect"):
+        rows(1000)[name][1](scores(1000))  # load lazily imported modules before measuring
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    fn(s)
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out.put((after - before) / 1024.0)  # KiB -> MiB
+
+
+def peak_memory_mib(name: str, n: int) -> float:
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_peak_child, args=(name, n, queue))
+    proc.start()
+    value = float(queue.get())
+    proc.join()
+    return value
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--n", type=int, default=10**7)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--no-memory", action="store_true")
+    args = parser.parse_args()
+    s = scores(args.n)
+    table = rows(args.n)
+    medians: dict[str, float] = {}
+    print(
+        f"n = {args.n:,}, median of {args.repeats} (peers: {PEER_REPEATS} run); "
+        f"{platform.machine()}, {mp.cpu_count()} cores"
+    )
+    print(f"{'row':42} {'median s':>9} {'ratio':>7} {'vs':>40} {'peak MiB':>9}")
+    for name, (baseline, fn) in table.items():
+        repeats = PEER_REPEATS if name.startswith("OpenDP") else args.repeats
+        medians[name] = median_time(fn, s, repeats)
+        ratio = f"{medians[name] / medians[baseline]:.2f}x" if baseline else "1.00x"
+        mem = "" if args.no_memory else f"{peak_memory_mib(name, args.n):9.1f}"
+        print(f"{name:42} {medians[name]:9.3f} {ratio:>7} {baseline or '(baseline)':>40} {mem}")
+
+
+if __name__ == "__main__":
+    main()
