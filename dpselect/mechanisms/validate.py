@@ -1,0 +1,89 @@
+"""Argument checks shared by the mechanism constructors.
+
+Each check looks only at public parameters and raises :class:`ParameterError` naming the
+argument and the rule, at construction, before anything is sampled or charged.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Literal
+
+from ..core.domains import AtomDomain, NaNFloatDomain, VectorDomain
+from ..core.errors import DomainError, ParameterError
+
+__all__ = [
+    "check_delta",
+    "check_epsilon",
+    "check_int",
+    "check_non_nan_vector_domain",
+    "check_optimize",
+    "check_scale",
+    "optimize_sign",
+]
+
+Real = float | int | Fraction
+
+
+def _number(value: Any, name: str) -> Real:
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
+        raise ParameterError(f"{name} must be a number, got {type(value).__name__}")
+    if isinstance(value, float) and math.isnan(value):
+        raise ParameterError(f"{name} must not be NaN")
+    return value
+
+
+def check_scale(scale: Any, name: str = "scale", allow_zero: bool = True) -> Real:
+    """A finite scale, ``>= 0`` (``> 0`` unless ``allow_zero``)."""
+    value = _number(scale, name)
+    if isinstance(value, float) and math.isinf(value):
+        raise ParameterError(f"{name} must be finite, got {value}")
+    if value < 0 or (value == 0 and not allow_zero):
+        rule = "non-negative" if allow_zero else "positive"
+        raise ParameterError(f"{name} must be {rule}, got {value}")
+    return value
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> Real:
+    """A finite ``epsilon > 0``."""
+    return check_scale(epsilon, name, allow_zero=False)
+
+
+def check_delta(delta: Any, name: str = "delta", allow_zero: bool = True) -> Real:
+    """A ``delta`` in ``[0, 1)`` (``(0, 1)`` unless ``allow_zero``)."""
+    value = _number(delta, name)
+    if value < 0 or value >= 1 or (value == 0 and not allow_zero):
+        interval = "[0, 1)" if allow_zero else "(0, 1)"
+        raise ParameterError(f"{name} must be in {interval}, got {value}")
+    return value
+
+
+def check_int(value: Any, name: str, minimum: int = 0) -> int:
+    """An ``int`` (not a bool) that is at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ParameterError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ParameterError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def check_optimize(optimize: Any) -> Literal["max", "min"]:
+    """``"max"`` or ``"min"`` (seed 001: "must specify optimization")."""
+    if optimize not in ("max", "min"):
+        raise ParameterError(f'optimize must be "max" or "min", got {optimize!r}')
+    return "max" if optimize == "max" else "min"
+
+
+def optimize_sign(optimize: Literal["max", "min"]) -> int:
+    """+1 for "max", -1 for "min": shifts are ``sign * scores``."""
+    return 1 if optimize == "max" else -1
+
+
+def check_non_nan_vector_domain(domain: Any, name: str = "input_domain") -> VectorDomain:
+    """A vector domain of int or non-NaN float atoms (seed 001, Function, line 7)."""
+    if not isinstance(domain, VectorDomain) or not isinstance(domain.element_domain, AtomDomain):
+        raise DomainError(f"{name} must be a vector_domain of atoms, got {domain!r}")
+    if isinstance(domain.element_domain, NaNFloatDomain):
+        raise DomainError(f"{name} must be non-nan: use atom_domain(float, nan=False)")
+    return domain
