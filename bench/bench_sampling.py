@@ -3,8 +3,8 @@
 Run: ``python bench/bench_sampling.py [--n 10000000] [--repeats 5]``. Prints one table: the
 median of ``repeats`` runs of each row and its ratio to the unsafe NumPy baseline timed in the
 same process, then the peak memory beyond the input of each row, measured in a fresh child
-process (peak resident set size after the call minus before it). The OpenDP rows appear when
-the bench extra is installed (``pip install -e '.[bench]'``).
+process (peak resident set size during the call minus the resident size before it, Linux).
+The OpenDP rows appear when the bench extra is installed (``pip install -e '.[bench]'``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import platform
-import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -99,10 +98,20 @@ def _peak_child(name: str, n: int, out: Any) -> None:
     fn = rows(n)[name][1]
     if name.startswith("dpselect"):
         rows(1000)[name][1](scores(1000))  # load lazily imported modules before measuring
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = _status_kib("VmRSS")
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # reset the peak (VmHWM) to the current resident size
     fn(s)
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    out.put((after - before) / 1024.0)  # KiB -> MiB
+    out.put((_status_kib("VmHWM") - before) / 1024.0)
+
+
+def _status_kib(field: str) -> int:
+    """A field of /proc/self/status in KiB (ru_maxrss would carry the parent's peak over exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
 
 
 def peak_memory_mib(name: str, n: int) -> float:
