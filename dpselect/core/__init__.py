@@ -4,6 +4,7 @@ measurements, chaining, calibration and errors (seeds 000 and 001)."""
 from .arithmetic import add_up, div_up, exact, float_down, float_up, mul_up, sqrt_up
 from .calibration import binary_search, binary_search_param
 from .domains import (
+    AnyDomain,
     AtomDomain,
     Domain,
     FloatDomain,
@@ -46,6 +47,7 @@ from .metrics import (
 )
 
 __all__ = [
+    "AnyDomain",
     "Approximate",
     "AtomDomain",
     "BudgetExceeded",

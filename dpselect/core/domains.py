@@ -19,6 +19,7 @@ import numpy as np
 from .errors import DomainError
 
 __all__ = [
+    "AnyDomain",
     "AtomDomain",
     "Domain",
     "FloatDomain",
@@ -38,6 +39,19 @@ class Domain:
 
     def member(self, x: Any) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class AnyDomain(Domain):
+    """Every value: the domain of datasets handled by a user's own score function.
+
+    ``description`` documents what the caller promises (for example "rows of a CSV file").
+    """
+
+    description: str = "any value"
+
+    def member(self, x: Any) -> bool:
+        return True
 
 
 @dataclass(frozen=True)
