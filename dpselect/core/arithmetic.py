@@ -55,8 +55,8 @@ def float_up(q: Fraction | int) -> float:
 
 
 def float_down(q: Fraction | int) -> float:
-    """The largest float that is <= ``q`` (``-inf`` when below the float range)."""
-    return -float_up(-Fraction(q))
+    """The largest float that is <= ``q`` (``-inf`` when below the float range; 0 is +0.0)."""
+    return -float_up(-Fraction(q)) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def _as_fraction_or_inf(x: Number) -> Fraction | float:

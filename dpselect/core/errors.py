@@ -12,6 +12,7 @@ __all__ = [
     "CalibrationError",
     "ChainError",
     "DPSelectError",
+    "DataError",
     "DomainError",
     "LedgerError",
     "MeasureError",
@@ -52,6 +53,13 @@ class PrivacyMapError(DPSelectError, ValueError):
 
 class CalibrationError(DPSelectError, ValueError):
     """No parameter in the searched range meets the privacy target."""
+
+
+class DataError(DPSelectError, ValueError):
+    """A data source cannot be used: missing file, unreadable format, missing column.
+
+    Raised only from public facts (paths, formats, schema), never from the private rows.
+    """
 
 
 class BudgetExceeded(DPSelectError):

@@ -56,3 +56,7 @@ def test_toy_map_monotone_and_non_negative(d1, d2, scale, monotonic):
     lo, hi = sorted((d1, d2))
     assert 0 <= privacy_map(lo) <= privacy_map(hi)
     assert privacy_map(0.0) == 0.0
+
+
+def test_float_down_of_zero_is_positive_zero():
+    assert math.copysign(1.0, dc.float_down(0)) == 1.0

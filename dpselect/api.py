@@ -1,0 +1,280 @@
+"""The main job: private top-k and mode of a column, from any data source (the recipes layer).
+
+``top_k(data, column, k, epsilon, candidates=...)`` scores every public candidate in DuckDB
+(:mod:`dpselect.data`), calibrates a selection mechanism to ``epsilon``
+(:mod:`dpselect.mechanisms`), charges the ledger durably, and only then samples and returns
+the ranked candidates with their privacy cost and an accuracy statement. Nothing here samples
+or computes a privacy loss itself: it composes the lower layers.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+
+from .accounting.ledger import Ledger
+from .core.calibration import binary_search_param
+from .core.domains import atom_domain, vector_domain
+from .core.errors import ParameterError
+from .core.measurement import Measurement
+from .core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
+from .core.metrics import LInfDistance
+from .data.candidates import load_candidates
+from .data.scores import candidate_scores
+from .data.tables import open_table
+from .mechanisms.gumbel_counts import make_gumbel_top_k_with_counts
+from .mechanisms.report_noisy_max import make_noisy_top_k
+from .mechanisms.utility import utility_bound
+from .mechanisms.validate import check_delta, check_epsilon, check_int
+from .sampling.source import RandomSource, resolve_source
+
+__all__ = ["MECHANISMS", "TopKResult", "most_common", "top_k"]
+
+Mechanism = Literal["gumbel", "exponential", "laplace"]
+MECHANISMS: dict[str, str] = {
+    "gumbel": "exponential mechanism (one-shot Gumbel top-k, seeds 001, 004)",
+    "exponential": "permute-and-flip (report-noisy-max with exponential noise, k rounds)",
+    "laplace": "report-noisy-max with Laplace noise (k rounds)",
+}
+#: The confidence of the accuracy statement.
+CONFIDENCE = 0.95
+Progress = Callable[[float], None] | None
+
+
+@dataclass(frozen=True)
+class TopKResult:
+    """A private top-k release: the ranked candidates, what it cost, how accurate it is."""
+
+    candidates: list[Any]
+    indices: list[int]
+    mechanism: str
+    epsilon: float
+    delta: float
+    rho: float | None
+    accuracy: str
+    counts: list[int] | None = None
+    ledger: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (candidates converted with ``str`` when not JSON types)."""
+        out = asdict(self)
+        out["candidates"] = [
+            c if isinstance(c, (int, float, str)) else str(c) for c in self.candidates
+        ]
+        return out
+
+    def __str__(self) -> str:
+        lines = [
+            f"{rank}. {cand}"
+            + (f"  (noisy count {self.counts[rank - 1]})" if self.counts is not None else "")
+            for rank, cand in enumerate(self.candidates, start=1)
+        ]
+        cost = f"privacy cost: epsilon = {self.epsilon:.6g}, delta = {self.delta:.3g}"
+        if self.rho is not None:
+            cost += f", zCDP rho = {self.rho:.6g}"
+        return "\n".join([*lines, cost, self.accuracy])
+
+
+def _check_mechanism(mechanism: Any) -> Mechanism:
+    if mechanism not in MECHANISMS:
+        raise ParameterError(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
+    return mechanism  # type: ignore[no-any-return]
+
+
+def _open_ledger(ledger: Any) -> Ledger | None:
+    if ledger is None or isinstance(ledger, Ledger):
+        return ledger
+    if isinstance(ledger, (str, os.PathLike)):
+        return Ledger.open(ledger)
+    raise ParameterError(f"ledger must be a Ledger, a path or None, got {type(ledger).__name__}")
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A calibrated selection: the measurement, its twin in zCDP, and what to charge."""
+
+    measurement: Measurement
+    zcdp_twin: Measurement | None
+    scale: float
+    count_scale: float | None
+
+
+def _plan(
+    n: int, k: int, epsilon: float, mechanism: Mechanism, counts: bool, source: RandomSource | None
+) -> _Plan:
+    """Calibrate to ``epsilon`` at ``d_in = 1`` (scores move by 1, monotonic; data.scores)."""
+    domain = vector_domain(atom_domain(int), size=n)
+    metric = LInfDistance(monotonic=True)
+
+    def selection(measure: Measure, scale: float) -> Measurement:
+        return make_noisy_top_k(domain, metric, measure, k, scale, mechanism, source=source)
+
+    def with_counts(measure: Measure, c: float) -> Measurement:
+        # half the budget to the ranking, half to the counts (both scales 2k c)
+        return make_gumbel_top_k_with_counts(
+            domain, metric, k, 2 * k * c, 2 * k * c, "laplace", measure, source
+        )
+
+    if counts:
+        c = binary_search_param(lambda c: with_counts(MaxDivergence(), c), 1, epsilon)
+        return _Plan(
+            with_counts(MaxDivergence(), c),
+            with_counts(ZeroConcentratedDivergence(), c),
+            2 * k * c,
+            2 * k * c,
+        )
+    scale = binary_search_param(lambda s: selection(MaxDivergence(), s), 1, epsilon)
+    return _Plan(
+        selection(MaxDivergence(), scale),
+        selection(ZeroConcentratedDivergence(), scale),
+        scale,
+        None,
+    )
+
+
+def _accuracy(mechanism: Mechanism, scale: float, n: int) -> str:
+    """The utility theorem's statement for the first pick, at confidence 95%."""
+    if mechanism == "laplace":
+        # Each Laplace(b) noise exceeds b ln(n / beta) with probability at most beta / n.
+        loss = 2 * scale * math.log(n / (1 - CONFIDENCE))
+        theorem = "Laplace tails and a union bound"
+    else:
+        # Gumbel report-noisy-max with scale s is the exponential mechanism with
+        # eps / (c Delta) = 1 / s (monotonic, Delta = 1); permute-and-flip is never worse
+        # (McKenna and Sheldon 2020, Theorem 2).
+        bound = utility_bound(
+            Fraction(1) / Fraction(scale), 1, n, confidence=CONFIDENCE, monotonic=True
+        )
+        loss = bound.loss
+        theorem = "utility theorem, seed 002"
+    return (
+        f"accuracy: with probability at least {CONFIDENCE:.0%}, the first candidate's score "
+        f"is within {loss:.4g} of the largest score ({theorem})"
+    )
+
+
+def top_k(
+    data: Any,
+    column: str,
+    k: int,
+    epsilon: float,
+    candidates: Any = None,
+    delta: float | None = None,
+    privacy_unit: str | None = None,
+    max_contributions: int = 1,
+    mechanism: Mechanism = "gumbel",
+    ledger: Any = None,
+    source: RandomSource | None = None,
+    counts: bool = False,
+    progress: Progress = None,
+) -> TopKResult:
+    """The ``k`` most common values of ``column`` among public ``candidates``, privately.
+
+    ``data``: a path to CSV, Parquet or JSON lines, or a pandas, polars or pyarrow table.
+    ``candidates``: a list or a text file (one per line); values absent from the data score 0,
+    values outside the list are ignored. ``privacy_unit``: a column identifying people (each
+    row is a person without it); each person counts toward at most ``max_contributions``
+    candidates. ``epsilon`` is the total pure-DP cost at distance 1 (one person added or
+    removed); ``counts=True`` spends half on the ranking and half on noisy counts (exact
+    discrete Laplace). ``ledger``: a :class:`Ledger` or its path; the charge is durable before
+    anything is computed from the data. ``source`` is for tests and demos only.
+
+    Every error is raised from public facts (parameters, paths, schema) before any budget is
+    spent; the private rows never cause an error (empty data: every score is 0).
+    """
+    k = check_int(k, "k", minimum=1)
+    eps = float(check_epsilon(epsilon))
+    mech = _check_mechanism(mechanism)
+    max_contributions = check_int(max_contributions, "max_contributions", minimum=1)
+    if privacy_unit is None and max_contributions != 1:
+        raise ParameterError("max_contributions applies only with a privacy_unit column")
+    if not isinstance(counts, bool):
+        raise ParameterError(f"counts must be a bool, got {counts!r}")
+    if counts and mech != "gumbel":
+        raise ParameterError('counts=True is available with mechanism="gumbel"')
+    if candidates is None:
+        if delta is None:
+            raise ParameterError(
+                "without a public candidates list, give delta: the limited-domain mechanism "
+                "(Durfee and Rogers 2019) is then used"
+            )
+        check_delta(delta, allow_zero=False)
+        raise ParameterError("the limited-domain top-k (no candidates list) is not available yet")
+    if delta is not None:
+        check_delta(delta)
+    cand_list = load_candidates(candidates)
+    if k > len(cand_list):
+        raise ParameterError(
+            f"k must be at most the number of candidates ({len(cand_list)}), got {k}"
+        )
+    table = open_table(data)
+    table.require_column(column)
+    if privacy_unit is not None:
+        table.require_column(privacy_unit, "privacy_unit")
+    book = _open_ledger(ledger)
+
+    plan = _plan(len(cand_list), k, eps, mech, counts, source)
+    spent_eps = float(plan.measurement.map(1))
+    rho = float(plan.zcdp_twin.map(1)) if plan.zcdp_twin is not None else None
+    parameters = {
+        "column": column,
+        "k": k,
+        "epsilon": eps,
+        "n_candidates": len(cand_list),
+        "privacy_unit": privacy_unit,
+        "max_contributions": max_contributions,
+        "mechanism": mech,
+        "scale": plan.scale,
+        "count_scale": plan.count_scale,
+    }
+    name = f"top_k/{mech}" + ("+counts" if counts else "")
+
+    def release() -> TopKResult:
+        salt = resolve_source(source).bits(63)
+        scores = candidate_scores(
+            table, column, cand_list, privacy_unit, max_contributions, salt, progress
+        )
+        out = plan.measurement(scores)
+        if counts:
+            indices, noisy = out
+            released_counts: list[int] | None = [int(c) for c in noisy]
+        else:
+            indices, released_counts = out, None
+        idx = [int(i) for i in np.asarray(indices)]
+        return TopKResult(
+            candidates=[cand_list[i] for i in idx],
+            indices=idx,
+            mechanism=MECHANISMS[mech],
+            epsilon=spent_eps,
+            delta=0.0,
+            rho=rho,
+            accuracy=_accuracy(mech, plan.scale, len(cand_list)),
+            counts=released_counts,
+            ledger=None if book is None else book.path,
+            parameters=parameters,
+        )
+
+    if book is None:
+        return release()
+    if book.accounting == "zcdp" and rho is not None:
+        book.charge_zcdp(rho, mechanism=name, parameters=parameters)
+        return release()
+    kind = "bounded_range" if (mech == "gumbel" and not counts) else "pure"
+    return book.charge_then(release, spent_eps, 0.0, name, parameters, kind=kind)
+
+
+def most_common(
+    data: Any,
+    column: str,
+    epsilon: float,
+    **kwargs: Any,
+) -> TopKResult:
+    """:func:`top_k` with ``k = 1``: the most common value of ``column``, privately."""
+    return top_k(data, column, 1, epsilon, **kwargs)

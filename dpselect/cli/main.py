@@ -1,0 +1,289 @@
+"""``dpselect``: private top-k, mode and budget management from the shell.
+
+Bad input (a missing file, an unreadable format, a missing column, k < 1, epsilon <= 0, a
+missing candidates file, a query over budget) prints one line on stderr and exits with code 2,
+with no traceback and nothing charged. Unexpected failures print one line and exit with 1
+(set ``DPSELECT_DEBUG=1`` for the traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+from rich.table import Table
+
+from ..accounting.ledger import Ledger
+from ..api import MECHANISMS, TopKResult, top_k
+from ..core.errors import BudgetExceeded, DPSelectError
+from ..sampling.source import InsecureSeededSource, RandomSource
+
+__all__ = ["cli", "main"]
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 1
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[float], None] | None]:
+    """A rich progress bar on stderr while the data is scanned (TTY only)."""
+    if not enabled:
+        yield None
+        return
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("scanning"), BarColumn(), TaskProgressColumn(), console=console, transient=True
+    ) as bar:
+        task = bar.add_task("scan", total=100.0)
+        yield lambda percent: bar.update(task, completed=percent)
+
+
+def _source(seed: int | None) -> RandomSource | None:
+    if seed is None:
+        return None
+    click.echo("warning: --insecure-seed makes the result reproducible and NOT private", err=True)
+    return InsecureSeededSource(seed)
+
+
+def _print_result(result: TopKResult, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), sort_keys=True))
+        return
+    table = Table(title=f"private top-{len(result.candidates)}")
+    table.add_column("rank", justify="right")
+    table.add_column("candidate")
+    if result.counts is not None:
+        table.add_column("noisy count", justify="right")
+    for rank, cand in enumerate(result.candidates, start=1):
+        row = [str(rank), str(cand)]
+        if result.counts is not None:
+            row.append(str(result.counts[rank - 1]))
+        table.add_row(*row)
+    console = Console()
+    console.print(table)
+    console.print(f"mechanism: {result.mechanism}")
+    cost = f"privacy cost: epsilon = {result.epsilon:.6g}, delta = {result.delta:.3g}"
+    if result.rho is not None:
+        cost += f", zCDP rho = {result.rho:.6g}"
+    console.print(cost)
+    console.print(result.accuracy)
+    if result.ledger is not None:
+        console.print(f"charged to the ledger {result.ledger}")
+
+
+def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.argument("file", type=str),
+        click.option("--column", required=True, help="The column whose values are ranked."),
+        click.option("--epsilon", required=True, type=float, help="Total privacy cost."),
+        click.option(
+            "--candidates",
+            "candidates",
+            type=str,
+            default=None,
+            help="Public candidate list: a text file, one value per line.",
+        ),
+        click.option(
+            "--delta",
+            type=float,
+            default=None,
+            help="Without --candidates: the limited-domain mechanism's delta.",
+        ),
+        click.option(
+            "--privacy-unit",
+            type=str,
+            default=None,
+            help="Column identifying a person (default: each row is a person).",
+        ),
+        click.option(
+            "--max-contributions",
+            type=int,
+            default=1,
+            show_default=True,
+            help="Candidates a person may count toward (with --privacy-unit).",
+        ),
+        click.option(
+            "--mechanism",
+            type=click.Choice(sorted(MECHANISMS)),
+            default="gumbel",
+            show_default=True,
+        ),
+        click.option("--counts", is_flag=True, help="Also release noisy counts (half the cost)."),
+        click.option(
+            "--ledger",
+            type=str,
+            default=None,
+            help="Budget ledger to charge before the answer is shown.",
+        ),
+        click.option("--json", "as_json", is_flag=True, help="Machine-readable output."),
+        click.option(
+            "--insecure-seed",
+            type=int,
+            default=None,
+            help="Seeded randomness for tests and demos: NOT private.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _run_selection(
+    k: int,
+    file: str,
+    column: str,
+    epsilon: float,
+    candidates: str | None,
+    delta: float | None,
+    privacy_unit: str | None,
+    max_contributions: int,
+    mechanism: str,
+    counts: bool,
+    ledger: str | None,
+    as_json: bool,
+    insecure_seed: int | None,
+) -> None:
+    show_bar = (not as_json) and sys.stderr.isatty()
+    with _progress(show_bar) as progress:
+        result = top_k(
+            file,
+            column,
+            k,
+            epsilon,
+            candidates=candidates,
+            delta=delta,
+            privacy_unit=privacy_unit,
+            max_contributions=max_contributions,
+            mechanism=mechanism,  # type: ignore[arg-type]
+            ledger=ledger,
+            source=_source(insecure_seed),
+            counts=counts,
+            progress=progress,
+        )
+    _print_result(result, as_json)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="dpselect")
+def cli() -> None:
+    """Differentially private selection: top-k, mode, and a privacy budget ledger."""
+
+
+@cli.command("top-k")
+@click.option("--k", "k", required=True, type=int, help="How many candidates to release.")
+@_selection_options
+def top_k_command(k: int, **kwargs: Any) -> None:
+    """The K most common values of a column among public candidates, privately."""
+    _run_selection(k, **kwargs)
+
+
+@cli.command("mode")
+@_selection_options
+def mode_command(**kwargs: Any) -> None:
+    """The most common value of a column among public candidates, privately."""
+    _run_selection(1, **kwargs)
+
+
+@cli.group("budget")
+def budget() -> None:
+    """Create or inspect a privacy budget ledger."""
+
+
+@budget.command("init")
+@click.option("--ledger", required=True, type=str)
+@click.option("--epsilon", required=True, type=float)
+@click.option("--delta", type=float, default=0.0, show_default=True)
+@click.option(
+    "--accounting", type=click.Choice(["basic", "zcdp"]), default="basic", show_default=True
+)
+def budget_init(ledger: str, epsilon: float, delta: float, accounting: str) -> None:
+    """Create a new ledger with an (epsilon, delta) budget."""
+    book = Ledger.create(ledger, epsilon, delta, accounting=accounting)  # type: ignore[arg-type]
+    click.echo(
+        f"created ledger {book.path}: budget epsilon = {epsilon:g}, delta = {delta:g} "
+        f"({accounting} accounting)"
+    )
+
+
+@budget.command("show")
+@click.option("--ledger", required=True, type=str)
+@click.option("--json", "as_json", is_flag=True)
+def budget_show(ledger: str, as_json: bool) -> None:
+    """Show a ledger's budget, what is spent and what remains."""
+    book = Ledger.open(ledger)
+    budget_eps, budget_delta = book.budget
+    spent = book.spent()
+    remaining = book.remaining()
+    entries = book.entries()
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "ledger": book.path,
+                    "accounting": book.accounting,
+                    "budget": {"epsilon": budget_eps, "delta": budget_delta},
+                    "spent": {"epsilon": spent[0], "delta": spent[1]},
+                    "remaining": {"epsilon": remaining[0], "delta": remaining[1]},
+                    "entries": len(entries),
+                },
+                sort_keys=True,
+            )
+        )
+        return
+    table = Table(title=f"ledger {book.path} ({book.accounting} accounting)")
+    for name in ("when", "mechanism", "epsilon", "delta", "rho"):
+        table.add_column(name)
+    for e in entries:
+        table.add_row(
+            str(getattr(e, "time", "")),
+            str(getattr(e, "mechanism", "")),
+            _fmt(getattr(e, "epsilon", None)),
+            _fmt(getattr(e, "delta", None)),
+            _fmt(getattr(e, "rho", None)),
+        )
+    console = Console()
+    console.print(table)
+    console.print(f"budget:    epsilon = {budget_eps:.6g}, delta = {budget_delta:.3g}")
+    console.print(f"spent:     epsilon = {spent[0]:.6g}, delta = {spent[1]:.3g}")
+    console.print(f"remaining: epsilon = {remaining[0]:.6g}, delta = {remaining[1]:.3g}")
+
+
+def _fmt(value: Any) -> str:
+    return "" if value is None else f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def _one_line(message: str) -> str:
+    return " ".join(str(message).split())
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line; exit 2 with one line on stderr for bad input."""
+    try:
+        cli.main(args=argv, prog_name="dpselect", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("error: aborted", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except click.ClickException as exc:
+        click.echo(f"error: {_one_line(exc.format_message())}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except BudgetExceeded as exc:
+        click.echo(f"error: refused, over budget: {_one_line(str(exc))}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except DPSelectError as exc:
+        click.echo(f"error: {_one_line(str(exc))}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except Exception as exc:  # never a traceback on the user's terminal
+        if os.environ.get("DPSELECT_DEBUG"):
+            raise
+        click.echo(f"internal error: {type(exc).__name__}: {_one_line(str(exc))}", err=True)
+        sys.exit(EXIT_INTERNAL)
+    sys.exit(0)
