@@ -266,7 +266,9 @@ def top_k(
     if book.accounting == "zcdp" and rho is not None:
         book.charge_zcdp(rho, mechanism=name, parameters=parameters)
         return release()
-    kind = "bounded_range" if (mech == "gumbel" and not counts) else "pure"
+    kind: Literal["bounded_range", "pure"] = (
+        "bounded_range" if (mech == "gumbel" and not counts) else "pure"
+    )
     return book.charge_then(release, spent_eps, 0.0, name, parameters, kind=kind)
 
 

@@ -81,7 +81,9 @@ def candidate_scores(
         SELECT cands.i, coalesce(counted.n, 0) FROM cands
         LEFT JOIN counted ON counted.v = cands.v ORDER BY cands.i
     """
-    params = {"cands": [str(c) if not isinstance(c, (int, float)) else c for c in candidates]}
+    params: dict[str, Any] = {
+        "cands": [str(c) if not isinstance(c, (int, float)) else c for c in candidates]
+    }
     if privacy_unit is not None:
         params["salt"] = salt
     rows = _run(table, sql, params, progress)
