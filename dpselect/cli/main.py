@@ -24,6 +24,7 @@ from ..accounting.ledger import Ledger
 from ..api import MECHANISMS, TopKResult, top_k
 from ..core.errors import BudgetExceeded, DPSelectError
 from ..sampling.source import InsecureSeededSource, RandomSource
+from .applications import register as register_applications
 
 __all__ = ["cli", "main"]
 
@@ -253,6 +254,9 @@ def budget_show(ledger: str, as_json: bool) -> None:
     console.print(f"budget:    epsilon = {budget_eps:.6g}, delta = {budget_delta:.3g}")
     console.print(f"spent:     epsilon = {spent[0]:.6g}, delta = {spent[1]:.3g}")
     console.print(f"remaining: epsilon = {remaining[0]:.6g}, delta = {remaining[1]:.3g}")
+
+
+register_applications(cli)
 
 
 def _fmt(value: Any) -> str:
