@@ -1,0 +1,242 @@
+"""The limited-domain top-k mechanism of Durfee and Rogers (2019), for items that are not public.
+
+Durfee and Rogers, "Practical differentially private top-k selection with pay-what-you-get
+composition", NeurIPS 2019 (DR19), Algorithm 1. The input is a histogram ``{item: count}``
+built from the data: the items themselves are private, so no public candidate list exists. The
+mechanism only looks at the true top ``k_bar`` counts ``h_(1) >= ... >= h_(k_bar)`` and at the
+next count ``h_(k_bar + 1)``:
+
+1. ``h_bot = h_(k_bar+1) + 1 + ln(min(Delta, k_bar) / delta) / epsilon`` (a constant above the
+   ``(k_bar+1)``-th count; ``Delta`` is the number of counts one user can change, the l0
+   sensitivity, unrestricted by default).
+2. ``v_i = h_(i) + Gumbel(1/epsilon)`` for ``i <= k_bar`` and ``v_bot = h_bot + Gumbel(1/epsilon)``.
+3. Release the items in decreasing order of ``v_i`` until ``k`` items are out or ``v_bot``
+   comes first (the mechanism outputs "bottom" and stops early).
+
+The guarantee (DR19, Theorem 1): for neighbours whose counts each move by at most 1, all in the
+same direction (add/remove one user), at most ``Delta`` of them, and for any ``delta' >= 0``,
+the mechanism is ``(epsilon*, delta + delta')``-DP with
+
+    epsilon* = min{ k epsilon,
+                    k epsilon (e^epsilon - 1) / (e^epsilon + 1) + epsilon sqrt(2 k ln(1/delta')),
+                    k epsilon^2 / 2 + epsilon sqrt(k ln(1/delta') / 2) }
+
+(the last two only for ``delta' > 0``). Why the threshold: an item in the top ``k_bar`` of one
+neighbour but not of the other has a count at most ``h_(k_bar+1) + 1``, so it beats ``v_bot``
+with probability at most ``delta / min(Delta, k_bar)``; at most ``min(Delta, k_bar)`` such
+items exist. The ranking of the top ``k_bar`` and bottom is one-shot Gumbel, i.e. peeling
+exponential mechanisms (seed 004, Theorem 1), which the three composition bounds cover.
+
+Implementation notes:
+
+- The ranking is exact (:func:`~dpselect.sampling.noisy_top_k` with Gumbel noise on the
+  ``k_bar + 1`` shifted values ``h_(i) - h_(k_bar+1)`` and ``h_bot - h_(k_bar+1)``; subtracting
+  a common value leaves the ranking unchanged). ``ln(min(Delta, k_bar)/delta) / epsilon`` is
+  rounded *up* to a float: a higher threshold only lowers the probability of the bad event.
+- Ties in counts are broken by a fixed order of the items (the items themselves when they are
+  mutually comparable, else their type name and ``repr``); the proof only uses counts.
+- Items with count 0 are dropped (they are the same as absent items). When fewer than
+  ``k_bar`` items remain, the top ``k_bar`` is completed with phantom items of count 0 that no
+  dataset can contain (and ``h_(k_bar+1) = 0``); an output that reaches a phantom stops there,
+  like bottom. Both are post-processing of DR19's output on the universe extended with
+  phantoms ordered before every real zero-count item.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from flint import arb
+
+from ..accounting._interval import arb_of, evaluate, upper_float
+from ..core.arithmetic import float_up
+from ..core.domains import Domain
+from ..core.errors import DomainError, MetricError, ParameterError, PrivacyMapError
+from ..core.measurement import Measurement
+from ..core.measures import Approximate, MaxDivergence
+from ..core.metrics import LInfDistance
+from ..sampling.noisy_max import noisy_top_k
+from ..sampling.source import RandomSource
+from .validate import check_delta, check_epsilon, check_int
+
+__all__ = [
+    "HistogramDomain",
+    "limited_domain_epsilon",
+    "limited_domain_threshold",
+    "make_limited_domain_top_k",
+]
+
+#: Counts above 2^53 are not float64-exact; the domain stops there.
+MAX_COUNT = 1 << 53
+
+
+@dataclass(frozen=True)
+class HistogramDomain(Domain):
+    """Mappings ``{item: count}``: hashable items, integer counts in ``[0, 2^53]``."""
+
+    def member(self, x: Any) -> bool:
+        if not isinstance(x, Mapping):
+            return False
+        for item, count in x.items():
+            if not isinstance(item, Hashable):
+                return False
+            if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)):
+                return False
+            if not 0 <= count <= MAX_COUNT:
+                return False
+        return True
+
+    def __repr__(self) -> str:
+        return "HistogramDomain()"
+
+
+def limited_domain_threshold(epsilon: Any, delta: Any, k_bar: int, l0: int | None) -> float:
+    """``1 + ln(min(Delta, k_bar) / delta) / epsilon``, rounded up: ``h_bot - h_(k_bar+1)``."""
+    m = k_bar if l0 is None else min(l0, k_bar)
+    eps, dlt = Fraction(epsilon), Fraction(delta)
+    return upper_float(evaluate(lambda: 1 + (arb(m) / arb_of(dlt)).log() / arb_of(eps)))
+
+
+def _kov_term(eps: Fraction, k: int, delta_prime: Fraction) -> arb:
+    """``k eps (e^eps - 1) / (e^eps + 1) + eps sqrt(2 k ln(1/delta'))`` (KOV 2015, Thm 3.5)."""
+    e = arb_of(eps)
+    return k * e * e.expm1() / (e.exp() + 1) + e * (2 * k * (1 / arb_of(delta_prime)).log()).sqrt()
+
+
+def _bounded_range_term(eps: Fraction, k: int, delta_prime: Fraction) -> arb:
+    """``k eps^2 / 2 + eps sqrt(k ln(1/delta') / 2)`` (DR19's bounded-range composition)."""
+    e = arb_of(eps)
+    return k * e * e / 2 + e * (arb(k) * (1 / arb_of(delta_prime)).log() / 2).sqrt()
+
+
+def limited_domain_epsilon(epsilon: Any, k: int, delta_prime: Any) -> float:
+    """DR19 Theorem 1's ``epsilon*`` (module docstring), each term rounded up, the least kept."""
+    eps, dp = Fraction(epsilon), Fraction(delta_prime)
+    best = float_up(k * eps)
+    if dp > 0:
+        for term in (_kov_term, _bounded_range_term):
+            best = min(best, upper_float(evaluate(functools.partial(term, eps, k, dp))))
+    return best
+
+
+def _order_key(item: Any) -> tuple[str, str]:
+    return (type(item).__qualname__, repr(item))
+
+
+def _ranked(histogram: Mapping[Any, Any]) -> list[tuple[Any, int]]:
+    """Items with a positive count, by count descending, ties in a fixed item order."""
+    pairs = [(item, int(count)) for item, count in histogram.items() if count > 0]
+    try:
+        pairs.sort(key=lambda p: p[0])
+    except TypeError:  # items of mixed types: a fixed order that needs no comparison of items
+        pairs.sort(key=lambda p: _order_key(p[0]))
+    pairs.sort(key=lambda p: p[1], reverse=True)  # stable: ties keep the item order
+    return pairs
+
+
+def make_limited_domain_top_k(
+    k: int,
+    k_bar: int,
+    epsilon: float | Fraction,
+    delta: float | Fraction,
+    l0_sensitivity: int | None = None,
+    delta_prime: float | Fraction = 0.0,
+    input_metric: Any = None,
+    source: RandomSource | None = None,
+) -> Measurement:
+    """DR19's limited-domain top-``k``: up to ``k`` items, ranked, from a private item set.
+
+    Parameters
+    ----------
+    k:
+        The most items released (``>= 1``).
+    k_bar:
+        How many of the true top counts the mechanism looks at (``>= k``).
+    epsilon:
+        The per-round epsilon: every value gets Gumbel noise of scale ``1 / epsilon``.
+    delta:
+        The threshold's delta, in ``(0, 1)``: ``h_bot = h_(k_bar+1) + 1 + ln(min(Delta,
+        k_bar) / delta) / epsilon``.
+    l0_sensitivity:
+        ``Delta``, the most counts one user can change (``None``: unrestricted).
+    delta_prime:
+        The composition slack ``delta' in [0, 1)`` of Theorem 1 (0: ``epsilon* = k epsilon``).
+    input_metric:
+        ``LInfDistance(monotonic=True)`` (the default): neighbours move each count by at most
+        ``d_in`` in the same direction. Non-monotone metrics are refused (the theorem's
+        threshold and per-round epsilon are for add/remove neighbours).
+    source:
+        Randomness source; ``None`` is the CSPRNG.
+
+    The function takes a mapping ``{item: count}`` (:class:`HistogramDomain`; an empty mapping
+    is valid) and returns a list of at most ``k`` items, best first; fewer than ``k`` means the
+    noisy threshold came first. The map to ``Approximate(MaxDivergence())`` is DR19, Theorem 1:
+    ``d_in = 0 -> (0, 0)``; ``0 < d_in <= 1 -> (epsilon*, delta + delta')`` (module docstring);
+    ``d_in > 1`` raises :class:`PrivacyMapError` (the threshold covers counts that move by 1).
+    """
+    k = check_int(k, "k", minimum=1)
+    k_bar = check_int(k_bar, "k_bar", minimum=1)
+    if k_bar < k:
+        raise ParameterError(f"k_bar must be at least k = {k}, got {k_bar}")
+    eps = Fraction(check_epsilon(epsilon))
+    dlt = Fraction(check_delta(delta, allow_zero=False))
+    dp = Fraction(check_delta(delta_prime, "delta_prime"))
+    if l0_sensitivity is not None:
+        l0_sensitivity = check_int(l0_sensitivity, "l0_sensitivity", minimum=1)
+    metric = LInfDistance(monotonic=True) if input_metric is None else input_metric
+    if type(metric) is not LInfDistance or not metric.monotonic:
+        raise MetricError(
+            "input_metric must be LInfDistance(monotonic=True): DR19's threshold and per-round "
+            f"epsilon are proven for add/remove neighbours; got {metric!r}"
+        )
+    domain = HistogramDomain()
+    gumbel_scale = 1 / eps
+    bottom = limited_domain_threshold(eps, dlt, k_bar, l0_sensitivity)
+    if not math.isfinite(bottom):
+        raise ParameterError("ln(min(Delta, k_bar) / delta) / epsilon overflows a float")
+    epsilon_star = limited_domain_epsilon(eps, k, dp)
+    delta_star = float_up(min(dlt + dp, Fraction(1)))
+
+    def function(histogram: Any) -> list[Any]:
+        if not domain.member(histogram):
+            raise DomainError(
+                "the input must be a mapping {item: count} with hashable items and integer "
+                "counts in [0, 2^53]"
+            )
+        ranked = _ranked(histogram)
+        top = ranked[:k_bar]
+        base = ranked[k_bar][1] if len(ranked) > k_bar else 0
+        shifts = np.empty(k_bar + 1, dtype=np.float64)
+        shifts[: len(top)] = [count - base for _, count in top]  # exact: |count| <= 2^53
+        shifts[len(top) : k_bar] = -base  # phantoms (only when base == 0)
+        shifts[k_bar] = bottom
+        out: list[Any] = []
+        for position in noisy_top_k(shifts, gumbel_scale, k, "gumbel", source):
+            if position >= len(top):  # bottom, or a phantom: stop
+                break
+            out.append(top[position][0])
+        return out
+
+    def privacy_map(d_in: Any) -> tuple[float, float]:
+        if d_in == 0:
+            return (0.0, 0.0)
+        if d_in > 1:
+            raise PrivacyMapError(
+                f"the limited-domain threshold covers counts that move by at most 1; d_in = "
+                f"{d_in} (build the mechanism for a group with a larger threshold instead)"
+            )
+        return (epsilon_star, delta_star)
+
+    return Measurement(
+        input_domain=domain,
+        input_metric=metric,
+        output_measure=Approximate(MaxDivergence()),
+        function=function,
+        privacy_map=privacy_map,
+    )
