@@ -178,8 +178,11 @@ def _rank_group(
 ) -> list[int]:
     """``members`` ordered by their fractional parts, largest first, exactly."""
     keys = {i: _FractionalPart(up, scale, source) for i, up in zip(members, upper, strict=True)}
-    order = functools.cmp_to_key(lambda i, j: _compare(keys[i], keys[j], source))
-    return sorted(members, key=order)
+
+    def compare(i: int, j: int) -> int:
+        return _compare(keys[i], keys[j], source)
+
+    return sorted(members, key=functools.cmp_to_key(compare))
 
 
 def oneshot_laplace_top_k(
