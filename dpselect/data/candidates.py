@@ -1,7 +1,11 @@
 """Public candidate lists: from a Python sequence or a text file, one candidate per line.
 
 The candidate list must not depend on the private data (seed 003's warning); it is public
-input, so errors about it (missing file, empty list, duplicates) may be raised.
+input, so errors about it (missing file, empty list, None, duplicates) may be raised.
+
+Lists of 10^5 candidates and more are common (every product, every site): the checks here are
+vectorised when pyarrow is installed (one conversion to an Arrow array, which is also what
+the score query scans), and fall back to plain Python otherwise.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any
 
 from ..core.errors import ParameterError
 
-__all__ = ["load_candidates"]
+__all__ = ["as_arrow", "load_candidates"]
 
 
 def load_candidates(candidates: Any, argument: str = "candidates") -> list[Any]:
@@ -26,9 +30,11 @@ def load_candidates(candidates: Any, argument: str = "candidates") -> list[Any]:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ParameterError(f"{argument} file {str(path)!r} cannot be read: {exc}") from None
-        values: list[Any] = [line.strip() for line in text.splitlines() if line.strip()]
+        values: list[Any] = [s for s in map(str.strip, text.splitlines()) if s]
     elif isinstance(candidates, Sequence) and not isinstance(candidates, bytes):
         values = list(candidates)
+    elif type(candidates).__module__.split(".")[0] in ("numpy", "pandas", "polars", "pyarrow"):
+        values = list(candidates.tolist() if hasattr(candidates, "tolist") else candidates)
     else:
         raise ParameterError(
             f"{argument} must be a list of values or a path to a text file, "
@@ -36,8 +42,37 @@ def load_candidates(candidates: Any, argument: str = "candidates") -> list[Any]:
         )
     if not values:
         raise ParameterError(f"{argument} must not be empty")
-    if any(v is None for v in values):
+    kinds = set(map(type, values))
+    if type(None) in kinds:
         raise ParameterError(f"{argument} must not contain None")
-    if len(set(map(repr, values))) != len(values):
+    # One type (the usual case): values compare as themselves. Mixed types: by repr, so that
+    # 1, 1.0 and True stay distinct candidates.
+    try:
+        distinct = len(set(values)) if len(kinds) == 1 else len(set(map(repr, values)))
+    except TypeError:  # unhashable values
+        distinct = len(set(map(repr, values)))
+    if distinct != len(values):
         raise ParameterError(f"{argument} must be distinct values")
     return values
+
+
+def as_arrow(values: Sequence[Any]) -> Any:
+    """The candidates as one typed pyarrow array, or ``None`` (no pyarrow, or mixed types).
+
+    Only str, int (no bool) and float lists are converted: those are what DuckDB then casts to
+    the column's type, exactly as it would cast the same Python values.
+    """
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover - pyarrow is optional
+        return None
+    kinds = set(map(type, values))
+    arrow_type = {str: pa.string(), int: pa.int64(), float: pa.float64()}.get(
+        next(iter(kinds)) if len(kinds) == 1 else type(None)
+    )
+    if arrow_type is None:
+        return None
+    try:
+        return pa.array(values, type=arrow_type)
+    except (pa.ArrowInvalid, OverflowError):  # ints beyond int64
+        return None

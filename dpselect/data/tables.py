@@ -56,18 +56,38 @@ class Table:
     def query(
         self,
         sql: str,
-        params: list[Any] | None = None,
+        params: list[Any] | dict[str, Any] | None = None,
         progress: Callable[[float], None] | None = None,
     ) -> list[tuple[Any, ...]]:
         """Run ``sql`` and fetch every row; ``progress(percent)`` is polled while it runs."""
+        rows: list[tuple[Any, ...]] = self._run(sql, params, progress, lambda r: r.fetchall())
+        return rows
+
+    def query_numpy(
+        self,
+        sql: str,
+        params: list[Any] | dict[str, Any] | None = None,
+        progress: Callable[[float], None] | None = None,
+    ) -> dict[str, Any]:
+        """Run ``sql`` and fetch the columns as NumPy arrays (no Python object per row)."""
+        columns: dict[str, Any] = self._run(sql, params, progress, lambda r: r.fetchnumpy())
+        return columns
+
+    def _run(
+        self,
+        sql: str,
+        params: list[Any] | dict[str, Any] | None,
+        progress: Callable[[float], None] | None,
+        fetch: Callable[[duckdb.DuckDBPyConnection], Any],
+    ) -> Any:
         if progress is None:
-            return self.connection.execute(sql, params or []).fetchall()
-        result: list[list[tuple[Any, ...]]] = []
+            return fetch(self.connection.execute(sql, params or []))
+        result: list[Any] = []
         failure: list[BaseException] = []
 
         def run() -> None:
             try:
-                result.append(self.connection.execute(sql, params or []).fetchall())
+                result.append(fetch(self.connection.execute(sql, params or [])))
             except BaseException as exc:  # re-raised in the caller's thread
                 failure.append(exc)
 
