@@ -27,9 +27,10 @@ from .core.measurement import Measurement
 from .core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
 from .core.metrics import LInfDistance
 from .data.candidates import load_candidates
-from .data.scores import candidate_scores
-from .data.tables import open_table
+from .data.scores import candidate_scores, top_values
+from .data.tables import Table, open_table
 from .mechanisms.gumbel_counts import make_gumbel_top_k_with_counts
+from .mechanisms.limited_domain import limited_domain_threshold, make_limited_domain_top_k
 from .mechanisms.report_noisy_max import make_noisy_top_k
 from .mechanisms.utility import utility_bound
 from .mechanisms.validate import check_delta, check_epsilon, check_int
@@ -43,6 +44,7 @@ MECHANISMS: dict[str, str] = {
     "exponential": "permute-and-flip (report-noisy-max with exponential noise, k rounds)",
     "laplace": "report-noisy-max with Laplace noise (k rounds)",
 }
+LIMITED_DOMAIN = "limited-domain top-k, values from the data (Durfee and Rogers 2019)"
 #: The confidence of the accuracy statement.
 CONFIDENCE = 0.95
 Progress = Callable[[float], None] | None
@@ -53,7 +55,7 @@ class TopKResult:
     """A private top-k release: the ranked candidates, what it cost, how accurate it is."""
 
     candidates: list[Any]
-    indices: list[int]
+    indices: list[int] | None  # positions in the candidate list (None: limited domain)
     mechanism: str
     epsilon: float
     delta: float
@@ -69,6 +71,7 @@ class TopKResult:
         out["candidates"] = [
             c if isinstance(c, (int, float, str)) else str(c) for c in self.candidates
         ]
+        out["stopped_early"] = bool(self.stopped_early)
         return out
 
     def __str__(self) -> str:
@@ -80,7 +83,19 @@ class TopKResult:
         cost = f"privacy cost: epsilon = {self.epsilon:.6g}, delta = {self.delta:.3g}"
         if self.rho is not None:
             cost += f", zCDP rho = {self.rho:.6g}"
-        return "\n".join([*lines, cost, self.accuracy])
+        note = [self.stopped_early] if self.stopped_early else []
+        return "\n".join([*lines, *note, cost, self.accuracy])
+
+    @property
+    def stopped_early(self) -> str:
+        """A sentence when fewer than ``k`` values came out (limited domain), else ``""``."""
+        k = int(self.parameters.get("k", len(self.candidates)))
+        if len(self.candidates) >= k:
+            return ""
+        return (
+            f"stopped early: {len(self.candidates)} of {k} values beat the noisy threshold "
+            "(the others are too rare to show privately)"
+        )
 
 
 def _check_mechanism(mechanism: Any) -> Mechanism:
@@ -198,6 +213,7 @@ def top_k(
     source: RandomSource | None = None,
     counts: bool = False,
     progress: Progress = None,
+    k_bar: int | None = None,
 ) -> TopKResult:
     """The ``k`` most common values of ``column`` among public ``candidates``, privately.
 
@@ -209,6 +225,13 @@ def top_k(
     removed); ``counts=True`` spends half on the ranking and half on noisy counts (exact
     discrete Laplace). ``ledger``: a :class:`Ledger` or its path; the charge is durable before
     anything is computed from the data. ``source`` is for tests and demos only.
+
+    Without ``candidates``, ``delta`` is required and the values come from the data through
+    the limited-domain mechanism (Durfee and Rogers 2019): it looks at the true top ``k_bar``
+    values (default ``k + 10``, :data:`K_BAR_EXTRA`) and at the next score, and releases at
+    most ``k`` of them, fewer when a noisy threshold comes first. It costs ``(epsilon,
+    delta)``: ``epsilon / k`` per round, pure composition over ``k`` rounds, and ``delta`` for
+    the threshold (the chance that a value outside one neighbour's top ``k_bar`` is shown).
 
     Every error is raised from public facts (parameters, paths, schema) before any budget is
     spent; the private rows never cause an error (empty data: every score is 0).
@@ -229,8 +252,23 @@ def top_k(
                 "without a public candidates list, give delta: the limited-domain mechanism "
                 "(Durfee and Rogers 2019) is then used"
             )
-        check_delta(delta, allow_zero=False)
-        raise ParameterError("the limited-domain top-k (no candidates list) is not available yet")
+        return _limited_domain_top_k(
+            data,
+            column,
+            k,
+            eps,
+            float(check_delta(delta, allow_zero=False)),
+            privacy_unit,
+            max_contributions,
+            mech,
+            counts,
+            ledger,
+            source,
+            progress,
+            k_bar,
+        )
+    if k_bar is not None:
+        raise ParameterError("k_bar applies only without a candidates list (limited domain)")
     if delta is not None:
         check_delta(delta)
     cand_list = load_candidates(candidates)
@@ -238,10 +276,7 @@ def top_k(
         raise ParameterError(
             f"k must be at most the number of candidates ({len(cand_list)}), got {k}"
         )
-    table = open_table(data)
-    table.require_column(column)
-    if privacy_unit is not None:
-        table.require_column(privacy_unit, "privacy_unit")
+    table = _open(data, column, privacy_unit)
     book = _open_ledger(ledger)
 
     plan = _plan(len(cand_list), k, eps, mech, counts, source)
@@ -294,6 +329,112 @@ def top_k(
         "bounded_range" if (mech == "gumbel" and not counts) else "pure"
     )
     return book.charge_then(release, spent_eps, 0.0, name, parameters, kind=kind)
+
+
+def _open(data: Any, column: str, privacy_unit: str | None) -> Table:
+    """The data as a table with its columns checked (public facts only)."""
+    table = open_table(data)
+    table.require_column(column)
+    if privacy_unit is not None:
+        table.require_column(privacy_unit, "privacy_unit")
+    return table
+
+
+#: The default ``k_bar`` of the limited-domain path is ``k + K_BAR_EXTRA``. A larger ``k_bar``
+#: lowers the threshold (it sits above the ``(k_bar + 1)``-th score, not the ``(k + 1)``-th),
+#: so fewer queries stop early, at no privacy cost while ``k_bar >= max_contributions`` (the
+#: threshold's ``ln(min(Delta, k_bar) / delta)`` no longer grows) and at little cost in time.
+K_BAR_EXTRA = 10
+
+
+def _limited_domain_top_k(
+    data: Any,
+    column: str,
+    k: int,
+    eps: float,
+    delta: float,
+    privacy_unit: str | None,
+    max_contributions: int,
+    mech: Mechanism,
+    counts: bool,
+    ledger: Any,
+    source: RandomSource | None,
+    progress: Progress,
+    k_bar: int | None,
+) -> TopKResult:
+    """The candidates=None path of :func:`top_k`: DR19's limited-domain top-k on the data."""
+    if mech != "gumbel":
+        raise ParameterError(
+            "without a candidates list the mechanism is the limited-domain top-k (Gumbel): use "
+            'mechanism="gumbel"'
+        )
+    if counts:
+        raise ParameterError("counts=True needs a public candidates list")
+    k_bar = k + K_BAR_EXTRA if k_bar is None else check_int(k_bar, "k_bar", minimum=k)
+    table = _open(data, column, privacy_unit)
+    book = _open_ledger(ledger)
+    if book is not None and book.accounting == "zcdp":
+        raise ParameterError(
+            f"the limited-domain top-k costs (epsilon, delta) with delta > 0, which the zCDP "
+            f"ledger {book.path} cannot take: give a candidates list or use a basic ledger"
+        )
+    # epsilon / k per round, exact: the map's pure composition k * (epsilon / k) is epsilon.
+    per_round = Fraction(eps) / k
+    l0 = max_contributions  # each person changes at most this many scores, each by 1
+    measurement = make_limited_domain_top_k(
+        k, k_bar, per_round, delta, l0_sensitivity=l0, source=source
+    )
+    spent_eps, spent_delta = (float(x) for x in measurement.map(1))
+    threshold = limited_domain_threshold(per_round, delta, k_bar, l0)
+    parameters = {
+        "column": column,
+        "k": k,
+        "k_bar": k_bar,
+        "epsilon": eps,
+        "delta": delta,
+        "privacy_unit": privacy_unit,
+        "max_contributions": max_contributions,
+        "mechanism": "limited_domain",
+        "scale": float_up(1 / per_round),
+        "threshold": threshold,
+    }
+    # Gumbel: a value beats another whose noiseless key is g lower with probability
+    # 1 / (1 + e^(-g / scale)) (the difference of two Gumbels is logistic), >= 95% when
+    # g >= scale ln(19).
+    margin = threshold + float(1 / per_round) * math.log(CONFIDENCE / (1 - CONFIDENCE))
+    accuracy = (
+        f"accuracy: a value whose score exceeds the {_ordinal(k_bar + 1)} largest score by "
+        f"at least {margin:.4g} is ranked above the stopping threshold with probability at "
+        f"least {CONFIDENCE:.0%} (Gumbel noise, Durfee and Rogers 2019)"
+    )
+
+    def release() -> TopKResult:
+        salt = resolve_source(source).bits(63)
+        top = top_values(table, column, k_bar + 1, privacy_unit, max_contributions, salt, progress)
+        released = measurement(dict(top))
+        return TopKResult(
+            candidates=list(released),
+            indices=None,
+            mechanism=LIMITED_DOMAIN,
+            epsilon=spent_eps,
+            delta=spent_delta,
+            rho=None,
+            accuracy=accuracy,
+            counts=None,
+            ledger=None if book is None else book.path,
+            parameters=parameters,
+        )
+
+    if book is None:
+        return release()
+    return book.charge_then(
+        release, spent_eps, spent_delta, "top_k/limited_domain", parameters, kind="approx"
+    )
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def most_common(

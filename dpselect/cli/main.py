@@ -57,7 +57,7 @@ def _print_result(result: TopKResult, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result.to_dict(), sort_keys=True))
         return
-    table = Table(title=f"private top-{len(result.candidates)}")
+    table = Table(title=f"private top-{result.parameters.get('k', len(result.candidates))}")
     table.add_column("rank", justify="right")
     table.add_column("candidate")
     if result.counts is not None:
@@ -69,6 +69,8 @@ def _print_result(result: TopKResult, as_json: bool) -> None:
         table.add_row(*row)
     console = Console()
     console.print(table)
+    if result.stopped_early:
+        console.print(result.stopped_early)
     console.print(f"mechanism: {result.mechanism}")
     cost = f"privacy cost: epsilon = {result.epsilon:.6g}, delta = {result.delta:.3g}"
     if result.rho is not None:
@@ -95,7 +97,15 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "--delta",
             type=float,
             default=None,
-            help="Without --candidates: the limited-domain mechanism's delta.",
+            help="Without --candidates: values come from the data (limited-domain top-k, "
+            "Durfee-Rogers 2019), at a cost of (epsilon, delta); may return fewer than K.",
+        ),
+        click.option(
+            "--k-bar",
+            type=int,
+            default=None,
+            help="Limited domain only: how many of the true top values are looked at "
+            "(default K + 10).",
         ),
         click.option(
             "--privacy-unit",
@@ -143,6 +153,7 @@ def _run_selection(
     epsilon: float,
     candidates: str | None,
     delta: float | None,
+    k_bar: int | None,
     privacy_unit: str | None,
     max_contributions: int,
     mechanism: str,
@@ -167,6 +178,7 @@ def _run_selection(
             source=_source(insecure_seed),
             counts=counts,
             progress=progress,
+            k_bar=k_bar,
         )
     _print_result(result, as_json)
 
@@ -181,14 +193,18 @@ def cli() -> None:
 @click.option("--k", "k", required=True, type=int, help="How many candidates to release.")
 @_selection_options
 def top_k_command(k: int, **kwargs: Any) -> None:
-    """The K most common values of a column among public candidates, privately."""
+    """The K most common values of a column, privately.
+
+    With --candidates (a public list, one per line) the answer is one of those values; with
+    --delta instead, values come from the data (limited-domain mechanism).
+    """
     _run_selection(k, **kwargs)
 
 
 @cli.command("mode")
 @_selection_options
 def mode_command(**kwargs: Any) -> None:
-    """The most common value of a column among public candidates, privately."""
+    """The most common value of a column, privately (--candidates, or --delta)."""
     _run_selection(1, **kwargs)
 
 
