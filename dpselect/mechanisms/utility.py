@@ -230,7 +230,7 @@ def _scaled_gaps(scores: Any, scale: Fraction) -> F64:
         ):
             raise ParameterError("scores must be numbers (ints or floats)")
         top = max(int(v) for v in arr)
-        return np.array([float(Fraction(int(v) - top) / scale) for v in arr])
+        return np.array([_float_or_minus_inf(Fraction(int(v) - top) / scale) for v in arr])
     if arr.dtype.kind != "f":
         raise ParameterError(f"scores must be numbers, got dtype {arr.dtype}")
     x = arr.astype(np.float64)
@@ -239,6 +239,14 @@ def _scaled_gaps(scores: Any, scale: Fraction) -> F64:
     with np.errstate(over="ignore"):
         gaps: F64 = (x - x.max()) / float(scale)
     return gaps
+
+
+def _float_or_minus_inf(q: Fraction) -> float:
+    """``q <= 0`` as a float; below the float range it is ``-inf`` (its weight is 0 anyway)."""
+    try:
+        return float(q)
+    except OverflowError:
+        return -math.inf
 
 
 def _softmax(a: F64) -> F64:

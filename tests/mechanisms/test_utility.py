@@ -213,6 +213,10 @@ def test_exactness_edges() -> None:
     assert selection_probabilities([0, -700], 1)[1] == pytest.approx(math.exp(-700), rel=1e-12)
     pf = selection_probabilities([0, -700], 1, "exponential")[1]
     assert pf == pytest.approx(math.exp(-700) / 2, rel=1e-12)
+    for noise in ("gumbel", "exponential", "laplace"):  # gaps beyond the float range
+        for scores in ([1, 0], [1.0, 0.0]):
+            got = selection_probabilities(scores, 1e-320, noise)
+            assert got[1] == 0.0 and got[0] == pytest.approx(1.0, abs=1e-14)
     many = selection_probabilities(np.linspace(0, 30, 1500), 1.0, "exponential")
     assert many.sum() == pytest.approx(1, abs=1e-12) and np.all(many > 0)
 
