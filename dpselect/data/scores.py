@@ -14,6 +14,13 @@ Two scorings, each with a proven sensitivity used by the mechanisms' maps:
 
 Rows whose ``column`` (or privacy unit) is NULL, and values outside the candidate list, are
 ignored; candidates absent from the data score 0. Empty data is valid: every score is 0.
+
+Candidates are converted to the column's type (``TRY_CAST``; one that does not convert matches
+nothing). Two candidates that convert to the same value (``"7"`` and ``"07"`` for an integer
+column) both count its rows: one row then moves two scores, each still by at most 1, which is
+all the selection maps use (L-infinity, monotonic). The column's type never depends on the
+rows (:mod:`dpselect.data.tables`), so neither does this matching. The privacy unit's hash
+reads the unit as text, so that a user hashes alike from every input kind.
 """
 
 from __future__ import annotations
@@ -31,6 +38,13 @@ __all__ = ["candidate_scores", "top_values"]
 
 Progress = Callable[[float], None] | None
 _CANDIDATES_VIEW = "dpselect_candidates"
+# The salt enters DuckDB's hash as a UBIGINT whatever its size, so that a small salt hashes
+# like a large one and every input kind (users as text or numbers) hashes the same.
+_SALT_MASK = (1 << 64) - 1
+
+
+def _salted_hash(*columns: str) -> str:
+    return f"hash(CAST($salt AS UBIGINT), {', '.join(columns)})"
 
 
 def _quote(name: str) -> str:
@@ -53,7 +67,7 @@ def _candidates_source(table: Table, candidates: Sequence[Any]) -> tuple[str, di
     kinds = set(map(type, candidates))
     plain = len(kinds) == 1 and kinds <= {str, int, float}
     values = list(candidates) if plain else [str(c) for c in candidates]
-    source = "(SELECT unnest($cands) AS c, generate_subscripts($cands, 1) - 1 AS i)"
+    source = "(SELECT unnest($cands) AS c, CAST(generate_subscripts($cands, 1) - 1 AS BIGINT) AS i)"
     return source, {"cands": values}
 
 
@@ -88,20 +102,21 @@ def candidate_scores(
         """
     else:
         unit = _quote(privacy_unit)
+        rank = _salted_hash("u", "i")
         # Each user keeps at most max_contributions of their distinct candidates: those with
-        # the smallest salted hash of (user, candidate position), ties by position. The rule
-        # reads only that user's rows and the salt.
+        # the smallest salted hash of (user as text, candidate position), ties by position.
+        # The rule reads only that user's rows and the salt.
         sql = f"""
             WITH cands AS ({cands}),
-                 pairs AS (SELECT DISTINCT data.{unit} AS u, cands.i AS i
+                 pairs AS (SELECT DISTINCT CAST(data.{unit} AS VARCHAR) AS u, cands.i AS i
                            FROM data JOIN cands ON data.{col} = cands.v
                            WHERE data.{unit} IS NOT NULL),
                  kept AS (SELECT i FROM pairs
-                          QUALIFY row_number() OVER (PARTITION BY u ORDER BY hash($salt, u, i), i)
+                          QUALIFY row_number() OVER (PARTITION BY u ORDER BY {rank}, i)
                                   <= {int(max_contributions)})
             SELECT i, count(*) AS n FROM kept GROUP BY i
         """
-        params["salt"] = salt
+        params["salt"] = int(salt) & _SALT_MASK
     try:
         found = table.query_numpy(sql, params, progress)
     finally:
@@ -136,13 +151,14 @@ def top_values(
         unit = _quote(privacy_unit)
         counted = f"""
             SELECT v, count(*) AS n FROM (
-                SELECT v FROM (SELECT DISTINCT {unit} AS u, {col} AS v FROM data
+                SELECT v FROM (SELECT DISTINCT CAST({unit} AS VARCHAR) AS u, {col} AS v FROM data
                                WHERE {unit} IS NOT NULL AND {col} IS NOT NULL)
-                QUALIFY row_number() OVER (PARTITION BY u ORDER BY hash($salt, u, v), v)
+                QUALIFY row_number()
+                        OVER (PARTITION BY u ORDER BY {_salted_hash("u", "CAST(v AS VARCHAR)")}, v)
                         <= {int(max_contributions)}
             ) GROUP BY v
         """
-        params["salt"] = salt
+        params["salt"] = int(salt) & _SALT_MASK
     else:
         counted = f"""SELECT {col} AS v, count(*) AS n FROM data
                       WHERE {col} IS NOT NULL GROUP BY {col}"""

@@ -4,6 +4,20 @@
 connection with a view named ``data``. Only public facts are checked here (the path exists,
 its format is readable, the columns exist); the private rows are read later, once, by the
 score queries in :mod:`dpselect.data.scores`.
+
+The schema must not depend on the private rows, or a neighbouring dataset could change the
+columns, their types, and so which rows match which candidate (a score moving by more than
+one), or raise an error. So:
+
+- **Parquet, polars, pyarrow**: the schema is the file's or the frame's own metadata.
+- **pandas**: the dtypes; ``object`` columns are text (DuckDB's sampling of the values to guess
+  a type is turned off).
+- **CSV**: the header gives the columns and every column is text; the dialect is fixed (comma,
+  or tab for ``.tsv``, double quotes), not sniffed; a malformed row is skipped rather than
+  raising in the middle of a scan.
+- **JSON lines**: rows are objects and there is no header: any column name is accepted, read
+  as text, and a key absent from every row is a column of nulls (every score 0). A malformed
+  line is a row of nulls. So a misspelt column name is *not* an error for JSON lines.
 """
 
 from __future__ import annotations
@@ -36,16 +50,24 @@ _FRAME_MODULES = ("pandas", "polars", "pyarrow")
 
 @dataclass
 class Table:
-    """A DuckDB connection with the data as the view ``data`` and its public schema."""
+    """A DuckDB connection with the data as the view ``data`` and its public schema.
+
+    ``json_source``: for JSON, the path and format arguments of ``read_json``; the view then
+    holds the columns required so far, as text (module docstring).
+    """
 
     connection: duckdb.DuckDBPyConnection
     description: str
     columns: dict[str, str] = field(default_factory=dict)  # name -> DuckDB type
+    json_source: str | None = None
 
     def require_column(self, column: Any, argument: str = "column") -> str:
         """The column's DuckDB type; :class:`DataError` naming ``argument`` if it is absent."""
         if not isinstance(column, str) or not column:
             raise DataError(f"{argument} must be a column name, got {column!r}")
+        if self.json_source is not None and column not in self.columns:
+            self.columns[column] = "VARCHAR"
+            _create_json_view(self.connection, self.json_source, self.columns)
         if column not in self.columns:
             known = ", ".join(sorted(self.columns)) or "none"
             raise DataError(
@@ -111,23 +133,50 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _open_file(path: Path, connection: duckdb.DuckDBPyConnection) -> str:
+def _create_json_view(
+    connection: duckdb.DuckDBPyConnection, source: str, columns: dict[str, str]
+) -> None:
+    """The view ``data`` over a JSON file: the given keys, as text, no type sniffed.
+
+    ``source``: the path and format arguments of ``read_json``.
+    """
+    struct = ", ".join(f"{_sql_string(name)}: 'VARCHAR'" for name in columns) or "'_': 'VARCHAR'"
+    connection.execute(
+        "CREATE OR REPLACE VIEW data AS SELECT * FROM read_json("
+        f"{source}, columns = {{{struct}}}, ignore_errors = true)"
+    )
+
+
+def _open_file(path: Path, connection: duckdb.DuckDBPyConnection) -> tuple[str, str | None]:
+    """Create the view ``data`` over the file: its description, and the JSON source if any."""
     if not path.exists():
         raise DataError(f"data file {str(path)!r} does not exist")
     if path.is_dir():
         raise DataError(f"data path {str(path)!r} is a directory, not a file")
     if not os.access(path, os.R_OK):
         raise DataError(f"data file {str(path)!r} is not readable")
-    reader = FILE_READERS.get(path.suffix.lower())
+    suffix = path.suffix.lower()
+    reader = FILE_READERS.get(suffix)
     if reader is None:
         formats = ", ".join(sorted(FILE_READERS))
         raise DataError(f"data file {str(path)!r} has an unsupported format (use {formats})")
-    options = (
-        ", format = 'newline_delimited'" if path.suffix.lower() in (".jsonl", ".ndjson") else ""
-    )
-    source = f"{reader}({_sql_string(str(path))}{options})"
-    connection.execute(f"CREATE VIEW data AS SELECT * FROM {source}")
-    return f"file {str(path)!r}"
+    description = f"file {str(path)!r}"
+    path_sql = _sql_string(str(path))
+    if reader == "read_json":
+        # .json: one array or one object per line; .jsonl / .ndjson: one object per line
+        layout = "auto" if suffix == ".json" else "newline_delimited"
+        source = f"{path_sql}, format = {_sql_string(layout)}"
+        _create_json_view(connection, source, {})
+        return description, source
+    options = ""
+    if reader == "read_csv":
+        delimiter = "\t" if suffix == ".tsv" else ","
+        options = (
+            f", header = true, delim = {_sql_string(delimiter)}, quote = '\"', escape = '\"', "
+            "all_varchar = true, ignore_errors = true"
+        )
+    connection.execute(f"CREATE VIEW data AS SELECT * FROM {reader}({path_sql}{options})")
+    return description, None
 
 
 def _is_frame(obj: Any) -> bool:
@@ -142,8 +191,11 @@ def open_table(data: Any) -> Table:
     unsupported object, all public facts.
     """
     connection = duckdb.connect(":memory:", config={"threads": max(1, os.cpu_count() or 1)})
+    # pandas object columns are text, whatever their values look like (module docstring).
+    connection.execute("SET pandas_analyze_sample = 0")
+    json_source = None
     if isinstance(data, (str, os.PathLike)):
-        description = _open_file(Path(data), connection)
+        description, json_source = _open_file(Path(data), connection)
     elif _is_frame(data):
         connection.register("data", data)
         description = f"the {type(data).__module__.split('.')[0]} table"
@@ -157,4 +209,5 @@ def open_table(data: Any) -> Table:
     except duckdb.Error as exc:
         first_line = str(exc).splitlines()[0]
         raise DataError(f"cannot read {description}: {first_line}") from None
-    return Table(connection, description, {str(row[0]): str(row[1]) for row in schema})
+    columns = {} if json_source else {str(row[0]): str(row[1]) for row in schema}
+    return Table(connection, description, columns, json_source)
