@@ -175,8 +175,15 @@ def _open_file(path: Path, connection: duckdb.DuckDBPyConnection) -> tuple[str, 
             f", header = true, delim = {_sql_string(delimiter)}, quote = '\"', escape = '\"', "
             "all_varchar = true, ignore_errors = true"
         )
-    connection.execute(f"CREATE VIEW data AS SELECT * FROM {reader}({path_sql}{options})")
+    try:
+        connection.execute(f"CREATE VIEW data AS SELECT * FROM {reader}({path_sql}{options})")
+    except duckdb.Error as exc:
+        raise DataError(f"cannot read {description}: {_first_line(exc)}") from None
     return description, None
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _is_frame(obj: Any) -> bool:
@@ -207,7 +214,6 @@ def open_table(data: Any) -> Table:
     try:
         schema = connection.execute("DESCRIBE data").fetchall()
     except duckdb.Error as exc:
-        first_line = str(exc).splitlines()[0]
-        raise DataError(f"cannot read {description}: {first_line}") from None
+        raise DataError(f"cannot read {description}: {_first_line(exc)}") from None
     columns = {} if json_source else {str(row[0]): str(row[1]) for row in schema}
     return Table(connection, description, columns, json_source)
