@@ -326,3 +326,17 @@ def test_neighbouring_inputs_both_succeed(x, bump, noise, k):
     neighbour = [a + b for a, b in zip(x, bump, strict=True)]
     out1, out2 = m(x), m(neighbour)
     assert len(out1) == len(out2) == k
+
+
+# ----------------------------------------------------------- vs selection_probabilities
+@pytest.mark.parametrize("noise", ["gumbel", "exponential", "laplace"])
+def test_function_samples_the_law_of_selection_probabilities(noise):
+    """The map's proof is about the law that selection_probabilities computes (issue 4)."""
+    from dpselect.mechanisms.utility import selection_probabilities
+
+    x = np.array([0.0, 0.5, 2.0, 3.0, 1.0])
+    m = make_noisy_max(
+        FLOATS, dc.LInfDistance(), MAXDIV, 0.9, noise, source=InsecureSeededSource(12)
+    )
+    counts = np.bincount(draws(m, x, 3000), minlength=5)
+    assert_fits(counts, selection_probabilities(x, 0.9, noise))
