@@ -1,3 +1,46 @@
-"""Application recipes of the exponential mechanism (seeds 002, 003): the recipes layer."""
+"""Application recipes of the exponential mechanism (seeds 002, 003): the recipes layer.
 
-__all__: list[str] = []
+Each recipe validates its public parameters, charges the ledger (``ledger=``) before touching
+the private data, and returns a result dataclass with ``to_dict()`` and a readable ``str``:
+
+- :func:`quantile`: quantiles and medians, over public candidates or continuous on bounds
+  (Smith 2011), several at once by composition;
+- :func:`best_price`: digital-goods pricing with the seed's revenue guarantee;
+- :func:`select_hypothesis`: private hypothesis selection / PAC learning (seed 003,
+  Theorem 6), with :func:`pac_sample_size` and :func:`threshold_hypotheses`;
+- :func:`select`: the exponential mechanism for any score with a known sensitivity;
+- :func:`preview` and :func:`plot_preview`: the exact law of a selection on hypothetical
+  scores, before any budget is spent.
+
+``docs/examples.md`` works through the seeds' examples with these recipes.
+"""
+
+from .hypothesis import (
+    HypothesisResult,
+    pac_sample_size,
+    select_hypothesis,
+    threshold_hypotheses,
+)
+from .preview import PreviewResult, PreviewRow, plot_preview, preview
+from .pricing import PriceResult, best_price, default_alpha, price_grid
+from .quantiles import QuantileResult, quantile
+from .select import SelectionResult, select
+
+__all__ = [
+    "HypothesisResult",
+    "PreviewResult",
+    "PreviewRow",
+    "PriceResult",
+    "QuantileResult",
+    "SelectionResult",
+    "best_price",
+    "default_alpha",
+    "pac_sample_size",
+    "plot_preview",
+    "preview",
+    "price_grid",
+    "quantile",
+    "select",
+    "select_hypothesis",
+    "threshold_hypotheses",
+]

@@ -1,0 +1,131 @@
+"""What every application recipe shares: the ledger charge, confidence checks, JSON values.
+
+The recipes follow :func:`dpselect.api.top_k`: validate public parameters, open the data,
+calibrate, charge the ledger durably, and only then touch the private rows and release.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from ..accounting.ledger import Ledger
+from ..core.errors import DataError, ParameterError
+from ..data.tables import Table
+
+__all__ = [
+    "CONFIDENCE",
+    "NUMERIC_TYPES",
+    "charge_then_release",
+    "check_confidence",
+    "column_values",
+    "jsonable",
+    "numeric_column",
+    "open_ledger",
+]
+
+T = TypeVar("T")
+F64 = npt.NDArray[np.float64]
+
+#: The confidence of every accuracy statement unless the caller asks for another.
+CONFIDENCE = 0.95
+
+#: DuckDB column types read as numbers (DECIMAL(p, s) is matched by its prefix).
+NUMERIC_TYPES = (
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+    "FLOAT",
+    "DOUBLE",
+    "DECIMAL",
+)
+
+
+def open_ledger(ledger: Any) -> Ledger | None:
+    """A :class:`Ledger`, opened from a path when given one; ``None`` stays ``None``."""
+    if ledger is None or isinstance(ledger, Ledger):
+        return ledger
+    if isinstance(ledger, (str, os.PathLike)):
+        return Ledger.open(ledger)
+    raise ParameterError(f"ledger must be a Ledger, a path or None, got {type(ledger).__name__}")
+
+
+def charge_then_release(
+    book: Ledger | None,
+    release: Callable[[], T],
+    epsilon: float,
+    mechanism: str,
+    parameters: dict[str, Any],
+) -> T:
+    """Charge ``epsilon`` (an exponential mechanism: bounded range), then run ``release``.
+
+    Every recipe here is an exponential mechanism or a composition of them, which is
+    ``epsilon``-bounded-range (so ``epsilon^2 / 8``-zCDP in a zCDP ledger, seed 004).
+    """
+    if book is None:
+        return release()
+    return book.charge_then(release, epsilon, 0.0, mechanism, parameters, kind="bounded_range")
+
+
+def check_confidence(confidence: Any) -> float:
+    """A confidence level in (0, 1)."""
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, Fraction)):
+        raise ParameterError(f"confidence must be a number, got {type(confidence).__name__}")
+    value = float(confidence)
+    if not 0 < value < 1:
+        raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}")
+    return value
+
+
+def numeric_column(table: Table, column: str, argument: str = "column") -> None:
+    """Refuse (from the public schema) a column that is neither numeric nor text.
+
+    Text columns (CSV and JSON columns are read as text, so that the schema never depends on
+    the rows) are parsed row by row; see :func:`column_values`.
+    """
+    kind = table.require_column(column, argument).upper()
+    if not kind.startswith((*NUMERIC_TYPES, "VARCHAR")):
+        raise DataError(f"{argument} {column!r} must be numeric or text, but its type is {kind}")
+
+
+def column_values(table: Table, column: str) -> F64:
+    """The column as float64; NULL, NaN and unparseable rows are dropped.
+
+    Each row is mapped on its own (``TRY_CAST(value AS DOUBLE)``, NULL when the text is not
+    a number) and rows without a number are filtered out: a 1-stable row-by-row map, so the
+    neighbouring relation and every sensitivity built on it carry over, and no row can cause
+    an error. Values beyond 2^53 in integer columns are rounded to the nearest float.
+    """
+    ident = '"' + column.replace('"', '""') + '"'
+    sql = f"SELECT v FROM (SELECT TRY_CAST({ident} AS DOUBLE) AS v FROM data) WHERE v IS NOT NULL"
+    raw = table.connection.execute(sql).fetchnumpy()["v"]
+    values = np.asarray(np.ma.filled(raw, np.nan), dtype=np.float64)
+    out: F64 = values[~np.isnan(values)]
+    return out
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as a JSON type: numbers and strings as they are, anything else as ``str``."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return v if math.isfinite(v) else str(v)
+    if isinstance(value, Fraction):
+        return float(value)
+    return str(value)

@@ -1,0 +1,268 @@
+"""Private hypothesis selection and PAC learning (seed 003, "Private PAC learning", Theorem 6).
+
+Given labelled examples ``(X_i, y_i)`` and a finite **public** hypothesis class ``C`` (callables
+``h(X) -> labels``, a mapping of names to them, or a matrix of predictions precomputed per
+hypothesis), select a hypothesis that misclassifies few examples, privately.
+
+**Score.** ``s((X, y), h) = -|{i : h(X_i) != y_i}|``, minus the number of mistakes (the seed
+divides by ``n``; counting is the same mechanism with ``Delta = 1`` instead of ``1/n``, and
+does not need ``n``, which is private under adding or removing an example). Adding or removing
+one example changes each count by at most one, all in the same direction: sensitivity 1,
+**monotonic**, so the exponential mechanism uses ``exp(eps s)`` and is ``eps``-DP for one
+example added or removed. Seed 003 changes one example (``(X_i, y_i)`` replaced arbitrarily),
+which is two add/remove steps: ``2 eps`` here. Each prediction ``h(X)_i`` must depend on
+``X_i`` alone (a hypothesis applied row by row); hypotheses trained on the same private data
+are not covered.
+
+**Guarantee (Theorem 6 with constants).** Suppose the examples are drawn i.i.d. from a
+distribution ``D`` and labelled by some ``c* in C`` (the realizable case, as in the seed).
+With ``beta = 1 - confidence`` split in halves:
+
+- selection (utility theorem, monotonic): with probability ``>= 1 - beta/2`` the selected
+  ``h`` makes at most ``(1/eps)(ln |C| + ln(2/beta))`` mistakes, since ``c*`` makes none;
+  that is at most ``alpha n / 2`` once ``n >= 2 (ln |C| + ln(2/beta)) / (alpha eps)``;
+- generalisation (Hoeffding and a union bound over ``C``): with probability ``>= 1 - beta/2``
+  every ``h`` has ``err_D(h) <= err_S(h) + alpha / 2`` once ``n >= 2 ln(2|C|/beta) /
+  alpha^2``.
+
+So ``n >= 2 ln(2|C|/beta) / alpha^2 + 2 (ln |C| + ln(2/beta)) / (alpha eps)`` examples give
+``err_D(h) <= alpha`` with probability at least ``confidence``: the seed's ``Omega(log|C| /
+alpha^2 + log|C| / (alpha eps))``. :func:`pac_sample_size` computes it (the sum, which is at
+least the maximum of the two conditions, as in the seed's statement).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..core.errors import ParameterError
+from ..core.measurement import Measurement
+from ..mechanisms.exponential import make_exponential_mechanism
+from ..mechanisms.utility import utility_bound
+from ..mechanisms.validate import check_epsilon, check_int
+from ..sampling.source import RandomSource
+from ._common import CONFIDENCE, charge_then_release, check_confidence, jsonable, open_ledger
+
+__all__ = [
+    "HypothesisResult",
+    "make_hypothesis_selection",
+    "mistakes",
+    "pac_sample_size",
+    "select_hypothesis",
+    "threshold_hypotheses",
+]
+
+Hypothesis = Callable[[Any], Any]
+
+
+def threshold_hypotheses(thresholds: Sequence[float]) -> dict[float, Hypothesis]:
+    """The threshold class ``h_t(x) = 1 if x >= t else 0`` on 1-D data, one per threshold."""
+
+    def make(t: float) -> Hypothesis:
+        def h(x: Any) -> npt.NDArray[np.int64]:
+            return (np.asarray(x, dtype=np.float64) >= t).astype(np.int64)
+
+        return h
+
+    return {float(t): make(float(t)) for t in thresholds}
+
+
+def pac_sample_size(
+    n_hypotheses: int,
+    alpha: float,
+    epsilon: float,
+    confidence: float = CONFIDENCE,
+    monotonic: bool = True,
+) -> int:
+    """Examples enough for error ``<= alpha`` at ``confidence`` (Theorem 6, module docstring).
+
+    ``2 ln(2|C|/beta) / alpha^2 + 2 c (ln |C| + ln(2/beta)) / (alpha eps)`` rounded up, with
+    ``beta = 1 - confidence`` and ``c = 1`` (monotonic, add/remove privacy, as
+    :func:`select_hypothesis`) or ``c = 2`` (the seed's change-one form).
+    """
+    size = check_int(n_hypotheses, "n_hypotheses", minimum=1)
+    a = float(check_epsilon(alpha, "alpha"))
+    if a >= 1:
+        raise ParameterError(f"alpha must be in (0, 1), got {alpha}")
+    eps = float(check_epsilon(epsilon))
+    beta = 1 - check_confidence(confidence)
+    c = 1 if monotonic else 2
+    generalisation = 2 * math.log(2 * size / beta) / a**2
+    selection = 2 * c * (math.log(size) + math.log(2 / beta)) / (a * eps)
+    # A relative margin covers the float rounding of the logs and divisions.
+    return math.ceil((generalisation + selection) * (1 + 1e-12))
+
+
+def _named(hypotheses: Any) -> tuple[list[Any], list[Any]]:
+    """``(names, hypotheses)``: callables or rows of a prediction matrix."""
+    if isinstance(hypotheses, Mapping):
+        names, items = list(hypotheses.keys()), list(hypotheses.values())
+    elif isinstance(hypotheses, np.ndarray):
+        if hypotheses.ndim != 2:
+            raise ParameterError(
+                "a prediction matrix must be 2-D: one row of predictions per hypothesis"
+            )
+        names, items = list(range(hypotheses.shape[0])), list(hypotheses)
+    elif isinstance(hypotheses, Sequence) and not isinstance(hypotheses, (str, bytes)):
+        names, items = list(range(len(hypotheses))), list(hypotheses)
+    else:
+        raise ParameterError(
+            "hypotheses must be a list or mapping of callables h(X) -> labels, or a 2-D "
+            f"array of predictions, got {type(hypotheses).__name__}"
+        )
+    if not items:
+        raise ParameterError("hypotheses must not be empty")
+    if isinstance(hypotheses, Mapping) or not isinstance(hypotheses, np.ndarray):
+        for name, h in zip(names, items, strict=True):
+            if not callable(h) and not isinstance(h, (np.ndarray, Sequence)):
+                raise ParameterError(
+                    f"hypothesis {name!r} must be a callable h(X) -> labels or predictions"
+                )
+    return names, items
+
+
+def mistakes(X: Any, y: Any, hypotheses: Sequence[Any]) -> list[int]:
+    """``|{i : h(X_i) != y_i}|`` for each hypothesis (a callable or its predictions)."""
+    labels = np.asarray(y).ravel()
+    out = []
+    for h in hypotheses:
+        predictions = np.asarray(h(X) if callable(h) else h).ravel()
+        if predictions.shape != labels.shape:
+            raise ParameterError(
+                f"a hypothesis gave {predictions.shape[0]} predictions for {labels.shape[0]} labels"
+            )
+        out.append(int(np.count_nonzero(predictions != labels)))
+    return out
+
+
+def make_hypothesis_selection(
+    hypotheses: Sequence[Any], epsilon: Any, *, source: RandomSource | None = None
+) -> Measurement:
+    """The exponential mechanism over ``hypotheses`` with score ``-mistakes`` (monotonic).
+
+    Input: a pair ``(X, y)``; output: the index of the selected hypothesis. Privacy map
+    (``SymmetricDistance``, examples added or removed): ``d_in / scale <= d_in eps``.
+    """
+    items = list(hypotheses)
+    mech = make_exponential_mechanism(
+        list(range(len(items))),
+        lambda counts, i: -counts[i],
+        1,
+        epsilon=epsilon,
+        monotonic=True,
+        source=source,
+    )
+    return Measurement(
+        input_domain=mech.input_domain,
+        input_metric=mech.input_metric,
+        output_measure=mech.output_measure,
+        function=lambda data: mech(mistakes(data[0], data[1], items)),
+        privacy_map=mech.map,
+    )
+
+
+@dataclass(frozen=True)
+class HypothesisResult:
+    """The selected hypothesis, its cost, and the guarantees that come with it."""
+
+    name: Any
+    index: int
+    epsilon: float
+    n_hypotheses: int
+    accuracy: str
+    alpha: float
+    sample_size: int
+    guarantee: str
+    hypothesis: Any = field(default=None, repr=False, compare=False)
+    ledger: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (the hypothesis object itself is left out)."""
+        return {
+            "name": jsonable(self.name),
+            "index": self.index,
+            "epsilon": self.epsilon,
+            "n_hypotheses": self.n_hypotheses,
+            "accuracy": self.accuracy,
+            "alpha": self.alpha,
+            "sample_size": self.sample_size,
+            "guarantee": self.guarantee,
+            "ledger": self.ledger,
+            "parameters": self.parameters,
+        }
+
+    def __str__(self) -> str:
+        return "\n".join(
+            [
+                f"selected hypothesis: {self.name}",
+                f"mechanism: exponential mechanism over {self.n_hypotheses} public hypotheses "
+                "(score = minus the mistakes, monotonic)",
+                f"privacy cost: epsilon = {self.epsilon:.6g}, delta = 0",
+                self.accuracy,
+                self.guarantee,
+            ]
+        )
+
+
+def select_hypothesis(
+    X: Any,
+    y: Any,
+    hypotheses: Any,
+    epsilon: float,
+    alpha: float = 0.1,
+    confidence: float = CONFIDENCE,
+    ledger: Any = None,
+    source: RandomSource | None = None,
+) -> HypothesisResult:
+    """The hypothesis with (nearly) the fewest mistakes on ``(X, y)``, privately (seed 003).
+
+    ``hypotheses``: a list or a mapping ``name -> h`` of callables ``h(X) -> labels`` applied
+    row by row, or a 2-D array of predictions (one row per hypothesis, for example sklearn
+    models' predictions computed beforehand); the class must not depend on ``(X, y)``.
+    ``epsilon``: pure DP for one example added or removed; the ledger is charged before the
+    hypotheses are evaluated. ``alpha`` is the target error of the reported sample-size
+    guarantee (Theorem 6, module docstring). ``source`` is for tests and demos only.
+    """
+    eps = Fraction(check_epsilon(epsilon))
+    conf = check_confidence(confidence)
+    names, items = _named(hypotheses)
+    size = pac_sample_size(len(items), alpha, float(eps), conf)
+    bound = utility_bound(eps, 1, len(items), confidence=conf, monotonic=True)
+    accuracy = (
+        f"accuracy: with probability at least {conf:.0%}, the selected hypothesis makes at "
+        f"most {bound.loss:.4g} more mistakes than the best one (utility theorem, seed 003)"
+    )
+    guarantee = (
+        f"guarantee (seed 003, Theorem 6): if the examples are i.i.d. and some hypothesis "
+        f"labels them all correctly, n >= {size} examples give error <= {float(alpha):g} with "
+        f"probability at least {conf:.0%} (|C| = {len(items)}, eps = {float(eps):g})"
+    )
+    mechanism = make_hypothesis_selection(items, eps, source=source)
+    book = open_ledger(ledger)
+    parameters = {"epsilon": float(eps), "n_hypotheses": len(items), "alpha": float(alpha)}
+
+    def release() -> HypothesisResult:
+        index = int(mechanism((X, y)))
+        return HypothesisResult(
+            name=names[index],
+            index=index,
+            epsilon=float(eps),
+            n_hypotheses=len(items),
+            accuracy=accuracy,
+            alpha=float(alpha),
+            sample_size=size,
+            guarantee=guarantee,
+            hypothesis=items[index],
+            ledger=None if book is None else book.path,
+            parameters=parameters,
+        )
+
+    return charge_then_release(book, release, float(eps), "select_hypothesis", parameters)

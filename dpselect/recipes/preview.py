@@ -1,0 +1,282 @@
+"""Previews: what a private selection would do, before any budget is spent (seeds 001, 002).
+
+``preview(scores, epsilon)`` takes **public or hypothetical** scores (for example the counts
+you expect, or last year's published counts), never the private data, and computes for each
+``epsilon``:
+
+- the exact probability of selecting each candidate (:func:`selection_probabilities`: the
+  exponential mechanism's softmax ``P[c] ∝ exp(s_c / scale)``, or permute-and-flip's and
+  Laplace report-noisy-max's laws), with ``scale = 2 Delta / eps`` (``Delta / eps`` when
+  ``monotonic``), the calibration :func:`dpselect.top_k` and :func:`dpselect.recipes.select`
+  use;
+- the probability of returning a best candidate, and of a wrong answer;
+- the utility theorem's bound on a wrong answer (seed 002): ``P[score <= runner-up] <=
+  (|O| / |O*|) exp(-eps (OPT - runner-up) / (c Delta))``, and the loss it guarantees at
+  ``confidence`` (exponential mechanism only: the theorem is proven for it).
+
+Nothing is sampled and nothing is charged. ``dpselect preview --plot out.png`` draws
+P(correct answer) and the theorem's guarantee against ``eps`` (:func:`plot_preview`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from ..core.arithmetic import float_up
+from ..core.errors import ParameterError
+from ..mechanisms.utility import selection_probabilities, utility_bound
+from ..mechanisms.validate import check_epsilon, check_scale
+from ._common import CONFIDENCE, check_confidence, jsonable
+
+__all__ = ["PreviewResult", "PreviewRow", "plot_preview", "preview"]
+
+Mechanism = Literal["gumbel", "exponential", "laplace"]
+_MECHANISMS = {
+    "gumbel": "exponential mechanism (Gumbel report-noisy-max)",
+    "exponential": "permute-and-flip (report-noisy-max with exponential noise)",
+    "laplace": "report-noisy-max with Laplace noise",
+}
+NOTE = "computed from the scores given (public or hypothetical): no data read, no budget spent"
+
+
+@dataclass(frozen=True)
+class PreviewRow:
+    """The law of the selection at one ``epsilon``."""
+
+    epsilon: float
+    scale: float
+    probabilities: list[float]
+    p_best: float
+    p_wrong: float
+    bound_wrong: float | None
+    loss: float | None
+
+
+@dataclass(frozen=True)
+class PreviewResult:
+    """A preview of a selection over hypothetical scores, for one or several ``epsilon``."""
+
+    names: list[Any]
+    scores: list[float]
+    sensitivity: float
+    monotonic: bool
+    mechanism: str
+    confidence: float
+    rows: list[PreviewRow]
+    note: str = NOTE
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary."""
+        out = asdict(self)
+        out["names"] = [jsonable(n) for n in self.names]
+        return out
+
+    def __str__(self) -> str:
+        best = max(self.scores)
+        lines = [
+            f"preview of the {_MECHANISMS[self.mechanism]} ({NOTE})",
+            f"scores: {dict(zip(map(str, self.names), self.scores, strict=True))}, "
+            f"Delta = {self.sensitivity:g}" + (", monotonic" if self.monotonic else ""),
+        ]
+        for row in self.rows:
+            lines.append(
+                f"epsilon = {row.epsilon:g}: P[best] = {row.p_best:.6g}, "
+                f"P[wrong] = {row.p_wrong:.6g}"
+                + (
+                    f" (utility theorem: <= {row.bound_wrong:.6g})"
+                    if row.bound_wrong is not None
+                    else ""
+                )
+            )
+            if row.loss is not None:
+                lines.append(
+                    f"  with probability at least {self.confidence:.0%} the answer's score is "
+                    f"within {row.loss:.4g} of the best ({best:g})"
+                )
+            cells = ", ".join(
+                f"{name}: {p:.4g}" for name, p in zip(self.names, row.probabilities, strict=True)
+            )
+            lines.append(f"  P[each] = {cells}")
+        return "\n".join(lines)
+
+
+def _scores(scores: Any) -> tuple[list[Any], list[float]]:
+    if isinstance(scores, Mapping):
+        names, values = list(scores.keys()), list(scores.values())
+    elif isinstance(scores, (Sequence, np.ndarray)) and not isinstance(scores, (str, bytes)):
+        values = list(scores)
+        names = list(range(len(values)))
+    else:
+        raise ParameterError(
+            "scores must be a list of numbers or a mapping name -> number, "
+            f"got {type(scores).__name__}"
+        )
+    if not values:
+        raise ParameterError("scores must not be empty")
+    out = []
+    for name, v in zip(names, values, strict=True):
+        if isinstance(v, bool) or not isinstance(v, (int, float, Fraction, np.number)):
+            raise ParameterError(f"score of {name!r} must be a number, got {v!r}")
+        if not math.isfinite(float(v)):
+            raise ParameterError(f"score of {name!r} must be finite, got {v!r}")
+        out.append(float(v))
+    return names, out
+
+
+def _epsilons(epsilon: Any) -> list[Fraction]:
+    values = list(epsilon) if isinstance(epsilon, (list, tuple, np.ndarray)) else [epsilon]
+    if not values:
+        raise ParameterError("epsilon must be a number or a non-empty list of numbers")
+    return [Fraction(check_epsilon(float(e) if isinstance(e, np.floating) else e)) for e in values]
+
+
+def _row(
+    scores: list[float],
+    eps: Fraction,
+    delta: Fraction,
+    monotonic: bool,
+    mechanism: Mechanism,
+    confidence: float,
+) -> PreviewRow:
+    scale = float_up((1 if monotonic else 2) * delta / eps)
+    probs = selection_probabilities(scores, scale, noise=mechanism)
+    best = max(scores)
+    optimal = np.asarray(scores) == best
+    p_wrong = float(probs[~optimal].sum())
+    p_best = float(probs[optimal].sum())
+    bound_wrong: float | None = None
+    loss: float | None = None
+    if mechanism == "gumbel":
+        n_opt = int(optimal.sum())
+        others = [s for s in scores if s != best]
+        if others:
+            gap = Fraction(best) - Fraction(max(others))
+            bound_wrong = utility_bound(
+                eps, delta, len(scores), n_optimal=n_opt, loss=gap, monotonic=monotonic
+            ).probability
+        else:
+            bound_wrong = 0.0
+        loss = utility_bound(
+            eps, delta, len(scores), n_optimal=n_opt, confidence=confidence, monotonic=monotonic
+        ).loss
+    return PreviewRow(
+        epsilon=float(eps),
+        scale=scale,
+        probabilities=[float(p) for p in probs],
+        p_best=p_best,
+        p_wrong=p_wrong,
+        bound_wrong=bound_wrong,
+        loss=loss,
+    )
+
+
+def _check_mechanism(mechanism: Any) -> Mechanism:
+    if mechanism not in _MECHANISMS:
+        raise ParameterError(f"mechanism must be one of {sorted(_MECHANISMS)}, got {mechanism!r}")
+    return mechanism  # type: ignore[no-any-return]
+
+
+def preview(
+    scores: Any,
+    epsilon: Any,
+    sensitivity: float = 1,
+    monotonic: bool = False,
+    mechanism: Mechanism = "gumbel",
+    confidence: float = CONFIDENCE,
+) -> PreviewResult:
+    """The exact law of a selection over hypothetical ``scores`` at each ``epsilon``.
+
+    ``scores``: a list, or a mapping ``name -> score`` (for example expected counts).
+    ``epsilon``: a number or a list. ``monotonic=True`` previews counts as
+    :func:`dpselect.top_k` scores them (``scale = Delta / eps``); the default is the seed's
+    general ``2 Delta / eps``. Uses only the scores given: nothing is sampled or charged.
+    """
+    names, values = _scores(scores)
+    eps_list = _epsilons(epsilon)
+    delta = Fraction(check_scale(sensitivity, "sensitivity", allow_zero=False))
+    if not isinstance(monotonic, bool):
+        raise ParameterError(f"monotonic must be a bool, got {monotonic!r}")
+    mech = _check_mechanism(mechanism)
+    conf = check_confidence(confidence)
+    rows = [_row(values, e, delta, monotonic, mech, conf) for e in eps_list]
+    return PreviewResult(
+        names=names,
+        scores=values,
+        sensitivity=float(delta),
+        monotonic=monotonic,
+        mechanism=mech,
+        confidence=conf,
+        rows=rows,
+    )
+
+
+def _grid(scores: list[float], delta: float, monotonic: bool, marks: list[float]) -> np.ndarray:
+    """Log-spaced epsilons around the marks, or around where the answer becomes reliable."""
+    if marks:
+        lo, hi = min(marks) / 10, max(marks) * 10
+    else:
+        best = max(scores)
+        others = [s for s in scores if s != best]
+        gap = best - max(others) if others else delta
+        middle = (1 if monotonic else 2) * delta * math.log(max(2, len(scores))) / gap
+        lo, hi = middle / 30, middle * 30
+    return np.logspace(math.log10(lo), math.log10(hi), 81)
+
+
+def plot_preview(
+    scores: Any,
+    path: str | Path,
+    epsilon: Any = None,
+    sensitivity: float = 1,
+    monotonic: bool = False,
+    mechanism: Mechanism = "gumbel",
+    title: str | None = None,
+) -> Path:
+    """Plot P(correct answer) and the utility theorem's guarantee against ``eps`` (log axis).
+
+    The curve spans a decade either side of the given ``epsilon`` values (marked with dotted
+    lines), or the range where the answer becomes reliable. Saved as a PNG with matplotlib's
+    Agg canvas (no display, no global backend change).
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    names, values = _scores(scores)
+    marks = [float(e) for e in _epsilons(epsilon)] if epsilon is not None else []
+    delta = float(check_scale(sensitivity, "sensitivity", allow_zero=False))
+    grid = _grid(values, delta, monotonic, marks)
+    result = preview(scores, list(grid), sensitivity, monotonic, mechanism)
+    p_best = [row.p_best for row in result.rows]
+    fig = Figure(figsize=(7, 4.2), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.plot(grid, p_best, color="C0", lw=2, label="P(correct answer), exact")
+    if mechanism == "gumbel":
+        guarantee = [max(0.0, 1.0 - (row.bound_wrong or 0.0)) for row in result.rows]
+        ax.plot(
+            grid, guarantee, color="C1", lw=2, ls="--", label="utility theorem: P(correct) at least"
+        )
+    for e in marks:
+        ax.axvline(e, color="0.4", ls=":", lw=1)
+        p = preview(scores, e, sensitivity, monotonic, mechanism).rows[0].p_best
+        ax.annotate(f"ε = {e:g}\nP = {p:.3f}", (e, p), textcoords="offset points", xytext=(6, -28))
+    ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("ε (log scale)")
+    ax.set_ylabel("probability")
+    shown = ", ".join(f"{n}: {s:g}" for n, s in list(zip(names, values, strict=True))[:6])
+    more = ", ..." if len(values) > 6 else ""
+    ax.set_title(title or f"{_MECHANISMS[mechanism]}\nscores {shown}{more}", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=9)
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, format="png")
+    return out

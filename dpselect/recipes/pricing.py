@@ -1,0 +1,340 @@
+"""Digital-goods pricing with the exponential mechanism (seed 003, "Selling one digital good").
+
+A seller with unlimited copies picks one price ``p``; buyer ``i`` buys when ``v_i >= p``.
+The revenue ``p |{i : v_i >= p}|`` is irregular in ``p`` (seed 003: valuations $1, $1, $3.01
+give revenue $3 at $1, $1.01 at $1.01, $3.01 at $3.01 and $0 at $3.02), so the price is
+*selected* among candidate prices with the revenue as score, not computed and noised.
+
+**Candidates.** The public grid ``{alpha, 2 alpha, ..., J alpha}`` with ``J = floor(max_price
+/ alpha)``, or a public list of prices in ``(0, max_price]``. Every candidate is a multiple
+``j u`` of a public unit ``u`` (``alpha`` for the grid; for a list, the largest ``u`` dividing
+every price written in decimals, so $3.01 with $1 has ``u = 0.01``). The default ``alpha``
+is ``max_price ln(n) / (n eps)``, the seed's ``ln(n) / (n eps)`` with prices scaled to
+``[0, max_price]``. The number of buyers ``n`` is private under adding or removing a buyer,
+so the default needs a **public** ``n`` (a published count or an estimate) from the caller:
+``n`` only sets the grid and the reported guarantee, never the privacy.
+
+**Score and privacy.** ``s(v, j u) = j u |{i : v_i >= j u}|``, computed exactly as the integer
+``j |{i : v_i >= j u}|`` (in units of ``u``; values beyond ``2^53`` are clamped, a monotone
+1-Lipschitz map). Adding or removing a buyer changes each count by at most 1, so each score by
+at most ``J u = max price <= max_price``: sensitivity ``Delta = max(prices)``; and every
+score moves in the same direction, so the score is **monotonic** and the exponential
+mechanism uses ``exp(eps s / Delta)`` (seed 001's monotonic form; the seed's ``2 Delta`` is
+for any score). The release is ``eps``-DP (and ``eps``-bounded-range) for one buyer added or
+removed; a buyer *changing* valuation is two such steps (``2 eps``).
+
+**Guarantee (seed 003).** Let ``gamma`` be the best revenue over all prices in
+``[0, max_price]`` and ``OPT`` the best over the candidates. Rounding any price down to the
+grid loses at most ``alpha`` per buyer: ``OPT >= gamma - alpha n``. The utility theorem (seed
+003, Theorem 3, monotonic form) gives ``revenue >= OPT - (Delta / eps)(ln |H| + t)`` with
+probability at least ``1 - e^-t``. Together: ``revenue >= gamma - alpha n - (Delta / eps)
+(ln |H| + t)``; with ``alpha = ln(n)/(n eps)`` and ``max_price = 1`` this is ``gamma -
+O(ln(n) / eps)`` as in the seed. Both terms are reported (they use public numbers only;
+neither ``gamma`` nor ``OPT`` is released).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..core.errors import DataError, ParameterError
+from ..core.measurement import Measurement
+from ..data.candidates import load_candidates
+from ..data.tables import open_table
+from ..mechanisms.exponential import make_exponential_mechanism
+from ..mechanisms.utility import utility_bound
+from ..mechanisms.validate import check_epsilon, check_int
+from ..sampling.source import RandomSource
+from ._common import (
+    CONFIDENCE,
+    charge_then_release,
+    check_confidence,
+    column_values,
+    numeric_column,
+    open_ledger,
+)
+
+__all__ = [
+    "MAX_GRID",
+    "PriceGrid",
+    "PriceResult",
+    "best_price",
+    "default_alpha",
+    "make_price_mechanism",
+    "price_grid",
+    "revenue_scores",
+]
+
+F64 = npt.NDArray[np.float64]
+#: The most candidate prices a grid may have.
+MAX_GRID = 1_000_000
+#: The largest multiple ``J`` of the unit (scores ``j * count`` stay exact in float64).
+MAX_MULTIPLE = 2**40
+_SCORE_CAP = 2**53
+
+
+@dataclass(frozen=True)
+class PriceGrid:
+    """Candidate prices ``multiples[i] * unit`` (as floats in ``prices``)."""
+
+    prices: list[float]
+    multiples: list[int]
+    unit: Fraction
+    alpha: float | None
+
+    @property
+    def sensitivity(self) -> Fraction:
+        """``Delta = max(prices)``: the largest change of a revenue when a buyer comes or goes."""
+        return max(self.multiples) * self.unit
+
+
+def _positive(value: Any, name: str) -> Fraction:
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction, np.number)):
+        raise ParameterError(f"{name} must be a number, got {type(value).__name__}")
+    f = float(value)
+    if not math.isfinite(f) or f <= 0:
+        raise ParameterError(f"{name} must be a positive finite number, got {value!r}")
+    return Fraction(value) if isinstance(value, (int, Fraction)) else Fraction(f)
+
+
+def _decimal(value: Any) -> Fraction:
+    """A price as the decimal it is written as (0.1 is 1/10, not the float's binary value)."""
+    if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
+        return Fraction(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"prices must be numbers, got {value!r}") from None
+    if not math.isfinite(number):
+        raise ParameterError(f"prices must be finite, got {value!r}")
+    return Fraction(repr(number))
+
+
+def default_alpha(n: int, epsilon: Any, max_price: Any = 1.0) -> float:
+    """The seed's grid step ``max_price * ln(n) / (n eps)`` for a public ``n >= 2``."""
+    n = check_int(n, "n", minimum=2)
+    eps = float(check_epsilon(epsilon))
+    return float(_positive(max_price, "max_price")) * math.log(n) / (n * eps)
+
+
+def price_grid(prices: Any = None, alpha: Any = None, max_price: Any = 1.0) -> PriceGrid:
+    """The public candidate prices: a given list, or the grid ``{alpha, ..., J alpha}``."""
+    top = _positive(max_price, "max_price")
+    if prices is not None:
+        if alpha is not None:
+            raise ParameterError("give prices or alpha, not both")
+        values = load_candidates(prices, "prices")
+        exact = [_decimal(p) for p in values]
+        for p in exact:
+            _positive(p, "prices")
+        if any(p > top for p in exact):
+            raise ParameterError(f"prices must be at most max_price = {float(top):g}")
+        unit = Fraction(
+            math.gcd(*(p.numerator for p in exact)),
+            math.lcm(*(p.denominator for p in exact)),
+        )
+        multiples = [int(p / unit) for p in exact]
+        if max(multiples) > MAX_MULTIPLE:
+            raise ParameterError(
+                f"prices must be multiples of a common unit at least max(prices) / 2^40 "
+                f"(for example cents); the unit of these prices is {float(unit):.3g}"
+            )
+        return PriceGrid([float(p) for p in exact], multiples, unit, None)
+    if alpha is None:
+        raise ParameterError("give prices, alpha, or a public n for the default alpha")
+    step = _positive(alpha, "alpha")
+    if step > top:
+        raise ParameterError(f"alpha must be at most max_price = {float(top):g}, got {alpha}")
+    count = math.floor(top / step)
+    if count > MAX_GRID:
+        raise ParameterError(
+            f"alpha = {float(step):.3g} makes {count} grid prices (at most {MAX_GRID}); "
+            "choose a larger alpha"
+        )
+    multiples = list(range(1, count + 1))
+    return PriceGrid([float(j * step) for j in multiples], multiples, step, float(step))
+
+
+def revenue_scores(valuations: Any, grid: PriceGrid) -> list[int]:
+    """Revenue of each grid price in units of ``grid.unit``: ``j * |{i : v_i >= j u}|``.
+
+    NaN valuations are dropped. Clamped at ``2^53`` (monotone and 1-Lipschitz).
+    """
+    v = np.sort(np.asarray(valuations, dtype=np.float64).ravel())
+    v = v[~np.isnan(v)]
+    n = v.shape[0]
+    buyers = n - np.searchsorted(v, np.asarray(grid.prices, dtype=np.float64), side="left")
+    return [min(j * int(c), _SCORE_CAP) for j, c in zip(grid.multiples, buyers, strict=True)]
+
+
+def make_price_mechanism(
+    grid: PriceGrid, epsilon: Any, *, source: RandomSource | None = None
+) -> Measurement:
+    """The exponential mechanism over ``grid`` with the revenue score (monotonic).
+
+    Input: valuations (1-D); output: the chosen price (a float). Privacy map
+    (``SymmetricDistance``, one buyer added or removed): ``d_in * Delta / scale <= d_in eps``.
+    """
+    mech = make_exponential_mechanism(
+        list(range(len(grid.prices))),
+        lambda scores, i: scores[i],
+        max(grid.multiples),
+        epsilon=epsilon,
+        monotonic=True,
+        source=source,
+    )
+    return Measurement(
+        input_domain=mech.input_domain,
+        input_metric=mech.input_metric,
+        output_measure=mech.output_measure,
+        function=lambda valuations: grid.prices[mech(revenue_scores(valuations, grid))],
+        privacy_map=mech.map,
+    )
+
+
+@dataclass(frozen=True)
+class PriceResult:
+    """A private price with the seed's revenue guarantee beside it."""
+
+    price: float
+    epsilon: float
+    n_prices: int
+    alpha: float | None
+    n: int | None
+    selection_loss: float
+    discretization_loss: float | None
+    confidence: float
+    guarantee: str
+    ledger: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary."""
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return "\n".join(
+            [
+                f"price: {self.price:.6g}",
+                "mechanism: exponential mechanism over "
+                f"{self.n_prices} public prices (revenue score, monotonic)",
+                f"privacy cost: epsilon = {self.epsilon:.6g}, delta = 0",
+                self.guarantee,
+            ]
+        )
+
+
+def _guarantee(
+    grid: PriceGrid, eps: Fraction, n: int | None, max_price: float, confidence: float
+) -> tuple[float, float | None, str]:
+    bound = utility_bound(
+        eps, grid.sensitivity, len(grid.prices), confidence=confidence, monotonic=True
+    )
+    selection = bound.loss
+    t = -math.log(1 - confidence)
+    if grid.alpha is None or n is None:
+        text = (
+            f"guarantee: with probability at least {confidence:.0%}, the revenue at this price "
+            f"is at least the best listed price's revenue minus {selection:.6g} "
+            f"(= (Delta/eps)(ln |H| + t), Delta = {float(grid.sensitivity):g}, |H| = "
+            f"{len(grid.prices)}, t = {t:.3g}; utility theorem, seed 003)"
+        )
+        return selection, None, text
+    discretization = grid.alpha * n
+    text = (
+        f"guarantee: with probability at least {confidence:.0%}, revenue >= gamma - alpha n - "
+        f"(Delta/eps)(ln |H| + t) = gamma - {discretization:.6g} - {selection:.6g}, gamma the "
+        f"best revenue at any price in [0, {max_price:g}] (alpha = "
+        f"{grid.alpha:.6g}, n = {n} public, |H| = {len(grid.prices)}, t = {t:.3g}; seed 003)"
+    )
+    return selection, discretization, text
+
+
+def _valuation_values(valuations: Any, column: str | None) -> tuple[Any, Any]:
+    """A reader of the valuations, checked from public facts only (type, schema)."""
+    if column is not None:
+        table = open_table(valuations)
+        numeric_column(table, column)
+        return table, lambda: column_values(table, column)
+    if isinstance(valuations, (str, bytes)) or not isinstance(valuations, (Sequence, np.ndarray)):
+        raise DataError(
+            "valuations must be a sequence or array of numbers (or a table with column=...), "
+            f"got {type(valuations).__name__}"
+        )
+    try:
+        arr = np.asarray(valuations, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise DataError("valuations must be numbers") from None
+    return None, lambda: arr
+
+
+def best_price(
+    valuations: Any,
+    epsilon: float,
+    prices: Any = None,
+    alpha: float | None = None,
+    max_price: float = 1.0,
+    n: int | None = None,
+    column: str | None = None,
+    confidence: float = CONFIDENCE,
+    ledger: Any = None,
+    source: RandomSource | None = None,
+) -> PriceResult:
+    """A revenue-maximising price for a digital good, chosen privately (seed 003).
+
+    ``valuations``: the buyers' valuations (a sequence or array), or a data file / table with
+    ``column=``. Candidates: ``prices`` (a public list or a text file), or the grid
+    ``{alpha, 2 alpha, ..., <= max_price}``; without either, ``alpha = max_price ln(n) /
+    (n eps)`` for the **public** number of buyers ``n`` (required then: the true count is
+    private). ``epsilon``: pure DP for one buyer added or removed; the ledger is charged
+    before the valuations are read. The result carries the seed's revenue guarantee at
+    ``confidence``. ``source`` is for tests and demos only.
+    """
+    eps = Fraction(check_epsilon(epsilon))
+    conf = check_confidence(confidence)
+    if n is not None:
+        n = check_int(n, "n", minimum=2)
+    if prices is None and alpha is None:
+        if n is None:
+            raise ParameterError(
+                "give prices, alpha, or n: the default alpha = ln(n) / (n eps) needs a public "
+                "number of buyers n (the true count is private)"
+            )
+        alpha = default_alpha(n, eps, max_price)
+    grid = price_grid(prices, alpha, max_price)
+    selection, discretization, text = _guarantee(grid, eps, n, float(max_price), conf)
+    mechanism = make_price_mechanism(grid, eps, source=source)
+    _, read = _valuation_values(valuations, column)
+    book = open_ledger(ledger)
+    parameters = {
+        "epsilon": float(eps),
+        "n_prices": len(grid.prices),
+        "alpha": grid.alpha,
+        "max_price": float(max_price),
+        "n": n,
+        "column": column,
+    }
+
+    def release() -> PriceResult:
+        return PriceResult(
+            price=float(mechanism(read())),
+            epsilon=float(eps),
+            n_prices=len(grid.prices),
+            alpha=grid.alpha,
+            n=n,
+            selection_loss=selection,
+            discretization_loss=discretization,
+            confidence=conf,
+            guarantee=text,
+            ledger=None if book is None else book.path,
+            parameters=parameters,
+        )
+
+    return charge_then_release(book, release, float(eps), "best_price", parameters)

@@ -1,0 +1,146 @@
+"""Generic private selection: the exponential mechanism for any score (seeds 002, 003).
+
+``select(candidates, score_fn, data, epsilon, sensitivity)`` picks a candidate with probability
+proportional to ``exp(eps score_fn(data, c) / (2 Delta))`` (``exp(eps s / Delta)`` with
+``monotonic=True``), exactly (:func:`make_exponential_mechanism`, Gumbel engine).
+
+**The caller's obligations**, which no code can check:
+
+- ``sensitivity`` bounds ``|score_fn(x, c) - score_fn(x', c)|`` for every candidate ``c`` and
+  every pair of datasets differing by one record (added or removed);
+- ``monotonic=True`` only when, between any such pair, every score moves in the same
+  direction (for example counts);
+- **the candidate set must not depend on the data** (seeds 002 and 003: "the set of possible
+  outputs should not be specific to the particular dataset! Otherwise we violate DP";
+  "example of violation: possible prices for items based on actual bids"). Take candidates
+  from public knowledge (a domain, a grid, a catalogue), never from the rows.
+
+A score that is NaN or not a number counts as the lowest score rather than raising, so that
+no error depends on the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+from ..core.errors import ParameterError
+from ..mechanisms.exponential import make_exponential_mechanism
+from ..mechanisms.utility import utility_bound
+from ..mechanisms.validate import check_epsilon, check_optimize, check_scale
+from ..sampling.source import RandomSource
+from ._common import CONFIDENCE, charge_then_release, check_confidence, jsonable, open_ledger
+
+__all__ = ["SelectionResult", "select"]
+
+
+@dataclass(frozen=True)
+class SelectionResult:
+    """A privately selected candidate, its cost and the utility theorem's statement."""
+
+    candidate: Any
+    index: int
+    epsilon: float
+    n_candidates: int
+    sensitivity: float
+    monotonic: bool
+    accuracy: str
+    ledger: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (the candidate converted with ``str`` when needed)."""
+        return {
+            "candidate": jsonable(self.candidate),
+            "index": self.index,
+            "epsilon": self.epsilon,
+            "n_candidates": self.n_candidates,
+            "sensitivity": self.sensitivity,
+            "monotonic": self.monotonic,
+            "accuracy": self.accuracy,
+            "ledger": self.ledger,
+            "parameters": self.parameters,
+        }
+
+    def __str__(self) -> str:
+        form = "monotonic, exp(eps s / Delta)" if self.monotonic else "exp(eps s / (2 Delta))"
+        return "\n".join(
+            [
+                f"selected: {self.candidate}",
+                f"mechanism: exponential mechanism over {self.n_candidates} public candidates "
+                f"({form}, Delta = {self.sensitivity:g})",
+                f"privacy cost: epsilon = {self.epsilon:.6g}, delta = 0",
+                self.accuracy,
+            ]
+        )
+
+
+def select(
+    candidates: Sequence[Any],
+    score_fn: Callable[[Any, Any], float],
+    data: Any,
+    epsilon: float,
+    sensitivity: float,
+    monotonic: bool = False,
+    optimize: Literal["max", "min"] = "max",
+    confidence: float = CONFIDENCE,
+    ledger: Any = None,
+    source: RandomSource | None = None,
+) -> SelectionResult:
+    """Select one of ``candidates`` privately, by the exponential mechanism on ``score_fn``.
+
+    ``score_fn(data, candidate)`` with the given ``sensitivity`` (module docstring for the
+    caller's obligations; the candidate list must not depend on ``data``). ``optimize="min"``
+    prefers low scores. ``epsilon``: pure DP for one record added or removed; the ledger is
+    charged before ``score_fn`` is called. ``source`` is for tests and demos only.
+    """
+    eps = Fraction(check_epsilon(epsilon))
+    delta = check_scale(sensitivity, "sensitivity", allow_zero=False)
+    conf = check_confidence(confidence)
+    check_optimize(optimize)
+    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
+        raise ParameterError("candidates must be a list or tuple of public values")
+    cands = list(candidates)
+    if not callable(score_fn):
+        raise ParameterError("score_fn must be a callable score_fn(data, candidate) -> number")
+    mechanism = make_exponential_mechanism(
+        list(range(len(cands))),
+        lambda x, i: score_fn(x, cands[i]),
+        delta,
+        epsilon=eps,
+        monotonic=monotonic,
+        optimize=optimize,
+        source=source,
+    )
+    bound = utility_bound(eps, delta, len(cands), confidence=conf, monotonic=monotonic)
+    direction = "largest" if optimize == "max" else "smallest"
+    accuracy = (
+        f"accuracy: with probability at least {conf:.0%}, the selected candidate's score is "
+        f"within {bound.loss:.4g} of the {direction} score (utility theorem, seed 002)"
+    )
+    book = open_ledger(ledger)
+    parameters = {
+        "epsilon": float(eps),
+        "sensitivity": float(delta),
+        "monotonic": monotonic,
+        "n_candidates": len(cands),
+        "optimize": optimize,
+    }
+
+    def release() -> SelectionResult:
+        index = int(mechanism(data))
+        return SelectionResult(
+            candidate=cands[index],
+            index=index,
+            epsilon=float(eps),
+            n_candidates=len(cands),
+            sensitivity=float(delta),
+            monotonic=monotonic,
+            accuracy=accuracy,
+            ledger=None if book is None else book.path,
+            parameters=parameters,
+        )
+
+    return charge_then_release(book, release, float(eps), "select", parameters)

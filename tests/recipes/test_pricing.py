@@ -1,0 +1,133 @@
+"""Digital-goods pricing (seed 003): the worked example, the law, the revenue guarantee."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpselect.accounting.ledger import Ledger
+from dpselect.core.errors import DataError, ParameterError
+from dpselect.recipes import best_price, default_alpha, preview, price_grid
+from dpselect.recipes.pricing import make_price_mechanism, revenue_scores
+from dpselect.sampling import InsecureSeededSource
+from tests.gof import ALPHA, assert_fits
+
+SEED_VALUATIONS = [1.0, 1.0, 3.01]
+
+
+def softmax(logits):
+    w = np.exp(np.asarray(logits, dtype=float) - np.max(logits))
+    return w / w.sum()
+
+
+def revenue(valuations, price):
+    return price * sum(v >= price for v in valuations)
+
+
+def test_seed_003_revenues():
+    # "$3 at $1, $1.01 at $1.01, $3.01 at $3.01, $0 at $3.02."
+    grid = price_grid(prices=[1, 1.01, 3.01, 3.02], max_price=4)
+    units = revenue_scores(SEED_VALUATIONS, grid)
+    assert [u * grid.unit for u in units] == [3, Fraction("1.01"), Fraction("3.01"), 0]
+
+
+def test_seed_003_example_law_and_probabilities():
+    grid = price_grid(prices=[1, 1.01, 3.01, 3.02], max_price=4)
+    m = make_price_mechanism(grid, 2.0, source=InsecureSeededSource(1))
+    revenues = [3, 1.01, 3.01, 0]
+    probs = softmax(np.array(revenues) * 2.0 / 3.02)  # monotonic: exp(eps s / Delta)
+    tally = Counter(m(SEED_VALUATIONS) for _ in range(3000))
+    assert_fits([tally[p] for p in grid.prices], probs)
+    assert m.map(1) <= 2.0
+    # The preview gives the same law before any data is touched.
+    law = preview(dict(zip(grid.prices, revenues, strict=True)), 2.0, 3.02, monotonic=True)
+    assert np.allclose(law.rows[0].probabilities, probs, rtol=1e-12)
+
+
+def test_seed_003_example_on_a_cent_grid():
+    # Prices $0.01 ... $4.00: with three buyers the mechanism can do little (Delta = 4).
+    cents = [round(0.01 * k, 2) for k in range(1, 401)]
+    grid = price_grid(prices=cents, max_price=4)
+    assert grid.unit == Fraction(1, 100) and len(grid.prices) == 400
+    revenues = [float(u * grid.unit) for u in revenue_scores(SEED_VALUATIONS, grid)]
+    assert max(revenues) == pytest.approx(3.01)
+    p = preview(revenues, [1.0, 10.0, 100.0], sensitivity=4, monotonic=True)
+    expected = [
+        sum(pr * r for pr, r in zip(row.probabilities, revenues, strict=True)) for row in p.rows
+    ]
+    assert expected[0] < expected[1] < expected[2] <= 3.01
+    # eps = 100: $3.01 is the most likely single price, but prices just below it are close.
+    assert grid.prices[int(np.argmax(p.rows[2].probabilities))] == 3.01
+    assert 0.1 < p.rows[2].p_best < 0.3
+
+
+def test_default_alpha_is_the_seeds():
+    assert default_alpha(1000, 1.0) == pytest.approx(math.log(1000) / 1000)
+    assert default_alpha(1000, 0.5, max_price=10) == pytest.approx(10 * math.log(1000) / 500)
+    grid = price_grid(alpha=0.3, max_price=1.0)
+    assert grid.prices == pytest.approx([0.3, 0.6, 0.9]) and grid.multiples == [1, 2, 3]
+
+
+def test_best_price_result_and_ledger(tmp_path):
+    book = Ledger.create(tmp_path / "l.db", 1.0)
+    r = best_price(
+        SEED_VALUATIONS,
+        1.0,
+        prices=[1, 1.01, 3.01, 3.02],
+        max_price=4,
+        ledger=book,
+        source=InsecureSeededSource(2),
+    )
+    assert r.price in (1, 1.01, 3.01, 3.02) and r.epsilon == 1.0 and r.n_prices == 4
+    assert r.discretization_loss is None and "best listed price" in r.guarantee
+    assert book.spent()[0] == 1.0 and book.entries()[-1].mechanism == "best_price"
+    assert r.to_dict()["price"] == r.price and "price:" in str(r)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({}, ParameterError, "public number of buyers"),
+        ({"n": 1}, ParameterError, "at least 2"),
+        ({"alpha": 2.0}, ParameterError, "at most max_price"),
+        ({"alpha": 1e-9}, ParameterError, "grid prices"),
+        ({"alpha": 0.1, "prices": [0.5]}, ParameterError, "not both"),
+        ({"prices": [0.5, 2.0]}, ParameterError, "at most max_price"),
+        ({"prices": [0.5, -1]}, ParameterError, "positive"),
+        ({"prices": [1 / 3, 0.5]}, ParameterError, "common unit"),
+        ({"prices": [0.5], "epsilon": -1}, ParameterError, "epsilon"),
+        ({"prices": [0.5], "confidence": 1.0}, ParameterError, "confidence"),
+        ({"prices": [0.5], "valuations": "a string"}, DataError, "sequence"),
+    ],
+)
+def test_best_price_errors(kwargs, error, match):
+    args = {"valuations": [0.2, 0.9], "epsilon": 1.0, **kwargs}
+    with pytest.raises(error, match=match):
+        best_price(**args)
+
+
+def test_revenue_guarantee_holds_over_many_runs():
+    """A large synthetic population: revenue against the optimum and the seed's bound."""
+    rng = np.random.default_rng(3)
+    n, eps, conf = 1000, 1.0, 0.95
+    valuations = rng.beta(2, 5, n)
+    r = best_price(valuations, eps, n=n)  # alpha = ln(n) / (n eps)
+    grid = price_grid(alpha=r.alpha, max_price=1.0)
+    m = make_price_mechanism(grid, eps, source=InsecureSeededSource(4))
+    v = np.sort(valuations)
+    gamma = max(v[i] * (n - i) for i in range(n))  # best revenue at any price in [0, 1]
+    revenues = {p: revenue(v, p) for p in grid.prices}
+    opt = max(revenues.values())
+    assert opt >= gamma - r.alpha * n  # the discretisation argument
+    runs = 400
+    got = np.array([revenues[m(valuations)] for _ in range(runs)])
+    limit = stats.binom.isf(ALPHA, runs, 1 - conf)
+    assert (got < opt - r.selection_loss).sum() <= limit
+    assert (got < gamma - r.alpha * n - r.selection_loss).sum() <= limit
+    # And the mechanism does much better than its worst case: typically a few percent off.
+    assert np.median(got) > 0.9 * opt
