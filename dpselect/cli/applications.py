@@ -1,11 +1,292 @@
-"""CLI subcommands of the application recipes (quantile, price, preview): see issue 7."""
+"""CLI subcommands of the application recipes: ``quantile``, ``price``, ``preview`` (issue 7).
+
+Same conventions as the main job (:mod:`dpselect.cli.main`): bad input prints one line and
+exits with code 2 (the recipes raise :class:`DPSelectError` subclasses, which ``main`` turns
+into that line), ``--json`` prints one JSON object, ``--ledger`` is charged before the answer
+is computed, ``--insecure-seed`` makes a run reproducible and NOT private.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+from typing import Any
+
 import click
+
+from ..recipes import best_price, plot_preview, preview, quantile
+from ..sampling.source import InsecureSeededSource, RandomSource
 
 __all__ = ["register"]
 
 
+def _source(seed: int | None) -> RandomSource | None:
+    if seed is None:
+        return None
+    click.echo("warning: --insecure-seed makes the result reproducible and NOT private", err=True)
+    return InsecureSeededSource(seed)
+
+
+def _emit(result: Any, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), sort_keys=True))
+        return
+    click.echo(str(result))
+    ledger = getattr(result, "ledger", None)
+    if ledger is not None:
+        click.echo(f"charged to the ledger {ledger}")
+
+
+def _number_list(text: str, option: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(
+            "must be a file (one value per line) or a comma-separated list of numbers",
+            param_hint=option,
+        ) from None
+    if not values:
+        raise click.BadParameter("must not be empty", param_hint=option)
+    return values
+
+
+def _file_or_list(text: str | None, option: str) -> Any:
+    """A path to a text file (passed on as is) or a comma-separated list of numbers."""
+    if text is None or os.path.isfile(text):
+        return text
+    return _number_list(text, option)
+
+
+def _scores(text: str) -> dict[str, float] | list[float]:
+    """``name=score,...`` or ``score,...`` (or a file holding either, one per line)."""
+    if os.path.isfile(text):
+        with open(text, encoding="utf-8") as handle:
+            text = ",".join(line.strip() for line in handle if line.strip())
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise click.BadParameter("must not be empty", param_hint="--scores")
+    try:
+        if all("=" in p for p in parts):
+            pairs = [p.split("=", 1) for p in parts]
+            return {name.strip(): float(value) for name, value in pairs}
+        return [float(p) for p in parts]
+    except ValueError:
+        raise click.BadParameter(
+            "must be numbers 'a,b,...' or 'name=number,...' (or a file of them)",
+            param_hint="--scores",
+        ) from None
+
+
+_LEDGER = click.option(
+    "--ledger", type=str, default=None, help="Budget ledger to charge before the answer is shown."
+)
+_JSON = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+_SEED = click.option(
+    "--insecure-seed",
+    type=int,
+    default=None,
+    help="Seeded randomness for tests and demos: NOT private.",
+)
+_CONFIDENCE = click.option(
+    "--confidence",
+    type=float,
+    default=0.95,
+    show_default=True,
+    help="Confidence of the accuracy statement.",
+)
+
+
+@click.command("quantile")
+@click.argument("file", type=str)
+@click.option("--column", required=True, help="The numeric column.")
+@click.option(
+    "--q",
+    "q",
+    required=True,
+    multiple=True,
+    type=float,
+    help="Quantile level in [0, 1] (0.5: the median); repeat for several (epsilon is split).",
+)
+@click.option("--epsilon", required=True, type=float, help="Total privacy cost.")
+@click.option(
+    "--bounds",
+    type=float,
+    nargs=2,
+    default=None,
+    help="LO HI: public bounds (continuous mechanism; data clamped).",
+)
+@click.option(
+    "--candidates",
+    type=str,
+    default=None,
+    help="Public candidate values: a text file (one per line) or 'a,b,c'.",
+)
+@_CONFIDENCE
+@_LEDGER
+@_JSON
+@_SEED
+def quantile_command(
+    file: str,
+    column: str,
+    q: tuple[float, ...],
+    epsilon: float,
+    bounds: tuple[float, float] | None,
+    candidates: str | None,
+    confidence: float,
+    ledger: str | None,
+    as_json: bool,
+    insecure_seed: int | None,
+) -> None:
+    """Quantiles (the median with --q 0.5) of a numeric column, privately."""
+    result = quantile(
+        file,
+        column,
+        list(q),
+        epsilon,
+        bounds=None if bounds is None else (bounds[0], bounds[1]),
+        candidates=_file_or_list(candidates, "--candidates"),
+        confidence=confidence,
+        ledger=ledger,
+        source=_source(insecure_seed),
+    )
+    _emit(result, as_json)
+
+
+@click.command("price")
+@click.argument("file", type=str)
+@click.option("--column", required=True, help="The column of buyers' valuations.")
+@click.option("--epsilon", required=True, type=float, help="Privacy cost (one buyer).")
+@click.option(
+    "--prices",
+    type=str,
+    default=None,
+    help="Public candidate prices: a text file (one per line) or '1,1.01,3.01'.",
+)
+@click.option("--alpha", type=float, default=None, help="Grid step: prices alpha, 2 alpha, ...")
+@click.option(
+    "--max-price", type=float, default=1.0, show_default=True, help="Largest price considered."
+)
+@click.option(
+    "--n",
+    "n",
+    type=int,
+    default=None,
+    help="Public number of buyers (or an estimate): sets the default alpha = ln(n)/(n eps).",
+)
+@_CONFIDENCE
+@_LEDGER
+@_JSON
+@_SEED
+def price_command(
+    file: str,
+    column: str,
+    epsilon: float,
+    prices: str | None,
+    alpha: float | None,
+    max_price: float,
+    n: int | None,
+    confidence: float,
+    ledger: str | None,
+    as_json: bool,
+    insecure_seed: int | None,
+) -> None:
+    """A revenue-maximising price for a digital good, privately (seed 003)."""
+    result = best_price(
+        file,
+        epsilon,
+        prices=_file_or_list(prices, "--prices"),
+        alpha=alpha,
+        max_price=max_price,
+        n=n,
+        column=column,
+        confidence=confidence,
+        ledger=ledger,
+        source=_source(insecure_seed),
+    )
+    _emit(result, as_json)
+
+
+@click.command("preview")
+@click.option(
+    "--scores",
+    required=True,
+    type=str,
+    help="Hypothetical scores: 'dark=500,brown=400,...' or '500,400,...' (or a file).",
+)
+@click.option(
+    "--epsilon",
+    "epsilon",
+    multiple=True,
+    type=float,
+    help="Privacy parameter to preview; repeat for several (optional with --plot).",
+)
+@click.option("--sensitivity", type=float, default=1.0, show_default=True)
+@click.option(
+    "--monotonic", is_flag=True, help="Scores move together (counts, as top-k and mode use)."
+)
+@click.option(
+    "--mechanism",
+    type=click.Choice(["gumbel", "exponential", "laplace"]),
+    default="gumbel",
+    show_default=True,
+)
+@_CONFIDENCE
+@click.option("--plot", type=str, default=None, help="Write a PNG: P(correct) against epsilon.")
+@_JSON
+def preview_command(
+    scores: str,
+    epsilon: tuple[float, ...],
+    sensitivity: float,
+    monotonic: bool,
+    mechanism: str,
+    confidence: float,
+    plot: str | None,
+    as_json: bool,
+) -> None:
+    """The exact law of a selection on hypothetical scores; no data read, no budget spent."""
+    if not epsilon and plot is None:
+        raise click.UsageError("give --epsilon (one or more), or --plot for a curve")
+    values = _scores(scores)
+    if plot is not None and not plot.lower().endswith(".png"):
+        raise click.BadParameter("must be a path ending in .png", param_hint="--plot")
+    result = None
+    if epsilon:
+        result = preview(
+            values,
+            list(epsilon),
+            sensitivity=sensitivity,
+            monotonic=monotonic,
+            mechanism=mechanism,  # type: ignore[arg-type]
+            confidence=confidence,
+        )
+    if plot is not None:
+        try:
+            path = plot_preview(
+                values,
+                plot,
+                epsilon=list(epsilon) or None,
+                sensitivity=sensitivity,
+                monotonic=monotonic,
+                mechanism=mechanism,  # type: ignore[arg-type]
+            )
+        except ImportError:
+            raise click.ClickException("--plot needs matplotlib: pip install matplotlib") from None
+        except OSError as exc:
+            raise click.ClickException(f"cannot write the plot {plot!r}: {exc}") from None
+    if as_json:
+        out = result.to_dict() if result is not None else {}
+        if plot is not None:
+            out["plot"] = str(path)
+        click.echo(json.dumps(out, sort_keys=True))
+        return
+    if result is not None:
+        click.echo(str(result))
+    if plot is not None:
+        click.echo(f"plot written to {path}")
+
+
 def register(cli: click.Group) -> None:
     """Add the application subcommands to the ``dpselect`` group."""
+    cli.add_command(quantile_command)
+    cli.add_command(price_command)
+    cli.add_command(preview_command)
