@@ -142,7 +142,7 @@ def _create_json_view(
     """
     struct = ", ".join(f"{_sql_string(name)}: 'VARCHAR'" for name in columns) or "'_': 'VARCHAR'"
     connection.execute(
-        "CREATE OR REPLACE VIEW data AS SELECT * FROM read_json("
+        "CREATE OR REPLACE TEMP VIEW data AS SELECT * FROM read_json("
         f"{source}, columns = {{{struct}}}, ignore_errors = true)"
     )
 
@@ -176,7 +176,7 @@ def _open_file(path: Path, connection: duckdb.DuckDBPyConnection) -> tuple[str, 
             "all_varchar = true, ignore_errors = true"
         )
     try:
-        connection.execute(f"CREATE VIEW data AS SELECT * FROM {reader}({path_sql}{options})")
+        connection.execute(f"CREATE TEMP VIEW data AS SELECT * FROM {reader}({path_sql}{options})")
     except duckdb.Error as exc:
         raise DataError(f"cannot read {description}: {_first_line(exc)}") from None
     return description, None
@@ -184,6 +184,25 @@ def _open_file(path: Path, connection: duckdb.DuckDBPyConnection) -> tuple[str, 
 
 def _first_line(exc: BaseException) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+_DATABASE: tuple[int, duckdb.DuckDBPyConnection] | None = None
+_DATABASE_LOCK = threading.Lock()
+
+
+def _database() -> duckdb.DuckDBPyConnection:
+    """One embedded in-memory DuckDB per process; each table is a cursor (session) on it.
+
+    A new database costs about 20 ms, a cursor microseconds: many small queries stay cheap.
+    Nothing is stored in the database itself (views are temporary, frames registered on the
+    cursor), so sessions never see each other's data. A forked child makes its own.
+    """
+    global _DATABASE
+    with _DATABASE_LOCK:
+        if _DATABASE is None or _DATABASE[0] != os.getpid():
+            config = {"threads": max(1, os.cpu_count() or 1)}
+            _DATABASE = (os.getpid(), duckdb.connect(":memory:", config=config))
+        return _DATABASE[1]
 
 
 def _is_frame(obj: Any) -> bool:
@@ -197,9 +216,9 @@ def open_table(data: Any) -> Table:
     Raises :class:`DataError` for a missing or unreadable file, an unsupported format or an
     unsupported object, all public facts.
     """
-    connection = duckdb.connect(":memory:", config={"threads": max(1, os.cpu_count() or 1)})
+    connection = _database().cursor()  # its own session: views and frames stay private to it
     # pandas object columns are text, whatever their values look like (module docstring).
-    connection.execute("SET pandas_analyze_sample = 0")
+    connection.execute("SET SESSION pandas_analyze_sample = 0")
     json_source = None
     if isinstance(data, (str, os.PathLike)):
         description, json_source = _open_file(Path(data), connection)
