@@ -200,7 +200,9 @@ def _database() -> duckdb.DuckDBPyConnection:
     global _DATABASE
     with _DATABASE_LOCK:
         if _DATABASE is None or _DATABASE[0] != os.getpid():
-            config = {"threads": max(1, os.cpu_count() or 1)}
+            config: dict[str, str | bool | int | float | list[str]] = {
+                "threads": max(1, os.cpu_count() or 1)
+            }
             _DATABASE = (os.getpid(), duckdb.connect(":memory:", config=config))
         return _DATABASE[1]
 
