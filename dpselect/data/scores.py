@@ -25,7 +25,8 @@ reads the unit as text, so that a user hashes alike from every input kind.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,7 @@ __all__ = ["candidate_scores", "top_values"]
 
 Progress = Callable[[float], None] | None
 _CANDIDATES_VIEW = "dpselect_candidates"
+_CANDIDATES_TABLE = "dpselect_candidates_table"
 # The salt enters DuckDB's hash as a UBIGINT whatever its size, so that a small salt hashes
 # like a large one and every input kind (users as text or numbers) hashes the same.
 _SALT_MASK = (1 << 64) - 1
@@ -51,24 +53,47 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _candidates_source(table: Table, candidates: Sequence[Any]) -> tuple[str, dict[str, Any]]:
-    """SQL of the candidates ``(c, i)`` (``i`` = position) and its parameters.
+@contextmanager
+def _candidates_source(
+    table: Table, candidates: Sequence[Any], materialize: bool
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """SQL of the candidates ``(c, i)`` (``i`` = position) and its parameters, while in use.
 
     A typed Arrow array is registered (zero copy, fast for 10^5 and more candidates); without
     pyarrow, or for mixed types, the list goes as a query parameter (str for other types).
+    ``materialize``: copy them into a temporary table first (a few ms), without which DuckDB
+    reports no progress for the query (it cannot for a scan of a Python object).
     """
     array = as_arrow(candidates)
+    registered = False
     if array is not None:
         import pyarrow as pa
 
         positions = pa.array(np.arange(len(array), dtype=np.int64))
         table.connection.register(_CANDIDATES_VIEW, pa.table({"c": array, "i": positions}))
-        return _CANDIDATES_VIEW, {}
-    kinds = set(map(type, candidates))
-    plain = len(kinds) == 1 and kinds <= {str, int, float}
-    values = list(candidates) if plain else [str(c) for c in candidates]
-    source = "(SELECT unnest($cands) AS c, CAST(generate_subscripts($cands, 1) - 1 AS BIGINT) AS i)"
-    return source, {"cands": values}
+        registered = True
+        source, params = _CANDIDATES_VIEW, {}
+    else:
+        kinds = set(map(type, candidates))
+        plain = len(kinds) == 1 and kinds <= {str, int, float}
+        values = list(candidates) if plain else [str(c) for c in candidates]
+        source = (
+            "(SELECT unnest($cands) AS c, CAST(generate_subscripts($cands, 1) - 1 AS BIGINT) AS i)"
+        )
+        params = {"cands": values}
+    try:
+        if materialize:
+            table.connection.execute(
+                f"CREATE OR REPLACE TEMP TABLE {_CANDIDATES_TABLE} AS SELECT c, i FROM {source}",
+                params,
+            )
+            yield _CANDIDATES_TABLE, {}
+            table.connection.execute(f"DROP TABLE IF EXISTS {_CANDIDATES_TABLE}")
+        else:
+            yield source, dict(params)
+    finally:
+        if registered:
+            table.connection.unregister(_CANDIDATES_VIEW)
 
 
 def candidate_scores(
@@ -90,7 +115,27 @@ def candidate_scores(
     col_type = table.require_column(column)
     if privacy_unit is not None:
         table.require_column(privacy_unit, "privacy_unit")
-    source, params = _candidates_source(table, candidates)
+    with _candidates_source(table, candidates, progress is not None) as (source, params):
+        sql, params = _score_sql(
+            column, col_type, source, params, privacy_unit, max_contributions, salt
+        )
+        found = table.query_numpy(sql, params, progress)
+    scores = np.zeros(len(candidates), dtype=np.int64)
+    # Two candidates may cast to one value of the column's type: each gets the full count.
+    np.add.at(scores, found["i"].astype(np.int64), found["n"].astype(np.int64))
+    return scores
+
+
+def _score_sql(
+    column: str,
+    col_type: str,
+    source: str,
+    params: dict[str, Any],
+    privacy_unit: str | None,
+    max_contributions: int,
+    salt: int,
+) -> tuple[str, dict[str, Any]]:
+    """The score query over the candidates ``source`` and its parameters."""
     # Candidates are cast to the column's type; one that cannot be cast matches nothing.
     cands = f"SELECT TRY_CAST(c AS {col_type}) AS v, i FROM {source}"
     col = _quote(column)
@@ -116,16 +161,8 @@ def candidate_scores(
                                   <= {int(max_contributions)})
             SELECT i, count(*) AS n FROM kept GROUP BY i
         """
-        params["salt"] = int(salt) & _SALT_MASK
-    try:
-        found = table.query_numpy(sql, params, progress)
-    finally:
-        if not source.startswith("("):
-            table.connection.unregister(source)
-    scores = np.zeros(len(candidates), dtype=np.int64)
-    # Two candidates may cast to one value of the column's type: each gets the full count.
-    np.add.at(scores, found["i"].astype(np.int64), found["n"].astype(np.int64))
-    return scores
+        params = params | {"salt": int(salt) & _SALT_MASK}
+    return sql, params
 
 
 def top_values(

@@ -104,6 +104,9 @@ class Table:
     ) -> Any:
         if progress is None:
             return fetch(self.connection.execute(sql, params or []))
+        # DuckDB tracks progress only with its progress bar on (printing stays off).
+        self.connection.execute("SET SESSION enable_progress_bar = true")
+        self.connection.execute("SET SESSION enable_progress_bar_print = false")
         result: list[Any] = []
         failure: list[BaseException] = []
 

@@ -224,3 +224,24 @@ def test_candidates_from_file_and_mixed_types(tmp_path):
     assert load_candidates([1, 1.5, "1"]) == [1, 1.5, "1"]  # distinct by repr when mixed
     table = open_table(pd.DataFrame({"v": ["1", "1.5", "a"]}))
     assert list(candidate_scores(table, "v", [1, 1.5, "a", True])) == [1, 1, 1, 0]
+
+
+@pytest.mark.parametrize("arrow", [True, False])
+@pytest.mark.parametrize("with_progress", [True, False])
+def test_candidate_paths_and_progress_agree(monkeypatch, arrow, with_progress):
+    import dpselect.data.scores as scores_module
+
+    df = random_visits(21)
+    expected = [scores(df), scores(df, "user_id", 2, 5)]
+    if not arrow:  # no pyarrow: the list goes as a query parameter
+        monkeypatch.setattr(scores_module, "as_arrow", lambda values: None)
+    seen = []
+    progress = seen.append if with_progress else None
+    table = open_table(df)
+    got = [
+        candidate_scores(table, "site", CANDIDATES, progress=progress),
+        candidate_scores(table, "site", CANDIDATES, "user_id", 2, 5, progress=progress),
+    ]
+    assert [list(g) for g in got] == [list(e) for e in expected]
+    if with_progress:
+        assert seen and seen[-1] == 100.0 and all(0 <= p <= 100 for p in seen)
