@@ -3,9 +3,9 @@
 The candidate list must not depend on the private data (seed 003's warning); it is public
 input, so errors about it (missing file, empty list, None, duplicates) may be raised.
 
-Lists of 10^5 candidates and more are common (every product, every site): the checks here are
-vectorised when pyarrow is installed (one conversion to an Arrow array, which is also what
-the score query scans), and fall back to plain Python otherwise.
+Lists of 10^5 candidates and more are common (every product, every site): a list of strings
+is converted once to an Arrow array (when pyarrow is installed), which checks the type and is
+what the score query scans; other lists are checked in plain Python.
 """
 
 from __future__ import annotations
@@ -17,7 +17,13 @@ from typing import Any
 
 from ..core.errors import ParameterError
 
-__all__ = ["as_arrow", "load_candidates"]
+__all__ = ["CandidateList", "as_arrow", "load_candidates"]
+
+
+class CandidateList(list):  # type: ignore[type-arg]
+    """A validated candidate list; ``arrow`` holds it as a pyarrow array when one was built."""
+
+    arrow: Any = None
 
 
 def load_candidates(candidates: Any, argument: str = "candidates") -> list[Any]:
@@ -42,18 +48,43 @@ def load_candidates(candidates: Any, argument: str = "candidates") -> list[Any]:
         )
     if not values:
         raise ParameterError(f"{argument} must not be empty")
+    out = CandidateList(values)
+    out.arrow = _arrow_strings(values)
+    if out.arrow is not None:  # all str (the usual case): the type check came with it
+        if out.arrow.null_count:
+            raise ParameterError(f"{argument} must not contain None")
+        if len(set(values)) != len(values):
+            raise ParameterError(f"{argument} must be distinct values")
+        return out
     kinds = set(map(type, values))
     if type(None) in kinds:
         raise ParameterError(f"{argument} must not contain None")
-    # One type (the usual case): values compare as themselves. Mixed types: by repr, so that
-    # 1, 1.0 and True stay distinct candidates.
+    # One type: values compare as themselves. Mixed types: by repr, so that 1, 1.0 and True
+    # stay distinct candidates.
     try:
         distinct = len(set(values)) if len(kinds) == 1 else len(set(map(repr, values)))
     except TypeError:  # unhashable values
         distinct = len(set(map(repr, values)))
     if distinct != len(values):
         raise ParameterError(f"{argument} must be distinct values")
-    return values
+    return out
+
+
+def _arrow_strings(values: list[Any]) -> Any:
+    """``values`` as a pyarrow string array when they are all str (or None), else None.
+
+    One pass in C that also checks the type (about 3x faster than a Python type scan).
+    """
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover - pyarrow is optional
+        return None
+    if not isinstance(values[0], str):
+        return None
+    try:
+        return pa.array(values, type=pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
 
 
 def as_arrow(values: Sequence[Any]) -> Any:
@@ -62,6 +93,9 @@ def as_arrow(values: Sequence[Any]) -> Any:
     Only str, int (no bool) and float lists are converted: those are what DuckDB then casts to
     the column's type, exactly as it would cast the same Python values.
     """
+    built = getattr(values, "arrow", None)
+    if built is not None:
+        return built
     try:
         import pyarrow as pa
     except ImportError:  # pragma: no cover - pyarrow is optional
