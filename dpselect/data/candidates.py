@@ -36,11 +36,11 @@ def load_candidates(candidates: Any, argument: str = "candidates") -> list[Any]:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ParameterError(f"{argument} file {str(path)!r} cannot be read: {exc}") from None
-        values: list[Any] = [s for s in map(str.strip, text.splitlines()) if s]
+        values = CandidateList(s for s in map(str.strip, text.splitlines()) if s)
     elif isinstance(candidates, Sequence) and not isinstance(candidates, bytes):
-        values = list(candidates)
+        values = CandidateList(candidates)
     elif type(candidates).__module__.split(".")[0] in ("numpy", "pandas", "polars", "pyarrow"):
-        values = list(candidates.tolist() if hasattr(candidates, "tolist") else candidates)
+        values = CandidateList(candidates.tolist() if hasattr(candidates, "tolist") else candidates)
     else:
         raise ParameterError(
             f"{argument} must be a list of values or a path to a text file, "
@@ -48,7 +48,7 @@ def load_candidates(candidates: Any, argument: str = "candidates") -> list[Any]:
         )
     if not values:
         raise ParameterError(f"{argument} must not be empty")
-    out = CandidateList(values)
+    out = values
     out.arrow = _arrow_strings(values)
     if out.arrow is not None:  # all str (the usual case): the type check came with it
         if out.arrow.null_count:

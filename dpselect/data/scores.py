@@ -121,8 +121,9 @@ def candidate_scores(
         )
         found = table.query_numpy(sql, params, progress)
     scores = np.zeros(len(candidates), dtype=np.int64)
-    # Two candidates may cast to one value of the column's type: each gets the full count.
-    np.add.at(scores, found["i"].astype(np.int64), found["n"].astype(np.int64))
+    # One row per matched candidate position (the groups are distinct values, and two
+    # candidates that cast to the same value are two positions, each with the full count).
+    scores[np.asarray(found["i"], dtype=np.int64)] = np.asarray(found["n"], dtype=np.int64)
     return scores
 
 
