@@ -15,10 +15,30 @@ def test_readme_tour_runs():
 
 def test_readme_starts_with_the_two_commands():
     lines = (ROOT / "README.md").read_text().splitlines()[:8]
-    assert any("examples/select_best.py" in line for line in lines)
+    assert any("dpselect top-k examples/visits.parquet" in line for line in lines)
     assert any("pytest" in line for line in lines)
 
 
 def test_main_example_runs(capsys):
     runpy.run_path(str(ROOT / "examples" / "select_best.py"), run_name="__main__")
     assert "most common diagnosis" in capsys.readouterr().out
+
+
+def test_readme_first_command_runs():
+    import shlex
+    import subprocess
+    import sys
+
+    readme = (ROOT / "README.md").read_text().splitlines()
+    line = next(text for text in readme if "dpselect top-k" in text)
+    args = shlex.split(line.split("&&", 1)[1])
+    assert args[0] == "dpselect"
+    out = subprocess.run(
+        [sys.executable, "-m", "dpselect", *args[1:]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "privacy cost" in out.stdout
