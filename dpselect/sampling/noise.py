@@ -4,7 +4,7 @@ A family is described by its standard inverse CDF ``g`` (scale 1, location 0), w
 monotone increasing on (0, 1). The noisy key of candidate ``i`` is
 ``shift_i / scale + g(U_i)`` with ``U_i`` uniform. Each family gives:
 
-- a **float fast path**: ``g`` at the ends of a 53-bit grid interval ``[j, j + 1] * 2^-53``
+- a **float fast path**: ``g`` at the ends of a 52-bit grid interval ``[j, j + 1] * 2^-52``
   containing ``U``. The ends are exact floats, so only the rounding of ``log``/``log1p``
   enters the error, bounded by :data:`NOISE_ABS_ERROR` (see ``docs/exactness.md``);
 - an **exact refinement**: ``g`` at the ends of the dyadic interval of a :class:`LazyUniform`,
@@ -36,21 +36,51 @@ from .uniform import LazyUniform
 __all__ = [
     "EXPONENTIAL",
     "FAMILIES",
+    "GRID_BITS",
     "GUMBEL",
     "LAPLACE",
     "NOISE_ABS_ERROR",
     "NoiseFamily",
     "get_family",
+    "grid_lower",
+    "grid_points",
+    "grid_upper",
 ]
 
 F64 = npt.NDArray[np.float64]
+U64 = npt.NDArray[np.uint64]
+
+#: Bits of a word that the float path uses: ``j = w >> 12`` locates ``U`` in
+#: ``[j, j + 1] * 2^-52``, and both ends are exact floats.
+GRID_BITS = 52
+_EXPONENT_OF_ONE = np.uint64(0x3FF0000000000000)
+_ONE_MINUS_ULP = 1.0 - 2.0**-GRID_BITS
+
+
+def grid_points(words: U64) -> F64:
+    """``1 + j 2^-52`` with ``j = w >> 12``: exact floats in [1, 2), built from the bits."""
+    x = np.right_shift(words, np.uint64(64 - GRID_BITS))
+    np.bitwise_or(x, _EXPONENT_OF_ONE, out=x)
+    points: F64 = x.view(np.float64)
+    return points
+
+
+def grid_upper(words: U64) -> F64:
+    """``(j + 1) 2^-52``, exactly (Sterbenz: the subtraction of floats in [1/2, 2] is exact)."""
+    v = grid_points(words)
+    return np.subtract(v, _ONE_MINUS_ULP, out=v)
+
+
+def grid_lower(words: U64) -> F64:
+    """``j 2^-52``, exactly."""
+    v = grid_points(words)
+    return np.subtract(v, 1.0, out=v)
+
 
 #: Bound on |float g - g| for every finite float-path value: log and log1p are assumed
 #: accurate to a relative 2^-45 (NumPy's are within ~1.1 ulp = 2^-52.9; the test suite checks
-#: 2^-48), and |g| <= 37 on the 53-bit grid. See docs/exactness.md, "Float path error".
+#: 2^-48), and |g| <= 37 on the 52-bit grid. See docs/exactness.md, "Float path error".
 NOISE_ABS_ERROR = 38.0 * 2.0**-44
-
-_TWO_M53 = 2.0**-53
 
 
 @dataclass(frozen=True)
@@ -61,25 +91,42 @@ class NoiseFamily:
     g_at_zero: float  # g(0): -inf, or a finite value
     g_at_one: float  # g(1): +inf for every family here
 
+    def add_noise_inplace(self, q: F64 | float, v: F64) -> F64:
+        """``q + g(v)`` in float64, overwriting ``v``; use the returned array.
+
+        ``v`` holds exact grid points in [0, 1]; the ends give ±inf where ``g`` does.
+        """
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            if self.name == "gumbel":  # q - log(-log v)
+                np.log(v, out=v)
+                np.negative(v, out=v)
+                np.log(v, out=v)
+                return np.subtract(q, v, out=v)
+            if self.name == "exponential":  # q - log1p(-v)
+                np.negative(v, out=v)
+                np.log1p(v, out=v)
+                return np.subtract(q, v, out=v)
+            # Laplace: t = 2v - 1 is exact on the grid; g = sign(t) * -log1p(-|t|)
+            np.multiply(v, 2.0, out=v)
+            np.subtract(v, 1.0, out=v)
+            a = np.abs(v)
+            np.negative(a, out=a)
+            np.log1p(a, out=a)
+            np.negative(a, out=a)
+            np.copysign(a, v, out=a)
+            return np.add(q, a, out=a)
+
     def float_g(self, v: F64) -> F64:
         """``g(v)`` in float64 for exact grid points ``v`` in [0, 1] (±inf at the ends)."""
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            if self.name == "gumbel":
-                out: F64 = -np.log(-np.log(v))
-            elif self.name == "exponential":
-                out = -np.log1p(-v)
-            else:
-                t = 2.0 * v - 1.0  # exact on the 2^-53 grid
-                out = np.copysign(-np.log1p(-np.abs(t)), t)
-        return out
+        return self.add_noise_inplace(0.0, np.array(v, dtype=np.float64))
 
-    def float_upper(self, j: F64) -> F64:
-        """``g((j + 1) 2^-53)``: the float key's upper end for grid index ``j``."""
-        return self.float_g((j + 1.0) * _TWO_M53)
+    def float_upper(self, words: U64) -> F64:
+        """``g`` at the upper end ``(j + 1) 2^-52`` of each word's grid interval."""
+        return self.float_g(grid_upper(words))
 
-    def float_lower(self, j: F64) -> F64:
-        """``g(j 2^-53)``: the float key's lower end for grid index ``j``."""
-        return self.float_g(j * _TWO_M53)
+    def float_lower(self, words: U64) -> F64:
+        """``g`` at the lower end ``j 2^-52`` of each word's grid interval."""
+        return self.float_g(grid_lower(words))
 
     def arb_at(self, m: int, b: int) -> Any:
         """An arb ball holding ``g(m / 2^b)`` for ``0 < m < 2^b`` at the current precision."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from fractions import Fraction
 
 import flint
 import numpy as np
@@ -111,7 +112,7 @@ def test_top_k_across_chunks_matches_float_reference():
     shifts = np.random.default_rng(0).normal(size=n) * 3
     got = noisy_top_k(shifts, 0.5, 50, source=InsecureSeededSource(4))
     words = InsecureSeededSource(4).words(n)
-    u = ((words >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+    u = (words.astype(np.float64) + 0.5) * 2.0**-64
     keys = shifts / 0.5 - np.log(-np.log(u))
     want = np.argsort(-keys)[:50]
     assert got.tolist() == want.tolist()
@@ -183,7 +184,7 @@ def test_uniform_near_zero_loses_under_laplace():
 
 
 def test_uniform_all_ones_float_path_defers_to_exact():
-    # 53 leading ones make the float key infinite; the exact path still decides correctly
+    # 52 leading ones make the float key infinite; the exact path still decides correctly
     src = ScriptedSource.from_words([(1 << 63) + 12345, ONES - 1])
     assert noisy_argmax(np.array([50.0, 0.0]), 1.0, source=src) == 0
 
@@ -259,19 +260,36 @@ def test_float_noise_error_model(name):
     """NumPy's log/log1p meet the 2^-48 relative accuracy the error bound assumes (2^-45)."""
     fam = FAMILIES[name]
     rng = np.random.default_rng(11)
+    top = (1 << 52) - 1
     j = np.concatenate(
         [
-            rng.integers(0, 1 << 53, size=300),
-            (1 << 53) - 1 - rng.integers(0, 1 << 20, size=150),
-            rng.integers(1, 1 << 12, size=150),
+            rng.integers(0, 1 << 52, size=300),
+            top - rng.integers(0, 1 << 20, size=150),
+            rng.integers(0, 1 << 12, size=150),
+            [0, 1, top - 1, top],
         ]
-    ).astype(np.float64)
-    got = fam.float_upper(j)
-    for jj, g in zip(j, got, strict=True):
-        exact = fam.exact_g(int(jj) + 1, 53, 200)
-        if not math.isfinite(g):
-            assert int(jj) + 1 == 1 << 53
-            continue
-        err = abs(flint.arb(float(g)) - exact)
-        bound = (abs(exact) + 1) * 2.0**-48
-        assert float(err.upper()) <= float(bound.lower()), (name, jj, g)
+    ).astype(np.uint64)
+    words = j << np.uint64(12) | rng.integers(0, 1 << 12, size=j.size).astype(np.uint64)
+    for lower, got in ((False, fam.float_upper(words)), (True, fam.float_lower(words))):
+        for jj, g in zip(j.tolist(), got, strict=True):
+            end = jj if lower else jj + 1
+            exact = fam.exact_g(end, 52, 200)
+            if not math.isfinite(g):
+                assert end in (0, 1 << 52), (name, end, g)
+                assert g == (fam.g_at_zero if end == 0 else fam.g_at_one)
+                continue
+            err = abs(flint.arb(float(g)) - exact)
+            bound = (abs(exact) + 1) * 2.0**-48
+            assert float(err.upper()) <= float(bound.lower()), (name, jj, g)
+
+
+def test_grid_ends_are_exact():
+    from dpselect.sampling.noise import grid_lower, grid_upper
+
+    words = np.array([0, (1 << 64) - 1, 12345 << 12, (12345 << 12) + 4095], dtype=np.uint64)
+    lo, hi = grid_lower(words.copy()), grid_upper(words.copy())
+    for w, a, b in zip(words.tolist(), lo, hi, strict=True):
+        j = w >> 12
+        assert Fraction(float(a)) == Fraction(j, 1 << 52)
+        assert Fraction(float(b)) == Fraction(j + 1, 1 << 52)
+        assert Fraction(float(a)) <= Fraction(w, 1 << 64) < Fraction(w + 1, 1 << 64) <= b
