@@ -10,7 +10,6 @@ or computes a privacy loss itself: it composes the lower layers.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
@@ -18,7 +17,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .accounting.ledger import Ledger
 from .core.arithmetic import float_up
 from .core.calibration import binary_search_param
 from .core.domains import atom_domain, vector_domain
@@ -34,6 +32,7 @@ from .mechanisms.limited_domain import limited_domain_threshold, make_limited_do
 from .mechanisms.report_noisy_max import make_noisy_top_k
 from .mechanisms.utility import utility_bound
 from .mechanisms.validate import check_delta, check_epsilon, check_int
+from .recipes._common import open_ledger
 from .sampling.source import RandomSource, resolve_source
 
 __all__ = ["MECHANISMS", "TopKResult", "most_common", "top_k"]
@@ -102,14 +101,6 @@ def _check_mechanism(mechanism: Any) -> Mechanism:
     if mechanism not in MECHANISMS:
         raise ParameterError(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
     return mechanism  # type: ignore[no-any-return]
-
-
-def _open_ledger(ledger: Any) -> Ledger | None:
-    if ledger is None or isinstance(ledger, Ledger):
-        return ledger
-    if isinstance(ledger, (str, os.PathLike)):
-        return Ledger.open(ledger)
-    raise ParameterError(f"ledger must be a Ledger, a path or None, got {type(ledger).__name__}")
 
 
 @dataclass(frozen=True)
@@ -277,7 +268,7 @@ def top_k(
             f"k must be at most the number of candidates ({len(cand_list)}), got {k}"
         )
     table = _open(data, column, privacy_unit)
-    book = _open_ledger(ledger)
+    book = open_ledger(ledger)
 
     plan = _plan(len(cand_list), k, eps, mech, counts, source)
     spent_eps = float(plan.measurement.map(1))
@@ -372,7 +363,7 @@ def _limited_domain_top_k(
         raise ParameterError("counts=True needs a public candidates list")
     k_bar = k + K_BAR_EXTRA if k_bar is None else check_int(k_bar, "k_bar", minimum=k)
     table = _open(data, column, privacy_unit)
-    book = _open_ledger(ledger)
+    book = open_ledger(ledger)
     if book is not None and book.accounting == "zcdp":
         raise ParameterError(
             f"the limited-domain top-k costs (epsilon, delta) with delta > 0, which the zCDP "
