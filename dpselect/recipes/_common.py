@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from ..accounting.ledger import Ledger
 from ..core.errors import DataError, ParameterError
+from ..core.measurement import Measurement
 from ..data.tables import Table
 
 __all__ = [
@@ -52,6 +53,22 @@ NUMERIC_TYPES = (
     "DOUBLE",
     "DECIMAL",
 )
+
+
+def precompose(mechanism: Measurement, scores: Callable[[Any], Any]) -> Measurement:
+    """``mechanism`` applied to ``scores(data)``: same domain, metric, measure and map.
+
+    For a mechanism built over a score vector whose sensitivity *is* that of ``scores`` as a
+    function of the data (the recipes compute every candidate's score in one pass, instead
+    of once per candidate through ``make_exponential_mechanism``'s ``score(data, c)``).
+    """
+    return Measurement(
+        input_domain=mechanism.input_domain,
+        input_metric=mechanism.input_metric,
+        output_measure=mechanism.output_measure,
+        function=lambda data: mechanism(scores(data)),
+        privacy_map=mechanism.privacy_map,
+    )
 
 
 def open_ledger(ledger: Any) -> Ledger | None:

@@ -48,7 +48,14 @@ from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_epsilon, check_int
 from ..sampling.source import RandomSource
-from ._common import CONFIDENCE, charge_then_release, check_confidence, jsonable, open_ledger
+from ._common import (
+    CONFIDENCE,
+    charge_then_release,
+    check_confidence,
+    jsonable,
+    open_ledger,
+    precompose,
+)
 
 __all__ = [
     "HypothesisResult",
@@ -159,13 +166,7 @@ def make_hypothesis_selection(
         monotonic=True,
         source=source,
     )
-    return Measurement(
-        input_domain=mech.input_domain,
-        input_metric=mech.input_metric,
-        output_measure=mech.output_measure,
-        function=lambda data: mech(mistakes(data[0], data[1], items)),
-        privacy_map=mech.map,
-    )
+    return precompose(mech, lambda data: mistakes(data[0], data[1], items))
 
 
 @dataclass(frozen=True)

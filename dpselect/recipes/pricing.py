@@ -59,6 +59,7 @@ from ._common import (
     column_values,
     numeric_column,
     open_ledger,
+    precompose,
 )
 
 __all__ = [
@@ -190,12 +191,8 @@ def make_price_mechanism(
         monotonic=True,
         source=source,
     )
-    return Measurement(
-        input_domain=mech.input_domain,
-        input_metric=mech.input_metric,
-        output_measure=mech.output_measure,
-        function=lambda valuations: grid.prices[mech(revenue_scores(valuations, grid))],
-        privacy_map=mech.map,
+    return precompose(mech, lambda valuations: revenue_scores(valuations, grid)) >> (
+        lambda i: grid.prices[i]
     )
 
 
