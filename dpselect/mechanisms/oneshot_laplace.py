@@ -48,9 +48,11 @@ from flint import arb, ctx, fmpq
 
 from ..accounting._interval import arb_of, evaluate, upper_float
 from ..core.arithmetic import float_up
+from ..core.domains import atom_domain, vector_domain
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..core.measures import Approximate, MaxDivergence
+from ..core.metrics import LInfDistance
 from ..sampling.discrete import sample_discrete_laplace
 from ..sampling.source import RandomSource, resolve_source
 from ..sampling.uniform import LazyUniform
@@ -61,7 +63,7 @@ from .topk_counts import (
     check_k,
     count_vector,
 )
-from .validate import check_delta, check_epsilon
+from .validate import check_delta, check_epsilon, check_int
 
 __all__ = [
     "QSZ_DELTA_BOUND",
@@ -220,27 +222,32 @@ def oneshot_laplace_top_k(
 
 # --------------------------------------------------------------------------------- constructor
 def make_oneshot_laplace_top_k(
-    input_domain: Any,
-    input_metric: Any,
     k: int,
     epsilon: float | Fraction,
     delta: float | Fraction,
+    input_domain: Any = None,
+    input_metric: Any = None,
+    *,
+    d: int | None = None,
     source: RandomSource | None = None,
 ) -> Measurement:
     """QSZ21's one-shot Laplace top-``k`` with noisy counts, ``(epsilon, delta)``-DP.
 
     Parameters
     ----------
-    input_domain:
-        ``vector_domain(atom_domain(int), size=d)``: ``d`` public candidates, integer counts.
-    input_metric:
-        ``LInfDistance(monotonic=...)``: each count moves by at most ``d_in`` (QSZ21 needs
-        sensitivity 1 per count, not monotonicity).
     k:
         Number of indices (and counts) released, ``1 <= k <= d``.
     epsilon, delta:
         The target, inside the theorem's range ``0 < epsilon < 0.2``, ``0 < delta < 0.05``;
         anything else raises :class:`ParameterError`.
+    input_domain:
+        ``vector_domain(atom_domain(int), size=d)``: ``d`` public candidates, integer counts.
+        May be omitted when ``d`` is given.
+    input_metric:
+        ``LInfDistance(monotonic=...)``: each count moves by at most ``d_in`` (QSZ21 needs
+        sensitivity 1 per count, not monotonicity). Default ``LInfDistance()``.
+    d:
+        The number of candidates, instead of ``input_domain`` (public).
     source:
         Randomness source; ``None`` is the CSPRNG.
 
@@ -258,8 +265,14 @@ def make_oneshot_laplace_top_k(
       Laplace mechanism on a query of L1 sensitivity ``d d_in`` (Dwork and Roth 2014,
       Theorem 3.6) and the output is a post-processing of ``y``.
     """
+    if input_domain is None:
+        if d is None:
+            raise ParameterError("give input_domain (with a size) or d, the number of candidates")
+        input_domain = vector_domain(atom_domain(int), size=check_int(d, "d", minimum=1))
+    elif d is not None:
+        raise ParameterError("give input_domain or d, not both")
     domain = check_count_vector_domain(input_domain)
-    metric = check_count_metric(input_metric)
+    metric = check_count_metric(LInfDistance() if input_metric is None else input_metric)
     d = domain.size
     assert d is not None  # checked above
     k = check_k(k, d)

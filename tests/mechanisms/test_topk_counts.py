@@ -124,7 +124,7 @@ def test_oneshot_laplace_scale_hand_value():
 
 
 def test_oneshot_laplace_map_hand_values():
-    m = make_oneshot_laplace_top_k(counts_domain(100), LINF, 5, 0.1, 1e-6)
+    m = make_oneshot_laplace_top_k(5, 0.1, 1e-6, counts_domain(100), LINF)
     b = oneshot_laplace_scale(5, 100, 0.1, 1e-6)
     assert m.output_measure == dc.Approximate(dc.MaxDivergence())
     assert m.map(0) == (0.0, 0.0)
@@ -139,7 +139,7 @@ def test_oneshot_laplace_map_hand_values():
     losses = [m.map(t)[0] for t in (0, 0.5, 1, 1.9, 2, 5)]
     assert losses == sorted(losses) and min(losses) >= 0
     # a small d: the pure bound d d_in / b beats the theorem
-    small = make_oneshot_laplace_top_k(counts_domain(3), LINF, 1, 0.1, 0.01)
+    small = make_oneshot_laplace_top_k(1, 0.1, 0.01, counts_domain(3), LINF)
     b3 = oneshot_laplace_scale(1, 3, 0.1, 0.01)
     assert small.map(1) == (dc.float_up(3 / b3), 0.0)
 
@@ -172,7 +172,7 @@ def test_oneshot_laplace_refusals(kwargs, error):
 
 
 def test_oneshot_laplace_accepts_the_edges_of_its_range():
-    m = make_oneshot_laplace_top_k(counts_domain(10), MONO, 10, 0.1999, 0.0499)
+    m = make_oneshot_laplace_top_k(10, 0.1999, 0.0499, counts_domain(10), MONO)
     out = m([0] * 10)
     assert sorted(out.indices.tolist()) == list(range(10))
 
@@ -235,7 +235,9 @@ def test_oneshot_laplace_gof_catches_factor_two_scale_bug():
 
 
 def test_oneshot_laplace_constructor_uses_the_theorem_scale():
-    m = make_oneshot_laplace_top_k(counts_domain(6), LINF, 3, 0.15, 1e-5, InsecureSeededSource(4))
+    m = make_oneshot_laplace_top_k(
+        3, 0.15, 1e-5, counts_domain(6), LINF, source=InsecureSeededSource(4)
+    )
     b = oneshot_laplace_scale(3, 6, 0.15, 1e-5)
     x = [5, 1, 9, 9, 0, 2]
     got = m(x)
@@ -407,7 +409,7 @@ def test_gumbel_counts_gof_catches_factor_two_bugs():
 def test_seed_004_gumbel_with_counts_adds_less_noise_than_oneshot_laplace(k, d, epsilon, delta):
     """At the same (eps, delta), inside QSZ21's range: sigma_Gumb' <= sigma_Lap / 4 and
     sigma_Lap' <= sigma_Lap / 2 (seed 004), with the noise of the actual measurements."""
-    qsz = make_oneshot_laplace_top_k(counts_domain(d), MONO, k, epsilon, delta)
+    qsz = make_oneshot_laplace_top_k(k, epsilon, delta, counts_domain(d), MONO)
     assert qsz.check(1, (epsilon, delta))
     sigma_lap = math.sqrt(2) * float(oneshot_laplace_scale(k, d, epsilon, delta))
 
@@ -563,7 +565,7 @@ def neighbouring_counts(draw, d, monotonic=False):
 @settings(max_examples=25, deadline=None)
 @given(neighbouring_counts(5))
 def test_count_vector_mechanisms_never_raise_on_neighbours(pair):
-    qsz = make_oneshot_laplace_top_k(counts_domain(5), LINF, 2, 0.1, 1e-6)
+    qsz = make_oneshot_laplace_top_k(2, 0.1, 1e-6, counts_domain(5), LINF)
     gumbel = make_gumbel_top_k_with_counts(counts_domain(5), LINF, 2, 1.0, 1.0, "gaussian")
     for x in pair:
         assert len(qsz(x).indices) == 2
@@ -588,3 +590,15 @@ def test_limited_domain_never_raises_on_neighbours(pair):
     for hist in pair:
         out = m(hist)
         assert len(out) <= 2 and all(item in hist for item in out)
+
+
+def test_oneshot_laplace_contract_signature():
+    """Issue 4's contract: make_oneshot_laplace_top_k(k, epsilon, delta, ...)."""
+    by_d = make_oneshot_laplace_top_k(2, 0.1, 1e-6, d=10)
+    by_domain = make_oneshot_laplace_top_k(2, 0.1, 1e-6, counts_domain(10), LINF)
+    assert by_d.map(1) == by_domain.map(1)
+    assert by_d.input_domain == counts_domain(10)
+    with pytest.raises(dc.ParameterError, match="input_domain"):
+        make_oneshot_laplace_top_k(2, 0.1, 1e-6)
+    with pytest.raises(dc.ParameterError, match="not both"):
+        make_oneshot_laplace_top_k(2, 0.1, 1e-6, counts_domain(10), d=10)
