@@ -43,6 +43,7 @@ import flint
 import numpy as np
 import numpy.typing as npt
 
+from ..core.arithmetic import float_up
 from ..core.errors import DomainError, ParameterError
 from .noise import NOISE_ABS_ERROR, NoiseFamily, get_family, grid_lower, grid_upper
 from .source import RandomSource, resolve_source
@@ -219,6 +220,27 @@ def _kth_largest(values: F64, k: int) -> float:
     return float(np.partition(values, values.shape[0] - k)[values.shape[0] - k])
 
 
+def _reference(shifts: npt.NDArray[Any], scale: float) -> tuple[int | float | None, float]:
+    """A common value to subtract from every shift, and the bound ``max |q|`` it leaves.
+
+    Subtracting the same value from every shift moves every ideal key by the same amount, so
+    the ranking is unchanged; it shrinks the float error bound (proportional to ``max |q|``)
+    when the scores are large but close together (int64 near 2^62, floats near 1e15). It is
+    used only where it helps and cannot overflow: the range ``max - min`` must fit in int64 or
+    in a finite float. ``max |q|`` is returned rounded up from exact arithmetic.
+    """
+    hi, lo = shifts.max().item(), shifts.min().item()
+    plain = max(abs(hi), abs(lo))
+    q_plain = float_up(Fraction(plain) / Fraction(scale))
+    if q_plain * _Q_REL_ERROR <= NOISE_ABS_ERROR:  # already dominated by the noise term
+        return None, q_plain
+    spread = Fraction(hi) - Fraction(lo)
+    fits = spread < (1 << 63) if shifts.dtype.kind == "i" else float_up(spread) < math.inf
+    if not fits:
+        return None, q_plain
+    return hi, float_up(spread / Fraction(scale))
+
+
 def _float_chunk(
     shifts: npt.NDArray[Any],
     start: int,
@@ -227,6 +249,7 @@ def _float_chunk(
     err: float,
     k: int,
     family: NoiseFamily,
+    ref: int | float | None = None,
 ) -> _Candidates:
     """Float keys of one chunk; returns only the candidates that may reach the top ``k``.
 
@@ -235,7 +258,12 @@ def _float_chunk(
     """
     m = words.shape[0]
     with np.errstate(over="ignore", invalid="ignore"):
-        q = np.divide(shifts[start : start + m], scale, dtype=np.float64)
+        chunk = shifts[start : start + m]
+        if ref is None:
+            q = np.divide(chunk, scale, dtype=np.float64)
+        else:  # one more rounding (exact for ints within 2^53): inside _Q_REL_ERROR's margin
+            q = np.subtract(chunk, ref, dtype=chunk.dtype).astype(np.float64, copy=False)
+            np.divide(q, scale, out=q)
         key = family.add_noise_inplace(q, grid_upper(words))
         if not math.isfinite(err):
             key[np.isnan(key)] = math.inf  # overflowed q: unbounded, left to the exact path
@@ -251,7 +279,9 @@ def _float_chunk(
         keep = np.flatnonzero(key >= math.nextafter(threshold - err, -math.inf))
         lb = family.add_noise_inplace(q[keep], grid_lower(words[keep])) - err
         lb[np.isnan(lb)] = -math.inf
-    return _Candidates((keep + start).astype(np.int64), words[keep], key[keep], key[keep] + err, lb)
+        ub = key[keep] + err
+        ub[np.isnan(ub)] = math.inf  # an overflowed q (-inf + inf): unbounded
+    return _Candidates((keep + start).astype(np.int64), words[keep], key[keep], ub, lb)
 
 
 def _chunk_words(src: RandomSource, n: int) -> Iterator[tuple[int, U64 | None]]:
@@ -266,7 +296,7 @@ def _float_pass(
     shifts: npt.NDArray[Any], scale: float, k: int, family: NoiseFamily, src: RandomSource
 ) -> _Candidates:
     n = shifts.shape[0]
-    q_max = max(abs(float(shifts.max())), abs(float(shifts.min()))) / scale
+    ref, q_max = _reference(shifts, scale)
     err = q_max * _Q_REL_ERROR + NOISE_ABS_ERROR
     if math.isnan(err):
         err = math.inf
@@ -274,7 +304,7 @@ def _float_pass(
     def work(start: int, words: U64 | None) -> _Candidates:
         if words is None:
             words = src.words(min(CHUNK_SIZE, n - start))
-        return _float_chunk(shifts, start, words, scale, err, k, family)
+        return _float_chunk(shifts, start, words, scale, err, k, family, ref)
 
     pool = _Candidates.empty()
 

@@ -44,6 +44,7 @@ GUMBEL_CASES = [
     ("spread 1e6 x scale", np.array([1e6, 1e6 - 1, 1e6 - 2.5, 0.0, -1e6]) * 3.0, 3.0, 3000),
     ("all equal", np.full(6, 12.5), 2.0, 3000),
     ("int64 near 2^62", (1 << 62) + np.array([0, 1, 2, 3], dtype=np.int64), 1.0, 2000),
+    ("floats near 1e15", 1e15 + np.array([0.0, 1.0, 2.0, 3.0]), 1.0, 3000),
     ("int32", np.array([-5, -4, -3], dtype=np.int32), 1.0, 3000),
 ]
 
@@ -51,7 +52,7 @@ GUMBEL_CASES = [
 @pytest.mark.parametrize("name, shifts, scale, n", GUMBEL_CASES, ids=[c[0] for c in GUMBEL_CASES])
 def test_gumbel_argmax_is_softmax(name, shifts, scale, n):
     counts = sample_counts(shifts, scale, n, seed=hash(name) % 1000)
-    exact = shifts.astype(object) - int(shifts.min()) if shifts.dtype.kind == "i" else shifts
+    exact = shifts.astype(object) - shifts.min().item()
     assert_fits(counts, softmax(np.asarray(exact, dtype=float), scale))
 
 
@@ -60,7 +61,7 @@ def test_gof_catches_factor_two_scale_bug():
     for name, shifts, scale, n in GUMBEL_CASES:
         if name in ("spread 1e-9 x scale", "all equal"):
             continue  # near-uniform laws do not depend on the scale
-        exact = shifts.astype(object) - int(shifts.min()) if shifts.dtype.kind == "i" else shifts
+        exact = shifts.astype(object) - shifts.min().item()
         probs = softmax(np.asarray(exact, dtype=float), scale)
         for wrong in (2 * scale, scale / 2):
             counts = sample_counts(shifts, scale, n, seed=1, draw_scale=wrong)
@@ -210,6 +211,30 @@ def test_infinite_shifts():
     )
     assert_fits(counts[:2], [0.5, 0.5])
     assert counts[2] == 0
+
+
+def test_overflowing_keys_are_decided_exactly():
+    """Shifts one ulp apart near 1e308 with scale = that ulp: q overflows in float, so every
+    candidate goes to the exact path; the law is softmax([0, 1])."""
+    a = 1e308
+    b = float(np.nextafter(a, 0))
+    src = InsecureSeededSource(21)
+    counts = np.bincount([noisy_argmax(np.array([b, a]), a - b, source=src) for _ in range(2000)])
+    assert_fits(counts, softmax(np.array([0.0, 1.0]), 1.0))
+    assert noisy_top_k(np.array([b, a, -a]), 1e-300, 3, source=src).tolist() == [1, 0, 2]
+
+
+def test_reference_shift_is_used_only_when_safe():
+    from dpselect.sampling.noisy_max import _reference
+
+    assert _reference(np.array([1.0, 2.0]), 1.0)[0] is None  # small scores: not needed
+    ref, q_max = _reference((1 << 62) + np.array([0, 5], dtype=np.int64), 1.0)
+    assert ref == (1 << 62) + 5 and q_max == 5.0
+    extreme = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max])
+    assert _reference(extreme, 1.0)[0] is None  # the range does not fit in int64
+    assert _reference(np.array([-1.7e308, 1.7e308]), 1.0)[0] is None  # nor in a float
+    ref, q_max = _reference(1e15 + np.array([0.0, 0.5]), 0.25)
+    assert ref == 1e15 + 0.5 and q_max == 2.0
 
 
 def test_k_zero_and_k_equals_n():
