@@ -15,16 +15,9 @@ from typing import Any
 import click
 
 from ..recipes import best_price, plot_preview, preview, quantile
-from ..sampling.source import InsecureSeededSource, RandomSource
+from .seeding import source_from_seed
 
 __all__ = ["register"]
-
-
-def _source(seed: int | None) -> RandomSource | None:
-    if seed is None:
-        return None
-    click.echo("warning: --insecure-seed makes the result reproducible and NOT private", err=True)
-    return InsecureSeededSource(seed)
 
 
 def _emit(result: Any, as_json: bool) -> None:
@@ -147,7 +140,7 @@ def quantile_command(
         candidates=_file_or_list(candidates, "--candidates"),
         confidence=confidence,
         ledger=ledger,
-        source=_source(insecure_seed),
+        source=source_from_seed(insecure_seed),
     )
     _emit(result, as_json)
 
@@ -201,7 +194,7 @@ def price_command(
         column=column,
         confidence=confidence,
         ledger=ledger,
-        source=_source(insecure_seed),
+        source=source_from_seed(insecure_seed),
     )
     _emit(result, as_json)
 

@@ -23,8 +23,8 @@ from rich.table import Table
 from ..accounting.ledger import Ledger
 from ..api import MECHANISMS, TopKResult, top_k
 from ..core.errors import BudgetExceeded, DPSelectError
-from ..sampling.source import InsecureSeededSource, RandomSource
 from .applications import register as register_applications
+from .seeding import source_from_seed
 
 __all__ = ["cli", "main"]
 
@@ -44,13 +44,6 @@ def _progress(enabled: bool) -> Iterator[Callable[[float], None] | None]:
     ) as bar:
         task = bar.add_task("scan", total=100.0)
         yield lambda percent: bar.update(task, completed=percent)
-
-
-def _source(seed: int | None) -> RandomSource | None:
-    if seed is None:
-        return None
-    click.echo("warning: --insecure-seed makes the result reproducible and NOT private", err=True)
-    return InsecureSeededSource(seed)
 
 
 def _print_result(result: TopKResult, as_json: bool) -> None:
@@ -175,7 +168,7 @@ def _run_selection(
             max_contributions=max_contributions,
             mechanism=mechanism,  # type: ignore[arg-type]
             ledger=ledger,
-            source=_source(insecure_seed),
+            source=source_from_seed(insecure_seed),
             counts=counts,
             progress=progress,
             k_bar=k_bar,
