@@ -3,7 +3,10 @@
 Like NumPy's split between a ``BitGenerator`` and the ``Generator`` that consumes its bits, a
 :class:`RandomSource` only produces bits; the samplers in this package turn them into noise.
 
-- :class:`SystemRandomSource` (the default) reads the operating system's CSPRNG
+- :class:`~dpselect.sampling.drbg.ChaCha20Source` (the default, ``"chacha20"``) is a
+  ChaCha20 generator with fast key erasure, keyed and reseeded from ``os.urandom``: private,
+  at the speed of the cipher (docs/randomness.md).
+- :class:`SystemRandomSource` (``"os"``) reads the operating system's CSPRNG
   (``os.urandom``) in large blocks. Small reads are served from a buffer that is discarded in a
   forked child (``os.register_at_fork``), so parent and child never share random bytes.
 - :class:`InsecureSeededSource` is reproducible from a seed and **not private**: its type and
@@ -30,12 +33,14 @@ import numpy.typing as npt
 from ..core.errors import ParameterError
 
 __all__ = [
+    "SOURCE_NAMES",
     "InsecureSeededSource",
     "RandomSource",
     "ScriptedSource",
     "SystemRandomSource",
     "default_source",
     "resolve_source",
+    "source_by_name",
 ]
 
 U64 = npt.NDArray[np.uint64]
@@ -181,23 +186,42 @@ class ScriptedSource(RandomSource):
         return f"ScriptedSource({len(self._script)} bytes, then={self._then!r})"
 
 
-_default: SystemRandomSource | None = None
+#: Names accepted by :func:`source_by_name` and ``resolve_source``: both private.
+SOURCE_NAMES = ("chacha20", "os")
+_named: dict[str, RandomSource] = {}
 _default_lock = threading.Lock()
 
 
-def default_source() -> SystemRandomSource:
-    """The process-wide CSPRNG source."""
-    global _default
+def source_by_name(name: str) -> RandomSource:
+    """The process-wide private source called ``name``: ``"chacha20"`` (the default,
+    :class:`~dpselect.sampling.drbg.ChaCha20Source`) or ``"os"`` (:class:`SystemRandomSource`)."""
+    if name not in SOURCE_NAMES:
+        raise ParameterError(f"source name must be one of {list(SOURCE_NAMES)}, got {name!r}")
     with _default_lock:
-        if _default is None:
-            _default = SystemRandomSource()
-        return _default
+        src = _named.get(name)
+        if src is None:
+            if name == "os":
+                src = SystemRandomSource()
+            else:
+                from .drbg import ChaCha20Source  # imports cryptography: only when sampling
+
+                src = ChaCha20Source()
+            _named[name] = src
+        return src
 
 
-def resolve_source(source: RandomSource | None) -> RandomSource:
-    """``source`` itself, or the CSPRNG when ``None``; anything else is refused."""
+def default_source() -> RandomSource:
+    """The process-wide default source: the ChaCha20 generator keyed from the OS (private)."""
+    return source_by_name("chacha20")
+
+
+def resolve_source(source: RandomSource | str | None) -> RandomSource:
+    """``source`` itself, the named private source (``"chacha20"``, ``"os"``), or the default
+    when ``None``; anything else is refused."""
     if source is None:
         return default_source()
+    if isinstance(source, str):
+        return source_by_name(source)
     if not isinstance(source, RandomSource):
         raise ParameterError(f"source must be a RandomSource or None, got {type(source).__name__}")
     return source

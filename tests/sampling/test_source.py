@@ -17,15 +17,21 @@ from dpselect.sampling.source import (
     SystemRandomSource,
     default_source,
     resolve_source,
+    source_by_name,
 )
+from dpselect.sampling.drbg import ChaCha20Source
 from dpselect.sampling.uniform import LazyUniform
 from tests.gof import ALPHA
 
 
 def test_default_is_the_private_csprng():
     src = resolve_source(None)
-    assert isinstance(src, SystemRandomSource) and src is default_source()
+    assert isinstance(src, ChaCha20Source) and src is default_source()
     assert src.private and src.thread_safe
+    assert resolve_source("chacha20") is src
+    os_src = resolve_source("os")
+    assert isinstance(os_src, SystemRandomSource) and os_src is source_by_name("os")
+    assert os_src.private and os_src.thread_safe
     assert not InsecureSeededSource(1).private
     assert not ScriptedSource(b"").private
     assert "Insecure" in type(InsecureSeededSource(1)).__name__
@@ -119,6 +125,8 @@ def test_source_errors():
         SystemRandomSource(block_size=8)
     with pytest.raises(ParameterError, match="RandomSource"):
         resolve_source(np.random.default_rng(0))  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="source name"):
+        resolve_source("urandom")
     assert issubclass(SystemRandomSource, RandomSource)
 
 
