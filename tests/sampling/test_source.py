@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from dpselect.core.errors import ParameterError
+from dpselect.sampling.drbg import ChaCha20Source
 from dpselect.sampling.source import (
     InsecureSeededSource,
     RandomSource,
@@ -19,7 +20,6 @@ from dpselect.sampling.source import (
     resolve_source,
     source_by_name,
 )
-from dpselect.sampling.drbg import ChaCha20Source
 from dpselect.sampling.uniform import LazyUniform
 from tests.gof import ALPHA
 
