@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -114,6 +117,20 @@ _CONFIDENCE = click.option(
     default=None,
     help="Public candidate values: a text file (one per line) or 'a,b,c'.",
 )
+@click.option(
+    "--resolution",
+    type=float,
+    default=None,
+    help="With --bounds: public resolution w; values within w count as ties "
+    "[default: (hi - lo) / 10^6].",
+)
+@click.option(
+    "--method",
+    type=click.Choice(["auto", "split", "recursive"]),
+    default="auto",
+    show_default=True,
+    help="Several --q: 'recursive' (Kaplan et al. 2022, with --bounds) or 'split' (epsilon / m).",
+)
 @_CONFIDENCE
 @_LEDGER
 @_JSON
@@ -125,24 +142,50 @@ def quantile_command(
     epsilon: float,
     bounds: tuple[float, float] | None,
     candidates: str | None,
+    resolution: float | None,
+    method: str,
     confidence: float,
     ledger: str | None,
     as_json: bool,
     insecure_seed: int | None,
 ) -> None:
     """Quantiles (the median with --q 0.5) of a numeric column, privately."""
-    result = quantile(
-        file,
-        column,
-        list(q),
-        epsilon,
-        bounds=None if bounds is None else (bounds[0], bounds[1]),
-        candidates=_file_or_list(candidates, "--candidates"),
-        confidence=confidence,
-        ledger=ledger,
-        source=source_from_seed(insecure_seed),
-    )
+    with _scan_progress((not as_json) and sys.stderr.isatty()) as progress:
+        result = quantile(
+            file,
+            column,
+            list(q),
+            epsilon,
+            bounds=None if bounds is None else (bounds[0], bounds[1]),
+            candidates=_file_or_list(candidates, "--candidates"),
+            confidence=confidence,
+            ledger=ledger,
+            source=source_from_seed(insecure_seed),
+            resolution=resolution,
+            method=method,
+            progress=progress,
+        )
     _emit(result, as_json)
+
+
+@contextmanager
+def _scan_progress(enabled: bool) -> Iterator[Callable[[float], None] | None]:
+    """A rich progress bar on stderr while the column is read (TTY only)."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+
+    with Progress(
+        TextColumn("reading the column"),
+        BarColumn(),
+        TaskProgressColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("scan", total=100.0)
+        yield lambda percent: bar.update(task, completed=percent)
 
 
 @click.command("price")

@@ -9,7 +9,6 @@ overstated), and the monotonic claims must hold exactly where they are made.
 from __future__ import annotations
 
 import itertools
-import math
 from fractions import Fraction
 
 import numpy as np
@@ -18,7 +17,6 @@ import pytest
 from dpselect.recipes.hypothesis import mistakes, threshold_hypotheses
 from dpselect.recipes.pricing import price_grid, revenue_scores
 from dpselect.recipes.quantiles import (
-    interval_shifts,
     quantile_fraction,
     quantile_scores,
     score_sensitivity,
@@ -66,39 +64,6 @@ def test_quantile_levels_are_small_fractions():
     assert quantile_fraction(1 / 3) == Fraction(1, 3)
     assert score_sensitivity(Fraction(1, 2)) == 1
     assert score_sensitivity(Fraction(9, 10)) == 9
-
-
-def _interval_scores(values, level, points):
-    """S(x, c) at points c that are never data points (the continuous mechanism's score)."""
-    a, b = level.numerator, level.denominator
-    z = np.sort(np.asarray(values, dtype=float))
-    out = []
-    for c in points:
-        below = int(np.searchsorted(z, c))
-        out.append(-abs(b * below - a * len(z)))
-    return out
-
-
-@pytest.mark.parametrize("q", [0.25, 0.5, 0.8])
-def test_continuous_score_sensitivity_by_brute_force(q):
-    level = quantile_fraction(q)
-    points = [0.5, 1.5, 2.5, 3.5]
-    largest, mixed = sweep(lambda x: _interval_scores(x, level, points), [1, 2, 3], 4)
-    assert largest == score_sensitivity(level) and mixed
-    # The interval form used by the sampler agrees with the pointwise score.
-    for x in datasets([1, 2, 3], 4):
-        z = np.asarray(x, dtype=float)
-        index, shifts = interval_shifts(z, 0.0, 4.0, level, Fraction(2))
-        unit = Fraction(2) / (2 * score_sensitivity(level))
-        gaps = np.diff(np.concatenate(([0.0], z, [4.0])))
-        for i, m in zip(index, shifts, strict=True):
-            ideal = float(unit) * _interval_scores(x, level, [_midpoint(z, i)])[0]
-            assert abs(m / 2**40 - (ideal + math.log(gaps[i]))) < 1e-9
-
-
-def _midpoint(z, i):
-    edges = np.concatenate(([0.0], z, [4.0]))
-    return (edges[i] + edges[i + 1]) / 2
 
 
 def test_revenue_score_sensitivity_and_monotonic():

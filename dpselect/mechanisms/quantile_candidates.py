@@ -1,0 +1,79 @@
+"""The exponential mechanism for a quantile over public candidates (docs/quantiles.md).
+
+Score ``-s(x, c)``, the rank excess of :mod:`.quantile_score` (0 at a classical quantile, ties
+included), sensitivity ``Delta = max(a, b - a)``, not monotonic: ``P[c] ∝ exp(-eps s(x, c) /
+(2 Delta))`` through the exact Gumbel engine with scale ``2 Delta / eps`` as an exact
+fraction (seed 001, Theorem 1.1). Privacy map ``d_in * eps`` (seed 002, the exponential
+mechanism's theorem). All scores come from one sort of the data (``np.searchsorted``).
+
+Accuracy (seed 003, Theorem 3): with probability at least ``1 - beta`` the chosen candidate's
+rank excess is at most the best candidate's plus ``(2 Delta / eps)(ln m + ln(1 / beta))``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ..core.arithmetic import float_up
+from ..core.domains import AnyDomain
+from ..core.errors import ParameterError
+from ..core.measurement import Measurement
+from ..core.measures import MaxDivergence
+from ..core.metrics import SymmetricDistance
+from ..sampling.noisy_max import noisy_argmax
+from ..sampling.source import RandomSource
+from .quantile_score import quantile_fraction, rank_excess_of_candidates, score_sensitivity
+from .validate import check_epsilon
+
+__all__ = ["candidate_accuracy", "make_candidate_quantile"]
+
+
+def make_candidate_quantile(
+    candidates: Sequence[float],
+    q: Any,
+    epsilon: Any,
+    *,
+    source: RandomSource | None = None,
+) -> Measurement:
+    """The exponential mechanism over public ``candidates`` with the rank-excess score.
+
+    Input: a 1-D array of values (NaN dropped); output: one of the candidates. Privacy map
+    (``SymmetricDistance`` to ``MaxDivergence``): ``d_in * eps``.
+    """
+    level = quantile_fraction(q)
+    eps = Fraction(check_epsilon(epsilon))
+    cands = np.asarray([float(c) for c in candidates], dtype=np.float64)
+    if cands.shape[0] == 0:
+        raise ParameterError("candidates must not be empty")
+    scale = 2 * score_sensitivity(level) / eps
+
+    def function(values: Any) -> float:
+        excess = rank_excess_of_candidates(values, cands, level)
+        return float(cands[noisy_argmax(-excess, scale, "gumbel", source)])
+
+    def privacy_map(d_in: Any) -> float:
+        SymmetricDistance().validate(d_in)
+        return float_up(d_in * eps) if d_in != math.inf else math.inf
+
+    return Measurement(
+        input_domain=AnyDomain("1-D arrays of numbers"),
+        input_metric=SymmetricDistance(),
+        output_measure=MaxDivergence(),
+        function=function,
+        privacy_map=privacy_map,
+    )
+
+
+def candidate_accuracy(q: Any, epsilon: Any, m: int, confidence: float) -> float:
+    """``alpha`` in rows: the chosen candidate's excess ``max(0, #below - q n, #above - (1 -
+    q) n)`` is within ``alpha`` of the best candidate's with probability ``>= confidence``."""
+    level = quantile_fraction(q)
+    eps = Fraction(check_epsilon(epsilon))
+    t = (math.log(m) - math.log1p(-confidence)) * (1 + 2**-40)
+    bound = Fraction(2 * score_sensitivity(level)) / eps * Fraction(t) / level.denominator
+    return float_up(bound * (1 + Fraction(1, 2**40)))

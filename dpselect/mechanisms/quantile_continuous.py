@@ -1,0 +1,384 @@
+"""The continuous exponential mechanism for one quantile, with ties (docs/quantiles.md).
+
+**Output space** ``[lo, hi]`` with Lebesgue measure (Smith 2011; McSherry and Talwar 2007). Rows
+are clamped to the bounds (a row-by-row map: neighbours stay neighbours).
+
+**Score with a resolution** ``w > 0`` (public). Every row gives two breakpoints, ``u_i`` =
+``x_i + w`` rounded up to a float and ``d_i`` = ``x_i - w`` rounded down, and
+
+    s(x, c) = max(0, b L(c) - a n, b G(c) - (b - a) n),
+    L(c) = #{i : u_i < c},  G(c) = #{i : d_i > c}
+
+(:mod:`.quantile_score` with rows within ``w`` of ``c`` counted on neither side). ``L`` and
+``G`` count rows through a fixed row-by-row map, so the sensitivity is ``Delta = max(a, b -
+a)`` exactly as for the plain rank excess. The density is proportional to ``exp(-min(T, f
+s(x, c)))`` with ``f = eps' / (2 Delta)`` rounded down to a float and the cap ``T = 4096`` (a
+1-Lipschitz map of ``f s``: the loss is unchanged; it only touches points weighing less than
+``e^-4096`` relative to a quantile).
+
+**Why the resolution: ties.** If ``v`` is a ``q``-quantile of the data (at most ``q n`` rows
+below, at most ``(1 - q) n`` above, however many rows equal ``v``), then every ``c`` in ``[v -
+w, v + w]`` has ``s = 0`` (``u_i < c`` forces ``x_i < v``, ``d_i > c`` forces ``x_i > v``). So a
+value that many rows hold has a window of width ``2 w`` of the best score instead of a point of
+measure zero, and the released value is rounded to the shortest decimal within ``w (1 -
+2^-10)`` of the sample (post-processing): a tied value such as 12.5 comes back exactly.
+
+**Sampling, exactly up to a charged perturbation.** ``s`` is constant between consecutive
+breakpoints. Only the rows whose breakpoints are within ``ceil(T / f) / b`` ranks of ``q n``
+give intervals below the cap; they are found with ``np.partition`` (linear time, no full sort)
+and a chunked pass. The two outer regions are one interval each at the cap. Each interval's
+log-weight ``ln(length) - min(T, f s)`` is computed in float64 with the error bound ``eta =
+2^-34`` (docs/quantiles.md: product ``<= 2^-41``, length ``<= 2^-52``, ``log`` relative
+``2^-45`` of ``|ln| <= 745``, sum ``<= 2^-41``). The interval is the exact Gumbel argmax of
+these float log-weights (:func:`noisy_argmax`: exactly ``P[j] ∝ exp(shift_j)``), the point an
+exact uniform real in it rounded down to a float (:func:`uniform_float`).
+
+**Privacy.** The sampled density is ``exp(-min(T, f s(x, c)) + r_x(c)) / Z(x)`` with ``|r| <=
+eta``. Between neighbours the numerator moves by at most ``f Delta + 2 eta`` and so does ``ln
+Z``: the loss is ``2 f Delta + 4 eta <= eps' + 4 eta``. The mechanism runs at ``eps' = eps -
+ROUNDING_LOSS`` with ``ROUNDING_LOSS = 4 eta = 2^-32``; the map is ``d_in * eps``.
+
+**Accuracy** (proved in docs/quantiles.md): with probability at least ``1 - beta`` the released
+value ``v`` has at most ``q n + alpha`` rows below ``v - 2 w`` and at most ``(1 - q) n + alpha``
+rows above ``v + 2 w``, with ``alpha = (ln((hi - lo) / w) + ln(1 / beta) + 2 eta) / (f b)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..core.arithmetic import float_down, float_up
+from ..core.domains import AnyDomain
+from ..core.errors import ParameterError
+from ..core.measurement import Measurement
+from ..core.measures import MaxDivergence
+from ..core.metrics import SymmetricDistance
+from ..sampling.noisy_max import noisy_argmax
+from ..sampling.source import RandomSource, resolve_source
+from ..sampling.uniform import LazyUniform
+from .quantile_score import quantile_fraction, rank_excess, score_sensitivity
+from .validate import check_epsilon
+
+__all__ = [
+    "LOG_WEIGHT_ERROR",
+    "RESOLUTION_DIGITS",
+    "ROUNDING_LOSS",
+    "SCORE_CAP",
+    "QuantileAccuracy",
+    "check_bounds",
+    "continuous_accuracy",
+    "default_resolution",
+    "interval_log_weights",
+    "make_continuous_quantile",
+    "shortest_decimal",
+    "uniform_float",
+]
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+
+#: The cap T on the score term f s: weights below e^-T relative to a quantile are merged.
+SCORE_CAP = 4096
+#: Bound eta on |float log-weight - ideal log-weight| for every interval (module docstring).
+LOG_WEIGHT_ERROR = Fraction(1, 2**34)
+#: What the float log-weights add to the privacy loss: 4 eta.
+ROUNDING_LOSS = 4 * LOG_WEIGHT_ERROR
+#: Default resolution: (hi - lo) * 10^-RESOLUTION_DIGITS.
+RESOLUTION_DIGITS = 6
+_CHUNK = 1 << 20
+_LN2 = math.log(2.0)
+
+
+# ----------------------------------------------------------------------------- parameters
+def check_bounds(bounds: Any) -> tuple[float, float]:
+    """``(lo, hi)``: two finite numbers with ``lo < hi``."""
+    if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or len(bounds) != 2:
+        raise ParameterError(f"bounds must be a pair (lo, hi), got {bounds!r}")
+    out = []
+    for v in bounds:
+        if isinstance(v, bool) or not isinstance(v, (int, float, Fraction, np.number)):
+            raise ParameterError(f"bounds must be numbers, got {v!r}")
+        f = float(v)
+        if not math.isfinite(f):
+            raise ParameterError(f"bounds must be finite, got {v!r}")
+        out.append(f)
+    if not out[0] < out[1]:
+        raise ParameterError(f"bounds must satisfy lo < hi, got {bounds!r}")
+    return out[0], out[1]
+
+
+def _min_resolution(lo: float, hi: float) -> float:
+    """``2^-45 max(|lo|, |hi|, hi - lo)``: at least 16 ulps of any breakpoint (accuracy proof)."""
+    return float_up(Fraction(max(abs(lo), abs(hi), hi - lo)) / 2**45)
+
+
+def default_resolution(lo: float, hi: float) -> float:
+    """``(hi - lo) / 10^6``, raised to the smallest resolution allowed if needed."""
+    width = Fraction(hi) - Fraction(lo)
+    return max(float_up(width / 10**RESOLUTION_DIGITS), _min_resolution(lo, hi))
+
+
+def check_resolution(resolution: Any, lo: float, hi: float) -> float:
+    """A resolution ``w`` with ``2^-45 max(|lo|, |hi|, hi - lo) <= w <= (hi - lo) / 4``."""
+    if resolution is None:
+        return default_resolution(lo, hi)
+    if isinstance(resolution, bool) or not isinstance(resolution, (int, float, Fraction)):
+        raise ParameterError(f"resolution must be a number, got {resolution!r}")
+    w = float(resolution)
+    least = _min_resolution(lo, hi)
+    if not (math.isfinite(w) and least <= w and Fraction(w) * 4 <= Fraction(hi) - Fraction(lo)):
+        raise ParameterError(
+            f"resolution must be in [{least:.3g}, (hi - lo) / 4 = {(hi - lo) / 4:.6g}], got "
+            f"{resolution!r}"
+        )
+    return w
+
+
+# ----------------------------------------------------------------------------- float pieces
+def _round_up_sum(x: F64, w: float) -> F64:
+    """``x + w`` rounded up to a float, elementwise (TwoSum error sign)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = x + w
+        bb = s - x
+        err = (x - (s - bb)) + (w - bb)
+        bump = np.isfinite(s) & (err > 0)
+    out: F64 = np.where(bump, np.nextafter(s, np.inf), s)
+    return out
+
+
+def _round_down_diff(x: F64, w: float) -> F64:
+    """``x - w`` rounded down to a float, elementwise."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = x - w
+        bb = s - x
+        err = (x - (s - bb)) + (-w - bb)
+        bump = np.isfinite(s) & (err < 0)
+    out: F64 = np.where(bump, np.nextafter(s, -np.inf), s)
+    return out
+
+
+def _log_lengths(left: F64, right: F64) -> F64:
+    """``ln(right - left)`` in float64 (relative length error <= 2^-53; no overflow)."""
+    with np.errstate(over="ignore"):
+        length = right - left
+    out: F64 = np.log(length)
+    big = np.isinf(length)
+    if bool(big.any()):
+        out[big] = np.log(right[big] * 0.5 - left[big] * 0.5) + _LN2
+    return out
+
+
+def interval_log_weights(length_logs: F64, excess: I64, factor: float) -> F64:
+    """``ln(length) - min(T, factor * s)`` in float64, within ``LOG_WEIGHT_ERROR``."""
+    term = np.minimum(excess.astype(np.float64) * factor, float(SCORE_CAP))
+    out: F64 = length_logs - term
+    return out
+
+
+# ----------------------------------------------------------------------------- intervals
+def _breakpoints(
+    x: F64, lo: float, hi: float, w: float, level: Fraction, cap_excess: int
+) -> tuple[F64, F64, I64, list[tuple[float, float]]]:
+    """The intervals of ``[lo, hi]`` below the cap, their scores, and the capped outer parts.
+
+    ``x``: the clamped data (reordered in place by ``np.partition``). Returns ``(left, right,
+    excess, capped)``: the middle intervals of positive length, their rank excess, and the
+    (at most two) outer intervals whose excess is certainly ``>= cap_excess``.
+    """
+    a, b = level.numerator, level.denominator
+    n = x.shape[0]
+    g_star = -(-(cap_excess + (b - a) * n) // b)  # G >= g_star: capped (left region)
+    l_star = -(-(cap_excess + a * n) // b)  # L >= l_star: capped (right region)
+    j_left = n - g_star + 1 if g_star <= n else 0  # 1-based rank; 0: no left region
+    j_right = l_star if l_star <= n else 0
+    kth = sorted({j - 1 for j in (j_left, j_right) if j > 0})
+    if kth:
+        x.partition(kth)
+    c_left = lo
+    if j_left:  # for c < d_(j_left): G(c) >= n - j_left + 1 = g_star
+        c_left = max(lo, float(_round_down_diff(x[j_left - 1 : j_left], w)[0]))
+    c_right = hi
+    if j_right:  # for c > u_(j_right): L(c) >= j_right = l_star
+        c_right = min(hi, float(_round_up_sum(x[j_right - 1 : j_right], w)[0]))
+    # One chunked pass: counts outside the middle, breakpoints inside it.
+    below, above = 0, 0
+    ups: list[F64] = []
+    downs: list[F64] = []
+    for start in range(0, n, _CHUNK):
+        chunk = x[start : start + _CHUNK]
+        u = _round_up_sum(chunk, w)
+        d = _round_down_diff(chunk, w)
+        below += int(np.count_nonzero(u <= c_left))
+        above += int(np.count_nonzero(d >= c_right))
+        ups.append(u[(u > c_left) & (u < c_right)])
+        downs.append(d[(d > c_left) & (d < c_right)])
+    u_mid = np.sort(np.concatenate(ups)) if ups else np.empty(0)
+    d_mid = np.sort(np.concatenate(downs)) if downs else np.empty(0)
+    edges = np.unique(np.concatenate(([c_left], u_mid, d_mid, [c_right])))
+    left, right = edges[:-1], edges[1:]
+    lt = below + np.searchsorted(u_mid, left, side="right")
+    gt = above + (d_mid.shape[0] - np.searchsorted(d_mid, right, side="left"))
+    excess = rank_excess(lt, gt, n, level)
+    capped = [(lo, c_left)] if c_left > lo else []
+    if hi > c_right:
+        capped.append((c_right, hi))
+    return left, right, excess, capped
+
+
+def continuous_shifts(
+    values: Any, lo: float, hi: float, w: float, level: Fraction, factor: float
+) -> tuple[F64, F64, F64]:
+    """Every positive-length interval of the mechanism and its float log-weight.
+
+    Returns ``(left, right, shifts)``; ``|shift - (ln(right - left) - min(T, factor s))| <=
+    LOG_WEIGHT_ERROR`` for each (tested against arb).
+    """
+    x = np.array(values, dtype=np.float64).ravel()
+    x = x[~np.isnan(x)]
+    np.clip(x, lo, hi, out=x)
+    cap_excess = math.ceil(Fraction(SCORE_CAP) / Fraction(factor))
+    left, right, excess, capped = _breakpoints(x, lo, hi, w, level, cap_excess)
+    shifts = interval_log_weights(_log_lengths(left, right), excess, factor)
+    if capped:
+        c_left = np.array([c[0] for c in capped])
+        c_right = np.array([c[1] for c in capped])
+        c_shifts = _log_lengths(c_left, c_right) - float(SCORE_CAP)
+        left = np.concatenate((left, c_left))
+        right = np.concatenate((right, c_right))
+        shifts = np.concatenate((shifts, c_shifts))
+    return left, right, shifts
+
+
+# ----------------------------------------------------------------------------- the point
+def uniform_float(left: float, right: float, source: RandomSource | None = None) -> float:
+    """The largest float ``<= X`` for ``X`` an exact uniform real on ``[left, right]``.
+
+    ``X = left + U (right - left)`` with ``U`` a :class:`LazyUniform`: 64 binary digits first,
+    64 more whenever the dyadic interval holding ``U`` maps across a float boundary.
+    """
+    src = resolve_source(source)
+    lo_q, width = Fraction(left), Fraction(right) - Fraction(left)
+    if width <= 0:
+        return float(left)
+    u = LazyUniform.sample(src)
+    while True:
+        denom = 1 << u.nbits
+        x_lo = lo_q + width * Fraction(u.prefix, denom)
+        x_hi = lo_q + width * Fraction(u.prefix + 1, denom)
+        f = float_down(x_lo)
+        if Fraction(math.nextafter(f, math.inf)) >= x_hi:
+            return f
+        u.refine(src)
+
+
+def shortest_decimal(value: float, low: float, high: float) -> float:
+    """The decimal with the fewest significant digits in ``[low, high]`` nearest ``value``.
+
+    A fixed function of its arguments (post-processing); ``value`` itself when no shorter
+    decimal fits. ``low <= value <= high``.
+    """
+    if value == 0.0 or not low <= value <= high:
+        return value
+    for digits in range(1, 18):
+        r = float(f"{value:.{digits - 1}e}")
+        if low <= r <= high:
+            return r
+    return value
+
+
+# ----------------------------------------------------------------------------- the mechanism
+def make_continuous_quantile(
+    bounds: tuple[float, float],
+    q: Any,
+    epsilon: Any,
+    *,
+    resolution: Any = None,
+    source: RandomSource | None = None,
+    round_to_resolution: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> Measurement:
+    """The continuous exponential mechanism for the ``q``-quantile on ``[lo, hi]``, with ties.
+
+    Input: a 1-D array of values (NaN dropped, the rest clamped); output: a float in ``[lo,
+    hi]``. Privacy map (``SymmetricDistance`` to ``MaxDivergence``): ``d_in * eps`` (module
+    docstring; ``ROUNDING_LOSS`` of it pays for the float log-weights). ``resolution`` is the
+    public ``w`` (default ``(hi - lo) / 10^6``); ``round_to_resolution=False`` releases the
+    sampled float itself instead of the shortest decimal within ``w (1 - 2^-10)``. Linear
+    time apart from sorting the ``O(T / eps)`` rows nearest the quantile.
+    """
+    lo, hi = check_bounds(bounds)
+    level = quantile_fraction(q)
+    eps = Fraction(check_epsilon(epsilon))
+    if eps <= 2 * ROUNDING_LOSS:
+        raise ParameterError(f"epsilon must exceed {float(2 * ROUNDING_LOSS):.3g}, got {epsilon}")
+    w = check_resolution(resolution, lo, hi)
+    factor = float_down((eps - ROUNDING_LOSS) / (2 * score_sensitivity(level)))
+    snap = w * (1 - 2**-10)  # exact: w times a short dyadic
+    if factor <= 0:
+        raise ParameterError(f"epsilon is too small for the float path, got {epsilon}")
+
+    def function(values: Any) -> float:
+        left, right, shifts = continuous_shifts(values, lo, hi, w, level, factor)
+        if progress is not None:
+            progress(f"selecting among {shifts.shape[0]} intervals")
+        pick = noisy_argmax(shifts, 1.0, "gumbel", source)
+        x = uniform_float(float(left[pick]), float(right[pick]), source)
+        if not round_to_resolution:
+            return x
+        return shortest_decimal(x, max(lo, x - snap), min(hi, x + snap))
+
+    def privacy_map(d_in: Any) -> float:
+        SymmetricDistance().validate(d_in)
+        return float_up(d_in * eps)
+
+    return Measurement(
+        input_domain=AnyDomain("1-D arrays of numbers"),
+        input_metric=SymmetricDistance(),
+        output_measure=MaxDivergence(),
+        function=function,
+        privacy_map=privacy_map,
+    )
+
+
+class QuantileAccuracy:
+    """The accuracy theorem's numbers for one continuous quantile (docs/quantiles.md)."""
+
+    def __init__(self, alpha: float, resolution: float, confidence: float) -> None:
+        self.alpha = alpha
+        self.resolution = resolution
+        self.confidence = confidence
+
+    def holds(self, values: Any, released: float, level: Fraction) -> bool:
+        """Whether the statement holds for ``released`` on ``values`` (clamped by the caller)."""
+        x = np.asarray(values, dtype=np.float64)
+        x = x[~np.isnan(x)]
+        n = x.shape[0]
+        q = float(level)
+        below = int(np.count_nonzero(x < released - 2 * self.resolution))
+        above = int(np.count_nonzero(x > released + 2 * self.resolution))
+        return bool(below <= q * n + self.alpha and above <= (1 - q) * n + self.alpha)
+
+
+def continuous_accuracy(
+    bounds: tuple[float, float], q: Any, epsilon: Any, confidence: float, resolution: Any = None
+) -> QuantileAccuracy:
+    """``alpha`` (rows) of the accuracy theorem at ``confidence``, rounded up."""
+    lo, hi = check_bounds(bounds)
+    level = quantile_fraction(q)
+    eps = Fraction(check_epsilon(epsilon))
+    w = check_resolution(resolution, lo, hi)
+    factor = float_down((eps - ROUNDING_LOSS) / (2 * score_sensitivity(level)))
+    log_ratio = (math.log(hi * 0.5 - lo * 0.5) + _LN2 - math.log(w)) * (1 + 2**-40) + 1e-12
+    t = log_ratio - math.log1p(-confidence) * (1 + 2**-40) + 2 * float(LOG_WEIGHT_ERROR)
+    if t > SCORE_CAP:
+        raise ParameterError("confidence too close to 1 for the score cap")
+    alpha = float_up(
+        Fraction(t) / (Fraction(factor) * level.denominator) * (1 + Fraction(1, 2**40))
+    )
+    return QuantileAccuracy(alpha, w, confidence)

@@ -1,0 +1,202 @@
+"""Many quantiles at once: the recursive algorithm of Kaplan, Schnapp and Stemmer (2022).
+
+For sorted levels ``q_1 < ... < q_m`` on ``[lo, hi]``: release the middle level ``q_mid`` with
+the continuous mechanism (:mod:`.quantile_continuous`) at ``eps / depth``; rows ``<= v_mid``
+go to the left part (bounds ``[lo, v_mid]``, levels ``q_i / q_mid`` relative to it), the others
+to the right part (bounds ``[v_mid, hi]``, levels ``(q_i - q_mid) / (1 - q_mid)``), and recurse.
+A part narrower than ``4 w`` releases its midpoint for all its levels (no data read).
+
+**Privacy** (KSS 2022, Theorem 3.1's argument; docs/quantiles.md): the recursion tree has
+``depth = ceil(log2(m + 1))`` rounds. Within a round the parts are disjoint sets of rows (a
+partition fixed by the values released in earlier rounds), so a row added or removed changes
+the input of exactly one mechanism per round; each is ``eps / depth``-DP, so a round is
+``eps / depth``-DP given the earlier rounds (parallel composition), and the rounds compose
+adaptively to ``eps``. Map: ``d_in * eps``.
+
+**Accuracy** (docs/quantiles.md, proved there): with probability at least ``1 - beta`` (all
+values at once), each ``v_j`` has at most ``q_j n + A_j + B_j`` rows below ``v_j - 2 w`` and at
+most ``(1 - q_j) n + A_j + B_j`` above ``v_j + 2 w``; ``A_j`` sums the continuous accuracy
+``alpha`` (confidence ``1 - beta / m``, the full width ``hi - lo``) along ``v_j``'s path in the
+tree, and ``B_j`` counts rows within ``2 w`` of the other released values (0 for data without
+ties or clusters).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..core.arithmetic import float_up
+from ..core.domains import AnyDomain
+from ..core.errors import ParameterError
+from ..core.measurement import Measurement
+from ..core.measures import MaxDivergence
+from ..core.metrics import SymmetricDistance
+from ..sampling.source import RandomSource
+from .quantile_continuous import (
+    check_bounds,
+    check_resolution,
+    continuous_accuracy,
+    make_continuous_quantile,
+)
+from .quantile_score import MAX_DENOMINATOR, quantile_fraction
+from .validate import check_epsilon
+
+__all__ = [
+    "make_recursive_quantiles",
+    "recursive_accuracy",
+    "recursive_alphas",
+    "recursive_depth",
+    "recursive_tree",
+]
+
+F64 = npt.NDArray[np.float64]
+
+
+def recursive_depth(m: int) -> int:
+    """Rounds of the recursion for ``m`` levels: ``ceil(log2(m + 1))``."""
+    return max(1, math.ceil(math.log2(m + 1)))
+
+
+def recursive_tree(
+    levels: Sequence[Fraction],
+) -> list[tuple[int, int | None, int | None, Fraction]]:
+    """``(j, left_anc, right_anc, relative level)`` per level in the order released.
+
+    ``left_anc``/``right_anc`` are the indices of the levels bounding ``j``'s part (``None``:
+    the bound ``lo`` / ``hi``); the relative level is ``(q_j - Q_left) / (Q_right - Q_left)``.
+    """
+    out: list[tuple[int, int | None, int | None, Fraction]] = []
+    stack: list[tuple[int, int, int | None, int | None]] = [(0, len(levels), None, None)]
+    while stack:
+        start, stop, la, ra = stack.pop(0)
+        if start >= stop:
+            continue
+        mid = (start + stop) // 2
+        q_lo = Fraction(0) if la is None else levels[la]
+        q_hi = Fraction(1) if ra is None else levels[ra]
+        rel = (levels[mid] - q_lo) / (q_hi - q_lo)
+        out.append((mid, la, ra, rel))
+        stack.append((start, mid, la, mid))
+        stack.append((mid + 1, stop, mid, ra))
+    return out
+
+
+def _sorted_levels(qs: Sequence[Any]) -> list[Fraction]:
+    levels = [quantile_fraction(q) for q in qs]
+    if any(b <= a for a, b in itertools.pairwise(levels)):
+        raise ParameterError("the recursive method needs strictly increasing levels q")
+    return levels
+
+
+def make_recursive_quantiles(
+    bounds: tuple[float, float],
+    qs: Sequence[Any],
+    epsilon: Any,
+    *,
+    resolution: Any = None,
+    source: RandomSource | None = None,
+) -> Measurement:
+    """The recursive quantiles mechanism (module docstring). Output: the ``m`` values, in the
+    order of ``qs`` (which must increase). Map ``d_in * eps``."""
+    lo, hi = check_bounds(bounds)
+    levels = _sorted_levels(qs)
+    eps = Fraction(check_epsilon(epsilon))
+    w = check_resolution(resolution, lo, hi)
+    each = eps / recursive_depth(len(levels))
+    tree = recursive_tree(levels)
+    for _, _, _, rel in tree:
+        if rel.denominator > MAX_DENOMINATOR:
+            raise ParameterError(
+                f"the levels give a relative level {rel} with a denominator above "
+                f"{MAX_DENOMINATOR}: round the levels (e.g. to 1/1000)"
+            )
+
+    def function(values: Any) -> list[float]:
+        x = np.array(values, dtype=np.float64).ravel()
+        x = x[~np.isnan(x)]
+        np.clip(x, lo, hi, out=x)
+        out: list[float | None] = [None] * len(levels)
+        parts: dict[int, F64] = {}  # the rows of the part headed by level j, before its run
+        for j, la, ra, rel in tree:
+            p_lo, p_hi = (lo if la is None else out[la]), (hi if ra is None else out[ra])
+            assert p_lo is not None and p_hi is not None
+            rows = parts.pop(j, x)
+            if Fraction(p_hi) - Fraction(p_lo) < 4 * Fraction(w):
+                v = float(p_lo + (p_hi - p_lo) / 2)  # no data read: every row is within 2w
+            else:
+                mech = make_continuous_quantile(
+                    (p_lo, p_hi), rel, each, resolution=w, source=source
+                )
+                v = float(mech(rows))
+            out[j] = v
+            left, right = rows[rows <= v], rows[rows > v]
+            for child, c_la, c_ra, _ in tree:  # hand j's children their rows
+                if out[child] is None and c_ra == j and c_la == la:
+                    parts[child] = left
+                elif out[child] is None and c_la == j and c_ra == ra:
+                    parts[child] = right
+        return [float(v) for v in out]  # type: ignore[arg-type]
+
+    def privacy_map(d_in: Any) -> float:
+        SymmetricDistance().validate(d_in)
+        return float_up(d_in * eps) if d_in != math.inf else math.inf
+
+    return Measurement(
+        input_domain=AnyDomain("1-D arrays of numbers"),
+        input_metric=SymmetricDistance(),
+        output_measure=MaxDivergence(),
+        function=function,
+        privacy_map=privacy_map,
+    )
+
+
+def recursive_alphas(
+    bounds: tuple[float, float],
+    qs: Sequence[Any],
+    epsilon: Any,
+    confidence: float,
+    resolution: Any = None,
+) -> list[float]:
+    """``A_j`` for every level: the sum of the node bounds on its path (module docstring)."""
+    lo, hi = check_bounds(bounds)
+    levels = _sorted_levels(qs)
+    m = len(levels)
+    each = Fraction(check_epsilon(epsilon)) / recursive_depth(m)
+    node_conf = 1 - (1 - confidence) / m
+    alpha: dict[int, float] = {}
+    total: dict[int, float] = {}
+    for j, la, ra, rel in recursive_tree(levels):
+        alpha[j] = continuous_accuracy((lo, hi), rel, each, node_conf, resolution).alpha
+        prev = max(total[a] for a in (la, ra) if a is not None) if (la, ra) != (None, None) else 0.0
+        total[j] = float_up(Fraction(prev) + Fraction(alpha[j]))
+    return [total[j] for j in range(m)]
+
+
+def recursive_accuracy(
+    bounds: tuple[float, float],
+    qs: Sequence[Any],
+    epsilon: Any,
+    confidence: float,
+    resolution: Any = None,
+) -> list[str]:
+    """The accuracy lines printed for the recursive method."""
+    lo, hi = check_bounds(bounds)
+    w = check_resolution(resolution, lo, hi)
+    alphas = recursive_alphas((lo, hi), qs, epsilon, confidence, w)
+    head = (
+        f"accuracy: with probability at least {confidence:.0%} for all values at once, the "
+        f"value for q has at most q n + A + B rows below it - 2w and at most (1 - q) n + A + B "
+        f"above it + 2w (n rows after clamping, resolution w = {w:.3g}, B = rows within 2w "
+        "of the other values released; Kaplan, Schnapp, Stemmer 2022, docs/quantiles.md):"
+    )
+    lines = [head]
+    for q, a in zip(qs, alphas, strict=True):
+        lines.append(f"  q = {float(q):g}: A = {a:.4g}")
+    return lines

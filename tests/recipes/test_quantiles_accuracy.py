@@ -1,0 +1,181 @@
+"""Every accuracy statement the quantile recipe prints, checked by simulation.
+
+Each statement says "with probability at least 95%, ...". On adversarial data (43 rows equal
+to the median, one row, an empty column, huge and tiny gaps, tight uniform data) the mechanism
+runs ``RUNS`` times and the number of runs where the statement is false must stay below the
+binomial (1 - 1e-6) quantile at 5%. A broken variant (the mechanism at a quarter or an eighth
+of its epsilon, or the statement without the resolution on ties) fails the same check.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpselect.mechanisms.quantile_candidates import candidate_accuracy, make_candidate_quantile
+from dpselect.mechanisms.quantile_continuous import continuous_accuracy, make_continuous_quantile
+from dpselect.mechanisms.quantile_recursive import make_recursive_quantiles, recursive_alphas
+from dpselect.mechanisms.quantile_score import rank_excess_of_candidates
+from dpselect.sampling import InsecureSeededSource
+from tests.gof import ALPHA
+
+CONF = 0.95
+RUNS = 1000
+
+
+def allowed(runs: int = RUNS) -> float:
+    return float(stats.binom.isf(ALPHA, runs, 1 - CONF))
+
+
+def _rng():
+    return np.random.default_rng(12)
+
+
+def ties43():
+    rng = _rng()
+    return np.concatenate(
+        (rng.uniform(0, 12.4, 500), np.full(43, 12.5), rng.uniform(12.6, 25, 500))
+    ), (-20.0, 50.0)
+
+
+def gaps():
+    return np.array([1e-300, 2e-300, 3e-300, 1.0, 1.0 + 2**-30, 1e300, 1e300, -1e300]), (
+        -1e300,
+        1e300,
+    )
+
+
+DATASETS = {
+    "ties43": ties43,
+    "one_row": lambda: (np.array([3.0]), (0.0, 10.0)),
+    "empty": lambda: (np.array([]), (0.0, 10.0)),
+    "gaps": gaps,
+    "uniform": lambda: (_rng().uniform(0, 1, 2000), (0.0, 1.0)),
+}
+
+
+def continuous_failures(data, bounds, q, eps, runs, *, mech_eps=None, tolerance=True, seed=1):
+    acc = continuous_accuracy(bounds, q, eps, CONF)
+    m = make_continuous_quantile(
+        bounds,
+        q,
+        eps if mech_eps is None else mech_eps,
+        source=InsecureSeededSource(seed),
+        round_to_resolution=tolerance,
+    )
+    x = np.clip(data, *bounds)
+    level = Fraction(q).limit_denominator(10**6)
+    if not tolerance:  # the statement without the resolution w (the old, false one)
+        acc.resolution = 0.0
+    return sum(not acc.holds(x, m(x), level) for _ in range(runs))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(DATASETS))
+@pytest.mark.parametrize("q, eps", [(0.5, 1.0), (0.9, 0.2)])
+def test_continuous_statement_holds(name, q, eps):
+    data, bounds = DATASETS[name]()
+    assert continuous_failures(data, bounds, q, eps, RUNS) <= allowed()
+
+
+def test_continuous_statement_quick():
+    data, bounds = ties43()
+    assert continuous_failures(data, bounds, 0.5, 1.0, 100) <= allowed(100)
+
+
+@pytest.mark.slow
+def test_continuous_statement_broken_variants_fail():
+    data, bounds = DATASETS["uniform"]()
+    assert continuous_failures(data, bounds, 0.5, 1.0, RUNS, mech_eps=1 / 8) > allowed()
+    data, bounds = ties43()
+    assert continuous_failures(data, bounds, 0.5, 1.0, 200, tolerance=False) > allowed(200)
+
+
+# ----------------------------------------------------------------------------- candidates
+def candidate_failures(data, cands, q, eps, runs, mech_eps=None, seed=2):
+    alpha = candidate_accuracy(q, eps, len(cands), CONF)
+    m = make_candidate_quantile(
+        cands, q, eps if mech_eps is None else mech_eps, source=InsecureSeededSource(seed)
+    )
+    level = Fraction(q).limit_denominator(10**6)
+    excess = rank_excess_of_candidates(data, cands, level) / level.denominator
+    best = excess.min()
+    index = {c: i for i, c in enumerate(cands)}
+    return sum(excess[index[m(data)]] > best + alpha for _ in range(runs))
+
+
+TIGHT = (np.zeros(20), [float(c) for c in range(1000)])  # P[false] = 0.045 at eps = 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "data, cands",
+    [
+        TIGHT,
+        (ties43()[0], [float(c) for c in np.arange(0, 25, 0.5)]),
+        (np.array([3.0]), [1.0, 2.0, 3.0, 4.0]),
+        (np.array([]), [1.0, 2.0, 3.0]),
+    ],
+)
+def test_candidate_statement_holds(data, cands):
+    assert candidate_failures(data, cands, 0.5, 1.0, RUNS) <= allowed()
+
+
+@pytest.mark.slow
+def test_candidate_statement_broken_variant_fails():
+    assert candidate_failures(*TIGHT, 0.5, 1.0, 300, mech_eps=0.5) > allowed(300)
+
+
+# ----------------------------------------------------------------------------- recursive
+DECILES = [Fraction(i, 10) for i in range(1, 10)]
+
+
+def recursive_failures(data, bounds, eps, runs, mech_eps=None, seed=3):
+    w = continuous_accuracy(bounds, 0.5, eps, CONF).resolution
+    alphas = recursive_alphas(bounds, DECILES, eps, CONF, w)
+    m = make_recursive_quantiles(
+        bounds,
+        DECILES,
+        eps if mech_eps is None else mech_eps,
+        resolution=w,
+        source=InsecureSeededSource(seed),
+    )
+    x = np.clip(data, *bounds)
+    n = x.shape[0]
+    fails = 0
+    for _ in range(runs):
+        out = m(x)
+        ok = True
+        for j, (v, q) in enumerate(zip(out, DECILES, strict=True)):
+            others = [o for k, o in enumerate(out) if k != j]
+            b = sum(int(np.count_nonzero(np.abs(x - o) <= 2 * w)) for o in others)
+            below = np.count_nonzero(x < v - 2 * w)
+            above = np.count_nonzero(x > v + 2 * w)
+            bound = alphas[j] + b
+            ok &= below <= float(q) * n + bound and above <= (1 - float(q)) * n + bound
+        fails += not ok
+    return fails
+
+
+def temperatures():
+    rng = _rng()
+    return np.round(rng.normal(12, 7, 1500) * 2) / 2, (-30.0, 50.0)  # a 0.5 grid: many ties
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "maker",
+    [temperatures, DATASETS["uniform"], DATASETS["one_row"], DATASETS["empty"], DATASETS["gaps"]],
+)
+def test_recursive_statement_holds(maker):
+    data, bounds = maker()
+    assert recursive_failures(data, bounds, 1.0, 400) <= allowed(400)
+
+
+@pytest.mark.slow
+def test_recursive_statement_broken_variant_fails():
+    data, bounds = DATASETS["uniform"]()
+    assert recursive_failures(data, bounds, 1.0, 300, mech_eps=1 / 16) > allowed(300)
