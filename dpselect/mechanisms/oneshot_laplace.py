@@ -1,20 +1,28 @@
-"""One-shot Laplace top-k with noisy counts (Qiao, Su and Zhang 2021), sampled exactly.
+"""One-shot Laplace top-k (Qiao, Su and Zhang 2021), sampled exactly; counts from fresh noise.
 
 The mechanism (QSZ21, Algorithm 1, the "oneshot Laplace mechanism"). On counts ``x`` in Z^d,
 draw ``y_i = x_i + L_i`` with ``L_i`` i.i.d. Laplace of scale ``b`` (density
-``exp(-|t| / b) / (2b)``, standard deviation ``sqrt(2) b``) *once*, and release the indices of
-the ``k`` largest ``y_i``, best first, together with their noisy values ``y_{i_j}``.
+``exp(-|t| / b) / (2b)``, standard deviation ``sqrt(2) b``) *once*, and release the *set* of
+indices of the ``k`` largest ``y_i``, without their order.
 
 The guarantee (QSZ21, Theorem 2.2, the statement seed 004 quotes): when every count has
 sensitivity 1 (``|x_i - x'_i| <= 1`` for all ``i``; no monotonicity needed), the mechanism with
 ``b = 8 sqrt(k ln(d / delta)) / epsilon`` is ``(epsilon, delta)``-DP for ``epsilon < 0.2`` and
 ``delta < 0.05``. Seed 004's ``sigma_Lap = 8 sqrt(2k ln(d/delta)) / epsilon`` is the standard
 deviation ``sqrt(2) b`` of that noise. Outside that range the theorem says nothing and the
-constructor refuses the parameters.
+constructor refuses the parameters. QSZ21, section 4: "only a subset of k elements, but not
+their ordering, is returned. The privacy proof crucially depends on this fact." The theorem
+covers neither the ranking nor the noisy values ``y_i``, so neither is released:
 
-What is released here is ``(i_1..i_k, floor(y_{i_1})..floor(y_{i_k}))``: the same ranking and
-the QSZ noisy counts rounded down to integers, a post-processing of QSZ's output (so the theorem
-applies unchanged). It is sampled *exactly* without ever holding a real ``y_i``:
+- the set is released as its ``k`` indices **sorted by candidate index** (increasing), a
+  function of the set alone;
+- if counts are asked for (``count_scale``), they are ``x_i + Z_i`` for the selected ``i``
+  with ``Z_i`` *fresh* exact discrete Laplace noise (Canonne, Kamath and Steinke 2020),
+  independent of the selection's draws, and accounted by basic composition (Dwork and Roth
+  2014, Theorem 3.16): the ``k`` counts have L1 sensitivity ``k d_in``, hence are
+  ``k d_in / count_scale``-DP (Ghosh, Roughgarden and Sundararajan 2009).
+
+The selection is sampled *exactly* without ever holding a real ``y_i``:
 
 - ``N_i = floor(L_i)`` has ``P(N = n) = (1 - q) q^n / 2`` for ``n >= 0`` and
   ``(1 - q) q^(-n-1) / 2`` for ``n <= -1``, ``q = exp(-1/b)``. That is a discrete Laplace ``Z``
@@ -30,9 +38,9 @@ applies unchanged). It is sampled *exactly* without ever holding a real ``y_i``:
   compared in python-flint ``arb`` interval arithmetic, reading more digits of ``V_i`` until the
   comparison is decided (the approach of ``docs/exactness.md``).
 
-The indices alone therefore have exactly the law of Laplace report-noisy-max top-k in one shot
-(:func:`~dpselect.sampling.noisy_top_k` with ``noise="laplace"``), and the released counts are
-the QSZ noisy counts of those same draws, rounded down.
+The internal :func:`_oneshot_laplace_ranking` computes the ranking and ``floor(y)`` of the top
+``k`` (tests check its law); it is never released. :func:`oneshot_laplace_top_k` keeps only the
+set.
 """
 
 from __future__ import annotations
@@ -62,8 +70,9 @@ from .topk_counts import (
     check_count_vector_domain,
     check_k,
     count_vector,
+    noisy_values,
 )
-from .validate import check_delta, check_epsilon, check_int
+from .validate import check_delta, check_epsilon, check_int, check_scale
 
 __all__ = [
     "QSZ_DELTA_BOUND",
@@ -79,6 +88,7 @@ QSZ_EPSILON_BOUND = Fraction(1, 5)
 QSZ_DELTA_BOUND = Fraction(1, 20)
 
 _MAX_SCALE = Fraction(1 << 52)  # the discrete Laplace sampler's range
+_MIN_SCALE = Fraction(1, 1 << 64)
 _SAFE = 1 << 61  # |x| and |N| below this: x + N fits in int64
 
 
@@ -187,10 +197,14 @@ def _rank_group(
     return sorted(members, key=functools.cmp_to_key(compare))
 
 
-def oneshot_laplace_top_k(
+def _oneshot_laplace_ranking(
     counts: npt.NDArray[np.int64], scale: Fraction, k: int, source: RandomSource | None = None
 ) -> NoisyTopK:
-    """Top ``k`` of ``y = counts + Laplace(scale)`` and ``floor(y)`` there, exactly (module doc)."""
+    """Top ``k`` of ``y = counts + Laplace(scale)``, ranked, and ``floor(y)`` there, exactly.
+
+    Internal: QSZ21's theorem does not cover this output (the ranking and the noisy values);
+    the mechanism releases only the set (:func:`oneshot_laplace_top_k`).
+    """
     src = resolve_source(source)
     d = counts.shape[0]
     n = sample_floor_laplace(scale, d, src)
@@ -220,6 +234,29 @@ def oneshot_laplace_top_k(
     return NoisyTopK(indices, values)
 
 
+def oneshot_laplace_top_k(
+    counts: npt.NDArray[np.int64],
+    scale: Fraction,
+    k: int,
+    source: RandomSource | None = None,
+    *,
+    count_scale: Fraction | None = None,
+) -> npt.NDArray[np.int64] | NoisyTopK:
+    """QSZ21's release: the set of the top ``k`` of ``counts + Laplace(scale)``, exactly.
+
+    Returns the ``k`` indices sorted by candidate index (no order information) or, with
+    ``count_scale``, :class:`NoisyTopK` of those indices and ``counts[i] + Z_i`` with fresh
+    exact discrete Laplace ``Z_i`` of scale ``count_scale`` (independent of the selection).
+    """
+    src = resolve_source(source)
+    ranked = _oneshot_laplace_ranking(counts, scale, k, src)
+    indices = np.sort(ranked.indices)
+    if count_scale is None:
+        return indices
+    z = sample_discrete_laplace(count_scale, k, src)
+    return NoisyTopK(indices, noisy_values(counts[indices], z))
+
+
 # --------------------------------------------------------------------------------- constructor
 def make_oneshot_laplace_top_k(
     k: int,
@@ -229,17 +266,18 @@ def make_oneshot_laplace_top_k(
     input_metric: Any = None,
     *,
     d: int | None = None,
+    count_scale: float | Fraction | None = None,
     source: RandomSource | None = None,
 ) -> Measurement:
-    """QSZ21's one-shot Laplace top-``k`` with noisy counts, ``(epsilon, delta)``-DP.
+    """QSZ21's one-shot Laplace top-``k``: the unordered set, ``(epsilon, delta)``-DP.
 
     Parameters
     ----------
     k:
-        Number of indices (and counts) released, ``1 <= k <= d``.
+        Number of indices released, ``1 <= k <= d``.
     epsilon, delta:
-        The target, inside the theorem's range ``0 < epsilon < 0.2``, ``0 < delta < 0.05``;
-        anything else raises :class:`ParameterError`.
+        The selection's target, inside the theorem's range ``0 < epsilon < 0.2``,
+        ``0 < delta < 0.05``; anything else raises :class:`ParameterError`.
     input_domain:
         ``vector_domain(atom_domain(int), size=d)``: ``d`` public candidates, integer counts.
         May be omitted when ``d`` is given.
@@ -248,15 +286,21 @@ def make_oneshot_laplace_top_k(
         sensitivity 1 per count, not monotonicity). Default ``LInfDistance()``.
     d:
         The number of candidates, instead of ``input_domain`` (public).
+    count_scale:
+        ``None`` (default): release the set only. A scale ``t`` in ``[2^-64, 2^52]``: also
+        release the selected counts with *fresh* exact discrete Laplace noise
+        ``P(z) ~ exp(-|z| / t)``, which costs ``k d_in / t`` more epsilon.
     source:
         Randomness source; ``None`` is the CSPRNG.
 
     The law: ``y = x + Laplace(b)^d`` once, ``b = 8 sqrt(k ln(d / delta)) / epsilon`` (rounded
-    up); release the indices of the ``k`` largest ``y_i`` best first and ``floor(y_i)`` for
-    each, as :class:`~dpselect.mechanisms.topk_counts.NoisyTopK` (see the module docstring for
-    the exact sampling).
+    up); release the indices of the ``k`` largest ``y_i`` as an int64 array **sorted by
+    candidate index** (the set, QSZ21 Algorithm 1; the ranking is not released), or with
+    ``count_scale`` a :class:`~dpselect.mechanisms.topk_counts.NoisyTopK` of those sorted
+    indices and ``x_i + Z_i``, ``Z_i`` fresh discrete Laplace (the module docstring gives the
+    exact sampling).
 
-    The map to ``Approximate(MaxDivergence())``, ``d_in -> (eps, delta)``:
+    The map to ``Approximate(MaxDivergence())``, ``d_in -> (eps, delta)``, selection first:
 
     - ``d_in = 0``: ``(0, 0)``.
     - ``epsilon * d_in < 0.2``: ``(epsilon * d_in, delta)`` (QSZ21, Theorem 2.2, applied to the
@@ -264,6 +308,10 @@ def make_oneshot_laplace_top_k(
     - otherwise, or when smaller: ``(d d_in / b, 0)``: the whole noisy vector ``y`` is the
       Laplace mechanism on a query of L1 sensitivity ``d d_in`` (Dwork and Roth 2014,
       Theorem 3.6) and the output is a post-processing of ``y``.
+
+    With ``count_scale = t``, ``k d_in / t`` is added to ``eps`` (the counts' Laplace mechanism,
+    L1 sensitivity ``k d_in``; basic composition, Dwork and Roth 2014, Theorem 3.16). The sum
+    is exact in rationals, then rounded up to a float.
     """
     if input_domain is None:
         if d is None:
@@ -294,10 +342,18 @@ def make_oneshot_laplace_top_k(
             f"the Laplace scale 8 sqrt(k ln(d/delta))/epsilon = {float(scale):.3g} exceeds 2^52, "
             "the exact sampler's range: epsilon is too small"
         )
+    t: Fraction | None = None
+    if count_scale is not None:
+        t = Fraction(check_scale(count_scale, "count_scale", allow_zero=False))
+        if not _MIN_SCALE <= t <= _MAX_SCALE:
+            raise ParameterError(
+                f"count_scale must lie in [2^-64, 2^52], the exact discrete Laplace sampler's "
+                f"range; got {count_scale}"
+            )
     delta_out = float_up(dlt)
 
-    def function(x: Any) -> NoisyTopK:
-        return oneshot_laplace_top_k(count_vector(x), scale, k, source)
+    def function(x: Any) -> npt.NDArray[np.int64] | NoisyTopK:
+        return oneshot_laplace_top_k(count_vector(x), scale, k, source, count_scale=t)
 
     def privacy_map(d_in: Any) -> tuple[float, float]:
         metric.validate(d_in)
@@ -306,11 +362,12 @@ def make_oneshot_laplace_top_k(
         if math.isinf(d_in):
             return (math.inf, 0.0)
         dq = Fraction(d_in)
+        counts_loss = Fraction(0) if t is None else k * dq / t
         pure = d * dq / scale
         scaled = eps * dq
         if scaled < QSZ_EPSILON_BOUND and scaled < pure:
-            return (float_up(scaled), delta_out)
-        return (float_up(pure), 0.0)
+            return (float_up(scaled + counts_loss), delta_out)
+        return (float_up(pure + counts_loss), 0.0)
 
     return Measurement(
         input_domain=domain,

@@ -3,9 +3,9 @@
 Three constructors, each in its own module and re-exported here:
 
 - :func:`~dpselect.mechanisms.oneshot_laplace.make_oneshot_laplace_top_k`: the one-shot
-  Laplace top-k of Qiao, Su and Zhang (2021), which releases the top ``k`` indices *and* their
-  noisy counts from one draw of Laplace noise, ``(epsilon, delta)``-DP for ``epsilon < 0.2``,
-  ``delta < 0.05``.
+  Laplace top-k of Qiao, Su and Zhang (2021), which releases the *set* of the top ``k`` indices
+  (sorted by index, no ranking) from one draw of Laplace noise, ``(epsilon, delta)``-DP for
+  ``epsilon < 0.2``, ``delta < 0.05``, and optionally their counts with fresh noise.
 - :func:`~dpselect.mechanisms.limited_domain.make_limited_domain_top_k`: the limited-domain
   mechanism of Durfee and Rogers (2019) for histograms whose items are not public: it sees only
   the true top ``k_bar`` counts and may stop early.
@@ -47,7 +47,11 @@ _INT64_MAX = int(np.iinfo(np.int64).max)
 
 
 class NoisyTopK(NamedTuple):
-    """``k`` indices, best first, and the noisy count released for each of them."""
+    """``k`` indices and the noisy count released for each of them.
+
+    The indices are best first for the Gumbel mechanism (its ranking is covered by its proof)
+    and sorted by candidate index for the one-shot Laplace set (whose proof covers no order).
+    """
 
     indices: npt.NDArray[np.int64]
     counts: npt.NDArray[Any]  # int64 (object only if a value leaves the int64 range)

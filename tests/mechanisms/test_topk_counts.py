@@ -27,6 +27,7 @@ from dpselect.mechanisms.limited_domain import (
 from dpselect.mechanisms.oneshot_laplace import (
     _compare,
     _FractionalPart,
+    _oneshot_laplace_ranking,
     make_oneshot_laplace_top_k,
     oneshot_laplace_scale,
     oneshot_laplace_top_k,
@@ -174,7 +175,7 @@ def test_oneshot_laplace_refusals(kwargs, error):
 def test_oneshot_laplace_accepts_the_edges_of_its_range():
     m = make_oneshot_laplace_top_k(10, 0.1999, 0.0499, counts_domain(10), MONO)
     out = m([0] * 10)
-    assert sorted(out.indices.tolist()) == list(range(10))
+    assert out.tolist() == list(range(10))
 
 
 def test_floor_laplace_law():
@@ -199,13 +200,13 @@ QSZ_CASES = [("spread", [0, 1, 3], Fraction(3, 2)), ("ties", [0, 0, 1], Fraction
 
 @pytest.mark.parametrize("name, x, b", QSZ_CASES, ids=[c[0] for c in QSZ_CASES])
 def test_oneshot_laplace_joint_law_of_index_and_count(name, x, b):
-    """k = 1: the released (index, floor(y)) has the law of (argmax, floor) of x + Laplace(b)."""
+    """k = 1: the internal (index, floor(y)) has the law of (argmax, floor) of x + Laplace(b)."""
     cells, probs = qsz_joint_law_k1(x, float(b), 20)
     src = InsecureSeededSource(21)
     arr = np.asarray(x, dtype=np.int64)
     outcomes = []
     for _ in range(4000):
-        r = oneshot_laplace_top_k(arr, b, 1, src)
+        r = _oneshot_laplace_ranking(arr, b, 1, src)
         outcomes.append((int(r.indices[0]), int(r.counts[0])))
     assert_fits(tally(outcomes, cells), probs)
 
@@ -216,7 +217,7 @@ def test_oneshot_laplace_ranking_law_k2():
     assert math.isclose(probs.sum(), 1.0, abs_tol=1e-9)
     src = InsecureSeededSource(22)
     arr = np.asarray(x, dtype=np.int64)
-    outcomes = [tuple(oneshot_laplace_top_k(arr, b, 2, src).indices.tolist()) for _ in range(4000)]
+    outcomes = [tuple(_oneshot_laplace_ranking(arr, b, 2, src).indices.tolist()) for _ in range(4000)]
     assert_fits(tally(outcomes, cells), probs)
 
 
@@ -228,7 +229,7 @@ def test_oneshot_laplace_gof_catches_factor_two_scale_bug():
         src = InsecureSeededSource(23)
         outcomes = []
         for _ in range(4000):
-            r = oneshot_laplace_top_k(arr, wrong, 1, src)
+            r = _oneshot_laplace_ranking(arr, wrong, 1, src)
             outcomes.append((int(r.indices[0]), int(r.counts[0])))
         stat, df = chi2_statistic(tally(outcomes, cells), probs)
         assert stat > 10 * chi2_threshold(df), (wrong, stat)
@@ -241,15 +242,107 @@ def test_oneshot_laplace_constructor_uses_the_theorem_scale():
     b = oneshot_laplace_scale(3, 6, 0.15, 1e-5)
     x = [5, 1, 9, 9, 0, 2]
     got = m(x)
-    expected = oneshot_laplace_top_k(np.asarray(x), b, 3, InsecureSeededSource(4))
-    assert isinstance(got, NoisyTopK)
-    assert got.indices.tolist() == expected.indices.tolist()
-    assert got.counts.tolist() == expected.counts.tolist()
+    ranked = _oneshot_laplace_ranking(np.asarray(x), b, 3, InsecureSeededSource(4))
+    assert isinstance(got, np.ndarray) and got.dtype == np.int64
+    assert got.tolist() == sorted(ranked.indices.tolist())  # the set of the same draw
+    with_counts = make_oneshot_laplace_top_k(
+        3, 0.15, 1e-5, counts_domain(6), LINF, count_scale=2, source=InsecureSeededSource(4)
+    )
+    out = with_counts(x)
+    assert isinstance(out, NoisyTopK) and out.indices.tolist() == got.tolist()
+
+
+def test_oneshot_laplace_releases_the_set_sorted_by_index():
+    """Issue 15 item 4: no order information. The release is the set, always increasing by
+    candidate index, and its law is the ranking law summed over the orders of each set."""
+    x, b = [0, 1, 3], Fraction(3, 2)
+    cells, probs = qsz_rank_law_k2(x, float(b))
+    set_probs: dict[tuple[int, ...], float] = {}
+    for cell, p in zip(cells, probs, strict=True):
+        key = tuple(sorted(cell))
+        set_probs[key] = set_probs.get(key, 0.0) + float(p)
+    set_cells = list(set_probs)
+    m = make_oneshot_laplace_top_k(2, 0.1, 1e-6, d=3, source=InsecureSeededSource(31))
+    src = InsecureSeededSource(31)
+    outcomes = []
+    for _ in range(4000):
+        out = oneshot_laplace_top_k(np.asarray(x, dtype=np.int64), b, 2, src)
+        idx = out.tolist()
+        assert idx == sorted(idx)
+        outcomes.append(tuple(idx))
+    assert_fits(tally(outcomes, set_cells), np.asarray([set_probs[c] for c in set_cells]))
+    for _ in range(50):  # ranked (2, 1) every time (30 scales apart); released by index
+        assert oneshot_laplace_top_k(np.asarray([0, 20, 50]), Fraction(1), 2, src).tolist() == [
+            1,
+            2,
+        ]
+    assert m([0, 50, 20]).tolist() in ([0, 1], [0, 2], [1, 2])
+    wide = make_oneshot_laplace_top_k(3, 0.1, 1e-6, d=8, source=InsecureSeededSource(32))
+    for _ in range(30):
+        idx = wide([9, 0, 5, 0, 7, 3, 1, 8]).tolist()
+        assert idx == sorted(idx) and len(set(idx)) == 3
+
+
+def _count_noise_cells(samples, span):
+    """Joint (index, z) counts, z clipped into [-span-1, span+1] (two tail cells)."""
+    cells = {}
+    for i, z in samples:
+        z = min(max(z, -span - 1), span + 1)
+        cells[(i, z)] = cells.get((i, z), 0) + 1
+    return cells
+
+
+def _joint_probs(t, span, d):
+    pmf = discrete_laplace_pmf(range(-span, span + 1), t).tolist()
+    tail = (1 - sum(pmf)) / 2
+    zs = list(range(-span - 1, span + 2))
+    per_z = [tail, *pmf, tail]
+    return [(i, z) for i in range(d) for z in zs], [p / d for _ in range(d) for p in per_z]
+
+
+def test_oneshot_laplace_counts_noise_is_fresh_and_independent_of_the_selection():
+    """Issue 15 item 4: on equal counts, (selected index, count - x_index) must have the
+    product law uniform x discrete Laplace(t): the count noise does not depend on the index
+    nor on the selection noise. The broken variant, releasing floor(y) of the selection's own
+    draw (the former behaviour), is the floor of the maximum of 3 Laplace draws and fails."""
+    x = np.zeros(3, dtype=np.int64)
+    t, span, runs = Fraction(3, 2), 6, 4000
+    cells, probs = _joint_probs(float(t), span, 3)
+    src = InsecureSeededSource(33)
+    samples = []
+    for _ in range(runs):
+        out = oneshot_laplace_top_k(x, t, 1, src, count_scale=t)
+        samples.append((int(out.indices[0]), int(out.counts[0]) - int(x[out.indices[0]])))
+    observed = _count_noise_cells(samples, span)
+    assert_fits([observed.get(c, 0) for c in cells], probs)
+    # broken: the counts from the selection's own noise (scale t, the same law if it were fresh)
+    src = InsecureSeededSource(33)
+    broken = []
+    for _ in range(runs):
+        r = _oneshot_laplace_ranking(x, t, 1, src)
+        broken.append((int(r.indices[0]), int(r.counts[0])))
+    observed = _count_noise_cells(broken, span)
+    stat, df = chi2_statistic([observed.get(c, 0) for c in cells], probs)
+    assert stat > 10 * chi2_threshold(df), stat
+
+
+def test_oneshot_laplace_count_map_adds_the_fresh_noise():
+    b = oneshot_laplace_scale(5, 100, 0.1, 1e-6)
+    m = make_oneshot_laplace_top_k(5, 0.1, 1e-6, d=100, count_scale=50)
+    eps, delta = m.map(1)
+    assert delta == 1e-6
+    exact = Fraction(0.1) + Fraction(5, 50)
+    assert Fraction(eps) >= exact and eps == dc.float_up(exact)
+    eps, delta = m.map(2)  # outside the theorem: the pure bound plus the counts
+    assert delta == 0.0 and eps == dc.float_up(100 * 2 / b + Fraction(10, 50))
+    for bad in (0, -1, math.inf, math.nan, 2.0**60, 2.0**-70):
+        with pytest.raises(dc.ParameterError, match="count_scale"):
+            make_oneshot_laplace_top_k(5, 0.1, 1e-6, d=100, count_scale=bad)
 
 
 def test_oneshot_laplace_huge_counts_stay_exact():
     x = np.array([2**62 + 5, 2**62, -(2**62), 7], dtype=np.int64)
-    r = oneshot_laplace_top_k(x, Fraction(2), 2, InsecureSeededSource(1))
+    r = _oneshot_laplace_ranking(x, Fraction(2), 2, InsecureSeededSource(1))
     assert set(r.indices.tolist()) == {0, 1}
     assert all(abs(int(c) - int(x[i])) < 200 for i, c in zip(r.indices, r.counts, strict=True))
 
@@ -568,7 +661,7 @@ def test_count_vector_mechanisms_never_raise_on_neighbours(pair):
     qsz = make_oneshot_laplace_top_k(2, 0.1, 1e-6, counts_domain(5), LINF)
     gumbel = make_gumbel_top_k_with_counts(counts_domain(5), LINF, 2, 1.0, 1.0, "gaussian")
     for x in pair:
-        assert len(qsz(x).indices) == 2
+        assert len(qsz(x)) == 2
         assert len(gumbel(np.asarray(x, dtype=np.int64)).indices) == 2
 
 
