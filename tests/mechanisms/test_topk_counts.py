@@ -217,7 +217,9 @@ def test_oneshot_laplace_ranking_law_k2():
     assert math.isclose(probs.sum(), 1.0, abs_tol=1e-9)
     src = InsecureSeededSource(22)
     arr = np.asarray(x, dtype=np.int64)
-    outcomes = [tuple(_oneshot_laplace_ranking(arr, b, 2, src).indices.tolist()) for _ in range(4000)]
+    outcomes = [
+        tuple(_oneshot_laplace_ranking(arr, b, 2, src).indices.tolist()) for _ in range(4000)
+    ]
     assert_fits(tally(outcomes, cells), probs)
 
 
