@@ -31,19 +31,21 @@ from .validate import check_epsilon, check_optimize, check_scale, optimize_sign
 __all__ = ["make_exponential_mechanism"]
 
 
-def _score_vector(scores: list[Any]) -> np.ndarray[Any, np.dtype[np.float64]]:
-    """Scores as float64; anything that is not a finite-or-infinite number becomes -inf.
+def _score_vector(scores: list[Any], sign: int = 1) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """``sign * score`` as float64; a score that is NaN or not a number becomes ``-inf``.
 
-    A NaN or a non-number from the user's score function is treated as the lowest score
-    rather than raising, so that no error depends on the data (seed 001, postcondition 1).
+    The sign is applied *before* the mapping, so a NaN or a non-number from the user's score
+    function is the worst score whether the mechanism maximises (``sign = 1``) or minimises
+    (``sign = -1``) (issue 15, item 5), and it never raises, so that no error depends on the
+    data (seed 001, postcondition 1).
     """
     out = np.empty(len(scores), dtype=np.float64)
     for i, s in enumerate(scores):
         try:
             value = float(s)
-        except (TypeError, ValueError, OverflowError):
+        except Exception:  # TypeError, ValueError, OverflowError, or a user __float__
             value = math.nan
-        out[i] = -math.inf if math.isnan(value) else value
+        out[i] = -math.inf if math.isnan(value) else sign * value
     return out
 
 
@@ -98,7 +100,7 @@ def make_exponential_mechanism(
     cands = list(candidates)
 
     def function(data: Any) -> Any:
-        shifts = sign * _score_vector([score(data, c) for c in cands])
+        shifts = _score_vector([score(data, c) for c in cands], sign)
         return cands[noisy_argmax(shifts, gumbel_scale, "gumbel", source)]
 
     def privacy_map(d_in: Any) -> float:

@@ -27,6 +27,7 @@ __all__ = [
     "check_confidence",
     "column_values",
     "jsonable",
+    "memory_values",
     "numeric_column",
     "open_ledger",
 ]
@@ -131,6 +132,40 @@ def column_values(table: Table, column: str) -> F64:
     raw = table.connection.execute(sql).fetchnumpy()["v"]
     values = np.asarray(np.ma.filled(raw, np.nan), dtype=np.float64)
     out: F64 = values[~np.isnan(values)]
+    return out
+
+
+def _to_float(value: Any) -> float:
+    """One value as a float, or NaN when it does not convert (never raises)."""
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+    except Exception:  # a user object whose __float__ raises anything else
+        return math.nan
+
+
+def memory_values(values: Any) -> F64:
+    """An in-memory sequence or array of private values as float64, like a table column.
+
+    Each value is converted on its own, as :func:`column_values` does with ``TRY_CAST``: a
+    number is kept, a text that parses as a number (Python's ``float``) is read, and anything
+    else (``"abc"``, ``None``, a nested list, a huge integer, NaN) is *missing* and dropped. A
+    1-stable row-by-row map: one value added or removed changes the output by that value
+    alone, and no value can cause an error, so neither errors nor shapes depend on the rows
+    (issue 15, item 7). The caller checks the container's type (public) beforehand.
+    """
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
+        flat: F64 = values.astype(np.float64).ravel()
+    else:
+        items = values.ravel().tolist() if isinstance(values, np.ndarray) else list(values)
+        flat = np.fromiter((_to_float(v) for v in items), dtype=np.float64, count=len(items))
+    out: F64 = flat[~np.isnan(flat)]
     return out
 
 

@@ -50,6 +50,7 @@ from ..mechanisms.validate import check_epsilon, check_int
 from ..sampling.source import RandomSource
 from ._common import (
     CONFIDENCE,
+    _to_float,
     charge_then_release,
     check_confidence,
     jsonable,
@@ -74,7 +75,13 @@ def threshold_hypotheses(thresholds: Sequence[float]) -> dict[float, Hypothesis]
 
     def make(t: float) -> Hypothesis:
         def h(x: Any) -> npt.NDArray[np.int64]:
-            return (np.asarray(x, dtype=np.float64) >= t).astype(np.int64)
+            # row by row: a value that is not a number predicts 0 (never raises; issue 15)
+            if isinstance(x, np.ndarray) and x.dtype.kind in "biuf":
+                floats = x.astype(np.float64).ravel()
+            else:
+                values = x.ravel().tolist() if isinstance(x, np.ndarray) else list(x)
+                floats = np.fromiter((_to_float(v) for v in values), np.float64, len(values))
+            return (floats >= t).astype(np.int64)
 
         return h
 
@@ -135,17 +142,50 @@ def _named(hypotheses: Any) -> tuple[list[Any], list[Any]]:
     return names, items
 
 
+def _rows(values: Any) -> list[Any]:
+    """``values`` as a flat list of rows, whatever their types (never raises on the rows).
+
+    ``np.asarray`` of a ragged or mixed list raises depending on the rows (issue 15, item 7);
+    a list of the elements does not. A numpy array is flattened (as before); any other
+    iterable is taken element by element.
+    """
+    if isinstance(values, np.ndarray):
+        rows: list[Any] = values.ravel().tolist()
+        return rows
+    if isinstance(values, (str, bytes)):
+        return [values]
+    try:
+        return list(values)
+    except TypeError:
+        return [values]
+
+
+def _differs(a: Any, b: Any) -> bool:
+    """Whether a prediction misses its label; a comparison that fails counts as a mistake."""
+    try:
+        return not bool(a == b)
+    except Exception:  # e.g. arrays of several values, or a user __eq__ that raises
+        return True
+
+
 def mistakes(X: Any, y: Any, hypotheses: Sequence[Any]) -> list[int]:
-    """``|{i : h(X_i) != y_i}|`` for each hypothesis (a callable or its predictions)."""
-    labels = np.asarray(y).ravel()
+    """``|{i : h(X_i) != y_i}|`` for each hypothesis (a callable or its predictions).
+
+    Row by row, never raising on the rows (issue 15, item 7): a label or prediction of any
+    type is compared with ``==`` on its own, and a comparison that fails is a mistake. If a
+    hypothesis gives a number of predictions different from the number of labels (it is not
+    applied row by row, against the caller's obligation), every unmatched label or
+    prediction counts as a mistake; no error depends on the data.
+    """
+    labels = _rows(y)
     out = []
     for h in hypotheses:
-        predictions = np.asarray(h(X) if callable(h) else h).ravel()
-        if predictions.shape != labels.shape:
-            raise ParameterError(
-                f"a hypothesis gave {predictions.shape[0]} predictions for {labels.shape[0]} labels"
-            )
-        out.append(int(np.count_nonzero(predictions != labels)))
+        predictions = _rows(h(X) if callable(h) else h)
+        common = min(len(predictions), len(labels))
+        wrong = sum(
+            _differs(p, t) for p, t in zip(predictions[:common], labels[:common], strict=True)
+        )
+        out.append(wrong + abs(len(predictions) - len(labels)))
     return out
 
 

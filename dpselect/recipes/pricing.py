@@ -57,6 +57,7 @@ from ._common import (
     charge_then_release,
     check_confidence,
     column_values,
+    memory_values,
     numeric_column,
     open_ledger,
     precompose,
@@ -166,10 +167,10 @@ def price_grid(prices: Any = None, alpha: Any = None, max_price: Any = 1.0) -> P
 def revenue_scores(valuations: Any, grid: PriceGrid) -> list[int]:
     """Revenue of each grid price in units of ``grid.unit``: ``j * |{i : v_i >= j u}|``.
 
-    NaN valuations are dropped. Clamped at ``2^53`` (monotone and 1-Lipschitz).
+    Valuations that are not numbers (NaN, ``"abc"``, ``None``, ...) are missing and dropped,
+    each on its own (:func:`memory_values`). Clamped at ``2^53`` (monotone and 1-Lipschitz).
     """
-    v = np.sort(np.asarray(valuations, dtype=np.float64).ravel())
-    v = v[~np.isnan(v)]
+    v = np.sort(memory_values(valuations))
     n = v.shape[0]
     buyers = n - np.searchsorted(v, np.asarray(grid.prices, dtype=np.float64), side="left")
     return [min(j * int(c), _SCORE_CAP) for j, c in zip(grid.multiples, buyers, strict=True)]
@@ -265,11 +266,9 @@ def _valuation_values(valuations: Any, column: str | None) -> tuple[Any, Any]:
             "valuations must be a sequence or array of numbers (or a table with column=...), "
             f"got {type(valuations).__name__}"
         )
-    try:
-        arr = np.asarray(valuations, dtype=np.float64).ravel()
-    except (TypeError, ValueError):
-        raise DataError("valuations must be numbers") from None
-    return None, lambda: arr
+    # Read after the charge, value by value: a value that does not convert is missing,
+    # as in a table (issue 15, item 7); no value can raise.
+    return None, lambda: memory_values(valuations)
 
 
 def best_price(

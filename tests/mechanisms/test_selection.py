@@ -340,3 +340,51 @@ def test_function_samples_the_law_of_selection_probabilities(noise):
     )
     counts = np.bincount(draws(m, x, 3000), minlength=5)
     assert_fits(counts, selection_probabilities(x, 0.9, noise))
+
+
+class _Unfloatable:
+    def __float__(self):
+        raise RuntimeError("not a number")
+
+
+@pytest.mark.parametrize("bad", [math.nan, "abc", None, _Unfloatable()], ids=repr)
+@pytest.mark.parametrize("optimize", ["max", "min"])
+def test_nan_or_non_number_score_is_the_worst_in_both_directions(bad, optimize):
+    """Issue 15, item 5: NaN was mapped to -inf before the sign flip, so optimize="min" chose
+    it every time. Now it is never chosen against finite scores, in either direction (its
+    weight is exactly 0)."""
+    scores = {"bad": bad, "b": 0.0, "c": 1.0}
+    m = make_exponential_mechanism(
+        ["bad", "b", "c"],
+        lambda x, c: scores[c],
+        1.0,
+        scale=1000.0,  # nearly uniform over the finite candidates
+        optimize=optimize,
+        source=InsecureSeededSource(5),
+    )
+    picks = Counter(m(None) for _ in range(300))
+    assert picks["bad"] == 0 and picks["b"] > 100 and picks["c"] > 100
+
+
+def test_nan_score_broken_variant_is_caught():
+    """The former mapping (NaN -> -inf, then the sign) picks NaN every time under "min"."""
+    from dpselect.mechanisms import exponential as ex
+
+    old = ex._score_vector
+
+    def broken(scores, sign=1):
+        return sign * old(scores, 1)
+
+    ex._score_vector = broken
+    try:
+        m = make_exponential_mechanism(
+            ["bad", "b"],
+            lambda x, c: {"bad": math.nan, "b": 0.0}[c],
+            1.0,
+            scale=1000.0,
+            optimize="min",
+            source=InsecureSeededSource(5),
+        )
+        assert Counter(m(None) for _ in range(50))["bad"] == 50
+    finally:
+        ex._score_vector = old

@@ -99,3 +99,34 @@ def test_theorem_6_holds_statistically_on_a_threshold_class():
     # The selection's own claim: at most `loss` more mistakes than the best (here 0).
     loss = float(r.accuracy.split("at most ")[1].split(" ")[0])
     assert sum(e > loss for e in excess) <= stats.binom.isf(ALPHA, runs, 1 - conf)
+
+
+def test_mistakes_never_raise_on_the_rows():
+    """Issue 15, item 7: in-memory labels of any type are read row by row; np.asarray of a
+    ragged list raised (after the charge) depending on one example."""
+    y = [0, 1, [1, 2], "a", None]
+    preds = [[0, 1, 1, "a", None], [1, 1, 1, 1, 1]]
+    # row 2 ([1, 2] vs 1) is a mistake for both; "a" and None match the first one
+    assert mistakes(None, y, preds) == [1, 4]
+    # a hypothesis that is not row by row: unmatched rows are mistakes, no error
+    assert mistakes(None, [0, 1, 1], [[0, 1], [0, 1, 1, 0]]) == [1, 1]
+    assert mistakes(None, np.asarray([[0], [1]]), [np.asarray([0, 1])]) == [0]
+
+
+def test_select_hypothesis_with_odd_labels_charges_and_releases(tmp_path):
+    book = Ledger.create(tmp_path / "l.db", 5.0)
+    r = select_hypothesis(
+        None,
+        [0, 1, [1, 2], "abc"],
+        [[0, 1, 1, 1], [0, 1, 0, 0]],
+        1.0,
+        ledger=book,
+        source=InsecureSeededSource(1),
+    )
+    assert r.index in (0, 1) and book.spent()[0] == 1.0
+
+
+def test_threshold_hypotheses_read_rows_on_their_own():
+    h = threshold_hypotheses([0.5])[0.5]
+    assert h([0.2, "0.9", "abc", None, 1]).tolist() == [0, 1, 0, 0, 1]
+    assert h(np.asarray([0.2, 0.7])).tolist() == [0, 1]

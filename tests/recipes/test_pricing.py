@@ -131,3 +131,36 @@ def test_revenue_guarantee_holds_over_many_runs():
     assert (got < gamma - r.alpha * n - r.selection_loss).sum() <= limit
     # And the mechanism does much better than its worst case: typically a few percent off.
     assert np.median(got) > 0.9 * opt
+
+
+class _BadFloat:
+    def __float__(self):
+        raise RuntimeError("boom")
+
+
+ODD_VALUES = ["abc", None, [1, 2], b"\xff", 10**400, math.nan, _BadFloat(), {"x": 1}, "", "1e"]
+
+
+@pytest.mark.parametrize("odd", ODD_VALUES, ids=[repr(v)[:12] for v in ODD_VALUES])
+@pytest.mark.parametrize("where", [0, 2, 4])
+def test_best_price_in_memory_value_that_does_not_convert_is_missing(tmp_path, odd, where):
+    """Issue 15, item 7: best_price([1, 2, 3, "abc"], ...) raised before the charge. A value
+    that does not convert is missing, as in a table: the release is the same as without it
+    (same seeded draws), the ledger is charged, and nothing raises, wherever the value is."""
+    base = [0.2, 0.9, 0.5, 0.7]
+    with_odd = [*base[:where], odd, *base[where:]]
+    book = Ledger.create(tmp_path / "l.db", 10.0)
+    prices = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    for_odd = best_price(with_odd, 1.0, prices=prices, ledger=book, source=InsecureSeededSource(3))
+    plain = best_price(base, 1.0, prices=prices, source=InsecureSeededSource(3))
+    assert for_odd.price == plain.price
+    assert book.spent()[0] == 1.0
+
+
+def test_revenue_scores_read_each_value_on_its_own():
+    grid = price_grid(prices=[1, 2, 3], max_price=3)
+    mixed = [1, "2", " 3 ", "abc", None, [4], np.float32(2.5), True]
+    # 1, 2, 3, 2.5 and True (= 1.0, as a table's BOOLEAN -> DOUBLE) are read; the rest is missing
+    assert revenue_scores(mixed, grid) == revenue_scores([1, 2, 3, 2.5, 1.0], grid)
+    assert revenue_scores(np.asarray(mixed, dtype=object), grid) == revenue_scores(mixed, grid)
+    assert revenue_scores([], grid) == [0, 0, 0]

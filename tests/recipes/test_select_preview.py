@@ -132,3 +132,22 @@ def test_plot_preview_writes_a_png(tmp_path):
     auto = plot_preview([3, 1, 0], tmp_path / "q.png", monotonic=True, mechanism="exponential")
     assert auto.stat().st_size > 1000
     assert np.isfinite(auto.stat().st_size)
+
+
+def test_select_nan_score_is_worst_for_min_and_max():
+    """Issue 15, item 5, through the recipe."""
+    scores = {"nan": math.nan, "low": 0.0, "high": 3.0}
+    for optimize in ("max", "min"):
+        picks = {
+            select(
+                list(scores),
+                lambda data, c: scores[c],
+                None,
+                1.0,
+                100.0,
+                optimize=optimize,
+                source=InsecureSeededSource(i),
+            ).candidate
+            for i in range(100)
+        }
+        assert "nan" not in picks and picks == {"low", "high"}
