@@ -15,8 +15,8 @@ proportional to ``exp(eps score_fn(data, c) / (2 Delta))`` (``exp(eps s / Delta)
   "example of violation: possible prices for items based on actual bids"). Take candidates
   from public knowledge (a domain, a grid, a catalogue), never from the rows.
 
-A score that is NaN or not a number counts as the lowest score rather than raising, so that
-no error depends on the data.
+A score that is NaN or not a number counts as the worst score (weight 0, for ``optimize="max"``
+and ``"min"`` alike) rather than raising, so that no error depends on the data.
 """
 
 from __future__ import annotations
