@@ -1,8 +1,9 @@
 """Speed and memory of the exact noisy argmax / top-k, against unsafe NumPy and peers.
 
-Run: ``python bench/bench_sampling.py [--n 10000000] [--repeats 5]``. Prints one table: the
-median of ``repeats`` runs of each row and its ratio to the unsafe NumPy baseline timed in the
-same process, then the peak memory beyond the input of each row, measured in a fresh child
+Run: ``python bench/bench_sampling.py [--n 10000000] [--repeats 5]``. The dpselect rows use
+the default source (ChaCha20 keyed from the OS) except the one marked ``source os``, which
+reads ``os.urandom`` for every word. Prints one table: the median of ``repeats`` runs of each
+row and its ratio to the unsafe NumPy baseline timed in the same process, then the peak memory beyond the input of each row, measured in a fresh child
 process (peak resident set size during the call minus the resident size before it, Linux).
 The OpenDP rows appear when the bench extra is installed (``pip install -e '.[bench]'``).
 """
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from dpselect.sampling import noisy_argmax, noisy_top_k
+from dpselect.sampling import noisy_argmax, noisy_top_k, source_by_name
 
 
 def unsafe_argmax(s: np.ndarray, scale: float) -> int:
@@ -55,6 +56,10 @@ def rows(n: int, peers: bool = True) -> dict[str, tuple[str, Callable[[np.ndarra
         "dpselect noisy_argmax gumbel": (
             "unsafe argmax (np gumbel)",
             lambda s: noisy_argmax(s, 1.0),
+        ),
+        "dpselect noisy_argmax gumbel, source os": (
+            "unsafe argmax (np gumbel)",
+            lambda s: noisy_argmax(s, 1.0, source=source_by_name("os")),
         ),
         "dpselect noisy_argmax exponential": (
             "unsafe argmax (np gumbel)",

@@ -59,4 +59,3 @@ def __getattr__(name: str) -> object:
 
         return ChaCha20Source
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-

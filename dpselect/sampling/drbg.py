@@ -123,9 +123,7 @@ class ChaCha20Source(RandomSource):
             raise ParameterError(f"n must be non-negative, got {n}")
         if n <= SMALL_READ:
             with self._lock:
-                if (_RESEED_ON_FORK and self._pid != os.getpid()) or self._pos + n > len(
-                    self._buf
-                ):
+                if (_RESEED_ON_FORK and self._pid != os.getpid()) or self._pos + n > len(self._buf):
                     key = self._one_time_key_locked(BUFFER_BYTES)
                     self._buf, self._pos = chacha20_keystream(key, BUFFER_BYTES), 0
                 out = self._buf[self._pos : self._pos + n]

@@ -120,6 +120,19 @@ class NoiseFamily:
         """``g(v)`` in float64 for exact grid points ``v`` in [0, 1] (±inf at the ends)."""
         return self.add_noise_inplace(0.0, np.array(v, dtype=np.float64))
 
+    def float_g_inverse(self, x: F64) -> F64:
+        """An approximation of ``g^-1(x)`` in [0, 1], elementwise (not certified: callers that
+        rely on it check the result with :meth:`float_g` and the error bound)."""
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
+            x = np.asarray(x, dtype=np.float64)
+            if self.name == "gumbel":  # exp(-exp(-x))
+                out: F64 = np.exp(-np.exp(-x))
+            elif self.name == "exponential":  # 1 - exp(-x) for x > 0, else 0
+                out = np.where(x > 0, -np.expm1(-np.maximum(x, 0.0)), 0.0)
+            else:  # Laplace: exp(x) / 2 below 0, 1 - exp(-x) / 2 above
+                out = np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0.0)), 1 - 0.5 * np.exp(-x))
+            return out
+
     def float_upper(self, words: U64) -> F64:
         """``g`` at the upper end ``(j + 1) 2^-52`` of each word's grid interval."""
         return self.float_g(grid_upper(words))

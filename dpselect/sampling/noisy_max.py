@@ -45,7 +45,7 @@ import numpy.typing as npt
 
 from ..core.arithmetic import float_up
 from ..core.errors import DomainError, ParameterError
-from .noise import NOISE_ABS_ERROR, NoiseFamily, get_family, grid_lower, grid_upper
+from .noise import GRID_BITS, NOISE_ABS_ERROR, NoiseFamily, get_family, grid_lower, grid_upper
 from .source import RandomSource, resolve_source
 from .uniform import LazyUniform
 
@@ -64,7 +64,8 @@ _Q_REL_ERROR = 2.0**-47
 
 
 # ----------------------------------------------------------------------------- validation
-def _validate_shifts(shifts: Any) -> npt.NDArray[Any]:
+def _validate_shifts(shifts: Any) -> tuple[npt.NDArray[Any], Any, Any]:
+    """The shifts as an array, with their largest and smallest values (one pass each)."""
     arr = np.asarray(shifts)
     if arr.dtype.type not in _ACCEPTED_DTYPES:
         raise ParameterError(
@@ -74,9 +75,10 @@ def _validate_shifts(shifts: Any) -> npt.NDArray[Any]:
         raise ParameterError(f"shifts must be a 1-d vector, got {arr.ndim} dimensions")
     if arr.size == 0:
         raise ParameterError("shifts must not be empty: there is nothing to select")
-    if arr.dtype.kind == "f" and bool(np.isnan(arr).any()):
+    hi, lo = arr.max().item(), arr.min().item()  # max and min propagate NaN
+    if arr.dtype.kind == "f" and (math.isnan(hi) or math.isnan(lo)):
         raise DomainError("shifts must not contain NaN (the input domain is non-NaN)")
-    return arr
+    return arr, hi, lo
 
 
 def _validate_scale(scale: Any) -> float | Fraction:
@@ -134,7 +136,7 @@ def noisy_top_k(
     mechanism without replacement (seed 004, Theorem 1). Arguments as in
     :func:`noisy_argmax`; ``0 <= k <= len(shifts)``.
     """
-    arr = _validate_shifts(shifts)
+    arr, hi, lo = _validate_shifts(shifts)
     scale_v = _validate_scale(scale)
     k = _validate_k(k, arr.shape[0])
     family = get_family(noise)
@@ -143,11 +145,10 @@ def noisy_top_k(
         return np.empty(0, dtype=np.int64)
     if scale_v == 0:
         return _exact_top_k(arr, k)
-    if arr.dtype.kind == "f":
+    if arr.dtype.kind == "f" and (hi == math.inf or lo == -math.inf):
         pos, neg = np.isposinf(arr), np.isneginf(arr)
-        if bool(pos.any()) or bool(neg.any()):
-            return _top_k_by_class(arr, pos, neg, scale_v, k, family, src)
-    return _certified_top_k(arr, scale_v, k, family, src)
+        return _top_k_by_class(arr, pos, neg, scale_v, k, family, src)
+    return _certified_top_k(arr, scale_v, k, family, src, (hi, lo))
 
 
 # ----------------------------------------------------------------------------- edges
@@ -220,7 +221,9 @@ def _kth_largest(values: F64, k: int) -> float:
     return float(np.partition(values, values.shape[0] - k)[values.shape[0] - k])
 
 
-def _reference(shifts: npt.NDArray[Any], scale: float) -> tuple[int | float | None, float]:
+def _reference(
+    shifts: npt.NDArray[Any], scale: float, extremes: tuple[Any, Any] | None = None
+) -> tuple[int | float | None, float]:
     """A common value to subtract from every shift, and the bound ``max |q|`` it leaves.
 
     Subtracting the same value from every shift moves every ideal key by the same amount, so
@@ -229,7 +232,7 @@ def _reference(shifts: npt.NDArray[Any], scale: float) -> tuple[int | float | No
     used only where it helps and cannot overflow: the range ``max - min`` must fit in int64 or
     in a finite float. ``max |q|`` is returned rounded up from exact arithmetic.
     """
-    hi, lo = shifts.max().item(), shifts.min().item()
+    hi, lo = extremes if extremes is not None else (shifts.max().item(), shifts.min().item())
     plain = max(abs(hi), abs(lo))
     q_plain = float_up(Fraction(plain) / Fraction(scale))
     if q_plain * _Q_REL_ERROR <= NOISE_ABS_ERROR:  # already dominated by the noise term
@@ -241,9 +244,22 @@ def _reference(shifts: npt.NDArray[Any], scale: float) -> tuple[int | float | No
     return hi, float_up(spread / Fraction(scale))
 
 
+def _q_values(values: npt.NDArray[Any], scale: float, ref: int | float | None) -> F64:
+    """Float ``q = (value - ref) / scale`` (a new array). Every step rounds monotonically, so
+    the ``q`` of a block's largest value is the largest ``q`` of the block."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if ref is None:
+            q: F64 = np.divide(values, scale, dtype=np.float64)
+            return q
+        # one more rounding (exact for ints within 2^53): inside _Q_REL_ERROR's margin
+        q = np.subtract(values, ref, dtype=values.dtype).astype(np.float64, copy=False)
+        np.divide(q, scale, out=q)
+        return q
+
+
 def _float_chunk(
-    shifts: npt.NDArray[Any],
-    start: int,
+    values: npt.NDArray[Any],
+    idx: I64 | int,
     words: U64,
     scale: float,
     err: float,
@@ -251,19 +267,16 @@ def _float_chunk(
     family: NoiseFamily,
     ref: int | float | None = None,
 ) -> _Candidates:
-    """Float keys of one chunk; returns only the candidates that may reach the top ``k``.
+    """Float keys of some candidates; returns only those that may reach the top ``k``.
 
-    Written for speed (about ten passes over the chunk, mostly in place): the keys use the
-    upper end of each word's 52-bit grid interval, so ``key + err`` is an upper bound.
+    ``values`` are their shifts, ``idx`` their indices (or the index of the first of a
+    contiguous range), ``words`` their first 64 digits. Written for speed (about ten passes,
+    mostly in place): the keys use the upper end of each word's 52-bit grid interval, so
+    ``key + err`` is an upper bound.
     """
     m = words.shape[0]
     with np.errstate(over="ignore", invalid="ignore"):
-        chunk = shifts[start : start + m]
-        if ref is None:
-            q = np.divide(chunk, scale, dtype=np.float64)
-        else:  # one more rounding (exact for ints within 2^53): inside _Q_REL_ERROR's margin
-            q = np.subtract(chunk, ref, dtype=chunk.dtype).astype(np.float64, copy=False)
-            np.divide(q, scale, out=q)
+        q = _q_values(values, scale, ref)
         key = family.add_noise_inplace(q, grid_upper(words))
         if not math.isfinite(err):
             key[np.isnan(key)] = math.inf  # overflowed q: unbounded, left to the exact path
@@ -281,30 +294,74 @@ def _float_chunk(
         lb[np.isnan(lb)] = -math.inf
         ub = key[keep] + err
         ub[np.isnan(ub)] = math.inf  # an overflowed q (-inf + inf): unbounded
-    return _Candidates((keep + start).astype(np.int64), words[keep], key[keep], ub, lb)
+    where = keep + idx if isinstance(idx, int) else idx[keep]
+    return _Candidates(where.astype(np.int64), words[keep], key[keep], ub, lb)
+
+
+#: Candidates per block of the screen (a power of two) and blocks per group.
+SCREEN_BLOCK = 256
+_LOG2_BLOCK = SCREEN_BLOCK.bit_length() - 1
+_GROUP_BLOCKS = CHUNK_SIZE // SCREEN_BLOCK
+#: Vectors at least this long are screened (below, the float pass is cheap anyway). Tests
+#: lower it, with ``_GROUP_BLOCKS``, to run the screen on small vectors.
+_SCREEN_MIN_N = 4 * CHUNK_SIZE
+_GRID = float(1 << GRID_BITS)
+
+
+def _word_thresholds(q_block_max: F64, t: float, err: float, family: NoiseFamily) -> U64:
+    """Per block, a word value ``W`` such that every candidate of the block whose word is
+    below ``W`` has an ideal key below ``t`` (``W = 0``: no such promise).
+
+    With ``W = J 2^12`` a word below ``W`` has ``U <= J 2^-52 =: u`` and the candidate's ideal
+    key is at most ``q_max + q_err + g(u) <= Q + float_g(u) + err`` (``Q`` the block's float
+    maximum; ``err`` covers the error of ``q`` and of ``g``, docs/exactness.md). ``J`` comes
+    from an approximate inverse of ``g``, then this bound is checked in float with its
+    rounding bounded, and blocks that fail get ``W = 0``.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        target = t - q_block_max - err
+        j = np.floor(family.float_g_inverse(target) * _GRID)
+        j = np.clip(j, 0.0, _GRID - 1)
+        j -= np.floor(j * 2.0**-24) + 1.0  # slack, so that the check below passes
+        j = np.maximum(j, 0.0)
+        g = family.float_g(j / _GRID)  # exact grid points
+        total = q_block_max + g + err
+        bound = total + (np.abs(q_block_max) + np.abs(g) + err) * 2.0**-50  # two roundings
+        ok = (bound < t) & (j > 0)
+        out: U64 = np.where(ok, j, 0.0).astype(np.uint64) << np.uint64(64 - GRID_BITS)
+    return out
 
 
 def _chunk_words(src: RandomSource, n: int) -> Iterator[tuple[int, U64 | None]]:
     for start in range(0, n, CHUNK_SIZE):
         m = min(CHUNK_SIZE, n - start)
-        # A thread-safe source is read inside the worker (os.urandom releases the GIL);
-        # a seeded one is read here, in chunk order, so a run is reproducible.
+        # A thread-safe source is read inside the worker (the cipher and os.urandom release
+        # the GIL); a seeded one is read here, in chunk order, so a run is reproducible.
         yield start, (None if src.thread_safe else src.words(m))
 
 
 def _float_pass(
-    shifts: npt.NDArray[Any], scale: float, k: int, family: NoiseFamily, src: RandomSource
+    shifts: npt.NDArray[Any],
+    scale: float,
+    k: int,
+    family: NoiseFamily,
+    src: RandomSource,
+    extremes: tuple[Any, Any] | None = None,
 ) -> _Candidates:
     n = shifts.shape[0]
-    ref, q_max = _reference(shifts, scale)
+    ref, q_max = _reference(shifts, scale, extremes)
     err = q_max * _Q_REL_ERROR + NOISE_ABS_ERROR
     if math.isnan(err):
         err = math.inf
+    if n >= max(_SCREEN_MIN_N, SCREEN_BLOCK) and math.isfinite(err):
+        return _screened_float_pass(shifts, scale, k, family, src, ref, err)
 
     def work(start: int, words: U64 | None) -> _Candidates:
         if words is None:
             words = src.words(min(CHUNK_SIZE, n - start))
-        return _float_chunk(shifts, start, words, scale, err, k, family, ref)
+        return _float_chunk(
+            shifts[start : start + words.shape[0]], start, words, scale, err, k, family, ref
+        )
 
     pool = _Candidates.empty()
 
@@ -322,6 +379,85 @@ def _float_pass(
         pending: list[Future[_Candidates]] = []
         for start, words in _chunk_words(src, n):
             pending.append(executor.submit(work, start, words))
+            if len(pending) >= 2 * _WORKERS:
+                merge(pending.pop(0).result())
+        for fut in pending:
+            merge(fut.result())
+    return pool
+
+
+def _screened_float_pass(
+    shifts: npt.NDArray[Any],
+    scale: float,
+    k: int,
+    family: NoiseFamily,
+    src: RandomSource,
+    ref: int | float | None,
+    err: float,
+) -> _Candidates:
+    """The float pass with a screen: most candidates are dropped by comparing their word with
+    a per-block threshold, without computing their key.
+
+    Blocks of :data:`SCREEN_BLOCK` candidates are visited in decreasing order of their largest
+    shift, so the running ``k``-th largest lower bound ``t`` (a certified lower bound of the
+    ``k``-th largest ideal key) is high early; a candidate whose key is certainly below ``t``
+    (:func:`_word_thresholds`) cannot be in the top ``k``. The survivors go through
+    :func:`_float_chunk` as before. Candidate ``i`` always gets word ``i`` of a seeded source
+    (read in index order up front), and ``t`` for each group is fixed when the group is
+    submitted, so seeded runs are reproducible; a private source gives each group fresh words.
+    """
+    n = shifts.shape[0]
+    nb = n // SCREEN_BLOCK
+    body = shifts[: nb * SCREEN_BLOCK].reshape(nb, SCREEN_BLOCK)
+    q_block_max = _q_values(body.max(axis=1), scale, ref)
+    order = np.argsort(-q_block_max, kind="stable")
+    all_words = None if src.thread_safe else src.words(n)
+    body_words = None if all_words is None else all_words[: nb * SCREEN_BLOCK].reshape(nb, -1)
+
+    def tail() -> _Candidates:
+        start = nb * SCREEN_BLOCK
+        words = src.words(n - start) if all_words is None else all_words[start:]
+        return _float_chunk(shifts[start:], start, words, scale, err, k, family, ref)
+
+    def group(blocks: I64, t: float) -> _Candidates:
+        g = blocks.shape[0]
+        if body_words is None:
+            words2d = src.words(g * SCREEN_BLOCK).reshape(g, SCREEN_BLOCK)
+        else:
+            words2d = body_words[blocks]
+        if t == -math.inf:
+            pos: npt.NDArray[Any] = np.arange(g * SCREEN_BLOCK)
+        else:
+            limit = _word_thresholds(q_block_max[blocks], t, err, family)
+            pos = np.flatnonzero(words2d >= limit[:, None])
+        rows = blocks[pos >> _LOG2_BLOCK]
+        cols = pos & (SCREEN_BLOCK - 1)
+        idx = (rows << _LOG2_BLOCK) + cols
+        return _float_chunk(
+            body[rows, cols], idx, words2d.reshape(-1)[pos], scale, err, k, family, ref
+        )
+
+    pool = _Candidates.empty()
+    t = -math.inf
+
+    def merge(part: _Candidates) -> None:
+        nonlocal pool, t
+        pool = _Candidates.concat([pool, part])
+        t = _kth_largest(pool.lb, k)
+        pool = pool.take(np.flatnonzero(pool.ub >= t))
+
+    if nb * SCREEN_BLOCK < n:
+        merge(tail())
+    groups = [order[i : i + _GROUP_BLOCKS] for i in range(0, nb, _GROUP_BLOCKS)]
+    merge(group(groups[0], t))  # the best blocks first, alone: ``t`` is high from then on
+    if _WORKERS == 1:
+        for blocks in groups[1:]:
+            merge(group(blocks, t))
+        return pool
+    with ThreadPoolExecutor(max_workers=_WORKERS) as executor:
+        pending: list[Future[_Candidates]] = []
+        for blocks in groups[1:]:
+            pending.append(executor.submit(group, blocks, t))
             if len(pending) >= 2 * _WORKERS:
                 merge(pending.pop(0).result())
         for fut in pending:
@@ -394,8 +530,9 @@ def _certified_top_k(
     k: int,
     family: NoiseFamily,
     src: RandomSource,
+    extremes: tuple[Any, Any] | None = None,
 ) -> I64:
-    pool = _float_pass(shifts, float(scale), k, family, src)
+    pool = _float_pass(shifts, float(scale), k, family, src, extremes)
     order = np.argsort(-pool.key, kind="stable")
     pool = pool.take(order)
     m = pool.idx.shape[0]
