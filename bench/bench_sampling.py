@@ -3,9 +3,10 @@
 Run: ``python bench/bench_sampling.py [--n 10000000] [--repeats 5]``. The dpselect rows use
 the default source (ChaCha20 keyed from the OS) except the one marked ``source os``, which
 reads ``os.urandom`` for every word. Prints one table: the median of ``repeats`` runs of each
-row and its ratio to the unsafe NumPy baseline timed in the same process, then the peak memory beyond the input of each row, measured in a fresh child
-process (peak resident set size during the call minus the resident size before it, Linux).
-The OpenDP rows appear when the bench extra is installed (``pip install -e '.[bench]'``).
+row and its ratio to the unsafe NumPy baseline timed in the same process, then the peak memory
+beyond the input of each row, measured in a fresh child process (peak resident set size during
+the call minus the resident size before it, Linux). The OpenDP rows appear when the bench
+extra is installed (``pip install -e '.[bench]'``).
 """
 
 from __future__ import annotations

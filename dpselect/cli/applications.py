@@ -17,7 +17,6 @@ from typing import Any
 
 import click
 
-from ..recipes import best_price, plot_preview, preview, quantile
 from .seeding import source_from_seed
 
 __all__ = ["register"]
@@ -150,6 +149,8 @@ def quantile_command(
     insecure_seed: int | None,
 ) -> None:
     """Quantiles (the median with --q 0.5) of a numeric column, privately."""
+    from ..recipes import quantile  # the library loads only when a command runs
+
     with _scan_progress((not as_json) and sys.stderr.isatty()) as progress:
         result = quantile(
             file,
@@ -227,6 +228,8 @@ def price_command(
     insecure_seed: int | None,
 ) -> None:
     """A revenue-maximising price for a digital good, privately (seed 003)."""
+    from ..recipes import best_price
+
     result = best_price(
         file,
         epsilon,
@@ -280,6 +283,8 @@ def preview_command(
     as_json: bool,
 ) -> None:
     """The exact law of a selection on hypothetical scores; no data read, no budget spent."""
+    from ..recipes import plot_preview, preview
+
     if not epsilon and plot is None:
         raise click.UsageError("give --epsilon (one or more), or --plot for a curve")
     values = _scores(scores)

@@ -13,18 +13,23 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
-from rich.table import Table
 
-from ..accounting.ledger import Ledger
-from ..api import MECHANISMS, TopKResult, top_k
+# Light imports only: rich, NumPy, python-flint, DuckDB and the library load inside the
+# commands that use them, so ``dpselect --help`` and ``--version`` start fast (issue 14).
+from .. import __version__
 from ..core.errors import BudgetExceeded, DPSelectError
 from .applications import register as register_applications
 from .seeding import source_from_seed
+
+if TYPE_CHECKING:
+    from ..api import TopKResult
+
+#: ``sorted(dpselect.api.MECHANISMS)``, spelled out so that the options need not import the
+#: library (tests/cli/test_startup.py checks that they agree).
+MECHANISM_NAMES = ("exponential", "gumbel", "laplace")
 
 __all__ = ["cli", "main"]
 
@@ -38,6 +43,9 @@ def _progress(enabled: bool) -> Iterator[Callable[[float], None] | None]:
     if not enabled:
         yield None
         return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+
     console = Console(stderr=True)
     with Progress(
         TextColumn("scanning"), BarColumn(), TaskProgressColumn(), console=console, transient=True
@@ -50,6 +58,9 @@ def _print_result(result: TopKResult, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result.to_dict(), sort_keys=True))
         return
+    from rich.console import Console
+    from rich.table import Table
+
     table = Table(title=f"private top-{result.parameters.get('k', len(result.candidates))}")
     table.add_column("rank", justify="right")
     table.add_column("candidate")
@@ -115,7 +126,7 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--mechanism",
-            type=click.Choice(sorted(MECHANISMS)),
+            type=click.Choice(MECHANISM_NAMES),
             default="gumbel",
             show_default=True,
         ),
@@ -155,6 +166,8 @@ def _run_selection(
     as_json: bool,
     insecure_seed: int | None,
 ) -> None:
+    from ..api import top_k
+
     show_bar = (not as_json) and sys.stderr.isatty()
     with _progress(show_bar) as progress:
         result = top_k(
@@ -177,7 +190,7 @@ def _run_selection(
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="dpselect")
+@click.version_option(__version__, prog_name="dpselect")  # no importlib.metadata at start-up
 def cli() -> None:
     """Differentially private selection: top-k, mode, and a privacy budget ledger."""
 
@@ -215,6 +228,8 @@ def budget() -> None:
 )
 def budget_init(ledger: str, epsilon: float, delta: float, accounting: str) -> None:
     """Create a new ledger with an (epsilon, delta) budget."""
+    from ..accounting.ledger import Ledger
+
     book = Ledger.create(ledger, epsilon, delta, accounting=accounting)  # type: ignore[arg-type]
     click.echo(
         f"created ledger {book.path}: budget epsilon = {epsilon:g}, delta = {delta:g} "
@@ -227,6 +242,11 @@ def budget_init(ledger: str, epsilon: float, delta: float, accounting: str) -> N
 @click.option("--json", "as_json", is_flag=True)
 def budget_show(ledger: str, as_json: bool) -> None:
     """Show a ledger's budget, what is spent and what remains."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..accounting.ledger import Ledger
+
     book = Ledger.open(ledger)
     budget_eps, budget_delta = book.budget
     spent = book.spent()

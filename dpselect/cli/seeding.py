@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from ..sampling.source import InsecureSeededSource, RandomSource
+if TYPE_CHECKING:
+    from ..sampling.source import RandomSource
 
 __all__ = ["source_from_seed"]
 
@@ -14,4 +17,6 @@ def source_from_seed(seed: int | None) -> RandomSource | None:
     if seed is None:
         return None
     click.echo("warning: --insecure-seed makes the result reproducible and NOT private", err=True)
+    from ..sampling.source import InsecureSeededSource  # NumPy: only when used
+
     return InsecureSeededSource(seed)

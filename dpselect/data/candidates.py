@@ -20,6 +20,11 @@ from ..core.errors import ParameterError
 __all__ = ["CandidateList", "as_arrow", "load_candidates"]
 
 
+#: Shorter lists skip pyarrow: importing it (and pandas, which pyarrow imports on its first
+#: array when installed) costs more than it saves; they go to DuckDB as a query parameter.
+ARROW_MIN_CANDIDATES = 1024
+
+
 class CandidateList(list):  # type: ignore[type-arg]
     """A validated candidate list; ``arrow`` holds it as a pyarrow array when one was built."""
 
@@ -75,6 +80,8 @@ def _arrow_strings(values: list[Any]) -> Any:
 
     One pass in C that also checks the type (about 3x faster than a Python type scan).
     """
+    if len(values) < ARROW_MIN_CANDIDATES:
+        return None
     try:
         import pyarrow as pa
     except ImportError:  # pragma: no cover - pyarrow is optional
@@ -96,6 +103,8 @@ def as_arrow(values: Sequence[Any]) -> Any:
     built = getattr(values, "arrow", None)
     if built is not None:
         return built
+    if len(values) < ARROW_MIN_CANDIDATES:
+        return None
     try:
         import pyarrow as pa
     except ImportError:  # pragma: no cover - pyarrow is optional
