@@ -31,7 +31,7 @@ from .mechanisms.gumbel_counts import make_gumbel_top_k_with_counts
 from .mechanisms.limited_domain import limited_domain_threshold, make_limited_domain_top_k
 from .mechanisms.report_noisy_max import make_noisy_top_k
 from .mechanisms.utility import utility_bound
-from .mechanisms.validate import check_delta, check_epsilon, check_int
+from .mechanisms.validate import check_delta, check_int, check_user_epsilon
 from .recipes._common import open_ledger
 from .sampling.source import RandomSource, resolve_source
 
@@ -228,7 +228,7 @@ def top_k(
     spent; the private rows never cause an error (empty data: every score is 0).
     """
     k = check_int(k, "k", minimum=1)
-    eps = float(check_epsilon(epsilon))
+    eps = float(check_user_epsilon(epsilon))
     mech = _check_mechanism(mechanism)
     max_contributions = check_int(max_contributions, "max_contributions", minimum=1)
     if privacy_unit is None and max_contributions != 1:

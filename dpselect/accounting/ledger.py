@@ -43,7 +43,6 @@ import random
 import sqlite3
 import threading
 import time
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -51,8 +50,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from fractions import Fraction
 from typing import Any, Literal, TypeVar
+from urllib.parse import quote
 
-from dpselect.core.arithmetic import Number, float_down, float_up
+from dpselect.core.arithmetic import Number, as_decimal, float_down, float_up
 from dpselect.core.errors import BudgetExceeded, LedgerError, ParameterError
 
 from ._params import check_delta, check_loss
@@ -183,7 +183,7 @@ def _check_header(path: str) -> None:
 
 
 def _uri(path: str) -> str:
-    return "file:" + urllib.request.pathname2url(os.path.abspath(path)) + "?mode=rw"
+    return "file:" + quote(os.path.abspath(path)) + "?mode=rw"
 
 
 def _fsync_dir(path: str) -> None:
@@ -247,8 +247,12 @@ class Ledger:
         ``delta > 0`` and keeps the budget as the largest ``rho`` converting to it.
         """
         p = os.fspath(path)
+        # The budget is the decimal the user typed (1/10 for 0.1), as every charge made
+        # through dpselect's recipes is calibrated to at most that decimal (as_decimal).
         eps = check_loss(epsilon, "epsilon")
         d = check_delta(delta)
+        eps = as_decimal(epsilon) if isinstance(epsilon, float) else eps
+        d = as_decimal(delta) if isinstance(delta, float) else d
         if accounting not in ("basic", "zcdp"):
             raise ParameterError(f"accounting must be 'basic' or 'zcdp', got {accounting!r}")
         rho = Fraction(0)
@@ -259,9 +263,20 @@ class Ledger:
         if os.path.lexists(p):
             raise LedgerError(f"{p!r} already exists; refusing to overwrite it")
         directory = os.path.dirname(os.path.abspath(p))
+        if not os.path.isdir(directory):
+            raise LedgerError(
+                f"cannot create the ledger {p!r}: the directory {directory!r} does not exist"
+            )
+        if not os.access(directory, os.W_OK | os.X_OK):
+            raise LedgerError(
+                f"cannot create the ledger {p!r}: the directory {directory!r} is not writable"
+            )
         tmp = os.path.join(directory, f".{os.path.basename(p)}.{uuid.uuid4().hex}.tmp")
         try:
-            cls._initialise(tmp, eps, d, rho, accounting)
+            try:
+                cls._initialise(tmp, eps, d, rho, accounting)
+            except sqlite3.Error as exc:
+                raise LedgerError(f"cannot create the ledger {p!r}: {exc}") from None
             try:
                 os.link(tmp, p)
             except FileExistsError:
@@ -722,11 +737,17 @@ class Ledger:
             )
         left = self._budget_rho - t.rho
         return (
-            f"charging rho={float_up(charged[2])!r} would exceed the zCDP budget "
-            f"rho={float(self._budget_rho)!r} (from epsilon={float(self._budget_epsilon)!r}, "
-            f"delta={float(self._budget_delta)!r}) of {self._path!r}: remaining "
-            f"rho={float_down(left)!r} (a pure-DP charge up to epsilon="
-            f"{_sqrt_down(2 * left)!r}); nothing was charged"
+            f"charging rho={float_up(charged[2]):.6g} would exceed the zCDP budget "
+            f"rho={float(self._budget_rho):.6g} of {self._path!r} (the largest rho whose "
+            f"conversion is (epsilon={float(self._budget_epsilon):g}, "
+            f"delta={float(self._budget_delta):g})-DP); remaining rho={float_down(left):.6g}, "
+            f"which fits one pure-DP query up to epsilon={_sqrt_down(2 * left):.4g} or one "
+            f"exponential-mechanism selection (k = 1) up to epsilon={_sqrt_down(8 * left):.4g}"
+            " (a one-shot top-k at total epsilon costs epsilon^2/(8k)). Under zCDP "
+            "a pure epsilon-DP query costs rho = epsilon^2/2 and an exponential mechanism "
+            "(bounded range) epsilon^2/8 (Bun-Steinke 2016; Cesar-Rogers 2021): one large "
+            "query costs more than its epsilon suggests, many small ones far less; nothing "
+            "was charged"
         )
 
     def __repr__(self) -> str:

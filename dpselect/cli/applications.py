@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from .lists import file_or_list
 from .seeding import source_from_seed
 
 __all__ = ["register"]
@@ -32,24 +33,9 @@ def _emit(result: Any, as_json: bool) -> None:
         click.echo(f"charged to the ledger {ledger}")
 
 
-def _number_list(text: str, option: str) -> list[float]:
-    try:
-        values = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise click.BadParameter(
-            "must be a file (one value per line) or a comma-separated list of numbers",
-            param_hint=option,
-        ) from None
-    if not values:
-        raise click.BadParameter("must not be empty", param_hint=option)
-    return values
-
-
 def _file_or_list(text: str | None, option: str) -> Any:
     """A path to a text file (passed on as is) or a comma-separated list of numbers."""
-    if text is None or os.path.isfile(text):
-        return text
-    return _number_list(text, option)
+    return file_or_list(text, option, numbers=True)
 
 
 def _scores(text: str) -> dict[str, float] | list[float]:

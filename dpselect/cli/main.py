@@ -22,6 +22,7 @@ import click
 from .. import __version__
 from ..core.errors import BudgetExceeded, DPSelectError
 from .applications import register as register_applications
+from .lists import file_or_list
 from .seeding import source_from_seed
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ __all__ = ["cli", "main"]
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 
 
 @contextmanager
@@ -95,14 +97,16 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "candidates",
             type=str,
             default=None,
-            help="Public candidate list: a text file, one value per line.",
+            help="Public candidate list: a text file (one value per line) or values "
+            "separated by commas (a,b,c).",
         ),
         click.option(
             "--delta",
             type=float,
             default=None,
             help="Without --candidates: values come from the data (limited-domain top-k, "
-            "Durfee-Rogers 2019), at a cost of (epsilon, delta); may return fewer than K.",
+            "Durfee-Rogers 2019), at a cost of (epsilon, delta); may release fewer values "
+            "than asked for (none, for mode).",
         ),
         click.option(
             "--k-bar",
@@ -175,7 +179,7 @@ def _run_selection(
             column,
             k,
             epsilon,
-            candidates=candidates,
+            candidates=file_or_list(candidates, "--candidates"),
             delta=delta,
             privacy_unit=privacy_unit,
             max_contributions=max_contributions,
@@ -235,6 +239,19 @@ def budget_init(ledger: str, epsilon: float, delta: float, accounting: str) -> N
         f"created ledger {book.path}: budget epsilon = {epsilon:g}, delta = {delta:g} "
         f"({accounting} accounting)"
     )
+    if book.accounting == "zcdp":
+        click.echo(_zcdp_explanation(book.rho_budget, epsilon, delta))
+
+
+def _zcdp_explanation(rho: float, epsilon: float, delta: float) -> str:
+    """What a zCDP budget means, in the units people know."""
+    return (
+        f"kept as zCDP rho = {rho:.6g} (the largest rho that converts to ({epsilon:g}, "
+        f"{delta:g})-DP, Canonne-Kamath-Steinke 2020). Queries cost rho: epsilon^2/8 for the "
+        "exponential mechanism, epsilon^2/2 for other pure-DP queries, so many small queries "
+        "fit where basic accounting would refuse, but one query near the whole epsilon does "
+        "not. Choose zcdp for many queries, basic for a few (docs/accounting.md)."
+    )
 
 
 @budget.command("show")
@@ -252,20 +269,25 @@ def budget_show(ledger: str, as_json: bool) -> None:
     spent = book.spent()
     remaining = book.remaining()
     entries = book.entries()
+    zcdp = book.accounting == "zcdp"
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "ledger": book.path,
-                    "accounting": book.accounting,
-                    "budget": {"epsilon": budget_eps, "delta": budget_delta},
-                    "spent": {"epsilon": spent[0], "delta": spent[1]},
-                    "remaining": {"epsilon": remaining[0], "delta": remaining[1]},
-                    "entries": len(entries),
-                },
-                sort_keys=True,
+        info: dict[str, Any] = {
+            "ledger": book.path,
+            "accounting": book.accounting,
+            "budget": {"epsilon": budget_eps, "delta": budget_delta},
+            "spent": {"epsilon": spent[0], "delta": spent[1]},
+            "remaining": {"epsilon": remaining[0], "delta": remaining[1]},
+            "entries": len(entries),
+        }
+        if zcdp:
+            info["budget"]["rho"] = book.rho_budget
+            info["spent"]["rho"] = book.spent_rho()
+            info["remaining"]["rho"] = book.remaining_rho()
+            # remaining epsilon of a zCDP ledger: the largest single pure-DP query that fits
+            info["remaining"]["exponential_mechanism_epsilon"] = _sqrt_down(
+                8 * book.remaining_rho()
             )
-        )
+        click.echo(json.dumps(info, sort_keys=True))
         return
     table = Table(title=f"ledger {book.path} ({book.accounting} accounting)")
     for name in ("when", "mechanism", "epsilon", "delta", "rho"):
@@ -280,9 +302,33 @@ def budget_show(ledger: str, as_json: bool) -> None:
         )
     console = Console()
     console.print(table)
+    if zcdp:
+        left = book.remaining_rho()
+        console.print(
+            f"budget:    rho = {book.rho_budget:.6g}  (= epsilon {budget_eps:.6g}, "
+            f"delta {budget_delta:.3g})"
+        )
+        console.print(
+            f"spent:     rho = {book.spent_rho():.6g}  (= epsilon {spent[0]:.6g} at delta "
+            f"{budget_delta:.3g})"
+        )
+        console.print(
+            f"remaining: rho = {left:.6g}  (one more query up to epsilon "
+            f"{_sqrt_down(8 * left):.4g} for the exponential mechanism, "
+            f"{remaining[0]:.4g} for other pure-DP queries)"
+        )
+        console.print(_zcdp_explanation(book.rho_budget, budget_eps, budget_delta))
+        return
     console.print(f"budget:    epsilon = {budget_eps:.6g}, delta = {budget_delta:.3g}")
     console.print(f"spent:     epsilon = {spent[0]:.6g}, delta = {spent[1]:.3g}")
     console.print(f"remaining: epsilon = {remaining[0]:.6g}, delta = {remaining[1]:.3g}")
+
+
+def _sqrt_down(x: float) -> float:
+    """sqrt(x) rounded down a little (display of what still fits; never over-states)."""
+    import math
+
+    return 0.0 if x <= 0 else math.nextafter(math.sqrt(x), 0.0)
 
 
 register_applications(cli)
@@ -296,15 +342,100 @@ def _one_line(message: str) -> str:
     return " ".join(str(message).split())
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Run the command line; exit 2 with one line on stderr for bad input."""
+def _ledger_argument(argv: list[str]) -> str | None:
+    """The value of ``--ledger`` in ``argv`` (for the interrupt report), if any."""
+    for i, arg in enumerate(argv):
+        if arg == "--ledger" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--ledger="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _ledger_entries(path: str | None) -> int | None:
+    """How many charges the ledger at ``path`` holds (None: no ledger, or not readable)."""
+    if path is None:
+        return None
+    from ..accounting.ledger import Ledger
+
     try:
-        cli.main(args=argv, prog_name="dpselect", standalone_mode=False)
+        book = Ledger.open(path)
+    except DPSelectError:
+        return None
+    try:
+        return len(book)
+    finally:
+        book.close()
+
+
+def _interrupted(path: str | None, before: int | None) -> str:
+    """One line saying that the command stopped and what, if anything, was charged."""
+    after = _ledger_entries(path)
+    if path is None:
+        return "interrupted: no result was released (no --ledger: nothing recorded)"
+    if before is None or after is None or after <= before:
+        return f"interrupted: no result was released; nothing was charged to the ledger {path}"
+    from ..accounting.ledger import Ledger
+
+    book = Ledger.open(path)
+    try:
+        new = book.entries()[before:]
+    finally:
+        book.close()
+    charged = "; ".join(
+        f"{e.mechanism}: "
+        + (
+            f"rho = {e.rho:.6g}"
+            if e.kind == "zcdp" and e.epsilon is None
+            else f"epsilon = {e.epsilon:.6g}, delta = {e.delta or 0.0:.3g}"
+        )
+        for e in new
+    )
+    return (
+        f"interrupted: no result was released, but the ledger {path} was already charged "
+        f"({charged}): the charge is made before the data is read, and stands"
+    )
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while a KeyboardInterrupt was being handled."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def _exit_interrupted(ledger_path: str | None, before: int | None) -> None:
+    """Report the interrupt and what was charged; exit 130 at once.
+
+    ``os._exit`` skips the interpreter's teardown, during which an interrupted DuckDB query
+    still unwinding in its worker thread could abort the process.
+    """
+    try:
+        message = _interrupted(ledger_path, before)
+    except Exception:  # the ledger itself unreadable: still exit cleanly
+        message = f"interrupted: no result was released; check the ledger {ledger_path}"
+    click.echo(message, err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line; exit 2 with one line on stderr for bad input, 130 on Ctrl-C."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    ledger_path = _ledger_argument(args)
+    before = _ledger_entries(ledger_path)
+    try:
+        cli.main(args=args, prog_name="dpselect", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("error: aborted", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        _exit_interrupted(ledger_path, before)
     except click.ClickException as exc:
         click.echo(f"error: {_one_line(exc.format_message())}", err=True)
         sys.exit(EXIT_BAD_INPUT)
@@ -315,6 +446,8 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"error: {_one_line(str(exc))}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     except Exception as exc:  # never a traceback on the user's terminal
+        if _caused_by_interrupt(exc):  # e.g. a clean-up step failing after Ctrl-C
+            _exit_interrupted(ledger_path, before)
         if os.environ.get("DPSELECT_DEBUG"):
             raise
         click.echo(f"internal error: {type(exc).__name__}: {_one_line(str(exc))}", err=True)

@@ -15,6 +15,8 @@ from numbers import Real
 __all__ = [
     "Number",
     "add_up",
+    "as_decimal",
+    "decimal_target",
     "div_up",
     "exact",
     "float_down",
@@ -57,6 +59,32 @@ def float_up(q: Fraction | int) -> float:
 def float_down(q: Fraction | int) -> float:
     """The largest float that is <= ``q`` (``-inf`` when below the float range; 0 is +0.0)."""
     return -float_up(-Fraction(q)) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def as_decimal(x: Number) -> Fraction:
+    """The exact value a user meant by ``x``: a float is read as the decimal it prints as.
+
+    ``0.1`` typed by a user is the decimal 1/10, while the float ``0.1`` is
+    ``0.1000000000000000055...``: ten charges of that float exceed a budget of 1. ``repr`` of a
+    float is the shortest decimal that rounds back to it, i.e. what was typed.
+    """
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            raise ValueError(f"value must be finite, got {x!r}")
+        return Fraction(repr(x))
+    return Fraction(x)
+
+
+def decimal_target(x: Number) -> Number:
+    """The largest float at or below the decimal ``x`` stands for (:func:`as_decimal`).
+
+    A mechanism calibrated to this target has a loss (its map value) at most the decimal the
+    user typed, so ten releases at ``epsilon=0.1`` fit a budget of ``1`` exactly. Ints and
+    Fractions are exact already and come back unchanged; floats move by at most one ulp.
+    """
+    if not isinstance(x, float):
+        return x
+    return float_down(as_decimal(x))
 
 
 def _as_fraction_or_inf(x: Number) -> Fraction | float:

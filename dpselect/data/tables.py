@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,33 +103,52 @@ class Table:
         progress: Callable[[float], None] | None,
         fetch: Callable[[duckdb.DuckDBPyConnection], Any],
     ) -> Any:
-        if progress is None:
-            return fetch(self.connection.execute(sql, params or []))
-        # DuckDB tracks progress only with its progress bar on (printing stays off).
-        self.connection.execute("SET SESSION enable_progress_bar = true")
-        self.connection.execute("SET SESSION enable_progress_bar_print = false")
+        # The query runs in a worker thread so that Ctrl-C (KeyboardInterrupt, delivered to the
+        # main thread) interrupts DuckDB at once (connection.interrupt) instead of when the
+        # scan ends; the KeyboardInterrupt is then re-raised for the CLI to report.
+        if progress is not None:
+            # DuckDB tracks progress only with its progress bar on (printing stays off).
+            self.connection.execute("SET SESSION enable_progress_bar = true")
+            self.connection.execute("SET SESSION enable_progress_bar_print = false")
         result: list[Any] = []
         failure: list[BaseException] = []
+
+        # Completion is signalled by an Event, not Thread.join/is_alive: a KeyboardInterrupt
+        # that lands inside join() can leave is_alive() False while the thread still runs.
+        done = threading.Event()
 
         def run() -> None:
             try:
                 result.append(fetch(self.connection.execute(sql, params or [])))
             except BaseException as exc:  # re-raised in the caller's thread
                 failure.append(exc)
+            finally:
+                done.set()
 
-        worker = threading.Thread(target=run, daemon=True)
-        worker.start()
-        while worker.is_alive():
-            worker.join(0.1)
-            try:
-                percent = float(self.connection.query_progress())
-            except (duckdb.Error, RuntimeError):  # pragma: no cover - depends on timing
-                percent = -1.0
-            if percent >= 0:
-                progress(percent)
+        threading.Thread(target=run, daemon=True).start()
+        try:
+            while not done.wait(0.1):
+                if progress is None:
+                    continue
+                try:
+                    percent = float(self.connection.query_progress())
+                except (duckdb.Error, RuntimeError):  # pragma: no cover - depends on timing
+                    percent = -1.0
+                if percent >= 0:
+                    progress(percent)
+        except KeyboardInterrupt:
+            # Repeat: an interrupt that arrives before DuckDB starts executing is lost.
+            deadline = time.monotonic() + 10.0
+            while not done.is_set() and time.monotonic() < deadline:
+                self.connection.interrupt()
+                done.wait(0.05)
+            failure.clear()
+            result.clear()
+            raise
         if failure:
             raise failure[0]
-        progress(100.0)
+        if progress is not None:
+            progress(100.0)
         return result[0]
 
 

@@ -10,6 +10,7 @@ import math
 from fractions import Fraction
 from typing import Any, Literal
 
+from ..core.arithmetic import decimal_target
 from ..core.domains import AtomDomain, NaNFloatDomain, VectorDomain
 from ..core.errors import DomainError, ParameterError
 
@@ -20,6 +21,7 @@ __all__ = [
     "check_non_nan_vector_domain",
     "check_optimize",
     "check_scale",
+    "check_user_epsilon",
     "optimize_sign",
 ]
 
@@ -48,6 +50,19 @@ def check_scale(scale: Any, name: str = "scale", allow_zero: bool = True) -> Rea
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> Real:
     """A finite ``epsilon > 0``."""
     return check_scale(epsilon, name, allow_zero=False)
+
+
+def check_user_epsilon(epsilon: Any, name: str = "epsilon") -> Real:
+    """A user's ``epsilon > 0`` target, read as the decimal it was typed as.
+
+    For the recipes (what people call with numbers they type). A float is replaced by the
+    largest float at or below its decimal value
+    (:func:`~dpselect.core.arithmetic.decimal_target`: ``0.1`` becomes the float just below
+    1/10), so that everything calibrated to it costs at most that decimal, and ten charges of
+    ``0.1`` fit a ledger budget of ``1``. Ints and Fractions are unchanged. Mechanism
+    constructors keep :func:`check_epsilon` (the exact value passed).
+    """
+    return decimal_target(check_epsilon(epsilon, name))
 
 
 def check_delta(delta: Any, name: str = "delta", allow_zero: bool = True) -> Real:

@@ -46,7 +46,7 @@ from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
-from ..mechanisms.validate import check_epsilon, check_int
+from ..mechanisms.validate import check_epsilon, check_int, check_user_epsilon
 from ..sampling.source import RandomSource
 from ._common import (
     CONFIDENCE,
@@ -272,7 +272,7 @@ def select_hypothesis(
     hypotheses are evaluated. ``alpha`` is the target error of the reported sample-size
     guarantee (Theorem 6, module docstring). ``source`` is for tests and demos only.
     """
-    eps = Fraction(check_epsilon(epsilon))
+    eps = Fraction(check_user_epsilon(epsilon))
     conf = check_confidence(confidence)
     names, items = _named(hypotheses)
     size = pac_sample_size(len(items), alpha, float(eps), conf)

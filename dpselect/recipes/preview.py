@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..core.arithmetic import float_up
+from ..core.arithmetic import as_decimal, float_up
 from ..core.errors import ParameterError
 from ..mechanisms.utility import selection_probabilities, utility_bound
 from ..mechanisms.validate import check_epsilon, check_scale
@@ -134,7 +134,11 @@ def _epsilons(epsilon: Any) -> list[Fraction]:
     values = list(epsilon) if isinstance(epsilon, (list, tuple, np.ndarray)) else [epsilon]
     if not values:
         raise ParameterError("epsilon must be a number or a non-empty list of numbers")
-    return [Fraction(check_epsilon(float(e) if isinstance(e, np.floating) else e)) for e in values]
+    plain = [float(e) if isinstance(e, np.floating) else e for e in values]
+    for e in plain:
+        check_epsilon(e)
+    # the decimals as typed (0.1 is 1/10): a release calibrates to the float just below
+    return [as_decimal(e) for e in plain]
 
 
 def _row(

@@ -50,7 +50,7 @@ from ..data.candidates import load_candidates
 from ..data.tables import open_table
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
-from ..mechanisms.validate import check_epsilon, check_int
+from ..mechanisms.validate import check_epsilon, check_int, check_user_epsilon
 from ..sampling.source import RandomSource
 from ._common import (
     CONFIDENCE,
@@ -293,7 +293,7 @@ def best_price(
     before the valuations are read. The result carries the seed's revenue guarantee at
     ``confidence``. ``source`` is for tests and demos only.
     """
-    eps = Fraction(check_epsilon(epsilon))
+    eps = Fraction(check_user_epsilon(epsilon))
     conf = check_confidence(confidence)
     if n is not None:
         n = check_int(n, "n", minimum=2)

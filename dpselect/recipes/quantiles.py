@@ -50,7 +50,7 @@ from ..mechanisms.quantile_score import (
     rank_excess_of_candidates,
     score_sensitivity,
 )
-from ..mechanisms.validate import check_epsilon
+from ..mechanisms.validate import check_user_epsilon
 from ..sampling.source import RandomSource
 from ._common import (
     CONFIDENCE,
@@ -252,7 +252,7 @@ def quantile(
     of CSV/JSON) text that is not a number are dropped. ``progress(percent)`` is called while
     the column is scanned. ``source`` is for tests and demos only.
     """
-    eps = Fraction(check_epsilon(epsilon))
+    eps = Fraction(check_user_epsilon(epsilon))
     given, levels = _levels(q)
     conf = check_confidence(confidence)
     if (bounds is None) == (candidates is None):

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from ..core.errors import ParameterError
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
-from ..mechanisms.validate import check_epsilon, check_optimize, check_scale
+from ..mechanisms.validate import check_optimize, check_scale, check_user_epsilon
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, charge_then_release, check_confidence, jsonable, open_ledger
 
@@ -96,7 +96,7 @@ def select(
     prefers low scores. ``epsilon``: pure DP for one record added or removed; the ledger is
     charged before ``score_fn`` is called. ``source`` is for tests and demos only.
     """
-    eps = Fraction(check_epsilon(epsilon))
+    eps = Fraction(check_user_epsilon(epsilon))
     delta = check_scale(sensitivity, "sensitivity", allow_zero=False)
     conf = check_confidence(confidence)
     check_optimize(optimize)
