@@ -1,27 +1,38 @@
-"""Data sources as DuckDB tables: files (CSV, Parquet, JSON lines) and in-memory frames.
+"""Data sources as DuckDB tables: files (CSV, TSV, JSON, Parquet) and in-memory frames.
 
 :func:`open_table` turns what the user passes into a :class:`Table`: an embedded DuckDB
 connection with a view named ``data``. Only public facts are checked here (the path exists,
-its format is readable, the columns exist); the private rows are read later, once, by the
-score queries in :mod:`dpselect.data.scores`.
+its format is readable, the columns exist, the declared schema); the private rows are read
+later, once, by the score queries in :mod:`dpselect.data.scores`.
 
 The schema must not depend on the private rows, or a neighbouring dataset could change the
 columns, their types, and so which rows match which candidate (a score moving by more than
-one), or raise an error. So:
+one), or raise an error. And one row must never change how another is read. So:
 
-- **Parquet, polars, pyarrow**: the schema is the file's or the frame's own metadata.
+- **Parquet** (a file, a glob ``dir/*.parquet`` or a directory of ``.parquet`` files),
+  **polars, pyarrow**: the schema is the files' or the frame's own metadata.
 - **pandas**: the dtypes; ``object`` columns are text (DuckDB's sampling of the values to guess
   a type is turned off).
-- **CSV**: the header gives the columns and every column is text; the dialect is fixed (comma,
-  or tab for ``.tsv``, double quotes), not sniffed; a malformed row is skipped rather than
-  raising in the middle of a scan.
-- **JSON lines**: rows are objects and there is no header: any column name is accepted, read
-  as text, and a key absent from every row is a column of nulls (every score 0). A malformed
-  line is a row of nulls. So a misspelt column name is *not* an error for JSON lines.
+- **CSV, TSV** (also ``.gz``): read line by line (:mod:`dpselect.data.text_lines`): the header
+  line gives the columns, every column is text unless the schema says otherwise, the dialect
+  is fixed (comma, or tab for ``.tsv``; double quotes that never span lines), and a line that
+  does not parse is dropped alone.
+- **JSON lines** (``.jsonl``, ``.ndjson``) and **JSON** (``.json``, one record per line), also
+  ``.gz``: each line is one object or no row; there is no header, so any column name is
+  accepted, read as text unless the schema says otherwise, and a key absent from every row is
+  a column of nulls (every score 0). So a misspelt column name is *not* an error for JSON.
+
+``schema={column: type}`` (:mod:`dpselect.data.schema`) declares column types: applied with
+``TRY_CAST`` (a value that does not convert is NULL, missing), for text sources and typed ones
+alike (a type that contradicts a Parquet or frame column is converted value by value, never
+refused on the data). Nested columns (LIST, ARRAY, STRUCT, MAP, UNION) are refused by
+:meth:`Table.require_column`, from the schema, before anything is charged. The proof that one
+row added or removed changes only that row's own contribution is in docs/data_input.md.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import threading
 import time
@@ -33,48 +44,82 @@ from typing import Any
 import duckdb
 
 from ..core.errors import DataError
+from .schema import is_nested, parse_schema
+from .text_lines import csv_view_sql, json_view_sql, quote_identifier, read_csv_header, sql_string
 
-__all__ = ["FILE_READERS", "Table", "open_table"]
+__all__ = ["FILE_FORMATS", "Table", "open_table"]
 
-#: File suffix -> DuckDB table function reading it.
-FILE_READERS: dict[str, str] = {
-    ".csv": "read_csv",
-    ".tsv": "read_csv",
-    ".parquet": "read_parquet",
-    ".pq": "read_parquet",
-    ".jsonl": "read_json",
-    ".ndjson": "read_json",
-    ".json": "read_json",
+#: File suffix (before an optional ``.gz``) -> format.
+FILE_FORMATS: dict[str, str] = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
 }
+_GZIP_FORMATS = ("csv", "tsv", "jsonl", "json")
 _FRAME_MODULES = ("pandas", "polars", "pyarrow")
+_FRAME_VIEW = "dpselect_frame"
+
+
+@dataclass
+class _JsonSource:
+    """A JSON file whose view ``data`` holds the columns required so far."""
+
+    path: str
+    gzipped: bool
+    array: bool
 
 
 @dataclass
 class Table:
     """A DuckDB connection with the data as the view ``data`` and its public schema.
 
-    ``json_source``: for JSON, the path and format arguments of ``read_json``; the view then
-    holds the columns required so far, as text (module docstring).
+    ``columns``: name -> DuckDB type. ``known``: the columns whose type is known from public
+    facts (typed files and frames, and declared ones); CSV and JSON columns outside the schema
+    are text read as text, not known to be text (:meth:`column_type_known`).
     """
 
     connection: duckdb.DuckDBPyConnection
     description: str
     columns: dict[str, str] = field(default_factory=dict)  # name -> DuckDB type
-    json_source: str | None = None
+    known: set[str] = field(default_factory=set)
+    json_source: _JsonSource | None = None
 
     def require_column(self, column: Any, argument: str = "column") -> str:
-        """The column's DuckDB type; :class:`DataError` naming ``argument`` if it is absent."""
+        """The column's DuckDB type; :class:`DataError` naming ``argument`` if it is absent
+        or nested (LIST, ARRAY, STRUCT, MAP, UNION: every use in dpselect is a scalar one)."""
         if not isinstance(column, str) or not column:
             raise DataError(f"{argument} must be a column name, got {column!r}")
         if self.json_source is not None and column not in self.columns:
             self.columns[column] = "VARCHAR"
-            _create_json_view(self.connection, self.json_source, self.columns)
+            self._create_json_view()
         if column not in self.columns:
             known = ", ".join(sorted(self.columns)) or "none"
             raise DataError(
                 f"{argument} {column!r} is not a column of {self.description} (columns: {known})"
             )
-        return self.columns[column]
+        kind = self.columns[column]
+        if is_nested(kind):
+            raise DataError(
+                f"{argument} {column!r} of {self.description} has the nested type {kind}; "
+                "only scalar columns (numbers, text, dates, booleans) can be used"
+            )
+        return kind
+
+    def column_type_known(self, column: str) -> bool:
+        """Whether the column's type is a public fact of the source or of the schema: False for
+        CSV and JSON columns not in the declared schema (text, whatever the values look like),
+        True otherwise."""
+        return column in self.known
+
+    def _create_json_view(self) -> None:
+        source = self.json_source
+        assert source is not None
+        sql = json_view_sql(source.path, source.gzipped, source.array, self.columns)
+        self.connection.execute(f"CREATE OR REPLACE TEMP VIEW data AS {sql}")
 
     def query(
         self,
@@ -152,57 +197,100 @@ class Table:
         return result[0]
 
 
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+def _split_suffix(path: str) -> tuple[str, bool]:
+    """The format suffix of ``path`` (lower case) and whether it is gzipped."""
+    name = path.lower()
+    gzipped = name.endswith(".gz")
+    if gzipped:
+        name = name[:-3]
+    return os.path.splitext(name)[1], gzipped
 
 
-def _create_json_view(
-    connection: duckdb.DuckDBPyConnection, source: str, columns: dict[str, str]
-) -> None:
-    """The view ``data`` over a JSON file: the given keys, as text, no type sniffed.
+def _has_glob(path: str) -> bool:
+    return any(char in path for char in "*?[")
 
-    ``source``: the path and format arguments of ``read_json``.
+
+def _open_file(
+    data: str | os.PathLike[str], connection: duckdb.DuckDBPyConnection, schema: dict[str, str]
+) -> Table:
+    """The table over a file, a Parquet glob or a directory of Parquet files.
+
+    Everything here is decided by the path (its suffix, the files it names), the CSV header
+    line and the schema: public facts.
     """
-    struct = ", ".join(f"{_sql_string(name)}: 'VARCHAR'" for name in columns) or "'_': 'VARCHAR'"
-    connection.execute(
-        "CREATE OR REPLACE TEMP VIEW data AS SELECT * FROM read_json("
-        f"{source}, columns = {{{struct}}}, ignore_errors = true)"
-    )
+    text = os.fspath(data)
+    formats = ", ".join([*FILE_FORMATS, ".csv.gz", ".tsv.gz", ".jsonl.gz", ".json.gz"])
+    if Path(text).is_dir():
+        files = sorted(glob.glob(os.path.join(glob.escape(text), "**", "*.parquet"),
+                                 recursive=True))  # fmt: skip
+        if not files:
+            raise DataError(f"data directory {text!r} holds no .parquet file")
+        text = os.path.join(text, "**", "*.parquet")
+        suffix, gzipped = ".parquet", False
+    elif _has_glob(text) and not Path(text).exists():
+        suffix, gzipped = _split_suffix(text)
+        if FILE_FORMATS.get(suffix) != "parquet" or gzipped:
+            raise DataError(f"data pattern {text!r}: only Parquet files can be read by a glob "
+                            "(e.g. dir/*.parquet)")  # fmt: skip
+        if not glob.glob(text, recursive=True):
+            raise DataError(f"data pattern {text!r} matches no file")
+    else:
+        path = Path(text)
+        if not path.exists():
+            raise DataError(f"data file {text!r} does not exist")
+        if not os.access(path, os.R_OK):
+            raise DataError(f"data file {text!r} is not readable")
+        suffix, gzipped = _split_suffix(text)
+    kind = FILE_FORMATS.get(suffix)
+    if kind is None or (gzipped and kind not in _GZIP_FORMATS):
+        raise DataError(f"data file {text!r} has an unsupported format (use {formats})")
+    description = f"file {text!r}"
+    if kind in ("json", "jsonl"):
+        source = _JsonSource(text, gzipped, kind == "json")
+        table = Table(connection, description, dict(schema), set(schema), source)
+        table._create_json_view()
+        return table
+    if kind in ("csv", "tsv"):
+        delimiter = "\t" if kind == "tsv" else ","
+        names = read_csv_header(Path(text), delimiter, gzipped)
+        _check_schema_columns(schema, names, description)
+        sql = csv_view_sql(text, gzipped, delimiter, names, schema)
+        connection.execute(f"CREATE TEMP VIEW data AS {sql}")
+        columns = {name: schema.get(name, "VARCHAR") for name in names}
+        return Table(connection, description, columns, set(schema))
+    source_sql = f"read_parquet({sql_string(text)}, union_by_name = true)"
+    return _typed_table(connection, source_sql, description, schema)
 
 
-def _open_file(path: Path, connection: duckdb.DuckDBPyConnection) -> tuple[str, str | None]:
-    """Create the view ``data`` over the file: its description, and the JSON source if any."""
-    if not path.exists():
-        raise DataError(f"data file {str(path)!r} does not exist")
-    if path.is_dir():
-        raise DataError(f"data path {str(path)!r} is a directory, not a file")
-    if not os.access(path, os.R_OK):
-        raise DataError(f"data file {str(path)!r} is not readable")
-    suffix = path.suffix.lower()
-    reader = FILE_READERS.get(suffix)
-    if reader is None:
-        formats = ", ".join(sorted(FILE_READERS))
-        raise DataError(f"data file {str(path)!r} has an unsupported format (use {formats})")
-    description = f"file {str(path)!r}"
-    path_sql = _sql_string(str(path))
-    if reader == "read_json":
-        # .json: one array or one object per line; .jsonl / .ndjson: one object per line
-        layout = "auto" if suffix == ".json" else "newline_delimited"
-        source = f"{path_sql}, format = {_sql_string(layout)}"
-        _create_json_view(connection, source, {})
-        return description, source
-    options = ""
-    if reader == "read_csv":
-        delimiter = "\t" if suffix == ".tsv" else ","
-        options = (
-            f", header = true, delim = {_sql_string(delimiter)}, quote = '\"', escape = '\"', "
-            "all_varchar = true, ignore_errors = true"
+def _check_schema_columns(schema: dict[str, str], names: Any, description: str) -> None:
+    missing = [column for column in schema if column not in names]
+    if missing:
+        known = ", ".join(sorted(names)) or "none"
+        raise DataError(
+            f"schema names {missing[0]!r}, which is not a column of {description} "
+            f"(columns: {known})"
         )
+
+
+def _typed_table(
+    connection: duckdb.DuckDBPyConnection, source_sql: str, description: str,
+    schema: dict[str, str],
+) -> Table:  # fmt: skip
+    """The view ``data`` over a typed source (Parquet, a frame), the schema by ``TRY_CAST``."""
     try:
-        connection.execute(f"CREATE TEMP VIEW data AS SELECT * FROM {reader}({path_sql}{options})")
+        described = connection.execute(f"DESCRIBE SELECT * FROM {source_sql}").fetchall()
     except duckdb.Error as exc:
         raise DataError(f"cannot read {description}: {_first_line(exc)}") from None
-    return description, None
+    names = [str(row[0]) for row in described]
+    _check_schema_columns(schema, names, description)
+    replaced = ", ".join(
+        f"TRY_CAST({quote_identifier(c)} AS {t}) AS {quote_identifier(c)}"
+        for c, t in schema.items()
+    )
+    select = f"SELECT * REPLACE ({replaced})" if schema else "SELECT *"
+    connection.execute(f"CREATE TEMP VIEW data AS {select} FROM {source_sql}")
+    columns = {str(row[0]): str(row[1]) for row in connection.execute("DESCRIBE data").fetchall()}
+    return Table(connection, description, columns, set(columns))
 
 
 def _first_line(exc: BaseException) -> str:
@@ -235,29 +323,26 @@ def _is_frame(obj: Any) -> bool:
     return module in _FRAME_MODULES
 
 
-def open_table(data: Any) -> Table:
-    """Open ``data`` (a path to CSV/Parquet/JSON lines, or a pandas/polars/pyarrow table).
+def open_table(data: Any, schema: Any = None) -> Table:
+    """Open ``data``: a path (CSV, TSV, JSON lines, JSON, their ``.gz``; Parquet, a Parquet
+    glob or directory) or a pandas/polars/pyarrow table.
 
-    Raises :class:`DataError` for a missing or unreadable file, an unsupported format or an
-    unsupported object, all public facts.
+    ``schema``: ``{column: type}`` declared types (:mod:`dpselect.data.schema`), applied by
+    ``TRY_CAST``. Raises :class:`DataError` for a missing or unreadable file, an unsupported
+    format or object, a header that does not parse, a schema column that does not exist, and
+    :class:`~dpselect.core.errors.ParameterError` for a malformed schema: all public facts.
     """
+    declared = parse_schema(schema)
     connection = _database().cursor()  # its own session: views and frames stay private to it
     # pandas object columns are text, whatever their values look like (module docstring).
     connection.execute("SET SESSION pandas_analyze_sample = 0")
-    json_source = None
     if isinstance(data, (str, os.PathLike)):
-        description, json_source = _open_file(Path(data), connection)
-    elif _is_frame(data):
-        connection.register("data", data)
+        return _open_file(data, connection, declared)
+    if _is_frame(data):
+        connection.register(_FRAME_VIEW, data)
         description = f"the {type(data).__module__.split('.')[0]} table"
-    else:
-        raise DataError(
-            "data must be a path to a CSV, Parquet or JSON lines file, or a pandas, polars or "
-            f"pyarrow table, got {type(data).__name__}"
-        )
-    try:
-        schema = connection.execute("DESCRIBE data").fetchall()
-    except duckdb.Error as exc:
-        raise DataError(f"cannot read {description}: {_first_line(exc)}") from None
-    columns = {} if json_source else {str(row[0]): str(row[1]) for row in schema}
-    return Table(connection, description, columns, json_source)
+        return _typed_table(connection, _FRAME_VIEW, description, declared)
+    raise DataError(
+        "data must be a path to a CSV, TSV, JSON lines, JSON or Parquet file, or a pandas, "
+        f"polars or pyarrow table, got {type(data).__name__}"
+    )

@@ -1,0 +1,223 @@
+"""Text files (CSV, TSV, JSON lines, line-per-record JSON arrays) read line by line.
+
+The guarantee (proof in docs/data_input.md): the file is cut into lines by a rule that reads
+only the line breaks, and each line becomes at most one row by a function of that line alone
+(and of public facts: the header line, the path's suffix, the declared schema). So adding or
+removing one line adds or removes at most one row and changes nothing else: no other row, no
+column, no type, no error. Nothing is sniffed from the rows.
+
+- **Lines.** DuckDB's CSV reader is used as a raw line reader (one VARCHAR column, no quote,
+  no escape, the delimiter ``\\x01``, no sniffing, ``strict_mode = false``,
+  ``ignore_errors = true``): a line ends at every ``\\n`` and every ``\\r`` (so ``\\r\\n``
+  ends a line and leaves an empty one), and it keeps its text up to its first ``\\x01``. A line
+  that is empty, not UTF-8 (in the kept part) or longer than :data:`MAX_LINE_BYTES` gives no
+  row. The tests compare this with a Python model of the rule on random bytes
+  (tests/data/test_input_lines.py).
+- **CSV / TSV.** The first line is the header (public): it gives the column names and their
+  number ``n``. A data line is a row when it matches the fixed dialect in full: ``n`` fields
+  separated by ``,`` (``\\t`` for TSV), each either unquoted (no quote, delimiter or NUL) or
+  quoted (``"..."``, with ``""`` for a quote inside, no NUL); otherwise it is dropped. Quotes
+  never span lines. An empty unquoted field is NULL; a quoted one is the empty string. Values
+  are text unless the schema declares a type (``TRY_CAST``, a value that does not convert is
+  NULL).
+- **JSON lines** (``.jsonl``, ``.ndjson``): a line is a row when it is a JSON object; a key's
+  value is read as text (numbers as written, ``true``, nested values as JSON text), absent or
+  ``null`` is NULL.
+- **JSON** (``.json``): the same, after removing from each line, around the object, blanks,
+  one leading ``[`` and one trailing ``,`` or ``]``. So an array written one record per line
+  (``[{...},`` / ``{...},`` / ``{...}]``, or ``[`` and ``]`` on lines of their own) is read
+  record by record. Records spread over several lines (pretty-printed) or several records on
+  one line (``json.dump`` without ``indent``) are not rows: such a line is dropped like any
+  line that does not parse. Write JSON lines instead (pandas ``to_json(orient="records",
+  lines=True)``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+from ..core.errors import DataError
+
+__all__ = [
+    "MAX_COLUMNS",
+    "MAX_LINE_BYTES",
+    "csv_view_sql",
+    "json_view_sql",
+    "raw_lines_sql",
+    "read_csv_header",
+    "sql_string",
+]
+
+#: A line longer than this (in bytes) gives no row (DuckDB's ``max_line_size``).
+MAX_LINE_BYTES = 8 * 1024 * 1024
+#: The most columns a CSV header may name (RE2's repetition limit).
+MAX_COLUMNS = 1000
+#: What separates the fields of a raw line: it cannot be inside a kept line (module docstring).
+_RAW_DELIMITER = "\x01"
+
+
+def sql_string(text: str) -> str:
+    """``text`` as a SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as a SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def raw_lines_sql(path: str, gzipped: bool, skip_first: bool) -> str:
+    """A DuckDB table function reading the file's lines as the VARCHAR column ``line``.
+
+    ``path`` may be a glob; ``skip_first``: drop the first line (the CSV header).
+    """
+    return (
+        f"read_csv({sql_string(path)}, columns = {{'line': 'VARCHAR'}}, header = false, "
+        f"skip = {int(skip_first)}, delim = {sql_string(_RAW_DELIMITER)}, quote = '', "
+        "escape = '', auto_detect = false, strict_mode = false, ignore_errors = true, "
+        f"new_line = '\\n', null_padding = false, max_line_size = {MAX_LINE_BYTES}, "
+        f"compression = {sql_string('gzip' if gzipped else 'none')}, "
+        "parallel = true)"
+    )
+
+
+def _escaped(delimiter: str) -> str:
+    """The delimiter in a pattern (RE2 and Python ``re`` alike)."""
+    return {",": ",", "\t": r"\t"}[delimiter]
+
+
+def _field_pattern(delimiter: str) -> str:
+    """RE2 pattern of one field of the fixed dialect (quoted, or unquoted)."""
+    d = _escaped(delimiter)
+    return rf'(?:"(?:[^"\x00]|"")*"|[^{d}"\x00]*)'
+
+
+def _line_pattern(delimiter: str, n: int) -> str:
+    f = _field_pattern(delimiter)
+    d = _escaped(delimiter)
+    return f"{f}(?:{d}{f}){{{n - 1}}}" if n > 1 else f
+
+
+def split_csv_line(line: str, delimiter: str, n: int | None = None) -> list[str | None] | None:
+    """The fields of one line in the fixed dialect (unquoted), or None when it does not parse.
+
+    The Python model of the SQL in :func:`csv_view_sql` (used for the header, and by tests).
+    ``n``: the required number of fields (any when None).
+    """
+    f = _field_pattern(delimiter)
+    d = _escaped(delimiter)
+    if not re.fullmatch(f"{f}(?:{d}{f})*", line):
+        return None
+    fields = [m.group(1) for m in re.finditer(f"(?:^|{d})({f})", line)]
+    if n is not None and len(fields) != n:
+        return None
+    return [_unquote(field) for field in fields]
+
+
+def _unquote(field: str) -> str | None:
+    if field.startswith('"'):
+        return field[1:-1].replace('""', '"')
+    return field or None
+
+
+def read_csv_header(path: Path, delimiter: str, gzipped: bool) -> list[str]:
+    """The column names from the first line (public); :class:`DataError` if it does not parse.
+
+    The first line ends at the first ``\\n`` or ``\\r`` (the line rule); a UTF-8 byte-order
+    mark is dropped. An empty name becomes ``column<i>`` (as pandas' unnamed index column).
+    """
+    opener = gzip.open if gzipped else open
+    description = f"file {str(path)!r}"
+    try:
+        with opener(path, "rb") as handle:
+            head = b""
+            while len(head) <= MAX_LINE_BYTES:
+                chunk = handle.read(65536)
+                head += chunk
+                if not chunk or re.search(rb"[\r\n]", head):
+                    break
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise DataError(f"cannot read {description}: {exc}") from None
+    first = re.split(rb"[\r\n]", head, maxsplit=1)[0]
+    if len(first) > MAX_LINE_BYTES:
+        raise DataError(f"{description}: the header line is longer than {MAX_LINE_BYTES} bytes")
+    try:
+        text = first.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        raise DataError(f"{description}: the header line is not UTF-8") from None
+    if not text:
+        raise DataError(f"{description} has no header line (the first line names the columns)")
+    fields = split_csv_line(text, delimiter)
+    if fields is None or _RAW_DELIMITER in text:
+        raise DataError(
+            f"{description}: the header line does not parse as "
+            f"{'tab' if delimiter == chr(9) else 'comma'}-separated names with double quotes"
+        )
+    if len(fields) > MAX_COLUMNS:
+        raise DataError(f"{description}: more than {MAX_COLUMNS} columns are not supported")
+    names = [name if name else f"column{i}" for i, name in enumerate(fields)]
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise DataError(f"{description}: the header names the column {name!r} twice")
+        seen.add(name)
+    return names
+
+
+def _typed(expression: str, column: str, schema: dict[str, str]) -> str:
+    if column in schema and schema[column] != "VARCHAR":
+        return f"TRY_CAST({expression} AS {schema[column]})"
+    return expression
+
+
+def csv_view_sql(
+    path: str, gzipped: bool, delimiter: str, names: list[str], schema: dict[str, str]
+) -> str:
+    """SELECT of the CSV rows: each line parsed on its own (module docstring).
+
+    A line is kept when it matches the whole dialect (RE2, linear time); field ``j`` is then
+    taken with an anchored pattern skipping ``j`` fields. Columns a query does not use are
+    never extracted (DuckDB drops unused view columns).
+    """
+    n = len(names)
+    f = _field_pattern(delimiter)
+    d = _escaped(delimiter)
+    line_pattern = sql_string(_line_pattern(delimiter, n))
+    raw_fields, columns = [], []
+    for j, name in enumerate(names):
+        pattern = sql_string(f"^(?:{f}{d}){{{j}}}({f})" if j else f"^({f})")
+        raw_fields.append(f"regexp_extract(line, {pattern}, 1) AS f{j}")
+        value = (
+            f"CASE WHEN starts_with(f{j}, '\"') THEN replace(substr(f{j}, 2, "
+            f"length(f{j}) - 2), '\"\"', '\"') ELSE nullif(f{j}, '') END"
+        )
+        columns.append(f"{_typed(value, name, schema)} AS {quote_identifier(name)}")
+    return (
+        f"SELECT {', '.join(columns)} FROM (SELECT {', '.join(raw_fields)} "
+        f"FROM {raw_lines_sql(path, gzipped, True)} "
+        f"WHERE regexp_full_match(line, {line_pattern}))"
+    )
+
+
+def json_view_sql(path: str, gzipped: bool, array: bool, columns: dict[str, str]) -> str:
+    """SELECT of the JSON rows: each line one object or no row (module docstring).
+
+    ``columns``: name -> DuckDB type (``VARCHAR``: the value as text; others by ``TRY_CAST``).
+    ``array``: a ``.json`` file (leading ``[`` and trailing ``,`` / ``]`` removed per line).
+    """
+    strip = r"regexp_extract(line, '^\s*\[?\s*(.*?)\s*[,\]]?\s*$', 1)"
+    record = strip if array else "line"
+    selected = []
+    for name, type_name in columns.items():
+        pointer = sql_string("/" + name.replace("~", "~0").replace("/", "~1"))
+        value = _typed(f"json_extract_string(r, {pointer})", name, {name: type_name})
+        selected.append(f"{value} AS {quote_identifier(name)}")
+    if not selected:
+        selected.append("NULL::VARCHAR AS _")
+    return (
+        f"SELECT {', '.join(selected)} FROM (SELECT {record} AS r "
+        f"FROM {raw_lines_sql(path, gzipped, False)}) "
+        "WHERE CASE WHEN json_valid(r) THEN json_type(r) = 'OBJECT' ELSE false END"
+    )
