@@ -38,6 +38,18 @@ _NESTED_PREFIXES = ("STRUCT", "MAP", "UNION", "LIST")
 _TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_ ]*(\(\s*\d+\s*(,\s*\d+\s*)?\))?")
 
 
+_CONNECTION: list[Any] = []
+
+
+def _connection() -> Any:
+    """A DuckDB connection of its own, to resolve type names (no data in it)."""
+    if not _CONNECTION:
+        import duckdb
+
+        _CONNECTION.append(duckdb.connect(":memory:"))
+    return _CONNECTION[0].cursor()
+
+
 def is_nested(type_name: str) -> bool:
     """Whether a DuckDB type (as ``DESCRIBE`` prints it) is nested: LIST, ARRAY, STRUCT, MAP,
     UNION (``VARCHAR[]``, ``INTEGER[3]``, ``STRUCT(a INTEGER)``, ``MAP(VARCHAR, INTEGER)``)."""
@@ -59,6 +71,11 @@ def check_type_name(type_name: Any, column: str, argument: str = "schema") -> st
                 f"use one of {known} or a DuckDB type name"
             )
         return PYTHON_TYPES[type_name]
+    if isinstance(type_name, str) and is_nested(type_name):
+        raise ParameterError(
+            f"{argument}: column {column!r} has the nested type {type_name.strip()}; only "
+            "scalar types are supported"
+        )
     if not isinstance(type_name, str) or not _TYPE_NAME.fullmatch(type_name.strip()):
         raise ParameterError(
             f"{argument}: column {column!r} needs a type name such as BIGINT, DOUBLE, VARCHAR, "
@@ -67,7 +84,9 @@ def check_type_name(type_name: Any, column: str, argument: str = "schema") -> st
     import duckdb
 
     try:
-        resolved = duckdb.sql(f"SELECT typeof(CAST(NULL AS {type_name.strip()}))").fetchone()
+        resolved = (
+            _connection().execute(f"SELECT typeof(CAST(NULL AS {type_name.strip()}))").fetchone()
+        )
     except duckdb.Error:
         raise ParameterError(
             f"{argument}: column {column!r} has an unknown type {type_name!r} "

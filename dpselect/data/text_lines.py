@@ -178,7 +178,8 @@ def csv_view_sql(
     """SELECT of the CSV rows: each line parsed on its own (module docstring).
 
     A line is kept when it matches the whole dialect (RE2, linear time); field ``j`` is then
-    taken with an anchored pattern skipping ``j`` fields. Columns a query does not use are
+    the field matched right after the match of ``j`` fields and delimiters (the parse of a
+    matching line is unique). Columns a query does not use are
     never extracted (DuckDB drops unused view columns).
     """
     n = len(names)
@@ -187,8 +188,13 @@ def csv_view_sql(
     line_pattern = sql_string(_line_pattern(delimiter, n))
     raw_fields, columns = [], []
     for j, name in enumerate(names):
-        pattern = sql_string(f"^(?:{f}{d}){{{j}}}({f})" if j else f"^({f})")
-        raw_fields.append(f"regexp_extract(line, {pattern}, 1) AS f{j}")
+        # Field j starts after the match of j fields and delimiters; both matches are found
+        # without submatches (RE2's DFA: about 10x faster than a capture on long lines).
+        rest = "line"
+        if j:
+            prefix = f"regexp_extract(line, {sql_string(f'^(?:{f}{d}){{{j}}}')}, 0)"
+            rest = f"substr(line, length({prefix}) + 1)"
+        raw_fields.append(f"regexp_extract({rest}, {sql_string('^' + f)}, 0) AS f{j}")
         value = (
             f"CASE WHEN starts_with(f{j}, '\"') THEN replace(substr(f{j}, 2, "
             f"length(f{j}) - 2), '\"\"', '\"') ELSE nullif(f{j}, '') END"
@@ -212,12 +218,14 @@ def json_view_sql(path: str, gzipped: bool, array: bool, columns: dict[str, str]
     selected = []
     for name, type_name in columns.items():
         pointer = sql_string("/" + name.replace("~", "~0").replace("/", "~1"))
-        value = _typed(f"json_extract_string(r, {pointer})", name, {name: type_name})
+        value = _typed(f"json_extract_string(o, {pointer})", name, {name: type_name})
         selected.append(f"{value} AS {quote_identifier(name)}")
     if not selected:
         selected.append("NULL::VARCHAR AS _")
+    # ``o``: the record when it is valid JSON, else NULL, so that no JSON function ever sees
+    # an invalid record, whatever order DuckDB evaluates the filter and the columns in.
     return (
-        f"SELECT {', '.join(selected)} FROM (SELECT {record} AS r "
-        f"FROM {raw_lines_sql(path, gzipped, False)}) "
-        "WHERE CASE WHEN json_valid(r) THEN json_type(r) = 'OBJECT' ELSE false END"
+        f"SELECT {', '.join(selected)} FROM (SELECT CASE WHEN json_valid(r) THEN r END AS o "
+        f"FROM (SELECT {record} AS r FROM {raw_lines_sql(path, gzipped, False)})) "
+        "WHERE json_type(o) = 'OBJECT'"
     )
