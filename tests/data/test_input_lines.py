@@ -151,11 +151,11 @@ def test_nested_columns_refused_before_any_query(tmp_path):
 
     table = open_table(pa.table({"u": [1, 2], "v": [["x"], []], "s": [{"a": 1}, {"a": 2}]}))
     for column in ["v", "s"]:
-        with pytest.raises(DataError, match=f"'{column}' .*nested type"):
+        with pytest.raises(DataError, match=rf"'{column}' .*nested type"):
             table.require_column(column)
         with pytest.raises(DataError, match="nested"):
             top_values(table, column, 3)
-        with pytest.raises(DataError, match="privacy_unit .*nested"):
+        with pytest.raises(DataError, match=r"privacy_unit .*nested"):
             candidate_scores(table, "u", [1], privacy_unit=column)
 
 
@@ -177,7 +177,7 @@ def test_paths_gz_globs_and_directories(tmp_path):
     for name in ["x.tsv.gz", "x.jsonl.gz"]:
         assert list(candidate_scores(open_table(tmp_path / name), "s", ["a"])) == [1]
     (tmp_path / "empty").mkdir()
-    with pytest.raises(DataError, match="no .parquet"):
+    with pytest.raises(DataError, match=r"no \.parquet"):
         open_table(tmp_path / "empty")
     with pytest.raises(DataError, match="matches no file"):
         open_table(str(tmp_path / "none" / "*.parquet"))
