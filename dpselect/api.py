@@ -205,6 +205,7 @@ def top_k(
     counts: bool = False,
     progress: Progress = None,
     k_bar: int | None = None,
+    schema: Any = None,
 ) -> TopKResult:
     """The ``k`` most common values of ``column`` among public ``candidates``, privately.
 
@@ -216,6 +217,8 @@ def top_k(
     removed); ``counts=True`` spends half on the ranking and half on noisy counts (exact
     discrete Laplace). ``ledger``: a :class:`Ledger` or its path; the charge is durable before
     anything is computed from the data. ``source`` is for tests and demos only.
+    ``schema``: declared column types ``{column: type}`` (CSV and JSON columns are text
+    otherwise), applied by ``TRY_CAST``: a value that does not convert is missing.
 
     Without ``candidates``, ``delta`` is required and the values come from the data through
     the limited-domain mechanism (Durfee and Rogers 2019): it looks at the true top ``k_bar``
@@ -257,6 +260,7 @@ def top_k(
             source,
             progress,
             k_bar,
+            schema=schema,
         )
     if k_bar is not None:
         raise ParameterError("k_bar applies only without a candidates list (limited domain)")
@@ -267,7 +271,7 @@ def top_k(
         raise ParameterError(
             f"k must be at most the number of candidates ({len(cand_list)}), got {k}"
         )
-    table = _open(data, column, privacy_unit)
+    table = _open(data, column, privacy_unit, schema)
     book = open_ledger(ledger)
 
     plan = _plan(len(cand_list), k, eps, mech, counts, source)
@@ -322,9 +326,9 @@ def top_k(
     return book.charge_then(release, spent_eps, 0.0, name, parameters, kind=kind)
 
 
-def _open(data: Any, column: str, privacy_unit: str | None) -> Table:
+def _open(data: Any, column: str, privacy_unit: str | None, schema: Any = None) -> Table:
     """The data as a table with its columns checked (public facts only)."""
-    table = open_table(data)
+    table = open_table(data, schema=schema)
     table.require_column(column)
     if privacy_unit is not None:
         table.require_column(privacy_unit, "privacy_unit")
@@ -352,6 +356,8 @@ def _limited_domain_top_k(
     source: RandomSource | None,
     progress: Progress,
     k_bar: int | None,
+    *,
+    schema: Any = None,
 ) -> TopKResult:
     """The candidates=None path of :func:`top_k`: DR19's limited-domain top-k on the data."""
     if mech != "gumbel":
@@ -362,7 +368,7 @@ def _limited_domain_top_k(
     if counts:
         raise ParameterError("counts=True needs a public candidates list")
     k_bar = k + K_BAR_EXTRA if k_bar is None else check_int(k_bar, "k_bar", minimum=k)
-    table = _open(data, column, privacy_unit)
+    table = _open(data, column, privacy_unit, schema)
     book = open_ledger(ledger)
     if book is not None and book.accounting == "zcdp":
         raise ParameterError(

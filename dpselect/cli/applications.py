@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from ..data.schema import parse_schema_spec
 from .lists import file_or_list
 from .seeding import source_from_seed
 
@@ -67,6 +68,14 @@ _SEED = click.option(
     type=int,
     default=None,
     help="Seeded randomness for tests and demos: NOT private.",
+)
+_SCHEMA = click.option(
+    "--schema",
+    type=str,
+    default=None,
+    callback=lambda ctx, param, value: None if value is None else parse_schema_spec(value),
+    help="Column types, e.g. 'price:DOUBLE' (CSV/JSON columns are text otherwise; a value "
+    "that does not convert is missing).",
 )
 _CONFIDENCE = click.option(
     "--confidence",
@@ -120,6 +129,7 @@ _CONFIDENCE = click.option(
 @_LEDGER
 @_JSON
 @_SEED
+@_SCHEMA
 def quantile_command(
     file: str,
     column: str,
@@ -133,6 +143,7 @@ def quantile_command(
     ledger: str | None,
     as_json: bool,
     insecure_seed: int | None,
+    schema: dict[str, str] | None,
 ) -> None:
     """Quantiles (the median with --q 0.5) of a numeric column, privately."""
     from ..recipes import quantile  # the library loads only when a command runs
@@ -151,6 +162,7 @@ def quantile_command(
             resolution=resolution,
             method=method,
             progress=progress,
+            schema=schema,
         )
     _emit(result, as_json)
 
@@ -200,6 +212,7 @@ def _scan_progress(enabled: bool) -> Iterator[Callable[[float], None] | None]:
 @_LEDGER
 @_JSON
 @_SEED
+@_SCHEMA
 def price_command(
     file: str,
     column: str,
@@ -212,6 +225,7 @@ def price_command(
     ledger: str | None,
     as_json: bool,
     insecure_seed: int | None,
+    schema: dict[str, str] | None,
 ) -> None:
     """A revenue-maximising price for a digital good, privately (seed 003)."""
     from ..recipes import best_price
@@ -227,6 +241,7 @@ def price_command(
         confidence=confidence,
         ledger=ledger,
         source=source_from_seed(insecure_seed),
+        schema=schema,
     )
     _emit(result, as_json)
 

@@ -21,6 +21,7 @@ import click
 # commands that use them, so ``dpselect --help`` and ``--version`` start fast (issue 14).
 from .. import __version__
 from ..core.errors import BudgetExceeded, DPSelectError
+from ..data.schema import parse_schema_spec
 from .applications import register as register_applications
 from .lists import file_or_list
 from .seeding import source_from_seed
@@ -87,6 +88,21 @@ def _print_result(result: TopKResult, as_json: bool) -> None:
         console.print(f"charged to the ledger {result.ledger}")
 
 
+def _schema_spec(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    return None if value is None else parse_schema_spec(value)
+
+
+#: ``--schema col:TYPE,...``: declared column types (a bad spec is one line, exit 2).
+SCHEMA_OPTION = click.option(
+    "--schema",
+    type=str,
+    default=None,
+    callback=_schema_spec,
+    help="Column types, e.g. 'age:BIGINT,day:DATE' (CSV/JSON columns are text otherwise; "
+    "a value that does not convert is missing).",
+)
+
+
 def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.argument("file", type=str),
@@ -142,6 +158,7 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Budget ledger to charge before the answer is shown.",
         ),
         click.option("--json", "as_json", is_flag=True, help="Machine-readable output."),
+        SCHEMA_OPTION,
         click.option(
             "--insecure-seed",
             type=int,
@@ -169,6 +186,7 @@ def _run_selection(
     ledger: str | None,
     as_json: bool,
     insecure_seed: int | None,
+    schema: dict[str, str] | None = None,
 ) -> None:
     from ..api import top_k
 
@@ -189,6 +207,7 @@ def _run_selection(
             counts=counts,
             progress=progress,
             k_bar=k_bar,
+            schema=schema,
         )
     _print_result(result, as_json)
 

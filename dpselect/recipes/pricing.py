@@ -255,10 +255,10 @@ def _guarantee(
     return selection, discretization, text
 
 
-def _valuation_values(valuations: Any, column: str | None) -> tuple[Any, Any]:
+def _valuation_values(valuations: Any, column: str | None, schema: Any = None) -> tuple[Any, Any]:
     """A reader of the valuations, checked from public facts only (type, schema)."""
     if column is not None:
-        table = open_table(valuations)
+        table = open_table(valuations, schema=schema)
         numeric_column(table, column)
         return table, lambda: column_values(table, column)
     if isinstance(valuations, (str, bytes)) or not isinstance(valuations, (Sequence, np.ndarray)):
@@ -282,6 +282,7 @@ def best_price(
     confidence: float = CONFIDENCE,
     ledger: Any = None,
     source: RandomSource | None = None,
+    schema: Any = None,
 ) -> PriceResult:
     """A revenue-maximising price for a digital good, chosen privately (seed 003).
 
@@ -291,7 +292,8 @@ def best_price(
     (n eps)`` for the **public** number of buyers ``n`` (required then: the true count is
     private). ``epsilon``: pure DP for one buyer added or removed; the ledger is charged
     before the valuations are read. The result carries the seed's revenue guarantee at
-    ``confidence``. ``source`` is for tests and demos only.
+    ``confidence``. ``source`` is for tests and demos only. ``schema``: declared column
+    types of a data file (with ``column=``; see :func:`dpselect.data.tables.open_table`).
     """
     eps = Fraction(check_user_epsilon(epsilon))
     conf = check_confidence(confidence)
@@ -307,7 +309,7 @@ def best_price(
     grid = price_grid(prices, alpha, max_price)
     selection, discretization, text = _guarantee(grid, eps, n, float(max_price), conf)
     mechanism = make_price_mechanism(grid, eps, source=source)
-    _, read = _valuation_values(valuations, column)
+    _, read = _valuation_values(valuations, column, schema)
     book = open_ledger(ledger)
     parameters = {
         "epsilon": float(eps),

@@ -240,6 +240,7 @@ def quantile(
     resolution: float | None = None,
     method: str = "auto",
     progress: Callable[[float], None] | None = None,
+    schema: Any = None,
 ) -> QuantileResult:
     """The ``q``-quantile(s) of a numeric ``column``, privately (``q = 0.5``: the median).
 
@@ -250,7 +251,8 @@ def quantile(
     ("split"). ``epsilon`` is the total pure-DP cost under adding or removing one row; the
     ledger is charged durably before the data are read. Rows with NULL, NaN or (text columns
     of CSV/JSON) text that is not a number are dropped. ``progress(percent)`` is called while
-    the column is scanned. ``source`` is for tests and demos only.
+    the column is scanned. ``source`` is for tests and demos only. ``schema``: declared
+    column types (see :func:`dpselect.data.tables.open_table`).
     """
     eps = Fraction(check_user_epsilon(epsilon))
     given, levels = _levels(q)
@@ -312,7 +314,7 @@ def quantile(
         def run(values: F64) -> list[float]:
             return [float(m(values)) for m in ms]
 
-    table = open_table(data)
+    table = open_table(data, schema=schema)
     note = check_numeric_column(table, data, column)
     book = open_ledger(ledger)
     parameters = {
