@@ -208,18 +208,26 @@ def _breakpoints(
     c_right = hi
     if j_right:  # for c > u_(j_right): L(c) >= j_right = l_star
         c_right = min(hi, float(_round_up_sum(x[j_right - 1 : j_right], w)[0]))
-    # One chunked pass: counts outside the middle, breakpoints inside it.
+    # Rows below ``x_low <= c_left - w`` have ``u <= c_left`` (and ``d < u``); rows above
+    # ``x_high >= c_right + w`` have ``d >= c_right``: only the band between needs breakpoints.
+    x_low = float_down(Fraction(c_left) - Fraction(w))
+    x_high = float_up(Fraction(c_right) + Fraction(w))
     below, above = 0, 0
-    ups: list[F64] = []
-    downs: list[F64] = []
+    bands: list[F64] = []
     for start in range(0, n, _CHUNK):
         chunk = x[start : start + _CHUNK]
-        u = _round_up_sum(chunk, w)
-        d = _round_down_diff(chunk, w)
-        below += int(np.count_nonzero(u <= c_left))
-        above += int(np.count_nonzero(d >= c_right))
-        ups.append(u[(u > c_left) & (u < c_right)])
-        downs.append(d[(d > c_left) & (d < c_right)])
+        low = chunk < x_low
+        high = chunk > x_high
+        below += int(np.count_nonzero(low))
+        above += int(np.count_nonzero(high))
+        bands.append(chunk[~(low | high)])
+    band = np.concatenate(bands) if bands else np.empty(0)
+    u = _round_up_sum(band, w)
+    d = _round_down_diff(band, w)
+    below += int(np.count_nonzero(u <= c_left))
+    above += int(np.count_nonzero(d >= c_right))
+    ups = [u[(u > c_left) & (u < c_right)]]
+    downs = [d[(d > c_left) & (d < c_right)]]
     u_mid = np.sort(np.concatenate(ups)) if ups else np.empty(0)
     d_mid = np.sort(np.concatenate(downs)) if downs else np.empty(0)
     edges = np.unique(np.concatenate(([c_left], u_mid, d_mid, [c_right])))
@@ -234,15 +242,27 @@ def _breakpoints(
 
 
 def continuous_shifts(
-    values: Any, lo: float, hi: float, w: float, level: Fraction, factor: float
+    values: Any,
+    lo: float,
+    hi: float,
+    w: float,
+    level: Fraction,
+    factor: float,
+    overwrite_input: bool = False,
 ) -> tuple[F64, F64, F64]:
     """Every positive-length interval of the mechanism and its float log-weight.
 
     Returns ``(left, right, shifts)``; ``|shift - (ln(right - left) - min(T, factor s))| <=
-    LOG_WEIGHT_ERROR`` for each (tested against arb).
+    LOG_WEIGHT_ERROR`` for each (tested against arb). ``overwrite_input``: a float64 array
+    given is clamped and reordered in place instead of copied (its multiset of clamped values
+    is unchanged, so other levels with the same bounds can reuse it).
     """
-    x = np.array(values, dtype=np.float64).ravel()
-    x = x[~np.isnan(x)]
+    x = np.asarray(values, dtype=np.float64).ravel()
+    shared = isinstance(values, np.ndarray) and np.shares_memory(x, values)
+    if shared and not (overwrite_input and x.flags.writeable):
+        x = x.copy()  # partitioned in place below: never the caller's array unless allowed
+    if bool(np.isnan(x).any()):
+        x = x[~np.isnan(x)]
     np.clip(x, lo, hi, out=x)
     cap_excess = math.ceil(Fraction(SCORE_CAP) / Fraction(factor))
     left, right, excess, capped = _breakpoints(x, lo, hi, w, level, cap_excess)
@@ -303,6 +323,7 @@ def make_continuous_quantile(
     resolution: Any = None,
     source: RandomSource | None = None,
     round_to_resolution: bool = True,
+    overwrite_input: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> Measurement:
     """The continuous exponential mechanism for the ``q``-quantile on ``[lo, hi]``, with ties.
@@ -311,7 +332,8 @@ def make_continuous_quantile(
     hi]``. Privacy map (``SymmetricDistance`` to ``MaxDivergence``): ``d_in * eps`` (module
     docstring; ``ROUNDING_LOSS`` of it pays for the float log-weights). ``resolution`` is the
     public ``w`` (default ``(hi - lo) / 10^6``); ``round_to_resolution=False`` releases the
-    sampled float itself instead of the shortest decimal within ``w (1 - 2^-10)``. Linear
+    sampled float itself instead of the shortest decimal within ``w (1 - 2^-10)``;
+    ``overwrite_input=True`` clamps and reorders a float64 input array in place (no copy). Linear
     time apart from sorting the ``O(T / eps)`` rows nearest the quantile.
     """
     lo, hi = check_bounds(bounds)
@@ -326,7 +348,7 @@ def make_continuous_quantile(
         raise ParameterError(f"epsilon is too small for the float path, got {epsilon}")
 
     def function(values: Any) -> float:
-        left, right, shifts = continuous_shifts(values, lo, hi, w, level, factor)
+        left, right, shifts = continuous_shifts(values, lo, hi, w, level, factor, overwrite_input)
         if progress is not None:
             progress(f"selecting among {shifts.shape[0]} intervals")
         pick = noisy_argmax(shifts, 1.0, "gumbel", source)

@@ -133,13 +133,16 @@ def quantile_values(
 ) -> F64:
     """The column as float64; NULL, NaN and text that does not parse are dropped row by row.
 
-    ``TRY_CAST`` maps each row on its own (a 1-stable map: neighbours stay neighbours).
+    ``TRY_CAST`` maps each row on its own (a 1-stable map: neighbours stay neighbours). The
+    row order is not needed (``preserve_insertion_order = false`` for this session: less
+    memory while scanning). ``progress(percent)`` is polled while the scan runs.
     """
     ident = '"' + column.replace('"', '""') + '"'
     sql = (
         f"SELECT v FROM (SELECT TRY_CAST({ident} AS DOUBLE) AS v FROM data) "
         "WHERE v IS NOT NULL AND NOT isnan(v)"
     )
+    table.connection.execute("SET SESSION preserve_insertion_order = false")
     raw = table.query_numpy(sql, None, progress)["v"]
     out: F64 = np.asarray(np.ma.getdata(raw), dtype=np.float64)
     return out
@@ -300,8 +303,12 @@ def quantile(
             accuracy = [_candidate_line(lv, each, len(cands), conf) for lv in levels]
         else:
             assert lo_hi is not None and w is not None
+            # The recipe owns the fetched array: clamped and reordered in place (same bounds for
+            # every level, so each sees the same multiset of values).
             ms = [
-                make_continuous_quantile(lo_hi, lv, each, resolution=w, source=source)
+                make_continuous_quantile(
+                    lo_hi, lv, each, resolution=w, source=source, overwrite_input=True
+                )
                 for lv in levels
             ]
             method_text = (
