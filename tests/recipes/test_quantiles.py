@@ -369,3 +369,41 @@ def test_quantile_recipe_empty_and_one_value_same_form():
     for values in ([], [3.0]):
         r = quantile(frame(values).astype(float), "income", 0.5, 1.0, bounds=(0, 10))
         assert 0 <= r.values[0] <= 10 and len(r.accuracy) == 1
+
+
+# ----------------------------------------------------------------------------- recursive
+def _recursive_log_density(data, bounds, levels, eps, w, point):
+    """Joint log-density of the recursive mechanism (three levels, before decimal rounding)."""
+    lo, hi = bounds
+    v1, v2, v3 = point
+    q1, q2, q3 = levels
+    each = eps / 2  # depth 2 for three levels
+    x = np.clip(np.asarray(data, dtype=float), lo, hi)
+    root = log_density(x, bounds, q2, each, w, [v2])[0]
+    left = x[x <= v2]
+    right = x[x > v2]
+    out = root
+    out += log_density(left, (lo, v2), q1 / q2, each, w, [v1])[0]
+    out += log_density(right, (v2, hi), (q3 - q2) / (1 - q2), each, w, [v3])[0]
+    return out
+
+
+@pytest.mark.slow
+def test_recursive_privacy_loss_by_brute_force_over_neighbours():
+    """Three levels (two rounds): the joint density ratio stays within e^eps."""
+    eps, w, bounds = 1.0, 0.25, (0.0, 10.0)
+    levels = (Fraction(1, 4), Fraction(1, 2), Fraction(3, 4))
+    rng = np.random.default_rng(6)
+    points = [tuple(sorted(rng.uniform(0.01, 9.99, 3))) for _ in range(20)]
+    points += [(1.05, 2.05, 2.95), (1.9, 2.05, 7.1)]
+    domain = [1.0, 2.0, 3.0, 7.0]
+    worst = 0.0
+    for size in range(0, 4):
+        for x in itertools.combinations_with_replacement(domain, size):
+            for extra in domain:
+                for p in points:
+                    a = _recursive_log_density(list(x), bounds, levels, eps, w, p)
+                    b = _recursive_log_density([*x, extra], bounds, levels, eps, w, p)
+                    worst = max(worst, abs(a - b))
+    assert worst <= eps + 1e-9
+    assert worst > eps / 2  # more than one round's share: the composition is exercised
