@@ -123,16 +123,17 @@ def make_recursive_quantiles(
         x = x[~np.isnan(x)]
         np.clip(x, lo, hi, out=x)
         out: list[float | None] = [None] * len(levels)
-        parts: dict[int, F64] = {}  # the rows of the part headed by level j, before its run
+        parts: dict[int, F64] = {tree[0][0]: x}  # rows of the part headed by level j
+        del x  # owned by the parts from here on: each is clamped and reordered in place
         for j, la, ra, rel in tree:
             p_lo, p_hi = (lo if la is None else out[la]), (hi if ra is None else out[ra])
             assert p_lo is not None and p_hi is not None
-            rows = parts.pop(j, x)
+            rows = parts.pop(j)
             if Fraction(p_hi) - Fraction(p_lo) < 4 * Fraction(w):
                 v = float(p_lo + (p_hi - p_lo) / 2)  # no data read: every row is within 2w
             else:
                 mech = make_continuous_quantile(
-                    (p_lo, p_hi), rel, each, resolution=w, source=source
+                    (p_lo, p_hi), rel, each, resolution=w, source=source, overwrite_input=True
                 )
                 v = float(mech(rows))
             out[j] = v
