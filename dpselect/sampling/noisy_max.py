@@ -251,8 +251,11 @@ def _q_values(values: npt.NDArray[Any], scale: float, ref: int | float | None) -
         if ref is None:
             q: F64 = np.divide(values, scale, dtype=np.float64)
             return q
-        # one more rounding (exact for ints within 2^53): inside _Q_REL_ERROR's margin
-        q = np.subtract(values, ref, dtype=values.dtype).astype(np.float64, copy=False)
+        # Integers subtract exactly in int64 (the range fits: _reference checks); floats in
+        # float64 (float32 converts exactly), one more rounding inside _Q_REL_ERROR's margin.
+        # (float32 arithmetic here would round by 2^-24, far outside the error bound.)
+        wide = np.int64 if values.dtype.kind == "i" else np.float64
+        q = np.subtract(values, ref, dtype=wide).astype(np.float64, copy=False)
         np.divide(q, scale, out=q)
         return q
 

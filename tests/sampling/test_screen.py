@@ -137,3 +137,13 @@ def test_law_test_catches_a_screen_that_drops_too_much(tiny_groups, monkeypatch)
     monkeypatch.setattr(nm, "_word_thresholds", lambda q, t, e, f: inner(q, t + 1.0, e, f))
     counts = _counts(shifts, live, "gumbel", 3000, seed=21)
     assert not fits(counts, softmax(shifts[live], 1.0))
+
+
+def test_reference_shift_is_subtracted_in_a_wide_type():
+    """float32 and int32 scores minus the reference shift: exact in float64 / int64 (float32
+    arithmetic would round by 2^-24 and break the error bound; int32 would wrap)."""
+    small = np.float32(1e-3)
+    q = nm._q_values(np.array([small], dtype=np.float32), 1.0, 1000.0)
+    assert q[0] == float(small) - 1000.0
+    ints = np.array([-(2**31), 2**31 - 1], dtype=np.int32)
+    assert nm._q_values(ints, 1.0, 2**31 - 1).tolist() == [-(2.0**32) + 1, 0.0]
