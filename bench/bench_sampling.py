@@ -4,7 +4,8 @@ Run: ``python bench/bench_sampling.py [--n 10000000] [--repeats 5]``. The dpsele
 the default source (ChaCha20 keyed from the OS) except the one marked ``source os``, which
 reads ``os.urandom`` for every word. Prints one table: the median of ``repeats`` runs of each
 row (interleaved: each round runs every row once) and its ratio to the unsafe NumPy baseline
-timed in the same process, then the peak memory beyond the input of each row, measured in a
+timed in the same process, its CPU time (all threads; less sensitive than wall time to other
+load on a shared machine), then the peak memory beyond the input of each row, measured in a
 fresh child process (peak resident set size during the call minus the resident size before
 it, Linux). The OpenDP rows appear when the bench extra is installed
 (``pip install -e '.[bench]'``).
@@ -147,17 +148,24 @@ def main() -> None:
     # Interleaved: every round times each row once, so a load change on a shared machine hits
     # the baseline and the rows compared with it alike.
     times: dict[str, list[float]] = {name: [] for name in table}
+    cpu: dict[str, list[float]] = {name: [] for name in table}
     for round_ in range(args.repeats):
         for name, (_, fn) in table.items():
             if name.startswith("OpenDP") and round_ >= PEER_REPEATS:
                 continue
+            c0 = time.process_time()
             times[name].append(median_time(fn, s, 1))
+            cpu[name].append(time.process_time() - c0)
     medians = {name: statistics.median(ts) for name, ts in times.items()}
-    print(f"{'row':42} {'median s':>9} {'ratio':>7} {'vs':>40} {'peak MiB':>9}")
+    cpus = {name: statistics.median(ts) for name, ts in cpu.items()}
+    print(f"{'row':42} {'median s':>9} {'ratio':>7} {'cpu s':>7} {'vs':>40} {'peak MiB':>9}")
     for name, (baseline, _) in table.items():
         ratio = f"{medians[name] / medians[baseline]:.2f}x" if baseline else "1.00x"
         mem = "" if args.no_memory else f"{peak_memory_mib(name, args.n):9.1f}"
-        print(f"{name:42} {medians[name]:9.3f} {ratio:>7} {baseline or '(baseline)':>40} {mem}")
+        print(
+            f"{name:42} {medians[name]:9.3f} {ratio:>7} {cpus[name]:7.3f} "
+            f"{baseline or '(baseline)':>40} {mem}"
+        )
 
 
 if __name__ == "__main__":

@@ -26,13 +26,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _time(cmd: list[str], repeats: int, env: dict[str, str]) -> tuple[float, float]:
+def _time(cmd: list[str], repeats: int, env: dict[str, str], root: Path) -> tuple[float, float]:
     """Median wall time and median CPU time (user + system) of the child, in seconds."""
     walls, cpus = [], []
     for _ in range(repeats):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+        subprocess.run(cmd, check=True, cwd=root, env=env, stdout=subprocess.DEVNULL)
         walls.append(time.perf_counter() - t0)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
@@ -42,13 +42,17 @@ def _time(cmd: list[str], repeats: int, env: dict[str, str]) -> tuple[float, flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument(
+        "--root", type=Path, default=ROOT, help="checkout to import (e.g. an older version)"
+    )
     args = parser.parse_args()
+    root = args.root.resolve()
     py = sys.executable
     cli = [py, "-m", "dpselect"]
     with tempfile.TemporaryDirectory() as tmp:
         # Byte code cached as an installed package has it (outside the checkout), warmed up
         # by one untimed run of each command.
-        env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONPYCACHEPREFIX=str(Path(tmp) / "pyc"))
+        env = dict(os.environ, PYTHONPATH=str(root), PYTHONPYCACHEPREFIX=str(Path(tmp) / "pyc"))
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         data = Path(tmp) / "small.csv"
         data.write_text("colour\n" + "".join(f"c{i % 7}\n" for i in range(1000)))
@@ -67,8 +71,8 @@ def main() -> None:
         print(f"{'command':46} {'wall s':>7} {'ratio':>6} {'minus base':>10} {'cpu s':>6}")
         base = 0.0
         for name, cmd in rows.items():
-            _time(cmd, 1, env)  # warm-up: byte code, file cache
-            wall, cpu = _time(cmd, args.repeats, env)
+            _time(cmd, 1, env, root)  # warm-up: byte code, file cache
+            wall, cpu = _time(cmd, args.repeats, env, root)
             base = base or wall
             print(f"{name:46} {wall:7.3f} {wall / base:5.1f}x {wall - base:10.3f} {cpu:6.3f}")
 
