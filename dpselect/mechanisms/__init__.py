@@ -12,6 +12,7 @@ from .gaussian import (
     make_gaussian,
 )
 from .laplace import make_laplace
+from .private_candidates import make_repeat_and_select, make_select_private_candidate
 from .report_noisy_max import (
     make_base_exponential_candidates_gumbel,
     make_noisy_max,
@@ -47,7 +48,9 @@ __all__ = [
     "make_noisy_max",
     "make_noisy_top_k",
     "make_oneshot_laplace_top_k",
+    "make_repeat_and_select",
     "make_report_noisy_max_gumbel",
+    "make_select_private_candidate",
     "selection_probabilities",
     "utility_bound",
 ]

@@ -9,6 +9,8 @@ the private data, and returns a result dataclass with ``to_dict()`` and a readab
 - :func:`select_hypothesis`: private hypothesis selection / PAC learning (seed 003,
   Theorem 6), with :func:`pac_sample_size` and :func:`threshold_hypotheses`;
 - :func:`select`: the exponential mechanism for any score with a known sensitivity;
+- :func:`tune`: the best of a random number of private training runs (Papernot and Steinke
+  2022);
 - :func:`preview` and :func:`plot_preview`: the exact law of a selection on hypothetical
   scores, before any budget is spent.
 
@@ -25,6 +27,7 @@ from .preview import PreviewResult, PreviewRow, plot_preview, preview
 from .pricing import PriceResult, best_price, default_alpha, price_grid
 from .quantiles import QuantileResult, quantile
 from .select import SelectionResult, select
+from .tune import TuneResult, tune
 
 __all__ = [
     "HypothesisResult",
@@ -33,6 +36,7 @@ __all__ = [
     "PriceResult",
     "QuantileResult",
     "SelectionResult",
+    "TuneResult",
     "best_price",
     "default_alpha",
     "pac_sample_size",
@@ -43,4 +47,5 @@ __all__ = [
     "select",
     "select_hypothesis",
     "threshold_hypotheses",
+    "tune",
 ]

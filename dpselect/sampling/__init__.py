@@ -14,6 +14,12 @@ from typing import TYPE_CHECKING
 from .discrete import sample_bernoulli_exp, sample_discrete_gaussian, sample_discrete_laplace
 from .noise import EXPONENTIAL, FAMILIES, GUMBEL, LAPLACE, NoiseFamily, get_family
 from .noisy_max import noisy_argmax, noisy_top_k
+from .run_counts import (
+    sample_bernoulli,
+    sample_geometric,
+    sample_poisson,
+    sample_truncated_negative_binomial,
+)
 from .source import (
     InsecureSeededSource,
     RandomSource,
@@ -45,9 +51,13 @@ __all__ = [
     "noisy_argmax",
     "noisy_top_k",
     "resolve_source",
+    "sample_bernoulli",
     "sample_bernoulli_exp",
     "sample_discrete_gaussian",
     "sample_discrete_laplace",
+    "sample_geometric",
+    "sample_poisson",
+    "sample_truncated_negative_binomial",
     "source_by_name",
 ]
 

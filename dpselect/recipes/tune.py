@@ -1,0 +1,284 @@
+"""Private hyperparameter tuning: the best of a random number of private training runs.
+
+``tune(train, configs, epsilon, data=..., delta=...)`` (Papernot and Steinke 2022, PS22):
+
+- ``train(config, rho)`` returns a zCDP :class:`~dpselect.core.measurement.Measurement` on
+  ``data`` that releases ``(score, model)`` and costs at most ``rho`` at distance 1 (for
+  example a model trained with the Gaussian mechanism and its validation accuracy with
+  discrete Gaussian noise). Building it must not read ``data``.
+- One *run* picks a configuration uniformly at random (exactly, from the randomness source;
+  independent of the data) and runs its measurement: ``rho``-zCDP.
+- The number of runs ``K`` is drawn from the truncated negative binomial law ``D_{eta,
+  gamma}`` (PS22, Theorem 2; default ``eta = 0``, the logarithmic law) or a Poisson law
+  (Theorem 6) with mean ``mean_runs``; the best run is released (:func:`~dpselect.mechanisms.
+  private_candidates.make_repeat_and_select`).
+- ``rho`` is the largest per-run budget (found by bisection on the exact map) such that the
+  Renyi curve of the whole, converted at ``delta`` (:func:`~dpselect.accounting.
+  rdp_to_approx_dp`), is at most ``epsilon``. The ledger is charged ``(epsilon, delta)``
+  before any run.
+
+The result reports, for comparison, the per-run ``rho`` one could afford by running every
+configuration once and paying for all of them by composition (``rho_total / len(configs)``,
+``rho_total`` the zCDP budget of ``(epsilon, delta)``): that plan releases every run; this one
+releases only the best of about ``mean_runs`` runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+from ..accounting.renyi import rdp_to_approx_dp, zcdp_rdp
+from ..accounting.zcdp import approx_dp_to_zcdp_budget
+from ..core.arithmetic import float_up
+from ..core.domains import AnyDomain
+from ..core.errors import MeasureError, ParameterError
+from ..core.measurement import Measurement
+from ..core.measures import ZeroConcentratedDivergence
+from ..mechanisms.private_candidates import make_repeat_and_select, repeat_and_select_rdp
+from ..mechanisms.validate import check_delta, check_epsilon
+from ..sampling.run_counts import truncated_negative_binomial_mean
+from ..sampling.source import RandomSource, resolve_source
+from ._common import jsonable, open_ledger
+
+__all__ = ["TuneResult", "tnb_gamma_for_mean", "tune"]
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """The best run's ``(score, model)`` and configuration, with the privacy accounting."""
+
+    config: Any
+    score: Any
+    model: Any
+    epsilon: float
+    delta: float
+    rho_per_run: float
+    rho_per_run_if_composed: float
+    mean_runs: float
+    distribution: str
+    ledger: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (the model itself is left out)."""
+        return {
+            "config": jsonable(self.config),
+            "score": jsonable(self.score),
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "rho_per_run": self.rho_per_run,
+            "rho_per_run_if_composed": self.rho_per_run_if_composed,
+            "mean_runs": self.mean_runs,
+            "distribution": self.distribution,
+            "ledger": self.ledger,
+            "parameters": self.parameters,
+        }
+
+    def __str__(self) -> str:
+        return "\n".join(
+            [
+                f"best configuration: {self.config!r} (noisy score {self.score})",
+                f"mechanism: best of a random number of private runs ({self.distribution}, "
+                f"mean {self.mean_runs:g}; Papernot and Steinke 2022)",
+                f"privacy cost: epsilon = {self.epsilon:.6g}, delta = {self.delta:.3g}",
+                f"per-run budget: rho = {self.rho_per_run:.6g} (paying for every configuration "
+                f"by composition would allow rho = {self.rho_per_run_if_composed:.6g} per run)",
+            ]
+        )
+
+
+def tnb_gamma_for_mean(eta: Any, mean: Any) -> Fraction:
+    """A ``gamma`` (a dyadic rational) whose ``D_{eta, gamma}`` mean is within 0.1% of ``mean``.
+
+    The mean decreases in ``gamma``; bisection on ``arb`` evaluations. The privacy map uses
+    the exact mean of the returned ``gamma``, so the approximation only affects utility.
+    """
+    target = float(mean)
+    if not (math.isfinite(target) and target > 1):
+        raise ParameterError(f"mean_runs must be a finite number > 1, got {mean!r}")
+    lo, hi = Fraction(1, 1 << 40), Fraction(1) - Fraction(1, 1 << 40)
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        value = float(truncated_negative_binomial_mean(eta, mid).mid())
+        if abs(value - target) <= 1e-3 * target:
+            return mid
+        if value > target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _total_epsilon(rho: float, delta: Fraction, distribution: Any, law: dict[str, Any]) -> float:
+    curve = repeat_and_select_rdp(zcdp_rdp(rho), distribution, **law)
+    return rdp_to_approx_dp(curve, delta)[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _per_run_rho(
+    eps: Fraction, delta: Fraction, distribution: Any, law_items: tuple[tuple[str, Any], ...]
+) -> float:
+    """The largest per-run rho (to 0.1%) whose total is at most ``eps`` at ``delta``, or 0.
+
+    Bisection on a log scale below the zCDP budget of ``(eps, delta)``; the total is
+    increasing in rho. Cached: the answer depends on public parameters only.
+    """
+    law = dict(law_items)
+    lo, hi = 0.0, float(approx_dp_to_zcdp_budget(eps, delta))
+    if _total_epsilon(hi, delta, distribution, law) <= eps:
+        return hi
+    for _ in range(60):
+        mid = hi / 2 if lo == 0 else math.sqrt(lo * hi)
+        if mid < 1e-12:
+            break
+        if _total_epsilon(mid, delta, distribution, law) <= eps:
+            lo = mid
+        else:
+            hi = mid
+        if lo > 0 and hi / lo < 1.001:
+            break
+    return lo
+
+
+def _uniform_index(n: int, source: RandomSource) -> int:
+    """Uniform on ``{0, ..., n-1}``, exactly (rejection on ``ceil(log2 n)`` random bits)."""
+    bits = max(1, (n - 1).bit_length())
+    while True:
+        i = source.bits(bits)
+        if i < n:
+            return i
+
+
+def _check_run(m: Any, config: Any, rho: Fraction) -> Measurement:
+    if not isinstance(m, Measurement):
+        raise ParameterError(
+            f"train(config, rho) must return a dpselect Measurement, got {type(m).__name__} "
+            f"for config {config!r}"
+        )
+    if not isinstance(m.output_measure, ZeroConcentratedDivergence):
+        raise MeasureError(
+            f"train(config, rho) must return a zCDP measurement, got {m.output_measure!r}"
+        )
+    loss = m.map(1)
+    if not Fraction(loss) <= rho:
+        raise ParameterError(
+            f"train({config!r}, rho) costs rho = {float(loss):.6g} > the per-run rho = "
+            f"{float(rho):.6g} it was given"
+        )
+    return m
+
+
+def tune(
+    train: Callable[[Any, float], Measurement],
+    configs: Sequence[Any],
+    epsilon: float,
+    *,
+    data: Any,
+    delta: float = 1e-6,
+    mean_runs: float = 10.0,
+    distribution: Literal["truncated_negative_binomial", "poisson"] = "truncated_negative_binomial",
+    eta: float = 0,
+    ledger: Any = None,
+    source: RandomSource | None = None,
+) -> TuneResult:
+    """The best of a random number of private runs over ``configs``, ``(epsilon, delta)``-DP.
+
+    See the module docstring. ``configs`` is a public list; ``train(config, rho)`` builds a
+    ``rho``-zCDP run releasing ``(score, model)`` (higher score is better). ``distribution``
+    and ``eta`` choose the law of the number of runs (mean ``mean_runs``); ``source`` drives
+    the choice of configurations and the number of runs (the runs use their own sources).
+    """
+    eps = Fraction(check_epsilon(epsilon))
+    dlt = Fraction(check_delta(delta, allow_zero=False))
+    if isinstance(configs, (str, bytes)) or not isinstance(configs, Sequence) or not configs:
+        raise ParameterError("configs must be a non-empty list of public configurations")
+    if not callable(train):
+        raise ParameterError("train must be a callable train(config, rho) -> Measurement")
+    cfgs = list(configs)
+    if distribution == "poisson":
+        law: dict[str, Any] = {"mean": Fraction(mean_runs)}
+    elif distribution == "truncated_negative_binomial":
+        law = {"eta": Fraction(eta), "gamma": tnb_gamma_for_mean(eta, mean_runs)}
+    else:
+        raise ParameterError(
+            f'distribution must be "truncated_negative_binomial" or "poisson", got {distribution!r}'
+        )
+
+    lo = _per_run_rho(eps, dlt, distribution, tuple(sorted(law.items())))
+    if lo == 0:
+        raise ParameterError(
+            f"epsilon = {float(eps):g} at delta = {float(dlt):g} is too small for about "
+            f"{mean_runs:g} runs: even a tiny per-run budget exceeds it"
+        )
+    rho = Fraction(lo)
+    runs = [_check_run(train(c, float(rho)), c, rho) for c in cfgs]
+    src = resolve_source(source)
+
+    def one_run(x: Any) -> Any:
+        i = _uniform_index(len(cfgs), src)
+        release = runs[i](x)
+        try:
+            score, model = release
+        except Exception:  # not a pair: the worst score (never raises on the data)
+            return (-math.inf, (i, None))
+        return (score, (i, model))
+
+    metric = runs[0].input_metric
+    if any(r.input_metric != metric for r in runs):
+        raise ParameterError("every train(config, rho) must use the same input_metric")
+
+    def run_map(d_in: Any) -> float:
+        # the configuration is drawn independently of the data and released with the run: the
+        # mixture's Renyi divergence is at most the largest one (a log-mean-exp of them)
+        return float_up(max(Fraction(r.map(d_in)) for r in runs))
+
+    run = Measurement(
+        input_domain=AnyDomain("the data of train's measurements"),
+        input_metric=metric,
+        output_measure=ZeroConcentratedDivergence(),
+        function=one_run,
+        privacy_map=run_map,
+    )
+    mech = make_repeat_and_select(run, distribution, source=src, **law)
+    assert _total_epsilon(float(rho), dlt, distribution, law) <= eps  # bisection invariant
+    composed = float(approx_dp_to_zcdp_budget(eps, dlt)) / len(cfgs)
+    book = open_ledger(ledger)
+    parameters = {
+        "epsilon": float(eps),
+        "delta": float(dlt),
+        "n_configs": len(cfgs),
+        "mean_runs": float(mean_runs),
+        "distribution": distribution,
+        "eta": float(eta) if distribution != "poisson" else None,
+        "rho_per_run": float(rho),
+    }
+
+    def release() -> TuneResult:
+        out = mech(data)
+        if out is None:  # Poisson: no run at all
+            config, score, model = None, None, None
+        else:
+            score, (index, model) = out
+            config = cfgs[index]
+        return TuneResult(
+            config=config,
+            score=score,
+            model=model,
+            epsilon=float(eps),
+            delta=float(dlt),
+            rho_per_run=float(rho),
+            rho_per_run_if_composed=composed,
+            mean_runs=float(mean_runs),
+            distribution=distribution,
+            ledger=None if book is None else book.path,
+            parameters=parameters,
+        )
+
+    if book is None:
+        return release()
+    return book.charge_then(release, float(eps), float(dlt), "tune", parameters, kind="approx")
