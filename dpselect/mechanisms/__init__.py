@@ -11,6 +11,7 @@ from .gaussian import (
     gaussian_sigma_classic,
     make_gaussian,
 )
+from .generalized_exponential import make_generalized_exponential_mechanism
 from .laplace import make_laplace
 from .private_candidates import make_repeat_and_select, make_select_private_candidate
 from .report_noisy_max import (
@@ -42,6 +43,7 @@ __all__ = [
     "make_base_exponential_candidates_gumbel",
     "make_exponential_mechanism",
     "make_gaussian",
+    "make_generalized_exponential_mechanism",
     "make_gumbel_top_k_with_counts",
     "make_laplace",
     "make_limited_domain_top_k",

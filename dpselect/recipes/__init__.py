@@ -9,6 +9,8 @@ the private data, and returns a result dataclass with ``to_dict()`` and a readab
 - :func:`select_hypothesis`: private hypothesis selection / PAC learning (seed 003,
   Theorem 6), with :func:`pac_sample_size` and :func:`threshold_hypotheses`;
 - :func:`select`: the exponential mechanism for any score with a known sensitivity;
+- :func:`choose_max_contributions`: a contribution bound chosen privately (generalized
+  exponential mechanism);
 - :func:`tune`: the best of a random number of private training runs (Papernot and Steinke
   2022);
 - :func:`preview` and :func:`plot_preview`: the exact law of a selection on hypothetical
@@ -17,6 +19,7 @@ the private data, and returns a result dataclass with ``to_dict()`` and a readab
 ``docs/examples.md`` works through the seeds' examples with these recipes.
 """
 
+from .bounds import ContributionChoice, choose_max_contributions
 from .hypothesis import (
     HypothesisResult,
     pac_sample_size,
@@ -30,6 +33,7 @@ from .select import SelectionResult, select
 from .tune import TuneResult, tune
 
 __all__ = [
+    "ContributionChoice",
     "HypothesisResult",
     "PreviewResult",
     "PreviewRow",
@@ -38,6 +42,7 @@ __all__ = [
     "SelectionResult",
     "TuneResult",
     "best_price",
+    "choose_max_contributions",
     "default_alpha",
     "pac_sample_size",
     "plot_preview",
