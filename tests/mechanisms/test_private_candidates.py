@@ -374,7 +374,7 @@ def test_repeat_and_select_number_of_runs_and_release_law():
 
 
 ACCOUNTING_CASES = [
-    ("poisson", dict(mean=10), math.inf),
+    pytest.param("poisson", dict(mean=10), math.inf, marks=pytest.mark.slow),
     ("truncated_negative_binomial", dict(eta=1, gamma=0.1), 1),
     ("truncated_negative_binomial", dict(eta=0, gamma=0.02691825958900153), 0),
     ("truncated_negative_binomial", dict(eta=0.5, gamma=0.06249999997671692), 0.5),

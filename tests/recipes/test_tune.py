@@ -75,6 +75,7 @@ def test_tune_fits_the_budget_and_charges_the_ledger(tmp_path):
     assert r.rho_per_run_if_composed > 0
 
 
+@pytest.mark.slow
 def test_tune_picks_the_best_configuration():
     """Config 50's score is 50 x = 5000, far above the others and their noise: it wins exactly
     when it is drawn among the K runs, P = 1 - E[(3/4)^K] = 1 - ln(1 - (1 - gamma) 3/4) /
