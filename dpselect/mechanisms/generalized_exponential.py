@@ -5,7 +5,7 @@ Candidate ``i`` has a score ``q_i(x)`` that moves by at most ``Delta_i`` between
 datasets (``Delta_i`` public, one per candidate). The plain exponential mechanism must use
 ``max_i Delta_i`` for every candidate; GEM (Raskhodnikova and Smith 2016, "Lipschitz
 extensions for node-private graph statistics and the generalized exponential mechanism",
-FOCS; RS16, Section 4) normalises the scores instead:
+FOCS; RS16) normalises the scores instead:
 
     t = 2 ln(k / beta) / epsilon,   a_i = q_i - t Delta_i,
     s_i = min_j (a_i - a_j) / (Delta_i + Delta_j)     (<= 0, the j = i term is 0)
@@ -14,7 +14,7 @@ and runs the exponential mechanism on ``s`` with sensitivity 1: ``P[i] ~ exp(eps
 
 **Privacy.** Each term ``(a_i - a_j) / (Delta_i + Delta_j)`` moves by at most ``(Delta_i +
 Delta_j) / (Delta_i + Delta_j) = 1``, and a minimum of functions that move by at most 1 moves
-by at most 1: ``s`` has sensitivity 1 whatever the data (RS16, Lemma 4.2 / Theorem 4.1). The
+by at most 1: ``s`` has sensitivity 1 whatever the data (RS16's privacy argument for GEM). The
 exponential mechanism on a sensitivity-1 score with ``exp(eps s / 2)`` is ``eps``-DP and
 ``eps``-bounded range (McSherry and Talwar 2007; seed 002). ``t`` and ``beta`` only affect
 utility.
@@ -27,9 +27,9 @@ rounding: range distance ``2 (d_in + 2^-40)`` (not monotone), loss ``2 (d_in + 2
 scale``, and the default ``scale = 2 (1 + 2^-40) / eps`` gives exactly ``eps`` at
 ``d_in = 1``.
 
-**Utility** (RS16, Theorem 4.1, with the constants of this normalisation): with probability
-at least ``1 - beta`` the output ``i`` satisfies ``q_i >= max_j (q_j - 2 t Delta_j)`` when
-maximising (up to the ``2^-40`` grid). Proof: the candidate maximising ``a`` has ``s = 0``;
+**Utility** (RS16's utility theorem for GEM, with the constants of this normalisation): with
+probability at least ``1 - beta`` the output ``i`` satisfies ``q_i >= max_j (q_j - 2 t Delta_j)``
+when maximising (up to the ``2^-40`` grid). Proof: the candidate maximising ``a`` has ``s = 0``;
 the exponential mechanism at scale ``2 / eps`` loses at most ``(2 / eps) ln(k / beta) = t``
 of ``s`` with probability ``1 - beta`` (seed 002's utility theorem), and ``s_i >= -t`` means
 ``a_i - a_j >= -t (Delta_i + Delta_j)`` for every ``j``, i.e. ``q_i >= q_j - 2 t Delta_j``.

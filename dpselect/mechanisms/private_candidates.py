@@ -10,11 +10,11 @@ Two combinators (``docs/private_selection.md`` gives each law, map and proof):
 - :func:`make_select_private_candidate` (Liu and Talwar 2019, "Private selection from private
   candidates", STOC; LT19). The run must be ``eps``-DP (``MaxDivergence``).
 
-  * With a ``threshold`` (LT19, Algorithm 1 and Theorem 3.1): run, release the first
+  * With a ``threshold`` (LT19, Algorithm 1 and its privacy theorem): run, release the first
     ``(score, candidate)`` with ``score >= threshold``; after each run below it, stop and
     release ``None`` with probability ``stop_probability``. ``2 eps``-DP. Same argument names,
     comparison (``>=``) and map as OpenDP 0.16's ``make_select_private_candidate``.
-  * Without a threshold (LT19, Theorem 3.4, random stopping): run at least once, after each
+  * Without a threshold (LT19, the random-stopping variant): run at least once, after each
     run stop with probability ``stop_probability`` (a geometric number of runs, mean
     ``1 / stop_probability``), release the best. ``3 eps``-DP.
 
@@ -130,9 +130,9 @@ def make_select_private_candidate(
         depend on the data. Without a threshold: in ``(0, 1)``.
     threshold:
         A finite number: release the first run with ``score >= threshold``, or ``None`` when
-        a stop comes first (LT19, Algorithm 1, Theorem 3.1: ``2 eps``-DP). ``None``: run a
+        a stop comes first (LT19, Algorithm 1: ``2 eps``-DP). ``None``: run a
         geometric number of times (at least once, mean ``1 / stop_probability``) and release
-        the best run (LT19, Theorem 3.4: ``3 eps``-DP).
+        the best run (LT19, random stopping: ``3 eps``-DP).
     source:
         Randomness for the stops; ``None`` is the CSPRNG. The runs use their own sources.
 
