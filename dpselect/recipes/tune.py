@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
+from ..accounting._params import check_loss
 from ..accounting.renyi import rdp_to_approx_dp, zcdp_rdp
 from ..accounting.zcdp import approx_dp_to_zcdp_budget
 from ..core.arithmetic import float_up
@@ -201,7 +202,10 @@ def tune(
         raise ParameterError("train must be a callable train(config, rho) -> Measurement")
     cfgs = list(configs)
     if distribution == "poisson":
-        law: dict[str, Any] = {"mean": Fraction(mean_runs)}
+        mu = check_loss(mean_runs, "mean_runs")
+        if not 0 < mu:
+            raise ParameterError(f"mean_runs must be positive, got {mean_runs!r}")
+        law: dict[str, Any] = {"mean": mu}
     elif distribution == "truncated_negative_binomial":
         law = {"eta": Fraction(eta), "gamma": tnb_gamma_for_mean(eta, mean_runs)}
     else:
