@@ -203,7 +203,7 @@ def tune(
     cfgs = list(configs)
     if distribution == "poisson":
         mu = check_loss(mean_runs, "mean_runs")
-        if not 0 < mu:
+        if mu <= 0:
             raise ParameterError(f"mean_runs must be positive, got {mean_runs!r}")
         law: dict[str, Any] = {"mean": mu}
     elif distribution == "truncated_negative_binomial":
