@@ -407,3 +407,14 @@ def test_recursive_privacy_loss_by_brute_force_over_neighbours():
                     worst = max(worst, abs(a - b))
     assert worst <= eps + 1e-9
     assert worst > eps / 2  # more than one round's share: the composition is exercised
+
+
+def test_declared_schema_decides_the_column_type(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("t,w\n12.5\n12.5,sun\n13,rain\n")
+    typed = quantile(path, "t", 0.5, 5.0, bounds=(0, 50), schema={"t": "DOUBLE"})
+    assert typed.notes == []  # declared numeric: nothing to say about parsing
+    with pytest.raises(DataError, match="'w' has type VARCHAR"):
+        quantile(path, "w", 0.5, 5.0, bounds=(0, 50), schema={"w": "VARCHAR"})
+    untyped = quantile(path, "t", 0.5, 5.0, bounds=(0, 50))
+    assert "do not parse" in untyped.notes[0]
