@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from ..data.schema import parse_schema_spec
+from .engines import engine_options, open_data
 from .lists import file_or_list
 from .seeding import source_from_seed
 
@@ -130,6 +131,7 @@ _CONFIDENCE = click.option(
 @_JSON
 @_SEED
 @_SCHEMA
+@engine_options
 def quantile_command(
     file: str,
     column: str,
@@ -144,13 +146,15 @@ def quantile_command(
     as_json: bool,
     insecure_seed: int | None,
     schema: dict[str, str] | None,
+    engine: str,
+    spark_master: str,
 ) -> None:
     """Quantiles (the median with --q 0.5) of a numeric column, privately."""
     from ..recipes import quantile  # the library loads only when a command runs
 
     with _scan_progress((not as_json) and sys.stderr.isatty()) as progress:
         result = quantile(
-            file,
+            open_data(file, engine, spark_master),
             column,
             list(q),
             epsilon,
@@ -213,6 +217,7 @@ def _scan_progress(enabled: bool) -> Iterator[Callable[[float], None] | None]:
 @_JSON
 @_SEED
 @_SCHEMA
+@engine_options
 def price_command(
     file: str,
     column: str,
@@ -226,12 +231,14 @@ def price_command(
     as_json: bool,
     insecure_seed: int | None,
     schema: dict[str, str] | None,
+    engine: str,
+    spark_master: str,
 ) -> None:
     """A revenue-maximising price for a digital good, privately (seed 003)."""
     from ..recipes import best_price
 
     result = best_price(
-        file,
+        open_data(file, engine, spark_master),
         epsilon,
         prices=_file_or_list(prices, "--prices"),
         alpha=alpha,

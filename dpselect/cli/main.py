@@ -23,6 +23,7 @@ from .. import __version__
 from ..core.errors import BudgetExceeded, DPSelectError
 from ..data.schema import parse_schema_spec
 from .applications import register as register_applications
+from .engines import engine_options, open_data
 from .lists import file_or_list
 from .seeding import source_from_seed
 
@@ -168,7 +169,7 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for option in reversed(options):
         func = option(func)
-    return func
+    return engine_options(func)
 
 
 def _run_selection(
@@ -187,13 +188,16 @@ def _run_selection(
     as_json: bool,
     insecure_seed: int | None,
     schema: dict[str, str] | None = None,
+    engine: str = "duckdb",
+    spark_master: str = "local[*]",
 ) -> None:
     from ..api import top_k
 
-    show_bar = (not as_json) and sys.stderr.isatty()
+    data = open_data(file, engine, spark_master)
+    show_bar = (not as_json) and sys.stderr.isatty() and engine == "duckdb"
     with _progress(show_bar) as progress:
         result = top_k(
-            file,
+            data,
             column,
             k,
             epsilon,

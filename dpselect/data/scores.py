@@ -112,6 +112,12 @@ def candidate_scores(
     the rows are joined with the candidates first, so that a user's contributions are only
     spent on candidates.
     """
+    if getattr(table, "engine", "duckdb") == "spark":  # same semantics (data.spark_engine)
+        from . import spark_engine
+
+        return spark_engine.candidate_scores(
+            table, column, candidates, privacy_unit, max_contributions, salt, progress  # type: ignore[arg-type]
+        )
     col_type = table.require_column(column)
     if privacy_unit is not None:
         table.require_column(privacy_unit, "privacy_unit")
@@ -181,6 +187,12 @@ def top_values(
     The scores are those of :func:`candidate_scores` with every non-NULL value a candidate: a
     user changes at most ``max_contributions`` of them, each by 1 (the l0 sensitivity).
     """
+    if getattr(table, "engine", "duckdb") == "spark":  # same semantics (data.spark_engine)
+        from . import spark_engine
+
+        return spark_engine.top_values(
+            table, column, limit, privacy_unit, max_contributions, salt, progress  # type: ignore[arg-type]
+        )
     table.require_column(column)
     col = _quote(column)
     params: dict[str, Any] = {}

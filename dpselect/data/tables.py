@@ -332,6 +332,11 @@ def open_table(data: Any, schema: Any = None) -> Table:
     format or object, a header that does not parse, a schema column that does not exist, and
     :class:`~dpselect.core.errors.ParameterError` for a malformed schema: all public facts.
     """
+    if type(data).__module__.split(".")[0] == "pyspark":  # the Spark engine (its own module)
+        from .spark_engine import is_spark_frame, open_spark_table
+
+        if is_spark_frame(data):
+            return open_spark_table(data, schema)  # type: ignore[return-value]
     declared = parse_schema(schema)
     connection = _database().cursor()  # its own session: views and frames stay private to it
     # pandas object columns are text, whatever their values look like (module docstring).

@@ -127,6 +127,10 @@ def column_values(table: Table, column: str) -> F64:
     neighbouring relation and every sensitivity built on it carry over, and no row can cause
     an error. Values beyond 2^53 in integer columns are rounded to the nearest float.
     """
+    engine_values = getattr(table, "column_values", None)
+    if engine_values is not None:  # another engine (data.spark_engine): the same rule there
+        out_engine: F64 = engine_values(column)
+        return out_engine
     ident = '"' + column.replace('"', '""') + '"'
     sql = f"SELECT v FROM (SELECT TRY_CAST({ident} AS DOUBLE) AS v FROM data) WHERE v IS NOT NULL"
     raw = table.connection.execute(sql).fetchnumpy()["v"]

@@ -335,7 +335,11 @@ def quantile(
     }
 
     def release() -> QuantileResult:
-        values = quantile_values(table, column, progress)
+        engine = getattr(table, "histogram_values", None)  # Spark: data.spark_engine
+        if engine is not None:  # the rows as the mechanism needs them, from a histogram
+            values = engine(column, candidates=cands, bounds=lo_hi, resolution=w)
+        else:
+            values = quantile_values(table, column, progress)
         return QuantileResult(
             q=given,
             values=run(values),

