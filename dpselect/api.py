@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .accounting.zcdp import pure_dp_to_zcdp, zcdp_to_approx_dp
 from .core.arithmetic import float_up
 from .core.calibration import binary_search_param
 from .core.domains import atom_domain, vector_domain
@@ -25,26 +26,46 @@ from .core.measurement import Measurement
 from .core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
 from .core.metrics import LInfDistance
 from .data.candidates import load_candidates
-from .data.scores import candidate_scores, top_values
+from .data.scores import candidate_scores
 from .data.tables import Table, open_table
+from .mechanisms.choice import (
+    METHOD_NAMES,
+    choose_top_k,
+    composed_epsilon,
+    gap_needed,
+    gaussian_histogram_sigma,
+    per_round_epsilon,
+)
 from .mechanisms.gumbel_counts import make_gumbel_top_k_with_counts
-from .mechanisms.limited_domain import limited_domain_threshold, make_limited_domain_top_k
-from .mechanisms.report_noisy_max import make_noisy_top_k
-from .mechanisms.utility import utility_bound
+from .mechanisms.histogram_top_k import HistogramNoise, make_noisy_histogram_top_k
+from .mechanisms.report_noisy_max import make_noisy_top_k, selection_loss
+from .mechanisms.topk_accuracy import count_halfwidth, histogram_halfwidth, selection_alpha
 from .mechanisms.validate import check_delta, check_int, check_user_epsilon
 from .recipes._common import open_ledger
 from .sampling.source import RandomSource, resolve_source
 
-__all__ = ["MECHANISMS", "TopKResult", "most_common", "top_k"]
+__all__ = ["CONFIDENCE", "MECHANISMS", "TopKResult", "most_common", "top_k"]
 
-Mechanism = Literal["gumbel", "exponential", "laplace"]
+Mechanism = Literal[
+    "auto", "gumbel", "exponential", "laplace", "laplace_histogram", "gaussian_histogram"
+]
+#: The mechanisms ``mechanism=`` accepts, cited by name. "auto" picks one by public facts.
 MECHANISMS: dict[str, str] = {
-    "gumbel": "exponential mechanism (one-shot Gumbel top-k, seeds 001, 004)",
-    "exponential": "permute-and-flip (report-noisy-max with exponential noise, k rounds)",
-    "laplace": "report-noisy-max with Laplace noise (k rounds)",
+    "auto": "the most accurate for (k, epsilon, delta, candidates, max_contributions)",
+    "gumbel": METHOD_NAMES["gumbel"],
+    "exponential": METHOD_NAMES["permute_and_flip"],
+    "laplace": METHOD_NAMES["laplace"],
+    "laplace_histogram": METHOD_NAMES["laplace_histogram"],
+    "gaussian_histogram": METHOD_NAMES["gaussian_histogram"],
 }
+_CHOICE_KEY = {"exponential": "permute_and_flip"}  # api name -> choice module name
+_NOISE = {"permute_and_flip": "exponential", "gumbel": "gumbel", "laplace": "laplace"}
+GUMBEL_WITH_COUNTS = (
+    "exponential mechanism, one-shot Gumbel top-k (Durfee and Rogers 2019), then discrete "
+    "Laplace counts (Canonne, Kamath and Steinke 2020)"
+)
 LIMITED_DOMAIN = "limited-domain top-k, values from the data (Durfee and Rogers 2019)"
-#: The confidence of the accuracy statement.
+#: The confidence of the accuracy statements.
 CONFIDENCE = 0.95
 Progress = Callable[[float], None] | None
 
@@ -54,7 +75,7 @@ class TopKResult:
     """A private top-k release: the ranked candidates, what it cost, how accurate it is."""
 
     candidates: list[Any]
-    indices: list[int] | None  # positions in the candidate list (None: limited domain)
+    indices: list[int] | None  # positions in the candidate list (None: values from the data)
     mechanism: str
     epsilon: float
     delta: float
@@ -83,11 +104,11 @@ class TopKResult:
         if self.rho is not None:
             cost += f", zCDP rho = {self.rho:.6g}"
         note = [self.stopped_early] if self.stopped_early else []
-        return "\n".join([*lines, *note, cost, self.accuracy])
+        return "\n".join([*lines, *note, f"mechanism: {self.mechanism}", cost, self.accuracy])
 
     @property
     def stopped_early(self) -> str:
-        """A sentence when fewer than ``k`` values came out (limited domain), else ``""``."""
+        """A sentence when fewer than ``k`` values came out (values from the data), else ``""``."""
         k = int(self.parameters.get("k", len(self.candidates)))
         if len(self.candidates) >= k:
             return ""
@@ -98,6 +119,8 @@ class TopKResult:
 
 
 def _check_mechanism(mechanism: Any) -> Mechanism:
+    if mechanism is None:
+        return "auto"
     if mechanism not in MECHANISMS:
         raise ParameterError(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
     return mechanism  # type: ignore[no-any-return]
@@ -105,23 +128,210 @@ def _check_mechanism(mechanism: Any) -> Mechanism:
 
 @dataclass(frozen=True)
 class _Plan:
-    """A calibrated selection: the measurement, its twin in zCDP, and what to charge."""
+    """A calibrated top-k: the measurement, what it costs in each accounting, what it claims.
+
+    ``measurement`` maps one person (``d_in = 1``) to its loss in its own measure;
+    ``epsilon, delta`` is the guarantee a basic ledger is charged (``kind``), ``rho`` what a
+    zCDP ledger is charged.
+    """
 
     measurement: Measurement
-    zcdp_twin: Measurement | None
+    method: str  # choice-module name (or "gumbel_counts")
+    name: str  # the method cited by name
     scale: float
     count_scale: float | None
+    epsilon: float
+    delta: float
+    rho: float
+    kind: Literal["pure", "bounded_range", "approx"]
+    accounting: str
+    accuracy: str
+    returns_counts: bool
+
+
+def _selection(
+    n: int, k: int, noise: str, scale: float, measure: Measure, source: RandomSource | None
+) -> Measurement:
+    domain = vector_domain(atom_domain(int), size=n)
+    return make_noisy_top_k(
+        domain,
+        LInfDistance(monotonic=True),
+        measure,
+        k,
+        scale,
+        noise,  # type: ignore[arg-type]
+        source=source,
+    )
+
+
+def _resolve(
+    mech: Mechanism, k: int, n: int, eps: float, delta: float, c: int, counts: bool
+) -> str:
+    """The mechanism to run (choice-module name): ``mech`` itself, or the public choice."""
+    if mech != "auto":
+        key = _CHOICE_KEY.get(mech, mech)
+        if key == "gaussian_histogram" and delta == 0:
+            raise ParameterError('mechanism="gaussian_histogram" needs delta > 0')
+        if counts and key in _NOISE:
+            if key != "gumbel":
+                raise ParameterError(
+                    'counts=True is available with mechanism="gumbel" or a histogram mechanism'
+                )
+            return "gumbel_counts"
+        return key
+    best, options = choose_top_k(k, n, eps, delta, c)
+    if not counts or best.mechanism.endswith("_histogram"):
+        return best.mechanism
+    # counts wanted: a histogram releases them free, Gumbel + counts pays half for them.
+    histograms = [o for o in options if o.mechanism.endswith("_histogram")]
+    hist = min(histograms, key=lambda o: o.gap)
+    gumbel_gap = gap_needed("gumbel", k, n, float_up(Fraction(2 * k) / Fraction(eps)))
+    return hist.mechanism if hist.gap <= gumbel_gap else "gumbel_counts"
+
+
+def _positions(k: int) -> str:
+    return (
+        "the value returned has" if k == 1 else f"for every i = 1..{k}, the i-th value returned has"
+    )
+
+
+def _largest(k: int) -> str:
+    return "the largest score" if k == 1 else "the i-th largest score"
+
+
+def _selection_accuracy(noise: str, scale: float, k: int, n: int) -> str:
+    alpha = selection_alpha(noise, scale, k, n, 1 - CONFIDENCE)
+    return (
+        f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
+        f"least {_largest(k)} minus {alpha:.4g} (scores are counts after contribution "
+        "bounding; noise tails and a union bound over the rounds)"
+    )
+
+
+def _histogram_accuracy(noise: HistogramNoise, scale: float, k: int, n: int) -> str:
+    t = histogram_halfwidth(noise, scale, n, 1 - CONFIDENCE)
+    return (
+        f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
+        f"least {_largest(k)} minus {2 * t}, and every noisy count is within +-{t} of its "
+        "value's true count (scores are counts after contribution bounding; noise tails and "
+        f"a union bound over the {n} counts)"
+    )
 
 
 def _plan(
-    n: int, k: int, epsilon: float, mechanism: Mechanism, counts: bool, source: RandomSource | None
+    n: int,
+    k: int,
+    eps: float,
+    delta: float,
+    mech: Mechanism,
+    counts: bool,
+    c: int,
+    source: RandomSource | None,
 ) -> _Plan:
-    """Calibrate to ``epsilon`` at ``d_in = 1`` (scores move by 1, monotonic; data.scores)."""
+    """Calibrate the chosen mechanism to ``(eps, delta)`` at one person (``d_in = 1``).
+
+    Selection scores move by at most 1 each, all the same way (monotonic; data.scores); each
+    person moves at most ``c`` of them (histograms).
+    """
+    method = _resolve(mech, k, n, eps, delta, c, counts)
+    if method == "gumbel_counts":
+        return _gumbel_counts_plan(n, k, eps, source)
+    if method in ("laplace_histogram", "gaussian_histogram"):
+        return _histogram_plan(n, k, eps, delta, method, c, source)
+    noise = _NOISE[method]
+    kind: Literal["pure", "bounded_range"] = "bounded_range" if noise == "gumbel" else "pure"
+    if delta == 0:
+        scale = _calibrate(lambda s: _selection(n, k, noise, s, MaxDivergence(), source), eps)
+        accounting = "basic composition"
+    else:
+        eps0, accounting = per_round_epsilon(kind, k, eps, delta)
+        scale = float_up(1 / Fraction(eps0))
+    measurement = _selection(n, k, noise, scale, MaxDivergence(), source)
+    twin = _selection(n, k, noise, scale, ZeroConcentratedDivergence(), source)
+    pure = float(measurement.map(1))
+    if delta == 0:
+        spent_eps, spent_delta, charge_kind = pure, 0.0, kind
+    else:
+        per_round = selection_loss(1, scale, 1, noise, MaxDivergence())
+        spent_eps, accounting = composed_epsilon(kind, k, per_round, delta)
+        while spent_eps > eps:  # pragma: no cover - the bisection keeps a margin
+            scale = math.nextafter(scale, math.inf)
+            per_round = selection_loss(1, scale, 1, noise, MaxDivergence())
+            spent_eps, accounting = composed_epsilon(kind, k, per_round, delta)
+        measurement = _selection(n, k, noise, scale, MaxDivergence(), source)
+        twin = _selection(n, k, noise, scale, ZeroConcentratedDivergence(), source)
+        spent_delta, charge_kind = delta, "approx"  # type: ignore[assignment]
+        if pure <= spent_eps:  # pragma: no cover - pure composition is never the better one here
+            spent_eps, spent_delta, charge_kind = pure, 0.0, kind
+    return _Plan(
+        measurement,
+        method,
+        METHOD_NAMES[method],
+        scale,
+        None,
+        spent_eps,
+        spent_delta,
+        float(twin.map(1)),
+        charge_kind,
+        accounting,
+        _selection_accuracy(noise, scale, k, n),
+        False,
+    )
+
+
+def _histogram_plan(
+    n: int, k: int, eps: float, delta: float, method: str, c: int, source: RandomSource | None
+) -> _Plan:
+    if method == "laplace_histogram":
+        scale = float_up(Fraction(c) / Fraction(eps))
+        m = make_noisy_histogram_top_k(n, k, "laplace", scale, c, source=source)
+        while float(m.map(1)) > eps:  # pragma: no cover - one ulp
+            scale = math.nextafter(scale, math.inf)
+            m = make_noisy_histogram_top_k(n, k, "laplace", scale, c, source=source)
+        spent = float(m.map(1))
+        return _Plan(
+            m,
+            method,
+            METHOD_NAMES[method],
+            scale,
+            scale,
+            spent,
+            0.0,
+            pure_dp_to_zcdp(spent),
+            "pure",
+            "Laplace mechanism on counts of L1 sensitivity max_contributions",
+            _histogram_accuracy("laplace", scale, k, n),
+            True,
+        )
+    sigma = gaussian_histogram_sigma(c, eps, delta)
+    m = make_noisy_histogram_top_k(n, k, "gaussian", sigma, c, source=source)
+    rho = float(m.map(1))
+    spent = zcdp_to_approx_dp(rho, delta)
+    while spent > eps:  # pragma: no cover - sigma carries a margin
+        sigma = sigma * (1 + 1e-9)
+        m = make_noisy_histogram_top_k(n, k, "gaussian", sigma, c, source=source)
+        rho = float(m.map(1))
+        spent = zcdp_to_approx_dp(rho, delta)
+    return _Plan(
+        m,
+        method,
+        METHOD_NAMES[method],
+        sigma,
+        sigma,
+        spent,
+        delta,
+        rho,
+        "approx",
+        "zCDP of the Gaussian mechanism (L2 sensitivity sqrt(max_contributions)) and the "
+        "Canonne-Kamath-Steinke conversion",
+        _histogram_accuracy("gaussian", sigma, k, n),
+        True,
+    )
+
+
+def _gumbel_counts_plan(n: int, k: int, eps: float, source: RandomSource | None) -> _Plan:
     domain = vector_domain(atom_domain(int), size=n)
     metric = LInfDistance(monotonic=True)
-
-    def selection(measure: Measure, scale: float) -> Measurement:
-        return make_noisy_top_k(domain, metric, measure, k, scale, mechanism, source=source)
 
     def with_counts(measure: Measure, c: float) -> Measurement:
         # half the budget to the ranking, half to the counts (both scales 2k c)
@@ -129,20 +339,30 @@ def _plan(
             domain, metric, k, 2 * k * c, 2 * k * c, "laplace", measure, source
         )
 
-    if counts:
-        c = _calibrate(lambda c: with_counts(MaxDivergence(), c), epsilon)
-        return _Plan(
-            with_counts(MaxDivergence(), c),
-            with_counts(ZeroConcentratedDivergence(), c),
-            2 * k * c,
-            2 * k * c,
-        )
-    scale = _calibrate(lambda s: selection(MaxDivergence(), s), epsilon)
+    c = _calibrate(lambda c: with_counts(MaxDivergence(), c), eps)
+    m = with_counts(MaxDivergence(), c)
+    scale = 2 * k * c
+    t = count_halfwidth("laplace", scale, k, (1 - CONFIDENCE) / 2)
+    alpha = selection_alpha("gumbel", scale, k, n, (1 - CONFIDENCE) / 2)
+    accuracy = (
+        f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
+        f"least {_largest(k)} minus {alpha:.4g}, and every noisy count is within +-{t} of its "
+        "value's true count (scores are counts after contribution bounding; noise tails and "
+        "union bounds)"
+    )
     return _Plan(
-        selection(MaxDivergence(), scale),
-        selection(ZeroConcentratedDivergence(), scale),
+        m,
+        "gumbel_counts",
+        GUMBEL_WITH_COUNTS,
         scale,
-        None,
+        scale,
+        float(m.map(1)),
+        0.0,
+        float(with_counts(ZeroConcentratedDivergence(), c).map(1)),
+        "pure",
+        "basic composition",
+        accuracy,
+        True,
     )
 
 
@@ -169,27 +389,6 @@ def _calibrate(make: Callable[[float], Measurement], epsilon: float) -> float:
     return scale
 
 
-def _accuracy(mechanism: Mechanism, scale: float, n: int) -> str:
-    """The utility theorem's statement for the first pick, at confidence 95%."""
-    if mechanism == "laplace":
-        # Each Laplace(b) noise exceeds b ln(n / beta) with probability at most beta / n.
-        loss = 2 * scale * math.log(n / (1 - CONFIDENCE))
-        theorem = "Laplace tails and a union bound"
-    else:
-        # Gumbel report-noisy-max with scale s is the exponential mechanism with
-        # eps / (c Delta) = 1 / s (monotonic, Delta = 1); permute-and-flip is never worse
-        # (McKenna and Sheldon 2020, Theorem 2).
-        bound = utility_bound(
-            Fraction(1) / Fraction(scale), 1, n, confidence=CONFIDENCE, monotonic=True
-        )
-        loss = bound.loss
-        theorem = "utility theorem, seed 002"
-    return (
-        f"accuracy: with probability at least {CONFIDENCE:.0%}, the first candidate's score "
-        f"is within {loss:.4g} of the largest score ({theorem})"
-    )
-
-
 def top_k(
     data: Any,
     column: str,
@@ -199,7 +398,7 @@ def top_k(
     delta: float | None = None,
     privacy_unit: str | None = None,
     max_contributions: int = 1,
-    mechanism: Mechanism = "gumbel",
+    mechanism: Mechanism | None = "auto",
     ledger: Any = None,
     source: RandomSource | None = None,
     counts: bool = False,
@@ -207,28 +406,31 @@ def top_k(
     k_bar: int | None = None,
     schema: Any = None,
 ) -> TopKResult:
-    """The ``k`` most common values of ``column`` among public ``candidates``, privately.
+    """The ``k`` most common values of ``column``, privately, at an ``(epsilon, delta)`` target.
 
     ``data``: a path to CSV, Parquet or JSON lines, or a pandas, polars or pyarrow table.
     ``candidates``: a list or a text file (one per line); values absent from the data score 0,
     values outside the list are ignored. ``privacy_unit``: a column identifying people (each
     row is a person without it); each person counts toward at most ``max_contributions``
-    candidates. ``epsilon`` is the total pure-DP cost at distance 1 (one person added or
-    removed); ``counts=True`` spends half on the ranking and half on noisy counts (exact
-    discrete Laplace). ``ledger``: a :class:`Ledger` or its path; the charge is durable before
-    anything is computed from the data. ``source`` is for tests and demos only.
-    ``schema``: declared column types ``{column: type}`` (CSV and JSON columns are text
-    otherwise), applied by ``TRY_CAST``: a value that does not convert is missing.
+    values. ``(epsilon, delta)`` is the total guarantee at distance 1 (one person added or
+    removed); ``delta`` defaults to 0 (pure DP).
 
-    Without ``candidates``, ``delta`` is required and the values come from the data through
-    the limited-domain mechanism (Durfee and Rogers 2019): it looks at the true top ``k_bar``
-    values (default ``k + 10``, :data:`K_BAR_EXTRA`) and at the next score, and releases at
-    most ``k`` of them, fewer when a noisy threshold comes first. It costs ``(epsilon,
-    delta)``: ``epsilon / k`` per round, pure composition over ``k`` rounds, and ``delta`` for
-    the threshold (the chance that a value outside one neighbour's top ``k_bar`` is shown).
+    ``mechanism="auto"`` (default) runs the most accurate mechanism for the public facts
+    ``(k, epsilon, delta, number of candidates, max_contributions)`` by the criterion of
+    :mod:`dpselect.mechanisms.choice` (never the data): permute-and-flip, one-shot Gumbel, a
+    noisy histogram (Laplace, or Gaussian when ``delta > 0``), each calibrated by the tightest
+    valid accounting; the result names the method, the theorem and the scale. Any key of
+    :data:`MECHANISMS` fixes the mechanism instead. ``counts=True`` also releases noisy counts
+    (free with a histogram; one-shot Gumbel spends half on them).
 
-    Every error is raised from public facts (parameters, paths, schema) before any budget is
-    spent; the private rows never cause an error (empty data: every score is 0).
+    Without ``candidates``, ``delta > 0`` is required and the values come from the data: see
+    :func:`dpselect.recipes.unknown_domain.top_k_unknown_domain` (partition selection then
+    the top ``k``, or the limited-domain mechanism), chosen by public facts.
+
+    ``ledger``: a :class:`Ledger` or its path; the charge is durable before anything is
+    computed from the data, in the ledger's accounting ((epsilon, delta) or zCDP rho).
+    ``source`` is for tests and demos only. Every error is raised from public facts before any
+    budget is spent; the private rows never cause an error (empty data: every score is 0).
     """
     k = check_int(k, "k", minimum=1)
     eps = float(check_user_epsilon(epsilon))
@@ -238,15 +440,15 @@ def top_k(
         raise ParameterError("max_contributions applies only with a privacy_unit column")
     if not isinstance(counts, bool):
         raise ParameterError(f"counts must be a bool, got {counts!r}")
-    if counts and mech != "gumbel":
-        raise ParameterError('counts=True is available with mechanism="gumbel"')
     if candidates is None:
-        if delta is None:
+        if delta is None or delta == 0:
             raise ParameterError(
-                "without a public candidates list, give delta: the limited-domain mechanism "
-                "(Durfee and Rogers 2019) is then used"
+                "without a public candidates list, give delta > 0: values that come from the "
+                "data can only be shown with a small chance of failure delta"
             )
-        return _limited_domain_top_k(
+        from .recipes.unknown_domain import top_k_unknown_domain
+
+        return top_k_unknown_domain(
             data,
             column,
             k,
@@ -264,8 +466,7 @@ def top_k(
         )
     if k_bar is not None:
         raise ParameterError("k_bar applies only without a candidates list (limited domain)")
-    if delta is not None:
-        check_delta(delta)
+    dlt = 0.0 if delta is None else float(check_delta(delta))
     cand_list = load_candidates(candidates)
     if k > len(cand_list):
         raise ParameterError(
@@ -274,21 +475,22 @@ def top_k(
     table = _open(data, column, privacy_unit, schema)
     book = open_ledger(ledger)
 
-    plan = _plan(len(cand_list), k, eps, mech, counts, source)
-    spent_eps = float(plan.measurement.map(1))
-    rho = float(plan.zcdp_twin.map(1)) if plan.zcdp_twin is not None else None
+    plan = _plan(len(cand_list), k, eps, dlt, mech, counts, max_contributions, source)
     parameters = {
         "column": column,
         "k": k,
         "epsilon": eps,
+        "delta": dlt,
         "n_candidates": len(cand_list),
         "privacy_unit": privacy_unit,
         "max_contributions": max_contributions,
-        "mechanism": mech,
+        "mechanism": plan.method,
+        "chosen_by": "auto" if mech == "auto" else "user",
+        "accounting": plan.accounting,
         "scale": plan.scale,
         "count_scale": plan.count_scale,
     }
-    name = f"top_k/{mech}" + ("+counts" if counts else "")
+    name = f"top_k/{plan.method}"
 
     def release() -> TopKResult:
         salt = resolve_source(source).bits(63)
@@ -296,34 +498,53 @@ def top_k(
             table, column, cand_list, privacy_unit, max_contributions, salt, progress
         )
         out = plan.measurement(scores)
-        if counts:
+        if plan.returns_counts:
             indices, noisy = out
-            released_counts: list[int] | None = [int(c) for c in noisy]
+            released_counts: list[int] | None = [int(c) for c in noisy] if counts else None
         else:
             indices, released_counts = out, None
         idx = [int(i) for i in np.asarray(indices)]
         return TopKResult(
             candidates=[cand_list[i] for i in idx],
             indices=idx,
-            mechanism=MECHANISMS[mech],
-            epsilon=spent_eps,
-            delta=0.0,
-            rho=rho,
-            accuracy=_accuracy(mech, plan.scale, len(cand_list)),
+            mechanism=plan.name,
+            epsilon=plan.epsilon,
+            delta=plan.delta,
+            rho=plan.rho,
+            accuracy=plan.accuracy,
             counts=released_counts,
             ledger=None if book is None else book.path,
             parameters=parameters,
         )
 
+    return _charge_then(
+        book, release, plan.epsilon, plan.delta, plan.rho, plan.kind, name, parameters
+    )
+
+
+def _charge_then(
+    book: Any,
+    release: Callable[[], TopKResult],
+    eps: float,
+    delta: float,
+    rho: float | None,
+    kind: Literal["pure", "bounded_range", "approx"],
+    name: str,
+    parameters: dict[str, Any],
+) -> TopKResult:
+    """Charge ``book`` in its own accounting (durably), then release."""
     if book is None:
         return release()
-    if book.accounting == "zcdp" and rho is not None:
+    if book.accounting == "zcdp":
+        if rho is None:
+            raise ParameterError(
+                f"this release costs (epsilon, delta) with delta > 0, which the zCDP ledger "
+                f"{book.path} cannot take: use a basic ledger, or a mechanism with a zCDP cost"
+            )
         book.charge_zcdp(rho, mechanism=name, parameters=parameters)
         return release()
-    kind: Literal["bounded_range", "pure"] = (
-        "bounded_range" if (mech == "gumbel" and not counts) else "pure"
-    )
-    return book.charge_then(release, spent_eps, 0.0, name, parameters, kind=kind)
+    out: TopKResult = book.charge_then(release, eps, delta, name, parameters, kind=kind)
+    return out
 
 
 def _open(data: Any, column: str, privacy_unit: str | None, schema: Any = None) -> Table:
@@ -333,105 +554,6 @@ def _open(data: Any, column: str, privacy_unit: str | None, schema: Any = None) 
     if privacy_unit is not None:
         table.require_column(privacy_unit, "privacy_unit")
     return table
-
-
-#: The default ``k_bar`` of the limited-domain path is ``k + K_BAR_EXTRA``. A larger ``k_bar``
-#: lowers the threshold (it sits above the ``(k_bar + 1)``-th score, not the ``(k + 1)``-th),
-#: so fewer queries stop early, at no privacy cost while ``k_bar >= max_contributions`` (the
-#: threshold's ``ln(min(Delta, k_bar) / delta)`` no longer grows) and at little cost in time.
-K_BAR_EXTRA = 10
-
-
-def _limited_domain_top_k(
-    data: Any,
-    column: str,
-    k: int,
-    eps: float,
-    delta: float,
-    privacy_unit: str | None,
-    max_contributions: int,
-    mech: Mechanism,
-    counts: bool,
-    ledger: Any,
-    source: RandomSource | None,
-    progress: Progress,
-    k_bar: int | None,
-    *,
-    schema: Any = None,
-) -> TopKResult:
-    """The candidates=None path of :func:`top_k`: DR19's limited-domain top-k on the data."""
-    if mech != "gumbel":
-        raise ParameterError(
-            "without a candidates list the mechanism is the limited-domain top-k (Gumbel): use "
-            'mechanism="gumbel"'
-        )
-    if counts:
-        raise ParameterError("counts=True needs a public candidates list")
-    k_bar = k + K_BAR_EXTRA if k_bar is None else check_int(k_bar, "k_bar", minimum=k)
-    table = _open(data, column, privacy_unit, schema)
-    book = open_ledger(ledger)
-    if book is not None and book.accounting == "zcdp":
-        raise ParameterError(
-            f"the limited-domain top-k costs (epsilon, delta) with delta > 0, which the zCDP "
-            f"ledger {book.path} cannot take: give a candidates list or use a basic ledger"
-        )
-    # epsilon / k per round, exact: the map's pure composition k * (epsilon / k) is epsilon.
-    per_round = Fraction(eps) / k
-    l0 = max_contributions  # each person changes at most this many scores, each by 1
-    measurement = make_limited_domain_top_k(
-        k, k_bar, per_round, delta, l0_sensitivity=l0, source=source
-    )
-    spent_eps, spent_delta = (float(x) for x in measurement.map(1))
-    threshold = limited_domain_threshold(per_round, delta, k_bar, l0)
-    parameters = {
-        "column": column,
-        "k": k,
-        "k_bar": k_bar,
-        "epsilon": eps,
-        "delta": delta,
-        "privacy_unit": privacy_unit,
-        "max_contributions": max_contributions,
-        "mechanism": "limited_domain",
-        "scale": float_up(1 / per_round),
-        "threshold": threshold,
-    }
-    # Gumbel: a value beats another whose noiseless key is g lower with probability
-    # 1 / (1 + e^(-g / scale)) (the difference of two Gumbels is logistic), >= 95% when
-    # g >= scale ln(19).
-    margin = threshold + float(1 / per_round) * math.log(CONFIDENCE / (1 - CONFIDENCE))
-    accuracy = (
-        f"accuracy: a value whose score exceeds the {_ordinal(k_bar + 1)} largest score by "
-        f"at least {margin:.4g} is ranked above the stopping threshold with probability at "
-        f"least {CONFIDENCE:.0%} (Gumbel noise, Durfee and Rogers 2019)"
-    )
-
-    def release() -> TopKResult:
-        salt = resolve_source(source).bits(63)
-        top = top_values(table, column, k_bar + 1, privacy_unit, max_contributions, salt, progress)
-        released = measurement(dict(top))
-        return TopKResult(
-            candidates=list(released),
-            indices=None,
-            mechanism=LIMITED_DOMAIN,
-            epsilon=spent_eps,
-            delta=spent_delta,
-            rho=None,
-            accuracy=accuracy,
-            counts=None,
-            ledger=None if book is None else book.path,
-            parameters=parameters,
-        )
-
-    if book is None:
-        return release()
-    return book.charge_then(
-        release, spent_eps, spent_delta, "top_k/limited_domain", parameters, kind="approx"
-    )
-
-
-def _ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
 
 
 def most_common(

@@ -17,6 +17,7 @@ from dpselect.accounting.ledger import Ledger
 from dpselect.api import TopKResult, most_common, top_k
 from dpselect.core.errors import BudgetExceeded, DataError, ParameterError
 from dpselect.mechanisms.limited_domain import limited_domain_threshold
+from dpselect.recipes.unknown_domain import _ld_per_round
 from dpselect.sampling.source import InsecureSeededSource
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +40,10 @@ def ledger_path(tmp_path):
 
 
 def test_result_object():
-    r = top_k(visits(), "site", 3, 1.0, candidates=SITES, source=InsecureSeededSource(1))
+    r = top_k(
+        visits(), "site", 3, 1.0, candidates=SITES, mechanism="gumbel",
+        source=InsecureSeededSource(1),
+    )  # fmt: skip
     assert isinstance(r, TopKResult)
     assert len(r.candidates) == 3 and len(set(r.candidates)) == 3
     assert set(r.candidates) <= set(SITES)
@@ -128,7 +132,10 @@ def test_ledger_charged_before_release(ledger_path, monkeypatch, counts):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(api, "candidate_scores", spy)
-    r = top_k(visits(), "site", 2, 0.5, candidates=SITES, ledger=ledger_path, counts=counts)
+    r = top_k(
+        visits(), "site", 2, 0.5, candidates=SITES, ledger=ledger_path, counts=counts,
+        mechanism="gumbel",
+    )  # fmt: skip
     assert seen == [(0.5, 0.0)]
     assert r.ledger == ledger_path
     book = Ledger.open(ledger_path)
@@ -168,7 +175,13 @@ def test_zcdp_ledger(tmp_path):
         ({"candidates": "/nonexistent/sites.txt"}, ParameterError, "does not exist"),
         ({"candidates": None}, ParameterError, "give delta"),
         ({"candidates": None, "delta": 0.0}, ParameterError, "delta"),
-        ({"candidates": None, "delta": 1e-6, "counts": True}, ParameterError, "candidates"),
+        (
+            {"candidates": None, "delta": 1e-6, "counts": True, "mechanism": "gumbel"},
+            ParameterError,
+            "histogram",
+        ),
+        ({"candidates": None, "delta": 1e-6, "mechanism": "exponential"}, ParameterError, "gumbel"),
+        ({"mechanism": "gaussian_histogram"}, ParameterError, "delta > 0"),
         ({"candidates": None, "delta": 1e-6, "mechanism": "laplace"}, ParameterError, "gumbel"),
         ({"candidates": None, "delta": 1e-6, "k_bar": 1}, ParameterError, "k_bar"),
         ({"k_bar": 20}, ParameterError, "k_bar applies only"),
@@ -204,7 +217,7 @@ def test_counts_law_sanity():
     errors = []
     for seed in range(400):
         r = top_k(df, "site", 1, 1.0, candidates=["site0", "site1"], counts=True,
-                  source=InsecureSeededSource(seed))  # fmt: skip
+                  mechanism="gumbel", source=InsecureSeededSource(seed))  # fmt: skip
         assert r.candidates == ["site0"] and r.parameters["count_scale"] == 2.0
         errors.append(r.counts[0] - 1000)
     errors = np.asarray(errors)
@@ -217,14 +230,19 @@ def test_counts_law_sanity():
 
 def test_limited_domain_releases_values_from_the_data(ledger_path):
     df = visits(5, n_rows=20_000, n_users=5000)
-    r = top_k(df, "site", 3, 1.0, delta=1e-6, source=InsecureSeededSource(2), ledger=ledger_path)
+    r = top_k(
+        df, "site", 3, 1.0, delta=1e-6, mechanism="gumbel", source=InsecureSeededSource(2),
+        ledger=ledger_path,
+    )  # fmt: skip
     assert r.candidates == ["site0", "site1", "site2"]  # large margins: the true top 3
     assert r.indices is None and r.rho is None
-    assert (r.epsilon, r.delta) == (1.0, 1e-6)
+    assert r.epsilon <= 1.0 and r.delta == 1e-6
+    per_round = _ld_per_round(3, 1.0, 1e-6)
+    assert per_round > 1 / 3  # Renyi bounded-range accounting, not epsilon / k
     assert r.parameters["k_bar"] == 13 and "Durfee" in r.mechanism
-    assert r.parameters["threshold"] == limited_domain_threshold(1 / 3, 1e-6, 13, 1)
+    assert r.parameters["threshold"] == limited_domain_threshold(per_round, 5e-7, 13, 1)
     entry = Ledger.open(ledger_path).entries()[0]
-    assert entry.kind == "approx" and (entry.epsilon, entry.delta) == (1.0, 1e-6)
+    assert entry.kind == "approx" and (entry.epsilon, entry.delta) == (r.epsilon, 1e-6)
     json.dumps(r.to_dict())
 
 
@@ -233,7 +251,8 @@ def test_limited_domain_with_privacy_unit_uses_max_contributions():
     r = top_k(df, "site", 2, 1.0, delta=1e-6, privacy_unit="user_id", max_contributions=3,
               k_bar=4, source=InsecureSeededSource(0))  # fmt: skip
     assert r.candidates == ["site0", "site1"]
-    assert r.parameters["threshold"] == limited_domain_threshold(0.5, 1e-6, 4, 3)
+    per_round = _ld_per_round(2, 1.0, 1e-6)
+    assert r.parameters["threshold"] == limited_domain_threshold(per_round, 5e-7, 4, 3)
 
 
 def test_limited_domain_stops_early_on_small_or_empty_data():

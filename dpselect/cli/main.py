@@ -32,7 +32,14 @@ if TYPE_CHECKING:
 
 #: ``sorted(dpselect.api.MECHANISMS)``, spelled out so that the options need not import the
 #: library (tests/cli/test_startup.py checks that they agree).
-MECHANISM_NAMES = ("exponential", "gumbel", "laplace")
+MECHANISM_NAMES = (
+    "auto",
+    "exponential",
+    "gaussian_histogram",
+    "gumbel",
+    "laplace",
+    "laplace_histogram",
+)
 
 __all__ = ["cli", "main"]
 
@@ -80,6 +87,13 @@ def _print_result(result: TopKResult, as_json: bool) -> None:
     if result.stopped_early:
         console.print(result.stopped_early)
     console.print(f"mechanism: {result.mechanism}")
+    chosen = result.parameters.get("chosen_by")
+    accounting = result.parameters.get("accounting")
+    if accounting:
+        console.print(
+            f"calibration: {accounting}; noise scale {result.parameters.get('scale', 0):.4g}"
+            + (" (mechanism chosen from public parameters only)" if chosen == "auto" else "")
+        )
     cost = f"privacy cost: epsilon = {result.epsilon:.6g}, delta = {result.delta:.3g}"
     if result.rho is not None:
         cost += f", zCDP rho = {result.rho:.6g}"
@@ -121,9 +135,10 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "--delta",
             type=float,
             default=None,
-            help="Without --candidates: values come from the data (limited-domain top-k, "
-            "Durfee-Rogers 2019), at a cost of (epsilon, delta); may release fewer values "
-            "than asked for (none, for mode).",
+            help="The target is (epsilon, delta) (default delta 0: pure DP). With --candidates a "
+            "delta > 0 may buy a more accurate mechanism (tighter accounting); without "
+            "--candidates it is required: values come from the data (partition selection), "
+            "and fewer values than asked for may come back (none, for mode).",
         ),
         click.option(
             "--k-bar",
@@ -148,10 +163,23 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--mechanism",
             type=click.Choice(MECHANISM_NAMES),
-            default="gumbel",
+            default="auto",
             show_default=True,
+            help="auto: the most accurate for K, epsilon, delta, the number of candidates and "
+            "--max-contributions (public facts only); or a fixed mechanism.",
         ),
-        click.option("--counts", is_flag=True, help="Also release noisy counts (half the cost)."),
+        click.option(
+            "--counts",
+            is_flag=True,
+            help="Also release noisy counts (free with a histogram mechanism; one-shot Gumbel "
+            "spends half the budget on them).",
+        ),
+        click.option(
+            "--plan",
+            is_flag=True,
+            help="Show the mechanisms weighed and the accuracy each would give, then stop: "
+            "nothing is read from the data and nothing is charged.",
+        ),
         click.option(
             "--ledger",
             type=str,
@@ -184,6 +212,7 @@ def _run_selection(
     max_contributions: int,
     mechanism: str,
     counts: bool,
+    plan: bool,
     ledger: str | None,
     as_json: bool,
     insecure_seed: int | None,
@@ -191,6 +220,9 @@ def _run_selection(
     engine: str = "duckdb",
     spark_master: str = "local[*]",
 ) -> None:
+    if plan:
+        _print_plan(k, candidates, epsilon, delta, max_contributions, as_json)
+        return
     from ..api import top_k
 
     data = open_data(file, engine, spark_master)
@@ -216,6 +248,25 @@ def _run_selection(
     _print_result(result, as_json)
 
 
+def _print_plan(
+    k: int,
+    candidates: str | None,
+    epsilon: float,
+    delta: float | None,
+    max_contributions: int,
+    as_json: bool,
+) -> None:
+    from ..data.candidates import load_candidates
+    from ..recipes.preview import preview_top_k
+
+    n = None if candidates is None else len(load_candidates(candidates))
+    result = preview_top_k(k, n, epsilon, delta or 0.0, max_contributions)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), sort_keys=True))
+    else:
+        click.echo(str(result))
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="dpselect")  # no importlib.metadata at start-up
 def cli() -> None:
@@ -228,8 +279,9 @@ def cli() -> None:
 def top_k_command(k: int, **kwargs: Any) -> None:
     """The K most common values of a column, privately.
 
-    With --candidates (a public list, one per line) the answer is one of those values; with
-    --delta instead, values come from the data (limited-domain mechanism).
+    With --candidates (a public list, one per line) the answer is one of those values; without
+    it (and with --delta) values come from the data: private partition selection, then the
+    K largest noisy counts (or the limited-domain top-k). --plan shows the options first.
     """
     _run_selection(k, **kwargs)
 
@@ -239,6 +291,74 @@ def top_k_command(k: int, **kwargs: Any) -> None:
 def mode_command(**kwargs: Any) -> None:
     """The most common value of a column, privately (--candidates, or --delta)."""
     _run_selection(1, **kwargs)
+
+
+@cli.command("keys")
+@click.argument("file", type=str)
+@click.option("--column", required=True, help="The column whose values may be published.")
+@click.option("--epsilon", required=True, type=float, help="Privacy cost epsilon.")
+@click.option("--delta", required=True, type=float, help="Privacy cost delta (> 0).")
+@click.option(
+    "--privacy-unit",
+    type=str,
+    default=None,
+    help="Column identifying a person (default: each row is a person).",
+)
+@click.option(
+    "--max-contributions",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Values a person may count toward (with --privacy-unit).",
+)
+@click.option(
+    "--method",
+    type=click.Choice(["auto", "optimal", "laplace", "gaussian"]),
+    default="auto",
+    show_default=True,
+    help="auto: optimal partition selection (Desfontaines et al. 2022) for one value per "
+    "person, else the threshold with the lower cut.",
+)
+@click.option("--ledger", type=str, default=None, help="Budget ledger to charge first.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option(
+    "--insecure-seed",
+    type=int,
+    default=None,
+    help="Seeded randomness for tests and demos: NOT private.",
+)
+def keys_command(
+    file: str,
+    column: str,
+    epsilon: float,
+    delta: float,
+    privacy_unit: str | None,
+    max_contributions: int,
+    method: str,
+    ledger: str | None,
+    as_json: bool,
+    insecure_seed: int | None,
+) -> None:
+    """The values of a column that can be published at all (private partition selection).
+
+    Each value is shown or not independently; rare values (held by few persons) are hidden.
+    The list comes sorted, never by count.
+    """
+    from ..recipes.unknown_domain import partition_selection
+
+    show_bar = (not as_json) and sys.stderr.isatty()
+    with _progress(show_bar) as progress:
+        result = partition_selection(
+            file, column, epsilon, delta, privacy_unit, max_contributions,
+            method=method,  # type: ignore[arg-type]
+            ledger=ledger, source=source_from_seed(insecure_seed), progress=progress,
+        )  # fmt: skip
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), sort_keys=True))
+        return
+    click.echo(str(result))
+    if result.ledger is not None:
+        click.echo(f"charged to the ledger {result.ledger}")
 
 
 @cli.group("budget")

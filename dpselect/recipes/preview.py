@@ -35,7 +35,15 @@ from ..mechanisms.utility import selection_probabilities, utility_bound
 from ..mechanisms.validate import check_epsilon, check_scale
 from ._common import CONFIDENCE, check_confidence, jsonable
 
-__all__ = ["PreviewResult", "PreviewRow", "plot_preview", "preview"]
+__all__ = [
+    "PreviewResult",
+    "PreviewRow",
+    "TopKPreview",
+    "TopKPreviewRow",
+    "plot_preview",
+    "preview",
+    "preview_top_k",
+]
 
 Mechanism = Literal["gumbel", "exponential", "laplace"]
 _MECHANISMS = {
@@ -284,3 +292,110 @@ def plot_preview(
     out = Path(path)
     fig.savefig(out, format="png")
     return out
+
+
+# ------------------------------------------------------------------------------------------
+# Which top-k mechanism: the options the public criterion weighs, before anything is spent
+
+
+@dataclass(frozen=True)
+class TopKPreviewRow:
+    """One calibrated option: its noise scale, what bought it, and the accuracy it gives."""
+
+    mechanism: str
+    name: str
+    scale: float
+    accounting: str
+    gap_90: float
+    alpha_95: float | None
+    chosen: bool
+
+
+@dataclass(frozen=True)
+class TopKPreview:
+    """The top-k options at ``(k, epsilon, delta, n, max_contributions)``: no data read."""
+
+    k: int
+    n_candidates: int | None
+    epsilon: float
+    delta: float
+    max_contributions: int
+    rows: list[TopKPreviewRow]
+    note: str = "public parameters only: no data read, no budget spent"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary."""
+        return asdict(self)
+
+    def __str__(self) -> str:
+        n = (
+            "values from the data"
+            if self.n_candidates is None
+            else f"{self.n_candidates} candidates"
+        )
+        lines = [
+            f"top-{self.k} of {n} at epsilon = {self.epsilon:g}, delta = {self.delta:g}, "
+            f"max_contributions = {self.max_contributions} ({self.note})",
+            "gap 90%: the margin the true top k must lead the others by to come back exactly "
+            "with probability 90% (reference instance); alpha 95%: every returned value's "
+            "score is within alpha of the same rank's true score with probability 95%",
+        ]
+        for r in self.rows:
+            alpha = "-" if r.alpha_95 is None else f"{r.alpha_95:.4g}"
+            mark = "*" if r.chosen else " "
+            lines.append(
+                f"{mark} {r.mechanism:<20} scale {r.scale:<10.4g} gap 90% {r.gap_90:<10.4g} "
+                f"alpha 95% {alpha:<10} {r.accounting}"
+            )
+        lines.append("* the mechanism mechanism='auto' runs")
+        return "\n".join(lines)
+
+
+def preview_top_k(
+    k: int,
+    n_candidates: int | None,
+    epsilon: float,
+    delta: float = 0.0,
+    max_contributions: int = 1,
+) -> TopKPreview:
+    """The options :func:`dpselect.top_k` weighs for these public parameters, with the
+    accuracy each would give; ``n_candidates=None`` for values from the data. Nothing is
+    read or charged."""
+    from ..mechanisms.choice import METHOD_NAMES, choose_top_k
+    from ..mechanisms.topk_accuracy import histogram_halfwidth, selection_alpha
+    from ..mechanisms.validate import check_delta, check_int
+    from .unknown_domain import choose_unknown_domain
+
+    k = check_int(k, "k", minimum=1)
+    eps = float(check_epsilon(epsilon))
+    dlt = float(check_delta(delta))
+    c = check_int(max_contributions, "max_contributions", minimum=1)
+    beta = 1 - CONFIDENCE
+    rows: list[TopKPreviewRow] = []
+    if n_candidates is None:
+        if dlt == 0:
+            raise ParameterError("values from the data need delta > 0")
+        ud_best, ud_options = choose_unknown_domain(k, eps, dlt, c)
+        for u in ud_options:
+            name = (
+                "limited-domain top-k (Durfee and Rogers 2019)"
+                if u.mechanism == "gumbel"
+                else "partition selection by thresholding, then " + METHOD_NAMES[u.mechanism]
+            )
+            rows.append(TopKPreviewRow(u.mechanism, name, u.scale, "", u.gap, None, u is ud_best))
+        return TopKPreview(k, None, eps, dlt, c, rows)
+    n = check_int(n_candidates, "n_candidates", minimum=k)
+    chosen, all_options = choose_top_k(k, n, eps, dlt, c)
+    for o in all_options:
+        if o.mechanism.endswith("_histogram"):
+            hnoise: Literal["laplace", "gaussian"] = (
+                "laplace" if o.mechanism == "laplace_histogram" else "gaussian"
+            )
+            alpha: float = 2 * histogram_halfwidth(hnoise, o.scale, n, beta)
+        else:
+            noise = "exponential" if o.mechanism == "permute_and_flip" else "gumbel"
+            alpha = selection_alpha(noise, o.scale, k, n, beta)
+        rows.append(
+            TopKPreviewRow(o.mechanism, o.name, o.scale, o.accounting, o.gap, alpha, o is chosen)
+        )
+    return TopKPreview(k, n, eps, dlt, c, rows)

@@ -1,0 +1,322 @@
+"""Private partition selection: which values of a column may be shown at all.
+
+The input is a histogram ``{value: n_value}`` where ``n_value`` counts the persons having the
+value after contribution bounding: one person adds 1 to at most ``c`` (``max_contributions``)
+values. Neighbours differ by one person; values present in one dataset only have count 1
+there. Two mechanisms, both ``(epsilon, delta)``-DP at one person (``docs/partition_selection.md``
+has the proofs):
+
+**Optimal partition selection** (``c = 1``; Desfontaines, Voss, Gipson and Mandayam 2022,
+"Differentially private partition selection", PoPETs, Theorem 1). Each value is released
+independently with probability ``pi(n_value)``, where ``pi(0) = 0`` and
+
+    pi(n) = min( e^eps pi(n-1) + delta,  1 - e^-eps (1 - pi(n-1) - delta),  1 ).
+
+These are the two DP constraints between counts ``n - 1`` and ``n`` taken with equality, so
+``pi`` is the largest release probability any ``(eps, delta)``-DP mechanism of this form can
+have at every ``n`` (DVGM22, Theorem 1). The Bernoulli trials are exact: ``pi(n)`` is evaluated
+in ``arb`` interval arithmetic and compared with a lazily read uniform until the comparison is
+decided (``docs/exactness.md``).
+
+**Thresholding** (any ``c``; Korolova et al. 2009, Wilson et al. 2020). Each value's count gets
+exact discrete Laplace (scale ``b``) or discrete Gaussian (``sigma``) noise; a value is released
+when its noisy count reaches the integer threshold ``tau``, optionally with the noisy count.
+With ``p = P(1 + Z >= tau)`` (a value that only one neighbour has), the map at one person is
+
+- Laplace: ``(c / b, c p)`` provided ``-ln(1 - p) <= 1 / b`` (checked);
+- Gaussian: ``(eps_1 + c (-ln(1 - p)), delta_1 + c p)`` with ``eps_1`` the CKS conversion of
+  ``rho = c / (2 sigma^2)`` at ``delta_1``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+from flint import arb, ctx
+
+from ..accounting._interval import arb_of, evaluate, upper_float
+from ..accounting.zcdp import zcdp_to_approx_dp
+from ..core.arithmetic import float_up
+from ..core.errors import DomainError, ParameterError, PrivacyMapError
+from ..core.measurement import Measurement
+from ..core.measures import Approximate, MaxDivergence
+from ..core.metrics import SymmetricDistance
+from ..sampling.discrete import sample_discrete_gaussian, sample_discrete_laplace
+from ..sampling.source import RandomSource, resolve_source
+from ..sampling.uniform import LazyUniform
+from .limited_domain import HistogramDomain
+from .validate import check_delta, check_epsilon, check_int, check_scale
+
+__all__ = [
+    "ThresholdPlan",
+    "make_optimal_partition_selection",
+    "make_threshold_partition_selection",
+    "optimal_release_probability",
+    "ordered_values",
+    "threshold_plan",
+]
+
+ThresholdNoise = Literal["laplace", "gaussian"]
+
+
+def ordered_values(values: Any) -> list[Any]:
+    """Values in a fixed order that does not depend on their counts (sorted when they are
+    mutually comparable, else by type name and ``repr``): released sets are shown this way."""
+    vals = list(values)
+    try:
+        return sorted(vals)
+    except TypeError:
+        return sorted(vals, key=lambda v: (type(v).__qualname__, repr(v)))
+
+
+# ------------------------------------------------------------------------------------------
+# Optimal partition selection (DVGM22)
+
+
+@functools.lru_cache(maxsize=32)
+def _pi_table(eps: Fraction, delta: Fraction, prec: int) -> tuple[tuple[arb, ...], int]:
+    """``pi(0..N)`` as balls at ``prec`` bits, and ``N``, the first ``n`` with ``pi(n) = 1``."""
+    old = ctx.prec
+    ctx.prec = prec
+    try:
+        e, d = arb_of(eps), arb_of(delta)
+        grow, shrink = e.exp(), (-e).exp()
+        table = [arb(0)]
+        while True:
+            prev = table[-1]
+            a = grow * prev + d
+            b = 1 - shrink * (1 - prev - d)
+            if a.lower() >= 1 and b.lower() >= 1:
+                table.append(arb(1))
+                return tuple(table), len(table) - 1
+            lo = min(a.lower(), b.lower(), arb(1))
+            hi = min(a.upper(), b.upper(), arb(1))
+            table.append(arb.union(lo, hi))
+            if len(table) > 10**7:  # pragma: no cover - eps >= 2^-20 keeps N small
+                raise ParameterError("epsilon is too small for optimal partition selection")
+    finally:
+        ctx.prec = old
+
+
+def optimal_release_probability(n: int, epsilon: Any, delta: Any) -> float:
+    """``pi(n)`` of DVGM22 (module docstring), to float precision (for docs and tests)."""
+    table, last = _pi_table(Fraction(epsilon), Fraction(delta), 128)
+    return 1.0 if n >= last else float(table[max(n, 0)].mid())
+
+
+def _bernoulli(n: int, eps: Fraction, delta: Fraction, source: RandomSource) -> bool:
+    """An exact Bernoulli(``pi(n)``) trial: a lazy uniform against the ball of ``pi(n)``."""
+    if n <= 0:
+        return False
+    prec = 128
+    table, last = _pi_table(eps, delta, prec)
+    if n >= last:
+        return True
+    u = LazyUniform.sample(source)
+    while True:
+        p = table[n]
+        scale = arb(2) ** (-u.nbits)
+        u_lo, u_hi = arb(u.prefix) * scale, arb(u.prefix + 1) * scale
+        if u_hi <= p.lower():
+            return True
+        if u_lo >= p.upper():
+            return False
+        if p.rad() * (1 << min(u.nbits, 4096)) > 1:  # the ball is wider than U's interval
+            prec *= 2
+            table, last = _pi_table(eps, delta, prec)
+        else:
+            u.refine(source)
+
+
+def make_optimal_partition_selection(
+    epsilon: float | Fraction,
+    delta: float | Fraction,
+    *,
+    source: RandomSource | None = None,
+) -> Measurement:
+    """DVGM22's optimal partition selection for one value per person (module docstring).
+
+    Input: a mapping ``{value: persons}`` with each person in at most one value. Output: the
+    released values in :func:`ordered_values` order. Map to ``Approximate(MaxDivergence())``:
+    ``d_in = 0 -> (0, 0)``, ``1 -> (epsilon, delta)`` (DVGM22, Theorem 1: the constraints
+    hold between every ``n - 1`` and ``n``, values are independent, and a person changes one
+    value's count); ``d_in > 1`` raises :class:`PrivacyMapError`.
+    """
+    eps = Fraction(check_epsilon(epsilon))
+    dlt = Fraction(check_delta(delta, allow_zero=False))
+    if eps < Fraction(1, 1 << 20):
+        raise ParameterError(f"epsilon must be at least 2^-20 here, got {epsilon!r}")
+    domain = HistogramDomain()
+
+    def function(histogram: Mapping[Hashable, int]) -> list[Any]:
+        if not domain.member(histogram):
+            raise DomainError("the input must be a mapping {value: count} of integer counts")
+        src = resolve_source(source)
+        kept = [
+            v for v in ordered_values(histogram) if _bernoulli(int(histogram[v]), eps, dlt, src)
+        ]
+        return kept
+
+    def privacy_map(d_in: Any) -> tuple[float, float]:
+        if d_in == 0:
+            return (0.0, 0.0)
+        if d_in > 1:
+            raise PrivacyMapError(
+                f"optimal partition selection is proven for one person (d_in = 1), got {d_in}"
+            )
+        return (float_up(eps), float_up(dlt))
+
+    return Measurement(
+        input_domain=domain,
+        input_metric=SymmetricDistance(),
+        output_measure=Approximate(MaxDivergence()),
+        function=function,
+        privacy_map=privacy_map,
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# Thresholding
+
+
+@dataclass(frozen=True)
+class ThresholdPlan:
+    """A calibrated thresholding: noise, threshold, and the guarantee at one person.
+
+    ``p`` bounds ``P(1 + Z >= threshold)`` from above; ``epsilon, delta`` is the map at one
+    person; ``delta_noise`` is the Gaussian conversion's share (0 for Laplace).
+    """
+
+    noise: ThresholdNoise
+    scale: float
+    threshold: int
+    max_contributions: int
+    p: float
+    epsilon: float
+    delta: float
+    delta_noise: float
+
+
+def _laplace_tail_exponent(b: Fraction, c: int, delta: Fraction) -> int:
+    """The least ``m >= 0`` with ``c q^m / (1 + q) <= delta``, ``q = e^(-1/b)``."""
+
+    def ok(m: int) -> bool:
+        q = (-1 / arb_of(b)).exp()
+        return bool(c * q**m / (1 + q) <= arb_of(delta))
+
+    hi = 1
+    while not ok(hi):
+        hi *= 2
+    lo = -1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+def threshold_plan(
+    noise: ThresholdNoise,
+    epsilon: float,
+    delta: float,
+    max_contributions: int = 1,
+) -> ThresholdPlan:
+    """Calibrate thresholding to ``(epsilon, delta)`` at one person (module docstring).
+
+    Laplace: ``b = c / epsilon`` (rounded up), all of ``delta`` to the threshold. Gaussian:
+    half of ``delta`` to the threshold, half to the zCDP conversion, ``sigma`` the smallest
+    whose CKS conversion (plus the threshold's ``epsilon`` share) is within ``epsilon``.
+    """
+    c = check_int(max_contributions, "max_contributions", minimum=1)
+    eps = Fraction(check_epsilon(epsilon))
+    dlt = Fraction(check_delta(delta, allow_zero=False))
+    if noise == "laplace":
+        b = Fraction(float_up(Fraction(c) / eps))
+        m = _laplace_tail_exponent(b, c, dlt)
+        p = upper_float(
+            evaluate(lambda: (-arb(m) / arb_of(b)).exp() / (1 + (-1 / arb_of(b)).exp()))
+        )
+        if not -math.log1p(-p) * (1 + 1e-9) <= float(1 / b) * (1 - 1e-12):
+            raise ParameterError("delta is too large for Laplace thresholding at this epsilon")
+        spent = float_up(Fraction(c) / b)
+        # c p <= delta is certified in arb (_laplace_tail_exponent): delta itself is the bound
+        return ThresholdPlan("laplace", float(b), m + 1, c, p, spent, float(dlt), 0.0)
+    if noise != "gaussian":
+        raise ParameterError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+    d_thr, d_noise = dlt / 2, dlt / 2
+    # P(Z >= m) <= exp(-m^2 / (2 sigma^2)) (sigma^2-sub-Gaussian: CKS 2020, Corollary 9)
+    lo_s, hi_s = 1e-3, 1e9
+
+    def plan_for(sigma: float) -> ThresholdPlan:
+        m = math.ceil(sigma * math.sqrt(2 * math.log(float(c / d_thr))) * (1 + 1e-9))
+        p = float_up(Fraction(math.exp(-(m * m) / (2 * sigma * sigma)) * (1 + 1e-12)))
+        rho = Fraction(c) / (2 * Fraction(sigma) ** 2)
+        eps1 = zcdp_to_approx_dp(rho, d_noise)
+        spent = float_up(Fraction(eps1) + c * Fraction(-math.log1p(-p) * (1 + 1e-9)))
+        return ThresholdPlan(
+            "gaussian",
+            sigma,
+            m + 1,
+            c,
+            p,
+            spent,
+            float_up(d_noise + c * Fraction(p)),
+            float(d_noise),
+        )
+
+    for _ in range(200):
+        mid = math.sqrt(lo_s * hi_s)
+        if plan_for(mid).epsilon <= eps:
+            hi_s = mid
+        else:
+            lo_s = mid
+        if hi_s / lo_s < 1 + 1e-9:
+            break
+    return plan_for(hi_s)
+
+
+def make_threshold_partition_selection(
+    plan: ThresholdPlan,
+    *,
+    counts: bool = True,
+    source: RandomSource | None = None,
+) -> Measurement:
+    """Thresholding by ``plan`` (:func:`threshold_plan`): ``{value: noisy count}`` of the values
+    whose noisy count reaches the threshold (``counts=False``: the values only, in
+    :func:`ordered_values` order). Map at one person: ``(plan.epsilon, plan.delta)``."""
+    scale = Fraction(check_scale(plan.scale, allow_zero=False))
+    domain = HistogramDomain()
+
+    def function(histogram: Mapping[Hashable, int]) -> Any:
+        if not domain.member(histogram):
+            raise DomainError("the input must be a mapping {value: count} of integer counts")
+        values = ordered_values(histogram)
+        if plan.noise == "laplace":
+            z = sample_discrete_laplace(scale, len(values), source)
+        else:
+            z = sample_discrete_gaussian(scale * scale, len(values), source)
+        out = {}
+        for v, noise in zip(values, z.tolist(), strict=True):
+            noisy = int(histogram[v]) + int(noise)
+            if int(histogram[v]) > 0 and noisy >= plan.threshold:
+                out[v] = noisy
+        return out if counts else list(out)
+
+    def privacy_map(d_in: Any) -> tuple[float, float]:
+        if d_in == 0:
+            return (0.0, 0.0)
+        if d_in > 1:
+            raise PrivacyMapError(f"thresholding is calibrated for one person, got d_in = {d_in}")
+        return (plan.epsilon, plan.delta)
+
+    return Measurement(
+        input_domain=domain,
+        input_metric=SymmetricDistance(),
+        output_measure=Approximate(MaxDivergence()),
+        function=function,
+        privacy_map=privacy_map,
+    )

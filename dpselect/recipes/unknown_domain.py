@@ -1,0 +1,454 @@
+"""Values from the data: partition selection, and top-k without a candidate list.
+
+``partition_selection(data, column, epsilon, delta)`` answers "which values can I publish at
+all": DVGM22's optimal partition selection for one value per person, thresholding of exact
+Laplace or Gaussian counts for more (the one with the lower threshold, a public fact).
+
+``top_k`` without ``candidates`` runs one of (chosen by public facts, never the data):
+
+- **thresholding then the top k** (``laplace_histogram`` / ``gaussian_histogram``): every
+  value's count gets exact noise, values below the threshold are dropped, the ``k`` largest
+  noisy counts are released (with the counts when asked). Ranking is post-processing of the
+  thresholded noisy histogram, so the whole pipeline costs the thresholding's ``(epsilon,
+  delta)``, charged once (proof: ``docs/partition_selection.md``);
+- **limited-domain top-k** (``gumbel``; Durfee and Rogers 2019) with its ``k`` peeling rounds
+  composed by the tightest valid theorem (Renyi composition of bounded-range curves, not
+  ``epsilon / k`` per round), half of ``delta`` to its threshold and half to the composition.
+
+The criterion is :func:`dpselect.mechanisms.choice.gap_needed` on the reference instance with
+:data:`REFERENCE_OTHERS` values behind the ``k`` leaders (the domain size is private here, so
+a public stand-in is used).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from ..api import CONFIDENCE, TopKResult, _charge_then, _open
+from ..core.errors import ParameterError
+from ..data.partitions import value_counts
+from ..data.scores import top_values
+from ..mechanisms.choice import composed_epsilon, gap_needed, per_round_epsilon
+from ..mechanisms.limited_domain import limited_domain_threshold, make_limited_domain_top_k
+from ..mechanisms.partition_selection import (
+    ThresholdPlan,
+    make_optimal_partition_selection,
+    make_threshold_partition_selection,
+    optimal_release_probability,
+    ordered_values,
+    threshold_plan,
+)
+from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
+from ..sampling.source import RandomSource, resolve_source
+from ._common import jsonable, open_ledger
+
+__all__ = [
+    "K_BAR_EXTRA",
+    "REFERENCE_OTHERS",
+    "KeysResult",
+    "choose_unknown_domain",
+    "partition_selection",
+    "top_k_unknown_domain",
+]
+
+#: The public stand-in for the number of values behind the k leaders in the criterion.
+REFERENCE_OTHERS = 1000
+#: The limited-domain ``k_bar`` defaults to ``k + K_BAR_EXTRA``.
+K_BAR_EXTRA = 10
+
+Progress = Callable[[float], None] | None
+
+THRESHOLD_NAMES = {
+    "laplace": (
+        "partition selection by thresholding exact discrete Laplace counts (Korolova et al. "
+        "2009; Wilson et al. 2020), then the k largest noisy counts"
+    ),
+    "gaussian": (
+        "partition selection by thresholding exact discrete Gaussian counts (Wilson et al. "
+        "2020; Canonne, Kamath and Steinke 2020), then the k largest noisy counts"
+    ),
+}
+OPTIMAL_NAME = "optimal partition selection (Desfontaines, Voss, Gipson and Mandayam 2022)"
+LIMITED_DOMAIN_NAME = (
+    "limited-domain top-k, values from the data (Durfee and Rogers 2019), rounds composed by "
+    "Renyi bounded-range accounting"
+)
+
+
+# ------------------------------------------------------------------------------------------
+# Partition selection
+
+
+@dataclass(frozen=True)
+class KeysResult:
+    """The values that may be published, what it cost, and how likely a value is shown."""
+
+    values: list[Any]
+    mechanism: str
+    epsilon: float
+    delta: float
+    accuracy: str
+    ledger: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary."""
+        out = asdict(self)
+        out["values"] = [jsonable(v) for v in self.values]
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(
+            [
+                *(str(v) for v in self.values),
+                f"{len(self.values)} values released",
+                f"mechanism: {self.mechanism}",
+                f"privacy cost: epsilon = {self.epsilon:.6g}, delta = {self.delta:.3g}",
+                self.accuracy,
+            ]
+        )
+
+
+def _sure_release_count(plan: ThresholdPlan) -> int:
+    """The least count released with probability >= CONFIDENCE: ``threshold + t`` with
+    ``P(Z <= -(t + 1)) <= 1 - CONFIDENCE``."""
+    beta = 1 - CONFIDENCE
+    t = 0
+    while _lower_tail(plan, t + 1) > beta:
+        t += 1
+    return plan.threshold + t
+
+
+def _lower_tail(plan: ThresholdPlan, m: int) -> float:
+    """An upper bound on ``P(Z <= -m)``, ``m >= 1``: discrete Laplace ``q^m / (1 + q)``;
+    discrete Gaussian ``exp(-m^2 / (2 sigma^2))`` (sub-Gaussian: CKS 2020, Corollary 9)."""
+    s = plan.scale
+    if plan.noise == "laplace":
+        q = math.exp(-1 / s)
+        return math.exp(-m / s) / (1 + q) * (1 + 1e-12)
+    return math.exp(-(m * m) / (2 * s * s)) * (1 + 1e-12)
+
+
+def _noise_halfwidth(plan: ThresholdPlan) -> int:
+    """``t`` with ``P(|Z| > t) <= 1 - CONFIDENCE`` for one value."""
+    t = 0
+    while 2 * _lower_tail(plan, t + 1) > 1 - CONFIDENCE:
+        t += 1
+    return t
+
+
+def _optimal_sure_count(eps: float, delta: float) -> int:
+    n = 1
+    while optimal_release_probability(n, eps, delta) < CONFIDENCE:
+        n += 1
+    return n
+
+
+def partition_selection(
+    data: Any,
+    column: str,
+    epsilon: float,
+    delta: float,
+    privacy_unit: str | None = None,
+    max_contributions: int = 1,
+    *,
+    method: Literal["auto", "optimal", "laplace", "gaussian"] = "auto",
+    ledger: Any = None,
+    source: RandomSource | None = None,
+    progress: Progress = None,
+    schema: Any = None,
+) -> KeysResult:
+    """The values of ``column`` that can be published, at ``(epsilon, delta)`` (one person).
+
+    ``method="auto"``: DVGM22's optimal partition selection when each person has one value
+    (``max_contributions = 1``, the optimum for that case), else the thresholding (Laplace or
+    Gaussian) with the lower threshold. The released values come in a fixed order (sorted),
+    never by count. Charged once, durably, before the data is read. ``schema``: declared
+    column types, as for :func:`dpselect.top_k`.
+    """
+    eps = float(check_user_epsilon(epsilon))
+    dlt = float(check_delta(delta, allow_zero=False))
+    c = check_int(max_contributions, "max_contributions", minimum=1)
+    if privacy_unit is None and c != 1:
+        raise ParameterError("max_contributions applies only with a privacy_unit column")
+    if method not in ("auto", "optimal", "laplace", "gaussian"):
+        raise ParameterError(
+            f"method must be 'auto', 'optimal', 'laplace' or 'gaussian', got {method!r}"
+        )
+    if method == "optimal" and c != 1:
+        raise ParameterError("optimal partition selection needs max_contributions = 1")
+    table = _open(data, column, privacy_unit, schema)
+    book = open_ledger(ledger)
+    if method == "auto":
+        if c == 1:
+            method = "optimal"
+        else:
+            noises: tuple[Literal["laplace"], Literal["gaussian"]] = ("laplace", "gaussian")
+            plans = [threshold_plan(nz, eps, dlt, c) for nz in noises]
+            method = min(plans, key=lambda p: (_sure_release_count(p), p.noise)).noise
+    if method == "optimal":
+        measurement = make_optimal_partition_selection(eps, dlt, source=source)
+        name = OPTIMAL_NAME
+        sure = _optimal_sure_count(eps, dlt)
+        described: dict[str, Any] = {}
+    else:
+        plan = threshold_plan(method, eps, dlt, c)
+        measurement = make_threshold_partition_selection(plan, counts=False, source=source)
+        name = (
+            "partition selection by thresholding exact discrete "
+            f"{'Laplace' if method == 'laplace' else 'Gaussian'} counts (Korolova et al. 2009; "
+            "Wilson et al. 2020)"
+        )
+        sure = _sure_release_count(plan)
+        described = {"threshold": plan.threshold, "scale": plan.scale}
+    spent_eps, spent_delta = measurement.map(1)
+    parameters = {
+        "column": column,
+        "epsilon": eps,
+        "delta": dlt,
+        "privacy_unit": privacy_unit,
+        "max_contributions": c,
+        "mechanism": method,
+        **described,
+    }
+    accuracy = (
+        f"accuracy: a value held by at least {sure} persons (after contribution bounding) is "
+        f"released with probability at least {CONFIDENCE:.0%}, each value independently; a "
+        f"value held by one person only is released with probability at most {dlt:.3g}"
+    )
+
+    def release() -> Any:
+        salt = resolve_source(source).bits(63)
+        counts = value_counts(table, column, privacy_unit, c, salt, progress)
+        values = measurement(counts)
+        return KeysResult(
+            ordered_values(values),
+            name,
+            float(spent_eps),
+            float(spent_delta),
+            accuracy,
+            None if book is None else book.path,
+            parameters,
+        )
+
+    if book is None:
+        return release()  # type: ignore[no-any-return]
+    if book.accounting == "zcdp":
+        raise ParameterError(
+            f"partition selection costs (epsilon, delta) with delta > 0, which the zCDP ledger "
+            f"{book.path} cannot take: use a basic ledger"
+        )
+    return book.charge_then(  # type: ignore[no-any-return]
+        release, spent_eps, spent_delta, f"keys/{method}", parameters, kind="approx"
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# Top-k without candidates
+
+
+@dataclass(frozen=True)
+class UnknownDomainOption:
+    """One calibrated unknown-domain top-k and the criterion's gap (smaller is better)."""
+
+    mechanism: str  # "laplace_histogram", "gaussian_histogram" or "gumbel" (limited domain)
+    scale: float
+    gap: float
+
+
+def _ld_per_round(k: int, eps: float, delta: float) -> float:
+    """The limited domain's per-round epsilon: half of delta to the composition."""
+    return per_round_epsilon("bounded_range", k, eps, delta / 2)[0]
+
+
+def choose_unknown_domain(
+    k: int, epsilon: float, delta: float, max_contributions: int = 1
+) -> tuple[UnknownDomainOption, list[UnknownDomainOption]]:
+    """The chosen unknown-domain path and every option: a pure function of public facts."""
+    n = k + REFERENCE_OTHERS
+    options = []
+    noises: tuple[Literal["laplace"], Literal["gaussian"]] = ("laplace", "gaussian")
+    for noise in noises:
+        plan = threshold_plan(noise, epsilon, delta, max_contributions)
+        mech = f"{noise}_histogram"
+        options.append(UnknownDomainOption(mech, plan.scale, gap_needed(mech, k, n, plan.scale)))
+    scale = 1 / _ld_per_round(k, epsilon, delta)
+    options.append(UnknownDomainOption("gumbel", scale, gap_needed("gumbel", k, n, scale)))
+    order = ["laplace_histogram", "gaussian_histogram", "gumbel"]
+    best = min(options, key=lambda o: (o.gap, order.index(o.mechanism)))
+    return best, options
+
+
+def top_k_unknown_domain(
+    data: Any,
+    column: str,
+    k: int,
+    eps: float,
+    delta: float,
+    privacy_unit: str | None,
+    max_contributions: int,
+    mech: str,
+    counts: bool,
+    ledger: Any,
+    source: RandomSource | None,
+    progress: Progress,
+    k_bar: int | None,
+    *,
+    schema: Any = None,
+) -> TopKResult:
+    """The ``candidates=None`` path of :func:`dpselect.top_k` (module docstring)."""
+    c = max_contributions
+    if mech == "auto":
+        if k_bar is not None:
+            mech = "gumbel"
+        else:
+            mech = choose_unknown_domain(k, eps, delta, c)[0].mechanism
+    if mech not in ("gumbel", "laplace_histogram", "gaussian_histogram"):
+        raise ParameterError(
+            "without a candidates list the mechanism is 'auto', 'laplace_histogram', "
+            f"'gaussian_histogram' or 'gumbel' (limited domain), got {mech!r}"
+        )
+    if mech == "gumbel":
+        if counts:
+            raise ParameterError(
+                "counts=True without candidates needs a histogram mechanism (the limited-domain "
+                "top-k releases no counts)"
+            )
+        return _limited_domain(
+            data, column, k, eps, delta, privacy_unit, c, ledger, source, progress, k_bar, schema
+        )
+    if k_bar is not None:
+        raise ParameterError("k_bar applies only to the limited-domain mechanism")
+    noise: Literal["laplace", "gaussian"] = "laplace" if mech == "laplace_histogram" else "gaussian"
+    plan = threshold_plan(noise, eps, delta, c)
+    measurement = make_threshold_partition_selection(plan, counts=True, source=source)
+    spent_eps, spent_delta = (float(x) for x in measurement.map(1))
+    table = _open(data, column, privacy_unit, schema)
+    book = open_ledger(ledger)
+    sure = _sure_release_count(plan)
+    half = _noise_halfwidth(plan)
+    accuracy = (
+        f"accuracy: a value held by at least {sure} persons (after contribution bounding) is "
+        f"released with probability at least {CONFIDENCE:.0%}; released values are ranked by "
+        f"noisy count; for any one value, its noisy count is within +-{half} of its true "
+        f"count with probability at least {CONFIDENCE:.0%} (counts just above the threshold "
+        f"{plan.threshold} lean high: they were kept because their noise was)"
+    )
+    parameters = {
+        "column": column,
+        "k": k,
+        "epsilon": eps,
+        "delta": delta,
+        "privacy_unit": privacy_unit,
+        "max_contributions": c,
+        "mechanism": f"{noise}_threshold",
+        "scale": plan.scale,
+        "threshold": plan.threshold,
+    }
+
+    def release() -> TopKResult:
+        salt = resolve_source(source).bits(63)
+        hist = value_counts(table, column, privacy_unit, c, salt, progress)
+        kept: dict[Any, int] = measurement(hist)
+        ranked = sorted(ordered_values(kept), key=lambda v: -kept[v])[:k]  # stable: ties by value
+        return TopKResult(
+            candidates=ranked,
+            indices=None,
+            mechanism=THRESHOLD_NAMES[noise],
+            epsilon=spent_eps,
+            delta=spent_delta,
+            rho=None,
+            accuracy=accuracy,
+            counts=[kept[v] for v in ranked] if counts else None,
+            ledger=None if book is None else book.path,
+            parameters=parameters,
+        )
+
+    return _charge_then(
+        book,
+        release,
+        spent_eps,
+        spent_delta,
+        None,
+        "approx",
+        f"top_k/{noise}_threshold",
+        parameters,
+    )
+
+
+def _limited_domain(
+    data: Any,
+    column: str,
+    k: int,
+    eps: float,
+    delta: float,
+    privacy_unit: str | None,
+    c: int,
+    ledger: Any,
+    source: RandomSource | None,
+    progress: Progress,
+    k_bar: int | None,
+    schema: Any = None,
+) -> TopKResult:
+    """DR19's limited-domain top-k, the rounds composed by the tightest adaptive theorem."""
+    k_bar = k + K_BAR_EXTRA if k_bar is None else check_int(k_bar, "k_bar", minimum=k)
+    per_round = _ld_per_round(k, eps, delta)
+    d_thr = delta / 2
+    measurement = make_limited_domain_top_k(
+        k, k_bar, per_round, d_thr, l0_sensitivity=c, source=source
+    )
+    # DR19, Theorem 1 admits any valid (eps*, delta') for k adaptive eps-bounded-range rounds.
+    composed, theorem = composed_epsilon("bounded_range", k, per_round, delta / 2)
+    spent_eps, spent_delta = composed, delta
+    table = _open(data, column, privacy_unit, schema)
+    book = open_ledger(ledger)
+    threshold = limited_domain_threshold(per_round, d_thr, k_bar, c)
+    scale = 1 / per_round
+    margin = threshold + scale * math.log(CONFIDENCE / (1 - CONFIDENCE))
+    parameters = {
+        "column": column,
+        "k": k,
+        "k_bar": k_bar,
+        "epsilon": eps,
+        "delta": delta,
+        "privacy_unit": privacy_unit,
+        "max_contributions": c,
+        "mechanism": "limited_domain",
+        "accounting": theorem,
+        "scale": scale,
+        "threshold": threshold,
+    }
+    accuracy = (
+        f"accuracy: a value whose score exceeds the {_ordinal(k_bar + 1)} largest score by "
+        f"at least {margin:.4g} is ranked above the stopping threshold with probability at "
+        f"least {CONFIDENCE:.0%} (Gumbel noise, Durfee and Rogers 2019)"
+    )
+
+    def release() -> TopKResult:
+        salt = resolve_source(source).bits(63)
+        top = top_values(table, column, k_bar + 1, privacy_unit, c, salt, progress)
+        released = measurement(dict(top))
+        return TopKResult(
+            candidates=list(released),
+            indices=None,
+            mechanism=LIMITED_DOMAIN_NAME,
+            epsilon=spent_eps,
+            delta=spent_delta,
+            rho=None,
+            accuracy=accuracy,
+            counts=None,
+            ledger=None if book is None else book.path,
+            parameters=parameters,
+        )
+
+    return _charge_then(
+        book, release, spent_eps, spent_delta, None, "approx", "top_k/limited_domain", parameters
+    )
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
