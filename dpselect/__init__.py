@@ -35,25 +35,40 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and readers
     from .mechanisms import __all__ as _mechanisms_all
     from .recipes import *  # noqa: F403
     from .recipes import __all__ as _recipes_all
+    from .recipes.preview import TopKPreview, preview_top_k
+    from .recipes.unknown_domain import KeysResult, partition_selection
 
     __all__ = [
         *_core_all,
         *_mechanisms_all,
         *_recipes_all,
+        "KeysResult",
         "Ledger",
+        "TopKPreview",
         "TopKResult",
         "accounting",
         "core",
         "data",
         "mechanisms",
         "most_common",
+        "partition_selection",
+        "preview_top_k",
         "recipes",
         "sampling",
         "top_k",
     ]
 
 _SUBPACKAGES = ("accounting", "core", "data", "mechanisms", "recipes", "sampling")
-_NAMED = {"Ledger": "accounting", "TopKResult": "api", "most_common": "api", "top_k": "api"}
+_NAMED = {
+    "Ledger": "accounting",
+    "TopKResult": "api",
+    "most_common": "api",
+    "top_k": "api",
+    "KeysResult": "recipes.unknown_domain",
+    "partition_selection": "recipes.unknown_domain",
+    "TopKPreview": "recipes.preview",
+    "preview_top_k": "recipes.preview",
+}
 #: Packages whose whole ``__all__`` is re-exported, later ones winning (as the star imports did).
 _STARRED = ("recipes", "mechanisms", "core")
 
@@ -67,6 +82,7 @@ def _public_names() -> list[str]:
     for pkg in reversed(_STARRED):
         names.extend(_module(pkg).__all__)
     names.extend(["Ledger", "TopKResult", *_SUBPACKAGES, "most_common", "top_k"])
+    names.extend(["KeysResult", "TopKPreview", "partition_selection", "preview_top_k"])
     return names
 
 

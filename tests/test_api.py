@@ -275,3 +275,87 @@ def test_example_script_runs(capsys):
     runpy.run_path(str(ROOT / "examples" / "top_sites.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "news.example" in out and "noisy count" in out
+
+
+# --- the (epsilon, delta) target and the public choice (issue 11, issue 10 items 10, 13) ---
+
+
+def test_choice_depends_on_public_parameters_only():
+    a = visits(1)
+    b = pd.DataFrame({"site": ["site11"] * 5000})  # a very different dataset
+    runs = [
+        top_k(df, "site", k, 1.0, candidates=SITES, delta=d, source=InsecureSeededSource(0))
+        for df in (a, b)
+        for k, d in [(1, None), (4, None), (4, 1e-6)]
+    ]
+    keys = [(r.parameters["mechanism"], r.parameters["scale"], r.epsilon, r.delta) for r in runs]
+    assert keys[:3] == keys[3:]
+    assert [r.parameters["chosen_by"] for r in runs] == ["auto"] * 6
+    assert keys[0][0] == "permute_and_flip"  # k = 1, pure: never worse than the EM
+
+
+def test_delta_with_candidates_is_used():
+    pure = top_k(visits(), "site", 6, 1.0, candidates=SITES, mechanism="gumbel",
+                 source=InsecureSeededSource(0))  # fmt: skip
+    approx = top_k(visits(), "site", 6, 1.0, candidates=SITES, delta=1e-6, mechanism="gumbel",
+                   source=InsecureSeededSource(0))  # fmt: skip
+    assert pure.parameters["scale"] == 6.0 and pure.delta == 0.0
+    assert approx.parameters["scale"] < 6.0  # the tighter accounting buys less noise
+    assert "Renyi" in approx.parameters["accounting"]
+    assert approx.epsilon <= 1.0 and approx.delta == 1e-6
+
+
+def test_methods_cited_by_name():
+    for mech in ["gumbel", "exponential", "laplace", "laplace_histogram"]:
+        r = top_k(visits(), "site", 2, 1.0, candidates=SITES, mechanism=mech,
+                  source=InsecureSeededSource(0))  # fmt: skip
+        assert "seed" not in r.mechanism and "(" in r.mechanism
+    r = top_k(visits(), "site", 2, 1.0, candidates=SITES, mechanism="gumbel")
+    assert r.mechanism == "exponential mechanism, one-shot Gumbel top-k (Durfee and Rogers 2019)"
+
+
+def test_ledger_records_the_charge_in_its_accounting(tmp_path):
+    basic = str(tmp_path / "b.ledger")
+    Ledger.create(basic, 5.0, 1e-5)
+    r = top_k(visits(), "site", 4, 1.0, candidates=SITES, delta=1e-6, mechanism="gumbel",
+              ledger=basic)  # fmt: skip
+    entry = Ledger.open(basic).entries()[0]
+    assert entry.kind == "approx" and (entry.epsilon, entry.delta) == (r.epsilon, r.delta)
+    zc = str(tmp_path / "z.ledger")
+    Ledger.create(zc, 10.0, 1e-6, accounting="zcdp")
+    r = top_k(visits(), "site", 4, 1.0, candidates=SITES, delta=1e-6, ledger=zc)
+    assert Ledger.open(zc).spent_rho() == pytest.approx(r.rho)
+
+
+def test_unknown_domain_recall_and_counts():
+    df = visits(5, n_rows=20_000, n_users=5000)
+    r = top_k(df, "site", 3, 1.0, delta=1e-6, counts=True, source=InsecureSeededSource(1))
+    assert r.candidates == ["site0", "site1", "site2"]
+    assert "partition selection" in r.mechanism and r.counts is not None
+    true = df["site"].value_counts()
+    assert all(abs(c - true[v]) < 30 for v, c in zip(r.candidates, r.counts, strict=True))
+
+
+def test_cli_delta_candidates_plan_and_keys(tmp_path, capsys):
+    from dpselect.cli.main import main
+
+    data = str(ROOT / "examples" / "visits.parquet")
+    cands = str(ROOT / "examples" / "sites.txt")
+    def run(*args):
+        with pytest.raises(SystemExit) as exit_info:
+            main(list(args))
+        assert exit_info.value.code == 0
+
+    common = ["--column", "site", "--k", "5", "--epsilon", "1", "--candidates", cands]
+    run("top-k", data, *common, "--delta", "1e-6", "--mechanism", "gumbel", "--json",
+        "--insecure-seed", "1")  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["delta"] == 1e-6 and out["parameters"]["scale"] < 5.0  # --delta is used
+    run("top-k", data, *common, "--plan")
+    plan = capsys.readouterr().out
+    assert "permute_and_flip" in plan and "gap 90%" in plan and "no budget spent" in plan
+    run("keys", data, "--column", "site", "--epsilon", "1", "--delta", "1e-6",
+        "--privacy-unit", "user_id", "--max-contributions", "3",
+        "--insecure-seed", "0")  # fmt: skip
+    keys = capsys.readouterr().out
+    assert "news.example" in keys and "values released" in keys

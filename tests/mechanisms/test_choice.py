@@ -199,7 +199,7 @@ def test_histogram_privacy_by_exact_enumeration():
 
 
 def test_histogram_gaussian_zcdp_converts_within_target():
-    best, options = choose_top_k(10, 100, 1.0, 1e-6, 4)
+    _, options = choose_top_k(10, 100, 1.0, 1e-6, 4)
     g = next(o for o in options if o.mechanism == "gaussian_histogram")
     m = make_noisy_histogram_top_k(100, 10, "gaussian", g.scale, 4)
     assert zcdp_to_approx_dp(m.map(1), 1e-6) <= 1.0

@@ -1,0 +1,212 @@
+"""Partition selection: DVGM22's release law by simulation against its formula (a broken
+variant fails), the DP constraints, neighbouring datasets by exact enumeration (a person added
+with rows in new values), thresholding's calibration and its printed statements."""
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpselect
+from dpselect.core.errors import ParameterError, PrivacyMapError
+from dpselect.mechanisms.partition_selection import (
+    make_optimal_partition_selection,
+    make_threshold_partition_selection,
+    optimal_release_probability,
+    threshold_plan,
+)
+from dpselect.recipes.unknown_domain import _noise_halfwidth, _sure_release_count
+from dpselect.sampling.source import InsecureSeededSource
+
+Z = 4.9  # two-sided normal quantile of 1e-6
+
+
+def _pi_reference(n, eps, delta):
+    """An independent float evaluation of DVGM22's recursion."""
+    p = 0.0
+    for _ in range(n):
+        p = min(math.exp(eps) * p + delta, 1 - math.exp(-eps) * (1 - p - delta), 1.0)
+    return p
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-6), (0.1, 1e-3), (2.0, 1e-10), (0.5, 0.05)])
+def test_optimal_probability_matches_recursion_and_constraints(eps, delta):
+    prev = 0.0
+    for n in range(1, 400):
+        p = optimal_release_probability(n, eps, delta)
+        assert p == pytest.approx(_pi_reference(n, eps, delta), rel=1e-9, abs=1e-15)
+        # the two DP constraints between n - 1 and n
+        assert p <= math.exp(eps) * prev + delta + 1e-12
+        assert 1 - prev <= math.exp(eps) * (1 - p) + delta + 1e-12
+        assert p >= prev
+        prev = p
+    assert prev == 1.0
+
+
+def _release_rates(mechanism, counts, copies, seed):
+    hist = {(c, j): c for c in counts for j in range(copies)}
+    out = set(mechanism(hist))
+    return {c: sum((c, j) in out for j in range(copies)) for c in counts}
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_optimal_release_law_by_simulation(broken):
+    eps, delta = 1.0, 0.01
+    mech_eps = 2 * eps if broken else eps  # the broken variant: epsilon doubled
+    m = make_optimal_partition_selection(mech_eps, delta, source=InsecureSeededSource(11))
+    counts = [1, 2, 3, 4, 5]
+    copies = 4000
+    rates = _release_rates(m, counts, copies, 0)
+    bad = []
+    for c in counts:
+        p = optimal_release_probability(c, eps, delta)
+        sd = math.sqrt(max(p * (1 - p), 1e-12) / copies)
+        if abs(rates[c] / copies - p) > Z * sd + 1e-9:
+            bad.append((c, rates[c] / copies, p))
+    assert bool(bad) == broken, bad
+
+
+def _law_optimal(hist, eps, delta):
+    """Exact law of the released set: independent Bernoulli(pi(n_v))."""
+    values = sorted(hist)
+    law = {}
+    for keep in itertools.product([False, True], repeat=len(values)):
+        p = 1.0
+        for v, k in zip(values, keep, strict=True):
+            q = optimal_release_probability(hist[v], eps, delta) if hist[v] > 0 else 0.0
+            p *= q if k else 1 - q
+        law[frozenset(v for v, k in zip(values, keep, strict=True) if k)] = p
+    return law
+
+
+def _delta_needed(p, q, eps):
+    keys = set(p) | set(q)
+    return max(
+        sum(max(0.0, p.get(o, 0) - math.exp(eps) * q.get(o, 0)) for o in keys),
+        sum(max(0.0, q.get(o, 0) - math.exp(eps) * p.get(o, 0)) for o in keys),
+    )
+
+
+def test_optimal_neighbours_by_exact_enumeration():
+    eps, delta = 1.0, 1e-3
+    d = {"a": 3, "b": 1, "c": 0}
+    d_plus = {"a": 3, "b": 1, "c": 1}  # a person added with a row in a new value
+    d_plus2 = {"a": 4, "b": 1, "c": 0}  # or in an existing one
+    m = make_optimal_partition_selection(eps, delta)
+    e_map, d_map = m.map(1)
+    for other in (d_plus, d_plus2):
+        need = _delta_needed(_law_optimal(d, eps, delta), _law_optimal(other, eps, delta), e_map)
+        assert need <= d_map * (1 + 1e-9)
+        # with a smaller epsilon the same law is not private: the check can fail
+        assert (
+            _delta_needed(_law_optimal(d, eps, delta), _law_optimal(other, eps, delta), e_map / 2)
+            > d_map
+        )
+    with pytest.raises(PrivacyMapError):
+        m.map(2)
+
+
+def _law_threshold(hist, plan, span=60):
+    """Exact law of {value: noisy count} for discrete Laplace noise (truncated far tails)."""
+    b = plan.scale
+    q = math.exp(-1 / b)
+    z = np.arange(-span, span + 1)
+    pz = (1 - q) / (1 + q) * q ** np.abs(z)
+    per_value = []
+    for v in sorted(hist):
+        n = hist[v]
+        outs = {None: 0.0}
+        for zi, pi in zip(z, pz, strict=True):
+            noisy = n + zi
+            key = noisy if (n > 0 and noisy >= plan.threshold) else None
+            outs[key] = outs.get(key, 0.0) + pi
+        per_value.append([(v, k, p) for k, p in outs.items()])
+    law = {}
+    for combo in itertools.product(*per_value):
+        key = tuple((v, k) for v, k, _ in combo if k is not None)
+        law[key] = law.get(key, 0.0) + math.prod(p for _, _, p in combo)
+    return law
+
+
+def test_threshold_neighbours_by_exact_enumeration():
+    # max_contributions = 2: a person adds 1 to an existing value and 1 to a new one
+    plan = threshold_plan("laplace", 1.0, 1e-2, 2)
+    assert plan.scale == 2.0 and plan.epsilon == 1.0
+    d = {"a": plan.threshold, "b": 0}
+    d_plus = {"a": plan.threshold + 1, "b": 1}
+    need = _delta_needed(_law_threshold(d, plan), _law_threshold(d_plus, plan), plan.epsilon)
+    assert need <= plan.delta * (1 + 1e-6)
+    # a threshold one lower breaks the stated delta
+    lower = type(plan)(**{**plan.__dict__, "threshold": plan.threshold - 3})
+    need_low = _delta_needed(_law_threshold(d, lower), _law_threshold(d_plus, lower), plan.epsilon)
+    assert need_low > plan.delta
+
+
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+@pytest.mark.parametrize(("eps", "delta", "c"), [(1.0, 1e-6, 1), (0.5, 1e-8, 4)])
+def test_threshold_plan_within_target(noise, eps, delta, c):
+    plan = threshold_plan(noise, eps, delta, c)
+    assert plan.epsilon <= eps and plan.delta <= delta
+    # p bounds P(1 + Z >= threshold): check the Laplace one exactly
+    if noise == "laplace":
+        b = Fraction(plan.scale)
+        q = math.exp(-1 / float(b))
+        assert c * q ** (plan.threshold - 1) / (1 + q) <= delta * (1 + 1e-12)
+        assert c * q ** (plan.threshold - 2) / (1 + q) > delta  # the least such threshold
+
+
+def test_threshold_release_and_noise_statements_hold():
+    """'A value held by at least N persons is released w.p. >= 95%' and 'its noisy count is
+    within +-t w.p. >= 95%', by simulation; the broken N - 3 / t // 3 fail."""
+    for noise in ("laplace", "gaussian"):
+        plan = threshold_plan(noise, 1.0, 1e-6, 1)
+        sure, half = _sure_release_count(plan), _noise_halfwidth(plan)
+        m = make_threshold_partition_selection(plan, counts=True, source=InsecureSeededSource(5))
+        copies = 4000
+        limit = copies * 0.05 + Z * math.sqrt(copies * 0.05 * 0.95)
+        out = m({j: sure for j in range(copies)})
+        assert copies - len(out) <= limit
+        # noise statement: on values far above the threshold (all released)
+        far = m({j: 10**6 for j in range(copies)})
+        assert sum(abs(v - 10**6) > half for v in far.values()) <= limit
+        assert sum(abs(v - 10**6) > half // 3 for v in far.values()) > limit
+        broken = m({j: sure - 3 * max(1, half // 2) for j in range(copies)})
+        assert copies - len(broken) > limit
+
+
+def test_optimal_release_statement_holds():
+    res_eps, res_delta = 1.0, 1e-6
+    n = 1
+    while optimal_release_probability(n, res_eps, res_delta) < 0.95:
+        n += 1
+    m = make_optimal_partition_selection(res_eps, res_delta, source=InsecureSeededSource(2))
+    copies = 4000
+    limit = copies * 0.05 + Z * math.sqrt(copies * 0.05 * 0.95)
+    assert copies - len(m({j: n for j in range(copies)})) <= limit
+    assert copies - len(m({j: n - 2 for j in range(copies)})) > limit  # broken N - 2
+
+
+def test_partition_selection_api_and_errors(tmp_path):
+    df = pd.DataFrame(
+        {"u": range(300), "v": ["big"] * 200 + ["mid"] * 90 + [f"r{i}" for i in range(10)]}
+    )
+    r = dpselect.partition_selection(df, "v", 1.0, 1e-6, source=InsecureSeededSource(0))
+    assert r.values == ["big", "mid"] and "Desfontaines" in r.mechanism
+    assert (r.epsilon, r.delta) == (1.0, 1e-6)
+    r2 = dpselect.partition_selection(
+        df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, source=InsecureSeededSource(0)
+    )
+    assert r2.values == ["big", "mid"] and "threshold" in r2.mechanism
+    with pytest.raises(ParameterError, match="max_contributions"):
+        dpselect.partition_selection(df, "v", 1.0, 1e-6, max_contributions=2)
+    with pytest.raises(ParameterError, match="delta"):
+        dpselect.partition_selection(df, "v", 1.0, 0.0)
+    from dpselect.accounting.ledger import Ledger
+
+    path = str(tmp_path / "b.ledger")
+    Ledger.create(path, 2.0, 1e-5)
+    dpselect.partition_selection(df, "v", 1.0, 1e-6, ledger=path)
+    assert Ledger.open(path).spent() == (1.0, 1e-6)
