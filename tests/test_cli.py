@@ -92,7 +92,8 @@ def test_json_output_schema_and_seed(files):
     assert [SITES[i] for i in out["indices"]] == out["candidates"]
     assert out["epsilon"] == 1.0 and out["delta"] == 0.0 and out["rho"] > 0
     assert out["counts"] is None and out["ledger"] is None and out["stopped_early"] is False
-    assert out["parameters"]["k"] == 2 and out["parameters"]["mechanism"] == "gumbel"
+    # the mechanism is chosen from public parameters (k = 2 of 12, one row a person)
+    assert out["parameters"]["k"] == 2 and out["parameters"]["mechanism"] == "laplace_histogram"
     with_counts = json.loads(counts.stdout)
     assert len(with_counts["counts"]) == 2 and all(
         isinstance(c, int) for c in with_counts["counts"]
@@ -183,7 +184,7 @@ def test_ledger_charge_refusal_and_show(files, ledger):
         [["budget", "show", "--ledger", ledger], ["budget", "show", "--ledger", ledger, "--json"]]
     )
     assert show.returncode == 0 and "remaining: epsilon = 0.5" in show.stdout
-    assert "top_k/gumbel" in show.stdout
+    assert "top_k/laplace_histogram" in show.stdout  # the mechanism chosen for k = 2 of 12
     info = json.loads(show_json.stdout)
     assert info["entries"] == 1 and info["spent"]["epsilon"] == 1.0
     assert info["remaining"]["epsilon"] == pytest.approx(0.5)

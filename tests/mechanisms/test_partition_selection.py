@@ -100,11 +100,10 @@ def test_optimal_neighbours_by_exact_enumeration():
     for other in (d_plus, d_plus2):
         need = _delta_needed(_law_optimal(d, eps, delta), _law_optimal(other, eps, delta), e_map)
         assert need <= d_map * (1 + 1e-9)
-        # with a smaller epsilon the same law is not private: the check can fail
-        assert (
-            _delta_needed(_law_optimal(d, eps, delta), _law_optimal(other, eps, delta), e_map / 2)
-            > d_map
-        )
+    # the check can fail: the new value needs all of delta, the grown one needs epsilon
+    law = _law_optimal(d, eps, delta)
+    assert _delta_needed(law, _law_optimal(d_plus, eps, delta), e_map) > d_map / 2
+    assert _delta_needed(law, _law_optimal(d_plus2, eps, delta), e_map / 2) > d_map
     with pytest.raises(PrivacyMapError):
         m.map(2)
 
