@@ -164,10 +164,24 @@ def _selection(
     )
 
 
+#: In a zCDP ledger the pure-only mechanisms (permute-and-flip, Laplace) cost ``eps^2 / 2``,
+#: four times the exponential mechanism's ``eps^2 / 8`` (bounded range): "auto" then weighs
+#: only the options whose zCDP cost is not inflated.
+ZCDP_LEDGER_OPTIONS = ("gumbel", "gaussian_histogram")
+
+
 def _resolve(
-    mech: Mechanism, k: int, n: int, eps: float, delta: float, c: int, counts: bool
+    mech: Mechanism,
+    k: int,
+    n: int,
+    eps: float,
+    delta: float,
+    c: int,
+    counts: bool,
+    zcdp_ledger: bool = False,
 ) -> str:
-    """The mechanism to run (choice-module name): ``mech`` itself, or the public choice."""
+    """The mechanism to run (choice-module name): ``mech`` itself, or the public choice (a
+    function of ``k, n, eps, delta, c``, ``counts`` and the ledger's accounting only)."""
     if mech != "auto":
         key = _CHOICE_KEY.get(mech, mech)
         if key == "gaussian_histogram" and delta == 0:
@@ -180,10 +194,15 @@ def _resolve(
             return "gumbel_counts"
         return key
     best, options = choose_top_k(k, n, eps, delta, c)
+    if zcdp_ledger:
+        options = tuple(o for o in options if o.mechanism in ZCDP_LEDGER_OPTIONS)
+        best = min(options, key=lambda o: o.gap)
     if not counts or best.mechanism.endswith("_histogram"):
         return best.mechanism
     # counts wanted: a histogram releases them free, Gumbel + counts pays half for them.
     histograms = [o for o in options if o.mechanism.endswith("_histogram")]
+    if not histograms:
+        return "gumbel_counts"
     hist = min(histograms, key=lambda o: o.gap)
     gumbel_gap = gap_needed("gumbel", k, n, float_up(Fraction(2 * k) / Fraction(eps)))
     return hist.mechanism if hist.gap <= gumbel_gap else "gumbel_counts"
@@ -227,13 +246,14 @@ def _plan(
     counts: bool,
     c: int,
     source: RandomSource | None,
+    zcdp_ledger: bool = False,
 ) -> _Plan:
     """Calibrate the chosen mechanism to ``(eps, delta)`` at one person (``d_in = 1``).
 
     Selection scores move by at most 1 each, all the same way (monotonic; data.scores); each
     person moves at most ``c`` of them (histograms).
     """
-    method = _resolve(mech, k, n, eps, delta, c, counts)
+    method = _resolve(mech, k, n, eps, delta, c, counts, zcdp_ledger)
     if method == "gumbel_counts":
         return _gumbel_counts_plan(n, k, eps, source)
     if method in ("laplace_histogram", "gaussian_histogram"):
@@ -475,7 +495,10 @@ def top_k(
     table = _open(data, column, privacy_unit, schema)
     book = open_ledger(ledger)
 
-    plan = _plan(len(cand_list), k, eps, dlt, mech, counts, max_contributions, source)
+    zcdp_ledger = book is not None and book.accounting == "zcdp"
+    plan = _plan(
+        len(cand_list), k, eps, dlt, mech, counts, max_contributions, source, zcdp_ledger
+    )
     parameters = {
         "column": column,
         "k": k,

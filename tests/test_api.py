@@ -359,3 +359,13 @@ def test_cli_delta_candidates_plan_and_keys(tmp_path, capsys):
         "--insecure-seed", "0")  # fmt: skip
     keys = capsys.readouterr().out
     assert "news.example" in keys and "values released" in keys
+
+
+def test_zcdp_ledger_weighs_bounded_range_options_only(tmp_path):
+    zc = str(tmp_path / "z.ledger")
+    Ledger.create(zc, 10.0, 1e-6, accounting="zcdp")
+    r = top_k(visits(), "site", 1, 1.0, candidates=SITES, ledger=zc)
+    assert r.parameters["mechanism"] == "gumbel"  # eps^2/8, not permute-and-flip's eps^2/2
+    assert r.rho == pytest.approx(1 / 8)
+    plain = top_k(visits(), "site", 1, 1.0, candidates=SITES)
+    assert plain.parameters["mechanism"] == "permute_and_flip"
