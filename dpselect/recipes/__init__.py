@@ -9,8 +9,9 @@ the private data, and returns a result dataclass with ``to_dict()`` and a readab
 - :func:`select_hypothesis`: private hypothesis selection / PAC learning (seed 003,
   Theorem 6), with :func:`pac_sample_size` and :func:`threshold_hypotheses`;
 - :func:`select`: the exponential mechanism for any score with a known sensitivity;
-- :func:`choose_max_contributions`: a contribution bound chosen privately (generalized
-  exponential mechanism);
+- :func:`choose_max_contributions` and :func:`choose_bounds`: a contribution bound
+  (generalized exponential mechanism) and clamping bounds (quantiles over power-of-two bins)
+  chosen privately;
 - :func:`tune`: the best of a random number of private training runs (Papernot and Steinke
   2022);
 - :func:`preview` and :func:`plot_preview`: the exact law of a selection on hypothetical
@@ -19,7 +20,7 @@ the private data, and returns a result dataclass with ``to_dict()`` and a readab
 ``docs/examples.md`` works through the seeds' examples with these recipes.
 """
 
-from .bounds import ContributionChoice, choose_max_contributions
+from .bounds import BoundsChoice, ContributionChoice, choose_bounds, choose_max_contributions
 from .hypothesis import (
     HypothesisResult,
     pac_sample_size,
@@ -33,6 +34,7 @@ from .select import SelectionResult, select
 from .tune import TuneResult, tune
 
 __all__ = [
+    "BoundsChoice",
     "ContributionChoice",
     "HypothesisResult",
     "PreviewResult",
@@ -42,6 +44,7 @@ __all__ = [
     "SelectionResult",
     "TuneResult",
     "best_price",
+    "choose_bounds",
     "choose_max_contributions",
     "default_alpha",
     "pac_sample_size",

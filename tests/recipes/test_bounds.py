@@ -1,5 +1,6 @@
-"""choose_max_contributions (GEM), issue 16: the choice on data with a known answer, the
-ledger charge, exact neighbouring-dataset checks on small inputs, refusals before the charge."""
+"""choose_max_contributions (GEM) and choose_bounds (bin quantiles), issue 16: choices on data
+with a known answer, the ledger charge, exact neighbouring-dataset checks on small inputs,
+refusals before the charge."""
 
 from __future__ import annotations
 
@@ -14,7 +15,13 @@ import pytest
 import dpselect.core as dc
 from dpselect.accounting.ledger import Ledger
 from dpselect.mechanisms.generalized_exponential import GRID_BITS, gem_shifts, gem_threshold
-from dpselect.recipes.bounds import choose_max_contributions, contribution_scores
+from dpselect.recipes.bounds import (
+    bin_scores,
+    bound_bins,
+    choose_bounds,
+    choose_max_contributions,
+    contribution_scores,
+)
 from dpselect.sampling import InsecureSeededSource
 
 
@@ -83,6 +90,9 @@ def test_choose_max_contributions_neighbours_exact():
     "call, match",
     [
         (lambda f, b: choose_max_contributions(f, "missing", "u", 1.0, ledger=b), "missing"),
+        (lambda f, b: choose_bounds(f, "x", 1.0, quantiles=(0.9, 0.1), ledger=b), "quantiles"),
+        (lambda f, b: choose_bounds(f, "missing", 1.0, ledger=b), "missing"),
+        (lambda f, b: choose_bounds(f, "x", -1.0, ledger=b), "epsilon"),
         (
             lambda f, b: choose_max_contributions(f, "x", "u", 1.0, candidates=[0], ledger=b),
             "candidates",
@@ -97,3 +107,60 @@ def test_refusals_before_the_charge(tmp_path, call, match):
     with pytest.raises(dc.DPSelectError, match=match):
         call(frame, book)
     assert book.spent()[0] == 0.0
+
+
+# ----------------------------------------------------------------------------- choose_bounds
+def test_choose_bounds_on_known_data(tmp_path):
+    rng = np.random.default_rng(1)  # test data only
+    frame = pd.DataFrame({"x": rng.normal(100, 10, 2000)})
+    book = Ledger.create(tmp_path / "l.db", 10.0)
+    r = choose_bounds(frame, "x", 1.0, ledger=book, source=InsecureSeededSource(2))
+    assert (r.lower, r.upper) == (64.0, 128.0)
+    assert book.spent()[0] <= 1.0 and book.entries()[-1].mechanism == "choose_bounds"
+    picks = Counter(
+        (c.lower, c.upper)
+        for c in (choose_bounds(frame, "x", 1.0, source=InsecureSeededSource(i)) for i in range(20))
+    )
+    assert picks == Counter({(64.0, 128.0): 20})  # an empty bin: probability < 99 e^-25
+    negative = pd.DataFrame({"x": rng.normal(-3, 0.5, 2000)})
+    r = choose_bounds(negative, "x", 1.0, source=InsecureSeededSource(3))
+    assert (r.lower, r.upper) == (-4.0, -2.0) and "bounds" in str(r)  # 5%: -3.8, 95%: -2.2
+    text = pd.DataFrame({"x": ["1", "abc", None, "3"] * 50})  # text rows parse one by one
+    r = choose_bounds(text, "x", 4.0, source=InsecureSeededSource(3))
+    assert r.lower <= r.upper
+
+
+def test_choose_bounds_neighbours_exact():
+    """Every dataset of 3 values from a small set and every neighbour (one value added):
+    each level's exact exponential-mechanism law over the bins differs by at most eps / 2."""
+    bins = bound_bins()
+    eps = Fraction(1)
+    values = [-5.0, -0.001, 0.3, 3.0, 100.0]
+    worst = 0.0
+    for level in (Fraction(1, 20), Fraction(19, 20), Fraction(1, 2)):
+        sens = max(level.numerator, level.denominator - level.numerator)
+
+        def law(data, level=level, sens=sens):
+            s = np.asarray(bin_scores(data, bins, level), dtype=float)
+            z = float(eps / 2) * s / (2 * sens)
+            w = np.exp(z - z.max())
+            return w / w.sum()
+
+        for base in itertools.combinations_with_replacement(values, 3):
+            p = law(list(base))
+            for extra in values:
+                q = law([*base, extra])
+                worst = max(worst, float(np.max(np.abs(np.log(p) - np.log(q)))))
+    assert worst <= 0.5 + 1e-9 and worst > 0.1
+    # broken variant: the score treated as sensitivity 1 (the 5% level's is 19) leaks more
+    level = Fraction(1, 20)
+    broken = 0.0
+    for base in itertools.combinations_with_replacement(values, 3):
+        s0 = np.asarray(bin_scores(list(base), bins, level), dtype=float) * float(eps / 2) / 2
+        p = np.exp(s0 - s0.max()) / np.exp(s0 - s0.max()).sum()
+        for extra in values:
+            s1 = np.asarray(bin_scores([*base, extra], bins, level), dtype=float)
+            s1 = s1 * float(eps / 2) / 2
+            q = np.exp(s1 - s1.max()) / np.exp(s1 - s1.max()).sum()
+            broken = max(broken, float(np.max(np.abs(np.log(p) - np.log(q)))))
+    assert broken > 1.0
