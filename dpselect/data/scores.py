@@ -6,25 +6,40 @@ Two scorings, each with a proven sensitivity used by the mechanisms' maps:
   ``column`` equals it. Adding or removing one row changes one score by 1: L-infinity and
   L1 sensitivity 1, monotonic (range sensitivity 1).
 - **A privacy unit column** (``privacy_unit="user_id"``): each user's distinct candidate values
-  are ranked by a hash salted per query, and only the first ``max_contributions`` are kept; the
-  score of a candidate is the number of users who kept it. Which values a user keeps depends
-  only on that user's own rows and the salt, so adding or removing one user (with any number of
-  rows) changes at most ``max_contributions`` scores, each by 1, all in the same direction:
-  L-infinity sensitivity 1, monotonic, L1 sensitivity ``max_contributions``.
+  are ranked by a keyed hash of (salt, user, value) and only the first ``max_contributions``
+  are kept; the score of a candidate is the number of users who kept it. Which values a user
+  keeps depends only on that user's own rows and the per-query salt, so adding or removing one
+  user (with any number of rows) changes at most ``max_contributions`` scores, each by 1, all
+  in the same direction: L-infinity sensitivity 1, monotonic, L1 sensitivity
+  ``max_contributions``. The exact rule (the same in every engine, so that DuckDB and Spark
+  give bit-identical scores) is :func:`bounding_key` and docs/contribution_bounding.md.
 
-Rows whose ``column`` (or privacy unit) is NULL, and values outside the candidate list, are
+Privacy units are grouped **by value**, never by their text: ``0.0`` and ``-0.0`` are one unit
+(floating units are normalised by adding ``0.0``), and a NULL or NaN unit is missing (its rows
+count for nobody). Rows whose ``column`` is NULL, and values outside the candidate list, are
 ignored; candidates absent from the data score 0. Empty data is valid: every score is 0.
 
-Candidates are converted to the column's type (``TRY_CAST``; one that does not convert matches
-nothing). Two candidates that convert to the same value (``"7"`` and ``"07"`` for an integer
-column) both count its rows: one row then moves two scores, each still by at most 1, which is
-all the selection maps use (L-infinity, monotonic). The column's type never depends on the
-rows (:mod:`dpselect.data.tables`), so neither does this matching. The privacy unit's hash
-reads the unit as text, so that a user hashes alike from every input kind.
+**Matching candidates to values** is by value and decided by public facts only (the column's
+type from the schema and the candidates' Python types), never by the rows:
+
+- When the column is **text** (every CSV and JSON column, unless a schema says otherwise) and
+  the candidates are all **numbers**, the text is read as a number: ``TRY_CAST(column AS
+  DOUBLE)`` for float (or mixed int and float) candidates, and for int candidates the same
+  value when it is integral, as ``BIGINT``. So ``"4"``, ``"4.0"`` and ``" 4 "`` all match
+  ``4.0`` (and ``4``); ``"4.5"`` matches no int; text that is not a number matches nothing.
+- Otherwise candidates are converted to the column's type (``TRY_CAST``; one that does not
+  convert matches nothing).
+
+Two candidates that convert to the same value (``"7"`` and ``"07"`` for an integer column,
+``4`` and ``4.0`` on a text column) both count its rows: one row then moves two scores, each
+still by at most 1, which is all the selection maps use (L-infinity, monotonic). The column's
+type never depends on the rows (:mod:`dpselect.data.tables`), so neither does this matching.
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -35,18 +50,233 @@ import numpy.typing as npt
 from .candidates import as_arrow
 from .tables import Table
 
-__all__ = ["candidate_scores", "top_values"]
+__all__ = [
+    "BOUNDING_SEPARATOR",
+    "bounding_key",
+    "candidate_scores",
+    "canonical_text",
+    "canonical_text_sql",
+    "fmix32",
+    "match_sql",
+    "normalised_sql",
+    "numeric_candidate_type",
+    "salt_text",
+    "top_values",
+    "unit_seed",
+    "value_code",
+]
 
 Progress = Callable[[float], None] | None
 _CANDIDATES_VIEW = "dpselect_candidates"
 _CANDIDATES_TABLE = "dpselect_candidates_table"
-# The salt enters DuckDB's hash as a UBIGINT whatever its size, so that a small salt hashes
-# like a large one and every input kind (users as text or numbers) hashes the same.
+
+# ----------------------------------------------------------------------------------------
+# The bounding rule: which values a user keeps (docs/contribution_bounding.md).
+#
+# Every engine computes it with the same bytes and the same integer arithmetic:
+#   seed(u)  = the first 8 bytes, little-endian, of md5(salt_text \x1f "u" \x1f text(u))
+#   a, b     = seed(u) mod 2^32, seed(u) div 2^32
+#   code(x)  = the candidate's 0-based position (candidate path), or the first 4 bytes,
+#              little-endian, of md5(salt_text \x1f "v" \x1f text(x)) (unknown-domain path)
+#   key(u,x) = fmix32(fmix32(code(x) xor a) xor b)
+# A user keeps the max_contributions distinct values with the smallest (key, tie-break),
+# the tie-break being the position (never needed: key is a bijection of a position) or the
+# value itself on the unknown-domain path. md5 is computed once per user and once per
+# distinct value, never per row; the per-pair work is 32-bit integer arithmetic in which no
+# intermediate exceeds 2^63 (so it is exact in signed 64-bit SQL integers, DuckDB and Spark).
+# ----------------------------------------------------------------------------------------
+
+#: Field separator of the hashed texts (ASCII unit separator, ``chr(31)``).
+BOUNDING_SEPARATOR = "\x1f"
+_M32 = 0xFFFFFFFF
 _SALT_MASK = (1 << 64) - 1
+#: murmur3's 32-bit finaliser (Appleby, MurmurHash3 ``fmix32``): shifts and odd multipliers.
+_FMIX32 = (("xs", 16), ("mul", 0x85EBCA6B), ("xs", 13), ("mul", 0xC2B2AE35), ("xs", 16))
 
 
-def _salted_hash(*columns: str) -> str:
-    return f"hash(CAST($salt AS UBIGINT), {', '.join(columns)})"
+def salt_text(salt: int) -> str:
+    """The salt as hashed: the decimal digits of ``salt mod 2^64``."""
+    return str(int(salt) & _SALT_MASK)
+
+
+def fmix32(x: int) -> int:
+    """murmur3's ``fmix32`` of ``x`` (0 <= x < 2^32): a bijection of 32-bit words."""
+    for op, k in _FMIX32:
+        x = x ^ (x >> k) if op == "xs" else (x * k) & _M32
+    return x
+
+
+def unit_seed(salt: int, unit_text: str) -> int:
+    """The user's 64-bit seed: little-endian first 8 bytes of md5(salt, "u", unit text)."""
+    text = BOUNDING_SEPARATOR.join((salt_text(salt), "u", unit_text))
+    return int.from_bytes(hashlib.md5(text.encode("utf-8")).digest()[:8], "little")
+
+
+def value_code(salt: int, value_text: str) -> int:
+    """A value's 32-bit code on the unknown-domain path (md5 of salt, "v", value text)."""
+    text = BOUNDING_SEPARATOR.join((salt_text(salt), "v", value_text))
+    return int.from_bytes(hashlib.md5(text.encode("utf-8")).digest()[:4], "little")
+
+
+def bounding_key(salt: int, unit_text: str, code: int) -> int:
+    """The 32-bit key of the pair (user, value code): smaller keys are kept first.
+
+    A two-round Even-Mansour construction over ``fmix32`` keyed by the user's seed; for a
+    fixed user it is a bijection of the code, so distinct candidate positions never tie.
+    """
+    seed = unit_seed(salt, unit_text)
+    return fmix32(fmix32(code ^ (seed & _M32)) ^ (seed >> 32))
+
+
+def canonical_text(value: Any) -> str:
+    """The text a unit or a value is hashed as (Python reference of :func:`canonical_text_sql`).
+
+    str as is; bool ``true``/``false``; int in decimal; float as ``[-]Mp E`` with ``M`` the
+    53-bit integer significand and ``E`` the power of two (``0``, ``inf``, ``-inf``, ``nan``
+    for the special values; ``-0.0`` is ``0``); dates ISO ``YYYY-MM-DD``; timestamps the
+    integer microseconds since 1970-01-01 (UTC; naive timestamps read as UTC).
+    """
+    import datetime as dt
+    import decimal
+
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value == 0:
+            return "0"
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        mantissa, exponent = math.frexp(abs(value))
+        sign = "-" if value < 0 else ""
+        return f"{sign}{int(mantissa * 2**53)}p{exponent - 53}"
+    if isinstance(value, dt.datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+        delta = aware - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+        return str((delta.days * 86400 + delta.seconds) * 10**6 + delta.microseconds)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, bytes):
+        return value.hex().upper()
+    return str(value)
+
+
+def _is_floating(sql_type: str) -> bool:
+    return sql_type.upper() in ("FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8")
+
+
+def normalised_sql(expr: str, sql_type: str) -> str:
+    """``expr`` as grouped: floating values plus ``0.0`` (so ``-0.0`` is ``+0.0``), else as is."""
+    if _is_floating(sql_type):
+        return f"(CAST({expr} AS DOUBLE) + CAST(0.0 AS DOUBLE))"
+    return expr
+
+
+def canonical_text_sql(expr: str, sql_type: str, dialect: str = "duckdb") -> str:
+    """SQL text of ``expr`` (a value of the DuckDB type ``sql_type``) as :func:`canonical_text`.
+
+    ``dialect`` is ``"duckdb"`` or ``"spark"`` (the Spark SQL spelling of the same rule, for
+    the Spark engine; its equality with DuckDB is that engine's test). Types: text, booleans,
+    integers, decimals (plain notation with the column's scale), dates, timestamps, floats,
+    blobs (upper-case hex); anything else is the engine's own text (not portable).
+    """
+    if dialect not in ("duckdb", "spark"):
+        raise ValueError(f"dialect must be 'duckdb' or 'spark', got {dialect!r}")
+    text = "STRING" if dialect == "spark" else "VARCHAR"
+    t = sql_type.upper()
+    if t in ("VARCHAR", "STRING", "TEXT") or t.startswith("VARCHAR"):
+        return expr
+    if t.startswith("TIMESTAMP") or t == "DATETIME":
+        micros = f"unix_micros({expr})" if dialect == "spark" else f"epoch_us({expr})"
+        return f"CAST({micros} AS {text})"
+    if t in ("BLOB", "BINARY", "BYTEA"):
+        return f"hex({expr})"
+    if _is_floating(t):
+        x = f"CAST({expr} AS DOUBLE)"
+        a = f"abs({x})"
+        e0 = f"floor(log2({a}))"
+        ratio = f"({a} / pow(2.0, {e0}))"
+        e = f"({e0} + CASE WHEN {ratio} >= 2 THEN 1 WHEN {ratio} < 1 THEN -1 ELSE 0 END)"
+        significand = f"CAST({a} / pow(2.0, {e}) * pow(2.0, 52) AS BIGINT)"
+        exponent = f"CAST({e} AS BIGINT) - 52"
+        nan = f"isnan({x})"
+        inf = f"({a} = CAST('inf' AS DOUBLE))" if dialect == "spark" else f"isinf({x})"
+        return (
+            f"CASE WHEN {x} = 0 THEN '0' WHEN {nan} THEN 'nan' "
+            f"WHEN {inf} THEN CASE WHEN {x} > 0 THEN 'inf' ELSE '-inf' END "
+            f"ELSE concat(CASE WHEN {x} < 0 THEN '-' ELSE '' END, "
+            f"CAST({significand} AS {text}), 'p', CAST({exponent} AS {text})) END"
+        )
+    return f"CAST({expr} AS {text})"
+
+
+def _md5_bits_sql(text_sql: str, first_bytes: int, dialect: str = "duckdb") -> str:
+    """The first ``first_bytes`` (4 or 8) bytes of md5(text), little-endian, as SQL."""
+    if dialect == "spark":
+        h = f"md5({text_sql})"
+        hexdigits = ", ".join(f"substr({h}, {2 * k + 1}, 2)" for k in reversed(range(first_bytes)))
+        return f"CAST(conv(concat({hexdigits}), 16, 10) AS DECIMAL(20, 0))"
+    whole = f"md5_number_upper({text_sql})"
+    return whole if first_bytes == 8 else f"CAST({whole} & {_M32} AS BIGINT)"
+
+
+def _hashed_text_sql(tag: str, text_sql: str, salt_sql: str = "$salt") -> str:
+    """SQL of the hashed text ``salt \x1f tag \x1f text`` (the salt as a text parameter)."""
+    return f"concat_ws(chr(31), {salt_sql}, '{tag}', {text_sql})"
+
+
+def _fmix32_bodies(x: str) -> list[str]:
+    """``fmix32`` as successive SQL expressions of the column ``x`` (each applied to the last).
+
+    Multiplications by a constant k >= 2^31 are computed as x*(k - 2^31) + (x mod 2) * 2^31
+    (mod 2^32), so no intermediate reaches 2^63: exact in signed 64-bit integers.
+    """
+    bodies = []
+    for op, k in _FMIX32:
+        if op == "xs":
+            bodies.append(f"xor({x}, {x} >> {k})")
+        elif k < 1 << 31:
+            bodies.append(f"({x} * {k}) & {_M32}")
+        else:
+            bodies.append(f"(({x} * {k - (1 << 31)}) + (({x} & 1) << 31)) & {_M32}")
+    return bodies
+
+
+def _chain(source: str, bodies: list[str], x: str = "x") -> str:
+    """``source`` with the column ``x`` replaced by each body in turn (one projection each,
+    so that no expression is repeated inside another)."""
+    for body in bodies:
+        source = f"(SELECT * REPLACE ({body} AS {x}) FROM {source})"
+    return source
+
+
+def _keyed_sql(pairs: str, code: str, unit_type: str) -> str:
+    """``pairs`` (columns ``u`` and the code column) with ``x`` = :func:`bounding_key`.
+
+    The user's seed is computed once per distinct user and joined back to the pairs.
+    """
+    seed = _md5_bits_sql(_hashed_text_sql("u", _unit_text_sql(unit_type)), 8)
+    seeds = f"""(SELECT u, CAST(h & {_M32} AS BIGINT) AS a, CAST(h >> 32 AS BIGINT) AS b
+                 FROM (SELECT u, {seed} AS h FROM (SELECT DISTINCT u FROM {pairs})))"""
+    start = f"""(SELECT p.*, xor(p.{code}, s.a) AS x, s.b AS b
+                 FROM {pairs} AS p JOIN {seeds} AS s ON p.u = s.u)"""
+    return _chain(start, [*_fmix32_bodies("x"), "xor(x, b)", *_fmix32_bodies("x")])
+
+
+def _unit_text_sql(unit_type: str) -> str:
+    return canonical_text_sql("u", "DOUBLE" if _is_floating(unit_type) else unit_type)
+
+
+# ----------------------------------------------------------------------------------------
+# Candidates and matching
+# ----------------------------------------------------------------------------------------
 
 
 def _quote(name: str) -> str:
@@ -96,6 +326,46 @@ def _candidates_source(
             table.connection.unregister(_CANDIDATES_VIEW)
 
 
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _is_text(sql_type: str) -> bool:
+    return sql_type.upper() == "VARCHAR"
+
+
+def numeric_candidate_type(candidates: Sequence[Any]) -> str | None:
+    """``"BIGINT"`` (all int in int64), ``"DOUBLE"`` (float, or int and float), or ``None``.
+
+    ``bool`` is not a number here (``True`` is not matched to ``"1"``).
+    """
+    kinds = set(map(type, candidates))
+    if not kinds or not kinds <= {int, float}:
+        return None
+    if kinds == {int}:
+        if all(_INT64[0] <= c <= _INT64[1] for c in candidates):
+            return "BIGINT"
+        return None
+    return "DOUBLE"
+
+
+def match_sql(column_sql: str, col_type: str, candidates: Sequence[Any]) -> tuple[str, str]:
+    """SQL of (the column's value as matched, the candidate ``c`` as matched) (module doc)."""
+    number = numeric_candidate_type(candidates) if _is_text(col_type) else None
+    if number == "DOUBLE":
+        return f"TRY_CAST({column_sql} AS DOUBLE)", "TRY_CAST(c AS DOUBLE)"
+    if number == "BIGINT":
+        as_double = f"TRY_CAST({column_sql} AS DOUBLE)"
+        as_int = f"TRY_CAST({column_sql} AS BIGINT)"
+        integral = f"CASE WHEN {as_double} = floor({as_double}) THEN {as_int} END"
+        return integral, "TRY_CAST(c AS BIGINT)"
+    return column_sql, f"TRY_CAST(c AS {col_type})"
+
+
+# ----------------------------------------------------------------------------------------
+# The score queries
+# ----------------------------------------------------------------------------------------
+
+
 def candidate_scores(
     table: Table,
     column: str,
@@ -109,8 +379,8 @@ def candidate_scores(
 
     One scan of the data. Without a privacy unit the data is grouped by value first and the
     groups are then joined with the candidates (as fast as the plain ``GROUP BY``); with one,
-    the rows are joined with the candidates first, so that a user's contributions are only
-    spent on candidates.
+    the rows are joined with the candidates first (so that a user's contributions are only
+    spent on candidates), then grouped by user (:func:`_bounded_scores_sql`).
     """
     if getattr(table, "engine", "duckdb") == "spark":  # same semantics (data.spark_engine)
         from . import spark_engine
@@ -119,12 +389,23 @@ def candidate_scores(
             table, column, candidates, privacy_unit, max_contributions, salt, progress  # type: ignore[arg-type]
         )
     col_type = table.require_column(column)
+    unit_type = None
     if privacy_unit is not None:
-        table.require_column(privacy_unit, "privacy_unit")
+        unit_type = table.require_column(privacy_unit, "privacy_unit")
+    col_match, cand_match = match_sql(f"data.{_quote(column)}", col_type, candidates)
     with _candidates_source(table, candidates, progress is not None) as (source, params):
-        sql, params = _score_sql(
-            column, col_type, source, params, privacy_unit, max_contributions, salt
-        )
+        cands = f"SELECT {cand_match} AS v, i FROM {source}"
+        if privacy_unit is None or unit_type is None:
+            sql = f"""
+                WITH cands AS ({cands}),
+                     counted AS (SELECT {col_match} AS v, count(*) AS n FROM data GROUP BY 1)
+                SELECT cands.i AS i, counted.n AS n FROM counted JOIN cands ON counted.v = cands.v
+            """
+        else:
+            sql = _bounded_scores_sql(
+                col_match, cands, privacy_unit, unit_type, int(max_contributions)
+            )
+            params = params | {"salt": salt_text(salt)}
         found = table.query_numpy(sql, params, progress)
     scores = np.zeros(len(candidates), dtype=np.int64)
     # One row per matched candidate position (the groups are distinct values, and two
@@ -133,43 +414,37 @@ def candidate_scores(
     return scores
 
 
-def _score_sql(
-    column: str,
-    col_type: str,
-    source: str,
-    params: dict[str, Any],
-    privacy_unit: str | None,
-    max_contributions: int,
-    salt: int,
-) -> tuple[str, dict[str, Any]]:
-    """The score query over the candidates ``source`` and its parameters."""
-    # Candidates are cast to the column's type; one that cannot be cast matches nothing.
-    cands = f"SELECT TRY_CAST(c AS {col_type}) AS v, i FROM {source}"
-    col = _quote(column)
-    if privacy_unit is None:
-        sql = f"""
-            WITH cands AS ({cands}),
-                 counted AS (SELECT {col} AS v, count(*) AS n FROM data GROUP BY {col})
-            SELECT cands.i AS i, counted.n AS n FROM counted JOIN cands ON counted.v = cands.v
-        """
-    else:
-        unit = _quote(privacy_unit)
-        rank = _salted_hash("u", "i")
-        # Each user keeps at most max_contributions of their distinct candidates: those with
-        # the smallest salted hash of (user as text, candidate position), ties by position.
-        # The rule reads only that user's rows and the salt.
-        sql = f"""
-            WITH cands AS ({cands}),
-                 pairs AS (SELECT DISTINCT CAST(data.{unit} AS VARCHAR) AS u, cands.i AS i
-                           FROM data JOIN cands ON data.{col} = cands.v
-                           WHERE data.{unit} IS NOT NULL),
-                 kept AS (SELECT i FROM pairs
-                          QUALIFY row_number() OVER (PARTITION BY u ORDER BY {rank}, i)
-                                  <= {int(max_contributions)})
-            SELECT i, count(*) AS n FROM kept GROUP BY i
-        """
-        params = params | {"salt": int(salt) & _SALT_MASK}
-    return sql, params
+def _unit_sql(privacy_unit: str, unit_type: str) -> tuple[str, str]:
+    """(the unit as grouped, the condition for a row to have a unit): by value, not NULL/NaN."""
+    unit = f"data.{_quote(privacy_unit)}"
+    valid = f"{unit} IS NOT NULL"
+    if _is_floating(unit_type):
+        valid += f" AND NOT isnan({unit})"
+    return normalised_sql(unit, unit_type), valid
+
+
+def _bounded_scores_sql(
+    col_match: str, cands: str, privacy_unit: str, unit_type: str, m: int
+) -> str:
+    """Scores with contributions bounded to ``m`` per user (:func:`bounding_key`'s rule).
+
+    Rows are joined with the candidates first (contributions are only spent on candidates);
+    each user's seed is one md5 per distinct user; each row's key is 32-bit arithmetic; one
+    aggregation per user keeps the smallest key (``arg_min``), or for ``m > 1`` the ``m``
+    smallest (``arg_min(i, key, m)``) over the distinct (user, position) pairs. The key is a
+    bijection of the position for a fixed user, so there are no ties.
+    """
+    unit, valid = _unit_sql(privacy_unit, unit_type)
+    rows = f"""(SELECT {unit} AS u, cands.i AS i FROM data JOIN cands ON {col_match} = cands.v
+               WHERE {valid})"""
+    pairs = "(SELECT * FROM unit_rows)" if m == 1 else "(SELECT DISTINCT u, i FROM unit_rows)"
+    chosen = "arg_min(i, x)" if m == 1 else f"unnest(arg_min(i, x, {m}))"
+    return f"""
+        WITH cands AS ({cands}), unit_rows AS {rows}, unit_pairs AS {pairs}
+        SELECT i, count(*) AS n
+        FROM (SELECT {chosen} AS i FROM {_keyed_sql("unit_pairs", "i", unit_type)} GROUP BY u)
+        GROUP BY i
+    """
 
 
 def top_values(
@@ -184,8 +459,11 @@ def top_values(
     """The ``limit`` values with the largest scores, ties by value: input to the limited-domain
     mechanism, which is built for candidate sets taken from the data (Durfee and Rogers 2019).
 
-    The scores are those of :func:`candidate_scores` with every non-NULL value a candidate: a
-    user changes at most ``max_contributions`` of them, each by 1 (the l0 sensitivity).
+    The scores are those of :func:`candidate_scores` with every non-NULL value a candidate
+    (floating values grouped by value, ``-0.0`` as ``0.0``): a user changes at most
+    ``max_contributions`` of them, each by 1 (the l0 sensitivity). With a privacy unit each
+    distinct value gets a code (:func:`value_code`, one md5 per distinct value) and a user
+    keeps the values with the smallest (:func:`bounding_key`, value).
     """
     if getattr(table, "engine", "duckdb") == "spark":  # same semantics (data.spark_engine)
         from . import spark_engine
@@ -193,24 +471,34 @@ def top_values(
         return spark_engine.top_values(
             table, column, limit, privacy_unit, max_contributions, salt, progress  # type: ignore[arg-type]
         )
-    table.require_column(column)
-    col = _quote(column)
+    col_type = table.require_column(column)
+    col = normalised_sql(f"data.{_quote(column)}", col_type)
     params: dict[str, Any] = {}
     if privacy_unit is not None:
-        table.require_column(privacy_unit, "privacy_unit")
-        unit = _quote(privacy_unit)
+        unit_type = table.require_column(privacy_unit, "privacy_unit")
+        unit, valid = _unit_sql(privacy_unit, unit_type)
+        m = int(max_contributions)
+        v_text = canonical_text_sql("v", "DOUBLE" if _is_floating(col_type) else col_type)
+        code = _md5_bits_sql(_hashed_text_sql("v", v_text), 4)
+        rows = f"""(SELECT {unit} AS u, vals.v AS v, vals.w AS w
+                   FROM data JOIN vals ON {col} = vals.v WHERE {valid})"""
+        pairs = "(SELECT DISTINCT u, v, w FROM unit_rows)"
+        if m == 1:
+            pairs = "(SELECT * FROM unit_rows)"
+        rank = "{'k': x, 'v': v}"
+        chosen = f"arg_min(v, {rank})" if m == 1 else f"unnest(arg_min(v, {rank}, {m}))"
         counted = f"""
-            SELECT v, count(*) AS n FROM (
-                SELECT v FROM (SELECT DISTINCT CAST({unit} AS VARCHAR) AS u, {col} AS v FROM data
-                               WHERE {unit} IS NOT NULL AND {col} IS NOT NULL)
-                QUALIFY row_number()
-                        OVER (PARTITION BY u ORDER BY {_salted_hash("u", "CAST(v AS VARCHAR)")}, v)
-                        <= {int(max_contributions)}
-            ) GROUP BY v
+            WITH vals AS (SELECT v, {code} AS w
+                          FROM (SELECT DISTINCT {col} AS v FROM data
+                                WHERE data.{_quote(column)} IS NOT NULL)),
+                 unit_rows AS {rows}, unit_pairs AS {pairs}
+            SELECT v, count(*) AS n
+            FROM (SELECT {chosen} AS v FROM {_keyed_sql("unit_pairs", "w", unit_type)} GROUP BY u)
+            GROUP BY v
         """
-        params["salt"] = int(salt) & _SALT_MASK
+        params["salt"] = salt_text(salt)
     else:
         counted = f"""SELECT {col} AS v, count(*) AS n FROM data
-                      WHERE {col} IS NOT NULL GROUP BY {col}"""
+                      WHERE data.{_quote(column)} IS NOT NULL GROUP BY 1"""
     sql = f"SELECT v, n FROM ({counted}) ORDER BY n DESC, v LIMIT {int(limit)}"
     return [(v, int(n)) for v, n in table.query(sql, params, progress)]

@@ -245,3 +245,248 @@ def test_candidate_paths_and_progress_agree(monkeypatch, arrow, with_progress):
     assert [list(g) for g in got] == [list(e) for e in expected]
     if with_progress:
         assert seen and seen[-1] == 100.0 and all(0 <= p <= 100 for p in seen)
+
+
+# --- the bounding rule: reference implementation, units by value, uniformity ------------------
+
+from collections import Counter  # noqa: E402
+
+from dpselect.data.scores import (  # noqa: E402
+    bounding_key,
+    canonical_text,
+    canonical_text_sql,
+    fmix32,
+    salt_text,
+    value_code,
+)
+
+
+def reference_bounded_scores(units, sites, candidates, m, salt):
+    """Straightforward Python: each user keeps the m smallest (key, position) of their
+    distinct candidate positions; units grouped by value (-0.0 is 0.0; None, NaN missing)."""
+    position = {c: i for i, c in enumerate(candidates)}
+    per_user = {}
+    for u, s in zip(units, sites, strict=True):
+        if u is None or s is None or s not in position:
+            continue
+        if isinstance(u, float):
+            if np.isnan(u):
+                continue
+            u = u + 0.0
+        per_user.setdefault(u, set()).add(position[s])
+    scores = np.zeros(len(candidates), dtype=np.int64)
+    for u, positions in per_user.items():
+        text = canonical_text(u)
+        kept = sorted(positions, key=lambda i: (bounding_key(salt, text, i), i))[:m]
+        scores[kept] += 1
+    return scores
+
+
+def reference_top_values(units, values, m, salt):
+    per_user = {}
+    for u, v in zip(units, values, strict=True):
+        if u is None or v is None:
+            continue
+        per_user.setdefault(u, set()).add(v)
+    counts = Counter()
+    for u, vs in per_user.items():
+        text = canonical_text(u)
+        key = {v: bounding_key(salt, text, value_code(salt, canonical_text(v))) for v in vs}
+        counts.update(sorted(vs, key=lambda v: (key[v], v))[:m])
+    return counts
+
+
+@pytest.mark.parametrize("unit_kind", ["int", "str", "float"])
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_sql_equals_the_reference_implementation(unit_kind, m):
+    rng = np.random.default_rng(100 + m)
+    for salt in (0, 1, 2**63 - 1):
+        df = random_visits(int(rng.integers(1 << 30)), n_users=60, n_rows=500)
+        if unit_kind == "str":
+            df["user_id"] = "user-" + df["user_id"].astype(str)
+        elif unit_kind == "float":
+            df["user_id"] = df["user_id"] / 7 - 3.0
+        units = df["user_id"].tolist()
+        sites = [None if pd.isna(s) else s for s in df["site"]]
+        expected = reference_bounded_scores(units, sites, CANDIDATES, m, salt)
+        assert list(scores(df, "user_id", m, salt)) == list(expected)
+        got = dict(top_values(open_table(df), "site", 100, "user_id", m, salt))
+        assert got == dict(reference_top_values(units, sites, m, salt))
+
+
+def test_float_units_are_grouped_by_value_not_by_text():
+    # 0.0 and -0.0 are one person: they keep max_contributions values in all (issue 15, 6);
+    # NaN and None units are missing (their rows count for nobody).
+    df = pd.DataFrame(
+        {
+            "user_id": [0.0, -0.0, -0.0, 0.0, np.nan, np.nan, 1.5],
+            "site": ["s0", "s1", "s2", "s3", "s4", "s5", "s0"],
+        }
+    )
+    for m in (1, 2):
+        got = scores(df, "user_id", m, 5)
+        assert got.sum() == m + 1  # the unit 0.0 keeps m values, the unit 1.5 keeps one
+        assert got[4] == got[5] == 0
+        bounded = top_values(open_table(df), "site", 10, "user_id", m, 5)
+        assert sum(n for _, n in bounded) == m + 1
+
+
+def test_units_of_every_type_are_grouped_by_value():
+    import datetime as dt
+    import decimal
+
+    day = dt.date(2024, 1, 2)
+    moment = dt.datetime(2024, 1, 2, 3, 4, 5, 6)
+    cases = {
+        "int": [7, 7, 8],
+        "str": ["a", "a", "b"],
+        "decimal": [decimal.Decimal("1.50"), decimal.Decimal("1.5"), decimal.Decimal("2")],
+        "date": [day, day, dt.date(2024, 1, 3)],
+        "timestamp": [moment, moment, moment + dt.timedelta(microseconds=1)],
+        "bool": [True, True, False],
+    }
+    for kind, units in cases.items():
+        table = pa.table({"user_id": units, "site": ["s0", "s1", "s2"]})
+        got = candidate_scores(open_table(table), "site", CANDIDATES, "user_id", 1, 3)
+        assert got.sum() == 2, kind  # the first two rows are one unit
+        expected = reference_bounded_scores(units, ["s0", "s1", "s2"], CANDIDATES, 1, 3)
+        assert list(got) == list(expected), kind
+
+
+def test_canonical_text_in_sql_equals_the_python_reference():
+    import datetime as dt
+    import decimal
+    import struct
+
+    import duckdb
+
+    rng = np.random.default_rng(5)
+    doubles = [0.0, -0.0, 1.0, -1.5, 0.1, 1e308, -1e-308, 5e-324, 2.0**53 + 2, 1 / 3]
+    doubles += [float("inf"), -float("inf"), float("nan")]
+    doubles += [struct.unpack("<d", struct.pack("<Q", int(b)))[0]
+                for b in rng.integers(0, 2**63, 3000, dtype=np.uint64) * 2]  # fmt: skip
+    connection = duckdb.connect()
+    connection.execute("CREATE TABLE t (x DOUBLE)")
+    connection.executemany("INSERT INTO t VALUES (?)", [[x] for x in doubles])
+    rows = connection.execute(f"SELECT x, {canonical_text_sql('x', 'DOUBLE')} FROM t").fetchall()
+    assert all(text == canonical_text(x) for x, text in rows)
+    assert canonical_text(-0.0) == canonical_text(0.0) == "0"
+    assert canonical_text(0.5) == "4503599627370496p-53"
+    for sql_type, value in [
+        ("BIGINT", -5),
+        ("HUGEINT", 2**100),
+        ("BOOLEAN", True),
+        ("DATE", dt.date(2024, 1, 2)),
+        ("TIMESTAMP", dt.datetime(2024, 1, 1, 0, 0, 1, 500)),
+        ("DECIMAL(10,2)", decimal.Decimal("-0.50")),
+        ("VARCHAR", "é\x1f"),
+        ("BLOB", b"\x00a"),
+    ]:
+        text, back = connection.execute(
+            f"SELECT {canonical_text_sql('x', sql_type)}, x FROM (SELECT CAST(? AS {sql_type}) x)",
+            [value],
+        ).fetchone()
+        assert text == canonical_text(back), sql_type
+    with pytest.raises(ValueError, match="dialect"):
+        canonical_text_sql("x", "DOUBLE", "oracle")
+
+
+def test_the_rule_has_known_answers():
+    # Fixed vectors for other engines (the Spark port) to reproduce bit for bit.
+    assert salt_text(-1) == str(2**64 - 1)
+    assert fmix32(0) == 0 and fmix32(1) == 0x514E28B7
+    assert bounding_key(0, "u1", 0) == 2855222281
+    assert value_code(7, "s3") == 1906130689
+
+
+# chi-square critical values at 1e-6 (scipy.stats.chi2.isf(1e-6, df)): df 2 and 5
+CHI2_1E6 = {2: 27.631, 5: 35.888}
+
+
+def chi_square(counts, n):
+    counts = np.asarray(counts, dtype=float)
+    expected = n / len(counts)
+    return float(((counts - expected) ** 2 / expected).sum())
+
+
+def kept_pair_counts(rank_of, n_salts):
+    """How often each pair of {0, 1, 2} is kept (m = 2) over salts; rank_of(salt) -> keys."""
+    counts = Counter()
+    for salt in range(n_salts):
+        keys = rank_of(salt)
+        counts[tuple(sorted(sorted(range(3), key=lambda i: (keys[i], i))[:2]))] += 1
+    return [counts[p] for p in [(0, 1), (0, 2), (1, 2)]]
+
+
+@pytest.mark.parametrize("positions", [(0, 1, 2), (5, 6, 1 << 20)])
+def test_kept_values_are_uniform_across_salts(positions):
+    n = 6000  # a factor-2 bias on one pair gives a chi-square near 1000 (critical value 27.6)
+    counts = kept_pair_counts(lambda s: [bounding_key(s, "u", i) for i in positions], n)
+    assert chi_square(counts, n) < CHI2_1E6[2]
+
+
+def test_kept_values_are_uniform_across_users_in_one_query():
+    # One salt, many users with the same three values: which pair each keeps is uniform.
+    n = 6000
+    counts = Counter()
+    for u in range(n):
+        keys = [bounding_key(12345, str(u), i) for i in range(3)]
+        counts[tuple(sorted(sorted(range(3), key=lambda i: keys[i])[:2]))] += 1
+    assert chi_square([counts[p] for p in [(0, 1), (0, 2), (1, 2)]], n) < CHI2_1E6[2]
+    # and the full order (6 permutations, 5 degrees of freedom)
+    orders = Counter(
+        tuple(np.argsort([bounding_key(777, str(u), i) for i in range(3)])) for u in range(n)
+    )
+    assert len(orders) == 6 and chi_square(list(orders.values()), n) < CHI2_1E6[5]
+
+
+def test_sql_kept_values_are_uniform_in_one_query():
+    # Through DuckDB: 6000 users with the same three candidates, max_contributions 1.
+    n = 6000
+    df = pd.DataFrame({"user_id": np.repeat(np.arange(n), 3), "site": ["s0", "s1", "s2"] * n})
+    got = candidate_scores(open_table(df), "site", ["s0", "s1", "s2"], "user_id", 1, 99)
+    assert got.sum() == n and chi_square(got, n) < CHI2_1E6[2]
+
+
+def test_the_old_rule_fails_the_uniformity_test():
+    # The broken variant (DuckDB's hash(salt, u, i), issue 15 item 8) is caught by the test.
+    import duckdb
+
+    n = 6000
+    rows = duckdb.sql(
+        "SELECT s, i, hash(CAST(s AS UBIGINT), 'u', i) AS h "
+        f"FROM range({n}) t(s), (SELECT unnest([0, 1, 2]) AS i) ORDER BY s, i"
+    ).fetchall()
+    keys = {}
+    for s, i, h in rows:
+        keys.setdefault(s, [0, 0, 0])[i] = h
+    counts = kept_pair_counts(lambda s: keys[s], n)
+    assert chi_square(counts, n) > CHI2_1E6[2]
+
+
+# --- numeric candidates on text columns (issue 10, item 1) ---------------------------------
+
+
+def test_numeric_candidates_match_text_columns_by_value(tmp_path):
+    path = tmp_path / "cars.csv"
+    path.write_text("user_id,cyl\n1,4\n2,4.0\n3, 6 \n4,8\n5,abc\n6,4.5\n7,\n1,6\n")
+    table = open_table(path)
+    assert table.columns["cyl"] == "VARCHAR"
+    assert list(candidate_scores(table, "cyl", [4.0, 6.0, 8.0])) == [2, 2, 1]
+    assert list(candidate_scores(table, "cyl", [4, 6, 8])) == [2, 2, 1]  # "4.5" is no int
+    assert list(candidate_scores(table, "cyl", [4, 4.5])) == [2, 1]  # int and float: DOUBLE
+    assert list(candidate_scores(table, "cyl", ["4", "4.0"])) == [1, 1]  # text: as text
+    bounded = candidate_scores(table, "cyl", [4.0, 6.0, 8.0], "user_id", 1, 3)
+    assert bounded.sum() == 4 and bounded[2] == 1  # user 1 keeps one of 4 and 6
+    # the same list on Parquet (a numeric column) gives the same scores
+    pq_path = tmp_path / "cars.parquet"
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"cyl": [4.0, 4.0, 6.0, 8.0, None, 4.5, None, 6.0]}), pq_path)
+    assert list(candidate_scores(open_table(pq_path), "cyl", [4.0, 6.0, 8.0])) == [2, 2, 1]
+
+
+def test_numeric_candidates_on_json_text_and_top_values_unchanged(tmp_path):
+    jsonl = tmp_path / "d.jsonl"
+    jsonl.write_text('{"v": "4"}\n{"v": 4}\n{"v": "x"}\n')
+    assert list(candidate_scores(open_table(jsonl), "v", [4.0, 5.0])) == [2, 0]
