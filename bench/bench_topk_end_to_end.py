@@ -13,6 +13,15 @@ median of ``repeats`` runs of
 
 and prints their ratio (target: private <= 1.2x plain), plus one breakdown of the private call
 (opening, scoring, calibration and sampling) to show where the time goes.
+
+With ``--units`` (on by default; ``--no-units`` skips it) it also writes a second file with a
+privacy unit (``user_id``: ``rows / 10`` users, so about 10 rows each, uniform) beside the
+same item column, and times in turns the plain ``GROUP BY item`` of *that* file, the scores
+with contribution bounding (``candidate_scores(..., privacy_unit="user_id",
+max_contributions=m)`` for m = 1 and 3, the privacy-unit path of ``top_k``) and the
+unknown-domain path (``top_values``, m = 1), printing each ratio to the plain query
+(target: at most 2x, issue 14); ``--memory`` adds the peak RSS growth of each (one spawned
+process per query).
 """
 
 from __future__ import annotations
@@ -60,6 +69,26 @@ def make_file(path: Path, n_rows: int, n_values: int) -> None:
     os.replace(tmp, path)
 
 
+def make_unit_file(path: Path, n_rows: int, n_values: int) -> None:
+    """The same law of items, plus ``user_id`` uniform over ``n_rows // 10`` users."""
+    rng = np.random.default_rng(SEED + 1)
+    weights = 1.0 / np.arange(1, n_values + 1) ** 1.1
+    names = pa.array(value_names(n_values))
+    n_users = max(1, n_rows // 10)
+    tmp = path.with_suffix(".tmp")
+    chunk = 1_000_000
+    schema = pa.schema([("user_id", pa.int64()), (COLUMN, pa.string())])
+    with pq.ParquetWriter(tmp, schema) as writer:
+        for start in range(0, n_rows, chunk):
+            size = min(chunk, n_rows - start)
+            idx = rng.choice(n_values, size=size, p=weights / weights.sum())
+            users = pa.array(rng.integers(0, n_users, size=size))
+            writer.write_table(
+                pa.table({"user_id": users, COLUMN: names.take(pa.array(idx))}, schema=schema)
+            )
+    os.replace(tmp, path)
+
+
 _PLAIN = duckdb.connect(":memory:")
 
 
@@ -99,6 +128,81 @@ def breakdown(path: Path, candidates: list[str]) -> dict[str, float]:
     return out
 
 
+def _peak_child(query: str, path: str, n_values: int) -> tuple[float, float]:
+    """In a fresh process: (peak RSS before, peak RSS after) one query, in MB (ru_maxrss)."""
+    import resource
+
+    from dpselect.data.scores import top_values
+
+    candidates = value_names(n_values)
+    table = open_table(path)
+    connection = duckdb.connect(":memory:")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+    if query == "plain":
+        connection.execute(
+            f"SELECT {COLUMN}, count(*) FROM read_parquet(?) GROUP BY {COLUMN} "
+            "ORDER BY count(*) DESC LIMIT 10",
+            [path],
+        ).fetchall()
+    elif query == "top_values":
+        top_values(table, COLUMN, 11, "user_id", 1, 12345)
+    else:
+        candidate_scores(table, COLUMN, candidates, "user_id", int(query), 12345)
+    return before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+
+
+def peak_memory(path: Path, n_values: int) -> None:
+    """Peak RSS of each query's process (spawned, same imports and table opened first)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    peaks = {}
+    for query in ("plain", "1", "3", "top_values"):
+        with context.Pool(1) as pool:
+            before, after = pool.apply(_peak_child, (query, str(path), n_values))
+        peaks[query] = after
+    print(f"(peak RSS before any query: {before:.0f} MB)")
+    for query, mb in peaks.items():
+        name = {"1": "unit, m=1", "3": "unit, m=3"}.get(query, query)
+        print(f"peak RSS {name:<12} {mb:8.0f} MB {mb / peaks['plain']:7.2f}x")
+
+
+def bounding_rows(path: Path, candidates: list[str], repeats: int) -> None:
+    """The privacy-unit queries against the plain GROUP BY of the same file, in turns."""
+    from dpselect.data.scores import top_values
+
+    table = open_table(path)
+    fns: dict[str, Callable[[], Any]] = {
+        "plain GROUP BY item (same file)": lambda: plain_query(path),
+        "no unit: candidate_scores": lambda: candidate_scores(table, COLUMN, candidates),
+        "unit, m=1: candidate_scores": lambda: candidate_scores(
+            table, COLUMN, candidates, "user_id", 1, 12345
+        ),
+        "unit, m=3: candidate_scores": lambda: candidate_scores(
+            table, COLUMN, candidates, "user_id", 3, 12345
+        ),
+        "unit, m=3: top_k end to end": lambda: top_k(
+            path,
+            COLUMN,
+            10,
+            1.0,
+            candidates=candidates,
+            privacy_unit="user_id",
+            max_contributions=3,
+        ),
+        "unit, m=1: top_values (no list)": lambda: top_values(
+            table, COLUMN, 11, "user_id", 1, 12345
+        ),
+    }
+    for fn in fns.values():  # warm
+        fn()
+    medians = interleaved_medians(fns, repeats)
+    base = medians["plain GROUP BY item (same file)"]
+    print(f"{'query':<34} {'median':>10} {'ratio':>8}")
+    for name, seconds in medians.items():
+        print(f"{name:<34} {seconds * 1e3:8.1f} ms {seconds / base:7.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
@@ -107,6 +211,14 @@ def main() -> None:
     parser.add_argument(
         "--cache", type=Path, default=Path(tempfile.gettempdir()) / "dpselect-bench"
     )
+    parser.add_argument(
+        "--units",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also time contribution bounding per privacy unit",
+    )
+    parser.add_argument("--only-units", action="store_true", help="skip the first table")
+    parser.add_argument("--memory", action="store_true", help="peak RSS of each unit query")
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     path = args.cache / f"topk_{args.rows}_{args.values}_{SEED}.parquet"
@@ -115,6 +227,16 @@ def main() -> None:
         make_file(path, args.rows, args.values)
         print(f"wrote {path} in {time.perf_counter() - start:.1f} s")
     candidates = value_names(args.values)
+    if args.units:
+        unit_path = args.cache / f"topk_units_{args.rows}_{args.values}_{SEED}.parquet"
+        if not unit_path.exists():
+            make_unit_file(unit_path, args.rows, args.values)
+        print(f"privacy units: {unit_path} ({args.rows:,} rows, {args.rows // 10:,} users)")
+        bounding_rows(unit_path, candidates, args.repeats)
+        if args.memory:
+            peak_memory(unit_path, args.values)
+        if args.only_units:
+            return
     size_mb = path.stat().st_size / 1e6
     print(f"file: {path} ({args.rows:,} rows, {args.values:,} values, {size_mb:.0f} MB)")
     print(f"cpus: {os.cpu_count()}, duckdb {duckdb.__version__}, repeats: {args.repeats}")

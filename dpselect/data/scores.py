@@ -194,8 +194,10 @@ def canonical_text_sql(expr: str, sql_type: str, dialect: str = "duckdb") -> str
     if t in ("VARCHAR", "STRING", "TEXT") or t.startswith("VARCHAR"):
         return expr
     if t.startswith("TIMESTAMP") or t == "DATETIME":
-        micros = f"unix_micros({expr})" if dialect == "spark" else f"epoch_us({expr})"
-        return f"CAST({micros} AS {text})"
+        if dialect == "spark":
+            return f"CAST(unix_micros({expr}) AS {text})"
+        # DuckDB's infinite timestamps have no microseconds: their own text ('infinity')
+        return f"coalesce(CAST(epoch_us({expr}) AS {text}), CAST({expr} AS {text}))"
     if t in ("BLOB", "BINARY", "BYTEA"):
         return f"hex({expr})"
     if _is_floating(t):
