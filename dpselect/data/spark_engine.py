@@ -648,7 +648,12 @@ def top_values(
         grouped = coded.groupBy("u").agg(f.collect_list("p").alias("items"))
         kept = _keep_smallest(grouped, "items", unit_type, salt, int(max_contributions), False)
         counted = kept.groupBy(f.col("x").alias("v")).agg(f.count(f.lit(1)).alias("n"))
-    rows = counted.orderBy(f.col("n").desc(), f.col("v").asc()).limit(int(limit)).collect()
+    ordered = counted.orderBy(f.col("n").desc(), f.col("v").asc())
+    # Spark's limit takes a Java int: a larger limit (the partition selection asks for every
+    # value) means no limit at all.
+    if int(limit) < 2**31 - 1:
+        ordered = ordered.limit(int(limit))
+    rows = ordered.collect()
     return [(r[0], int(r[1])) for r in rows]
 
 
