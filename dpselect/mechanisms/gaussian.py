@@ -90,7 +90,7 @@ def make_gaussian(
     delta:
         Required with (and only with) ``Approximate``: a number in ``(0, 1)``.
     source:
-        Where the random bits come from; ``None`` means the operating system's CSPRNG.
+        Where the random bits come from; ``None`` means the default CSPRNG.
 
     Law. Int data: ``x + Z``, ``P(Z = z) ∝ exp(-z^2 / (2 sigma^2))`` on the integers. Float
     data: ``2^k (r(x) + Z)`` with ``k = floor(log2 sigma) - 30``, ``r(x)`` the nearest integer

@@ -50,7 +50,7 @@ def make_laplace(
         The noise scale ``b > 0`` (``Lap(b)`` has density ``exp(-|y| / b) / (2b)``); for ints
         ``b`` must lie in ``[2^-64, 2^52]``, for floats ``b >= 2^-1044``.
     source:
-        Where the random bits come from; ``None`` means the operating system's CSPRNG.
+        Where the random bits come from; ``None`` means the default CSPRNG.
 
     Law. Int data: ``x + Z``, ``P(Z = z) ∝ exp(-|z| / b)`` on the integers. Float data:
     ``2^k (r(x) + Z)`` with ``k = floor(log2 b) - 30``, ``r(x)`` the nearest integer to
