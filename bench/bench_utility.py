@@ -1,0 +1,379 @@
+"""Utility side by side: dpselect against OpenDP, diffprivlib and PipelineDP, same guarantee.
+
+Run: ``python bench/bench_utility.py [--quick] [--trials N] [--markdown]``.
+
+Data: airports by US state (``vega_datasets``' airports.csv, a file the package ships; one row
+is one airport, the "person"), and a Zipf sample (500 values, exponent 1.1, 10 000 rows, fixed
+seed). Each row is a person contributing to one value (``max_contributions = 1``); every
+library gets the count vector's sensitivity that this implies.
+
+Metrics (mean over trials, 95% interval: Wilson for proportions, normal for means):
+- ``mode``: P(the true mode is returned), candidates = every value (public list);
+- ``p@5``, ``p@20``: top-k precision with the public list (a returned value counts when its
+  count is at least the true k-th largest: ties at the cut are not penalised);
+- ``recall@10``: unknown domain, how many of the true top 10 come back, / 10 (delta > 0 only).
+
+Calibration, each to the same (epsilon, delta) at one person:
+- dpselect: ``mechanism="auto"`` (``dpselect.mechanisms.choice``) exactly as ``top_k`` runs it,
+  applied to the count vector (``dpselect.api._plan``); unknown domain as
+  ``top_k(candidates=None)`` runs it after ``value_counts`` (``recipes.unknown_domain``).
+- OpenDP 0.16: ``make_noisy_top_k`` (MaxDivergence: exponential noise, peeled) with ``scale`` by
+  ``binary_search_param`` at ``d_in = 1`` (``linf_distance(monotonic=True)``); with delta > 0 the
+  zCDP Gumbel version converted by ``make_zCDP_to_approxDP`` and searched to epsilon at delta.
+  Unknown domain: ``make_count_by >> then_laplace_threshold`` with scale ``1/epsilon`` and the
+  smallest threshold whose map's delta is at most delta.
+- diffprivlib 0.6.6: ``PermuteAndFlip(epsilon / k, sensitivity=1, monotonic=True)`` peeled k
+  times (pure only: the same mechanism for delta > 0); no unknown-domain tool.
+- PipelineDP 0.3.1: COUNT with Laplace noise, ``NaiveBudgetAccountant(epsilon, delta)``,
+  ``max_partitions_contributed = max_contributions_per_partition = 1``; with candidates as
+  public partitions, the top k by noisy count; unknown domain with private partition selection
+  (its default strategy), the top 10 by noisy count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from dpselect.api import _plan  # noqa: E402
+from dpselect.mechanisms.partition_selection import (  # noqa: E402
+    make_threshold_partition_selection,
+    ordered_values,
+    threshold_plan,
+)
+from dpselect.recipes.unknown_domain import (  # noqa: E402
+    _ld_per_round,
+    choose_unknown_domain,
+)
+
+EPSILONS = (0.1, 0.5, 1.0, 2.0)
+DELTAS = (0.0, 1e-6)
+
+
+# ------------------------------------------------------------------------------------------
+# data
+
+
+def airports() -> list[str]:
+    import csv
+
+    import vega_datasets
+
+    path = Path(vega_datasets.__file__).parent / "_data" / "airports.csv"
+    with path.open() as f:
+        return [row["state"] for row in csv.DictReader(f) if row["state"]]
+
+
+def zipf_sample(n_values: int = 500, rows: int = 10_000, a: float = 1.1) -> list[str]:
+    rng = np.random.default_rng(20260101)
+    w = 1.0 / np.arange(1, n_values + 1) ** a
+    idx = rng.choice(n_values, size=rows, p=w / w.sum())
+    return [f"v{i}" for i in idx]
+
+
+# ------------------------------------------------------------------------------------------
+# dpselect
+
+
+def dpselect_top_k(counts: np.ndarray, k: int, eps: float, delta: float) -> list[int]:
+    plan = _plan(len(counts), k, eps, delta, "auto", False, 1, None)
+    out = plan.measurement(counts)
+    idx = out[0] if plan.returns_counts else out
+    return [int(i) for i in np.asarray(idx)]
+
+
+def dpselect_unknown(hist: dict[str, int], k: int, eps: float, delta: float) -> list[str]:
+    best, _ = choose_unknown_domain(k, eps, delta, 1)
+    if best.mechanism == "gumbel":
+        from dpselect.mechanisms.limited_domain import make_limited_domain_top_k
+
+        per_round = _ld_per_round(k, eps, delta)
+        m = make_limited_domain_top_k(k, k + 10, per_round, delta / 2, l0_sensitivity=1)
+        return list(m(hist))
+    noise = "laplace" if best.mechanism == "laplace_histogram" else "gaussian"
+    plan = threshold_plan(noise, eps, delta, 1)  # type: ignore[arg-type]
+    kept = make_threshold_partition_selection(plan, counts=True)(hist)
+    return sorted(ordered_values(kept), key=lambda v: -kept[v])[:k]
+
+
+# ------------------------------------------------------------------------------------------
+# OpenDP
+
+
+def _opendp() -> Any:
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    return dp
+
+
+_OPENDP_CACHE: dict[Any, Any] = {}
+
+
+def opendp_top_k(counts: np.ndarray, k: int, eps: float, delta: float) -> list[int]:
+    key = ("topk", len(counts), k, eps, delta)
+    if key not in _OPENDP_CACHE:
+        dp = _opendp()
+        dom = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=len(counts))
+        met = dp.linf_distance(T=float, monotonic=True)
+        if delta == 0:
+
+            def make(s: float) -> Any:
+                return dp.m.make_noisy_top_k(dom, met, dp.max_divergence(), k, s)
+
+            scale = dp.binary_search_param(make, d_in=1.0, d_out=eps)
+            _OPENDP_CACHE[key] = make(scale)
+        else:
+
+            def make_approx(s: float) -> Any:
+                m = dp.m.make_noisy_top_k(dom, met, dp.zero_concentrated_divergence(), k, s)
+                return dp.c.make_zCDP_to_approxDP(m)
+
+            def ok(s: float) -> bool:
+                return bool(make_approx(s).map(1.0).epsilon(delta) <= eps)
+
+            lo, hi = 1e-6, 1e6
+            for _ in range(80):
+                mid = math.sqrt(lo * hi)
+                lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+            _OPENDP_CACHE[key] = dp.m.make_noisy_top_k(
+                dom, met, dp.zero_concentrated_divergence(), k, hi
+            )
+    return [int(i) for i in _OPENDP_CACHE[key](counts.astype(float).tolist())]
+
+
+def opendp_unknown(rows: list[str], k: int, eps: float, delta: float) -> list[str]:
+    key = ("threshold", eps, delta)
+    dp = _opendp()
+    if key not in _OPENDP_CACHE:
+        t = dp.t.make_count_by(
+            dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance(), TV=int
+        )
+        scale = 1.0 / eps
+        lo, hi = 1, 1
+        while (
+            t.__rshift__(dp.m.then_laplace_threshold(scale=scale, threshold=hi)).map(1)[1] > delta
+        ):
+            lo, hi = hi, hi * 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            m = t >> dp.m.then_laplace_threshold(scale=scale, threshold=mid)
+            lo, hi = (lo, mid) if m.map(1)[1] <= delta else (mid, hi)
+        m = t >> dp.m.then_laplace_threshold(scale=scale, threshold=hi)
+        assert m.map(1)[0] <= eps + 1e-12 and m.map(1)[1] <= delta
+        _OPENDP_CACHE[key] = m
+    out = _OPENDP_CACHE[key](rows)
+    return sorted(out, key=lambda v: -out[v])[:k]
+
+
+# ------------------------------------------------------------------------------------------
+# diffprivlib
+
+
+def diffprivlib_top_k(counts: np.ndarray, k: int, eps: float, delta: float) -> list[int]:
+    from diffprivlib.mechanisms import PermuteAndFlip
+
+    remaining = list(range(len(counts)))
+    chosen: list[int] = []
+    for _ in range(k):
+        mech = PermuteAndFlip(
+            epsilon=eps / k, sensitivity=1, monotonic=True,
+            utility=[float(counts[i]) for i in remaining],
+        )  # fmt: skip
+        pos = mech.randomise()
+        chosen.append(remaining.pop(pos))
+    return chosen
+
+
+# ------------------------------------------------------------------------------------------
+# PipelineDP
+
+
+def _pipeline(
+    rows: list[str], eps: float, delta: float, public: list[str] | None
+) -> dict[str, float]:
+    import pipeline_dp
+
+    backend = pipeline_dp.LocalBackend()
+    accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=eps, total_delta=delta)
+    engine = pipeline_dp.DPEngine(accountant, backend)
+    params = pipeline_dp.AggregateParams(
+        noise_kind=pipeline_dp.NoiseKind.LAPLACE,
+        metrics=[pipeline_dp.Metrics.COUNT],
+        max_partitions_contributed=1,
+        max_contributions_per_partition=1,
+    )
+    extractors = pipeline_dp.DataExtractors(
+        privacy_id_extractor=lambda r: r[0],
+        partition_extractor=lambda r: r[1],
+        value_extractor=lambda r: 0,
+    )
+    result = engine.aggregate(list(enumerate(rows)), params, extractors, public_partitions=public)
+    accountant.compute_budgets()
+    return {p: m.count for p, m in result}
+
+
+def pipelinedp_top_k(
+    rows: list[str], values: list[str], k: int, eps: float, delta: float
+) -> list[str]:
+    counts = _pipeline(rows, eps, delta, values)
+    return sorted(counts, key=lambda v: -counts[v])[:k]
+
+
+def pipelinedp_unknown(rows: list[str], k: int, eps: float, delta: float) -> list[str]:
+    counts = _pipeline(rows, eps, delta, None)
+    return sorted(counts, key=lambda v: -counts[v])[:k]
+
+
+# ------------------------------------------------------------------------------------------
+# the table
+
+
+def wilson(successes: float, n: int) -> tuple[float, float]:
+    if n == 0:
+        return (math.nan, math.nan)
+    p, z = successes / n, 1.96
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def mean_ci(xs: list[float]) -> tuple[float, float, float]:
+    a = np.asarray(xs, dtype=float)
+    m = float(a.mean())
+    if len(a) < 2 or a.std() == 0:
+        lo, hi = wilson(m * len(a), len(a))  # all equal: a proportion-style interval
+        return m, lo, hi
+    h = 1.96 * float(a.std(ddof=1)) / math.sqrt(len(a))
+    return m, m - h, m + h
+
+
+def _unknown(
+    lib: str, hist: Counter[str], rows: list[str], k: int, eps: float, delta: float
+) -> list[str] | None:
+    if lib == "dpselect":
+        return dpselect_unknown(dict(hist), k, eps, delta)
+    if lib == "opendp":
+        return opendp_unknown(rows, k, eps, delta)
+    if lib == "pipelinedp":
+        return pipelinedp_unknown(rows, k, eps, delta)
+    return None  # diffprivlib has no unknown-domain tool
+
+
+def evaluate(name: str, rows: list[str], trials: int, libs: list[str]) -> list[dict[str, Any]]:
+    hist = Counter(rows)
+    values = sorted(hist)
+    counts = np.array([hist[v] for v in values], dtype=np.int64)
+    order = sorted(values, key=lambda v: -hist[v])
+    mode = order[0]
+    out = []
+    for eps in EPSILONS:
+        for delta in DELTAS:
+            for metric, k in (("mode", 1), ("p@5", 5), ("p@20", 20), ("recall@10", 10)):
+                if metric == "recall@10" and delta == 0:
+                    continue
+                kth = hist[order[k - 1]]
+                truth10 = set(order[:10])
+                for lib in libs:
+                    scores: list[float] = []
+                    start = time.perf_counter()
+                    for _ in range(trials):
+                        got: list[str] | None
+                        if metric == "recall@10":
+                            got = _unknown(lib, hist, rows, k, eps, delta)
+                            if got is None:
+                                break
+                            scores.append(len(set(got) & truth10) / 10)
+                            continue
+                        if lib == "pipelinedp":
+                            got = pipelinedp_top_k(rows, values, k, eps, delta)
+                        else:
+                            fn = {
+                                "dpselect": dpselect_top_k,
+                                "opendp": opendp_top_k,
+                                "diffprivlib": diffprivlib_top_k,
+                            }[lib]
+                            got = [values[i] for i in fn(counts, k, eps, delta)]
+                        if metric == "mode":
+                            scores.append(float(got[0] == mode))
+                        else:
+                            scores.append(sum(hist[v] >= kth for v in got) / k)
+                    if not scores:
+                        continue
+                    m, lo, hi = (
+                        (sum(scores) / len(scores), *wilson(sum(scores), len(scores)))
+                        if metric == "mode"
+                        else mean_ci(scores)
+                    )
+                    out.append(
+                        {
+                            "data": name, "epsilon": eps, "delta": delta, "metric": metric,
+                            "lib": lib, "mean": m, "lo": lo, "hi": hi, "trials": len(scores),
+                            "seconds": time.perf_counter() - start,
+                        }
+                    )  # fmt: skip
+    return out
+
+
+def table(results: list[dict[str, Any]], libs: list[str]) -> str:
+    cells: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
+    for r in results:
+        cells.setdefault((r["data"], r["metric"], r["epsilon"], r["delta"]), {})[r["lib"]] = r
+    head = "| data | metric | eps | delta | " + " | ".join(libs) + " | dpselect vs best peer |"
+    lines = [head, "|" + " --- |" * (5 + len(libs))]
+    for (data, metric, eps, delta), by in cells.items():
+        row = [data, metric, f"{eps:g}", f"{delta:g}"]
+        for lib in libs:
+            r = by.get(lib)
+            row.append("-" if r is None else f"{r['mean']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]")
+        peers = [by[x] for x in by if x != "dpselect"]
+        verdict = "-"
+        if "dpselect" in by and peers:
+            best = max(peers, key=lambda r: r["mean"])
+            ours = by["dpselect"]
+            if ours["hi"] < best["lo"]:
+                verdict = f"WORSE than {best['lib']}"
+            elif ours["lo"] > best["hi"]:
+                verdict = "better"
+            else:
+                verdict = "tie (intervals overlap)"
+        row.append(verdict)
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="40 trials a cell")
+    ap.add_argument("--trials", type=int, default=300)
+    ap.add_argument("--libs", default="dpselect,opendp,diffprivlib,pipelinedp")
+    args = ap.parse_args()
+    trials = 40 if args.quick else args.trials
+    libs = []
+    for lib in args.libs.split(","):
+        try:
+            {"dpselect": lambda: None, "opendp": _opendp,
+             "diffprivlib": lambda: __import__("diffprivlib.mechanisms"),
+             "pipelinedp": lambda: __import__("pipeline_dp")}[lib]()  # fmt: skip
+            libs.append(lib)
+        except Exception as exc:  # a peer that does not import is reported, not fatal
+            print(f"skipping {lib}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    start = time.perf_counter()
+    results = evaluate("airports by state", airports(), trials, libs)
+    results += evaluate("Zipf 500 values", zipf_sample(), trials, libs)
+    print(table(results, libs))
+    print(f"\n{trials} trials a cell; {time.perf_counter() - start:.0f} s in all")
+
+
+if __name__ == "__main__":
+    main()
