@@ -19,8 +19,9 @@ from .tables import Table
 
 __all__ = ["value_counts"]
 
-#: No limit: every value with a positive count.
-_ALL = (1 << 62) - 1
+#: No limit in practice: every value with a positive count (a Java int, so that the Spark
+#: engine's ``limit`` accepts it too).
+_ALL = (1 << 31) - 1
 
 
 def value_counts(
