@@ -149,6 +149,14 @@ def run_tumult(python: str, path: str, master: str, names: list[str]) -> dict[st
     return result
 
 
+class _Rows(list[tuple[str, float]]):
+    """The table's rows, each also printed as it is measured (a long run shows progress)."""
+
+    def append(self, row: tuple[str, float]) -> None:
+        print(f"  {row[0]}: {row[1]:.2f} s", flush=True)
+        super().append(row)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
@@ -188,8 +196,9 @@ def main() -> None:
             df, "item", 10, 1.0, candidates=names, source=InsecureSeededSource(1), **kw
         )
 
+    print(f"Spark session start {start:.1f} s", flush=True)
     plain()  # warm the JVM once (both sides then run warm)
-    rows: list[tuple[str, float]] = []
+    rows = _Rows()
     t_plain, _ = timed(plain, args.repeats)
     rows.append(("plain Spark groupBy().count() top-10", t_plain))
     t_rows, _ = timed(ours(False), args.repeats)
