@@ -20,14 +20,16 @@ from typing import Any
 import numpy as np
 
 from ..core.arithmetic import float_up
-from ..core.domains import AnyDomain
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
-from ..core.measures import MaxDivergence
-from ..core.metrics import SymmetricDistance
 from ..sampling.noisy_max import noisy_argmax
 from ..sampling.source import RandomSource
-from .quantile_score import quantile_fraction, rank_excess_of_candidates, score_sensitivity
+from .quantile_score import (
+    pure_dp_on_rows,
+    quantile_fraction,
+    rank_excess_of_candidates,
+    score_sensitivity,
+)
 from .validate import check_epsilon
 
 __all__ = ["candidate_accuracy", "make_candidate_quantile"]
@@ -56,17 +58,7 @@ def make_candidate_quantile(
         excess = rank_excess_of_candidates(values, cands, level)
         return float(cands[noisy_argmax(-excess, scale, "gumbel", source)])
 
-    def privacy_map(d_in: Any) -> float:
-        SymmetricDistance().validate(d_in)
-        return float_up(d_in * eps) if d_in != math.inf else math.inf
-
-    return Measurement(
-        input_domain=AnyDomain("1-D arrays of numbers"),
-        input_metric=SymmetricDistance(),
-        output_measure=MaxDivergence(),
-        function=function,
-        privacy_map=privacy_map,
-    )
+    return pure_dp_on_rows(function, eps)
 
 
 def candidate_accuracy(q: Any, epsilon: Any, m: int, confidence: float) -> float:

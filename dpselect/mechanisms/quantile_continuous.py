@@ -54,15 +54,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.arithmetic import float_down, float_up
-from ..core.domains import AnyDomain
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
-from ..core.measures import MaxDivergence
-from ..core.metrics import SymmetricDistance
 from ..sampling.noisy_max import noisy_argmax
 from ..sampling.source import RandomSource, resolve_source
 from ..sampling.uniform import LazyUniform
-from .quantile_score import quantile_fraction, rank_excess, score_sensitivity
+from .quantile_score import pure_dp_on_rows, quantile_fraction, rank_excess, score_sensitivity
 from .validate import check_epsilon
 
 __all__ = [
@@ -357,17 +354,7 @@ def make_continuous_quantile(
             return x
         return shortest_decimal(x, max(lo, x - snap), min(hi, x + snap))
 
-    def privacy_map(d_in: Any) -> float:
-        SymmetricDistance().validate(d_in)
-        return float_up(d_in * eps)
-
-    return Measurement(
-        input_domain=AnyDomain("1-D arrays of numbers"),
-        input_metric=SymmetricDistance(),
-        output_measure=MaxDivergence(),
-        function=function,
-        privacy_map=privacy_map,
-    )
+    return pure_dp_on_rows(function, eps)
 
 
 class QuantileAccuracy:

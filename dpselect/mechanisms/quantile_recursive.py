@@ -33,11 +33,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.arithmetic import float_up
-from ..core.domains import AnyDomain
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
-from ..core.measures import MaxDivergence
-from ..core.metrics import SymmetricDistance
 from ..sampling.source import RandomSource
 from .quantile_continuous import (
     check_bounds,
@@ -45,7 +42,7 @@ from .quantile_continuous import (
     continuous_accuracy,
     make_continuous_quantile,
 )
-from .quantile_score import MAX_DENOMINATOR, quantile_fraction
+from .quantile_score import MAX_DENOMINATOR, pure_dp_on_rows, quantile_fraction
 from .validate import check_epsilon
 
 __all__ = [
@@ -145,17 +142,7 @@ def make_recursive_quantiles(
                     parts[child] = right
         return [float(v) for v in out]  # type: ignore[arg-type]
 
-    def privacy_map(d_in: Any) -> float:
-        SymmetricDistance().validate(d_in)
-        return float_up(d_in * eps) if d_in != math.inf else math.inf
-
-    return Measurement(
-        input_domain=AnyDomain("1-D arrays of numbers"),
-        input_metric=SymmetricDistance(),
-        output_measure=MaxDivergence(),
-        function=function,
-        privacy_map=privacy_map,
-    )
+    return pure_dp_on_rows(function, eps)
 
 
 def recursive_alphas(

@@ -33,10 +33,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..core.arithmetic import float_up
+from ..core.domains import AnyDomain
 from ..core.errors import ParameterError
+from ..core.measurement import Measurement
+from ..core.measures import MaxDivergence
+from ..core.metrics import SymmetricDistance
 
 __all__ = [
     "MAX_DENOMINATOR",
+    "pure_dp_on_rows",
     "quantile_fraction",
     "rank_excess",
     "rank_excess_of_candidates",
@@ -92,3 +98,24 @@ def rank_excess_of_candidates(values: Any, candidates: Any, level: Fraction) -> 
     below = np.searchsorted(data, cands, side="left")
     above = n - np.searchsorted(data, cands, side="right")
     return rank_excess(below, above, n, level)
+
+
+def pure_dp_on_rows(function: Any, epsilon: Fraction) -> Measurement:
+    """A measurement on 1-D arrays of numbers (rows added or removed) with map ``d_in * eps``.
+
+    The common shape of the quantile mechanisms: each proves its own ``epsilon``-DP under
+    ``SymmetricDistance`` (docs/quantiles.md), and group privacy gives ``d_in * epsilon``
+    (rounded up; ``inf`` at ``d_in = inf``).
+    """
+
+    def privacy_map(d_in: Any) -> float:
+        SymmetricDistance().validate(d_in)
+        return float_up(d_in * epsilon) if d_in != math.inf else math.inf
+
+    return Measurement(
+        input_domain=AnyDomain("1-D arrays of numbers"),
+        input_metric=SymmetricDistance(),
+        output_measure=MaxDivergence(),
+        function=function,
+        privacy_map=privacy_map,
+    )
