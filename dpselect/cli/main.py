@@ -573,6 +573,14 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     ledger_path = _ledger_argument(args)
     before = _ledger_entries(ledger_path)
+    if any(a.lower().endswith((".json", ".json.gz")) for a in args):
+        # Public (the file's name), the same for every such file: never reads a row.
+        click.echo(
+            "note: a .json file is read one record per line (docs/data_input.md); an array "
+            "written on one line or pretty-printed gives no rows: convert it to JSON lines "
+            "(jq -c '.[]' in.json > out.jsonl)",
+            err=True,
+        )
     try:
         cli.main(args=args, prog_name="dpselect", standalone_mode=False)
     except click.exceptions.Exit as exc:
