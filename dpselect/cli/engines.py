@@ -39,6 +39,12 @@ def open_data(file: str, engine: str, spark_master: str) -> Any:
     """FILE as given (DuckDB reads it), or a Spark frame over it."""
     if engine != "spark":
         return file
+    from pathlib import Path
+
+    from ..core.errors import DataError
     from ..data.spark_engine import read_files, spark_session
 
+    # A missing path is said first (a public fact), before Spark is needed or started.
+    if not any(ch in file for ch in "*?[") and not Path(file).exists():
+        raise DataError(f"data file {file!r} does not exist")
     return read_files(spark_session(spark_master), file)
