@@ -176,17 +176,18 @@ _SPARK_READERS = {
     ".pq": "parquet",
     ".csv": "csv",
     ".tsv": "csv",
-    ".jsonl": "json",
-    ".ndjson": "json",
-    ".json": "json",
 }
+# JSON lines are not read by the Spark engine: Spark finds a JSON file's columns by scanning
+# its rows, so one person's record could add a column (and change an error into a result).
+# DuckDB's reader (the default engine) takes the columns from the query instead.
 
 
 def read_files(spark: Any, path: str) -> Any:
     """A Spark frame over a file, a glob of files or a directory of Parquet parts.
 
     The schema is public: Parquet's own; CSV's header with every column text (no inference);
-    JSON lines with every key text. The format comes from the suffix (a directory: Parquet).
+    JSON is refused (its columns would come from the rows). The format comes from the suffix
+    (a directory: Parquet).
     """
     p = Path(path)
     suffix = p.suffix.lower()
@@ -212,21 +213,10 @@ def read_files(spark: Any, path: str) -> Any:
                 .option("mode", "DROPMALFORMED")
                 .csv(path)
             )
-        return _json_text(spark, path)
+        raise AssertionError(kind)  # pragma: no cover - the table above has no other kind
     except Exception as exc:  # an AnalysisException from a public fact (path, format)
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DataError(f"cannot read {path!r} with Spark: {first}") from None
-
-
-def _json_text(spark: Any, path: str) -> Any:
-    """JSON lines with every key read as text: the keys come from Spark's scan of the file's
-    keys (a public fact only in the sense of the file's layout), all typed string."""
-    sql = _import_pyspark()
-    keys = spark.read.option("primitivesAsString", True).json(path).columns
-    schema = sql.types.StructType(
-        [sql.types.StructField(k, sql.types.StringType()) for k in keys if k != "_corrupt_record"]
-    )
-    return spark.read.schema(schema).json(path)
 
 
 # ----------------------------------------------------------------------------- the table
@@ -273,7 +263,6 @@ class SparkTable:
         values = np.asarray([r[0] for r in rows], dtype=np.float64)
         out: npt.NDArray[np.float64] = values[~np.isnan(values)]
         return out
-
 
     def column_type_known(self, column: str) -> bool:
         """Whether the type is a public fact: every non-text type of the frame's schema (a
@@ -499,8 +488,9 @@ def _unit_rows(frame: Any, privacy_unit: str, unit_type: str) -> tuple[Any, Any]
     return _normalised(unit, unit_type), valid
 
 
-def _keep_smallest(grouped: Any, items: str, unit_type: str, salt: int, m: int, packed: bool
-                   ) -> Any:
+def _keep_smallest(
+    grouped: Any, items: str, unit_type: str, salt: int, m: int, packed: bool
+) -> Any:
     """``grouped`` (columns ``u`` and ``items``, an array of (code, x) structs) -> the kept
     ``x`` of each user, one row each: users with at most ``m`` items keep all; the others the
     ``m`` smallest ``(key, x)``. The seed is one md5 per user."""
@@ -606,8 +596,9 @@ def candidate_scores(
         unit, valid = _unit_rows(frame, privacy_unit, unit_type)
         rows = frame.where(valid).select(unit.alias("u"), col.alias("v")).join(cands, on="v")
         grouped = rows.groupBy("u").agg(
-            f.array_distinct(f.collect_list(f.struct(f.col("i").alias("c"), f.col("i").alias("x"))))
-            .alias("items")
+            f.array_distinct(
+                f.collect_list(f.struct(f.col("i").alias("c"), f.col("i").alias("x")))
+            ).alias("items")
         )
         kept = _keep_smallest(grouped, "items", unit_type, salt, int(max_contributions), True)
         joined = kept.groupBy("x").agg(f.count(f.lit(1)).alias("n"))
@@ -635,7 +626,9 @@ def top_values(
     present = f.col(column).isNotNull()
     if privacy_unit is None:
         counted = (
-            frame.where(present).select(value.alias("v")).groupBy("v")
+            frame.where(present)
+            .select(value.alias("v"))
+            .groupBy("v")
             .agg(f.count(f.lit(1)).alias("n"))
         )
     else:
@@ -643,8 +636,12 @@ def top_values(
         unit, valid = _unit_rows(frame, privacy_unit, unit_type)
         pairs = frame.where(present & valid).select(unit.alias("u"), value.alias("v")).distinct()
         v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
-        coded = pairs.select("u", f.struct(_md5_le(_salted(salt, "v", v_text), 0).alias("c"),
-                                           f.col("v").alias("x")).alias("p"))
+        coded = pairs.select(
+            "u",
+            f.struct(
+                _md5_le(_salted(salt, "v", v_text), 0).alias("c"), f.col("v").alias("x")
+            ).alias("p"),
+        )
         grouped = coded.groupBy("u").agg(f.collect_list("p").alias("items"))
         kept = _keep_smallest(grouped, "items", unit_type, salt, int(max_contributions), False)
         counted = kept.groupBy(f.col("x").alias("v")).agg(f.count(f.lit(1)).alias("n"))
@@ -730,8 +727,9 @@ def bucket_counts(
     return counts, ties
 
 
-def grid_counts(table: SparkTable, column: str, lo: float, hi: float, cells: int
-                ) -> npt.NDArray[np.int64]:
+def grid_counts(
+    table: SparkTable, column: str, lo: float, hi: float, cells: int
+) -> npt.NDArray[np.int64]:
     """Rows per cell of the public grid: cell ``min(cells - 1, max(0, floor((x - lo) *
     (cells / (hi - lo)))))`` in IEEE double arithmetic (:func:`grid_cell`, the same in Java
     and NumPy; monotone in ``x``). NULL, NaN and text that is no number are dropped. One pass;
@@ -750,8 +748,9 @@ def grid_counts(table: SparkTable, column: str, lo: float, hi: float, cells: int
     return counts
 
 
-def grid_cell(values: npt.NDArray[np.float64], lo: float, hi: float, cells: int
-              ) -> npt.NDArray[np.int64]:
+def grid_cell(
+    values: npt.NDArray[np.float64], lo: float, hi: float, cells: int
+) -> npt.NDArray[np.int64]:
     """The cell of each value, by the arithmetic :func:`grid_counts` runs on Spark."""
     scale = float(cells) / (float(hi) - float(lo))
     with np.errstate(invalid="ignore", over="ignore"):

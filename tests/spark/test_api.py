@@ -104,7 +104,7 @@ def run_cli(capsys, *args):
     return exit_.value.code, out.out, out.err
 
 
-@pytest.mark.parametrize("name", ["visits.parquet", "visits.csv", "visits.jsonl", "parts"])
+@pytest.mark.parametrize("name", ["visits.parquet", "visits.csv", "parts"])
 def test_cli_engine_spark(files, capsys, name):
     common = ["--column", "site", "--k", 2, "--epsilon", 1, "--candidates", files / "sites.txt"]
     (files / "sites.txt").write_text("\n".join(SITES) + "\n")
@@ -134,3 +134,13 @@ def test_cli_engine_spark_bad_path(capsys):
         "--delta", 1e-6, "--engine", "spark",
     )
     assert code == 2 and "does not exist" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_engine_spark_refuses_json_lines(files, capsys):
+    # Spark would take a JSON file's columns from its rows (private): refused from the suffix.
+    code, _, err = run_cli(
+        capsys, "top-k", files / "visits.jsonl", "--column", "site", "--k", 1, "--epsilon", 1,
+        "--candidates", "a,b", "--engine", "spark",
+    )
+    assert code == 2 and "unsupported format for Spark" in err
+    assert len(err.strip().splitlines()) == 1
