@@ -99,8 +99,17 @@ def make_exponential_mechanism(
         gumbel_scale = check_scale(scale)
     cands = list(candidates)
 
+    def scored(data: Any, candidate: Any) -> Any:
+        # The user's score raising on the data is the worst score, never an exception:
+        # whether it raises may depend on one row, and the ledger is already charged
+        # (seed 001, postcondition 1).
+        try:
+            return score(data, candidate)
+        except Exception:
+            return math.nan
+
     def function(data: Any) -> Any:
-        shifts = _score_vector([score(data, c) for c in cands], sign)
+        shifts = _score_vector([scored(data, c) for c in cands], sign)
         return cands[noisy_argmax(shifts, gumbel_scale, "gumbel", source)]
 
     def privacy_map(d_in: Any) -> float:

@@ -248,6 +248,12 @@ def test_exponential_mechanism_bad_scores_never_raise():
     m = make_exponential_mechanism(["a", "b"], lambda x, c: x[c], 1, epsilon=1.0)
     assert m({"a": float("nan"), "b": 0.0}) == "b"
     assert m({"a": "oops", "b": 0.0}) == "b"
+    # A score function that raises on the data (here: a missing key) is the worst score,
+    # for max and min, and never an exception after the charge.
+    assert m({"b": 0.0}) == "b"
+    low = make_exponential_mechanism(["a", "b"], lambda x, c: x[c], 1, epsilon=1.0, optimize="min")
+    assert low({"b": 5.0}) == "b"
+    assert make_exponential_mechanism(["a"], lambda x, c: 1 / 0, 1, epsilon=1.0)(None) == "a"
 
 
 @pytest.mark.parametrize(
