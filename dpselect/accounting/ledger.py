@@ -37,7 +37,6 @@ Two accounting modes, fixed at creation:
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 import sqlite3
@@ -52,7 +51,7 @@ from fractions import Fraction
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
-from dpselect.core.arithmetic import Number, as_decimal, float_down, float_up
+from dpselect.core.arithmetic import Number, as_decimal, float_down, float_up, sqrt_down
 from dpselect.core.errors import BudgetExceeded, LedgerError, ParameterError
 
 from ._params import check_delta, check_loss
@@ -484,7 +483,7 @@ class Ledger:
                 self._budget_delta - t.delta
             )
         left = self._budget_rho - t.rho
-        return _sqrt_down(2 * left), 0.0
+        return sqrt_down(2 * left), 0.0
 
     def remaining_rho(self) -> float:
         """The ``rho`` left in a zCDP ledger (rounded down)."""
@@ -741,8 +740,8 @@ class Ledger:
             f"rho={float(self._budget_rho):.6g} of {self._path!r} (the largest rho whose "
             f"conversion is (epsilon={float(self._budget_epsilon):g}, "
             f"delta={float(self._budget_delta):g})-DP); remaining rho={float_down(left):.6g}, "
-            f"which fits one pure-DP query up to epsilon={_sqrt_down(2 * left):.4g} or one "
-            f"exponential-mechanism selection (k = 1) up to epsilon={_sqrt_down(8 * left):.4g}"
+            f"which fits one pure-DP query up to epsilon={sqrt_down(2 * left):.4g} or one "
+            f"exponential-mechanism selection (k = 1) up to epsilon={sqrt_down(8 * left):.4g}"
             " (a one-shot top-k at total epsilon costs epsilon^2/(8k)). Under zCDP "
             "a pure epsilon-DP query costs rho = epsilon^2/2 and an exponential mechanism "
             "(bounded range) epsilon^2/8 (Bun-Steinke 2016; Cesar-Rogers 2021): one large "
@@ -755,14 +754,6 @@ class Ledger:
 
 
 _OPEN_TOKEN = object()
-
-
-def _sqrt_down(q: Fraction) -> float:
-    if q <= 0:
-        return 0.0
-    s = 128
-    root = math.isqrt((q.numerator << (2 * s)) // q.denominator)
-    return float_down(Fraction(root, 1 << s))
 
 
 def _entry(row: tuple[Any, ...]) -> LedgerEntry:

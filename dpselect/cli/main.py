@@ -20,6 +20,7 @@ import click
 # Light imports only: rich, NumPy, python-flint, DuckDB and the library load inside the
 # commands that use them, so ``dpselect --help`` and ``--version`` start fast (issue 14).
 from .. import __version__
+from ..core.arithmetic import sqrt_down
 from ..core.errors import BudgetExceeded, DPSelectError
 from ..data.schema import parse_schema_spec
 from .applications import register as register_applications
@@ -427,7 +428,7 @@ def budget_show(ledger: str, as_json: bool) -> None:
             info["spent"]["rho"] = book.spent_rho()
             info["remaining"]["rho"] = book.remaining_rho()
             # remaining epsilon of a zCDP ledger: the largest single pure-DP query that fits
-            info["remaining"]["exponential_mechanism_epsilon"] = _sqrt_down(
+            info["remaining"]["exponential_mechanism_epsilon"] = sqrt_down(
                 8 * book.remaining_rho()
             )
         click.echo(json.dumps(info, sort_keys=True))
@@ -457,7 +458,7 @@ def budget_show(ledger: str, as_json: bool) -> None:
         )
         console.print(
             f"remaining: rho = {left:.6g}  (one more query up to epsilon "
-            f"{_sqrt_down(8 * left):.4g} for the exponential mechanism, "
+            f"{sqrt_down(8 * left):.4g} for the exponential mechanism, "
             f"{remaining[0]:.4g} for other pure-DP queries)"
         )
         console.print(_zcdp_explanation(book.rho_budget, budget_eps, budget_delta))
@@ -465,13 +466,6 @@ def budget_show(ledger: str, as_json: bool) -> None:
     console.print(f"budget:    epsilon = {budget_eps:.6g}, delta = {budget_delta:.3g}")
     console.print(f"spent:     epsilon = {spent[0]:.6g}, delta = {spent[1]:.3g}")
     console.print(f"remaining: epsilon = {remaining[0]:.6g}, delta = {remaining[1]:.3g}")
-
-
-def _sqrt_down(x: float) -> float:
-    """sqrt(x) rounded down a little (display of what still fits; never over-states)."""
-    import math
-
-    return 0.0 if x <= 0 else math.nextafter(math.sqrt(x), 0.0)
 
 
 register_applications(cli)

@@ -22,6 +22,7 @@ __all__ = [
     "float_down",
     "float_up",
     "mul_up",
+    "sqrt_down",
     "sqrt_up",
 ]
 
@@ -130,6 +131,28 @@ def div_up(a: Number, b: Number) -> float:
     return float_up(fa / fb)
 
 
+def _root_bits(q: Fraction) -> int:
+    """Fraction bits for an integer square root of ``q > 0`` with at least 64 exact bits."""
+    log2 = q.numerator.bit_length() - q.denominator.bit_length()
+    return max(128, (130 - log2) // 2)
+
+
+def sqrt_down(a: Number) -> float:
+    """The square root of ``a`` rounded down to a float; ``0.0`` for ``a <= 0``.
+
+    For displays of what still fits in a budget, which must never over-state it (exact
+    integer square roots, as :func:`sqrt_up`).
+    """
+    fa = _as_fraction_or_inf(a)
+    if isinstance(fa, float):
+        return math.inf if fa > 0 else 0.0
+    if fa <= 0:
+        return 0.0
+    s = _root_bits(fa)
+    root = math.isqrt((fa.numerator << (2 * s)) // fa.denominator)
+    return float_down(Fraction(root, 1 << s))
+
+
 def sqrt_up(a: Number) -> float:
     """The square root of ``a >= 0`` rounded up to a float (exact integer square roots)."""
     fa = _as_fraction_or_inf(a)
@@ -137,9 +160,13 @@ def sqrt_up(a: Number) -> float:
         raise ValueError("sqrt_up expects a non-negative operand")
     if isinstance(fa, float):
         return math.inf
-    # floor(sqrt(p/q) * 2^s) computed with integers, then one ulp up: always an upper bound.
-    s = 128
+    if fa == 0:
+        return 0.0
+    # floor(sqrt(p/q) * 2^s) computed with integers, then one ulp up unless the root is
+    # exact: always an upper bound.
+    s = _root_bits(fa)
     num = fa.numerator << (2 * s)
     root = math.isqrt(num // fa.denominator)
-    upper = Fraction(root + 1, 1 << s)
+    exact_root = root * root * fa.denominator == num
+    upper = Fraction(root if exact_root else root + 1, 1 << s)
     return float_up(upper)

@@ -46,6 +46,16 @@ def test_sqrt_up(q):
     assert Fraction(r) ** 2 >= q
 
 
+@given(st.fractions(min_value=0, max_value=10**20, max_denominator=10**300))
+def test_sqrt_down_and_up_bracket_tiny_and_large(q):
+    from dpselect.core.arithmetic import sqrt_down, sqrt_up
+
+    lo, hi = Fraction(sqrt_down(q)), Fraction(sqrt_up(q))
+    assert lo**2 <= q <= hi**2
+    if q > Fraction(1, 10**300):  # 64 exact bits: within 2 ulps of the float root
+        assert hi - lo <= 4 * (hi - Fraction(math.nextafter(float(hi), 0)))
+
+
 @given(finite_pos, finite_pos, positive, st.booleans())
 def test_toy_map_monotone_and_non_negative(d1, d2, scale, monotonic):
     metric = dc.LInfDistance(monotonic=monotonic)
