@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .accounting.zcdp import pure_dp_to_zcdp, zcdp_to_approx_dp
-from .core.arithmetic import float_up
+from .core.arithmetic import float_down, float_up
 from .core.calibration import binary_search_param
 from .core.domains import atom_domain, vector_domain
 from .core.errors import ParameterError
@@ -44,7 +44,15 @@ from .mechanisms.validate import check_delta, check_int, check_user_epsilon
 from .recipes._common import open_ledger
 from .sampling.source import RandomSource, resolve_source
 
-__all__ = ["CONFIDENCE", "MECHANISMS", "TopKResult", "most_common", "top_k"]
+__all__ = [
+    "AUTO_FRACTION",
+    "CONFIDENCE",
+    "MECHANISMS",
+    "TopKResult",
+    "check_auto_fraction",
+    "most_common",
+    "top_k",
+]
 
 Mechanism = Literal[
     "auto", "gumbel", "exponential", "laplace", "laplace_histogram", "gaussian_histogram"
@@ -104,6 +112,9 @@ class TopKResult:
         if self.rho is not None:
             cost += f", zCDP rho = {self.rho:.6g}"
         note = [self.stopped_early] if self.stopped_early else []
+        choice = self.parameters.get("max_contributions_choice")
+        if choice:
+            note.append(str(choice))
         return "\n".join([*lines, *note, f"mechanism: {self.mechanism}", cost, self.accuracy])
 
     @property
@@ -147,6 +158,8 @@ class _Plan:
     accounting: str
     accuracy: str
     returns_counts: bool
+    #: the score margin of the accuracy statement (counts; at CONFIDENCE): public
+    margin: float = 0.0
 
 
 def _selection(
@@ -296,6 +309,7 @@ def _plan(
         accounting,
         _selection_accuracy(noise, scale, k, n),
         False,
+        selection_alpha(noise, scale, k, n, 1 - CONFIDENCE),
     )
 
 
@@ -322,6 +336,7 @@ def _histogram_plan(
             "Laplace mechanism on counts of L1 sensitivity max_contributions",
             _histogram_accuracy("laplace", scale, k, n),
             True,
+            2 * histogram_halfwidth("laplace", scale, n, 1 - CONFIDENCE),
         )
     sigma = gaussian_histogram_sigma(c, eps, delta)
     m = make_noisy_histogram_top_k(n, k, "gaussian", sigma, c, source=source)
@@ -346,6 +361,7 @@ def _histogram_plan(
         "Canonne-Kamath-Steinke conversion",
         _histogram_accuracy("gaussian", sigma, k, n),
         True,
+        2 * histogram_halfwidth("gaussian", sigma, n, 1 - CONFIDENCE),
     )
 
 
@@ -383,6 +399,7 @@ def _gumbel_counts_plan(n: int, k: int, eps: float, source: RandomSource | None)
         "basic composition",
         accuracy,
         True,
+        alpha,
     )
 
 
@@ -417,7 +434,7 @@ def top_k(
     candidates: Any = None,
     delta: float | None = None,
     privacy_unit: str | None = None,
-    max_contributions: int = 1,
+    max_contributions: int | Literal["auto"] = 1,
     mechanism: Mechanism | None = "auto",
     ledger: Any = None,
     source: RandomSource | None = None,
@@ -425,6 +442,7 @@ def top_k(
     progress: Progress = None,
     k_bar: int | None = None,
     schema: Any = None,
+    auto_fraction: float | None = None,
 ) -> TopKResult:
     """The ``k`` most common values of ``column``, privately, at an ``(epsilon, delta)`` target.
 
@@ -447,6 +465,12 @@ def top_k(
     :func:`dpselect.recipes.unknown_domain.top_k_unknown_domain` (partition selection then
     the top ``k``, or the limited-domain mechanism), chosen by public facts.
 
+    ``max_contributions="auto"`` (with ``privacy_unit`` and ``candidates``) chooses the bound
+    privately first: ``auto_fraction`` (default :data:`AUTO_FRACTION`) of ``epsilon`` goes to
+    the generalized exponential mechanism over the bounds ``1, 2, 4, ..., 256``, the rest to
+    the top-k at the chosen bound; one composed charge covers both (docs/private_selection.md,
+    "max_contributions='auto'").
+
     ``ledger``: a :class:`Ledger` or its path; the charge is durable before anything is
     computed from the data, in the ledger's accounting ((epsilon, delta) or zCDP rho).
     ``source`` is for tests and demos only. Every error is raised from public facts before any
@@ -455,9 +479,25 @@ def top_k(
     k = check_int(k, "k", minimum=1)
     eps = float(check_user_epsilon(epsilon))
     mech = _check_mechanism(mechanism)
-    max_contributions = check_int(max_contributions, "max_contributions", minimum=1)
-    if privacy_unit is None and max_contributions != 1:
-        raise ParameterError("max_contributions applies only with a privacy_unit column")
+    auto_m = isinstance(max_contributions, str) and max_contributions == "auto"
+    if auto_m:
+        fraction = check_auto_fraction(auto_fraction)
+        if privacy_unit is None:
+            raise ParameterError(
+                "max_contributions='auto' needs a privacy_unit column (without one each row "
+                "is a person and counts once)"
+            )
+        if candidates is None:
+            raise ParameterError(
+                "max_contributions='auto' needs a public candidates list (with values from "
+                "the data give max_contributions as a number)"
+            )
+    else:
+        if auto_fraction is not None:
+            raise ParameterError("auto_fraction applies only with max_contributions='auto'")
+        max_contributions = check_int(max_contributions, "max_contributions", minimum=1)
+        if privacy_unit is None and max_contributions != 1:
+            raise ParameterError("max_contributions applies only with a privacy_unit column")
     if not isinstance(counts, bool):
         raise ParameterError(f"counts must be a bool, got {counts!r}")
     if candidates is None:
@@ -475,7 +515,7 @@ def top_k(
             eps,
             float(check_delta(delta, allow_zero=False)),
             privacy_unit,
-            max_contributions,
+            int(max_contributions),
             mech,
             counts,
             ledger,
@@ -496,53 +536,219 @@ def top_k(
     book = open_ledger(ledger)
 
     zcdp_ledger = book is not None and book.accounting == "zcdp"
-    plan = _plan(
-        len(cand_list), k, eps, dlt, mech, counts, max_contributions, source, zcdp_ledger
-    )
-    parameters = {
+    if auto_m:
+        assert privacy_unit is not None
+        return _top_k_auto_contributions(
+            _Query(table, column, k, cand_list, privacy_unit, counts, source, progress),
+            eps,
+            dlt,
+            mech,
+            fraction,
+            book,
+            zcdp_ledger,
+        )
+    m = int(max_contributions)
+    plan = _plan(len(cand_list), k, eps, dlt, mech, counts, m, source, zcdp_ledger)
+    parameters = _parameters(column, k, eps, dlt, len(cand_list), privacy_unit, m, mech, plan)
+    query = _Query(table, column, k, cand_list, privacy_unit, counts, source, progress)
+
+    def release() -> TopKResult:
+        return _release(query, plan, m, book, parameters)
+
+    return _charge_then(
+        book, release, plan.epsilon, plan.delta, plan.rho, plan.kind, f"top_k/{plan.method}",
+        parameters,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Query:
+    """A top-k query's public parts and its opened table."""
+
+    table: Table
+    column: str
+    k: int
+    candidates: list[Any]
+    privacy_unit: str | None
+    counts: bool
+    source: RandomSource | None
+    progress: Progress
+
+
+def _parameters(
+    column: str,
+    k: int,
+    eps: float,
+    dlt: float,
+    n: int,
+    privacy_unit: str | None,
+    m: int,
+    mech: Mechanism,
+    plan: _Plan,
+) -> dict[str, Any]:
+    return {
         "column": column,
         "k": k,
         "epsilon": eps,
         "delta": dlt,
-        "n_candidates": len(cand_list),
+        "n_candidates": n,
         "privacy_unit": privacy_unit,
-        "max_contributions": max_contributions,
+        "max_contributions": m,
         "mechanism": plan.method,
         "chosen_by": "auto" if mech == "auto" else "user",
         "accounting": plan.accounting,
         "scale": plan.scale,
         "count_scale": plan.count_scale,
     }
-    name = f"top_k/{plan.method}"
+
+
+def _release(
+    query: _Query,
+    plan: _Plan,
+    m: int,
+    book: Any,
+    parameters: dict[str, Any],
+    cost: tuple[float, float, float] | None = None,
+) -> TopKResult:
+    """Score the candidates with contributions bounded to ``m`` and run ``plan`` (after the
+    charge). ``cost``: the ``(epsilon, delta, rho)`` reported instead of the plan's own."""
+    salt = resolve_source(query.source).bits(63)
+    scores = candidate_scores(
+        query.table, query.column, query.candidates, query.privacy_unit, m, salt,
+        query.progress,
+    )  # fmt: skip
+    out = plan.measurement(scores)
+    if plan.returns_counts:
+        indices, noisy = out
+        released_counts: list[int] | None = [int(c) for c in noisy] if query.counts else None
+    else:
+        indices, released_counts = out, None
+    idx = [int(i) for i in np.asarray(indices)]
+    eps, delta, rho = cost if cost is not None else (plan.epsilon, plan.delta, plan.rho)
+    return TopKResult(
+        candidates=[query.candidates[i] for i in idx],
+        indices=idx,
+        mechanism=plan.name,
+        epsilon=eps,
+        delta=delta,
+        rho=rho,
+        accuracy=plan.accuracy,
+        counts=released_counts,
+        ledger=None if book is None else book.path,
+        parameters=parameters,
+    )
+
+
+#: The default share of epsilon spent on choosing ``max_contributions`` or ``bounds`` when
+#: they are ``"auto"`` (a public rule; the rest goes to the query).
+AUTO_FRACTION = 0.25
+
+
+def check_auto_fraction(fraction: Any) -> float:
+    """``auto_fraction`` in ``(0, 1)`` (``None``: :data:`AUTO_FRACTION`)."""
+    if fraction is None:
+        return AUTO_FRACTION
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, Fraction)):
+        raise ParameterError(f"auto_fraction must be a number in (0, 1), got {fraction!r}")
+    if not 0 < float(fraction) < 1:
+        raise ParameterError(f"auto_fraction must be in (0, 1), got {fraction!r}")
+    return float(fraction)
+
+
+def _top_k_auto_contributions(
+    query: _Query,
+    eps: float,
+    dlt: float,
+    mech: Mechanism,
+    fraction: float,
+    book: Any,
+    zcdp_ledger: bool,
+) -> TopKResult:
+    """``max_contributions="auto"``: GEM chooses ``m``, then the top-k runs with it.
+
+    Budget (a public rule): the choice gets ``fraction * epsilon`` (its GEM map at distance 1,
+    ``eps_c``), the top-k ``eps_q = epsilon - eps_c`` (rounded down). The top-k's calibration,
+    mechanism ("auto": by public facts, one of which is ``m``) and cost depend on ``m``, so a
+    plan is made for every candidate bound before anything is charged, and the charge is
+    ``eps_c + max_m eps_q(m)`` (each ``<= eps_q``: at most ``epsilon``), ``max_m delta(m)``,
+    and in a zCDP ledger ``eps_c^2 / 8 + max_m rho(m)``: adaptive composition of an
+    ``eps_c``-DP (bounded range) choice and a query whose parameters depend on it.
+
+    GEM's score for ``m``: ``sum_u min(c_u, m) - margin(m)``, ``c_u`` person ``u``'s distinct
+    values of the column and ``margin(m)`` the score margin of the top-k's accuracy statement
+    at ``m`` (public). Up to the constant ``sum_u c_u`` this is ``-(contributions dropped +
+    margin)``, a bound on how far the released values can trail the unbounded top counts;
+    GEM's differences do not see the constant. Sensitivity ``Delta_m = m`` (one person adds
+    at most ``m`` kept contributions; the margin is public).
+    """
+    from .recipes.bounds import (
+        DEFAULT_CONTRIBUTIONS,
+        choose_max_contributions,
+        contribution_choice_cost,
+    )
+
+    if getattr(query.table, "engine", "duckdb") == "spark":
+        raise ParameterError("max_contributions='auto' runs on the DuckDB engine only")
+    bounds = list(DEFAULT_CONTRIBUTIONS)
+    eps_choice = Fraction(eps) * Fraction(fraction)
+    spent_c = contribution_choice_cost(eps_choice, bounds)
+    eps_q = float_down(Fraction(eps) - Fraction(spent_c))
+    n = len(query.candidates)
+    plans = {
+        m: _plan(n, query.k, eps_q, dlt, mech, query.counts, m, query.source, zcdp_ledger)
+        for m in bounds
+    }
+    spent_eps = float_up(Fraction(spent_c) + max(Fraction(p.epsilon) for p in plans.values()))
+    spent_delta = max(p.delta for p in plans.values())
+    rho = float_up(Fraction(spent_c) ** 2 / 8 + max(Fraction(p.rho) for p in plans.values()))
+    kind: Literal["pure", "approx"] = "approx" if spent_delta > 0 else "pure"
+    margins = {m: Fraction(p.margin) for m, p in plans.items()}
+    parameters = {
+        "column": query.column,
+        "k": query.k,
+        "epsilon": eps,
+        "delta": dlt,
+        "n_candidates": n,
+        "privacy_unit": query.privacy_unit,
+        "max_contributions": "auto",
+        "max_contributions_candidates": bounds,
+        "auto_fraction": fraction,
+        "choice_epsilon": spent_c,
+        "query_epsilon": eps_q,
+        "chosen_by": "auto" if mech == "auto" else "user",
+    }
 
     def release() -> TopKResult:
-        salt = resolve_source(source).bits(63)
-        scores = candidate_scores(
-            table, column, cand_list, privacy_unit, max_contributions, salt, progress
+        choice = choose_max_contributions(
+            query.table,
+            query.column,
+            query.privacy_unit,  # type: ignore[arg-type]
+            eps_choice,
+            candidates=bounds,
+            penalty=lambda m: margins[m],
+            source=query.source,
         )
-        out = plan.measurement(scores)
-        if plan.returns_counts:
-            indices, noisy = out
-            released_counts: list[int] | None = [int(c) for c in noisy] if counts else None
-        else:
-            indices, released_counts = out, None
-        idx = [int(i) for i in np.asarray(indices)]
-        return TopKResult(
-            candidates=[cand_list[i] for i in idx],
-            indices=idx,
-            mechanism=plan.name,
-            epsilon=plan.epsilon,
-            delta=plan.delta,
-            rho=plan.rho,
-            accuracy=plan.accuracy,
-            counts=released_counts,
-            ledger=None if book is None else book.path,
-            parameters=parameters,
+        m = choice.max_contributions
+        plan = plans[m]
+        out = dict(parameters)
+        out.update(
+            max_contributions=m,
+            mechanism=plan.method,
+            accounting=plan.accounting,
+            scale=plan.scale,
+            count_scale=plan.count_scale,
+            max_contributions_choice=(
+                f"max_contributions = {m}, chosen privately among {len(bounds)} bounds "
+                f"(1..{bounds[-1]}) by the generalized exponential mechanism at epsilon = "
+                f"{spent_c:.6g}; the top-k then ran at epsilon = {plan.epsilon:.6g}"
+            ),
         )
+        return _release(query, plan, m, book, out, (spent_eps, spent_delta, rho))
 
     return _charge_then(
-        book, release, plan.epsilon, plan.delta, plan.rho, plan.kind, name, parameters
-    )
+        book, release, spent_eps, spent_delta, rho, kind, "top_k/max_contributions=auto",
+        parameters,
+    )  # fmt: skip
 
 
 def _charge_then(

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from functools import partial
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer
@@ -41,6 +42,7 @@ from sklearn.linear_model import LogisticRegression
 import dpselect
 import dpselect.core as dc
 from dpselect.mechanisms import make_gaussian
+from dpselect.sampling import RandomSource
 
 LAMBDAS = [0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0]
 EPSILON, DELTA = 4.0, 1e-6
@@ -77,16 +79,22 @@ def accuracy(w: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean((X @ w > 0).astype(int) == y))
 
 
-def train(lam: float, rho: float) -> dc.Measurement:
-    """A ``rho``-zCDP run for regularisation ``lam`` releasing (noisy score, noisy weights)."""
+def train(lam: float, rho: float, source: RandomSource | None = None) -> dc.Measurement:
+    """A ``rho``-zCDP run for regularisation ``lam`` releasing (noisy score, noisy weights).
+
+    ``source``: the noise's randomness (default: the OS CSPRNG; a seeded source only in
+    tests, where it makes the run reproducible and NOT private)."""
     dim = 31
     half = rho / 2
     sigma_w = (1 / lam) / math.sqrt(2 * half) * (1 + 1e-6)
     sigma_s = 1 / math.sqrt(2 * half) * (1 + 1e-6)
     weights_noise = make_gaussian(
-        dc.vector_domain(dc.atom_domain(float, nan=False), size=dim), dc.L2Distance(), sigma_w
+        dc.vector_domain(dc.atom_domain(float, nan=False), size=dim),
+        dc.L2Distance(),
+        sigma_w,
+        source=source,
     )
-    score_noise = make_gaussian(dc.atom_domain(int), dc.L1Distance(), sigma_s)
+    score_noise = make_gaussian(dc.atom_domain(int), dc.L1Distance(), sigma_s, source=source)
 
     def function(data: dict[str, tuple[np.ndarray, np.ndarray]]) -> tuple[int, np.ndarray]:
         X, y = data["train"]
@@ -111,10 +119,15 @@ def train(lam: float, rho: float) -> dc.Measurement:
     )
 
 
-def main() -> None:
+def main(source: RandomSource | None = None) -> None:
+    """Tune, compare with composition, print. ``source`` drives every random choice (the
+    configurations, the number of runs, all noise); ``None``: the OS CSPRNG."""
     data = load()
     Xt, yt = data["test"]
-    result = dpselect.tune(train, LAMBDAS, EPSILON, data=data, delta=DELTA, mean_runs=10)
+    run = partial(train, source=source)
+    result = dpselect.tune(
+        run, LAMBDAS, EPSILON, data=data, delta=DELTA, mean_runs=10, source=source
+    )
     print(result)
     print(f"test accuracy of the released model: {accuracy(result.model, Xt, yt):.3f}")
 
@@ -122,7 +135,7 @@ def main() -> None:
     rho_each = result.rho_per_run_if_composed
     best_score, best = -math.inf, None
     for lam in LAMBDAS:
-        score, w = train(lam, rho_each)(data)
+        score, w = run(lam, rho_each)(data)
         if score > best_score:
             best_score, best = score, (lam, w)
     assert best is not None

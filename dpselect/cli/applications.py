@@ -104,7 +104,15 @@ _CONFIDENCE = click.option(
     type=float,
     nargs=2,
     default=None,
-    help="LO HI: public bounds (continuous mechanism; data clamped).",
+    help="LO HI: public bounds (continuous mechanism; data clamped); or 'auto': bounds "
+    "chosen privately first with --auto-fraction of --epsilon (docs/private_selection.md).",
+)
+@click.option("--bounds-auto", "bounds_auto", is_flag=True, hidden=True)
+@click.option(
+    "--auto-fraction",
+    type=float,
+    default=None,
+    help="With --bounds auto: the share of --epsilon spent on the bounds [default: 0.25].",
 )
 @click.option(
     "--candidates",
@@ -138,6 +146,8 @@ def quantile_command(
     q: tuple[float, ...],
     epsilon: float,
     bounds: tuple[float, float] | None,
+    bounds_auto: bool,
+    auto_fraction: float | None,
     candidates: str | None,
     resolution: float | None,
     method: str,
@@ -152,13 +162,17 @@ def quantile_command(
     """Quantiles (the median with --q 0.5) of a numeric column, privately."""
     from ..recipes import quantile  # the library loads only when a command runs
 
+    if bounds_auto and bounds is not None:
+        raise click.UsageError("give --bounds once: LO HI, or auto")
+    if auto_fraction is not None and not bounds_auto:
+        raise click.UsageError("--auto-fraction applies only with --bounds auto")
     with _scan_progress((not as_json) and sys.stderr.isatty()) as progress:
         result = quantile(
             open_data(file, engine, spark_master),
             column,
             list(q),
             epsilon,
-            bounds=None if bounds is None else (bounds[0], bounds[1]),
+            bounds="auto" if bounds_auto else None if bounds is None else (bounds[0], bounds[1]),
             candidates=_file_or_list(candidates, "--candidates"),
             confidence=confidence,
             ledger=ledger,
@@ -167,6 +181,7 @@ def quantile_command(
             method=method,
             progress=progress,
             schema=schema,
+            auto_fraction=auto_fraction,
         )
     _emit(result, as_json)
 

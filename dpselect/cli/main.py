@@ -87,6 +87,9 @@ def _print_result(result: TopKResult, as_json: bool) -> None:
     console.print(table)
     if result.stopped_early:
         console.print(result.stopped_early)
+    choice = result.parameters.get("max_contributions_choice")
+    if choice:
+        console.print(str(choice))
     console.print(f"mechanism: {result.mechanism}")
     chosen = result.parameters.get("chosen_by")
     accounting = result.parameters.get("accounting")
@@ -117,6 +120,26 @@ SCHEMA_OPTION = click.option(
     help="Column types, e.g. 'age:BIGINT,day:DATE' (CSV/JSON columns are text otherwise; "
     "a value that does not convert is missing).",
 )
+
+
+class _Contributions(click.ParamType):  # type: ignore[type-arg]  # generic in click 8.2+
+    """``--max-contributions``: a positive integer or ``auto``."""
+
+    name = "INTEGER|auto"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        text = str(value).strip()
+        if text == "auto":
+            return "auto"
+        try:
+            return int(text)
+        except ValueError:
+            self.fail(f"{value!r} is not an integer or 'auto'", param, ctx)
+
+
+CONTRIBUTIONS = _Contributions()
 
 
 def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -156,10 +179,19 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--max-contributions",
-            type=int,
-            default=1,
+            type=CONTRIBUTIONS,
+            default="1",
             show_default=True,
-            help="Candidates a person may count toward (with --privacy-unit).",
+            help="Candidates a person may count toward (with --privacy-unit), or 'auto': "
+            "chosen privately from 1, 2, 4, ..., 256 (needs --candidates; costs "
+            "--auto-fraction of --epsilon, docs/private_selection.md).",
+        ),
+        click.option(
+            "--auto-fraction",
+            type=float,
+            default=None,
+            help="With --max-contributions auto: the share of --epsilon spent on the choice "
+            "[default: 0.25].",
         ),
         click.option(
             "--mechanism",
@@ -210,7 +242,8 @@ def _run_selection(
     delta: float | None,
     k_bar: int | None,
     privacy_unit: str | None,
-    max_contributions: int,
+    max_contributions: int | str,
+    auto_fraction: float | None,
     mechanism: str,
     counts: bool,
     plan: bool,
@@ -221,8 +254,23 @@ def _run_selection(
     engine: str = "duckdb",
     spark_master: str = "local[*]",
 ) -> None:
+    if max_contributions == "auto":
+        if plan:
+            raise click.UsageError(
+                "--plan needs a number for --max-contributions (with 'auto' the bound is "
+                "chosen from the data, after the charge)"
+            )
+        if privacy_unit is None:
+            raise click.UsageError("--max-contributions auto needs --privacy-unit")
+        if candidates is None:
+            raise click.UsageError(
+                "--max-contributions auto needs --candidates (with values from the data give "
+                "a number)"
+            )
+    elif auto_fraction is not None:
+        raise click.UsageError("--auto-fraction applies only with --max-contributions auto")
     if plan:
-        _print_plan(k, candidates, epsilon, delta, max_contributions, as_json)
+        _print_plan(k, candidates, epsilon, delta, int(max_contributions), as_json)
         return
     from ..api import top_k
 
@@ -237,7 +285,7 @@ def _run_selection(
             candidates=file_or_list(candidates, "--candidates"),
             delta=delta,
             privacy_unit=privacy_unit,
-            max_contributions=max_contributions,
+            max_contributions=max_contributions,  # type: ignore[arg-type]
             mechanism=mechanism,  # type: ignore[arg-type]
             ledger=ledger,
             source=source_from_seed(insecure_seed),
@@ -245,6 +293,7 @@ def _run_selection(
             progress=progress,
             k_bar=k_bar,
             schema=schema,
+            auto_fraction=auto_fraction,
         )
     _print_result(result, as_json)
 
@@ -562,9 +611,26 @@ def _exit_interrupted(ledger_path: str | None, before: int | None) -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
+def _auto_bounds_argv(args: list[str]) -> list[str]:
+    """``--bounds auto`` (one word where ``--bounds`` takes ``LO HI``) as the hidden flag
+    ``--bounds-auto`` (click options take a fixed number of values)."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        if args[i] == "--bounds" and i + 1 < len(args) and args[i + 1] == "auto":
+            out.append("--bounds-auto")
+            i += 2
+            continue
+        out.append("--bounds-auto" if args[i] == "--bounds=auto" else args[i])
+        i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the command line; exit 2 with one line on stderr for bad input, 130 on Ctrl-C."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["quantile"]:
+        args = _auto_bounds_argv(args)
     ledger_path = _ledger_argument(args)
     before = _ledger_entries(ledger_path)
     if any(a.lower().endswith((".json", ".json.gz")) for a in args):

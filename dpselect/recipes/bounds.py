@@ -18,8 +18,9 @@
   changes at most one of the two counts by 1, so the score moves by at most ``max(A, B -
   A)``, and the exponential mechanism (:func:`~dpselect.mechanisms.exponential.
   make_exponential_mechanism`, not monotonic) at ``epsilon / 2`` picks one bin per level
-  (default 5% and 95%); the bounds are the lower edge of the first and the upper edge of the
-  second (sorted), ``epsilon``-DP by basic composition. Unlike a quantile over grid *points*,
+  (default 5% and 95%); the bounds are the hull of the two bins (the lower edge of the first
+  and the upper edge of the second when they come in order; never empty when noise swaps
+  them), ``epsilon``-DP by basic composition. Unlike a quantile over grid *points*,
   every bin holding data scores above the empty bins below or above all the data (whose
   scores tie at ``-A n`` or ``-(B - A) n``), so the bounds land next to the data, with
   probability at least ``1 - beta`` once roughly ``n >= 4 max(A, B - A) ln(99 / beta) /
@@ -32,6 +33,8 @@ Both charge the ledger before reading the data and report what they chose and it
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -40,7 +43,7 @@ import numpy as np
 
 from ..core.arithmetic import float_up
 from ..core.errors import ParameterError
-from ..data.tables import open_table
+from ..data.tables import Table, open_table
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..mechanisms.quantile_score import quantile_fraction
@@ -49,12 +52,15 @@ from ..sampling.source import RandomSource
 from ._common import charge_then_release, column_values, numeric_column, open_ledger
 
 __all__ = [
+    "DEFAULT_CONTRIBUTIONS",
     "BoundsChoice",
     "ContributionChoice",
     "bin_scores",
     "bound_bins",
+    "bounds_choice_cost",
     "choose_bounds",
     "choose_max_contributions",
+    "contribution_choice_cost",
     "contribution_counts",
     "contribution_scores",
 ]
@@ -100,13 +106,68 @@ def contribution_counts(table: Any, column: str, privacy_unit: str) -> np.ndarra
 
 
 def contribution_scores(
-    counts: Any, candidates: list[int], release_epsilon: Fraction
+    counts: Any, candidates: list[int], release_epsilon: Fraction | None = None,
+    penalties: list[Fraction] | None = None,
 ) -> list[Fraction]:
-    """``sum_u min(c_u, L) - L / release_epsilon`` for each candidate ``L`` (exact)."""
+    """``sum_u min(c_u, L) - penalty(L)`` for each candidate ``L`` (exact).
+
+    ``penalty(L)`` is ``penalties[i]`` when given, else ``L / release_epsilon``.
+    """
     c = np.asarray(counts, dtype=np.int64)
+    if penalties is None:
+        if release_epsilon is None:
+            raise ParameterError("give release_epsilon or penalties")
+        penalties = [Fraction(L) / release_epsilon for L in candidates]
     return [
-        Fraction(int(np.minimum(c, L).sum())) - Fraction(L) / release_epsilon for L in candidates
+        Fraction(int(np.minimum(c, L).sum())) - p
+        for L, p in zip(candidates, penalties, strict=True)
     ]
+
+
+def _penalties(penalty: Any, candidates: list[int]) -> list[Fraction] | None:
+    """The public penalties ``penalty(L)`` as exact rationals (``None``: the default rule)."""
+    if penalty is None:
+        return None
+    if not callable(penalty):
+        raise ParameterError("penalty must be a callable penalty(L) -> number, or None")
+    out = []
+    for L in candidates:
+        v = penalty(L)
+        if isinstance(v, bool) or not isinstance(v, (int, float, Fraction, np.number)):
+            raise ParameterError(f"penalty({L}) must be a number, got {v!r}")
+        if not math.isfinite(float(v)):
+            raise ParameterError(f"penalty({L}) must be finite, got {v!r}")
+        out.append(Fraction(v) if isinstance(v, (int, Fraction)) else Fraction(float(v)))
+    return out
+
+
+def _table(data: Any, schema: Any) -> Table:
+    """``data`` opened (an already opened :class:`Table` is used as it is)."""
+    if isinstance(data, Table):
+        return data
+    return open_table(data, schema=schema)
+
+
+def _gem(
+    candidates: list[int], epsilon: Fraction, beta: float, source: RandomSource | None
+) -> Any:
+    return make_generalized_exponential_mechanism(
+        candidates,
+        lambda scores, L: scores[L],
+        [Fraction(L) for L in candidates],
+        epsilon,
+        beta=beta,
+        source=source,
+    )
+
+
+def contribution_choice_cost(
+    epsilon: float | Fraction, candidates: Any = None, beta: float = 0.05
+) -> float:
+    """What :func:`choose_max_contributions` costs at ``epsilon`` (GEM's map at distance 1,
+    at most ``epsilon``): public, computed without data."""
+    eps = Fraction(check_epsilon(epsilon))
+    return float(_gem(_contribution_candidates(candidates), eps, beta, None).map(1))
 
 
 def _contribution_candidates(candidates: Any) -> list[int]:
@@ -128,33 +189,36 @@ def choose_max_contributions(
     data: Any,
     column: str,
     privacy_unit: str,
-    epsilon: float,
+    epsilon: float | Fraction,
     *,
     candidates: Any = None,
     release_epsilon: float | None = None,
     beta: float = 0.05,
     ledger: Any = None,
     source: RandomSource | None = None,
+    penalty: Callable[[int], Any] | None = None,
+    schema: Any = None,
 ) -> ContributionChoice:
     """A contribution bound for ``column`` per ``privacy_unit``, chosen privately (module doc).
 
     ``epsilon``: the choice's pure-DP cost (one person added or removed). ``release_epsilon``
-    (default ``epsilon``): the epsilon of the later release whose noise the penalty models.
+    (default ``epsilon``): the epsilon of the later release whose noise the default penalty
+    ``L / release_epsilon`` models. ``penalty``: a public rule ``L -> number`` replacing it
+    (evaluated before the charge, never on data; a public term leaves every sensitivity
+    ``Delta_L = L`` unchanged). ``data`` may be an opened :class:`~dpselect.data.tables.Table`.
     """
     eps = Fraction(check_epsilon(epsilon))
     rel = eps if release_epsilon is None else Fraction(check_epsilon(release_epsilon))
     cands = _contribution_candidates(candidates)
-    table = open_table(data)
+    pens = _penalties(penalty, cands)
+    table = _table(data, schema)
+    if getattr(table, "engine", "duckdb") == "spark":
+        raise ParameterError(
+            "choose_max_contributions runs on the DuckDB engine only (not a Spark frame)"
+        )
     table.require_column(column)
     table.require_column(privacy_unit, "privacy_unit")
-    mech = make_generalized_exponential_mechanism(
-        cands,
-        lambda scores, L: scores[L],
-        [Fraction(L) for L in cands],
-        eps,
-        beta=beta,
-        source=source,
-    )
+    mech = _gem(cands, eps, beta, source)
     spent = float(mech.map(1))
     book = open_ledger(ledger)
     parameters = {
@@ -163,11 +227,12 @@ def choose_max_contributions(
         "epsilon": float(eps),
         "release_epsilon": float(rel),
         "candidates": cands,
+        "penalty": "L / release_epsilon" if pens is None else [float(p) for p in pens],
     }
 
     def release() -> ContributionChoice:
         counts = contribution_counts(table, column, privacy_unit)
-        scores = dict(zip(cands, contribution_scores(counts, cands, rel), strict=True))
+        scores = dict(zip(cands, contribution_scores(counts, cands, rel, pens), strict=True))
         chosen = mech(scores)
         return ContributionChoice(
             max_contributions=int(chosen),
@@ -221,41 +286,68 @@ def bin_scores(values: Any, bins: list[tuple[float, float]], level: Fraction) ->
     return [-abs((b - a) * int(lt) - a * int(ge)) for lt, ge in zip(lows, highs, strict=True)]
 
 
-def choose_bounds(
-    data: Any,
-    column: str,
-    epsilon: float,
-    *,
-    quantiles: tuple[float, float] = (0.05, 0.95),
-    ledger: Any = None,
-    source: RandomSource | None = None,
-) -> BoundsChoice:
-    """Clamping bounds for ``column``: two private quantiles over power-of-two bins.
-
-    ``epsilon``: the total pure-DP cost (``epsilon / 2`` per level, one row added or removed).
-    The module docstring gives the score, its sensitivity and the proof.
-    """
-    eps = Fraction(check_epsilon(epsilon))
+def _bound_levels(quantiles: Any) -> list[Fraction]:
     if not (isinstance(quantiles, tuple) and len(quantiles) == 2):
         raise ParameterError("quantiles must be a pair (low, high)")
     levels = [quantile_fraction(q) for q in quantiles]
     if not 0 < levels[0] < levels[1] < 1:
         raise ParameterError(f"quantiles must satisfy 0 < low < high < 1, got {quantiles!r}")
-    table = open_table(data)
-    numeric_column(table, column)
-    bins = bound_bins()
+    return levels
+
+
+def _bin_mechanisms(
+    levels: list[Fraction], n_bins: int, eps: Fraction, source: RandomSource | None
+) -> list[Any]:
     mechanisms = []
     for level in levels:
         sensitivity = max(level.numerator, level.denominator - level.numerator)
         mechanisms.append(
             make_exponential_mechanism(
-                list(range(len(bins))),
+                list(range(n_bins)),
                 lambda scores, i: scores[i],
                 sensitivity,
                 epsilon=eps / 2,
                 source=source,
             )
         )
+    return mechanisms
+
+
+def bounds_choice_cost(
+    epsilon: float | Fraction, quantiles: tuple[float, float] = (0.05, 0.95)
+) -> float:
+    """What :func:`choose_bounds` costs at ``epsilon`` (the two picks' maps at distance 1,
+    summed and rounded up; at most ``epsilon``): public, computed without data."""
+    eps = Fraction(check_epsilon(epsilon))
+    mechanisms = _bin_mechanisms(_bound_levels(quantiles), len(bound_bins()), eps, None)
+    return float_up(sum((Fraction(m.map(1)) for m in mechanisms), Fraction(0)))
+
+
+def choose_bounds(
+    data: Any,
+    column: str,
+    epsilon: float | Fraction,
+    *,
+    quantiles: tuple[float, float] = (0.05, 0.95),
+    ledger: Any = None,
+    source: RandomSource | None = None,
+    schema: Any = None,
+) -> BoundsChoice:
+    """Clamping bounds for ``column``: two private quantiles over power-of-two bins.
+
+    ``epsilon``: the total pure-DP cost (``epsilon / 2`` per level, one row added or removed).
+    The module docstring gives the score, its sensitivity and the proof. The bounds are the
+    hull of the two chosen bins, ``(min of their lower edges, max of their upper edges)``:
+    the low level's lower edge and the high level's upper edge when the picks are in order,
+    and never an empty interval when noise puts them the other way round (post-processing).
+    ``data`` may be an opened :class:`~dpselect.data.tables.Table`.
+    """
+    eps = Fraction(check_epsilon(epsilon))
+    levels = _bound_levels(quantiles)
+    table = _table(data, schema)
+    numeric_column(table, column)
+    bins = bound_bins()
+    mechanisms = _bin_mechanisms(levels, len(bins), eps, source)
     spent = float_up(sum((Fraction(m.map(1)) for m in mechanisms), Fraction(0)))
     book = open_ledger(ledger)
     parameters = {
@@ -269,7 +361,7 @@ def choose_bounds(
         values = column_values(table, column)
         lo_bin = bins[mechanisms[0](bin_scores(values, bins, levels[0]))]
         hi_bin = bins[mechanisms[1](bin_scores(values, bins, levels[1]))]
-        lower, upper = sorted((lo_bin[0], hi_bin[1]))
+        lower, upper = min(lo_bin[0], hi_bin[0]), max(lo_bin[1], hi_bin[1])
         return BoundsChoice(
             lower=lower,
             upper=upper,

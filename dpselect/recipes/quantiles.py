@@ -235,7 +235,7 @@ def quantile(
     column: str,
     q: float | Sequence[float],
     epsilon: float,
-    bounds: tuple[float, float] | None = None,
+    bounds: tuple[float, float] | str | None = None,
     candidates: Any = None,
     confidence: float = CONFIDENCE,
     ledger: Any = None,
@@ -244,6 +244,7 @@ def quantile(
     method: str = "auto",
     progress: Callable[[float], None] | None = None,
     schema: Any = None,
+    auto_fraction: float | None = None,
 ) -> QuantileResult:
     """The ``q``-quantile(s) of a numeric ``column``, privately (``q = 0.5``: the median).
 
@@ -256,7 +257,22 @@ def quantile(
     of CSV/JSON) text that is not a number are dropped. ``progress(percent)`` is called while
     the column is scanned. ``source`` is for tests and demos only. ``schema``: declared
     column types (see :func:`dpselect.data.tables.open_table`).
+
+    ``bounds="auto"``: the bounds are chosen privately first with ``auto_fraction`` (default
+    0.25) of ``epsilon`` (:mod:`dpselect.recipes.auto_bounds`), one composed charge.
     """
+    if isinstance(bounds, str):
+        if bounds != "auto":
+            raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")
+        from .auto_bounds import quantile_with_auto_bounds
+
+        return quantile_with_auto_bounds(
+            data, column, q, epsilon, candidates=candidates, confidence=confidence,
+            ledger=ledger, source=source, resolution=resolution, method=method,
+            progress=progress, schema=schema, auto_fraction=auto_fraction,
+        )  # fmt: skip
+    if auto_fraction is not None:
+        raise ParameterError("auto_fraction applies only with bounds='auto'")
     eps = Fraction(check_user_epsilon(epsilon))
     given, levels = _levels(q)
     conf = check_confidence(confidence)
