@@ -5,7 +5,10 @@ Candidate ``i`` has a score ``q_i(x)`` that moves by at most ``Delta_i`` between
 datasets (``Delta_i`` public, one per candidate). The plain exponential mechanism must use
 ``max_i Delta_i`` for every candidate; GEM (Raskhodnikova and Smith 2016, "Lipschitz
 extensions for node-private graph statistics and the generalized exponential mechanism",
-FOCS; RS16) normalises the scores instead:
+FOCS 2016, full version arXiv:1504.07912; RS16) normalises the scores instead (its section
+on the generalized exponential mechanism; the theorem number of RS16's privacy and utility
+statement was not checked against the paper, so none is cited here: the two proofs below are
+self-contained):
 
     t = 2 ln(k / beta) / epsilon,   a_i = q_i - t Delta_i,
     s_i = min_j (a_i - a_j) / (Delta_i + Delta_j)     (<= 0, the j = i term is 0)

@@ -8,21 +8,25 @@ runs at random from a suitable law costs a small constant factor instead.
 Two combinators (``docs/private_selection.md`` gives each law, map and proof):
 
 - :func:`make_select_private_candidate` (Liu and Talwar 2019, "Private selection from private
-  candidates", STOC; LT19). The run must be ``eps``-DP (``MaxDivergence``).
+  candidates", STOC, arXiv:1811.07971; LT19). The run must be ``eps``-DP (``MaxDivergence``).
+  Theorem numbers as in the arXiv version: docs/private_selection.md says how each was checked.
 
-  * With a ``threshold`` (LT19, Algorithm 1 and its privacy theorem): run, release the first
-    ``(score, candidate)`` with ``score >= threshold``; after each run below it, stop and
-    release ``None`` with probability ``stop_probability``. ``2 eps``-DP. Same argument names,
-    comparison (``>=``) and map as OpenDP 0.16's ``make_select_private_candidate``.
-  * Without a threshold (LT19, the random-stopping variant): run at least once, after each
-    run stop with probability ``stop_probability`` (a geometric number of runs, mean
-    ``1 / stop_probability``), release the best. ``3 eps``-DP.
+  * With a ``threshold`` (LT19, Algorithm 1, Theorem 3.1; Theorem 1.2 in the introduction):
+    run, release the first ``(score, candidate)`` with ``score >= threshold``; after each run
+    below it, stop and release ``None`` with probability ``stop_probability``. ``2 eps``-DP.
+    Same argument names, comparison (``>=``) and map as OpenDP 0.16's
+    ``make_select_private_candidate``.
+  * Without a threshold (LT19, the random-stopping Algorithm 2, Theorem 3.2; Theorem 1.3 in
+    the introduction): run at least once, after each run stop with probability
+    ``stop_probability`` (a geometric number of runs, mean ``1 / stop_probability``), release
+    the best. ``3 eps``-DP.
 
 - :func:`make_repeat_and_select` (Papernot and Steinke 2022, "Hyperparameter tuning with Renyi
-  differential privacy", ICLR; PS22): ``K`` runs with ``K`` from a truncated negative binomial
-  law ``D_{eta, gamma}`` (Theorem 2; ``eta = 0`` logarithmic, ``eta = 1`` geometric) or a
-  Poisson law (Theorem 6), release the best (``None`` if ``K = 0``). A zCDP or Renyi run in,
-  a Renyi-DP curve out; :func:`dpselect.accounting.rdp_to_approx_dp` turns it into the
+  differential privacy", ICLR, arXiv:2110.03620v2; PS22): ``K`` runs with ``K`` from a
+  truncated negative binomial law ``D_{eta, gamma}`` (Definition 1; privacy: Theorem 2, its
+  pure-DP form ``(2 + eta) eps`` Corollary 3; ``eta = 0`` logarithmic, ``eta = 1`` geometric)
+  or a Poisson law (Theorem 6), release the best (``None`` if ``K = 0``). A zCDP or Renyi run
+  in, a Renyi-DP curve out; :func:`dpselect.accounting.rdp_to_approx_dp` turns it into the
   tightest ``(eps, delta)`` over the orders.
 
 Numbers of runs and stops are drawn exactly from the project's randomness source
@@ -130,9 +134,9 @@ def make_select_private_candidate(
         depend on the data. Without a threshold: in ``(0, 1)``.
     threshold:
         A finite number: release the first run with ``score >= threshold``, or ``None`` when
-        a stop comes first (LT19, Algorithm 1: ``2 eps``-DP). ``None``: run a
+        a stop comes first (LT19, Algorithm 1, Theorem 3.1: ``2 eps``-DP). ``None``: run a
         geometric number of times (at least once, mean ``1 / stop_probability``) and release
-        the best run (LT19, random stopping: ``3 eps``-DP).
+        the best run (LT19, Algorithm 2, Theorem 3.2: ``3 eps``-DP).
     source:
         Randomness for the stops; ``None`` is the CSPRNG. The runs use their own sources.
 

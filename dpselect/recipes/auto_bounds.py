@@ -13,8 +13,8 @@ them:
   removing a row; docs/quantiles.md), only its accuracy does.
 - **Privacy**: adaptive composition of the ``eps_c``-DP choice and the ``eps_q``-DP quantiles
   run with the bounds it released: ``eps_c + eps_q <= epsilon`` (basic composition, valid
-  when the second mechanism is chosen after seeing the first's output; Dwork and Roth 2014,
-  Theorem 3.16 with adaptivity as in their Section 3.5). Both parts are exponential
+  when the second mechanism's parameters are chosen from the first's output; Dwork and Roth
+  2014, Thm 3.16, and the table in docs/accounting.md). Both parts are exponential
   mechanisms, so the one ledger entry is charged as bounded range, as every quantile is.
 - **Levels of the choice** (public, from ``q``): 5% and 95%, widened to 1% (99%) when a
   requested level is below 5% (above 95%). A quantile is unchanged by clamping to bounds
