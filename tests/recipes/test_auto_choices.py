@@ -143,6 +143,41 @@ def test_top_k_auto_refusals_charge_nothing(tmp_path, kwargs, match):
     assert len(book) == 0
 
 
+def test_gem_with_a_public_penalty_neighbours_exact():
+    """Every dataset of 3 people with 1..4 values and each neighbour (one person added with
+    1..6 values): with a public penalty (as the top-k margins) GEM's exact output laws differ
+    by at most epsilon; a penalty computed from the data (4 n L, n the number of people)
+    breaks the sensitivity Delta_L = L and exceeds it."""
+    import itertools
+
+    from dpselect.mechanisms.generalized_exponential import GRID_BITS, gem_shifts, gem_threshold
+    from dpselect.recipes.bounds import contribution_scores
+
+    eps, cands = Fraction(1), [1, 2, 4]
+    deltas = [Fraction(L) for L in cands]
+    t = gem_threshold(3, 0.05, eps)
+    scale = Fraction(dc.float_up(2 * (1 + Fraction(1, 1 << GRID_BITS)) / eps))
+
+    def law(counts, penalties):
+        z = gem_shifts(contribution_scores(counts, cands, None, penalties), deltas, t)
+        z = np.asarray([int(v) for v in z], dtype=float) / (float(scale) * (1 << GRID_BITS))
+        w = np.exp(z - z.max())
+        return w / w.sum()
+
+    def worst(penalty):
+        out = 0.0
+        for base in itertools.product(range(1, 5), repeat=3):
+            p = law(list(base), penalty(list(base)))
+            for extra in range(1, 7):
+                q = law([*base, extra], penalty([*base, extra]))
+                out = max(out, float(np.max(np.abs(np.log(p) - np.log(q)))))
+        return out
+
+    public = worst(lambda c: [Fraction(0), Fraction(3), Fraction(40)])
+    assert 0.1 < public <= 1.0 + 1e-9
+    assert worst(lambda c: [Fraction(4 * len(c) * L) for L in cands]) > 1.1
+
+
 def test_choose_max_contributions_penalty_is_checked_before_the_charge(tmp_path):
     book = Ledger.create(tmp_path / "l.db", 10.0)
     for bad in (3, lambda L: float("nan"), lambda L: "x"):
