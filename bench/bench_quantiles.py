@@ -12,10 +12,13 @@ Run: ``python bench/bench_quantiles.py [--rows 10000000] [--runs 50] [--skip-spe
   buffers to it), and of the end-to-end call (target: at most 3x the column's bytes).
 
 **Utility**: deciles (q = 0.1, ..., 0.9) at epsilon 0.1 and 1 (pure DP, add/remove one row),
-mean absolute error over the nine deciles, averaged over ``runs`` runs, on Seattle daily
+mean absolute error over the nine deciles, averaged over ``runs`` runs (with a 95% normal
+interval for the mean), on Seattle daily
 maximum temperatures (vega_datasets, 1461 rows on a 0.1 grid: ties), penguin body mass
 (palmerpenguins, 342 rows) and a synthetic lognormal (10,000 rows). Compared: dpselect's
-recursive quantiles (the recipe's default for several levels), dpselect's even split
+default (``method="auto"``, chosen from the number of levels only: the joint exponential
+mechanism for nine levels), the joint mechanism and the recursive quantiles by name,
+dpselect's even split
 (``method="split"``: the tie-aware continuous mechanism at eps / 9 each), OpenDP 0.16
 ``make_private_quantile`` (exponential mechanism over a grid of candidates, eps / 9 each),
 diffprivlib ``tools.quantile`` (eps split over the deciles) and PipelineDP's percentile
@@ -207,6 +210,7 @@ def _pipelinedp(x: np.ndarray, bounds: tuple[float, float], eps: float) -> list[
 
 
 PEERS: dict[str, Callable[[np.ndarray, tuple[float, float], float], list[float]]] = {
+    "dpselect default (auto: joint, GJK 2021)": _dpselect("auto"),
     "dpselect recursive (KSS 2022)": _dpselect("recursive"),
     "dpselect even split": _dpselect("split"),
     "OpenDP 0.16 (EM over 1001 candidates, eps/9)": _opendp,
@@ -215,25 +219,40 @@ PEERS: dict[str, Callable[[np.ndarray, tuple[float, float], float], list[float]]
 }
 
 
-def utility(runs: int) -> None:
-    print(f"\n## decile mean absolute error, mean of {runs} runs (pure eps, add/remove one row)")
-    header = "| data | eps | " + " | ".join(PEERS) + " |"
+def _load() -> str:
+    try:
+        return ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def utility(runs: int, only: list[str] | None = None) -> None:
+    peers = {k: v for k, v in PEERS.items() if not only or any(o in k for o in only)}
+    print(
+        f"\n## decile mean absolute error, mean of {runs} runs [95% interval] (pure eps, "
+        f"add/remove one row); load average at start: {_load()}"
+    )
+    start = time.perf_counter()
+    header = "| data | eps | " + " | ".join(peers) + " |"
     print(header)
-    print("|" + " --- |" * (len(PEERS) + 2))
+    print("|" + " --- |" * (len(peers) + 2))
     for name, (x, bounds) in datasets().items():
         truth = _truth(x)
         for eps in (0.1, 1.0):
             cells = []
-            for peer, fn in PEERS.items():
+            for peer, fn in peers.items():
                 try:
                     errs = [
                         np.mean(np.abs(np.array(fn(x, bounds, eps)) - truth)) for _ in range(runs)
                     ]
-                    cells.append(f"{np.mean(errs):.3g}")
+                    half = 1.96 * float(np.std(errs, ddof=1)) / np.sqrt(runs) if runs > 1 else 0
+                    mean = float(np.mean(errs))
+                    cells.append(f"{mean:.3g} [{mean - half:.3g}, {mean + half:.3g}]")
                 except Exception as exc:  # a peer that is missing or fails
                     cells.append(f"n/a ({type(exc).__name__})")
                     print(f"  {peer}: {exc}", file=sys.stderr)
-            print(f"| {name} (n = {len(x)}) | {eps:g} | " + " | ".join(cells) + " |")
+            print(f"| {name} (n = {len(x)}) | {eps:g} | " + " | ".join(cells) + " |", flush=True)
+    print(f"{time.perf_counter() - start:.0f} s; load average at the end: {_load()}")
 
 
 def main() -> None:
@@ -242,11 +261,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--skip-utility", action="store_true")
+    parser.add_argument(
+        "--only", action="append", help="utility: only the columns whose name contains this"
+    )
     args = parser.parse_args()
     if not args.skip_speed:
         speed(args.rows)
     if not args.skip_utility:
-        utility(args.runs)
+        utility(args.runs, args.only)
 
 
 if __name__ == "__main__":

@@ -129,10 +129,11 @@ _CONFIDENCE = click.option(
 )
 @click.option(
     "--method",
-    type=click.Choice(["auto", "split", "recursive"]),
+    type=click.Choice(["auto", "split", "recursive", "joint"]),
     default="auto",
     show_default=True,
-    help="Several --q: 'recursive' (Kaplan et al. 2022, with --bounds) or 'split' (epsilon / m).",
+    help="Several --q: 'joint' (Gillenwater et al. 2021, with --bounds; auto for 2-20 levels), "
+    "'recursive' (Kaplan et al. 2022, with --bounds; auto above 20) or 'split' (epsilon / m).",
 )
 @_CONFIDENCE
 @_LEDGER
@@ -166,7 +167,7 @@ def quantile_command(
         raise click.UsageError("give --bounds once: LO HI, or auto")
     if auto_fraction is not None and not bounds_auto:
         raise click.UsageError("--auto-fraction applies only with --bounds auto")
-    with _scan_progress((not as_json) and sys.stderr.isatty()) as progress:
+    with _scan_progress((not as_json) and sys.stderr.isatty()) as (progress, work):
         result = quantile(
             open_data(file, engine, spark_master),
             column,
@@ -182,28 +183,40 @@ def quantile_command(
             progress=progress,
             schema=schema,
             auto_fraction=auto_fraction,
+            work_progress=work,
         )
     _emit(result, as_json)
 
 
+_Progress = Callable[[float], None]
+
+
 @contextmanager
-def _scan_progress(enabled: bool) -> Iterator[Callable[[float], None] | None]:
-    """A rich progress bar on stderr while the column is read (TTY only)."""
+def _scan_progress(enabled: bool) -> Iterator[tuple[_Progress | None, _Progress | None]]:
+    """Rich progress bars on stderr (TTY only): reading the column (percent), then the joint
+    or recursive mechanism's work (fraction of its levels)."""
     if not enabled:
-        yield None
+        yield None, None
         return
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 
     with Progress(
-        TextColumn("reading the column"),
+        TextColumn("{task.description}"),
         BarColumn(),
         TaskProgressColumn(),
         console=Console(stderr=True),
         transient=True,
     ) as bar:
-        task = bar.add_task("scan", total=100.0)
-        yield lambda percent: bar.update(task, completed=percent)
+        task = bar.add_task("reading the column", total=100.0)
+        work: list[Any] = []
+
+        def on_work(fraction: float) -> None:
+            if not work:
+                work.append(bar.add_task("computing the quantiles", total=1.0))
+            bar.update(work[0], completed=fraction)
+
+        yield (lambda percent: bar.update(task, completed=percent)), on_work
 
 
 @click.command("price")

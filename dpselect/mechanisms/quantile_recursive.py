@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -99,9 +99,11 @@ def make_recursive_quantiles(
     *,
     resolution: Any = None,
     source: RandomSource | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> Measurement:
     """The recursive quantiles mechanism (module docstring). Output: the ``m`` values, in the
-    order of ``qs`` (which must increase). Map ``d_in * eps``."""
+    order of ``qs`` (which must increase). Map ``d_in * eps``. ``progress(fraction)`` is called
+    after each value is released (public: the tree's shape depends on ``m`` only)."""
     lo, hi = check_bounds(bounds)
     levels = _sorted_levels(qs)
     eps = Fraction(check_epsilon(epsilon))
@@ -122,7 +124,7 @@ def make_recursive_quantiles(
         out: list[float | None] = [None] * len(levels)
         parts: dict[int, F64] = {tree[0][0]: x}  # rows of the part headed by level j
         del x  # owned by the parts from here on: each is clamped and reordered in place
-        for j, la, ra, rel in tree:
+        for done, (j, la, ra, rel) in enumerate(tree, start=1):
             p_lo, p_hi = (lo if la is None else out[la]), (hi if ra is None else out[ra])
             assert p_lo is not None and p_hi is not None
             rows = parts.pop(j)
@@ -140,6 +142,8 @@ def make_recursive_quantiles(
                     parts[child] = left
                 elif out[child] is None and c_la == j and c_ra == ra:
                     parts[child] = right
+            if progress is not None:
+                progress(done / len(tree))
         return [float(v) for v in out]  # type: ignore[arg-type]
 
     return pure_dp_on_rows(function, eps)

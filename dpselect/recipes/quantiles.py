@@ -6,10 +6,12 @@
   with a bound charged in epsilon.
 - **With candidates**: the exponential mechanism over the public list with the same score
   (:mod:`dpselect.mechanisms.quantile_candidates`), scores from one sort.
-- **Several levels**: with bounds, the recursive algorithm of Kaplan, Schnapp and Stemmer
-  (2022) (:mod:`dpselect.mechanisms.quantile_recursive`: ``ceil(log2(m + 1))`` rounds of
-  ``epsilon / depth`` on disjoint parts of the data) when it beats the even split, else
-  basic composition (``epsilon / m`` each); with candidates, basic composition.
+- **Several levels**: with bounds, the joint exponential mechanism of Gillenwater, Joseph and
+  Kulesza (2021) (:mod:`dpselect.mechanisms.quantile_joint`: all levels in one draw, the full
+  epsilon) for ``2 <= m <= JOINT_AUTO_MAX_LEVELS`` levels, the recursive algorithm of Kaplan,
+  Schnapp and Stemmer (2022) (:mod:`dpselect.mechanisms.quantile_recursive`) above that;
+  basic composition (``epsilon / m`` each) on request (``method="split"``) and with
+  candidates. The rule reads ``m`` only (public); docs/quantiles.md has the evidence.
 
 Every accuracy line printed is the conclusion of a theorem in docs/quantiles.md, checked by
 simulation on adversarial data in tests/recipes/test_quantiles_accuracy.py.
@@ -39,6 +41,12 @@ from ..mechanisms.quantile_continuous import (
     check_resolution,
     continuous_accuracy,
     make_continuous_quantile,
+)
+from ..mechanisms.quantile_joint import (
+    MAX_JOINT_LEVELS,
+    joint_accuracy,
+    joint_rounding_loss,
+    make_joint_quantiles,
 )
 from ..mechanisms.quantile_recursive import (
     make_recursive_quantiles,
@@ -73,6 +81,9 @@ __all__ = [
 ]
 
 F64 = npt.NDArray[np.float64]
+#: ``method="auto"`` uses the joint mechanism for 2 to this many levels (docs/quantiles.md).
+JOINT_AUTO_MAX_LEVELS = 20
+_METHODS = ("auto", "split", "recursive", "joint")
 _TEXT_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".csv.gz", ".tsv.gz")
 
 
@@ -220,14 +231,22 @@ def _candidate_line(level: Fraction, eps: Fraction, m: int, conf: float) -> str:
 
 
 def _choose_method(method: str, m: int, bounds: bool) -> str:
-    if method not in ("auto", "split", "recursive"):
-        raise ParameterError(f"method must be 'auto', 'split' or 'recursive', got {method!r}")
-    if method == "recursive" and not bounds:
-        raise ParameterError("method='recursive' needs bounds (not candidates)")
+    if method not in _METHODS:
+        raise ParameterError(
+            f"method must be one of {', '.join(repr(x) for x in _METHODS)}, got {method!r}"
+        )
+    if method in ("recursive", "joint") and not bounds:
+        raise ParameterError(f"method={method!r} needs bounds (not candidates)")
+    if method == "joint" and m > MAX_JOINT_LEVELS:
+        raise ParameterError(f"method='joint' takes at most {MAX_JOINT_LEVELS} levels, got {m}")
     if method != "auto":
         return method
-    # Public parameters only: the recursion pays depth = ceil(log2(m + 1)) instead of m.
-    return "recursive" if bounds and m >= 3 and recursive_depth(m) < m else "split"
+    # Public parameters only (m): docs/quantiles.md, "Choosing the method", has the evidence.
+    if not bounds or m == 1:
+        return "split"
+    if m <= JOINT_AUTO_MAX_LEVELS:
+        return "joint"
+    return "recursive" if recursive_depth(m) < m else "split"
 
 
 def quantile(
@@ -245,18 +264,22 @@ def quantile(
     progress: Callable[[float], None] | None = None,
     schema: Any = None,
     auto_fraction: float | None = None,
+    work_progress: Callable[[float], None] | None = None,
 ) -> QuantileResult:
     """The ``q``-quantile(s) of a numeric ``column``, privately (``q = 0.5``: the median).
 
     Give ``candidates`` (a public list or a text file of numbers) or ``bounds=(lo, hi)`` (the
     continuous mechanism; rows clamped; ``resolution`` the public ``w``, default ``(hi - lo)
-    / 10^6``). ``q`` may be a list: ``method`` "auto" picks the recursive algorithm (Kaplan,
-    Schnapp, Stemmer 2022) for three or more levels with bounds, else basic composition
-    ("split"). ``epsilon`` is the total pure-DP cost under adding or removing one row; the
-    ledger is charged durably before the data are read. Rows with NULL, NaN or (text columns
-    of CSV/JSON) text that is not a number are dropped. ``progress(percent)`` is called while
-    the column is scanned. ``source`` is for tests and demos only. ``schema``: declared
-    column types (see :func:`dpselect.data.tables.open_table`).
+    / 10^6``). ``q`` may be a list: ``method`` "auto" picks, with bounds, the joint exponential
+    mechanism (Gillenwater, Joseph, Kulesza 2021) for 2 to 20 levels and the recursive
+    algorithm (Kaplan, Schnapp, Stemmer 2022) for more; "joint", "recursive" and "split"
+    (basic composition, ``epsilon / m`` each) choose one. ``epsilon`` is the total pure-DP
+    cost under adding or removing one row; the ledger is charged durably before the data are
+    read. Rows with NULL, NaN or (text columns of CSV/JSON) text that is not a number are
+    dropped. ``progress(percent)`` is called while the column is scanned,
+    ``work_progress(fraction)`` while the joint or recursive mechanism works. ``source`` is for
+    tests and demos only. ``schema``: declared column types (see
+    :func:`dpselect.data.tables.open_table`).
 
     ``bounds="auto"``: the bounds are chosen privately first with ``auto_fraction`` (default
     0.25) of ``epsilon`` (:mod:`dpselect.recipes.auto_bounds`), one composed charge.
@@ -288,11 +311,29 @@ def quantile(
     w = check_resolution(resolution, *lo_hi) if lo_hi is not None else None
     chosen = _choose_method(method, len(levels), lo_hi is not None)
     rounding: float | None = None
-    if chosen == "recursive":
+    if chosen == "joint":
+        assert lo_hi is not None
+        each = eps
+        joint_mech = make_joint_quantiles(
+            lo_hi, levels, eps, resolution=w, source=source, progress=work_progress
+        )
+        method_text = (
+            f"joint exponential mechanism (Gillenwater, Joseph, Kulesza 2021) on [{lo_hi[0]:g}, "
+            f"{lo_hi[1]:g}]: all {len(levels)} values in one draw"
+        )
+        split = "one mechanism for all levels: the whole epsilon, no split"
+        accuracy = joint_accuracy(lo_hi, levels, eps, conf)
+        rounding = float_up(joint_rounding_loss(len(levels)))
+
+        def run(values: F64) -> list[float]:
+            return list(joint_mech(values))
+    elif chosen == "recursive":
         assert lo_hi is not None and w is not None
         depth = recursive_depth(len(levels))
         each = eps / depth
-        joint = make_recursive_quantiles(lo_hi, levels, eps, resolution=w, source=source)
+        joint = make_recursive_quantiles(
+            lo_hi, levels, eps, resolution=w, source=source, progress=work_progress
+        )
         method_text = (
             f"recursive quantiles (Kaplan, Schnapp, Stemmer 2022) on [{lo_hi[0]:g}, "
             f"{lo_hi[1]:g}]: {depth} rounds of the continuous exponential mechanism"

@@ -333,7 +333,15 @@ def test_quantile_recipe_refuses_typed_text_columns_before_charging(tmp_path):
 def test_quantile_recipe_recursive_for_many_levels():
     data = frame(np.arange(1, 1001, dtype=float))
     deciles = [i / 10 for i in range(1, 10)]
-    r = quantile(data, "income", deciles, 1.0, bounds=(0, 2000), source=InsecureSeededSource(4))
+    r = quantile(
+        data,
+        "income",
+        deciles,
+        1.0,
+        bounds=(0, 2000),
+        source=InsecureSeededSource(4),
+        method="recursive",
+    )
     assert "Kaplan" in r.method and r.epsilon_each == 0.25 and len(r.values) == 9
     assert r.values == sorted(r.values)
     assert all(abs(v - 1000 * q) < 100 for v, q in zip(r.values, deciles, strict=True))

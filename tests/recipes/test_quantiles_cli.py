@@ -58,7 +58,10 @@ def test_deciles_recursive_json(tmp_path):
     code, out, err = run(*args, "--insecure-seed", 2)
     assert code == 0, err
     result = json.loads(out)
-    assert result["parameters"]["method"] == "recursive" and len(result["values"]) == 9
+    assert result["parameters"]["method"] == "joint" and len(result["values"]) == 9
+    code, out, err = run(*args, "--method", "recursive")
+    assert code == 0, err
+    assert json.loads(out)["parameters"]["method"] == "recursive"
     code, out, err = run(*args, "--method", "split", "--resolution", 0.5)
     assert code == 0, err
     assert json.loads(out)["parameters"]["method"] == "split"

@@ -1,0 +1,431 @@
+"""Many quantiles at once: the joint exponential mechanism of Gillenwater, Joseph, Kulesza (2021).
+
+"Differentially private quantiles" (ICML 2021, "JointExp"); docs/quantiles.md has the proofs.
+
+**Output space**: increasing vectors ``o_1 <= ... <= o_m`` in ``[lo, hi]^m`` with Lebesgue
+measure. Rows are clamped to the bounds (row by row: neighbours stay neighbours) and sorted.
+
+**Score** (GJK21, Section 3, the gap utility, in integer form). The levels ``q_1 < ... < q_m``
+are fractions with a common denominator ``B <= 10^6``; the target gaps are the integers ``g_1
+= B q_1``, ``g_j = B (q_j - q_{j-1})``, ``g_{m+1} = B (1 - q_m)`` (sum ``B``). With ``C(o) =
+#{x_i <= o}``, ``C(o_0) = 0`` and ``C(o_{m+1}) = n``,
+
+    s(x, o) = sum_{j=1}^{m+1} min(T, c |B (C(o_j) - C(o_{j-1})) - g_j n|)    (T = 4096),
+
+``B`` times the distance of each gap's row count from its target. The density is ``exp(-s)``
+with ``c = eps' / (2 Delta)`` rounded down to a float.
+
+**Sensitivity** ``Delta = 2 (B - min_j g_j)`` under adding or removing one row (the
+project's ``SymmetricDistance``). GJK21 state sensitivity 2 (in rows) for neighbours that swap a
+row (``n`` fixed). Adding a row ``x``: ``n`` grows by one and exactly one gap count ``k`` (the
+gap holding ``x``) grows by one, so term ``j``'s argument moves by ``B [j = k] - g_j``; the
+terms move by at most ``(B - g_k) + sum_{j != k} g_j = 2 (B - g_k)`` in all. Each cap
+``min(T, .)`` is 1-Lipschitz, so capping a term never makes it move more. The score is not
+monotonic, so the exponential mechanism's factor 2 is kept (McSherry and Talwar 2007, Theorem
+6; GJK21 Section 3 use the same ``eps / (2 Delta)``).
+
+**Sampling (GJK21 Section 3.2's dynamic program, with repeats).** Clamped values cut ``[lo,
+hi]`` into intervals ``I_0, ..., I_K`` between consecutive *distinct* values (ties are merged:
+no interval has length 0); ``C`` is constant on each. The probability that ``o`` falls in the
+intervals ``i_1 <= ... <= i_m`` is proportional to ``exp(-score) prod_I |I|^{r_I} / r_I!``
+(``r_I`` outputs in ``I``: the volume of the ordered region), and given the intervals the points
+are uniform, sorted. A forward pass over levels computes, in float64 log space, ``alpha_j(i,
+r)`` = log total weight of the first ``j`` levels with ``o_j`` in ``I_i`` and the last ``r`` of
+them there; the sums over earlier intervals ``i' < i`` are split where the kernel ``exp(-min(T,
+c |B (C_i - C_i') - g_j n|))`` changes form, and every piece is a range sum over a segment
+tree whose nodes store sums relative to a reference at their edge (no subtraction: relative
+accuracy, ``O(m n log n + m^2 n)`` time). A backward pass samples each level's state with
+:func:`noisy_argmax` (Gumbel, scale 1: exactly ``P ∝ exp(float log-weight)``) and the points
+with :func:`uniform_float` (exact uniform reals rounded down to floats).
+
+**Ties: a public resolution** ``w`` (default ``(hi - lo) / 10^6``, as for the continuous
+mechanism). Before the intervals are formed, each row moves by its own random amount ``w (2 u
+- 1)``, ``u`` from 53 fresh bits of the source, and is clamped again. This is a randomised map
+applied row by row, independently of the other rows, so datasets that differ by one row stay
+datasets that differ by one row (couple the common rows' moves): the privacy proof is
+unchanged. A value held by ``k`` rows becomes ``k`` values within ``w`` of it, so the quantile
+can fall *inside* the tied block with a small gap error, where before it could only fall in
+the intervals beside it (off by up to ``k`` rows in two gaps). The released values are then
+rounded to the shortest decimal within ``w (1 - 2^-10)`` (post-processing): a tied value such
+as 12.5 comes back exactly. ``resolution=0`` turns both off (the plain GJK21 mechanism).
+
+**Exactness and privacy.** Every float log-weight is within ``JOINT_LOG_ERROR = 2^-22`` of the
+exact expression in the previous level's floats (docs/quantiles.md bounds the rounding: at most
+``2^-26`` for ``m <= 64`` levels). The backward pass telescopes, so the sampled density is
+``exp(-s(x, o) + r_x(o)) / Z`` with ``|r_x(o)| <= rho = 3 (m + 1) JOINT_LOG_ERROR``; between
+neighbours the loss is at most ``2 c Delta + 4 rho <= eps' + 4 rho``. The mechanism runs at
+``eps' = eps - joint_rounding_loss(m)`` with ``joint_rounding_loss(m) = 4 rho``: the map is
+``d_in * eps``, the epsilon asked for.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..core.arithmetic import float_down, float_up
+from ..core.errors import ParameterError
+from ..core.measurement import Measurement
+from ..sampling.noisy_max import noisy_argmax
+from ..sampling.source import RandomSource, resolve_source
+from .quantile_continuous import (
+    _log_lengths,
+    check_bounds,
+    check_resolution,
+    shortest_decimal,
+    uniform_float,
+)
+from .quantile_recursive import _sorted_levels
+from .quantile_score import MAX_DENOMINATOR, pure_dp_on_rows
+from .validate import check_epsilon
+
+__all__ = [
+    "JOINT_CAP",
+    "JOINT_LOG_ERROR",
+    "MAX_JOINT_LEVELS",
+    "joint_accuracy",
+    "joint_gaps",
+    "joint_intervals",
+    "joint_rounding_loss",
+    "joint_sensitivity",
+    "make_joint_quantiles",
+]
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+
+#: The cap T on each gap's term c |...|.
+JOINT_CAP = 4096
+#: Bound on each float log-weight's error against the exact expression (docs/quantiles.md).
+JOINT_LOG_ERROR = Fraction(1, 2**22)
+#: The most levels the joint mechanism takes (the error bound above assumes it).
+MAX_JOINT_LEVELS = 64
+
+
+# ----------------------------------------------------------------------------- parameters
+def joint_gaps(levels: Sequence[Fraction]) -> tuple[int, list[int]]:
+    """``(B, [g_1, ..., g_{m+1}])``: the common denominator and the target gaps times ``B``."""
+    denom = 1
+    for lv in levels:
+        denom = denom * lv.denominator // math.gcd(denom, lv.denominator)
+        if denom > MAX_DENOMINATOR:
+            raise ParameterError(
+                f"the levels' common denominator exceeds {MAX_DENOMINATOR}: round the levels "
+                "(e.g. to 1/1000) for the joint method"
+            )
+    cuts = [Fraction(0), *levels, Fraction(1)]
+    gaps = [int((b - a) * denom) for a, b in itertools.pairwise(cuts)]
+    return denom, gaps
+
+
+def joint_sensitivity(levels: Sequence[Fraction]) -> int:
+    """``Delta = 2 (B - min_j g_j)``: the score's sensitivity under adding or removing a row."""
+    denom, gaps = joint_gaps(levels)
+    return 2 * (denom - min(gaps))
+
+
+def joint_rounding_loss(m: int) -> Fraction:
+    """``4 rho = 12 (m + 1) JOINT_LOG_ERROR``: what the float log-weights add to the loss."""
+    return 12 * (m + 1) * JOINT_LOG_ERROR
+
+
+# ----------------------------------------------------------------------------- intervals
+def joint_intervals(values: Any, lo: float, hi: float) -> tuple[F64, I64, int]:
+    """``(edges, C, n)``: interval ends ``lo = e_0 < ... < e_{K+1} = hi`` between the distinct
+    clamped values, ``C_i = #{x <= e_i}`` on ``I_i = [e_i, e_{i+1})``, and the row count."""
+    x = np.array(values, dtype=np.float64).ravel()
+    x = x[~np.isnan(x)]
+    np.clip(x, lo, hi, out=x)
+    x.sort()
+    inner = np.unique(x[(x > lo) & (x < hi)])
+    edges = np.concatenate(([lo], inner, [hi]))
+    counts = np.searchsorted(x, edges[:-1], side="right").astype(np.int64)
+    return edges, counts, int(x.shape[0])
+
+
+# ----------------------------------------------------------------------------- segment trees
+class _Trees:
+    """Three segment trees over ``A[i']`` (log space) for range sums without subtraction.
+
+    ``plain[k]``: log of the sum of ``exp(A)`` over node ``k``'s leaves. ``left[k]``: the same
+    with each term times ``exp(-c (BC[hi_k] - BC[i']))`` (reference: the node's last leaf);
+    ``right[k]``: times ``exp(-c (BC[i'] - BC[lo_k]))`` (reference: its first leaf).
+    """
+
+    def __init__(self, a: F64, bc: I64, factor: float) -> None:
+        n = a.shape[0]
+        size = 1
+        while size < n:
+            size *= 2
+        self.size, self.factor = size, factor
+        bc_ext = np.concatenate((bc, np.full(size - n, bc[-1], dtype=np.int64)))
+        plain = np.full(2 * size, -np.inf)
+        plain[size : size + n] = a
+        left, right = plain.copy(), plain.copy()
+        node_lo = np.zeros(2 * size, dtype=np.int64)
+        node_hi = np.zeros(2 * size, dtype=np.int64)
+        node_lo[size:] = bc_ext
+        node_hi[size:] = bc_ext
+        width = size
+        start = size
+        while start > 1:
+            start //= 2
+            width //= 2
+            k = np.arange(start, 2 * start)
+            lc, rc = 2 * k, 2 * k + 1
+            node_lo[k] = node_lo[lc]
+            node_hi[k] = node_hi[rc]
+            plain[k] = np.logaddexp(plain[lc], plain[rc])
+            with np.errstate(invalid="ignore"):
+                d_left = (node_hi[rc] - node_hi[lc]).astype(np.float64) * factor
+                d_right = (node_lo[rc] - node_lo[lc]).astype(np.float64) * factor
+                left[k] = np.logaddexp(left[lc] - d_left, left[rc])
+                right[k] = np.logaddexp(right[lc], right[rc] - d_right)
+        self.plain, self.left, self.right = plain, left, right
+        self.node_lo, self.node_hi = node_lo, node_hi
+
+    def query(self, kind: str, start: I64, stop: I64, pivot: I64 | None = None) -> F64:
+        """Log range sums over ``[start, stop)`` per query (``-inf`` when empty).
+
+        ``kind`` "plain"; "left": terms times ``exp(-c (pivot - BC[i']))`` (all ``BC[i'] <=
+        pivot``); "right": times ``exp(-c (BC[i'] - pivot))`` (all ``BC[i'] > pivot``).
+        """
+        tree = {"plain": self.plain, "left": self.left, "right": self.right}[kind]
+        res = np.full(start.shape[0], -np.inf)
+        lo = start + self.size
+        hi = stop + self.size
+        while True:
+            active = lo < hi
+            if not bool(active.any()):
+                return res
+            for side in (0, 1):
+                if side == 0:
+                    pick = np.flatnonzero(active & ((lo & 1) == 1))
+                    idx = lo[pick]
+                    lo[pick] += 1
+                else:
+                    pick = np.flatnonzero(active & ((hi & 1) == 1))
+                    hi[pick] -= 1
+                    idx = hi[pick]
+                if pick.shape[0] == 0:
+                    continue
+                term = tree[idx]
+                if kind == "left":
+                    assert pivot is not None
+                    term = term - (pivot[pick] - self.node_hi[idx]).astype(np.float64) * self.factor
+                elif kind == "right":
+                    assert pivot is not None
+                    term = term - (self.node_lo[idx] - pivot[pick]).astype(np.float64) * self.factor
+                res[pick] = np.logaddexp(res[pick], term)
+            lo >>= 1
+            hi >>= 1
+
+
+# ----------------------------------------------------------------------------- the kernel
+def _kernel(x: I64, factor: float, x_cap: int) -> F64:
+    """``min(T, c |x|)`` in float64: exactly ``T`` when ``|x| >= x_cap = ceil(T / c)``."""
+    ax = np.abs(x)
+    out: F64 = np.where(ax >= x_cap, float(JOINT_CAP), ax.astype(np.float64) * factor)
+    return out
+
+
+def _transition(beta: F64, bc: I64, target: int, factor: float, x_cap: int) -> F64:
+    """``log sum_{i' < i} exp(beta[i'] - min(T, c |bc[i] - bc[i'] - target|))`` for every i."""
+    n = bc.shape[0]
+    idx = np.arange(n, dtype=np.int64)
+    pivot = bc - target  # terms with bc[i'] <= pivot: x = pivot - bc[i'] >= 0
+    big = np.iinfo(np.int64).max // 4
+    low_cut = np.maximum(pivot - x_cap, -big)
+    high_cut = np.minimum(pivot + x_cap, big)
+    k1 = np.minimum(np.searchsorted(bc, low_cut, side="right"), idx)  # capped, left
+    k2 = np.minimum(np.searchsorted(bc, pivot, side="right"), idx)  # uncapped, left
+    k3 = np.minimum(np.searchsorted(bc, high_cut, side="left"), idx)  # uncapped, right
+    trees = _Trees(beta, bc, factor)
+    zero = np.zeros(n, dtype=np.int64)
+    parts = (
+        trees.query("plain", zero, k1) - float(JOINT_CAP),
+        trees.query("left", k1, k2, pivot),
+        trees.query("right", k2, k3, pivot),
+        trees.query("plain", k3, idx) - float(JOINT_CAP),
+    )
+    out: F64 = np.logaddexp(np.logaddexp(parts[0], parts[1]), np.logaddexp(parts[2], parts[3]))
+    return out
+
+
+# ----------------------------------------------------------------------------- the mechanism
+class _Plan:
+    """The public constants of one joint mechanism."""
+
+    def __init__(self, levels: list[Fraction], eps: Fraction) -> None:
+        self.m = len(levels)
+        self.denom, self.gaps = joint_gaps(levels)
+        self.sensitivity = 2 * (self.denom - min(self.gaps))
+        self.rounding = joint_rounding_loss(self.m)
+        self.factor = float_down((eps - self.rounding) / (2 * self.sensitivity))
+        if self.factor <= 0:
+            raise ParameterError(f"epsilon is too small for the joint mechanism, got {eps}")
+        # |x| <= B n < 2^61 for any data that fits in memory: a larger cap is never reached
+        self.x_cap = min(math.ceil(Fraction(JOINT_CAP) / Fraction(self.factor)), 2**61)
+        # log r! for r = 1..m
+        self.log_fact = [0.0] + [math.log(math.factorial(r)) for r in range(1, self.m + 1)]
+
+
+def _forward(
+    plan: _Plan, loglen: F64, bc: I64, n: int, progress: Callable[[float], None] | None
+) -> tuple[F64, F64]:
+    """``alpha1[j, i]`` = float ``alpha_{j+1}(i, 1)`` and ``self_cost[j]`` = ``min(T, c g_j n)``."""
+    m, nint = plan.m, bc.shape[0]
+    alpha1 = np.full((m, nint), -np.inf)
+    self_cost = _kernel(
+        np.array([g * n for g in plan.gaps], dtype=np.int64), plan.factor, plan.x_cap
+    )
+    alpha1[0] = loglen - _kernel(bc - plan.gaps[0] * n, plan.factor, plan.x_cap)
+    for j in range(1, m):
+        beta = _beta(plan, alpha1, self_cost, loglen, j - 1)
+        alpha1[j] = loglen + _transition(beta, bc, plan.gaps[j] * n, plan.factor, plan.x_cap)
+        if progress is not None:
+            progress(j / m)
+    return alpha1, self_cost
+
+
+def _repeat(plan: _Plan, alpha1: F64, self_cost: F64, loglen: F64, j: int, r: int) -> F64:
+    """Float ``alpha_{j+1}(., r)`` (0-based level ``j``, ``r`` outputs in the same interval):
+    ``alpha_{j-r+2}(., 1) + (r - 1) ln|I| - ln r! - sum of the r - 1 self costs``, one formula."""
+    if r == 1:
+        out: F64 = alpha1[j]
+        return out
+    const = plan.log_fact[r] + float(self_cost[j - r + 2 : j + 1].sum())
+    out = alpha1[j - r + 1] + ((r - 1) * loglen - const)
+    return out
+
+
+def _beta(plan: _Plan, alpha1: F64, self_cost: F64, loglen: F64, j: int) -> F64:
+    """``log sum_r exp(alpha_{j+1}(., r))`` in float64."""
+    acc: F64 = alpha1[j].copy()
+    for r in range(2, j + 2):
+        acc = np.logaddexp(acc, _repeat(plan, alpha1, self_cost, loglen, j, r))
+    return acc
+
+
+def _backward(
+    plan: _Plan,
+    alpha1: F64,
+    self_cost: F64,
+    loglen: F64,
+    bc: I64,
+    n: int,
+    source: RandomSource | None,
+) -> list[int]:
+    """The interval of each level, sampled level by level from the last (exact Gumbel argmax)."""
+    m = plan.m
+    nint = bc.shape[0]
+    out = [0] * m
+    # the last level: states (i, r), weight alpha_m(i, r) - min(T, c |B (n - C_i) - g n|)
+    end_cost = _kernel(plan.denom * n - bc - plan.gaps[m] * n, plan.factor, plan.x_cap)
+    rows = [_repeat(plan, alpha1, self_cost, loglen, m - 1, r) - end_cost for r in range(1, m + 1)]
+    pick = noisy_argmax(np.concatenate(rows), 1.0, "gumbel", source)
+    r, i = divmod(pick, nint)
+    r += 1
+    j = m - 1
+    while True:
+        for t in range(r):
+            out[j - t] = i
+        j -= r
+        if j < 0:
+            return out
+        # a new interval at level j + 1: states (i', r') with i' < i at level j
+        cost = _kernel(bc[i] - bc[:i] - plan.gaps[j + 1] * n, plan.factor, plan.x_cap)
+        rows = [
+            _repeat(plan, alpha1, self_cost, loglen, j, rr)[:i] - cost for rr in range(1, j + 2)
+        ]
+        pick = noisy_argmax(np.concatenate(rows), 1.0, "gumbel", source)
+        r, i = divmod(pick, i)
+        r += 1
+
+
+def make_joint_quantiles(
+    bounds: tuple[float, float],
+    qs: Sequence[Any],
+    epsilon: Any,
+    *,
+    resolution: Any = None,
+    source: RandomSource | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> Measurement:
+    """The joint exponential mechanism (GJK21) for increasing levels ``qs`` on ``[lo, hi]``.
+
+    Input: a 1-D array of values (NaN dropped, the rest clamped); output: the ``m`` values,
+    increasing, in the order of ``qs``. Privacy map (``SymmetricDistance`` to
+    ``MaxDivergence``): ``d_in * eps`` (module docstring; ``joint_rounding_loss(m)`` of it pays
+    for the float log-weights). ``progress(fraction)`` is called after each level of the
+    forward pass. At most ``MAX_JOINT_LEVELS`` levels, common denominator at most ``10^6``.
+    ``resolution``: the public ``w`` of the tie handling (module docstring; default ``(hi -
+    lo) / 10^6``; ``0``: none).
+    """
+    lo, hi = check_bounds(bounds)
+    levels = _sorted_levels(qs)
+    if len(levels) > MAX_JOINT_LEVELS:
+        raise ParameterError(
+            f"the joint method takes at most {MAX_JOINT_LEVELS} levels, got {len(levels)}"
+        )
+    eps = Fraction(check_epsilon(epsilon))
+    if eps <= 2 * joint_rounding_loss(len(levels)):
+        raise ParameterError(
+            f"epsilon must exceed {float(2 * joint_rounding_loss(len(levels))):.3g}, got {epsilon}"
+        )
+    plan = _Plan(levels, eps)
+    w = 0.0 if resolution == 0 else check_resolution(resolution, lo, hi)
+    snap = w * (1 - 2**-10)
+
+    def function(values: Any) -> list[float]:
+        x = np.array(values, dtype=np.float64).ravel()
+        x = x[~np.isnan(x)]
+        if w > 0 and x.shape[0] > 0:
+            u = (resolve_source(source).words(x.shape[0]) >> np.uint64(11)).astype(np.float64)
+            x += w * (u * 2.0**-52 - 1.0)  # each row moved by w (2 u - 1), u in [0, 1)
+        edges, counts, n = joint_intervals(x, lo, hi)
+        bc = counts * plan.denom
+        loglen = _log_lengths(edges[:-1], edges[1:])
+        alpha1, self_cost = _forward(plan, loglen, bc, n, progress)
+        chosen = _backward(plan, alpha1, self_cost, loglen, bc, n, source)
+        points = [uniform_float(float(edges[i]), float(edges[i + 1]), source) for i in chosen]
+        if progress is not None:
+            progress(1.0)
+        if w > 0:
+            points = [shortest_decimal(p, max(lo, p - snap), min(hi, p + snap)) for p in points]
+        return sorted(points)
+
+    return pure_dp_on_rows(function, eps)
+
+
+def joint_accuracy(
+    bounds: tuple[float, float], qs: Sequence[Any], epsilon: Any, confidence: float
+) -> list[str]:
+    """The accuracy lines printed for the joint method (theorem in docs/quantiles.md).
+
+    With probability at least ``confidence``, the ``m + 1`` gaps cut by the released values
+    hold row counts ``c_j`` with ``sum_j |c_j - (q_j - q_{j-1}) n| <= E + A (m ln((hi - lo) /
+    l) + ln(1 / beta) + 2 rho)``, ``A = 1 / (c B)``, where ``E`` is the least total attainable
+    and ``l`` the shortest interval between consecutive distinct values (or a bound) holding an
+    optimal vector: both depend on the rows, so the statement names them.
+    """
+    check_bounds(bounds)
+    levels = _sorted_levels(qs)
+    plan = _Plan(levels, Fraction(check_epsilon(epsilon)))
+    per_nat = float_up(1 / (Fraction(plan.factor) * plan.denom))
+    rho = 3 * (plan.m + 1) * JOINT_LOG_ERROR
+    tail = float_up(Fraction(-math.log1p(-confidence) * (1 + 2**-40)) + 2 * rho)
+    return [
+        f"accuracy: with probability at least {confidence:.0%}, the {plan.m + 1} gaps that the "
+        f"values cut (bounds included) hold row counts within E + {per_nat:.4g} * ({plan.m} "
+        f"ln((hi - lo) / l) + {tail:.4g}) rows of their targets (q_j - q_(j-1)) n in total (n "
+        "rows after clamping; E = the least total any values attain, l = the shortest interval "
+        "between consecutive distinct values holding such values; joint exponential mechanism, "
+        "Gillenwater, Joseph, Kulesza 2021, docs/quantiles.md)"
+    ]
