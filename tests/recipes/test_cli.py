@@ -57,7 +57,8 @@ def test_quantile_json_and_ledger(data, tmp_path):
     )
     assert code == 0, err
     result = json.loads(out)
-    assert result["q"] == [0.5, 0.9] and result["epsilon_each"] == 0.5
+    assert result["q"] == [0.5, 0.9] and result["parameters"]["method"] == "joint"
+    assert result["epsilon_each"] == 1.0  # the joint mechanism: one draw, no split
     assert result["values"][0] < result["values"][1] and "NOT private" in err
     # Over budget: one line, exit 2, nothing charged.
     code, out, err = run(
