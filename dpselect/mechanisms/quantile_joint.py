@@ -90,6 +90,7 @@ __all__ = [
     "JOINT_LOG_ERROR",
     "MAX_JOINT_LEVELS",
     "joint_accuracy",
+    "joint_accuracy_terms",
     "joint_gaps",
     "joint_intervals",
     "joint_rounding_loss",
@@ -404,28 +405,41 @@ def make_joint_quantiles(
     return pure_dp_on_rows(function, eps)
 
 
-def joint_accuracy(
-    bounds: tuple[float, float], qs: Sequence[Any], epsilon: Any, confidence: float
-) -> list[str]:
-    """The accuracy lines printed for the joint method (theorem in docs/quantiles.md).
+def joint_accuracy_terms(qs: Sequence[Any], epsilon: Any, confidence: float) -> tuple[float, float]:
+    """``(A, t)`` of the accuracy theorem, rounded up: with probability at least
+    ``confidence``, the total gap error is at most ``E + A (m ln((hi - lo) / l) + t)`` rows.
 
-    With probability at least ``confidence``, the ``m + 1`` gaps cut by the released values
-    hold row counts ``c_j`` with ``sum_j |c_j - (q_j - q_{j-1}) n| <= E + A (m ln((hi - lo) /
-    l) + ln(1 / beta) + 2 rho)``, ``A = 1 / (c B)``, where ``E`` is the least total attainable
-    and ``l`` the shortest interval between consecutive distinct values (or a bound) holding an
-    optimal vector: both depend on the rows, so the statement names them.
+    ``A = 1 / (c B)`` (rows per unit of score), ``t = ln(1 / (1 - confidence)) + 2 rho``.
     """
-    check_bounds(bounds)
     levels = _sorted_levels(qs)
     plan = _Plan(levels, Fraction(check_epsilon(epsilon)))
     per_nat = float_up(1 / (Fraction(plan.factor) * plan.denom))
     rho = 3 * (plan.m + 1) * JOINT_LOG_ERROR
     tail = float_up(Fraction(-math.log1p(-confidence) * (1 + 2**-40)) + 2 * rho)
+    return per_nat, tail
+
+
+def joint_accuracy(
+    bounds: tuple[float, float], qs: Sequence[Any], epsilon: Any, confidence: float
+) -> list[str]:
+    """The accuracy line printed for the joint method (theorem in docs/quantiles.md).
+
+    With probability at least ``confidence``, the ``m + 1`` gaps cut by the values (before
+    their rounding to a short decimal) hold row counts ``c_j`` (rows as moved by the
+    resolution) with ``sum_j |c_j - (q_j - q_{j-1}) n| <= E + A (m ln((hi - lo) / l) + t)``,
+    where ``E`` is the least total any values attain and ``l`` the shortest interval between
+    consecutive distinct values (or a bound) holding such values: both depend on the rows,
+    so the statement names them.
+    """
+    check_bounds(bounds)
+    m = len(_sorted_levels(qs))
+    per_nat, tail = joint_accuracy_terms(qs, epsilon, confidence)
     return [
-        f"accuracy: with probability at least {confidence:.0%}, the {plan.m + 1} gaps that the "
-        f"values cut (bounds included) hold row counts within E + {per_nat:.4g} * ({plan.m} "
+        f"accuracy: with probability at least {confidence:.0%}, the {m + 1} gaps that the "
+        f"values cut (bounds included) hold row counts within E + {per_nat:.4g} * ({m} "
         f"ln((hi - lo) / l) + {tail:.4g}) rows of their targets (q_j - q_(j-1)) n in total (n "
-        "rows after clamping; E = the least total any values attain, l = the shortest interval "
-        "between consecutive distinct values holding such values; joint exponential mechanism, "
-        "Gillenwater, Joseph, Kulesza 2021, docs/quantiles.md)"
+        "rows after clamping, each moved by less than the resolution w, values before their "
+        "rounding by less than w; E = the least total any values attain, l = the shortest "
+        "interval between consecutive distinct values holding such values; joint exponential "
+        "mechanism, Gillenwater, Joseph, Kulesza 2021, docs/quantiles.md)"
     ]

@@ -17,6 +17,7 @@ from scipy import stats
 
 from dpselect.mechanisms.quantile_candidates import candidate_accuracy, make_candidate_quantile
 from dpselect.mechanisms.quantile_continuous import continuous_accuracy, make_continuous_quantile
+from dpselect.mechanisms.quantile_joint import joint_accuracy_terms, make_joint_quantiles
 from dpselect.mechanisms.quantile_recursive import make_recursive_quantiles, recursive_alphas
 from dpselect.mechanisms.quantile_score import rank_excess_of_candidates
 from dpselect.sampling import InsecureSeededSource
@@ -179,3 +180,35 @@ def test_recursive_statement_holds(maker):
 def test_recursive_statement_broken_variant_fails():
     data, bounds = DATASETS["uniform"]()
     assert recursive_failures(data, bounds, 1.0, 300, mech_eps=1 / 16) > allowed(300)
+
+
+# ----------------------------------------------------------------------------- joint
+def joint_failures(runs, *, mech_eps=None, resolution=None):
+    """Runs where the joint statement fails on 1..100 (bounds (0, 101), quartiles): E = 0
+    (q n are integers and the rows are distinct) and l >= 1 - 2w (the rows move by < w)."""
+    data = np.arange(1.0, 101.0)
+    bounds, qs, eps = (0.0, 101.0), [0.25, 0.5, 0.75], 1.0
+    w = 101e-6 if resolution is None else resolution
+    per_nat, tail = joint_accuracy_terms(qs, eps, CONF)
+    bound = per_nat * (len(qs) * np.log(101.0 / (1 - 2 * w)) + tail)
+    mech = make_joint_quantiles(
+        bounds, qs, mech_eps or eps, resolution=resolution, source=InsecureSeededSource(5)
+    )
+    targets = np.array([25, 25, 25, 25])
+    failures = 0
+    for _ in range(runs):
+        below = np.searchsorted(data, mech(data), side="right")  # rows <= each value
+        counts = np.diff(np.concatenate(([0], below, [100])))
+        failures += int(np.abs(counts - targets).sum() > bound)
+    return failures
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("resolution", [None, 0])
+def test_joint_statement_holds(resolution):
+    assert joint_failures(RUNS, resolution=resolution) <= allowed()
+
+
+@pytest.mark.slow
+def test_joint_statement_broken_variant_fails():
+    assert joint_failures(300, mech_eps=1 / 8) > allowed(300)
