@@ -1,7 +1,7 @@
 """Quantiles: speed and memory at 10^7 rows, and decile error against peers, in one run.
 
 Run: ``python bench/bench_quantiles.py [--rows 10000000] [--runs 50] [--skip-speed]
-[--skip-utility]``.
+[--skip-utility] [--joint-rows 100000] [--skip-joint-speed] [--only NAME]``.
 
 **Speed** (same process, same array, median of 3):
 - one private median (``make_continuous_quantile``, bounds and data of a normal sample) of
@@ -93,6 +93,22 @@ def speed(rows: int) -> None:
             f"(target <= 3x) | {peak_e2e / 2**20:.0f} MiB RSS growth = "
             f"{peak_e2e / x.nbytes:.2f}x the column |"
         )
+
+
+def joint_speed(rows: int) -> None:
+    """The joint mechanism's time at ``rows`` lognormal values, 9 and 20 levels, against
+    ``np.sort`` of the same array (the dynamic program is ``O(m n log n + m^2 n)``)."""
+    from dpselect.mechanisms.quantile_joint import make_joint_quantiles
+
+    x = np.random.default_rng(3).lognormal(3.0, 1.0, rows)
+    t_sort = _median_time(lambda: np.sort(x))
+    print(f"\n## joint mechanism, {rows:,} values (load average {_load()})")
+    print("| levels | time (s) | ratio to np.sort |")
+    print("| --- | --- | --- |")
+    for m in (9, 20):
+        mech = make_joint_quantiles((0.0, 500.0), [k / (m + 1) for k in range(1, m + 1)], 1.0)
+        t = _median_time(lambda mech=mech: mech(x), repeats=1)
+        print(f"| {m} | {t:.2f} | {t / t_sort:.0f}x (np.sort {t_sort:.4f} s) |", flush=True)
 
 
 _CHILD = """
@@ -261,12 +277,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--skip-utility", action="store_true")
+    parser.add_argument("--joint-rows", type=int, default=100_000)
+    parser.add_argument("--skip-joint-speed", action="store_true")
     parser.add_argument(
         "--only", action="append", help="utility: only the columns whose name contains this"
     )
     args = parser.parse_args()
     if not args.skip_speed:
         speed(args.rows)
+    if not args.skip_joint_speed:
+        joint_speed(args.joint_rows)
     if not args.skip_utility:
         utility(args.runs, args.only)
 

@@ -312,6 +312,11 @@ def test_quantile_recipe_auto_is_joint_and_methods_by_name():
     seen: list[float] = []
     quantile(data, "v", deciles, 1.0, bounds=(0, 2000), work_progress=seen.append)
     assert seen and seen[-1] == 1.0 and seen == sorted(seen)
+    rec: list[float] = []
+    quantile(
+        data, "v", deciles, 1.0, bounds=(0, 2000), method="recursive", work_progress=rec.append
+    )
+    assert len(rec) == 9 and rec[-1] == 1.0 and rec == sorted(rec)
     many = quantile(data, "v", [k / 100 for k in range(1, 30)], 1.0, bounds=(0, 2000))
     assert "Kaplan" in many.method  # more than 20 levels: recursive
     for name in ("joint", "recursive", "split"):
@@ -321,3 +326,15 @@ def test_quantile_recipe_auto_is_joint_and_methods_by_name():
         quantile(data, "v", deciles, 1.0, candidates=[1, 2], method="joint")
     one = quantile(data, "v", 0.5, 1.0, bounds=(0, 2000))
     assert one.to_dict()["parameters"]["method"] == "split"  # one level: continuous
+
+
+def test_cli_progress_bars_for_the_column_and_the_work():
+    from dpselect.cli.applications import _scan_progress
+
+    with _scan_progress(False) as (scan, work):
+        assert scan is None and work is None
+    with _scan_progress(True) as (scan, work):
+        assert scan is not None and work is not None
+        scan(50.0)
+        work(0.5)
+        work(1.0)
