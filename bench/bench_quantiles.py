@@ -17,7 +17,9 @@ interval for the mean), on Seattle daily
 maximum temperatures (vega_datasets, 1461 rows on a 0.1 grid: ties), penguin body mass
 (palmerpenguins, 342 rows) and a synthetic lognormal (10,000 rows). Compared: dpselect's
 default (``method="auto"``, chosen from the number of levels only: the joint exponential
-mechanism for nine levels), the joint mechanism and the recursive quantiles by name,
+mechanism for nine levels), the same with the public ``resolution`` set to half the data's
+recording step (0.05 degree, 12.5 g; a public fact about the measurement, so ties become
+likely outputs), the recursive quantiles by name,
 dpselect's even split
 (``method="split"``: the tie-aware continuous mechanism at eps / 9 each), OpenDP 0.16
 ``make_private_quantile`` (exponential mechanism over a grid of candidates, eps / 9 each),
@@ -158,12 +160,26 @@ def _truth(x: np.ndarray) -> np.ndarray:
     return np.quantile(x, DECILES, method="inverted_cdf")
 
 
-def _dpselect(method: str) -> Callable[[np.ndarray, tuple[float, float], float], list[float]]:
+#: The recording step of each data set, a public fact about how it was measured: Seattle
+#: temperatures to 0.1 degree, penguin masses to 25 g; the lognormal sample has none.
+RECORDING_STEP = {"seattle temp_max": 0.1, "penguin body mass": 25.0}
+
+
+def _dpselect(
+    method: str, declared_step: bool = False
+) -> Callable[[np.ndarray, tuple[float, float], float], list[float]]:
     def run(x: np.ndarray, bounds: tuple[float, float], eps: float) -> list[float]:
         frame = pd.DataFrame({"v": x})
-        return quantile(frame, "v", DECILES, eps, bounds=bounds, method=method).values
+        step = _CURRENT_STEP[0] if declared_step else None
+        res = None if step is None else step / 2
+        return quantile(
+            frame, "v", DECILES, eps, bounds=bounds, method=method, resolution=res
+        ).values
 
     return run
+
+
+_CURRENT_STEP: list[float | None] = [None]
 
 
 def _opendp(x: np.ndarray, bounds: tuple[float, float], eps: float) -> list[float]:
@@ -227,6 +243,7 @@ def _pipelinedp(x: np.ndarray, bounds: tuple[float, float], eps: float) -> list[
 
 PEERS: dict[str, Callable[[np.ndarray, tuple[float, float], float], list[float]]] = {
     "dpselect default (auto: joint, GJK 2021)": _dpselect("auto"),
+    "dpselect default, resolution = half the recording step": _dpselect("auto", True),
     "dpselect recursive (KSS 2022)": _dpselect("recursive"),
     "dpselect even split": _dpselect("split"),
     "OpenDP 0.16 (EM over 1001 candidates, eps/9)": _opendp,
@@ -254,6 +271,7 @@ def utility(runs: int, only: list[str] | None = None) -> None:
     print("|" + " --- |" * (len(peers) + 2))
     for name, (x, bounds) in datasets().items():
         truth = _truth(x)
+        _CURRENT_STEP[0] = RECORDING_STEP.get(name)
         for eps in (0.1, 1.0):
             cells = []
             for peer, fn in peers.items():
