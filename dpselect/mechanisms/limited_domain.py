@@ -21,7 +21,14 @@ the mechanism is ``(epsilon*, delta + delta')``-DP with
                     k epsilon (e^epsilon - 1) / (e^epsilon + 1) + epsilon sqrt(2 k ln(1/delta')),
                     k epsilon^2 / 2 + epsilon sqrt(k ln(1/delta') / 2) }
 
-(the last two only for ``delta' > 0``). Why the threshold: an item in the top ``k_bar`` of one
+(the last two only for ``delta' > 0``). The proof composes the ``k`` peeling rounds as ``k``
+adaptive ``epsilon``-bounded-range mechanisms (outside the threshold's bad event), so any valid
+bound for that composition may replace ``epsilon*``: by default the map takes the least of the
+three terms above and :func:`~dpselect.accounting.best_epsilon` on ``k`` bounded-range losses
+(Renyi composition of the exact bounded-range curves, Cesar and Rogers 2021, with the CKS
+conversion; zCDP ``epsilon^2 / 8`` per round; KOV), every candidate rounded up
+(:func:`limited_domain_accounting`). ``accounting="dr19"`` keeps the three closed forms only.
+Why the threshold: an item in the top ``k_bar`` of one
 neighbour but not of the other has a count at most ``h_(k_bar+1) + 1``, so it beats ``v_bot``
 with probability at most ``delta / min(Delta, k_bar)``; at most ``min(Delta, k_bar)`` such
 items exist. The ranking of the top ``k_bar`` and bottom is one-shot Gumbel, i.e. peeling
@@ -49,13 +56,14 @@ import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from flint import arb
 
 from ..accounting._interval import arb_of, evaluate, upper_float
-from ..core.arithmetic import float_up
+from ..accounting.best import MechanismLoss, best_epsilon
+from ..core.arithmetic import float_down, float_up
 from ..core.domains import Domain
 from ..core.errors import DomainError, MetricError, ParameterError, PrivacyMapError
 from ..core.measurement import Measurement
@@ -67,6 +75,7 @@ from .validate import check_delta, check_epsilon, check_int
 
 __all__ = [
     "HistogramDomain",
+    "limited_domain_accounting",
     "limited_domain_epsilon",
     "limited_domain_threshold",
     "make_limited_domain_top_k",
@@ -125,6 +134,42 @@ def limited_domain_epsilon(epsilon: Any, k: int, delta_prime: Any) -> float:
     return best
 
 
+#: The theorem name reported when DR19's closed forms are the least bound.
+DR19_THEOREM = "Durfee and Rogers 2019, Theorem 1 (closed forms)"
+
+LimitedDomainAccounting = Literal["tightest", "dr19"]
+
+
+def limited_domain_accounting(
+    epsilon: Any, k: int, delta_prime: Any, accounting: LimitedDomainAccounting = "tightest"
+) -> tuple[float, str]:
+    """``epsilon*`` of DR19 Theorem 1 for ``k`` rounds at per-round ``epsilon`` and slack
+    ``delta'``, and the theorem that gave it.
+
+    ``"dr19"``: :func:`limited_domain_epsilon` (the paper's three closed forms). ``"tightest"``
+    (default): the least of those and :func:`~dpselect.accounting.best_epsilon` on ``k``
+    bounded-range losses at ``delta'`` (adaptive theorems for ``k > 1``; for ``k = 1`` also
+    the optimal bounded-range profile of Dong, Durfee and Rogers 2020, Theorem 3). Valid
+    because DR19's proof of Theorem 1 uses only that the ranking is ``k`` adaptive
+    ``epsilon``-bounded-range rounds, for which each of these theorems is a valid bound.
+    Every candidate is rounded up, so the least is an upper bound (never under-states).
+    """
+    if accounting not in ("tightest", "dr19"):
+        raise ParameterError(f"accounting must be 'tightest' or 'dr19', got {accounting!r}")
+    closed = limited_domain_epsilon(epsilon, k, delta_prime)
+    if accounting == "dr19" or Fraction(delta_prime) == 0:
+        return closed, DR19_THEOREM
+    # per-round epsilon rounded up, slack rounded down: both make the bound larger
+    per_round = float_up(Fraction(epsilon))
+    slack = float_down(Fraction(delta_prime))
+    if slack <= 0:
+        return closed, DR19_THEOREM
+    composed = best_epsilon([MechanismLoss.bounded_range(per_round)] * k, slack, adaptive=k > 1)
+    if composed.epsilon < closed:
+        return float(composed.epsilon), composed.theorem
+    return closed, DR19_THEOREM
+
+
 def _order_key(item: Any) -> tuple[str, str]:
     return (type(item).__qualname__, repr(item))
 
@@ -149,6 +194,7 @@ def make_limited_domain_top_k(
     delta_prime: float | Fraction = 0.0,
     input_metric: Any = None,
     source: RandomSource | None = None,
+    accounting: LimitedDomainAccounting = "tightest",
 ) -> Measurement:
     """DR19's limited-domain top-``k``: up to ``k`` items, ranked, from a private item set.
 
@@ -173,11 +219,15 @@ def make_limited_domain_top_k(
         threshold and per-round epsilon are for add/remove neighbours).
     source:
         Randomness source; ``None`` is the CSPRNG.
+    accounting:
+        How the map bounds ``epsilon*`` (:func:`limited_domain_accounting`): ``"tightest"``
+        (default; the least valid bound the library has) or ``"dr19"`` (the closed forms).
 
     The function takes a mapping ``{item: count}`` (:class:`HistogramDomain`; an empty mapping
     is valid) and returns a list of at most ``k`` items, best first; fewer than ``k`` means the
     noisy threshold came first. The map to ``Approximate(MaxDivergence())`` is DR19, Theorem 1:
-    ``d_in = 0 -> (0, 0)``; ``0 < d_in <= 1 -> (epsilon*, delta + delta')`` (module docstring);
+    ``d_in = 0 -> (0, 0)``; ``0 < d_in <= 1 -> (epsilon*, delta + delta')`` with ``epsilon*``
+    from :func:`limited_domain_accounting` (module docstring);
     ``d_in > 1`` raises :class:`PrivacyMapError` (the threshold covers counts that move by 1).
     """
     k = check_int(k, "k", minimum=1)
@@ -200,7 +250,7 @@ def make_limited_domain_top_k(
     bottom = limited_domain_threshold(eps, dlt, k_bar, l0_sensitivity)
     if not math.isfinite(bottom):
         raise ParameterError("ln(min(Delta, k_bar) / delta) / epsilon overflows a float")
-    epsilon_star = limited_domain_epsilon(eps, k, dp)
+    epsilon_star, _ = limited_domain_accounting(eps, k, dp, accounting)
     delta_star = float_up(min(dlt + dp, Fraction(1)))
 
     def function(histogram: Any) -> list[Any]:

@@ -31,8 +31,12 @@ from ..api import CONFIDENCE, TopKResult, _charge_then, _open
 from ..core.errors import ParameterError
 from ..data.partitions import value_counts
 from ..data.scores import top_values
-from ..mechanisms.choice import composed_epsilon, gap_needed, per_round_epsilon
-from ..mechanisms.limited_domain import limited_domain_threshold, make_limited_domain_top_k
+from ..mechanisms.choice import gap_needed, per_round_epsilon
+from ..mechanisms.limited_domain import (
+    limited_domain_accounting,
+    limited_domain_threshold,
+    make_limited_domain_top_k,
+)
 from ..mechanisms.partition_selection import (
     ThresholdPlan,
     make_optimal_partition_selection,
@@ -397,12 +401,14 @@ def _limited_domain(
     k_bar = k + K_BAR_EXTRA if k_bar is None else check_int(k_bar, "k_bar", minimum=k)
     per_round = _ld_per_round(k, eps, delta)
     d_thr = delta / 2
+    # The measurement's own map composes the k rounds by the tightest valid theorem (DR19,
+    # Theorem 1 admits any valid bound for k adaptive eps-bounded-range rounds): the ledger is
+    # charged exactly what the map states.
     measurement = make_limited_domain_top_k(
-        k, k_bar, per_round, d_thr, l0_sensitivity=c, source=source
+        k, k_bar, per_round, d_thr, l0_sensitivity=c, delta_prime=delta / 2, source=source
     )
-    # DR19, Theorem 1 admits any valid (eps*, delta') for k adaptive eps-bounded-range rounds.
-    composed, theorem = composed_epsilon("bounded_range", k, per_round, delta / 2)
-    spent_eps, spent_delta = composed, delta
+    spent_eps, spent_delta = (float(x) for x in measurement.map(1))
+    theorem = limited_domain_accounting(per_round, k, delta / 2)[1]
     table = _open(data, column, privacy_unit, schema)
     book = open_ledger(ledger)
     threshold = limited_domain_threshold(per_round, d_thr, k_bar, c)

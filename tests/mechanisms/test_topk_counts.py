@@ -545,7 +545,7 @@ def test_limited_domain_threshold_and_epsilon_hand_values():
 
 
 def test_limited_domain_map():
-    m = make_limited_domain_top_k(10, 20, 0.1, 1e-6, delta_prime=1e-6)
+    m = make_limited_domain_top_k(10, 20, 0.1, 1e-6, delta_prime=1e-6, accounting="dr19")
     assert m.output_measure == dc.Approximate(dc.MaxDivergence())
     assert m.input_metric == MONO
     eps, delta = m.map(1)
