@@ -363,11 +363,14 @@ def mode_command(**kwargs: Any) -> None:
 )
 @click.option(
     "--method",
-    type=click.Choice(["auto", "optimal", "laplace", "gaussian"]),
+    type=click.Choice(
+        ["auto", "optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian"]
+    ),
     default="auto",
     show_default=True,
     help="auto: optimal partition selection (Desfontaines et al. 2022) for one value per "
-    "person, else the threshold with the lower cut.",
+    "person; with --privacy-unit and --max-contributions > 1, policy set union (Gopi et al. "
+    "2020, Policy Laplace); else the threshold with the lower cut.",
 )
 @click.option("--ledger", type=str, default=None, help="Budget ledger to charge first.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")

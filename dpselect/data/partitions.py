@@ -14,10 +14,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .scores import top_values
+from ..core.errors import ParameterError
+from .scores import (
+    _hashed_text_sql,
+    _is_floating,
+    _keyed_sql,
+    _md5_bits_sql,
+    _quote,
+    _unit_sql,
+    canonical_text_sql,
+    normalised_sql,
+    salt_text,
+    top_values,
+)
 from .tables import Table
 
-__all__ = ["value_counts"]
+__all__ = ["person_values", "value_counts"]
 
 #: No limit in practice: every value with a positive count (a Java int, so that the Spark
 #: engine's ``limit`` accepts it too).
@@ -35,3 +47,48 @@ def value_counts(
     """``{value: persons}`` for every non-NULL value of ``column`` (module docstring)."""
     rows = top_values(table, column, _ALL, privacy_unit, max_contributions, salt, progress)
     return {value: int(n) for value, n in rows}
+
+
+def person_values(
+    table: Table,
+    column: str,
+    privacy_unit: str,
+    max_contributions: int,
+    salt: int = 0,
+    progress: Callable[[float], None] | None = None,
+) -> list[list[Any]]:
+    """Each person's kept values, persons in a random order fixed per person.
+
+    A person keeps at most ``max_contributions`` distinct non-NULL values of ``column``, by the
+    same salted rule as :func:`value_counts` (so the counts of this output are exactly
+    ``value_counts``). Persons come sorted by a keyed hash of (salt, person) (the person's
+    bounding seed, ties by the person's value): a fresh salt makes the order a random one,
+    and adding or removing a person never changes the relative order of the others, which is
+    what policy set union's proof needs (``docs/partition_selection.md``, section 5). Held in
+    the driver: for data whose persons fit in memory. DuckDB engine only.
+    """
+    if getattr(table, "engine", "duckdb") == "spark":
+        raise ParameterError(
+            "policy set union reads each person's values into the driver: use the DuckDB "
+            "engine (method='laplace' or 'gaussian' runs on Spark)"
+        )
+    m = int(max_contributions)
+    col_type = table.require_column(column)
+    unit_type = table.require_column(privacy_unit, "privacy_unit")
+    col = normalised_sql(f"data.{_quote(column)}", col_type)
+    unit, valid = _unit_sql(privacy_unit, unit_type)
+    v_text = canonical_text_sql("v", "DOUBLE" if _is_floating(col_type) else col_type)
+    code = _md5_bits_sql(_hashed_text_sql("v", v_text), 4)
+    rows = f"""(SELECT {unit} AS u, vals.v AS v, vals.w AS w
+               FROM data JOIN vals ON {col} = vals.v WHERE {valid})"""
+    rank = "{'k': x, 'v': v}"
+    chosen = f"list_value(arg_min(v, {rank}))" if m == 1 else f"arg_min(v, {rank}, {m})"
+    sql = f"""
+        WITH vals AS (SELECT v, {code} AS w
+                      FROM (SELECT DISTINCT {col} AS v FROM data
+                            WHERE data.{_quote(column)} IS NOT NULL)),
+             unit_rows AS {rows}, unit_pairs AS (SELECT DISTINCT u, v, w FROM unit_rows)
+        SELECT {chosen} AS vs, min(b) AS o, u
+        FROM {_keyed_sql("unit_pairs", "w", unit_type)} GROUP BY u ORDER BY o, u
+    """
+    return [list(vs) for vs, _, _ in table.query(sql, {"salt": salt_text(salt)}, progress)]

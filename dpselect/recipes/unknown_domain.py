@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from ..api import CONFIDENCE, TopKResult, _charge_then, _open
 from ..core.errors import ParameterError
-from ..data.partitions import value_counts
+from ..data.partitions import person_values, value_counts
 from ..data.scores import top_values
 from ..mechanisms.choice import gap_needed, per_round_epsilon
 from ..mechanisms.limited_domain import (
@@ -44,6 +44,12 @@ from ..mechanisms.partition_selection import (
     optimal_release_probability,
     ordered_values,
     threshold_plan,
+)
+from ..mechanisms.set_union import (
+    SetUnionPlan,
+    make_policy_set_union,
+    policy_sure_count,
+    set_union_plan,
 )
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource, resolve_source
@@ -73,6 +79,16 @@ THRESHOLD_NAMES = {
     "gaussian": (
         "partition selection by thresholding exact discrete Gaussian counts (Wilson et al. "
         "2020; Canonne, Kamath and Steinke 2020), then the k largest noisy counts"
+    ),
+}
+POLICY_NAMES = {
+    "laplace": (
+        "policy set union, Policy Laplace: l1-descent weights, Laplace thresholding (Gopi, "
+        "Gulhane, Kulkarni, Shen, Shokouhi and Yekhanin 2020)"
+    ),
+    "gaussian": (
+        "policy set union, Policy Gaussian: l2-descent weights, Gaussian thresholding (Gopi, "
+        "Gulhane, Kulkarni, Shen, Shokouhi and Yekhanin 2020)"
     ),
 }
 OPTIMAL_NAME = "optimal partition selection (Desfontaines, Voss, Gipson and Mandayam 2022)"
@@ -159,7 +175,9 @@ def partition_selection(
     privacy_unit: str | None = None,
     max_contributions: int = 1,
     *,
-    method: Literal["auto", "optimal", "laplace", "gaussian"] = "auto",
+    method: Literal[
+        "auto", "optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian"
+    ] = "auto",
     ledger: Any = None,
     source: RandomSource | None = None,
     progress: Progress = None,
@@ -168,38 +186,61 @@ def partition_selection(
     """The values of ``column`` that can be published, at ``(epsilon, delta)`` (one person).
 
     ``method="auto"``: DVGM22's optimal partition selection when each person has one value
-    (``max_contributions = 1``, the optimum for that case), else the thresholding (Laplace or
-    Gaussian) with the lower threshold. The released values come in a fixed order (sorted),
-    never by count. Charged once, durably, before the data is read. ``schema``: declared
-    column types, as for :func:`dpselect.top_k`.
+    (``max_contributions = 1``, the optimum for that case); with a ``privacy_unit`` and
+    ``max_contributions > 1`` on the DuckDB engine, policy set union with Laplace noise
+    (Gopi et al. 2020; ``bench/bench_utility.py --set-union`` measures it releasing more values
+    than either thresholding at the same guarantee); else the thresholding (Laplace or
+    Gaussian) with the lower threshold. ``"policy_laplace"`` / ``"policy_gaussian"`` run
+    :mod:`dpselect.mechanisms.set_union` on each person's values (held in the driver). The
+    released values come in a fixed order (sorted), never by count. Charged once, durably,
+    before the data is read. ``schema``: declared column types, as for :func:`dpselect.top_k`.
     """
     eps = float(check_user_epsilon(epsilon))
     dlt = float(check_delta(delta, allow_zero=False))
     c = check_int(max_contributions, "max_contributions", minimum=1)
     if privacy_unit is None and c != 1:
         raise ParameterError("max_contributions applies only with a privacy_unit column")
-    if method not in ("auto", "optimal", "laplace", "gaussian"):
-        raise ParameterError(
-            f"method must be 'auto', 'optimal', 'laplace' or 'gaussian', got {method!r}"
-        )
+    methods = ("auto", "optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian")
+    if method not in methods:
+        raise ParameterError(f"method must be one of {', '.join(methods)}, got {method!r}")
     if method == "optimal" and c != 1:
         raise ParameterError("optimal partition selection needs max_contributions = 1")
+    if method.startswith("policy") and privacy_unit is None:
+        raise ParameterError(f"method {method!r} needs a privacy_unit column")
     table = _open(data, column, privacy_unit, schema)
+    spark = getattr(table, "engine", "duckdb") == "spark"
+    if method.startswith("policy") and spark:
+        raise ParameterError(
+            f"method {method!r} reads each person's values into the driver: use the DuckDB "
+            "engine, or method='laplace' / 'gaussian'"
+        )
     book = open_ledger(ledger)
     if method == "auto":
         if c == 1:
             method = "optimal"
+        elif not spark:
+            method = "policy_laplace"
         else:
             noises: tuple[Literal["laplace"], Literal["gaussian"]] = ("laplace", "gaussian")
             plans = [threshold_plan(nz, eps, dlt, c) for nz in noises]
             method = min(plans, key=lambda p: (_sure_release_count(p), p.noise)).noise
+    policy: SetUnionPlan | None = None
     if method == "optimal":
         measurement = make_optimal_partition_selection(eps, dlt, source=source)
         name = OPTIMAL_NAME
         sure = _optimal_sure_count(eps, dlt)
         described: dict[str, Any] = {}
+    elif method.startswith("policy"):
+        noise: Literal["laplace", "gaussian"] = (
+            "laplace" if method == "policy_laplace" else "gaussian"
+        )
+        policy = set_union_plan(noise, eps, dlt, c)
+        measurement = make_policy_set_union(policy, source=source)
+        name = POLICY_NAMES[noise]
+        sure = policy_sure_count(policy)
+        described = {"rho": policy.rho, "gamma": policy.gamma, "scale": policy.scale}
     else:
-        plan = threshold_plan(method, eps, dlt, c)
+        plan = threshold_plan("laplace" if method == "laplace" else "gaussian", eps, dlt, c)
         measurement = make_threshold_partition_selection(plan, counts=False, source=source)
         name = (
             "partition selection by thresholding exact discrete "
@@ -220,14 +261,23 @@ def partition_selection(
     }
     accuracy = (
         f"accuracy: a value held by at least {sure} persons (after contribution bounding) is "
-        f"released with probability at least {CONFIDENCE:.0%}, each value independently; a "
-        f"value held by one person only is released with probability at most {dlt:.3g}"
+        f"released with probability at least {CONFIDENCE:.0%}, "
+        + (
+            "whatever the other values (persons spend their weight on the values that still "
+            "need it); "
+            if policy is not None
+            else "each value independently; "
+        )
+        + f"a value held by one person only is released with probability at most {dlt:.3g}"
     )
 
     def release() -> Any:
         salt = resolve_source(source).bits(63)
-        counts = value_counts(table, column, privacy_unit, c, salt, progress)
-        values = measurement(counts)
+        if policy is not None:
+            assert privacy_unit is not None  # checked above
+            values = measurement(person_values(table, column, privacy_unit, c, salt, progress))
+        else:
+            values = measurement(value_counts(table, column, privacy_unit, c, salt, progress))
         return KeysResult(
             ordered_values(values),
             name,
