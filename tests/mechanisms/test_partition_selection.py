@@ -198,7 +198,12 @@ def test_partition_selection_api_and_errors(tmp_path):
     r2 = dpselect.partition_selection(
         df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, source=InsecureSeededSource(0)
     )
-    assert r2.values == ["big", "mid"] and "threshold" in r2.mechanism
+    assert r2.values == ["big", "mid"] and "Policy Laplace" in r2.mechanism  # c > 1: GGKSSY20
+    r3 = dpselect.partition_selection(
+        df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, method="laplace",
+        source=InsecureSeededSource(0),
+    )  # fmt: skip
+    assert r3.values == ["big", "mid"] and "threshold" in r3.mechanism
     with pytest.raises(ParameterError, match="max_contributions"):
         dpselect.partition_selection(df, "v", 1.0, 1e-6, max_contributions=2)
     with pytest.raises(ParameterError, match="delta"):
