@@ -124,7 +124,7 @@ def test_neighbours_final_weights_differ_by_at_most_one(noise):
         extra = _persons(rng, 1, 12, c)[0]
         h = policy_weights(persons, noise, cutoff)
         for pos in range(len(persons) + 1):
-            h2 = policy_weights(persons[:pos] + [extra] + persons[pos:], noise, cutoff)
+            h2 = policy_weights([*persons[:pos], extra, *persons[pos:]], noise, cutoff)
             assert all(h[v] <= h2[v] for v in h)
             assert set(h2) - set(h) <= set(extra)  # new values are the person's own
             slack = 0 if noise == "laplace" else len(persons) * math.sqrt(c)
@@ -204,7 +204,7 @@ def _worst_over_neighbours(plan, persons_list, extras):
         for extra in extras:
             for pos in range(len(persons) + 1):
                 h2 = policy_weights(
-                    persons[:pos] + [extra] + persons[pos:], plan.noise, plan.cutoff_units
+                    [*persons[:pos], extra, *persons[pos:]], plan.noise, plan.cutoff_units
                 )
                 worst = max(worst, _delta_needed(_law(h, plan, units), _law(h2, plan, units),
                                                  plan.epsilon))  # fmt: skip
