@@ -350,6 +350,8 @@ def mean_ci(xs: list[float]) -> tuple[float, float, float]:
     a = np.asarray(xs, dtype=float)
     m = float(a.mean())
     if len(a) < 2 or a.std() == 0:
+        if not 0 <= m <= 1:  # equal counts (keys released): no spread seen
+            return m, m, m
         lo, hi = wilson(m * len(a), len(a))  # all equal: a proportion-style interval
         return m, lo, hi
     h = 1.96 * float(a.std(ddof=1)) / math.sqrt(len(a))

@@ -1,8 +1,11 @@
 """Values from the data: partition selection, and top-k without a candidate list.
 
 ``partition_selection(data, column, epsilon, delta)`` answers "which values can I publish at
-all": DVGM22's optimal partition selection for one value per person, thresholding of exact
-Laplace or Gaussian counts for more (the one with the lower threshold, a public fact).
+all": DVGM22's optimal partition selection for one value per person; for more (with a privacy
+unit, DuckDB engine) policy set union (Gopi et al. 2020, Policy Laplace: persons spend their
+weight on the values that still need it, :mod:`dpselect.mechanisms.set_union`); thresholding
+of exact Laplace or Gaussian counts on request or on Spark (the one with the lower threshold,
+a public fact).
 
 ``top_k`` without ``candidates`` runs one of (chosen by public facts, never the data):
 
