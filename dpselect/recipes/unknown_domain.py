@@ -60,8 +60,10 @@ from ._common import jsonable, open_ledger
 
 __all__ = [
     "K_BAR_EXTRA",
+    "POLICY_MIN_EPSILON",
     "REFERENCE_OTHERS",
     "KeysResult",
+    "choose_keys_method",
     "choose_unknown_domain",
     "partition_selection",
     "top_k_unknown_domain",
@@ -103,6 +105,35 @@ LIMITED_DOMAIN_NAME = (
 
 # ------------------------------------------------------------------------------------------
 # Partition selection
+
+#: From this epsilon on, ``method="auto"`` runs Policy Laplace for ``max_contributions > 1``;
+#: below it, DVGM22's optimal rule with each person bounded to one value released more values
+#: in ``bench/bench_utility.py --set-union`` (docs/performance.md).
+POLICY_MIN_EPSILON = 1.0
+
+
+KeysMethod = Literal["optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian"]
+
+
+def choose_keys_method(
+    epsilon: float, delta: float, max_contributions: int, spark: bool = False
+) -> KeysMethod:
+    """The partition selection ``method="auto"`` runs: a pure function of public facts.
+
+    ``max_contributions = 1``: DVGM22's optimal rule (the optimum for one value per person).
+    More: Policy Laplace (Gopi et al. 2020) when ``epsilon >= POLICY_MIN_EPSILON`` and the
+    engine is DuckDB (it holds each person's values in the driver); otherwise the optimal rule
+    with each person bounded to one value, which released more values than thresholding with
+    ``max_contributions`` values in every measured cell and more than the policy at smaller
+    epsilon (``bench/bench_utility.py --set-union``; docs/performance.md).
+    """
+    del delta  # the measured ranking did not depend on it; kept for a stable signature
+    if max_contributions == 1:
+        return "optimal"
+    if not spark and epsilon >= POLICY_MIN_EPSILON:
+        return "policy_laplace"
+    return "optimal"
+
 
 
 @dataclass(frozen=True)
@@ -188,12 +219,14 @@ def partition_selection(
 ) -> KeysResult:
     """The values of ``column`` that can be published, at ``(epsilon, delta)`` (one person).
 
-    ``method="auto"``: DVGM22's optimal partition selection when each person has one value
-    (``max_contributions = 1``, the optimum for that case); with a ``privacy_unit`` and
-    ``max_contributions > 1`` on the DuckDB engine, policy set union with Laplace noise
-    (Gopi et al. 2020; ``bench/bench_utility.py --set-union`` measures it releasing more values
-    than either thresholding at the same guarantee); else the thresholding (Laplace or
-    Gaussian) with the lower threshold. ``"policy_laplace"`` / ``"policy_gaussian"`` run
+    ``method="auto"``: :func:`choose_keys_method` -- DVGM22's optimal partition selection when
+    each person has one value (``max_contributions = 1``, the optimum for that case); with
+    ``max_contributions > 1``, policy set union with Laplace noise (Gopi et al. 2020) from
+    ``epsilon >= POLICY_MIN_EPSILON`` on the DuckDB engine, else the optimal rule with each
+    person bounded to one value (``bench/bench_utility.py --set-union`` measured both releasing
+    more values than thresholding at the same guarantee). ``"optimal"`` with
+    ``max_contributions > 1`` keeps one value per person. ``"laplace"`` / ``"gaussian"``:
+    thresholding with ``max_contributions`` values. ``"policy_laplace"`` / ``"policy_gaussian"`` run
     :mod:`dpselect.mechanisms.set_union` on each person's values (held in the driver). The
     released values come in a fixed order (sorted), never by count. Charged once, durably,
     before the data is read. ``schema``: declared column types, as for :func:`dpselect.top_k`.
@@ -206,8 +239,6 @@ def partition_selection(
     methods = ("auto", "optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian")
     if method not in methods:
         raise ParameterError(f"method must be one of {', '.join(methods)}, got {method!r}")
-    if method == "optimal" and c != 1:
-        raise ParameterError("optimal partition selection needs max_contributions = 1")
     if method.startswith("policy") and privacy_unit is None:
         raise ParameterError(f"method {method!r} needs a privacy_unit column")
     table = _open(data, column, privacy_unit, schema)
@@ -219,20 +250,18 @@ def partition_selection(
         )
     book = open_ledger(ledger)
     if method == "auto":
-        if c == 1:
-            method = "optimal"
-        elif not spark:
-            method = "policy_laplace"
-        else:
-            noises: tuple[Literal["laplace"], Literal["gaussian"]] = ("laplace", "gaussian")
-            plans = [threshold_plan(nz, eps, dlt, c) for nz in noises]
-            method = min(plans, key=lambda p: (_sure_release_count(p), p.noise)).noise
+        method = choose_keys_method(eps, dlt, c, spark)
     policy: SetUnionPlan | None = None
+    bound = c  # the contributions kept per person
     if method == "optimal":
         measurement = make_optimal_partition_selection(eps, dlt, source=source)
         name = OPTIMAL_NAME
         sure = _optimal_sure_count(eps, dlt)
         described: dict[str, Any] = {}
+        if c > 1:  # DVGM22 is proven for one value per person: keep one (a stricter bound)
+            bound = 1
+            name += ", each person bounded to one value"
+            described = {"values_kept_per_person": 1}
     elif method.startswith("policy"):
         noise: Literal["laplace", "gaussian"] = (
             "laplace" if method == "policy_laplace" else "gaussian"
@@ -280,7 +309,9 @@ def partition_selection(
             assert privacy_unit is not None  # checked above
             values = measurement(person_values(table, column, privacy_unit, c, salt, progress))
         else:
-            values = measurement(value_counts(table, column, privacy_unit, c, salt, progress))
+            values = measurement(
+                value_counts(table, column, privacy_unit, bound, salt, progress)
+            )
         return KeysResult(
             ordered_values(values),
             name,

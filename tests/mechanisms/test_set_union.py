@@ -391,3 +391,28 @@ def test_keys_command_policy(tmp_path):
     )  # fmt: skip
     assert out.exit_code == 0, out.output
     assert "Policy Laplace" in out.output and "values released" in out.output
+
+
+def test_choose_keys_method_is_a_pure_function_of_public_facts():
+    from dpselect.recipes.unknown_domain import POLICY_MIN_EPSILON, choose_keys_method
+
+    grid = [(e, d, c, s) for e in (0.1, 0.5, 1.0, 2.0) for d in (1e-9, 1e-6)
+            for c in (1, 2, 10) for s in (False, True)]  # fmt: skip
+    first = [choose_keys_method(*args) for args in grid]
+    assert first == [choose_keys_method(*args) for args in grid]  # deterministic
+    for (e, _, c, s), m in zip(grid, first, strict=True):
+        if c == 1:
+            assert m == "optimal"
+        elif not s and e >= POLICY_MIN_EPSILON:
+            assert m == "policy_laplace"
+        else:
+            assert m == "optimal"
+
+
+def test_optimal_with_more_contributions_keeps_one_value_per_person():
+    df = _frame(4, 800)
+    r = dpselect.partition_selection(
+        df, "v", 0.5, 1e-6, privacy_unit="u", max_contributions=4, source=InsecureSeededSource(1)
+    )  # auto below POLICY_MIN_EPSILON
+    assert "bounded to one value" in r.mechanism and r.parameters["values_kept_per_person"] == 1
+    assert (r.epsilon, r.delta) == (0.5, 1e-6)
