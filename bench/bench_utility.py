@@ -469,12 +469,16 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=300)
     ap.add_argument("--libs", default="dpselect,opendp,diffprivlib,pipelinedp")
     ap.add_argument("--data", default="cities,states,zipf", help="cities, states, zipf")
+    ap.add_argument("--eps", default=None, help="comma-separated epsilons (default: all four)")
     ap.add_argument("--log", default=None, help="append each cell as a JSON line to this file")
     ap.add_argument(
         "--set-union", action="store_true",
         help="only the partition-selection table: keys released with max_contributions > 1",
     )  # fmt: skip
     args = ap.parse_args()
+    if args.eps is not None:
+        global EPSILONS
+        EPSILONS = tuple(float(e) for e in args.eps.split(","))
     trials = 40 if args.quick else args.trials
     if args.set_union:
         start = time.perf_counter()
