@@ -108,9 +108,9 @@ LIMITED_DOMAIN_NAME = (
 
 #: From this epsilon on, ``method="auto"`` runs Policy Laplace for ``max_contributions > 1``.
 #: Measured (``bench/bench_utility.py --set-union``, docs/performance.md): at epsilon 0.1
-#: DVGM22 with one value kept per person released 2-11% more values than the policy on both
-#: data sets; from 0.5 the policy released 20-45% more on persons with many values (Zipf) and
-#: 0-15% fewer on persons with about two (airport names), 4-16% more on both at epsilon 2.
+#: DVGM22 with one value kept per person released 0-11% more values than the policy; from 0.5
+#: the policy released 20-67% more on persons with many values (Zipf) and 0-16% fewer on
+#: persons with about two (airport names) at 0.5-1, 4-15% more there at epsilon 2.
 POLICY_MIN_EPSILON = 0.5
 
 
