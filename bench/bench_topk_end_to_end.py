@@ -19,9 +19,11 @@ privacy unit (``user_id``: ``rows / 10`` users, so about 10 rows each, uniform) 
 same item column, and times in turns the plain ``GROUP BY item`` of *that* file, the scores
 with contribution bounding (``candidate_scores(..., privacy_unit="user_id",
 max_contributions=m)`` for m = 1 and 3, the privacy-unit path of ``top_k``) and the
-unknown-domain path (``top_values``, m = 1), printing each ratio to the plain query
-(target: at most 2x, issue 14); ``--memory`` adds the peak RSS growth of each (one spawned
-process per query).
+unknown-domain path (``top_values``, m = 1 and 3), printing each median wall time and process
+CPU time (all threads) and their ratios to the plain query (target: at most 2x, issue 14), and
+the load average. ``--memory`` adds each query's peak resident memory, one spawned process per
+query (same imports, table opened, then one query): the peak of the whole process and its growth
+during the query, each with its ratio to the plain query's.
 """
 
 from __future__ import annotations
@@ -107,6 +109,13 @@ def timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
+def timed_cpu(fn: Callable[[], Any]) -> tuple[float, float]:
+    """(wall seconds, process CPU seconds on all threads) of one call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
 def interleaved_medians(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
     """Median time of each function, run in turns (a load change hits both alike)."""
     times: dict[str, list[float]] = {name: [] for name in fns}
@@ -114,6 +123,20 @@ def interleaved_medians(fns: dict[str, Callable[[], Any]], repeats: int) -> dict
         for name, fn in fns.items():
             times[name].append(timed(fn))
     return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def interleaved_medians_cpu(
+    fns: dict[str, Callable[[], Any]], repeats: int
+) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) of each function, run in turns."""
+    walls: dict[str, list[float]] = {name: [] for name in fns}
+    cpus: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            wall, cpu = timed_cpu(fn)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    return {name: (statistics.median(walls[name]), statistics.median(cpus[name])) for name in fns}
 
 
 def breakdown(path: Path, candidates: list[str]) -> dict[str, float]:
@@ -144,11 +167,20 @@ def _peak_child(query: str, path: str, n_values: int) -> tuple[float, float]:
             "ORDER BY count(*) DESC LIMIT 10",
             [path],
         ).fetchall()
-    elif query == "top_values":
-        top_values(table, COLUMN, 11, "user_id", 1, 12345)
+    elif query.startswith("top_values"):
+        top_values(table, COLUMN, 11, "user_id", int(query[-1]), 12345)
     else:
         candidate_scores(table, COLUMN, candidates, "user_id", int(query), 12345)
     return before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+
+
+MEMORY_QUERIES = {
+    "plain": "plain GROUP BY item",
+    "1": "unit, m=1: candidate_scores",
+    "3": "unit, m=3: candidate_scores",
+    "top_values1": "unit, m=1: top_values",
+    "top_values3": "unit, m=3: top_values",
+}
 
 
 def peak_memory(path: Path, n_values: int) -> None:
@@ -157,17 +189,20 @@ def peak_memory(path: Path, n_values: int) -> None:
 
     context = multiprocessing.get_context("spawn")
     peaks = {}
-    for query in ("plain", "1", "3", "top_values"):
+    for query in MEMORY_QUERIES:
         with context.Pool(1) as pool:
-            before, after = pool.apply(_peak_child, (query, str(path), n_values))
-        peaks[query] = after
-    print(f"(peak RSS before any query: {before:.0f} MB)")
-    for query, mb in peaks.items():
-        name = {"1": "unit, m=1", "3": "unit, m=3"}.get(query, query)
-        print(f"peak RSS {name:<12} {mb:8.0f} MB {mb / peaks['plain']:7.2f}x")
+            peaks[query] = pool.apply(_peak_child, (query, str(path), n_values))
+    base_before, base_after = peaks["plain"]
+    print(f"{'peak RSS (MB)':<34} {'process':>8} {'ratio':>7} {'growth':>8} {'ratio':>7}")
+    for query, (before, after) in peaks.items():
+        growth = after - before
+        print(
+            f"{MEMORY_QUERIES[query]:<34} {after:8.0f} {after / base_after:6.2f}x "
+            f"{growth:8.0f} {growth / max(base_after - base_before, 1.0):6.2f}x"
+        )
 
 
-def bounding_rows(path: Path, candidates: list[str], repeats: int) -> None:
+def bounding_rows(path: Path, candidates: list[str], repeats: int, end_to_end: bool) -> None:
     """The privacy-unit queries against the plain GROUP BY of the same file, in turns."""
     from dpselect.data.scores import top_values
 
@@ -181,7 +216,15 @@ def bounding_rows(path: Path, candidates: list[str], repeats: int) -> None:
         "unit, m=3: candidate_scores": lambda: candidate_scores(
             table, COLUMN, candidates, "user_id", 3, 12345
         ),
-        "unit, m=3: top_k end to end": lambda: top_k(
+        "unit, m=1: top_values (no list)": lambda: top_values(
+            table, COLUMN, 11, "user_id", 1, 12345
+        ),
+        "unit, m=3: top_values (no list)": lambda: top_values(
+            table, COLUMN, 11, "user_id", 3, 12345
+        ),
+    }
+    if end_to_end:
+        fns["unit, m=3: top_k end to end"] = lambda: top_k(
             path,
             COLUMN,
             10,
@@ -189,18 +232,21 @@ def bounding_rows(path: Path, candidates: list[str], repeats: int) -> None:
             candidates=candidates,
             privacy_unit="user_id",
             max_contributions=3,
-        ),
-        "unit, m=1: top_values (no list)": lambda: top_values(
-            table, COLUMN, 11, "user_id", 1, 12345
-        ),
-    }
+        )
     for fn in fns.values():  # warm
         fn()
-    medians = interleaved_medians(fns, repeats)
-    base = medians["plain GROUP BY item (same file)"]
-    print(f"{'query':<34} {'median':>10} {'ratio':>8}")
-    for name, seconds in medians.items():
-        print(f"{name:<34} {seconds * 1e3:8.1f} ms {seconds / base:7.2f}x")
+    load = os.getloadavg()
+    medians = interleaved_medians_cpu(fns, repeats)
+    load_after = os.getloadavg()
+    base_wall, base_cpu = medians["plain GROUP BY item (same file)"]
+    print(f"load average (1 min) {load[0]:.1f} before, {load_after[0]:.1f} after; "
+          f"cpus {os.cpu_count()}, duckdb {duckdb.__version__}, median of {repeats}")  # fmt: skip
+    print(f"{'query':<34} {'wall':>10} {'ratio':>7} {'cpu':>9} {'ratio':>7}")
+    for name, (wall, cpu) in medians.items():
+        print(
+            f"{name:<34} {wall * 1e3:7.0f} ms {wall / base_wall:6.2f}x "
+            f"{cpu:7.2f} s {cpu / base_cpu:6.2f}x"
+        )
 
 
 def main() -> None:
@@ -219,6 +265,9 @@ def main() -> None:
     )
     parser.add_argument("--only-units", action="store_true", help="skip the first table")
     parser.add_argument("--memory", action="store_true", help="peak RSS of each unit query")
+    parser.add_argument(
+        "--no-end-to-end", action="store_true", help="skip the top_k row of the unit table"
+    )
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     path = args.cache / f"topk_{args.rows}_{args.values}_{SEED}.parquet"
@@ -232,7 +281,7 @@ def main() -> None:
         if not unit_path.exists():
             make_unit_file(unit_path, args.rows, args.values)
         print(f"privacy units: {unit_path} ({args.rows:,} rows, {args.rows // 10:,} users)")
-        bounding_rows(unit_path, candidates, args.repeats)
+        bounding_rows(unit_path, candidates, args.repeats, not args.no_end_to_end)
         if args.memory:
             peak_memory(unit_path, args.values)
         if args.only_units:

@@ -220,13 +220,18 @@ def canonical_text_sql(expr: str, sql_type: str, dialect: str = "duckdb") -> str
 
 
 def _md5_bits_sql(text_sql: str, first_bytes: int, dialect: str = "duckdb") -> str:
-    """The first ``first_bytes`` (4 or 8) bytes of md5(text), little-endian, as SQL."""
+    """The first ``first_bytes`` (4 or 8) bytes of md5(text), little-endian, as SQL.
+
+    DuckDB: ``md5_number`` is the digest read as a little-endian 128-bit integer, so its low
+    64 (or 32) bits are the first 8 (or 4) bytes, as UBIGINT (``md5_number_upper`` is the same
+    number, but a macro through BIT and VARCHAR text, about 6x slower).
+    """
     if dialect == "spark":
         h = f"md5({text_sql})"
         hexdigits = ", ".join(f"substr({h}, {2 * k + 1}, 2)" for k in reversed(range(first_bytes)))
         return f"CAST(conv(concat({hexdigits}), 16, 10) AS DECIMAL(20, 0))"
-    whole = f"md5_number_upper({text_sql})"
-    return whole if first_bytes == 8 else f"CAST({whole} & {_M32} AS BIGINT)"
+    mask = (1 << (8 * first_bytes)) - 1
+    return f"CAST(md5_number({text_sql}) & {mask} AS UBIGINT)"
 
 
 def _hashed_text_sql(tag: str, text_sql: str, salt_sql: str = "$salt") -> str:
@@ -235,41 +240,63 @@ def _hashed_text_sql(tag: str, text_sql: str, salt_sql: str = "$salt") -> str:
 
 
 def _fmix32_bodies(x: str) -> list[str]:
-    """``fmix32`` as successive SQL expressions of the column ``x`` (each applied to the last).
-
-    Multiplications by a constant k >= 2^31 are computed as x*(k - 2^31) + (x mod 2) * 2^31
-    (mod 2^32), so no intermediate reaches 2^63: exact in signed 64-bit integers.
-    """
+    """``fmix32`` as successive DuckDB SQL expressions of the UBIGINT column ``x`` (each applied
+    to the last). ``x < 2^32`` and every multiplier is below 2^32, so each product is below
+    2^64: exact in UBIGINT, and the same numbers as the Spark engine's signed arithmetic."""
     bodies = []
     for op, k in _FMIX32:
         if op == "xs":
             bodies.append(f"xor({x}, {x} >> {k})")
-        elif k < 1 << 31:
-            bodies.append(f"({x} * {k}) & {_M32}")
         else:
-            bodies.append(f"(({x} * {k - (1 << 31)}) + (({x} & 1) << 31)) & {_M32}")
+            bodies.append(f"({x} * CAST({k} AS UBIGINT)) & CAST({_M32} AS UBIGINT)")
     return bodies
 
 
 def _chain(source: str, bodies: list[str], x: str = "x") -> str:
-    """``source`` with the column ``x`` replaced by each body in turn (one projection each,
-    so that no expression is repeated inside another)."""
+    """``source`` with the column ``x`` replaced by each body in turn (one projection each:
+    nesting them would repeat ``x`` 2^10 times in one expression)."""
     for body in bodies:
         source = f"(SELECT * REPLACE ({body} AS {x}) FROM {source})"
     return source
 
 
-def _keyed_sql(pairs: str, code: str, unit_type: str) -> str:
-    """``pairs`` (columns ``u`` and the code column) with ``x`` = :func:`bounding_key`.
+def _seeds_sql(privacy_unit: str, unit_type: str) -> str:
+    """``(u, a, b)`` for every distinct unit of the data: one md5 per unit, not per row.
 
-    The user's seed is computed once per distinct user and joined back to the pairs.
-    """
+    Read from the unit column alone (a narrow scan); a unit without candidate rows gets a
+    seed that is never used."""
+    unit, valid = _unit_sql(privacy_unit, unit_type)
     seed = _md5_bits_sql(_hashed_text_sql("u", _unit_text_sql(unit_type)), 8)
-    seeds = f"""(SELECT u, CAST(h & {_M32} AS BIGINT) AS a, CAST(h >> 32 AS BIGINT) AS b
-                 FROM (SELECT u, {seed} AS h FROM (SELECT DISTINCT u FROM {pairs})))"""
-    start = f"""(SELECT p.*, xor(p.{code}, s.a) AS x, s.b AS b
-                 FROM {pairs} AS p JOIN {seeds} AS s ON p.u = s.u)"""
-    return _chain(start, [*_fmix32_bodies("x"), "xor(x, b)", *_fmix32_bodies("x")])
+    return f"""(SELECT u, h & {_M32} AS a, h >> 32 AS b
+                FROM (SELECT u, {seed} AS h FROM (SELECT DISTINCT {unit} AS u FROM data
+                                                  WHERE {valid})))"""
+
+
+def _packed_sql(pairs: str, code: str, tie: str) -> str:
+    """``pairs`` (columns ``u``, ``code`` and ``tie``, UBIGINT below 2^32) as ``(u, p)`` with
+    ``p = key * 2^32 + tie``, ``key`` = :func:`bounding_key` of (u, code): ordering ``p`` is
+    ordering ``(key, tie)``, and ``p mod 2^32`` gives the tie-break back. The seeds come
+    from the CTE ``seeds`` (:func:`_seeds_sql`), joined on the unit.
+    """
+    start = f"""(SELECT p.u AS u, p.{tie} AS t, xor(p.{code}, s.a) AS x, s.b AS b
+                 FROM {pairs} AS p JOIN seeds AS s ON p.u = s.u)"""
+    keyed = _chain(start, [*_fmix32_bodies("x"), "xor(x, b)", *_fmix32_bodies("x")])
+    return f"(SELECT u, (x << 32) | t AS p FROM {keyed})"
+
+
+def _kept_sql(pairs: str, code: str, tie: str, m: int) -> str:
+    """The tie-break value of every kept (user, value): per user, the ``m`` smallest ``p``
+    (:func:`_packed_sql`) among the user's distinct pairs, as the column ``t``.
+
+    ``m = 1``: ``min(p)`` over the rows, so duplicate rows need no ``DISTINCT`` (one integer
+    aggregate per user). ``m > 1``: the pairs are made distinct first, then DuckDB's bounded
+    top-n aggregate ``min(p, m)`` keeps the ``m`` smallest.
+    """
+    if m == 1:
+        return f"(SELECT min(p) & {_M32} AS t FROM {_packed_sql(pairs, code, tie)} GROUP BY u)"
+    distinct = f"(SELECT DISTINCT u, {code}, {tie} FROM {pairs})"
+    chosen = f"(SELECT unnest(min(p, {m})) AS p FROM {_packed_sql(distinct, code, tie)} GROUP BY u)"
+    return f"(SELECT p & {_M32} AS t FROM {chosen})"
 
 
 def _unit_text_sql(unit_type: str) -> str:
@@ -431,21 +458,18 @@ def _bounded_scores_sql(
     """Scores with contributions bounded to ``m`` per user (:func:`bounding_key`'s rule).
 
     Rows are joined with the candidates first (contributions are only spent on candidates);
-    each user's seed is one md5 per distinct user; each row's key is 32-bit arithmetic; one
-    aggregation per user keeps the smallest key (``arg_min``), or for ``m > 1`` the ``m``
-    smallest (``arg_min(i, key, m)``) over the distinct (user, position) pairs. The key is a
-    bijection of the position for a fixed user, so there are no ties.
+    each user's seed is one md5 per distinct user (:func:`_seeds_sql`), joined back on the
+    unit; each row's key is 32-bit arithmetic, packed with the position as one integer, and one
+    integer aggregate per user keeps the smallest (:func:`_kept_sql`). The key is a bijection
+    of the position for a fixed user, so there are no ties.
     """
     unit, valid = _unit_sql(privacy_unit, unit_type)
-    rows = f"""(SELECT {unit} AS u, cands.i AS i FROM data JOIN cands ON {col_match} = cands.v
-               WHERE {valid})"""
-    pairs = "(SELECT * FROM unit_rows)" if m == 1 else "(SELECT DISTINCT u, i FROM unit_rows)"
-    chosen = "arg_min(i, x)" if m == 1 else f"unnest(arg_min(i, x, {m}))"
+    rows = f"""(SELECT {unit} AS u, CAST(cands.i AS UBIGINT) AS i
+               FROM data JOIN cands ON {col_match} = cands.v WHERE {valid})"""
     return f"""
-        WITH cands AS ({cands}), unit_rows AS {rows}, unit_pairs AS {pairs}
-        SELECT i, count(*) AS n
-        FROM (SELECT {chosen} AS i FROM {_keyed_sql("unit_pairs", "i", unit_type)} GROUP BY u)
-        GROUP BY i
+        WITH cands AS ({cands}), seeds AS {_seeds_sql(privacy_unit, unit_type)}
+        SELECT CAST(t AS BIGINT) AS i, count(*) AS n FROM {_kept_sql(rows, "i", "i", m)}
+        GROUP BY t
     """
 
 
@@ -479,24 +503,24 @@ def top_values(
     if privacy_unit is not None:
         unit_type = table.require_column(privacy_unit, "privacy_unit")
         unit, valid = _unit_sql(privacy_unit, unit_type)
-        m = int(max_contributions)
         v_text = canonical_text_sql("v", "DOUBLE" if _is_floating(col_type) else col_type)
         code = _md5_bits_sql(_hashed_text_sql("v", v_text), 4)
-        rows = f"""(SELECT {unit} AS u, vals.v AS v, vals.w AS w
+        # r: the value's rank in the engine's order, the rule's tie-break between two values
+        # whose codes collide; it is packed below the key, so it must stay below 2^32.
+        rank = "(row_number() OVER (ORDER BY v) - 1)"
+        vals = f"""SELECT v, w, CAST(CASE WHEN r < {1 << 32} THEN r
+                                         ELSE error('more than 2^32 distinct values') END
+                                    AS UBIGINT) AS r
+                   FROM (SELECT v, {code} AS w, {rank} AS r
+                         FROM (SELECT DISTINCT {col} AS v FROM data
+                               WHERE data.{_quote(column)} IS NOT NULL))"""
+        rows = f"""(SELECT {unit} AS u, vals.w AS w, vals.r AS r
                    FROM data JOIN vals ON {col} = vals.v WHERE {valid})"""
-        pairs = "(SELECT DISTINCT u, v, w FROM unit_rows)"
-        if m == 1:
-            pairs = "(SELECT * FROM unit_rows)"
-        rank = "{'k': x, 'v': v}"
-        chosen = f"arg_min(v, {rank})" if m == 1 else f"unnest(arg_min(v, {rank}, {m}))"
         counted = f"""
-            WITH vals AS (SELECT v, {code} AS w
-                          FROM (SELECT DISTINCT {col} AS v FROM data
-                                WHERE data.{_quote(column)} IS NOT NULL)),
-                 unit_rows AS {rows}, unit_pairs AS {pairs}
-            SELECT v, count(*) AS n
-            FROM (SELECT {chosen} AS v FROM {_keyed_sql("unit_pairs", "w", unit_type)} GROUP BY u)
-            GROUP BY v
+            WITH vals AS MATERIALIZED ({vals}), seeds AS {_seeds_sql(privacy_unit, unit_type)},
+                 kept AS (SELECT t AS r, count(*) AS n
+                          FROM {_kept_sql(rows, "w", "r", int(max_contributions))} GROUP BY t)
+            SELECT vals.v AS v, kept.n AS n FROM kept JOIN vals ON kept.r = vals.r
         """
         params["salt"] = salt_text(salt)
     else:
