@@ -151,16 +151,27 @@ def breakdown(path: Path, candidates: list[str]) -> dict[str, float]:
     return out
 
 
-def _peak_child(query: str, path: str, n_values: int) -> tuple[float, float]:
-    """In a fresh process: (peak RSS before, peak RSS after) one query, in MB (ru_maxrss)."""
-    import resource
+def _status_mb(field: str) -> float:
+    """A memory field of /proc/self/status (VmRSS, VmHWM), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1e3
+    raise RuntimeError(f"no {field} in /proc/self/status")
 
+
+def _peak_child(query: str, path: str, n_values: int) -> tuple[float, float]:
+    """In a fresh process: (resident MB before, peak resident MB during) one query.
+
+    The peak (VmHWM) is reset just before the query (``/proc/self/clear_refs``, Linux), so the
+    peak of the imports does not hide the query's own.
+    """
     from dpselect.data.scores import top_values
 
     candidates = value_names(n_values)
     table = open_table(path)
     connection = duckdb.connect(":memory:")
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+    Path("/proc/self/clear_refs").write_text("5")
+    before = _status_mb("VmRSS")
     if query == "plain":
         connection.execute(
             f"SELECT {COLUMN}, count(*) FROM read_parquet(?) GROUP BY {COLUMN} "
@@ -171,7 +182,7 @@ def _peak_child(query: str, path: str, n_values: int) -> tuple[float, float]:
         top_values(table, COLUMN, 11, "user_id", int(query[-1]), 12345)
     else:
         candidate_scores(table, COLUMN, candidates, "user_id", int(query), 12345)
-    return before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+    return before, _status_mb("VmHWM")
 
 
 MEMORY_QUERIES = {

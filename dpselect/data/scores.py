@@ -299,6 +299,67 @@ def _kept_sql(pairs: str, code: str, tie: str, m: int) -> str:
     return f"(SELECT p & {_M32} AS t FROM {chosen})"
 
 
+def _fmix32_numpy(x: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
+    """:func:`fmix32` of every word of ``x`` (uint32 arithmetic wraps mod 2^32), in place."""
+    for op, k in _FMIX32:
+        if op == "xs":
+            x ^= x >> np.uint32(k)
+        else:
+            x *= np.uint32(k)
+    return x
+
+
+def keep_smallest(
+    seeds: npt.NDArray[np.uint64],
+    lengths: npt.NDArray[np.int64],
+    codes: npt.NDArray[np.uint32],
+    ties: npt.NDArray[np.uint32],
+    m: int,
+) -> npt.NDArray[np.int64]:
+    """The tie-breaks each user keeps, by the rule of :func:`bounding_key` (NumPy).
+
+    Users come as consecutive runs: user ``j`` has the seed ``seeds[j]`` (:func:`unit_seed`)
+    and the next ``lengths[j] >= 1`` entries of ``codes`` and ``ties`` (duplicates allowed).
+    Each user keeps the ``m`` distinct entries with the smallest ``(key, tie)``; the result
+    lists the kept ties (in no particular order). ``p = key * 2^32 + tie`` orders as
+    ``(key, tie)``; for ``m`` up to 8 the ``m`` smallest distinct ``p`` of each run are found
+    by ``m`` rounds of a segmented minimum (each round removes every copy of the last
+    minimum), beyond that by one sort.
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if len(lengths) == 0:
+        return np.zeros(0, dtype=np.int64)
+    seeds = np.asarray(seeds, dtype=np.uint64)
+    x = np.asarray(codes, dtype=np.uint32) ^ np.repeat((seeds & _M32).astype(np.uint32), lengths)
+    _fmix32_numpy(x)
+    x ^= np.repeat((seeds >> np.uint64(32)).astype(np.uint32), lengths)
+    _fmix32_numpy(x)
+    p = (x.astype(np.uint64) << np.uint64(32)) | np.asarray(ties, dtype=np.uint64)
+    del x
+    starts = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    if m <= 8:
+        gone = np.uint64(np.iinfo(np.uint64).max)  # above every p (key and tie < 2^32 - 1)
+        rounds = []
+        for round_ in range(m):
+            best = np.minimum.reduceat(p, starts)
+            rounds.append(best[best != gone])
+            if round_ + 1 < m:
+                p[p == np.repeat(best, lengths)] = gone
+        found = np.concatenate(rounds)
+    else:
+        user = np.repeat(np.arange(len(lengths)), lengths)
+        order = np.lexsort((p, user))
+        p, user = p[order], user[order]
+        first = np.ones(len(p), dtype=bool)
+        first[1:] = (p[1:] != p[:-1]) | (user[1:] != user[:-1])  # distinct within a user
+        p, user = p[first], user[first]
+        begin = np.searchsorted(user, user, side="left")
+        found = p[np.arange(len(p)) - begin < m]
+    kept: npt.NDArray[np.int64] = (found & np.uint64(_M32)).astype(np.int64)
+    return kept
+
+
 def _unit_text_sql(unit_type: str) -> str:
     return canonical_text_sql("u", "DOUBLE" if _is_floating(unit_type) else unit_type)
 
@@ -430,10 +491,13 @@ def candidate_scores(
                      counted AS (SELECT {col_match} AS v, count(*) AS n FROM data GROUP BY 1)
                 SELECT cands.i AS i, counted.n AS n FROM counted JOIN cands ON counted.v = cands.v
             """
+        elif int(max_contributions) > 1:
+            sql = _unit_lists_sql(col_match, cands, privacy_unit, unit_type)
+            params = params | {"salt": salt_text(salt)}
+            return _kept_counts(table, sql, params, int(max_contributions), len(candidates),
+                                None, progress)  # fmt: skip
         else:
-            sql = _bounded_scores_sql(
-                col_match, cands, privacy_unit, unit_type, int(max_contributions)
-            )
+            sql = _bounded_scores_sql(col_match, cands, privacy_unit, unit_type, 1)
             params = params | {"salt": salt_text(salt)}
         found = table.query_numpy(sql, params, progress)
     scores = np.zeros(len(candidates), dtype=np.int64)
@@ -471,6 +535,50 @@ def _bounded_scores_sql(
         SELECT CAST(t AS BIGINT) AS i, count(*) AS n FROM {_kept_sql(rows, "i", "i", m)}
         GROUP BY t
     """
+
+
+def _unit_lists_sql(col_match: str, cands: str, privacy_unit: str, unit_type: str) -> str:
+    """One row per user: its seed ``h`` (one md5 per user, on the grouped rows) and the list
+    ``l`` of the candidate positions of its rows (duplicates included), for :func:`keep_smallest`.
+    """
+    unit, valid = _unit_sql(privacy_unit, unit_type)
+    seed = _md5_bits_sql(_hashed_text_sql("u", _unit_text_sql(unit_type)), 8)
+    return f"""
+        WITH cands AS ({cands})
+        SELECT {seed} AS h, l
+        FROM (SELECT {unit} AS u, list(CAST(cands.i AS UINTEGER)) AS l
+              FROM data JOIN cands ON {col_match} = cands.v WHERE {valid} GROUP BY 1)
+    """
+
+
+def _kept_counts(
+    table: Table,
+    sql: str,
+    params: dict[str, Any],
+    m: int,
+    size: int,
+    codes: npt.NDArray[np.uint32] | None,
+    progress: Progress,
+) -> npt.NDArray[np.int64]:
+    """How many users keep each tie-break ``0 .. size - 1``: ``sql`` gives per user its seed
+    ``h`` and the list ``l`` of its tie-breaks; the codes are the ties themselves (candidate
+    positions) or ``codes[tie]`` (value ranks). Streamed in Arrow batches of users."""
+    counts = np.zeros(size, dtype=np.int64)
+
+    def consume(batch: Any) -> None:
+        lists = batch.column(1)
+        ties = lists.flatten().to_numpy()
+        kept = keep_smallest(
+            batch.column(0).to_numpy(),
+            lists.value_lengths().to_numpy(),
+            ties if codes is None else codes[ties],
+            ties,
+            m,
+        )
+        counts[:] += np.bincount(kept, minlength=size)
+
+    table.query_batches(sql, params, consume, progress)
+    return counts
 
 
 def top_values(
@@ -514,17 +622,66 @@ def top_values(
                    FROM (SELECT v, {code} AS w, {rank} AS r
                          FROM (SELECT DISTINCT {col} AS v FROM data
                                WHERE data.{_quote(column)} IS NOT NULL))"""
+        params["salt"] = salt_text(salt)
+        if int(max_contributions) > 1:
+            return _top_values_lists(
+                table, vals, col, privacy_unit, unit_type, int(max_contributions), limit,
+                params, progress,
+            )  # fmt: skip
         rows = f"""(SELECT {unit} AS u, vals.w AS w, vals.r AS r
                    FROM data JOIN vals ON {col} = vals.v WHERE {valid})"""
         counted = f"""
             WITH vals AS MATERIALIZED ({vals}), seeds AS {_seeds_sql(privacy_unit, unit_type)},
                  kept AS (SELECT t AS r, count(*) AS n
-                          FROM {_kept_sql(rows, "w", "r", int(max_contributions))} GROUP BY t)
+                          FROM {_kept_sql(rows, "w", "r", 1)} GROUP BY t)
             SELECT vals.v AS v, kept.n AS n FROM kept JOIN vals ON kept.r = vals.r
         """
-        params["salt"] = salt_text(salt)
     else:
         counted = f"""SELECT {col} AS v, count(*) AS n FROM data
                       WHERE data.{_quote(column)} IS NOT NULL GROUP BY 1"""
     sql = f"SELECT v, n FROM ({counted}) ORDER BY n DESC, v LIMIT {int(limit)}"
     return [(v, int(n)) for v, n in table.query(sql, params, progress)]
+
+
+_VALUES_TABLE = "dpselect_values"
+
+
+def _top_values_lists(
+    table: Table,
+    vals: str,
+    col: str,
+    privacy_unit: str,
+    unit_type: str,
+    m: int,
+    limit: int,
+    params: dict[str, Any],
+    progress: Progress,
+) -> list[tuple[Any, int]]:
+    """:func:`top_values` with ``m > 1``: the distinct values (code ``w``, rank ``r``) go to a
+    temporary table; DuckDB lists each user's value ranks, :func:`keep_smallest` keeps ``m``
+    per user, and the ``limit`` best ranks are turned back into values."""
+    unit, valid = _unit_sql(privacy_unit, unit_type)
+    seed = _md5_bits_sql(_hashed_text_sql("u", _unit_text_sql(unit_type)), 8)
+    try:
+        table.query(f"CREATE OR REPLACE TEMP TABLE {_VALUES_TABLE} AS {vals}", params)
+        codes = table.query_numpy(f"SELECT w FROM {_VALUES_TABLE} ORDER BY r")["w"]
+        codes = np.asarray(codes, dtype=np.uint32)
+        sql = f"""
+            SELECT {seed} AS h, l
+            FROM (SELECT {unit} AS u, list(CAST(vals.r AS UINTEGER)) AS l
+                  FROM data JOIN {_VALUES_TABLE} AS vals ON {col} = vals.v WHERE {valid}
+                  GROUP BY 1)
+        """
+        counts = _kept_counts(table, sql, params, m, len(codes), codes, progress)
+        ranks = np.flatnonzero(counts)
+        best = ranks[np.lexsort((ranks, -counts[ranks]))][: max(int(limit), 0)]
+        if len(best) == 0:
+            return []
+        found = table.query(
+            f"SELECT r, v FROM {_VALUES_TABLE} WHERE r IN (SELECT unnest($ranks))",
+            {"ranks": best.tolist()},
+        )
+        value_of = dict(found)
+        return [(value_of[r], int(counts[r])) for r in best.tolist()]
+    finally:
+        table.connection.execute(f"DROP TABLE IF EXISTS {_VALUES_TABLE}")

@@ -141,12 +141,30 @@ class Table:
         columns: dict[str, Any] = self._run(sql, params, progress, lambda r: r.fetchnumpy())
         return columns
 
+    def query_batches(
+        self,
+        sql: str,
+        params: dict[str, Any] | None,
+        consume: Callable[[Any], None],
+        progress: Callable[[float], None] | None = None,
+        batch_rows: int = 1 << 16,
+    ) -> None:
+        """Run ``sql`` and pass its result to ``consume`` as Arrow record batches of at most
+        ``batch_rows`` rows, one at a time (the whole result is never held at once)."""
+
+        def fetch(relation: Any) -> None:
+            for batch in relation.to_arrow_reader(batch_rows):
+                consume(batch)
+
+        self._run(sql, params, progress, fetch, relation=True)
+
     def _run(
         self,
         sql: str,
         params: list[Any] | dict[str, Any] | None,
         progress: Callable[[float], None] | None,
-        fetch: Callable[[duckdb.DuckDBPyConnection], Any],
+        fetch: Callable[[Any], Any],
+        relation: bool = False,
     ) -> Any:
         # The query runs in a worker thread so that Ctrl-C (KeyboardInterrupt, delivered to the
         # main thread) interrupts DuckDB at once (connection.interrupt) instead of when the
@@ -164,7 +182,10 @@ class Table:
 
         def run() -> None:
             try:
-                result.append(fetch(self.connection.execute(sql, params or [])))
+                if relation:  # a relation streams Arrow batches without an extra copy
+                    result.append(fetch(self.connection.sql(sql, params=params or None)))
+                else:
+                    result.append(fetch(self.connection.execute(sql, params or [])))
             except BaseException as exc:  # re-raised in the caller's thread
                 failure.append(exc)
             finally:

@@ -97,3 +97,28 @@ def test_colliding_value_codes_break_ties_by_value():
         # whenever a user keeps one of the pair and not the other, it is the smaller value
         assert new.get("w16717", 0) >= new.get("w58953", 0)
     assert "w58953" not in dict(top_values(table, "site", 10, "user_id", 1, salt))
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 8, 9, 20])
+def test_keep_smallest_equals_the_rule(m):
+    # The NumPy kernel of the m > 1 plan against bounding_key itself, with duplicate rows,
+    # one-row users and users with fewer than m distinct values (both of its algorithms).
+    from collections import Counter
+
+    from dpselect.data.scores import bounding_key, keep_smallest, unit_seed
+
+    rng = np.random.default_rng(m)
+    salt = 31337
+    users = [str(u) for u in range(60)]
+    lengths = rng.integers(1, 30, len(users))
+    ties = rng.integers(0, 25, lengths.sum()).astype(np.uint32)
+    seeds = np.array([unit_seed(salt, u) for u in users], dtype=np.uint64)
+    got = Counter(keep_smallest(seeds, lengths, ties, ties, m).tolist())
+    expected = Counter()
+    start = 0
+    for u, n in zip(users, lengths, strict=True):
+        mine = set(ties[start : start + n].tolist())
+        start += n
+        expected.update(sorted(mine, key=lambda i: (bounding_key(salt, u, i), i))[:m])
+    assert got == expected
+    assert len(keep_smallest(seeds[:0], lengths[:0], ties[:0], ties[:0], m)) == 0
