@@ -57,6 +57,7 @@ __all__ = [
     "canonical_text",
     "canonical_text_sql",
     "fmix32",
+    "keep_smallest",
     "match_sql",
     "normalised_sql",
     "numeric_candidate_type",
@@ -242,13 +243,19 @@ def _hashed_text_sql(tag: str, text_sql: str, salt_sql: str = "$salt") -> str:
 def _fmix32_bodies(x: str) -> list[str]:
     """``fmix32`` as successive DuckDB SQL expressions of the UBIGINT column ``x`` (each applied
     to the last). ``x < 2^32`` and every multiplier is below 2^32, so each product is below
-    2^64: exact in UBIGINT, and the same numbers as the Spark engine's signed arithmetic."""
+    2^64: exact in UBIGINT, and the same numbers as the Spark engine's signed arithmetic.
+    Each shift-xor is merged with the multiplication after it (``x`` appears twice in one
+    expression, never more), so the five steps take three projections."""
     bodies = []
+    pending = None
     for op, k in _FMIX32:
         if op == "xs":
-            bodies.append(f"xor({x}, {x} >> {k})")
+            pending = f"xor({x}, {x} >> {k})"
         else:
-            bodies.append(f"({x} * CAST({k} AS UBIGINT)) & CAST({_M32} AS UBIGINT)")
+            bodies.append(f"({pending} * CAST({k} AS UBIGINT)) & CAST({_M32} AS UBIGINT)")
+            pending = None
+    if pending is not None:
+        bodies.append(pending)
     return bodies
 
 
@@ -280,8 +287,9 @@ def _packed_sql(pairs: str, code: str, tie: str) -> str:
     """
     start = f"""(SELECT p.u AS u, p.{tie} AS t, xor(p.{code}, s.a) AS x, s.b AS b
                  FROM {pairs} AS p JOIN seeds AS s ON p.u = s.u)"""
-    keyed = _chain(start, [*_fmix32_bodies("x"), "xor(x, b)", *_fmix32_bodies("x")])
-    return f"(SELECT u, (x << 32) | t AS p FROM {keyed})"
+    rounds = _fmix32_bodies("x")  # the last one (a shift-xor) is merged with what follows
+    keyed = _chain(start, [*rounds[:-1], f"xor({rounds[-1]}, b)", *rounds[:-1]])
+    return f"(SELECT u, ({rounds[-1]} << 32) | t AS p FROM {keyed})"
 
 
 def _kept_sql(pairs: str, code: str, tie: str, m: int) -> str:
@@ -339,7 +347,7 @@ def keep_smallest(
     starts = np.zeros(len(lengths), dtype=np.int64)
     np.cumsum(lengths[:-1], out=starts[1:])
     if m <= 8:
-        gone = np.uint64(np.iinfo(np.uint64).max)  # above every p (key and tie < 2^32 - 1)
+        gone = np.uint64(np.iinfo(np.uint64).max)  # above every p (ties < 2^32 - 1)
         rounds = []
         for round_ in range(m):
             best = np.minimum.reduceat(p, starts)
@@ -614,9 +622,10 @@ def top_values(
         v_text = canonical_text_sql("v", "DOUBLE" if _is_floating(col_type) else col_type)
         code = _md5_bits_sql(_hashed_text_sql("v", v_text), 4)
         # r: the value's rank in the engine's order, the rule's tie-break between two values
-        # whose codes collide; it is packed below the key, so it must stay below 2^32.
+        # whose codes collide; it is packed below the key, so it must stay below 2^32 - 1
+        # (keep_smallest marks removed entries with 2^64 - 1).
         rank = "(row_number() OVER (ORDER BY v) - 1)"
-        vals = f"""SELECT v, w, CAST(CASE WHEN r < {1 << 32} THEN r
+        vals = f"""SELECT v, w, CAST(CASE WHEN r < {_M32} THEN r
                                          ELSE error('more than 2^32 distinct values') END
                                     AS UBIGINT) AS r
                    FROM (SELECT v, {code} AS w, {rank} AS r
