@@ -21,7 +21,9 @@ with contribution bounding (``candidate_scores(..., privacy_unit="user_id",
 max_contributions=m)`` for m = 1 and 3, the privacy-unit path of ``top_k``) and the
 unknown-domain path (``top_values``, m = 1 and 3), printing each median wall time and process
 CPU time (all threads) and their ratios to the plain query (target: at most 2x, issue 14), and
-the load average. ``--memory`` adds each query's peak resident memory, one spawned process per
+the load average. A "floor" row times only the join of every row with the candidates and
+one integer ``min`` per user (no seed, no key): what any plan of the rule must at least do.
+``--memory`` adds each query's peak resident memory, one spawned process per
 query (same imports, table opened, then one query): the peak of the whole process and its growth
 during the query, each with its ratio to the plain query's.
 """
@@ -213,7 +215,9 @@ def peak_memory(path: Path, n_values: int) -> None:
         )
 
 
-def bounding_rows(path: Path, candidates: list[str], repeats: int, end_to_end: bool) -> None:
+def bounding_rows(
+    path: Path, candidates: list[str], repeats: int, end_to_end: bool, floor: bool = True
+) -> None:
     """The privacy-unit queries against the plain GROUP BY of the same file, in turns."""
     from dpselect.data.scores import top_values
 
@@ -234,6 +238,18 @@ def bounding_rows(path: Path, candidates: list[str], repeats: int, end_to_end: b
             table, COLUMN, 11, "user_id", 3, 12345
         ),
     }
+    if floor:
+        # No key, no seed: only the join of every row with the candidates and one integer
+        # aggregate per user, the two steps any plan of the rule needs (a lower bound).
+        floor_sql = (
+            "SELECT count(*) FROM (SELECT d.user_id, min(c.i) FROM data d "
+            f"JOIN dpselect_floor c ON d.{COLUMN} = c.v GROUP BY 1)"
+        )
+        table.connection.register(
+            "dpselect_floor",
+            pa.table({"v": pa.array(candidates), "i": np.arange(len(candidates))}),
+        )
+        fns["floor: join + GROUP BY user, no key"] = lambda: table.query(floor_sql)
     if end_to_end:
         fns["unit, m=3: top_k end to end"] = lambda: top_k(
             path,
