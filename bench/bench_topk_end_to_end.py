@@ -23,6 +23,7 @@ unknown-domain path (``top_values``, m = 1 and 3), printing each median wall tim
 CPU time (all threads) and their ratios to the plain query (target: at most 2x, issue 14), and
 the load average. A "floor" row times only the join of every row with the candidates and
 one integer ``min`` per user (no seed, no key): what any plan of the rule must at least do.
+``--previous`` adds the plan before issue 14 (tests/data/previous_bounding_sql.py).
 ``--memory`` adds each query's peak resident memory, one spawned process per
 query (same imports, table opened, then one query): the peak of the whole process and its growth
 during the query, each with its ratio to the plain query's.
@@ -216,7 +217,12 @@ def peak_memory(path: Path, n_values: int) -> None:
 
 
 def bounding_rows(
-    path: Path, candidates: list[str], repeats: int, end_to_end: bool, floor: bool = True
+    path: Path,
+    candidates: list[str],
+    repeats: int,
+    end_to_end: bool,
+    floor: bool = True,
+    previous: bool = False,
 ) -> None:
     """The privacy-unit queries against the plain GROUP BY of the same file, in turns."""
     from dpselect.data.scores import top_values
@@ -250,6 +256,25 @@ def bounding_rows(
             pa.table({"v": pa.array(candidates), "i": np.arange(len(candidates))}),
         )
         fns["floor: join + GROUP BY user, no key"] = lambda: table.query(floor_sql)
+    if previous:
+        # The plan before issue 14 (kept as the tests' reference): same rule, same scores.
+        import sys
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from tests.data.previous_bounding_sql import (
+            previous_candidate_scores,
+            previous_top_values,
+        )
+
+        for m in (1, 3):
+            fns[f"previous plan, m={m}: candidate_scores"] = (
+                lambda m=m: previous_candidate_scores(  # type: ignore[misc]
+                    table, COLUMN, candidates, "user_id", m, 12345
+                )
+            )
+        fns["previous plan, m=1: top_values"] = lambda: previous_top_values(
+            table, COLUMN, 11, "user_id", 1, 12345
+        )
     if end_to_end:
         fns["unit, m=3: top_k end to end"] = lambda: top_k(
             path,
@@ -295,6 +320,9 @@ def main() -> None:
     parser.add_argument(
         "--no-end-to-end", action="store_true", help="skip the top_k row of the unit table"
     )
+    parser.add_argument(
+        "--previous", action="store_true", help="also time the plan before issue 14 (tests/)"
+    )
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     path = args.cache / f"topk_{args.rows}_{args.values}_{SEED}.parquet"
@@ -308,7 +336,9 @@ def main() -> None:
         if not unit_path.exists():
             make_unit_file(unit_path, args.rows, args.values)
         print(f"privacy units: {unit_path} ({args.rows:,} rows, {args.rows // 10:,} users)")
-        bounding_rows(unit_path, candidates, args.repeats, not args.no_end_to_end)
+        bounding_rows(
+            unit_path, candidates, args.repeats, not args.no_end_to_end, previous=args.previous
+        )
         if args.memory:
             peak_memory(unit_path, args.values)
         if args.only_units:
