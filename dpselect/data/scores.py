@@ -267,6 +267,19 @@ def _chain(source: str, bodies: list[str], x: str = "x") -> str:
     return source
 
 
+def _keyed_sql(pairs: str, code: str, unit_type: str) -> str:
+    """``pairs`` (columns ``u`` and the code column) with ``x`` = :func:`bounding_key` and
+    ``b`` = the seed's upper half, every column kept (used by
+    :func:`dpselect.data.partitions.person_values`). The seeds come from the distinct units
+    of ``pairs``, one md5 each."""
+    seed = _md5_bits_sql(_hashed_text_sql("u", _unit_text_sql(unit_type)), 8)
+    seeds = f"""(SELECT u, h & {_M32} AS a, h >> 32 AS b
+                 FROM (SELECT u, {seed} AS h FROM (SELECT DISTINCT u FROM {pairs})))"""
+    start = f"""(SELECT p.*, xor(p.{code}, s.a) AS x, s.b AS b
+                 FROM {pairs} AS p JOIN {seeds} AS s ON p.u = s.u)"""
+    return _chain(start, [*_fmix32_bodies("x"), "xor(x, b)", *_fmix32_bodies("x")])
+
+
 def _seeds_sql(privacy_unit: str, unit_type: str) -> str:
     """``(u, a, b)`` for every distinct unit of the data: one md5 per unit, not per row.
 
