@@ -76,8 +76,12 @@ def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
     return statistics.median(times), out
 
 
-def pipelinedp_top10(spark: Any, path: str, names: list[str], unit: bool) -> list[str]:
-    """PipelineDP's DP count per public item on Spark (its RDD backend), then the top 10."""
+def pipelinedp_top10(
+    spark: Any, path: str, names: list[str] | None, unit: bool
+) -> list[str]:
+    """PipelineDP's DP count per item on Spark (its RDD backend), then the top 10: over the
+    public items (``names``), or with its private partition selection (``names=None``, the
+    unknown-domain query; delta 1e-6)."""
     import pipeline_dp
 
     rows = spark.read.parquet(path).rdd.map(lambda r: (r[0], r[1]))
@@ -96,7 +100,10 @@ def pipelinedp_top10(spark: Any, path: str, names: list[str], unit: bool) -> lis
         partition_extractor=lambda r: r[1],
         value_extractor=lambda r: 0,
     )
-    result = engine.aggregate(rows, params, extractors, public_partitions=names)
+    if names is None:
+        result = engine.aggregate(rows, params, extractors)
+    else:
+        result = engine.aggregate(rows, params, extractors, public_partitions=names)
     accountant.compute_budgets()
     counts = result.collect()
     counts.sort(key=lambda kv: -kv[1].count)
@@ -115,6 +122,7 @@ from tmlt.analytics import (AddOneRow, AddRowsWithID, KeySet, MaxGroupsPerID,
                             MaxRowsPerGroupPerID, PureDPBudget, QueryBuilder, Session)
 df = spark.read.parquet(sys.argv[1])
 keys = KeySet.from_dict({"item": json.loads(open(sys.argv[3]).read())})
+from tmlt.analytics import ApproxDPBudget
 out = {"start": start}
 for unit in (False, True):
     t = time.perf_counter()
@@ -127,6 +135,27 @@ for unit in (False, True):
     answer = session.evaluate(query.groupby(keys).count(), PureDPBudget(1.0))
     top = answer.orderBy("count", ascending=False).limit(10).collect()
     out["unit" if unit else "rows"] = time.perf_counter() - t
+    # unknown keys: get_groups (half the budget), then counts over the released keys, top 10
+    t = time.perf_counter()
+    try:
+        session = Session.from_dataframe(
+            privacy_budget=ApproxDPBudget(1.0, 1e-6), source_id="visits", dataframe=df,
+            protected_change=AddRowsWithID("user_id") if unit else AddOneRow())
+        query = QueryBuilder("visits")
+        if unit:
+            query = query.enforce(MaxGroupsPerID("item", 3)).enforce(
+                MaxRowsPerGroupPerID("item", 1))
+        groups = session.evaluate(query.get_groups(["item"]), ApproxDPBudget(0.5, 1e-6))
+        found = KeySet.from_dataframe(groups)
+        query = QueryBuilder("visits")
+        if unit:
+            query = query.enforce(MaxGroupsPerID("item", 3)).enforce(
+                MaxRowsPerGroupPerID("item", 1))
+        answer = session.evaluate(query.groupby(found).count(), ApproxDPBudget(0.5, 0))
+        top = answer.orderBy("count", ascending=False).limit(10).collect()
+        out[("unit" if unit else "rows") + "_groups"] = time.perf_counter() - t
+    except Exception as exc:
+        out[("unit" if unit else "rows") + "_groups_error"] = repr(exc).splitlines()[0][:300]
 print(json.dumps(out))
 """
 
@@ -157,6 +186,10 @@ class _Rows(list[tuple[str, float]]):
         super().append(row)
 
 
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
@@ -166,6 +199,7 @@ def main() -> None:
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "dpselect-bench"))
     parser.add_argument("--tumult-python", default=None)
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--no-unknown", action="store_true", help="skip the unknown-domain rows")
     args = parser.parse_args()
 
     cache = Path(args.cache)
@@ -180,6 +214,7 @@ def main() -> None:
     from dpselect.data.spark_engine import spark_session
     from dpselect.sampling.source import InsecureSeededSource
 
+    load_start = _load()
     t0 = time.perf_counter()
     spark = spark_session(args.master, **{"spark.ui.showConsoleProgress": "false"})
     spark.sparkContext.setLogLevel("ERROR")
@@ -190,11 +225,13 @@ def main() -> None:
     def plain() -> Any:
         return df.groupBy("item").count().orderBy(f.desc("count")).limit(10).collect()
 
-    def ours(unit: bool) -> Callable[[], Any]:
+    def ours(unit: bool, known: bool = True) -> Callable[[], Any]:
         kw: dict[str, Any] = {"privacy_unit": "user_id", "max_contributions": 3} if unit else {}
-        return lambda: dp.top_k(
-            df, "item", 10, 1.0, candidates=names, source=InsecureSeededSource(1), **kw
-        )
+        if known:
+            kw["candidates"] = names
+        else:  # the unknown-domain path (delta > 0)
+            kw["delta"] = 1e-6
+        return lambda: dp.top_k(df, "item", 10, 1.0, source=InsecureSeededSource(1), **kw)
 
     print(f"Spark session start {start:.1f} s", flush=True)
     plain()  # warm the JVM once (both sides then run warm)
@@ -205,30 +242,62 @@ def main() -> None:
     rows.append(("dpselect top_k, rows are people", t_rows))
     t_unit, _ = timed(ours(True), args.repeats)
     rows.append(("dpselect top_k, privacy unit, max 3 per user", t_unit))
+    if not args.no_unknown:
+        t, _ = timed(ours(False, known=False), args.repeats)
+        rows.append(("dpselect top_k, unknown domain (delta 1e-6), rows are people", t))
+        t, _ = timed(ours(True, known=False), args.repeats)
+        rows.append(("dpselect top_k, unknown domain (delta 1e-6), max 3 per user", t))
+    notes: list[str] = []
     if not args.no_peers:
         try:
             import pipeline_dp  # noqa: F401
 
             for unit in (False, True):
-                t, _ = timed(lambda u=unit: pipelinedp_top10(spark, str(path), names, u), 1)
                 label = "max 3 per user" if unit else "rows are people"
-                rows.append((f"PipelineDP counts over public items, top-10, {label}", t))
+                for known in (True, False) if not args.no_unknown else (True,):
+                    kind = "over public items" if known else "private partition selection"
+                    try:
+                        t, _ = timed(
+                            lambda u=unit, k=known: pipelinedp_top10(
+                                spark, str(path), names if k else None, u
+                            ),
+                            1,
+                        )
+                        rows.append((f"PipelineDP 0.3.1 counts {kind}, top-10, {label}", t))
+                    except Exception as exc:  # report why it could not run
+                        first = str(exc).strip().splitlines()[0][:300] if str(exc) else ""
+                        notes.append(f"PipelineDP counts {kind}, {label}: {type(exc).__name__}: "
+                                     f"{first}")  # fmt: skip
         except ImportError:
-            print("PipelineDP is not installed: skipped")
+            notes.append("PipelineDP is not installed: skipped")
     spark.stop()
     if args.tumult_python and not args.no_peers:
-        tumult = run_tumult(args.tumult_python, str(path), args.master, names)
+        try:
+            tumult = run_tumult(args.tumult_python, str(path), args.master, names)
+        except Exception as exc:
+            notes.append(f"Tumult: {type(exc).__name__}: {exc}")
+            tumult = {}
         label = "Tumult 0.21 counts over public items, top-10"
-        rows.append((f"{label}, rows are people", tumult["rows"]))
-        rows.append((f"{label}, max 3 per user", tumult["unit"]))
-        print(f"Tumult's own Spark session (PySpark 3.5) started in {tumult['start']:.1f} s")
+        for key, what in (("rows", "rows are people"), ("unit", "max 3 per user")):
+            if key in tumult:
+                rows.append((f"{label}, {what}", tumult[key]))
+            if key + "_groups" in tumult:
+                rows.append((f"Tumult 0.21 get_groups (delta 1e-6) then counts, top-10, {what}",
+                             tumult[key + "_groups"]))  # fmt: skip
+            if key + "_groups_error" in tumult:
+                notes.append(f"Tumult get_groups, {what}: {tumult[key + '_groups_error']}")
+        if "start" in tumult:
+            print(f"Tumult's own Spark session (PySpark 3.5) started in {tumult['start']:.1f} s")
 
     print(f"\n{args.rows:,} rows, {args.values:,} values, {args.rows // ROWS_PER_USER:,} users, "
-          f"master {args.master}; Spark session start {start:.1f} s (paid once)")
+          f"master {args.master}; Spark session start {start:.1f} s (paid once); load average "
+          f"at start {load_start}, at end {_load()} (2 cores)")
     print("| query | seconds | ratio to plain Spark |")
     print("| --- | ---: | ---: |")
     for label, t in rows:
         print(f"| {label} | {t:.2f} | {t / t_plain:.2f}x |")
+    for note in notes:
+        print(f"not measured: {note}")
 
 
 if __name__ == "__main__":

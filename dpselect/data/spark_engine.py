@@ -264,6 +264,29 @@ class SparkTable:
         out: npt.NDArray[np.float64] = values[~np.isnan(values)]
         return out
 
+    def buyers_at(self, column: str, prices: Sequence[float]) -> npt.NDArray[np.int64]:
+        """``#{rows with value >= p}`` for each public price ``p`` (in the given order), from
+        one aggregation on Spark (:func:`bucket_counts` over the sorted distinct prices, then
+        suffix sums in the driver): the numbers the revenue scores need, without collecting
+        the column. Values as in :meth:`column_values` (NULL, NaN and text that is no number
+        dropped), so the counts equal ``np.sum(column_values(column) >= p)``."""
+        self.require_column(column)
+        asked = np.asarray(prices, dtype=np.float64)
+        edges = np.unique(asked)
+        if edges.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        counts, _ = bucket_counts(self, column, [float(e) for e in edges])
+        # at_least[k] = #{x : #{e <= x} >= k + 1} = #{x >= edges[k]}
+        at_least = np.cumsum(counts[::-1])[::-1][1:]
+        out: npt.NDArray[np.int64] = at_least[np.searchsorted(edges, asked)].astype(np.int64)
+        return out
+
+    def grid_width(self, bounds: tuple[float, float], resolution: float | None) -> float:
+        """The extra accuracy error of the bounds mode on this engine: the widest cell of the
+        grid :meth:`histogram_values` rounds the rows down to (:func:`grid_cell_width`)."""
+        lo, hi = float(bounds[0]), float(bounds[1])
+        return grid_cell_width(lo, hi, grid_size(lo, hi, resolution))
+
     def column_type_known(self, column: str) -> bool:
         """Whether the type is a public fact: every non-text type of the frame's schema (a
         text column, as from a CSV read by Spark, is parsed row by row)."""
@@ -306,14 +329,20 @@ class SparkTable:
         if bounds is None:
             raise ParameterError("give candidates or bounds")
         lo, hi = float(bounds[0]), float(bounds[1])
-        w = float(resolution) if resolution is not None else (hi - lo) / 10**6
-        cells = int(min(MAX_CELLS, max(1, math.ceil((hi - lo) / w))))
+        cells = grid_size(lo, hi, resolution)
         counts = grid_counts(self, column, lo, hi, cells)
         return np.repeat(grid_edges(lo, hi, cells), counts)
 
 
 #: The most cells of a quantile grid (its counts come back to the driver).
 MAX_CELLS = 1 << 20
+
+
+def grid_size(lo: float, hi: float, resolution: float | None) -> int:
+    """``G = ceil((hi - lo) / w)`` cells (``w`` default ``(hi - lo) / 10^6``), 1 to
+    :data:`MAX_CELLS`."""
+    w = float(resolution) if resolution is not None else (hi - lo) / 10**6
+    return int(min(MAX_CELLS, max(1, math.ceil((hi - lo) / w))))
 
 
 def grid_edges(lo: float, hi: float, cells: int) -> npt.NDArray[np.float64]:
@@ -325,14 +354,17 @@ def grid_edges(lo: float, hi: float, cells: int) -> npt.NDArray[np.float64]:
 def open_spark_table(frame: Any, schema: Any = None) -> SparkTable:
     """The table of a Spark frame: its schema read from the frame's metadata (no rows).
 
-    A declared ``schema`` is refused (a public fact): cast the columns in Spark instead
-    (``df.withColumn(c, df[c].cast("double"))``), so that the types stay the frame's own.
+    A declared ``schema`` (``{column: type}``, :func:`dpselect.data.schema.parse_schema`) is
+    *checked* against the frame's schema, never applied: every declared column must exist
+    (:class:`DataError`, as for files) and have the declared type already
+    (:class:`ParameterError` otherwise, naming the column, both types and the fix: cast the
+    column in Spark). dpselect does not convert types on Spark because Spark's and DuckDB's
+    text-to-number rules differ (DuckDB reads ``'1_000'`` and ``'0x10'`` as numbers, rounds
+    ``'2.5'`` to the integer 3), and the engines must agree. Everything here is public.
     """
-    if schema is not None:
-        raise ParameterError(
-            "schema= applies to files read by DuckDB; for a Spark frame cast the columns in "
-            "Spark (df.withColumn(name, df[name].cast('double')))"
-        )
+    from .schema import parse_schema
+
+    declared = parse_schema(schema)
     columns: dict[str, str] = {}
     spark_types: dict[str, str] = {}
     for fld in frame.schema.fields:
@@ -342,6 +374,20 @@ def open_spark_table(frame: Any, schema: Any = None) -> SparkTable:
             columns[fld.name] = f"DECIMAL({fld.dataType.precision},{fld.dataType.scale})"
         elif name in SPARK_TO_DUCKDB:
             columns[fld.name] = SPARK_TO_DUCKDB[name]
+    for column, duck_type in declared.items():
+        if column not in spark_types:
+            known = ", ".join(sorted(spark_types)) or "none"
+            raise DataError(
+                f"schema names {column!r}, which is not a column of the Spark frame "
+                f"(columns: {known})"
+            )
+        if columns.get(column) != duck_type:
+            raise ParameterError(
+                f"schema declares {column!r} as {duck_type}, but the Spark frame's column is "
+                f"{spark_types[column]}: dpselect takes a Spark frame's types from its schema "
+                f"and does not convert them; cast the column in Spark "
+                f"(df.withColumn({column!r}, df[{column!r}].cast(...))) or drop it from schema"
+            )
     return SparkTable(frame, "the Spark frame", columns, spark_types)
 
 
@@ -435,27 +481,85 @@ _POSITION_BITS = 31
 _FLOATING = ("FLOAT", "DOUBLE")
 
 
-def _md5_le(text: Any, first: int, count: int = 4) -> Any:
-    """Bytes ``first .. first + count - 1`` of md5(text), little-endian, as a bigint."""
+def _hex_le(h: Any, first: int, count: int = 4) -> Any:
+    """Bytes ``first .. first + count - 1`` of the hex digest ``h``, little-endian, as a bigint."""
     sql = _import_pyspark()
     f = sql.functions
-    h = f.md5(text)
     digits = [f.substring(h, 2 * k + 1, 2) for k in reversed(range(first, first + count))]
     return f.conv(f.concat(*digits), 16, 10).cast("long")
 
 
-def _fmix32(x: Any) -> Any:
-    """murmur3's fmix32 on a bigint column in [0, 2^32): no intermediate reaches 2^63."""
+def _kept_per_user(rows: Any, unit_type: str, salt: int, m: int, coded: bool = False) -> Any:
+    """The values each user keeps (column ``x``, one row per kept (user, value)).
+
+    ``rows``: columns ``u`` (the unit as grouped) and ``x`` (a candidate position, its own
+    code; or with ``coded``, any value, and its code in column ``c``: the unknown-domain
+    path). The rule of
+    :func:`dpselect.data.scores.bounding_key`: each user keeps the ``m`` distinct values of
+    smallest ``(key, x)``, ``key = fmix32(fmix32(code xor a) xor b)``, ``(a, b)`` the seed of
+    the user.
+
+    The plan: one ``groupBy(u)`` collecting the user's items, so the seed (an md5) is
+    computed once per user, not per row; the items exploded again (the rows stay partitioned
+    by user: no second shuffle); the key in plain column arithmetic (code-generated), one
+    projection per step (:func:`_fmix32_steps`); then one aggregation per user
+    (:func:`_smallest_per_user`).
+    """
     sql = _import_pyspark()
     f = sql.functions
-    for op, k in _FMIX32:
-        if op == "xs":
-            x = x.bitwiseXOR(f.shiftright(x, k))
-        else:  # x * k mod 2^32 with k >= 2^31: x (k - 2^31) + (x mod 2) 2^31
-            x = (x * f.lit(k - (1 << 31)) + f.shiftleft(x.bitwiseAND(f.lit(1)), 31)).bitwiseAND(
-                f.lit(_M32)
-            )
-    return x
+    item = f.struct(f.col("c"), f.col("x")) if coded else f.col("x")
+    grouped = rows.groupBy("u").agg(f.collect_list(item).alias("items"))
+    text = _expr_on("u", _canonical_text_sql_template(unit_type))
+    hashed = grouped.select("u", "items", f.md5(_salted(salt, "u", text)).alias("_h"))
+    seeded = hashed.select(
+        "u", "items", _hex_le(f.col("_h"), 0).alias("_a"), _hex_le(f.col("_h"), 4).alias("_b")
+    )
+    exploded = seeded.select("u", "_a", "_b", f.explode("items").alias("it"))
+    if coded:
+        x, c = f.col("it.x"), f.col("it.c")
+    else:  # the code is the candidate position itself
+        x, c = f.col("it"), f.col("it")
+    start = exploded.select("u", x.alias("x"), "_b", c.bitwiseXOR(f.col("_a")).alias("_x"))
+    keyed = _fmix32_steps(start, ["u", "x"])
+    if not coded:
+        # key * 2^31 + position: < 2^63, one long, distinct per (user, position) (the key is
+        # a bijection of the position for a fixed user) and equal for duplicate rows
+        packed = f.col("k") * f.lit(1 << _POSITION_BITS) + f.col("x")
+        ranked = keyed.select("u", packed.alias("p"))
+        low = f.lit((1 << _POSITION_BITS) - 1)
+        return _smallest_per_user(ranked, m).select(f.col("p").bitwiseAND(low).alias("x"))
+    # (key, value): the value breaks ties of the 32-bit codes, in Spark's order
+    ranked = keyed.select("u", f.struct(f.col("k"), f.col("x")).alias("p"))
+    return _smallest_per_user(ranked, m).select(f.col("p.x").alias("x"))
+
+
+def _fmix32_steps(rows: Any, keep: Sequence[str]) -> Any:
+    """``rows`` (columns ``keep``, ``_x = code xor a`` and ``_b``) with ``k = fmix32(fmix32(_x)
+    xor _b)``, the other columns dropped.
+
+    One projection per arithmetic step: each intermediate is a column, so the plan is linear
+    in the number of steps. (As one nested expression, every xorshift and multiplication uses
+    its input twice and the tree doubles at each of the ten steps: Spark then evaluated the
+    md5 of a seed about a thousand times per row.) Spark keeps the projections apart because
+    it does not inline a non-trivial expression used twice (``CollapseProject``).
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    cols = [f.col(c) for c in keep]
+    out = rows
+    for round_ in (0, 1):
+        carry = [f.col("_b")] if round_ == 0 else []
+        for op, k in _FMIX32:
+            x = f.col("_x")
+            if op == "xs":
+                step = x.bitwiseXOR(f.shiftright(x, k))
+            else:  # x * k mod 2^32 with k >= 2^31: x (k - 2^31) + (x mod 2) 2^31
+                step = x * f.lit(k - (1 << 31)) + f.shiftleft(x.bitwiseAND(f.lit(1)), 31)
+                step = step.bitwiseAND(f.lit(_M32))
+            out = out.select(*cols, *carry, step.alias("_x"))
+        if round_ == 0:
+            out = out.select(*cols, f.col("_x").bitwiseXOR(f.col("_b")).alias("_x"))
+    return out.select(*cols, f.col("_x").alias("k"))
 
 
 def _salted(salt: int, tag: str, text: Any) -> Any:
@@ -488,39 +592,17 @@ def _unit_rows(frame: Any, privacy_unit: str, unit_type: str) -> tuple[Any, Any]
     return _normalised(unit, unit_type), valid
 
 
-def _keep_smallest(
-    grouped: Any, items: str, unit_type: str, salt: int, m: int, packed: bool
-) -> Any:
-    """``grouped`` (columns ``u`` and ``items``, an array of (code, x) structs) -> the kept
-    ``x`` of each user, one row each: users with at most ``m`` items keep all; the others the
-    ``m`` smallest ``(key, x)``. The seed is one md5 per user."""
+def _smallest_per_user(packed: Any, m: int) -> Any:
+    """``packed`` (columns ``u`` and ``p``, a sortable column, equal only for duplicate rows of
+    one (user, value)) -> the ``m`` smallest distinct ``p`` of each user, one row each (all of
+    them for users with at most ``m``). ``m = 1``: ``min`` (a code-generated hash
+    aggregation). ``m > 1``: the sorted set of the user's values, sliced."""
     sql = _import_pyspark()
     f = sql.functions
-    text = _expr_on("u", _canonical_text_sql_template(unit_type))
-    seeded = grouped.select(
-        items,
-        _md5_le(_salted(salt, "u", text), 0).alias("a"),
-        _md5_le(_salted(salt, "u", text), 4).alias("b"),
-    )
-    a, b = f.col("a"), f.col("b")
-
-    def key(code: Any) -> Any:
-        return _fmix32(_fmix32(code.bitwiseXOR(a)).bitwiseXOR(b))
-
-    if packed:  # x is a position < 2^31: sort the bigints key * 2^31 + position
-        ranked = f.transform(
-            f.col(items), lambda p: key(p["c"]) * f.lit(1 << _POSITION_BITS) + p["x"]
-        )
-        low = f.lit((1 << _POSITION_BITS) - 1)
-        chosen = f.transform(f.slice(f.array_sort(ranked), 1, m), lambda z: z.bitwiseAND(low))
-    else:
-        ranked = f.transform(
-            f.col(items), lambda p: f.struct(key(p["c"]).alias("k"), p["x"].alias("x"))
-        )
-        chosen = f.transform(f.slice(f.array_sort(ranked), 1, m), lambda z: z["x"])
-    every = f.transform(f.col(items), lambda p: p["x"])
-    kept = f.when(f.size(f.col(items)) <= m, every).otherwise(chosen)
-    return seeded.select(f.explode(kept).alias("x"))
+    if m == 1:
+        return packed.groupBy("u").agg(f.min("p").alias("p")).select("p")
+    smallest = f.slice(f.sort_array(f.collect_set("p")), 1, m)
+    return packed.groupBy("u").agg(smallest.alias("ps")).select(f.explode("ps").alias("p"))
 
 
 def _canonical_text_sql_template(duck_type: str) -> str:
@@ -595,12 +677,8 @@ def candidate_scores(
     else:
         unit, valid = _unit_rows(frame, privacy_unit, unit_type)
         rows = frame.where(valid).select(unit.alias("u"), col.alias("v")).join(cands, on="v")
-        grouped = rows.groupBy("u").agg(
-            f.array_distinct(
-                f.collect_list(f.struct(f.col("i").alias("c"), f.col("i").alias("x")))
-            ).alias("items")
-        )
-        kept = _keep_smallest(grouped, "items", unit_type, salt, int(max_contributions), True)
+        kept = _kept_per_user(rows.select("u", f.col("i").alias("x")), unit_type, salt,
+                              int(max_contributions))  # fmt: skip
         joined = kept.groupBy("x").agg(f.count(f.lit(1)).alias("n"))
     idx, counts = _fetch_pairs(joined)
     scores[idx] = counts
@@ -636,14 +714,9 @@ def top_values(
         unit, valid = _unit_rows(frame, privacy_unit, unit_type)
         pairs = frame.where(present & valid).select(unit.alias("u"), value.alias("v")).distinct()
         v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
-        coded = pairs.select(
-            "u",
-            f.struct(
-                _md5_le(_salted(salt, "v", v_text), 0).alias("c"), f.col("v").alias("x")
-            ).alias("p"),
-        )
-        grouped = coded.groupBy("u").agg(f.collect_list("p").alias("items"))
-        kept = _keep_smallest(grouped, "items", unit_type, salt, int(max_contributions), False)
+        hashed = pairs.select("u", "v", f.md5(_salted(salt, "v", v_text)).alias("_h"))
+        coded = hashed.select("u", f.col("v").alias("x"), _hex_le(f.col("_h"), 0).alias("c"))
+        kept = _kept_per_user(coded, unit_type, salt, int(max_contributions), coded=True)
         counted = kept.groupBy(f.col("x").alias("v")).agg(f.count(f.lit(1)).alias("n"))
     ordered = counted.orderBy(f.col("n").desc(), f.col("v").asc())
     # Spark's limit takes a Java int: a larger limit (the partition selection asks for every
@@ -730,20 +803,37 @@ def bucket_counts(
 def grid_counts(
     table: SparkTable, column: str, lo: float, hi: float, cells: int
 ) -> npt.NDArray[np.int64]:
-    """Rows per cell of the public grid: cell ``min(cells - 1, max(0, floor((x - lo) *
-    (cells / (hi - lo)))))`` in IEEE double arithmetic (:func:`grid_cell`, the same in Java
-    and NumPy; monotone in ``x``). NULL, NaN and text that is no number are dropped. One pass;
-    ``cells`` numbers come back."""
+    """Rows per cell of the public grid: the cell ``j`` with ``g_j <= clamp(x) < g_{j+1}``
+    exactly, for the float edges ``g_j`` of :func:`grid_edges` (``g_cells = hi``, the last
+    cell closed). Computed as ``floor((x - lo) * (cells / (hi - lo)))``, clamped to
+    ``[0, cells - 1]``, then corrected by one cell against the edges themselves (the float
+    estimate is off by at most one: cells are at least ``2^-38`` of the range wide). IEEE
+    double arithmetic only, the same in Java and NumPy (:func:`grid_cell`). NULL, NaN and text
+    that is no number are dropped. One pass; ``cells`` numbers come back."""
     sql = _import_pyspark()
     f = sql.functions
     duck_type = table.require_column(column)
     x = _as_double(f.col(column), duck_type)
     rows = table.frame.select(x.alias("x")).where(f.col("x").isNotNull() & ~f.isnan("x"))
-    scale = float(cells) / (float(hi) - float(lo))
-    raw = f.floor((f.col("x") - f.lit(float(lo))) * f.lit(scale))
-    cell = f.least(f.greatest(raw, f.lit(0)), f.lit(cells - 1)).cast("int")
+    lo, hi = float(lo), float(hi)
+    scale = float(cells) / (hi - lo)
+    raw = f.floor((f.col("x") - f.lit(lo)) * f.lit(scale))
+    est = rows.select(
+        f.least(f.greatest(f.col("x"), f.lit(lo)), f.lit(hi)).alias("x"),
+        f.least(f.greatest(raw, f.lit(0)), f.lit(cells - 1)).cast("long").alias("j"),
+    )
+
+    def edge(j: Any) -> Any:  # lo + (hi - lo) * j / cells, as grid_edges computes it
+        return f.lit(lo) + f.lit(hi - lo) * j.cast("double") / f.lit(float(cells))
+
+    j = f.col("j")
+    cell = (
+        f.when(f.col("x") < edge(j), j - 1)
+        .when((j < f.lit(cells - 1)) & (f.col("x") >= edge(j + 1)), j + 1)
+        .otherwise(j)
+    )
     counts = np.zeros(cells, dtype=np.int64)
-    for c, n in rows.select(cell.alias("c")).groupBy("c").count().collect():
+    for c, n in est.select(cell.alias("c")).groupBy("c").count().collect():
         counts[int(c)] = int(n)
     return counts
 
@@ -752,10 +842,31 @@ def grid_cell(
     values: npt.NDArray[np.float64], lo: float, hi: float, cells: int
 ) -> npt.NDArray[np.int64]:
     """The cell of each value, by the arithmetic :func:`grid_counts` runs on Spark."""
-    scale = float(cells) / (float(hi) - float(lo))
+    lo, hi = float(lo), float(hi)
+    scale = float(cells) / (hi - lo)
+    x = np.clip(np.asarray(values, dtype=np.float64), lo, hi)
     with np.errstate(invalid="ignore", over="ignore"):
-        raw = np.floor((np.asarray(values, dtype=np.float64) - float(lo)) * scale)
-    return np.clip(raw, 0, cells - 1).astype(np.int64)
+        raw = np.floor((np.asarray(values, dtype=np.float64) - lo) * scale)
+    j = np.clip(raw, 0, cells - 1).astype(np.int64)
+
+    def edge(k: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        out: npt.NDArray[np.float64] = lo + (hi - lo) * k.astype(np.float64) / float(cells)
+        return out
+
+    down = x < edge(j)
+    up = (j < cells - 1) & (x >= edge(j + 1))
+    out: npt.NDArray[np.int64] = np.where(down, j - 1, np.where(up, j + 1, j))
+    return out
+
+
+def grid_cell_width(lo: float, hi: float, cells: int) -> float:
+    """The widest cell of the float grid (``max g_{j+1} - g_j``, ``g_cells = hi``), rounded
+    up: a row rounded down to its cell's left edge moves by less than this. It is ``(hi - lo)
+    / cells`` up to rounding, at most the resolution ``w`` unless the grid is capped at
+    :data:`MAX_CELLS` (``w < (hi - lo) / 2^20``). Public parameters only."""
+    points = np.append(grid_edges(lo, hi, cells), float(hi))
+    widest = float(np.max(np.diff(points)))  # each difference within 2^-53 relative
+    return float(np.nextafter(np.nextafter(widest, np.inf), np.inf))
 
 
 def check_engine(engine: Any) -> str:

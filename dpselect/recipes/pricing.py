@@ -65,6 +65,7 @@ from ._common import (
 
 __all__ = [
     "MAX_GRID",
+    "BuyerCounts",
     "PriceGrid",
     "PriceResult",
     "best_price",
@@ -164,15 +165,32 @@ def price_grid(prices: Any = None, alpha: Any = None, max_price: Any = 1.0) -> P
     return PriceGrid([float(j * step) for j in multiples], multiples, step, float(step))
 
 
+@dataclass(frozen=True)
+class BuyerCounts:
+    """The valuations summarised by an engine: ``counts[i] = |{i : v_i >= prices[i]}|`` at
+    the grid's prices (what :func:`revenue_scores` needs, and all it reads). The Spark engine
+    computes them in one aggregation (``SparkTable.buyers_at``), so the column is never
+    collected; the counts are the same function of the rows as the in-memory path's."""
+
+    prices: tuple[float, ...]
+    counts: tuple[int, ...]
+
+
 def revenue_scores(valuations: Any, grid: PriceGrid) -> list[int]:
     """Revenue of each grid price in units of ``grid.unit``: ``j * |{i : v_i >= j u}|``.
 
     Valuations that are not numbers (NaN, ``"abc"``, ``None``, ...) are missing and dropped,
     each on its own (:func:`memory_values`). Clamped at ``2^53`` (monotone and 1-Lipschitz).
+    ``valuations`` may also be :class:`BuyerCounts` at the grid's prices (an engine's summary).
     """
-    v = np.sort(memory_values(valuations))
-    n = v.shape[0]
-    buyers = n - np.searchsorted(v, np.asarray(grid.prices, dtype=np.float64), side="left")
+    if isinstance(valuations, BuyerCounts):
+        if list(valuations.prices) != list(grid.prices):
+            raise ParameterError("the buyer counts are not at the grid's prices")
+        buyers = np.asarray(valuations.counts, dtype=np.int64)
+    else:
+        v = np.sort(memory_values(valuations))
+        n = v.shape[0]
+        buyers = n - np.searchsorted(v, np.asarray(grid.prices, dtype=np.float64), side="left")
     return [min(j * int(c), _SCORE_CAP) for j, c in zip(grid.multiples, buyers, strict=True)]
 
 
@@ -255,11 +273,21 @@ def _guarantee(
     return selection, discretization, text
 
 
-def _valuation_values(valuations: Any, column: str | None, schema: Any = None) -> tuple[Any, Any]:
-    """A reader of the valuations, checked from public facts only (type, schema)."""
+def _valuation_values(
+    valuations: Any, column: str | None, grid: PriceGrid, schema: Any = None
+) -> tuple[Any, Any]:
+    """A reader of the valuations, checked from public facts only (type, schema). An engine
+    that summarises (Spark: ``buyers_at``) returns :class:`BuyerCounts` at the grid's prices
+    instead of the column."""
     if column is not None:
         table = open_table(valuations, schema=schema)
         numeric_column(table, column)
+        buyers_at = getattr(table, "buyers_at", None)
+        if buyers_at is not None:
+            prices = tuple(grid.prices)
+            return table, lambda: BuyerCounts(
+                prices, tuple(int(c) for c in buyers_at(column, prices))
+            )
         return table, lambda: column_values(table, column)
     if isinstance(valuations, (str, bytes)) or not isinstance(valuations, (Sequence, np.ndarray)):
         raise DataError(
@@ -309,7 +337,7 @@ def best_price(
     grid = price_grid(prices, alpha, max_price)
     selection, discretization, text = _guarantee(grid, eps, n, float(max_price), conf)
     mechanism = make_price_mechanism(grid, eps, source=source)
-    _, read = _valuation_values(valuations, column, schema)
+    _, read = _valuation_values(valuations, column, grid, schema)
     book = open_ledger(ledger)
     parameters = {
         "epsilon": float(eps),

@@ -206,16 +206,39 @@ def _levels(q: Any) -> tuple[list[float], list[Fraction]]:
 
 
 def _continuous_line(
-    level: Fraction, eps: Fraction, lo_hi: tuple[float, float], conf: float, w: float
+    level: Fraction,
+    eps: Fraction,
+    lo_hi: tuple[float, float],
+    conf: float,
+    w: float,
+    grid: float | None = None,
 ) -> str:
+    """The accuracy line; ``grid``: the Spark engine's cell width ``d`` (rows rounded down to
+    a public grid first: each moves down by less than ``d``, so the upper side widens by d)."""
     acc = continuous_accuracy(lo_hi, level, eps, conf, w)
     q = float(level)
+    above, where = "2w", ""
+    if grid is not None:
+        above = "2w + d"
+        where = (
+            f"; the Spark engine rounds each row down to a grid of cells at most d = "
+            f"{grid:.3g} wide, docs/spark.md"
+        )
     return (
         f"accuracy (q = {q:g}): with probability at least {conf:.0%}, at most {q:g} n + "
         f"{acc.alpha:.4g} rows lie below the value - 2w and at most {1 - q:g} n + "
-        f"{acc.alpha:.4g} above the value + 2w (n rows after clamping to the bounds, "
+        f"{acc.alpha:.4g} above the value + {above} (n rows after clamping to the bounds, "
         f"resolution w = {w:.3g}; ties included; continuous exponential mechanism, "
-        "Smith 2011, docs/quantiles.md)"
+        f"Smith 2011, docs/quantiles.md{where})"
+    )
+
+
+def _grid_line(grid: float) -> str:
+    """What the Spark engine's grid changes in the recursive method's statement."""
+    return (
+        f"  (Spark engine: rows are rounded down to a grid of cells at most d = {grid:.3g} "
+        "wide first, each moving down by less than d: read 'above it + 2w + d', and B counts "
+        "the rows within 2w below and 2w + d above the other values; docs/spark.md)"
     )
 
 
@@ -380,6 +403,13 @@ def quantile(
 
     table = open_table(data, schema=schema)
     note = check_numeric_column(table, data, column)
+    grid_width = getattr(table, "grid_width", None)  # Spark: rows rounded to a public grid
+    if grid_width is not None and lo_hi is not None and w is not None:
+        d = float(grid_width(lo_hi, w))
+        if chosen == "recursive":
+            accuracy = [*accuracy, _grid_line(d)]
+        else:
+            accuracy = [_continuous_line(lv, each, lo_hi, conf, w, grid=d) for lv in levels]
     book = open_ledger(ledger)
     parameters = {
         "column": column,
