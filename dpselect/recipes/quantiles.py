@@ -233,12 +233,21 @@ def _continuous_line(
     )
 
 
-def _grid_line(grid: float) -> str:
-    """What the Spark engine's grid changes in the recursive method's statement."""
+def _grid_line(grid: float, method: str) -> str:
+    """What the Spark engine's grid changes in the statement of the recursive or joint method
+    (the statement holds for the rows rounded down to the grid; each real row lies less than
+    ``d`` above its rounded value)."""
+    if method == "recursive":
+        return (
+            f"  (Spark engine: rows are rounded down to a grid of cells at most d = {grid:.3g} "
+            "wide first, each moving down by less than d: read 'above it + 2w + d', and B "
+            "counts the rows within 2w below and 2w + d above the other values; docs/spark.md)"
+        )
     return (
-        f"  (Spark engine: rows are rounded down to a grid of cells at most d = {grid:.3g} "
-        "wide first, each moving down by less than d: read 'above it + 2w + d', and B counts "
-        "the rows within 2w below and 2w + d above the other values; docs/spark.md)"
+        f"  (Spark engine: the statement is about the rows rounded down to a grid of cells at "
+        f"most d = {grid:.3g} wide; a real row lies less than d above its rounded value, so it "
+        "is counted in another gap than its rounded value only when it lies within d above a "
+        "released value; docs/spark.md)"
     )
 
 
@@ -406,8 +415,8 @@ def quantile(
     grid_width = getattr(table, "grid_width", None)  # Spark: rows rounded to a public grid
     if grid_width is not None and lo_hi is not None and w is not None:
         d = float(grid_width(lo_hi, w))
-        if chosen == "recursive":
-            accuracy = [*accuracy, _grid_line(d)]
+        if chosen in ("recursive", "joint"):
+            accuracy = [*accuracy, _grid_line(d, chosen)]
         else:
             accuracy = [_continuous_line(lv, each, lo_hi, conf, w, grid=d) for lv in levels]
     book = open_ledger(ledger)

@@ -92,8 +92,13 @@ def test_quantile_line_on_spark_names_the_grid(spark):
     df = spark.createDataFrame([(float(i),) for i in range(50)], "x double")
     r = quantile(df, "x", 0.5, 1.0, bounds=(0.0, 64.0), source=InsecureSeededSource(1))
     assert "value + 2w + d" in r.accuracy[0] and "d = 6.4e-05" in r.accuracy[0]
-    three = quantile(df, "x", [0.2, 0.5, 0.8], 1.0, bounds=(0, 64), source=InsecureSeededSource(1))
-    assert "2w + d" in three.accuracy[-1]
+    levels = [0.2, 0.5, 0.8]
+    rec = quantile(df, "x", levels, 1.0, bounds=(0, 64), method="recursive",
+                   source=InsecureSeededSource(1))  # fmt: skip
+    assert "2w + d" in rec.accuracy[-1] and "Spark engine" in rec.accuracy[-1]
+    joint = quantile(df, "x", levels, 1.0, bounds=(0, 64), method="joint",
+                     source=InsecureSeededSource(1))  # fmt: skip
+    assert "within d above a released value" in joint.accuracy[-1]
 
 
 def _violations(stand_in, real, lv, eps, w, conf, extra, runs, seed):
