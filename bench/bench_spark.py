@@ -76,9 +76,7 @@ def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
     return statistics.median(times), out
 
 
-def pipelinedp_top10(
-    spark: Any, path: str, names: list[str] | None, unit: bool
-) -> list[str]:
+def pipelinedp_top10(spark: Any, path: str, names: list[str] | None, unit: bool) -> list[str]:
     """PipelineDP's DP count per item on Spark (its RDD backend), then the top 10: over the
     public items (``names``), or with its private partition selection (``names=None``, the
     unknown-domain query; delta 1e-6)."""
@@ -166,14 +164,19 @@ def run_tumult(python: str, path: str, master: str, names: list[str]) -> dict[st
         script.write_text(TUMULT_SCRIPT)
         keys = Path(tmp) / "keys.json"
         keys.write_text(json.dumps(names))
+        # Spark's Python workers must run Tumult's interpreter too (else: no module 'tmlt')
+        env = {**os.environ, "PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python}
         out = subprocess.run(
             [python, str(script), path, master, str(keys)],
             capture_output=True,
             text=True,
             timeout=3600,
+            env=env,
         )
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr else "failed")
+    if out.returncode != 0:  # the Python error line (the last lines are Java frames)
+        lines = out.stderr.strip().splitlines() if out.stderr else ["failed"]
+        errors = [ln for ln in lines if ("Error" in ln or "Exception" in ln) and ":" in ln]
+        raise RuntimeError((errors or lines)[-1].strip())
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
@@ -289,9 +292,11 @@ def main() -> None:
         if "start" in tumult:
             print(f"Tumult's own Spark session (PySpark 3.5) started in {tumult['start']:.1f} s")
 
-    print(f"\n{args.rows:,} rows, {args.values:,} values, {args.rows // ROWS_PER_USER:,} users, "
-          f"master {args.master}; Spark session start {start:.1f} s (paid once); load average "
-          f"at start {load_start}, at end {_load()} (2 cores)")
+    print(
+        f"\n{args.rows:,} rows, {args.values:,} values, {args.rows // ROWS_PER_USER:,} users, "
+        f"master {args.master}; Spark session start {start:.1f} s (paid once); load average "
+        f"at start {load_start}, at end {_load()} (2 cores)"
+    )
     print("| query | seconds | ratio to plain Spark |")
     print("| --- | ---: | ---: |")
     for label, t in rows:
