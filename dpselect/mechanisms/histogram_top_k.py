@@ -3,7 +3,7 @@
 The input is a vector of counts in which one person changes at most ``c`` entries
 (``max_contributions``), each by at most 1: the L1 distance between neighbours is at most
 ``c`` and the L2 distance at most ``sqrt(c)``. Every count gets independent exact noise, and the
-``k`` largest noisy counts (ties to the lower index) are released with their noisy values.
+``k`` largest noisy counts (ties in uniformly random order) are released with their noisy values.
 Ranking and cutting are post-processing of the noisy histogram, so the whole release costs
 what the histogram costs:
 
@@ -34,7 +34,8 @@ from ..core.measurement import Measurement
 from ..core.measures import MaxDivergence, ZeroConcentratedDivergence
 from ..core.metrics import SymmetricDistance
 from ..sampling.discrete import sample_discrete_gaussian, sample_discrete_laplace
-from ..sampling.source import RandomSource
+from ..sampling.source import RandomSource, resolve_source
+from ..sampling.uniform import uniform_index
 from .topk_counts import NoisyTopK, count_vector, noisy_values
 from .validate import check_int, check_scale
 
@@ -43,15 +44,44 @@ __all__ = ["histogram_noise_tail", "make_noisy_histogram_top_k", "rank_noisy_cou
 HistogramNoise = Literal["laplace", "gaussian"]
 
 
-def rank_noisy_counts(noisy: Any, k: int) -> np.ndarray[Any, np.dtype[np.int64]]:
-    """The indices of the ``k`` largest values of ``noisy``, best first, ties to the lower
-    index (a fixed rule: post-processing)."""
+def rank_noisy_counts(
+    noisy: Any, k: int, source: RandomSource | None = None
+) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """The indices of the ``k`` largest values of ``noisy``, best first.
+
+    Equal noisy values are ordered uniformly at random with fresh bits of ``source`` (every
+    order of a tied group equally likely, so which of them enter at the ``k``-th place is a
+    uniform subset); with ``source=None``, ties go to the lower index. Either rule is
+    post-processing of the noisy histogram, so the privacy map is unchanged. The random rule
+    is the default of the mechanism: with exact integer noise, ties are frequent (discrete
+    Laplace of scale 0.5 is 0 with probability 0.76), and a fixed index rule favours low
+    indices at every tie, which lost p@5 against continuous-noise peers (issue 11).
+    """
     arr = np.asarray(noisy)
+    n = arr.shape[0]
     if arr.dtype.kind == "O":  # beyond int64: exact Python ints
-        order = np.array(sorted(range(arr.shape[0]), key=lambda i: (-int(arr[i]), i)))
+        keys = [-int(arr[i]) for i in range(n)]
+        order = np.array(sorted(range(n), key=lambda i: (keys[i], i)), dtype=np.int64)
+        values = np.array([keys[i] for i in order], dtype=object)
     else:  # stable sort of the negated values: ties keep the lower index first
-        order = np.argsort(-arr.astype(np.int64), kind="stable")
-    return order[:k].astype(np.int64)
+        neg = -arr.astype(np.int64)
+        order = np.argsort(neg, kind="stable").astype(np.int64)
+        values = neg[order]
+    if source is None or k == 0:
+        return order[:k]
+    # Shuffle each tied run that reaches into the first k places (partial Fisher-Yates: only
+    # the places before k are drawn, each exactly uniform).
+    out = order.copy()
+    start = 0
+    while start < k:
+        stop = start + 1
+        while stop < n and values[stop] == values[start]:
+            stop += 1
+        for place in range(start, min(stop, k)):
+            j = place + uniform_index(stop - place, source)
+            out[place], out[j] = out[j], out[place]
+        start = stop
+    return np.asarray(out[:k], dtype=np.int64)
 
 
 def histogram_noise_tail(noise: HistogramNoise, scale: Fraction | float, t: int) -> float:
@@ -107,7 +137,7 @@ def make_noisy_histogram_top_k(
         else:
             z = sample_discrete_gaussian(s * s, n, source)
         noisy = noisy_values(counts, z)
-        idx = rank_noisy_counts(noisy, k)
+        idx = rank_noisy_counts(noisy, k, resolve_source(source))
         return NoisyTopK(idx, noisy[idx])
 
     def privacy_map(d_in: Any) -> float:

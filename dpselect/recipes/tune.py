@@ -44,6 +44,7 @@ from ..mechanisms.private_candidates import make_repeat_and_select, repeat_and_s
 from ..mechanisms.validate import check_delta, check_epsilon
 from ..sampling.run_counts import truncated_negative_binomial_mean
 from ..sampling.source import RandomSource, resolve_source
+from ..sampling.uniform import uniform_index
 from ._common import jsonable, open_ledger
 
 __all__ = ["TuneResult", "tnb_gamma_for_mean", "tune"]
@@ -146,15 +147,6 @@ def _per_run_rho(
     return lo
 
 
-def _uniform_index(n: int, source: RandomSource) -> int:
-    """Uniform on ``{0, ..., n-1}``, exactly (rejection on ``ceil(log2 n)`` random bits)."""
-    bits = max(1, (n - 1).bit_length())
-    while True:
-        i = source.bits(bits)
-        if i < n:
-            return i
-
-
 def _check_run(m: Any, config: Any, rho: Fraction) -> Measurement:
     if not isinstance(m, Measurement):
         raise ParameterError(
@@ -224,7 +216,7 @@ def tune(
     src = resolve_source(source)
 
     def one_run(x: Any) -> Any:
-        i = _uniform_index(len(cfgs), src)
+        i = uniform_index(len(cfgs), src)
         release = runs[i](x)
         try:
             score, model = release

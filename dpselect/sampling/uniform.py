@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .source import RandomSource
 
-__all__ = ["REFINE_BITS", "LazyUniform"]
+__all__ = ["REFINE_BITS", "LazyUniform", "uniform_index"]
 
 #: Digits read per refinement step.
 REFINE_BITS = 64
@@ -52,3 +52,14 @@ class LazyUniform:
     def at_one(self) -> bool:
         """Whether the interval still touches 1."""
         return self.prefix == (1 << self.nbits) - 1
+
+
+def uniform_index(n: int, source: RandomSource) -> int:
+    """Uniform on ``{0, ..., n-1}``, exactly (rejection on ``ceil(log2 n)`` random bits)."""
+    if n < 1:
+        raise ValueError("uniform_index needs n >= 1")
+    bits = max(1, (n - 1).bit_length())
+    while True:
+        i = source.bits(bits)
+        if i < n:
+            return i

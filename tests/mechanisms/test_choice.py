@@ -2,6 +2,7 @@
 against independent computations; the noisy-histogram top-k's map by exact enumeration."""
 
 import math
+from collections import Counter
 from fractions import Fraction
 
 import numpy as np
@@ -20,6 +21,7 @@ from dpselect.mechanisms.choice import (
 )
 from dpselect.mechanisms.histogram_top_k import make_noisy_histogram_top_k, rank_noisy_counts
 from dpselect.sampling.source import InsecureSeededSource
+from tests.gof import assert_fits, fits
 
 
 def test_choice_is_a_pure_function_of_public_parameters():
@@ -162,6 +164,36 @@ def test_histogram_map_and_ranking():
     assert list(rank_noisy_counts(np.array([3, 7, 7, 1]), 3)) == [1, 2, 0]  # ties: lower index
     big = np.array([2**62, 2**62 + 1], dtype=object) * 4
     assert list(rank_noisy_counts(big, 2)) == [1, 0]
+
+
+def _tie_law(rank):
+    """Counts of the ranked outputs for a vector with a tied group across the k-th place."""
+    from collections import Counter
+
+    noisy = np.array([5, 2, 2, 2, 2, 9, 2])
+    return Counter(tuple(int(i) for i in rank(noisy)) for _ in range(6000))
+
+
+def test_histogram_ranking_breaks_ties_uniformly():
+    """Five values tied at the 3rd place: each enters with probability 1/5 (chi-square at
+    1e-6). With a fixed lower-index rule the same test fails (index 1 every time)."""
+    from dpselect.sampling.source import InsecureSeededSource
+
+    src = InsecureSeededSource(11)
+    law = _tie_law(lambda v: rank_noisy_counts(v, 3, src))
+    outs = [(5, 0, j) for j in (1, 2, 3, 4, 6)]
+    assert set(law) == set(outs)
+    assert_fits([law[o] for o in outs], [0.2] * 5)
+    fixed = _tie_law(lambda v: rank_noisy_counts(v, 3))
+    assert not fits([fixed[o] for o in outs], [0.2] * 5)
+    # the order inside a tied group reaching the top places is uniform too
+    both = Counter(tuple(int(i) for i in rank_noisy_counts(np.array([4, 4, 1]), 2, src))
+                   for _ in range(4000))  # fmt: skip
+    assert_fits([both[(0, 1)], both[(1, 0)]], [0.5, 0.5])
+    # the mechanism uses the random rule
+    m = make_noisy_histogram_top_k(4, 1, "laplace", 1e-9, 1, source=src)
+    picks = Counter(int(m(np.array([3, 3, 3, 0])).indices[0]) for _ in range(3000))
+    assert_fits([picks[0], picks[1], picks[2]], [1 / 3] * 3)
 
 
 def _laplace_pmf(b, lo, hi):
