@@ -336,6 +336,20 @@ def test_unknown_domain_recall_and_counts():
     assert all(abs(c - true[v]) < 30 for v, c in zip(r.candidates, r.counts, strict=True))
 
 
+def test_unknown_domain_ties_in_random_order():
+    """Four values with equal counts, k = 2, noise negligible (epsilon 1000): every value is
+    returned in some run (a fixed order would return the same two every time)."""
+    import pandas as pd
+
+    df = pd.DataFrame({"v": ["d", "c", "b", "a"] * 500})
+    src = InsecureSeededSource(5)
+    seen = set()
+    for _ in range(40):
+        r = top_k(df, "v", 2, 1000.0, delta=1e-6, mechanism="laplace_histogram", source=src)
+        seen.update(r.candidates)
+    assert seen == {"a", "b", "c", "d"}
+
+
 def test_cli_delta_candidates_plan_and_keys(tmp_path, capsys):
     from dpselect.cli.main import main
 

@@ -30,11 +30,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
 from ..api import CONFIDENCE, TopKResult, _charge_then, _open
 from ..core.errors import ParameterError
 from ..data.partitions import person_values, value_counts
 from ..data.scores import top_values
 from ..mechanisms.choice import gap_needed, per_round_epsilon
+from ..mechanisms.histogram_top_k import rank_noisy_counts
 from ..mechanisms.limited_domain import (
     limited_domain_accounting,
     limited_domain_threshold,
@@ -443,7 +446,12 @@ def top_k_unknown_domain(
         salt = resolve_source(source).bits(63)
         hist = value_counts(table, column, privacy_unit, c, salt, progress)
         kept: dict[Any, int] = measurement(hist)
-        ranked = sorted(ordered_values(kept), key=lambda v: -kept[v])[:k]  # stable: ties by value
+        # Released values ranked by noisy count, equal counts in uniformly random order
+        # (fresh bits: post-processing; a fixed order favours some values at every tie).
+        values = ordered_values(kept)
+        noisy = np.array([kept[v] for v in values], dtype=object)
+        order = rank_noisy_counts(noisy, min(k, len(values)), resolve_source(source))
+        ranked = [values[int(i)] for i in order]
         return TopKResult(
             candidates=ranked,
             indices=None,
