@@ -48,7 +48,7 @@ from ..core.measures import Approximate, MaxDivergence
 from ..core.metrics import SymmetricDistance
 from ..sampling.discrete import sample_discrete_gaussian, sample_discrete_laplace
 from ..sampling.source import RandomSource, resolve_source
-from ..sampling.uniform import LazyUniform
+from ..sampling.uniform import bernoulli_from_balls
 from .limited_domain import HistogramDomain
 from .validate import check_delta, check_epsilon, check_int, check_scale
 
@@ -113,24 +113,10 @@ def _bernoulli(n: int, eps: Fraction, delta: Fraction, source: RandomSource) -> 
     """An exact Bernoulli(``pi(n)``) trial: a lazy uniform against the ball of ``pi(n)``."""
     if n <= 0:
         return False
-    prec = 128
-    table, last = _pi_table(eps, delta, prec)
+    _, last = _pi_table(eps, delta, 128)
     if n >= last:
         return True
-    u = LazyUniform.sample(source)
-    while True:
-        p = table[n]
-        scale = arb(2) ** (-u.nbits)
-        u_lo, u_hi = arb(u.prefix) * scale, arb(u.prefix + 1) * scale
-        if u_hi <= p.lower():
-            return True
-        if u_lo >= p.upper():
-            return False
-        if p.rad() * (1 << min(u.nbits, 4096)) > 1:  # the ball is wider than U's interval
-            prec *= 2
-            table, last = _pi_table(eps, delta, prec)
-        else:
-            u.refine(source)
+    return bernoulli_from_balls(lambda prec: _pi_table(eps, delta, prec)[0][n], source)
 
 
 def make_optimal_partition_selection(

@@ -66,7 +66,7 @@ from ..core.measurement import Measurement
 from ..core.measures import Approximate, MaxDivergence
 from ..core.metrics import SymmetricDistance
 from ..sampling.source import RandomSource, resolve_source
-from ..sampling.uniform import LazyUniform
+from ..sampling.uniform import bernoulli_from_balls
 from .partition_selection import ordered_values
 from .validate import check_delta, check_epsilon, check_int
 
@@ -355,27 +355,17 @@ class PersonValuesDomain(Domain):
 
 def _release(noise: SetUnionNoise, plan: SetUnionPlan, h_units: int, source: RandomSource) -> bool:
     """An exact Bernoulli(``P(h + Z >= rho)``) trial, ``h = h_units / units``."""
-    u = LazyUniform.sample(source)
-    prec = 128
-    while True:
+
+    def probability(prec: int) -> Any:
         old = ctx.prec
         ctx.prec = prec
         try:
             h = arb(h_units) / arb(plan.units)
-            p = _tail(noise, arb_of(plan.scale), arb_of(plan.rho) - h)
-            scale = arb(2) ** (-u.nbits)
-            u_lo, u_hi = arb(u.prefix) * scale, arb(u.prefix + 1) * scale
-            if u_hi <= p.lower():
-                return True
-            if u_lo >= p.upper():
-                return False
-            wide = p.rad() * (1 << min(u.nbits, 4096)) > 1
+            return _tail(noise, arb_of(plan.scale), arb_of(plan.rho) - h)
         finally:
             ctx.prec = old
-        if wide:
-            prec *= 2
-        else:
-            u.refine(source)
+
+    return bernoulli_from_balls(probability, source)
 
 
 def make_policy_set_union(plan: SetUnionPlan, *, source: RandomSource | None = None) -> Measurement:

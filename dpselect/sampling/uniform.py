@@ -11,11 +11,13 @@ number, made generic.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .source import RandomSource
 
-__all__ = ["REFINE_BITS", "LazyUniform", "uniform_index"]
+__all__ = ["REFINE_BITS", "LazyUniform", "bernoulli_from_balls", "uniform_index"]
 
 #: Digits read per refinement step.
 REFINE_BITS = 64
@@ -63,3 +65,35 @@ def uniform_index(n: int, source: RandomSource) -> int:
         i = source.bits(bits)
         if i < n:
             return i
+
+
+def bernoulli_from_balls(probability: Callable[[int], Any], source: RandomSource) -> bool:
+    """An exact Bernoulli(``p``) trial, ``p`` known only as arb balls.
+
+    ``probability(prec)`` returns a python-flint ``arb`` ball that contains ``p`` when computed
+    at ``prec`` bits. A lazy uniform ``U`` is compared with the ball: ``U < p`` is decided as
+    soon as ``U``'s interval lies on one side of the ball; otherwise ``U`` reads more digits,
+    or the ball is recomputed at twice the precision when it is wider than ``U``'s interval.
+    ``P(U < p) = p`` exactly; the loop ends with probability 1.
+    """
+    from flint import arb, ctx
+
+    u = LazyUniform.sample(source)
+    prec = 128
+    while True:
+        p = probability(prec)
+        old = ctx.prec
+        ctx.prec = max(old, u.nbits + 16)  # U's end points exactly
+        try:
+            scale = arb(2) ** (-u.nbits)
+            u_lo, u_hi = arb(u.prefix) * scale, arb(u.prefix + 1) * scale
+            if u_hi <= p.lower():
+                return True
+            if u_lo >= p.upper():
+                return False
+        finally:
+            ctx.prec = old
+        if p.rad() * (1 << min(u.nbits, 4096)) > 1:  # the ball is wider than U's interval
+            prec *= 2
+        else:
+            u.refine(source)
