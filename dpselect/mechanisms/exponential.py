@@ -49,6 +49,21 @@ def _score_vector(scores: list[Any], sign: int = 1) -> np.ndarray[Any, np.dtype[
     return out
 
 
+def user_scores(score: Callable[[Any, Any], Any], data: Any, candidates: list[Any]) -> list[Any]:
+    """``score(data, c)`` for every candidate; a call that raises gives NaN (the worst score).
+
+    Whether the user's function raises may depend on one row, and the ledger is already
+    charged, so it must never surface as an exception (seed 001, postcondition 1).
+    """
+    out: list[Any] = []
+    for c in candidates:
+        try:
+            out.append(score(data, c))
+        except Exception:
+            out.append(math.nan)
+    return out
+
+
 def make_exponential_mechanism(
     candidates: Sequence[Any],
     score: Callable[[Any, Any], float],
@@ -99,17 +114,8 @@ def make_exponential_mechanism(
         gumbel_scale = check_scale(scale)
     cands = list(candidates)
 
-    def scored(data: Any, candidate: Any) -> Any:
-        # The user's score raising on the data is the worst score, never an exception:
-        # whether it raises may depend on one row, and the ledger is already charged
-        # (seed 001, postcondition 1).
-        try:
-            return score(data, candidate)
-        except Exception:
-            return math.nan
-
     def function(data: Any) -> Any:
-        shifts = _score_vector([scored(data, c) for c in cands], sign)
+        shifts = _score_vector(user_scores(score, data, cands), sign)
         return cands[noisy_argmax(shifts, gumbel_scale, "gumbel", source)]
 
     def privacy_map(d_in: Any) -> float:

@@ -56,6 +56,7 @@ from ..core.measures import MaxDivergence, Measure
 from ..core.metrics import Metric, SymmetricDistance
 from ..sampling.noisy_max import noisy_argmax
 from ..sampling.source import RandomSource
+from .exponential import user_scores
 from .report_noisy_max import _check_measure, selection_loss
 from .validate import check_epsilon, check_optimize, check_scale, optimize_sign
 
@@ -159,13 +160,7 @@ def make_generalized_exponential_mechanism(
     cands = list(candidates)
 
     def function(data: Any) -> Any:
-        values = []
-        for c in cands:
-            try:
-                values.append(score(data, c))
-            except Exception:  # the user's score raising on the data: the worst score
-                values.append(math.nan)
-        shifts = gem_shifts(values, deltas, t, sign)
+        shifts = gem_shifts(user_scores(score, data, cands), deltas, t, sign)
         return cands[noisy_argmax(shifts, scale * (1 << GRID_BITS), "gumbel", source)]
 
     def privacy_map(d_in: Any) -> float:
