@@ -1,5 +1,6 @@
 """The ``dpselect`` command, end to end in a subprocess: outputs, exit codes, the ledger."""
 
+import gzip
 import json
 import os
 import subprocess
@@ -44,6 +45,11 @@ def files(tmp_path_factory):
     df.to_csv(root / "visits.csv", index=False)
     (root / "sites.txt").write_text("\n".join(SITES) + "\n")
     (root / "garbage.parquet").write_bytes(b"\x00\x01 this is not parquet" * 20)
+    packed = gzip.compress((root / "visits.csv").read_bytes())
+    (root / "truncated.csv.gz").write_bytes(packed[: len(packed) // 2])
+    flipped = bytearray(packed)
+    flipped[len(packed) // 2] ^= 0x10  # DuckDB alone read this one silently (no CRC check)
+    (root / "flipped.csv.gz").write_bytes(bytes(flipped))
     return root
 
 
@@ -127,6 +133,8 @@ def test_limited_domain_without_candidates(files):
 BAD_INPUTS = {
     "missing file": (["--column", "site"], "missing.parquet", "does not exist"),
     "garbage parquet": (["--column", "site"], "garbage.parquet", "cannot read"),
+    "truncated gzip": (["--column", "site"], "truncated.csv.gz", "not a complete gzip stream"),
+    "corrupt gzip": (["--column", "site"], "flipped.csv.gz", "not a complete gzip stream"),
     "unsupported format": (["--column", "site"], "sites.txt", "unsupported format"),
     "missing column": (["--column", "nope"], None, "'nope' is not a column"),
     "missing unit": (["--column", "site", "--privacy-unit", "who"], None, "privacy_unit 'who'"),

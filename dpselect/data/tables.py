@@ -45,7 +45,14 @@ import duckdb
 
 from ..core.errors import DataError
 from .schema import is_nested, parse_schema
-from .text_lines import csv_view_sql, json_view_sql, quote_identifier, read_csv_header, sql_string
+from .text_lines import (
+    check_gzip_stream,
+    csv_view_sql,
+    json_view_sql,
+    quote_identifier,
+    read_csv_header,
+    sql_string,
+)
 
 __all__ = ["FILE_FORMATS", "Table", "open_table"]
 
@@ -266,6 +273,8 @@ def _open_file(
     if kind is None or (gzipped and kind not in _GZIP_FORMATS):
         raise DataError(f"data file {text!r} has an unsupported format (use {formats})")
     description = f"file {text!r}"
+    if gzipped:
+        check_gzip_stream(Path(text))
     if kind in ("json", "jsonl"):
         source = _JsonSource(text, gzipped, kind == "json")
         table = Table(connection, description, dict(schema), set(schema), source)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import zlib
 from pathlib import Path
 
 from ..core.errors import DataError
@@ -120,6 +121,27 @@ def _unquote(field: str) -> str | None:
     if field.startswith('"'):
         return field[1:-1].replace('""', '"')
     return field or None
+
+
+def check_gzip_stream(path: Path) -> None:
+    """Decompress the whole gzip file once; :class:`DataError` if it is corrupt or truncated.
+
+    Run when the table is opened, before any budget is charged. DuckDB's reader fails on a
+    truncated stream only while the query runs (after the charge), and does not check the
+    CRC-32 of each member, so a flipped byte gave garbage lines silently. Whether a file is a
+    valid gzip stream is a property of the file, not of any one person's line: adding or
+    removing a line of the text gives another valid stream. Cost: one pass of zlib at
+    about 300-500 MB/s of text.
+    """
+    try:
+        with gzip.open(path, "rb") as handle:
+            while handle.read(1 << 20):
+                pass
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise DataError(
+            f"cannot read file {str(path)!r}: not a complete gzip stream ({exc}); "
+            "nothing was charged"
+        ) from None
 
 
 def read_csv_header(path: Path, delimiter: str, gzipped: bool) -> list[str]:
