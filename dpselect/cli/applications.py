@@ -193,8 +193,9 @@ _Progress = Callable[[float], None]
 
 @contextmanager
 def _scan_progress(enabled: bool) -> Iterator[tuple[_Progress | None, _Progress | None]]:
-    """Rich progress bars on stderr (TTY only): reading the column (percent), then the joint
-    or recursive mechanism's work (fraction of its levels)."""
+    """Rich progress bars on stderr (TTY only): reading the column (percent), then the
+    mechanism's work (fraction: of the levels for the joint and recursive methods, of the rows
+    processed for the continuous one)."""
     if not enabled:
         yield None, None
         return

@@ -89,6 +89,8 @@ ROUNDING_LOSS = 4 * LOG_WEIGHT_ERROR
 #: Default resolution: (hi - lo) * 10^-RESOLUTION_DIGITS.
 RESOLUTION_DIGITS = 6
 _CHUNK = 1 << 18
+#: The share of a progress bar given to ``np.partition`` (about half of the work).
+PARTITION_SHARE = 0.5
 _LN2 = math.log(2.0)
 
 
@@ -182,13 +184,21 @@ def interval_log_weights(length_logs: F64, excess: I64, factor: float) -> F64:
 
 # ----------------------------------------------------------------------------- intervals
 def _breakpoints(
-    x: F64, lo: float, hi: float, w: float, level: Fraction, cap_excess: int
+    x: F64,
+    lo: float,
+    hi: float,
+    w: float,
+    level: Fraction,
+    cap_excess: int,
+    progress: Callable[[float], None] | None = None,
 ) -> tuple[F64, F64, I64, list[tuple[float, float]]]:
     """The intervals of ``[lo, hi]`` below the cap, their scores, and the capped outer parts.
 
     ``x``: the clamped data (reordered in place by ``np.partition``). Returns ``(left, right,
     excess, capped)``: the middle intervals of positive length, their rank excess, and the
     (at most two) outer intervals whose excess is certainly ``>= cap_excess``.
+    ``progress(fraction)``: after the partition (``PARTITION_SHARE``) and after each chunk of
+    the counting pass (the rest of the way to 0.9, in proportion to the rows done).
     """
     a, b = level.numerator, level.denominator
     n = x.shape[0]
@@ -199,6 +209,8 @@ def _breakpoints(
     kth = sorted({j - 1 for j in (j_left, j_right) if j > 0})
     if kth:
         x.partition(kth)
+    if progress is not None:
+        progress(PARTITION_SHARE)
     c_left = lo
     if j_left:  # for c < d_(j_left): G(c) >= n - j_left + 1 = g_star
         c_left = max(lo, float(_round_down_diff(x[j_left - 1 : j_left], w)[0]))
@@ -218,6 +230,9 @@ def _breakpoints(
         below += int(np.count_nonzero(low))
         above += int(np.count_nonzero(high))
         bands.append(chunk[~(low | high)])
+        if progress is not None:
+            done = min(n, start + _CHUNK) / n
+            progress(PARTITION_SHARE + (0.9 - PARTITION_SHARE) * done)
     band = np.concatenate(bands) if bands else np.empty(0)
     u = _round_up_sum(band, w)
     d = _round_down_diff(band, w)
@@ -246,13 +261,15 @@ def continuous_shifts(
     level: Fraction,
     factor: float,
     overwrite_input: bool = False,
+    progress: Callable[[float], None] | None = None,
 ) -> tuple[F64, F64, F64]:
     """Every positive-length interval of the mechanism and its float log-weight.
 
     Returns ``(left, right, shifts)``; ``|shift - (ln(right - left) - min(T, factor s))| <=
     LOG_WEIGHT_ERROR`` for each (tested against arb). ``overwrite_input``: a float64 array
     given is clamped and reordered in place instead of copied (its multiset of clamped values
-    is unchanged, so other levels with the same bounds can reuse it).
+    is unchanged, so other levels with the same bounds can reuse it). ``progress(fraction)``
+    is called as the work advances (it reads nothing random and changes no output).
     """
     x = np.asarray(values, dtype=np.float64).ravel()
     shared = isinstance(values, np.ndarray) and np.shares_memory(x, values)
@@ -262,7 +279,7 @@ def continuous_shifts(
         x = x[~np.isnan(x)]
     np.clip(x, lo, hi, out=x)
     cap_excess = math.ceil(Fraction(SCORE_CAP) / Fraction(factor))
-    left, right, excess, capped = _breakpoints(x, lo, hi, w, level, cap_excess)
+    left, right, excess, capped = _breakpoints(x, lo, hi, w, level, cap_excess, progress)
     shifts = interval_log_weights(_log_lengths(left, right), excess, factor)
     if capped:
         c_left = np.array([c[0] for c in capped])
@@ -321,7 +338,7 @@ def make_continuous_quantile(
     source: RandomSource | None = None,
     round_to_resolution: bool = True,
     overwrite_input: bool = False,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> Measurement:
     """The continuous exponential mechanism for the ``q``-quantile on ``[lo, hi]``, with ties.
 
@@ -331,7 +348,10 @@ def make_continuous_quantile(
     public ``w`` (default ``(hi - lo) / 10^6``); ``round_to_resolution=False`` releases the
     sampled float itself instead of the shortest decimal within ``w (1 - 2^-10)``;
     ``overwrite_input=True`` clamps and reorders a float64 input array in place (no copy). Linear
-    time apart from sorting the ``O(T / eps)`` rows nearest the quantile.
+    time apart from sorting the ``O(T / eps)`` rows nearest the quantile. ``progress(fraction)``
+    is called as the work advances, ending with 1.0 (a progress bar: the fractions are those of
+    the rows processed, shown to the data owner only; no randomness is read and the output
+    does not change).
     """
     lo, hi = check_bounds(bounds)
     level = quantile_fraction(q)
@@ -345,11 +365,13 @@ def make_continuous_quantile(
         raise ParameterError(f"epsilon is too small for the float path, got {epsilon}")
 
     def function(values: Any) -> float:
-        left, right, shifts = continuous_shifts(values, lo, hi, w, level, factor, overwrite_input)
-        if progress is not None:
-            progress(f"selecting among {shifts.shape[0]} intervals")
+        left, right, shifts = continuous_shifts(
+            values, lo, hi, w, level, factor, overwrite_input, progress
+        )
         pick = noisy_argmax(shifts, 1.0, "gumbel", source)
         x = uniform_float(float(left[pick]), float(right[pick]), source)
+        if progress is not None:
+            progress(1.0)
         if not round_to_resolution:
             return x
         return shortest_decimal(x, max(lo, x - snap), min(hi, x + snap))

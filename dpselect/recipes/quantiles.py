@@ -154,7 +154,10 @@ def quantile_values(
         "WHERE v IS NOT NULL AND NOT isnan(v)"
     )
     table.connection.execute("SET SESSION preserve_insertion_order = false")
-    raw = table.query_numpy(sql, None, progress)["v"]
+    # One DuckDB thread for this fetch: with two, the peak memory was about 3.3x the column's
+    # bytes (per-thread result partitions merged, then converted), with one about 2.5x
+    # (docs/performance.md); the scan time is about the same.
+    raw = table.query_numpy(sql, None, progress, serial=True)["v"]
     out: F64 = np.asarray(np.ma.getdata(raw), dtype=np.float64)
     return out
 
@@ -262,6 +265,19 @@ def _candidate_line(level: Fraction, eps: Fraction, m: int, conf: float) -> str:
     )
 
 
+def _share(
+    progress: Callable[[float], None] | None, k: int, m: int
+) -> Callable[[float], None] | None:
+    """Level ``k`` of ``m``'s part of one bar: its fraction ``f`` shown as ``(k + f) / m``."""
+    if progress is None:
+        return None
+
+    def report(fraction: float) -> None:
+        progress((k + fraction) / m)
+
+    return report
+
+
 def _choose_method(method: str, m: int, bounds: bool) -> str:
     if method not in _METHODS:
         raise ParameterError(
@@ -309,8 +325,8 @@ def quantile(
     cost under adding or removing one row; the ledger is charged durably before the data are
     read. Rows with NULL, NaN or (text columns of CSV/JSON) text that is not a number are
     dropped. ``progress(percent)`` is called while the column is scanned,
-    ``work_progress(fraction)`` while the joint or recursive mechanism works. ``source`` is for
-    tests and demos only. ``schema``: declared column types (see
+    ``work_progress(fraction)`` while the mechanism works (not for candidates: one sort).
+    ``source`` is for tests and demos only. ``schema``: declared column types (see
     :func:`dpselect.data.tables.open_table`).
 
     ``bounds="auto"``: the bounds are chosen privately first with ``auto_fraction`` (default
@@ -396,9 +412,15 @@ def quantile(
             # every level, so each sees the same multiset of values).
             ms = [
                 make_continuous_quantile(
-                    lo_hi, lv, each, resolution=w, source=source, overwrite_input=True
+                    lo_hi,
+                    lv,
+                    each,
+                    resolution=w,
+                    source=source,
+                    overwrite_input=True,
+                    progress=_share(work_progress, k, len(levels)),
                 )
-                for lv in levels
+                for k, lv in enumerate(levels)
             ]
             method_text = (
                 f"continuous exponential mechanism on [{lo_hi[0]:g}, {lo_hi[1]:g}] "

@@ -338,3 +338,33 @@ def test_cli_progress_bars_for_the_column_and_the_work():
         scan(50.0)
         work(0.5)
         work(1.0)
+
+
+def test_continuous_progress_bar_and_same_output():
+    """The continuous (split) path reports increasing fractions ending at 1.0, and the bar
+    reads no randomness: the same seed gives the same values with and without it."""
+    data = pd.DataFrame({"v": np.arange(1, 1001, dtype=float)})
+    seen: list[float] = []
+    with_bar = quantile(
+        data, "v", [0.25, 0.75], 1.0, bounds=(0, 2000), method="split",
+        source=InsecureSeededSource(8), work_progress=seen.append,
+    )  # fmt: skip
+    plain = quantile(
+        data, "v", [0.25, 0.75], 1.0, bounds=(0, 2000), method="split",
+        source=InsecureSeededSource(8),
+    )  # fmt: skip
+    assert with_bar.values == plain.values
+    assert seen and seen[-1] == 1.0 and seen == sorted(seen) and seen[0] > 0.0
+    assert 0.5 in seen  # the first level's end: its share of the bar
+    one: list[float] = []
+    quantile(data, "v", 0.5, 1.0, bounds=(0, 2000), work_progress=one.append)
+    assert one[-1] == 1.0 and one == sorted(one) and len(one) >= 3
+
+
+def test_serial_fetch_restores_duckdb_threads():
+    from dpselect.data.tables import _database
+
+    before = _database().execute("SELECT current_setting('threads')").fetchall()
+    data = pd.DataFrame({"v": np.arange(1, 101, dtype=float)})
+    quantile(data, "v", 0.5, 1.0, bounds=(0, 200))
+    assert _database().execute("SELECT current_setting('threads')").fetchall() == before
