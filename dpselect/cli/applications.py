@@ -125,7 +125,8 @@ _CONFIDENCE = click.option(
     type=float,
     default=None,
     help="With --bounds: public resolution w; values within w count as ties "
-    "[default: (hi - lo) / 10^6].",
+    "[default: (hi - lo) / 10^6; the joint method: half the power of ten at most (hi - lo) "
+    "/ 600, and its values are rounded to that power of ten].",
 )
 @click.option(
     "--method",

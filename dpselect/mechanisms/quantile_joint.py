@@ -38,16 +38,19 @@ accuracy, ``O(m n log n + m^2 n)`` time). A backward pass samples each level's s
 :func:`noisy_argmax` (Gumbel, scale 1: exactly ``P ∝ exp(float log-weight)``) and the points
 with :func:`uniform_float` (exact uniform reals rounded down to floats).
 
-**Ties: a public resolution** ``w`` (default ``(hi - lo) / 10^6``, as for the continuous
-mechanism). Before the intervals are formed, each row moves by its own random amount ``w (2 u
-- 1)``, ``u`` from 53 fresh bits of the source, and is clamped again. This is a randomised map
-applied row by row, independently of the other rows, so datasets that differ by one row stay
-datasets that differ by one row (couple the common rows' moves): the privacy proof is
-unchanged. A value held by ``k`` rows becomes ``k`` values within ``w`` of it, so the quantile
-can fall *inside* the tied block with a small gap error, where before it could only fall in
-the intervals beside it (off by up to ``k`` rows in two gaps). The released values are then
-rounded to the shortest decimal within ``w (1 - 2^-10)`` (post-processing): a tied value such
-as 12.5 comes back exactly. ``resolution=0`` turns both off (the plain GJK21 mechanism).
+**Ties: a public resolution** ``w`` (default: half the power of ten at most ``(hi - lo) /
+600``, from the bounds only; :func:`joint_resolution`). Before the intervals are formed, each
+row moves by its own random amount ``w (2 u - 1)``, ``u`` from 53 fresh bits of the source, and
+is clamped again. This is a randomised map applied row by row, independently of the other
+rows, so datasets that differ by one row stay datasets that differ by one row (couple the
+common rows' moves): the privacy proof is unchanged. A value held by ``k`` rows becomes ``k``
+values within ``w`` of it, so the quantile can fall *inside* the tied block with a small gap
+error, where before it could only fall in the intervals beside it (off by up to ``k`` rows in
+two gaps). The released values are then rounded to the nearest multiple of the decimal step
+``s = 10^floor(log10(2 w))`` (``s <= 2 w``, so each moves by at most ``s / 2 <= w``; a fixed
+function of the output: post-processing), kept in the bounds: a tied value such as 12.5 comes
+back exactly when ``s`` divides it. ``resolution=0`` turns both off (the plain GJK21
+mechanism).
 
 **Exactness and privacy.** Every float log-weight is within ``JOINT_LOG_ERROR = 2^-22`` of the
 exact expression in the previous level's floats (docs/quantiles.md bounds the rounding: at most
@@ -63,6 +66,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -78,7 +82,6 @@ from .quantile_continuous import (
     _log_lengths,
     check_bounds,
     check_resolution,
-    shortest_decimal,
     uniform_float,
 )
 from .quantile_recursive import _sorted_levels
@@ -107,6 +110,8 @@ JOINT_CAP = 4096
 JOINT_LOG_ERROR = Fraction(1, 2**22)
 #: The most levels the joint mechanism takes (the error bound above assumes it).
 MAX_JOINT_LEVELS = 64
+#: The default resolution is half the power of ten at most ``(hi - lo) / JOINT_STEP_DIVISOR``.
+JOINT_STEP_DIVISOR = 600
 
 
 # ----------------------------------------------------------------------------- parameters
@@ -134,6 +139,34 @@ def joint_sensitivity(levels: Sequence[Fraction]) -> int:
 def joint_rounding_loss(m: int) -> Fraction:
     """``4 rho = 12 (m + 1) JOINT_LOG_ERROR``: what the float log-weights add to the loss."""
     return 12 * (m + 1) * JOINT_LOG_ERROR
+
+
+def joint_resolution(resolution: Any, lo: float, hi: float) -> float:
+    """The resolution ``w`` of the joint mechanism: ``0`` (none), the one given (checked as
+    for the continuous mechanism), or by default half the power of ten at most ``(hi - lo) /
+    JOINT_STEP_DIVISOR`` (rounded up; raised to the least allowed): public parameters only.
+    docs/quantiles.md ("The joint mechanism's default resolution") has the evidence."""
+    if resolution is None:
+        step = decimal_step(float(Fraction(hi) - Fraction(lo)) / (2 * JOINT_STEP_DIVISOR))
+        return max(float_up(step / 2), check_resolution(None, lo, hi))
+    if resolution == 0 and not isinstance(resolution, bool):
+        return 0.0
+    return check_resolution(resolution, lo, hi)
+
+
+def decimal_step(w: float) -> Fraction:
+    """``10^floor(log10(2 w))``: the coarsest power of ten at most ``2 w`` (exact)."""
+    exponent = Decimal(2 * w).adjusted()  # 2 w is exact; adjusted() = floor(log10) exactly
+    return Fraction(10) ** exponent
+
+
+def round_to_step(value: float, step: Fraction, lo: float, hi: float) -> float:
+    """The multiple of ``step`` nearest ``value`` (ties to even), as the nearest float, kept
+    in ``[lo, hi]``: a fixed function of its arguments (post-processing). It moves ``value``
+    by at most ``step / 2 <= w`` (plus half a float spacing, and never past the bounds)."""
+    k = round(Fraction(value) / step)  # Python's round: ties to even, exact on Fractions
+    out = float(k * step)
+    return min(hi, max(lo, out))
 
 
 # ----------------------------------------------------------------------------- intervals
@@ -381,8 +414,8 @@ def make_joint_quantiles(
             f"epsilon must exceed {float(2 * joint_rounding_loss(len(levels))):.3g}, got {epsilon}"
         )
     plan = _Plan(levels, eps)
-    w = 0.0 if resolution == 0 else check_resolution(resolution, lo, hi)
-    snap = w * (1 - 2**-10)
+    w = joint_resolution(resolution, lo, hi)
+    step = decimal_step(w) if w > 0 else None
 
     def function(values: Any) -> list[float]:
         x = np.array(values, dtype=np.float64).ravel()
@@ -398,8 +431,8 @@ def make_joint_quantiles(
         points = [uniform_float(float(edges[i]), float(edges[i + 1]), source) for i in chosen]
         if progress is not None:
             progress(1.0)
-        if w > 0:
-            points = [shortest_decimal(p, max(lo, p - snap), min(hi, p + snap)) for p in points]
+        if step is not None:
+            points = [round_to_step(p, step, lo, hi) for p in points]
         return sorted(points)
 
     return pure_dp_on_rows(function, eps)

@@ -45,6 +45,7 @@ from ..mechanisms.quantile_continuous import (
 from ..mechanisms.quantile_joint import (
     MAX_JOINT_LEVELS,
     joint_accuracy,
+    joint_resolution,
     joint_rounding_loss,
     make_joint_quantiles,
 )
@@ -317,13 +318,14 @@ def quantile(
     """The ``q``-quantile(s) of a numeric ``column``, privately (``q = 0.5``: the median).
 
     Give ``candidates`` (a public list or a text file of numbers) or ``bounds=(lo, hi)`` (the
-    continuous mechanism; rows clamped; ``resolution`` the public ``w``, default ``(hi - lo)
-    / 10^6``). ``q`` may be a list: ``method`` "auto" picks, with bounds, the joint exponential
-    mechanism (Gillenwater, Joseph, Kulesza 2021) for 2 to 20 levels and the recursive
-    algorithm (Kaplan, Schnapp, Stemmer 2022) for more; "joint", "recursive" and "split"
-    (basic composition, ``epsilon / m`` each) choose one. ``epsilon`` is the total pure-DP
-    cost under adding or removing one row; the ledger is charged durably before the data are
-    read. Rows with NULL, NaN or (text columns of CSV/JSON) text that is not a number are
+    continuous mechanism; rows clamped; ``resolution`` the public ``w``, default ``(hi - lo) /
+    10^6``; for the joint method half the power of ten at most ``(hi - lo) / 600``, its values
+    rounded to that power of ten). ``q`` may be a list: ``method`` "auto" picks, with bounds,
+    the joint exponential mechanism (Gillenwater, Joseph, Kulesza 2021) for 2 to 20 levels and
+    the recursive algorithm (Kaplan, Schnapp, Stemmer 2022) for more; "joint", "recursive" and
+    "split" (basic composition, ``epsilon / m`` each) choose one. ``epsilon`` is the total
+    pure-DP cost under adding or removing one row; the ledger is charged durably before the data
+    are read. Rows with NULL, NaN or (text columns of CSV/JSON) text that is not a number are
     dropped. ``progress(percent)`` is called while the column is scanned,
     ``work_progress(fraction)`` while the mechanism works (not for candidates: one sort).
     ``source`` is for tests and demos only. ``schema``: declared column types (see
@@ -361,6 +363,7 @@ def quantile(
     rounding: float | None = None
     if chosen == "joint":
         assert lo_hi is not None
+        w = joint_resolution(resolution, *lo_hi)  # its own default: docs/quantiles.md
         each = eps
         joint_mech = make_joint_quantiles(
             lo_hi, levels, eps, resolution=w, source=source, progress=work_progress

@@ -287,9 +287,10 @@ def test_joint_empty_one_value_and_ties_answer_inside_the_bounds_same_form():
 
 
 def test_a_value_many_rows_hold_is_the_likely_output():
-    """43 rows hold the median: with the resolution it comes back exactly, without it (plain
-    GJK21: the tied block is a point of measure zero) it never does. At epsilon 1 the tied
-    block's small volume still loses to the intervals beside it (docs/quantiles.md)."""
+    """43 rows hold the median: with the default resolution (w = 0.05 on [0, 100], values
+    rounded to 0.1) it comes back exactly, without it (plain GJK21: the tied block is a point
+    of measure zero) it never does. At epsilon 1 the tied block's small volume still loses to
+    the intervals beside it (docs/quantiles.md)."""
     values = np.array([1.0 * k for k in range(1, 29)] + [12.5] * 43 + [30.0 + k for k in range(28)])
     qs = [0.25, 0.5, 0.75]
     mech = make_joint_quantiles((0.0, 100.0), qs, 5.0, source=InsecureSeededSource(8))
@@ -368,3 +369,30 @@ def test_serial_fetch_restores_duckdb_threads():
     data = pd.DataFrame({"v": np.arange(1, 101, dtype=float)})
     quantile(data, "v", 0.5, 1.0, bounds=(0, 200))
     assert _database().execute("SELECT current_setting('threads')").fetchall() == before
+
+
+def test_joint_default_resolution_and_decimal_rounding():
+    """The default w is half the power of ten at most (hi - lo) / 600 (public: the bounds),
+    the values are rounded to that power of ten, never past the bounds, by at most w."""
+    assert qj.joint_resolution(None, -20.0, 50.0) == 0.05
+    assert qj.joint_resolution(None, 0.0, 500.0) == 0.05
+    assert qj.joint_resolution(None, 2000.0, 7000.0) == 0.5
+    assert qj.joint_resolution(None, 0.0, 600.0) == 0.5
+    assert qj.joint_resolution(0, 0.0, 1.0) == 0.0 and qj.joint_resolution(0.25, 0.0, 1.0) == 0.25
+    for w, step in ((0.05, Fraction(1, 10)), (0.5, Fraction(1)), (0.25, Fraction(1, 10))):
+        assert qj.decimal_step(w) == step and step <= 2 * w < 10 * step
+    step = Fraction(1, 10)
+    assert qj.round_to_step(12.34, step, 0.0, 100.0) == 12.3
+    assert qj.round_to_step(12.25, step, 0.0, 100.0) == 12.2  # a tie: to the even multiple
+    assert qj.round_to_step(99.99, step, 0.0, 99.97) == 99.97  # never past the bounds
+    assert qj.round_to_step(-0.04, step, -1.0, 1.0) == 0.0
+    rng = np.random.default_rng(5)
+    for v in rng.uniform(-20, 50, 200):
+        r = qj.round_to_step(float(v), step, -20.0, 50.0)
+        assert abs(r - v) <= 0.05 + 1e-12 and abs(round(r * 10) - r * 10) < 1e-9
+    data = pd.DataFrame({"v": rng.normal(10.0, 5.0, 300)})
+    r = quantile(data, "v", [0.1, 0.5, 0.9], 1.0, bounds=(-20, 50), source=InsecureSeededSource(3))
+    assert r.resolution == 0.05 and r.parameters["resolution"] == 0.05
+    assert all(abs(round(v * 10) - v * 10) < 1e-9 for v in r.values)
+    split = quantile(data, "v", [0.1, 0.9], 1.0, bounds=(-20, 50), method="split")
+    assert split.resolution == float_up(Fraction(70, 10**6))  # the continuous default stays
