@@ -458,7 +458,7 @@ def joint_accuracy(
     """The accuracy line printed for the joint method (theorem in docs/quantiles.md).
 
     With probability at least ``confidence``, the ``m + 1`` gaps cut by the values (before
-    their rounding to a short decimal) hold row counts ``c_j`` (rows as moved by the
+    their rounding to the decimal step) hold row counts ``c_j`` (rows as moved by the
     resolution) with ``sum_j |c_j - (q_j - q_{j-1}) n| <= E + A (m ln((hi - lo) / l) + t)``,
     where ``E`` is the least total any values attain and ``l`` the shortest interval between
     consecutive distinct values (or a bound) holding such values: both depend on the rows,
@@ -472,7 +472,8 @@ def joint_accuracy(
         f"values cut (bounds included) hold row counts within E + {per_nat:.4g} * ({m} "
         f"ln((hi - lo) / l) + {tail:.4g}) rows of their targets (q_j - q_(j-1)) n in total (n "
         "rows after clamping, each moved by less than the resolution w, values before their "
-        "rounding by less than w; E = the least total any values attain, l = the shortest "
+        "rounding to a multiple of 10^floor(log10(2w)), which moves each by at most half of "
+        "it and a float rounding; E = the least total any values attain, l = the shortest "
         "interval between consecutive distinct values holding such values; joint exponential "
         "mechanism, Gillenwater, Joseph, Kulesza 2021, docs/quantiles.md)"
     ]
