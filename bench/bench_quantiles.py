@@ -18,7 +18,8 @@ maximum temperatures (vega_datasets, 1461 rows on a 0.1 grid: ties), penguin bod
 (palmerpenguins, 342 rows) and a synthetic lognormal (10,000 rows). Compared: dpselect's
 default (``method="auto"``, chosen from the number of levels only: the joint exponential
 mechanism for nine levels, its resolution from the bounds: half the power of ten at most
-``(hi - lo) / 600``, values rounded to that power of ten), the same with the public ``resolution`` set to half the data's
+``(hi - lo) / 600``, values rounded to that power of ten; two unreleased anchor levels
+below epsilon 0.2), the same with the public ``resolution`` set to half the data's
 recording step (0.05 degree, 12.5 g; a public fact about the measurement, so ties become
 likely outputs), the recursive quantiles by name,
 dpselect's even split

@@ -45,6 +45,7 @@ from ..mechanisms.quantile_continuous import (
 from ..mechanisms.quantile_joint import (
     MAX_JOINT_LEVELS,
     joint_accuracy,
+    joint_gaps,
     joint_resolution,
     joint_rounding_loss,
     make_joint_quantiles,
@@ -266,6 +267,31 @@ def _candidate_line(level: Fraction, eps: Fraction, m: int, conf: float) -> str:
     )
 
 
+#: ``method="auto"`` adds two anchor levels to the joint mechanism below this epsilon.
+JOINT_ANCHOR_EPSILON = 0.2
+_ANCHOR_NOTE = (
+    "  (the statement above is for the levels with the two unreleased anchors, so it counts "
+    "m + 3 gaps and E is for those levels; merging each anchor's two gaps into one only lowers "
+    "the total, by the triangle inequality, so the same bound holds for the m + 1 gaps that the "
+    "released values cut)"
+)
+
+
+def anchored_levels(levels: list[Fraction]) -> list[Fraction]:
+    """``[q_1 / 20, q_1, ..., q_m, 1 - (1 - q_m) / 20]``: two anchor levels near 0 and 1 that
+    take up the empty stretches between the bounds and the data (docs/quantiles.md), or the
+    levels unchanged when their common denominator would exceed 10^6 (a public fact)."""
+    lows, highs = levels[0] / 20, 1 - (1 - levels[-1]) / 20
+    out = [lows, *levels, highs]
+    try:
+        joint_gaps(out)
+    except ParameterError:
+        return levels
+    if len(out) > MAX_JOINT_LEVELS:
+        return levels
+    return out
+
+
 def _share(
     progress: Callable[[float], None] | None, k: int, m: int
 ) -> Callable[[float], None] | None:
@@ -365,19 +391,31 @@ def quantile(
         assert lo_hi is not None
         w = joint_resolution(resolution, *lo_hi)  # its own default: docs/quantiles.md
         each = eps
+        run_levels = levels
+        if method == "auto" and eps < JOINT_ANCHOR_EPSILON:
+            run_levels = anchored_levels(levels)  # public: the levels and epsilon only
+        anchors = len(run_levels) - len(levels)
         joint_mech = make_joint_quantiles(
-            lo_hi, levels, eps, resolution=w, source=source, progress=work_progress
+            lo_hi, run_levels, eps, resolution=w, source=source, progress=work_progress
         )
         method_text = (
             f"joint exponential mechanism (Gillenwater, Joseph, Kulesza 2021) on [{lo_hi[0]:g}, "
             f"{lo_hi[1]:g}]: all {len(levels)} values in one draw"
         )
         split = "one mechanism for all levels: the whole epsilon, no split"
-        accuracy = joint_accuracy(lo_hi, levels, eps, conf)
-        rounding = float_up(joint_rounding_loss(len(levels)))
+        accuracy = joint_accuracy(lo_hi, run_levels, eps, conf)
+        if anchors:
+            method_text += (
+                f", with two anchor levels {float(run_levels[0]):g} and {float(run_levels[-1]):g}"
+                " drawn too and not released (epsilon below "
+                f"{JOINT_ANCHOR_EPSILON:g}: docs/quantiles.md)"
+            )
+            accuracy = [*accuracy, _ANCHOR_NOTE]
+        rounding = float_up(joint_rounding_loss(len(run_levels)))
 
         def run(values: F64) -> list[float]:
-            return list(joint_mech(values))
+            out = list(joint_mech(values))
+            return out[1:-1] if anchors else out
     elif chosen == "recursive":
         assert lo_hi is not None and w is not None
         depth = recursive_depth(len(levels))

@@ -396,3 +396,29 @@ def test_joint_default_resolution_and_decimal_rounding():
     assert all(abs(round(v * 10) - v * 10) < 1e-9 for v in r.values)
     split = quantile(data, "v", [0.1, 0.9], 1.0, bounds=(-20, 50), method="split")
     assert split.resolution == float_up(Fraction(70, 10**6))  # the continuous default stays
+
+
+def test_auto_adds_two_unreleased_anchor_levels_below_the_threshold():
+    """method="auto" below JOINT_ANCHOR_EPSILON: the joint mechanism runs on the levels with
+    two anchors (q_1 / 20, 1 - (1 - q_m) / 20) and releases the m others; the privacy cost is
+    the epsilon asked for (the anchors' values are dropped: post-processing); by name
+    ("joint") and at larger epsilon, no anchors."""
+    from dpselect.recipes.quantiles import JOINT_ANCHOR_EPSILON, anchored_levels
+
+    data = pd.DataFrame({"v": np.arange(1, 1001, dtype=float)})
+    deciles = [i / 10 for i in range(1, 10)]
+    low = quantile(data, "v", deciles, 0.1, bounds=(0, 2000), source=InsecureSeededSource(2))
+    assert len(low.values) == 9 and low.values == sorted(low.values)
+    assert "anchor" in low.method and low.epsilon == pytest.approx(0.1)
+    assert JOINT_ANCHOR_EPSILON > 0.1
+    assert "m + 3 gaps" in "\n".join(low.accuracy)
+    assert low.rounding_loss == float_up(qj.joint_rounding_loss(11))
+    for r in (
+        quantile(data, "v", deciles, 0.1, bounds=(0, 2000), method="joint"),
+        quantile(data, "v", deciles, 1.0, bounds=(0, 2000)),
+    ):
+        assert "anchor" not in r.method and "m + 3" not in "\n".join(r.accuracy)
+    levels = anchored_levels([Fraction(1, 10), Fraction(9, 10)])
+    assert levels == [Fraction(1, 200), Fraction(1, 10), Fraction(9, 10), Fraction(199, 200)]
+    odd = [Fraction(1, 999983), Fraction(1, 2)]
+    assert anchored_levels(odd) == odd  # common denominator over 10^6: no anchors
