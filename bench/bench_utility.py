@@ -1,6 +1,8 @@
 """Utility side by side: dpselect against OpenDP, diffprivlib and PipelineDP, same guarantee.
 
-Run: ``python bench/bench_utility.py [--quick] [--trials N] [--markdown]``.
+Run: ``python bench/bench_utility.py [--quick] [--trials N] [--data cities,states,zipf]
+[--eps 0.5,1] [--metrics recall@10] [--log cells.jsonl]`` (a full table is 84 cells; run it
+in parts with ``--data`` / ``--eps`` and join the JSON lines of ``--log``).
 
 Data: airports by city (``vega_datasets``' airports.csv, a file the package ships: 2,674
 distinct cities once the file's ``NA`` marker is dropped, the issue's "mode of 2,674 cities"
@@ -60,12 +62,12 @@ sys.path.insert(0, str(ROOT))
 from dpselect.api import _plan  # noqa: E402
 from dpselect.mechanisms.partition_selection import (  # noqa: E402
     make_threshold_partition_selection,
-    ordered_values,
     threshold_plan,
 )
 from dpselect.recipes.unknown_domain import (  # noqa: E402
     _ld_per_round,
     choose_unknown_domain,
+    rank_released,
 )
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0)
@@ -121,7 +123,7 @@ def dpselect_unknown(hist: dict[str, int], k: int, eps: float, delta: float) -> 
     noise = "laplace" if best.mechanism == "laplace_histogram" else "gaussian"
     plan = threshold_plan(noise, eps, delta, 1)  # type: ignore[arg-type]
     kept = make_threshold_partition_selection(plan, counts=True)(hist)
-    return sorted(ordered_values(kept), key=lambda v: -kept[v])[:k]
+    return rank_released(kept, k)  # the recipe's ranking: equal noisy counts in random order
 
 
 # ------------------------------------------------------------------------------------------
@@ -379,6 +381,9 @@ def _unknown(
     return None  # diffprivlib has no unknown-domain tool
 
 
+METRICS = ("mode", "p@5", "p@20", "recall@10")
+
+
 def evaluate(
     name: str, rows: list[str], trials: int, libs: list[str], log: Any = None
 ) -> list[dict[str, Any]]:
@@ -395,7 +400,7 @@ def evaluate(
         for delta in DELTAS:
             pdp_runs: list[dict[str, float]] = []
             for metric, k in (("mode", 1), ("p@5", 5), ("p@20", 20), ("recall@10", 10)):
-                if metric == "recall@10" and delta == 0:
+                if (metric == "recall@10" and delta == 0) or metric not in METRICS:
                     continue
                 kth = hist[order[k - 1]]
                 tenth = hist[order[9]]
@@ -472,6 +477,33 @@ def table(results: list[dict[str, Any]], libs: list[str]) -> str:
     return "\n".join(lines)
 
 
+def summary(results: list[dict[str, Any]]) -> str:
+    """The targets' counts: cells where dpselect's interval is below the best peer's, and
+    recall cells where its mean is below the best peer's mean."""
+    cells: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
+    for r in results:
+        cells.setdefault((r["data"], r["metric"], r["epsilon"], r["delta"]), {})[r["lib"]] = r
+    worse, better, below = [], 0, []
+    for key, by in cells.items():
+        peers = [by[x] for x in by if x != "dpselect"]
+        if "dpselect" not in by or not peers:
+            continue
+        best = max(peers, key=lambda r: r["mean"])
+        ours = by["dpselect"]
+        if ours["hi"] < best["lo"]:
+            worse.append(key)
+        elif ours["lo"] > best["hi"]:
+            better += 1
+        if key[1] == "recall@10" and ours["mean"] < best["mean"]:
+            below.append(key)
+    trials = sorted({r["trials"] for r in results})
+    return (
+        f"{len(cells)} cells ({', '.join(map(str, trials))} trials a cell); dpselect WORSE "
+        f"beyond the intervals in {len(worse)} {worse}, better in {better}; recall cells with "
+        f"dpselect's mean below the best peer's: {len(below)} {below}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="40 trials a cell")
@@ -479,15 +511,28 @@ def main() -> None:
     ap.add_argument("--libs", default="dpselect,opendp,diffprivlib,pipelinedp")
     ap.add_argument("--data", default="cities,states,zipf", help="cities, states, zipf")
     ap.add_argument("--eps", default=None, help="comma-separated epsilons (default: all four)")
+    ap.add_argument("--metrics", default=None, help="comma-separated: mode,p@5,p@20,recall@10")
     ap.add_argument("--log", default=None, help="append each cell as a JSON line to this file")
     ap.add_argument(
         "--set-union", action="store_true",
         help="only the partition-selection table: keys released with max_contributions > 1",
     )  # fmt: skip
+    ap.add_argument("--table-from", default=None, help="print the table of a --log file")
     args = ap.parse_args()
+    if args.table_from is not None:
+        with open(args.table_from) as f:
+            logged = [json.loads(line) for line in f if line.strip()]
+        names = [x for x in ("dpselect", "opendp", "diffprivlib", "pipelinedp")
+                 if any(r["lib"] == x for r in logged)]  # fmt: skip
+        print(table(logged, names))
+        print("\n" + summary(logged))
+        return
     if args.eps is not None:
         global EPSILONS
         EPSILONS = tuple(float(e) for e in args.eps.split(","))
+    if args.metrics is not None:
+        global METRICS
+        METRICS = tuple(args.metrics.split(","))
     trials = 40 if args.quick else args.trials
     if args.set_union:
         start = time.perf_counter()
@@ -516,6 +561,7 @@ def main() -> None:
         name, rows = data[key]
         results += evaluate(name, rows(), trials, libs, log)
     print(table(results, libs))
+    print("\n" + summary(results))
     print(f"\n{trials} trials a cell; {time.perf_counter() - start:.0f} s in all")
 
 

@@ -69,6 +69,7 @@ __all__ = [
     "choose_keys_method",
     "choose_unknown_domain",
     "partition_selection",
+    "rank_released",
     "top_k_unknown_domain",
 ]
 
@@ -375,6 +376,20 @@ def choose_unknown_domain(
     return best, options
 
 
+def rank_released(kept: dict[Any, int], k: int, source: RandomSource | None = None) -> list[Any]:
+    """The ``k`` released values with the largest noisy counts, best first.
+
+    Equal noisy counts are ordered uniformly at random with fresh bits of ``source`` (a fixed
+    order, e.g. by value, favours the same values at every tie: on airports by state it put the
+    11th state, IL with 88 airports, before the 10th, MN with 89, whenever their noisy counts
+    tied). Post-processing of the thresholding's output: no privacy cost.
+    """
+    values = ordered_values(kept)
+    noisy = np.array([kept[v] for v in values], dtype=object)
+    order = rank_noisy_counts(noisy, min(k, len(values)), resolve_source(source))
+    return [values[int(i)] for i in order]
+
+
 def top_k_unknown_domain(
     data: Any,
     column: str,
@@ -446,12 +461,7 @@ def top_k_unknown_domain(
         salt = resolve_source(source).bits(63)
         hist = value_counts(table, column, privacy_unit, c, salt, progress)
         kept: dict[Any, int] = measurement(hist)
-        # Released values ranked by noisy count, equal counts in uniformly random order
-        # (fresh bits: post-processing; a fixed order favours some values at every tie).
-        values = ordered_values(kept)
-        noisy = np.array([kept[v] for v in values], dtype=object)
-        order = rank_noisy_counts(noisy, min(k, len(values)), resolve_source(source))
-        ranked = [values[int(i)] for i in order]
+        ranked = rank_released(kept, k, source)
         return TopKResult(
             candidates=ranked,
             indices=None,
