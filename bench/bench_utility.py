@@ -345,6 +345,99 @@ def set_union_table(trials: int, log: Any = None) -> str:
 
 
 # ------------------------------------------------------------------------------------------
+# unknown-domain top-10 when a person holds several values (max_contributions > 1)
+
+UNKNOWN_C_METHODS = (
+    "auto (thresholding, c values)",
+    "Laplace threshold, c values",
+    "Gaussian threshold, c values",
+    "Policy Laplace (eps/4) + top-k (3 eps/4)",
+    "Policy Laplace (eps/2) + top-k (eps/2)",
+    "Laplace threshold, 1 value kept",
+)
+
+
+def unknown_c_recall(persons: list[list[str]], method: str, k: int, eps: float, delta: float,
+                     c: int, rng: np.random.Generator) -> float:  # fmt: skip
+    """One run of an unknown-domain top-k at (eps, delta) with ``c`` values kept per person
+    (a random subset, the law of the salted rule); recall@k against the unbounded counts (a
+    value tied with the true k-th counts). Policy pipelines: Policy Laplace set union at
+    ``(f eps, delta / 2)``, then dpselect's known-domain ``top_k`` (``mechanism="auto"``, as
+    ``_plan`` runs it) on the released values at ``((1 - f) eps, delta / 2)``: two measurements
+    on the same data, basic composition ``(eps, delta)``."""
+    from dpselect.mechanisms.set_union import make_policy_set_union, set_union_plan
+
+    full = Counter(v for p in persons for v in p)
+    kth = sorted(full.values(), reverse=True)[k - 1]
+    order = rng.permutation(len(persons))
+    bounded = [list(rng.permutation(persons[i]))[:c] for i in order]
+    hist = dict(Counter(v for p in bounded for v in p))
+    got: list[str]
+    if method.startswith("Policy"):
+        f = 0.25 if "eps/4" in method else 0.5
+        plan = set_union_plan("laplace", f * eps, delta / 2, c)
+        released = list(make_policy_set_union(plan)(bounded))
+        if not released:
+            return 0.0
+        counts = np.array([hist[v] for v in released], dtype=np.int64)
+        top = _plan(len(released), min(k, len(released)), (1 - f) * eps, delta / 2, "auto",
+                    False, c, None)  # fmt: skip
+        out = top.measurement(counts)
+        idx = out[0] if top.returns_counts else out
+        got = [released[int(i)] for i in np.asarray(idx)]
+    else:
+        if method.startswith("auto"):
+            best, _ = choose_unknown_domain(k, eps, delta, c)
+            noise = "laplace" if best.mechanism == "laplace_histogram" else "gaussian"
+        else:
+            noise = "laplace" if method.startswith("Laplace") else "gaussian"
+        keep = 1 if method.endswith("1 value kept") else c
+        if keep < c:  # a stricter bound: the first of the person's (random) c values
+            hist = dict(Counter(p[0] for p in bounded if p))
+        tplan = threshold_plan(noise, eps, delta, keep)  # type: ignore[arg-type]
+        got = rank_released(make_threshold_partition_selection(tplan, counts=True)(hist), k)
+    return min(sum(full[v] >= kth for v in got), k) / k
+
+
+def unknown_c_table(trials: int, log: Any = None, cs: tuple[int, ...] = (2, 5, 10),
+                    names: tuple[str, ...] = ("words", "zipf")) -> str:  # fmt: skip
+    delta = 1e-6
+    data = {
+        label: load()
+        for key, label, load in (("words", "airport name words", airport_name_words),
+                                 ("zipf", "Zipf persons", zipf_persons))
+        if key in names
+    }  # fmt: skip
+    lines = [
+        "| data | eps | c | " + " | ".join(UNKNOWN_C_METHODS) + " | best |",
+        "|" + " --- |" * (4 + len(UNKNOWN_C_METHODS)),
+    ]
+    rng = np.random.default_rng(7)
+    for name, persons in data.items():
+        for eps in EPSILONS:
+            for c in cs:
+                row = [name, f"{eps:g}", str(c)]
+                means = {}
+                for method in UNKNOWN_C_METHODS:
+                    xs = [unknown_c_recall(persons, method, 10, eps, delta, c, rng)
+                          for _ in range(trials)]  # fmt: skip
+                    m, lo, hi = mean_ci(xs)
+                    means[method] = (m, lo, hi)
+                    row.append(f"{m:.3f} [{lo:.3f}, {hi:.3f}]")
+                    if log is not None:
+                        log.write(json.dumps({"data": name, "epsilon": eps, "c": c,
+                                              "method": method, "mean": m, "lo": lo,
+                                              "hi": hi, "trials": trials}) + "\n")  # fmt: skip
+                        log.flush()
+                best = max(means, key=lambda k: means[k][0])
+                rivals = [means[k] for k in means if k != best]
+                clear = all(means[best][1] > r[2] for r in rivals)
+                row.append(best + ("" if clear else " (overlap)"))
+                lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------
 # the table
 
 
@@ -509,7 +602,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="40 trials a cell")
     ap.add_argument("--trials", type=int, default=300)
     ap.add_argument("--libs", default="dpselect,opendp,diffprivlib,pipelinedp")
-    ap.add_argument("--data", default="cities,states,zipf", help="cities, states, zipf")
+    ap.add_argument("--data", default="cities,states,zipf",
+                    help="cities, states, zipf (--unknown-c: words, zipf)")  # fmt: skip
     ap.add_argument("--eps", default=None, help="comma-separated epsilons (default: all four)")
     ap.add_argument("--metrics", default=None, help="comma-separated: mode,p@5,p@20,recall@10")
     ap.add_argument("--log", default=None, help="append each cell as a JSON line to this file")
@@ -517,6 +611,11 @@ def main() -> None:
         "--set-union", action="store_true",
         help="only the partition-selection table: keys released with max_contributions > 1",
     )  # fmt: skip
+    ap.add_argument(
+        "--unknown-c", action="store_true",
+        help="only recall@10 without candidates when a person holds several values (c > 1)",
+    )  # fmt: skip
+    ap.add_argument("--c", default="2,5,10", help="max_contributions for --unknown-c")
     ap.add_argument("--table-from", default=None, help="print the table of a --log file")
     args = ap.parse_args()
     if args.table_from is not None:
@@ -534,6 +633,16 @@ def main() -> None:
         global METRICS
         METRICS = tuple(args.metrics.split(","))
     trials = 40 if args.quick else args.trials
+    if args.unknown_c:
+        start = time.perf_counter()
+        log = None if args.log is None else open(args.log, "a")  # noqa: SIM115
+        cs = tuple(int(x) for x in args.c.split(","))
+        names = (
+            tuple(args.data.split(",")) if args.data != "cities,states,zipf" else ("words", "zipf")
+        )
+        print(unknown_c_table(trials, log, cs, names))
+        print(f"\n{trials} trials a cell; {time.perf_counter() - start:.0f} s in all")
+        return
     if args.set_union:
         start = time.perf_counter()
         log = None if args.log is None else open(args.log, "a")  # noqa: SIM115
