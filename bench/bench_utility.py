@@ -348,7 +348,7 @@ def set_union_table(trials: int, log: Any = None) -> str:
 # unknown-domain top-10 when a person holds several values (max_contributions > 1)
 
 UNKNOWN_C_METHODS = (
-    "auto (thresholding, c values)",
+    "auto (choose_unknown_domain)",
     "Laplace threshold, c values",
     "Gaussian threshold, c values",
     "Policy Laplace (eps/4) + top-k (3 eps/4)",
@@ -388,6 +388,15 @@ def unknown_c_recall(persons: list[list[str]], method: str, k: int, eps: float, 
     else:
         if method.startswith("auto"):
             best, _ = choose_unknown_domain(k, eps, delta, c)
+            if best.mechanism == "gumbel":  # limited domain, as top_k runs it
+                from dpselect.mechanisms.limited_domain import make_limited_domain_top_k
+
+                per_round = _ld_per_round(k, eps, delta)
+                ld = make_limited_domain_top_k(
+                    k, k + 10, per_round, delta / 2, l0_sensitivity=c, delta_prime=delta / 2
+                )
+                got = list(ld(hist))
+                return min(sum(full[v] >= kth for v in got), k) / k
             noise = "laplace" if best.mechanism == "laplace_histogram" else "gaussian"
         else:
             noise = "laplace" if method.startswith("Laplace") else "gaussian"
