@@ -361,11 +361,9 @@ def unknown_c_recall(persons: list[list[str]], method: str, k: int, eps: float, 
                      c: int, rng: np.random.Generator) -> float:  # fmt: skip
     """One run of an unknown-domain top-k at (eps, delta) with ``c`` values kept per person
     (a random subset, the law of the salted rule); recall@k against the unbounded counts (a
-    value tied with the true k-th counts). Policy pipelines: Policy Laplace set union at
-    ``(f eps, delta / 2)``, then dpselect's known-domain ``top_k`` (``mechanism="auto"``, as
-    ``_plan`` runs it) on the released values at ``((1 - f) eps, delta / 2)``: two measurements
-    on the same data, basic composition ``(eps, delta)``."""
-    from dpselect.mechanisms.set_union import make_policy_set_union, set_union_plan
+    value tied with the true k-th counts). Policy pipelines: ``make_policy_top_k`` (Policy
+    Laplace set union at ``(f eps, delta / 2)``, cutoff ``alpha = 8``, then the known-domain
+    ``top_k`` on the released values with the rest), as the recipe runs it."""
 
     full = Counter(v for p in persons for v in p)
     kth = sorted(full.values(), reverse=True)[k - 1]
@@ -374,17 +372,13 @@ def unknown_c_recall(persons: list[list[str]], method: str, k: int, eps: float, 
     hist = dict(Counter(v for p in bounded for v in p))
     got: list[str]
     if method.startswith("Policy"):
-        f = 0.25 if "eps/4" in method else 0.5
-        plan = set_union_plan("laplace", f * eps, delta / 2, c)
-        released = list(make_policy_set_union(plan)(bounded))
-        if not released:
-            return 0.0
-        counts = np.array([hist[v] for v in released], dtype=np.int64)
-        top = _plan(len(released), min(k, len(released)), (1 - f) * eps, delta / 2, "auto",
-                    False, c, None)  # fmt: skip
-        out = top.measurement(counts)
-        idx = out[0] if top.returns_counts else out
-        got = [released[int(i)] for i in np.asarray(idx)]
+        from fractions import Fraction
+
+        from dpselect.recipes.unknown_domain import make_policy_top_k, policy_top_k_plan
+
+        f = Fraction(1, 4) if "eps/4" in method else Fraction(1, 2)
+        plan = policy_top_k_plan(k, eps, delta, c, fraction=f)
+        got = make_policy_top_k(plan)(bounded)[0]
     else:
         if method.startswith("auto"):
             best, _ = choose_unknown_domain(k, eps, delta, c)

@@ -1,0 +1,121 @@
+"""Unknown-domain top-k (``top_k(candidates=None)``): the ranking of the released values and
+the choice of the path, a pure function of public parameters."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy import stats
+
+from dpselect.mechanisms.partition_selection import (
+    make_threshold_partition_selection,
+    ordered_values,
+    threshold_plan,
+)
+from dpselect.recipes.unknown_domain import choose_unknown_domain, rank_released
+from dpselect.sampling import InsecureSeededSource
+
+ALPHA = 1e-6
+
+
+def _first_before(rank, runs: int, seed: int) -> tuple[int, int]:
+    """How often ``a`` is placed before ``b`` when both are returned, over ``runs`` runs of
+    thresholding at epsilon 2 (discrete Laplace of scale 0.5: equal noisy counts are frequent)
+    on ``a`` and ``b`` with equal counts."""
+    hist = {"a": 20, "b": 20, "c": 19, "d": 5}
+    plan = threshold_plan("laplace", 2.0, 1e-3, 1)
+    src = InsecureSeededSource(seed)
+    measurement = make_threshold_partition_selection(plan, counts=True, source=src)
+    before = both = 0
+    for _ in range(runs):
+        got = rank(measurement(hist), 3, src)
+        if "a" in got and "b" in got:
+            both += 1
+            before += got.index("a") < got.index("b")
+    return before, both
+
+
+def _by_value(kept, k, source):  # the bench's old rule: equal noisy counts by value
+    return sorted(ordered_values(kept), key=lambda v: -kept[v])[:k]
+
+
+def test_equal_counts_are_exchangeable_and_a_fixed_order_fails():
+    """``a`` and ``b`` have the same count, so with ties in uniformly random order each is
+    placed first with probability exactly 1/2 (exchangeable). Two-sided binomial test at
+    1e-6; ranking ties by value (``a`` first at every tie, P about 0.78 here) fails it."""
+    before, both = _first_before(rank_released, 1500, 11)
+    assert both > 1400
+    assert stats.binomtest(before, both, 0.5).pvalue > ALPHA
+    before, both = _first_before(_by_value, 1500, 12)
+    assert stats.binomtest(before, both, 0.5).pvalue < ALPHA
+
+
+def test_rank_released_orders_by_noisy_count():
+    kept = {"x": 5, "y": 9, "z": 7, "w": 9}
+    got = rank_released(kept, 3, InsecureSeededSource(3))
+    assert set(got[:2]) == {"y", "w"} and got[2] == "z"
+    assert rank_released(kept, 10, InsecureSeededSource(3))[-1] == "x"
+    assert rank_released({}, 3, InsecureSeededSource(3)) == []
+
+
+def test_choose_unknown_domain_is_a_pure_function_of_public_parameters():
+    grid = [(10, eps, 1e-6, c) for eps in (0.1, 1.0) for c in (1, 5, 10)] + [(3, 0.5, 1e-9, 2)]
+    first = [choose_unknown_domain(*args)[0] for args in grid]
+    assert first == [choose_unknown_domain(*args)[0] for args in grid]  # deterministic
+    for best in first:
+        assert best.mechanism in ("laplace_histogram", "gaussian_histogram", "gumbel")
+        assert math.isfinite(best.gap)
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
+def test_one_contribution_runs_laplace_thresholding_at_scale_one_over_epsilon(eps):
+    """With one value per person the default is the Laplace threshold at scale 1/epsilon (the
+    mechanism OpenDP's ``then_laplace_threshold`` runs at the same guarantee)."""
+    best, _ = choose_unknown_domain(10, eps, 1e-6, 1)
+    assert best.mechanism == "laplace_histogram"
+    assert best.scale == pytest.approx(1 / eps)
+
+
+# ------------------------------------------------------------------------------------------
+# Policy set union, then the top k
+
+
+def test_policy_top_k_map_is_the_sum_of_its_stages():
+    """The map is the adaptive composition of the two stages, recomputed here independently
+    in exact fractions from the stages' own calibrations, and within the target."""
+    from fractions import Fraction
+
+    from dpselect.api import _plan
+    from dpselect.mechanisms.set_union import make_policy_set_union
+    from dpselect.recipes.unknown_domain import make_policy_top_k, policy_top_k_plan
+
+    for k, eps, delta, c in [(10, 1.0, 1e-6, 5), (3, 0.5, 1e-8, 2), (20, 2.0, 1e-6, 10)]:
+        plan = policy_top_k_plan(k, eps, delta, c)
+        m = make_policy_top_k(plan)
+        e1, d1 = make_policy_set_union(plan.set_union).map(1)
+        assert Fraction(e1) <= Fraction(eps) / 2 and Fraction(d1) <= Fraction(delta) / 2
+        got = m.map(1)
+        assert Fraction(got[0]) >= Fraction(e1) + Fraction(plan.epsilon_top_k)
+        assert Fraction(got[1]) >= Fraction(d1) + Fraction(plan.delta_top_k)
+        assert got[0] <= eps * (1 + 1e-15) and got[1] <= delta * (1 + 1e-15)
+        for n in (1, k, 5 * k):  # every top-k stage fits its share, whatever |S| is
+            top = _plan(n, min(k, n), plan.epsilon_top_k, plan.delta_top_k, "auto", False, c,
+                        None)  # fmt: skip
+            assert top.epsilon <= plan.epsilon_top_k and top.delta <= plan.delta_top_k
+        assert m.map(0) == (0.0, 0.0)
+        with pytest.raises(Exception, match="one person"):
+            m.map(2)
+
+
+def test_policy_top_k_returns_released_values_by_count():
+    from dpselect.recipes.unknown_domain import make_policy_top_k, policy_top_k_plan
+
+    plan = policy_top_k_plan(3, 2.0, 1e-6, 2)
+    persons = [["a", "b"]] * 300 + [["c"]] * 200 + [["d", "a"]] * 100 + [["e"]] * 2
+    values, counts = make_policy_top_k(plan, counts=True, source=InsecureSeededSource(4))(persons)
+    assert values == ["a", "b", "c"]
+    assert counts is not None and all(
+        abs(x - y) < 40 for x, y in zip(counts, [400, 300, 200], strict=True)
+    )
+    assert make_policy_top_k(plan, source=InsecureSeededSource(4))([]) == ([], None)
