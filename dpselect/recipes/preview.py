@@ -382,7 +382,9 @@ def preview_top_k(
                 if u.mechanism == "gumbel"
                 else "partition selection by thresholding, then " + METHOD_NAMES[u.mechanism]
             )
-            rows.append(TopKPreviewRow(u.mechanism, name, u.scale, "", u.gap, None, u is ud_best))
+            rows.append(
+                TopKPreviewRow(u.mechanism, name, u.scale, "", u.criterion, None, u is ud_best)
+            )
         return TopKPreview(k, None, eps, dlt, c, rows)
     n = check_int(n_candidates, "n_candidates", minimum=k)
     chosen, all_options = choose_top_k(k, n, eps, dlt, c)

@@ -42,7 +42,7 @@ from ..core.measures import Approximate, MaxDivergence
 from ..core.metrics import SymmetricDistance
 from ..data.partitions import person_values, value_counts
 from ..data.scores import top_values
-from ..mechanisms.choice import gap_needed, per_round_epsilon
+from ..mechanisms.choice import TARGET, gap_needed, per_round_epsilon
 from ..mechanisms.histogram_top_k import rank_noisy_counts
 from ..mechanisms.limited_domain import (
     limited_domain_accounting,
@@ -354,11 +354,27 @@ def partition_selection(
 
 @dataclass(frozen=True)
 class UnknownDomainOption:
-    """One calibrated unknown-domain top-k and the criterion's gap (smaller is better)."""
+    """One calibrated unknown-domain top-k and the criterion (smaller is better).
+
+    ``gap``: the ranking margin :func:`gap_needed` (the ``k`` leaders above
+    :data:`REFERENCE_OTHERS` values, all of them present); ``release``: the count each of the
+    ``k`` leaders needs to come through the threshold together with probability
+    :data:`~dpselect.mechanisms.choice.TARGET` when the other values are rare;
+    ``criterion = max(gap, release)`` (limited domain: its threshold sits on top of the
+    ranking margin, ``gap + release``). Equal criteria: the lower ``threshold`` wins.
+    """
 
     mechanism: str  # "laplace_histogram", "gaussian_histogram" or "gumbel" (limited domain)
     scale: float
     gap: float
+    release: float = 0.0
+    threshold: float = 0.0  # the threshold itself (limited domain: over the k_bar+1-th count)
+
+    @property
+    def criterion(self) -> float:
+        if self.mechanism == "gumbel":
+            return self.gap + self.release
+        return max(self.gap, self.release)
 
 
 def _ld_per_round(k: int, eps: float, delta: float) -> float:
@@ -366,21 +382,54 @@ def _ld_per_round(k: int, eps: float, delta: float) -> float:
     return per_round_epsilon("bounded_range", k, eps, delta / 2)[0]
 
 
+def _release_count(plan: ThresholdPlan, k: int) -> int:
+    """The least count ``threshold + t`` at which ``k`` values all pass the threshold with
+    probability at least ``TARGET`` (``P(Z <= -(t + 1)) <= 1 - TARGET^(1/k)``)."""
+    miss = 1 - TARGET ** (1 / k)
+    t = 0
+    while _lower_tail(plan, t + 1) > miss:
+        t += 1
+    return plan.threshold + t
+
+
 def choose_unknown_domain(
     k: int, epsilon: float, delta: float, max_contributions: int = 1
 ) -> tuple[UnknownDomainOption, list[UnknownDomainOption]]:
-    """The chosen unknown-domain path and every option: a pure function of public facts."""
+    """The chosen unknown-domain path and every option: a pure function of public facts.
+
+    The least ``criterion`` (:class:`UnknownDomainOption`) wins. The thresholds matter as much
+    as the ranking noise once ``max_contributions > 1``: Laplace thresholding's threshold grows
+    like ``c ln(c / delta) / epsilon``, Gaussian's like ``sqrt(c ln(c / delta)) / epsilon``,
+    the limited domain's like ``ln(c k_bar / delta) / eps_0`` over the ``(k_bar + 1)``-th
+    count (``bench/bench_utility.py --unknown-c``, docs/performance.md).
+    """
     n = k + REFERENCE_OTHERS
     options = []
     noises: tuple[Literal["laplace"], Literal["gaussian"]] = ("laplace", "gaussian")
     for noise in noises:
         plan = threshold_plan(noise, epsilon, delta, max_contributions)
         mech = f"{noise}_histogram"
-        options.append(UnknownDomainOption(mech, plan.scale, gap_needed(mech, k, n, plan.scale)))
-    scale = 1 / _ld_per_round(k, epsilon, delta)
-    options.append(UnknownDomainOption("gumbel", scale, gap_needed("gumbel", k, n, scale)))
+        options.append(
+            UnknownDomainOption(
+                mech,
+                plan.scale,
+                gap_needed(mech, k, n, plan.scale),
+                _release_count(plan, k),
+                plan.threshold,
+            )
+        )
+    per_round = _ld_per_round(k, epsilon, delta)
+    scale = 1 / per_round
+    ld_threshold = limited_domain_threshold(per_round, delta / 2, k + K_BAR_EXTRA,
+                                            max_contributions)  # fmt: skip
+    options.append(
+        UnknownDomainOption(
+            "gumbel", scale, gap_needed("gumbel", k, n, scale), ld_threshold, ld_threshold
+        )
+    )
     order = ["laplace_histogram", "gaussian_histogram", "gumbel"]
-    best = min(options, key=lambda o: (o.gap, order.index(o.mechanism)))
+    # equal criteria: the lower threshold (values near it are the ones at stake)
+    best = min(options, key=lambda o: (o.criterion, o.threshold, order.index(o.mechanism)))
     return best, options
 
 
