@@ -119,3 +119,41 @@ def test_policy_top_k_returns_released_values_by_count():
         abs(x - y) < 40 for x, y in zip(counts, [400, 300, 200], strict=True)
     )
     assert make_policy_top_k(plan, source=InsecureSeededSource(4))([]) == ([], None)
+
+
+def test_use_policy_top_k_is_a_pure_function_of_public_parameters():
+    from dpselect.recipes.unknown_domain import (
+        POLICY_MIN_EPSILON,
+        POLICY_TOP_K_MIN_CONTRIBUTIONS,
+        use_policy_top_k,
+    )
+
+    grid = [(10, e, d, c, s) for e in (0.1, 0.5, 2.0) for d in (1e-6,) for c in (1, 5, 10, 20)
+            for s in (False, True)]  # fmt: skip
+    first = [use_policy_top_k(*args) for args in grid]
+    assert first == [use_policy_top_k(*args) for args in grid]
+    for (_, e, _, c, s), got in zip(grid, first, strict=True):
+        assert got == (not s and c >= POLICY_TOP_K_MIN_CONTRIBUTIONS and e >= POLICY_MIN_EPSILON)
+
+
+def test_top_k_without_candidates_runs_policy_top_k_with_many_values_and_charges_once(tmp_path):
+    import pandas as pd
+
+    from dpselect import top_k
+    from dpselect.accounting.ledger import Ledger
+    from dpselect.recipes.unknown_domain import POLICY_TOP_K_NAME
+
+    rows = [(f"u{i}", v) for i in range(400) for v in ("a", "b")]
+    rows += [(f"w{i}", "c") for i in range(250)] + [(f"x{i}", f"r{i}") for i in range(30)]
+    df = pd.DataFrame(rows, columns=["user", "item"])
+    book = Ledger.create(tmp_path / "l.db", 2.0, 1e-5)
+    r = top_k(df, "item", 2, 1.0, delta=1e-6, privacy_unit="user", max_contributions=10,
+              counts=True, ledger=book, source=InsecureSeededSource(8))  # fmt: skip
+    assert r.mechanism == POLICY_TOP_K_NAME
+    assert set(r.candidates) == {"a", "b"} and r.counts is not None and len(r.counts) == 2
+    assert r.epsilon <= 1.0 * (1 + 1e-15) and r.delta <= 1e-6 * (1 + 1e-15)
+    assert len(book.entries()) == 1
+    assert book.spent() == pytest.approx((r.epsilon, r.delta))
+    r2 = top_k(df, "item", 2, 1.0, delta=1e-6, privacy_unit="user", max_contributions=2,
+               source=InsecureSeededSource(8))  # fmt: skip
+    assert r2.mechanism != POLICY_TOP_K_NAME  # thresholding with few values per person
