@@ -364,7 +364,12 @@ def preview_top_k(
     from ..mechanisms.choice import METHOD_NAMES, choose_top_k
     from ..mechanisms.topk_accuracy import histogram_halfwidth, selection_alpha
     from ..mechanisms.validate import check_delta, check_int
-    from .unknown_domain import choose_unknown_domain
+    from .unknown_domain import (
+        POLICY_TOP_K_NAME,
+        choose_unknown_domain,
+        policy_top_k_plan,
+        use_policy_top_k,
+    )
 
     k = check_int(k, "k", minimum=1)
     eps = float(check_epsilon(epsilon))
@@ -376,6 +381,20 @@ def preview_top_k(
         if dlt == 0:
             raise ParameterError("values from the data need delta > 0")
         ud_best, ud_options = choose_unknown_domain(k, eps, dlt, c)
+        policy = use_policy_top_k(k, eps, dlt, c) if c > 1 else False
+        if c > 1:  # a privacy unit: policy set union then the top k is available (DuckDB)
+            su = policy_top_k_plan(k, eps, dlt, c).set_union
+            rows.append(
+                TopKPreviewRow(
+                    "policy_top_k",
+                    POLICY_TOP_K_NAME,
+                    su.scale,
+                    "measured rule (use_policy_top_k); DuckDB engine",
+                    math.nan,
+                    None,
+                    policy,
+                )
+            )
         for u in ud_options:
             name = (
                 "limited-domain top-k (Durfee and Rogers 2019)"
@@ -383,7 +402,9 @@ def preview_top_k(
                 else "partition selection by thresholding, then " + METHOD_NAMES[u.mechanism]
             )
             rows.append(
-                TopKPreviewRow(u.mechanism, name, u.scale, "", u.criterion, None, u is ud_best)
+                TopKPreviewRow(
+                    u.mechanism, name, u.scale, "", u.criterion, None, u is ud_best and not policy
+                )
             )
         return TopKPreview(k, None, eps, dlt, c, rows)
     n = check_int(n_candidates, "n_candidates", minimum=k)
