@@ -54,6 +54,7 @@ from .validate import check_delta, check_epsilon, check_int, check_scale
 
 __all__ = [
     "ThresholdPlan",
+    "discrete_gaussian_tail",
     "make_optimal_partition_selection",
     "make_threshold_partition_selection",
     "optimal_release_probability",
@@ -205,6 +206,51 @@ def _laplace_tail_exponent(b: Fraction, c: int, delta: Fraction) -> int:
     return hi
 
 
+def discrete_gaussian_tail(sigma2: Fraction, m: int) -> float:
+    """An upper bound (rounded up) on ``P(Z >= m)``, ``Z`` discrete Gaussian with ``P(z)``
+    proportional to ``exp(-z^2 / (2 sigma2))`` on the integers (the law
+    :func:`~dpselect.sampling.discrete.sample_discrete_gaussian` samples), ``m >= 1``.
+
+    Exact sums in ``arb``: the numerator ``sum_{z >= m}`` up to ``M = m + ceil(12 sigma)`` plus
+    ``e^(-M^2/(2 sigma2)) / (1 - e^(-M/sigma2))`` for the rest (for ``z >= M``, ``z^2 >= M^2 +
+    2 M (z - M)``); the normaliser from below by its terms with ``|z| <= ceil(12 sigma)``. Tighter
+    than the sub-Gaussian ``exp(-m^2 / (2 sigma2))`` (CKS 2020, Corollary 9) by about
+    ``sigma / (m sqrt(2 pi))``.
+    """
+    if m < 1:
+        raise ParameterError(f"m must be at least 1, got {m}")
+    sigma = math.sqrt(float(sigma2))
+    width = math.ceil(12 * sigma) + 1
+
+    def formula() -> arb:
+        s2 = arb_of(sigma2)
+
+        def term(z: int) -> arb:
+            return (-arb(z) * arb(z) / (2 * s2)).exp()
+
+        top = m + width
+        num = sum((term(z) for z in range(m, top)), arb(0))
+        num += term(top) / (1 - (-arb(top) / s2).exp())
+        norm = 1 + 2 * sum((term(z) for z in range(1, width + 1)), arb(0))
+        return num / norm
+
+    return upper_float(evaluate(formula))
+
+
+def _least_gaussian_tail_exponent(sigma2: Fraction, c: int, delta: Fraction, start: int) -> int:
+    """The least ``m >= 1`` with ``c * discrete_gaussian_tail(sigma2, m) <= delta``, searched
+    below ``start`` (which satisfies it)."""
+
+    def ok(m: int) -> bool:
+        return c * Fraction(discrete_gaussian_tail(sigma2, m)) <= delta
+
+    lo, hi = 0, start  # ok(hi); lo not ok or 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
 def threshold_plan(
     noise: ThresholdNoise,
     epsilon: float,
@@ -234,35 +280,36 @@ def threshold_plan(
     if noise != "gaussian":
         raise ParameterError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
     d_thr, d_noise = dlt / 2, dlt / 2
-    # P(Z >= m) <= exp(-m^2 / (2 sigma^2)) (sigma^2-sub-Gaussian: CKS 2020, Corollary 9)
     lo_s, hi_s = 1e-3, 1e9
+    # c * P(Z >= m) <= d_thr is required below, so c (-ln(1 - p)) <= c (-ln(1 - d_thr / c)):
+    # the sigma search uses that bound (the threshold does not move epsilon otherwise).
+    p_cap = -math.log1p(-float(d_thr / c)) * (1 + 1e-9)
 
-    def plan_for(sigma: float) -> ThresholdPlan:
-        m = math.ceil(sigma * math.sqrt(2 * math.log(float(c / d_thr))) * (1 + 1e-9))
-        p = float_up(Fraction(math.exp(-(m * m) / (2 * sigma * sigma)) * (1 + 1e-12)))
+    def eps_for(sigma: float) -> Fraction:
         rho = Fraction(c) / (2 * Fraction(sigma) ** 2)
-        eps1 = zcdp_to_approx_dp(rho, d_noise)
-        spent = float_up(Fraction(eps1) + c * Fraction(-math.log1p(-p) * (1 + 1e-9)))
-        return ThresholdPlan(
-            "gaussian",
-            sigma,
-            m + 1,
-            c,
-            p,
-            spent,
-            float_up(d_noise + c * Fraction(p)),
-            float(d_noise),
-        )
+        return Fraction(zcdp_to_approx_dp(rho, d_noise)) + c * Fraction(p_cap)
 
     for _ in range(200):
         mid = math.sqrt(lo_s * hi_s)
-        if plan_for(mid).epsilon <= eps:
+        if eps_for(mid) <= eps:
             hi_s = mid
         else:
             lo_s = mid
         if hi_s / lo_s < 1 + 1e-9:
             break
-    return plan_for(hi_s)
+    sigma = hi_s
+    sigma2 = Fraction(sigma) ** 2
+    # the threshold: the least m with c P(Z >= m) <= d_thr, P by the exact tail (arb); the
+    # sub-Gaussian m (CKS 2020, Corollary 9) satisfies it and starts the search
+    start = math.ceil(sigma * math.sqrt(2 * math.log(float(c / d_thr))) * (1 + 1e-9)) + 1
+    m = _least_gaussian_tail_exponent(sigma2, c, d_thr, start)
+    p = discrete_gaussian_tail(sigma2, m)
+    rho = Fraction(c) / (2 * sigma2)
+    eps1 = zcdp_to_approx_dp(rho, d_noise)
+    spent = float_up(Fraction(eps1) + c * Fraction(-math.log1p(-p) * (1 + 1e-9)))
+    return ThresholdPlan(
+        "gaussian", sigma, m + 1, c, p, spent, float_up(d_noise + c * Fraction(p)), float(d_noise)
+    )
 
 
 def make_threshold_partition_selection(

@@ -109,11 +109,15 @@ def test_optimal_neighbours_by_exact_enumeration():
 
 
 def _law_threshold(hist, plan, span=60):
-    """Exact law of {value: noisy count} for discrete Laplace noise (truncated far tails)."""
-    b = plan.scale
-    q = math.exp(-1 / b)
+    """Exact law of {value: noisy count} for discrete Laplace or Gaussian noise (truncated far
+    tails, the Gaussian normalised over the span)."""
     z = np.arange(-span, span + 1)
-    pz = (1 - q) / (1 + q) * q ** np.abs(z)
+    if plan.noise == "laplace":
+        q = math.exp(-1 / plan.scale)
+        pz = (1 - q) / (1 + q) * q ** np.abs(z)
+    else:
+        w = np.exp(-(z.astype(float) ** 2) / (2 * plan.scale**2))
+        pz = w / w.sum()
     per_value = []
     for v in sorted(hist):
         n = hist[v]
@@ -214,3 +218,50 @@ def test_partition_selection_api_and_errors(tmp_path):
     Ledger.create(path, 2.0, 1e-5)
     dpselect.partition_selection(df, "v", 1.0, 1e-6, ledger=path)
     assert Ledger.open(path).spent() == (1.0, 1e-6)
+
+
+def _gaussian_tail_float(sigma: float, m: int) -> float:
+    """An independent float evaluation of P(Z >= m) for the discrete Gaussian (plain sums)."""
+    span = int(40 * sigma) + 50
+    w = [math.exp(-(z * z) / (2 * sigma * sigma)) for z in range(-span, span + 1)]
+    return math.fsum(w[span + m :]) / math.fsum(w)
+
+
+@pytest.mark.parametrize(
+    ("sigma", "m"), [(0.7, 1), (2.5, 3), (4.669, 24), (14.76, 80), (130.0, 690)]
+)
+def test_discrete_gaussian_tail_against_plain_sums(sigma, m):
+    from dpselect.mechanisms.partition_selection import discrete_gaussian_tail
+
+    got = discrete_gaussian_tail(Fraction(sigma) ** 2, m)
+    true = _gaussian_tail_float(sigma, m)
+    assert true * (1 - 1e-12) <= got <= true * (1 + 1e-9)
+    assert got <= math.exp(-(m * m) / (2 * sigma * sigma))  # never above the sub-Gaussian bound
+
+
+@pytest.mark.parametrize(("eps", "delta", "c"), [(1.0, 1e-6, 1), (1.0, 1e-6, 10), (0.1, 1e-6, 5)])
+def test_gaussian_threshold_is_the_least_by_the_exact_tail(eps, delta, c):
+    plan = threshold_plan("gaussian", eps, delta, c)
+    m = plan.threshold - 1  # a new value (count 1) passes when Z >= m
+    d_thr = delta / 2
+    assert c * _gaussian_tail_float(plan.scale, m) <= d_thr
+    assert c * _gaussian_tail_float(plan.scale, m - 1) > d_thr  # the least such threshold
+    # lower than the sub-Gaussian threshold it replaced
+    assert m < math.ceil(plan.scale * math.sqrt(2 * math.log(c / d_thr)))
+
+
+def test_gaussian_threshold_neighbours_by_exact_enumeration():
+    """c = 2, delta = 1e-2 (visible mass): a person adding 1 to a value at the threshold and
+    creating a new value needs at most the map's delta at its epsilon; a threshold 3 lower
+    needs more."""
+    plan = threshold_plan("gaussian", 1.0, 1e-2, 2)
+    d = {"a": plan.threshold, "b": 0}
+    d_plus = {"a": plan.threshold + 1, "b": 1}
+    law, law_plus = _law_threshold(d, plan), _law_threshold(d_plus, plan)
+    need = max(
+        _delta_needed(law, law_plus, plan.epsilon), _delta_needed(law_plus, law, plan.epsilon)
+    )
+    assert need <= plan.delta * (1 + 1e-6)
+    lower = type(plan)(**{**plan.__dict__, "threshold": plan.threshold - 3})
+    low, low_plus = _law_threshold(d, lower), _law_threshold(d_plus, lower)
+    assert _delta_needed(low, low_plus, plan.epsilon) > plan.delta
