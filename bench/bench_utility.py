@@ -17,6 +17,12 @@ use case of Gopi et al. 2020) and a Zipf sample of persons with 1-10 values each
 optimal rule with each person bounded to one value, Laplace / Gaussian thresholding and
 Policy Laplace / Policy Gaussian with ``c`` values, all at the same guarantee.
 
+``--unknown-c``: recall@10 without candidates when a person may hold ``c = 2, 5, 10`` values
+(airport name words, Zipf persons; recall against the unbounded counts): the ``auto`` path
+(thresholding chosen by ``choose_unknown_domain``), Laplace / Gaussian thresholding with ``c``
+values, ``make_policy_top_k`` with the set union on a quarter or half of epsilon, and Laplace
+thresholding with one value kept per person (a reference: a stricter bound).
+
 Metrics (mean over trials, 95% interval: Wilson for proportions, normal for means):
 - ``mode``: P(the true mode is returned), candidates = every value (public list);
 - ``p@5``, ``p@20``: top-k precision with the public list (a returned value counts when its
@@ -27,7 +33,9 @@ Metrics (mean over trials, 95% interval: Wilson for proportions, normal for mean
 Calibration, each to the same (epsilon, delta) at one person:
 - dpselect: ``mechanism="auto"`` (``dpselect.mechanisms.choice``) exactly as ``top_k`` runs it,
   applied to the count vector (``dpselect.api._plan``); unknown domain as
-  ``top_k(candidates=None)`` runs it after ``value_counts`` (``recipes.unknown_domain``).
+  ``top_k(candidates=None)`` runs it after ``value_counts`` (``recipes.unknown_domain``:
+  ``choose_unknown_domain``, the thresholding, ``rank_released`` with equal noisy counts in
+  random order).
 - OpenDP 0.16: ``make_noisy_top_k`` (MaxDivergence: exponential noise, peeled) with ``scale`` by
   ``binary_search_param`` at ``d_in = 1`` (``linf_distance(monotonic=True)``); with delta > 0 the
   zCDP Gumbel version converted by ``make_zCDP_to_approxDP`` and searched to epsilon at delta.
