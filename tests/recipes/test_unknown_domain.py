@@ -123,17 +123,19 @@ def test_policy_top_k_returns_released_values_by_count():
 
 def test_use_policy_top_k_is_a_pure_function_of_public_parameters():
     from dpselect.recipes.unknown_domain import (
-        POLICY_MIN_EPSILON,
         POLICY_TOP_K_MIN_CONTRIBUTIONS,
+        POLICY_TOP_K_MIN_EPSILON,
         use_policy_top_k,
     )
 
-    grid = [(10, e, d, c, s) for e in (0.1, 0.5, 2.0) for d in (1e-6,) for c in (1, 5, 10, 20)
+    grid = [(10, e, d, c, s) for e in (0.1, 0.5, 1.0, 2.0) for d in (1e-6,) for c in (1, 5, 10, 20)
             for s in (False, True)]  # fmt: skip
     first = [use_policy_top_k(*args) for args in grid]
     assert first == [use_policy_top_k(*args) for args in grid]
     for (_, e, _, c, s), got in zip(grid, first, strict=True):
-        assert got == (not s and c >= POLICY_TOP_K_MIN_CONTRIBUTIONS and e >= POLICY_MIN_EPSILON)
+        assert got == (
+            not s and c >= POLICY_TOP_K_MIN_CONTRIBUTIONS and e >= POLICY_TOP_K_MIN_EPSILON
+        )
 
 
 def test_top_k_without_candidates_runs_policy_top_k_with_many_values_and_charges_once(tmp_path):
