@@ -280,7 +280,10 @@ _ANCHOR_NOTE = (
 def anchored_levels(levels: list[Fraction]) -> list[Fraction]:
     """``[q_1 / 20, q_1, ..., q_m, 1 - (1 - q_m) / 20]``: two anchor levels near 0 and 1 that
     take up the empty stretches between the bounds and the data (docs/quantiles.md), or the
-    levels unchanged when their common denominator would exceed 10^6 (a public fact)."""
+    levels unchanged when a level is 0 or 1 (no room for an anchor) or when the common
+    denominator would exceed 10^6 (public facts)."""
+    if levels[0] == 0 or levels[-1] == 1:
+        return levels
     lows, highs = levels[0] / 20, 1 - (1 - levels[-1]) / 20
     out = [lows, *levels, highs]
     try:

@@ -422,3 +422,7 @@ def test_auto_adds_two_unreleased_anchor_levels_below_the_threshold():
     assert levels == [Fraction(1, 200), Fraction(1, 10), Fraction(9, 10), Fraction(199, 200)]
     odd = [Fraction(1, 999983), Fraction(1, 2)]
     assert anchored_levels(odd) == odd  # common denominator over 10^6: no anchors
+    ends = [Fraction(0), Fraction(1, 2), Fraction(1)]
+    assert anchored_levels(ends) == ends  # no room for an anchor below 0 or above 1
+    zero = quantile(data, "v", [0, 0.5], 0.1, bounds=(0, 2000), source=InsecureSeededSource(1))
+    assert len(zero.values) == 2 and "anchor" not in zero.method
