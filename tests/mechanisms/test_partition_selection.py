@@ -239,6 +239,33 @@ def test_discrete_gaussian_tail_against_plain_sums(sigma, m):
     assert got <= math.exp(-(m * m) / (2 * sigma * sigma))  # never above the sub-Gaussian bound
 
 
+@pytest.mark.parametrize(
+    ("sigma", "m"), [(200.5, 900), (250.0, 1300), (900.0, 5200), (3000.0, 3001)]
+)
+def test_discrete_gaussian_tail_closed_form_for_large_sigma(sigma, m):
+    """Above sigma 200 the tail is the normal tail from m - 1/2 (no sums): an upper bound on
+    the exact tail, within 10^-3 of it at threshold-like m."""
+    from dpselect.mechanisms.partition_selection import discrete_gaussian_tail
+
+    got = discrete_gaussian_tail(Fraction(sigma) ** 2, m)
+    true = _gaussian_tail_float(sigma, m)
+    assert true <= got <= true * (1 + 1e-3)
+    # below m - 1/2 < sigma: the trivial bound 1/2
+    assert discrete_gaussian_tail(Fraction(sigma) ** 2, int(sigma / 2)) == 0.5
+
+
+def test_gaussian_threshold_plan_is_fast_for_tiny_epsilon():
+    """sigma near 10^5 (epsilon 0.001, c = 256): the threshold search was 110 s with sums."""
+    import time
+
+    start = time.process_time()
+    plan = threshold_plan("gaussian", 0.001, 1e-12, 256)
+    assert time.process_time() - start < 20  # a hang guard, not a speed claim (bench/)
+    assert plan.epsilon <= 0.001 and plan.delta <= 1e-12
+    m = plan.threshold - 1
+    assert 256 * _gaussian_tail_float(plan.scale, m) <= 5e-13
+
+
 @pytest.mark.parametrize(("eps", "delta", "c"), [(1.0, 1e-6, 1), (1.0, 1e-6, 10), (0.1, 1e-6, 5)])
 def test_gaussian_threshold_is_the_least_by_the_exact_tail(eps, delta, c):
     plan = threshold_plan("gaussian", eps, delta, c)
