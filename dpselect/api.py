@@ -27,6 +27,7 @@ from .core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
 from .core.metrics import LInfDistance
 from .data.candidates import load_candidates
 from .data.scores import candidate_scores
+from .data.spark_engine import check_bounded_candidates
 from .data.tables import Table, open_table
 from .mechanisms.choice import (
     METHOD_NAMES,
@@ -528,6 +529,8 @@ def top_k(
         raise ParameterError("k_bar applies only without a candidates list (limited domain)")
     dlt = 0.0 if delta is None else float(check_delta(delta))
     cand_list = load_candidates(candidates)
+    if privacy_unit is not None:  # the bounding rule's 32-bit codes (public: the list's size)
+        check_bounded_candidates(len(cand_list))
     if k > len(cand_list):
         raise ParameterError(
             f"k must be at most the number of candidates ({len(cand_list)}), got {k}"

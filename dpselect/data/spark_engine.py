@@ -477,7 +477,9 @@ def _spark(frame: Any) -> Any:
 # A user keeps the max_contributions values of smallest (key, position) or (key, value).
 _M32 = 0xFFFFFFFF
 _FMIX32 = (("xs", 16), ("mul", 0x85EBCA6B), ("xs", 13), ("mul", 0xC2B2AE35), ("xs", 16))
-_POSITION_BITS = 31
+#: Candidate positions are 32-bit codes of the rule (docs/contribution_bounding.md), packed
+#: below the key: at most this many candidates with a privacy unit (both engines).
+MAX_BOUNDED_CANDIDATES = (1 << 32) - 1
 _FLOATING = ("FLOAT", "DOUBLE")
 
 
@@ -522,15 +524,38 @@ def _kept_per_user(rows: Any, unit_type: str, salt: int, m: int, coded: bool = F
     start = exploded.select("u", x.alias("x"), "_b", c.bitwiseXOR(f.col("_a")).alias("_x"))
     keyed = _fmix32_steps(start, ["u", "x"])
     if not coded:
-        # key * 2^31 + position: < 2^63, one long, distinct per (user, position) (the key is
-        # a bijection of the position for a fixed user) and equal for duplicate rows
-        packed = f.col("k") * f.lit(1 << _POSITION_BITS) + f.col("x")
-        ranked = keyed.select("u", packed.alias("p"))
-        low = f.lit((1 << _POSITION_BITS) - 1)
-        return _smallest_per_user(ranked, m).select(f.col("p").bitwiseAND(low).alias("x"))
+        ranked = keyed.select("u", _packed(f.col("k"), f.col("x")).alias("p"))
+        return _smallest_per_user(ranked, m).select(_unpacked(f.col("p")).alias("x"))
     # (key, value): the value breaks ties of the 32-bit codes, in Spark's order
     ranked = keyed.select("u", f.struct(f.col("k"), f.col("x")).alias("p"))
     return _smallest_per_user(ranked, m).select(f.col("p.x").alias("x"))
+
+
+def _packed(key: Any, position: Any) -> Any:
+    """``(key - 2^31) * 2^32 + position`` for a 32-bit key and a position below 2^32: one
+    signed long (no overflow: it lies in ``[-2^63, 2^63 - 1]``) ordered as ``(key,
+    position)``, distinct per (user, position) (the key is a bijection of the position for
+    a fixed user) and equal for duplicate rows. :func:`_unpacked` gives the position back."""
+    sql = _import_pyspark()
+    f = sql.functions
+    return (key - f.lit(1 << 31)) * f.lit(1 << 32) + position
+
+
+def _unpacked(packed: Any) -> Any:
+    """The position of :func:`_packed`: its low 32 bits (two's complement)."""
+    sql = _import_pyspark()
+    return packed.bitwiseAND(sql.functions.lit((1 << 32) - 1))
+
+
+def check_bounded_candidates(count: int) -> None:
+    """Public: with a privacy unit a candidate's code is its position, a 32-bit word
+    (docs/contribution_bounding.md, rule 4): at most :data:`MAX_BOUNDED_CANDIDATES`."""
+    if count > MAX_BOUNDED_CANDIDATES:
+        raise ParameterError(
+            f"candidates: at most {MAX_BOUNDED_CANDIDATES} (2^32 - 1) candidates with a "
+            f"privacy_unit (the bounding rule codes a candidate by its 32-bit position), "
+            f"got {count}"
+        )
 
 
 def _fmix32_steps(rows: Any, keep: Sequence[str]) -> Any:
@@ -659,6 +684,7 @@ def candidate_scores(
     unit_type = None
     if privacy_unit is not None:
         unit_type = table.require_column(privacy_unit, "privacy_unit")
+        check_bounded_candidates(len(candidates))
     scores = np.zeros(len(candidates), dtype=np.int64)
     frame = table.frame
     col, match_type = _numeric_match(f.col(column), duck_type, candidates)
