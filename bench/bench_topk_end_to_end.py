@@ -19,9 +19,10 @@ privacy unit (``user_id``: ``rows / 10`` users, so about 10 rows each, uniform) 
 same item column, and times in turns the plain ``GROUP BY item`` of *that* file, the scores
 with contribution bounding (``candidate_scores(..., privacy_unit="user_id",
 max_contributions=m)`` for m = 1 and 3, the privacy-unit path of ``top_k``) and the
-unknown-domain path (``top_values``, m = 1 and 3), printing each median wall time and process
-CPU time (all threads) and their ratios to the plain query (target: at most 2x, issue 14), and
-the load average. A "floor" row times only the join of every row with the candidates and
+unknown-domain path (``top_values``, m = 1 and 3), the same through the general SQL plan
+(CSV, JSON, frames; Parquet text uses dpselect.data.dictionary_scores), printing each
+median wall time and process CPU time (all threads) and their ratios to the plain query
+(target: at most 2x, issue 14), and the load average. A "floor" row times only the join of every row with the candidates and
 one integer ``min`` per user (no seed, no key): what any plan of the rule must at least do.
 ``--previous`` adds the plan before issue 14 (tests/data/previous_bounding_sql.py).
 ``--memory`` adds each query's peak resident memory, one spawned process per
@@ -172,6 +173,9 @@ def _peak_child(query: str, path: str, n_values: int) -> tuple[float, float]:
 
     candidates = value_names(n_values)
     table = open_table(path)
+    if query.startswith("sql"):
+        table.parquet_files = None  # the general SQL plan
+        query = query[3:]
     connection = duckdb.connect(":memory:")
     Path("/proc/self/clear_refs").write_text("5")
     before = _status_mb("VmRSS")
@@ -194,6 +198,8 @@ MEMORY_QUERIES = {
     "3": "unit, m=3: candidate_scores",
     "top_values1": "unit, m=1: top_values",
     "top_values3": "unit, m=3: top_values",
+    "sql1": "SQL plan, m=1: candidate_scores",
+    "sql3": "SQL plan, m=3: candidate_scores",
 }
 
 
@@ -228,6 +234,8 @@ def bounding_rows(
     from dpselect.data.scores import top_values
 
     table = open_table(path)
+    general = open_table(path)  # the same file through the general SQL plan
+    general.parquet_files = None
     fns: dict[str, Callable[[], Any]] = {
         "plain GROUP BY item (same file)": lambda: plain_query(path),
         "no unit: candidate_scores": lambda: candidate_scores(table, COLUMN, candidates),
@@ -242,6 +250,15 @@ def bounding_rows(
         ),
         "unit, m=3: top_values (no list)": lambda: top_values(
             table, COLUMN, 11, "user_id", 3, 12345
+        ),
+        "SQL plan, m=1: candidate_scores": lambda: candidate_scores(
+            general, COLUMN, candidates, "user_id", 1, 12345
+        ),
+        "SQL plan, m=3: candidate_scores": lambda: candidate_scores(
+            general, COLUMN, candidates, "user_id", 3, 12345
+        ),
+        "SQL plan, m=1: top_values": lambda: top_values(
+            general, COLUMN, 11, "user_id", 1, 12345
         ),
     }
     if floor:

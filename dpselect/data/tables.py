@@ -95,6 +95,9 @@ class Table:
     columns: dict[str, str] = field(default_factory=dict)  # name -> DuckDB type
     known: set[str] = field(default_factory=set)
     json_source: _JsonSource | None = None
+    #: The Parquet files behind ``data`` when it is exactly their columns (no declared schema):
+    #: lets :mod:`dpselect.data.dictionary_scores` read dictionary-encoded columns directly.
+    parquet_files: list[str] | None = None
 
     def require_column(self, column: Any, argument: str = "column") -> str:
         """The column's DuckDB type; :class:`DataError` naming ``argument`` if it is absent
@@ -300,7 +303,12 @@ def _open_file(
         columns = {name: schema.get(name, "VARCHAR") for name in names}
         return Table(connection, description, columns, set(schema))
     source_sql = f"read_parquet({sql_string(text)}, union_by_name = true)"
-    return _typed_table(connection, source_sql, description, schema)
+    table = _typed_table(connection, source_sql, description, schema)
+    if not schema:
+        # the files DuckDB's read_parquet reads (its own glob rules), from the paths alone
+        listed = connection.execute("SELECT file FROM glob(?)", [text]).fetchall()
+        table.parquet_files = [str(row[0]) for row in listed]
+    return table
 
 
 def _check_schema_columns(schema: dict[str, str], names: Any, description: str) -> None:

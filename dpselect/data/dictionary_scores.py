@@ -1,0 +1,311 @@
+"""Contribution bounding on Parquet files without hashing a string per row (issue 14).
+
+The rule is :mod:`dpselect.data.scores`'s, unchanged (docs/contribution_bounding.md): the
+same seeds, codes, keys and choice, so the same scores for the same salt. Only the plan
+differs. Parquet stores text columns dictionary-encoded per column chunk; pyarrow reads them
+as a dictionary (the distinct texts of the chunk) and one integer per row
+(``read_dictionary``), without hashing a string per row. So:
+
+- the candidate match (or, on the unknown-domain path, the value's rank) is computed once per
+  **dictionary entry**, by the very SQL of the general plan (:func:`~.scores.match_sql`; a
+  plain lookup when the candidates are distinct strings), and per row it is an integer
+  ``take``;
+- DuckDB then groups the integer pairs ``(user, position)`` by user, with each user's seed
+  (one md5 per user, on the grouped rows) and the list of its positions, and
+  :func:`~.scores.keep_smallest` (NumPy) keeps each user's ``m`` smallest keys, as the general
+  plan for ``m > 1`` does (:func:`~.scores._kept_counts`).
+
+The rows stream row group by row group (``iter_batches``), so only one batch of rows is held.
+
+The plan is chosen by public facts only: the source is Parquet files (their paths) with no
+declared schema, pyarrow is installed, and the files' schemas (metadata, not rows) give the
+value column as text and the unit as an integer, text or floating column, the same in every
+file. Errors and results never depend on the rows: rows whose value or unit is NULL (or a NaN
+unit) count for nobody, as in the general plan, and the unit is grouped by value by the same
+SQL (:func:`~.scores._unit_sql`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .tables import Table
+
+__all__ = ["dictionary_candidate_scores", "dictionary_files", "dictionary_top_values"]
+
+#: DuckDB unit types of the plan and the pyarrow types that DuckDB reads as them.
+_UNIT_TYPES = {
+    "TINYINT": ("int8",),
+    "SMALLINT": ("int16",),
+    "INTEGER": ("int32",),
+    "BIGINT": ("int64",),
+    "UTINYINT": ("uint8",),
+    "USMALLINT": ("uint16",),
+    "UINTEGER": ("uint32",),
+    "UBIGINT": ("uint64",),
+    "VARCHAR": ("string", "large_string"),
+    "FLOAT": ("float",),
+    "DOUBLE": ("double",),
+}
+_TEXT_TYPES = ("string", "large_string")
+_ROWS_VIEW = "dpselect_dictionary_rows"
+_DICTIONARY_VIEW = "dpselect_dictionary"
+_BATCH_ROWS = 1 << 20
+
+
+def dictionary_files(
+    table: Table, column: str, col_type: str, privacy_unit: str, unit_type: str
+) -> list[str] | None:
+    """The Parquet files to read directly, or ``None`` for the general SQL plan.
+
+    Public facts only: the table's source (Parquet files, no declared schema), DuckDB's column
+    types, the files' own schemas (footer metadata) and whether pyarrow is installed.
+    """
+    files = getattr(table, "parquet_files", None)
+    if not files or col_type.upper() != "VARCHAR" or unit_type.upper() not in _UNIT_TYPES:
+        return None
+    if column == privacy_unit:
+        return None
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:  # pragma: no cover - pyarrow is optional
+        return None
+    unit_arrow = _UNIT_TYPES[unit_type.upper()]
+    seen: set[tuple[str, str]] = set()
+    for path in files:
+        try:
+            schema = pq.read_schema(path)
+        except (OSError, ValueError):  # pragma: no cover - DuckDB read it; be safe
+            return None
+        if column not in schema.names or privacy_unit not in schema.names:
+            return None  # union_by_name fills the column with NULLs: the general plan
+        value_type = str(schema.field(column).type)
+        unit_type_arrow = str(schema.field(privacy_unit).type)
+        if value_type not in _TEXT_TYPES or unit_type_arrow not in unit_arrow:
+            return None
+        seen.add((value_type, unit_type_arrow))
+    if len(seen) != 1:
+        return None  # one stream has one schema
+    return list(files)
+
+
+class _Matcher:
+    """Dictionary entries -> the targets each matches (candidate positions or value ranks).
+
+    ``lookup``: the targets as one text array whose position is the target (distinct texts,
+    matched by equality: pyarrow's ``index_in``), or ``None`` to use DuckDB's SQL ``join_sql``
+    (a query of ``(k, i)`` pairs from the view of the dictionary ``(k, s)``). The last
+    dictionary's answer is reused while the dictionary is the same (one per column chunk).
+    """
+
+    def __init__(self, table: Table, lookup: Any, join_sql: str | None) -> None:
+        self.table, self.lookup, self.join_sql = table, lookup, join_sql
+        self._last: Any = None
+        self._answer: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
+
+    def match(self, dictionary: Any) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """``(starts, targets)``: entry ``k`` matches ``targets[starts[k]:starts[k + 1]]``;
+        one extra entry at the end (``len(dictionary)``, used for NULL rows) matches nothing."""
+        if self._answer is not None and self._last is not None and self._last.equals(dictionary):
+            return self._answer
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        size, given = len(dictionary), dictionary
+        if self.join_sql is None:
+            if dictionary.type != self.lookup.type:
+                dictionary = dictionary.cast(self.lookup.type)
+            found = pc.index_in(dictionary, value_set=self.lookup).fill_null(-1).to_numpy()
+            found = np.append(found.astype(np.int64), -1)
+            has = found >= 0
+            starts = np.zeros(size + 2, dtype=np.int64)
+            np.cumsum(has, out=starts[1:])
+            targets = found[has]
+        else:
+            keys = pa.array(np.arange(size, dtype=np.int64))
+            self.table.connection.register(_DICTIONARY_VIEW, pa.table({"k": keys, "s": dictionary}))
+            try:
+                pairs = self.table.connection.execute(self.join_sql).fetchnumpy()
+            finally:
+                self.table.connection.unregister(_DICTIONARY_VIEW)
+            k = np.asarray(pairs["k"], dtype=np.int64)
+            order = np.lexsort((np.asarray(pairs["i"], dtype=np.int64), k))
+            targets = np.asarray(pairs["i"], dtype=np.int64)[order]
+            starts = np.zeros(size + 2, dtype=np.int64)
+            np.cumsum(np.bincount(k, minlength=size + 1), out=starts[1:])
+        self._last, self._answer = given, (starts, targets)
+        return starts, targets
+
+
+def _row_batches(
+    files: Sequence[str], column: str, privacy_unit: str, matcher: _Matcher
+) -> Iterator[Any]:
+    """Record batches ``(privacy_unit, c)``: one row per (row, matched target), streamed."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for path in files:
+        reader = pq.ParquetFile(path, read_dictionary=[column])
+        for batch in reader.iter_batches(_BATCH_ROWS, columns=[privacy_unit, column]):
+            values = batch.column(column)
+            units = batch.column(privacy_unit)
+            if not isinstance(values, pa.DictionaryArray):  # pragma: no cover - defensive
+                values = values.dictionary_encode()
+            starts, targets = matcher.match(values.dictionary)
+            index = values.indices.fill_null(len(values.dictionary)).to_numpy()
+            if matcher.join_sql is None:  # at most one target per entry (distinct texts)
+                target = np.full(len(starts) - 1, -1, dtype=np.int64)
+                has = starts[1:] > starts[:-1]
+                target[has] = targets
+                found = target[index]
+                rows = np.flatnonzero(found >= 0)
+                c = found[rows].astype(np.uint32)
+            else:  # a row matching several targets is one pair per target
+                first = starts[index]
+                count = starts[index + 1] - first
+                rows = np.repeat(np.arange(len(index)), count)
+                offset = np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)
+                c = targets[first[rows] + offset].astype(np.uint32)
+            yield pa.record_batch([units.take(pa.array(rows)), pa.array(c)],
+                                  names=[privacy_unit, "c"])  # fmt: skip
+
+
+def _kept_from_stream(
+    table: Table,
+    files: Sequence[str],
+    column: str,
+    privacy_unit: str,
+    unit_type: str,
+    matcher: _Matcher,
+    m: int,
+    size: int,
+    codes: npt.NDArray[np.uint32] | None,
+    salt: int,
+    progress: Any,
+) -> npt.NDArray[np.int64]:
+    """How many users keep each target ``0 .. size - 1`` (:func:`~.scores._kept_counts`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from . import scores
+
+    unit_arrow = pq.read_schema(files[0]).field(privacy_unit).type
+    schema = pa.schema([(privacy_unit, unit_arrow), ("c", pa.uint32())])
+    stream = pa.RecordBatchReader.from_batches(
+        schema, _row_batches(files, column, privacy_unit, matcher)
+    )
+    unit, valid = scores._unit_sql(privacy_unit, unit_type)
+    seed = scores._md5_bits_sql(scores._hashed_text_sql("u", scores._unit_text_sql(unit_type)), 8)
+    sql = f"""
+        SELECT {seed} AS h, l
+        FROM (SELECT {unit} AS u, list(data.c) AS l FROM {_ROWS_VIEW} AS data
+              WHERE {valid} GROUP BY 1)
+    """
+    table.connection.register(_ROWS_VIEW, stream)
+    try:
+        return scores._kept_counts(
+            table, sql, {"salt": scores.salt_text(salt)}, m, size, codes, progress
+        )
+    finally:
+        table.connection.unregister(_ROWS_VIEW)
+
+
+def dictionary_candidate_scores(
+    table: Table,
+    files: Sequence[str],
+    column: str,
+    candidates: Sequence[Any],
+    privacy_unit: str,
+    unit_type: str,
+    m: int,
+    salt: int,
+    progress: Any = None,
+) -> npt.NDArray[np.int64]:
+    """:func:`~.scores.candidate_scores` with a privacy unit, on the files of
+    :func:`dictionary_files` (same rule, same scores; module docstring)."""
+    from . import scores
+
+    col_type = "VARCHAR"
+    distinct_text = all(isinstance(c, str) for c in candidates) and len(set(candidates)) == len(
+        candidates
+    )
+    if distinct_text:
+        from .candidates import as_arrow
+
+        lookup = as_arrow(candidates)
+        if lookup is None:  # pragma: no cover - as_arrow builds text arrays with pyarrow
+            import pyarrow as pa
+
+            lookup = pa.array(list(candidates), pa.string())
+        matcher = _Matcher(table, lookup, None)
+        return _kept_from_stream(table, files, column, privacy_unit, unit_type, matcher, m,
+                                 len(candidates), None, salt, progress)  # fmt: skip
+    col_match, cand_match = scores.match_sql("d.s", col_type, candidates)
+    # The dictionaries are matched while DuckDB reads the stream: on a cursor of their own (a
+    # query cannot use the connection that runs it), holding its own copy of the candidates.
+    helper = Table(table.connection.cursor(), table.description)
+    try:
+        with scores._candidates_source(helper, candidates, True) as (source, _):
+            join_sql = f"""SELECT d.k AS k, cands.i AS i
+                           FROM {_DICTIONARY_VIEW} AS d
+                           JOIN (SELECT {cand_match} AS v, i FROM {source}) AS cands
+                             ON {col_match} = cands.v"""
+            matcher = _Matcher(helper, None, join_sql)
+            return _kept_from_stream(table, files, column, privacy_unit, unit_type, matcher,
+                                     m, len(candidates), None, salt, progress)  # fmt: skip
+    finally:
+        helper.connection.close()
+
+
+def dictionary_top_values(
+    table: Table,
+    files: Sequence[str],
+    column: str,
+    limit: int,
+    privacy_unit: str,
+    unit_type: str,
+    m: int,
+    salt: int,
+    progress: Any = None,
+) -> list[tuple[Any, int]]:
+    """:func:`~.scores.top_values` with a privacy unit, on the files of
+    :func:`dictionary_files`: the distinct values come from the dictionaries (the entries some
+    row uses), their codes and ranks from the same SQL as the general plan."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from . import scores
+
+    # Pass 1: the distinct non-NULL values (entries referenced by a row), read from the
+    # value column alone; no string is hashed per row.
+    pieces = []
+    for path in files:
+        reader = pq.ParquetFile(path, read_dictionary=[column])
+        for batch in reader.iter_batches(_BATCH_ROWS, columns=[column]):
+            values = batch.column(0)
+            index = values.indices.drop_null().to_numpy()
+            used = np.bincount(index, minlength=len(values.dictionary)) > 0
+            pieces.append(values.dictionary.filter(pa.array(used)).cast(pa.string()))
+    distinct = pc.unique(pa.chunked_array(pieces, pa.string()))
+    code = scores._md5_bits_sql(scores._hashed_text_sql("v", "v"), 4)
+    table.connection.register(_DICTIONARY_VIEW, pa.table({"v": distinct}))
+    try:
+        vals = table.connection.sql(
+            f"""SELECT v, {code} AS w FROM {_DICTIONARY_VIEW} ORDER BY v""",
+            params={"salt": scores.salt_text(salt)},
+        ).to_arrow_table()
+    finally:
+        table.connection.unregister(_DICTIONARY_VIEW)
+    ordered = vals.column("v").combine_chunks()
+    codes = np.asarray(vals.column("w").to_numpy(), dtype=np.uint32)
+    matcher = _Matcher(table, ordered, None)
+    counts = _kept_from_stream(table, files, column, privacy_unit, unit_type, matcher, m,
+                               len(codes), codes, salt, progress)  # fmt: skip
+    ranks = np.flatnonzero(counts)
+    best = ranks[np.lexsort((ranks, -counts[ranks]))][: max(int(limit), 0)]
+    return [(ordered[int(r)].as_py(), int(counts[r])) for r in best]
