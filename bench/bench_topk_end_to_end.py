@@ -23,7 +23,8 @@ unknown-domain path (``top_values``, m = 1 and 3), the same through the general 
 (CSV, JSON, frames; Parquet text uses dpselect.data.dictionary_scores), printing each
 median wall time and process CPU time (all threads) and their ratios to the plain query
 (target: at most 2x, issue 14), and the load average. A "floor" row times only the join
-of every row with the candidates and one integer ``min`` per user (no seed, no key): what any plan of the rule must at least do.
+of every row with the candidates and one integer ``min`` per user (no seed, no key): what
+any plan of the rule must at least do.
 ``--previous`` adds the plan before issue 14 (tests/data/previous_bounding_sql.py).
 ``--memory`` adds each query's peak resident memory, one spawned process per
 query (same imports, table opened, then one query): the peak of the whole process and its growth
