@@ -19,8 +19,8 @@ privacy unit (``user_id``: ``rows / 10`` users, so about 10 rows each, uniform) 
 same item column, and times in turns the plain ``GROUP BY item`` of *that* file, the scores
 with contribution bounding (``candidate_scores(..., privacy_unit="user_id",
 max_contributions=m)`` for m = 1 and 3, the privacy-unit path of ``top_k``) and the
-unknown-domain path (``top_values``, m = 1 and 3), the same through the general SQL plan
-(CSV, JSON, frames; Parquet text uses dpselect.data.dictionary_scores), printing each
+unknown-domain path (``top_values``, m = 1 and 3), and m = 3 through the general SQL plan
+(CSV, JSON, frames; Parquet text with m > 1 uses dpselect.data.dictionary_scores), printing each
 median wall time and process CPU time (all threads) and their ratios to the plain query
 (target: at most 2x, issue 14), and the load average. A "floor" row times only the join
 of every row with the candidates and one integer ``min`` per user (no seed, no key): what
@@ -199,7 +199,6 @@ MEMORY_QUERIES = {
     "3": "unit, m=3: candidate_scores",
     "top_values1": "unit, m=1: top_values",
     "top_values3": "unit, m=3: top_values",
-    "sql1": "SQL plan, m=1: candidate_scores",
     "sql3": "SQL plan, m=3: candidate_scores",
 }
 
@@ -252,14 +251,8 @@ def bounding_rows(
         "unit, m=3: top_values (no list)": lambda: top_values(
             table, COLUMN, 11, "user_id", 3, 12345
         ),
-        "SQL plan, m=1: candidate_scores": lambda: candidate_scores(
-            general, COLUMN, candidates, "user_id", 1, 12345
-        ),
         "SQL plan, m=3: candidate_scores": lambda: candidate_scores(
             general, COLUMN, candidates, "user_id", 3, 12345
-        ),
-        "SQL plan, m=1: top_values": lambda: top_values(
-            general, COLUMN, 11, "user_id", 1, 12345
         ),
     }
     if floor:

@@ -503,11 +503,13 @@ def candidate_scores(
     unit_type = None
     if privacy_unit is not None:
         unit_type = table.require_column(privacy_unit, "privacy_unit")
-    if privacy_unit is not None and unit_type is not None:
+    if privacy_unit is not None and unit_type is not None and int(max_contributions) > 1:
+        # Parquet text read as dictionaries (public facts only; m = 1 stays on the SQL plan,
+        # which measured faster: docs/performance.md)
         from .dictionary_scores import dictionary_candidate_scores, dictionary_files
 
         files = dictionary_files(table, column, col_type, privacy_unit, unit_type)
-        if files is not None:  # Parquet text read as dictionaries (public facts only)
+        if files is not None:
             return dictionary_candidate_scores(table, files, column, candidates, privacy_unit,
                                                unit_type, int(max_contributions), salt,
                                                progress)  # fmt: skip
@@ -639,12 +641,6 @@ def top_values(
     params: dict[str, Any] = {}
     if privacy_unit is not None:
         unit_type = table.require_column(privacy_unit, "privacy_unit")
-        from .dictionary_scores import dictionary_files, dictionary_top_values
-
-        files = dictionary_files(table, column, col_type, privacy_unit, unit_type)
-        if files is not None:  # Parquet text read as dictionaries (public facts only)
-            return dictionary_top_values(table, files, column, limit, privacy_unit, unit_type,
-                                         int(max_contributions), salt, progress)  # fmt: skip
         unit, valid = _unit_sql(privacy_unit, unit_type)
         v_text = canonical_text_sql("v", "DOUBLE" if _is_floating(col_type) else col_type)
         code = _md5_bits_sql(_hashed_text_sql("v", v_text), 4)
