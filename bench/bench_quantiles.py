@@ -169,7 +169,8 @@ def held_out_datasets() -> dict[str, tuple[np.ndarray, tuple[float, float]]]:
         "cars horsepower": (vega.cars()["Horsepower"].dropna().to_numpy(float), (0.0, 400.0)),
         "seattle wind": (vega.seattle_weather()["wind"].to_numpy(float), (0.0, 20.0)),
         "penguin flipper mm": (
-            penguins["flipper_length_mm"].dropna().to_numpy(float), (100.0, 300.0)
+            penguins["flipper_length_mm"].dropna().to_numpy(float),
+            (100.0, 300.0),
         ),
         "penguin bill mm": (penguins["bill_length_mm"].dropna().to_numpy(float), (20.0, 80.0)),
         "exponential(20)": (np.random.default_rng(11).exponential(20.0, 5000), (0.0, 300.0)),

@@ -278,10 +278,8 @@ def bounding_rows(
         )
 
         for m in (1, 3):
-            fns[f"previous plan, m={m}: candidate_scores"] = (
-                lambda m=m: previous_candidate_scores(  # type: ignore[misc]
-                    table, COLUMN, candidates, "user_id", m, 12345
-                )
+            fns[f"previous plan, m={m}: candidate_scores"] = lambda m=m: previous_candidate_scores(  # type: ignore[misc]
+                table, COLUMN, candidates, "user_id", m, 12345
             )
         fns["previous plan, m=1: top_values"] = lambda: previous_top_values(
             table, COLUMN, 11, "user_id", 1, 12345

@@ -355,6 +355,7 @@ def test_cli_delta_candidates_plan_and_keys(tmp_path, capsys):
 
     data = str(ROOT / "examples" / "visits.parquet")
     cands = str(ROOT / "examples" / "sites.txt")
+
     def run(*args):
         with pytest.raises(SystemExit) as exit_info:
             main(list(args))

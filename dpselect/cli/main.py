@@ -480,9 +480,7 @@ def budget_show(ledger: str, as_json: bool) -> None:
             info["spent"]["rho"] = book.spent_rho()
             info["remaining"]["rho"] = book.remaining_rho()
             # remaining epsilon of a zCDP ledger: the largest single pure-DP query that fits
-            info["remaining"]["exponential_mechanism_epsilon"] = sqrt_down(
-                8 * book.remaining_rho()
-            )
+            info["remaining"]["exponential_mechanism_epsilon"] = sqrt_down(8 * book.remaining_rho())
         click.echo(json.dumps(info, sort_keys=True))
         return
     table = Table(title=f"ledger {book.path} ({book.accounting} accounting)")

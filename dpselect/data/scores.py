@@ -42,7 +42,7 @@ import hashlib
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -497,7 +497,13 @@ def candidate_scores(
         from . import spark_engine
 
         return spark_engine.candidate_scores(
-            table, column, candidates, privacy_unit, max_contributions, salt, progress  # type: ignore[arg-type]
+            cast(Any, table),
+            column,
+            candidates,
+            privacy_unit,
+            max_contributions,
+            salt,
+            progress,
         )
     col_type = table.require_column(column)
     unit_type = None
@@ -634,7 +640,13 @@ def top_values(
         from . import spark_engine
 
         return spark_engine.top_values(
-            table, column, limit, privacy_unit, max_contributions, salt, progress  # type: ignore[arg-type]
+            cast(Any, table),
+            column,
+            limit,
+            privacy_unit,
+            max_contributions,
+            salt,
+            progress,
         )
     col_type = table.require_column(column)
     col = normalised_sql(f"data.{_quote(column)}", col_type)

@@ -106,7 +106,9 @@ def contribution_counts(table: Any, column: str, privacy_unit: str) -> np.ndarra
 
 
 def contribution_scores(
-    counts: Any, candidates: list[int], release_epsilon: Fraction | None = None,
+    counts: Any,
+    candidates: list[int],
+    release_epsilon: Fraction | None = None,
     penalties: list[Fraction] | None = None,
 ) -> list[Fraction]:
     """``sum_u min(c_u, L) - penalty(L)`` for each candidate ``L`` (exact).
@@ -148,9 +150,7 @@ def _table(data: Any, schema: Any) -> Table:
     return open_table(data, schema=schema)
 
 
-def _gem(
-    candidates: list[int], epsilon: Fraction, beta: float, source: RandomSource | None
-) -> Any:
+def _gem(candidates: list[int], epsilon: Fraction, beta: float, source: RandomSource | None) -> Any:
     return make_generalized_exponential_mechanism(
         candidates,
         lambda scores, L: scores[L],

