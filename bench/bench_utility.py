@@ -59,6 +59,7 @@ import math
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -320,25 +321,33 @@ def keys_released(persons: list[list[str]], method: str, eps: float, delta: floa
     return len(make_threshold_partition_selection(plan, counts=False)(dict(counts)))
 
 
-def set_union_table(trials: int, log: Any = None) -> str:
-    delta = 1e-6
-    data = {"airport name words": airport_name_words(), "Zipf persons": zipf_persons()}
+def _per_method_table(
+    data: dict[str, Any],
+    cs: tuple[int, ...],
+    methods: Any,
+    run: Callable[[Any, str, float, int, np.random.Generator], float],
+    digits: int,
+    seed: int,
+    trials: int,
+    log: Any,
+) -> str:
+    """A Markdown table: one row per (data, eps, c), the mean [95% interval] of ``run`` per
+    method over ``trials``, and the best method (``(overlaps)`` when not clear of the rest)."""
     lines = [
-        "| data | eps | c | " + " | ".join(SET_UNION_METHODS) + " | best |",
-        "|" + " --- |" * (4 + len(SET_UNION_METHODS)),
+        "| data | eps | c | " + " | ".join(methods) + " | best |",
+        "|" + " --- |" * (4 + len(methods)),
     ]
-    rng = np.random.default_rng(5)
+    rng = np.random.default_rng(seed)
     for name, persons in data.items():
         for eps in EPSILONS:
-            for c in (2, 5, 10):
+            for c in cs:
                 row = [name, f"{eps:g}", str(c)]
                 means = {}
-                for method in SET_UNION_METHODS:
-                    xs = [float(keys_released(persons, method, eps, delta, c, rng))
-                          for _ in range(trials)]  # fmt: skip
+                for method in methods:
+                    xs = [float(run(persons, method, eps, c, rng)) for _ in range(trials)]
                     m, lo, hi = mean_ci(xs)
                     means[method] = (m, lo, hi)
-                    row.append(f"{m:.1f} [{lo:.1f}, {hi:.1f}]")
+                    row.append(f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]")
                     if log is not None:
                         log.write(json.dumps({"data": name, "epsilon": eps, "c": c,
                                               "method": method, "mean": m, "lo": lo,
@@ -350,6 +359,20 @@ def set_union_table(trials: int, log: Any = None) -> str:
                 row.append(best + ("" if clear else " (overlaps)"))
                 lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
+
+
+def set_union_table(trials: int, log: Any = None) -> str:
+    data = {"airport name words": airport_name_words(), "Zipf persons": zipf_persons()}
+    return _per_method_table(
+        data,
+        (2, 5, 10),
+        SET_UNION_METHODS,
+        lambda persons, method, eps, c, rng: keys_released(persons, method, eps, 1e-6, c, rng),
+        1,
+        5,
+        trials,
+        log,
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -412,40 +435,24 @@ def unknown_c_recall(persons: list[list[str]], method: str, k: int, eps: float, 
 
 def unknown_c_table(trials: int, log: Any = None, cs: tuple[int, ...] = (2, 5, 10),
                     names: tuple[str, ...] = ("words", "zipf")) -> str:  # fmt: skip
-    delta = 1e-6
     data = {
         label: load()
         for key, label, load in (("words", "airport name words", airport_name_words),
                                  ("zipf", "Zipf persons", zipf_persons))
         if key in names
     }  # fmt: skip
-    lines = [
-        "| data | eps | c | " + " | ".join(UNKNOWN_C_METHODS) + " | best |",
-        "|" + " --- |" * (4 + len(UNKNOWN_C_METHODS)),
-    ]
-    rng = np.random.default_rng(7)
-    for name, persons in data.items():
-        for eps in EPSILONS:
-            for c in cs:
-                row = [name, f"{eps:g}", str(c)]
-                means = {}
-                for method in UNKNOWN_C_METHODS:
-                    xs = [unknown_c_recall(persons, method, 10, eps, delta, c, rng)
-                          for _ in range(trials)]  # fmt: skip
-                    m, lo, hi = mean_ci(xs)
-                    means[method] = (m, lo, hi)
-                    row.append(f"{m:.3f} [{lo:.3f}, {hi:.3f}]")
-                    if log is not None:
-                        log.write(json.dumps({"data": name, "epsilon": eps, "c": c,
-                                              "method": method, "mean": m, "lo": lo,
-                                              "hi": hi, "trials": trials}) + "\n")  # fmt: skip
-                        log.flush()
-                best = max(means, key=lambda k: means[k][0])
-                rivals = [means[k] for k in means if k != best]
-                clear = all(means[best][1] > r[2] for r in rivals)
-                row.append(best + ("" if clear else " (overlap)"))
-                lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines)
+    return _per_method_table(
+        data,
+        cs,
+        UNKNOWN_C_METHODS,
+        lambda persons, method, eps, c, rng: unknown_c_recall(
+            persons, method, 10, eps, 1e-6, c, rng
+        ),
+        3,
+        7,
+        trials,
+        log,
+    )
 
 
 # ------------------------------------------------------------------------------------------
