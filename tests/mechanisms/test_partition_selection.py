@@ -20,6 +20,7 @@ from dpselect.mechanisms.partition_selection import (
 )
 from dpselect.recipes.unknown_domain import _noise_halfwidth, _sure_release_count
 from dpselect.sampling.source import InsecureSeededSource
+from tests.release_laws import delta_needed, independent_release_law
 
 Z = 4.9  # two-sided normal quantile of 1e-6
 
@@ -71,22 +72,8 @@ def test_optimal_release_law_by_simulation(broken):
 
 def _law_optimal(hist, eps, delta):
     """Exact law of the released set: independent Bernoulli(pi(n_v))."""
-    values = sorted(hist)
-    law = {}
-    for keep in itertools.product([False, True], repeat=len(values)):
-        p = 1.0
-        for v, k in zip(values, keep, strict=True):
-            q = optimal_release_probability(hist[v], eps, delta) if hist[v] > 0 else 0.0
-            p *= q if k else 1 - q
-        law[frozenset(v for v, k in zip(values, keep, strict=True) if k)] = p
-    return law
-
-
-def _delta_needed(p, q, eps):
-    keys = set(p) | set(q)
-    return max(
-        sum(max(0.0, p.get(o, 0) - math.exp(eps) * q.get(o, 0)) for o in keys),
-        sum(max(0.0, q.get(o, 0) - math.exp(eps) * p.get(o, 0)) for o in keys),
+    return independent_release_law(
+        {v: optimal_release_probability(n, eps, delta) if n > 0 else 0.0 for v, n in hist.items()}
     )
 
 
@@ -98,12 +85,12 @@ def test_optimal_neighbours_by_exact_enumeration():
     m = make_optimal_partition_selection(eps, delta)
     e_map, d_map = m.map(1)
     for other in (d_plus, d_plus2):
-        need = _delta_needed(_law_optimal(d, eps, delta), _law_optimal(other, eps, delta), e_map)
+        need = delta_needed(_law_optimal(d, eps, delta), _law_optimal(other, eps, delta), e_map)
         assert need <= d_map * (1 + 1e-9)
     # the check can fail: the new value needs all of delta, the grown one needs epsilon
     law = _law_optimal(d, eps, delta)
-    assert _delta_needed(law, _law_optimal(d_plus, eps, delta), e_map) > d_map / 2
-    assert _delta_needed(law, _law_optimal(d_plus2, eps, delta), e_map / 2) > d_map
+    assert delta_needed(law, _law_optimal(d_plus, eps, delta), e_map) > d_map / 2
+    assert delta_needed(law, _law_optimal(d_plus2, eps, delta), e_map / 2) > d_map
     with pytest.raises(PrivacyMapError):
         m.map(2)
 
@@ -140,11 +127,11 @@ def test_threshold_neighbours_by_exact_enumeration():
     assert plan.scale == 2.0 and plan.epsilon == 1.0
     d = {"a": plan.threshold, "b": 0}
     d_plus = {"a": plan.threshold + 1, "b": 1}
-    need = _delta_needed(_law_threshold(d, plan), _law_threshold(d_plus, plan), plan.epsilon)
+    need = delta_needed(_law_threshold(d, plan), _law_threshold(d_plus, plan), plan.epsilon)
     assert need <= plan.delta * (1 + 1e-6)
     # a threshold one lower breaks the stated delta
     lower = type(plan)(**{**plan.__dict__, "threshold": plan.threshold - 3})
-    need_low = _delta_needed(_law_threshold(d, lower), _law_threshold(d_plus, lower), plan.epsilon)
+    need_low = delta_needed(_law_threshold(d, lower), _law_threshold(d_plus, lower), plan.epsilon)
     assert need_low > plan.delta
 
 
@@ -285,10 +272,8 @@ def test_gaussian_threshold_neighbours_by_exact_enumeration():
     d = {"a": plan.threshold, "b": 0}
     d_plus = {"a": plan.threshold + 1, "b": 1}
     law, law_plus = _law_threshold(d, plan), _law_threshold(d_plus, plan)
-    need = max(
-        _delta_needed(law, law_plus, plan.epsilon), _delta_needed(law_plus, law, plan.epsilon)
-    )
+    need = max(delta_needed(law, law_plus, plan.epsilon), delta_needed(law_plus, law, plan.epsilon))
     assert need <= plan.delta * (1 + 1e-6)
     lower = type(plan)(**{**plan.__dict__, "threshold": plan.threshold - 3})
     low, low_plus = _law_threshold(d, lower), _law_threshold(d_plus, lower)
-    assert _delta_needed(low, low_plus, plan.epsilon) > plan.delta
+    assert delta_needed(low, low_plus, plan.epsilon) > plan.delta

@@ -7,7 +7,6 @@ person order and the recipe."""
 from __future__ import annotations
 
 import collections
-import itertools
 import math
 
 import numpy as np
@@ -33,6 +32,7 @@ from dpselect.mechanisms.set_union import (
     set_union_plan,
 )
 from dpselect.sampling.source import InsecureSeededSource
+from tests.release_laws import delta_needed, independent_release_law
 
 Z = 4.9  # two-sided normal quantile of 1e-6
 
@@ -177,22 +177,8 @@ def _tail(noise, scale, x):
 
 
 def _law(weights, plan, units):
-    items = sorted(weights)
-    probs = [_tail(plan.noise, plan.scale, plan.rho - weights[v] / units) for v in items]
-    law = {}
-    for keep in itertools.product([False, True], repeat=len(items)):
-        q = 1.0
-        for p, k in zip(probs, keep, strict=True):
-            q *= p if k else 1 - p
-        law[frozenset(v for v, k in zip(items, keep, strict=True) if k)] = q
-    return law
-
-
-def _delta_needed(p, q, eps):
-    keys = set(p) | set(q)
-    return max(
-        sum(max(0.0, p.get(o, 0) - math.exp(eps) * q.get(o, 0)) for o in keys),
-        sum(max(0.0, q.get(o, 0) - math.exp(eps) * p.get(o, 0)) for o in keys),
+    return independent_release_law(
+        {v: _tail(plan.noise, plan.scale, plan.rho - w / units) for v, w in weights.items()}
     )
 
 
@@ -206,7 +192,7 @@ def _worst_over_neighbours(plan, persons_list, extras):
                 h2 = policy_weights(
                     [*persons[:pos], extra, *persons[pos:]], plan.noise, plan.cutoff_units
                 )
-                worst = max(worst, _delta_needed(_law(h, plan, units), _law(h2, plan, units),
+                worst = max(worst, delta_needed(_law(h, plan, units), _law(h2, plan, units),
                                                  plan.epsilon))  # fmt: skip
     return worst
 
