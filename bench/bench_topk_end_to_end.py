@@ -267,6 +267,17 @@ def bounding_rows(
             pa.table({"v": pa.array(candidates), "i": np.arange(len(candidates))}),
         )
         fns["floor: join + GROUP BY user, no key"] = lambda: table.query(floor_sql)
+        # Lower still: no candidates, no seed, DuckDB's own (non-cryptographic) hash. The
+        # cheapest m = 1 rule conceivable (each user's item of least hash, then a count per
+        # item), and the per-user grouping alone, which every per-user rule must do.
+        fns["floor: arg_min per user, no join"] = lambda: table.query(
+            f"SELECT {COLUMN}, count(*) FROM (SELECT arg_min({COLUMN}, hash(user_id, "
+            f"{COLUMN})) AS {COLUMN} FROM data GROUP BY user_id) GROUP BY 1 "
+            "ORDER BY 2 DESC LIMIT 10"
+        )
+        fns["floor: DISTINCT user_id alone"] = lambda: table.query(
+            "SELECT count(*) FROM (SELECT DISTINCT user_id FROM data)"
+        )
     if previous:
         # The plan before issue 14 (kept as the tests' reference): same rule, same scores.
         import sys
