@@ -26,7 +26,7 @@ from .core.measurement import Measurement
 from .core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
 from .core.metrics import LInfDistance
 from .data.candidates import load_candidates
-from .data.scores import candidate_scores
+from .data.scores import candidate_scores, match_multiplicity
 from .data.spark_engine import check_bounded_candidates
 from .data.tables import Table, open_table
 from .mechanisms.choice import (
@@ -551,8 +551,16 @@ def top_k(
             zcdp_ledger,
         )
     m = int(max_contributions)
-    plan = _plan(len(cand_list), k, eps, dlt, mech, counts, m, source, zcdp_ledger)
+    # The histograms' L1 sensitivity (selection needs only L-infinity 1): with a privacy unit
+    # the bound m; without, one row adds 1 to every candidate its value matches, and two
+    # candidates may match one value ("7" and "07" on an integer column): the most that do,
+    # a public fact of the list and the column's type (data.scores.match_multiplicity).
+    c = m if privacy_unit is not None else match_multiplicity(table.require_column(column),
+                                                               cand_list)  # fmt: skip
+    plan = _plan(len(cand_list), k, eps, dlt, mech, counts, c, source, zcdp_ledger)
     parameters = _parameters(column, k, eps, dlt, len(cand_list), privacy_unit, m, mech, plan)
+    if c != m:
+        parameters["score_l1_sensitivity"] = c
     query = _Query(table, column, k, cand_list, privacy_unit, counts, source, progress)
 
     def release() -> TopKResult:

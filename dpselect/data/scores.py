@@ -31,9 +31,11 @@ type from the schema and the candidates' Python types), never by the rows:
   convert matches nothing).
 
 Two candidates that convert to the same value (``"7"`` and ``"07"`` for an integer column,
-``4`` and ``4.0`` on a text column) both count its rows: one row then moves two scores, each
-still by at most 1, which is all the selection maps use (L-infinity, monotonic). The column's
-type never depends on the rows (:mod:`dpselect.data.tables`), so neither does this matching.
+``4`` and ``4.0`` on a text column) both count its rows: without a privacy unit one row then
+moves two scores, each by at most 1. The selection maps use only that (L-infinity,
+monotonic); the noisy histograms use the L1 / L2 sensitivity, which is then the public
+:func:`match_multiplicity` (the most candidates one value matches), not 1. The column's type
+never depends on the rows (:mod:`dpselect.data.tables`), so neither does this matching.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ __all__ = [
     "canonical_text_sql",
     "fmix32",
     "keep_smallest",
+    "match_multiplicity",
     "match_sql",
     "normalised_sql",
     "numeric_candidate_type",
@@ -470,6 +473,42 @@ def match_sql(column_sql: str, col_type: str, candidates: Sequence[Any]) -> tupl
         integral = f"CASE WHEN {as_double} = floor({as_double}) THEN {as_int} END"
         return integral, "TRY_CAST(c AS BIGINT)"
     return column_sql, f"TRY_CAST(c AS {col_type})"
+
+
+def match_multiplicity(col_type: str, candidates: Sequence[Any]) -> int:
+    """The most candidates that one value of a ``col_type`` column matches (:func:`match_sql`).
+
+    Public: it reads the column's type and the candidates, never the rows (the candidates are
+    cast and grouped in a DuckDB of their own). Without a privacy unit one row adds 1 to the
+    score of every candidate its value matches, so this is the L1 sensitivity (and the squared
+    L2 sensitivity at most) of the rows-are-people scores: 1, unless two candidates convert to
+    one value (``4`` and ``4.0`` on a text column, ``"7"`` and ``"07"`` on an integer one).
+    With a privacy unit the bounding rule keeps candidate *positions*, so such candidates
+    count toward ``max_contributions`` like any others.
+    """
+    import duckdb
+
+    _, cand_match = match_sql("x", col_type, candidates)
+    con = duckdb.connect(":memory:")
+    try:
+        holder = cast(Table, _ConnectionOnly(con))
+        with _candidates_source(holder, candidates, False) as (source, params):
+            row = con.execute(
+                f"""SELECT coalesce(max(n), 1) FROM (
+                        SELECT count(*) AS n FROM (SELECT {cand_match} AS v FROM {source})
+                        WHERE v IS NOT NULL GROUP BY v)""",
+                params or None,
+            ).fetchone()
+    finally:
+        con.close()
+    return int(row[0]) if row is not None else 1
+
+
+class _ConnectionOnly:
+    """What :func:`_candidates_source` uses of a table: its connection."""
+
+    def __init__(self, connection: Any) -> None:
+        self.connection = connection
 
 
 # ----------------------------------------------------------------------------------------
