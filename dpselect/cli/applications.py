@@ -96,7 +96,7 @@ _CONFIDENCE = click.option(
     required=True,
     multiple=True,
     type=float,
-    help="Quantile level in [0, 1] (0.5: the median); repeat for several (epsilon is split).",
+    help="Quantile level in [0, 1] (0.5: the median); repeat for several (see --method).",
 )
 @click.option("--epsilon", required=True, type=float, help="Total privacy cost.")
 @click.option(
