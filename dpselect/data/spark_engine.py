@@ -341,6 +341,11 @@ MAX_CELLS = 1 << 20
 def grid_size(lo: float, hi: float, resolution: float | None) -> int:
     """``G = ceil((hi - lo) / w)`` cells (``w`` default ``(hi - lo) / 10^6``), 1 to
     :data:`MAX_CELLS`."""
+    if not math.isfinite(hi - lo):
+        raise ParameterError(
+            f"bounds ({lo:g}, {hi:g}) are too wide for the Spark engine's grid: hi - lo "
+            "overflows a float"
+        )
     w = float(resolution) if resolution is not None else (hi - lo) / 10**6
     return int(min(MAX_CELLS, max(1, math.ceil((hi - lo) / w))))
 
@@ -843,9 +848,13 @@ def grid_counts(
     rows = table.frame.select(x.alias("x")).where(f.col("x").isNotNull() & ~f.isnan("x"))
     lo, hi = float(lo), float(hi)
     scale = float(cells) / (hi - lo)
-    raw = f.floor((f.col("x") - f.lit(lo)) * f.lit(scale))
+    # The estimate from the clamped row: ``floor`` of an unclamped one far outside the bounds
+    # (an infinity, 1e20) overflows a long, which ANSI Spark raises as an error, after the
+    # charge (privacy audit 2026-11-22). Clamped, the product is at most about ``cells``.
+    clamped = f.least(f.greatest(f.col("x"), f.lit(lo)), f.lit(hi))
+    raw = f.floor((clamped - f.lit(lo)) * f.lit(scale))
     est = rows.select(
-        f.least(f.greatest(f.col("x"), f.lit(lo)), f.lit(hi)).alias("x"),
+        clamped.alias("x"),
         f.least(f.greatest(raw, f.lit(0)), f.lit(cells - 1)).cast("long").alias("j"),
     )
 
@@ -872,7 +881,7 @@ def grid_cell(
     scale = float(cells) / (hi - lo)
     x = np.clip(np.asarray(values, dtype=np.float64), lo, hi)
     with np.errstate(invalid="ignore", over="ignore"):
-        raw = np.floor((np.asarray(values, dtype=np.float64) - lo) * scale)
+        raw = np.floor((x - lo) * scale)
     j = np.clip(raw, 0, cells - 1).astype(np.int64)
 
     def edge(k: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
