@@ -53,3 +53,38 @@ def test_match_multiplicity_is_one_for_distinct_matches():
     assert match_multiplicity("VARCHAR", [4, 5]) == 1
     assert match_multiplicity("BIGINT", ["x", "y"]) == 1  # nothing converts: nothing matches
     assert match_multiplicity("DOUBLE", ["1", "1.0", "1e0", "2"]) == 3
+
+
+# ----------------------------------------------------------------------------------------
+# Parquet text that is not valid UTF-8: DuckDB's reader raised "Invalid string encoding ...
+# value "\xFF\xFE" is not valid UTF8!" in the score query, after the charge: one row decided
+# whether the release failed, and the message printed its bytes. Now each such value is read
+# with every invalid byte as "?" (a rule row by row), by both plans.
+
+
+def _parquet_with_invalid_utf8(path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    raw = [b"a", b"\xff\xfe", b"b", b"a", b"x\xc3", b"??", b"a"]
+    text = pa.array(raw, pa.binary()).view(pa.string())  # no validation: as a writer may
+    pq.write_table(pa.table({"s": text, "u": [1, 2, 3, 4, 5, 6, 1]}), path)
+    replaced = ["a", "??", "b", "a", "x?", "??", "a"]  # DuckDB's utf8_validation='replace'
+    return pd.DataFrame({"s": replaced, "u": [1, 2, 3, 4, 5, 6, 1]})
+
+
+def test_parquet_text_that_is_not_utf8_is_read_row_by_row(tmp_path):
+    from dpselect.recipes.unknown_domain import partition_selection
+
+    path = str(tmp_path / "bad.parquet")
+    same = _parquet_with_invalid_utf8(path)
+    table, frame = open_table(path), open_table(same)
+    for cands in (["a", "??", "x?", "b"], ["a", "??", 4]):  # the lookup and the SQL matcher
+        for unit, m in ((None, 1), ("u", 1), ("u", 2), ("u", 3)):
+            got = candidate_scores(table, "s", cands, unit, m, 5)
+            np.testing.assert_array_equal(got, candidate_scores(frame, "s", cands, unit, m, 5))
+    src = InsecureSeededSource(3)
+    top_k(path, "s", 1, 1.0, candidates=["a", "b"], source=src)
+    top_k(path, "s", 1, 1.0, delta=1e-6, source=src)
+    top_k(path, "s", 1, 1.0, delta=1e-6, privacy_unit="u", max_contributions=10, source=src)
+    partition_selection(path, "s", 1.0, 1e-6, privacy_unit="u", max_contributions=2, source=src)

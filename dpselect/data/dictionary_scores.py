@@ -113,6 +113,31 @@ class _Matcher:
         self._last: Any = None
         self._answer: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
 
+    def _valid_utf8(self, dictionary: Any) -> Any:
+        """``dictionary`` itself, or, when an entry is not valid UTF-8, every entry as
+        DuckDB's Parquet reader reads it (``utf8_validation = 'replace'``: each invalid byte
+        ``?``; ``decode(blob, 'replace')`` is the same rule), so that both plans see the same
+        text (pyarrow reads the bytes unchecked, and DuckDB would refuse them below)."""
+        import duckdb
+        import pyarrow as pa
+
+        try:
+            dictionary.validate(full=True)
+            return dictionary
+        except pa.ArrowInvalid:
+            pass
+        raw = dictionary.view(pa.large_binary() if dictionary.type == pa.large_string()
+                              else pa.binary())  # fmt: skip
+        # a connection of its own: this runs while the query of the rows reads the stream
+        con = duckdb.connect(":memory:")
+        try:
+            con.register("raw", pa.table({"b": raw}))
+            relation = con.sql("SELECT decode(b, 'replace') AS s FROM raw")
+            fixed = (getattr(relation, "to_arrow_table", None) or relation.arrow)()
+        finally:
+            con.close()
+        return fixed.column(0).combine_chunks().cast(dictionary.type)
+
     def match(self, dictionary: Any) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """``(starts, targets)``: entry ``k`` matches ``targets[starts[k]:starts[k + 1]]``;
         one extra entry at the end (``len(dictionary)``, used for NULL rows) matches nothing."""
@@ -122,6 +147,7 @@ class _Matcher:
         import pyarrow.compute as pc
 
         size, given = len(dictionary), dictionary
+        dictionary = self._valid_utf8(dictionary)
         if self.join_sql is None:
             if dictionary.type != self.lookup.type:
                 dictionary = dictionary.cast(self.lookup.type)

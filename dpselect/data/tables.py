@@ -302,7 +302,12 @@ def _open_file(
         connection.execute(f"CREATE TEMP VIEW data AS {sql}")
         columns = {name: schema.get(name, "VARCHAR") for name in names}
         return Table(connection, description, columns, set(schema))
-    source_sql = f"read_parquet({sql_string(text)}, union_by_name = true)"
+    # Text that is not valid UTF-8: every invalid byte read as "?", row by row (the default
+    # 'strict' raised in the score query, after the charge, on one such row; privacy audit
+    # 2026-11-22). data.dictionary_scores reads the dictionaries by the same rule.
+    source_sql = (
+        f"read_parquet({sql_string(text)}, union_by_name = true, utf8_validation = 'replace')"
+    )
     table = _typed_table(connection, source_sql, description, schema)
     if not schema:
         # the files DuckDB's read_parquet reads (its own glob rules), from the paths alone
