@@ -88,3 +88,36 @@ def test_parquet_text_that_is_not_utf8_is_read_row_by_row(tmp_path):
     top_k(path, "s", 1, 1.0, delta=1e-6, source=src)
     top_k(path, "s", 1, 1.0, delta=1e-6, privacy_unit="u", max_contributions=10, source=src)
     partition_selection(path, "s", 1.0, 1e-6, privacy_unit="u", max_contributions=2, source=src)
+
+
+# ----------------------------------------------------------------------------------------
+# A pandas object column holding a str that is not encodable as UTF-8 (a lone surrogate, as
+# os.fsdecode or errors="surrogateescape" make): DuckDB's conversion raised in the score
+# query, after the charge. Now each such character is read as "?", value by value.
+
+
+class _SurrogateText:
+    def __str__(self):
+        return "o\udc80"
+
+
+class _NoText:
+    def __str__(self):
+        raise RuntimeError("no text")
+
+
+def test_pandas_text_that_is_not_utf8_is_read_row_by_row():
+    from dpselect.recipes.unknown_domain import partition_selection
+
+    odd = ["\ud800x", "a\udcff", _SurrogateText(), _NoText(), "a", None, 3, "a"]
+    units = pd.Series([1, 2, "\udc00", 4, 5, 6, 7, 1], dtype=object)
+    data = pd.DataFrame({"s": pd.Series(odd, dtype=object), "u": units})
+    same = pd.DataFrame({"s": ["?x", "a?", "o?", None, "a", None, "3", "a"], "u": list("12?45671")})
+    cands = ["a", "?x", "a?", "o?", "3", "x"]
+    for unit, m in ((None, 1), ("u", 1), ("u", 2)):
+        got = candidate_scores(open_table(data), "s", cands, unit, m, 5)
+        want = candidate_scores(open_table(same), "s", cands, unit, m, 5)
+        np.testing.assert_array_equal(got, want)
+    src = InsecureSeededSource(3)
+    top_k(data, "s", 1, 1.0, candidates=["a", "b"], source=src)
+    partition_selection(data, "s", 1.0, 1e-6, privacy_unit="u", max_contributions=2, source=src)

@@ -401,6 +401,63 @@ def _is_frame(obj: Any) -> bool:
     return module in _FRAME_MODULES
 
 
+def _utf8_safe_text(value: Any) -> Any:
+    """One value of a pandas object column as DuckDB can read it: a ``str`` as is, with every
+    character that UTF-8 cannot encode (a lone surrogate) as ``?``; numbers, bytes and missing
+    values as they are (DuckDB converts them); any other object as its ``str()`` by the same
+    rule, missing when ``str()`` raises. Row by row, never raising."""
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "replace").decode("utf-8")
+    if value is None or isinstance(value, (bool, int, float, bytes)):
+        return value
+    try:
+        text = str(value)
+    except Exception:
+        return None
+    return _utf8_safe_text(text)
+
+
+def _utf8_safe_pandas(frame: Any) -> Any:
+    """``frame`` with its object columns mapped by :func:`_utf8_safe_text` (a copy; other
+    columns shared). DuckDB's conversion of a str holding a lone surrogate (``os.fsdecode``,
+    ``errors="surrogateescape"``) raised in the score query, after the charge, on that one
+    row (privacy audit 2026-11-22)."""
+    import numpy as np
+
+    objects = [  # NumPy object columns only (not pandas extension types such as categories)
+        i
+        for i, dtype in enumerate(frame.dtypes)
+        if isinstance(dtype, np.dtype) and dtype.kind == "O"
+    ]
+    if not objects:
+        return frame
+    out = frame.copy(deep=False)
+    for i in objects:
+        if _plain_utf8_text(frame.iloc[:, i]):
+            continue  # the map would be the identity
+        column = frame.iloc[:, i].map(_utf8_safe_text, na_action="ignore").astype(object)
+        out.isetitem(i, column)
+    return out
+
+
+def _plain_utf8_text(column: Any) -> bool:
+    """Whether every value is a UTF-8-encodable str or missing (pyarrow's conversion, in C:
+    about 10x faster than the Python map, which it makes unnecessary when it succeeds)."""
+    try:
+        import pyarrow as pa
+
+        pa.array(column, type=pa.string(), from_pandas=True)
+    except Exception:  # not installed, a non-str value, or a lone surrogate: map it
+        return False
+    return True
+
+
 def open_table(data: Any, schema: Any = None) -> Table:
     """Open ``data``: a path (CSV, TSV, JSON lines, JSON, their ``.gz``; Parquet, a Parquet
     glob or directory) or a pandas/polars/pyarrow table.
@@ -422,6 +479,8 @@ def open_table(data: Any, schema: Any = None) -> Table:
     if isinstance(data, (str, os.PathLike)):
         return _open_file(data, connection, declared)
     if _is_frame(data):
+        if type(data).__module__.split(".")[0] == "pandas":
+            data = _utf8_safe_pandas(data)
         connection.register(_FRAME_VIEW, data)
         description = f"the {type(data).__module__.split('.')[0]} table"
         return _typed_table(connection, _FRAME_VIEW, description, declared)
