@@ -121,3 +121,15 @@ def test_pandas_text_that_is_not_utf8_is_read_row_by_row():
     src = InsecureSeededSource(3)
     top_k(data, "s", 1, 1.0, candidates=["a", "b"], source=src)
     partition_selection(data, "s", 1.0, 1e-6, privacy_unit="u", max_contributions=2, source=src)
+
+
+def test_match_multiplicity_of_long_lists():
+    # 1024 candidates and more go to DuckDB as an Arrow table (the path of long lists)
+    many = [f"s{i}" for i in range(3000)]
+    assert match_multiplicity("VARCHAR", many) == 1
+    assert match_multiplicity("BIGINT", [*many, "7", "07"]) == 2
+    assert match_multiplicity("DOUBLE", [float(i) for i in range(3000)]) == 1
+    data = pd.DataFrame({"v": [7, 7, 3]})
+    got = top_k(data, "v", 2, 1.0, candidates=[str(i) for i in range(2000)] + ["07"],
+                mechanism="laplace_histogram", source=InsecureSeededSource(1))  # fmt: skip
+    assert got.parameters["score_l1_sensitivity"] == 2

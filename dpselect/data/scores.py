@@ -488,20 +488,22 @@ def match_multiplicity(col_type: str, candidates: Sequence[Any]) -> int:
     """
     import duckdb
 
+    if _is_text(col_type) and all(isinstance(c, str) for c in candidates):
+        return 1  # text matched as text: distinct candidates (load_candidates), one value each
     _, cand_match = match_sql("x", col_type, candidates)
     con = duckdb.connect(":memory:")
     try:
         holder = cast(Table, _ConnectionOnly(con))
         with _candidates_source(holder, candidates, False) as (source, params):
-            row = con.execute(
+            rows = con.execute(
                 f"""SELECT coalesce(max(n), 1) FROM (
                         SELECT count(*) AS n FROM (SELECT {cand_match} AS v FROM {source})
                         WHERE v IS NOT NULL GROUP BY v)""",
                 params or None,
-            ).fetchone()
+            ).fetchall()  # every row fetched: the registered view is dropped after this
     finally:
         con.close()
-    return int(row[0]) if row is not None else 1
+    return int(rows[0][0]) if rows else 1
 
 
 class _ConnectionOnly:
