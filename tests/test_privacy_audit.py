@@ -121,6 +121,12 @@ def test_pandas_text_that_is_not_utf8_is_read_row_by_row():
     src = InsecureSeededSource(3)
     top_k(data, "s", 1, 1.0, candidates=["a", "b"], source=src)
     partition_selection(data, "s", 1.0, 1e-6, privacy_unit="u", max_contributions=2, source=src)
+    # pandas' string dtype with Python storage holds such a str too
+    text = pd.DataFrame({"s": pd.Series(["\ud800x", "a", None], dtype="string[python]")})
+    got = candidate_scores(open_table(text), "s", cands)
+    np.testing.assert_array_equal(
+        got, candidate_scores(open_table(same.iloc[[0, 4, 5]]), "s", cands)
+    )
 
 
 def test_match_multiplicity_of_long_lists():

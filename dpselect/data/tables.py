@@ -430,10 +430,11 @@ def _utf8_safe_pandas(frame: Any) -> Any:
     row (privacy audit 2026-11-22)."""
     import numpy as np
 
-    objects = [  # NumPy object columns only (not pandas extension types such as categories)
+    objects = [  # columns of Python objects: NumPy object, and pandas' string[python]
         i
         for i, dtype in enumerate(frame.dtypes)
-        if isinstance(dtype, np.dtype) and dtype.kind == "O"
+        if (isinstance(dtype, np.dtype) and dtype.kind == "O")
+        or (type(dtype).__name__ == "StringDtype" and getattr(dtype, "storage", "") == "python")
     ]
     if not objects:
         return frame
