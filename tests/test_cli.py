@@ -213,3 +213,22 @@ def test_budget_errors(tmp_path, ledger):
         assert result.stderr.startswith("error:") and len(result.stderr.strip().splitlines()) == 1
         assert "Traceback" not in result.stderr
     assert Ledger.open(str(ledger)).budget == (1.5, 1e-5)  # not overwritten
+
+
+def test_plan_weighs_candidates_that_match_one_value(tmp_path, capsys):
+    """--plan calibrates the histograms as top_k does: '4' and '04' both match the integer 4
+    (one row moves two scores: match_multiplicity 2), read from the type and the list only."""
+    import json
+
+    from dpselect.cli.main import main
+    from dpselect.recipes.preview import preview_top_k
+
+    path = tmp_path / "d.csv"
+    path.write_text("v\n4\n5\n4\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["top-k", str(path), "--column", "v", "--k", "1", "--epsilon", "1",
+              "--candidates", "4,04,5", "--schema", "v:BIGINT", "--plan", "--json"])  # fmt: skip
+    assert exit_info.value.code == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown == json.loads(json.dumps(preview_top_k(1, 3, 1.0, 0.0, 2).to_dict()))
+    assert shown != json.loads(json.dumps(preview_top_k(1, 3, 1.0, 0.0, 1).to_dict()))

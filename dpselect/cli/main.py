@@ -270,7 +270,20 @@ def _run_selection(
     elif auto_fraction is not None:
         raise click.UsageError("--auto-fraction applies only with --max-contributions auto")
     if plan:
-        _print_plan(k, candidates, epsilon, delta, int(max_contributions), as_json)
+        from ..data.candidates import load_candidates
+
+        listed = file_or_list(candidates, "--candidates")
+        cand_list = None if listed is None else load_candidates(listed)
+        c = int(max_contributions)
+        if privacy_unit is None and cand_list is not None:
+            # As top_k weighs them: one row moves every candidate its value matches (the
+            # column's type and the list only: data.scores.match_multiplicity; no row read).
+            from ..data.scores import match_multiplicity
+            from ..data.tables import open_table
+
+            table = open_table(open_data(file, engine, spark_master), schema=schema)
+            c = match_multiplicity(table.require_column(column), cand_list)
+        _print_plan(k, None if cand_list is None else len(cand_list), epsilon, delta, c, as_json)
         return
     from ..api import top_k
 
@@ -300,16 +313,14 @@ def _run_selection(
 
 def _print_plan(
     k: int,
-    candidates: str | None,
+    n: int | None,
     epsilon: float,
     delta: float | None,
     max_contributions: int,
     as_json: bool,
 ) -> None:
-    from ..data.candidates import load_candidates
     from ..recipes.preview import preview_top_k
 
-    n = None if candidates is None else len(load_candidates(candidates))
     result = preview_top_k(k, n, epsilon, delta or 0.0, max_contributions)
     if as_json:
         click.echo(json.dumps(result.to_dict(), sort_keys=True))
