@@ -407,10 +407,21 @@ def _as_double(col: Any, duck_type: str) -> Any:
 def typed_candidates(candidates: Sequence[Any], duck_type: str) -> Any:
     """A pyarrow table ``(v, i)``: the candidates cast to ``duck_type`` by DuckDB's
     ``TRY_CAST`` (the oracle's rule) and their positions; candidates that do not convert are
-    left out (they match nothing)."""
+    left out (they match nothing).
+
+    Text candidates for a text column skip DuckDB: ``TRY_CAST`` of text to ``VARCHAR`` is the
+    identity, so the table is the Arrow array and its positions, the NULLs left out (the same
+    table, 0.05-0.15 s sooner for 10^5 candidates)."""
+    array = as_arrow(candidates)
+    if duck_type == "VARCHAR" and array is not None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
+            positions = pa.array(np.arange(len(array), dtype=np.int64))
+            return pa.table({"v": array, "i": positions}).filter(pc.is_valid(array))
     con = duckdb.connect(":memory:")
     try:
-        array = as_arrow(candidates)
         if array is not None:
             import pyarrow as pa
 
@@ -437,18 +448,46 @@ def typed_candidates(candidates: Sequence[Any], duck_type: str) -> Any:
         con.close()
 
 
+#: Candidates per row of the candidate frame (:func:`_candidate_frame`): a row holds two
+#: arrays, so a Java array never comes near its 2^31 - 1 element limit.
+CANDIDATES_PER_ROW = 1 << 20
+
+
 def _candidate_frame(spark: Any, typed: Any, spark_type: Any) -> Any:
-    """A two-column frame ``(v, i)`` of the typed candidates (Arrow; no Python object per
-    candidate with pyspark 4, pandas with 3.5)."""
+    """A two-column frame ``(v, i)`` of the typed candidates.
+
+    Built from a few rows of two arrays (values, positions; at most
+    :data:`CANDIDATES_PER_ROW` each), unpacked by ``inline(arrays_zip(v, i))`` on the
+    executors. The same rows as a local relation of one row per candidate, but a plan of one
+    row per 2^20 candidates: with 10^5 candidates the optimizer took 0.2-0.3 s over a local
+    relation of 10^5 rows (plan comparisons over its rows), and 0.04-0.06 s over one row.
+    Arrow throughout with pyspark 4 (pandas with 3.5)."""
+    import pyarrow as pa
+
     sql = _import_pyspark()
+    f = sql.functions
     t = sql.types
+    n = typed.num_rows
+    values = typed.column("v").combine_chunks()
+    positions = typed.column("i").combine_chunks().cast(pa.int64())
+    cuts = pa.array([*range(0, n, CANDIDATES_PER_ROW), n], pa.int32())
+    table = pa.table(
+        {
+            "v": pa.ListArray.from_arrays(cuts, values),
+            "i": pa.ListArray.from_arrays(cuts, positions),
+        }
+    )
     schema = t.StructType(
-        [t.StructField("v", spark_type, True), t.StructField("i", t.LongType(), True)]
+        [
+            t.StructField("v", t.ArrayType(spark_type, True), True),
+            t.StructField("i", t.ArrayType(t.LongType(), True), True),
+        ]
     )
     try:
-        return spark.createDataFrame(typed, schema)  # pyspark >= 4: a pyarrow table
+        packed = spark.createDataFrame(table, schema)  # pyspark >= 4: a pyarrow table
     except (TypeError, ValueError):  # pragma: no cover - pyspark 3.5
-        return spark.createDataFrame(typed.to_pandas(), schema)
+        packed = spark.createDataFrame(table.to_pandas(), schema)
+    return packed.select(f.inline(f.arrays_zip(f.col("v"), f.col("i"))))
 
 
 def _fetch_pairs(frame: Any) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:

@@ -107,3 +107,19 @@ def test_grid_histogram_is_rounding_down_to_the_grid(datasets):
             table = open_table(frame)
             stand_in = table.histogram_values(column, bounds=(0.5, 8.0), resolution=7.5 / 64)
             np.testing.assert_array_equal(np.sort(stand_in), np.sort(points[cells]))
+
+
+def test_many_candidates_in_a_frame_of_several_rows(datasets, monkeypatch):
+    """1,500 text candidates on a text column (an Arrow array: no DuckDB cast) and integers on
+    an integer column, in a candidate frame of several rows (``CANDIDATES_PER_ROW`` lowered to
+    7, the last row shorter): the same scores as DuckDB, with and without a privacy unit."""
+    from dpselect.data import spark_engine
+
+    monkeypatch.setattr(spark_engine, "CANDIDATES_PER_ROW", 7)
+    many = {"s": [str(i) for i in range(1500)] + ["07", ""], "x": list(range(-3, 1497))}
+    for arrow, frame in datasets:
+        for column, cands in many.items():
+            for kw in ({}, {"privacy_unit": "user", "max_contributions": 2, "salt": 5}):
+                expected = _scores(arrow, column, cands, **kw)
+                got = _scores(frame, column, cands, **kw)
+                np.testing.assert_array_equal(got, expected, err_msg=f"{column} {kw}")
