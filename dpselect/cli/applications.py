@@ -130,11 +130,13 @@ _CONFIDENCE = click.option(
 )
 @click.option(
     "--method",
-    type=click.Choice(["auto", "split", "recursive", "joint"]),
+    type=click.Choice(["auto", "split", "recursive", "joint", "tree"]),
     default="auto",
     show_default=True,
-    help="Several --q: 'joint' (Gillenwater et al. 2021, with --bounds; auto for 2-20 levels), "
-    "'recursive' (Kaplan et al. 2022, with --bounds; auto above 20) or 'split' (epsilon / m).",
+    help="Several --q with --bounds: 'tree' (a hierarchical histogram with exact discrete "
+    "Laplace noise) or 'joint' (Gillenwater et al. 2021); auto for 2-20 levels spends 1/20 of "
+    "epsilon on a noisy row count N and runs the tree if epsilon N < 1000, else joint; "
+    "'recursive' (Kaplan et al. 2022; auto above 20) or 'split' (epsilon / m).",
 )
 @_CONFIDENCE
 @_LEDGER

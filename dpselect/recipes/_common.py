@@ -10,7 +10,7 @@ import math
 import os
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -87,15 +87,17 @@ def charge_then_release(
     epsilon: float,
     mechanism: str,
     parameters: dict[str, Any],
+    kind: Literal["pure", "bounded_range"] = "bounded_range",
 ) -> T:
-    """Charge ``epsilon`` (an exponential mechanism: bounded range), then run ``release``.
+    """Charge ``epsilon``, then run ``release``.
 
-    Every recipe here is an exponential mechanism or a composition of them, which is
-    ``epsilon``-bounded-range (so ``epsilon^2 / 8``-zCDP in a zCDP ledger, seed 004).
+    By default as an exponential mechanism or a composition of them, which is
+    ``epsilon``-bounded-range (so ``epsilon^2 / 8``-zCDP in a zCDP ledger, seed 004);
+    ``kind="pure"`` for anything that adds Laplace noise (``epsilon^2 / 2``-zCDP).
     """
     if book is None:
         return release()
-    return book.charge_then(release, epsilon, 0.0, mechanism, parameters, kind="bounded_range")
+    return book.charge_then(release, epsilon, 0.0, mechanism, parameters, kind=kind)
 
 
 def check_confidence(confidence: Any) -> float:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -60,8 +60,10 @@ from ..mechanisms.quantile_score import (
     rank_excess_of_candidates,
     score_sensitivity,
 )
+from ..mechanisms.quantile_tree import make_tree_quantiles, tree_accuracy
 from ..mechanisms.validate import check_user_epsilon
-from ..sampling.source import RandomSource
+from ..sampling.discrete import sample_discrete_laplace
+from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     CONFIDENCE,
     NUMERIC_TYPES,
@@ -85,7 +87,15 @@ __all__ = [
 F64 = npt.NDArray[np.float64]
 #: ``method="auto"`` uses the joint mechanism for 2 to this many levels (docs/quantiles.md).
 JOINT_AUTO_MAX_LEVELS = 20
-_METHODS = ("auto", "split", "recursive", "joint")
+_METHODS = ("auto", "split", "recursive", "joint", "tree")
+#: The tree's shape (public): branching ``b`` and height ``h`` (``b^h`` leaves), and the
+#: descent's threshold in standard deviations (docs/quantiles.md, "the tree").
+TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD = 8, 2, 1.0
+#: ``method="auto"`` (2 to 20 levels with bounds) spends this share of epsilon on a noisy
+#: row count ``N``, then runs the tree if ``eps' N < TREE_AUTO_LIMIT`` (``eps'`` the rest of
+#: epsilon), else the joint mechanism (docs/quantiles.md, "Choosing the method").
+TREE_COUNT_FRACTION = Fraction(1, 20)
+TREE_AUTO_LIMIT = 1000
 _TEXT_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".csv.gz", ".tsv.gz")
 
 
@@ -308,12 +318,94 @@ def _share(
     return report
 
 
+def charge_kind(chosen: str) -> Literal["pure", "bounded_range"]:
+    """The ledger kind of a method: the tree and the noisy count add discrete Laplace noise
+    (pure epsilon-DP, ``eps^2 / 2``-zCDP); the others are exponential mechanisms (bounded
+    range, ``eps^2 / 8``-zCDP, seed 004)."""
+    return "pure" if chosen in ("tree", "count") else "bounded_range"
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One multi-quantile mechanism ready to run, with what the result says about it."""
+
+    run: Callable[[F64], list[float]]
+    name: str
+    text: str
+    accuracy: list[str]
+    rounding: float | None
+    w: float | None
+
+
+def _tree_plan(
+    lo_hi: tuple[float, float],
+    levels: list[Fraction],
+    eps: Fraction,
+    conf: float,
+    source: RandomSource | None,
+) -> _Plan:
+    b, h, k = TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD
+    mech = make_tree_quantiles(lo_hi, levels, eps, branching=b, height=h, threshold=k,
+                               source=source)  # fmt: skip
+    shape = tree_accuracy(lo_hi, eps, conf, b, h, k)
+    text = (
+        f"quantile tree (hierarchical histogram, {b}-ary, {h} levels, {b**h} leaves, exact "
+        f"discrete Laplace noise of scale {h} / epsilon, consistent counts: Hay et al. 2010) on "
+        f"[{lo_hi[0]:g}, {lo_hi[1]:g}]: all {len(levels)} values from one noisy tree"
+    )
+    line = (
+        f"accuracy: with probability at least {conf:.0%} for all values at once, the value for "
+        f"q has at most q n + {shape.rank_error:.4g} rows below it - {shape.leaf_width:.4g} and "
+        f"at most (1 - q) n + {shape.rank_error:.4g} above it + {shape.leaf_width:.4g} (the leaf "
+        f"width; n rows after clamping; every noisy count within {shape.noise_bound} of its "
+        "value; docs/quantiles.md, 'the tree'; a loose bound)"
+    )
+    return _Plan(lambda values: list(mech(values)), "tree", text, [line], None, None)
+
+
+def _joint_plan(
+    lo_hi: tuple[float, float],
+    levels: list[Fraction],
+    eps: Fraction,
+    conf: float,
+    resolution: float | None,
+    anchor: bool,
+    source: RandomSource | None,
+    work_progress: Callable[[float], None] | None,
+) -> _Plan:
+    w = joint_resolution(resolution, *lo_hi)  # its own default: docs/quantiles.md
+    run_levels = anchored_levels(levels) if anchor else levels  # public: levels, epsilon
+    anchors = len(run_levels) - len(levels)
+    joint_mech = make_joint_quantiles(
+        lo_hi, run_levels, eps, resolution=w, source=source, progress=work_progress
+    )
+    text = (
+        f"joint exponential mechanism (Gillenwater, Joseph, Kulesza 2021) on [{lo_hi[0]:g}, "
+        f"{lo_hi[1]:g}]: all {len(levels)} values in one draw"
+    )
+    accuracy = joint_accuracy(lo_hi, run_levels, eps, conf)
+    if anchors:
+        text += (
+            f", with two anchor levels {float(run_levels[0]):g} and {float(run_levels[-1]):g}"
+            f" drawn too and not released (epsilon below {JOINT_ANCHOR_EPSILON:g}: "
+            "docs/quantiles.md)"
+        )
+        accuracy = [*accuracy, _ANCHOR_NOTE]
+
+    def run(values: F64) -> list[float]:
+        out = list(joint_mech(values))
+        return out[1:-1] if anchors else out
+
+    loss = float_up(joint_rounding_loss(len(run_levels)))
+    return _Plan(run, "joint", text, accuracy, loss, w)
+
+
 def _choose_method(method: str, m: int, bounds: bool) -> str:
     if method not in _METHODS:
         raise ParameterError(
             f"method must be one of {', '.join(repr(x) for x in _METHODS)}, got {method!r}"
         )
-    if method in ("recursive", "joint") and not bounds:
+    if method in ("recursive", "joint", "tree") and not bounds:
         raise ParameterError(f"method={method!r} needs bounds (not candidates)")
     if method == "joint" and m > MAX_JOINT_LEVELS:
         raise ParameterError(f"method='joint' takes at most {MAX_JOINT_LEVELS} levels, got {m}")
@@ -323,7 +415,7 @@ def _choose_method(method: str, m: int, bounds: bool) -> str:
     if not bounds or m == 1:
         return "split"
     if m <= JOINT_AUTO_MAX_LEVELS:
-        return "joint"
+        return "count"  # a paid noisy row count picks the tree or the joint mechanism
     return "recursive" if recursive_depth(m) < m else "split"
 
 
@@ -389,36 +481,61 @@ def quantile(
         raise ParameterError("resolution applies to bounds (the continuous mechanism) only")
     w = check_resolution(resolution, *lo_hi) if lo_hi is not None else None
     chosen = _choose_method(method, len(levels), lo_hi is not None)
+    if chosen == "tree" and resolution is not None:
+        raise ParameterError("resolution does not apply to method='tree' (its leaves are fixed)")
+    grid_w = w  # the Spark engine's grid (docs/spark.md)
     rounding: float | None = None
-    if chosen == "joint":
+    late: list[_Plan] = []  # "count": the plan picked after the noisy count (in release)
+    late_notes: list[str] = []
+    late_count: list[int] = []
+    if chosen in ("joint", "tree", "count"):
         assert lo_hi is not None
-        w = joint_resolution(resolution, *lo_hi)  # its own default: docs/quantiles.md
         each = eps
-        run_levels = levels
-        if method == "auto" and eps < JOINT_ANCHOR_EPSILON:
-            run_levels = anchored_levels(levels)  # public: the levels and epsilon only
-        anchors = len(run_levels) - len(levels)
-        joint_mech = make_joint_quantiles(
-            lo_hi, run_levels, eps, resolution=w, source=source, progress=work_progress
-        )
-        method_text = (
-            f"joint exponential mechanism (Gillenwater, Joseph, Kulesza 2021) on [{lo_hi[0]:g}, "
-            f"{lo_hi[1]:g}]: all {len(levels)} values in one draw"
-        )
+        if chosen == "count":
+            eps_count = eps * TREE_COUNT_FRACTION
+            each = eps - eps_count
+        tree_plan = joint_plan = None
+        if chosen in ("tree", "count"):
+            tree_plan = _tree_plan(lo_hi, levels, each, conf, source)
+        if chosen in ("joint", "count"):
+            anchor = method == "auto" and each < JOINT_ANCHOR_EPSILON
+            joint_plan = _joint_plan(lo_hi, levels, each, conf, resolution, anchor, source,
+                                     work_progress)  # fmt: skip
+        first = tree_plan if chosen == "tree" else joint_plan
+        assert first is not None
+        method_text, accuracy, rounding, w = first.text, first.accuracy, first.rounding, first.w
+        grid_w = first.w if first.w is not None else grid_w
         split = "one mechanism for all levels: the whole epsilon, no split"
-        accuracy = joint_accuracy(lo_hi, run_levels, eps, conf)
-        if anchors:
-            method_text += (
-                f", with two anchor levels {float(run_levels[0]):g} and {float(run_levels[-1]):g}"
-                " drawn too and not released (epsilon below "
-                f"{JOINT_ANCHOR_EPSILON:g}: docs/quantiles.md)"
+        if chosen == "count":
+            assert tree_plan is not None and joint_plan is not None
+            count_scale = 1 / eps_count
+            split = (
+                f"{float(eps_count):.6g} ({TREE_COUNT_FRACTION} of epsilon) to a noisy row count "
+                f"N (discrete Laplace), then {float(each):.6g} to one mechanism for all levels, "
+                f"the tree if {float(each):.6g} N < {TREE_AUTO_LIMIT}, else the joint mechanism"
             )
-            accuracy = [*accuracy, _ANCHOR_NOTE]
-        rounding = float_up(joint_rounding_loss(len(run_levels)))
 
-        def run(values: F64) -> list[float]:
-            out = list(joint_mech(values))
-            return out[1:-1] if anchors else out
+            def run(values: F64) -> list[float]:
+                noisy_n = int(values.shape[0]) + int(
+                    sample_discrete_laplace(count_scale, source=resolve_source(source))
+                )
+                plan = tree_plan if each * noisy_n < TREE_AUTO_LIMIT else joint_plan
+                assert plan is not None
+                late.append(plan)
+                late_count.append(noisy_n)
+                late_notes.append(
+                    f"noisy row count N = {noisy_n} (discrete Laplace of scale "
+                    f"{float(count_scale):.6g}, released), {float(each):.6g} N "
+                    f"{'<' if plan is tree_plan else '>='} {TREE_AUTO_LIMIT}: "
+                    f"{'the tree' if plan is tree_plan else 'the joint mechanism'} "
+                    "(docs/quantiles.md, 'Choosing the method')"
+                )
+                return plan.run(values)
+        else:
+            single = first
+
+            def run(values: F64) -> list[float]:
+                return single.run(values)
     elif chosen == "recursive":
         assert lo_hi is not None and w is not None
         depth = recursive_depth(len(levels))
@@ -476,14 +593,17 @@ def quantile(
         def run(values: F64) -> list[float]:
             return [float(m(values)) for m in ms]
 
+    grid_note: float | None = None
     table = open_table(data, schema=schema)
     note = check_numeric_column(table, data, column)
     grid_width = getattr(table, "grid_width", None)  # Spark: rows rounded to a public grid
-    if grid_width is not None and lo_hi is not None and w is not None:
-        d = float(grid_width(lo_hi, w))
-        if chosen in ("recursive", "joint"):
+    if grid_width is not None and lo_hi is not None and grid_w is not None:
+        d = float(grid_width(lo_hi, grid_w))
+        if chosen in ("recursive", "joint", "tree", "count"):
+            grid_note = d
             accuracy = [*accuracy, _grid_line(d, chosen)]
         else:
+            assert w is not None
             accuracy = [_continuous_line(lv, each, lo_hi, conf, w, grid=d) for lv in levels]
     book = open_ledger(ledger)
     parameters = {
@@ -492,30 +612,40 @@ def quantile(
         "epsilon": float(eps),
         "bounds": list(lo_hi) if lo_hi is not None else None,
         "resolution": w,
-        "method": chosen,
+        "method": "auto: tree or joint by a noisy row count" if chosen == "count" else chosen,
         "n_candidates": None if cands is None else len(cands),
     }
 
     def release() -> QuantileResult:
         engine = getattr(table, "histogram_values", None)  # Spark: data.spark_engine
         if engine is not None:  # the rows as the mechanism needs them, from a histogram
-            values = engine(column, candidates=cands, bounds=lo_hi, resolution=w)
+            values = engine(column, candidates=cands, bounds=lo_hi, resolution=grid_w)
         else:
             values = quantile_values(table, column, progress)
+        released = run(values)
+        text, acc, loss, res = method_text, accuracy, rounding, w
+        params = dict(parameters)
+        if late:  # the plan the noisy count picked
+            text, acc, loss, res = late[0].text, late[0].accuracy, late[0].rounding, late[0].w
+            if grid_note is not None:
+                acc = [*acc, _grid_line(grid_note, late[0].name)]
+            params.update(method=late[0].name, resolution=res, noisy_rows=late_count[0])
         return QuantileResult(
             q=given,
-            values=run(values),
-            method=method_text,
+            values=released,
+            method=text,
             epsilon=float(eps),
             epsilon_each=float(each),
             budget_split=split,
-            accuracy=accuracy,
+            accuracy=acc,
             levels=[f"{lv.numerator}/{lv.denominator}" for lv in levels],
-            rounding_loss=rounding,
-            resolution=w,
-            notes=[] if note is None else [note],
+            rounding_loss=loss,
+            resolution=res,
+            notes=([] if note is None else [note]) + late_notes,
             ledger=None if book is None else book.path,
-            parameters=parameters,
+            parameters=params,
         )
 
-    return charge_then_release(book, release, float(eps), "quantile", parameters)
+    return charge_then_release(
+        book, release, float(eps), "quantile", parameters, kind=charge_kind(chosen)
+    )

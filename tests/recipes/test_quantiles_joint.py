@@ -305,13 +305,15 @@ def test_a_value_many_rows_hold_is_the_likely_output():
 def test_quantile_recipe_auto_is_joint_and_methods_by_name():
     data = pd.DataFrame({"v": np.arange(1, 1001, dtype=float)})
     deciles = [i / 10 for i in range(1, 10)]
-    r = quantile(data, "v", deciles, 1.0, bounds=(0, 2000), source=InsecureSeededSource(4))
-    assert "Gillenwater" in r.method and r.epsilon_each == 1.0 and len(r.values) == 9
+    # auto, 2 to 20 levels: 1/20 of epsilon to a noisy row count N, then the joint mechanism
+    # when 1.9 N >= 1000 (docs/quantiles.md, "Choosing the method")
+    r = quantile(data, "v", deciles, 2.0, bounds=(0, 2000), source=InsecureSeededSource(4))
+    assert "Gillenwater" in r.method and r.epsilon_each == 1.9 and len(r.values) == 9
     assert r.to_dict()["parameters"]["method"] == "joint" and r.values == sorted(r.values)
     assert all(abs(v - 1000 * q) < 50 for v, q in zip(r.values, deciles, strict=True))
     assert "Gillenwater" in "\n".join(r.accuracy)
     seen: list[float] = []
-    quantile(data, "v", deciles, 1.0, bounds=(0, 2000), work_progress=seen.append)
+    quantile(data, "v", deciles, 2.0, bounds=(0, 2000), work_progress=seen.append)
     assert seen and seen[-1] == 1.0 and seen == sorted(seen)
     rec: list[float] = []
     quantile(
@@ -391,25 +393,31 @@ def test_joint_default_resolution_and_decimal_rounding():
         r = qj.round_to_step(float(v), step, -20.0, 50.0)
         assert abs(r - v) <= 0.05 + 1e-12 and abs(round(r * 10) - r * 10) < 1e-9
     data = pd.DataFrame({"v": rng.normal(10.0, 5.0, 300)})
-    r = quantile(data, "v", [0.1, 0.5, 0.9], 1.0, bounds=(-20, 50), source=InsecureSeededSource(3))
+    r = quantile(
+        data, "v", [0.1, 0.5, 0.9], 1.0, bounds=(-20, 50), method="joint",
+        source=InsecureSeededSource(3),
+    )  # fmt: skip
     assert r.resolution == 0.05 and r.parameters["resolution"] == 0.05
     assert all(abs(round(v * 10) - v * 10) < 1e-9 for v in r.values)
     split = quantile(data, "v", [0.1, 0.9], 1.0, bounds=(-20, 50), method="split")
     assert split.resolution == float_up(Fraction(70, 10**6))  # the continuous default stays
 
 
-def test_auto_adds_two_unreleased_anchor_levels_below_the_threshold():
+def test_auto_adds_two_unreleased_anchor_levels_below_the_threshold(monkeypatch):
     """method="auto" below JOINT_ANCHOR_EPSILON: the joint mechanism runs on the levels with
     two anchors (q_1 / 20, 1 - (1 - q_m) / 20) and releases the m others; the privacy cost is
     the epsilon asked for (the anchors' values are dropped: post-processing); by name
     ("joint") and at larger epsilon, no anchors."""
+    from dpselect.recipes import quantiles as recipe
     from dpselect.recipes.quantiles import JOINT_ANCHOR_EPSILON, anchored_levels
 
+    monkeypatch.setattr(recipe, "TREE_AUTO_LIMIT", 0)  # the noisy count always picks joint
     data = pd.DataFrame({"v": np.arange(1, 1001, dtype=float)})
     deciles = [i / 10 for i in range(1, 10)]
     low = quantile(data, "v", deciles, 0.1, bounds=(0, 2000), source=InsecureSeededSource(2))
     assert len(low.values) == 9 and low.values == sorted(low.values)
     assert "anchor" in low.method and low.epsilon == pytest.approx(0.1)
+    assert low.epsilon_each == pytest.approx(0.095)  # 1/20 to the noisy count
     assert JOINT_ANCHOR_EPSILON > 0.1
     assert "m + 3 gaps" in "\n".join(low.accuracy)
     assert low.rounding_loss == float_up(qj.joint_rounding_loss(11))

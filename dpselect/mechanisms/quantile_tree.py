@@ -1,0 +1,335 @@
+"""Many quantiles at once: a hierarchical histogram ("quantile tree") with exact noise.
+
+docs/quantiles.md ("Many quantiles: the tree") has the proofs and the measurements.
+
+**The tree.** ``[lo, hi]`` is cut into ``b^h`` leaves of equal width (``b`` the branching,
+``h`` the height: public parameters). Level ``l = 1, ..., h`` has ``b^l`` buckets, each the
+union of ``b`` buckets of level ``l + 1``; the root (level 0, the count of all rows) is not
+measured. Rows are clamped to the bounds and each goes to one leaf (``np.searchsorted`` on the
+leaf edges: a fixed function of the row alone); the counts of every level come from one
+``np.bincount`` at the leaves summed upward.
+
+**Noise** (exact). Every count of every level gets an independent discrete Laplace draw of
+scale ``h / eps`` (:func:`~dpselect.sampling.discrete.sample_discrete_laplace`, vectorised, the
+law exact: Canonne, Kamath, Steinke 2020).
+
+**Privacy** (pure ``eps``-DP under adding or removing one row). Adding or removing a row
+changes exactly one count per level, by one: the vector of all counts has L1 sensitivity
+``h``. The discrete Laplace mechanism of scale ``h / eps`` on an integer vector of L1
+sensitivity ``h`` is ``eps``-DP (CKS 2020, the discrete Laplace; the same argument as Dwork and
+Roth 2014, Theorem 3.6: the density ratio is ``exp(|z - z'|_1 / scale) <= e^eps``). The scale is
+the exact rational ``h / eps``, so the map is ``d_in * eps`` with no rounding beyond the outward
+rounding of the product. Everything after the noise reads the noisy counts only
+(post-processing).
+
+**Post-processing.** (1) *Consistency*: the least-squares estimate of all counts given the
+noisy ones under the constraint that every bucket equals the sum of its children (Hay,
+Rastogi, Miklau, Suciu 2010, Theorem 3; here with the unmeasured root, by the two-pass
+weighted form for a tree with independent, equal-variance noise per level). (2) *Descent*:
+for each level ``q``, from the root, the children's consistent counts below a threshold
+``tau`` (a public multiple of the noise's standard deviation at that level) are set to zero
+(empty stretches of the bounds cost nothing), the child where the cumulative share crosses the
+node's share ``f`` is taken and ``f`` rescaled to it; at the leaf the value is ``leaf_lo + f
+width`` (linear interpolation). A node whose children are all zero is read as uniform. The
+values are sorted (increasing levels give increasing values).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..core.errors import ParameterError
+from ..core.measurement import Measurement
+from ..sampling.discrete import sample_discrete_laplace
+from ..sampling.source import RandomSource, resolve_source
+from .quantile_continuous import check_bounds
+from .quantile_recursive import _sorted_levels
+from .quantile_score import pure_dp_on_rows
+from .validate import check_epsilon
+
+__all__ = [
+    "TREE_MAX_LEAVES",
+    "TreeShape",
+    "check_shape",
+    "consistent_counts",
+    "make_tree_quantiles",
+    "noisy_tree_counts",
+    "tree_accuracy",
+    "tree_counts",
+    "tree_descend",
+    "tree_leaf_edges",
+    "tree_scale",
+]
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+
+#: The most leaves a tree may have (memory: a few arrays of this many float64).
+TREE_MAX_LEAVES = 1 << 22
+#: The largest scale the exact discrete Laplace sampler takes.
+_SCALE_MAX = Fraction(1 << 52)
+
+
+def check_shape(branching: Any, height: Any) -> tuple[int, int]:
+    """``(b, h)``: integers with ``b >= 2``, ``h >= 1`` and ``b^h <= TREE_MAX_LEAVES``."""
+    for name, v, least in (("branching", branching, 2), ("height", height, 1)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
+            raise ParameterError(f"{name} must be an integer >= {least}, got {v!r}")
+    b, h = int(branching), int(height)
+    if b**h > TREE_MAX_LEAVES:
+        raise ParameterError(
+            f"branching ** height must be at most {TREE_MAX_LEAVES} leaves, got {b}**{h}"
+        )
+    return b, h
+
+
+def tree_scale(height: int, epsilon: Any) -> Fraction:
+    """The discrete Laplace scale ``h / eps`` (exact) for L1 sensitivity ``h``."""
+    eps = Fraction(check_epsilon(epsilon))
+    scale = Fraction(height) / eps
+    if scale > _SCALE_MAX:
+        raise ParameterError(
+            f"epsilon must be at least height / 2^52 = {height / 2.0**52:.3g}, got {epsilon}"
+        )
+    return scale
+
+
+def tree_leaf_edges(lo: float, hi: float, leaves: int) -> F64:
+    """The ``leaves + 1`` leaf edges ``lo + k (hi - lo) / leaves`` (floats, increasing)."""
+    k = np.arange(leaves + 1, dtype=np.float64)
+    edges: F64 = lo + (hi - lo) * (k / leaves)
+    edges[0], edges[-1] = lo, hi
+    return np.maximum.accumulate(edges)
+
+
+def tree_counts(values: Any, lo: float, hi: float, branching: int, height: int) -> list[I64]:
+    """The exact counts of levels ``1..h`` (``b^l`` each, left to right) of the clamped rows.
+
+    Each row goes to one leaf by a fixed function of the row (``searchsorted`` on the edges),
+    so adding or removing a row changes one count per level by one.
+    """
+    leaves = branching**height
+    x = np.array(values, dtype=np.float64).ravel()
+    x = x[~np.isnan(x)]
+    np.clip(x, lo, hi, out=x)
+    edges = tree_leaf_edges(lo, hi, leaves)
+    idx = np.searchsorted(edges, x, side="right") - 1
+    np.clip(idx, 0, leaves - 1, out=idx)
+    level = np.bincount(idx, minlength=leaves).astype(np.int64)
+    out = [level]
+    for _ in range(height - 1):
+        level = level.reshape(-1, branching).sum(axis=1)
+        out.append(level)
+    return out[::-1]
+
+
+def consistent_counts(noisy: Sequence[npt.NDArray[Any]], branching: int) -> list[F64]:
+    """Least-squares consistent counts of levels ``1..h`` from independent noisy counts of
+    equal variance (Hay et al. 2010, Theorem 3, with the root unmeasured).
+
+    Bottom-up, ``z`` of a leaf is its noisy count with variance ``1`` (in units of the noise
+    variance); an inner node combines its own count (variance 1) and the sum of its children's
+    ``z`` (variance ``V_c``) by inverse variances. Top-down, the root is the sum of level 1's
+    ``z``; each child gets ``z`` plus ``1 / b`` of its parent's residual (the children of a
+    node have equal variances). Output: every level sums exactly to its parent. A function of
+    the noisy counts only (post-processing).
+    """
+    h = len(noisy)
+    z: list[F64] = [np.asarray(c, dtype=np.float64) for c in noisy]
+    var = [1.0] * h
+    for lev in range(h - 2, -1, -1):
+        child_sum = z[lev + 1].reshape(-1, branching).sum(axis=1)
+        v_children = branching * var[lev + 1]
+        w_self = 1.0 / (1.0 + 1.0 / v_children)  # = v_children / (1 + v_children)
+        z[lev] = w_self * z[lev] + (1.0 - w_self) * child_sum
+        var[lev] = 1.0 / (1.0 + 1.0 / v_children)
+    out: list[F64] = [z[0]]
+    for lev in range(1, h):
+        parent = out[lev - 1]
+        kids = z[lev].reshape(-1, branching)
+        resid = parent - kids.sum(axis=1)
+        out.append((kids + resid[:, None] / branching).ravel())
+    return out
+
+
+def tree_descend(
+    counts: Sequence[F64],
+    qs: Sequence[float],
+    lo: float,
+    hi: float,
+    branching: int,
+    thresholds: Sequence[float] | None = None,
+) -> list[float]:
+    """The values for levels ``qs`` read from a tree of (noisy, consistent) counts.
+
+    At each node the children's counts below that level's threshold (``0`` by default) are
+    taken as zero; the child where the cumulative share crosses the node's share ``f`` is
+    entered with ``f`` rescaled; at a leaf the value is interpolated linearly. A function of
+    ``counts`` and public parameters only.
+    """
+    h = len(counts)
+    leaves = branching**h
+    edges = tree_leaf_edges(lo, hi, leaves)
+    taus = [0.0] * h if thresholds is None else list(thresholds)
+    out = []
+    for q in qs:
+        f, node = float(q), 0
+        for lev in range(h):
+            kids = counts[lev][node * branching : (node + 1) * branching]
+            c = np.where(kids > taus[lev], kids, 0.0)
+            c = np.maximum(c, 0.0)
+            total = float(c.sum())
+            if total <= 0.0:
+                k = min(int(f * branching), branching - 1)
+                f = f * branching - k
+            else:
+                cum = np.cumsum(c) / total
+                k = int(np.searchsorted(cum, f, side="left"))
+                k = min(k, branching - 1)
+                while c[k] <= 0.0 and k > 0:  # never enter an empty child
+                    k -= 1
+                before = float(cum[k - 1]) if k > 0 else 0.0
+                share = float(c[k]) / total
+                f = 0.0 if share <= 0.0 else min(1.0, max(0.0, (f - before) / share))
+            node = node * branching + k
+        left, right = float(edges[node]), float(edges[node + 1])
+        out.append(float(min(hi, max(lo, left + f * (right - left)))))
+    return sorted(out)
+
+
+def noisy_tree_counts(
+    values: Any,
+    lo: float,
+    hi: float,
+    branching: int,
+    height: int,
+    scale: Fraction,
+    source: RandomSource | None = None,
+) -> list[I64]:
+    """The counts of levels ``1..h`` plus independent exact discrete Laplace noise of
+    ``scale``, all drawn in one vectorised call (the mechanism's only random step)."""
+    exact = tree_counts(values, lo, hi, branching, height)
+    sizes = [c.shape[0] for c in exact]
+    noise = sample_discrete_laplace(scale, sum(sizes), resolve_source(source))
+    noisy, start = [], 0
+    for c, size in zip(exact, sizes, strict=True):
+        noisy.append(c + noise[start : start + size])
+        start += size
+    return noisy
+
+
+def make_tree_quantiles(
+    bounds: tuple[float, float],
+    qs: Sequence[Any],
+    epsilon: Any,
+    *,
+    branching: int = 16,
+    height: int = 3,
+    threshold: float = 0.0,
+    source: RandomSource | None = None,
+) -> Measurement:
+    """The tree mechanism (module docstring) for increasing levels ``qs`` on ``[lo, hi]``.
+
+    Input: a 1-D array of values (NaN dropped, the rest clamped); output: the ``m`` values,
+    increasing. ``threshold``: the descent's cut, in standard deviations of each level's
+    consistent count (public). Privacy map ``d_in * eps`` (``SymmetricDistance`` to
+    ``MaxDivergence``).
+    """
+    lo, hi = check_bounds(bounds)
+    levels = _sorted_levels(qs)
+    b, h = check_shape(branching, height)
+    eps = Fraction(check_epsilon(epsilon))
+    scale = tree_scale(h, eps)
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float))
+        or not (math.isfinite(threshold) and threshold >= 0)
+    ):
+        raise ParameterError(f"threshold must be a finite number >= 0, got {threshold!r}")
+    taus = _thresholds(scale, b, h, float(threshold))
+    fs = [float(v) for v in levels]
+
+    def function(values: Any) -> list[float]:
+        noisy = noisy_tree_counts(values, lo, hi, b, h, scale, source)
+        return tree_descend(consistent_counts(noisy, b), fs, lo, hi, b, taus)
+
+    return pure_dp_on_rows(function, eps)
+
+
+def _level_variances(branching: int, height: int) -> list[float]:
+    """Variance of each level's consistent count, in units of the noise variance (the
+    bottom-up variances; the top-down pass only lowers them, so this is an upper value)."""
+    var = [1.0] * height
+    for lev in range(height - 2, -1, -1):
+        v_children = branching * var[lev + 1]
+        var[lev] = 1.0 / (1.0 + 1.0 / v_children)
+    return var
+
+
+def _thresholds(scale: Fraction, branching: int, height: int, k: float) -> list[float]:
+    """``k`` standard deviations of each level's consistent count (public)."""
+    if k == 0:
+        return [0.0] * height
+    q = math.exp(-1.0 / float(scale))
+    noise_var = 2.0 * q / (1.0 - q) ** 2  # the discrete Laplace variance
+    return [k * math.sqrt(noise_var * v) for v in _level_variances(branching, height)]
+
+
+def _consistency_norms(branching: int, height: int) -> list[float]:
+    """``a_l``: the L1 norm of a row of the consistency map at level ``l`` (the map is the
+    orthogonal projection onto consistent trees, so symmetric: the row of node ``v`` is the
+    image of the unit vector at ``v``; every node of a level gives the same norm)."""
+    out = []
+    for lev in range(height):
+        unit = [np.zeros(branching ** (k + 1)) for k in range(height)]
+        unit[lev][0] = 1.0
+        image = consistent_counts(unit, branching)
+        out.append(float(sum(np.abs(level).sum() for level in image)))
+    return out
+
+
+@dataclass(frozen=True)
+class TreeShape:
+    """A tree's public parameters and its accuracy constant (:func:`tree_accuracy`)."""
+
+    branching: int
+    height: int
+    leaf_width: float
+    noise_bound: int
+    rank_error: float
+
+
+def tree_accuracy(
+    bounds: tuple[float, float],
+    epsilon: Any,
+    confidence: float,
+    branching: int,
+    height: int,
+    threshold: float,
+) -> TreeShape:
+    """The accuracy theorem's constants (docs/quantiles.md, "the tree"): with probability at
+    least ``confidence`` every noisy count is within ``t`` of its true value, and then every
+    released value ``v`` for level ``q`` has at most ``q n + E`` rows below ``v - width`` and at
+    most ``(1 - q) n + E`` rows above ``v + width`` (``width`` the leaf width, ``n`` the rows),
+    with ``E = b sum_l (t a_l + tau_l)`` (``a_l``: :func:`_consistency_norms`, ``tau_l`` the
+    descent's thresholds). Rounded up."""
+    lo, hi = check_bounds(bounds)
+    b, h = check_shape(branching, height)
+    scale = tree_scale(h, epsilon)
+    beta = 1.0 - float(confidence)
+    counts = sum(b**lev for lev in range(1, h + 1))
+    q = math.exp(-1.0 / float(scale))
+    # P(|X| >= t) = 2 q^t / (1 + q) for the discrete Laplace (t >= 1): union bound over counts.
+    t = max(1, math.ceil(float(scale) * math.log(2.0 * counts / ((1.0 + q) * beta)) * (1 + 1e-9)))
+    taus = _thresholds(scale, b, h, threshold)
+    norms = _consistency_norms(b, h)
+    rank = b * sum(t * a + tau for a, tau in zip(norms, taus, strict=True))
+    width = float((Fraction(hi) - Fraction(lo)) / b**h)
+    return TreeShape(b, h, width, t, float(np.nextafter(rank * (1 + 1e-9), np.inf)))
