@@ -331,5 +331,7 @@ def tree_accuracy(
     taus = _thresholds(scale, b, h, threshold)
     norms = _consistency_norms(b, h)
     rank = b * sum(t * a + tau for a, tau in zip(norms, taus, strict=True))
-    width = float((Fraction(hi) - Fraction(lo)) / b**h)
+    # the widest leaf of the float edges (each at least the exact width's float neighbour)
+    width = float(np.diff(tree_leaf_edges(lo, hi, b**h)).max())
+    width = max(width, float(np.nextafter(float((Fraction(hi) - Fraction(lo)) / b**h), np.inf)))
     return TreeShape(b, h, width, t, float(np.nextafter(rank * (1 + 1e-9), np.inf)))

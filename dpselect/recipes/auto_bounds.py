@@ -14,8 +14,9 @@ them:
 - **Privacy**: adaptive composition of the ``eps_c``-DP choice and the ``eps_q``-DP quantiles
   run with the bounds it released: ``eps_c + eps_q <= epsilon`` (basic composition, valid
   when the second mechanism's parameters are chosen from the first's output; Dwork and Roth
-  2014, Thm 3.16, and the table in docs/accounting.md). Both parts are exponential
-  mechanisms, so the one ledger entry is charged as bounded range, as every quantile is.
+  2014, Thm 3.16, and the table in docs/accounting.md). The one ledger entry is charged as
+  bounded range when both parts are exponential mechanisms, and as pure epsilon-DP when the
+  quantiles may use the tree or the auto rule's noisy row count (Laplace noise).
 - **Levels of the choice** (public, from ``q``): 5% and 95%, widened to 1% (99%) when a
   requested level is below 5% (above 95%). A quantile is unchanged by clamping to bounds
   that contain it; the low level's bin starts at or below that quantile and the high
@@ -45,7 +46,14 @@ from ..mechanisms.validate import check_user_epsilon
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, charge_then_release, check_confidence, open_ledger
 from .bounds import bounds_choice_cost, choose_bounds
-from .quantiles import QuantileResult, _choose_method, _levels, check_numeric_column, quantile
+from .quantiles import (
+    QuantileResult,
+    _choose_method,
+    _levels,
+    charge_kind,
+    check_numeric_column,
+    quantile,
+)
 
 __all__ = ["auto_bound_levels", "quantile_with_auto_bounds"]
 
@@ -150,4 +158,6 @@ def quantile_with_auto_bounds(
             parameters=out,
         )
 
-    return charge_then_release(book, release, total, "quantile/bounds=auto", parameters)
+    # The tree and the auto rule's noisy count add Laplace noise: charged as pure epsilon-DP.
+    kind = charge_kind(chosen)
+    return charge_then_release(book, release, total, "quantile/bounds=auto", parameters, kind)

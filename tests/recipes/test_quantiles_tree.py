@@ -224,6 +224,8 @@ def test_tree_and_auto_are_charged_once_as_pure_dp(tmp_path):
     assert book.spent()[0] == pytest.approx(2.0) and "noisy row count" in r.notes[-1]
     r = quantile(frame, "v", DECILES, 1.0, bounds=(0, 200), method="joint", ledger=book)
     assert book.entries()[-1].kind == "bounded_range"
+    r = quantile(frame, "v", DECILES, 1.0, bounds="auto", ledger=book)
+    assert book.entries()[-1].kind == "pure" and len(r.values) == 9
 
 
 def test_auto_rule_reads_only_the_noisy_count(monkeypatch):
