@@ -6,12 +6,17 @@
   with a bound charged in epsilon.
 - **With candidates**: the exponential mechanism over the public list with the same score
   (:mod:`dpselect.mechanisms.quantile_candidates`), scores from one sort.
-- **Several levels**: with bounds, the joint exponential mechanism of Gillenwater, Joseph and
-  Kulesza (2021) (:mod:`dpselect.mechanisms.quantile_joint`: all levels in one draw, the full
-  epsilon) for ``2 <= m <= JOINT_AUTO_MAX_LEVELS`` levels, the recursive algorithm of Kaplan,
-  Schnapp and Stemmer (2022) (:mod:`dpselect.mechanisms.quantile_recursive`) above that;
-  basic composition (``epsilon / m`` each) on request (``method="split"``) and with
-  candidates. The rule reads ``m`` only (public); docs/quantiles.md has the evidence.
+- **Several levels**: with bounds and ``2 <= m <= JOINT_AUTO_MAX_LEVELS`` levels,
+  ``TREE_COUNT_FRACTION`` (1/20) of epsilon goes to a noisy row count ``N`` and the rest
+  ``eps'`` to the quantile tree (:mod:`dpselect.mechanisms.quantile_tree`: a hierarchical
+  histogram with exact discrete Laplace noise) if ``eps' N < TREE_AUTO_LIMIT`` (1000), else to
+  the joint exponential mechanism of Gillenwater, Joseph and Kulesza (2021)
+  (:mod:`dpselect.mechanisms.quantile_joint`: all levels in one draw); one charge for both
+  parts, made before any row is read. Above 20 levels the recursive algorithm of Kaplan,
+  Schnapp and Stemmer (2022) (:mod:`dpselect.mechanisms.quantile_recursive`); basic
+  composition (``epsilon / m`` each) on request (``method="split"``) and with candidates. The
+  rule reads ``m``, epsilon and the paid count ``N`` only; docs/quantiles.md has the
+  evidence.
 
 Every accuracy line printed is the conclusion of a theorem in docs/quantiles.md, checked by
 simulation on adversarial data in tests/recipes/test_quantiles_accuracy.py.
@@ -442,11 +447,13 @@ def quantile(
     continuous mechanism; rows clamped; ``resolution`` the public ``w``, default ``(hi - lo) /
     10^6``; for the joint method half the power of ten at most ``(hi - lo) / 600``, its values
     rounded to that power of ten). ``q`` may be a list: ``method`` "auto" picks, with bounds,
-    the joint exponential mechanism (Gillenwater, Joseph, Kulesza 2021) for 2 to 20 levels and
-    the recursive algorithm (Kaplan, Schnapp, Stemmer 2022) for more; "joint", "recursive" and
-    "split" (basic composition, ``epsilon / m`` each) choose one. ``epsilon`` is the total
-    pure-DP cost under adding or removing one row; the ledger is charged durably before the data
-    are read. Rows with NULL, NaN or (text columns of CSV/JSON) text that is not a number are
+    for 2 to 20 levels the quantile tree or the joint exponential mechanism (Gillenwater,
+    Joseph, Kulesza 2021) by a noisy row count paid with 1/20 of epsilon (module docstring),
+    and the recursive algorithm (Kaplan, Schnapp, Stemmer 2022) for more; "tree", "joint",
+    "recursive" and "split" (basic composition, ``epsilon / m`` each) choose one. ``epsilon``
+    is the total pure-DP cost under adding or removing one row; the ledger is charged durably
+    before the data are read (as pure DP for the tree and the auto rule's count, else as
+    bounded range). Rows with NULL, NaN or (text columns of CSV/JSON) text that is not a number are
     dropped. ``progress(percent)`` is called while the column is scanned,
     ``work_progress(fraction)`` while the mechanism works (not for candidates: one sort).
     ``source`` is for tests and demos only. ``schema``: declared column types (see
