@@ -135,7 +135,7 @@ _CONFIDENCE = click.option(
     show_default=True,
     help="Several --q with --bounds: 'tree' (a hierarchical histogram with exact discrete "
     "Laplace noise) or 'joint' (Gillenwater et al. 2021); auto for 2-20 levels spends 1/20 of "
-    "epsilon on a noisy row count N and runs the tree if epsilon N < 1000, else joint; "
+    "epsilon on a noisy row count N and runs the tree if epsilon N < 700, else joint; "
     "'recursive' (Kaplan et al. 2022; auto above 20) or 'split' (epsilon / m).",
 )
 @_CONFIDENCE

@@ -9,7 +9,7 @@
 - **Several levels**: with bounds and ``2 <= m <= JOINT_AUTO_MAX_LEVELS`` levels,
   ``TREE_COUNT_FRACTION`` (1/20) of epsilon goes to a noisy row count ``N`` and the rest
   ``eps'`` to the quantile tree (:mod:`dpselect.mechanisms.quantile_tree`: a hierarchical
-  histogram with exact discrete Laplace noise) if ``eps' N < TREE_AUTO_LIMIT`` (1000), else to
+  histogram with exact discrete Laplace noise) if ``eps' N < TREE_AUTO_LIMIT`` (700), else to
   the joint exponential mechanism of Gillenwater, Joseph and Kulesza (2021)
   (:mod:`dpselect.mechanisms.quantile_joint`: all levels in one draw); one charge for both
   parts, made before any row is read. Above 20 levels the recursive algorithm of Kaplan,
@@ -100,7 +100,7 @@ TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD = 8, 2, 1.0
 #: row count ``N``, then runs the tree if ``eps' N < TREE_AUTO_LIMIT`` (``eps'`` the rest of
 #: epsilon), else the joint mechanism (docs/quantiles.md, "Choosing the method").
 TREE_COUNT_FRACTION = Fraction(1, 20)
-TREE_AUTO_LIMIT = 1000
+TREE_AUTO_LIMIT = 700
 _TEXT_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".csv.gz", ".tsv.gz")
 
 
@@ -282,7 +282,8 @@ def _candidate_line(level: Fraction, eps: Fraction, m: int, conf: float) -> str:
     )
 
 
-#: ``method="auto"`` adds two anchor levels to the joint mechanism below this epsilon.
+#: Until the tree: ``method="auto"`` added two anchor levels to the joint mechanism below this
+#: epsilon (docs/quantiles.md, "Anchor levels"; no longer used by the recipe).
 JOINT_ANCHOR_EPSILON = 0.2
 _ANCHOR_NOTE = (
     "  (the statement above is for the levels with the two unreleased anchors, so it counts "
@@ -505,8 +506,9 @@ def quantile(
         if chosen in ("tree", "count"):
             tree_plan = _tree_plan(lo_hi, levels, each, conf, source)
         if chosen in ("joint", "count"):
-            anchor = method == "auto" and each < JOINT_ANCHOR_EPSILON
-            joint_plan = _joint_plan(lo_hi, levels, each, conf, resolution, anchor, source,
+            # No anchors any more: they served small eps n, which the tree now takes
+            # (docs/quantiles.md, "Anchor levels"); _joint_plan(anchor=True) is kept for tests.
+            joint_plan = _joint_plan(lo_hi, levels, each, conf, resolution, False, source,
                                      work_progress)  # fmt: skip
         first = tree_plan if chosen == "tree" else joint_plan
         assert first is not None

@@ -403,26 +403,27 @@ def test_joint_default_resolution_and_decimal_rounding():
     assert split.resolution == float_up(Fraction(70, 10**6))  # the continuous default stays
 
 
-def test_auto_adds_two_unreleased_anchor_levels_below_the_threshold(monkeypatch):
-    """method="auto" below JOINT_ANCHOR_EPSILON: the joint mechanism runs on the levels with
-    two anchors (q_1 / 20, 1 - (1 - q_m) / 20) and releases the m others; the privacy cost is
-    the epsilon asked for (the anchors' values are dropped: post-processing); by name
-    ("joint") and at larger epsilon, no anchors."""
+def test_anchor_levels_unreleased_and_no_longer_used_by_auto(monkeypatch):
+    """The joint mechanism with two anchors (q_1 / 20, 1 - (1 - q_m) / 20) releases the m
+    others at the epsilon asked for (the anchors' values are dropped: post-processing); since
+    the tree takes small eps n, method="auto" no longer adds them (docs/quantiles.md)."""
     from dpselect.recipes import quantiles as recipe
     from dpselect.recipes.quantiles import JOINT_ANCHOR_EPSILON, anchored_levels
 
-    monkeypatch.setattr(recipe, "TREE_AUTO_LIMIT", 0)  # the noisy count always picks joint
     data = pd.DataFrame({"v": np.arange(1, 1001, dtype=float)})
     deciles = [i / 10 for i in range(1, 10)]
-    low = quantile(data, "v", deciles, 0.1, bounds=(0, 2000), source=InsecureSeededSource(2))
-    assert len(low.values) == 9 and low.values == sorted(low.values)
-    assert "anchor" in low.method and low.epsilon == pytest.approx(0.1)
-    assert low.epsilon_each == pytest.approx(0.095)  # 1/20 to the noisy count
+    levels = [Fraction(i, 10) for i in range(1, 10)]
+    plan = recipe._joint_plan((0, 2000), levels, Fraction(1, 10), 0.95, None, True,
+                              InsecureSeededSource(2), None)  # fmt: skip
+    low = plan.run(np.arange(1, 1001, dtype=float))
+    assert len(low) == 9 and low == sorted(low) and "anchor" in plan.text
     assert JOINT_ANCHOR_EPSILON > 0.1
-    assert "m + 3 gaps" in "\n".join(low.accuracy)
-    assert low.rounding_loss == float_up(qj.joint_rounding_loss(11))
+    assert "m + 3 gaps" in "\n".join(plan.accuracy)
+    assert plan.rounding == float_up(qj.joint_rounding_loss(11))
+    monkeypatch.setattr(recipe, "TREE_AUTO_LIMIT", 0)  # the noisy count always picks joint
     for r in (
         quantile(data, "v", deciles, 0.1, bounds=(0, 2000), method="joint"),
+        quantile(data, "v", deciles, 0.1, bounds=(0, 2000)),
         quantile(data, "v", deciles, 1.0, bounds=(0, 2000)),
     ):
         assert "anchor" not in r.method and "m + 3" not in "\n".join(r.accuracy)

@@ -230,7 +230,7 @@ def test_tree_and_auto_are_charged_once_as_pure_dp(tmp_path):
 
 def test_auto_rule_reads_only_the_noisy_count(monkeypatch):
     """The choice is a function of N = n + noise and public parameters: the same noise gives
-    the same choice on different rows with the same n, and it flips at eps' N = 1000."""
+    the same choice on different rows with the same n, and it flips at eps' N = 700."""
     noise = [0]
     monkeypatch.setattr(recipe, "sample_discrete_laplace", lambda *a, **k: noise[0])
 
@@ -242,11 +242,11 @@ def test_auto_rule_reads_only_the_noisy_count(monkeypatch):
         return "tree" if "quantile tree" in r.method else "joint"
 
     rng = np.random.default_rng(0)
-    a, b = rng.uniform(0, 10, 1052), np.full(1052, 3.0)  # eps' = 0.95: 0.95 * 1052 < 1000
+    a, b = rng.uniform(0, 10, 736), np.full(736, 3.0)  # eps' = 0.95: 0.95 * 736 < 700
     assert picked(a, 1.0) == picked(b, 1.0) == "tree"
-    noise[0] = 1  # 0.95 * 1053 >= 1000
+    noise[0] = 1  # 0.95 * 737 >= 700
     assert picked(a, 1.0) == picked(b, 1.0) == "joint"
-    noise[0] = -500
+    noise[0] = -300
     assert picked(a, 1.0) == "tree"
     assert recipe._choose_method("auto", 9, True) == "count"
     assert recipe._choose_method("auto", 1, True) == "split"
