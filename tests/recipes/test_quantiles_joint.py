@@ -306,7 +306,7 @@ def test_quantile_recipe_auto_is_joint_and_methods_by_name():
     data = pd.DataFrame({"v": np.arange(1, 1001, dtype=float)})
     deciles = [i / 10 for i in range(1, 10)]
     # auto, 2 to 20 levels: 1/20 of epsilon to a noisy row count N, then the joint mechanism
-    # when 1.9 N >= 1000 (docs/quantiles.md, "Choosing the method")
+    # when 1.9 N >= 700 (docs/quantiles.md, "Choosing the method")
     r = quantile(data, "v", deciles, 2.0, bounds=(0, 2000), source=InsecureSeededSource(4))
     assert "Gillenwater" in r.method and r.epsilon_each == 1.9 and len(r.values) == 9
     assert r.to_dict()["parameters"]["method"] == "joint" and r.values == sorted(r.values)
