@@ -422,7 +422,12 @@ def make_joint_quantiles(
         x = x[~np.isnan(x)]
         if w > 0 and x.shape[0] > 0:
             u = (resolve_source(source).words(x.shape[0]) >> np.uint64(11)).astype(np.float64)
+            np.clip(x, lo, hi, out=x)
             x += w * (u * 2.0**-52 - 1.0)  # each row moved by w (2 u - 1), u in [0, 1)
+            # reflected at the bounds (w <= (hi - lo) / 4): a tied block on a bound keeps all
+            # its rows within w of it instead of half of them piled on the bound itself
+            np.copyto(x, 2.0 * lo - x, where=x < lo)
+            np.copyto(x, 2.0 * hi - x, where=x > hi)
         edges, counts, n = joint_intervals(x, lo, hi)
         bc = counts * plan.denom
         loglen = _log_lengths(edges[:-1], edges[1:])
