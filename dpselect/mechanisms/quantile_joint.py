@@ -40,16 +40,17 @@ with :func:`uniform_float` (exact uniform reals rounded down to floats).
 
 **Ties: a public resolution** ``w`` (default: half the power of ten at most ``(hi - lo) /
 600``, from the bounds only; :func:`joint_resolution`). Before the intervals are formed, each
-row moves by its own random amount ``w (2 u - 1)``, ``u`` from 53 fresh bits of the source, and
-is clamped again. This is a randomised map applied row by row, independently of the other
-rows, so datasets that differ by one row stay datasets that differ by one row (couple the
-common rows' moves): the privacy proof is unchanged. A value held by ``k`` rows becomes ``k``
-values within ``w`` of it, so the quantile can fall *inside* the tied block with a small gap
-error, where before it could only fall in the intervals beside it (off by up to ``k`` rows in
-two gaps). The released values are then rounded to the nearest multiple of the decimal step
-``s = 10^floor(log10(2 w))`` (``s <= 2 w``, so each moves by at most ``s / 2 <= w``; a fixed
-function of the output: post-processing), kept in the bounds: a tied value such as 12.5 comes
-back exactly when ``s`` divides it. ``resolution=0`` turns both off (the plain GJK21
+row is clamped, moves by its own random amount ``w (2 u - 1)``, ``u`` from 53 fresh bits of the
+source, and is reflected at the bounds (then clamped against float rounding): a block of rows
+on a bound stays within ``w`` of it. This is a randomised map applied row by row, independently
+of the other rows, so datasets that differ by one row stay datasets that differ by one row
+(couple the common rows' moves): the privacy proof is unchanged. A value held by ``k`` rows
+becomes ``k`` values within ``w`` of it, so the quantile can fall *inside* the tied block with
+a small gap error, where before it could only fall in the intervals beside it (off by up to
+``k`` rows in two gaps). The released values are then rounded to the nearest multiple of the
+decimal step ``s = 10^floor(log10(2 w))`` (``s <= 2 w``, so each moves by at most ``s / 2 <=
+w``; a fixed function of the output: post-processing), kept in the bounds: a tied value such as
+12.5 comes back exactly when ``s`` divides it. ``resolution=0`` turns both off (the plain GJK21
 mechanism).
 
 **Exactness and privacy.** Every float log-weight is within ``JOINT_LOG_ERROR = 2^-22`` of the
