@@ -613,40 +613,21 @@ def _policy_top_k(
         "other values; the released values are then ranked by the top-k mechanism chosen for "
         f"their number at epsilon = {plan.epsilon_top_k:.4g}, delta = {plan.delta_top_k:.3g}"
     )
-    parameters = {
-        "column": column,
-        "k": k,
-        "epsilon": eps,
-        "delta": delta,
-        "privacy_unit": privacy_unit,
-        "max_contributions": c,
-        "mechanism": "policy_top_k",
+    parameters = _parameters(column, k, eps, delta, privacy_unit, c, "policy_top_k") | {
         "set_union_epsilon": plan.set_union.epsilon,
         "set_union_delta": plan.set_union.delta,
         "rho": plan.set_union.rho,
         "scale": plan.set_union.scale,
     }
 
-    def release() -> TopKResult:
+    def pick() -> tuple[list[Any], list[Any] | None]:
         salt = resolve_source(source).bits(63)
         persons = person_values(table, column, privacy_unit, c, salt, progress)
         values, noisy = measurement(persons)
-        return TopKResult(
-            candidates=values,
-            indices=None,
-            mechanism=POLICY_TOP_K_NAME,
-            epsilon=spent_eps,
-            delta=spent_delta,
-            rho=None,
-            accuracy=accuracy,
-            counts=noisy if counts else None,
-            ledger=None if book is None else book.path,
-            parameters=parameters,
-        )
+        return values, noisy if counts else None
 
-    return _charge_then(
-        book, release, spent_eps, spent_delta, None, "approx", "top_k/policy_top_k", parameters
-    )
+    return _charge_then_result(book, pick, (spent_eps, spent_delta), POLICY_TOP_K_NAME,
+                               "top_k/policy_top_k", accuracy, parameters)  # fmt: skip
 
 
 def rank_released(kept: dict[Any, int], k: int, source: RandomSource | None = None) -> list[Any]:
@@ -725,46 +706,20 @@ def top_k_unknown_domain(
         f"count with probability at least {CONFIDENCE:.0%} (counts just above the threshold "
         f"{plan.threshold} lean high: they were kept because their noise was)"
     )
-    parameters = {
-        "column": column,
-        "k": k,
-        "epsilon": eps,
-        "delta": delta,
-        "privacy_unit": privacy_unit,
-        "max_contributions": c,
-        "mechanism": f"{noise}_threshold",
+    parameters = _parameters(column, k, eps, delta, privacy_unit, c, f"{noise}_threshold") | {
         "scale": plan.scale,
         "threshold": plan.threshold,
     }
 
-    def release() -> TopKResult:
+    def pick() -> tuple[list[Any], list[Any] | None]:
         salt = resolve_source(source).bits(63)
         hist = value_counts(table, column, privacy_unit, c, salt, progress)
         kept: dict[Any, int] = measurement(hist)
         ranked = rank_released(kept, k, source)
-        return TopKResult(
-            candidates=ranked,
-            indices=None,
-            mechanism=THRESHOLD_NAMES[noise],
-            epsilon=spent_eps,
-            delta=spent_delta,
-            rho=None,
-            accuracy=accuracy,
-            counts=[kept[v] for v in ranked] if counts else None,
-            ledger=None if book is None else book.path,
-            parameters=parameters,
-        )
+        return ranked, [kept[v] for v in ranked] if counts else None
 
-    return _charge_then(
-        book,
-        release,
-        spent_eps,
-        spent_delta,
-        None,
-        "approx",
-        f"top_k/{noise}_threshold",
-        parameters,
-    )
+    return _charge_then_result(book, pick, (spent_eps, spent_delta), THRESHOLD_NAMES[noise],
+                               f"top_k/{noise}_threshold", accuracy, parameters)  # fmt: skip
 
 
 def _limited_domain(
@@ -798,15 +753,8 @@ def _limited_domain(
     threshold = limited_domain_threshold(per_round, d_thr, k_bar, c)
     scale = 1 / per_round
     margin = threshold + scale * math.log(CONFIDENCE / (1 - CONFIDENCE))
-    parameters = {
-        "column": column,
-        "k": k,
+    parameters = _parameters(column, k, eps, delta, privacy_unit, c, "limited_domain") | {
         "k_bar": k_bar,
-        "epsilon": eps,
-        "delta": delta,
-        "privacy_unit": privacy_unit,
-        "max_contributions": c,
-        "mechanism": "limited_domain",
         "accounting": theorem,
         "scale": scale,
         "threshold": threshold,
@@ -817,26 +765,57 @@ def _limited_domain(
         f"least {CONFIDENCE:.0%} (Gumbel noise, Durfee and Rogers 2019)"
     )
 
-    def release() -> TopKResult:
+    def pick() -> tuple[list[Any], list[Any] | None]:
         salt = resolve_source(source).bits(63)
         top = top_values(table, column, k_bar + 1, privacy_unit, c, salt, progress)
-        released = measurement(dict(top))
+        return list(measurement(dict(top))), None
+
+    return _charge_then_result(book, pick, (spent_eps, spent_delta), LIMITED_DOMAIN_NAME,
+                               "top_k/limited_domain", accuracy, parameters)  # fmt: skip
+
+
+def _parameters(column: str, k: int, eps: float, delta: float, privacy_unit: str | None,
+                c: int, mechanism: str) -> dict[str, Any]:  # fmt: skip
+    """The parameters every unknown-domain top-k records (each path adds its own)."""
+    return {
+        "column": column,
+        "k": k,
+        "epsilon": eps,
+        "delta": delta,
+        "privacy_unit": privacy_unit,
+        "max_contributions": c,
+        "mechanism": mechanism,
+    }
+
+
+def _charge_then_result(
+    book: Any,
+    pick: Callable[[], tuple[list[Any], list[Any] | None]],
+    spent: tuple[float, float],
+    mechanism: str,
+    entry: str,
+    accuracy: str,
+    parameters: dict[str, Any],
+) -> TopKResult:
+    """Charge ``spent`` (approximate DP) as ``entry``, then run ``pick`` (the released values
+    and, if asked, their noisy counts) and wrap them as a :class:`TopKResult`."""
+
+    def release() -> TopKResult:
+        values, noisy = pick()
         return TopKResult(
-            candidates=list(released),
+            candidates=values,
             indices=None,
-            mechanism=LIMITED_DOMAIN_NAME,
-            epsilon=spent_eps,
-            delta=spent_delta,
+            mechanism=mechanism,
+            epsilon=spent[0],
+            delta=spent[1],
             rho=None,
             accuracy=accuracy,
-            counts=None,
+            counts=noisy,
             ledger=None if book is None else book.path,
             parameters=parameters,
         )
 
-    return _charge_then(
-        book, release, spent_eps, spent_delta, None, "approx", "top_k/limited_domain", parameters
-    )
+    return _charge_then(book, release, spent[0], spent[1], None, "approx", entry, parameters)
 
 
 def _ordinal(n: int) -> str:
