@@ -36,9 +36,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.arithmetic import float_up
+from ..core.domains import atom_domain
 from ..core.errors import DataError, ParameterError
+from ..core.metrics import L1Distance
 from ..data.candidates import load_candidates
 from ..data.tables import Table, open_table
+from ..mechanisms.laplace import make_laplace
 from ..mechanisms.quantile_candidates import candidate_accuracy, make_candidate_quantile
 from ..mechanisms.quantile_continuous import (
     ROUNDING_LOSS,
@@ -67,8 +70,7 @@ from ..mechanisms.quantile_score import (
 )
 from ..mechanisms.quantile_tree import make_tree_quantiles, tree_accuracy
 from ..mechanisms.validate import check_user_epsilon
-from ..sampling.discrete import sample_discrete_laplace
-from ..sampling.source import RandomSource, resolve_source
+from ..sampling.source import RandomSource
 from ._common import (
     CONFIDENCE,
     NUMERIC_TYPES,
@@ -518,6 +520,9 @@ def quantile(
         if chosen == "count":
             assert tree_plan is not None and joint_plan is not None
             count_scale = 1 / eps_count
+            # The row count has sensitivity 1 (rows are people): the Laplace mechanism of
+            # scale 1 / eps_count is eps_count-DP (its map; seed 002), exact on the integers.
+            noisy_count = make_laplace(atom_domain(int), L1Distance(), count_scale, source=source)
             split = (
                 f"{float(eps_count):.6g} ({TREE_COUNT_FRACTION} of epsilon) to a noisy row count "
                 f"N (discrete Laplace), then {float(each):.6g} to one mechanism for all levels, "
@@ -525,9 +530,7 @@ def quantile(
             )
 
             def run(values: F64) -> list[float]:
-                noisy_n = int(values.shape[0]) + int(
-                    sample_discrete_laplace(count_scale, source=resolve_source(source))
-                )
+                noisy_n = int(noisy_count(int(values.shape[0])))
                 plan = tree_plan if each * noisy_n < TREE_AUTO_LIMIT else joint_plan
                 assert plan is not None
                 late.append(plan)

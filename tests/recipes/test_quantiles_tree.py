@@ -232,7 +232,7 @@ def test_auto_rule_reads_only_the_noisy_count(monkeypatch):
     """The choice is a function of N = n + noise and public parameters: the same noise gives
     the same choice on different rows with the same n, and it flips at eps' N = 700."""
     noise = [0]
-    monkeypatch.setattr(recipe, "sample_discrete_laplace", lambda *a, **k: noise[0])
+    monkeypatch.setattr(recipe, "make_laplace", lambda *a, **k: lambda n: n + noise[0])
 
     def picked(rows, eps):
         frame = pd.DataFrame({"v": rows})
