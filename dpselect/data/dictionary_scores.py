@@ -40,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .tables import Table
+from .unit_keys import RAW_KEY_TYPE, arrow_unit_keys
 
 __all__ = ["dictionary_candidate_scores", "dictionary_files"]
 
@@ -202,7 +203,9 @@ def _row_batches(
                 rows = np.repeat(np.arange(len(index)), count)
                 offset = np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)
                 c = targets[first[rows] + offset].astype(np.uint32)
-            yield pa.record_batch([units.take(pa.array(rows)), pa.array(c)],
+            kept = units.take(pa.array(rows))
+            raw = arrow_unit_keys(kept)  # text units byte for byte (data.unit_keys)
+            yield pa.record_batch([kept if raw is None else raw, pa.array(c)],
                                   names=[privacy_unit, "c"])  # fmt: skip
 
 
@@ -226,12 +229,15 @@ def _kept_from_stream(
     from . import scores
 
     unit_arrow = pq.read_schema(files[0]).field(privacy_unit).type
+    if str(unit_arrow) in _TEXT_TYPES:  # read as raw-byte keys (_row_batches)
+        unit_arrow = pa.large_binary() if str(unit_arrow) == "large_string" else pa.binary()
+        unit_type = RAW_KEY_TYPE
     schema = pa.schema([(privacy_unit, unit_arrow), ("c", pa.uint32())])
     stream = pa.RecordBatchReader.from_batches(
         schema, _row_batches(files, column, privacy_unit, matcher)
     )
     unit, valid = scores._unit_sql(privacy_unit, unit_type)
-    seed = scores._md5_bits_sql(scores._hashed_text_sql("u", scores._unit_text_sql(unit_type)), 8)
+    seed = scores._unit_seed_sql(unit_type)
     sql = f"""
         SELECT {seed} AS h, l
         FROM (SELECT {unit} AS u, list(data.c) AS l FROM {_ROWS_VIEW} AS data

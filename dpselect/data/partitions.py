@@ -74,7 +74,7 @@ def person_values(
         )
     m = int(max_contributions)
     col_type = table.require_column(column)
-    unit_type = table.require_column(privacy_unit, "privacy_unit")
+    privacy_unit, unit_type = table.unit_column(privacy_unit)
     col = normalised_sql(f"data.{_quote(column)}", col_type)
     unit, valid = _unit_sql(privacy_unit, unit_type)
     v_text = canonical_text_sql("v", "DOUBLE" if _is_floating(col_type) else col_type)

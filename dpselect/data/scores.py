@@ -51,6 +51,7 @@ import numpy.typing as npt
 
 from .candidates import as_arrow
 from .tables import Table
+from .unit_keys import RAW_KEY_TYPE
 
 __all__ = [
     "BOUNDING_SEPARATOR",
@@ -275,7 +276,7 @@ def _keyed_sql(pairs: str, code: str, unit_type: str) -> str:
     ``b`` = the seed's upper half, every column kept (used by
     :func:`dpselect.data.partitions.person_values`). The seeds come from the distinct units
     of ``pairs``, one md5 each."""
-    seed = _md5_bits_sql(_hashed_text_sql("u", _unit_text_sql(unit_type)), 8)
+    seed = _unit_seed_sql(unit_type)
     seeds = f"""(SELECT u, h & {_M32} AS a, h >> 32 AS b
                  FROM (SELECT u, {seed} AS h FROM (SELECT DISTINCT u FROM {pairs})))"""
     start = f"""(SELECT p.*, xor(p.{code}, s.a) AS x, s.b AS b
@@ -289,7 +290,7 @@ def _seeds_sql(privacy_unit: str, unit_type: str) -> str:
     Read from the unit column alone (a narrow scan); a unit without candidate rows gets a
     seed that is never used."""
     unit, valid = _unit_sql(privacy_unit, unit_type)
-    seed = _md5_bits_sql(_hashed_text_sql("u", _unit_text_sql(unit_type)), 8)
+    seed = _unit_seed_sql(unit_type)
     return f"""(SELECT u, h & {_M32} AS a, h >> 32 AS b
                 FROM (SELECT u, {seed} AS h FROM (SELECT DISTINCT {unit} AS u FROM data
                                                   WHERE {valid})))"""
@@ -386,6 +387,16 @@ def keep_smallest(
 
 def _unit_text_sql(unit_type: str) -> str:
     return canonical_text_sql("u", "DOUBLE" if _is_floating(unit_type) else unit_type)
+
+
+def _unit_seed_sql(unit_type: str) -> str:
+    """SQL of the seed of the unit ``u`` (:func:`unit_seed`): md5 of (salt, ``u``, the unit's
+    canonical text), or of its bytes for a raw key (:data:`~.unit_keys.RAW_KEY_TYPE`: text
+    read byte for byte, so valid text has the seed of its text)."""
+    if unit_type == RAW_KEY_TYPE:
+        prefix = _hashed_text_sql("u", "''")
+        return f"CAST(md5_number(encode({prefix}) || u) & {(1 << 64) - 1} AS UBIGINT)"
+    return _md5_bits_sql(_hashed_text_sql("u", _unit_text_sql(unit_type)), 8)
 
 
 # ----------------------------------------------------------------------------------------
@@ -560,6 +571,8 @@ def candidate_scores(
             return dictionary_candidate_scores(table, files, column, candidates, privacy_unit,
                                                unit_type, int(max_contributions), salt,
                                                progress)  # fmt: skip
+    if privacy_unit is not None:
+        privacy_unit, unit_type = table.unit_column(privacy_unit)  # the injective key
     col_match, cand_match = match_sql(f"data.{_quote(column)}", col_type, candidates)
     with _candidates_source(table, candidates, progress is not None) as (source, params):
         cands = f"SELECT {cand_match} AS v, i FROM {source}"
@@ -620,7 +633,7 @@ def _unit_lists_sql(col_match: str, cands: str, privacy_unit: str, unit_type: st
     ``l`` of the candidate positions of its rows (duplicates included), for :func:`keep_smallest`.
     """
     unit, valid = _unit_sql(privacy_unit, unit_type)
-    seed = _md5_bits_sql(_hashed_text_sql("u", _unit_text_sql(unit_type)), 8)
+    seed = _unit_seed_sql(unit_type)
     return f"""
         WITH cands AS ({cands})
         SELECT {seed} AS h, l
@@ -693,7 +706,7 @@ def top_values(
     col = normalised_sql(f"data.{_quote(column)}", col_type)
     params: dict[str, Any] = {}
     if privacy_unit is not None:
-        unit_type = table.require_column(privacy_unit, "privacy_unit")
+        privacy_unit, unit_type = table.unit_column(privacy_unit)
         unit, valid = _unit_sql(privacy_unit, unit_type)
         v_text = canonical_text_sql("v", "DOUBLE" if _is_floating(col_type) else col_type)
         code = _md5_bits_sql(_hashed_text_sql("v", v_text), 4)
@@ -746,7 +759,7 @@ def _top_values_lists(
     temporary table; DuckDB lists each user's value ranks, :func:`keep_smallest` keeps ``m``
     per user, and the ``limit`` best ranks are turned back into values."""
     unit, valid = _unit_sql(privacy_unit, unit_type)
-    seed = _md5_bits_sql(_hashed_text_sql("u", _unit_text_sql(unit_type)), 8)
+    seed = _unit_seed_sql(unit_type)
     try:
         table.query(f"CREATE OR REPLACE TEMP TABLE {_VALUES_TABLE} AS {vals}", params)
         codes = table.query_numpy(f"SELECT w FROM {_VALUES_TABLE} ORDER BY r")["w"]

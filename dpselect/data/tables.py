@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 
@@ -54,6 +54,7 @@ from .text_lines import (
     read_csv_header,
     sql_string,
 )
+from .unit_keys import FrameUnits, ParquetUnits
 
 __all__ = ["FILE_FORMATS", "Table", "open_table"]
 
@@ -70,6 +71,14 @@ FILE_FORMATS: dict[str, str] = {
 _GZIP_FORMATS = ("csv", "tsv", "jsonl", "json")
 _FRAME_MODULES = ("pandas", "polars", "pyarrow")
 _FRAME_VIEW = "dpselect_frame"
+
+
+class _UnitSource(Protocol):
+    """How a source reads a privacy unit byte for byte (:meth:`Table.unit_column`)."""
+
+    def key_column(
+        self, table: Table, column: str, kind: str, argument: str
+    ) -> tuple[str, str] | None: ...
 
 
 @dataclass
@@ -98,6 +107,9 @@ class Table:
     #: The Parquet files behind ``data`` when it is exactly their columns (no declared schema):
     #: lets :mod:`dpselect.data.dictionary_scores` read dictionary-encoded columns directly.
     parquet_files: list[str] | None = None
+    #: How to read a privacy unit byte for byte (:meth:`unit_column`), set by the source.
+    unit_source: _UnitSource | None = None
+    _unit_columns: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def require_column(self, column: Any, argument: str = "column") -> str:
         """The column's DuckDB type; :class:`DataError` naming ``argument`` if it is absent
@@ -119,6 +131,22 @@ class Table:
                 "only scalar columns (numbers, text, dates, booleans) can be used"
             )
         return kind
+
+    def unit_column(self, column: Any, argument: str = "privacy_unit") -> tuple[str, str]:
+        """The column of ``data`` that keys the privacy unit ``column``, and its type for the
+        unit SQL: the column itself, or a hidden column of raw-byte keys
+        (:mod:`dpselect.data.unit_keys`, type :data:`~.unit_keys.RAW_KEY_TYPE`) where the
+        view's text is repaired or an object column mixes types. Decided from the schema and
+        the source's kind (public facts); the keys are an injective function of each row's
+        own unit value. Raises :class:`DataError` (before any charge) where no injective key
+        can be read."""
+        kind = self.require_column(column, argument)
+        if column not in self._unit_columns:
+            found = None if self.unit_source is None else self.unit_source.key_column(
+                self, column, kind, argument
+            )  # fmt: skip
+            self._unit_columns[column] = (column, kind) if found is None else found
+        return self._unit_columns[column]
 
     def column_type_known(self, column: str) -> bool:
         """Whether the column's type is a public fact of the source or of the schema: False for
@@ -309,10 +337,12 @@ def _open_file(
         f"read_parquet({sql_string(text)}, union_by_name = true, utf8_validation = 'replace')"
     )
     table = _typed_table(connection, source_sql, description, schema)
+    # the files DuckDB's read_parquet reads (its own glob rules), from the paths alone
+    listed = connection.execute("SELECT file FROM glob(?)", [text]).fetchall()
+    files = [str(row[0]) for row in listed]
     if not schema:
-        # the files DuckDB's read_parquet reads (its own glob rules), from the paths alone
-        listed = connection.execute("SELECT file FROM glob(?)", [text]).fetchall()
-        table.parquet_files = [str(row[0]) for row in listed]
+        table.parquet_files = files
+    table.unit_source = ParquetUnits(files, schema, _select_sql(schema))
     return table
 
 
@@ -337,14 +367,19 @@ def _typed_table(
         raise DataError(f"cannot read {description}: {_first_line(exc)}") from None
     names = [str(row[0]) for row in described]
     _check_schema_columns(schema, names, description)
+    connection.execute(f"CREATE TEMP VIEW data AS {_select_sql(schema)} FROM {source_sql}")
+    columns = {str(row[0]): str(row[1]) for row in connection.execute("DESCRIBE data").fetchall()}
+    return Table(connection, description, columns, set(columns))
+
+
+def _select_sql(schema: dict[str, str]) -> str:
+    """The projection of the view ``data`` over a typed source: the declared types by
+    ``TRY_CAST``."""
     replaced = ", ".join(
         f"TRY_CAST({quote_identifier(c)} AS {t}) AS {quote_identifier(c)}"
         for c, t in schema.items()
     )
-    select = f"SELECT * REPLACE ({replaced})" if schema else "SELECT *"
-    connection.execute(f"CREATE TEMP VIEW data AS {select} FROM {source_sql}")
-    columns = {str(row[0]): str(row[1]) for row in connection.execute("DESCRIBE data").fetchall()}
-    return Table(connection, description, columns, set(columns))
+    return f"SELECT * REPLACE ({replaced})" if schema else "SELECT *"
 
 
 def _first_line(exc: BaseException) -> str:
@@ -459,6 +494,38 @@ def _plain_utf8_text(column: Any) -> bool:
     return True
 
 
+def _utf8_safe_arrow(table: Any) -> tuple[Any, str]:
+    """A pyarrow table as DuckDB can read it, and the SQL of its rows: a text column holding
+    bytes that are not valid UTF-8 is passed as binary and read by ``decode(b, 'replace')``
+    (each invalid byte ``?``: the rule of DuckDB's Parquet reader), row by row; DuckDB's
+    conversion of such text raised in the score query, after the charge, on that one row
+    (issue 22). Valid columns are passed as they are (the same text either way)."""
+    import pyarrow as pa
+
+    if not isinstance(table, pa.Table):
+        return table, _FRAME_VIEW
+    repaired: list[str] = []
+    for i, field_ in enumerate(table.schema):
+        kind = field_.type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            continue
+        try:
+            table.column(i).validate(full=True)
+        except pa.ArrowInvalid:
+            binary = pa.large_binary() if pa.types.is_large_string(kind) else pa.binary()
+            column = pa.chunked_array(
+                [chunk.view(binary) for chunk in table.column(i).chunks], type=binary
+            )
+            table = table.set_column(i, field_.with_type(binary), column)
+            repaired.append(field_.name)
+    if not repaired:
+        return table, _FRAME_VIEW
+    decoded = ", ".join(
+        f"decode({quote_identifier(c)}, 'replace') AS {quote_identifier(c)}" for c in repaired
+    )
+    return table, f"(SELECT * REPLACE ({decoded}) FROM {_FRAME_VIEW})"
+
+
 def open_table(data: Any, schema: Any = None) -> Table:
     """Open ``data``: a path (CSV, TSV, JSON lines, JSON, their ``.gz``; Parquet, a Parquet
     glob or directory) or a pandas/polars/pyarrow table.
@@ -480,11 +547,17 @@ def open_table(data: Any, schema: Any = None) -> Table:
     if isinstance(data, (str, os.PathLike)):
         return _open_file(data, connection, declared)
     if _is_frame(data):
-        if type(data).__module__.split(".")[0] == "pandas":
-            data = _utf8_safe_pandas(data)
-        connection.register(_FRAME_VIEW, data)
-        description = f"the {type(data).__module__.split('.')[0]} table"
-        return _typed_table(connection, _FRAME_VIEW, description, declared)
+        module = type(data).__module__.split(".")[0]
+        registered, source_sql = data, _FRAME_VIEW
+        if module == "pandas":
+            registered = _utf8_safe_pandas(data)
+        elif module == "pyarrow":
+            registered, source_sql = _utf8_safe_arrow(data)
+        connection.register(_FRAME_VIEW, registered)
+        description = f"the {module} table"
+        table = _typed_table(connection, source_sql, description, declared)
+        table.unit_source = FrameUnits(data, source_sql, _select_sql(declared), declared)
+        return table
     raise DataError(
         "data must be a path to a CSV, TSV, JSON lines, JSON or Parquet file, or a pandas, "
         f"polars or pyarrow table, got {type(data).__name__}"

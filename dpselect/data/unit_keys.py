@@ -1,0 +1,386 @@
+"""Privacy-unit keys: one person is one key, and two people are never one.
+
+The guarantee of a privacy unit (``privacy_unit="user_id"``) covers everything one *unit* holds,
+so the function from the raw unit value to the key that rows are grouped by must be
+**injective**: two distinct raw values that became one key would be bounded as one person,
+and removing one of them could then lower one score and raise another (not monotone, L1 up to
+``2m``: the audit measured a loss of 1.36 where epsilon = 1 was claimed). Text repair that is
+fine for a *ranked* value (each row still counts toward one value) is therefore never applied
+to a unit. The rule, per source (docs/contribution_bounding.md, "The unit key"):
+
+- **Typed columns** (integers, floats, decimals, dates, timestamps, booleans, blobs) are
+  grouped by value, as the engine holds them; floats normalised (``-0.0`` is ``0.0``; NaN is
+  no unit).
+- **Text** is grouped by its **raw bytes**. A Parquet file, an Arrow table or a polars frame
+  may hold text that is not valid UTF-8: the key is the bytes as stored (DuckDB's Parquet
+  reader would replace each invalid byte by ``?``, so text units of Parquet files are read
+  through pyarrow, which keeps the bytes). CSV and JSON lines that are not UTF-8 are no rows
+  (:mod:`dpselect.data.text_lines`), so their text is valid.
+- **Python objects** (a pandas ``object`` or ``string[python]`` column, the categories of a
+  categorical): :func:`object_unit_key`. A ``str`` is its UTF-8 bytes, lone surrogates encoded
+  as themselves (``surrogatepass``: three bytes ``ED xx xx`` that no valid UTF-8 text holds);
+  every other object is the byte ``FF`` (never in the encoding of a ``str``), a type tag and an
+  injective encoding of the value in that type. So ``1``, ``1.0``, ``True`` and ``"1"`` are
+  four units, ``("a", 1)`` and ``"('a', 1)"`` two. An object of a type without such an
+  encoding is no unit (its rows count for nobody), by a rule that reads that row alone.
+
+Valid text keeps the very bytes it had, so its seed (md5 of salt, ``u``, the bytes) is the one
+of :func:`dpselect.data.scores.unit_seed` and of the Spark engine: answers on valid data are
+unchanged, and DuckDB and Spark stay bit-identical on text that is not valid UTF-8 too (Spark
+hashes a string's bytes).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+import uuid
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .tables import Table
+
+__all__ = [
+    "RAW_KEY_TYPE",
+    "FrameUnits",
+    "ParquetUnits",
+    "arrow_unit_keys",
+    "object_unit_key",
+    "object_unit_keys",
+]
+
+#: The type name a raw unit key column has in the unit SQL (a DuckDB BLOB whose seed is the md5
+#: of its bytes, not of its hex text as for a BLOB column's own values).
+RAW_KEY_TYPE = "RAW UNIT KEY"
+
+_TAG = b"\xff"  # never a byte of a str's surrogatepass UTF-8 encoding
+
+
+def _length_prefixed(part: bytes) -> bytes:
+    return len(part).to_bytes(8, "little") + part
+
+
+def object_unit_key(value: Any) -> bytes | None:
+    """The unit key of one Python object, or ``None`` for no unit (module docstring).
+
+    Injective on the values it keys: a ``str`` is its ``surrogatepass`` UTF-8 bytes (no byte
+    ``FF``); anything else starts with ``FF`` and a tag byte that names its type, followed by
+    an encoding that is injective in that type (decimal digits for integers, the exact
+    significand and exponent for floats, the bytes themselves, ISO text, length-prefixed keys
+    of a tuple's items). Missing values (``None``, NaN, ``pd.NA``, ``NaT``) and objects of any
+    other type give ``None``. Never raises.
+    """
+    try:
+        return _key(value)
+    except Exception:  # an object whose conversion raises is no unit (a rule of its row)
+        return None
+
+
+def _key(value: Any) -> bytes | None:
+    from .scores import canonical_text
+
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _TAG + b"y" + bytes(value)
+    kind = type(value).__module__.split(".")[0]
+    if kind == "numpy":
+        import numpy as np
+
+        if isinstance(value, np.bool_):
+            value = bool(value)
+        elif isinstance(value, np.integer):
+            value = int(value)
+        elif isinstance(value, np.floating):
+            value = float(value)
+        elif isinstance(value, (np.datetime64, np.timedelta64)):
+            if np.isnat(value):
+                return None
+            unit, _ = np.datetime_data(value.dtype)
+            tag = b"M" if isinstance(value, np.datetime64) else b"m"
+            return _TAG + tag + f"{value.astype(np.int64)}{unit}".encode()
+    if isinstance(value, bool):
+        return _TAG + (b"b1" if value else b"b0")
+    if isinstance(value, int):
+        return _TAG + b"i" + str(value).encode()
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        return _TAG + b"f" + canonical_text(value).encode()
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            return None if value.is_nan() else _TAG + b"d" + str(value).encode()
+        return _TAG + b"d" + format(value.normalize(), "f").encode()
+    if kind == "pandas":
+        import pandas as pd
+
+        if value is pd.NA or value is pd.NaT:
+            return None
+        if isinstance(value, pd.Timestamp):
+            if value.tzinfo is None:
+                return _TAG + b"tn" + str(value.value).encode()
+            return _TAG + b"ta" + str(value.value).encode()  # .value: ns since epoch, UTC
+        if isinstance(value, pd.Timedelta):
+            return _TAG + b"m" + f"{value.value}ns".encode()
+        return None
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            return _TAG + b"Tn" + value.isoformat().encode()
+        return _TAG + b"Ta" + value.astimezone(dt.timezone.utc).isoformat().encode()
+    if isinstance(value, dt.date):
+        return _TAG + b"D" + value.isoformat().encode()
+    if isinstance(value, dt.time):
+        return _TAG + b"h" + value.isoformat().encode() + _TAG + str(value.utcoffset()).encode()
+    if isinstance(value, dt.timedelta):
+        return _TAG + b"e" + repr((value.days, value.seconds, value.microseconds)).encode()
+    if isinstance(value, uuid.UUID):
+        return _TAG + b"U" + value.bytes
+    if isinstance(value, tuple):
+        parts = [_key(item) for item in value]
+        if any(part is None for part in parts):
+            return None  # a missing or unkeyed item: the tuple keys nobody
+        return _TAG + b"(" + b"".join(_length_prefixed(p) for p in parts if p is not None)
+    return None
+
+
+def object_unit_keys(values: Iterable[Any]) -> Any:
+    """The keys of a sequence of Python objects as a pyarrow ``binary`` array (nulls: no unit).
+
+    A column of plain valid ``str`` (and missing values) is converted in C by pyarrow (the same
+    bytes :func:`object_unit_key` gives); any other column value by value.
+    """
+    import pyarrow as pa
+
+    try:
+        text = pa.array(values, type=pa.string(), from_pandas=True)
+    except Exception:  # a non-str value or a lone surrogate: value by value
+        keys = [object_unit_key(value) for value in values]
+        return pa.array(keys, type=pa.binary())
+    return text.view(pa.binary())
+
+
+def arrow_unit_keys(array: Any) -> Any | None:
+    """The raw-byte keys of an Arrow text column (string, large or view; a dictionary of
+    them), as a binary array of the same length; ``None`` for any other type (the column is
+    grouped by value as it is). Never validates or repairs the bytes: that is the point."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    if isinstance(array, pa.ChunkedArray):
+        chunks = [arrow_unit_keys(chunk) for chunk in array.chunks]
+        if not array.chunks:
+            return pa.array([], type=pa.binary()) if _is_text(array.type) else None
+        if any(chunk is None for chunk in chunks):
+            return None
+        return pa.chunked_array(chunks, type=chunks[0].type)
+    kind = array.type
+    if pt.is_dictionary(kind):
+        if not _is_text(kind.value_type):
+            return None
+        return arrow_unit_keys(array.dictionary_decode())
+    if pt.is_string(kind):
+        return array.view(pa.binary())
+    if pt.is_large_string(kind):
+        return array.view(pa.large_binary())
+    if hasattr(pt, "is_string_view") and pt.is_string_view(kind):
+        return array.view(pa.binary_view()).cast(pa.large_binary())
+    return None
+
+
+def _is_text(kind: Any) -> bool:
+    import pyarrow.types as pt
+
+    return bool(
+        pt.is_string(kind)
+        or pt.is_large_string(kind)
+        or (hasattr(pt, "is_string_view") and pt.is_string_view(kind))
+    )
+
+
+# ----------------------------------------------------------------------------------------
+# Sources: where a table's raw unit keys come from
+# ----------------------------------------------------------------------------------------
+
+
+def _hidden_name(table: Table, column: str) -> str:
+    name = f"dpselect unit key {column}"
+    while name in table.columns:
+        name += "'"
+    return name
+
+
+def _text_type(kind: str) -> bool:
+    t = kind.upper()
+    return t in ("VARCHAR", "STRING", "TEXT") or t.startswith("VARCHAR")
+
+
+class FrameUnits:
+    """Raw unit keys of an in-memory frame: pandas, pyarrow or polars.
+
+    ``original``: the frame as the user passed it (before any text repair); ``source``: the SQL
+    of its rows as DuckDB reads them, and ``select`` the projection of the view ``data`` over
+    them; ``declared``: the declared schema (a declared column is its declared value, not its
+    raw one). The keys are a table of their own, joined by position (``POSITIONAL JOIN``:
+    both are in-memory tables of the same rows in the same order), so the frame is never
+    converted (DuckDB's conversion of a pandas frame with an Arrow column converts every
+    column through pyarrow, which refuses mixed-type objects).
+    """
+
+    _KEYS = "dpselect_unit_keys"
+
+    def __init__(self, original: Any, source: str, select: str, declared: dict[str, str]) -> None:
+        self.original, self.source, self.select, self.declared = original, source, select, declared
+        self.keys: Any = None
+
+    def key_column(
+        self, table: Table, column: str, kind: str, argument: str
+    ) -> tuple[str, str] | None:
+        import pyarrow as pa
+
+        if column in self.declared:
+            return None  # the declared type's value (TRY_CAST) is the unit, by the user's word
+        keys = self._keys(column)
+        if keys is None:
+            return None  # a typed column: grouped by value
+        hidden = _hidden_name(table, column)
+        if isinstance(keys, pa.ChunkedArray):
+            keys = keys.combine_chunks()
+        if self.keys is None:
+            self.keys = pa.table({hidden: keys})
+        else:
+            self.keys = self.keys.append_column(hidden, keys)
+        connection = table.connection
+        connection.register(self._KEYS, self.keys)
+        rows = f"(SELECT * FROM {self.source} POSITIONAL JOIN {self._KEYS})"
+        connection.execute(f"CREATE OR REPLACE TEMP VIEW data AS {self.select} FROM {rows}")
+        return hidden, RAW_KEY_TYPE
+
+    def _keys(self, column: str) -> Any | None:
+        import pyarrow as pa
+
+        frame = self.original
+        module = type(frame).__module__.split(".")[0]
+        if module == "pyarrow":
+            return arrow_unit_keys(frame.column(column))
+        if module == "polars":
+            return arrow_unit_keys(frame.get_column(column).to_arrow())
+        position = [str(name) for name in frame.columns].index(column)
+        series = frame.iloc[:, position]
+        dtype = series.dtype
+        name = type(dtype).__name__
+        if name == "CategoricalDtype":
+            categories = series.cat.categories
+            keys = self._pandas_keys(pd_series=categories.to_series(index=None))
+            if keys is None:
+                return None  # typed categories (ints, dates): grouped by value
+            import pyarrow.compute as pc
+
+            codes = pa.array(series.cat.codes.to_numpy(), type=pa.int64())
+            codes = pc.if_else(pc.less(codes, 0), pa.scalar(None, pa.int64()), codes)
+            return keys.take(codes)
+        return self._pandas_keys(series)
+
+    @staticmethod
+    def _pandas_keys(pd_series: Any) -> Any | None:
+        import numpy as np
+        import pyarrow as pa
+
+        dtype = pd_series.dtype
+        name = type(dtype).__name__
+        if isinstance(dtype, np.dtype) and dtype.kind == "O":
+            return object_unit_keys(pd_series.to_numpy(dtype=object))
+        if name == "StringDtype":
+            if getattr(dtype, "storage", "") == "python":
+                return object_unit_keys(pd_series.to_numpy(dtype=object))
+            return arrow_unit_keys(pa.array(pd_series))
+        if name == "ArrowDtype":
+            return arrow_unit_keys(pa.array(pd_series))
+        return None
+
+
+class ParquetUnits:
+    """Raw unit keys of Parquet files: DuckDB's reader repairs text that is not valid UTF-8
+    (each invalid byte ``?``), so a text unit is read through a pyarrow dataset of the same
+    files, which keeps the bytes; the other text columns are repaired by the same rule as
+    DuckDB's (``decode(blob, 'replace')``), so the view is the same but for the hidden keys.
+    Refused (from the files' schemas, before any charge) where the dataset's columns would not
+    be DuckDB's (schemas pyarrow cannot unify, hive partition columns)."""
+
+    _VIEW = "dpselect_parquet_raw"
+
+    def __init__(self, files: list[str], declared: dict[str, str], select: str) -> None:
+        self.files, self.declared, self.select = files, declared, select
+
+    def key_column(
+        self, table: Table, column: str, kind: str, argument: str
+    ) -> tuple[str, str] | None:
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+        import pyarrow.parquet as pq
+
+        from ..core.errors import DataError
+        from .text_lines import quote_identifier
+
+        if not _text_type(kind) or (column in self.declared and not _text_type(
+            self.declared[column]
+        )):  # fmt: skip
+            return None
+        refusal = DataError(
+            f"{argument} {column!r} of {table.description}: its text cannot be read byte for "
+            "byte (the files' schemas differ, or the columns come from the paths); declare "
+            f"its type (schema={{{column!r}: 'BIGINT'}} or another type) or rewrite the files "
+            "with one schema"
+        )
+        try:
+            schema = pa.unify_schemas([pq.read_schema(path) for path in self.files])
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OSError, ValueError):
+            raise refusal from None
+        if column not in schema.names or not _arrow_text(schema.field(column).type):
+            return None  # DuckDB's text of a typed value: injective already
+        raw = pa.schema([field.with_type(_as_binary(field.type)) for field in schema])
+        dataset = ds.dataset(self.files, schema=raw, format="parquet")
+        hidden = _hidden_name(table, column)
+        repaired = ", ".join(
+            f"decode({quote_identifier(f.name)}, 'replace') AS {quote_identifier(f.name)}"
+            for f in schema
+            if _arrow_text(f.type)
+        )
+        inner = (
+            f"(SELECT * REPLACE ({repaired}), {quote_identifier(column)} AS "
+            f"{quote_identifier(hidden)} FROM {self._VIEW})"
+        )
+        table.connection.register(self._VIEW, dataset)
+        try:
+            described = table.connection.execute(f"DESCRIBE {self.select} FROM {inner}").fetchall()
+        except Exception:
+            raise refusal from None
+        columns = {str(row[0]): str(row[1]) for row in described}
+        if columns.pop(hidden, None) != "BLOB" or columns != table.columns:
+            raise refusal
+        table.connection.execute(f"CREATE OR REPLACE TEMP VIEW data AS {self.select} FROM {inner}")
+        return hidden, RAW_KEY_TYPE
+
+
+def _arrow_text(kind: Any) -> bool:
+    import pyarrow.types as pt
+
+    if pt.is_dictionary(kind):
+        return _is_text(kind.value_type)
+    return _is_text(kind)
+
+
+def _as_binary(kind: Any) -> Any:
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    if pt.is_dictionary(kind):
+        kind = kind.value_type
+    if pt.is_large_string(kind):
+        return pa.large_binary()
+    if _is_text(kind):
+        return pa.binary()
+    return kind
