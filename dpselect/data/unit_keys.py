@@ -174,9 +174,10 @@ def arrow_unit_keys(array: Any) -> Any | None:
         chunks = [arrow_unit_keys(chunk) for chunk in array.chunks]
         if not array.chunks:
             return pa.array([], type=pa.binary()) if _is_text(array.type) else None
-        if any(chunk is None for chunk in chunks):
+        present = [chunk for chunk in chunks if chunk is not None]
+        if len(present) != len(chunks):
             return None
-        return pa.chunked_array(chunks, type=chunks[0].type)
+        return pa.chunked_array(present, type=present[0].type)
     kind = array.type
     if pt.is_dictionary(kind):
         if not _is_text(kind.value_type):
