@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -25,7 +25,7 @@ from .core.errors import ParameterError
 from .core.measurement import Measurement
 from .core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
 from .core.metrics import LInfDistance
-from .data.candidates import load_candidates
+from .data.candidates import header_note, load_candidates
 from .data.scores import candidate_scores, match_multiplicity
 from .data.spark_engine import check_bounded_candidates
 from .data.tables import Table, open_table
@@ -113,9 +113,9 @@ class TopKResult:
         if self.rho is not None:
             cost += f", zCDP rho = {self.rho:.6g}"
         note = [self.stopped_early] if self.stopped_early else []
-        choice = self.parameters.get("max_contributions_choice")
-        if choice:
-            note.append(str(choice))
+        for key in ("max_contributions_choice", "candidates_note"):
+            if self.parameters.get(key):
+                note.append(str(self.parameters[key]))
         return "\n".join([*lines, *note, f"mechanism: {self.mechanism}", cost, self.accuracy])
 
     @property
@@ -539,9 +539,10 @@ def top_k(
     book = open_ledger(ledger)
 
     zcdp_ledger = book is not None and book.accounting == "zcdp"
+    note = header_note(cand_list, column)
     if auto_m:
         assert privacy_unit is not None
-        return _top_k_auto_contributions(
+        chosen = _top_k_auto_contributions(
             _Query(table, column, k, cand_list, privacy_unit, counts, source, progress),
             eps,
             dlt,
@@ -550,6 +551,7 @@ def top_k(
             book,
             zcdp_ledger,
         )
+        return _with_note(note, chosen)
     m = int(max_contributions)
     # The histograms' L1 sensitivity (selection needs only L-infinity 1): with a privacy unit
     # the bound m; without, one row adds 1 to every candidate its value matches, and two
@@ -566,10 +568,19 @@ def top_k(
     def release() -> TopKResult:
         return _release(query, plan, m, book, parameters)
 
-    return _charge_then(
+    result = _charge_then(
         book, release, plan.epsilon, plan.delta, plan.rho, plan.kind, f"top_k/{plan.method}",
         parameters,
     )  # fmt: skip
+    return _with_note(note, result)
+
+
+def _with_note(note: str | None, result: TopKResult) -> TopKResult:
+    """``result`` with the candidate list's note (public: :func:`header_note`) in its
+    parameters as ``candidates_note``, shown with the answer."""
+    if note is None:
+        return result
+    return replace(result, parameters={**result.parameters, "candidates_note": note})
 
 
 @dataclass(frozen=True)

@@ -42,3 +42,24 @@ def test_readme_first_command_runs():
     )
     assert out.returncode == 0, out.stderr
     assert "privacy cost" in out.stdout
+
+
+def test_ci_runs_the_readme_first_command_on_the_base_install():
+    """.ci/run extracts the README's first command (issue 22) and runs it before any extra."""
+    import subprocess
+
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    extract = next(line for line in ci if line.startswith('first="$('))
+    shown = subprocess.run(
+        ["bash", "-c", f'{extract}\nprintf %s "$first"'],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    block = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)[0]
+    assert shown == block.splitlines()[0]
+    assert shown.startswith("pip install -e . && dpselect top-k")
+    runs = next(i for i, line in enumerate(ci) if line.startswith('eval "$first"'))
+    extras = [i for i, line in enumerate(ci) if "pip install -e '.[" in line]
+    assert extras and runs < min(extras)

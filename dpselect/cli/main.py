@@ -87,9 +87,9 @@ def _print_result(result: TopKResult, as_json: bool) -> None:
     console.print(table)
     if result.stopped_early:
         console.print(result.stopped_early)
-    choice = result.parameters.get("max_contributions_choice")
-    if choice:
-        console.print(str(choice))
+    for key in ("max_contributions_choice", "candidates_note"):
+        if result.parameters.get(key):
+            console.print(str(result.parameters[key]))
     console.print(f"mechanism: {result.mechanism}")
     chosen = result.parameters.get("chosen_by")
     accounting = result.parameters.get("accounting")

@@ -1,7 +1,13 @@
 """Public candidate lists: from a Python sequence or a text file, one candidate per line.
 
 The candidate list must not depend on the private data (seed 003's warning); it is public
-input, so errors about it (missing file, empty list, None, duplicates) may be raised.
+input, so errors about it (missing file, empty list, None, duplicates) may be raised, and notes
+about it (a first line that looks like a header: :func:`header_note`) may be printed.
+
+A file is read as text, one candidate per line: UTF-8, or UTF-16/UTF-32 when it starts with
+their byte-order mark; a leading UTF-8 byte-order mark (Excel's "CSV UTF-8") is dropped, so
+that the first candidate matches its value (issue 22). CSV, TSV and JSON files are read the
+same way, one candidate per line, never parsed into fields.
 
 Lists of 10^5 candidates and more are common (every product, every site): a list of strings
 is converted once to an Arrow array (when pyarrow is installed), which checks the type and is
@@ -10,6 +16,7 @@ what the score query scans; other lists are checked in plain Python.
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +24,7 @@ from typing import Any
 
 from ..core.errors import ParameterError
 
-__all__ = ["CandidateList", "as_arrow", "load_candidates"]
+__all__ = ["CandidateList", "as_arrow", "header_note", "load_candidates"]
 
 
 #: Shorter lists skip pyarrow: importing it (and pandas, which pyarrow imports on its first
@@ -26,22 +33,52 @@ ARROW_MIN_CANDIDATES = 1024
 
 
 class CandidateList(list):  # type: ignore[type-arg]
-    """A validated candidate list; ``arrow`` holds it as a pyarrow array when one was built."""
+    """A validated candidate list; ``arrow`` holds it as a pyarrow array when one was built,
+    ``path`` the file it was read from (``None``: given as values)."""
 
     arrow: Any = None
+    path: str | None = None
+
+
+#: Byte-order marks and the codec that decodes the text after them (UTF-32 first: its
+#: little-endian mark starts with UTF-16's).
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
 
 
 def load_candidates(candidates: Any, argument: str = "candidates") -> list[Any]:
-    """The candidate list: a sequence as given, or the non-empty lines of a text file."""
+    """The candidate list: a sequence as given, or the non-empty lines of a text file.
+
+    Parameters
+    ----------
+    candidates : sequence or str or os.PathLike
+        The values, or a text file holding one per line (stripped; blank lines skipped; a
+        byte-order mark decides the encoding and is dropped, else UTF-8).
+    argument : str
+        The argument's name in error messages.
+
+    Returns
+    -------
+    CandidateList
+        The distinct candidates, in order.
+
+    Raises
+    ------
+    ParameterError
+        The file is missing or unreadable, not text, or the list is empty, holds ``None`` or
+        repeats a value.
+    """
     if isinstance(candidates, (str, os.PathLike)):
         path = Path(candidates)
         if not path.is_file():
             raise ParameterError(f"{argument} file {str(path)!r} does not exist")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ParameterError(f"{argument} file {str(path)!r} cannot be read: {exc}") from None
-        values = CandidateList(s for s in map(str.strip, text.splitlines()) if s)
+        values = CandidateList(_read_lines(path, argument))
+        values.path = str(path)
     elif isinstance(candidates, Sequence) and not isinstance(candidates, bytes):
         values = CandidateList(candidates)
     elif type(candidates).__module__.split(".")[0] in ("numpy", "pandas", "polars", "pyarrow"):
@@ -73,6 +110,63 @@ def load_candidates(candidates: Any, argument: str = "candidates") -> list[Any]:
     if distinct != len(values):
         raise ParameterError(f"{argument} must be distinct values")
     return out
+
+
+def _read_lines(path: Path, argument: str) -> list[str]:
+    """The stripped, non-empty lines of ``path``, decoded by its byte-order mark (or UTF-8)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ParameterError(f"{argument} file {str(path)!r} cannot be read: {exc}") from None
+    encoding, skip = "utf-8", 0
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            encoding, skip = codec, len(bom)
+            break
+    try:
+        text = raw[skip:].decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise ParameterError(
+            f"{argument} file {str(path)!r} is not {encoding.upper()} text ({exc.reason} at "
+            f"byte {exc.start + skip}): save it as UTF-8"
+        ) from None
+    if "\0" in text:  # UTF-16 without a byte-order mark decodes as UTF-8 with NULs
+        raise ParameterError(
+            f"{argument} file {str(path)!r} holds NUL characters (UTF-16 without a "
+            "byte-order mark?): save it as UTF-8"
+        )
+    return [line for line in map(str.strip, text.splitlines()) if line]
+
+
+def header_note(candidates: Sequence[Any], column: str) -> str | None:
+    """A note when the first candidate is the ranked column's name (a header line?), or None.
+
+    The candidate is kept (the list is public and the user decides); the note depends only on
+    the list and the column's name, never on the data.
+
+    Parameters
+    ----------
+    candidates : sequence
+        The loaded candidates (:func:`load_candidates`).
+    column : str
+        The name of the ranked column.
+
+    Returns
+    -------
+    str or None
+        One sentence to show with the result, or ``None``.
+    """
+    if not candidates:
+        return None
+    first = candidates[0]
+    if not isinstance(first, str) or first.casefold() != column.casefold():
+        return None
+    path = getattr(candidates, "path", None)
+    where = "the first candidate" if path is None else f"the first line of {path!r}"
+    return (
+        f"note: {where} is {first!r}, the name of the ranked column: a header line? It was "
+        "ranked as a candidate; remove it from the list if it is not one"
+    )
 
 
 def _arrow_strings(values: list[Any]) -> Any:
