@@ -155,12 +155,16 @@ def object_unit_keys(values: Iterable[Any]) -> Any:
     """
     import pyarrow as pa
 
-    try:
-        text = pa.array(values, type=pa.string(), from_pandas=True)
-    except Exception:  # a non-str value or a lone surrogate: value by value
-        keys = [object_unit_key(value) for value in values]
-        return pa.array(keys, type=pa.binary())
-    return text.view(pa.binary())
+    values = list(values) if not hasattr(values, "__len__") else values
+    try:  # inferred, not cast: a cast to text would take bytes and numbers as text
+        text = pa.array(values, from_pandas=True)
+    except Exception:  # mixed types or a lone surrogate: value by value
+        text = None
+    if text is not None and pa.types.is_string(text.type):
+        return text.view(pa.binary())
+    if text is not None and pa.types.is_large_string(text.type):
+        return text.view(pa.large_binary()).cast(pa.binary())
+    return pa.array([object_unit_key(value) for value in values], type=pa.binary())
 
 
 def arrow_unit_keys(array: Any) -> Any | None:

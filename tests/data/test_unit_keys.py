@@ -1,0 +1,203 @@
+"""The privacy-unit key is injective: two distinct raw units are never read as one (issue 22).
+
+Each test gives every distinct raw unit value one row holding the value ``x`` and asks for the
+bounded score of ``x`` with ``max_contributions = 1``: it is the number of distinct keys, so
+it equals the number of distinct raw values exactly when no two of them share a key. Before the
+fix, int ``1`` and str ``"1"``, two strings with different lone surrogates, and two Parquet
+texts whose invalid bytes differ were one unit each.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dpselect.data.scores import candidate_scores
+from dpselect.data.tables import open_table
+from dpselect.data.unit_keys import object_unit_key
+
+SETTINGS = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+def _units_of_x(data: object, m: int = 1, salt: int = 7) -> int:
+    return int(candidate_scores(open_table(data), "v", ["x"], "uid", m, salt=salt)[0])
+
+
+# --- Python objects (pandas object columns) -------------------------------------------
+
+_scalars = st.one_of(
+    st.text(alphabet=st.characters(codec=None, min_codepoint=0), max_size=6),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=False).map(lambda f: f + 0.0),  # -0.0 is 0.0, one unit
+    st.booleans(),
+    st.binary(max_size=6),
+)
+_objects = st.one_of(_scalars, st.tuples(_scalars, _scalars))
+
+
+def _identity(value: object) -> object:
+    """What makes two objects one unit: equal value of the same type (recursively)."""
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_identity(v) for v in value))
+    return (type(value).__name__, value)
+
+
+@SETTINGS
+@given(st.lists(_objects, min_size=1, max_size=12))
+def test_object_column_units_never_merge(values: list[object]) -> None:
+    distinct = {_identity(v): v for v in values}
+    frame = pd.DataFrame(
+        {"uid": pd.Series(list(distinct.values()), dtype=object), "v": ["x"] * len(distinct)}
+    )
+    assert _units_of_x(frame) == len(distinct)
+    categorical = frame.assign(uid=frame["uid"].astype("category"))
+    assert _units_of_x(categorical) == len(distinct)
+
+
+def test_object_keys_distinguish_the_audits_merges() -> None:
+    merged = [
+        (1, "1"),
+        (1.0, "1.0"),
+        (True, "True"),
+        (("a", 1), "('a', 1)"),
+        ("a\udc80", "a\udc81"),
+        ("a\udc80", "a?"),
+        (b"a", "a"),
+        (1, 1.0),
+        (1, True),
+        (decimal.Decimal("1"), 1),
+        (dt.date(2020, 1, 1), "2020-01-01"),
+        (uuid.UUID(int=1), str(uuid.UUID(int=1))),
+    ]
+    for a, b in merged:
+        assert object_unit_key(a) != object_unit_key(b), (a, b)
+        frame = pd.DataFrame({"uid": pd.Series([a, b], dtype=object), "v": ["x", "x"]})
+        assert _units_of_x(frame) == 2, (a, b)
+
+
+def test_object_keys_of_equal_values_agree() -> None:
+    assert object_unit_key(0.0) == object_unit_key(-0.0)
+    assert object_unit_key(decimal.Decimal("1.0")) == object_unit_key(decimal.Decimal("1"))
+    assert object_unit_key(np.int64(3)) == object_unit_key(3)
+    assert object_unit_key("é") == "é".encode()  # valid text keeps its bytes (and its seed)
+    for missing in (None, math.nan, pd.NA, pd.NaT, np.datetime64("NaT")):
+        assert object_unit_key(missing) is None
+    assert object_unit_key(object()) is None  # no injective encoding: no unit, never merged
+
+
+def test_the_audits_neighbouring_case_is_monotone() -> None:
+    """D = {1 -> x, "1" -> y, "p0" -> y}, D' = D without the int-1 row: over many salts, every
+    score moves down by at most 1 (one person removed, m = 1). Before the fix the merged unit
+    "1" kept x in D and y in D' for some salts: x fell and y rose."""
+    d = pd.DataFrame({"uid": pd.Series([1, "1", "p0"], dtype=object), "v": ["x", "y", "y"]})
+    d_prime = d.iloc[1:].reset_index(drop=True)
+    for salt in range(40):
+        before = candidate_scores(open_table(d), "v", ["x", "y"], "uid", 1, salt=salt)
+        after = candidate_scores(open_table(d_prime), "v", ["x", "y"], "uid", 1, salt=salt)
+        change = before - after
+        assert change.min() >= 0 and change.sum() <= 1, (salt, before, after)
+
+
+# --- Bytes: Arrow, Parquet, CSV ---------------------------------------------------------
+
+_raw = st.lists(st.binary(min_size=0, max_size=5), min_size=1, max_size=12, unique=True)
+
+
+def _text_array(raw: list[bytes], kind: str) -> pa.Array:
+    binary = pa.array(raw, type=pa.binary())
+    if kind == "binary":
+        return binary
+    if kind == "large_string":
+        return pa.array(raw, type=pa.large_binary()).view(pa.large_string())
+    text = binary.view(pa.string())  # unchecked: the bytes as a file may hold them
+    if kind == "dictionary":
+        return pa.DictionaryArray.from_arrays(pa.array(range(len(raw)), pa.int32()), text)
+    return text
+
+
+@SETTINGS
+@given(_raw, st.sampled_from(["string", "large_string", "binary", "dictionary"]))
+def test_arrow_units_are_their_bytes(raw: list[bytes], kind: str) -> None:
+    table = pa.table({"uid": _text_array(raw, kind), "v": ["x"] * len(raw)})
+    assert _units_of_x(table) == len(raw)
+    assert _units_of_x(table, m=2) == len(raw)
+
+
+@SETTINGS
+@given(_raw)
+def test_parquet_text_units_are_their_bytes(tmp_path_factory: pytest.TempPathFactory,
+                                            raw: list[bytes]) -> None:  # fmt: skip
+    path = tmp_path_factory.mktemp("units") / "u.parquet"
+    table = pa.table({"uid": _text_array(raw, "string"), "v": ["x"] * len(raw)})
+    pq.write_table(table, path)
+    assert _units_of_x(str(path)) == len(raw)  # the SQL plan (m = 1)
+    assert _units_of_x(str(path), m=2) == len(raw)  # the dictionary plan
+
+
+def test_parquet_invalid_utf8_units_keep_valid_seeds(tmp_path: Path) -> None:
+    """Valid text has the seed of its text whichever way it is read: the scores of a Parquet
+    file equal those of the same rows from pandas (valid text) and, with invalid bytes, those
+    of the same rows as an Arrow table (both by raw bytes)."""
+    rng = np.random.default_rng(3)
+    users = [f"user{i}" for i in range(40)]
+    rows = [(users[rng.integers(40)], f"s{rng.integers(6)}") for _ in range(400)]
+    frame = pd.DataFrame(rows, columns=["uid", "v"])
+    path = tmp_path / "valid.parquet"
+    frame.to_parquet(path)
+    cands = [f"s{j}" for j in range(6)]
+    for m in (1, 3):
+        a = candidate_scores(open_table(str(path)), "v", cands, "uid", m, salt=11)
+        b = candidate_scores(open_table(frame), "v", cands, "uid", m, salt=11)
+        assert a.tolist() == b.tolist()
+    raw = [u.encode() + (b"\xff" if i % 3 == 0 else b"") for i, u in enumerate(users)]
+    table = pa.table(
+        {
+            "uid": pa.array([raw[int(u[4:])] for u, _ in rows], pa.binary()).view(pa.string()),
+            "v": [v for _, v in rows],
+        }
+    )
+    pq.write_table(table, tmp_path / "invalid.parquet")
+    for m in (1, 3):
+        a = candidate_scores(open_table(str(tmp_path / "invalid.parquet")), "v", cands, "uid", m,
+                             salt=11)  # fmt: skip
+        b = candidate_scores(open_table(table), "v", cands, "uid", m, salt=11)
+        assert a.tolist() == b.tolist()
+
+
+_csv_text = st.text(
+    alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters=',"\r\n\x00\x01'),
+    min_size=1,
+    max_size=6,
+)
+
+
+@SETTINGS
+@given(st.lists(_csv_text, min_size=1, max_size=12, unique=True))
+def test_csv_text_units_never_merge(tmp_path_factory: pytest.TempPathFactory,
+                                    texts: list[str]) -> None:  # fmt: skip
+    path = tmp_path_factory.mktemp("units") / "u.csv"
+    path.write_text("uid,v\n" + "".join(f"{t},x\n" for t in texts), encoding="utf-8")
+    assert _units_of_x(str(path)) == len(texts)
+
+
+def test_string_python_and_pyarrow_columns(tmp_path: Path) -> None:
+    values = ["a", "a?", "b\u00e9", "1"]
+    for dtype in ("string[python]", "string[pyarrow]", "str"):
+        frame = pd.DataFrame({"uid": pd.Series(values, dtype=dtype), "v": ["x"] * 4})
+        assert _units_of_x(frame) == 4, dtype
+    surrogates = pd.Series(["a\udc80", "a\udc81", "a?"], dtype=object).astype("string[python]")
+    frame = pd.DataFrame({"uid": surrogates, "v": ["x"] * 3})
+    assert _units_of_x(frame) == 3
