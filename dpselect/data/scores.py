@@ -16,7 +16,9 @@ Two scorings, each with a proven sensitivity used by the mechanisms' maps:
 
 Privacy units are grouped **by value**, never by their text: ``0.0`` and ``-0.0`` are one unit
 (floating units are normalised by adding ``0.0``), and a NULL or NaN unit is missing (its rows
-count for nobody). Rows whose ``column`` is NULL, and values outside the candidate list, are
+count for nobody). The key is injective in the raw value (:meth:`Table.unit_column`,
+:mod:`dpselect.data.unit_keys`): text by its raw bytes, mixed Python objects by type and
+value. Rows whose ``column`` is NULL, and values outside the candidate list, are
 ignored; candidates absent from the data score 0. Empty data is valid: every score is 0.
 
 **Matching candidates to values** is by value and decided by public facts only (the column's
