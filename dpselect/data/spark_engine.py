@@ -206,17 +206,55 @@ def read_files(spark: Any, path: str) -> Any:
         if kind == "parquet":
             return reader.parquet(path)
         if kind == "csv":
-            return (
+            frame = (
                 reader.option("header", True)
                 .option("inferSchema", False)
                 .option("sep", "\t" if suffix == ".tsv" else ",")
                 .option("mode", "DROPMALFORMED")
+                .option("encoding", "ISO-8859-1")
                 .csv(path)
             )
+            return _utf8_rows(frame, path)
         raise AssertionError(kind)  # pragma: no cover - the table above has no other kind
     except Exception as exc:  # an AnalysisException from a public fact (path, format)
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DataError(f"cannot read {path!r} with Spark: {first}") from None
+
+
+def _utf8_rows(frame: Any, path: str) -> Any:
+    """A CSV frame read as ISO-8859-1 (one character per byte: the bytes kept exactly) back as
+    UTF-8 text, with DuckDB's rule for a line that is not UTF-8: no row.
+
+    Spark's UTF-8 decoder replaces each invalid sequence by U+FFFD, so ``u\\xff`` and
+    ``u\\xfe`` were one privacy unit (issue 22) and the engines disagreed (DuckDB drops such a
+    line, :mod:`dpselect.data.text_lines`). A CSV delimiter, quote or line break is ASCII, and
+    no byte of a multi-byte UTF-8 sequence is, so reading the bytes as ISO-8859-1 splits the
+    lines and fields exactly as UTF-8 would. Each field is then its bytes again
+    (``encode(.., 'ISO-8859-1')`` cast to text, which Spark does not check), and a row with a
+    field that is not valid UTF-8 is dropped: a rule of that row alone. The header (public)
+    names the columns in UTF-8; a header that is not UTF-8 is refused.
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    names = []
+    for name in frame.columns:
+        try:
+            names.append(name.encode("latin-1").decode("utf-8"))
+        except UnicodeError:
+            raise DataError(f"the header line of {path!r} is not UTF-8 text") from None
+    raw = [f.encode(f.col(_spark_quote(c)), "ISO-8859-1") for c in frame.columns]
+    if hasattr(f, "is_valid_utf8"):  # Spark 4
+        valid = [f.is_valid_utf8(r.cast("string")) for r in raw]
+    else:  # Spark 3.5: its decode replaces invalid bytes, so a valid field round-trips
+        valid = [f.encode(f.decode(r, "UTF-8"), "UTF-8") == r for r in raw]
+    rows = frame
+    for r, ok in zip(raw, valid):
+        rows = rows.where(r.isNull() | ok)  # filtered before the projection renames the columns
+    return rows.select(*[r.cast("string").alias(n) for r, n in zip(raw, names)])
+
+
+def _spark_quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
 # ----------------------------------------------------------------------------- the table
