@@ -18,8 +18,10 @@ DuckDB. The rules (all in ``docs/spark.md``):
   :class:`DataError` raised from the schema.
 - **Candidates are converted in the driver, by DuckDB**: each public candidate is cast to the
   column's type with DuckDB's own ``TRY_CAST`` (the oracle's rule), and Spark only compares
-  typed values for equality. So the candidate matching is identical in both engines by
-  construction, and it reads no rows.
+  typed values for equality, with the equality of the column's type: DuckDB's for every
+  mapped type, but a collated text column (``string collate UTF8_LCASE``) matches ``'a'``
+  and ``'A'`` to one value. So the most candidates one value matches (the histograms' L1
+  sensitivity) is counted by Spark's own join (:func:`match_multiplicity`). No row is read.
 - **Contribution bounding** uses the keyed hash of :mod:`dpselect.data.scores`
   (:func:`bounding_key`): the same salt, user and value give the same rank in both engines.
 
