@@ -148,3 +148,17 @@ def test_spark_histograms_are_calibrated_to_spark_matching(spark):
                   mechanism="gaussian_histogram", source=InsecureSeededSource(1))  # fmt: skip
     sigma = Fraction(gauss.parameters["count_scale"])
     assert Fraction(int((diff * diff).sum())) / (2 * sigma * sigma) <= Fraction(gauss.rho)
+
+
+def test_the_multiplicity_reads_no_row(spark):
+    """A frame whose every row raises when read: the multiplicity still comes (schema and
+    candidates only), while the score query, which reads the rows, raises."""
+    from pyspark.sql import functions as f
+
+    poisoned = spark.range(3).select(
+        f.raise_error(f.lit("a row was read")).cast("string collate UTF8_LCASE").alias("x")
+    )
+    table = open_table(poisoned)
+    assert scores.candidate_multiplicity(table, "x", ["a", "A", "b"]) == 2
+    with pytest.raises(Exception, match="a row was read"):
+        scores.candidate_scores(table, "x", ["a", "A", "b"])
