@@ -26,7 +26,7 @@ from .core.measurement import Measurement
 from .core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
 from .core.metrics import LInfDistance
 from .data.candidates import header_note, load_candidates
-from .data.scores import candidate_scores, match_multiplicity
+from .data.scores import candidate_multiplicity, candidate_scores
 from .data.spark_engine import check_bounded_candidates
 from .data.tables import Table, open_table
 from .mechanisms.choice import (
@@ -556,9 +556,10 @@ def top_k(
     # The histograms' L1 sensitivity (selection needs only L-infinity 1): with a privacy unit
     # the bound m; without, one row adds 1 to every candidate its value matches, and two
     # candidates may match one value ("7" and "07" on an integer column): the most that do,
-    # a public fact of the list and the column's type (data.scores.match_multiplicity).
-    c = m if privacy_unit is not None else match_multiplicity(table.require_column(column),
-                                                               cand_list)  # fmt: skip
+    # a public fact of the list and the column's type, by the engine's own matching (its
+    # equality: a collated Spark text column matches "a" and "A" to one value), read from
+    # the schema only (data.scores.candidate_multiplicity).
+    c = m if privacy_unit is not None else candidate_multiplicity(table, column, cand_list)
     plan = _plan(len(cand_list), k, eps, dlt, mech, counts, c, source, zcdp_ledger)
     parameters = _parameters(column, k, eps, dlt, len(cand_list), privacy_unit, m, mech, plan)
     if c != m:

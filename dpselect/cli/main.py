@@ -277,12 +277,13 @@ def _run_selection(
         c = int(max_contributions)
         if privacy_unit is None and cand_list is not None:
             # As top_k weighs them: one row moves every candidate its value matches (the
-            # column's type and the list only: data.scores.match_multiplicity; no row read).
-            from ..data.scores import match_multiplicity
+            # schema and the list only, by the engine's own matching:
+            # data.scores.candidate_multiplicity; no row read).
+            from ..data.scores import candidate_multiplicity
             from ..data.tables import open_table
 
             table = open_table(open_data(file, engine, spark_master), schema=schema)
-            c = match_multiplicity(table.require_column(column), cand_list)
+            c = candidate_multiplicity(table, column, cand_list)
         _print_plan(k, None if cand_list is None else len(cand_list), epsilon, delta, c, as_json)
         return
     from ..api import top_k

@@ -58,6 +58,7 @@ from .unit_keys import RAW_KEY_TYPE
 __all__ = [
     "BOUNDING_SEPARATOR",
     "bounding_key",
+    "candidate_multiplicity",
     "candidate_scores",
     "canonical_text",
     "canonical_text_sql",
@@ -517,6 +518,23 @@ def match_multiplicity(col_type: str, candidates: Sequence[Any]) -> int:
     finally:
         con.close()
     return int(rows[0][0]) if rows else 1
+
+
+def candidate_multiplicity(table: Table, column: str, candidates: Sequence[Any]) -> int:
+    """The most candidates one value of ``column`` matches, by the matching of the engine that
+    holds ``table``: the L1 sensitivity of :func:`candidate_scores` without a privacy unit.
+
+    The recipes ask this, never which engine they hold. DuckDB tables: :func:`match_multiplicity`
+    of the column's type (DuckDB's casts and equality, those of the score query). Spark tables:
+    their own count (:meth:`dpselect.data.spark_engine.SparkTable.match_multiplicity`), with
+    the Spark score query's join, whose equality is the column's: a collated text column
+    (``string collate UTF8_LCASE``) matches ``'a'`` and ``'A'`` to one value, which DuckDB's
+    rule keeps apart. Both read the schema and the candidates only, never a row, so the number
+    is public and is known before the charge.
+    """
+    if getattr(table, "engine", "duckdb") == "spark":  # its own equality (data.spark_engine)
+        return int(cast(Any, table).match_multiplicity(column, candidates))
+    return match_multiplicity(table.require_column(column), candidates)
 
 
 class _ConnectionOnly:

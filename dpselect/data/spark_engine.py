@@ -18,8 +18,10 @@ DuckDB. The rules (all in ``docs/spark.md``):
   :class:`DataError` raised from the schema.
 - **Candidates are converted in the driver, by DuckDB**: each public candidate is cast to the
   column's type with DuckDB's own ``TRY_CAST`` (the oracle's rule), and Spark only compares
-  typed values for equality. So the candidate matching is identical in both engines by
-  construction, and it reads no rows.
+  typed values for equality, with the equality of the column's type: DuckDB's for every
+  mapped type, but a collated text column (``string collate UTF8_LCASE``) matches ``'a'``
+  and ``'A'`` to one value. So the most candidates one value matches (the histograms' L1
+  sensitivity) is counted by Spark's own join (:func:`match_multiplicity`). No row is read.
 - **Contribution bounding** uses the keyed hash of :mod:`dpselect.data.scores`
   (:func:`bounding_key`): the same salt, user and value give the same rank in both engines.
 
@@ -54,6 +56,7 @@ __all__ = [
     "bucket_counts",
     "candidate_scores",
     "is_spark_frame",
+    "match_multiplicity",
     "open_spark_table",
     "read_files",
     "spark_session",
@@ -248,9 +251,9 @@ def _utf8_rows(frame: Any, path: str) -> Any:
     else:  # Spark 3.5: its decode replaces invalid bytes, so a valid field round-trips
         valid = [f.encode(f.decode(r, "UTF-8"), "UTF-8") == r for r in raw]
     rows = frame
-    for r, ok in zip(raw, valid):
+    for r, ok in zip(raw, valid, strict=True):
         rows = rows.where(r.isNull() | ok)  # filtered before the projection renames the columns
-    return rows.select(*[r.cast("string").alias(n) for r, n in zip(raw, names)])
+    return rows.select(*[r.cast("string").alias(n) for r, n in zip(raw, names, strict=True)])
 
 
 def _spark_quote(name: str) -> str:
@@ -324,6 +327,12 @@ class SparkTable:
         grid :meth:`histogram_values` rounds the rows down to (:func:`grid_cell_width`)."""
         lo, hi = float(bounds[0]), float(bounds[1])
         return grid_cell_width(lo, hi, grid_size(lo, hi, resolution))
+
+    def match_multiplicity(self, column: str, candidates: Sequence[Any]) -> int:
+        """The most candidates one value of ``column`` matches, by Spark's matching (the
+        noisy histograms' L1 sensitivity without a privacy unit; :func:`match_multiplicity`).
+        From the schema and the candidates only; no row is read."""
+        return match_multiplicity(self, column, candidates)
 
     def column_type_known(self, column: str) -> bool:
         """Whether the type is a public fact: every non-text type of the frame's schema (a
@@ -746,6 +755,67 @@ def _try_cast(col: Any, to: str) -> Any:
     return col.try_cast(to) if hasattr(col, "try_cast") else col.cast(to)
 
 
+def _matching(table: SparkTable, column: str, candidates: Sequence[Any]) -> tuple[Any, Any]:
+    """(the column as matched, the candidates as a broadcast frame ``(v, i)``, or ``None``
+    when no candidate converts): the score query joins the two on ``v``.
+
+    Public facts only: the frame's schema (the column's Spark type, with its collation) and
+    the candidates, cast in the driver by DuckDB (:func:`typed_candidates`); no row is read.
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    t = sql.types
+    duck_type = table.require_column(column)
+    frame = table.frame
+    col, match_type = _numeric_match(f.col(column), duck_type, candidates)
+    typed = typed_candidates(candidates, match_type)
+    if typed.num_rows == 0:
+        return col, None
+    if match_type == duck_type:
+        v_type = frame.schema[column].dataType
+    else:
+        v_type = t.DoubleType() if match_type == "DOUBLE" else t.LongType()
+    return col, f.broadcast(_candidate_frame(_spark(frame), typed, v_type))
+
+
+def match_multiplicity(table: SparkTable, column: str, candidates: Sequence[Any]) -> int:
+    """The most candidates that one value of ``column`` matches on Spark (at least 1).
+
+    Without a privacy unit one row adds 1 to the score of every candidate its value matches,
+    so this is the L1 sensitivity (and at least the squared L2 one) of the rows-are-people
+    scores of :func:`candidate_scores`, which the noisy histograms are calibrated to.
+
+    *Computed with the score query's own matching*: the candidate frame of
+    :func:`_matching` joined with itself on ``v``, the join the score query uses, so with
+    Spark's equality of the column's type (its collation included: ``'a'`` and ``'A'`` are
+    one value of a ``UTF8_LCASE`` column, which DuckDB's rule,
+    :func:`dpselect.data.scores.match_multiplicity`, keeps apart). A row matches candidate
+    ``j`` iff its matched value equals ``v_j``; as equality is an equivalence relation (each
+    type, each collation; Spark's joins identify ``-0.0`` with ``0.0`` and NaN with NaN), the
+    candidates one value matches are one class of equal ``v_j``, and a class is counted by
+    joining one member with all. One Spark job over the candidates (a local relation), never
+    the rows, run before any charge.
+
+    Proof that the shortcut is exact: text candidates on a text column of the binary
+    collation (Spark's default, ``string``) are distinct Python strings
+    (:func:`dpselect.data.candidates.load_candidates`), hence distinct UTF-8 bytes, which
+    Spark compares byte by byte: each value matches at most one, and no job is run.
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    duck_type = table.require_column(column)
+    binary_text = table.spark_types.get(column) == "string"
+    if binary_text and duck_type == "VARCHAR" and all(isinstance(c, str) for c in candidates):
+        return 1
+    _, cands = _matching(table, column, candidates)
+    if cands is None:
+        return 1  # nothing converts: nothing matches
+    members = cands.select("v", f.col("i").alias("j"))
+    per_value = members.join(cands, on="v").groupBy("j").count()
+    top = per_value.agg(f.max("count")).first()
+    return max(1, int(top[0] or 1)) if top is not None else 1
+
+
 def candidate_scores(
     table: SparkTable,
     column: str,
@@ -765,24 +835,16 @@ def candidate_scores(
     """
     sql = _import_pyspark()
     f = sql.functions
-    t = sql.types
-    duck_type = table.require_column(column)
+    table.require_column(column)
     unit_type = None
     if privacy_unit is not None:
         unit_type = table.require_column(privacy_unit, "privacy_unit")
         check_bounded_candidates(len(candidates))
     scores = np.zeros(len(candidates), dtype=np.int64)
     frame = table.frame
-    col, match_type = _numeric_match(f.col(column), duck_type, candidates)
-    typed = typed_candidates(candidates, match_type)
-    if typed.num_rows == 0:
+    col, cands = _matching(table, column, candidates)
+    if cands is None:
         return scores
-    spark = _spark(frame)
-    if match_type == duck_type:
-        v_type = frame.schema[column].dataType
-    else:
-        v_type = t.DoubleType() if match_type == "DOUBLE" else t.LongType()
-    cands = f.broadcast(_candidate_frame(spark, typed, v_type))
     if privacy_unit is None or unit_type is None:
         counted = frame.select(col.alias("v")).where(f.col("v").isNotNull()).groupBy("v").count()
         joined = counted.join(cands, on="v").select("i", f.col("count").alias("n"))
