@@ -417,6 +417,7 @@ def open_spark_table(frame: Any, schema: Any = None) -> SparkTable:
     from .schema import parse_schema
 
     declared = parse_schema(schema)
+    frame = _binary_text(frame)
     columns: dict[str, str] = {}
     spark_types: dict[str, str] = {}
     for fld in frame.schema.fields:
@@ -441,6 +442,28 @@ def open_spark_table(frame: Any, schema: Any = None) -> SparkTable:
                 f"(df.withColumn({column!r}, df[{column!r}].cast(...))) or drop it from schema"
             )
     return SparkTable(frame, "the Spark frame", columns, spark_types)
+
+
+def _binary_text(frame: Any) -> Any:
+    """``frame`` with every text column that has a collation (Spark 4: ``UTF8_LCASE``,
+    ``UNICODE_CI``, ...) or a ``char(n)`` / ``varchar(n)`` type read as plain ``string``,
+    compared by its bytes as in DuckDB (issue 22).
+
+    A collation's equality merges distinct texts (``'a'`` and ``'A'``): as a privacy unit,
+    two people would be one key; as a ranked value, the label Spark releases for the group is
+    whichever spelling it met first (another row's); and the engines would disagree. Decided
+    from the schema alone; frames without such columns are returned as they are."""
+    sql = _import_pyspark()
+    f = sql.functions
+    changed, projected = False, []
+    for fld in frame.schema.fields:
+        kind = fld.dataType.simpleString()
+        col = f.col(_spark_quote(fld.name))
+        if fld.dataType.typeName() in ("string", "char", "varchar") and kind != "string":
+            changed = True
+            col = col.cast("string")
+        projected.append(col.alias(fld.name))
+    return frame.select(*projected) if changed else frame
 
 
 def _as_double(col: Any, duck_type: str) -> Any:

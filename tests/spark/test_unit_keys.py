@@ -37,3 +37,35 @@ def test_invalid_utf8_text_units_are_distinct_and_equal_in_both_engines(spark, t
     duck_top = scores.top_values(open_table(path), "v", 10, "uid", 2, salt=9)
     spark_top = scores.top_values(open_table(frame), "v", 10, "uid", 2, salt=9)
     assert duck_top == spark_top
+
+
+def test_csv_lines_that_are_not_utf8_are_no_rows_in_both_engines(spark, tmp_path):
+    """Spark's CSV decoder read b"u\\xff" and b"u\\xfe" both as "u\\ufffd" (one unit); DuckDB drops
+    such a line. Spark now drops it too, and valid multi-byte text is unchanged."""
+    from dpselect.data.spark_engine import read_files
+
+    path = tmp_path / "units.csv"
+    path.write_bytes(
+        b'uid,v\nu\xff,x\nu\xfe,y\nu?,y\nok,x\n\xc3\xa9t\xc3\xa9,"x"\nlast,\xe2\x82\xac\n'
+        b"u\xef\xbf\xbd,y\n"
+    )
+    frame = read_files(spark, str(path))
+    assert sorted(frame.columns) == ["uid", "v"]
+    rows = sorted((r.uid, r.v) for r in frame.collect())
+    assert rows == sorted([("u?", "y"), ("ok", "x"), ("été", "x"), ("last", "€"),
+                           ("u\ufffd", "y")])  # fmt: skip
+    cands = ["x", "y", "€"]
+    for m in (1, 2):
+        duck = scores.candidate_scores(open_table(str(path)), "v", cands, "uid", m, salt=4)
+        sp = scores.candidate_scores(open_table(frame), "v", cands, "uid", m, salt=4)
+        assert duck.tolist() == sp.tolist() == [2, 2, 1]
+
+
+def test_collated_text_units_are_compared_by_their_bytes(spark):
+    """Under UTF8_LCASE, 'a' and 'A' were one group in Spark: one unit for two people."""
+    from pyspark.sql import functions as f
+
+    text = spark.createDataFrame([("a", "x"), ("A", "x"), ("b", "y")], "uid string, v string")
+    collated = text.select(f.col("uid").cast("string collate UTF8_LCASE").alias("uid"), "v")
+    table = open_table(collated)
+    assert scores.candidate_scores(table, "v", ["x", "y"], "uid", 1, salt=3).tolist() == [2, 1]
