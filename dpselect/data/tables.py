@@ -54,7 +54,7 @@ from .text_lines import (
     read_csv_header,
     sql_string,
 )
-from .unit_keys import FrameUnits, ParquetUnits
+from .unit_keys import RAW_KEY_TYPE, FrameUnits, ParquetUnits
 
 __all__ = ["FILE_FORMATS", "Table", "open_table"]
 
@@ -88,6 +88,22 @@ class _JsonSource:
     path: str
     gzipped: bool
     array: bool
+    #: hidden column -> key: privacy units as JSON text (:class:`~.unit_keys.JsonUnits`)
+    raw: dict[str, str] = field(default_factory=dict)
+
+    def key_column(
+        self, table: Table, column: str, kind: str, argument: str
+    ) -> tuple[str, str] | None:
+        """A JSON text unit is keyed by its JSON text, not by the text it is read as (the
+        number ``1`` and the string ``"1"`` are both read as ``1``: two people, one key)."""
+        if column in table.known:
+            return None  # declared: the declared type's value is the unit, by the user's word
+        hidden = f"dpselect unit key {column}"
+        while hidden in table.columns:
+            hidden += "'"
+        self.raw[hidden] = column
+        table._create_json_view()
+        return hidden, RAW_KEY_TYPE
 
 
 @dataclass
@@ -157,7 +173,7 @@ class Table:
     def _create_json_view(self) -> None:
         source = self.json_source
         assert source is not None
-        sql = json_view_sql(source.path, source.gzipped, source.array, self.columns)
+        sql = json_view_sql(source.path, source.gzipped, source.array, self.columns, source.raw)
         self.connection.execute(f"CREATE OR REPLACE TEMP VIEW data AS {sql}")
 
     def query(
@@ -320,6 +336,7 @@ def _open_file(
     if kind in ("json", "jsonl"):
         source = _JsonSource(text, gzipped, kind == "json")
         table = Table(connection, description, dict(schema), set(schema), source)
+        table.unit_source = source
         table._create_json_view()
         return table
     if kind in ("csv", "tsv"):

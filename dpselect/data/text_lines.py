@@ -229,11 +229,21 @@ def csv_view_sql(
     )
 
 
-def json_view_sql(path: str, gzipped: bool, array: bool, columns: dict[str, str]) -> str:
+def json_view_sql(
+    path: str,
+    gzipped: bool,
+    array: bool,
+    columns: dict[str, str],
+    raw: dict[str, str] | None = None,
+) -> str:
     """SELECT of the JSON rows: each line one object or no row (module docstring).
 
     ``columns``: name -> DuckDB type (``VARCHAR``: the value as text; others by ``TRY_CAST``).
     ``array``: a ``.json`` file (leading ``[`` and trailing ``,`` / ``]`` removed per line).
+    ``raw``: more columns, name -> key, each the privacy unit's key (injective, BLOB): a JSON
+    string is its UTF-8 bytes, any other value the byte ``FF`` (never in UTF-8) and its JSON
+    text, so the number ``1`` and the string ``"1"`` differ; JSON ``null`` and an absent key
+    are NULL.
     """
     strip = r"regexp_extract(line, '^\s*\[?\s*(.*?)\s*[,\]]?\s*$', 1)"
     record = strip if array else "line"
@@ -242,6 +252,14 @@ def json_view_sql(path: str, gzipped: bool, array: bool, columns: dict[str, str]
         pointer = sql_string("/" + name.replace("~", "~0").replace("/", "~1"))
         value = _typed(f"json_extract_string(o, {pointer})", name, {name: type_name})
         selected.append(f"{value} AS {quote_identifier(name)}")
+    for name, key in (raw or {}).items():
+        pointer = sql_string("/" + key.replace("~", "~0").replace("/", "~1"))
+        selected.append(
+            f"CASE json_type(o, {pointer}) WHEN 'NULL' THEN NULL "
+            f"WHEN 'VARCHAR' THEN encode(json_extract_string(o, {pointer})) "
+            f"ELSE '\\xFF'::BLOB || encode(CAST(json_extract(o, {pointer}) AS VARCHAR)) END "
+            f"AS {quote_identifier(name)}"
+        )
     if not selected:
         selected.append("NULL::VARCHAR AS _")
     # ``o``: the record when it is valid JSON, else NULL, so that no JSON function ever sees

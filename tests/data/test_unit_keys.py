@@ -201,3 +201,26 @@ def test_string_python_and_pyarrow_columns(tmp_path: Path) -> None:
     surrogates = pd.Series(["a\udc80", "a\udc81", "a?"], dtype=object).astype("string[python]")
     frame = pd.DataFrame({"uid": surrogates, "v": ["x"] * 3})
     assert _units_of_x(frame) == 3
+
+
+def test_json_units_are_keyed_by_json_value(tmp_path: Path) -> None:
+    """JSON lines read a key's value as text, so the number 1 and the string "1" were one
+    unit; they are keyed by their JSON value now (a string by its text, so its seed is the
+    one a CSV of the same text gives)."""
+    import json
+
+    values = [1, "1", 1.5, "1.5", True, "true", None, [1], "[1]", {"a": 1}, '{"a":1}', "é"]
+    path = tmp_path / "u.jsonl"
+    path.write_text("".join(json.dumps({"uid": v, "v": "x"}) + "\n" for v in values))
+    assert _units_of_x(str(path)) == len(values) - 1  # null is no unit
+    rng = np.random.default_rng(5)
+    rows = [(f"user{rng.integers(30)}", f"s{rng.integers(5)}") for _ in range(300)]
+    (tmp_path / "u2.jsonl").write_text(
+        "".join(json.dumps({"uid": u, "v": v}) + "\n" for u, v in rows)
+    )
+    (tmp_path / "u2.csv").write_text("uid,v\n" + "".join(f"{u},{v}\n" for u, v in rows))
+    cands = [f"s{j}" for j in range(5)]
+    for m in (1, 2):
+        a = candidate_scores(open_table(str(tmp_path / "u2.jsonl")), "v", cands, "uid", m, salt=8)
+        b = candidate_scores(open_table(str(tmp_path / "u2.csv")), "v", cands, "uid", m, salt=8)
+        assert a.tolist() == b.tolist()
