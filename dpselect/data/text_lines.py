@@ -229,6 +229,16 @@ def csv_view_sql(
     )
 
 
+def _json_string_key(text: str) -> str:
+    """The key of a JSON string: its bytes, behind ``FF`` when it reads as JSON other than a
+    string (a number, ``true``, ``null``, an array, an object)."""
+    safe = f"CASE WHEN json_valid({text}) THEN {text} ELSE '\"\"' END"
+    return (
+        f"CASE WHEN json_type({safe}) <> 'VARCHAR' THEN '\\xFF'::BLOB || encode({text}) "
+        f"ELSE encode({text}) END"
+    )
+
+
 def json_view_sql(
     path: str,
     gzipped: bool,
@@ -240,10 +250,13 @@ def json_view_sql(
 
     ``columns``: name -> DuckDB type (``VARCHAR``: the value as text; others by ``TRY_CAST``).
     ``array``: a ``.json`` file (leading ``[`` and trailing ``,`` / ``]`` removed per line).
-    ``raw``: more columns, name -> key, each the privacy unit's key (injective, BLOB): a JSON
-    string is its UTF-8 bytes, any other value the byte ``FF`` (never in UTF-8) and its JSON
-    text, so the number ``1`` and the string ``"1"`` differ; JSON ``null`` and an absent key
-    are NULL.
+    ``raw``: more columns, name -> key, each the privacy unit's key (injective, BLOB): a
+    number, boolean, array or object is its JSON text (so the number ``17`` has the seed of
+    the text ``17`` of a CSV and of the integer 17 of Parquet); a string is its UTF-8 bytes,
+    behind the byte ``FF`` (never in UTF-8, nor in JSON text) when the string itself reads as
+    such JSON text: the number ``1`` and the string ``"1"`` differ. JSON ``null`` and an
+    absent key are NULL. No function here can fail on a row (``json_type`` sees only valid
+    JSON, whatever order DuckDB evaluates the branches in).
     """
     strip = r"regexp_extract(line, '^\s*\[?\s*(.*?)\s*[,\]]?\s*$', 1)"
     record = strip if array else "line"
@@ -255,9 +268,9 @@ def json_view_sql(
     for name, key in (raw or {}).items():
         pointer = sql_string("/" + key.replace("~", "~0").replace("/", "~1"))
         selected.append(
-            f"CASE json_type(o, {pointer}) WHEN 'NULL' THEN NULL "
-            f"WHEN 'VARCHAR' THEN encode(json_extract_string(o, {pointer})) "
-            f"ELSE '\\xFF'::BLOB || encode(CAST(json_extract(o, {pointer}) AS VARCHAR)) END "
+            f"CASE json_type(o, {pointer}) WHEN 'NULL' THEN NULL WHEN 'VARCHAR' THEN "
+            f"{_json_string_key(f'json_extract_string(o, {pointer})')} "
+            f"ELSE encode(CAST(json_extract(o, {pointer}) AS VARCHAR)) END "
             f"AS {quote_identifier(name)}"
         )
     if not selected:
