@@ -8,7 +8,6 @@ is computed, ``--insecure-seed`` makes a run reproducible and NOT private.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -17,6 +16,7 @@ from typing import Any
 
 import click
 
+from ..core.jsonvalues import strict_dumps
 from ..data.schema import parse_schema_spec
 from .engines import engine_options, open_data
 from .lists import file_or_list
@@ -27,7 +27,7 @@ __all__ = ["register"]
 
 def _emit(result: Any, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps(result.to_dict(), sort_keys=True))
+        click.echo(strict_dumps(result.to_dict()))
         return
     click.echo(str(result))
     ledger = getattr(result, "ledger", None)
@@ -358,7 +358,7 @@ def preview_command(
         out = result.to_dict() if result is not None else {}
         if plot is not None:
             out["plot"] = str(path)
-        click.echo(json.dumps(out, sort_keys=True))
+        click.echo(strict_dumps(out))
         return
     if result is not None:
         click.echo(str(result))

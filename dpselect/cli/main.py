@@ -8,7 +8,6 @@ with no traceback and nothing charged. Unexpected failures print one line and ex
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -22,6 +21,7 @@ import click
 from .. import __version__
 from ..core.arithmetic import sqrt_down
 from ..core.errors import BudgetExceeded, DPSelectError
+from ..core.jsonvalues import strict_dumps
 from ..data.schema import parse_schema_spec
 from .applications import register as register_applications
 from .engines import engine_options, open_data
@@ -68,7 +68,7 @@ def _progress(enabled: bool) -> Iterator[Callable[[float], None] | None]:
 
 def _print_result(result: TopKResult, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps(result.to_dict(), sort_keys=True))
+        click.echo(strict_dumps(result.to_dict()))
         return
     from rich.console import Console
     from rich.table import Table
@@ -324,7 +324,7 @@ def _print_plan(
 
     result = preview_top_k(k, n, epsilon, delta or 0.0, max_contributions)
     if as_json:
-        click.echo(json.dumps(result.to_dict(), sort_keys=True))
+        click.echo(strict_dumps(result.to_dict()))
     else:
         click.echo(str(result))
 
@@ -419,7 +419,7 @@ def keys_command(
             ledger=ledger, source=source_from_seed(insecure_seed), progress=progress,
         )  # fmt: skip
     if as_json:
-        click.echo(json.dumps(result.to_dict(), sort_keys=True))
+        click.echo(strict_dumps(result.to_dict()))
         return
     click.echo(str(result))
     if result.ledger is not None:
@@ -493,7 +493,7 @@ def budget_show(ledger: str, as_json: bool) -> None:
             info["remaining"]["rho"] = book.remaining_rho()
             # remaining epsilon of a zCDP ledger: the largest single pure-DP query that fits
             info["remaining"]["exponential_mechanism_epsilon"] = sqrt_down(8 * book.remaining_rho())
-        click.echo(json.dumps(info, sort_keys=True))
+        click.echo(strict_dumps(info))
         return
     table = Table(title=f"ledger {book.path} ({book.accounting} accounting)")
     for name in ("when", "mechanism", "epsilon", "delta", "rho"):

@@ -176,14 +176,15 @@ def memory_values(values: Any) -> F64:
 
 
 def jsonable(value: Any) -> Any:
-    """``value`` as a JSON type: numbers and strings as they are, anything else as ``str``."""
+    """``value`` as a JSON type: numbers and strings as they are (a non-finite number as
+    ``None``: strict JSON, :mod:`dpselect.core.jsonvalues`), anything else as ``str``."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)):
         v = float(value)
-        return v if math.isfinite(v) else str(v)
+        return v if math.isfinite(v) else None  # strict JSON: no NaN, no Infinity
     if isinstance(value, Fraction):
         return float(value)
     return str(value)

@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.errors import ParameterError
+from ..core.jsonvalues import json_ready
 from ..core.measurement import Measurement
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
@@ -227,18 +228,20 @@ class HypothesisResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the hypothesis object itself is left out)."""
-        return {
-            "name": jsonable(self.name),
-            "index": self.index,
-            "epsilon": self.epsilon,
-            "n_hypotheses": self.n_hypotheses,
-            "accuracy": self.accuracy,
-            "alpha": self.alpha,
-            "sample_size": self.sample_size,
-            "guarantee": self.guarantee,
-            "ledger": self.ledger,
-            "parameters": self.parameters,
-        }
+        return json_ready(
+            {
+                "name": jsonable(self.name),
+                "index": self.index,
+                "epsilon": self.epsilon,
+                "n_hypotheses": self.n_hypotheses,
+                "accuracy": self.accuracy,
+                "alpha": self.alpha,
+                "sample_size": self.sample_size,
+                "guarantee": self.guarantee,
+                "ledger": self.ledger,
+                "parameters": self.parameters,
+            }
+        )
 
     def __str__(self) -> str:
         return "\n".join(

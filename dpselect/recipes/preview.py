@@ -31,6 +31,7 @@ import numpy as np
 
 from ..core.arithmetic import as_decimal, float_up
 from ..core.errors import ParameterError
+from ..core.jsonvalues import json_ready
 from ..mechanisms.utility import selection_probabilities, utility_bound
 from ..mechanisms.validate import check_epsilon, check_scale
 from ._common import CONFIDENCE, check_confidence, jsonable
@@ -84,7 +85,7 @@ class PreviewResult:
         """A JSON-ready dictionary."""
         out = asdict(self)
         out["names"] = [jsonable(n) for n in self.names]
-        return out
+        return json_ready(out)
 
     def __str__(self) -> str:
         best = max(self.scores)
@@ -306,7 +307,8 @@ class TopKPreviewRow:
     name: str
     scale: float
     accounting: str
-    gap_90: float
+    #: ``None`` where no reference gap is computed (the measured policy rule)
+    gap_90: float | None
     alpha_95: float | None
     chosen: bool
 
@@ -325,7 +327,7 @@ class TopKPreview:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
-        return asdict(self)
+        return json_ready(asdict(self))
 
     def __str__(self) -> str:
         n = (
@@ -342,9 +344,10 @@ class TopKPreview:
         ]
         for r in self.rows:
             alpha = "-" if r.alpha_95 is None else f"{r.alpha_95:.4g}"
+            gap = "n/a" if r.gap_90 is None else f"{r.gap_90:.4g}"
             mark = "*" if r.chosen else " "
             lines.append(
-                f"{mark} {r.mechanism:<20} scale {r.scale:<10.4g} gap 90% {r.gap_90:<10.4g} "
+                f"{mark} {r.mechanism:<20} scale {r.scale:<10.4g} gap 90% {gap:<10} "
                 f"alpha 95% {alpha:<10} {r.accounting}"
             )
         lines.append("* the mechanism mechanism='auto' runs")
@@ -390,7 +393,7 @@ def preview_top_k(
                     POLICY_TOP_K_NAME,
                     su.scale,
                     "measured rule (use_policy_top_k); DuckDB engine",
-                    math.nan,
+                    None,
                     None,
                     policy,
                 )

@@ -27,6 +27,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from ..core.errors import ParameterError
+from ..core.jsonvalues import json_ready
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_optimize, check_scale, check_user_epsilon
@@ -52,17 +53,19 @@ class SelectionResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the candidate converted with ``str`` when needed)."""
-        return {
-            "candidate": jsonable(self.candidate),
-            "index": self.index,
-            "epsilon": self.epsilon,
-            "n_candidates": self.n_candidates,
-            "sensitivity": self.sensitivity,
-            "monotonic": self.monotonic,
-            "accuracy": self.accuracy,
-            "ledger": self.ledger,
-            "parameters": self.parameters,
-        }
+        return json_ready(
+            {
+                "candidate": jsonable(self.candidate),
+                "index": self.index,
+                "epsilon": self.epsilon,
+                "n_candidates": self.n_candidates,
+                "sensitivity": self.sensitivity,
+                "monotonic": self.monotonic,
+                "accuracy": self.accuracy,
+                "ledger": self.ledger,
+                "parameters": self.parameters,
+            }
+        )
 
     def __str__(self) -> str:
         form = "monotonic, exp(eps s / Delta)" if self.monotonic else "exp(eps s / (2 Delta))"

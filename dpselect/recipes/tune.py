@@ -38,6 +38,7 @@ from ..accounting.zcdp import approx_dp_to_zcdp_budget
 from ..core.arithmetic import float_up
 from ..core.domains import AnyDomain
 from ..core.errors import MeasureError, ParameterError
+from ..core.jsonvalues import json_ready
 from ..core.measurement import Measurement
 from ..core.measures import ZeroConcentratedDivergence
 from ..mechanisms.private_candidates import make_repeat_and_select, repeat_and_select_rdp
@@ -68,18 +69,20 @@ class TuneResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the model itself is left out)."""
-        return {
-            "config": jsonable(self.config),
-            "score": jsonable(self.score),
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-            "rho_per_run": self.rho_per_run,
-            "rho_per_run_if_composed": self.rho_per_run_if_composed,
-            "mean_runs": self.mean_runs,
-            "distribution": self.distribution,
-            "ledger": self.ledger,
-            "parameters": self.parameters,
-        }
+        return json_ready(
+            {
+                "config": jsonable(self.config),
+                "score": jsonable(self.score),
+                "epsilon": self.epsilon,
+                "delta": self.delta,
+                "rho_per_run": self.rho_per_run,
+                "rho_per_run_if_composed": self.rho_per_run_if_composed,
+                "mean_runs": self.mean_runs,
+                "distribution": self.distribution,
+                "ledger": self.ledger,
+                "parameters": self.parameters,
+            }
+        )
 
     def __str__(self) -> str:
         return "\n".join(
