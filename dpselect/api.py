@@ -22,7 +22,7 @@ from .core.arithmetic import float_down, float_up
 from .core.calibration import binary_search_param
 from .core.domains import atom_domain, vector_domain
 from .core.errors import ParameterError
-from .core.jsonvalues import json_ready
+from .core.jsonvalues import json_dict
 from .core.measurement import Measurement
 from .core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
 from .core.metrics import LInfDistance
@@ -102,7 +102,7 @@ class TopKResult:
             c if isinstance(c, (int, float, str)) else str(c) for c in self.candidates
         ]
         out["stopped_early"] = bool(self.stopped_early)
-        return json_ready(out)
+        return json_dict(out)
 
     def __str__(self) -> str:
         lines = [

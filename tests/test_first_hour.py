@@ -14,7 +14,6 @@ import re
 import subprocess
 import sys
 from contextlib import contextmanager
-from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -77,40 +76,36 @@ def files(tmp_path_factory):
 
 # ------------------------------------------------------------------ item 1: strict JSON
 def json_commands(files):
-    data = files / "visits.parquet"
-    sel = ["--column", "site", "--epsilon", 1, "--insecure-seed", 1, "--json"]
-    q = ["quantile", data, "--column", "income", "--epsilon", 1, "--insecure-seed", 1, "--json"]
-    return {
-        "top-k": ["top-k", data, "--k", 2, "--candidates", files / "sites.txt", "--counts", *sel],
-        "top-k gumbel counts": ["top-k", data, "--k", 2, "--candidates", "news,mail,x",
-                                "--mechanism", "gumbel", "--counts", *sel],  # fmt: skip
-        "top-k from the data": ["top-k", data, "--k", 2, "--delta", 1e-6, *sel],
-        "top-k policy": ["top-k", data, "--k", 2, "--delta", 1e-6, "--privacy-unit", "user_id",
-                         "--max-contributions", 3, *sel],  # fmt: skip
-        "mode": ["mode", data, "--candidates", files / "sites.txt", *sel],
-        "plan": ["top-k", data, "--k", 2, "--candidates", files / "sites.txt", "--plan", *sel],
-        "plan policy": ["top-k", data, "--k", 2, "--delta", 1e-6, "--privacy-unit", "user_id",
-                        "--max-contributions", 4, "--plan", *sel],  # fmt: skip
-        "plan from the data": ["top-k", data, "--k", 2, "--delta", 1e-6, "--plan", *sel],
-        "keys": ["keys", data, "--column", "site", "--epsilon", 1, "--delta", 1e-6,
-                 "--insecure-seed", 1, "--json"],  # fmt: skip
-        "keys policy": ["keys", data, "--column", "site", "--epsilon", 1, "--delta", 1e-6,
-                        "--privacy-unit", "user_id", "--max-contributions", 3,
-                        "--insecure-seed", 1, "--json"],  # fmt: skip
-        "median": [*q, "--q", 0.5, "--bounds", 0, 1000],
-        "quartiles": [*q, "--q", 0.25, "--q", 0.5, "--q", 0.75, "--bounds", 0, 1000],
-        "joint": [*q, "--q", 0.25, "--q", 0.75, "--bounds", 0, 1000, "--method", "joint"],
-        "tree": [*q, "--q", 0.25, "--q", 0.75, "--bounds", 0, 1000, "--method", "tree"],
-        "recursive": [*q, "--q", 0.25, "--q", 0.75, "--bounds", 0, 1000, "--method",
-                      "recursive"],  # fmt: skip
-        "quantile candidates": [*q, "--q", 0.5, "--candidates", "100,200,300"],
-        "quantile auto bounds": [*q, "--q", 0.5, "--bounds", "auto"],
-        "price": ["price", data, "--column", "income", "--epsilon", 1, "--max-price", 500,
-                  "--n", 100, "--insecure-seed", 1, "--json"],  # fmt: skip
-        "preview": ["preview", "--scores", "a=10,b=5,c=1", "--epsilon", 1, "--json"],
-        "budget show": ["budget", "show", "--ledger", files / "basic.ledger", "--json"],
-        "budget show zcdp": ["budget", "show", "--ledger", files / "zcdp.ledger", "--json"],
+    """Every command with ``--json`` (paths hold no blanks: split on them)."""
+    data, sites = files / "visits.parquet", files / "sites.txt"
+    sel = "--column site --epsilon 1 --insecure-seed 1 --json"
+    unit = "--privacy-unit user_id --max-contributions"
+    q = f"quantile {data} --column income --epsilon 1 --insecure-seed 1 --json"
+    keys = f"keys {data} --column site --epsilon 1 --delta 1e-6 --insecure-seed 1 --json"
+    commands = {
+        "top-k": f"top-k {data} --k 2 --candidates {sites} --counts {sel}",
+        "top-k gumbel": f"top-k {data} --k 2 --candidates a,news --mechanism gumbel --counts {sel}",
+        "top-k from the data": f"top-k {data} --k 2 --delta 1e-6 {sel}",
+        "top-k policy": f"top-k {data} --k 2 --delta 1e-6 {unit} 3 {sel}",
+        "mode": f"mode {data} --candidates {sites} {sel}",
+        "plan": f"top-k {data} --k 2 --candidates {sites} --plan {sel}",
+        "plan policy": f"top-k {data} --k 2 --delta 1e-6 {unit} 4 --plan {sel}",
+        "plan from the data": f"top-k {data} --k 2 --delta 1e-6 --plan {sel}",
+        "keys": keys,
+        "keys policy": f"{keys} {unit} 3",
+        "median": f"{q} --q 0.5 --bounds 0 1000",
+        "quartiles": f"{q} --q 0.25 --q 0.5 --q 0.75 --bounds 0 1000",
+        "joint": f"{q} --q 0.25 --q 0.75 --bounds 0 1000 --method joint",
+        "tree": f"{q} --q 0.25 --q 0.75 --bounds 0 1000 --method tree",
+        "recursive": f"{q} --q 0.25 --q 0.75 --bounds 0 1000 --method recursive",
+        "quantile candidates": f"{q} --q 0.5 --candidates 100,200,300",
+        "quantile auto bounds": f"{q} --q 0.5 --bounds auto",
+        "price": f"price {data} --column income --epsilon 1 --max-price 500 --n 100 --json",
+        "preview": "preview --scores a=10,b=5,c=1 --epsilon 1 --json",
+        "budget show": f"budget show --ledger {files / 'basic.ledger'} --json",
+        "budget show zcdp": f"budget show --ledger {files / 'zcdp.ledger'} --json",
     }
+    return {name: text.split() for name, text in commands.items()}
 
 
 def test_every_json_output_is_strict_json(files):
@@ -208,7 +203,7 @@ def test_a_series_or_an_array_is_one_column():
 def test_a_series_refuses_another_column_name_and_2d_arrays():
     with pytest.raises(DataError, match=r"column .*'other'.*Series named 'site'"):
         top_k(frame()["site"], "other", 1, 1.0, candidates=SITES)
-    with pytest.raises(DataError, match="data .*1-D"):
+    with pytest.raises(DataError, match=r"data .*1-D"):
         top_k(np.zeros((3, 2)), None, 1, 1.0, candidates=[0.0])
     with pytest.raises(DataError, match="column must be a column name"):
         top_k(frame(), None, 1, 1.0, candidates=SITES)
@@ -229,7 +224,7 @@ def test_a_duckdb_relation_is_a_table():
 
 @pytest.mark.parametrize("data", [{"site": ["a"]}, 42, b"site\na\n", [["a"]]])
 def test_other_data_is_one_line_naming_data(data):
-    with pytest.raises(DPSelectError, match="^data must be"):
+    with pytest.raises(DPSelectError, match=r"^data must be"):
         top_k(data, "site", 1, 1.0, candidates=SITES)
 
 
@@ -273,9 +268,8 @@ def test_budget_show_reads_a_ledger_in_a_read_only_directory(tmp_path):
     top_k(frame(), "site", 1, 0.5, candidates=SITES, ledger=book, source=seeded())
     book.close()
     with read_only_directory(folder):
-        text, as_json = run("budget", "show", "--ledger", path), run(
-            "budget", "show", "--ledger", path, "--json"
-        )
+        text = run("budget", "show", "--ledger", path)
+        as_json = run("budget", "show", "--ledger", path, "--json")
         with Ledger.open(str(path), read_only=True) as ro:
             assert ro.spent() == (0.5, 0.0) and len(ro.entries()) == 1
             with pytest.raises(DPSelectError, match="read-only"):
@@ -361,8 +355,9 @@ def test_numeric_candidates_against_a_text_column_get_a_note(tmp_path):
     cli = run("top-k", path, "--column", "n", "--k", 1, "--epsilon", 1, "--candidates", "3.0,4.0")
     assert cli.returncode == 0 and "--schema n:DOUBLE" in cli.stdout, cli
     # public facts only: no note with a declared type, text candidates, or a typed column
-    for data, cands, schema in [(str(path), ["3.0", "4.0"], {"n": "DOUBLE"}),
-                                (str(path), ["a", "4"], None),
-                                (pd.DataFrame({"n": ["4", "3"]}), ["3.0", "4.0"], None)]:  # fmt: skip
+    typed = pd.DataFrame({"n": ["4", "3"]})  # a pandas object column: known to be text
+    cases = [(str(path), ["3.0", "4.0"], {"n": "DOUBLE"}), (str(path), ["a", "4"], None),
+             (typed, ["3.0", "4.0"], None)]  # fmt: skip
+    for data, cands, schema in cases:
         r = top_k(data, "n", 1, 1.0, candidates=cands, schema=schema, source=seeded())
         assert "candidates_note" not in r.parameters, (data, cands, schema)

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["json_ready", "strict_dumps"]
+__all__ = ["json_dict", "json_ready", "strict_dumps"]
 
 
 def json_ready(value: Any) -> Any:
@@ -49,6 +49,11 @@ def json_ready(value: Any) -> Any:
         number = float(value)
         return number if math.isfinite(number) else None
     return value
+
+
+def json_dict(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A result's dictionary as :func:`json_ready` makes it (what every ``to_dict`` returns)."""
+    return {key: json_ready(item) for key, item in value.items()}
 
 
 def strict_dumps(value: Any) -> str:

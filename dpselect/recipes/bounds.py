@@ -43,7 +43,7 @@ import numpy as np
 
 from ..core.arithmetic import float_up
 from ..core.errors import ParameterError
-from ..core.jsonvalues import json_ready
+from ..core.jsonvalues import json_dict
 from ..data.tables import Table, open_table
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
@@ -81,7 +81,7 @@ class ContributionChoice:
     parameters: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return json_ready(asdict(self))
+        return json_dict(asdict(self))
 
     def __str__(self) -> str:
         return (
@@ -259,7 +259,7 @@ class BoundsChoice:
     parameters: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return json_ready(asdict(self))
+        return json_dict(asdict(self))
 
     def __str__(self) -> str:
         return (

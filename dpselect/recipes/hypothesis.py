@@ -43,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.errors import ParameterError
-from ..core.jsonvalues import json_ready
+from ..core.jsonvalues import json_dict
 from ..core.measurement import Measurement
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
@@ -228,7 +228,7 @@ class HypothesisResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the hypothesis object itself is left out)."""
-        return json_ready(
+        return json_dict(
             {
                 "name": jsonable(self.name),
                 "index": self.index,

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..core.arithmetic import as_decimal, float_up
 from ..core.errors import ParameterError
-from ..core.jsonvalues import json_ready
+from ..core.jsonvalues import json_dict
 from ..mechanisms.utility import selection_probabilities, utility_bound
 from ..mechanisms.validate import check_epsilon, check_scale
 from ._common import CONFIDENCE, check_confidence, jsonable
@@ -85,7 +85,7 @@ class PreviewResult:
         """A JSON-ready dictionary."""
         out = asdict(self)
         out["names"] = [jsonable(n) for n in self.names]
-        return json_ready(out)
+        return json_dict(out)
 
     def __str__(self) -> str:
         best = max(self.scores)
@@ -327,7 +327,7 @@ class TopKPreview:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
-        return json_ready(asdict(self))
+        return json_dict(asdict(self))
 
     def __str__(self) -> str:
         n = (

@@ -45,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.errors import DataError, ParameterError
-from ..core.jsonvalues import json_ready
+from ..core.jsonvalues import json_dict
 from ..core.measurement import Measurement
 from ..data.candidates import load_candidates
 from ..data.tables import open_table
@@ -234,7 +234,7 @@ class PriceResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
-        return json_ready(asdict(self))
+        return json_dict(asdict(self))
 
     def __str__(self) -> str:
         return "\n".join(

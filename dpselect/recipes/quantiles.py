@@ -38,7 +38,7 @@ import numpy.typing as npt
 from ..core.arithmetic import float_up
 from ..core.domains import atom_domain
 from ..core.errors import DataError, ParameterError
-from ..core.jsonvalues import json_ready
+from ..core.jsonvalues import json_dict
 from ..core.metrics import L1Distance
 from ..data.candidates import load_candidates
 from ..data.tables import Table, open_table
@@ -205,7 +205,7 @@ class QuantileResult:
         """A JSON-ready dictionary."""
         out = asdict(self)
         out["values"] = [jsonable(v) for v in self.values]
-        return json_ready(out)
+        return json_dict(out)
 
     def __str__(self) -> str:
         lines = [f"q = {q:g}: {v:.10g}" for q, v in zip(self.q, self.values, strict=True)]

@@ -27,7 +27,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from ..core.errors import ParameterError
-from ..core.jsonvalues import json_ready
+from ..core.jsonvalues import json_dict
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_optimize, check_scale, check_user_epsilon
@@ -53,7 +53,7 @@ class SelectionResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the candidate converted with ``str`` when needed)."""
-        return json_ready(
+        return json_dict(
             {
                 "candidate": jsonable(self.candidate),
                 "index": self.index,

@@ -38,7 +38,7 @@ from ..accounting.zcdp import approx_dp_to_zcdp_budget
 from ..core.arithmetic import float_up
 from ..core.domains import AnyDomain
 from ..core.errors import MeasureError, ParameterError
-from ..core.jsonvalues import json_ready
+from ..core.jsonvalues import json_dict
 from ..core.measurement import Measurement
 from ..core.measures import ZeroConcentratedDivergence
 from ..mechanisms.private_candidates import make_repeat_and_select, repeat_and_select_rdp
@@ -69,7 +69,7 @@ class TuneResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the model itself is left out)."""
-        return json_ready(
+        return json_dict(
             {
                 "config": jsonable(self.config),
                 "score": jsonable(self.score),

@@ -42,7 +42,7 @@ import numpy as np
 from ..api import CONFIDENCE, TopKResult, _charge_then, _open
 from ..core.arithmetic import float_down, float_up
 from ..core.errors import ParameterError, PrivacyMapError
-from ..core.jsonvalues import json_ready
+from ..core.jsonvalues import json_dict
 from ..core.measurement import Measurement
 from ..core.measures import Approximate, MaxDivergence
 from ..core.metrics import SymmetricDistance
@@ -182,7 +182,7 @@ class KeysResult:
         """A JSON-ready dictionary."""
         out = asdict(self)
         out["values"] = [jsonable(v) for v in self.values]
-        return json_ready(out)
+        return json_dict(out)
 
     def __str__(self) -> str:
         return "\n".join(
