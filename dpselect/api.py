@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .accounting.zcdp import pure_dp_to_zcdp, zcdp_to_approx_dp
-from .core.arithmetic import float_down, float_up
+from .core.arithmetic import float_down, float_up, plain_number
 from .core.calibration import binary_search_param
 from .core.domains import atom_domain, vector_domain
 from .core.errors import ParameterError
@@ -672,6 +672,7 @@ def check_auto_fraction(fraction: Any) -> float:
     """``auto_fraction`` in ``(0, 1)`` (``None``: :data:`AUTO_FRACTION`)."""
     if fraction is None:
         return AUTO_FRACTION
+    fraction = plain_number(fraction)
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float, Fraction)):
         raise ParameterError(f"auto_fraction must be a number in (0, 1), got {fraction!r}")
     if not 0 < float(fraction) < 1:

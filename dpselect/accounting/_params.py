@@ -6,13 +6,16 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from dpselect.core.arithmetic import plain_number
 from dpselect.core.errors import ParameterError
 
 __all__ = ["check_count", "check_delta", "check_loss"]
 
 
 def check_loss(x: Any, name: str) -> Fraction:
-    """A finite, non-negative privacy parameter as an exact :class:`Fraction`."""
+    """A finite, non-negative privacy parameter as an exact :class:`Fraction` (a NumPy
+    scalar by the value it holds)."""
+    x = plain_number(x)
     if isinstance(x, bool) or not isinstance(x, (int, float, Fraction)):
         raise ParameterError(f"{name} must be a number, got {type(x).__name__}")
     if isinstance(x, float) and not math.isfinite(x):
@@ -39,6 +42,7 @@ def check_delta(
 
 def check_count(k: Any, name: str = "k") -> int:
     """A positive integer count of mechanisms."""
+    k = plain_number(k)
     if isinstance(k, bool) or not isinstance(k, int):
         raise ParameterError(f"{name} must be an int, got {type(k).__name__}")
     if k < 1:

@@ -51,7 +51,14 @@ from fractions import Fraction
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
-from dpselect.core.arithmetic import Number, as_decimal, float_down, float_up, sqrt_down
+from dpselect.core.arithmetic import (
+    Number,
+    as_decimal,
+    float_down,
+    float_up,
+    plain_number,
+    sqrt_down,
+)
 from dpselect.core.errors import BudgetExceeded, LedgerError, ParameterError
 
 from ._params import check_delta, check_loss
@@ -246,10 +253,18 @@ class Ledger:
         ``delta > 0`` and keeps the budget as the largest ``rho`` converting to it.
         """
         p = os.fspath(path)
+        # NumPy scalars by the value they hold (np.float32(0.1) is not 0.1).
+        epsilon, delta = plain_number(epsilon), plain_number(delta)
         # The budget is the decimal the user typed (1/10 for 0.1), as every charge made
         # through dpselect's recipes is calibrated to at most that decimal (as_decimal).
+        # The rules of a query's (epsilon, delta): epsilon > 0, delta in [0, 1) (a budget of
+        # epsilon 0 admits no query; delta 1 promises nothing).
         eps = check_loss(epsilon, "epsilon")
-        d = check_delta(delta)
+        if eps == 0:
+            raise ParameterError(f"epsilon must be positive, got {epsilon!r}")
+        d = check_loss(delta, "delta")
+        if d >= 1:
+            raise ParameterError(f"delta must be in [0, 1), got {delta!r}")
         eps = as_decimal(epsilon) if isinstance(epsilon, float) else eps
         d = as_decimal(delta) if isinstance(delta, float) else d
         if accounting not in ("basic", "zcdp"):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from numbers import Real
+from numbers import Integral, Real
+from typing import Any
 
 __all__ = [
     "Number",
@@ -22,11 +23,32 @@ __all__ = [
     "float_down",
     "float_up",
     "mul_up",
+    "plain_number",
     "sqrt_down",
     "sqrt_up",
 ]
 
 Number = int | float | Fraction
+
+
+def plain_number(value: Any) -> Any:
+    """A NumPy (or other :mod:`numbers`) scalar as the Python ``int`` or ``float`` it equals.
+
+    ``np.int64(10)`` becomes ``10`` and ``np.float32(0.1)`` becomes ``float(np.float32(0.1))
+    = 0.10000000149011612``: the value exactly, never the decimal it was typed as (a float32
+    cannot hold 0.1); ``np.float64`` (a ``float`` subclass) becomes a plain ``float``.
+    Booleans (``bool``, ``numpy.bool_``), Python numbers, Fractions and anything else are
+    returned unchanged, for the caller's own check to accept or refuse.
+    """
+    if type(value) in (int, float) or isinstance(value, (bool, Fraction)):
+        return value
+    if type(value).__name__ == "bool_":  # numpy.bool_: not a number here
+        return value
+    if isinstance(value, Integral):
+        return int(value)
+    if isinstance(value, Real):
+        return float(value)
+    return value
 
 
 def exact(x: Real | Number, name: str = "value") -> Fraction:

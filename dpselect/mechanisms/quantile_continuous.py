@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..core.arithmetic import float_down, float_up
+from ..core.arithmetic import float_down, float_up, plain_number
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..sampling.noisy_max import noisy_argmax
@@ -129,6 +129,7 @@ def check_resolution(resolution: Any, lo: float, hi: float) -> float:
     """A resolution ``w`` with ``2^-38 max(|lo|, |hi|, hi - lo) <= w <= (hi - lo) / 4``."""
     if resolution is None:
         return default_resolution(lo, hi)
+    resolution = plain_number(resolution)
     if isinstance(resolution, bool) or not isinstance(resolution, (int, float, Fraction)):
         raise ParameterError(f"resolution must be a number, got {resolution!r}")
     w = float(resolution)

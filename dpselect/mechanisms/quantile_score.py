@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..core.arithmetic import float_up
+from ..core.arithmetic import float_up, plain_number
 from ..core.domains import AnyDomain
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
@@ -57,6 +57,7 @@ MAX_DENOMINATOR = 10**6
 
 def quantile_fraction(q: Any) -> Fraction:
     """The fraction ``a / b`` standing for the level ``q`` (nearest with ``b <= 10^6``)."""
+    q = plain_number(q)
     if isinstance(q, bool) or not isinstance(q, (int, float, Fraction, np.floating)):
         raise ParameterError(f"q must be a number in [0, 1], got {type(q).__name__}")
     if isinstance(q, (float, np.floating)) and not math.isfinite(float(q)):

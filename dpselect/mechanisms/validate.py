@@ -10,7 +10,7 @@ import math
 from fractions import Fraction
 from typing import Any, Literal
 
-from ..core.arithmetic import decimal_target
+from ..core.arithmetic import decimal_target, plain_number
 from ..core.domains import AtomDomain, NaNFloatDomain, VectorDomain
 from ..core.errors import DomainError, ParameterError
 
@@ -29,6 +29,7 @@ Real = float | int | Fraction
 
 
 def _number(value: Any, name: str) -> Real:
+    value = plain_number(value)  # NumPy scalars as the Python numbers they equal
     if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
         raise ParameterError(f"{name} must be a number, got {type(value).__name__}")
     if isinstance(value, float) and math.isnan(value):
@@ -75,7 +76,8 @@ def check_delta(delta: Any, name: str = "delta", allow_zero: bool = True) -> Rea
 
 
 def check_int(value: Any, name: str, minimum: int = 0) -> int:
-    """An ``int`` (not a bool) that is at least ``minimum``."""
+    """An ``int`` (not a bool; a NumPy integer as its ``int``) that is at least ``minimum``."""
+    value = plain_number(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ParameterError(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum:

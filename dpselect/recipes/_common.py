@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..accounting.ledger import Ledger
+from ..core.arithmetic import plain_number
 from ..core.errors import DataError, ParameterError
 from ..core.measurement import Measurement
 from ..data.tables import Table
@@ -102,6 +103,7 @@ def charge_then_release(
 
 def check_confidence(confidence: Any) -> float:
     """A confidence level in (0, 1)."""
+    confidence = plain_number(confidence)
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float, Fraction)):
         raise ParameterError(f"confidence must be a number, got {type(confidence).__name__}")
     value = float(confidence)
