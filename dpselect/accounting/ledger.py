@@ -192,6 +192,17 @@ def _uri(path: str) -> str:
     return "file:" + quote(os.path.abspath(path)) + "?mode=rw"
 
 
+def _read_only_uri(path: str) -> str:
+    """``mode=ro``; also ``immutable=1`` when the directory cannot be written and no ``-wal``
+    file exists: then no process can be writing the ledger, and SQLite, which could not
+    create its ``-shm`` file there, needs neither it nor locks."""
+    uri = "file:" + quote(os.path.abspath(path)) + "?mode=ro"
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.access(directory, os.W_OK) and not os.path.exists(path + "-wal"):
+        uri += "&immutable=1"
+    return uri
+
+
 def _fsync_dir(path: str) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     try:
@@ -218,11 +229,14 @@ class Ledger:
     approximate DP, or bounded range), :meth:`charge_zcdp`, or :meth:`charge_then`.
     """
 
-    def __init__(self, path: str, *, timeout: float = 30.0, _token: object = None) -> None:
+    def __init__(
+        self, path: str, *, timeout: float = 30.0, read_only: bool = False, _token: object = None
+    ) -> None:
         if _token is not _OPEN_TOKEN:
             raise TypeError("use Ledger.create(path, ...) or Ledger.open(path)")
         self._path = os.fspath(path)
         self._timeout = float(timeout)
+        self._read_only = bool(read_only)
         self._conn: sqlite3.Connection | None = None
         self._pid = -1
         # One connection per Ledger object, shared by its threads under this lock.
@@ -341,9 +355,19 @@ class Ledger:
             os.close(fd)
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, timeout: float = 30.0) -> Ledger:
-        """Open an existing ledger; refuse (``LedgerError``) anything that is not one."""
-        return cls(os.fspath(path), timeout=timeout, _token=_OPEN_TOKEN)
+    def open(
+        cls, path: str | os.PathLike[str], *, timeout: float = 30.0, read_only: bool = False
+    ) -> Ledger:
+        """Open an existing ledger; refuse (``LedgerError``) anything that is not one.
+
+        ``read_only=True`` (``dpselect budget show``) only reads: SQLite opens the file with
+        ``mode=ro`` and writes nothing, so a ledger in a directory one cannot write to (where
+        SQLite cannot create its ``-shm`` side file) can still be shown. With no ``-wal`` file
+        beside it (no write in progress) and a directory that is not writable, the file is
+        opened as ``immutable``: no lock and no side file is needed, and nobody can be
+        writing it. Charging a read-only ledger raises :class:`LedgerError`.
+        """
+        return cls(os.fspath(path), timeout=timeout, read_only=read_only, _token=_OPEN_TOKEN)
 
     # --- connection ---------------------------------------------------------------------------
 
@@ -351,7 +375,7 @@ class Ledger:
         _check_header(self._path)
         try:
             conn = sqlite3.connect(
-                _uri(self._path),
+                _read_only_uri(self._path) if self._read_only else _uri(self._path),
                 uri=True,
                 isolation_level=None,
                 timeout=min(self._timeout, 5.0),
@@ -360,10 +384,11 @@ class Ledger:
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot open the ledger {self._path!r}: {exc}") from exc
         try:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise LedgerError(f"the ledger {self._path!r} is not in WAL mode ({mode!r})")
-            conn.execute("PRAGMA synchronous = FULL")
+            if not self._read_only:  # setting the journal mode writes
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise LedgerError(f"the ledger {self._path!r} is not in WAL mode ({mode!r})")
+                conn.execute("PRAGMA synchronous = FULL")
             check = conn.execute("PRAGMA quick_check").fetchone()[0]
             if check != "ok":
                 raise LedgerError(f"the ledger {self._path!r} failed its integrity check: {check}")
@@ -657,6 +682,8 @@ class Ledger:
     ) -> LedgerEntry:
         if not isinstance(mechanism, str):
             raise ParameterError(f"mechanism must be a str, got {type(mechanism).__name__}")
+        if self._read_only:
+            raise LedgerError(f"the ledger {self._path!r} is open read-only: nothing was charged")
         try:
             params_json = json.dumps(parameters, sort_keys=True, allow_nan=False)
         except (TypeError, ValueError) as exc:

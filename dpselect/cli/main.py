@@ -472,7 +472,7 @@ def budget_show(ledger: str, as_json: bool) -> None:
 
     from ..accounting.ledger import Ledger
 
-    book = Ledger.open(ledger)
+    book = Ledger.open(ledger, read_only=True)  # shown from a read-only directory too
     budget_eps, budget_delta = book.budget
     spent = book.spent()
     remaining = book.remaining()
