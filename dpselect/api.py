@@ -29,7 +29,7 @@ from .core.metrics import LInfDistance
 from .data.candidates import header_note, load_candidates
 from .data.scores import candidate_multiplicity, candidate_scores
 from .data.spark_engine import check_bounded_candidates
-from .data.tables import Table, open_table
+from .data.tables import Table, one_column, open_table
 from .mechanisms.choice import (
     METHOD_NAMES,
     choose_top_k,
@@ -477,7 +477,11 @@ def top_k(
     computed from the data, in the ledger's accounting ((epsilon, delta) or zCDP rho).
     ``source`` is for tests and demos only. Every error is raised from public facts before any
     budget is spent; the private rows never cause an error (empty data: every score is 0).
+
+    ``data`` may also be a DuckDB relation, or one column of values: a pandas (or polars)
+    Series or a 1-D NumPy array, with ``column=None`` (or the Series' name).
     """
+    data, column = one_column(data, column)
     k = check_int(k, "k", minimum=1)
     eps = float(check_user_epsilon(epsilon))
     mech = _check_mechanism(mechanism)

@@ -56,7 +56,7 @@ from .text_lines import (
 )
 from .unit_keys import RAW_KEY_TYPE, FrameUnits, ParquetUnits
 
-__all__ = ["FILE_FORMATS", "Table", "open_table"]
+__all__ = ["FILE_FORMATS", "Table", "one_column", "open_table"]
 
 #: File suffix (before an optional ``.gz``) -> format.
 FILE_FORMATS: dict[str, str] = {
@@ -543,9 +543,101 @@ def _utf8_safe_arrow(table: Any) -> tuple[Any, str]:
     return table, f"(SELECT * REPLACE ({decoded}) FROM {_FRAME_VIEW})"
 
 
+#: The name of the column of an unnamed pandas/polars Series or of a NumPy array.
+VALUES_COLUMN = "value"
+
+
+def _series_name(data: Any) -> tuple[str, bool] | None:
+    """``(column name, named)`` when ``data`` is one column (a pandas or polars Series, a
+    1-D NumPy array), else ``None``; a NumPy array of another shape is refused (public)."""
+    module = type(data).__module__.split(".")[0]
+    kind = type(data).__name__
+    if module == "numpy" and kind == "ndarray":
+        if data.ndim != 1 or data.dtype.names is not None:
+            raise DataError(
+                "data as a NumPy array must be 1-D, one column of values (a table: a pandas "
+                f"DataFrame, or a path), got shape {data.shape}"
+            )
+        return VALUES_COLUMN, False
+    if module in ("pandas", "polars") and kind == "Series":
+        name = data.name
+        if isinstance(name, str) and name:
+            return name, True
+        return VALUES_COLUMN, False
+    return None
+
+
+def _series_table(data: Any, name: str) -> Any:
+    """A one-column source as a frame of that column (its dtype kept: a public fact)."""
+    if type(data).__module__.split(".")[0] == "polars":
+        return data.rename(name).to_frame()
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is optional; pyarrow is not
+        import pyarrow as pa
+
+        return pa.table({name: data})
+    if isinstance(data, pd.Series):
+        return data.rename(name).to_frame().reset_index(drop=True)
+    return pd.DataFrame({name: data})
+
+
+def one_column(data: Any, column: Any, argument: str = "column") -> tuple[Any, Any]:
+    """``(data, column)`` as the recipes read them: a pandas or polars Series or a 1-D NumPy
+    array is one column, turned into a one-column table; ``column`` is then ``None`` or the
+    Series' name. Other data is returned unchanged (:func:`open_table` checks it).
+
+    Parameters
+    ----------
+    data : object
+        What the user passed as the data.
+    column : str or None
+        The column argument; for one column of values, ``None`` (or the Series' name).
+    argument : str
+        The column argument's name in error messages.
+
+    Returns
+    -------
+    tuple
+        The data to open and the column name to use.
+
+    Raises
+    ------
+    DataError
+        ``column`` names another column than the Series' (public facts only).
+    """
+    found = _series_name(data)
+    if found is None:
+        return data, column
+    name, named = found
+    if column is None or (named and column == name):
+        return _series_table(data, name), name
+    what = f"a {type(data).__module__.split('.')[0]} Series named {name!r}" if named else (
+        "a NumPy array" if type(data).__name__ == "ndarray" else "an unnamed Series"
+    )  # fmt: skip
+    allowed = f"None or {name!r}" if named else "None"
+    raise DataError(
+        f"{argument} {column!r} does not name the data: {what} is one column of values "
+        f"(pass {argument}={allowed})"
+    )
+
+
+def _relation_table(data: Any) -> Any:
+    """A DuckDB relation as an Arrow table: its columns and types are the relation's own
+    (public: its schema); its query runs once, here, as the caller's own ``.arrow()`` would."""
+    read = getattr(data, "to_arrow_table", None) or data.arrow
+    try:
+        table = read()
+    except duckdb.Error as exc:
+        raise DataError(f"cannot read the DuckDB relation: {_first_line(exc)}") from None
+    return table.read_all() if hasattr(table, "read_all") else table
+
+
 def open_table(data: Any, schema: Any = None) -> Table:
     """Open ``data``: a path (CSV, TSV, JSON lines, JSON, their ``.gz``; Parquet, a Parquet
-    glob or directory) or a pandas/polars/pyarrow table.
+    glob or directory), a pandas/polars/pyarrow table, a DuckDB relation, or one column of
+    values (a pandas or polars Series, a 1-D NumPy array: :func:`one_column`, the column
+    named by the Series' name, else ``"value"``).
 
     ``schema``: ``{column: type}`` declared types (:mod:`dpselect.data.schema`), applied by
     ``TRY_CAST``. Raises :class:`DataError` for a missing or unreadable file, an unsupported
@@ -563,6 +655,12 @@ def open_table(data: Any, schema: Any = None) -> Table:
     connection.execute("SET SESSION pandas_analyze_sample = 0")
     if isinstance(data, (str, os.PathLike)):
         return _open_file(data, connection, declared)
+    description = None
+    if isinstance(data, duckdb.DuckDBPyRelation):
+        data, description = _relation_table(data), "the DuckDB relation"
+    found = _series_name(data)
+    if found is not None:
+        data = _series_table(data, found[0])
     if _is_frame(data):
         module = type(data).__module__.split(".")[0]
         registered, source_sql = data, _FRAME_VIEW
@@ -571,11 +669,17 @@ def open_table(data: Any, schema: Any = None) -> Table:
         elif module == "pyarrow":
             registered, source_sql = _utf8_safe_arrow(data)
         connection.register(_FRAME_VIEW, registered)
-        description = f"the {module} table"
+        description = description or f"the {module} table"
         table = _typed_table(connection, source_sql, description, declared)
         table.unit_source = FrameUnits(data, source_sql, _select_sql(declared), declared)
         return table
+    hint = (
+        " (a list of values: pass pandas.Series(values) or numpy.array(values))"
+        if isinstance(data, (list, tuple))
+        else ""
+    )
     raise DataError(
-        "data must be a path to a CSV, TSV, JSON lines, JSON or Parquet file, or a pandas, "
-        f"polars or pyarrow table, got {type(data).__name__}"
+        "data must be a path to a CSV, TSV, JSON lines, JSON or Parquet file, a pandas, "
+        "polars or pyarrow table, a DuckDB relation, or one column (a pandas Series, a 1-D "
+        f"NumPy array), got {type(data).__name__}{hint}"
     )

@@ -290,6 +290,8 @@ def _valuation_values(
                 prices, tuple(int(c) for c in buyers_at(column, prices))
             )
         return table, lambda: column_values(table, column)
+    if type(valuations).__name__ == "Series" and hasattr(valuations, "to_numpy"):
+        valuations = valuations.to_numpy()  # a pandas or polars Series: its values
     if isinstance(valuations, (str, bytes)) or not isinstance(valuations, (Sequence, np.ndarray)):
         raise DataError(
             "valuations must be a sequence or array of numbers (or a table with column=...), "

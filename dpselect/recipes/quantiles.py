@@ -41,7 +41,7 @@ from ..core.errors import DataError, ParameterError
 from ..core.jsonvalues import json_dict
 from ..core.metrics import L1Distance
 from ..data.candidates import load_candidates
-from ..data.tables import Table, open_table
+from ..data.tables import Table, one_column, open_table
 from ..mechanisms.laplace import make_laplace
 from ..mechanisms.quantile_candidates import candidate_accuracy, make_candidate_quantile
 from ..mechanisms.quantile_continuous import (
@@ -465,7 +465,11 @@ def quantile(
 
     ``bounds="auto"``: the bounds are chosen privately first with ``auto_fraction`` (default
     0.25) of ``epsilon`` (:mod:`dpselect.recipes.auto_bounds`), one composed charge.
+
+    ``data`` may also be a DuckDB relation, or one column of values: a pandas (or polars)
+    Series or a 1-D NumPy array, with ``column=None`` (or the Series' name).
     """
+    data, column = one_column(data, column)
     if isinstance(bounds, str):
         if bounds != "auto":
             raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")

@@ -48,6 +48,7 @@ from ..core.measures import Approximate, MaxDivergence
 from ..core.metrics import SymmetricDistance
 from ..data.partitions import person_values, value_counts
 from ..data.scores import top_values
+from ..data.tables import one_column
 from ..mechanisms.choice import TARGET, gap_needed, per_round_epsilon
 from ..mechanisms.histogram_top_k import rank_noisy_counts
 from ..mechanisms.limited_domain import (
@@ -261,6 +262,7 @@ def partition_selection(
     released values come in a fixed order (sorted), never by count. Charged once, durably,
     before the data is read. ``schema``: declared column types, as for :func:`dpselect.top_k`.
     """
+    data, column = one_column(data, column)  # a Series or 1-D array: column None
     eps = float(check_user_epsilon(epsilon))
     dlt = float(check_delta(delta, allow_zero=False))
     c = check_int(max_contributions, "max_contributions", minimum=1)
