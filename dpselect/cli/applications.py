@@ -161,7 +161,7 @@ def quantile_command(
     insecure_seed: int | None,
     schema: dict[str, str] | None,
     engine: str,
-    spark_master: str,
+    spark_master: str | None,
 ) -> None:
     """Quantiles (the median with --q 0.5) of a numeric column, privately."""
     from ..recipes import quantile  # the library loads only when a command runs
@@ -264,7 +264,7 @@ def price_command(
     insecure_seed: int | None,
     schema: dict[str, str] | None,
     engine: str,
-    spark_master: str,
+    spark_master: str | None,
 ) -> None:
     """A revenue-maximising price for a digital good, privately (seed 003)."""
     from ..recipes import best_price

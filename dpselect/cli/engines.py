@@ -1,28 +1,73 @@
-"""``--engine duckdb|spark`` and ``--spark-master``: which engine reads FILE.
+"""``--engine duckdb|spark``, ``--spark-master`` and ``--format``: how FILE is read.
 
 DuckDB (the default) reads the file in this process. With ``--engine spark`` the file, glob or
 directory of Parquet parts is read by a Spark session on ``--spark-master`` (pyspark is
 imported only then); the scores, counts or histograms are computed there and only they come
-back (:mod:`dpselect.data.spark_engine`).
+back (:mod:`dpselect.data.spark_engine`). ``--spark-master`` without ``--engine spark`` is
+refused (it would be ignored).
+
+FILE ``-`` is standard input (DuckDB only): read once, whole, into a temporary file named by
+its format (``--format csv``, the default, ``tsv`` or ``jsonl``), which is then read by the
+same line-by-line rules as any file (docs/data_input.md) and removed when the command ends.
+``--format`` applies to standard input only: files are read by their suffix. The option is
+kept in the click context (``ctx.meta``), so that commands need not pass it on.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
 import click
 
-__all__ = ["engine_options", "open_data"]
+__all__ = [
+    "STDIN",
+    "as_given",
+    "check_engine",
+    "engine_options",
+    "format_option",
+    "local_path",
+    "open_data",
+]
+
+#: FILE meaning standard input.
+STDIN = "-"
+#: ``--format`` -> the suffix the temporary file gets (which decides how it is read).
+STDIN_FORMATS = {"csv": ".csv", "tsv": ".tsv", "jsonl": ".jsonl"}
+_FORMAT_KEY = "dpselect.input_format"
+_STDIN_KEY = "dpselect.stdin_path"
+DEFAULT_SPARK_MASTER = "local[*]"
+
+
+def _keep_format(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    ctx.meta[_FORMAT_KEY] = value
+
+
+def format_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add ``--format csv|tsv|jsonl`` (the format of FILE ``-``, standard input)."""
+    return click.option(
+        "--format",
+        type=click.Choice(sorted(STDIN_FORMATS)),
+        default=None,
+        expose_value=False,
+        callback=_keep_format,
+        help="With FILE '-' (standard input): its format [default: csv]. Files are read by "
+        "their suffix.",
+    )(func)
 
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add ``--engine`` and ``--spark-master`` to a command."""
+    """Add ``--engine``, ``--spark-master`` and ``--format`` to a command."""
+    func = format_option(func)
     func = click.option(
         "--spark-master",
         type=str,
-        default="local[*]",
-        show_default=True,
+        default=None,
+        show_default=DEFAULT_SPARK_MASTER,
         help="With --engine spark: the Spark master URL.",
     )(func)
     return click.option(
@@ -35,10 +80,66 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def open_data(file: str, engine: str, spark_master: str) -> Any:
-    """FILE as given (DuckDB reads it), or a Spark frame over it."""
-    if engine != "spark":
+def local_path(file: str) -> str:
+    """FILE as a path DuckDB reads: standard input (``-``) copied to a temporary file, read
+    once per command; any other FILE as given (``--format`` is then refused)."""
+    ctx = click.get_current_context()
+    fmt = ctx.meta.get(_FORMAT_KEY)
+    if file != STDIN:
+        if fmt is not None:
+            raise click.UsageError(
+                "--format applies only to FILE '-' (standard input); files are read by their "
+                "suffix (.csv, .tsv, .jsonl, .json, .parquet)"
+            )
         return file
+    saved = ctx.meta.get(_STDIN_KEY)
+    if saved is not None:
+        return str(saved)
+    if sys.stdin is None or sys.stdin.isatty():
+        raise click.UsageError(
+            "FILE '-' reads standard input, which is a terminal here: pipe the data in "
+            "(e.g. cat data.csv | dpselect ... -)"
+        )
+    folder = tempfile.mkdtemp(prefix="dpselect-stdin-")
+    ctx.call_on_close(lambda: shutil.rmtree(folder, ignore_errors=True))
+    path = os.path.join(folder, "stdin" + STDIN_FORMATS[fmt or "csv"])
+    with open(path, "wb") as out:
+        shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+    ctx.meta[_STDIN_KEY] = path
+    _STDIN_PATHS.append(path)
+    return path
+
+
+#: The temporary files holding standard input in this process (for :func:`as_given`).
+_STDIN_PATHS: list[str] = []
+
+
+def as_given(message: str) -> str:
+    """``message`` with the temporary file of standard input named as the user gave it."""
+    for path in _STDIN_PATHS:
+        message = message.replace(f"file {path!r}", "standard input ('-')")
+        message = message.replace(repr(path), "'-'").replace(path, "-")
+    return message
+
+
+def check_engine(engine: str, spark_master: str | None) -> None:
+    """Refuse ``--spark-master`` without ``--engine spark`` (it would be ignored)."""
+    if engine != "spark" and spark_master is not None:
+        raise click.UsageError(
+            "--spark-master applies only with --engine spark (DuckDB reads FILE in this process)"
+        )
+
+
+def open_data(file: str, engine: str, spark_master: str | None) -> Any:
+    """FILE as given (DuckDB reads it; ``-``: standard input, :func:`local_path`), or a Spark
+    frame over it."""
+    check_engine(engine, spark_master)
+    if engine != "spark":
+        return local_path(file)
+    if file == STDIN:
+        raise click.UsageError("FILE '-' (standard input) is read by --engine duckdb only")
+    if click.get_current_context().meta.get(_FORMAT_KEY) is not None:
+        raise click.UsageError("--format applies only to FILE '-' (standard input)")
     from pathlib import Path
 
     from ..core.errors import DataError
@@ -47,4 +148,4 @@ def open_data(file: str, engine: str, spark_master: str) -> Any:
     # A missing path is said first (a public fact), before Spark is needed or started.
     if not any(ch in file for ch in "*?[") and not Path(file).exists():
         raise DataError(f"data file {file!r} does not exist")
-    return read_files(spark_session(spark_master), file)
+    return read_files(spark_session(spark_master or DEFAULT_SPARK_MASTER), file)

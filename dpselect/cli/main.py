@@ -24,7 +24,7 @@ from ..core.errors import BudgetExceeded, DPSelectError
 from ..core.jsonvalues import strict_dumps
 from ..data.schema import parse_schema_spec
 from .applications import register as register_applications
-from .engines import engine_options, open_data
+from .engines import as_given, check_engine, engine_options, format_option, local_path, open_data
 from .lists import file_or_list
 from .seeding import source_from_seed
 
@@ -252,8 +252,9 @@ def _run_selection(
     insecure_seed: int | None,
     schema: dict[str, str] | None = None,
     engine: str = "duckdb",
-    spark_master: str = "local[*]",
+    spark_master: str | None = None,
 ) -> None:
+    check_engine(engine, spark_master)
     if max_contributions == "auto":
         if plan:
             raise click.UsageError(
@@ -332,7 +333,12 @@ def _print_plan(
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="dpselect")  # no importlib.metadata at start-up
 def cli() -> None:
-    """Differentially private selection: top-k, mode, and a privacy budget ledger."""
+    """Differentially private selection: top-k, mode, and a privacy budget ledger.
+
+    FILE is a CSV, TSV, JSON lines, JSON or Parquet file (by its suffix; .gz for the text
+    formats), a glob or directory of Parquet files, or '-' for standard input (CSV unless
+    --format tsv or jsonl).
+    """
 
 
 @cli.command("top-k")
@@ -392,6 +398,7 @@ def mode_command(**kwargs: Any) -> None:
     default=None,
     help="Seeded randomness for tests and demos: NOT private.",
 )
+@format_option
 def keys_command(
     file: str,
     column: str,
@@ -414,7 +421,7 @@ def keys_command(
     show_bar = (not as_json) and sys.stderr.isatty()
     with _progress(show_bar) as progress:
         result = partition_selection(
-            file, column, epsilon, delta, privacy_unit, max_contributions,
+            local_path(file), column, epsilon, delta, privacy_unit, max_contributions,
             method=method,  # type: ignore[arg-type]
             ledger=ledger, source=source_from_seed(insecure_seed), progress=progress,
         )  # fmt: skip
@@ -538,7 +545,7 @@ def _fmt(value: Any) -> str:
 
 
 def _one_line(message: str) -> str:
-    return " ".join(str(message).split())
+    return " ".join(as_given(str(message)).split())
 
 
 def _ledger_argument(argv: list[str]) -> str | None:
