@@ -26,7 +26,7 @@ from .core.jsonvalues import json_dict
 from .core.measurement import Measurement
 from .core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
 from .core.metrics import LInfDistance
-from .data.candidates import header_note, load_candidates
+from .data.candidates import candidates_note, load_candidates
 from .data.scores import candidate_multiplicity, candidate_scores
 from .data.spark_engine import check_bounded_candidates
 from .data.tables import Table, one_column, open_table
@@ -104,10 +104,24 @@ class TopKResult:
         out["stopped_early"] = bool(self.stopped_early)
         return json_dict(out)
 
+    def shown_counts(self) -> list[str] | None:
+        """The noisy counts as printed: a count below the noise level ``t`` (the half-width of
+        the accuracy statement, ``parameters["count_halfwidth"]``; 1 where none is stated) is
+        indistinguishable from zero and shown as ``"< noise"``, clamped at 0, never negative.
+        ``counts`` and ``to_dict`` keep the released values (unbiased, possibly negative).
+        A function of the released counts and public parameters only."""
+        if self.counts is None:
+            return None
+        t = self.parameters.get("count_halfwidth") or 1
+        return [
+            f"{max(c, 0)} (< noise)" if c < t else str(c)  # released values only: public
+            for c in self.counts
+        ]
+
     def __str__(self) -> str:
+        shown = self.shown_counts()
         lines = [
-            f"{rank}. {cand}"
-            + (f"  (noisy count {self.counts[rank - 1]})" if self.counts is not None else "")
+            f"{rank}. {cand}" + (f"  (noisy count {shown[rank - 1]})" if shown is not None else "")
             for rank, cand in enumerate(self.candidates, start=1)
         ]
         cost = f"privacy cost: epsilon = {self.epsilon:.6g}, delta = {self.delta:.3g}"
@@ -162,6 +176,8 @@ class _Plan:
     returns_counts: bool
     #: the score margin of the accuracy statement (counts; at CONFIDENCE): public
     margin: float = 0.0
+    #: the half-width ``t`` of the noisy counts' statement (mechanisms that release counts)
+    count_halfwidth: float | None = None
 
 
 def _selection(
@@ -242,13 +258,21 @@ def _selection_accuracy(noise: str, scale: float, k: int, n: int) -> str:
     )
 
 
+def _below_noise(t: float) -> str:
+    """What a noisy count below the noise level means (public: ``t`` is)."""
+    return (
+        f"; a noisy count below {t:g} is indistinguishable from zero and is shown as "
+        "'< noise', never negative"
+    )
+
+
 def _histogram_accuracy(noise: HistogramNoise, scale: float, k: int, n: int) -> str:
     t = histogram_halfwidth(noise, scale, n, 1 - CONFIDENCE)
     return (
         f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
         f"least {_largest(k)} minus {2 * t}, and every noisy count is within +-{t} of its "
         "value's true count (scores are counts after contribution bounding; noise tails and "
-        f"a union bound over the {n} counts)"
+        f"a union bound over the {n} counts){_below_noise(t)}"
     )
 
 
@@ -339,6 +363,7 @@ def _histogram_plan(
             _histogram_accuracy("laplace", scale, k, n),
             True,
             2 * histogram_halfwidth("laplace", scale, n, 1 - CONFIDENCE),
+            histogram_halfwidth("laplace", scale, n, 1 - CONFIDENCE),
         )
     sigma = gaussian_histogram_sigma(c, eps, delta)
     m = make_noisy_histogram_top_k(n, k, "gaussian", sigma, c, source=source)
@@ -364,6 +389,7 @@ def _histogram_plan(
         _histogram_accuracy("gaussian", sigma, k, n),
         True,
         2 * histogram_halfwidth("gaussian", sigma, n, 1 - CONFIDENCE),
+        histogram_halfwidth("gaussian", sigma, n, 1 - CONFIDENCE),
     )
 
 
@@ -386,7 +412,7 @@ def _gumbel_counts_plan(n: int, k: int, eps: float, source: RandomSource | None)
         f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
         f"least {_largest(k)} minus {alpha:.4g}, and every noisy count is within +-{t} of its "
         "value's true count (scores are counts after contribution bounding; noise tails and "
-        "union bounds)"
+        f"union bounds){_below_noise(t)}"
     )
     return _Plan(
         m,
@@ -402,6 +428,7 @@ def _gumbel_counts_plan(n: int, k: int, eps: float, source: RandomSource | None)
         accuracy,
         True,
         alpha,
+        t,
     )
 
 
@@ -544,7 +571,7 @@ def top_k(
     book = open_ledger(ledger)
 
     zcdp_ledger = book is not None and book.accounting == "zcdp"
-    note = header_note(cand_list, column)
+    note = candidates_note(cand_list, column, table)
     if auto_m:
         assert privacy_unit is not None
         chosen = _top_k_auto_contributions(
@@ -653,6 +680,8 @@ def _release(
         indices, released_counts = out, None
     idx = [int(i) for i in np.asarray(indices)]
     eps, delta, rho = cost if cost is not None else (plan.epsilon, plan.delta, plan.rho)
+    if released_counts is not None and plan.count_halfwidth is not None:
+        parameters = {**parameters, "count_halfwidth": plan.count_halfwidth}
     return TopKResult(
         candidates=[query.candidates[i] for i in idx],
         indices=idx,

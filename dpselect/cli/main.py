@@ -76,12 +76,13 @@ def _print_result(result: TopKResult, as_json: bool) -> None:
     table = Table(title=f"private top-{result.parameters.get('k', len(result.candidates))}")
     table.add_column("rank", justify="right")
     table.add_column("candidate")
-    if result.counts is not None:
+    shown = result.shown_counts()  # below the noise: "< noise", never negative
+    if shown is not None:
         table.add_column("noisy count", justify="right")
     for rank, cand in enumerate(result.candidates, start=1):
         row = [str(rank), str(cand)]
-        if result.counts is not None:
-            row.append(str(result.counts[rank - 1]))
+        if shown is not None:
+            row.append(shown[rank - 1])
         table.add_row(*row)
     console = Console()
     console.print(table)

@@ -18,13 +18,21 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import ParameterError
 
-__all__ = ["CandidateList", "as_arrow", "header_note", "load_candidates"]
+__all__ = [
+    "CandidateList",
+    "as_arrow",
+    "candidates_note",
+    "header_note",
+    "load_candidates",
+    "numbers_as_text_note",
+]
 
 
 #: Shorter lists skip pyarrow: importing it (and pandas, which pyarrow imports on its first
@@ -167,6 +175,58 @@ def header_note(candidates: Sequence[Any], column: str) -> str | None:
         f"note: {where} is {first!r}, the name of the ranked column: a header line? It was "
         "ranked as a candidate; remove it from the list if it is not one"
     )
+
+
+#: A decimal number as people write it (no "nan", "inf", "1_000" or blanks, which Python's
+#: ``float`` also reads).
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def numbers_as_text_note(candidates: Sequence[Any], column: str, table: Any) -> str | None:
+    """A note when every candidate is text that reads as a number and the column is untyped
+    text (CSV/JSON outside the schema), or None.
+
+    Text is matched as text: ``"3.0"`` never matches a row ``3`` (issue 27), and every score
+    is then 0 while the accuracy line reads as a promise. The note depends only on the list,
+    the column's name and the schema (``table.column_type_known``, the column's type): public
+    facts, never on the rows.
+
+    Parameters
+    ----------
+    candidates : sequence
+        The loaded candidates (:func:`load_candidates`).
+    column : str
+        The name of the ranked column.
+    table : Table
+        The opened data (:class:`dpselect.data.tables.Table`, or another engine's table).
+
+    Returns
+    -------
+    str or None
+        One sentence to show with the result, or ``None``.
+    """
+    known = getattr(table, "column_type_known", None)
+    kind = str(getattr(table, "columns", {}).get(column, "")).upper()
+    if known is None or known(column) or not kind.startswith("VARCHAR"):
+        return None
+    if not candidates or not all(
+        isinstance(c, str) and _DECIMAL.fullmatch(c) is not None for c in candidates
+    ):
+        return None
+    first = candidates[0]
+    return (
+        f"note: column {column!r} is text (CSV/JSON columns have no type) and every candidate "
+        f"reads as a number, but text is matched as text: {first!r} matches only rows spelled "
+        f"exactly {first}; to match by value, declare the type: --schema {column}:DOUBLE "
+        f"(Python: schema={{{column!r}: 'DOUBLE'}})"
+    )
+
+
+def candidates_note(candidates: Sequence[Any], column: str, table: Any) -> str | None:
+    """:func:`header_note` and :func:`numbers_as_text_note`, one per line, or None."""
+    notes = [header_note(candidates, column), numbers_as_text_note(candidates, column, table)]
+    shown = [note for note in notes if note is not None]
+    return "\n".join(shown) if shown else None
 
 
 def _arrow_strings(values: list[Any]) -> Any:

@@ -94,6 +94,7 @@ __all__ = [
     "JOINT_LOG_ERROR",
     "MAX_JOINT_LEVELS",
     "joint_accuracy",
+    "joint_accuracy_derivation",
     "joint_accuracy_terms",
     "joint_gaps",
     "joint_intervals",
@@ -459,27 +460,98 @@ def joint_accuracy_terms(qs: Sequence[Any], epsilon: Any, confidence: float) -> 
 
 
 def joint_accuracy(
-    bounds: tuple[float, float], qs: Sequence[Any], epsilon: Any, confidence: float
+    bounds: tuple[float, float],
+    qs: Sequence[Any],
+    epsilon: Any,
+    confidence: float,
+    resolution: Any = None,
 ) -> list[str]:
-    """The accuracy line printed for the joint method (theorem in docs/quantiles.md).
+    """The accuracy line printed for the joint method, evaluated (docs/quantiles.md).
+
+    The theorem (:func:`joint_accuracy_derivation`) holds for any reference length ``l``: a
+    vector of values lying in intervals at least ``l`` long between consecutive distinct
+    (moved) rows, of total gap error ``E_l``, is beaten by at most ``A (m ln((hi - lo) / l) +
+    t)`` rows with probability ``confidence`` (the proof uses nothing else of the optimum).
+    The line fixes the public ``l = w`` (the resolution; ``(hi - lo) / 10^6`` without one)
+    and prints that number of rows, in the data's units; ``E_l`` depends on the rows and is
+    named, with when it is 0.
+    """
+    lo, hi = check_bounds(bounds)
+    m = len(_sorted_levels(qs))
+    w = joint_resolution(resolution, lo, hi)
+    ref = _reference_length(w, lo, hi)
+    rows = joint_rows_bound(qs, epsilon, confidence, (lo, hi), ref)
+    moved = (
+        f"each row moved by less than w = {w:.3g} and each value then rounded to a multiple "
+        f"of {float(decimal_step(w)):g}"
+        if w > 0
+        else "no resolution: rows as they are"
+    )
+    return [
+        f"accuracy: with probability at least {confidence:.0%}, the {m + 1} gaps that the "
+        f"values cut in [{lo:g}, {hi:g}] hold row counts within {rows:.4g} rows in total of "
+        "their targets (q_j - q_(j-1)) n, beyond the least total E that values lying in gaps "
+        f"at least {ref:.3g} wide between the rows could attain (E = 0 when every target rank "
+        f"falls in such a gap; n rows after clamping, {moved}; joint exponential mechanism, "
+        "Gillenwater, Joseph, Kulesza 2021; the derivation: --json, docs/quantiles.md)"
+    ]
+
+
+def _reference_length(w: float, lo: float, hi: float) -> float:
+    """The public reference length ``l`` of the printed statement: ``w``, or ``(hi - lo) /
+    10^6`` without a resolution."""
+    return w if w > 0 else check_resolution(None, lo, hi)
+
+
+def joint_rows_bound(
+    qs: Sequence[Any],
+    epsilon: Any,
+    confidence: float,
+    bounds: tuple[float, float],
+    length: float,
+) -> float:
+    """``A (m ln((hi - lo) / l) + t)`` at ``l = length``, rounded up: the rows of the joint
+    statement beyond ``E_l``."""
+    lo, hi = check_bounds(bounds)
+    m = len(_sorted_levels(qs))
+    per_nat, tail = joint_accuracy_terms(qs, epsilon, confidence)
+    log_ratio = math.log((hi - lo) / length) * (1 + 2**-40)
+    return float(np.nextafter(per_nat * (m * log_ratio + tail) * (1 + 2**-40), np.inf))
+
+
+def joint_accuracy_derivation(
+    bounds: tuple[float, float],
+    qs: Sequence[Any],
+    epsilon: Any,
+    confidence: float,
+    resolution: Any = None,
+) -> list[str]:
+    """The joint statement as the theorem gives it, with its constants (``--json``).
 
     With probability at least ``confidence``, the ``m + 1`` gaps cut by the values (before
     their rounding to the decimal step) hold row counts ``c_j`` (rows as moved by the
     resolution) with ``sum_j |c_j - (q_j - q_{j-1}) n| <= E + A (m ln((hi - lo) / l) + t)``,
-    where ``E`` is the least total any values attain and ``l`` the shortest interval between
-    consecutive distinct values (or a bound) holding such values: both depend on the rows,
-    so the statement names them.
+    where ``E`` is the least total attainable by values in intervals at least ``l`` long
+    between consecutive distinct values (or a bound): both depend on the rows.
     """
-    check_bounds(bounds)
+    lo, hi = check_bounds(bounds)
     m = len(_sorted_levels(qs))
     per_nat, tail = joint_accuracy_terms(qs, epsilon, confidence)
+    w = joint_resolution(resolution, lo, hi)
+    ref = _reference_length(w, lo, hi)
+    rows = joint_rows_bound(qs, epsilon, confidence, (lo, hi), ref)
+    halving = float(np.nextafter(per_nat * m * math.log(2) * (1 + 2**-40), np.inf))
     return [
-        f"accuracy: with probability at least {confidence:.0%}, the {m + 1} gaps that the "
-        f"values cut (bounds included) hold row counts within E + {per_nat:.4g} * ({m} "
-        f"ln((hi - lo) / l) + {tail:.4g}) rows of their targets (q_j - q_(j-1)) n in total (n "
-        "rows after clamping, each moved by less than the resolution w, values before their "
-        "rounding to a multiple of 10^floor(log10(2w)), which moves each by at most half of "
-        "it and a float rounding; E = the least total any values attain, l = the shortest "
-        "interval between consecutive distinct values holding such values; joint exponential "
-        "mechanism, Gillenwater, Joseph, Kulesza 2021, docs/quantiles.md)"
+        f"with probability at least {confidence:.0%}, the {m + 1} gaps that the values cut "
+        f"(bounds included) hold row counts within E + {per_nat:.4g} * ({m} ln((hi - lo) / l) "
+        f"+ {tail:.4g}) rows of their targets (q_j - q_(j-1)) n in total (n rows after "
+        "clamping, each moved by less than the resolution w, values before their rounding to "
+        "a multiple of 10^floor(log10(2w)), which moves each by at most half of it and a "
+        "float rounding; l any length, E = the least total attained by values lying in "
+        "intervals at least l long between consecutive distinct rows or bounds; joint "
+        "exponential mechanism, Gillenwater, Joseph, Kulesza 2021, docs/quantiles.md)",
+        f"A = {per_nat:.6g} rows per unit of score, t = ln(1 / (1 - confidence)) + 2 rho = "
+        f"{tail:.6g}, hi - lo = {hi - lo:g}, m = {m}",
+        f"printed at l = {ref:.6g} (the resolution w, or (hi - lo) / 10^6 without one): "
+        f"{rows:.6g} rows beyond E; each halving of l adds {halving:.4g} rows",
     ]

@@ -54,6 +54,7 @@ from ..mechanisms.quantile_continuous import (
 from ..mechanisms.quantile_joint import (
     MAX_JOINT_LEVELS,
     joint_accuracy,
+    joint_accuracy_derivation,
     joint_gaps,
     joint_resolution,
     joint_rounding_loss,
@@ -200,9 +201,13 @@ class QuantileResult:
     notes: list[str] = field(default_factory=list)
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
+    #: the theorem behind an accuracy line evaluated in numbers, with its constants (shown by
+    #: ``to_dict`` and ``--json``, not by ``str``)
+    derivation: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary."""
+        """A JSON-ready dictionary (with ``rounding_loss``, the part of epsilon that pays for
+        float log-weights, and ``derivation``)."""
         out = asdict(self)
         out["values"] = [jsonable(v) for v in self.values]
         return json_dict(out)
@@ -210,11 +215,9 @@ class QuantileResult:
     def __str__(self) -> str:
         lines = [f"q = {q:g}: {v:.10g}" for q, v in zip(self.q, self.values, strict=True)]
         lines.append(f"mechanism: {self.method}")
+        # rounding_loss (the share of epsilon that pays for float log-weights) is left to
+        # to_dict: it is inside epsilon and changes nothing a reader can use (issue 27)
         lines.append(f"privacy cost: epsilon = {self.epsilon:.6g} ({self.budget_split})")
-        if self.rounding_loss is not None:
-            lines.append(
-                f"  of which {self.rounding_loss:.3g} per mechanism run pays for float log-weights"
-            )
         lines.extend(self.accuracy)
         lines.extend(self.notes)
         return "\n".join(lines)
@@ -344,6 +347,8 @@ class _Plan:
     accuracy: list[str]
     rounding: float | None
     w: float | None
+    #: the theorem behind ``accuracy``, with its constants (``to_dict`` only)
+    derivation: tuple[str, ...] = ()
 
 
 def _tree_plan(
@@ -392,7 +397,8 @@ def _joint_plan(
         f"joint exponential mechanism (Gillenwater, Joseph, Kulesza 2021) on [{lo_hi[0]:g}, "
         f"{lo_hi[1]:g}]: all {len(levels)} values in one draw"
     )
-    accuracy = joint_accuracy(lo_hi, run_levels, eps, conf)
+    accuracy = joint_accuracy(lo_hi, run_levels, eps, conf, w)
+    derivation = tuple(joint_accuracy_derivation(lo_hi, run_levels, eps, conf, w))
     if anchors:
         text += (
             f", with two anchor levels {float(run_levels[0]):g} and {float(run_levels[-1]):g}"
@@ -406,7 +412,7 @@ def _joint_plan(
         return out[1:-1] if anchors else out
 
     loss = float_up(joint_rounding_loss(len(run_levels)))
-    return _Plan(run, "joint", text, accuracy, loss, w)
+    return _Plan(run, "joint", text, accuracy, loss, w, derivation)
 
 
 def _choose_method(method: str, m: int, bounds: bool) -> str:
@@ -500,6 +506,7 @@ def quantile(
         raise ParameterError("resolution does not apply to method='tree' (its leaves are fixed)")
     grid_w = w  # the Spark engine's grid (docs/spark.md)
     rounding: float | None = None
+    derivation: tuple[str, ...] = ()  # the theorem behind an evaluated line (to_dict only)
     late: list[_Plan] = []  # "count": the plan picked after the noisy count (in release)
     late_notes: list[str] = []
     late_count: list[int] = []
@@ -520,6 +527,7 @@ def quantile(
         first = tree_plan if chosen == "tree" else joint_plan
         assert first is not None
         method_text, accuracy, rounding, w = first.text, first.accuracy, first.rounding, first.w
+        derivation = first.derivation
         grid_w = first.w if first.w is not None else grid_w
         split = "one mechanism for all levels: the whole epsilon, no split"
         if chosen == "count":
@@ -661,6 +669,7 @@ def quantile(
             notes=([] if note is None else [note]) + late_notes,
             ledger=None if book is None else book.path,
             parameters=params,
+            derivation=list(late[0].derivation if late else derivation),
         )
 
     return charge_then_release(
