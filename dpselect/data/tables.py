@@ -98,6 +98,9 @@ class Table:
     #: The Parquet files behind ``data`` when it is exactly their columns (no declared schema):
     #: lets :mod:`dpselect.data.dictionary_scores` read dictionary-encoded columns directly.
     parquet_files: list[str] | None = None
+    #: A frame's Arrow column types (pyarrow, polars) where DuckDB's type does not say all
+    #: that matters (:mod:`dpselect.data.column_roles`).
+    arrow_types: dict[str, str] = field(default_factory=dict)
 
     def require_column(self, column: Any, argument: str = "column") -> str:
         """The column's DuckDB type; :class:`DataError` naming ``argument`` if it is absent
@@ -459,6 +462,21 @@ def _plain_utf8_text(column: Any) -> bool:
     return True
 
 
+def _frame_arrow_types(frame: Any) -> dict[str, str]:
+    """The Arrow types of a pyarrow or polars frame's columns (``{}`` for pandas)."""
+    schema = getattr(frame, "schema", None)
+    if hasattr(schema, "names") and hasattr(schema, "types"):  # pyarrow
+        return {str(n): str(t) for n, t in zip(schema.names, schema.types, strict=True)}
+    if type(frame).__module__.split(".")[0] == "polars":
+        out = {}
+        for name, dtype in frame.schema.items():
+            unit, zone = getattr(dtype, "time_unit", None), getattr(dtype, "time_zone", None)
+            if unit is not None and zone is not None:  # Datetime: as Arrow prints it
+                out[str(name)] = f"timestamp[{unit}, tz={zone}]"
+        return out
+    return {}
+
+
 def open_table(data: Any, schema: Any = None) -> Table:
     """Open ``data``: a path (CSV, TSV, JSON lines, JSON, their ``.gz``; Parquet, a Parquet
     glob or directory) or a pandas/polars/pyarrow table.
@@ -482,9 +500,15 @@ def open_table(data: Any, schema: Any = None) -> Table:
     if _is_frame(data):
         if type(data).__module__.split(".")[0] == "pandas":
             data = _utf8_safe_pandas(data)
-        connection.register(_FRAME_VIEW, data)
         description = f"the {type(data).__module__.split('.')[0]} table"
-        return _typed_table(connection, _FRAME_VIEW, description, declared)
+        try:  # a column type DuckDB cannot scan (Arrow float16, decimal256): public
+            connection.register(_FRAME_VIEW, data)
+        except duckdb.Error as exc:
+            raise DataError(f"cannot read {description}: {_first_line(exc)}") from None
+        table = _typed_table(connection, _FRAME_VIEW, description, declared)
+        arrow = _frame_arrow_types(data)  # a declared column is read by TRY_CAST instead
+        table.arrow_types = {c: t for c, t in arrow.items() if c not in declared}
+        return table
     raise DataError(
         "data must be a path to a CSV, TSV, JSON lines, JSON or Parquet file, or a pandas, "
         f"polars or pyarrow table, got {type(data).__name__}"
