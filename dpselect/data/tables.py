@@ -464,7 +464,7 @@ def _plain_utf8_text(column: Any) -> bool:
 
 def _frame_arrow_types(frame: Any) -> dict[str, str]:
     """The Arrow types of a pyarrow or polars frame's columns (``{}`` for pandas)."""
-    schema = getattr(frame, "schema", None)
+    schema: Any = getattr(frame, "schema", None)
     if hasattr(schema, "names") and hasattr(schema, "types"):  # pyarrow
         return {str(n): str(t) for n, t in zip(schema.names, schema.types, strict=True)}
     if type(frame).__module__.split(".")[0] == "polars":
