@@ -105,7 +105,7 @@ def check_column_role(table: Any, column: Any, role: Role, argument: str = "colu
         sql_type, where = table, ""
     else:
         sql_type = table.require_column(column, argument)
-        where = f" of {table.description}" if getattr(table, "description", None) else ""
+        where = f" in {table.description}" if getattr(table, "description", None) else ""
     supported = supported_types(role)
     arrow_type = str(getattr(table, "arrow_types", {}).get(column, ""))
     name = _canonical(sql_type)
@@ -116,6 +116,6 @@ def check_column_role(table: Any, column: Any, role: Role, argument: str = "colu
     if name in supported:  # a zoned Arrow timestamp in seconds or milliseconds
         hint = "cast it to timestamp[us] with its time zone first"
     raise DataError(
-        f"{argument} {column!r}{where} has the type {shown}, which cannot be used "
+        f"{argument} {column!r} has type {shown}{where}, which cannot be used "
         f"{_ROLE_WORDS[role]} (supported: {', '.join(supported)})" + (f"; {hint}" if hint else "")
     )
