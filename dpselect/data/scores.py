@@ -210,17 +210,30 @@ def canonical_text_sql(expr: str, sql_type: str, dialect: str = "duckdb") -> str
         return f"hex({expr})"
     if _is_floating(t):
         x = f"CAST({expr} AS DOUBLE)"
-        a = f"abs({x})"
+        # NaN and the infinities are recognised by the engine's text of the value ('nan',
+        # 'inf', '-inf' in DuckDB; 'NaN', 'Infinity', '-Infinity' in Spark), not by isnan:
+        # DuckDB folds isnan(x) to false in a projection when the Parquet statistics have no
+        # NaN (they never count NaNs), and the NaN then reached the casts below after the
+        # charge (issue 22).
+        word = f"lower(CAST({x} AS {text}))"
+        nan = f"{word} IN ('nan', '-nan')"
+        pos_inf = f"{word} IN ('inf', 'infinity')"
+        neg_inf = f"{word} IN ('-inf', '-infinity')"
+        # The significand and exponent come from a sanitised magnitude (0, NaN and the
+        # infinities become 1.0) and go through TRY_CAST: no row can make them raise, whatever
+        # order the engine evaluates the branches in. Finite non-zero values are unchanged.
+        a = (
+            f"(CASE WHEN {x} = 0 OR {nan} OR {pos_inf} OR {neg_inf} "
+            f"THEN CAST(1.0 AS DOUBLE) ELSE abs({x}) END)"
+        )
         e0 = f"floor(log2({a}))"
         ratio = f"({a} / pow(2.0, {e0}))"
         e = f"({e0} + CASE WHEN {ratio} >= 2 THEN 1 WHEN {ratio} < 1 THEN -1 ELSE 0 END)"
-        significand = f"CAST({a} / pow(2.0, {e}) * pow(2.0, 52) AS BIGINT)"
-        exponent = f"CAST({e} AS BIGINT) - 52"
-        nan = f"isnan({x})"
-        inf = f"({a} = CAST('inf' AS DOUBLE))" if dialect == "spark" else f"isinf({x})"
+        significand = f"TRY_CAST({a} / pow(2.0, {e}) * pow(2.0, 52) AS BIGINT)"
+        exponent = f"TRY_CAST({e} AS BIGINT) - 52"
         return (
             f"CASE WHEN {x} = 0 THEN '0' WHEN {nan} THEN 'nan' "
-            f"WHEN {inf} THEN CASE WHEN {x} > 0 THEN 'inf' ELSE '-inf' END "
+            f"WHEN {pos_inf} THEN 'inf' WHEN {neg_inf} THEN '-inf' "
             f"ELSE concat(CASE WHEN {x} < 0 THEN '-' ELSE '' END, "
             f"CAST({significand} AS {text}), 'p', CAST({exponent} AS {text})) END"
         )
@@ -581,8 +594,10 @@ def candidate_scores(
     unit_type = None
     if privacy_unit is not None:
         unit_type = table.require_column(privacy_unit, "privacy_unit")
-    if privacy_unit is not None and unit_type is not None and (
-        int(max_contributions) > 1 or _is_text(unit_type)
+    if (
+        privacy_unit is not None
+        and unit_type is not None
+        and (int(max_contributions) > 1 or _is_text(unit_type))
     ):
         # Parquet text read as dictionaries (public facts only). m = 1 stays on the SQL plan,
         # which measured faster (docs/performance.md), unless the unit is text: DuckDB's

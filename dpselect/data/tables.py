@@ -126,6 +126,9 @@ class Table:
     #: How to read a privacy unit byte for byte (:meth:`unit_column`), set by the source.
     unit_source: _UnitSource | None = None
     _unit_columns: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: A frame's Arrow column types (pyarrow, polars) where DuckDB's type does not say all
+    #: that matters (:mod:`dpselect.data.column_roles`).
+    arrow_types: dict[str, str] = field(default_factory=dict)
 
     def require_column(self, column: Any, argument: str = "column") -> str:
         """The column's DuckDB type; :class:`DataError` naming ``argument`` if it is absent
@@ -543,6 +546,21 @@ def _utf8_safe_arrow(table: Any) -> tuple[Any, str]:
     return table, f"(SELECT * REPLACE ({decoded}) FROM {_FRAME_VIEW})"
 
 
+def _frame_arrow_types(frame: Any) -> dict[str, str]:
+    """The Arrow types of a pyarrow or polars frame's columns (``{}`` for pandas)."""
+    schema: Any = getattr(frame, "schema", None)
+    if hasattr(schema, "names") and hasattr(schema, "types"):  # pyarrow
+        return {str(n): str(t) for n, t in zip(schema.names, schema.types, strict=True)}
+    if type(frame).__module__.split(".")[0] == "polars":
+        out = {}
+        for name, dtype in frame.schema.items():
+            unit, zone = getattr(dtype, "time_unit", None), getattr(dtype, "time_zone", None)
+            if unit is not None and zone is not None:  # Datetime: as Arrow prints it
+                out[str(name)] = f"timestamp[{unit}, tz={zone}]"
+        return out
+    return {}
+
+
 def open_table(data: Any, schema: Any = None) -> Table:
     """Open ``data``: a path (CSV, TSV, JSON lines, JSON, their ``.gz``; Parquet, a Parquet
     glob or directory) or a pandas/polars/pyarrow table.
@@ -570,10 +588,15 @@ def open_table(data: Any, schema: Any = None) -> Table:
             registered = _utf8_safe_pandas(data)
         elif module == "pyarrow":
             registered, source_sql = _utf8_safe_arrow(data)
-        connection.register(_FRAME_VIEW, registered)
         description = f"the {module} table"
+        try:  # a column type DuckDB cannot scan (Arrow float16, decimal256): public
+            connection.register(_FRAME_VIEW, registered)
+        except duckdb.Error as exc:
+            raise DataError(f"cannot read {description}: {_first_line(exc)}") from None
         table = _typed_table(connection, source_sql, description, declared)
         table.unit_source = FrameUnits(data, source_sql, _select_sql(declared), declared)
+        arrow = _frame_arrow_types(data)  # a declared column is read by TRY_CAST instead
+        table.arrow_types = {c: t for c, t in arrow.items() if c not in declared}
         return table
     raise DataError(
         "data must be a path to a CSV, TSV, JSON lines, JSON or Parquet file, or a pandas, "

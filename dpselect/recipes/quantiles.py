@@ -40,6 +40,7 @@ from ..core.domains import atom_domain
 from ..core.errors import DataError, ParameterError
 from ..core.metrics import L1Distance
 from ..data.candidates import load_candidates
+from ..data.column_roles import check_column_role
 from ..data.tables import Table, open_table
 from ..mechanisms.laplace import make_laplace
 from ..mechanisms.quantile_candidates import candidate_accuracy, make_candidate_quantile
@@ -146,7 +147,7 @@ def check_numeric_column(table: Table, data: Any, column: str) -> str | None:
 
     Decided from the public schema only, before anything is charged.
     """
-    kind = table.require_column(column).upper()
+    kind = check_column_role(table, column, "numeric").upper()
     if kind.startswith(NUMERIC_TYPES):
         return None
     if _type_known(table, data, column) or not kind.startswith("VARCHAR"):
