@@ -22,8 +22,11 @@ decides whether the release fails). Refused, and why:
 - ``TIMESTAMP_S``, ``TIMESTAMP_MS``, ``TIMESTAMPTZ_NS``: seconds or milliseconds beyond the
   microsecond range raise when converted (to microseconds, or to Python); declaring the
   column ``TIMESTAMP`` (``schema=``) converts each value on its own (``TRY_CAST``: missing
-  when out of range) and is accepted. An Arrow ``timestamp[s]`` or ``timestamp[ms]`` with a
-  time zone is refused for the same reason (DuckDB converts it while scanning).
+  when out of range) and is accepted. A timestamp that DuckDB converts to microseconds while
+  scanning is refused for the same reason, whatever it is declared as (the conversion comes
+  first): an Arrow ``timestamp[s]`` or ``timestamp[ms]`` with a time zone, a pandas
+  ``datetime64[s|ms, tz]``, a Parquet ``timestamp[ms]`` (its schema read from the files'
+  footers).
 - nested types (``LIST``, ``STRUCT``, ``MAP``, ``UNION``, arrays), ``BIT``, ``BIGNUM`` and any
   other type not listed.
 """
@@ -68,7 +71,7 @@ _HINTS = {
     "TIMESTAMP_MS": "declare the column as TIMESTAMP (schema=) to read it in microseconds",
     "TIMESTAMPTZ_NS": "declare the column as TIMESTAMPTZ (schema=) to read it in microseconds",
 }
-_ARROW_COARSE_ZONED = re.compile(r"timestamp\[(s|ms), tz=")
+_ARROW_COARSE_ZONED = re.compile(r"timestamp\[(s|ms)[,\]]")
 
 
 def _canonical(sql_type: str) -> str:
@@ -110,11 +113,18 @@ def check_column_role(table: Any, column: Any, role: Role, argument: str = "colu
     arrow_type = str(getattr(table, "arrow_types", {}).get(column, ""))
     name = _canonical(sql_type)
     if name in supported and not _ARROW_COARSE_ZONED.match(arrow_type):
+        if role == "unit" and hasattr(table, "unit_column"):
+            # the injective key (text by its bytes, objects by type and value), or a refusal
+            # from the schema where none can be read: here, before any charge
+            table.unit_column(column, argument)
         return sql_type
     shown = f"{sql_type} (Arrow {arrow_type})" if arrow_type and name in supported else sql_type
     hint = _HINTS.get(name, "")
     if name in supported:  # a zoned Arrow timestamp in seconds or milliseconds
-        hint = "cast it to timestamp[us] with its time zone first"
+        hint = (
+            "its seconds or milliseconds are converted to microseconds while the data is read, "
+            "which fails on a value beyond that range: store it as timestamp[us] (or ns) first"
+        )
     raise DataError(
         f"{argument} {column!r} has type {shown}{where}, which cannot be used "
         f"{_ROLE_WORDS[role]} (supported: {', '.join(supported)})" + (f"; {hint}" if hint else "")

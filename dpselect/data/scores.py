@@ -294,22 +294,36 @@ def _keyed_sql(pairs: str, code: str, unit_type: str) -> str:
     of ``pairs``, one md5 each."""
     seed = _unit_seed_sql(unit_type)
     seeds = f"""(SELECT u, h & {_M32} AS a, h >> 32 AS b
-                 FROM (SELECT u, {seed} AS h FROM (SELECT DISTINCT u FROM {pairs})))"""
+                 FROM (SELECT u, {seed} AS h FROM (SELECT DISTINCT u FROM {pairs})
+                       WHERE {_unit_kept_sql(unit_type)}))"""
     start = f"""(SELECT p.*, xor(p.{code}, s.a) AS x, s.b AS b
                  FROM {pairs} AS p JOIN {seeds} AS s ON p.u = s.u)"""
     return _chain(start, [*_fmix32_bodies("x"), "xor(x, b)", *_fmix32_bodies("x")])
+
+
+def _unit_kept_sql(unit_type: str) -> str:
+    """The condition on a distinct unit ``u`` (after grouping) that it is a unit: a floating
+    unit that is NaN is none. The per-row filter of :func:`_unit_sql` uses ``isnan``, which
+    DuckDB folds to false when a Parquet file's statistics (which never count NaN) say the
+    column has none: all NaN rows were then one unit (issue 22). The engine's text of the
+    value cannot be folded; it is computed once per distinct unit, not per row."""
+    if not _is_floating(unit_type):
+        return "TRUE"
+    return "lower(CAST(u AS VARCHAR)) NOT IN ('nan', '-nan')"
 
 
 def _seeds_sql(privacy_unit: str, unit_type: str) -> str:
     """``(u, a, b)`` for every distinct unit of the data: one md5 per unit, not per row.
 
     Read from the unit column alone (a narrow scan); a unit without candidate rows gets a
-    seed that is never used."""
+    seed that is never used. A row whose unit has no seed is dropped by the inner join with
+    the seeds, so :func:`_unit_kept_sql` here removes NaN units from every plan using it."""
     unit, valid = _unit_sql(privacy_unit, unit_type)
     seed = _unit_seed_sql(unit_type)
     return f"""(SELECT u, h & {_M32} AS a, h >> 32 AS b
                 FROM (SELECT u, {seed} AS h FROM (SELECT DISTINCT {unit} AS u FROM data
-                                                  WHERE {valid})))"""
+                                                  WHERE {valid})
+                      WHERE {_unit_kept_sql(unit_type)}))"""
 
 
 def _packed_sql(pairs: str, code: str, tie: str) -> str:
@@ -679,6 +693,7 @@ def _unit_lists_sql(col_match: str, cands: str, privacy_unit: str, unit_type: st
         SELECT {seed} AS h, l
         FROM (SELECT {unit} AS u, list(CAST(cands.i AS UINTEGER)) AS l
               FROM data JOIN cands ON {col_match} = cands.v WHERE {valid} GROUP BY 1)
+        WHERE {_unit_kept_sql(unit_type)}
     """
 
 
@@ -809,6 +824,7 @@ def _top_values_lists(
             FROM (SELECT {unit} AS u, list(CAST(vals.r AS UINTEGER)) AS l
                   FROM data JOIN {_VALUES_TABLE} AS vals ON {col} = vals.v WHERE {valid}
                   GROUP BY 1)
+            WHERE {_unit_kept_sql(unit_type)}
         """
         counts = _kept_counts(table, sql, params, m, len(codes), codes, progress)
         ranks = np.flatnonzero(counts)

@@ -363,6 +363,7 @@ def _open_file(
     if not schema:
         table.parquet_files = files
     table.unit_source = ParquetUnits(files, schema, _select_sql(schema))
+    table.arrow_types = _parquet_scan_converted(files)
     return table
 
 
@@ -546,6 +547,40 @@ def _utf8_safe_arrow(table: Any) -> tuple[Any, str]:
     return table, f"(SELECT * REPLACE ({decoded}) FROM {_FRAME_VIEW})"
 
 
+def _pandas_scan_converted(frame: Any) -> dict[str, str]:
+    """A pandas frame's time-zoned timestamps in seconds or milliseconds, as Arrow prints
+    their type: DuckDB converts them to microseconds while scanning, before any declared type
+    applies, so one value beyond that range raises in the query (the gate refuses them)."""
+    if type(frame).__module__.split(".")[0] != "pandas":
+        return {}
+    out = {}
+    for name, dtype in zip(frame.columns, frame.dtypes, strict=True):
+        unit, zone = getattr(dtype, "unit", None), getattr(dtype, "tz", None)
+        if unit in ("s", "ms") and zone is not None:
+            out[str(name)] = f"timestamp[{unit}, tz={zone}]"
+    return out
+
+
+def _parquet_scan_converted(files: list[str]) -> dict[str, str]:
+    """The Parquet columns stored as timestamps in milliseconds (or seconds), from the files'
+    footers: DuckDB converts them to microseconds while scanning (before any declared type),
+    and raises on a value beyond that range. A footer that cannot be read adds nothing here
+    (DuckDB read it already)."""
+    import pyarrow.parquet as pq
+    import pyarrow.types as pt
+
+    out: dict[str, str] = {}
+    for path in files:
+        try:
+            schema = pq.read_schema(path)
+        except (OSError, ValueError):  # pragma: no cover - DuckDB read it
+            continue
+        for fld in schema:
+            if pt.is_timestamp(fld.type) and fld.type.unit in ("s", "ms"):
+                out[fld.name] = str(fld.type)
+    return out
+
+
 def _frame_arrow_types(frame: Any) -> dict[str, str]:
     """The Arrow types of a pyarrow or polars frame's columns (``{}`` for pandas)."""
     schema: Any = getattr(frame, "schema", None)
@@ -597,6 +632,7 @@ def open_table(data: Any, schema: Any = None) -> Table:
         table.unit_source = FrameUnits(data, source_sql, _select_sql(declared), declared)
         arrow = _frame_arrow_types(data)  # a declared column is read by TRY_CAST instead
         table.arrow_types = {c: t for c, t in arrow.items() if c not in declared}
+        table.arrow_types.update(_pandas_scan_converted(data))
         return table
     raise DataError(
         "data must be a path to a CSV, TSV, JSON lines, JSON or Parquet file, or a pandas, "

@@ -243,3 +243,23 @@ def test_keys_joined_by_position_stay_with_their_rows(tmp_path: Path) -> None:
     got = candidate_scores(open_table(frame), "v", cands, "uid", 2, salt=3)
     want = candidate_scores(open_table(str(tmp_path / "same.csv")), "v", cands, "uid", 2, salt=3)
     assert got.tolist() == want.tolist()
+
+
+def test_nan_units_are_no_units_in_every_plan(tmp_path: Path) -> None:
+    """A NaN unit is missing. DuckDB folded the per-row isnan filter to false from the Parquet
+    statistics (which never count NaN): all NaN rows were one unit in the m = 1 plan."""
+    from dpselect.data.partitions import person_values
+
+    n = 5000
+    u = np.arange(n, dtype=float)
+    u[::2] = np.nan
+    table = pa.table({"u": u, "v": ["x"] * n})
+    pq.write_table(table, tmp_path / "nan.parquet")
+    for data in (str(tmp_path / "nan.parquet"), table):
+        for m in (1, 2):
+            t = open_table(data)
+            assert candidate_scores(t, "v", ["x"], "u", m, salt=1).tolist() == [n // 2]
+            from dpselect.data.scores import top_values
+
+            assert top_values(open_table(data), "v", 5, "u", m, salt=1) == [("x", n // 2)]
+        assert len(person_values(open_table(data), "v", "u", 1, salt=1)) == n // 2
