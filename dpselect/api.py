@@ -27,6 +27,7 @@ from .core.measurement import Measurement
 from .core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
 from .core.metrics import LInfDistance
 from .data.candidates import candidates_note, load_candidates
+from .data.column_roles import check_column_role
 from .data.scores import candidate_multiplicity, candidate_scores
 from .data.spark_engine import check_bounded_candidates
 from .data.tables import Table, one_column, open_table
@@ -837,9 +838,9 @@ def _charge_then(
 def _open(data: Any, column: str, privacy_unit: str | None, schema: Any = None) -> Table:
     """The data as a table with its columns checked (public facts only)."""
     table = open_table(data, schema=schema)
-    table.require_column(column)
+    check_column_role(table, column, "ranked")
     if privacy_unit is not None:
-        table.require_column(privacy_unit, "privacy_unit")
+        check_column_role(table, privacy_unit, "unit", "privacy_unit")
     return table
 
 

@@ -242,6 +242,7 @@ def _kept_from_stream(
         SELECT {seed} AS h, l
         FROM (SELECT {unit} AS u, list(data.c) AS l FROM {_ROWS_VIEW} AS data
               WHERE {valid} GROUP BY 1)
+        WHERE {scores._unit_kept_sql(unit_type)}
     """
     table.connection.register(_ROWS_VIEW, stream)
     try:

@@ -274,6 +274,12 @@ class SparkTable:
     spark_types: dict[str, str] = field(default_factory=dict)  # name -> Spark simpleString
     engine: str = "spark"
 
+    def unit_column(self, column: Any, argument: str = "privacy_unit") -> tuple[str, str]:
+        """The column that keys the privacy unit and its type: the column itself (Spark
+        groups text by its bytes, and collated text is read as plain text:
+        :func:`_binary_text`; :meth:`dpselect.data.tables.Table.unit_column`)."""
+        return column, self.require_column(column, argument)
+
     def require_column(self, column: Any, argument: str = "column") -> str:
         """The column's DuckDB type; :class:`DataError` naming ``argument`` if absent."""
         if not isinstance(column, str) or not column:

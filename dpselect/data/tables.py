@@ -126,6 +126,9 @@ class Table:
     #: How to read a privacy unit byte for byte (:meth:`unit_column`), set by the source.
     unit_source: _UnitSource | None = None
     _unit_columns: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: A frame's Arrow column types (pyarrow, polars) where DuckDB's type does not say all
+    #: that matters (:mod:`dpselect.data.column_roles`).
+    arrow_types: dict[str, str] = field(default_factory=dict)
 
     def require_column(self, column: Any, argument: str = "column") -> str:
         """The column's DuckDB type; :class:`DataError` naming ``argument`` if it is absent
@@ -360,6 +363,7 @@ def _open_file(
     if not schema:
         table.parquet_files = files
     table.unit_source = ParquetUnits(files, schema, _select_sql(schema))
+    table.arrow_types = _parquet_scan_converted(files)
     return table
 
 
@@ -633,6 +637,55 @@ def _relation_table(data: Any) -> Any:
     return table.read_all() if hasattr(table, "read_all") else table
 
 
+def _pandas_scan_converted(frame: Any) -> dict[str, str]:
+    """A pandas frame's time-zoned timestamps in seconds or milliseconds, as Arrow prints
+    their type: DuckDB converts them to microseconds while scanning, before any declared type
+    applies, so one value beyond that range raises in the query (the gate refuses them)."""
+    if type(frame).__module__.split(".")[0] != "pandas":
+        return {}
+    out = {}
+    for name, dtype in zip(frame.columns, frame.dtypes, strict=True):
+        unit, zone = getattr(dtype, "unit", None), getattr(dtype, "tz", None)
+        if unit in ("s", "ms") and zone is not None:
+            out[str(name)] = f"timestamp[{unit}, tz={zone}]"
+    return out
+
+
+def _parquet_scan_converted(files: list[str]) -> dict[str, str]:
+    """The Parquet columns stored as timestamps in milliseconds (or seconds), from the files'
+    footers: DuckDB converts them to microseconds while scanning (before any declared type),
+    and raises on a value beyond that range. A footer that cannot be read adds nothing here
+    (DuckDB read it already)."""
+    import pyarrow.parquet as pq
+    import pyarrow.types as pt
+
+    out: dict[str, str] = {}
+    for path in files:
+        try:
+            schema = pq.read_schema(path)
+        except (OSError, ValueError):  # pragma: no cover - DuckDB read it
+            continue
+        for fld in schema:
+            if pt.is_timestamp(fld.type) and fld.type.unit in ("s", "ms"):
+                out[fld.name] = str(fld.type)
+    return out
+
+
+def _frame_arrow_types(frame: Any) -> dict[str, str]:
+    """The Arrow types of a pyarrow or polars frame's columns (``{}`` for pandas)."""
+    schema: Any = getattr(frame, "schema", None)
+    if hasattr(schema, "names") and hasattr(schema, "types"):  # pyarrow
+        return {str(n): str(t) for n, t in zip(schema.names, schema.types, strict=True)}
+    if type(frame).__module__.split(".")[0] == "polars":
+        out = {}
+        for name, dtype in frame.schema.items():
+            unit, zone = getattr(dtype, "time_unit", None), getattr(dtype, "time_zone", None)
+            if unit is not None and zone is not None:  # Datetime: as Arrow prints it
+                out[str(name)] = f"timestamp[{unit}, tz={zone}]"
+        return out
+    return {}
+
+
 def open_table(data: Any, schema: Any = None) -> Table:
     """Open ``data``: a path (CSV, TSV, JSON lines, JSON, their ``.gz``; Parquet, a Parquet
     glob or directory), a pandas/polars/pyarrow table, a DuckDB relation, or one column of
@@ -668,10 +721,16 @@ def open_table(data: Any, schema: Any = None) -> Table:
             registered = _utf8_safe_pandas(data)
         elif module == "pyarrow":
             registered, source_sql = _utf8_safe_arrow(data)
-        connection.register(_FRAME_VIEW, registered)
         description = description or f"the {module} table"
+        try:  # a column type DuckDB cannot scan (Arrow float16, decimal256): public
+            connection.register(_FRAME_VIEW, registered)
+        except duckdb.Error as exc:
+            raise DataError(f"cannot read {description}: {_first_line(exc)}") from None
         table = _typed_table(connection, source_sql, description, declared)
         table.unit_source = FrameUnits(data, source_sql, _select_sql(declared), declared)
+        arrow = _frame_arrow_types(data)  # a declared column is read by TRY_CAST instead
+        table.arrow_types = {c: t for c, t in arrow.items() if c not in declared}
+        table.arrow_types.update(_pandas_scan_converted(data))
         return table
     hint = (
         " (a list of values: pass pandas.Series(values) or numpy.array(values))"

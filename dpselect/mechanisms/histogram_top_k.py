@@ -43,6 +43,10 @@ __all__ = ["histogram_noise_tail", "make_noisy_histogram_top_k", "rank_noisy_cou
 
 HistogramNoise = Literal["laplace", "gaussian"]
 
+# The exact samplers' parameter ranges (dpselect.sampling.discrete).
+_LAPLACE_SCALE_RANGE = (Fraction(1, 1 << 64), Fraction(1 << 52))
+_GAUSSIAN_SIGMA2_RANGE = (Fraction(1, 1 << 64), Fraction(1 << 100))
+
 
 def rank_noisy_counts(
     noisy: Any, k: int, source: RandomSource | None = None
@@ -129,6 +133,20 @@ def make_noisy_histogram_top_k(
     if noise not in ("laplace", "gaussian"):
         raise ParameterError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
     s = Fraction(check_scale(scale, allow_zero=False))
+    # The exact samplers' ranges, checked here and not when sampling: a recipe charges the
+    # ledger between the construction and the call (issue 22: epsilon 1e-20 charged, then
+    # failed).
+    if noise == "laplace" and not _LAPLACE_SCALE_RANGE[0] <= s <= _LAPLACE_SCALE_RANGE[1]:
+        raise ParameterError(
+            f"scale must lie in [2^-64, 2^52] (the exact discrete Laplace sampler's range), "
+            f"got {float(s):.6g}: epsilon is too small or too large for Laplace counts"
+        )
+    if noise == "gaussian" and not _GAUSSIAN_SIGMA2_RANGE[0] <= s * s <= _GAUSSIAN_SIGMA2_RANGE[1]:
+        raise ParameterError(
+            f"scale must lie in [2^-32, 2^50] (the exact discrete Gaussian sampler's range of "
+            f"sigma^2 is [2^-64, 2^100]), got {float(s):.6g}: epsilon or delta is too small "
+            "or too large for Gaussian counts"
+        )
 
     def function(x: Any) -> NoisyTopK:
         counts = count_vector(x)

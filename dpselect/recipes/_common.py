@@ -17,8 +17,9 @@ import numpy.typing as npt
 
 from ..accounting.ledger import Ledger
 from ..core.arithmetic import plain_number
-from ..core.errors import DataError, ParameterError
+from ..core.errors import ParameterError
 from ..core.measurement import Measurement
+from ..data.column_roles import check_column_role
 from ..data.tables import Table
 
 __all__ = [
@@ -118,9 +119,7 @@ def numeric_column(table: Table, column: str, argument: str = "column") -> None:
     Text columns (CSV and JSON columns are read as text, so that the schema never depends on
     the rows) are parsed row by row; see :func:`column_values`.
     """
-    kind = table.require_column(column, argument).upper()
-    if not kind.startswith((*NUMERIC_TYPES, "VARCHAR")):
-        raise DataError(f"{argument} {column!r} must be numeric or text, but its type is {kind}")
+    check_column_role(table, column, "numeric", argument)
 
 
 def column_values(table: Table, column: str) -> F64:

@@ -44,6 +44,7 @@ import numpy as np
 from ..core.arithmetic import float_up
 from ..core.errors import ParameterError
 from ..core.jsonvalues import json_dict
+from ..data.column_roles import check_column_role
 from ..data.tables import Table, open_table
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
@@ -217,8 +218,8 @@ def choose_max_contributions(
         raise ParameterError(
             "choose_max_contributions runs on the DuckDB engine only (not a Spark frame)"
         )
-    table.require_column(column)
-    table.require_column(privacy_unit, "privacy_unit")
+    check_column_role(table, column, "ranked")
+    check_column_role(table, privacy_unit, "unit", "privacy_unit")
     mech = _gem(cands, eps, beta, source)
     spent = float(mech.map(1))
     book = open_ledger(ledger)

@@ -41,6 +41,7 @@ from ..core.errors import DataError, ParameterError
 from ..core.jsonvalues import json_dict
 from ..core.metrics import L1Distance
 from ..data.candidates import load_candidates
+from ..data.column_roles import check_column_role
 from ..data.tables import Table, one_column, open_table
 from ..mechanisms.laplace import make_laplace
 from ..mechanisms.quantile_candidates import candidate_accuracy, make_candidate_quantile
@@ -148,7 +149,7 @@ def check_numeric_column(table: Table, data: Any, column: str) -> str | None:
 
     Decided from the public schema only, before anything is charged.
     """
-    kind = table.require_column(column).upper()
+    kind = check_column_role(table, column, "numeric").upper()
     if kind.startswith(NUMERIC_TYPES):
         return None
     if _type_known(table, data, column) or not kind.startswith("VARCHAR"):

@@ -1,0 +1,131 @@
+"""Which column types each role accepts: one gate, from the schema alone, before any charge.
+
+A column plays one of three roles in a recipe:
+
+- ``"unit"``: the privacy unit (rows grouped by it, its canonical text hashed);
+- ``"ranked"``: the value ranked by top-k, the mode and partition selection (matched with
+  candidates, grouped, its canonical text hashed, released as a Python value);
+- ``"numeric"``: a number (quantiles, pricing, clamping bounds), read with
+  ``TRY_CAST(value AS DOUBLE)``.
+
+For every type listed here, every value of that type goes through the role's queries without
+an error (NaN, the infinities, the extreme integers, decimals, dates and timestamps
+included; ``tests/data/test_type_fuzz.py``). Every other type is refused here, in one line
+naming the argument, the column, its type and the supported types, before anything is
+charged: after the charge an error that one row can cause is a privacy breach (one row
+decides whether the release fails). Refused, and why:
+
+- ``INTERVAL`` (Arrow durations and intervals): DuckDB raises converting a duration of 2^62
+  seconds, and Python raises converting an extreme interval back.
+- ``TIME``, ``TIME_NS``, ``TIME WITH TIME ZONE``: a time beyond 24 hours (Arrow allows it)
+  makes DuckDB fail internally when printed, which invalidates the whole database.
+- ``TIMESTAMP_S``, ``TIMESTAMP_MS``, ``TIMESTAMPTZ_NS``: seconds or milliseconds beyond the
+  microsecond range raise when converted (to microseconds, or to Python); declaring the
+  column ``TIMESTAMP`` (``schema=``) converts each value on its own (``TRY_CAST``: missing
+  when out of range) and is accepted. A timestamp that DuckDB converts to microseconds while
+  scanning is refused for the same reason, whatever it is declared as (the conversion comes
+  first): an Arrow ``timestamp[s]`` or ``timestamp[ms]`` with a time zone, a pandas
+  ``datetime64[s|ms, tz]``, a Parquet ``timestamp[ms]`` (its schema read from the files'
+  footers).
+- nested types (``LIST``, ``STRUCT``, ``MAP``, ``UNION``, arrays), ``BIT``, ``BIGNUM`` and any
+  other type not listed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from ..core.errors import DataError
+
+__all__ = ["ROLES", "Role", "check_column_role", "supported_types", "type_supported"]
+
+Role = Literal["unit", "ranked", "numeric"]
+
+_INTEGERS = (
+    "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
+    "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT",
+)  # fmt: skip
+_NUMBERS = (*_INTEGERS, "FLOAT", "DOUBLE", "DECIMAL(p,s)")
+_KEYS = (
+    *_NUMBERS, "BOOLEAN", "VARCHAR", "BLOB", "UUID", "ENUM", "DATE", "TIMESTAMP",
+    "TIMESTAMP_NS", "TIMESTAMP WITH TIME ZONE", '"NULL"',
+)  # fmt: skip
+
+#: The DuckDB types each role accepts (``DECIMAL(p,s)`` and ``ENUM`` stand for every one).
+ROLES: dict[str, tuple[str, ...]] = {
+    "unit": _KEYS,
+    "ranked": _KEYS,
+    "numeric": (*_NUMBERS, "VARCHAR"),
+}
+_ROLE_WORDS = {
+    "unit": "as a privacy unit",
+    "ranked": "as a ranked value",
+    "numeric": "as a number",
+}
+_DECIMAL = re.compile(r"DECIMAL\(\s*\d+\s*,\s*\d+\s*\)")
+#: Why a type is refused, and what to do instead, where there is something to do.
+_HINTS = {
+    "INTERVAL": "durations and intervals are not supported; convert them to a number first",
+    "TIMESTAMP_S": "declare the column as TIMESTAMP (schema=) to read it in microseconds",
+    "TIMESTAMP_MS": "declare the column as TIMESTAMP (schema=) to read it in microseconds",
+    "TIMESTAMPTZ_NS": "declare the column as TIMESTAMPTZ (schema=) to read it in microseconds",
+}
+_ARROW_COARSE_ZONED = re.compile(r"timestamp\[(s|ms)[,\]]")
+
+
+def _canonical(sql_type: str) -> str:
+    """The type as listed in :data:`ROLES`: upper case, ``DECIMAL(p,s)`` and ``ENUM`` folded."""
+    upper = " ".join(sql_type.strip().upper().split())
+    if _DECIMAL.fullmatch(upper):
+        return "DECIMAL(p,s)"
+    if upper.startswith("ENUM("):
+        return "ENUM"
+    return upper
+
+
+def supported_types(role: Role) -> tuple[str, ...]:
+    """The DuckDB types ``role`` accepts."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {sorted(ROLES)}, got {role!r}")
+    return ROLES[role]
+
+
+def type_supported(sql_type: str, role: Role) -> bool:
+    """Whether a column of the DuckDB type ``sql_type`` can play ``role`` (schema only)."""
+    return _canonical(sql_type) in supported_types(role)
+
+
+def check_column_role(table: Any, column: Any, role: Role, argument: str = "column") -> str:
+    """The DuckDB type of ``column``; :class:`DataError` unless it can play ``role``.
+
+    ``table``: a :class:`~dpselect.data.tables.Table` or a Spark table (anything with
+    ``require_column``, which refuses a missing or nested column), or a DuckDB type name.
+    Reads the schema only (the column's type, and for Arrow frames the Arrow type DuckDB
+    converts while scanning), so it may and must run before the ledger is charged.
+    """
+    if isinstance(table, str):
+        sql_type, where = table, ""
+    else:
+        sql_type = table.require_column(column, argument)
+        where = f" in {table.description}" if getattr(table, "description", None) else ""
+    supported = supported_types(role)
+    arrow_type = str(getattr(table, "arrow_types", {}).get(column, ""))
+    name = _canonical(sql_type)
+    if name in supported and not _ARROW_COARSE_ZONED.match(arrow_type):
+        if role == "unit" and hasattr(table, "unit_column"):
+            # the injective key (text by its bytes, objects by type and value), or a refusal
+            # from the schema where none can be read: here, before any charge
+            table.unit_column(column, argument)
+        return sql_type
+    shown = f"{sql_type} (Arrow {arrow_type})" if arrow_type and name in supported else sql_type
+    hint = _HINTS.get(name, "")
+    if name in supported:  # a zoned Arrow timestamp in seconds or milliseconds
+        hint = (
+            "its seconds or milliseconds are converted to microseconds while the data is read, "
+            "which fails on a value beyond that range: store it as timestamp[us] (or ns) first"
+        )
+    raise DataError(
+        f"{argument} {column!r} has type {shown}{where}, which cannot be used "
+        f"{_ROLE_WORDS[role]} (supported: {', '.join(supported)})" + (f"; {hint}" if hint else "")
+    )
