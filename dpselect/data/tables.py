@@ -515,6 +515,71 @@ def _plain_utf8_text(column: Any) -> bool:
     return True
 
 
+def _repaired_text(array: Any) -> Any | None:
+    """An Arrow text array (string, large string, or a dictionary of them) whose bytes are not
+    all valid UTF-8, with each invalid byte read as ``?`` (DuckDB's ``decode(b, 'replace')``,
+    the rule of its Parquet reader), value by value; ``None`` when it is valid (or not text).
+    DuckDB raised "Invalid unicode" on such text in the score query, after the charge."""
+    import pyarrow as pa
+
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        fixed = _repaired_text(array.dictionary)
+        if fixed is None:
+            return None
+        return pa.DictionaryArray.from_arrays(array.indices, fixed)
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return None
+    try:
+        array.validate(full=True)
+        return None
+    except pa.ArrowInvalid:
+        pass
+    binary = pa.large_binary() if pa.types.is_large_string(kind) else pa.binary()
+    connection = duckdb.connect(":memory:")
+    try:
+        connection.register("raw", pa.table({"b": array.view(binary)}))
+        relation = connection.sql("SELECT decode(b, 'replace') AS s FROM raw")
+        fixed = (getattr(relation, "to_arrow_table", None) or relation.arrow)()
+    finally:
+        connection.close()
+    return fixed.column(0).combine_chunks().cast(kind)
+
+
+def _utf8_safe_frame(frame: Any) -> Any:
+    """A polars frame as an Arrow table (DuckDB reads it so), and a pandas frame with its
+    Arrow-backed text columns (the default ``str`` of pandas 3, ``string[pyarrow]``,
+    ``ArrowDtype``) holding bytes that are not valid UTF-8 repaired by :func:`_repaired_text`
+    (a copy; other columns shared). Unchanged when every column is valid."""
+    module = type(frame).__module__.split(".")[0]
+    if module == "polars":
+        return frame.to_arrow()
+    if module != "pandas":
+        return frame
+    import pandas as pd
+    import pyarrow as pa
+
+    out = None
+    for i, dtype in enumerate(frame.dtypes):
+        name = type(dtype).__name__
+        arrow_backed = (name == "StringDtype" and getattr(dtype, "storage", "") == "pyarrow") or (
+            name == "ArrowDtype"
+        )
+        if not arrow_backed:
+            continue
+        try:
+            fixed = _repaired_text(pa.array(frame.iloc[:, i]))
+        except Exception:  # not text, or not convertible: left to DuckDB's own reading
+            fixed = None
+        if fixed is None:
+            continue
+        out = frame.copy(deep=False) if out is None else out
+        out.isetitem(i, pd.Series(pd.arrays.ArrowExtensionArray(fixed), index=frame.index))
+    return frame if out is None else out
+
+
 def _utf8_safe_arrow(table: Any) -> tuple[Any, str]:
     """A pyarrow table as DuckDB can read it, and the SQL of its rows: a text column holding
     bytes that are not valid UTF-8 is passed as binary and read by ``decode(b, 'replace')``
@@ -528,6 +593,11 @@ def _utf8_safe_arrow(table: Any) -> tuple[Any, str]:
     repaired: list[str] = []
     for i, field_ in enumerate(table.schema):
         kind = field_.type
+        if pa.types.is_dictionary(kind):  # small: the dictionary itself repaired
+            fixed = _repaired_text(table.column(i))
+            if fixed is not None:
+                table = table.set_column(i, field_.with_type(fixed.type), fixed)
+            continue
         if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             continue
         try:
@@ -716,11 +786,11 @@ def open_table(data: Any, schema: Any = None) -> Table:
         data = _series_table(data, found[0])
     if _is_frame(data):
         module = type(data).__module__.split(".")[0]
-        registered, source_sql = data, _FRAME_VIEW
+        registered, source_sql = _utf8_safe_frame(data), _FRAME_VIEW
         if module == "pandas":
-            registered = _utf8_safe_pandas(data)
-        elif module == "pyarrow":
-            registered, source_sql = _utf8_safe_arrow(data)
+            registered = _utf8_safe_pandas(registered)
+        else:
+            registered, source_sql = _utf8_safe_arrow(registered)
         description = description or f"the {module} table"
         try:  # a column type DuckDB cannot scan (Arrow float16, decimal256): public
             connection.register(_FRAME_VIEW, registered)
