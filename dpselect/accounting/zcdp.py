@@ -151,9 +151,15 @@ def zcdp_to_approx_dp(
         return 0.0
     if method == "bun_steinke":
         return upper_float(evaluate(lambda: _bun_steinke(r, d)))
-    beta_bs = math.sqrt(-math.log(float(d)) / float(r))  # Bun-Steinke's optimal order
-    candidates = [cks_optimal_order(r, d), beta_bs]
-    best = min(cks_epsilon_at_order(r, d, b) for b in candidates if 0 < b < math.inf)
+    if float(r) > 0:
+        beta_bs = math.sqrt(-math.log(float(d)) / float(r))  # Bun-Steinke's optimal order
+        candidates = [cks_optimal_order(r, d), beta_bs]
+    else:  # rho below the smallest float: no order to evaluate
+        candidates = []
+    orders = [b for b in candidates if 0 < b < math.inf]
+    if not orders:  # the orders overflow (rho of about 1e-300): Bun-Steinke, also an upper bound
+        return upper_float(evaluate(lambda: _bun_steinke(r, d)))
+    best = min(cks_epsilon_at_order(r, d, b) for b in orders)
     return max(best, 0.0)
 
 

@@ -60,6 +60,7 @@ from ..accounting import (
 )
 from ..accounting.best import KOV_HOMOGENEOUS
 from ..core.arithmetic import float_up
+from ..core.errors import ParameterError
 
 __all__ = [
     "METHOD_NAMES",
@@ -181,6 +182,11 @@ def composed_epsilon(kind: str, k: int, per_round: float, delta: float) -> tuple
 def gaussian_histogram_sigma(c: int, epsilon: float, delta: float) -> float:
     """The smallest sigma (rounded up) with ``c / (2 sigma^2)`` within the zCDP budget."""
     rho = Fraction(approx_dp_to_zcdp_budget(epsilon, delta))
+    if rho == 0:  # below the smallest float: no sigma the exact sampler can take
+        raise ParameterError(
+            f"epsilon {float(epsilon):.6g} is too small for Gaussian counts at delta "
+            f"{float(delta):.6g} (its zCDP budget is below the smallest float)"
+        )
     return float_up(Fraction(math.sqrt(float(Fraction(c) / (2 * rho)))) * (1 + Fraction(1, 10**12)))
 
 

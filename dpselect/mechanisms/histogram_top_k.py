@@ -33,7 +33,12 @@ from ..core.errors import MetricError, ParameterError
 from ..core.measurement import Measurement
 from ..core.measures import MaxDivergence, ZeroConcentratedDivergence
 from ..core.metrics import SymmetricDistance
-from ..sampling.discrete import sample_discrete_gaussian, sample_discrete_laplace
+from ..sampling.discrete import (
+    GAUSSIAN_SIGMA2_RANGE,
+    LAPLACE_SCALE_RANGE,
+    sample_discrete_gaussian,
+    sample_discrete_laplace,
+)
 from ..sampling.source import RandomSource, resolve_source
 from ..sampling.uniform import uniform_index
 from .topk_counts import NoisyTopK, count_vector, noisy_values
@@ -42,10 +47,6 @@ from .validate import check_int, check_scale
 __all__ = ["histogram_noise_tail", "make_noisy_histogram_top_k", "rank_noisy_counts"]
 
 HistogramNoise = Literal["laplace", "gaussian"]
-
-# The exact samplers' parameter ranges (dpselect.sampling.discrete).
-_LAPLACE_SCALE_RANGE = (Fraction(1, 1 << 64), Fraction(1 << 52))
-_GAUSSIAN_SIGMA2_RANGE = (Fraction(1, 1 << 64), Fraction(1 << 100))
 
 
 def rank_noisy_counts(
@@ -136,12 +137,12 @@ def make_noisy_histogram_top_k(
     # The exact samplers' ranges, checked here and not when sampling: a recipe charges the
     # ledger between the construction and the call (issue 22: epsilon 1e-20 charged, then
     # failed).
-    if noise == "laplace" and not _LAPLACE_SCALE_RANGE[0] <= s <= _LAPLACE_SCALE_RANGE[1]:
+    if noise == "laplace" and not LAPLACE_SCALE_RANGE[0] <= s <= LAPLACE_SCALE_RANGE[1]:
         raise ParameterError(
             f"scale must lie in [2^-64, 2^52] (the exact discrete Laplace sampler's range), "
             f"got {float(s):.6g}: epsilon is too small or too large for Laplace counts"
         )
-    if noise == "gaussian" and not _GAUSSIAN_SIGMA2_RANGE[0] <= s * s <= _GAUSSIAN_SIGMA2_RANGE[1]:
+    if noise == "gaussian" and not GAUSSIAN_SIGMA2_RANGE[0] <= s * s <= GAUSSIAN_SIGMA2_RANGE[1]:
         raise ParameterError(
             f"scale must lie in [2^-32, 2^50] (the exact discrete Gaussian sampler's range of "
             f"sigma^2 is [2^-64, 2^100]), got {float(s):.6g}: epsilon or delta is too small "

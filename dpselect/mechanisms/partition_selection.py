@@ -46,7 +46,12 @@ from ..core.errors import DomainError, ParameterError, PrivacyMapError
 from ..core.measurement import Measurement
 from ..core.measures import Approximate, MaxDivergence
 from ..core.metrics import SymmetricDistance
-from ..sampling.discrete import sample_discrete_gaussian, sample_discrete_laplace
+from ..sampling.discrete import (
+    GAUSSIAN_SIGMA2_RANGE,
+    LAPLACE_SCALE_RANGE,
+    sample_discrete_gaussian,
+    sample_discrete_laplace,
+)
 from ..sampling.source import RandomSource, resolve_source
 from ..sampling.uniform import bernoulli_from_balls
 from .limited_domain import HistogramDomain
@@ -189,6 +194,18 @@ class ThresholdPlan:
     delta_noise: float
 
 
+def _check_range(value: Fraction, bounds: tuple[Fraction, Fraction], law: str, name: str) -> None:
+    """The threshold noise's parameter within its exact sampler's range (public parameters
+    only; checked when the plan is made, before a recipe charges: an epsilon of 1e-20 made
+    the threshold search loop without end at arb's precision)."""
+    if not bounds[0] <= value <= bounds[1]:
+        raise ParameterError(
+            f"epsilon is too small or too large for {law} thresholding: the noise {name} "
+            f"{float(value):.6g} is outside the exact sampler's range "
+            f"[{float(bounds[0]):.3g}, {float(bounds[1]):.3g}]"
+        )
+
+
 def _laplace_tail_exponent(b: Fraction, c: int, delta: Fraction) -> int:
     """The least ``m >= 0`` with ``c q^m / (1 + q) <= delta``, ``q = e^(-1/b)``."""
 
@@ -299,6 +316,7 @@ def threshold_plan(
     dlt = Fraction(check_delta(delta, allow_zero=False))
     if noise == "laplace":
         b = Fraction(float_up(Fraction(c) / eps))
+        _check_range(b, LAPLACE_SCALE_RANGE, "Laplace", "scale")
         m = _laplace_tail_exponent(b, c, dlt)
         p = upper_float(
             evaluate(lambda: (-arb(m) / arb_of(b)).exp() / (1 + (-1 / arb_of(b)).exp()))
@@ -330,6 +348,7 @@ def threshold_plan(
             break
     sigma = hi_s
     sigma2 = Fraction(sigma) ** 2
+    _check_range(sigma2, GAUSSIAN_SIGMA2_RANGE, "Gaussian", "sigma^2")
     # the threshold: the least m with c P(Z >= m) <= d_thr, P by the exact tail (arb); the
     # sub-Gaussian m (CKS 2020, Corollary 9) satisfies it and starts the search
     start = math.ceil(sigma * math.sqrt(2 * math.log(float(c / d_thr))) * (1 + 1e-9)) + 1

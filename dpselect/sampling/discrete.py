@@ -80,6 +80,8 @@ from .source import RandomSource, resolve_source
 from .uniform import LazyUniform
 
 __all__ = [
+    "GAUSSIAN_SIGMA2_RANGE",
+    "LAPLACE_SCALE_RANGE",
     "sample_bernoulli_exp",
     "sample_discrete_gaussian",
     "sample_discrete_laplace",
@@ -88,10 +90,12 @@ __all__ = [
 IntArray = npt.NDArray[np.int64]
 Size = int | tuple[int, ...] | None
 
-_SCALE_MIN = Fraction(1, 1 << 64)
-_SCALE_MAX = Fraction(1 << 52)
-_SIGMA2_MIN = Fraction(1, 1 << 64)
-_SIGMA2_MAX = Fraction(1 << 100)
+#: The exact samplers' parameter ranges (discrete Laplace scale, discrete Gaussian sigma^2):
+#: public, so that a mechanism checks them at construction, before a recipe charges.
+LAPLACE_SCALE_RANGE = (Fraction(1, 1 << 64), Fraction(1 << 52))
+GAUSSIAN_SIGMA2_RANGE = (Fraction(1, 1 << 64), Fraction(1 << 100))
+_SCALE_MIN, _SCALE_MAX = LAPLACE_SCALE_RANGE
+_SIGMA2_MIN, _SIGMA2_MAX = GAUSSIAN_SIGMA2_RANGE
 _INT64_MAX = (1 << 63) - 1
 _FLOAT_INT_LIMIT = float(1 << 50)  # float values below this are exact integers, with room
 _CHUNK = 1 << 15  # elements per vectorised step: the temporaries stay in cache

@@ -386,3 +386,38 @@ def test_an_epsilon_the_samplers_cannot_take_is_refused_before_the_charge(epsilo
         dp.top_k(data, "site", 1, epsilon, candidates=["a", "b"], ledger=book, **kw)
     assert book.spent() == (0.0, 0.0)
     assert len(str(info.value)) < 300
+
+
+@pytest.mark.parametrize("epsilon", [1e-20, 1e-300])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"delta": 1e-6},  # thresholding: looped without end at 1e-20
+        {"delta": 1e-6, "candidates": ["a", "b"], "mechanism": "gaussian_histogram"},
+        {"delta": 1e-6, "method": "gaussian"},
+    ],
+    ids=["threshold", "gaussian_histogram", "gaussian_threshold"],
+)
+def test_tiny_epsilons_are_refused_or_released_before_any_wait(epsilon, kw, tmp_path):
+    """No hang, no raw error (1e-300 gave 'min() arg is an empty sequence' and a division by
+    zero): a ParameterError with the ledger unmoved, or a release whose charge is an upper
+    bound of the loss."""
+    import faulthandler
+
+    book = Ledger.create(tmp_path / "l.db", 10.0, 1e-3)
+    data = pa.table({"site": ["a", "b", "a"]})
+    faulthandler.dump_traceback_later(60, exit=True)
+    try:
+        if "method" in kw and kw["method"] == "gaussian":
+            args = {k: v for k, v in kw.items() if k != "delta"}
+            call = lambda: dp.partition_selection(data, "site", epsilon, kw["delta"], ledger=book,  # noqa: E731
+                                                  **args)  # fmt: skip
+        else:
+            call = lambda: dp.top_k(data, "site", 1, epsilon, ledger=book, **kw)  # noqa: E731
+        try:
+            call()
+        except DPSelectError as exc:
+            assert book.spent() == (0.0, 0.0)
+            assert "\n" not in str(exc) and len(str(exc)) < 300
+    finally:
+        faulthandler.cancel_dump_traceback_later()
