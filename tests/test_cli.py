@@ -2,9 +2,6 @@
 
 import gzip
 import json
-import os
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pandas as pd
@@ -12,20 +9,13 @@ import pytest
 
 from dpselect.accounting.ledger import Ledger
 
+from .cli_process import run_cli
+
 SITES = ["news", "mail", "search", "video", "maps", "absent"]
 
 
 def run(*args, cwd=None):
-    env = {k: v for k, v in os.environ.items() if k != "DPSELECT_DEBUG"}
-    env["COLUMNS"] = "120"
-    return subprocess.run(
-        [sys.executable, "-m", "dpselect", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
-    )
+    return run_cli(*args, cwd=cwd, columns=120)
 
 
 def run_all(commands):

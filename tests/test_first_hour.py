@@ -12,7 +12,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from contextlib import contextmanager
 
 import duckdb
@@ -26,20 +25,13 @@ from dpselect.core.errors import DataError, DPSelectError, ParameterError
 from dpselect.recipes import best_price, quantile
 from dpselect.sampling.source import InsecureSeededSource
 
+from .cli_process import run_cli
+
 SITES = ["news", "mail", "search", "video", "maps", "absent"]
 
 
 def run(*args, stdin=None):
-    env = {k: v for k, v in os.environ.items() if k != "DPSELECT_DEBUG"}
-    env["COLUMNS"] = "200"
-    return subprocess.run(
-        [sys.executable, "-m", "dpselect", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        input=stdin,
-        timeout=120,
-    )
+    return run_cli(*args, stdin=stdin)
 
 
 def strict_json(text):

@@ -22,17 +22,11 @@ from dpselect.core.errors import BudgetExceeded, LedgerError
 from dpselect.data.tables import open_table
 from dpselect.sampling.source import InsecureSeededSource
 
+from .cli_process import run_cli
+
 
 def run(*args, timeout=120):
-    env = {k: v for k, v in os.environ.items() if k != "DPSELECT_DEBUG"}
-    env["COLUMNS"] = "200"
-    return subprocess.run(
-        [sys.executable, "-m", "dpselect", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-    )
+    return run_cli(*args, timeout=timeout)
 
 
 # --- item 5: decimals ---------------------------------------------------------------------

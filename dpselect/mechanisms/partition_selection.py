@@ -347,6 +347,12 @@ def threshold_plan(
         if hi_s / lo_s < 1 + 1e-9:
             break
     sigma = hi_s
+    if eps_for(sigma) > eps:  # no sigma of the search range: epsilon too small for delta
+        raise ParameterError(
+            f"epsilon {float(eps):.6g} is too small for Gaussian thresholding at delta "
+            f"{float(dlt):.6g} (the threshold alone costs {c * p_cap:.3g}, and the noise "
+            "more): give a larger epsilon or use Laplace noise"
+        )
     sigma2 = Fraction(sigma) ** 2
     _check_range(sigma2, GAUSSIAN_SIGMA2_RANGE, "Gaussian", "sigma^2")
     # the threshold: the least m with c P(Z >= m) <= d_thr, P by the exact tail (arb); the
