@@ -97,7 +97,6 @@ ALLOWED_CYCLES: set[frozenset[str]] = {
         ]
     ),
     frozenset(["dpselect.recipes.auto_bounds", "dpselect.recipes.quantiles"]),
-    frozenset(["dpselect.sampling.drbg", "dpselect.sampling.source"]),
 }
 
 
