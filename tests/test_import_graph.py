@@ -89,13 +89,6 @@ ALLOWED_CYCLES: set[frozenset[str]] = {
             "dpselect.data.unit_keys",
         ]
     ),
-    frozenset(
-        [
-            "dpselect.mechanisms.gumbel_counts",
-            "dpselect.mechanisms.oneshot_laplace",
-            "dpselect.mechanisms.topk_counts",
-        ]
-    ),
     frozenset(["dpselect.recipes.auto_bounds", "dpselect.recipes.quantiles"]),
 }
 

@@ -64,7 +64,7 @@ from ..core.metrics import LInfDistance
 from ..sampling.discrete import sample_discrete_laplace
 from ..sampling.source import RandomSource, resolve_source
 from ..sampling.uniform import LazyUniform
-from .topk_counts import (
+from .noisy_counts import (
     NoisyTopK,
     check_count_metric,
     check_count_vector_domain,
