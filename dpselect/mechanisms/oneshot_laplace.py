@@ -54,10 +54,10 @@ import numpy as np
 import numpy.typing as npt
 from flint import arb, ctx, fmpq
 
-from ..accounting._interval import arb_of, evaluate, upper_float
 from ..core.arithmetic import float_up
 from ..core.domains import atom_domain, vector_domain
 from ..core.errors import ParameterError
+from ..core.intervals import arb_of, evaluate, upper_float
 from ..core.measurement import Measurement
 from ..core.measures import Approximate, MaxDivergence
 from ..core.metrics import LInfDistance

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
-from ..accounting._params import check_loss
+from ..accounting.params import check_loss
 from ..accounting.renyi import rdp_to_approx_dp, zcdp_rdp
 from ..accounting.zcdp import approx_dp_to_zcdp_budget
 from ..core.arithmetic import float_up
