@@ -46,7 +46,6 @@ LAYER = {
 #: private names.
 ALLOWED_UPWARD: set[tuple[str, str]] = set()
 ALLOWED_PRIVATE: set[tuple[str, str]] = {
-    ("dpselect.api", "dpselect.recipes._common"),
     ("dpselect.data.partitions", "dpselect.data.scores._hashed_text_sql"),
     ("dpselect.data.partitions", "dpselect.data.scores._is_floating"),
     ("dpselect.data.partitions", "dpselect.data.scores._keyed_sql"),
@@ -56,12 +55,8 @@ ALLOWED_PRIVATE: set[tuple[str, str]] = {
     ("dpselect.recipes.auto_bounds", "dpselect.recipes.quantiles._choose_method"),
     ("dpselect.recipes.auto_bounds", "dpselect.recipes.quantiles._levels"),
     ("dpselect.recipes.hypothesis", "dpselect.recipes._common._to_float"),
-    ("dpselect.recipes.unknown_domain", "dpselect.api._charge_then"),
-    ("dpselect.recipes.unknown_domain", "dpselect.api._open"),
-    ("dpselect.recipes.unknown_domain", "dpselect.api._plan"),
 }
 ALLOWED_CYCLES: set[frozenset[str]] = {
-    frozenset(["dpselect.api", "dpselect.recipes.unknown_domain"]),
     frozenset(
         [
             "dpselect.data.dictionary_scores",

@@ -39,7 +39,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..api import CONFIDENCE, TopKResult, _charge_then, _open
 from ..core.arithmetic import float_down, float_up
 from ..core.errors import ParameterError, PrivacyMapError
 from ..core.jsonvalues import json_dict
@@ -70,9 +69,12 @@ from ..mechanisms.set_union import (
     policy_sure_count,
     set_union_plan,
 )
+from ..mechanisms.top_k_plan import CONFIDENCE, plan_top_k
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource, resolve_source
 from ._common import jsonable, open_ledger
+from .release import charge_then, open_checked
+from .top_k_result import TopKResult
 
 __all__ = [
     "K_BAR_EXTRA",
@@ -284,7 +286,7 @@ def partition_selection(
         raise ParameterError(f"method must be one of {', '.join(methods)}, got {method!r}")
     if method.startswith("policy") and privacy_unit is None:
         raise ParameterError(f"method {method!r} needs a privacy_unit column")
-    table = _open(data, column, privacy_unit, schema)
+    table = open_checked(data, column, privacy_unit, schema)
     spark = getattr(table, "engine", "duckdb") == "spark"
     if method.startswith("policy") and spark:
         raise ParameterError(
@@ -527,8 +529,6 @@ def make_policy_top_k(
     delta_1 + delta_top_k)``-DP at one person: the map, rounded up; ``d_in > 1`` raises
     (``docs/partition_selection.md``, section 3).
     """
-    from ..api import _plan
-
     set_union = make_policy_set_union(plan.set_union, source=source)
     e1, d1 = set_union.map(1)
     spent = (
@@ -542,8 +542,16 @@ def make_policy_top_k(
             return [], ([] if counts else None)
         held = Counter(v for values in persons for v in set(values))
         scores = np.array([held[v] for v in released], dtype=np.int64)
-        top = _plan(len(released), min(plan.k, len(released)), plan.epsilon_top_k,
-                    plan.delta_top_k, "auto", counts, plan.max_contributions, source)  # fmt: skip
+        top = plan_top_k(
+            len(released),
+            min(plan.k, len(released)),
+            plan.epsilon_top_k,
+            plan.delta_top_k,
+            "auto",
+            counts,
+            plan.max_contributions,
+            source,
+        )
         if top.epsilon > plan.epsilon_top_k or top.delta > plan.delta_top_k:
             raise PrivacyMapError("the top-k stage exceeds its share")  # pragma: no cover
         out = top.measurement(scores)
@@ -597,7 +605,7 @@ def use_policy_top_k(k: int, epsilon: float, delta: float, max_contributions: in
 
 def _engine(data: Any, column: str, privacy_unit: str | None, schema: Any) -> str:
     """The engine that holds ``data`` (a public fact: the type of the input)."""
-    return str(getattr(_open(data, column, privacy_unit, schema), "engine", "duckdb"))
+    return str(getattr(open_checked(data, column, privacy_unit, schema), "engine", "duckdb"))
 
 
 def _policy_top_k(
@@ -618,7 +626,7 @@ def _policy_top_k(
     plan = policy_top_k_plan(k, eps, delta, c)
     measurement = make_policy_top_k(plan, counts=counts, source=source)
     spent_eps, spent_delta = (float(x) for x in measurement.map(1))
-    table = _open(data, column, privacy_unit, schema)
+    table = open_checked(data, column, privacy_unit, schema)
     book = open_ledger(ledger)
     sure = policy_sure_count(plan.set_union)
     accuracy = (
@@ -709,7 +717,7 @@ def top_k_unknown_domain(
     plan = threshold_plan(noise, eps, delta, c)
     measurement = make_threshold_partition_selection(plan, counts=True, source=source)
     spent_eps, spent_delta = (float(x) for x in measurement.map(1))
-    table = _open(data, column, privacy_unit, schema)
+    table = open_checked(data, column, privacy_unit, schema)
     book = open_ledger(ledger)
     sure = _sure_release_count(plan)
     half = _noise_halfwidth(plan)
@@ -762,7 +770,7 @@ def _limited_domain(
     )
     spent_eps, spent_delta = (float(x) for x in measurement.map(1))
     theorem = limited_domain_accounting(per_round, k, delta / 2)[1]
-    table = _open(data, column, privacy_unit, schema)
+    table = open_checked(data, column, privacy_unit, schema)
     book = open_ledger(ledger)
     threshold = limited_domain_threshold(per_round, d_thr, k_bar, c)
     scale = 1 / per_round
@@ -829,7 +837,7 @@ def _charge_then_result(
             parameters=parameters,
         )
 
-    return _charge_then(book, release, spent[0], spent[1], None, "approx", entry, parameters)
+    return charge_then(book, release, spent[0], spent[1], None, "approx", entry, parameters)
 
 
 def _ordinal(n: int) -> str:
