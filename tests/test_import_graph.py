@@ -52,8 +52,6 @@ ALLOWED_PRIVATE: set[tuple[str, str]] = {
     ("dpselect.data.partitions", "dpselect.data.scores._md5_bits_sql"),
     ("dpselect.data.partitions", "dpselect.data.scores._quote"),
     ("dpselect.data.partitions", "dpselect.data.scores._unit_sql"),
-    ("dpselect.recipes.auto_bounds", "dpselect.recipes.quantiles._choose_method"),
-    ("dpselect.recipes.auto_bounds", "dpselect.recipes.quantiles._levels"),
     ("dpselect.recipes.hypothesis", "dpselect.recipes._common._to_float"),
 }
 ALLOWED_CYCLES: set[frozenset[str]] = {
@@ -66,7 +64,6 @@ ALLOWED_CYCLES: set[frozenset[str]] = {
             "dpselect.data.unit_keys",
         ]
     ),
-    frozenset(["dpselect.recipes.auto_bounds", "dpselect.recipes.quantiles"]),
 }
 
 
