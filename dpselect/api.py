@@ -9,42 +9,28 @@ or computes a privacy loss itself: it composes the lower layers.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
 
-from .accounting.zcdp import pure_dp_to_zcdp, zcdp_to_approx_dp
 from .core.arithmetic import float_down, float_up, plain_number
-from .core.calibration import binary_search_param
-from .core.domains import atom_domain, vector_domain
 from .core.errors import ParameterError
-from .core.jsonvalues import json_dict
-from .core.measurement import Measurement
-from .core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
-from .core.metrics import LInfDistance
 from .data.candidates import candidates_note, load_candidates
-from .data.column_roles import check_column_role
 from .data.scores import candidate_multiplicity, candidate_scores
 from .data.spark_engine import check_bounded_candidates
-from .data.tables import Table, one_column, open_table
-from .mechanisms.choice import (
-    METHOD_NAMES,
-    choose_top_k,
-    composed_epsilon,
-    gap_needed,
-    gaussian_histogram_sigma,
-    per_round_epsilon,
-)
-from .mechanisms.gumbel_counts import make_gumbel_top_k_with_counts
-from .mechanisms.histogram_top_k import HistogramNoise, make_noisy_histogram_top_k
-from .mechanisms.report_noisy_max import make_noisy_top_k, selection_loss
-from .mechanisms.topk_accuracy import count_halfwidth, histogram_halfwidth, selection_alpha
+from .data.tables import Table, one_column
+from .mechanisms.choice import METHOD_NAMES
+from .mechanisms.top_k_plan import CONFIDENCE
+from .mechanisms.top_k_plan import TopKPlan as _Plan
+from .mechanisms.top_k_plan import plan_top_k as _plan
 from .mechanisms.validate import check_delta, check_int, check_user_epsilon
-from .recipes._common import open_ledger
+from .recipes.release import charge_then as _charge_then
+from .recipes.release import open_checked as _open
+from .recipes.release import open_ledger
+from .recipes.top_k_result import TopKResult
 from .sampling.source import RandomSource, resolve_source
 
 __all__ = [
@@ -69,81 +55,8 @@ MECHANISMS: dict[str, str] = {
     "laplace_histogram": METHOD_NAMES["laplace_histogram"],
     "gaussian_histogram": METHOD_NAMES["gaussian_histogram"],
 }
-_CHOICE_KEY = {"exponential": "permute_and_flip"}  # api name -> choice module name
-_NOISE = {"permute_and_flip": "exponential", "gumbel": "gumbel", "laplace": "laplace"}
-GUMBEL_WITH_COUNTS = (
-    "exponential mechanism, one-shot Gumbel top-k (Durfee and Rogers 2019), then discrete "
-    "Laplace counts (Canonne, Kamath and Steinke 2020)"
-)
 LIMITED_DOMAIN = "limited-domain top-k, values from the data (Durfee and Rogers 2019)"
-#: The confidence of the accuracy statements.
-CONFIDENCE = 0.95
 Progress = Callable[[float], None] | None
-
-
-@dataclass(frozen=True)
-class TopKResult:
-    """A private top-k release: the ranked candidates, what it cost, how accurate it is."""
-
-    candidates: list[Any]
-    indices: list[int] | None  # positions in the candidate list (None: values from the data)
-    mechanism: str
-    epsilon: float
-    delta: float
-    rho: float | None
-    accuracy: str
-    counts: list[int] | None = None
-    ledger: str | None = None
-    parameters: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary (candidates converted with ``str`` when not JSON types)."""
-        out = asdict(self)
-        out["candidates"] = [
-            c if isinstance(c, (int, float, str)) else str(c) for c in self.candidates
-        ]
-        out["stopped_early"] = bool(self.stopped_early)
-        return json_dict(out)
-
-    def shown_counts(self) -> list[str] | None:
-        """The noisy counts as printed: a count below the noise level ``t`` (the half-width of
-        the accuracy statement, ``parameters["count_halfwidth"]``; 1 where none is stated) is
-        indistinguishable from zero and shown as ``"< noise"``, clamped at 0, never negative.
-        ``counts`` and ``to_dict`` keep the released values (unbiased, possibly negative).
-        A function of the released counts and public parameters only."""
-        if self.counts is None:
-            return None
-        t = self.parameters.get("count_halfwidth") or 1
-        return [
-            f"{max(c, 0)} (< noise)" if c < t else str(c)  # released values only: public
-            for c in self.counts
-        ]
-
-    def __str__(self) -> str:
-        shown = self.shown_counts()
-        lines = [
-            f"{rank}. {cand}" + (f"  (noisy count {shown[rank - 1]})" if shown is not None else "")
-            for rank, cand in enumerate(self.candidates, start=1)
-        ]
-        cost = f"privacy cost: epsilon = {self.epsilon:.6g}, delta = {self.delta:.3g}"
-        if self.rho is not None:
-            cost += f", zCDP rho = {self.rho:.6g}"
-        note = [self.stopped_early] if self.stopped_early else []
-        for key in ("max_contributions_choice", "candidates_note"):
-            if self.parameters.get(key):
-                note.append(str(self.parameters[key]))
-        return "\n".join([*lines, *note, f"mechanism: {self.mechanism}", cost, self.accuracy])
-
-    @property
-    def stopped_early(self) -> str:
-        """A sentence when fewer than ``k`` values came out (values from the data), else ``""``."""
-        k = int(self.parameters.get("k", len(self.candidates)))
-        if len(self.candidates) >= k:
-            return ""
-        return (
-            f"stopped early: {len(self.candidates)} of {k} values beat the noisy threshold "
-            "(the others are too rare to show privately)"
-        )
 
 
 def _check_mechanism(mechanism: Any) -> Mechanism:
@@ -152,308 +65,6 @@ def _check_mechanism(mechanism: Any) -> Mechanism:
     if mechanism not in MECHANISMS:
         raise ParameterError(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
     return mechanism  # type: ignore[no-any-return]
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """A calibrated top-k: the measurement, what it costs in each accounting, what it claims.
-
-    ``measurement`` maps one person (``d_in = 1``) to its loss in its own measure;
-    ``epsilon, delta`` is the guarantee a basic ledger is charged (``kind``), ``rho`` what a
-    zCDP ledger is charged.
-    """
-
-    measurement: Measurement
-    method: str  # choice-module name (or "gumbel_counts")
-    name: str  # the method cited by name
-    scale: float
-    count_scale: float | None
-    epsilon: float
-    delta: float
-    rho: float
-    kind: Literal["pure", "bounded_range", "approx"]
-    accounting: str
-    accuracy: str
-    returns_counts: bool
-    #: the score margin of the accuracy statement (counts; at CONFIDENCE): public
-    margin: float = 0.0
-    #: the half-width ``t`` of the noisy counts' statement (mechanisms that release counts)
-    count_halfwidth: float | None = None
-
-
-def _selection(
-    n: int, k: int, noise: str, scale: float, measure: Measure, source: RandomSource | None
-) -> Measurement:
-    domain = vector_domain(atom_domain(int), size=n)
-    return make_noisy_top_k(
-        domain,
-        LInfDistance(monotonic=True),
-        measure,
-        k,
-        scale,
-        noise,  # type: ignore[arg-type]
-        source=source,
-    )
-
-
-#: In a zCDP ledger the pure-only mechanisms (permute-and-flip, Laplace) cost ``eps^2 / 2``,
-#: four times the exponential mechanism's ``eps^2 / 8`` (bounded range): "auto" then weighs
-#: only the options whose zCDP cost is not inflated.
-ZCDP_LEDGER_OPTIONS = ("gumbel", "gaussian_histogram")
-
-
-def _resolve(
-    mech: Mechanism,
-    k: int,
-    n: int,
-    eps: float,
-    delta: float,
-    c: int,
-    counts: bool,
-    zcdp_ledger: bool = False,
-) -> str:
-    """The mechanism to run (choice-module name): ``mech`` itself, or the public choice (a
-    function of ``k, n, eps, delta, c``, ``counts`` and the ledger's accounting only)."""
-    if mech != "auto":
-        key = _CHOICE_KEY.get(mech, mech)
-        if key == "gaussian_histogram" and delta == 0:
-            raise ParameterError('mechanism="gaussian_histogram" needs delta > 0')
-        if counts and key in _NOISE:
-            if key != "gumbel":
-                raise ParameterError(
-                    'counts=True is available with mechanism="gumbel" or a histogram mechanism'
-                )
-            return "gumbel_counts"
-        return key
-    best, options = choose_top_k(k, n, eps, delta, c)
-    if zcdp_ledger:
-        options = tuple(o for o in options if o.mechanism in ZCDP_LEDGER_OPTIONS)
-        best = min(options, key=lambda o: o.gap)
-    if not counts or best.mechanism.endswith("_histogram"):
-        return best.mechanism
-    # counts wanted: a histogram releases them free, Gumbel + counts pays half for them.
-    histograms = [o for o in options if o.mechanism.endswith("_histogram")]
-    if not histograms:
-        return "gumbel_counts"
-    hist = min(histograms, key=lambda o: o.gap)
-    gumbel_gap = gap_needed("gumbel", k, n, float_up(Fraction(2 * k) / Fraction(eps)))
-    return hist.mechanism if hist.gap <= gumbel_gap else "gumbel_counts"
-
-
-def _positions(k: int) -> str:
-    return (
-        "the value returned has" if k == 1 else f"for every i = 1..{k}, the i-th value returned has"
-    )
-
-
-def _largest(k: int) -> str:
-    return "the largest score" if k == 1 else "the i-th largest score"
-
-
-def _selection_accuracy(noise: str, scale: float, k: int, n: int) -> str:
-    alpha = selection_alpha(noise, scale, k, n, 1 - CONFIDENCE)
-    return (
-        f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
-        f"least {_largest(k)} minus {alpha:.4g} (scores are counts after contribution "
-        "bounding; noise tails and a union bound over the rounds)"
-    )
-
-
-def _below_noise(t: float) -> str:
-    """What a noisy count below the noise level means (public: ``t`` is)."""
-    return (
-        f"; a noisy count below {t:g} is indistinguishable from zero and is shown as "
-        "'< noise', never negative"
-    )
-
-
-def _histogram_accuracy(noise: HistogramNoise, scale: float, k: int, n: int) -> str:
-    t = histogram_halfwidth(noise, scale, n, 1 - CONFIDENCE)
-    return (
-        f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
-        f"least {_largest(k)} minus {2 * t}, and every noisy count is within +-{t} of its "
-        "value's true count (scores are counts after contribution bounding; noise tails and "
-        f"a union bound over the {n} counts){_below_noise(t)}"
-    )
-
-
-def _plan(
-    n: int,
-    k: int,
-    eps: float,
-    delta: float,
-    mech: Mechanism,
-    counts: bool,
-    c: int,
-    source: RandomSource | None,
-    zcdp_ledger: bool = False,
-) -> _Plan:
-    """Calibrate the chosen mechanism to ``(eps, delta)`` at one person (``d_in = 1``).
-
-    Selection scores move by at most 1 each, all the same way (monotonic; data.scores); each
-    person moves at most ``c`` of them (histograms).
-    """
-    method = _resolve(mech, k, n, eps, delta, c, counts, zcdp_ledger)
-    if method == "gumbel_counts":
-        return _gumbel_counts_plan(n, k, eps, source)
-    if method in ("laplace_histogram", "gaussian_histogram"):
-        return _histogram_plan(n, k, eps, delta, method, c, source)
-    noise = _NOISE[method]
-    kind: Literal["pure", "bounded_range"] = "bounded_range" if noise == "gumbel" else "pure"
-    if delta == 0:
-        scale = _calibrate(lambda s: _selection(n, k, noise, s, MaxDivergence(), source), eps)
-        accounting = "basic composition"
-    else:
-        eps0, accounting = per_round_epsilon(kind, k, eps, delta)
-        scale = float_up(1 / Fraction(eps0))
-    measurement = _selection(n, k, noise, scale, MaxDivergence(), source)
-    twin = _selection(n, k, noise, scale, ZeroConcentratedDivergence(), source)
-    pure = float(measurement.map(1))
-    if delta == 0:
-        spent_eps, spent_delta, charge_kind = pure, 0.0, kind
-    else:
-        per_round = selection_loss(1, scale, 1, noise, MaxDivergence())
-        spent_eps, accounting = composed_epsilon(kind, k, per_round, delta)
-        while spent_eps > eps:  # pragma: no cover - the bisection keeps a margin
-            scale = math.nextafter(scale, math.inf)
-            per_round = selection_loss(1, scale, 1, noise, MaxDivergence())
-            spent_eps, accounting = composed_epsilon(kind, k, per_round, delta)
-        measurement = _selection(n, k, noise, scale, MaxDivergence(), source)
-        twin = _selection(n, k, noise, scale, ZeroConcentratedDivergence(), source)
-        spent_delta, charge_kind = delta, "approx"  # type: ignore[assignment]
-        if pure <= spent_eps:  # pragma: no cover - pure composition is never the better one here
-            spent_eps, spent_delta, charge_kind = pure, 0.0, kind
-    return _Plan(
-        measurement,
-        method,
-        METHOD_NAMES[method],
-        scale,
-        None,
-        spent_eps,
-        spent_delta,
-        float(twin.map(1)),
-        charge_kind,
-        accounting,
-        _selection_accuracy(noise, scale, k, n),
-        False,
-        selection_alpha(noise, scale, k, n, 1 - CONFIDENCE),
-    )
-
-
-def _histogram_plan(
-    n: int, k: int, eps: float, delta: float, method: str, c: int, source: RandomSource | None
-) -> _Plan:
-    if method == "laplace_histogram":
-        scale = float_up(Fraction(c) / Fraction(eps))
-        m = make_noisy_histogram_top_k(n, k, "laplace", scale, c, source=source)
-        while float(m.map(1)) > eps:  # pragma: no cover - one ulp
-            scale = math.nextafter(scale, math.inf)
-            m = make_noisy_histogram_top_k(n, k, "laplace", scale, c, source=source)
-        spent = float(m.map(1))
-        return _Plan(
-            m,
-            method,
-            METHOD_NAMES[method],
-            scale,
-            scale,
-            spent,
-            0.0,
-            pure_dp_to_zcdp(spent),
-            "pure",
-            "Laplace mechanism on counts of L1 sensitivity max_contributions",
-            _histogram_accuracy("laplace", scale, k, n),
-            True,
-            2 * histogram_halfwidth("laplace", scale, n, 1 - CONFIDENCE),
-            histogram_halfwidth("laplace", scale, n, 1 - CONFIDENCE),
-        )
-    sigma = gaussian_histogram_sigma(c, eps, delta)
-    m = make_noisy_histogram_top_k(n, k, "gaussian", sigma, c, source=source)
-    rho = float(m.map(1))
-    spent = zcdp_to_approx_dp(rho, delta)
-    while spent > eps:  # pragma: no cover - sigma carries a margin
-        sigma = sigma * (1 + 1e-9)
-        m = make_noisy_histogram_top_k(n, k, "gaussian", sigma, c, source=source)
-        rho = float(m.map(1))
-        spent = zcdp_to_approx_dp(rho, delta)
-    return _Plan(
-        m,
-        method,
-        METHOD_NAMES[method],
-        sigma,
-        sigma,
-        spent,
-        delta,
-        rho,
-        "approx",
-        "zCDP of the Gaussian mechanism (L2 sensitivity sqrt(max_contributions)) and the "
-        "Canonne-Kamath-Steinke conversion",
-        _histogram_accuracy("gaussian", sigma, k, n),
-        True,
-        2 * histogram_halfwidth("gaussian", sigma, n, 1 - CONFIDENCE),
-        histogram_halfwidth("gaussian", sigma, n, 1 - CONFIDENCE),
-    )
-
-
-def _gumbel_counts_plan(n: int, k: int, eps: float, source: RandomSource | None) -> _Plan:
-    domain = vector_domain(atom_domain(int), size=n)
-    metric = LInfDistance(monotonic=True)
-
-    def with_counts(measure: Measure, c: float) -> Measurement:
-        # half the budget to the ranking, half to the counts (both scales 2k c)
-        return make_gumbel_top_k_with_counts(
-            domain, metric, k, 2 * k * c, 2 * k * c, "laplace", measure, source
-        )
-
-    c = _calibrate(lambda c: with_counts(MaxDivergence(), c), eps)
-    m = with_counts(MaxDivergence(), c)
-    scale = 2 * k * c
-    t = count_halfwidth("laplace", scale, k, (1 - CONFIDENCE) / 2)
-    alpha = selection_alpha("gumbel", scale, k, n, (1 - CONFIDENCE) / 2)
-    accuracy = (
-        f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
-        f"least {_largest(k)} minus {alpha:.4g}, and every noisy count is within +-{t} of its "
-        "value's true count (scores are counts after contribution bounding; noise tails and "
-        f"union bounds){_below_noise(t)}"
-    )
-    return _Plan(
-        m,
-        "gumbel_counts",
-        GUMBEL_WITH_COUNTS,
-        scale,
-        scale,
-        float(m.map(1)),
-        0.0,
-        float(with_counts(ZeroConcentratedDivergence(), c).map(1)),
-        "pure",
-        "basic composition",
-        accuracy,
-        True,
-        alpha,
-        t,
-    )
-
-
-def _calibrate(make: Callable[[float], Measurement], epsilon: float) -> float:
-    """The smallest float scale whose pure-DP loss at ``d_in = 1`` is at most ``epsilon``.
-
-    The selection maps are ``float_up(c / scale)`` for a rational ``c`` (report_noisy_max,
-    gumbel_counts), so ``scale = float_up(map_at_1 / epsilon)`` is within an ulp or two of the
-    answer: it is moved by ulps while the map's own check decides, which replaces a binary
-    search of about 200 constructions by a handful. Binary search remains the fallback.
-    """
-    scale = float_up(Fraction(make(1.0).map(1)) / Fraction(epsilon))
-    for _ in range(4):
-        if make(scale).check(1, epsilon):
-            break
-        scale = math.nextafter(scale, math.inf)
-    else:  # pragma: no cover - only if a map stops being c / scale
-        return float(binary_search_param(make, 1, epsilon))
-    for _ in range(4):
-        smaller = math.nextafter(scale, 0.0)
-        if smaller <= 0 or not make(smaller).check(1, epsilon):
-            break
-        scale = smaller
-    return scale
 
 
 def top_k(
@@ -808,40 +419,6 @@ def _top_k_auto_contributions(
         book, release, spent_eps, spent_delta, rho, kind, "top_k/max_contributions=auto",
         parameters,
     )  # fmt: skip
-
-
-def _charge_then(
-    book: Any,
-    release: Callable[[], TopKResult],
-    eps: float,
-    delta: float,
-    rho: float | None,
-    kind: Literal["pure", "bounded_range", "approx"],
-    name: str,
-    parameters: dict[str, Any],
-) -> TopKResult:
-    """Charge ``book`` in its own accounting (durably), then release."""
-    if book is None:
-        return release()
-    if book.accounting == "zcdp":
-        if rho is None:
-            raise ParameterError(
-                f"this release costs (epsilon, delta) with delta > 0, which the zCDP ledger "
-                f"{book.path} cannot take: use a basic ledger, or a mechanism with a zCDP cost"
-            )
-        book.charge_zcdp(rho, mechanism=name, parameters=parameters)
-        return release()
-    out: TopKResult = book.charge_then(release, eps, delta, name, parameters, kind=kind)
-    return out
-
-
-def _open(data: Any, column: str, privacy_unit: str | None, schema: Any = None) -> Table:
-    """The data as a table with its columns checked (public facts only)."""
-    table = open_table(data, schema=schema)
-    check_column_role(table, column, "ranked")
-    if privacy_unit is not None:
-        check_column_role(table, privacy_unit, "unit", "privacy_unit")
-    return table
 
 
 def most_common(

@@ -42,13 +42,13 @@ from typing import Literal
 from dpselect.core.arithmetic import Number
 from dpselect.core.errors import ParameterError
 
-from ._params import check_delta, check_loss
 from .composition import advanced_composition, basic_composition
 from .optimal import (
     bounded_range_composition,
     kov_heterogeneous_composition,
     optimal_homogeneous_composition,
 )
+from .params import check_delta, check_loss
 from .renyi import (
     RenyiCurve,
     bounded_range_rdp,

@@ -25,9 +25,9 @@ from flint import arb
 from dpselect.core.arithmetic import Number, float_down, float_up
 from dpselect.core.errors import ParameterError
 
-from ._interval import arb_of, certainly_at_most, evaluate, lower_float, upper_float
-from ._params import check_count, check_delta, check_loss
+from ..core.intervals import arb_of, certainly_at_most, evaluate, lower_float, upper_float
 from ._search import largest_passing
+from .params import check_count, check_delta, check_loss
 
 __all__ = [
     "advanced_composition",

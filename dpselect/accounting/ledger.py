@@ -61,7 +61,7 @@ from dpselect.core.arithmetic import (
 )
 from dpselect.core.errors import BudgetExceeded, LedgerError, ParameterError
 
-from ._params import check_delta, check_loss
+from .params import check_delta, check_loss
 from .zcdp import approx_dp_to_zcdp_budget, zcdp_to_approx_dp
 
 __all__ = ["APPLICATION_ID", "Ledger", "LedgerEntry", "LedgerTotal"]

@@ -39,9 +39,9 @@ from flint import arb
 from dpselect.core.arithmetic import Number, float_up
 from dpselect.core.errors import ParameterError
 
-from ._interval import arb_of, certainly_at_most, evaluate, upper_float
-from ._params import check_count, check_delta, check_loss
+from ..core.intervals import arb_of, certainly_at_most, evaluate, upper_float
 from ._search import smallest_passing
+from .params import check_count, check_delta, check_loss
 
 __all__ = [
     "bounded_range_composition",

@@ -36,8 +36,8 @@ from flint import arb
 from dpselect.core.arithmetic import Number, float_up
 from dpselect.core.errors import ParameterError
 
-from ._interval import arb_of, evaluate, upper_float
-from ._params import check_delta, check_loss
+from ..core.intervals import arb_of, evaluate, upper_float
+from .params import check_delta, check_loss
 
 __all__ = [
     "DEFAULT_ORDERS",

@@ -25,7 +25,7 @@ from ..core.measures import MaxDivergence, Measure
 from ..core.metrics import Metric, SymmetricDistance
 from ..sampling.noisy_max import noisy_argmax
 from ..sampling.source import RandomSource
-from .report_noisy_max import _check_measure, selection_loss
+from .report_noisy_max import check_selection_measure, selection_loss
 from .validate import check_epsilon, check_optimize, check_scale, optimize_sign
 
 __all__ = ["make_exponential_mechanism"]
@@ -104,7 +104,7 @@ def make_exponential_mechanism(
     if not isinstance(monotonic, bool):
         raise ParameterError(f"monotonic must be a bool, got {monotonic!r}")
     sign = optimize_sign(check_optimize(optimize))
-    measure = _check_measure(output_measure or MaxDivergence())
+    measure = check_selection_measure(output_measure or MaxDivergence())
     metric = input_metric or SymmetricDistance()
     range_sensitivity = Fraction(delta) * (1 if monotonic else 2)
     if epsilon is not None:

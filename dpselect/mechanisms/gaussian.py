@@ -29,16 +29,16 @@ from typing import Any
 
 from flint import arb
 
-from ..accounting._interval import (
+from ..accounting.zcdp import zcdp_to_approx_dp
+from ..core.arithmetic import float_up
+from ..core.calibration import binary_search
+from ..core.errors import CalibrationError, MeasureError, ParameterError
+from ..core.intervals import (
     arb_of,
     certainly_at_most,
     evaluate,
     upper_float,
 )
-from ..accounting.zcdp import zcdp_to_approx_dp
-from ..core.arithmetic import float_up
-from ..core.calibration import binary_search
-from ..core.errors import CalibrationError, MeasureError, ParameterError
 from ..core.measurement import Measurement
 from ..core.measures import Approximate, Measure, ZeroConcentratedDivergence
 from ..core.metrics import L2Distance

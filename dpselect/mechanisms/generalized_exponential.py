@@ -47,17 +47,17 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..accounting._interval import arb_of, evaluate, upper_fraction
 from ..core.arithmetic import float_up
 from ..core.domains import AnyDomain, Domain
 from ..core.errors import ParameterError
+from ..core.intervals import arb_of, evaluate, upper_fraction
 from ..core.measurement import Measurement
 from ..core.measures import MaxDivergence, Measure
 from ..core.metrics import Metric, SymmetricDistance
 from ..sampling.noisy_max import noisy_argmax
 from ..sampling.source import RandomSource
 from .exponential import user_scores
-from .report_noisy_max import _check_measure, selection_loss
+from .report_noisy_max import check_selection_measure, selection_loss
 from .validate import check_epsilon, check_optimize, check_scale, optimize_sign
 
 __all__ = [
@@ -152,7 +152,7 @@ def make_generalized_exponential_mechanism(
     if isinstance(beta, bool) or not isinstance(beta, (int, float, Fraction)) or not 0 < beta < 1:
         raise ParameterError(f"beta must be a number in (0, 1), got {beta!r}")
     sign = optimize_sign(check_optimize(optimize))
-    measure = _check_measure(output_measure or MaxDivergence())
+    measure = check_selection_measure(output_measure or MaxDivergence())
     metric = input_metric or SymmetricDistance()
     t = gem_threshold(len(candidates), beta, eps)
     slack = Fraction(1, 1 << GRID_BITS)

@@ -42,8 +42,7 @@ from ..core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
 from ..sampling.discrete import sample_discrete_gaussian, sample_discrete_laplace
 from ..sampling.noisy_max import noisy_top_k
 from ..sampling.source import RandomSource
-from .report_noisy_max import selection_loss
-from .topk_counts import (
+from .noisy_counts import (
     NoisyTopK,
     check_count_metric,
     check_count_vector_domain,
@@ -51,6 +50,7 @@ from .topk_counts import (
     count_vector,
     noisy_values,
 )
+from .report_noisy_max import selection_loss
 from .validate import check_scale
 
 __all__ = ["make_gumbel_top_k_with_counts"]

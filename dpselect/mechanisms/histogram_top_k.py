@@ -41,7 +41,7 @@ from ..sampling.discrete import (
 )
 from ..sampling.source import RandomSource, resolve_source
 from ..sampling.uniform import uniform_index
-from .topk_counts import NoisyTopK, count_vector, noisy_values
+from .noisy_counts import NoisyTopK, count_vector, noisy_values
 from .validate import check_int, check_scale
 
 __all__ = ["histogram_noise_tail", "make_noisy_histogram_top_k", "rank_noisy_counts"]

@@ -61,11 +61,11 @@ from typing import Any, Literal
 import numpy as np
 from flint import arb
 
-from ..accounting._interval import arb_of, evaluate, upper_float
 from ..accounting.best import MechanismLoss, best_epsilon
 from ..core.arithmetic import float_down, float_up
 from ..core.domains import Domain
 from ..core.errors import DomainError, MetricError, ParameterError, PrivacyMapError
+from ..core.intervals import arb_of, evaluate, upper_float
 from ..core.measurement import Measurement
 from ..core.measures import Approximate, MaxDivergence
 from ..core.metrics import LInfDistance

@@ -54,17 +54,17 @@ import numpy as np
 import numpy.typing as npt
 from flint import arb, ctx, fmpq
 
-from ..accounting._interval import arb_of, evaluate, upper_float
 from ..core.arithmetic import float_up
 from ..core.domains import atom_domain, vector_domain
 from ..core.errors import ParameterError
+from ..core.intervals import arb_of, evaluate, upper_float
 from ..core.measurement import Measurement
 from ..core.measures import Approximate, MaxDivergence
 from ..core.metrics import LInfDistance
 from ..sampling.discrete import sample_discrete_laplace
 from ..sampling.source import RandomSource, resolve_source
 from ..sampling.uniform import LazyUniform
-from .topk_counts import (
+from .noisy_counts import (
     NoisyTopK,
     check_count_metric,
     check_count_vector_domain,

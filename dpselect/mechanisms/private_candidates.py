@@ -44,11 +44,11 @@ from typing import Any, Literal
 
 from flint import arb
 
-from ..accounting._interval import arb_of, evaluate, lower_fraction, upper_fraction
-from ..accounting._params import check_loss
+from ..accounting.params import check_loss
 from ..accounting.renyi import DEFAULT_ORDERS, RenyiCurve, zcdp_rdp
 from ..core.arithmetic import float_up
 from ..core.errors import MeasureError, ParameterError
+from ..core.intervals import arb_of, evaluate, lower_fraction, upper_fraction
 from ..core.measurement import Measurement
 from ..core.measures import MaxDivergence, RenyiDivergence, ZeroConcentratedDivergence
 from ..sampling.run_counts import (

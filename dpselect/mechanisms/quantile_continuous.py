@@ -72,6 +72,7 @@ __all__ = [
     "continuous_accuracy",
     "default_resolution",
     "interval_log_weights",
+    "log_lengths",
     "make_continuous_quantile",
     "shortest_decimal",
     "uniform_float",
@@ -165,7 +166,7 @@ def _round_down_diff(x: F64, w: float) -> F64:
     return out
 
 
-def _log_lengths(left: F64, right: F64) -> F64:
+def log_lengths(left: F64, right: F64) -> F64:
     """``ln(right - left)`` in float64 (relative length error <= 2^-53; no overflow)."""
     with np.errstate(over="ignore"):
         length = right - left
@@ -281,11 +282,11 @@ def continuous_shifts(
     np.clip(x, lo, hi, out=x)
     cap_excess = math.ceil(Fraction(SCORE_CAP) / Fraction(factor))
     left, right, excess, capped = _breakpoints(x, lo, hi, w, level, cap_excess, progress)
-    shifts = interval_log_weights(_log_lengths(left, right), excess, factor)
+    shifts = interval_log_weights(log_lengths(left, right), excess, factor)
     if capped:
         c_left = np.array([c[0] for c in capped])
         c_right = np.array([c[1] for c in capped])
-        c_shifts = _log_lengths(c_left, c_right) - float(SCORE_CAP)
+        c_shifts = log_lengths(c_left, c_right) - float(SCORE_CAP)
         left = np.concatenate((left, c_left))
         right = np.concatenate((right, c_right))
         shifts = np.concatenate((shifts, c_shifts))

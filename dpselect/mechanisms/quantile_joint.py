@@ -80,12 +80,12 @@ from ..core.measurement import Measurement
 from ..sampling.noisy_max import noisy_argmax
 from ..sampling.source import RandomSource, resolve_source
 from .quantile_continuous import (
-    _log_lengths,
     check_bounds,
     check_resolution,
+    log_lengths,
     uniform_float,
 )
-from .quantile_recursive import _sorted_levels
+from .quantile_recursive import sorted_levels
 from .quantile_score import MAX_DENOMINATOR, pure_dp_on_rows
 from .validate import check_epsilon
 
@@ -105,6 +105,7 @@ __all__ = [
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
+_log_lengths = log_lengths  # the name tests/recipes/test_quantiles_joint.py reads here
 
 #: The cap T on each gap's term c |...|.
 JOINT_CAP = 4096
@@ -405,7 +406,7 @@ def make_joint_quantiles(
     lo) / 10^6``; ``0``: none).
     """
     lo, hi = check_bounds(bounds)
-    levels = _sorted_levels(qs)
+    levels = sorted_levels(qs)
     if len(levels) > MAX_JOINT_LEVELS:
         raise ParameterError(
             f"the joint method takes at most {MAX_JOINT_LEVELS} levels, got {len(levels)}"
@@ -432,7 +433,7 @@ def make_joint_quantiles(
             np.copyto(x, 2.0 * hi - x, where=x > hi)
         edges, counts, n = joint_intervals(x, lo, hi)
         bc = counts * plan.denom
-        loglen = _log_lengths(edges[:-1], edges[1:])
+        loglen = log_lengths(edges[:-1], edges[1:])
         alpha1, self_cost = _forward(plan, loglen, bc, n, progress)
         chosen = _backward(plan, alpha1, self_cost, loglen, bc, n, source)
         points = [uniform_float(float(edges[i]), float(edges[i + 1]), source) for i in chosen]
@@ -451,7 +452,7 @@ def joint_accuracy_terms(qs: Sequence[Any], epsilon: Any, confidence: float) -> 
 
     ``A = 1 / (c B)`` (rows per unit of score), ``t = ln(1 / (1 - confidence)) + 2 rho``.
     """
-    levels = _sorted_levels(qs)
+    levels = sorted_levels(qs)
     plan = _Plan(levels, Fraction(check_epsilon(epsilon)))
     per_nat = float_up(1 / (Fraction(plan.factor) * plan.denom))
     rho = 3 * (plan.m + 1) * JOINT_LOG_ERROR
@@ -477,7 +478,7 @@ def joint_accuracy(
     named, with when it is 0.
     """
     lo, hi = check_bounds(bounds)
-    m = len(_sorted_levels(qs))
+    m = len(sorted_levels(qs))
     w = joint_resolution(resolution, lo, hi)
     ref = _reference_length(w, lo, hi)
     rows = joint_rows_bound(qs, epsilon, confidence, (lo, hi), ref)
@@ -513,7 +514,7 @@ def joint_rows_bound(
     """``A (m ln((hi - lo) / l) + t)`` at ``l = length``, rounded up: the rows of the joint
     statement beyond ``E_l``."""
     lo, hi = check_bounds(bounds)
-    m = len(_sorted_levels(qs))
+    m = len(sorted_levels(qs))
     per_nat, tail = joint_accuracy_terms(qs, epsilon, confidence)
     log_ratio = math.log((hi - lo) / length) * (1 + 2**-40)
     return float(np.nextafter(per_nat * (m * log_ratio + tail) * (1 + 2**-40), np.inf))
@@ -535,7 +536,7 @@ def joint_accuracy_derivation(
     between consecutive distinct values (or a bound): both depend on the rows.
     """
     lo, hi = check_bounds(bounds)
-    m = len(_sorted_levels(qs))
+    m = len(sorted_levels(qs))
     per_nat, tail = joint_accuracy_terms(qs, epsilon, confidence)
     w = joint_resolution(resolution, lo, hi)
     ref = _reference_length(w, lo, hi)

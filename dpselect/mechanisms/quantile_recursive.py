@@ -51,6 +51,7 @@ __all__ = [
     "recursive_alphas",
     "recursive_depth",
     "recursive_tree",
+    "sorted_levels",
 ]
 
 F64 = npt.NDArray[np.float64]
@@ -85,11 +86,16 @@ def recursive_tree(
     return out
 
 
-def _sorted_levels(qs: Sequence[Any]) -> list[Fraction]:
+def sorted_levels(qs: Sequence[Any]) -> list[Fraction]:
+    """The levels ``qs`` as exact fractions, refused unless strictly increasing (the recursive,
+    tree and joint methods split at them in order)."""
     levels = [quantile_fraction(q) for q in qs]
     if any(b <= a for a, b in itertools.pairwise(levels)):
         raise ParameterError("the recursive method needs strictly increasing levels q")
     return levels
+
+
+_sorted_levels = sorted_levels  # the former name (tests/recipes/test_quantiles_joint.py)
 
 
 def make_recursive_quantiles(
@@ -105,7 +111,7 @@ def make_recursive_quantiles(
     order of ``qs`` (which must increase). Map ``d_in * eps``. ``progress(fraction)`` is called
     after each value is released (public: the tree's shape depends on ``m`` only)."""
     lo, hi = check_bounds(bounds)
-    levels = _sorted_levels(qs)
+    levels = sorted_levels(qs)
     eps = Fraction(check_epsilon(epsilon))
     w = check_resolution(resolution, lo, hi)
     each = eps / recursive_depth(len(levels))
@@ -158,7 +164,7 @@ def recursive_alphas(
 ) -> list[float]:
     """``A_j`` for every level: the sum of the node bounds on its path (module docstring)."""
     lo, hi = check_bounds(bounds)
-    levels = _sorted_levels(qs)
+    levels = sorted_levels(qs)
     m = len(levels)
     each = Fraction(check_epsilon(epsilon)) / recursive_depth(m)
     node_conf = 1 - (1 - confidence) / m

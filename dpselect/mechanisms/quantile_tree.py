@@ -50,7 +50,7 @@ from ..core.measurement import Measurement
 from ..sampling.discrete import sample_discrete_laplace
 from ..sampling.source import RandomSource, resolve_source
 from .quantile_continuous import check_bounds
-from .quantile_recursive import _sorted_levels
+from .quantile_recursive import sorted_levels
 from .quantile_score import pure_dp_on_rows
 from .validate import check_epsilon
 
@@ -243,7 +243,7 @@ def make_tree_quantiles(
     ``MaxDivergence``).
     """
     lo, hi = check_bounds(bounds)
-    levels = _sorted_levels(qs)
+    levels = sorted_levels(qs)
     b, h = check_shape(branching, height)
     eps = Fraction(check_epsilon(epsilon))
     scale = tree_scale(h, eps)

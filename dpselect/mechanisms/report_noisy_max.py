@@ -58,6 +58,7 @@ from .validate import (
 )
 
 __all__ = [
+    "check_selection_measure",
     "make_base_exponential_candidates_gumbel",
     "make_noisy_max",
     "make_noisy_top_k",
@@ -100,7 +101,9 @@ def _check_metric(metric: Any) -> LInfDistance:
     return metric
 
 
-def _check_measure(measure: Any) -> Measure:
+def check_selection_measure(measure: Any) -> Measure:
+    """``measure`` if it is one a selection's map answers in (:func:`selection_loss`):
+    ``MaxDivergence()`` or ``ZeroConcentratedDivergence()``; anything else is refused."""
     if not isinstance(measure, (MaxDivergence, ZeroConcentratedDivergence)):
         raise MeasureError(
             "output_measure must be MaxDivergence() or ZeroConcentratedDivergence(), "
@@ -172,7 +175,7 @@ def _make_selection(
 ) -> Measurement:
     domain = check_non_nan_vector_domain(input_domain)
     metric = _check_metric(input_metric)
-    measure = _check_measure(output_measure)
+    measure = check_selection_measure(output_measure)
     scale = check_scale(scale)
     family = get_family(noise)
     sign = optimize_sign(check_optimize(optimize))

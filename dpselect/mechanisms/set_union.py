@@ -57,11 +57,11 @@ from typing import Any, Literal
 
 from flint import arb, ctx
 
-from ..accounting._interval import arb_of, upper_float
 from ..accounting.zcdp import zcdp_to_approx_dp
 from ..core.arithmetic import float_up
 from ..core.domains import Domain
 from ..core.errors import DomainError, ParameterError, PrivacyMapError
+from ..core.intervals import arb_of, upper_float
 from ..core.measurement import Measurement
 from ..core.measures import Approximate, MaxDivergence
 from ..core.metrics import SymmetricDistance

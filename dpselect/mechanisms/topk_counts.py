@@ -13,23 +13,25 @@ Three constructors, each in its own module and re-exported here:
   top-k (``k`` rounds of the exponential mechanism, seed 004 Theorem 1) followed by exact
   discrete Laplace or discrete Gaussian noise on the selected counts, accounted together.
 
-This module also holds what the three share: the result type :class:`NoisyTopK` and the checks
-of count-vector domains and metrics. ``docs/mechanisms_topk_counts.md`` gives each law, map and
-proof, and seed 004's noise comparison with numbers.
+What the three share, the result type :class:`NoisyTopK` and the checks of count-vector
+domains and metrics, is in :mod:`~dpselect.mechanisms.noisy_counts` (which the constructors
+import; this module only re-exports) and re-exported here. ``docs/mechanisms_topk_counts.md``
+gives each law, map and proof, and seed 004's noise comparison with numbers.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-import numpy as np
-import numpy.typing as npt
-
-from ..core.domains import IntDomain, VectorDomain
-from ..core.errors import DomainError, MetricError, ParameterError
-from ..core.metrics import LInfDistance
-from .validate import check_int, check_non_nan_vector_domain
+from .gumbel_counts import make_gumbel_top_k_with_counts
+from .limited_domain import make_limited_domain_top_k
+from .noisy_counts import (
+    NoisyTopK,
+    check_count_metric,
+    check_count_vector_domain,
+    check_k,
+    count_vector,
+    noisy_values,
+)
+from .oneshot_laplace import make_oneshot_laplace_top_k
 
 __all__ = [
     "NoisyTopK",
@@ -42,99 +44,3 @@ __all__ = [
     "make_oneshot_laplace_top_k",
     "noisy_values",
 ]
-
-_INT64_MAX = int(np.iinfo(np.int64).max)
-
-
-class NoisyTopK(NamedTuple):
-    """``k`` indices and the noisy count released for each of them.
-
-    The indices are best first for the Gumbel mechanism (its ranking is covered by its proof)
-    and sorted by candidate index for the one-shot Laplace set (whose proof covers no order).
-    """
-
-    indices: npt.NDArray[np.int64]
-    counts: npt.NDArray[Any]  # int64 (object only if a value leaves the int64 range)
-
-
-def check_count_vector_domain(domain: Any, name: str = "input_domain") -> VectorDomain:
-    """A ``vector_domain(atom_domain(int), size=d)``: integer counts, ``d`` fixed and public."""
-    vector = check_non_nan_vector_domain(domain, name)
-    if not isinstance(vector.element_domain, IntDomain):
-        raise DomainError(
-            f"{name} must hold integer counts (vector_domain(atom_domain(int), size=d)), "
-            f"got {domain!r}"
-        )
-    if vector.size is None:
-        raise DomainError(
-            f"{name} must fix the number of candidates d (vector_domain(..., size=d)): d is a "
-            "public parameter of the mechanism"
-        )
-    return vector
-
-
-def check_count_metric(metric: Any, name: str = "input_metric") -> LInfDistance:
-    """``LInfDistance(monotonic=...)``: each count moves by at most ``d_in`` between neighbours.
-
-    :class:`~dpselect.core.metrics.RangeDistance` is refused: a range distance bounds the
-    *differences* of score changes, not the changes themselves, and the released counts need
-    the latter.
-    """
-    if type(metric) is not LInfDistance:
-        raise MetricError(
-            f"{name} must be LInfDistance(monotonic=...) (counts move by at most d_in each), "
-            f"got {metric!r}"
-        )
-    return metric
-
-
-def check_k(k: Any, d: int) -> int:
-    """An int ``k`` with ``1 <= k <= d``."""
-    check_int(k, "k", minimum=1)
-    if k > d:
-        raise ParameterError(f"k must be at most the number of candidates d = {d}, got {k}")
-    return int(k)
-
-
-def count_vector(x: Any) -> npt.NDArray[np.int64]:
-    """Counts as an int64 vector, each clamped to +-(2^63 - 1).
-
-    Clamping is monotone and 1-Lipschitz, so sensitivity and monotonicity carry over; it avoids
-    an overflow error that would depend on the data (seed 001, postcondition 1).
-    """
-    arr = np.asarray(x)
-    if arr.dtype.kind == "O" or arr.dtype == np.uint64:
-        return np.array(
-            [min(max(int(v), -_INT64_MAX), _INT64_MAX) for v in arr.ravel()], dtype=np.int64
-        )
-    return np.clip(arr.astype(np.int64), -_INT64_MAX, _INT64_MAX)
-
-
-def noisy_values(counts: npt.NDArray[np.int64], noise: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """``counts + noise`` without int64 overflow (Python ints where needed)."""
-    total = [int(c) + int(z) for c, z in zip(counts.tolist(), noise.tolist(), strict=True)]
-    if all(-_INT64_MAX <= v <= _INT64_MAX for v in total):
-        return np.asarray(total, dtype=np.int64).reshape(counts.shape)
-    return np.asarray(total, dtype=object).reshape(counts.shape)
-
-
-# The constructors live in their own modules, which import the helpers above. They are
-# re-exported lazily (PEP 562) so that importing a submodule first never meets a half-built
-# module here.
-_CONSTRUCTORS = {
-    "make_gumbel_top_k_with_counts": "gumbel_counts",
-    "make_limited_domain_top_k": "limited_domain",
-    "make_oneshot_laplace_top_k": "oneshot_laplace",
-}
-
-if TYPE_CHECKING:
-    from .gumbel_counts import make_gumbel_top_k_with_counts
-    from .limited_domain import make_limited_domain_top_k
-    from .oneshot_laplace import make_oneshot_laplace_top_k
-
-
-def __getattr__(name: str) -> Any:
-    if name in _CONSTRUCTORS:
-        module = importlib.import_module(f".{_CONSTRUCTORS[name]}", __package__)
-        return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,9 +23,9 @@ import numpy as np
 import numpy.typing as npt
 from flint import arb
 
-from ..accounting._interval import arb_of, evaluate, lower_float, upper_float
 from ..core.arithmetic import float_up
 from ..core.errors import ParameterError
+from ..core.intervals import arb_of, evaluate, lower_float, upper_float
 from ..sampling.noise import NoiseFamily, get_family
 from .validate import check_epsilon, check_int, check_scale
 

@@ -32,6 +32,7 @@ __all__ = [
     "memory_values",
     "numeric_column",
     "open_ledger",
+    "to_float",
 ]
 
 T = TypeVar("T")
@@ -142,7 +143,7 @@ def column_values(table: Table, column: str) -> F64:
     return out
 
 
-def _to_float(value: Any) -> float:
+def to_float(value: Any) -> float:
     """One value as a float, or NaN when it does not convert (never raises)."""
     if isinstance(value, bytes):
         try:
@@ -171,7 +172,7 @@ def memory_values(values: Any) -> F64:
         flat: F64 = values.astype(np.float64).ravel()
     else:
         items = values.ravel().tolist() if isinstance(values, np.ndarray) else list(values)
-        flat = np.fromiter((_to_float(v) for v in items), dtype=np.float64, count=len(items))
+        flat = np.fromiter((to_float(v) for v in items), dtype=np.float64, count=len(items))
     out: F64 = flat[~np.isnan(flat)]
     return out
 

@@ -51,12 +51,12 @@ from ..mechanisms.validate import check_epsilon, check_int, check_user_epsilon
 from ..sampling.source import RandomSource
 from ._common import (
     CONFIDENCE,
-    _to_float,
     charge_then_release,
     check_confidence,
     jsonable,
     open_ledger,
     precompose,
+    to_float,
 )
 
 __all__ = [
@@ -81,7 +81,7 @@ def threshold_hypotheses(thresholds: Sequence[float]) -> dict[float, Hypothesis]
                 floats = x.astype(np.float64).ravel()
             else:
                 values = x.ravel().tolist() if isinstance(x, np.ndarray) else list(x)
-                floats = np.fromiter((_to_float(v) for v in values), np.float64, len(values))
+                floats = np.fromiter((to_float(v) for v in values), np.float64, len(values))
             return (floats >= t).astype(np.int64)
 
         return h

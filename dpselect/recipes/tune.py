@@ -25,27 +25,26 @@ releases only the best of about ``mean_runs`` runs.
 
 from __future__ import annotations
 
-import functools
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
-from ..accounting._params import check_loss
-from ..accounting.renyi import rdp_to_approx_dp, zcdp_rdp
-from ..accounting.zcdp import approx_dp_to_zcdp_budget
-from ..core.arithmetic import float_up
-from ..core.domains import AnyDomain
-from ..core.errors import MeasureError, ParameterError
+from ..accounting.params import check_loss
+from ..core.errors import ParameterError
 from ..core.jsonvalues import json_dict
 from ..core.measurement import Measurement
-from ..core.measures import ZeroConcentratedDivergence
-from ..mechanisms.private_candidates import make_repeat_and_select, repeat_and_select_rdp
+from ..mechanisms.private_candidates import make_repeat_and_select
+from ..mechanisms.tuning import (
+    check_run,
+    make_random_run,
+    per_run_rho,
+    rho_per_run_if_composed,
+    tnb_gamma_for_mean,
+    total_epsilon,
+)
 from ..mechanisms.validate import check_delta, check_epsilon
-from ..sampling.run_counts import truncated_negative_binomial_mean
 from ..sampling.source import RandomSource, resolve_source
-from ..sampling.uniform import uniform_index
 from ._common import jsonable, open_ledger
 
 __all__ = ["TuneResult", "tnb_gamma_for_mean", "tune"]
@@ -97,78 +96,6 @@ class TuneResult:
         )
 
 
-def tnb_gamma_for_mean(eta: Any, mean: Any) -> Fraction:
-    """A ``gamma`` (a dyadic rational) whose ``D_{eta, gamma}`` mean is within 0.1% of ``mean``.
-
-    The mean decreases in ``gamma``; bisection on ``arb`` evaluations. The privacy map uses
-    the exact mean of the returned ``gamma``, so the approximation only affects utility.
-    """
-    target = float(mean)
-    if not (math.isfinite(target) and target > 1):
-        raise ParameterError(f"mean_runs must be a finite number > 1, got {mean!r}")
-    lo, hi = Fraction(1, 1 << 40), Fraction(1) - Fraction(1, 1 << 40)
-    for _ in range(80):
-        mid = (lo + hi) / 2
-        value = float(truncated_negative_binomial_mean(eta, mid).mid())
-        if abs(value - target) <= 1e-3 * target:
-            return mid
-        if value > target:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
-
-
-def _total_epsilon(rho: float, delta: Fraction, distribution: Any, law: dict[str, Any]) -> float:
-    curve = repeat_and_select_rdp(zcdp_rdp(rho), distribution, **law)
-    return rdp_to_approx_dp(curve, delta)[0]
-
-
-@functools.lru_cache(maxsize=64)
-def _per_run_rho(
-    eps: Fraction, delta: Fraction, distribution: Any, law_items: tuple[tuple[str, Any], ...]
-) -> float:
-    """The largest per-run rho (to 0.1%) whose total is at most ``eps`` at ``delta``, or 0.
-
-    Bisection on a log scale below the zCDP budget of ``(eps, delta)``; the total is
-    increasing in rho. Cached: the answer depends on public parameters only.
-    """
-    law = dict(law_items)
-    lo, hi = 0.0, float(approx_dp_to_zcdp_budget(eps, delta))
-    if _total_epsilon(hi, delta, distribution, law) <= eps:
-        return hi
-    for _ in range(60):
-        mid = hi / 2 if lo == 0 else math.sqrt(lo * hi)
-        if mid < 1e-12:
-            break
-        if _total_epsilon(mid, delta, distribution, law) <= eps:
-            lo = mid
-        else:
-            hi = mid
-        if lo > 0 and hi / lo < 1.001:
-            break
-    return lo
-
-
-def _check_run(m: Any, config: Any, rho: Fraction) -> Measurement:
-    if not isinstance(m, Measurement):
-        raise ParameterError(
-            f"train(config, rho) must return a dpselect Measurement, got {type(m).__name__} "
-            f"for config {config!r}"
-        )
-    if not isinstance(m.output_measure, ZeroConcentratedDivergence):
-        raise MeasureError(
-            f"train(config, rho) must return a zCDP measurement, got {m.output_measure!r}"
-        )
-    loss = m.map(1)
-    if not Fraction(loss) <= rho:
-        raise ParameterError(
-            f"train({config!r}, rho) costs rho = {float(loss):.6g} > the per-run rho = "
-            f"{float(rho):.6g} it was given"
-        )
-    return m
-
-
 def tune(
     train: Callable[[Any, float], Measurement],
     configs: Sequence[Any],
@@ -208,44 +135,19 @@ def tune(
             f'distribution must be "truncated_negative_binomial" or "poisson", got {distribution!r}'
         )
 
-    lo = _per_run_rho(eps, dlt, distribution, tuple(sorted(law.items())))
+    lo = per_run_rho(eps, dlt, distribution, tuple(sorted(law.items())))
     if lo == 0:
         raise ParameterError(
             f"epsilon = {float(eps):g} at delta = {float(dlt):g} is too small for about "
             f"{mean_runs:g} runs: even a tiny per-run budget exceeds it"
         )
     rho = Fraction(lo)
-    runs = [_check_run(train(c, float(rho)), c, rho) for c in cfgs]
+    runs = [check_run(train(c, float(rho)), c, rho) for c in cfgs]
     src = resolve_source(source)
-
-    def one_run(x: Any) -> Any:
-        i = uniform_index(len(cfgs), src)
-        release = runs[i](x)
-        try:
-            score, model = release
-        except Exception:  # not a pair: the worst score (never raises on the data)
-            return (-math.inf, (i, None))
-        return (score, (i, model))
-
-    metric = runs[0].input_metric
-    if any(r.input_metric != metric for r in runs):
-        raise ParameterError("every train(config, rho) must use the same input_metric")
-
-    def run_map(d_in: Any) -> float:
-        # the configuration is drawn independently of the data and released with the run: the
-        # mixture's Renyi divergence is at most the largest one (a log-mean-exp of them)
-        return float_up(max(Fraction(r.map(d_in)) for r in runs))
-
-    run = Measurement(
-        input_domain=AnyDomain("the data of train's measurements"),
-        input_metric=metric,
-        output_measure=ZeroConcentratedDivergence(),
-        function=one_run,
-        privacy_map=run_map,
-    )
+    run = make_random_run(runs, src)
     mech = make_repeat_and_select(run, distribution, source=src, **law)
-    assert _total_epsilon(float(rho), dlt, distribution, law) <= eps  # bisection invariant
-    composed = float(approx_dp_to_zcdp_budget(eps, dlt)) / len(cfgs)
+    assert total_epsilon(float(rho), dlt, distribution, law) <= eps  # bisection invariant
+    composed = rho_per_run_if_composed(eps, dlt, len(cfgs))
     book = open_ledger(ledger)
     parameters = {
         "epsilon": float(eps),

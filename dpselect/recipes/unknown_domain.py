@@ -31,21 +31,14 @@ a public stand-in is used) and the count the ``k`` leaders need to pass the thre
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
 
-from ..api import CONFIDENCE, TopKResult, _charge_then, _open
-from ..core.arithmetic import float_down, float_up
-from ..core.errors import ParameterError, PrivacyMapError
+from ..core.errors import ParameterError
 from ..core.jsonvalues import json_dict
-from ..core.measurement import Measurement
-from ..core.measures import Approximate, MaxDivergence
-from ..core.metrics import SymmetricDistance
 from ..data.partitions import person_values, value_counts
 from ..data.scores import top_values
 from ..data.tables import one_column
@@ -64,15 +57,25 @@ from ..mechanisms.partition_selection import (
     ordered_values,
     threshold_plan,
 )
+from ..mechanisms.policy_top_k import (
+    POLICY_TOP_K_ALPHA,
+    POLICY_TOP_K_FRACTION,
+    PolicyTopKPlan,
+    make_policy_top_k,
+    policy_top_k_plan,
+)
 from ..mechanisms.set_union import (
     SetUnionPlan,
     make_policy_set_union,
     policy_sure_count,
     set_union_plan,
 )
+from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource, resolve_source
 from ._common import jsonable, open_ledger
+from .release import charge_then, open_checked
+from .top_k_result import TopKResult
 
 __all__ = [
     "K_BAR_EXTRA",
@@ -284,7 +287,7 @@ def partition_selection(
         raise ParameterError(f"method must be one of {', '.join(methods)}, got {method!r}")
     if method.startswith("policy") and privacy_unit is None:
         raise ParameterError(f"method {method!r} needs a privacy_unit column")
-    table = _open(data, column, privacy_unit, schema)
+    table = open_checked(data, column, privacy_unit, schema)
     spark = getattr(table, "engine", "duckdb") == "spark"
     if method.startswith("policy") and spark:
         raise ParameterError(
@@ -464,113 +467,6 @@ def choose_unknown_domain(
 # Policy set union, then the top k among the released values
 
 
-#: Policy set union's share of epsilon (and of delta: one half) in the policy-then-top-k path.
-POLICY_TOP_K_FRACTION = Fraction(1, 2)
-#: The policy's cutoff ``Gamma = rho + alpha * b`` in this path: a value filled to ``Gamma`` is
-#: dropped with probability ``e^-alpha / 2`` (1.7e-4), not the 2.5% of the keys' ``alpha = 3``
-#: (every one of the top k must come through; values just above ``rho`` matter less here).
-POLICY_TOP_K_ALPHA = 8.0
-
-
-@dataclass(frozen=True)
-class PolicyTopKPlan:
-    """Policy Laplace set union, then a known-domain top-k on the released values.
-
-    ``set_union`` is calibrated to ``(fraction * epsilon, delta / 2)``; the top-k gets what the
-    set union's map leaves, ``(epsilon_top_k, delta_top_k)``, rounded down.
-    """
-
-    k: int
-    max_contributions: int
-    set_union: SetUnionPlan
-    epsilon_top_k: float
-    delta_top_k: float
-
-
-def policy_top_k_plan(
-    k: int,
-    epsilon: float,
-    delta: float,
-    max_contributions: int,
-    fraction: Fraction = POLICY_TOP_K_FRACTION,
-    alpha: float = POLICY_TOP_K_ALPHA,
-) -> PolicyTopKPlan:
-    """Calibrate :func:`make_policy_top_k` to ``(epsilon, delta)`` at one person."""
-    k = check_int(k, "k", minimum=1)
-    c = check_int(max_contributions, "max_contributions", minimum=1)
-    eps = Fraction(check_user_epsilon(epsilon))
-    dlt = Fraction(check_delta(delta, allow_zero=False))
-    if not 0 < fraction < 1:
-        raise ParameterError(f"fraction must be in (0, 1), got {fraction!r}")
-    su = set_union_plan("laplace", float_down(eps * fraction), float_down(dlt / 2), c, alpha)
-    eps2 = float_down(eps - Fraction(su.epsilon))
-    dlt2 = float_down(dlt - Fraction(su.delta))
-    if eps2 <= 0 or dlt2 <= 0:  # pragma: no cover - the set union fits within its share
-        raise ParameterError("the set union left no budget for the top k")
-    return PolicyTopKPlan(k, c, su, eps2, dlt2)
-
-
-def make_policy_top_k(
-    plan: PolicyTopKPlan, *, counts: bool = False, source: RandomSource | None = None
-) -> Measurement:
-    """Policy Laplace set union, then ``top_k`` (``mechanism="auto"``) on the released values.
-
-    Input: each person's values (at most ``c``, :func:`dpselect.data.partitions.person_values`:
-    persons in an order fixed per person). Output: ``(values, noisy counts or None)``, at most
-    ``k`` values best first. Stage 1 releases a set ``S`` (GGKSSY20; ``(eps_1, delta_1)`` =
-    ``plan.set_union``'s map); stage 2 counts, for each value of ``S``, the persons holding it
-    (a monotone vector: one person moves at most ``c`` counts by 1) and runs the known-domain
-    top-k calibrated to ``(epsilon_top_k, delta_top_k)`` for ``|S|`` candidates, chosen by
-    public facts and ``|S|`` (an output of stage 1). For every ``S`` stage 2 is
-    ``(epsilon_top_k, delta_top_k)``-DP, so by adaptive composition (Dwork, Rothblum and
-    Vadhan 2010; Dwork and Roth 2014, Theorem 3.16) the pipeline is ``(eps_1 + epsilon_top_k,
-    delta_1 + delta_top_k)``-DP at one person: the map, rounded up; ``d_in > 1`` raises
-    (``docs/partition_selection.md``, section 3).
-    """
-    from ..api import _plan
-
-    set_union = make_policy_set_union(plan.set_union, source=source)
-    e1, d1 = set_union.map(1)
-    spent = (
-        float_up(Fraction(e1) + Fraction(plan.epsilon_top_k)),
-        float_up(Fraction(d1) + Fraction(plan.delta_top_k)),
-    )
-
-    def function(persons: Sequence[Sequence[Hashable]]) -> tuple[list[Any], list[int] | None]:
-        released = set_union(persons)
-        if not released:
-            return [], ([] if counts else None)
-        held = Counter(v for values in persons for v in set(values))
-        scores = np.array([held[v] for v in released], dtype=np.int64)
-        top = _plan(len(released), min(plan.k, len(released)), plan.epsilon_top_k,
-                    plan.delta_top_k, "auto", counts, plan.max_contributions, source)  # fmt: skip
-        if top.epsilon > plan.epsilon_top_k or top.delta > plan.delta_top_k:
-            raise PrivacyMapError("the top-k stage exceeds its share")  # pragma: no cover
-        out = top.measurement(scores)
-        if top.returns_counts:
-            indices, noisy = out
-        else:
-            indices, noisy = out, None
-        idx = [int(i) for i in np.asarray(indices)]
-        values = [released[i] for i in idx]
-        return values, ([int(x) for x in noisy] if counts and noisy is not None else None)
-
-    def privacy_map(d_in: Any) -> tuple[float, float]:
-        if d_in == 0:
-            return (0.0, 0.0)
-        if d_in > 1:
-            raise PrivacyMapError(f"policy set union is proven for one person, got d_in = {d_in}")
-        return spent
-
-    return Measurement(
-        input_domain=set_union.input_domain,
-        input_metric=SymmetricDistance(),
-        output_measure=Approximate(MaxDivergence()),
-        function=function,
-        privacy_map=privacy_map,
-    )
-
-
 #: ``top_k(candidates=None, mechanism="auto")`` runs :func:`make_policy_top_k` from this many
 #: values per person on (with ``epsilon >= POLICY_TOP_K_MIN_EPSILON``, a privacy unit, DuckDB).
 POLICY_TOP_K_MIN_CONTRIBUTIONS = 10
@@ -597,7 +493,7 @@ def use_policy_top_k(k: int, epsilon: float, delta: float, max_contributions: in
 
 def _engine(data: Any, column: str, privacy_unit: str | None, schema: Any) -> str:
     """The engine that holds ``data`` (a public fact: the type of the input)."""
-    return str(getattr(_open(data, column, privacy_unit, schema), "engine", "duckdb"))
+    return str(getattr(open_checked(data, column, privacy_unit, schema), "engine", "duckdb"))
 
 
 def _policy_top_k(
@@ -618,7 +514,7 @@ def _policy_top_k(
     plan = policy_top_k_plan(k, eps, delta, c)
     measurement = make_policy_top_k(plan, counts=counts, source=source)
     spent_eps, spent_delta = (float(x) for x in measurement.map(1))
-    table = _open(data, column, privacy_unit, schema)
+    table = open_checked(data, column, privacy_unit, schema)
     book = open_ledger(ledger)
     sure = policy_sure_count(plan.set_union)
     accuracy = (
@@ -709,7 +605,7 @@ def top_k_unknown_domain(
     plan = threshold_plan(noise, eps, delta, c)
     measurement = make_threshold_partition_selection(plan, counts=True, source=source)
     spent_eps, spent_delta = (float(x) for x in measurement.map(1))
-    table = _open(data, column, privacy_unit, schema)
+    table = open_checked(data, column, privacy_unit, schema)
     book = open_ledger(ledger)
     sure = _sure_release_count(plan)
     half = _noise_halfwidth(plan)
@@ -762,7 +658,7 @@ def _limited_domain(
     )
     spent_eps, spent_delta = (float(x) for x in measurement.map(1))
     theorem = limited_domain_accounting(per_round, k, delta / 2)[1]
-    table = _open(data, column, privacy_unit, schema)
+    table = open_checked(data, column, privacy_unit, schema)
     book = open_ledger(ledger)
     threshold = limited_domain_threshold(per_round, d_thr, k_bar, c)
     scale = 1 / per_round
@@ -829,7 +725,7 @@ def _charge_then_result(
             parameters=parameters,
         )
 
-    return _charge_then(book, release, spent[0], spent[1], None, "approx", entry, parameters)
+    return charge_then(book, release, spent[0], spent[1], None, "approx", entry, parameters)
 
 
 def _ordinal(n: int) -> str:

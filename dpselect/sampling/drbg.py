@@ -40,7 +40,7 @@ import weakref
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 
 from ..core.errors import ParameterError
-from .source import RandomSource
+from .random_source import RandomSource
 
 __all__ = ["BUFFER_BYTES", "RESEED_BYTES", "SMALL_READ", "ChaCha20Source", "chacha20_keystream"]
 

@@ -24,13 +24,11 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from abc import ABC, abstractmethod
-from typing import ClassVar
 
 import numpy as np
-import numpy.typing as npt
 
 from ..core.errors import ParameterError
+from .random_source import U64, RandomSource
 
 __all__ = [
     "SOURCE_NAMES",
@@ -42,35 +40,6 @@ __all__ = [
     "resolve_source",
     "source_by_name",
 ]
-
-U64 = npt.NDArray[np.uint64]
-
-
-class RandomSource(ABC):
-    """A stream of independent, uniformly random bytes."""
-
-    #: ``True`` only for sources whose output an adversary cannot predict.
-    private: ClassVar[bool] = False
-    #: ``True`` when ``words`` may be called from several threads at once with no change in
-    #: meaning (the stream order does not matter). Seeded sources are sequential.
-    thread_safe: ClassVar[bool] = False
-
-    @abstractmethod
-    def read(self, n: int) -> bytes:
-        """``n`` random bytes."""
-
-    def words(self, n: int) -> U64:
-        """``n`` random 64-bit words (little-endian), as a NumPy array."""
-        return np.frombuffer(self.read(8 * n), dtype="<u8").astype(np.uint64, copy=False)
-
-    def bits(self, k: int) -> int:
-        """A uniformly random integer in ``[0, 2^k)``."""
-        if k <= 0:
-            return 0
-        nbytes = (k + 7) // 8
-        value = int.from_bytes(self.read(nbytes), "little")
-        return value >> (8 * nbytes - k)
-
 
 _BLOCK = 1 << 16
 _live_system_sources: weakref.WeakSet[SystemRandomSource] = weakref.WeakSet()
@@ -203,7 +172,9 @@ def source_by_name(name: str) -> RandomSource:
             if name == "os":
                 src = SystemRandomSource()
             else:
-                from .drbg import ChaCha20Source  # imports cryptography: only when sampling
+                # imports cryptography: only when sampling; drbg imports random_source, not
+                # this module (no cycle)
+                from .drbg import ChaCha20Source
 
                 src = ChaCha20Source()
             _named[name] = src

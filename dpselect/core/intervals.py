@@ -14,7 +14,7 @@ from fractions import Fraction
 
 from flint import arb, ctx, fmpq
 
-from dpselect.core.arithmetic import Number, float_down, float_up
+from .arithmetic import Number, float_down, float_up
 
 __all__ = [
     "PRECISIONS",

@@ -1,0 +1,151 @@
+"""Policy Laplace set union, then a known-domain top-k on the values it released.
+
+The mechanism behind ``top_k(candidates=None)``'s policy path (values from the data): stage 1
+is the policy set union (:mod:`dpselect.mechanisms.set_union`, GGKSSY20), stage 2 the top-k of
+:func:`dpselect.mechanisms.top_k_plan.plan_top_k` over the released values, composed
+adaptively; :func:`policy_top_k_plan` splits the budget, :func:`make_policy_top_k` builds the
+:class:`~dpselect.core.measurement.Measurement` and its map (docs/partition_selection.md,
+section 3). :mod:`dpselect.recipes.unknown_domain` decides when to run it, opens the data and
+charges the ledger.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ..core.arithmetic import float_down, float_up
+from ..core.errors import ParameterError, PrivacyMapError
+from ..core.measurement import Measurement
+from ..core.measures import Approximate, MaxDivergence
+from ..core.metrics import SymmetricDistance
+from ..sampling.source import RandomSource
+from .set_union import SetUnionPlan, make_policy_set_union, set_union_plan
+from .top_k_plan import plan_top_k
+from .validate import check_delta, check_int, check_user_epsilon
+
+__all__ = [
+    "POLICY_TOP_K_ALPHA",
+    "POLICY_TOP_K_FRACTION",
+    "PolicyTopKPlan",
+    "make_policy_top_k",
+    "policy_top_k_plan",
+]
+
+
+#: Policy set union's share of epsilon (and of delta: one half) in the policy-then-top-k path.
+POLICY_TOP_K_FRACTION = Fraction(1, 2)
+#: The policy's cutoff ``Gamma = rho + alpha * b`` in this path: a value filled to ``Gamma`` is
+#: dropped with probability ``e^-alpha / 2`` (1.7e-4), not the 2.5% of the keys' ``alpha = 3``
+#: (every one of the top k must come through; values just above ``rho`` matter less here).
+POLICY_TOP_K_ALPHA = 8.0
+
+
+@dataclass(frozen=True)
+class PolicyTopKPlan:
+    """Policy Laplace set union, then a known-domain top-k on the released values.
+
+    ``set_union`` is calibrated to ``(fraction * epsilon, delta / 2)``; the top-k gets what the
+    set union's map leaves, ``(epsilon_top_k, delta_top_k)``, rounded down.
+    """
+
+    k: int
+    max_contributions: int
+    set_union: SetUnionPlan
+    epsilon_top_k: float
+    delta_top_k: float
+
+
+def policy_top_k_plan(
+    k: int,
+    epsilon: float,
+    delta: float,
+    max_contributions: int,
+    fraction: Fraction = POLICY_TOP_K_FRACTION,
+    alpha: float = POLICY_TOP_K_ALPHA,
+) -> PolicyTopKPlan:
+    """Calibrate :func:`make_policy_top_k` to ``(epsilon, delta)`` at one person."""
+    k = check_int(k, "k", minimum=1)
+    c = check_int(max_contributions, "max_contributions", minimum=1)
+    eps = Fraction(check_user_epsilon(epsilon))
+    dlt = Fraction(check_delta(delta, allow_zero=False))
+    if not 0 < fraction < 1:
+        raise ParameterError(f"fraction must be in (0, 1), got {fraction!r}")
+    su = set_union_plan("laplace", float_down(eps * fraction), float_down(dlt / 2), c, alpha)
+    eps2 = float_down(eps - Fraction(su.epsilon))
+    dlt2 = float_down(dlt - Fraction(su.delta))
+    if eps2 <= 0 or dlt2 <= 0:  # pragma: no cover - the set union fits within its share
+        raise ParameterError("the set union left no budget for the top k")
+    return PolicyTopKPlan(k, c, su, eps2, dlt2)
+
+
+def make_policy_top_k(
+    plan: PolicyTopKPlan, *, counts: bool = False, source: RandomSource | None = None
+) -> Measurement:
+    """Policy Laplace set union, then ``top_k`` (``mechanism="auto"``) on the released values.
+
+    Input: each person's values (at most ``c``, :func:`dpselect.data.partitions.person_values`:
+    persons in an order fixed per person). Output: ``(values, noisy counts or None)``, at most
+    ``k`` values best first. Stage 1 releases a set ``S`` (GGKSSY20; ``(eps_1, delta_1)`` =
+    ``plan.set_union``'s map); stage 2 counts, for each value of ``S``, the persons holding it
+    (a monotone vector: one person moves at most ``c`` counts by 1) and runs the known-domain
+    top-k calibrated to ``(epsilon_top_k, delta_top_k)`` for ``|S|`` candidates, chosen by
+    public facts and ``|S|`` (an output of stage 1). For every ``S`` stage 2 is
+    ``(epsilon_top_k, delta_top_k)``-DP, so by adaptive composition (Dwork, Rothblum and
+    Vadhan 2010; Dwork and Roth 2014, Theorem 3.16) the pipeline is ``(eps_1 + epsilon_top_k,
+    delta_1 + delta_top_k)``-DP at one person: the map, rounded up; ``d_in > 1`` raises
+    (``docs/partition_selection.md``, section 3).
+    """
+    set_union = make_policy_set_union(plan.set_union, source=source)
+    e1, d1 = set_union.map(1)
+    spent = (
+        float_up(Fraction(e1) + Fraction(plan.epsilon_top_k)),
+        float_up(Fraction(d1) + Fraction(plan.delta_top_k)),
+    )
+
+    def function(persons: Sequence[Sequence[Hashable]]) -> tuple[list[Any], list[int] | None]:
+        released = set_union(persons)
+        if not released:
+            return [], ([] if counts else None)
+        held = Counter(v for values in persons for v in set(values))
+        scores = np.array([held[v] for v in released], dtype=np.int64)
+        top = plan_top_k(
+            len(released),
+            min(plan.k, len(released)),
+            plan.epsilon_top_k,
+            plan.delta_top_k,
+            "auto",
+            counts,
+            plan.max_contributions,
+            source,
+        )
+        if top.epsilon > plan.epsilon_top_k or top.delta > plan.delta_top_k:
+            raise PrivacyMapError("the top-k stage exceeds its share")  # pragma: no cover
+        out = top.measurement(scores)
+        if top.returns_counts:
+            indices, noisy = out
+        else:
+            indices, noisy = out, None
+        idx = [int(i) for i in np.asarray(indices)]
+        values = [released[i] for i in idx]
+        return values, ([int(x) for x in noisy] if counts and noisy is not None else None)
+
+    def privacy_map(d_in: Any) -> tuple[float, float]:
+        if d_in == 0:
+            return (0.0, 0.0)
+        if d_in > 1:
+            raise PrivacyMapError(f"policy set union is proven for one person, got d_in = {d_in}")
+        return spent
+
+    return Measurement(
+        input_domain=set_union.input_domain,
+        input_metric=SymmetricDistance(),
+        output_measure=Approximate(MaxDivergence()),
+        function=function,
+        privacy_map=privacy_map,
+    )

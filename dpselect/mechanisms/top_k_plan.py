@@ -1,0 +1,365 @@
+"""Planning a top-k over public candidates: which mechanism, at which scale, at what cost.
+
+:func:`plan_top_k` turns the public facts of a query (``n`` candidates, ``k``, the target
+``(epsilon, delta)``, the mechanism asked for or ``"auto"``, whether counts are released, the
+L1 sensitivity ``c`` of the histograms) into a :class:`TopKPlan`: the calibrated
+:class:`~dpselect.core.measurement.Measurement` (map at one person, ``d_in = 1``), its cost in
+each accounting (``epsilon, delta`` for a basic ledger, ``rho`` for a zCDP ledger) and its
+accuracy statement. :func:`resolve_top_k_method` is the public choice ("auto": by
+:mod:`dpselect.mechanisms.choice`), :func:`calibrate_scale` the smallest scale meeting a pure
+epsilon. Nothing here reads data or samples: :func:`dpselect.api.top_k` and the recipes charge a
+ledger with a plan's cost and only then run its measurement.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+from ..accounting.zcdp import pure_dp_to_zcdp, zcdp_to_approx_dp
+from ..core.arithmetic import float_up
+from ..core.calibration import binary_search_param
+from ..core.domains import atom_domain, vector_domain
+from ..core.errors import ParameterError
+from ..core.measurement import Measurement
+from ..core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
+from ..core.metrics import LInfDistance
+from ..sampling.source import RandomSource
+from .choice import (
+    METHOD_NAMES,
+    choose_top_k,
+    composed_epsilon,
+    gap_needed,
+    gaussian_histogram_sigma,
+    per_round_epsilon,
+)
+from .gumbel_counts import make_gumbel_top_k_with_counts
+from .histogram_top_k import HistogramNoise, make_noisy_histogram_top_k
+from .report_noisy_max import make_noisy_top_k, selection_loss
+from .topk_accuracy import count_halfwidth, histogram_halfwidth, selection_alpha
+
+__all__ = [
+    "CONFIDENCE",
+    "GUMBEL_WITH_COUNTS",
+    "ZCDP_LEDGER_OPTIONS",
+    "TopKPlan",
+    "calibrate_scale",
+    "plan_gumbel_counts",
+    "plan_histogram_top_k",
+    "plan_top_k",
+    "resolve_top_k_method",
+]
+
+#: The confidence of the accuracy statements.
+CONFIDENCE = 0.95
+_CHOICE_KEY = {"exponential": "permute_and_flip"}  # api name -> choice module name
+_NOISE = {"permute_and_flip": "exponential", "gumbel": "gumbel", "laplace": "laplace"}
+GUMBEL_WITH_COUNTS = (
+    "exponential mechanism, one-shot Gumbel top-k (Durfee and Rogers 2019), then discrete "
+    "Laplace counts (Canonne, Kamath and Steinke 2020)"
+)
+
+
+@dataclass(frozen=True)
+class TopKPlan:
+    """A calibrated top-k: the measurement, what it costs in each accounting, what it claims.
+
+    ``measurement`` maps one person (``d_in = 1``) to its loss in its own measure;
+    ``epsilon, delta`` is the guarantee a basic ledger is charged (``kind``), ``rho`` what a
+    zCDP ledger is charged.
+    """
+
+    measurement: Measurement
+    method: str  # choice-module name (or "gumbel_counts")
+    name: str  # the method cited by name
+    scale: float
+    count_scale: float | None
+    epsilon: float
+    delta: float
+    rho: float
+    kind: Literal["pure", "bounded_range", "approx"]
+    accounting: str
+    accuracy: str
+    returns_counts: bool
+    #: the score margin of the accuracy statement (counts; at CONFIDENCE): public
+    margin: float = 0.0
+    #: the half-width ``t`` of the noisy counts' statement (mechanisms that release counts)
+    count_halfwidth: float | None = None
+
+
+def _selection(
+    n: int, k: int, noise: str, scale: float, measure: Measure, source: RandomSource | None
+) -> Measurement:
+    domain = vector_domain(atom_domain(int), size=n)
+    return make_noisy_top_k(
+        domain,
+        LInfDistance(monotonic=True),
+        measure,
+        k,
+        scale,
+        noise,  # type: ignore[arg-type]
+        source=source,
+    )
+
+
+#: In a zCDP ledger the pure-only mechanisms (permute-and-flip, Laplace) cost ``eps^2 / 2``,
+#: four times the exponential mechanism's ``eps^2 / 8`` (bounded range): "auto" then weighs
+#: only the options whose zCDP cost is not inflated.
+ZCDP_LEDGER_OPTIONS = ("gumbel", "gaussian_histogram")
+
+
+def resolve_top_k_method(
+    mech: str,
+    k: int,
+    n: int,
+    eps: float,
+    delta: float,
+    c: int,
+    counts: bool,
+    zcdp_ledger: bool = False,
+) -> str:
+    """The mechanism to run (choice-module name): ``mech`` itself, or the public choice (a
+    function of ``k, n, eps, delta, c``, ``counts`` and the ledger's accounting only)."""
+    if mech != "auto":
+        key = _CHOICE_KEY.get(mech, mech)
+        if key == "gaussian_histogram" and delta == 0:
+            raise ParameterError('mechanism="gaussian_histogram" needs delta > 0')
+        if counts and key in _NOISE:
+            if key != "gumbel":
+                raise ParameterError(
+                    'counts=True is available with mechanism="gumbel" or a histogram mechanism'
+                )
+            return "gumbel_counts"
+        return key
+    best, options = choose_top_k(k, n, eps, delta, c)
+    if zcdp_ledger:
+        options = tuple(o for o in options if o.mechanism in ZCDP_LEDGER_OPTIONS)
+        best = min(options, key=lambda o: o.gap)
+    if not counts or best.mechanism.endswith("_histogram"):
+        return best.mechanism
+    # counts wanted: a histogram releases them free, Gumbel + counts pays half for them.
+    histograms = [o for o in options if o.mechanism.endswith("_histogram")]
+    if not histograms:
+        return "gumbel_counts"
+    hist = min(histograms, key=lambda o: o.gap)
+    gumbel_gap = gap_needed("gumbel", k, n, float_up(Fraction(2 * k) / Fraction(eps)))
+    return hist.mechanism if hist.gap <= gumbel_gap else "gumbel_counts"
+
+
+def _positions(k: int) -> str:
+    return (
+        "the value returned has" if k == 1 else f"for every i = 1..{k}, the i-th value returned has"
+    )
+
+
+def _largest(k: int) -> str:
+    return "the largest score" if k == 1 else "the i-th largest score"
+
+
+def _selection_accuracy(noise: str, scale: float, k: int, n: int) -> str:
+    alpha = selection_alpha(noise, scale, k, n, 1 - CONFIDENCE)
+    return (
+        f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
+        f"least {_largest(k)} minus {alpha:.4g} (scores are counts after contribution "
+        "bounding; noise tails and a union bound over the rounds)"
+    )
+
+
+def _below_noise(t: float) -> str:
+    """What a noisy count below the noise level means (public: ``t`` is)."""
+    return (
+        f"; a noisy count below {t:g} is indistinguishable from zero and is shown as "
+        "'< noise', never negative"
+    )
+
+
+def _histogram_accuracy(noise: HistogramNoise, scale: float, k: int, n: int) -> str:
+    t = histogram_halfwidth(noise, scale, n, 1 - CONFIDENCE)
+    return (
+        f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
+        f"least {_largest(k)} minus {2 * t}, and every noisy count is within +-{t} of its "
+        "value's true count (scores are counts after contribution bounding; noise tails and "
+        f"a union bound over the {n} counts){_below_noise(t)}"
+    )
+
+
+def plan_top_k(
+    n: int,
+    k: int,
+    eps: float,
+    delta: float,
+    mech: str,
+    counts: bool,
+    c: int,
+    source: RandomSource | None,
+    zcdp_ledger: bool = False,
+) -> TopKPlan:
+    """Calibrate the chosen mechanism to ``(eps, delta)`` at one person (``d_in = 1``).
+
+    Selection scores move by at most 1 each, all the same way (monotonic; data.scores); each
+    person moves at most ``c`` of them (histograms).
+    """
+    method = resolve_top_k_method(mech, k, n, eps, delta, c, counts, zcdp_ledger)
+    if method == "gumbel_counts":
+        return plan_gumbel_counts(n, k, eps, source)
+    if method in ("laplace_histogram", "gaussian_histogram"):
+        return plan_histogram_top_k(n, k, eps, delta, method, c, source)
+    noise = _NOISE[method]
+    kind: Literal["pure", "bounded_range"] = "bounded_range" if noise == "gumbel" else "pure"
+    if delta == 0:
+        scale = calibrate_scale(lambda s: _selection(n, k, noise, s, MaxDivergence(), source), eps)
+        accounting = "basic composition"
+    else:
+        eps0, accounting = per_round_epsilon(kind, k, eps, delta)
+        scale = float_up(1 / Fraction(eps0))
+    measurement = _selection(n, k, noise, scale, MaxDivergence(), source)
+    twin = _selection(n, k, noise, scale, ZeroConcentratedDivergence(), source)
+    pure = float(measurement.map(1))
+    if delta == 0:
+        spent_eps, spent_delta, charge_kind = pure, 0.0, kind
+    else:
+        per_round = selection_loss(1, scale, 1, noise, MaxDivergence())
+        spent_eps, accounting = composed_epsilon(kind, k, per_round, delta)
+        while spent_eps > eps:  # pragma: no cover - the bisection keeps a margin
+            scale = math.nextafter(scale, math.inf)
+            per_round = selection_loss(1, scale, 1, noise, MaxDivergence())
+            spent_eps, accounting = composed_epsilon(kind, k, per_round, delta)
+        measurement = _selection(n, k, noise, scale, MaxDivergence(), source)
+        twin = _selection(n, k, noise, scale, ZeroConcentratedDivergence(), source)
+        spent_delta, charge_kind = delta, "approx"  # type: ignore[assignment]
+        if pure <= spent_eps:  # pragma: no cover - pure composition is never the better one here
+            spent_eps, spent_delta, charge_kind = pure, 0.0, kind
+    return TopKPlan(
+        measurement,
+        method,
+        METHOD_NAMES[method],
+        scale,
+        None,
+        spent_eps,
+        spent_delta,
+        float(twin.map(1)),
+        charge_kind,
+        accounting,
+        _selection_accuracy(noise, scale, k, n),
+        False,
+        selection_alpha(noise, scale, k, n, 1 - CONFIDENCE),
+    )
+
+
+def plan_histogram_top_k(
+    n: int, k: int, eps: float, delta: float, method: str, c: int, source: RandomSource | None
+) -> TopKPlan:
+    if method == "laplace_histogram":
+        scale = float_up(Fraction(c) / Fraction(eps))
+        m = make_noisy_histogram_top_k(n, k, "laplace", scale, c, source=source)
+        while float(m.map(1)) > eps:  # pragma: no cover - one ulp
+            scale = math.nextafter(scale, math.inf)
+            m = make_noisy_histogram_top_k(n, k, "laplace", scale, c, source=source)
+        spent = float(m.map(1))
+        return TopKPlan(
+            m,
+            method,
+            METHOD_NAMES[method],
+            scale,
+            scale,
+            spent,
+            0.0,
+            pure_dp_to_zcdp(spent),
+            "pure",
+            "Laplace mechanism on counts of L1 sensitivity max_contributions",
+            _histogram_accuracy("laplace", scale, k, n),
+            True,
+            2 * histogram_halfwidth("laplace", scale, n, 1 - CONFIDENCE),
+            histogram_halfwidth("laplace", scale, n, 1 - CONFIDENCE),
+        )
+    sigma = gaussian_histogram_sigma(c, eps, delta)
+    m = make_noisy_histogram_top_k(n, k, "gaussian", sigma, c, source=source)
+    rho = float(m.map(1))
+    spent = zcdp_to_approx_dp(rho, delta)
+    while spent > eps:  # pragma: no cover - sigma carries a margin
+        sigma = sigma * (1 + 1e-9)
+        m = make_noisy_histogram_top_k(n, k, "gaussian", sigma, c, source=source)
+        rho = float(m.map(1))
+        spent = zcdp_to_approx_dp(rho, delta)
+    return TopKPlan(
+        m,
+        method,
+        METHOD_NAMES[method],
+        sigma,
+        sigma,
+        spent,
+        delta,
+        rho,
+        "approx",
+        "zCDP of the Gaussian mechanism (L2 sensitivity sqrt(max_contributions)) and the "
+        "Canonne-Kamath-Steinke conversion",
+        _histogram_accuracy("gaussian", sigma, k, n),
+        True,
+        2 * histogram_halfwidth("gaussian", sigma, n, 1 - CONFIDENCE),
+        histogram_halfwidth("gaussian", sigma, n, 1 - CONFIDENCE),
+    )
+
+
+def plan_gumbel_counts(n: int, k: int, eps: float, source: RandomSource | None) -> TopKPlan:
+    domain = vector_domain(atom_domain(int), size=n)
+    metric = LInfDistance(monotonic=True)
+
+    def with_counts(measure: Measure, c: float) -> Measurement:
+        # half the budget to the ranking, half to the counts (both scales 2k c)
+        return make_gumbel_top_k_with_counts(
+            domain, metric, k, 2 * k * c, 2 * k * c, "laplace", measure, source
+        )
+
+    c = calibrate_scale(lambda c: with_counts(MaxDivergence(), c), eps)
+    m = with_counts(MaxDivergence(), c)
+    scale = 2 * k * c
+    t = count_halfwidth("laplace", scale, k, (1 - CONFIDENCE) / 2)
+    alpha = selection_alpha("gumbel", scale, k, n, (1 - CONFIDENCE) / 2)
+    accuracy = (
+        f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
+        f"least {_largest(k)} minus {alpha:.4g}, and every noisy count is within +-{t} of its "
+        "value's true count (scores are counts after contribution bounding; noise tails and "
+        f"union bounds){_below_noise(t)}"
+    )
+    return TopKPlan(
+        m,
+        "gumbel_counts",
+        GUMBEL_WITH_COUNTS,
+        scale,
+        scale,
+        float(m.map(1)),
+        0.0,
+        float(with_counts(ZeroConcentratedDivergence(), c).map(1)),
+        "pure",
+        "basic composition",
+        accuracy,
+        True,
+        alpha,
+        t,
+    )
+
+
+def calibrate_scale(make: Callable[[float], Measurement], epsilon: float) -> float:
+    """The smallest float scale whose pure-DP loss at ``d_in = 1`` is at most ``epsilon``.
+
+    The selection maps are ``float_up(c / scale)`` for a rational ``c`` (report_noisy_max,
+    gumbel_counts), so ``scale = float_up(map_at_1 / epsilon)`` is within an ulp or two of the
+    answer: it is moved by ulps while the map's own check decides, which replaces a binary
+    search of about 200 constructions by a handful. Binary search remains the fallback.
+    """
+    scale = float_up(Fraction(make(1.0).map(1)) / Fraction(epsilon))
+    for _ in range(4):
+        if make(scale).check(1, epsilon):
+            break
+        scale = math.nextafter(scale, math.inf)
+    else:  # pragma: no cover - only if a map stops being c / scale
+        return float(binary_search_param(make, 1, epsilon))
+    for _ in range(4):
+        smaller = math.nextafter(scale, 0.0)
+        if smaller <= 0 or not make(smaller).check(1, epsilon):
+            break
+        scale = smaller
+    return scale
