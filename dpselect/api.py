@@ -22,7 +22,6 @@ from .core.arithmetic import float_down, float_up, plain_number
 from .core.calibration import binary_search_param
 from .core.domains import atom_domain, vector_domain
 from .core.errors import ParameterError
-from .core.jsonvalues import json_dict
 from .core.measurement import Measurement
 from .core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
 from .core.metrics import LInfDistance
@@ -45,6 +44,7 @@ from .mechanisms.report_noisy_max import make_noisy_top_k, selection_loss
 from .mechanisms.topk_accuracy import count_halfwidth, histogram_halfwidth, selection_alpha
 from .mechanisms.validate import check_delta, check_int, check_user_epsilon
 from .recipes._common import open_ledger
+from .recipes.result import Result
 from .sampling.source import RandomSource, resolve_source
 
 __all__ = [
@@ -82,7 +82,7 @@ Progress = Callable[[float], None] | None
 
 
 @dataclass(frozen=True)
-class TopKResult:
+class TopKResult(Result):
     """A private top-k release: the ranked candidates, what it cost, how accurate it is."""
 
     candidates: list[Any]
@@ -96,14 +96,14 @@ class TopKResult:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (candidates converted with ``str`` when not JSON types)."""
         out = asdict(self)
         out["candidates"] = [
             c if isinstance(c, (int, float, str)) else str(c) for c in self.candidates
         ]
         out["stopped_early"] = bool(self.stopped_early)
-        return json_dict(out)
+        return out
 
     def shown_counts(self) -> list[str] | None:
         """The noisy counts as printed: a count below the noise level ``t`` (the half-width of
@@ -119,7 +119,16 @@ class TopKResult:
             for c in self.counts
         ]
 
-    def __str__(self) -> str:
+    def _rows(self) -> list[dict[str, Any]]:
+        rows = [
+            {"rank": rank, "candidate": cand}
+            for rank, cand in enumerate(self.to_dict()["candidates"], start=1)
+        ]
+        for row, count in zip(rows, self.counts or [], strict=False):
+            row["noisy_count"] = count
+        return rows
+
+    def _text(self) -> str:
         shown = self.shown_counts()
         lines = [
             f"{rank}. {cand}" + (f"  (noisy count {shown[rank - 1]})" if shown is not None else "")

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -43,7 +43,6 @@ import numpy as np
 
 from ..core.arithmetic import float_up
 from ..core.errors import ParameterError
-from ..core.jsonvalues import json_dict
 from ..data.column_roles import check_column_role
 from ..data.tables import Table, open_table
 from ..mechanisms.exponential import make_exponential_mechanism
@@ -52,6 +51,7 @@ from ..mechanisms.quantile_score import quantile_fraction
 from ..mechanisms.validate import check_epsilon
 from ..sampling.source import RandomSource
 from ._common import charge_then_release, column_values, numeric_column, open_ledger
+from .result import Result
 
 __all__ = [
     "DEFAULT_CONTRIBUTIONS",
@@ -72,7 +72,7 @@ DEFAULT_CONTRIBUTIONS = tuple(1 << j for j in range(9))
 
 
 @dataclass(frozen=True)
-class ContributionChoice:
+class ContributionChoice(Result):
     """The chosen contribution bound and its cost."""
 
     max_contributions: int
@@ -81,10 +81,7 @@ class ContributionChoice:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return json_dict(asdict(self))
-
-    def __str__(self) -> str:
+    def _text(self) -> str:
         return (
             f"max_contributions: {self.max_contributions} (chosen privately among "
             f"{self.n_candidates} candidates, generalized exponential mechanism; "
@@ -249,7 +246,7 @@ def choose_max_contributions(
 
 # ----------------------------------------------------------------------------- clamping bounds
 @dataclass(frozen=True)
-class BoundsChoice:
+class BoundsChoice(Result):
     """The chosen clamping bounds and their cost."""
 
     lower: float
@@ -259,10 +256,7 @@ class BoundsChoice:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return json_dict(asdict(self))
-
-    def __str__(self) -> str:
+    def _text(self) -> str:
         return (
             f"bounds: [{self.lower:g}, {self.upper:g}] (private {self.quantiles[0]:g} and "
             f"{self.quantiles[1]:g} quantiles over power-of-two bins; epsilon = "

@@ -43,7 +43,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.errors import ParameterError
-from ..core.jsonvalues import json_dict
 from ..core.measurement import Measurement
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
@@ -58,6 +57,7 @@ from ._common import (
     open_ledger,
     precompose,
 )
+from .result import Result
 
 __all__ = [
     "HypothesisResult",
@@ -211,7 +211,7 @@ def make_hypothesis_selection(
 
 
 @dataclass(frozen=True)
-class HypothesisResult:
+class HypothesisResult(Result):
     """The selected hypothesis, its cost, and the guarantees that come with it."""
 
     name: Any
@@ -226,24 +226,22 @@ class HypothesisResult:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the hypothesis object itself is left out)."""
-        return json_dict(
-            {
-                "name": jsonable(self.name),
-                "index": self.index,
-                "epsilon": self.epsilon,
-                "n_hypotheses": self.n_hypotheses,
-                "accuracy": self.accuracy,
-                "alpha": self.alpha,
-                "sample_size": self.sample_size,
-                "guarantee": self.guarantee,
-                "ledger": self.ledger,
-                "parameters": self.parameters,
-            }
-        )
+        return {
+            "name": jsonable(self.name),
+            "index": self.index,
+            "epsilon": self.epsilon,
+            "n_hypotheses": self.n_hypotheses,
+            "accuracy": self.accuracy,
+            "alpha": self.alpha,
+            "sample_size": self.sample_size,
+            "guarantee": self.guarantee,
+            "ledger": self.ledger,
+            "parameters": self.parameters,
+        }
 
-    def __str__(self) -> str:
+    def _text(self) -> str:
         return "\n".join(
             [
                 f"selected hypothesis: {self.name}",

@@ -31,10 +31,10 @@ import numpy as np
 
 from ..core.arithmetic import as_decimal, float_up
 from ..core.errors import ParameterError
-from ..core.jsonvalues import json_dict
 from ..mechanisms.utility import selection_probabilities, utility_bound
 from ..mechanisms.validate import check_epsilon, check_scale
 from ._common import CONFIDENCE, check_confidence, jsonable
+from .result import Result
 
 __all__ = [
     "PreviewResult",
@@ -69,7 +69,7 @@ class PreviewRow:
 
 
 @dataclass(frozen=True)
-class PreviewResult:
+class PreviewResult(Result):
     """A preview of a selection over hypothetical scores, for one or several ``epsilon``."""
 
     names: list[Any]
@@ -81,13 +81,16 @@ class PreviewResult:
     rows: list[PreviewRow]
     note: str = NOTE
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
         out = asdict(self)
         out["names"] = [jsonable(n) for n in self.names]
-        return json_dict(out)
+        return out
 
-    def __str__(self) -> str:
+    def _rows(self) -> list[dict[str, Any]]:
+        return list(self.to_dict()["rows"])
+
+    def _text(self) -> str:
         best = max(self.scores)
         lines = [
             f"preview of the {_MECHANISMS[self.mechanism]} ({NOTE})",
@@ -314,7 +317,7 @@ class TopKPreviewRow:
 
 
 @dataclass(frozen=True)
-class TopKPreview:
+class TopKPreview(Result):
     """The top-k options at ``(k, epsilon, delta, n, max_contributions)``: no data read."""
 
     k: int
@@ -325,11 +328,10 @@ class TopKPreview:
     rows: list[TopKPreviewRow]
     note: str = "public parameters only: no data read, no budget spent"
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary."""
-        return json_dict(asdict(self))
+    def _rows(self) -> list[dict[str, Any]]:
+        return list(self.to_dict()["rows"])
 
-    def __str__(self) -> str:
+    def _text(self) -> str:
         n = (
             "values from the data"
             if self.n_candidates is None

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -45,7 +45,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.errors import DataError, ParameterError
-from ..core.jsonvalues import json_dict
 from ..core.measurement import Measurement
 from ..data.candidates import load_candidates
 from ..data.tables import open_table
@@ -63,6 +62,7 @@ from ._common import (
     open_ledger,
     precompose,
 )
+from .result import Result
 
 __all__ = [
     "MAX_GRID",
@@ -217,7 +217,7 @@ def make_price_mechanism(
 
 
 @dataclass(frozen=True)
-class PriceResult:
+class PriceResult(Result):
     """A private price with the seed's revenue guarantee beside it."""
 
     price: float
@@ -232,11 +232,7 @@ class PriceResult:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary."""
-        return json_dict(asdict(self))
-
-    def __str__(self) -> str:
+    def _text(self) -> str:
         return "\n".join(
             [
                 f"price: {self.price:.6g}",

@@ -38,7 +38,6 @@ import numpy.typing as npt
 from ..core.arithmetic import float_up
 from ..core.domains import atom_domain
 from ..core.errors import DataError, ParameterError
-from ..core.jsonvalues import json_dict
 from ..core.metrics import L1Distance
 from ..data.candidates import load_candidates
 from ..data.column_roles import check_column_role
@@ -82,6 +81,7 @@ from ._common import (
     jsonable,
     open_ledger,
 )
+from .result import Result
 
 __all__ = [
     "QuantileResult",
@@ -186,7 +186,7 @@ def quantile_values(
 
 # ----------------------------------------------------------------------------- the result
 @dataclass(frozen=True)
-class QuantileResult:
+class QuantileResult(Result):
     """Private quantiles: the values released, what they cost, how accurate they are."""
 
     q: list[float]
@@ -206,14 +206,18 @@ class QuantileResult:
     #: ``to_dict`` and ``--json``, not by ``str``)
     derivation: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (with ``rounding_loss``, the part of epsilon that pays for
         float log-weights, and ``derivation``)."""
         out = asdict(self)
         out["values"] = [jsonable(v) for v in self.values]
-        return json_dict(out)
+        return out
 
-    def __str__(self) -> str:
+    def _rows(self) -> list[dict[str, Any]]:
+        values = self.to_dict()["values"]
+        return [{"q": q, "value": v} for q, v in zip(self.q, values, strict=True)]
+
+    def _text(self) -> str:
         lines = [f"q = {q:g}: {v:.10g}" for q, v in zip(self.q, self.values, strict=True)]
         lines.append(f"mechanism: {self.method}")
         # rounding_loss (the share of epsilon that pays for float log-weights) is left to

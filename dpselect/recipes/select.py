@@ -27,18 +27,18 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from ..core.errors import ParameterError
-from ..core.jsonvalues import json_dict
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_optimize, check_scale, check_user_epsilon
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, charge_then_release, check_confidence, jsonable, open_ledger
+from .result import Result
 
 __all__ = ["SelectionResult", "select"]
 
 
 @dataclass(frozen=True)
-class SelectionResult:
+class SelectionResult(Result):
     """A privately selected candidate, its cost and the utility theorem's statement."""
 
     candidate: Any
@@ -51,23 +51,21 @@ class SelectionResult:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the candidate converted with ``str`` when needed)."""
-        return json_dict(
-            {
-                "candidate": jsonable(self.candidate),
-                "index": self.index,
-                "epsilon": self.epsilon,
-                "n_candidates": self.n_candidates,
-                "sensitivity": self.sensitivity,
-                "monotonic": self.monotonic,
-                "accuracy": self.accuracy,
-                "ledger": self.ledger,
-                "parameters": self.parameters,
-            }
-        )
+        return {
+            "candidate": jsonable(self.candidate),
+            "index": self.index,
+            "epsilon": self.epsilon,
+            "n_candidates": self.n_candidates,
+            "sensitivity": self.sensitivity,
+            "monotonic": self.monotonic,
+            "accuracy": self.accuracy,
+            "ledger": self.ledger,
+            "parameters": self.parameters,
+        }
 
-    def __str__(self) -> str:
+    def _text(self) -> str:
         form = "monotonic, exp(eps s / Delta)" if self.monotonic else "exp(eps s / (2 Delta))"
         return "\n".join(
             [

@@ -38,7 +38,6 @@ from ..accounting.zcdp import approx_dp_to_zcdp_budget
 from ..core.arithmetic import float_up
 from ..core.domains import AnyDomain
 from ..core.errors import MeasureError, ParameterError
-from ..core.jsonvalues import json_dict
 from ..core.measurement import Measurement
 from ..core.measures import ZeroConcentratedDivergence
 from ..mechanisms.private_candidates import make_repeat_and_select, repeat_and_select_rdp
@@ -47,12 +46,13 @@ from ..sampling.run_counts import truncated_negative_binomial_mean
 from ..sampling.source import RandomSource, resolve_source
 from ..sampling.uniform import uniform_index
 from ._common import jsonable, open_ledger
+from .result import Result
 
 __all__ = ["TuneResult", "tnb_gamma_for_mean", "tune"]
 
 
 @dataclass(frozen=True)
-class TuneResult:
+class TuneResult(Result):
     """The best run's ``(score, model)`` and configuration, with the privacy accounting."""
 
     config: Any
@@ -67,24 +67,22 @@ class TuneResult:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the model itself is left out)."""
-        return json_dict(
-            {
-                "config": jsonable(self.config),
-                "score": jsonable(self.score),
-                "epsilon": self.epsilon,
-                "delta": self.delta,
-                "rho_per_run": self.rho_per_run,
-                "rho_per_run_if_composed": self.rho_per_run_if_composed,
-                "mean_runs": self.mean_runs,
-                "distribution": self.distribution,
-                "ledger": self.ledger,
-                "parameters": self.parameters,
-            }
-        )
+        return {
+            "config": jsonable(self.config),
+            "score": jsonable(self.score),
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "rho_per_run": self.rho_per_run,
+            "rho_per_run_if_composed": self.rho_per_run_if_composed,
+            "mean_runs": self.mean_runs,
+            "distribution": self.distribution,
+            "ledger": self.ledger,
+            "parameters": self.parameters,
+        }
 
-    def __str__(self) -> str:
+    def _text(self) -> str:
         return "\n".join(
             [
                 f"best configuration: {self.config!r} (noisy score {self.score})",

@@ -42,7 +42,6 @@ import numpy as np
 from ..api import CONFIDENCE, TopKResult, _charge_then, _open
 from ..core.arithmetic import float_down, float_up
 from ..core.errors import ParameterError, PrivacyMapError
-from ..core.jsonvalues import json_dict
 from ..core.measurement import Measurement
 from ..core.measures import Approximate, MaxDivergence
 from ..core.metrics import SymmetricDistance
@@ -73,6 +72,7 @@ from ..mechanisms.set_union import (
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource, resolve_source
 from ._common import jsonable, open_ledger
+from .result import Result
 
 __all__ = [
     "K_BAR_EXTRA",
@@ -168,7 +168,7 @@ def choose_keys_method(
 
 
 @dataclass(frozen=True)
-class KeysResult:
+class KeysResult(Result):
     """The values that may be published, what it cost, and how likely a value is shown."""
 
     values: list[Any]
@@ -179,13 +179,16 @@ class KeysResult:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
         out = asdict(self)
         out["values"] = [jsonable(v) for v in self.values]
-        return json_dict(out)
+        return out
 
-    def __str__(self) -> str:
+    def _rows(self) -> list[dict[str, Any]]:
+        return [{"value": v} for v in self.to_dict()["values"]]
+
+    def _text(self) -> str:
         return "\n".join(
             [
                 *(str(v) for v in self.values),
