@@ -20,6 +20,7 @@ import numpy as np
 from .accounting.zcdp import pure_dp_to_zcdp, zcdp_to_approx_dp
 from .core.arithmetic import float_down, float_up, plain_number
 from .core.calibration import binary_search_param
+from .core.deprecation import warn_renamed
 from .core.domains import atom_domain, vector_domain
 from .core.errors import ParameterError
 from .core.measurement import Measurement
@@ -58,13 +59,20 @@ __all__ = [
 ]
 
 Mechanism = Literal[
-    "auto", "gumbel", "exponential", "laplace", "laplace_histogram", "gaussian_histogram"
+    "auto",
+    "gumbel",
+    "permute_and_flip",
+    "exponential",  # deprecated spelling of "permute_and_flip"
+    "laplace",
+    "laplace_histogram",
+    "gaussian_histogram",
 ]
 #: The mechanisms ``mechanism=`` accepts, cited by name. "auto" picks one by public facts.
 MECHANISMS: dict[str, str] = {
     "auto": "the most accurate for (k, epsilon, delta, candidates, max_contributions)",
     "gumbel": METHOD_NAMES["gumbel"],
-    "exponential": METHOD_NAMES["permute_and_flip"],
+    "permute_and_flip": METHOD_NAMES["permute_and_flip"],
+    "exponential": METHOD_NAMES["permute_and_flip"] + " (deprecated name: permute_and_flip)",
     "laplace": METHOD_NAMES["laplace"],
     "laplace_histogram": METHOD_NAMES["laplace_histogram"],
     "gaussian_histogram": METHOD_NAMES["gaussian_histogram"],
@@ -160,6 +168,8 @@ def _check_mechanism(mechanism: Any) -> Mechanism:
         return "auto"
     if mechanism not in MECHANISMS:
         raise ParameterError(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
+    if mechanism == "exponential":  # "exponential" is Gumbel in make_exponential_mechanism
+        warn_renamed('mechanism="exponential"', 'mechanism="permute_and_flip"', stacklevel=4)
     return mechanism  # type: ignore[no-any-return]
 
 

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..core.arithmetic import float_up
+from ..core.deprecation import warn_renamed
 from ..core.errors import ParameterError
 from ..data.column_roles import check_column_role
 from ..data.tables import Table, open_table
@@ -50,7 +51,13 @@ from ..mechanisms.generalized_exponential import make_generalized_exponential_me
 from ..mechanisms.quantile_score import quantile_fraction
 from ..mechanisms.validate import check_epsilon
 from ..sampling.source import RandomSource
-from ._common import charge_then_release, column_values, numeric_column, open_ledger
+from ._common import (
+    charge_then_release,
+    check_confidence,
+    column_values,
+    numeric_column,
+    open_ledger,
+)
 from .result import Result
 
 __all__ = [
@@ -192,11 +199,12 @@ def choose_max_contributions(
     *,
     candidates: Any = None,
     release_epsilon: float | None = None,
-    beta: float = 0.05,
+    confidence: float = 0.95,
     ledger: Any = None,
     source: RandomSource | None = None,
     penalty: Callable[[int], Any] | None = None,
     schema: Any = None,
+    beta: float | None = None,
 ) -> ContributionChoice:
     """A contribution bound for ``column`` per ``privacy_unit``, chosen privately (module doc).
 
@@ -208,6 +216,12 @@ def choose_max_contributions(
     """
     eps = Fraction(check_epsilon(epsilon))
     rel = eps if release_epsilon is None else Fraction(check_epsilon(release_epsilon))
+    if beta is None:  # 1 - confidence in decimal, exactly: confidence 0.95 is beta 0.05
+        beta = float(1 - Fraction(str(check_confidence(confidence))))
+    else:
+        warn_renamed("beta=", "confidence= (1 - beta)")
+        if confidence != 0.95:
+            raise ParameterError("give confidence or its deprecated form beta, not both")
     cands = _contribution_candidates(candidates)
     pens = _penalties(penalty, cands)
     table = _table(data, schema)

@@ -30,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..core.arithmetic import as_decimal, float_up
+from ..core.deprecation import warn_renamed
 from ..core.errors import ParameterError
 from ..mechanisms.utility import selection_probabilities, utility_bound
 from ..mechanisms.validate import check_epsilon, check_scale
@@ -46,9 +47,12 @@ __all__ = [
     "preview_top_k",
 ]
 
-Mechanism = Literal["gumbel", "exponential", "laplace"]
+#: "exponential" is the deprecated spelling of "permute_and_flip" (issue 23: "exponential" is
+#: the Gumbel exponential mechanism in make_exponential_mechanism).
+Mechanism = Literal["gumbel", "permute_and_flip", "exponential", "laplace"]
 _MECHANISMS = {
     "gumbel": "exponential mechanism (Gumbel report-noisy-max)",
+    "permute_and_flip": "permute-and-flip (report-noisy-max with exponential noise)",
     "exponential": "permute-and-flip (report-noisy-max with exponential noise)",
     "laplace": "report-noisy-max with Laplace noise",
 }
@@ -162,7 +166,8 @@ def _row(
     confidence: float,
 ) -> PreviewRow:
     scale = float_up((1 if monotonic else 2) * delta / eps)
-    probs = selection_probabilities(scores, scale, noise=mechanism)
+    noise = "exponential" if mechanism == "permute_and_flip" else mechanism
+    probs = selection_probabilities(scores, scale, noise=noise)
     best = max(scores)
     optimal = np.asarray(scores) == best
     p_wrong = float(probs[~optimal].sum())
@@ -196,6 +201,8 @@ def _row(
 def _check_mechanism(mechanism: Any) -> Mechanism:
     if mechanism not in _MECHANISMS:
         raise ParameterError(f"mechanism must be one of {sorted(_MECHANISMS)}, got {mechanism!r}")
+    if mechanism == "exponential":
+        warn_renamed('mechanism="exponential"', 'mechanism="permute_and_flip"', stacklevel=4)
     return mechanism  # type: ignore[no-any-return]
 
 
