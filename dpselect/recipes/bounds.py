@@ -213,6 +213,48 @@ def choose_max_contributions(
     ``L / release_epsilon`` models. ``penalty``: a public rule ``L -> number`` replacing it
     (evaluated before the charge, never on data; a public term leaves every sensitivity
     ``Delta_L = L`` unchanged). ``data`` may be an opened :class:`~dpselect.data.tables.Table`.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame or Table
+        The private rows.
+    column : str
+        The column whose values people contribute.
+    privacy_unit : str
+        The column identifying people.
+    epsilon : float
+        The choice's pure-DP cost.
+    candidates : list of int, optional
+        The bounds to choose among (default 1, 2, 4, ..., 256).
+    release_epsilon : float, optional
+        The epsilon of the later release (default ``epsilon``).
+    confidence : float, default 0.95
+        The confidence of the generalized exponential mechanism's guarantee (``beta``, its
+        deprecated form, is ``1 - confidence``).
+    ledger, source, penalty, schema
+        The budget ledger, the randomness (tests only), a public penalty rule and declared
+        column types.
+
+    Returns
+    -------
+    ContributionChoice
+        The chosen bound and its cost.
+
+    Raises
+    ------
+    ParameterError, DataError, BudgetExceeded
+        Invalid parameters, unusable data or budget left, before any budget is spent.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> visits = pd.DataFrame({"user": [1, 1, 2, 2, 3, 4, 5, 5, 6, 7],
+    ...                        "site": list("aabcaabaca")})
+    >>> dp.choose_max_contributions(visits, "site", "user", 1.0, candidates=[1, 2, 4],
+    ...                             source=InsecureSeededSource(1)).max_contributions
+    2
     """
     eps = Fraction(check_epsilon(epsilon))
     rel = eps if release_epsilon is None else Fraction(check_epsilon(release_epsilon))
@@ -351,6 +393,39 @@ def choose_bounds(
     the low level's lower edge and the high level's upper edge when the picks are in order,
     and never an empty interval when noise puts them the other way round (post-processing).
     ``data`` may be an opened :class:`~dpselect.data.tables.Table`.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame or Table
+        The private rows.
+    column : str
+        A numeric column.
+    epsilon : float
+        The choice's pure-DP cost.
+    quantiles : (float, float), default (0.05, 0.95)
+        The levels whose private estimates become the bounds.
+    ledger, source, schema
+        The budget ledger, the randomness (tests only) and declared column types.
+
+    Returns
+    -------
+    BoundsChoice
+        The chosen bounds and their cost.
+
+    Raises
+    ------
+    ParameterError, DataError, BudgetExceeded
+        Invalid parameters, unusable data or budget left, before any budget is spent.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> frame = pd.DataFrame({"x": [float(i) for i in range(1, 1001)]})
+    >>> bounds = dp.choose_bounds(frame, "x", 1.0, source=InsecureSeededSource(1))
+    >>> bounds.lower < bounds.upper
+    True
     """
     eps = Fraction(check_epsilon(epsilon))
     levels = _bound_levels(quantiles)

@@ -272,6 +272,41 @@ def select_hypothesis(
     ``epsilon``: pure DP for one example added or removed; the ledger is charged before the
     hypotheses are evaluated. ``alpha`` is the target error of the reported sample-size
     guarantee (Theorem 6, module docstring). ``source`` is for tests and demos only.
+
+    Parameters
+    ----------
+    X, y : array-like
+        The private examples and their labels.
+    hypotheses : dict or list
+        The public hypotheses (callables ``h(x) -> label``), a dict names them.
+    epsilon : float
+        The privacy cost.
+    alpha : float, default 0.1
+        The target excess error of the PAC guarantee.
+    confidence, ledger, source
+        The guarantee's confidence, the budget ledger and the randomness (tests only).
+
+    Returns
+    -------
+    HypothesisResult
+        The selected hypothesis, its cost, the utility theorem's statement and the PAC
+        guarantee.
+
+    Raises
+    ------
+    ParameterError, BudgetExceeded
+        Invalid parameters or budget left, before any budget is spent.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> X = np.arange(20)
+    >>> y = (X >= 10).astype(int)
+    >>> rules = {"x >= 5": lambda x: x >= 5, "x >= 10": lambda x: x >= 10}
+    >>> dp.select_hypothesis(X, y, rules, epsilon=2.0, source=InsecureSeededSource(1)).name
+    'x >= 10'
     """
     eps = Fraction(check_user_epsilon(epsilon))
     conf = check_confidence(confidence)

@@ -220,6 +220,39 @@ def preview(
     ``epsilon``: a number or a list. ``monotonic=True`` previews counts as
     :func:`dpselect.top_k` scores them (``scale = Delta / eps``); the default is the seed's
     general ``2 Delta / eps``. Uses only the scores given: nothing is sampled or charged.
+
+    Parameters
+    ----------
+    scores : list or dict
+        Hypothetical (or public) scores; a dict names the candidates.
+    epsilon : float or list of float
+        One or several privacy costs to preview.
+    sensitivity : float, default 1
+        How much one person changes any score.
+    monotonic : bool, default False
+        True when every score moves in the same direction between neighbours.
+    mechanism : {"gumbel", "permute_and_flip", "laplace"}, default "gumbel"
+        The selection's noise (``"exponential"``: deprecated spelling of
+        ``"permute_and_flip"``).
+    confidence : float, default 0.95
+        The confidence of the utility theorem's bound.
+
+    Returns
+    -------
+    PreviewResult
+        One row per ``epsilon``: the exact selection probabilities and the bound.
+
+    Raises
+    ------
+    ParameterError
+        Invalid parameters (nothing is spent: no data is read).
+
+    Examples
+    --------
+    >>> import dpselect as dp
+    >>> result = dp.preview([10, 8, 1], epsilon=1.0)
+    >>> round(result.rows[0].p_best, 3)
+    0.725
     """
     names, values = _scores(scores)
     eps_list = _epsilons(epsilon)
@@ -267,6 +300,38 @@ def plot_preview(
     The curve spans a decade either side of the given ``epsilon`` values (marked with dotted
     lines), or the range where the answer becomes reliable. Saved as a PNG with matplotlib's
     Agg canvas (no display, no global backend change).
+
+    Parameters
+    ----------
+    scores : list or dict
+        Hypothetical scores, as for :func:`preview`.
+    path : str or Path
+        The PNG to write.
+    epsilon : list of float, optional
+        The grid of privacy costs (default: a grid around the scores' gaps).
+    sensitivity, monotonic, mechanism
+        As for :func:`preview`.
+    title : str, optional
+        The plot's title.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    ParameterError
+        Invalid parameters; ImportError without matplotlib.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import dpselect as dp
+    >>> out = dp.plot_preview([10, 8, 1], Path(tempfile.mkdtemp()) / "preview.png")
+    >>> out.name
+    'preview.png'
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -372,7 +437,37 @@ def preview_top_k(
 ) -> TopKPreview:
     """The options :func:`dpselect.top_k` weighs for these public parameters, with the
     accuracy each would give; ``n_candidates=None`` for values from the data. Nothing is
-    read or charged."""
+    read or charged.
+
+    Parameters
+    ----------
+    k : int
+        How many values the top-k would release.
+    n_candidates : int or None
+        The number of public candidates (None: values from the data).
+    epsilon, delta : float
+        The privacy cost of the top-k.
+    max_contributions : int, default 1
+        How many values each person counts toward.
+
+    Returns
+    -------
+    TopKPreview
+        One row per option: its scale, accounting and accuracy; ``chosen`` marks the one
+        ``mechanism="auto"`` runs.
+
+    Raises
+    ------
+    ParameterError
+        Invalid parameters (nothing is spent: no data is read).
+
+    Examples
+    --------
+    >>> import dpselect as dp
+    >>> options = dp.preview_top_k(3, 50, epsilon=1.0)
+    >>> [row.mechanism for row in options.rows if row.chosen]
+    ['laplace_histogram']
+    """
     from ..mechanisms.choice import METHOD_NAMES, choose_top_k
     from ..mechanisms.topk_accuracy import histogram_halfwidth, selection_alpha
     from ..mechanisms.validate import check_delta, check_int

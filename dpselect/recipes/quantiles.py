@@ -479,6 +479,49 @@ def quantile(
 
     ``data`` may also be a DuckDB relation, or one column of values: a pandas (or polars)
     Series or a 1-D NumPy array, with ``column=None`` (or the Series' name).
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation, Series or array
+        The private rows, as for :func:`dpselect.top_k`.
+    column : str or None
+        A numeric column.
+    q : float or list of float
+        The quantile level(s) in [0, 1] (0.5: the median).
+    epsilon : float
+        The total privacy cost at distance 1.
+    bounds : (float, float) or "auto", optional
+        Public clamping bounds (``"auto"``: chosen privately); or give ``candidates``.
+    candidates : list, optional
+        Public candidate values (instead of ``bounds``).
+    confidence : float, default 0.95
+        The confidence of the accuracy statements.
+    method : str, default "auto"
+        ``"auto"``, ``"tree"``, ``"joint"``, ``"recursive"`` or ``"split"``.
+    ledger, source, resolution, progress, schema, auto_fraction, work_progress
+        The budget ledger, the randomness (tests only), the output grid, progress callbacks,
+        declared column types and the share of ``epsilon`` for ``bounds="auto"``.
+
+    Returns
+    -------
+    QuantileResult
+        The released values, the method, the cost and one accuracy line per level.
+
+    Raises
+    ------
+    ParameterError, DataError, BudgetExceeded
+        Invalid parameters, unusable data or budget left, before any budget is spent.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> values = pd.Series([float(i) for i in range(1, 1001)])
+    >>> result = dp.quantile(values, None, q=0.5, epsilon=1.0, bounds=(0, 1000),
+    ...                      source=InsecureSeededSource(1))
+    >>> result.values
+    [499.285]
     """
     data, column = one_column(data, column)
     if isinstance(bounds, str):

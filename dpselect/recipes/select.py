@@ -96,6 +96,46 @@ def select(
     caller's obligations; the candidate list must not depend on ``data``). ``optimize="min"``
     prefers low scores. ``epsilon``: pure DP for one record added or removed; the ledger is
     charged before ``score_fn`` is called. ``source`` is for tests and demos only.
+
+    Parameters
+    ----------
+    candidates : sequence
+        The public candidates.
+    score_fn : callable
+        ``score_fn(data, candidate) -> float``, with sensitivity ``sensitivity``.
+    data : object
+        The private data, passed to ``score_fn``.
+    epsilon : float
+        The privacy cost.
+    sensitivity : float
+        How much one person changes any score.
+    monotonic : bool, default False
+        True when every score moves in the same direction between neighbours.
+    optimize : {"max", "min"}, default "max"
+        Select a high or a low score.
+    confidence, ledger, source
+        The accuracy statement's confidence, the budget ledger and the randomness (tests
+        only).
+
+    Returns
+    -------
+    SelectionResult
+        The selected candidate, its cost and the utility theorem's statement.
+
+    Raises
+    ------
+    ParameterError, BudgetExceeded
+        Invalid parameters or budget left, before any budget is spent.
+
+    Examples
+    --------
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> result = dp.select(["a", "b", "c"], lambda data, c: data.count(c), list("aaaab"),
+    ...                    epsilon=1.0, sensitivity=1, monotonic=True,
+    ...                    source=InsecureSeededSource(1))
+    >>> result.candidate
+    'a'
     """
     eps = Fraction(check_user_epsilon(epsilon))
     delta = check_scale(sensitivity, "sensitivity", allow_zero=False)

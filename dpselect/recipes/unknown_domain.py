@@ -275,6 +275,45 @@ def partition_selection(
     :mod:`dpselect.mechanisms.set_union` on each person's values (held in the driver). The
     released values come in a fixed order (sorted), never by count. Charged once, durably,
     before the data is read. ``schema``: declared column types, as for :func:`dpselect.top_k`.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation, Series or array
+        The private rows, as for :func:`dpselect.top_k`.
+    column : str or None
+        The column whose values may be published.
+    epsilon, delta : float
+        The privacy cost (``delta > 0``: values that come from the data need it).
+    privacy_unit : str, optional
+        The column identifying people (each row is a person without it).
+    max_contributions : int, default 1
+        How many distinct values each person counts toward.
+    method : str, default "auto"
+        ``"optimal"``, ``"laplace"``, ``"gaussian"``, ``"policy_laplace"``,
+        ``"policy_gaussian"`` or ``"auto"`` (chosen from public parameters).
+    ledger, source, progress, schema
+        The budget ledger, the randomness (tests only), a progress callback and declared
+        column types.
+
+    Returns
+    -------
+    KeysResult
+        The released values, the mechanism, the cost and how likely a value is shown.
+
+    Raises
+    ------
+    ParameterError, DataError, BudgetExceeded
+        Invalid parameters, unusable data or budget left, before any budget is spent.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> rows = pd.Series(["a"] * 500 + ["b"] * 3)
+    >>> dp.partition_selection(rows, None, epsilon=1.0, delta=1e-6,
+    ...                        source=InsecureSeededSource(1)).values
+    ['a']
     """
     data, column = one_column(data, column)  # a Series or 1-D array: column None
     eps = float(check_user_epsilon(epsilon))
