@@ -1,113 +1,189 @@
 """dpselect: differentially private selection with exact sampling and honest accounting.
 
-Layers (docs/architecture.md), each importing only those below it:
+The top level is the task tier: the recipes, their results, the :class:`Ledger`, the errors
+and the randomness sources (``dpselect.__all__``, 35 names):
 
-- recipes: :func:`top_k`, :func:`most_common` (the main job), :func:`quantile`,
-  :func:`best_price`, :func:`select_hypothesis`, :func:`select`, :func:`preview`, and the
-  ``dpselect`` command;
-- ``dpselect.data``: data files and frames to score vectors (DuckDB);
-- ``dpselect.mechanisms`` (constructors with privacy maps) and ``dpselect.accounting``
-  (composition, conversions, the budget ledger);
-- ``dpselect.core`` (domains, metrics, measures, measurements) and ``dpselect.sampling``
-  (randomness and exact samplers).
+- recipes: :func:`top_k`, :func:`most_common` (the main job), :func:`partition_selection`,
+  :func:`quantile`, :func:`best_price`, :func:`select_hypothesis`, :func:`select`,
+  :func:`tune`, :func:`choose_max_contributions`, :func:`choose_bounds`, :func:`preview`,
+  :func:`preview_top_k`, :func:`plot_preview`, and the ``dpselect`` command;
+- their results, all derived from :class:`Result` (``to_dict()``, ``to_frame()``, ``str``).
 
-The core vocabulary, the mechanism constructors and the recipes are re-exported here. They
-are loaded on first use (PEP 562), so ``import dpselect`` and the ``dpselect`` command start
-fast: ``dpselect.top_k``, ``from dpselect import make_laplace`` and ``from dpselect import *``
-work as if everything were imported eagerly.
+The framework tier lives in sub-namespaces (as OpenDP's ``dp.m`` and ``dp.t``):
+
+- ``dpselect.mechanisms``: constructors that return measurements with privacy maps;
+- ``dpselect.accounting``: composition, conversions, the budget ledger;
+- ``dpselect.core``: domains, metrics, measures, measurements, chaining, calibration, errors;
+- ``dpselect.sampling``: randomness sources and exact samplers;
+- ``dpselect.recipes``: the recipes and their helpers (``pac_sample_size``, ``price_grid``);
+- ``dpselect.data``: data files and frames to score vectors (DuckDB, Spark).
+
+Everything is loaded on first use (PEP 562), so ``import dpselect`` and the ``dpselect``
+command start fast. The framework names that used to be re-exported here (``dp.make_laplace``,
+``dp.vector_domain``, ...) still resolve, with a :class:`DeprecationWarning` naming their
+sub-namespace.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import warnings
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and readers
-    from . import accounting, core, data, mechanisms, recipes, sampling
+    from . import accounting, core, data, mechanisms, recipes, sampling  # noqa: F401
     from .accounting import Ledger
     from .api import TopKResult, most_common, top_k
-    from .core import *  # noqa: F403
-    from .core import __all__ as _core_all
-    from .mechanisms import *  # noqa: F403
-    from .mechanisms import __all__ as _mechanisms_all
-    from .recipes import *  # noqa: F403
-    from .recipes import __all__ as _recipes_all
+    from .core.errors import (
+        BudgetExceeded,
+        CalibrationError,
+        DataError,
+        DPSelectError,
+        LedgerError,
+        ParameterError,
+    )
+    from .recipes import (
+        BoundsChoice,
+        ContributionChoice,
+        HypothesisResult,
+        PreviewResult,
+        PriceResult,
+        QuantileResult,
+        SelectionResult,
+        TuneResult,
+        best_price,
+        choose_bounds,
+        choose_max_contributions,
+        plot_preview,
+        preview,
+        quantile,
+        select,
+        select_hypothesis,
+        tune,
+    )
     from .recipes.preview import TopKPreview, preview_top_k
+    from .recipes.result import Result
     from .recipes.unknown_domain import KeysResult, partition_selection
+    from .sampling.source import InsecureSeededSource, RandomSource, SystemRandomSource
 
-    __all__ = [
-        *_core_all,
-        *_mechanisms_all,
-        *_recipes_all,
-        "KeysResult",
-        "Ledger",
-        "TopKPreview",
-        "TopKResult",
-        "accounting",
-        "core",
-        "data",
-        "mechanisms",
-        "most_common",
-        "partition_selection",
-        "preview_top_k",
-        "recipes",
-        "sampling",
-        "top_k",
-    ]
+#: The task tier: each public name and the module that defines it.
+_NAMED = {
+    # recipes
+    "top_k": "api",
+    "most_common": "api",
+    "partition_selection": "recipes.unknown_domain",
+    "quantile": "recipes",
+    "best_price": "recipes",
+    "select_hypothesis": "recipes",
+    "select": "recipes",
+    "tune": "recipes",
+    "choose_max_contributions": "recipes",
+    "choose_bounds": "recipes",
+    "preview": "recipes",
+    "preview_top_k": "recipes.preview",
+    "plot_preview": "recipes",
+    # results
+    "Result": "recipes.result",
+    "TopKResult": "api",
+    "KeysResult": "recipes.unknown_domain",
+    "QuantileResult": "recipes",
+    "PriceResult": "recipes",
+    "HypothesisResult": "recipes",
+    "SelectionResult": "recipes",
+    "TuneResult": "recipes",
+    "PreviewResult": "recipes",
+    "TopKPreview": "recipes.preview",
+    "BoundsChoice": "recipes",
+    "ContributionChoice": "recipes",
+    # the ledger, errors and sources
+    "Ledger": "accounting",
+    "DPSelectError": "core.errors",
+    "ParameterError": "core.errors",
+    "DataError": "core.errors",
+    "BudgetExceeded": "core.errors",
+    "LedgerError": "core.errors",
+    "CalibrationError": "core.errors",
+    "RandomSource": "sampling.source",
+    "SystemRandomSource": "sampling.source",
+    "InsecureSeededSource": "sampling.source",
+}
+
+__all__ = [
+    "BoundsChoice",
+    "BudgetExceeded",
+    "CalibrationError",
+    "ContributionChoice",
+    "DPSelectError",
+    "DataError",
+    "HypothesisResult",
+    "InsecureSeededSource",
+    "KeysResult",
+    "Ledger",
+    "LedgerError",
+    "ParameterError",
+    "PreviewResult",
+    "PriceResult",
+    "QuantileResult",
+    "RandomSource",
+    "Result",
+    "SelectionResult",
+    "SystemRandomSource",
+    "TopKPreview",
+    "TopKResult",
+    "TuneResult",
+    "best_price",
+    "choose_bounds",
+    "choose_max_contributions",
+    "most_common",
+    "partition_selection",
+    "plot_preview",
+    "preview",
+    "preview_top_k",
+    "quantile",
+    "select",
+    "select_hypothesis",
+    "top_k",
+    "tune",
+]
 
 _SUBPACKAGES = ("accounting", "core", "data", "mechanisms", "recipes", "sampling")
-_NAMED = {
-    "Ledger": "accounting",
-    "TopKResult": "api",
-    "most_common": "api",
-    "top_k": "api",
-    "KeysResult": "recipes.unknown_domain",
-    "partition_selection": "recipes.unknown_domain",
-    "TopKPreview": "recipes.preview",
-    "preview_top_k": "recipes.preview",
-}
-#: Packages whose whole ``__all__`` is re-exported, later ones winning (as the star imports did).
-_STARRED = ("recipes", "mechanisms", "core")
+#: Sub-namespaces whose names were re-exported here before issue 23; they still resolve, with a
+#: DeprecationWarning (the first package that has the name wins, as the star imports did).
+_DEPRECATED_FROM = ("recipes", "mechanisms", "core")
 
 
 def _module(name: str) -> Any:
     return importlib.import_module(f"{__name__}.{name}")
 
 
-def _public_names() -> list[str]:
-    names: list[str] = []
-    for pkg in reversed(_STARRED):
-        names.extend(_module(pkg).__all__)
-    names.extend(["Ledger", "TopKResult", *_SUBPACKAGES, "most_common", "top_k"])
-    names.extend(["KeysResult", "TopKPreview", "partition_selection", "preview_top_k"])
-    return names
-
-
 def __getattr__(name: str) -> Any:
-    if name == "__all__":
-        value: Any = _public_names()
-    elif name.startswith("__"):
+    if name.startswith("__"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    elif name in _SUBPACKAGES:
+    if name in _SUBPACKAGES:
         value = _module(name)
     elif name in _NAMED:
         value = getattr(_module(_NAMED[name]), name)
     else:
-        for pkg in _STARRED:
+        for pkg in _DEPRECATED_FROM:
             module = _module(pkg)
             if name in module.__all__:
-                value = getattr(module, name)
-                break
-        else:  # a submodule such as ``dpselect.api``, as after the eager imports
-            if importlib.util.find_spec(f"{__name__}.{name}") is None:
-                raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-            value = _module(name)
+                warnings.warn(
+                    f"dpselect.{name} is deprecated at the top level: use "
+                    f"dpselect.{pkg}.{name} (issue 23: the top level holds the task tier)",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                return getattr(module, name)  # not cached: every use warns
+        # a submodule such as ``dpselect.api``, as after the eager imports
+        if importlib.util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = _module(name)
     globals()[name] = value  # later look-ups are plain attribute reads
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_public_names()))
+    return sorted(set(globals()) | set(__all__) | set(_SUBPACKAGES))

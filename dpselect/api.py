@@ -17,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .core.arithmetic import float_down, float_up, plain_number
+from .core.deprecation import warn_renamed
 from .core.errors import ParameterError
 from .data.candidates import candidates_note, load_candidates
 from .data.scores import candidate_multiplicity, candidate_scores
@@ -44,13 +45,20 @@ __all__ = [
 ]
 
 Mechanism = Literal[
-    "auto", "gumbel", "exponential", "laplace", "laplace_histogram", "gaussian_histogram"
+    "auto",
+    "gumbel",
+    "permute_and_flip",
+    "exponential",  # deprecated spelling of "permute_and_flip"
+    "laplace",
+    "laplace_histogram",
+    "gaussian_histogram",
 ]
 #: The mechanisms ``mechanism=`` accepts, cited by name. "auto" picks one by public facts.
 MECHANISMS: dict[str, str] = {
     "auto": "the most accurate for (k, epsilon, delta, candidates, max_contributions)",
     "gumbel": METHOD_NAMES["gumbel"],
-    "exponential": METHOD_NAMES["permute_and_flip"],
+    "permute_and_flip": METHOD_NAMES["permute_and_flip"],
+    "exponential": METHOD_NAMES["permute_and_flip"] + " (deprecated name: permute_and_flip)",
     "laplace": METHOD_NAMES["laplace"],
     "laplace_histogram": METHOD_NAMES["laplace_histogram"],
     "gaussian_histogram": METHOD_NAMES["gaussian_histogram"],
@@ -64,6 +72,8 @@ def _check_mechanism(mechanism: Any) -> Mechanism:
         return "auto"
     if mechanism not in MECHANISMS:
         raise ParameterError(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
+    if mechanism == "exponential":  # "exponential" is Gumbel in make_exponential_mechanism
+        warn_renamed('mechanism="exponential"', 'mechanism="permute_and_flip"', stacklevel=4)
     return mechanism  # type: ignore[no-any-return]
 
 
@@ -119,6 +129,68 @@ def top_k(
 
     ``data`` may also be a DuckDB relation, or one column of values: a pandas (or polars)
     Series or a 1-D NumPy array, with ``column=None`` (or the Series' name).
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation, Series or array
+        The private rows: a CSV/Parquet/JSON lines path, a pandas/polars/pyarrow table, a
+        DuckDB relation, or one column (with ``column=None``).
+    column : str or None
+        The column whose values are ranked.
+    k : int
+        How many values to release (at least 1, at most the number of candidates).
+    epsilon : float
+        The total privacy cost at distance 1 (one person added or removed).
+    candidates : list or str, optional
+        The public candidates, or a text file of them (one per line). Without them the values
+        come from the data and ``delta > 0`` is required.
+    delta : float, optional
+        The approximate-DP ``delta`` (default 0, pure DP).
+    privacy_unit : str, optional
+        The column identifying people (each row is a person without it).
+    max_contributions : int or "auto", default 1
+        How many values each person counts toward (``"auto"``: chosen privately).
+    mechanism : str, default "auto"
+        A key of :data:`MECHANISMS` (``"permute_and_flip"``, ``"gumbel"``, ``"laplace"``,
+        ``"laplace_histogram"``, ``"gaussian_histogram"``); ``"exponential"`` is the
+        deprecated spelling of ``"permute_and_flip"``.
+    ledger : Ledger or str, optional
+        The budget ledger (or its path) charged before any data is read.
+    source : RandomSource, optional
+        The randomness (tests and demos only; the default is the CSPRNG).
+    counts : bool, default False
+        Also release noisy counts of the returned values.
+    progress, k_bar, schema, auto_fraction
+        A progress callback, the limited-domain ``k_bar``, declared column types, and the
+        share of ``epsilon`` spent by ``max_contributions="auto"``.
+
+    Returns
+    -------
+    TopKResult
+        The ranked values, the mechanism, the privacy cost and the accuracy statement.
+
+    Raises
+    ------
+    ParameterError
+        A parameter is invalid (before any budget is spent).
+    DataError
+        The data or a column cannot be used (from the schema, before any charge).
+    BudgetExceeded
+        The ledger has not enough budget left.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> visits = pd.DataFrame({"user": [1, 1, 2, 2, 3, 4, 5, 5, 6, 7],
+    ...                        "site": list("aabcaabaca")})
+    >>> result = dp.top_k(visits, "site", k=2, epsilon=1.0, candidates=["a", "b", "c"],
+    ...                   privacy_unit="user", source=InsecureSeededSource(1))
+    >>> result.candidates
+    ['a', 'c']
+    >>> result.epsilon
+    1.0
     """
     data, column = one_column(data, column)
     k = check_int(k, "k", minimum=1)
@@ -427,5 +499,38 @@ def most_common(
     epsilon: float,
     **kwargs: Any,
 ) -> TopKResult:
-    """:func:`top_k` with ``k = 1``: the most common value of ``column``, privately."""
+    """:func:`top_k` with ``k = 1``: the most common value of ``column``, privately.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation, Series or array
+        The private rows, as for :func:`top_k`.
+    column : str or None
+        The column whose most common value is released.
+    epsilon : float
+        The total privacy cost at distance 1.
+    **kwargs
+        Any other parameter of :func:`top_k` (``candidates``, ``delta``, ``privacy_unit``,
+        ``max_contributions``, ``mechanism``, ``ledger``, ``source``, ...).
+
+    Returns
+    -------
+    TopKResult
+        One value (``result.candidates[0]``), its cost and accuracy.
+
+    Raises
+    ------
+    ParameterError, DataError, BudgetExceeded
+        As :func:`top_k`, before any budget is spent.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> visits = pd.DataFrame({"site": list("aabcaabaca")})
+    >>> dp.most_common(visits, "site", epsilon=1.0, candidates=["a", "b", "c"],
+    ...                source=InsecureSeededSource(1)).candidates
+    ['a']
+    """
     return top_k(data, column, 1, epsilon, **kwargs)

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-import dpselect as dp
+from dpselect.core import (
+    LInfDistance,
+    ZeroConcentratedDivergence,
+    atom_domain,
+    binary_search_param,
+    vector_domain,
+)
 from dpselect.mechanisms import make_noisy_top_k, make_report_noisy_max_gumbel
 
 CANDIDATES = ["influenza", "migraine", "asthma", "bronchitis", "eczema"]  # public list
@@ -25,17 +31,17 @@ def synthetic_counts(n_patients: int = 10_000) -> np.ndarray:
 
 def main() -> None:
     epsilon = 0.5
-    domain = dp.vector_domain(dp.atom_domain(int))
-    metric = dp.LInfDistance(monotonic=True)  # one row moves one count, upward or downward
+    domain = vector_domain(atom_domain(int))
+    metric = LInfDistance(monotonic=True)  # one row moves one count, upward or downward
     # The smallest scale whose privacy loss at d_in = 1 is at most epsilon:
-    scale = dp.binary_search_param(
+    scale = binary_search_param(
         lambda s: make_report_noisy_max_gumbel(domain, metric, s), d_in=1, d_out=epsilon
     )
     most_common = make_report_noisy_max_gumbel(domain, metric, scale)
     counts = synthetic_counts()
     print(f"scale = {scale:.6g}, privacy loss = {most_common.map(1):.6g} (epsilon)")
     print(f"most common diagnosis (private): {CANDIDATES[most_common(counts)]}")
-    top3 = make_noisy_top_k(domain, metric, dp.ZeroConcentratedDivergence(), 3, scale)
+    top3 = make_noisy_top_k(domain, metric, ZeroConcentratedDivergence(), 3, scale)
     ranked = [CANDIDATES[i] for i in top3(counts)]
     print(f"top 3 (private, one-shot Gumbel): {ranked}, zCDP rho = {top3.map(1):.6g}")
 

@@ -305,7 +305,7 @@ def price_command(
 )
 @click.option(
     "--mechanism",
-    type=click.Choice(["gumbel", "exponential", "laplace"]),
+    type=click.Choice(["gumbel", "permute_and_flip", "exponential", "laplace"]),
     default="gumbel",
     show_default=True,
 )

@@ -8,6 +8,7 @@ with no traceback and nothing charged. Unexpected failures print one line and ex
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -40,6 +41,7 @@ MECHANISM_NAMES = (
     "gumbel",
     "laplace",
     "laplace_histogram",
+    "permute_and_flip",
 )
 
 __all__ = ["cli", "main"]
@@ -539,6 +541,26 @@ def budget_show(ledger: str, as_json: bool) -> None:
 
 
 register_applications(cli)
+
+#: One name per job in Python and on the command line (issue 23): the command is the Python
+#: function's name, ``most-common`` runs :func:`dpselect.most_common`, ``partition-selection``
+#: :func:`dpselect.partition_selection`, ``best-price`` :func:`dpselect.best_price`. The short
+#: names stay as aliases (short name -> command).
+COMMAND_ALIASES = {"mode": "most-common", "keys": "partition-selection", "price": "best-price"}
+
+
+def _register_aliases(group: click.Group) -> None:
+    for short, name in COMMAND_ALIASES.items():
+        command = group.commands.pop(short)
+        command.name = name
+        group.add_command(command, name)
+        alias = copy.copy(command)
+        alias.name = short
+        alias.short_help = f"Alias of '{name}'."
+        group.add_command(alias, short)
+
+
+_register_aliases(cli)
 
 
 def _fmt(value: Any) -> str:

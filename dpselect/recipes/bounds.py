@@ -35,15 +35,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from ..core.arithmetic import float_up
+from ..core.deprecation import warn_renamed
 from ..core.errors import ParameterError
-from ..core.jsonvalues import json_dict
 from ..data.column_roles import check_column_role
 from ..data.tables import Table, open_table
 from ..mechanisms.exponential import make_exponential_mechanism
@@ -51,7 +51,14 @@ from ..mechanisms.generalized_exponential import make_generalized_exponential_me
 from ..mechanisms.quantile_score import quantile_fraction
 from ..mechanisms.validate import check_epsilon
 from ..sampling.source import RandomSource
-from ._common import charge_then_release, column_values, numeric_column, open_ledger
+from ._common import (
+    charge_then_release,
+    check_confidence,
+    column_values,
+    numeric_column,
+    open_ledger,
+)
+from .result import Result
 
 __all__ = [
     "DEFAULT_CONTRIBUTIONS",
@@ -72,7 +79,7 @@ DEFAULT_CONTRIBUTIONS = tuple(1 << j for j in range(9))
 
 
 @dataclass(frozen=True)
-class ContributionChoice:
+class ContributionChoice(Result):
     """The chosen contribution bound and its cost."""
 
     max_contributions: int
@@ -81,10 +88,7 @@ class ContributionChoice:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return json_dict(asdict(self))
-
-    def __str__(self) -> str:
+    def _text(self) -> str:
         return (
             f"max_contributions: {self.max_contributions} (chosen privately among "
             f"{self.n_candidates} candidates, generalized exponential mechanism; "
@@ -195,11 +199,12 @@ def choose_max_contributions(
     *,
     candidates: Any = None,
     release_epsilon: float | None = None,
-    beta: float = 0.05,
+    confidence: float = 0.95,
     ledger: Any = None,
     source: RandomSource | None = None,
     penalty: Callable[[int], Any] | None = None,
     schema: Any = None,
+    beta: float | None = None,
 ) -> ContributionChoice:
     """A contribution bound for ``column`` per ``privacy_unit``, chosen privately (module doc).
 
@@ -208,9 +213,57 @@ def choose_max_contributions(
     ``L / release_epsilon`` models. ``penalty``: a public rule ``L -> number`` replacing it
     (evaluated before the charge, never on data; a public term leaves every sensitivity
     ``Delta_L = L`` unchanged). ``data`` may be an opened :class:`~dpselect.data.tables.Table`.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame or Table
+        The private rows.
+    column : str
+        The column whose values people contribute.
+    privacy_unit : str
+        The column identifying people.
+    epsilon : float
+        The choice's pure-DP cost.
+    candidates : list of int, optional
+        The bounds to choose among (default 1, 2, 4, ..., 256).
+    release_epsilon : float, optional
+        The epsilon of the later release (default ``epsilon``).
+    confidence : float, default 0.95
+        The confidence of the generalized exponential mechanism's guarantee (``beta``, its
+        deprecated form, is ``1 - confidence``).
+    ledger, source, penalty, schema
+        The budget ledger, the randomness (tests only), a public penalty rule and declared
+        column types.
+
+    Returns
+    -------
+    ContributionChoice
+        The chosen bound and its cost.
+
+    Raises
+    ------
+    ParameterError, DataError, BudgetExceeded
+        Invalid parameters, unusable data or budget left, before any budget is spent.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> visits = pd.DataFrame({"user": [1, 1, 2, 2, 3, 4, 5, 5, 6, 7],
+    ...                        "site": list("aabcaabaca")})
+    >>> dp.choose_max_contributions(visits, "site", "user", 1.0, candidates=[1, 2, 4],
+    ...                             source=InsecureSeededSource(1)).max_contributions
+    2
     """
     eps = Fraction(check_epsilon(epsilon))
     rel = eps if release_epsilon is None else Fraction(check_epsilon(release_epsilon))
+    if beta is None:  # 1 - confidence in decimal, exactly: confidence 0.95 is beta 0.05
+        beta = float(1 - Fraction(str(check_confidence(confidence))))
+    else:
+        warn_renamed("beta=", "confidence= (1 - beta)")
+        if confidence != 0.95:
+            raise ParameterError("give confidence or its deprecated form beta, not both")
     cands = _contribution_candidates(candidates)
     pens = _penalties(penalty, cands)
     table = _table(data, schema)
@@ -249,7 +302,7 @@ def choose_max_contributions(
 
 # ----------------------------------------------------------------------------- clamping bounds
 @dataclass(frozen=True)
-class BoundsChoice:
+class BoundsChoice(Result):
     """The chosen clamping bounds and their cost."""
 
     lower: float
@@ -259,10 +312,7 @@ class BoundsChoice:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return json_dict(asdict(self))
-
-    def __str__(self) -> str:
+    def _text(self) -> str:
         return (
             f"bounds: [{self.lower:g}, {self.upper:g}] (private {self.quantiles[0]:g} and "
             f"{self.quantiles[1]:g} quantiles over power-of-two bins; epsilon = "
@@ -343,6 +393,39 @@ def choose_bounds(
     the low level's lower edge and the high level's upper edge when the picks are in order,
     and never an empty interval when noise puts them the other way round (post-processing).
     ``data`` may be an opened :class:`~dpselect.data.tables.Table`.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame or Table
+        The private rows.
+    column : str
+        A numeric column.
+    epsilon : float
+        The choice's pure-DP cost.
+    quantiles : (float, float), default (0.05, 0.95)
+        The levels whose private estimates become the bounds.
+    ledger, source, schema
+        The budget ledger, the randomness (tests only) and declared column types.
+
+    Returns
+    -------
+    BoundsChoice
+        The chosen bounds and their cost.
+
+    Raises
+    ------
+    ParameterError, DataError, BudgetExceeded
+        Invalid parameters, unusable data or budget left, before any budget is spent.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> frame = pd.DataFrame({"x": [float(i) for i in range(1, 1001)]})
+    >>> bounds = dp.choose_bounds(frame, "x", 1.0, source=InsecureSeededSource(1))
+    >>> bounds.lower < bounds.upper
+    True
     """
     eps = Fraction(check_epsilon(epsilon))
     levels = _bound_levels(quantiles)

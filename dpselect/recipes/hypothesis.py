@@ -43,7 +43,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.errors import ParameterError
-from ..core.jsonvalues import json_dict
 from ..core.measurement import Measurement
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
@@ -58,6 +57,7 @@ from ._common import (
     precompose,
     to_float,
 )
+from .result import Result
 
 __all__ = [
     "HypothesisResult",
@@ -211,7 +211,7 @@ def make_hypothesis_selection(
 
 
 @dataclass(frozen=True)
-class HypothesisResult:
+class HypothesisResult(Result):
     """The selected hypothesis, its cost, and the guarantees that come with it."""
 
     name: Any
@@ -226,24 +226,22 @@ class HypothesisResult:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the hypothesis object itself is left out)."""
-        return json_dict(
-            {
-                "name": jsonable(self.name),
-                "index": self.index,
-                "epsilon": self.epsilon,
-                "n_hypotheses": self.n_hypotheses,
-                "accuracy": self.accuracy,
-                "alpha": self.alpha,
-                "sample_size": self.sample_size,
-                "guarantee": self.guarantee,
-                "ledger": self.ledger,
-                "parameters": self.parameters,
-            }
-        )
+        return {
+            "name": jsonable(self.name),
+            "index": self.index,
+            "epsilon": self.epsilon,
+            "n_hypotheses": self.n_hypotheses,
+            "accuracy": self.accuracy,
+            "alpha": self.alpha,
+            "sample_size": self.sample_size,
+            "guarantee": self.guarantee,
+            "ledger": self.ledger,
+            "parameters": self.parameters,
+        }
 
-    def __str__(self) -> str:
+    def _text(self) -> str:
         return "\n".join(
             [
                 f"selected hypothesis: {self.name}",
@@ -274,6 +272,41 @@ def select_hypothesis(
     ``epsilon``: pure DP for one example added or removed; the ledger is charged before the
     hypotheses are evaluated. ``alpha`` is the target error of the reported sample-size
     guarantee (Theorem 6, module docstring). ``source`` is for tests and demos only.
+
+    Parameters
+    ----------
+    X, y : array-like
+        The private examples and their labels.
+    hypotheses : dict or list
+        The public hypotheses (callables ``h(x) -> label``), a dict names them.
+    epsilon : float
+        The privacy cost.
+    alpha : float, default 0.1
+        The target excess error of the PAC guarantee.
+    confidence, ledger, source
+        The guarantee's confidence, the budget ledger and the randomness (tests only).
+
+    Returns
+    -------
+    HypothesisResult
+        The selected hypothesis, its cost, the utility theorem's statement and the PAC
+        guarantee.
+
+    Raises
+    ------
+    ParameterError, BudgetExceeded
+        Invalid parameters or budget left, before any budget is spent.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> X = np.arange(20)
+    >>> y = (X >= 10).astype(int)
+    >>> rules = {"x >= 5": lambda x: x >= 5, "x >= 10": lambda x: x >= 10}
+    >>> dp.select_hypothesis(X, y, rules, epsilon=2.0, source=InsecureSeededSource(1)).name
+    'x >= 10'
     """
     eps = Fraction(check_user_epsilon(epsilon))
     conf = check_confidence(confidence)

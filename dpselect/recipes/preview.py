@@ -30,11 +30,12 @@ from typing import Any, Literal
 import numpy as np
 
 from ..core.arithmetic import as_decimal, float_up
+from ..core.deprecation import warn_renamed
 from ..core.errors import ParameterError
-from ..core.jsonvalues import json_dict
 from ..mechanisms.utility import selection_probabilities, utility_bound
 from ..mechanisms.validate import check_epsilon, check_scale
 from ._common import CONFIDENCE, check_confidence, jsonable
+from .result import Result
 
 __all__ = [
     "PreviewResult",
@@ -46,9 +47,12 @@ __all__ = [
     "preview_top_k",
 ]
 
-Mechanism = Literal["gumbel", "exponential", "laplace"]
+#: "exponential" is the deprecated spelling of "permute_and_flip" (issue 23: "exponential" is
+#: the Gumbel exponential mechanism in make_exponential_mechanism).
+Mechanism = Literal["gumbel", "permute_and_flip", "exponential", "laplace"]
 _MECHANISMS = {
     "gumbel": "exponential mechanism (Gumbel report-noisy-max)",
+    "permute_and_flip": "permute-and-flip (report-noisy-max with exponential noise)",
     "exponential": "permute-and-flip (report-noisy-max with exponential noise)",
     "laplace": "report-noisy-max with Laplace noise",
 }
@@ -69,7 +73,7 @@ class PreviewRow:
 
 
 @dataclass(frozen=True)
-class PreviewResult:
+class PreviewResult(Result):
     """A preview of a selection over hypothetical scores, for one or several ``epsilon``."""
 
     names: list[Any]
@@ -81,13 +85,16 @@ class PreviewResult:
     rows: list[PreviewRow]
     note: str = NOTE
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
         out = asdict(self)
         out["names"] = [jsonable(n) for n in self.names]
-        return json_dict(out)
+        return out
 
-    def __str__(self) -> str:
+    def _rows(self) -> list[dict[str, Any]]:
+        return list(self.to_dict()["rows"])
+
+    def _text(self) -> str:
         best = max(self.scores)
         lines = [
             f"preview of the {_MECHANISMS[self.mechanism]} ({NOTE})",
@@ -159,7 +166,8 @@ def _row(
     confidence: float,
 ) -> PreviewRow:
     scale = float_up((1 if monotonic else 2) * delta / eps)
-    probs = selection_probabilities(scores, scale, noise=mechanism)
+    noise = "exponential" if mechanism == "permute_and_flip" else mechanism
+    probs = selection_probabilities(scores, scale, noise=noise)
     best = max(scores)
     optimal = np.asarray(scores) == best
     p_wrong = float(probs[~optimal].sum())
@@ -193,6 +201,8 @@ def _row(
 def _check_mechanism(mechanism: Any) -> Mechanism:
     if mechanism not in _MECHANISMS:
         raise ParameterError(f"mechanism must be one of {sorted(_MECHANISMS)}, got {mechanism!r}")
+    if mechanism == "exponential":
+        warn_renamed('mechanism="exponential"', 'mechanism="permute_and_flip"', stacklevel=4)
     return mechanism  # type: ignore[no-any-return]
 
 
@@ -210,6 +220,39 @@ def preview(
     ``epsilon``: a number or a list. ``monotonic=True`` previews counts as
     :func:`dpselect.top_k` scores them (``scale = Delta / eps``); the default is the seed's
     general ``2 Delta / eps``. Uses only the scores given: nothing is sampled or charged.
+
+    Parameters
+    ----------
+    scores : list or dict
+        Hypothetical (or public) scores; a dict names the candidates.
+    epsilon : float or list of float
+        One or several privacy costs to preview.
+    sensitivity : float, default 1
+        How much one person changes any score.
+    monotonic : bool, default False
+        True when every score moves in the same direction between neighbours.
+    mechanism : {"gumbel", "permute_and_flip", "laplace"}, default "gumbel"
+        The selection's noise (``"exponential"``: deprecated spelling of
+        ``"permute_and_flip"``).
+    confidence : float, default 0.95
+        The confidence of the utility theorem's bound.
+
+    Returns
+    -------
+    PreviewResult
+        One row per ``epsilon``: the exact selection probabilities and the bound.
+
+    Raises
+    ------
+    ParameterError
+        Invalid parameters (nothing is spent: no data is read).
+
+    Examples
+    --------
+    >>> import dpselect as dp
+    >>> result = dp.preview([10, 8, 1], epsilon=1.0)
+    >>> round(result.rows[0].p_best, 3)
+    0.725
     """
     names, values = _scores(scores)
     eps_list = _epsilons(epsilon)
@@ -257,6 +300,38 @@ def plot_preview(
     The curve spans a decade either side of the given ``epsilon`` values (marked with dotted
     lines), or the range where the answer becomes reliable. Saved as a PNG with matplotlib's
     Agg canvas (no display, no global backend change).
+
+    Parameters
+    ----------
+    scores : list or dict
+        Hypothetical scores, as for :func:`preview`.
+    path : str or Path
+        The PNG to write.
+    epsilon : list of float, optional
+        The grid of privacy costs (default: a grid around the scores' gaps).
+    sensitivity, monotonic, mechanism
+        As for :func:`preview`.
+    title : str, optional
+        The plot's title.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    ParameterError
+        Invalid parameters; ImportError without matplotlib.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import dpselect as dp
+    >>> out = dp.plot_preview([10, 8, 1], Path(tempfile.mkdtemp()) / "preview.png")
+    >>> out.name
+    'preview.png'
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -314,7 +389,7 @@ class TopKPreviewRow:
 
 
 @dataclass(frozen=True)
-class TopKPreview:
+class TopKPreview(Result):
     """The top-k options at ``(k, epsilon, delta, n, max_contributions)``: no data read."""
 
     k: int
@@ -325,11 +400,10 @@ class TopKPreview:
     rows: list[TopKPreviewRow]
     note: str = "public parameters only: no data read, no budget spent"
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary."""
-        return json_dict(asdict(self))
+    def _rows(self) -> list[dict[str, Any]]:
+        return list(self.to_dict()["rows"])
 
-    def __str__(self) -> str:
+    def _text(self) -> str:
         n = (
             "values from the data"
             if self.n_candidates is None
@@ -363,7 +437,37 @@ def preview_top_k(
 ) -> TopKPreview:
     """The options :func:`dpselect.top_k` weighs for these public parameters, with the
     accuracy each would give; ``n_candidates=None`` for values from the data. Nothing is
-    read or charged."""
+    read or charged.
+
+    Parameters
+    ----------
+    k : int
+        How many values the top-k would release.
+    n_candidates : int or None
+        The number of public candidates (None: values from the data).
+    epsilon, delta : float
+        The privacy cost of the top-k.
+    max_contributions : int, default 1
+        How many values each person counts toward.
+
+    Returns
+    -------
+    TopKPreview
+        One row per option: its scale, accounting and accuracy; ``chosen`` marks the one
+        ``mechanism="auto"`` runs.
+
+    Raises
+    ------
+    ParameterError
+        Invalid parameters (nothing is spent: no data is read).
+
+    Examples
+    --------
+    >>> import dpselect as dp
+    >>> options = dp.preview_top_k(3, 50, epsilon=1.0)
+    >>> [row.mechanism for row in options.rows if row.chosen]
+    ['laplace_histogram']
+    """
     from ..mechanisms.choice import METHOD_NAMES, choose_top_k
     from ..mechanisms.topk_accuracy import histogram_halfwidth, selection_alpha
     from ..mechanisms.validate import check_delta, check_int

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -45,7 +45,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.errors import DataError, ParameterError
-from ..core.jsonvalues import json_dict
 from ..core.measurement import Measurement
 from ..data.candidates import load_candidates
 from ..data.tables import open_table
@@ -63,6 +62,7 @@ from ._common import (
     open_ledger,
     precompose,
 )
+from .result import Result
 
 __all__ = [
     "MAX_GRID",
@@ -217,7 +217,7 @@ def make_price_mechanism(
 
 
 @dataclass(frozen=True)
-class PriceResult:
+class PriceResult(Result):
     """A private price with the seed's revenue guarantee beside it."""
 
     price: float
@@ -232,11 +232,7 @@ class PriceResult:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary."""
-        return json_dict(asdict(self))
-
-    def __str__(self) -> str:
+    def _text(self) -> str:
         return "\n".join(
             [
                 f"price: {self.price:.6g}",
@@ -325,6 +321,43 @@ def best_price(
     before the valuations are read. The result carries the seed's revenue guarantee at
     ``confidence``. ``source`` is for tests and demos only. ``schema``: declared column
     types of a data file (with ``column=``; see :func:`dpselect.data.tables.open_table`).
+
+    Parameters
+    ----------
+    valuations : list, array, path or table
+        The buyers' private valuations (a column of a table with ``column=``).
+    epsilon : float
+        The privacy cost.
+    prices : list of float, optional
+        The public candidate prices (default: a grid from ``alpha`` and ``max_price``).
+    alpha : float, optional
+        The grid's relative step (:func:`dpselect.recipes.price_grid`).
+    max_price : float, default 1.0
+        The public upper bound on a valuation (the revenue score's sensitivity).
+    n : int, optional
+        The public number of buyers, for the revenue guarantee.
+    column, confidence, ledger, source, schema
+        The valuation column, the guarantee's confidence, the budget ledger, the randomness
+        (tests only) and declared column types.
+
+    Returns
+    -------
+    PriceResult
+        The chosen price, its cost and the revenue guarantee.
+
+    Raises
+    ------
+    ParameterError, DataError, BudgetExceeded
+        Invalid parameters, unusable data or budget left, before any budget is spent.
+
+    Examples
+    --------
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> result = dp.best_price([5.0, 8.0, 8.0, 9.0, 10.0], epsilon=1.0, prices=[5, 8, 10],
+    ...                        max_price=10, source=InsecureSeededSource(1))
+    >>> result.price
+    8.0
     """
     eps = Fraction(check_user_epsilon(epsilon))
     conf = check_confidence(confidence)

@@ -38,7 +38,6 @@ import numpy.typing as npt
 from ..core.arithmetic import float_down, float_up
 from ..core.domains import atom_domain
 from ..core.errors import DataError, ParameterError
-from ..core.jsonvalues import json_dict
 from ..core.metrics import L1Distance
 from ..data.candidates import load_candidates
 from ..data.column_roles import check_column_role
@@ -83,6 +82,7 @@ from ._common import (
     open_ledger,
 )
 from .bounds import bounds_choice_cost, choose_bounds
+from .result import Result
 
 __all__ = [
     "QuantileResult",
@@ -189,7 +189,7 @@ def quantile_values(
 
 # ----------------------------------------------------------------------------- the result
 @dataclass(frozen=True)
-class QuantileResult:
+class QuantileResult(Result):
     """Private quantiles: the values released, what they cost, how accurate they are."""
 
     q: list[float]
@@ -209,14 +209,18 @@ class QuantileResult:
     #: ``to_dict`` and ``--json``, not by ``str``)
     derivation: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (with ``rounding_loss``, the part of epsilon that pays for
         float log-weights, and ``derivation``)."""
         out = asdict(self)
         out["values"] = [jsonable(v) for v in self.values]
-        return json_dict(out)
+        return out
 
-    def __str__(self) -> str:
+    def _rows(self) -> list[dict[str, Any]]:
+        values = self.to_dict()["values"]
+        return [{"q": q, "value": v} for q, v in zip(self.q, values, strict=True)]
+
+    def _text(self) -> str:
         lines = [f"q = {q:g}: {v:.10g}" for q, v in zip(self.q, self.values, strict=True)]
         lines.append(f"mechanism: {self.method}")
         # rounding_loss (the share of epsilon that pays for float log-weights) is left to
@@ -478,6 +482,49 @@ def quantile(
 
     ``data`` may also be a DuckDB relation, or one column of values: a pandas (or polars)
     Series or a 1-D NumPy array, with ``column=None`` (or the Series' name).
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation, Series or array
+        The private rows, as for :func:`dpselect.top_k`.
+    column : str or None
+        A numeric column.
+    q : float or list of float
+        The quantile level(s) in [0, 1] (0.5: the median).
+    epsilon : float
+        The total privacy cost at distance 1.
+    bounds : (float, float) or "auto", optional
+        Public clamping bounds (``"auto"``: chosen privately); or give ``candidates``.
+    candidates : list, optional
+        Public candidate values (instead of ``bounds``).
+    confidence : float, default 0.95
+        The confidence of the accuracy statements.
+    method : str, default "auto"
+        ``"auto"``, ``"tree"``, ``"joint"``, ``"recursive"`` or ``"split"``.
+    ledger, source, resolution, progress, schema, auto_fraction, work_progress
+        The budget ledger, the randomness (tests only), the output grid, progress callbacks,
+        declared column types and the share of ``epsilon`` for ``bounds="auto"``.
+
+    Returns
+    -------
+    QuantileResult
+        The released values, the method, the cost and one accuracy line per level.
+
+    Raises
+    ------
+    ParameterError, DataError, BudgetExceeded
+        Invalid parameters, unusable data or budget left, before any budget is spent.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> values = pd.Series([float(i) for i in range(1, 1001)])
+    >>> result = dp.quantile(values, None, q=0.5, epsilon=1.0, bounds=(0, 1000),
+    ...                      source=InsecureSeededSource(1))
+    >>> result.values
+    [499.285]
     """
     data, column = one_column(data, column)
     if isinstance(bounds, str):

@@ -27,18 +27,18 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from ..core.errors import ParameterError
-from ..core.jsonvalues import json_dict
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_optimize, check_scale, check_user_epsilon
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, charge_then_release, check_confidence, jsonable, open_ledger
+from .result import Result
 
 __all__ = ["SelectionResult", "select"]
 
 
 @dataclass(frozen=True)
-class SelectionResult:
+class SelectionResult(Result):
     """A privately selected candidate, its cost and the utility theorem's statement."""
 
     candidate: Any
@@ -51,23 +51,21 @@ class SelectionResult:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the candidate converted with ``str`` when needed)."""
-        return json_dict(
-            {
-                "candidate": jsonable(self.candidate),
-                "index": self.index,
-                "epsilon": self.epsilon,
-                "n_candidates": self.n_candidates,
-                "sensitivity": self.sensitivity,
-                "monotonic": self.monotonic,
-                "accuracy": self.accuracy,
-                "ledger": self.ledger,
-                "parameters": self.parameters,
-            }
-        )
+        return {
+            "candidate": jsonable(self.candidate),
+            "index": self.index,
+            "epsilon": self.epsilon,
+            "n_candidates": self.n_candidates,
+            "sensitivity": self.sensitivity,
+            "monotonic": self.monotonic,
+            "accuracy": self.accuracy,
+            "ledger": self.ledger,
+            "parameters": self.parameters,
+        }
 
-    def __str__(self) -> str:
+    def _text(self) -> str:
         form = "monotonic, exp(eps s / Delta)" if self.monotonic else "exp(eps s / (2 Delta))"
         return "\n".join(
             [
@@ -98,6 +96,46 @@ def select(
     caller's obligations; the candidate list must not depend on ``data``). ``optimize="min"``
     prefers low scores. ``epsilon``: pure DP for one record added or removed; the ledger is
     charged before ``score_fn`` is called. ``source`` is for tests and demos only.
+
+    Parameters
+    ----------
+    candidates : sequence
+        The public candidates.
+    score_fn : callable
+        ``score_fn(data, candidate) -> float``, with sensitivity ``sensitivity``.
+    data : object
+        The private data, passed to ``score_fn``.
+    epsilon : float
+        The privacy cost.
+    sensitivity : float
+        How much one person changes any score.
+    monotonic : bool, default False
+        True when every score moves in the same direction between neighbours.
+    optimize : {"max", "min"}, default "max"
+        Select a high or a low score.
+    confidence, ledger, source
+        The accuracy statement's confidence, the budget ledger and the randomness (tests
+        only).
+
+    Returns
+    -------
+    SelectionResult
+        The selected candidate, its cost and the utility theorem's statement.
+
+    Raises
+    ------
+    ParameterError, BudgetExceeded
+        Invalid parameters or budget left, before any budget is spent.
+
+    Examples
+    --------
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> result = dp.select(["a", "b", "c"], lambda data, c: data.count(c), list("aaaab"),
+    ...                    epsilon=1.0, sensitivity=1, monotonic=True,
+    ...                    source=InsecureSeededSource(1))
+    >>> result.candidate
+    'a'
     """
     eps = Fraction(check_user_epsilon(epsilon))
     delta = check_scale(sensitivity, "sensitivity", allow_zero=False)

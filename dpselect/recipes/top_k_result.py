@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..core.jsonvalues import json_dict
+from .result import Result
 
 __all__ = ["TopKResult"]
 
 
 @dataclass(frozen=True)
-class TopKResult:
+class TopKResult(Result):
     """A private top-k release: the ranked candidates, what it cost, how accurate it is."""
 
     candidates: list[Any]
@@ -27,14 +27,14 @@ class TopKResult:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (candidates converted with ``str`` when not JSON types)."""
         out = asdict(self)
         out["candidates"] = [
             c if isinstance(c, (int, float, str)) else str(c) for c in self.candidates
         ]
         out["stopped_early"] = bool(self.stopped_early)
-        return json_dict(out)
+        return out
 
     def shown_counts(self) -> list[str] | None:
         """The noisy counts as printed: a count below the noise level ``t`` (the half-width of
@@ -50,7 +50,16 @@ class TopKResult:
             for c in self.counts
         ]
 
-    def __str__(self) -> str:
+    def _rows(self) -> list[dict[str, Any]]:
+        rows = [
+            {"rank": rank, "candidate": cand}
+            for rank, cand in enumerate(self.to_dict()["candidates"], start=1)
+        ]
+        for row, count in zip(rows, self.counts or [], strict=False):
+            row["noisy_count"] = count
+        return rows
+
+    def _text(self) -> str:
         shown = self.shown_counts()
         lines = [
             f"{rank}. {cand}" + (f"  (noisy count {shown[rank - 1]})" if shown is not None else "")

@@ -32,7 +32,6 @@ from typing import Any, Literal
 
 from ..accounting.params import check_loss
 from ..core.errors import ParameterError
-from ..core.jsonvalues import json_dict
 from ..core.measurement import Measurement
 from ..mechanisms.private_candidates import make_repeat_and_select
 from ..mechanisms.tuning import (
@@ -46,12 +45,13 @@ from ..mechanisms.tuning import (
 from ..mechanisms.validate import check_delta, check_epsilon
 from ..sampling.source import RandomSource, resolve_source
 from ._common import jsonable, open_ledger
+from .result import Result
 
 __all__ = ["TuneResult", "tnb_gamma_for_mean", "tune"]
 
 
 @dataclass(frozen=True)
-class TuneResult:
+class TuneResult(Result):
     """The best run's ``(score, model)`` and configuration, with the privacy accounting."""
 
     config: Any
@@ -66,24 +66,22 @@ class TuneResult:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (the model itself is left out)."""
-        return json_dict(
-            {
-                "config": jsonable(self.config),
-                "score": jsonable(self.score),
-                "epsilon": self.epsilon,
-                "delta": self.delta,
-                "rho_per_run": self.rho_per_run,
-                "rho_per_run_if_composed": self.rho_per_run_if_composed,
-                "mean_runs": self.mean_runs,
-                "distribution": self.distribution,
-                "ledger": self.ledger,
-                "parameters": self.parameters,
-            }
-        )
+        return {
+            "config": jsonable(self.config),
+            "score": jsonable(self.score),
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "rho_per_run": self.rho_per_run,
+            "rho_per_run_if_composed": self.rho_per_run_if_composed,
+            "mean_runs": self.mean_runs,
+            "distribution": self.distribution,
+            "ledger": self.ledger,
+            "parameters": self.parameters,
+        }
 
-    def __str__(self) -> str:
+    def _text(self) -> str:
         return "\n".join(
             [
                 f"best configuration: {self.config!r} (noisy score {self.score})",
@@ -115,6 +113,54 @@ def tune(
     ``rho``-zCDP run releasing ``(score, model)`` (higher score is better). ``distribution``
     and ``eta`` choose the law of the number of runs (mean ``mean_runs``); ``source`` drives
     the choice of configurations and the number of runs (the runs use their own sources).
+
+    Parameters
+    ----------
+    train : callable
+        ``train(config, rho)`` returns a ``rho``-zCDP :class:`~dpselect.core.Measurement`
+        releasing ``(score, model)``.
+    configs : sequence
+        The public configurations.
+    epsilon : float
+        The total privacy cost.
+    data : object
+        The private data, passed to each run.
+    delta : float, default 1e-6
+        The approximate-DP ``delta``.
+    mean_runs : float, default 10
+        The mean number of runs.
+    distribution : {"truncated_negative_binomial", "poisson"}
+        The law of the number of runs (``eta``: the negative binomial's shape).
+    ledger, source
+        The budget ledger and the randomness of the choice (tests only).
+
+    Returns
+    -------
+    TuneResult
+        The best run's configuration, score and model, and the accounting.
+
+    Raises
+    ------
+    ParameterError, MeasureError, BudgetExceeded
+        Invalid parameters, a run that is not zCDP, or budget left, before any run.
+
+    Examples
+    --------
+    >>> import math
+    >>> import dpselect as dp
+    >>> from dpselect.core import AnyDomain, L1Distance, Measurement, SymmetricDistance
+    >>> from dpselect.core import ZeroConcentratedDivergence, atom_domain
+    >>> from dpselect.mechanisms import make_gaussian
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> def train(config, rho):  # a noisy count, penalised by the distance to 2
+    ...     noisy = make_gaussian(atom_domain(int), L1Distance(), 1.01 / math.sqrt(2 * rho),
+    ...                           source=InsecureSeededSource(config))
+    ...     return Measurement(AnyDomain(), SymmetricDistance(), ZeroConcentratedDivergence(),
+    ...                        lambda data: (noisy(data) - abs(config - 2), f"model-{config}"),
+    ...                        noisy.map)
+    >>> result = dp.tune(train, [1, 2, 3], epsilon=1.0, data=10, source=InsecureSeededSource(2))
+    >>> result.config
+    2
     """
     eps = Fraction(check_epsilon(epsilon))
     dlt = Fraction(check_delta(delta, allow_zero=False))

@@ -38,7 +38,6 @@ from typing import Any, Literal
 import numpy as np
 
 from ..core.errors import ParameterError
-from ..core.jsonvalues import json_dict
 from ..data.partitions import person_values, value_counts
 from ..data.scores import top_values
 from ..data.tables import one_column
@@ -75,6 +74,7 @@ from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource, resolve_source
 from ._common import jsonable, open_ledger
 from .release import charge_then, open_checked
+from .result import Result
 from .top_k_result import TopKResult
 
 __all__ = [
@@ -171,7 +171,7 @@ def choose_keys_method(
 
 
 @dataclass(frozen=True)
-class KeysResult:
+class KeysResult(Result):
     """The values that may be published, what it cost, and how likely a value is shown."""
 
     values: list[Any]
@@ -182,13 +182,16 @@ class KeysResult:
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
         out = asdict(self)
         out["values"] = [jsonable(v) for v in self.values]
-        return json_dict(out)
+        return out
 
-    def __str__(self) -> str:
+    def _rows(self) -> list[dict[str, Any]]:
+        return [{"value": v} for v in self.to_dict()["values"]]
+
+    def _text(self) -> str:
         return "\n".join(
             [
                 *(str(v) for v in self.values),
@@ -275,6 +278,45 @@ def partition_selection(
     :mod:`dpselect.mechanisms.set_union` on each person's values (held in the driver). The
     released values come in a fixed order (sorted), never by count. Charged once, durably,
     before the data is read. ``schema``: declared column types, as for :func:`dpselect.top_k`.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation, Series or array
+        The private rows, as for :func:`dpselect.top_k`.
+    column : str or None
+        The column whose values may be published.
+    epsilon, delta : float
+        The privacy cost (``delta > 0``: values that come from the data need it).
+    privacy_unit : str, optional
+        The column identifying people (each row is a person without it).
+    max_contributions : int, default 1
+        How many distinct values each person counts toward.
+    method : str, default "auto"
+        ``"optimal"``, ``"laplace"``, ``"gaussian"``, ``"policy_laplace"``,
+        ``"policy_gaussian"`` or ``"auto"`` (chosen from public parameters).
+    ledger, source, progress, schema
+        The budget ledger, the randomness (tests only), a progress callback and declared
+        column types.
+
+    Returns
+    -------
+    KeysResult
+        The released values, the mechanism, the cost and how likely a value is shown.
+
+    Raises
+    ------
+    ParameterError, DataError, BudgetExceeded
+        Invalid parameters, unusable data or budget left, before any budget is spent.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> rows = pd.Series(["a"] * 500 + ["b"] * 3)
+    >>> dp.partition_selection(rows, None, epsilon=1.0, delta=1e-6,
+    ...                        source=InsecureSeededSource(1)).values
+    ['a']
     """
     data, column = one_column(data, column)  # a Series or 1-D array: column None
     eps = float(check_user_epsilon(epsilon))

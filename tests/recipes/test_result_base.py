@@ -1,0 +1,50 @@
+"""One result base class: every recipe result has to_dict, to_frame, str and an HTML view."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import dpselect as dp
+from dpselect.api import TopKResult
+from dpselect.recipes import BoundsChoice, ContributionChoice, PreviewResult
+from dpselect.recipes.result import Result
+from dpselect.sampling import InsecureSeededSource
+
+RESULTS = (
+    "TopKResult", "KeysResult", "QuantileResult", "PriceResult", "HypothesisResult",
+    "SelectionResult", "TuneResult", "PreviewResult", "TopKPreview",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", RESULTS)
+def test_every_result_derives_from_the_base(name):
+    cls = getattr(dp, name)
+    assert issubclass(cls, Result) and dataclasses.is_dataclass(cls)
+    assert "to_dict" not in vars(cls) and "__str__" not in vars(cls)
+
+
+def test_choices_derive_from_the_base():
+    assert issubclass(BoundsChoice, Result) and issubclass(ContributionChoice, Result)
+
+
+def test_top_k_frame_and_html():
+    pd = pytest.importorskip("pandas")
+    r = dp.top_k(
+        pd.Series([1, 1, 2, 3]), None, k=2, epsilon=1.0, candidates=[1, 2, 3],
+        source=InsecureSeededSource(0), counts=True,
+    )  # fmt: skip
+    assert isinstance(r, TopKResult)
+    frame = r.to_frame()
+    assert list(frame.columns) == ["rank", "candidate", "noisy_count"]
+    assert frame["candidate"].tolist() == r.to_dict()["candidates"]
+    html = r._repr_html_()
+    assert html.startswith("<pre>") and "<table" in html and str(r).splitlines()[0] in html
+
+
+def test_preview_frame_has_one_row_per_epsilon():
+    pytest.importorskip("pandas")
+    p = dp.preview([10, 8, 1], epsilon=[0.5, 1.0])
+    assert isinstance(p, PreviewResult)
+    assert len(p.to_frame()) == 2

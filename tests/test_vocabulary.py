@@ -1,0 +1,61 @@
+"""One vocabulary (issue 23): the new spellings, and the old ones as warned aliases that behave
+identically."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import dpselect as dp
+from dpselect.cli.main import COMMAND_ALIASES, cli
+from dpselect.sampling import InsecureSeededSource
+
+COUNTS = pd.Series(["a"] * 9 + ["b"] * 7 + ["c"] * 3 + ["d"])
+
+
+def _top(mechanism: str) -> dp.TopKResult:
+    return dp.top_k(
+        COUNTS, None, k=2, epsilon=1.0, candidates=["a", "b", "c", "d"],
+        mechanism=mechanism, source=InsecureSeededSource(3),
+    )  # fmt: skip
+
+
+def test_permute_and_flip_is_the_name_and_exponential_a_deprecated_alias():
+    new = _top("permute_and_flip")
+    with pytest.warns(DeprecationWarning, match="permute_and_flip"):
+        old = _top("exponential")
+    assert new.to_dict() == old.to_dict() and str(new) == str(old)
+    assert new.parameters["mechanism"] == "permute_and_flip"
+
+
+def test_preview_accepts_permute_and_flip():
+    new = dp.preview([10, 8, 1], epsilon=1.0, mechanism="permute_and_flip")
+    with pytest.warns(DeprecationWarning):
+        old = dp.preview([10, 8, 1], epsilon=1.0, mechanism="exponential")
+    assert new.rows == old.rows
+
+
+def test_choose_max_contributions_confidence_and_deprecated_beta():
+    frame = pd.DataFrame({"user": [1, 1, 2, 3, 3, 3], "item": list("abacbd")})
+
+    def choose(**kw):
+        return dp.choose_max_contributions(
+            frame, "item", "user", 1.0, source=InsecureSeededSource(5), **kw
+        )
+
+    with pytest.warns(DeprecationWarning, match="confidence"):
+        old = choose(beta=0.05)
+    assert choose().to_dict() == old.to_dict() == choose(confidence=0.95).to_dict()
+    with pytest.raises(dp.ParameterError), pytest.warns(DeprecationWarning):
+        choose(beta=0.1, confidence=0.8)
+
+
+@pytest.mark.parametrize("short", sorted(COMMAND_ALIASES))
+def test_cli_commands_have_the_python_names_and_keep_the_short_ones(short):
+    name = COMMAND_ALIASES[short]
+    assert name.replace("-", "_") in dp.__all__
+    runner = CliRunner()
+    long_help = runner.invoke(cli, [name, "--help"]).output
+    short_help = runner.invoke(cli, [short, "--help"]).output
+    assert long_help.replace(name, short, 1) == short_help
