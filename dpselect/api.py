@@ -28,9 +28,10 @@ from .core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
 from .core.metrics import LInfDistance
 from .data.candidates import candidates_note, load_candidates
 from .data.column_roles import check_column_role
+from .data.engine import Engine
+from .data.rules import check_bounded_candidates
 from .data.scores import candidate_multiplicity, candidate_scores
-from .data.spark_engine import check_bounded_candidates
-from .data.tables import Table, one_column, open_table
+from .data.tables import one_column, open_table
 from .mechanisms.choice import (
     METHOD_NAMES,
     choose_top_k,
@@ -621,7 +622,7 @@ def _with_note(note: str | None, result: TopKResult) -> TopKResult:
 class _Query:
     """A top-k query's public parts and its opened table."""
 
-    table: Table
+    table: Engine
     column: str
     k: int
     candidates: list[Any]
@@ -746,8 +747,6 @@ def _top_k_auto_contributions(
         contribution_choice_cost,
     )
 
-    if getattr(query.table, "engine", "duckdb") == "spark":
-        raise ParameterError("max_contributions='auto' runs on the DuckDB engine only")
     bounds = list(DEFAULT_CONTRIBUTIONS)
     eps_choice = Fraction(eps) * Fraction(fraction)
     spent_c = contribution_choice_cost(eps_choice, bounds)
@@ -835,7 +834,7 @@ def _charge_then(
     return out
 
 
-def _open(data: Any, column: str, privacy_unit: str | None, schema: Any = None) -> Table:
+def _open(data: Any, column: str, privacy_unit: str | None, schema: Any = None) -> Engine:
     """The data as a table with its columns checked (public facts only)."""
     table = open_table(data, schema=schema)
     check_column_role(table, column, "ranked")
