@@ -20,9 +20,10 @@ from .core.arithmetic import float_down, float_up, plain_number
 from .core.deprecation import warn_renamed
 from .core.errors import ParameterError
 from .data.candidates import candidates_note, load_candidates
+from .data.engine import Engine
+from .data.rules import check_bounded_candidates
 from .data.scores import candidate_multiplicity, candidate_scores
-from .data.spark_engine import check_bounded_candidates
-from .data.tables import Table, one_column
+from .data.tables import one_column
 from .mechanisms.choice import METHOD_NAMES
 from .mechanisms.top_k_plan import CONFIDENCE
 from .mechanisms.top_k_plan import TopKPlan as _Plan
@@ -304,7 +305,7 @@ def _with_note(note: str | None, result: TopKResult) -> TopKResult:
 class _Query:
     """A top-k query's public parts and its opened table."""
 
-    table: Table
+    table: Engine
     column: str
     k: int
     candidates: list[Any]
@@ -429,8 +430,6 @@ def _top_k_auto_contributions(
         contribution_choice_cost,
     )
 
-    if getattr(query.table, "engine", "duckdb") == "spark":
-        raise ParameterError("max_contributions='auto' runs on the DuckDB engine only")
     bounds = list(DEFAULT_CONTRIBUTIONS)
     eps_choice = Fraction(eps) * Fraction(fraction)
     spent_c = contribution_choice_cost(eps_choice, bounds)

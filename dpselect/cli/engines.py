@@ -3,7 +3,7 @@
 DuckDB (the default) reads the file in this process. With ``--engine spark`` the file, glob or
 directory of Parquet parts is read by a Spark session on ``--spark-master`` (pyspark is
 imported only then); the scores, counts or histograms are computed there and only they come
-back (:mod:`dpselect.data.spark_engine`). ``--spark-master`` without ``--engine spark`` is
+back (:mod:`dpselect.data.engines.spark`). ``--spark-master`` without ``--engine spark`` is
 refused (it would be ignored).
 
 FILE ``-`` is standard input (DuckDB only): read once, whole, into a temporary file named by
@@ -143,7 +143,7 @@ def open_data(file: str, engine: str, spark_master: str | None) -> Any:
     from pathlib import Path
 
     from ..core.errors import DataError
-    from ..data.spark_engine import read_files, spark_session
+    from ..data.engines.spark import read_files, spark_session
 
     # A missing path is said first (a public fact), before Spark is needed or started.
     if not any(ch in file for ch in "*?[") and not Path(file).exists():

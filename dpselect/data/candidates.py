@@ -21,9 +21,12 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ParameterError
+
+if TYPE_CHECKING:
+    from .engine import Engine
 
 __all__ = [
     "CandidateList",
@@ -182,7 +185,7 @@ def header_note(candidates: Sequence[Any], column: str) -> str | None:
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
-def numbers_as_text_note(candidates: Sequence[Any], column: str, table: Any) -> str | None:
+def numbers_as_text_note(candidates: Sequence[Any], column: str, table: Engine) -> str | None:
     """A note when every candidate is text that reads as a number and the column is untyped
     text (CSV/JSON outside the schema), or None.
 
@@ -197,17 +200,16 @@ def numbers_as_text_note(candidates: Sequence[Any], column: str, table: Any) -> 
         The loaded candidates (:func:`load_candidates`).
     column : str
         The name of the ranked column.
-    table : Table
-        The opened data (:class:`dpselect.data.tables.Table`, or another engine's table).
+    table : Engine
+        The opened data (:class:`dpselect.data.engine.Engine`).
 
     Returns
     -------
     str or None
         One sentence to show with the result, or ``None``.
     """
-    known = getattr(table, "column_type_known", None)
-    kind = str(getattr(table, "columns", {}).get(column, "")).upper()
-    if known is None or known(column) or not kind.startswith("VARCHAR"):
+    kind = str(table.columns.get(column, "")).upper()
+    if table.column_type_known(column) or not kind.startswith("VARCHAR"):
         return None
     if not candidates or not all(
         isinstance(c, str) and _DECIMAL.fullmatch(c) is not None for c in candidates
@@ -222,7 +224,7 @@ def numbers_as_text_note(candidates: Sequence[Any], column: str, table: Any) -> 
     )
 
 
-def candidates_note(candidates: Sequence[Any], column: str, table: Any) -> str | None:
+def candidates_note(candidates: Sequence[Any], column: str, table: Engine) -> str | None:
     """:func:`header_note` and :func:`numbers_as_text_note`, one per line, or None."""
     notes = [header_note(candidates, column), numbers_as_text_note(candidates, column, table)]
     shown = [note for note in notes if note is not None]

@@ -34,9 +34,12 @@ decides whether the release fails). Refused, and why:
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..core.errors import DataError
+
+if TYPE_CHECKING:
+    from .engine import Engine
 
 __all__ = ["ROLES", "Role", "check_column_role", "supported_types", "type_supported"]
 
@@ -96,24 +99,26 @@ def type_supported(sql_type: str, role: Role) -> bool:
     return _canonical(sql_type) in supported_types(role)
 
 
-def check_column_role(table: Any, column: Any, role: Role, argument: str = "column") -> str:
+def check_column_role(
+    table: Engine | str, column: Any, role: Role, argument: str = "column"
+) -> str:
     """The DuckDB type of ``column``; :class:`DataError` unless it can play ``role``.
 
-    ``table``: a :class:`~dpselect.data.tables.Table` or a Spark table (anything with
-    ``require_column``, which refuses a missing or nested column), or a DuckDB type name.
+    ``table``: an opened table (:class:`~dpselect.data.engine.Engine`, whose
+    ``require_column`` refuses a missing or nested column), or a DuckDB type name.
     Reads the schema only (the column's type, and for Arrow frames the Arrow type DuckDB
     converts while scanning), so it may and must run before the ledger is charged.
     """
     if isinstance(table, str):
-        sql_type, where = table, ""
+        sql_type, where, arrow_type = table, "", ""
     else:
         sql_type = table.require_column(column, argument)
-        where = f" in {table.description}" if getattr(table, "description", None) else ""
+        where = f" in {table.description}" if table.description else ""
+        arrow_type = str(table.arrow_types.get(column, ""))
     supported = supported_types(role)
-    arrow_type = str(getattr(table, "arrow_types", {}).get(column, ""))
     name = _canonical(sql_type)
     if name in supported and not _ARROW_COARSE_ZONED.match(arrow_type):
-        if role == "unit" and hasattr(table, "unit_column"):
+        if role == "unit" and not isinstance(table, str):
             # the injective key (text by its bytes, objects by type and value), or a refusal
             # from the schema where none can be read: here, before any charge
             table.unit_column(column, argument)

@@ -39,6 +39,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from . import scores
+from .candidates import as_arrow
 from .tables import Table
 from .unit_keys import RAW_KEY_TYPE, arrow_unit_keys
 
@@ -72,7 +74,7 @@ def dictionary_files(
     Public facts only: the table's source (Parquet files, no declared schema), DuckDB's column
     types, the files' own schemas (footer metadata) and whether pyarrow is installed.
     """
-    files = getattr(table, "parquet_files", None)
+    files = table.parquet_files
     if not files or col_type.upper() != "VARCHAR" or unit_type.upper() not in _UNIT_TYPES:
         return None
     if column == privacy_unit:
@@ -226,8 +228,6 @@ def _kept_from_stream(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from . import scores
-
     unit_arrow = pq.read_schema(files[0]).field(privacy_unit).type
     if str(unit_arrow) in _TEXT_TYPES:  # read as raw-byte keys (_row_batches)
         unit_arrow = pa.large_binary() if str(unit_arrow) == "large_string" else pa.binary()
@@ -266,15 +266,11 @@ def dictionary_candidate_scores(
 ) -> npt.NDArray[np.int64]:
     """:func:`~.scores.candidate_scores` with a privacy unit, on the files of
     :func:`dictionary_files` (same rule, same scores; module docstring)."""
-    from . import scores
-
     col_type = "VARCHAR"
     distinct_text = all(isinstance(c, str) for c in candidates) and len(set(candidates)) == len(
         candidates
     )
     if distinct_text:
-        from .candidates import as_arrow
-
         lookup = as_arrow(candidates)
         if lookup is None:  # pragma: no cover - as_arrow builds text arrays with pyarrow
             import pyarrow as pa

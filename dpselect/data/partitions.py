@@ -6,50 +6,59 @@ chosen by :mod:`dpselect.data.scores`' salted rule, which reads only that person
 salt): one person changes at most ``max_contributions`` counts, each by 1, all the same way.
 Without a privacy unit each row is a person and counts are row counts (``max_contributions``
 is 1). The query itself is :func:`dpselect.data.scores.top_values` with no limit, so the
-bounding rule is the one the rest of the data layer uses.
+bounding rule is the one the rest of the data layer uses. The counts come from the engine
+that holds the table (:class:`dpselect.data.engine.Engine`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.errors import ParameterError
-from .scores import (
-    _hashed_text_sql,
-    _is_floating,
-    _keyed_sql,
-    _md5_bits_sql,
-    _quote,
-    _unit_sql,
-    canonical_text_sql,
-    normalised_sql,
-    salt_text,
-    top_values,
-)
-from .tables import Table
+from .rules import canonical_text_sql, normalised_sql, salt_text
+from .rules import hashed_text_sql as _hashed_text_sql
+from .rules import is_floating as _is_floating
+from .rules import md5_bits_sql as _md5_bits_sql
+from .scores import _keyed_sql, _quote, _unit_sql
 
-__all__ = ["person_values", "value_counts"]
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .tables import Table
+
+__all__ = ["ALL_VALUES", "duckdb_person_values", "person_values", "value_counts"]
 
 #: No limit in practice: every value with a positive count (a Java int, so that the Spark
 #: engine's ``limit`` accepts it too).
-_ALL = (1 << 31) - 1
+ALL_VALUES = (1 << 31) - 1
 
 
 def value_counts(
-    table: Table,
+    table: Engine,
     column: str,
     privacy_unit: str | None = None,
     max_contributions: int = 1,
     salt: int = 0,
     progress: Callable[[float], None] | None = None,
 ) -> dict[Any, int]:
-    """``{value: persons}`` for every non-NULL value of ``column`` (module docstring)."""
-    rows = top_values(table, column, _ALL, privacy_unit, max_contributions, salt, progress)
-    return {value: int(n) for value, n in rows}
+    """``{value: persons}`` for every non-NULL value of ``column`` (module docstring), by the
+    engine that holds ``table`` (:meth:`dpselect.data.engine.Engine.value_counts`)."""
+    return table.value_counts(column, privacy_unit, max_contributions, salt, progress)
 
 
 def person_values(
+    table: Engine,
+    column: str,
+    privacy_unit: str,
+    max_contributions: int,
+    salt: int = 0,
+    progress: Callable[[float], None] | None = None,
+) -> list[list[Any]]:
+    """Each person's kept values (:func:`duckdb_person_values`), by the engine that holds
+    ``table`` (:meth:`dpselect.data.engine.Engine.person_values`; Spark refuses it)."""
+    return table.person_values(column, privacy_unit, max_contributions, salt, progress)
+
+
+def duckdb_person_values(
     table: Table,
     column: str,
     privacy_unit: str,
@@ -67,11 +76,6 @@ def person_values(
     what policy set union's proof needs (``docs/partition_selection.md``, section 5). Held in
     the driver: for data whose persons fit in memory. DuckDB engine only.
     """
-    if getattr(table, "engine", "duckdb") == "spark":
-        raise ParameterError(
-            "policy set union reads each person's values into the driver: use the DuckDB "
-            "engine (method='laplace' or 'gaussian' runs on Spark)"
-        )
     m = int(max_contributions)
     col_type = table.require_column(column)
     privacy_unit, unit_type = table.unit_column(privacy_unit)

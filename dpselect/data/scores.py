@@ -42,18 +42,42 @@ never depends on the rows (:mod:`dpselect.data.tables`), so neither does this ma
 
 from __future__ import annotations
 
-import hashlib
-import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from .candidates import as_arrow
-from .tables import Table
+from .rules import (
+    BOUNDING_SEPARATOR,
+    bounding_key,
+    canonical_text,
+    canonical_text_sql,
+    fmix32,
+    keep_smallest,
+    normalised_sql,
+    numeric_candidate_type,
+    salt_text,
+    unit_seed,
+    value_code,
+)
+from .rules import (
+    FMIX32_STEPS as _FMIX32,
+)
+from .rules import (
+    M32 as _M32,
+)
+from .rules import hashed_text_sql as _hashed_text_sql
+from .rules import is_floating as _is_floating
+from .rules import is_text as _is_text
+from .rules import md5_bits_sql as _md5_bits_sql
 from .unit_keys import RAW_KEY_TYPE
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .tables import Table
 
 __all__ = [
     "BOUNDING_SEPARATOR",
@@ -62,6 +86,8 @@ __all__ = [
     "candidate_scores",
     "canonical_text",
     "canonical_text_sql",
+    "duckdb_candidate_scores",
+    "duckdb_top_values",
     "fmix32",
     "keep_smallest",
     "match_multiplicity",
@@ -77,187 +103,6 @@ __all__ = [
 Progress = Callable[[float], None] | None
 _CANDIDATES_VIEW = "dpselect_candidates"
 _CANDIDATES_TABLE = "dpselect_candidates_table"
-
-# ----------------------------------------------------------------------------------------
-# The bounding rule: which values a user keeps (docs/contribution_bounding.md).
-#
-# Every engine computes it with the same bytes and the same integer arithmetic:
-#   seed(u)  = the first 8 bytes, little-endian, of md5(salt_text \x1f "u" \x1f text(u))
-#   a, b     = seed(u) mod 2^32, seed(u) div 2^32
-#   code(x)  = the candidate's 0-based position (candidate path), or the first 4 bytes,
-#              little-endian, of md5(salt_text \x1f "v" \x1f text(x)) (unknown-domain path)
-#   key(u,x) = fmix32(fmix32(code(x) xor a) xor b)
-# A user keeps the max_contributions distinct values with the smallest (key, tie-break),
-# the tie-break being the position (never needed: key is a bijection of a position) or the
-# value itself on the unknown-domain path. md5 is computed once per user and once per
-# distinct value, never per row; the per-pair work is 32-bit integer arithmetic in which no
-# intermediate exceeds 2^63 (so it is exact in signed 64-bit SQL integers, DuckDB and Spark).
-# ----------------------------------------------------------------------------------------
-
-#: Field separator of the hashed texts (ASCII unit separator, ``chr(31)``).
-BOUNDING_SEPARATOR = "\x1f"
-_M32 = 0xFFFFFFFF
-_SALT_MASK = (1 << 64) - 1
-#: murmur3's 32-bit finaliser (Appleby, MurmurHash3 ``fmix32``): shifts and odd multipliers.
-_FMIX32 = (("xs", 16), ("mul", 0x85EBCA6B), ("xs", 13), ("mul", 0xC2B2AE35), ("xs", 16))
-
-
-def salt_text(salt: int) -> str:
-    """The salt as hashed: the decimal digits of ``salt mod 2^64``."""
-    return str(int(salt) & _SALT_MASK)
-
-
-def fmix32(x: int) -> int:
-    """murmur3's ``fmix32`` of ``x`` (0 <= x < 2^32): a bijection of 32-bit words."""
-    for op, k in _FMIX32:
-        x = x ^ (x >> k) if op == "xs" else (x * k) & _M32
-    return x
-
-
-def unit_seed(salt: int, unit_text: str) -> int:
-    """The user's 64-bit seed: little-endian first 8 bytes of md5(salt, "u", unit text)."""
-    text = BOUNDING_SEPARATOR.join((salt_text(salt), "u", unit_text))
-    return int.from_bytes(hashlib.md5(text.encode("utf-8")).digest()[:8], "little")
-
-
-def value_code(salt: int, value_text: str) -> int:
-    """A value's 32-bit code on the unknown-domain path (md5 of salt, "v", value text)."""
-    text = BOUNDING_SEPARATOR.join((salt_text(salt), "v", value_text))
-    return int.from_bytes(hashlib.md5(text.encode("utf-8")).digest()[:4], "little")
-
-
-def bounding_key(salt: int, unit_text: str, code: int) -> int:
-    """The 32-bit key of the pair (user, value code): smaller keys are kept first.
-
-    A two-round Even-Mansour construction over ``fmix32`` keyed by the user's seed; for a
-    fixed user it is a bijection of the code, so distinct candidate positions never tie.
-    """
-    seed = unit_seed(salt, unit_text)
-    return fmix32(fmix32(code ^ (seed & _M32)) ^ (seed >> 32))
-
-
-def canonical_text(value: Any) -> str:
-    """The text a unit or a value is hashed as (Python reference of :func:`canonical_text_sql`).
-
-    str as is; bool ``true``/``false``; int in decimal; float as ``[-]Mp E`` with ``M`` the
-    53-bit integer significand and ``E`` the power of two (``0``, ``inf``, ``-inf``, ``nan``
-    for the special values; ``-0.0`` is ``0``); dates ISO ``YYYY-MM-DD``; timestamps the
-    integer microseconds since 1970-01-01 (UTC; naive timestamps read as UTC).
-    """
-    import datetime as dt
-    import decimal
-
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if value == 0:
-            return "0"
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        mantissa, exponent = math.frexp(abs(value))
-        sign = "-" if value < 0 else ""
-        return f"{sign}{int(mantissa * 2**53)}p{exponent - 53}"
-    if isinstance(value, dt.datetime):
-        aware = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
-        delta = aware - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-        return str((delta.days * 86400 + delta.seconds) * 10**6 + delta.microseconds)
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, decimal.Decimal):
-        return format(value, "f")
-    if isinstance(value, bytes):
-        return value.hex().upper()
-    return str(value)
-
-
-def _is_floating(sql_type: str) -> bool:
-    return sql_type.upper() in ("FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8")
-
-
-def normalised_sql(expr: str, sql_type: str) -> str:
-    """``expr`` as grouped: floating values plus ``0.0`` (so ``-0.0`` is ``+0.0``), else as is."""
-    if _is_floating(sql_type):
-        return f"(CAST({expr} AS DOUBLE) + CAST(0.0 AS DOUBLE))"
-    return expr
-
-
-def canonical_text_sql(expr: str, sql_type: str, dialect: str = "duckdb") -> str:
-    """SQL text of ``expr`` (a value of the DuckDB type ``sql_type``) as :func:`canonical_text`.
-
-    ``dialect`` is ``"duckdb"`` or ``"spark"`` (the Spark SQL spelling of the same rule, for
-    the Spark engine; its equality with DuckDB is that engine's test). Types: text, booleans,
-    integers, decimals (plain notation with the column's scale), dates, timestamps, floats,
-    blobs (upper-case hex); anything else is the engine's own text (not portable).
-    """
-    if dialect not in ("duckdb", "spark"):
-        raise ValueError(f"dialect must be 'duckdb' or 'spark', got {dialect!r}")
-    text = "STRING" if dialect == "spark" else "VARCHAR"
-    t = sql_type.upper()
-    if t in ("VARCHAR", "STRING", "TEXT") or t.startswith("VARCHAR"):
-        return expr
-    if t.startswith("TIMESTAMP") or t == "DATETIME":
-        if dialect == "spark":
-            return f"CAST(unix_micros({expr}) AS {text})"
-        # DuckDB's infinite timestamps have no microseconds: their own text ('infinity')
-        return f"coalesce(CAST(epoch_us({expr}) AS {text}), CAST({expr} AS {text}))"
-    if t in ("BLOB", "BINARY", "BYTEA"):
-        return f"hex({expr})"
-    if _is_floating(t):
-        x = f"CAST({expr} AS DOUBLE)"
-        # NaN and the infinities are recognised by the engine's text of the value ('nan',
-        # 'inf', '-inf' in DuckDB; 'NaN', 'Infinity', '-Infinity' in Spark), not by isnan:
-        # DuckDB folds isnan(x) to false in a projection when the Parquet statistics have no
-        # NaN (they never count NaNs), and the NaN then reached the casts below after the
-        # charge (issue 22).
-        word = f"lower(CAST({x} AS {text}))"
-        nan = f"{word} IN ('nan', '-nan')"
-        pos_inf = f"{word} IN ('inf', 'infinity')"
-        neg_inf = f"{word} IN ('-inf', '-infinity')"
-        # The significand and exponent come from a sanitised magnitude (0, NaN and the
-        # infinities become 1.0) and go through TRY_CAST: no row can make them raise, whatever
-        # order the engine evaluates the branches in. Finite non-zero values are unchanged.
-        a = (
-            f"(CASE WHEN {x} = 0 OR {nan} OR {pos_inf} OR {neg_inf} "
-            f"THEN CAST(1.0 AS DOUBLE) ELSE abs({x}) END)"
-        )
-        e0 = f"floor(log2({a}))"
-        ratio = f"({a} / pow(2.0, {e0}))"
-        e = f"({e0} + CASE WHEN {ratio} >= 2 THEN 1 WHEN {ratio} < 1 THEN -1 ELSE 0 END)"
-        significand = f"TRY_CAST({a} / pow(2.0, {e}) * pow(2.0, 52) AS BIGINT)"
-        exponent = f"TRY_CAST({e} AS BIGINT) - 52"
-        return (
-            f"CASE WHEN {x} = 0 THEN '0' WHEN {nan} THEN 'nan' "
-            f"WHEN {pos_inf} THEN 'inf' WHEN {neg_inf} THEN '-inf' "
-            f"ELSE concat(CASE WHEN {x} < 0 THEN '-' ELSE '' END, "
-            f"CAST({significand} AS {text}), 'p', CAST({exponent} AS {text})) END"
-        )
-    return f"CAST({expr} AS {text})"
-
-
-def _md5_bits_sql(text_sql: str, first_bytes: int, dialect: str = "duckdb") -> str:
-    """The first ``first_bytes`` (4 or 8) bytes of md5(text), little-endian, as SQL.
-
-    DuckDB: ``md5_number`` is the digest read as a little-endian 128-bit integer, so its low
-    64 (or 32) bits are the first 8 (or 4) bytes, as UBIGINT (``md5_number_upper`` is the same
-    number, but a macro through BIT and VARCHAR text, about 6x slower).
-    """
-    if dialect == "spark":
-        h = f"md5({text_sql})"
-        hexdigits = ", ".join(f"substr({h}, {2 * k + 1}, 2)" for k in reversed(range(first_bytes)))
-        return f"CAST(conv(concat({hexdigits}), 16, 10) AS DECIMAL(20, 0))"
-    mask = (1 << (8 * first_bytes)) - 1
-    return f"CAST(md5_number({text_sql}) & {mask} AS UBIGINT)"
-
-
-def _hashed_text_sql(tag: str, text_sql: str, salt_sql: str = "$salt") -> str:
-    """SQL of the hashed text ``salt \x1f tag \x1f text`` (the salt as a text parameter)."""
-    return f"concat_ws(chr(31), {salt_sql}, '{tag}', {text_sql})"
 
 
 def _fmix32_bodies(x: str) -> list[str]:
@@ -354,67 +199,6 @@ def _kept_sql(pairs: str, code: str, tie: str, m: int) -> str:
     return f"(SELECT p & {_M32} AS t FROM {chosen})"
 
 
-def _fmix32_numpy(x: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
-    """:func:`fmix32` of every word of ``x`` (uint32 arithmetic wraps mod 2^32), in place."""
-    for op, k in _FMIX32:
-        if op == "xs":
-            x ^= x >> np.uint32(k)
-        else:
-            x *= np.uint32(k)
-    return x
-
-
-def keep_smallest(
-    seeds: npt.NDArray[np.uint64],
-    lengths: npt.NDArray[np.int64],
-    codes: npt.NDArray[np.uint32],
-    ties: npt.NDArray[np.uint32],
-    m: int,
-) -> npt.NDArray[np.int64]:
-    """The tie-breaks each user keeps, by the rule of :func:`bounding_key` (NumPy).
-
-    Users come as consecutive runs: user ``j`` has the seed ``seeds[j]`` (:func:`unit_seed`)
-    and the next ``lengths[j] >= 1`` entries of ``codes`` and ``ties`` (duplicates allowed).
-    Each user keeps the ``m`` distinct entries with the smallest ``(key, tie)``; the result
-    lists the kept ties (in no particular order). ``p = key * 2^32 + tie`` orders as
-    ``(key, tie)``; for ``m`` up to 8 the ``m`` smallest distinct ``p`` of each run are found
-    by ``m`` rounds of a segmented minimum (each round removes every copy of the last
-    minimum), beyond that by one sort.
-    """
-    lengths = np.asarray(lengths, dtype=np.int64)
-    if len(lengths) == 0:
-        return np.zeros(0, dtype=np.int64)
-    seeds = np.asarray(seeds, dtype=np.uint64)
-    x = np.asarray(codes, dtype=np.uint32) ^ np.repeat((seeds & _M32).astype(np.uint32), lengths)
-    _fmix32_numpy(x)
-    x ^= np.repeat((seeds >> np.uint64(32)).astype(np.uint32), lengths)
-    _fmix32_numpy(x)
-    p = (x.astype(np.uint64) << np.uint64(32)) | np.asarray(ties, dtype=np.uint64)
-    del x
-    starts = np.zeros(len(lengths), dtype=np.int64)
-    np.cumsum(lengths[:-1], out=starts[1:])
-    if m <= 8:
-        gone = np.uint64(np.iinfo(np.uint64).max)  # above every p (ties < 2^32 - 1)
-        rounds = []
-        for round_ in range(m):
-            best = np.minimum.reduceat(p, starts)
-            rounds.append(best[best != gone])
-            if round_ + 1 < m:
-                p[p == np.repeat(best, lengths)] = gone
-        found = np.concatenate(rounds)
-    else:
-        user = np.repeat(np.arange(len(lengths)), lengths)
-        order = np.lexsort((p, user))
-        p, user = p[order], user[order]
-        first = np.ones(len(p), dtype=bool)
-        first[1:] = (p[1:] != p[:-1]) | (user[1:] != user[:-1])  # distinct within a user
-        p, user = p[first], user[first]
-        begin = np.searchsorted(user, user, side="left")
-        found = p[np.arange(len(p)) - begin < m]
-    kept: npt.NDArray[np.int64] = (found & np.uint64(_M32)).astype(np.int64)
-    return kept
-
-
 def _unit_text_sql(unit_type: str) -> str:
     return canonical_text_sql("u", "DOUBLE" if _is_floating(unit_type) else unit_type)
 
@@ -481,28 +265,6 @@ def _candidates_source(
             table.connection.unregister(_CANDIDATES_VIEW)
 
 
-_INT64 = (-(1 << 63), (1 << 63) - 1)
-
-
-def _is_text(sql_type: str) -> bool:
-    return sql_type.upper() == "VARCHAR"
-
-
-def numeric_candidate_type(candidates: Sequence[Any]) -> str | None:
-    """``"BIGINT"`` (all int in int64), ``"DOUBLE"`` (float, or int and float), or ``None``.
-
-    ``bool`` is not a number here (``True`` is not matched to ``"1"``).
-    """
-    kinds = set(map(type, candidates))
-    if not kinds or not kinds <= {int, float}:
-        return None
-    if kinds == {int}:
-        if all(_INT64[0] <= c <= _INT64[1] for c in candidates):
-            return "BIGINT"
-        return None
-    return "DOUBLE"
-
-
 def match_sql(column_sql: str, col_type: str, candidates: Sequence[Any]) -> tuple[str, str]:
     """SQL of (the column's value as matched, the candidate ``c`` as matched) (module doc)."""
     number = numeric_candidate_type(candidates) if _is_text(col_type) else None
@@ -534,7 +296,7 @@ def match_multiplicity(col_type: str, candidates: Sequence[Any]) -> int:
     _, cand_match = match_sql("x", col_type, candidates)
     con = duckdb.connect(":memory:")
     try:
-        holder = cast(Table, _ConnectionOnly(con))
+        holder = cast("Table", _ConnectionOnly(con))
         with _candidates_source(holder, candidates, False) as (source, params):
             rows = con.execute(
                 f"""SELECT coalesce(max(n), 1) FROM (
@@ -547,21 +309,18 @@ def match_multiplicity(col_type: str, candidates: Sequence[Any]) -> int:
     return int(rows[0][0]) if rows else 1
 
 
-def candidate_multiplicity(table: Table, column: str, candidates: Sequence[Any]) -> int:
+def candidate_multiplicity(table: Engine, column: str, candidates: Sequence[Any]) -> int:
     """The most candidates one value of ``column`` matches, by the matching of the engine that
-    holds ``table``: the L1 sensitivity of :func:`candidate_scores` without a privacy unit.
+    holds ``table`` (:meth:`dpselect.data.engine.Engine.candidate_multiplicity`): the L1
+    sensitivity of :func:`candidate_scores` without a privacy unit.
 
-    The recipes ask this, never which engine they hold. DuckDB tables: :func:`match_multiplicity`
-    of the column's type (DuckDB's casts and equality, those of the score query). Spark tables:
-    their own count (:meth:`dpselect.data.spark_engine.SparkTable.match_multiplicity`), with
-    the Spark score query's join, whose equality is the column's: a collated text column
-    (``string collate UTF8_LCASE``) matches ``'a'`` and ``'A'`` to one value, which DuckDB's
-    rule keeps apart. Both read the schema and the candidates only, never a row, so the number
-    is public and is known before the charge.
+    DuckDB tables: :func:`match_multiplicity` of the column's type (DuckDB's casts and
+    equality, those of the score query). Spark tables: their own count
+    (:func:`dpselect.data.engines.spark.match_multiplicity`), with the Spark score query's
+    join, whose equality is the column's. Both read the schema and the candidates only, never
+    a row, so the number is public and is known before the charge.
     """
-    if getattr(table, "engine", "duckdb") == "spark":  # its own equality (data.spark_engine)
-        return int(cast(Any, table).match_multiplicity(column, candidates))
-    return match_multiplicity(table.require_column(column), candidates)
+    return table.candidate_multiplicity(column, candidates)
 
 
 class _ConnectionOnly:
@@ -577,6 +336,23 @@ class _ConnectionOnly:
 
 
 def candidate_scores(
+    table: Engine,
+    column: str,
+    candidates: Sequence[Any],
+    privacy_unit: str | None = None,
+    max_contributions: int = 1,
+    salt: int = 0,
+    progress: Progress = None,
+) -> npt.NDArray[np.int64]:
+    """The score of every candidate, in the candidate list's order (module docstring), by
+    the engine that holds ``table`` (:meth:`dpselect.data.engine.Engine.candidate_scores`;
+    DuckDB: :func:`duckdb_candidate_scores`)."""
+    return table.candidate_scores(
+        column, candidates, privacy_unit, max_contributions, salt, progress
+    )
+
+
+def duckdb_candidate_scores(
     table: Table,
     column: str,
     candidates: Sequence[Any],
@@ -592,18 +368,6 @@ def candidate_scores(
     the rows are joined with the candidates first (so that a user's contributions are only
     spent on candidates), then grouped by user (:func:`_bounded_scores_sql`).
     """
-    if getattr(table, "engine", "duckdb") == "spark":  # same semantics (data.spark_engine)
-        from . import spark_engine
-
-        return spark_engine.candidate_scores(
-            cast(Any, table),
-            column,
-            candidates,
-            privacy_unit,
-            max_contributions,
-            salt,
-            progress,
-        )
     col_type = table.require_column(column)
     unit_type = None
     if privacy_unit is not None:
@@ -728,6 +492,21 @@ def _kept_counts(
 
 
 def top_values(
+    table: Engine,
+    column: str,
+    limit: int,
+    privacy_unit: str | None = None,
+    max_contributions: int = 1,
+    salt: int = 0,
+    progress: Progress = None,
+) -> list[tuple[Any, int]]:
+    """The ``limit`` values with the largest bounded counts, ties by value, by the engine
+    that holds ``table`` (:meth:`dpselect.data.engine.Engine.top_values`; DuckDB:
+    :func:`duckdb_top_values`)."""
+    return table.top_values(column, limit, privacy_unit, max_contributions, salt, progress)
+
+
+def duckdb_top_values(
     table: Table,
     column: str,
     limit: int,
@@ -745,18 +524,6 @@ def top_values(
     distinct value gets a code (:func:`value_code`, one md5 per distinct value) and a user
     keeps the values with the smallest (:func:`bounding_key`, value).
     """
-    if getattr(table, "engine", "duckdb") == "spark":  # same semantics (data.spark_engine)
-        from . import spark_engine
-
-        return spark_engine.top_values(
-            cast(Any, table),
-            column,
-            limit,
-            privacy_unit,
-            max_contributions,
-            salt,
-            progress,
-        )
     col_type = table.require_column(column)
     col = normalised_sql(f"data.{_quote(column)}", col_type)
     params: dict[str, Any] = {}

@@ -45,6 +45,8 @@ from typing import Any, Protocol
 import duckdb
 
 from ..core.errors import DataError
+from .engine import Engine
+from .engines.duckdb import DuckDBEngine
 from .schema import is_nested, parse_schema
 from .text_lines import (
     check_gzip_stream,
@@ -107,8 +109,10 @@ class _JsonSource:
 
 
 @dataclass
-class Table:
-    """A DuckDB connection with the data as the view ``data`` and its public schema.
+class Table(DuckDBEngine):
+    """A DuckDB connection with the data as the view ``data`` and its public schema: the
+    DuckDB implementation of :class:`dpselect.data.engine.Engine` (its engine methods in
+    :class:`~dpselect.data.engines.duckdb.DuckDBEngine`).
 
     ``columns``: name -> DuckDB type. ``known``: the columns whose type is known from public
     facts (typed files and frames, and declared ones); CSV and JSON columns outside the schema
@@ -756,9 +760,11 @@ def _frame_arrow_types(frame: Any) -> dict[str, str]:
     return {}
 
 
-def open_table(data: Any, schema: Any = None) -> Table:
-    """Open ``data``: a path (CSV, TSV, JSON lines, JSON, their ``.gz``; Parquet, a Parquet
-    glob or directory), a pandas/polars/pyarrow table, a DuckDB relation, or one column of
+def open_table(data: Any, schema: Any = None) -> Engine:
+    """Open ``data`` with the engine that holds it (:class:`~dpselect.data.engine.Engine`):
+    a Spark frame on Spark (:mod:`dpselect.data.engines.spark`), everything else on DuckDB
+    (a :class:`Table`). ``data``: a path (CSV, TSV, JSON lines, JSON, their ``.gz``; Parquet,
+    a Parquet glob or directory), a pandas/polars/pyarrow table, a DuckDB relation, or one column of
     values (a pandas or polars Series, a 1-D NumPy array: :func:`one_column`, the column
     named by the Series' name, else ``"value"``).
 
@@ -768,10 +774,10 @@ def open_table(data: Any, schema: Any = None) -> Table:
     :class:`~dpselect.core.errors.ParameterError` for a malformed schema: all public facts.
     """
     if type(data).__module__.split(".")[0] == "pyspark":  # the Spark engine (its own module)
-        from .spark_engine import is_spark_frame, open_spark_table
+        from .engines.spark import is_spark_frame, open_spark_table
 
         if is_spark_frame(data):
-            return open_spark_table(data, schema)  # type: ignore[return-value]
+            return open_spark_table(data, schema)
     declared = parse_schema(schema)
     connection = _database().cursor()  # its own session: views and frames stay private to it
     # pandas object columns are text, whatever their values look like (module docstring).

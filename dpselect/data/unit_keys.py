@@ -39,6 +39,8 @@ import uuid
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .rules import canonical_text
+
 if TYPE_CHECKING:
     from .tables import Table
 
@@ -79,8 +81,6 @@ def object_unit_key(value: Any) -> bytes | None:
 
 
 def _key(value: Any) -> bytes | None:
-    from .scores import canonical_text
-
     if value is None:
         return None
     if isinstance(value, str):

@@ -20,7 +20,7 @@ from ..core.arithmetic import plain_number
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..data.column_roles import check_column_role
-from ..data.tables import Table
+from ..data.engine import Engine
 
 __all__ = [
     "CONFIDENCE",
@@ -114,7 +114,7 @@ def check_confidence(confidence: Any) -> float:
     return value
 
 
-def numeric_column(table: Table, column: str, argument: str = "column") -> None:
+def numeric_column(table: Engine, column: str, argument: str = "column") -> None:
     """Refuse (from the public schema) a column that is neither numeric nor text.
 
     Text columns (CSV and JSON columns are read as text, so that the schema never depends on
@@ -123,24 +123,16 @@ def numeric_column(table: Table, column: str, argument: str = "column") -> None:
     check_column_role(table, column, "numeric", argument)
 
 
-def column_values(table: Table, column: str) -> F64:
+def column_values(table: Engine, column: str) -> F64:
     """The column as float64; NULL, NaN and unparseable rows are dropped.
 
     Each row is mapped on its own (``TRY_CAST(value AS DOUBLE)``, NULL when the text is not
     a number) and rows without a number are filtered out: a 1-stable row-by-row map, so the
     neighbouring relation and every sensitivity built on it carry over, and no row can cause
     an error. Values beyond 2^53 in integer columns are rounded to the nearest float.
+    The engine that holds ``table`` computes it (:meth:`dpselect.data.engine.Engine.column_values`).
     """
-    engine_values = getattr(table, "column_values", None)
-    if engine_values is not None:  # another engine (data.spark_engine): the same rule there
-        out_engine: F64 = engine_values(column)
-        return out_engine
-    ident = '"' + column.replace('"', '""') + '"'
-    sql = f"SELECT v FROM (SELECT TRY_CAST({ident} AS DOUBLE) AS v FROM data) WHERE v IS NOT NULL"
-    raw = table.connection.execute(sql).fetchnumpy()["v"]
-    values = np.asarray(np.ma.filled(raw, np.nan), dtype=np.float64)
-    out: F64 = values[~np.isnan(values)]
-    return out
+    return table.column_values(column)
 
 
 def to_float(value: Any) -> float:

@@ -45,7 +45,8 @@ from ..core.arithmetic import float_up
 from ..core.deprecation import warn_renamed
 from ..core.errors import ParameterError
 from ..data.column_roles import check_column_role
-from ..data.tables import Table, open_table
+from ..data.engine import Engine
+from ..data.tables import open_table
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..mechanisms.quantile_score import quantile_fraction
@@ -96,19 +97,12 @@ class ContributionChoice(Result):
         )
 
 
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def contribution_counts(table: Any, column: str, privacy_unit: str) -> np.ndarray[Any, Any]:
+def contribution_counts(table: Engine, column: str, privacy_unit: str) -> np.ndarray[Any, Any]:
     """``c_u``: each person's number of distinct non-null values of ``column`` (one row per
-    person with a non-null unit). A person's count reads only their rows."""
-    sql = (
-        f"SELECT count(DISTINCT {_quote(column)}) AS c FROM data "
-        f"WHERE {_quote(privacy_unit)} IS NOT NULL GROUP BY {_quote(privacy_unit)}"
-    )
-    raw = table.connection.execute(sql).fetchnumpy()["c"]
-    return np.asarray(raw, dtype=np.int64)
+    person with a non-null unit, in no particular order). A person's count reads only their
+    rows. Computed by the engine that holds ``table``
+    (:meth:`dpselect.data.engine.Engine.contribution_counts`)."""
+    return table.contribution_counts(column, privacy_unit)
 
 
 def contribution_scores(
@@ -149,9 +143,10 @@ def _penalties(penalty: Any, candidates: list[int]) -> list[Fraction] | None:
     return out
 
 
-def _table(data: Any, schema: Any) -> Table:
-    """``data`` opened (an already opened :class:`Table` is used as it is)."""
-    if isinstance(data, Table):
+def _table(data: Any, schema: Any) -> Engine:
+    """``data`` opened (an already opened table, any :class:`~dpselect.data.engine.Engine`,
+    is used as it is)."""
+    if isinstance(data, Engine):
         return data
     return open_table(data, schema=schema)
 
@@ -212,7 +207,8 @@ def choose_max_contributions(
     (default ``epsilon``): the epsilon of the later release whose noise the default penalty
     ``L / release_epsilon`` models. ``penalty``: a public rule ``L -> number`` replacing it
     (evaluated before the charge, never on data; a public term leaves every sensitivity
-    ``Delta_L = L`` unchanged). ``data`` may be an opened :class:`~dpselect.data.tables.Table`.
+    ``Delta_L = L`` unchanged). ``data`` may be an opened table
+    (:class:`~dpselect.data.engine.Engine`).
 
     Parameters
     ----------
@@ -267,10 +263,6 @@ def choose_max_contributions(
     cands = _contribution_candidates(candidates)
     pens = _penalties(penalty, cands)
     table = _table(data, schema)
-    if getattr(table, "engine", "duckdb") == "spark":
-        raise ParameterError(
-            "choose_max_contributions runs on the DuckDB engine only (not a Spark frame)"
-        )
     check_column_role(table, column, "ranked")
     check_column_role(table, privacy_unit, "unit", "privacy_unit")
     mech = _gem(cands, eps, beta, source)
@@ -392,7 +384,8 @@ def choose_bounds(
     hull of the two chosen bins, ``(min of their lower edges, max of their upper edges)``:
     the low level's lower edge and the high level's upper edge when the picks are in order,
     and never an empty interval when noise puts them the other way round (post-processing).
-    ``data`` may be an opened :class:`~dpselect.data.tables.Table`.
+    ``data`` may be an opened table
+    (:class:`~dpselect.data.engine.Engine`).
 
     Parameters
     ----------

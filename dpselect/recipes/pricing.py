@@ -56,7 +56,6 @@ from ._common import (
     CONFIDENCE,
     charge_then_release,
     check_confidence,
-    column_values,
     memory_values,
     numeric_column,
     open_ledger,
@@ -273,19 +272,16 @@ def _guarantee(
 def _valuation_values(
     valuations: Any, column: str | None, grid: PriceGrid, schema: Any = None
 ) -> tuple[Any, Any]:
-    """A reader of the valuations, checked from public facts only (type, schema). An engine
-    that summarises (Spark: ``buyers_at``) returns :class:`BuyerCounts` at the grid's prices
-    instead of the column."""
+    """A reader of the valuations, checked from public facts only (type, schema). A table's
+    engine summarises the column as :class:`BuyerCounts` at the grid's prices
+    (:meth:`dpselect.data.engine.Engine.buyers_at`: Spark never collects the column)."""
     if column is not None:
         table = open_table(valuations, schema=schema)
         numeric_column(table, column)
-        buyers_at = getattr(table, "buyers_at", None)
-        if buyers_at is not None:
-            prices = tuple(grid.prices)
-            return table, lambda: BuyerCounts(
-                prices, tuple(int(c) for c in buyers_at(column, prices))
-            )
-        return table, lambda: column_values(table, column)
+        prices = tuple(grid.prices)
+        return table, lambda: BuyerCounts(
+            prices, tuple(int(c) for c in table.buyers_at(column, prices))
+        )
     if type(valuations).__name__ == "Series" and hasattr(valuations, "to_numpy"):
         valuations = valuations.to_numpy()  # a pandas or polars Series: its values
     if isinstance(valuations, (str, bytes)) or not isinstance(valuations, (Sequence, np.ndarray)):

@@ -25,11 +25,9 @@ simulation on adversarial data in tests/recipes/test_quantiles_accuracy.py.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -41,7 +39,8 @@ from ..core.errors import DataError, ParameterError
 from ..core.metrics import L1Distance
 from ..data.candidates import load_candidates
 from ..data.column_roles import check_column_role
-from ..data.tables import Table, one_column, open_table
+from ..data.engine import Engine
+from ..data.tables import one_column, open_table
 from ..mechanisms.laplace import make_laplace
 from ..mechanisms.quantile_candidates import candidate_accuracy, make_candidate_quantile
 from ..mechanisms.quantile_continuous import (
@@ -135,19 +134,7 @@ def _numeric_candidates(candidates: Any) -> list[float]:
 
 
 # ----------------------------------------------------------------------------- the column
-def _type_known(table: Table, data: Any, column: str) -> bool:
-    """Whether the column's type is a public fact (Parquet, frames, a declared schema)."""
-    known = getattr(table, "column_type_known", None)
-    if callable(known):
-        return bool(known(column))
-    if table.json_source is not None:
-        return False
-    if isinstance(data, (str, os.PathLike)):
-        return not str(Path(data)).lower().endswith(_TEXT_SUFFIXES)
-    return True
-
-
-def check_numeric_column(table: Table, data: Any, column: str) -> str | None:
+def check_numeric_column(table: Engine, data: Any, column: str) -> str | None:
     """Refuse a column whose known type is not numeric; a note for untyped text columns.
 
     Decided from the public schema only, before anything is charged.
@@ -155,7 +142,7 @@ def check_numeric_column(table: Table, data: Any, column: str) -> str | None:
     kind = check_column_role(table, column, "numeric").upper()
     if kind.startswith(NUMERIC_TYPES):
         return None
-    if _type_known(table, data, column) or not kind.startswith("VARCHAR"):
+    if table.column_type_known(column) or not kind.startswith("VARCHAR"):
         raise DataError(f"column {column!r} has type {kind}: a quantile needs a numeric column")
     return (
         f"note: column {column!r} is text (CSV/JSON columns have no type): values that do not "
@@ -165,26 +152,13 @@ def check_numeric_column(table: Table, data: Any, column: str) -> str | None:
 
 
 def quantile_values(
-    table: Table, column: str, progress: Callable[[float], None] | None = None
+    table: Engine, column: str, progress: Callable[[float], None] | None = None
 ) -> F64:
-    """The column as float64; NULL, NaN and text that does not parse are dropped row by row.
-
-    ``TRY_CAST`` maps each row on its own (a 1-stable map: neighbours stay neighbours). The
-    row order is not needed (``preserve_insertion_order = false`` for this session: less
-    memory while scanning). ``progress(percent)`` is polled while the scan runs.
-    """
-    ident = '"' + column.replace('"', '""') + '"'
-    sql = (
-        f"SELECT v FROM (SELECT TRY_CAST({ident} AS DOUBLE) AS v FROM data) "
-        "WHERE v IS NOT NULL AND NOT isnan(v)"
-    )
-    table.connection.execute("SET SESSION preserve_insertion_order = false")
-    # One DuckDB thread for this fetch: with two, the peak memory was about 3.3x the column's
-    # bytes (per-thread result partitions merged, then converted), with one about 2.5x
-    # (docs/performance.md); the scan time is about the same.
-    raw = table.query_numpy(sql, None, progress, serial=True)["v"]
-    out: F64 = np.asarray(np.ma.getdata(raw), dtype=np.float64)
-    return out
+    """The column as float64; NULL, NaN and text that does not parse are dropped row by row
+    (:meth:`dpselect.data.engine.Engine.quantile_values` without candidates or bounds: every
+    row's value; ``TRY_CAST`` maps each row on its own, a 1-stable map). ``progress(percent)``
+    is polled while the scan runs."""
+    return table.quantile_values(column, progress=progress)
 
 
 # ----------------------------------------------------------------------------- the result
@@ -670,9 +644,10 @@ def quantile(
     grid_note: float | None = None
     table = open_table(data, schema=schema)
     note = check_numeric_column(table, data, column)
-    grid_width = getattr(table, "grid_width", None)  # Spark: rows rounded to a public grid
-    if grid_width is not None and lo_hi is not None and grid_w is not None:
-        d = float(grid_width(lo_hi, grid_w))
+    # rows rounded to a public grid by the engine (Spark): an extra accuracy error
+    width = None if lo_hi is None or grid_w is None else table.grid_width(lo_hi, grid_w)
+    if width is not None and lo_hi is not None:
+        d = float(width)
         if chosen in ("recursive", "joint", "tree", "count"):
             grid_note = d
             accuracy = [*accuracy, _grid_line(d, chosen)]
@@ -691,11 +666,8 @@ def quantile(
     }
 
     def release() -> QuantileResult:
-        engine = getattr(table, "histogram_values", None)  # Spark: data.spark_engine
-        if engine is not None:  # the rows as the mechanism needs them, from a histogram
-            values = engine(column, candidates=cands, bounds=lo_hi, resolution=grid_w)
-        else:
-            values = quantile_values(table, column, progress)
+        # the rows as the mechanism needs them (Spark: stand-ins from a histogram)
+        values = table.quantile_values(column, cands, lo_hi, grid_w, progress)
         released = run(values)
         text, acc, loss, res = method_text, accuracy, rounding, w
         params = dict(parameters)

@@ -13,7 +13,8 @@ from typing import Any, Literal, TypeVar
 
 from ..core.errors import ParameterError
 from ..data.column_roles import check_column_role
-from ..data.tables import Table, open_table
+from ..data.engine import Engine
+from ..data.tables import open_table
 from ._common import open_ledger
 
 __all__ = ["charge_then", "open_checked", "open_ledger"]
@@ -50,7 +51,7 @@ def charge_then(
     return out
 
 
-def open_checked(data: Any, column: str, privacy_unit: str | None, schema: Any = None) -> Table:
+def open_checked(data: Any, column: str, privacy_unit: str | None, schema: Any = None) -> Engine:
     """The data as a table with its columns checked (public facts only): ``column`` ranked,
     ``privacy_unit`` (if any) a unit column."""
     table = open_table(data, schema=schema)

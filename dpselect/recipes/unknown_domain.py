@@ -330,15 +330,15 @@ def partition_selection(
     if method.startswith("policy") and privacy_unit is None:
         raise ParameterError(f"method {method!r} needs a privacy_unit column")
     table = open_checked(data, column, privacy_unit, schema)
-    spark = getattr(table, "engine", "duckdb") == "spark"
-    if method.startswith("policy") and spark:
+    in_driver = table.holds_persons_in_driver  # policy set union holds each person's values
+    if method.startswith("policy") and not in_driver:
         raise ParameterError(
             f"method {method!r} reads each person's values into the driver: use the DuckDB "
             "engine, or method='laplace' / 'gaussian'"
         )
     book = open_ledger(ledger)
     if method == "auto":
-        method = choose_keys_method(eps, dlt, c, spark)
+        method = choose_keys_method(eps, dlt, c, not in_driver)
     policy: SetUnionPlan | None = None
     bound = c  # the contributions kept per person
     if method == "optimal":
@@ -533,9 +533,11 @@ def use_policy_top_k(k: int, epsilon: float, delta: float, max_contributions: in
     )
 
 
-def _engine(data: Any, column: str, privacy_unit: str | None, schema: Any) -> str:
-    """The engine that holds ``data`` (a public fact: the type of the input)."""
-    return str(getattr(open_checked(data, column, privacy_unit, schema), "engine", "duckdb"))
+def _holds_persons(data: Any, column: str, privacy_unit: str | None, schema: Any) -> bool:
+    """Whether the engine that holds ``data`` can hold each person's values in the driver
+    (:attr:`dpselect.data.engine.Engine.holds_persons_in_driver`; a public fact: the type
+    of the input)."""
+    return bool(open_checked(data, column, privacy_unit, schema).holds_persons_in_driver)
 
 
 def _policy_top_k(
@@ -619,7 +621,7 @@ def top_k_unknown_domain(
         if k_bar is not None:
             mech = "gumbel"
         elif privacy_unit is not None and use_policy_top_k(
-            k, eps, delta, c, _engine(data, column, privacy_unit, schema) == "spark"
+            k, eps, delta, c, not _holds_persons(data, column, privacy_unit, schema)
         ):
             return _policy_top_k(
                 data, column, k, eps, delta, privacy_unit, c, counts, ledger, source, progress,

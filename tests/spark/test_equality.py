@@ -113,7 +113,7 @@ def test_many_candidates_in_a_frame_of_several_rows(datasets, monkeypatch):
     """1,500 text candidates on a text column (an Arrow array: no DuckDB cast) and integers on
     an integer column, in a candidate frame of several rows (``CANDIDATES_PER_ROW`` lowered to
     7, the last row shorter): the same scores as DuckDB, with and without a privacy unit."""
-    from dpselect.data import spark_engine
+    from dpselect.data.engines import spark as spark_engine
 
     monkeypatch.setattr(spark_engine, "CANDIDATES_PER_ROW", 7)
     many = {"s": [str(i) for i in range(1500)] + ["07", ""], "x": list(range(-3, 1497))}

@@ -27,7 +27,8 @@ import pytest
 
 from dpselect.api import top_k
 from dpselect.core.errors import DataError
-from dpselect.data import scores, spark_engine
+from dpselect.data import scores
+from dpselect.data.engines import spark as spark_engine
 from dpselect.data.tables import open_table
 from dpselect.sampling.source import InsecureSeededSource
 

@@ -12,7 +12,8 @@ import pytest
 from dpselect import top_k
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import ParameterError
-from dpselect.data import spark_engine
+from dpselect.data import rules
+from dpselect.data.engines import spark as spark_engine
 from dpselect.sampling.source import InsecureSeededSource
 
 EDGES = [0, 1, (1 << 31) - 1, 1 << 31, (1 << 31) + 5, (1 << 32) - 2, (1 << 32) - 1]
@@ -41,7 +42,7 @@ def test_packed_orders_as_key_then_position_and_unpacks(spark):
 def test_too_many_candidates_raise_before_the_charge(tmp_path, monkeypatch):
     path = str(tmp_path / "budget.ledger")
     Ledger.create(path, 2.0, 1e-5)
-    monkeypatch.setattr(spark_engine, "MAX_BOUNDED_CANDIDATES", 3)
+    monkeypatch.setattr(rules, "MAX_BOUNDED_CANDIDATES", 3)
     data = pd.DataFrame({"user_id": [1, 2, 3], "site": ["a", "b", "c"]})
     with pytest.raises(ParameterError, match=r"candidates: at most 3 .*privacy_unit.*32-bit"):
         top_k(data, "site", 1, 1.0, candidates=["a", "b", "c", "d"], privacy_unit="user_id",

@@ -1,0 +1,154 @@
+"""The engine interface: what an engine of the data layer must compute.
+
+An engine holds the data (a DuckDB view, a Spark frame) with its public schema and turns a
+query into a small result for the driver: a bounded score vector over public candidates,
+counts for partition selection, values or a histogram for quantiles, buyer counts for
+pricing. Selection, noise and the ledger stay in the driver. Every engine follows the rules
+of :mod:`dpselect.data.rules` (canonical text, matching, the keyed bounding order, grids),
+so the same data and salt give the same results in every engine (DuckDB is the test oracle).
+
+The recipes (:mod:`dpselect.api`, :mod:`dpselect.recipes`) call these methods and never ask
+which engine they hold. The implementations: :class:`dpselect.data.tables.Table` (DuckDB,
+its methods in :mod:`dpselect.data.engines.duckdb`) and
+:class:`dpselect.data.engines.spark.SparkTable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # annotations only: importing the interface loads no heavy module
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["Engine", "Progress"]
+
+#: ``progress(percent)``, polled while a query runs (an engine may ignore it).
+Progress = Callable[[float], None] | None
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """An opened data source (:func:`dpselect.data.tables.open_table`) and its engine.
+
+    Attributes
+    ----------
+    name : str
+        ``"duckdb"`` or ``"spark"``: for reports only.
+    description : str
+        The source, as error messages name it (``"file 'visits.csv'"``).
+    columns : dict of str to str
+        The public schema: column name -> DuckDB type name.
+    arrow_types : dict of str to str
+        Source types that the DuckDB type does not fully describe (a frame's zoned Arrow
+        timestamps, :mod:`dpselect.data.column_roles`); empty when there are none.
+    holds_persons_in_driver : bool
+        Whether :meth:`person_values` can hold each person's values in the driver (policy
+        set union); an engine that cannot refuses it.
+    """
+
+    name: str
+    description: str
+    columns: dict[str, str]
+    arrow_types: dict[str, str]
+    holds_persons_in_driver: bool
+
+    # ------------------------------------------------------------------- the schema
+    def require_column(self, column: Any, argument: str = "column") -> str:
+        """The column's DuckDB type; :class:`~dpselect.core.errors.DataError` naming
+        ``argument`` when it is absent or of a type the engine cannot use (public facts)."""
+        ...
+
+    def unit_column(self, column: Any, argument: str = "privacy_unit") -> tuple[str, str]:
+        """The column that keys the privacy unit ``column`` injectively, and its type."""
+        ...
+
+    def column_type_known(self, column: str) -> bool:
+        """Whether the column's type is a public fact (not text parsed row by row)."""
+        ...
+
+    # ------------------------------------------------------------------- candidates
+    def candidate_scores(
+        self,
+        column: str,
+        candidates: Sequence[Any],
+        privacy_unit: str | None = None,
+        max_contributions: int = 1,
+        salt: int = 0,
+        progress: Progress = None,
+    ) -> npt.NDArray[np.int64]:
+        """The score of every candidate, in order: rows (or persons, each keeping at most
+        ``max_contributions`` candidates by the keyed order of ``salt``) matching it."""
+        ...
+
+    def candidate_multiplicity(self, column: str, candidates: Sequence[Any]) -> int:
+        """The most candidates one value of ``column`` matches, by this engine's matching:
+        the L1 sensitivity of :meth:`candidate_scores` without a privacy unit (no row read)."""
+        ...
+
+    # ------------------------------------------------------------------- partition selection
+    def top_values(
+        self,
+        column: str,
+        limit: int,
+        privacy_unit: str | None = None,
+        max_contributions: int = 1,
+        salt: int = 0,
+        progress: Progress = None,
+    ) -> list[tuple[Any, int]]:
+        """The ``limit`` values with the largest bounded counts, ties by value."""
+        ...
+
+    def value_counts(
+        self,
+        column: str,
+        privacy_unit: str | None = None,
+        max_contributions: int = 1,
+        salt: int = 0,
+        progress: Progress = None,
+    ) -> dict[Any, int]:
+        """``{value: persons}`` for every non-NULL value, after contribution bounding."""
+        ...
+
+    def person_values(
+        self,
+        column: str,
+        privacy_unit: str,
+        max_contributions: int,
+        salt: int = 0,
+        progress: Progress = None,
+    ) -> list[list[Any]]:
+        """Each person's kept values, persons in the keyed order (policy set union)."""
+        ...
+
+    def contribution_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
+        """Each person's number of distinct non-null values (``max_contributions="auto"``)."""
+        ...
+
+    # ------------------------------------------------------------------- numbers
+    def column_values(self, column: str) -> npt.NDArray[np.float64]:
+        """The column as float64 (NULL, NaN and text that is no number dropped, row by row)."""
+        ...
+
+    def quantile_values(
+        self,
+        column: str,
+        candidates: Sequence[float] | None = None,
+        bounds: tuple[float, float] | None = None,
+        resolution: float | None = None,
+        progress: Progress = None,
+    ) -> npt.NDArray[np.float64]:
+        """The rows as the quantile mechanisms read them: every value, or stand-ins from a
+        histogram over the candidates or a public grid of ``bounds`` (same scores)."""
+        ...
+
+    def grid_width(self, bounds: tuple[float, float], resolution: float | None) -> float | None:
+        """The widest cell of the grid :meth:`quantile_values` rounds rows to in the bounds
+        mode (an extra accuracy error), or ``None`` when the rows are not rounded."""
+        ...
+
+    def buyers_at(self, column: str, prices: Sequence[float]) -> npt.NDArray[np.int64]:
+        """``#{rows with value >= p}`` for each price ``p`` (values as in
+        :meth:`column_values`): what the revenue scores of pricing read."""
+        ...

@@ -1,0 +1,398 @@
+"""The engine-neutral rules of the data layer: what every engine computes the same way.
+
+Each engine (:mod:`dpselect.data.engines`) spells these rules in its own language (DuckDB
+SQL, Spark columns), and the Python functions here are their reference:
+
+- **canonical text** (:func:`canonical_text`, :func:`canonical_text_sql`): the text a unit
+  or a value is hashed as, in either SQL dialect;
+- **matching** (:func:`numeric_candidate_type`, :func:`is_text`, :func:`is_floating`,
+  :func:`normalised_sql`): which candidates are matched by value on a text column, and how
+  floating values are grouped;
+- **the keyed bounding order** (:func:`bounding_key`, :func:`unit_seed`,
+  :func:`value_code`, :func:`keep_smallest`; docs/contribution_bounding.md): which values a
+  person keeps, bit-identical in every engine for the same salt;
+- **grids** (:func:`grid_size`, :func:`grid_edges`, :func:`grid_cell`,
+  :func:`grid_cell_width`): the public grid a histogram engine rounds quantile rows to.
+
+Nothing here reads data or imports an engine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..core.errors import ParameterError
+
+__all__ = [
+    "BOUNDING_SEPARATOR",
+    "FMIX32_STEPS",
+    "M32",
+    "MAX_BOUNDED_CANDIDATES",
+    "MAX_CELLS",
+    "bounding_key",
+    "canonical_text",
+    "canonical_text_sql",
+    "check_bounded_candidates",
+    "fmix32",
+    "grid_cell",
+    "grid_cell_width",
+    "grid_edges",
+    "grid_size",
+    "hashed_text_sql",
+    "is_floating",
+    "is_text",
+    "keep_smallest",
+    "md5_bits_sql",
+    "normalised_sql",
+    "numeric_candidate_type",
+    "salt_text",
+    "unit_seed",
+    "value_code",
+]
+
+# ----------------------------------------------------------------------------------------
+# The bounding rule: which values a user keeps (docs/contribution_bounding.md).
+#
+# Every engine computes it with the same bytes and the same integer arithmetic:
+#   seed(u)  = the first 8 bytes, little-endian, of md5(salt_text \x1f "u" \x1f text(u))
+#   a, b     = seed(u) mod 2^32, seed(u) div 2^32
+#   code(x)  = the candidate's 0-based position (candidate path), or the first 4 bytes,
+#              little-endian, of md5(salt_text \x1f "v" \x1f text(x)) (unknown-domain path)
+#   key(u,x) = fmix32(fmix32(code(x) xor a) xor b)
+# A user keeps the max_contributions distinct values with the smallest (key, tie-break),
+# the tie-break being the position (never needed: key is a bijection of a position) or the
+# value itself on the unknown-domain path. md5 is computed once per user and once per
+# distinct value, never per row; the per-pair work is 32-bit integer arithmetic in which no
+# intermediate exceeds 2^63 (so it is exact in signed 64-bit SQL integers, DuckDB and Spark).
+# ----------------------------------------------------------------------------------------
+
+#: Field separator of the hashed texts (ASCII unit separator, ``chr(31)``).
+BOUNDING_SEPARATOR = "\x1f"
+_M32 = 0xFFFFFFFF
+#: The 32-bit mask of the bounding key's arithmetic (public: the SQL builders use it).
+M32 = _M32
+_SALT_MASK = (1 << 64) - 1
+#: murmur3's 32-bit finaliser (Appleby, MurmurHash3 ``fmix32``): shifts and odd multipliers.
+_FMIX32 = (("xs", 16), ("mul", 0x85EBCA6B), ("xs", 13), ("mul", 0xC2B2AE35), ("xs", 16))
+#: murmur3's fmix32 steps (public: the SQL builders spell them out).
+FMIX32_STEPS = _FMIX32
+
+
+def salt_text(salt: int) -> str:
+    """The salt as hashed: the decimal digits of ``salt mod 2^64``."""
+    return str(int(salt) & _SALT_MASK)
+
+
+def fmix32(x: int) -> int:
+    """murmur3's ``fmix32`` of ``x`` (0 <= x < 2^32): a bijection of 32-bit words."""
+    for op, k in _FMIX32:
+        x = x ^ (x >> k) if op == "xs" else (x * k) & _M32
+    return x
+
+
+def unit_seed(salt: int, unit_text: str) -> int:
+    """The user's 64-bit seed: little-endian first 8 bytes of md5(salt, "u", unit text)."""
+    text = BOUNDING_SEPARATOR.join((salt_text(salt), "u", unit_text))
+    return int.from_bytes(hashlib.md5(text.encode("utf-8")).digest()[:8], "little")
+
+
+def value_code(salt: int, value_text: str) -> int:
+    """A value's 32-bit code on the unknown-domain path (md5 of salt, "v", value text)."""
+    text = BOUNDING_SEPARATOR.join((salt_text(salt), "v", value_text))
+    return int.from_bytes(hashlib.md5(text.encode("utf-8")).digest()[:4], "little")
+
+
+def bounding_key(salt: int, unit_text: str, code: int) -> int:
+    """The 32-bit key of the pair (user, value code): smaller keys are kept first.
+
+    A two-round Even-Mansour construction over ``fmix32`` keyed by the user's seed; for a
+    fixed user it is a bijection of the code, so distinct candidate positions never tie.
+    """
+    seed = unit_seed(salt, unit_text)
+    return fmix32(fmix32(code ^ (seed & _M32)) ^ (seed >> 32))
+
+
+def canonical_text(value: Any) -> str:
+    """The text a unit or a value is hashed as (Python reference of :func:`canonical_text_sql`).
+
+    str as is; bool ``true``/``false``; int in decimal; float as ``[-]Mp E`` with ``M`` the
+    53-bit integer significand and ``E`` the power of two (``0``, ``inf``, ``-inf``, ``nan``
+    for the special values; ``-0.0`` is ``0``); dates ISO ``YYYY-MM-DD``; timestamps the
+    integer microseconds since 1970-01-01 (UTC; naive timestamps read as UTC).
+    """
+    import datetime as dt
+    import decimal
+
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value == 0:
+            return "0"
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        mantissa, exponent = math.frexp(abs(value))
+        sign = "-" if value < 0 else ""
+        return f"{sign}{int(mantissa * 2**53)}p{exponent - 53}"
+    if isinstance(value, dt.datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+        delta = aware - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+        return str((delta.days * 86400 + delta.seconds) * 10**6 + delta.microseconds)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, bytes):
+        return value.hex().upper()
+    return str(value)
+
+
+def is_floating(sql_type: str) -> bool:
+    return sql_type.upper() in ("FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8")
+
+
+def normalised_sql(expr: str, sql_type: str) -> str:
+    """``expr`` as grouped: floating values plus ``0.0`` (so ``-0.0`` is ``+0.0``), else as is."""
+    if is_floating(sql_type):
+        return f"(CAST({expr} AS DOUBLE) + CAST(0.0 AS DOUBLE))"
+    return expr
+
+
+def canonical_text_sql(expr: str, sql_type: str, dialect: str = "duckdb") -> str:
+    """SQL text of ``expr`` (a value of the DuckDB type ``sql_type``) as :func:`canonical_text`.
+
+    ``dialect`` is ``"duckdb"`` or ``"spark"`` (the Spark SQL spelling of the same rule, for
+    the Spark engine; its equality with DuckDB is that engine's test). Types: text, booleans,
+    integers, decimals (plain notation with the column's scale), dates, timestamps, floats,
+    blobs (upper-case hex); anything else is the engine's own text (not portable).
+    """
+    if dialect not in ("duckdb", "spark"):
+        raise ValueError(f"dialect must be 'duckdb' or 'spark', got {dialect!r}")
+    text = "STRING" if dialect == "spark" else "VARCHAR"
+    t = sql_type.upper()
+    if t in ("VARCHAR", "STRING", "TEXT") or t.startswith("VARCHAR"):
+        return expr
+    if t.startswith("TIMESTAMP") or t == "DATETIME":
+        if dialect == "spark":
+            return f"CAST(unix_micros({expr}) AS {text})"
+        # DuckDB's infinite timestamps have no microseconds: their own text ('infinity')
+        return f"coalesce(CAST(epoch_us({expr}) AS {text}), CAST({expr} AS {text}))"
+    if t in ("BLOB", "BINARY", "BYTEA"):
+        return f"hex({expr})"
+    if is_floating(t):
+        x = f"CAST({expr} AS DOUBLE)"
+        # NaN and the infinities are recognised by the engine's text of the value ('nan',
+        # 'inf', '-inf' in DuckDB; 'NaN', 'Infinity', '-Infinity' in Spark), not by isnan:
+        # DuckDB folds isnan(x) to false in a projection when the Parquet statistics have no
+        # NaN (they never count NaNs), and the NaN then reached the casts below after the
+        # charge (issue 22).
+        word = f"lower(CAST({x} AS {text}))"
+        nan = f"{word} IN ('nan', '-nan')"
+        pos_inf = f"{word} IN ('inf', 'infinity')"
+        neg_inf = f"{word} IN ('-inf', '-infinity')"
+        # The significand and exponent come from a sanitised magnitude (0, NaN and the
+        # infinities become 1.0) and go through TRY_CAST: no row can make them raise, whatever
+        # order the engine evaluates the branches in. Finite non-zero values are unchanged.
+        a = (
+            f"(CASE WHEN {x} = 0 OR {nan} OR {pos_inf} OR {neg_inf} "
+            f"THEN CAST(1.0 AS DOUBLE) ELSE abs({x}) END)"
+        )
+        e0 = f"floor(log2({a}))"
+        ratio = f"({a} / pow(2.0, {e0}))"
+        e = f"({e0} + CASE WHEN {ratio} >= 2 THEN 1 WHEN {ratio} < 1 THEN -1 ELSE 0 END)"
+        significand = f"TRY_CAST({a} / pow(2.0, {e}) * pow(2.0, 52) AS BIGINT)"
+        exponent = f"TRY_CAST({e} AS BIGINT) - 52"
+        return (
+            f"CASE WHEN {x} = 0 THEN '0' WHEN {nan} THEN 'nan' "
+            f"WHEN {pos_inf} THEN 'inf' WHEN {neg_inf} THEN '-inf' "
+            f"ELSE concat(CASE WHEN {x} < 0 THEN '-' ELSE '' END, "
+            f"CAST({significand} AS {text}), 'p', CAST({exponent} AS {text})) END"
+        )
+    return f"CAST({expr} AS {text})"
+
+
+def md5_bits_sql(text_sql: str, first_bytes: int, dialect: str = "duckdb") -> str:
+    """The first ``first_bytes`` (4 or 8) bytes of md5(text), little-endian, as SQL.
+
+    DuckDB: ``md5_number`` is the digest read as a little-endian 128-bit integer, so its low
+    64 (or 32) bits are the first 8 (or 4) bytes, as UBIGINT (``md5_number_upper`` is the same
+    number, but a macro through BIT and VARCHAR text, about 6x slower).
+    """
+    if dialect == "spark":
+        h = f"md5({text_sql})"
+        hexdigits = ", ".join(f"substr({h}, {2 * k + 1}, 2)" for k in reversed(range(first_bytes)))
+        return f"CAST(conv(concat({hexdigits}), 16, 10) AS DECIMAL(20, 0))"
+    mask = (1 << (8 * first_bytes)) - 1
+    return f"CAST(md5_number({text_sql}) & {mask} AS UBIGINT)"
+
+
+def hashed_text_sql(tag: str, text_sql: str, salt_sql: str = "$salt") -> str:
+    """SQL of the hashed text ``salt \x1f tag \x1f text`` (the salt as a text parameter)."""
+    return f"concat_ws(chr(31), {salt_sql}, '{tag}', {text_sql})"
+
+
+def _fmix32_numpy(x: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
+    """:func:`fmix32` of every word of ``x`` (uint32 arithmetic wraps mod 2^32), in place."""
+    for op, k in _FMIX32:
+        if op == "xs":
+            x ^= x >> np.uint32(k)
+        else:
+            x *= np.uint32(k)
+    return x
+
+
+def keep_smallest(
+    seeds: npt.NDArray[np.uint64],
+    lengths: npt.NDArray[np.int64],
+    codes: npt.NDArray[np.uint32],
+    ties: npt.NDArray[np.uint32],
+    m: int,
+) -> npt.NDArray[np.int64]:
+    """The tie-breaks each user keeps, by the rule of :func:`bounding_key` (NumPy).
+
+    Users come as consecutive runs: user ``j`` has the seed ``seeds[j]`` (:func:`unit_seed`)
+    and the next ``lengths[j] >= 1`` entries of ``codes`` and ``ties`` (duplicates allowed).
+    Each user keeps the ``m`` distinct entries with the smallest ``(key, tie)``; the result
+    lists the kept ties (in no particular order). ``p = key * 2^32 + tie`` orders as
+    ``(key, tie)``; for ``m`` up to 8 the ``m`` smallest distinct ``p`` of each run are found
+    by ``m`` rounds of a segmented minimum (each round removes every copy of the last
+    minimum), beyond that by one sort.
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if len(lengths) == 0:
+        return np.zeros(0, dtype=np.int64)
+    seeds = np.asarray(seeds, dtype=np.uint64)
+    x = np.asarray(codes, dtype=np.uint32) ^ np.repeat((seeds & _M32).astype(np.uint32), lengths)
+    _fmix32_numpy(x)
+    x ^= np.repeat((seeds >> np.uint64(32)).astype(np.uint32), lengths)
+    _fmix32_numpy(x)
+    p = (x.astype(np.uint64) << np.uint64(32)) | np.asarray(ties, dtype=np.uint64)
+    del x
+    starts = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    if m <= 8:
+        gone = np.uint64(np.iinfo(np.uint64).max)  # above every p (ties < 2^32 - 1)
+        rounds = []
+        for round_ in range(m):
+            best = np.minimum.reduceat(p, starts)
+            rounds.append(best[best != gone])
+            if round_ + 1 < m:
+                p[p == np.repeat(best, lengths)] = gone
+        found = np.concatenate(rounds)
+    else:
+        user = np.repeat(np.arange(len(lengths)), lengths)
+        order = np.lexsort((p, user))
+        p, user = p[order], user[order]
+        first = np.ones(len(p), dtype=bool)
+        first[1:] = (p[1:] != p[:-1]) | (user[1:] != user[:-1])  # distinct within a user
+        p, user = p[first], user[first]
+        begin = np.searchsorted(user, user, side="left")
+        found = p[np.arange(len(p)) - begin < m]
+    kept: npt.NDArray[np.int64] = (found & np.uint64(_M32)).astype(np.int64)
+    return kept
+
+
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def is_text(sql_type: str) -> bool:
+    return sql_type.upper() == "VARCHAR"
+
+
+def numeric_candidate_type(candidates: Sequence[Any]) -> str | None:
+    """``"BIGINT"`` (all int in int64), ``"DOUBLE"`` (float, or int and float), or ``None``.
+
+    ``bool`` is not a number here (``True`` is not matched to ``"1"``).
+    """
+    kinds = set(map(type, candidates))
+    if not kinds or not kinds <= {int, float}:
+        return None
+    if kinds == {int}:
+        if all(_INT64[0] <= c <= _INT64[1] for c in candidates):
+            return "BIGINT"
+        return None
+    return "DOUBLE"
+
+
+#: Candidate positions are 32-bit codes of the rule (docs/contribution_bounding.md), packed
+#: below the key: at most this many candidates with a privacy unit (both engines).
+MAX_BOUNDED_CANDIDATES = (1 << 32) - 1
+
+
+def check_bounded_candidates(count: int) -> None:
+    """Public: with a privacy unit a candidate's code is its position, a 32-bit word
+    (docs/contribution_bounding.md, rule 4): at most :data:`MAX_BOUNDED_CANDIDATES`."""
+    if count > MAX_BOUNDED_CANDIDATES:
+        raise ParameterError(
+            f"candidates: at most {MAX_BOUNDED_CANDIDATES} (2^32 - 1) candidates with a "
+            f"privacy_unit (the bounding rule codes a candidate by its 32-bit position), "
+            f"got {count}"
+        )
+
+
+# ----------------------------------------------------------------------------------------
+# Grids
+# ----------------------------------------------------------------------------------------
+
+#: The most cells of a quantile grid (its counts come back to the driver).
+MAX_CELLS = 1 << 20
+
+
+def grid_size(lo: float, hi: float, resolution: float | None) -> int:
+    """``G = ceil((hi - lo) / w)`` cells (``w`` default ``(hi - lo) / 10^6``), 1 to
+    :data:`MAX_CELLS`."""
+    if not math.isfinite(hi - lo):
+        raise ParameterError(
+            f"bounds ({lo:g}, {hi:g}) are too wide for the Spark engine's grid: hi - lo "
+            "overflows a float"
+        )
+    w = float(resolution) if resolution is not None else (hi - lo) / 10**6
+    return int(min(MAX_CELLS, max(1, math.ceil((hi - lo) / w))))
+
+
+def grid_edges(lo: float, hi: float, cells: int) -> npt.NDArray[np.float64]:
+    """The left edges ``lo + (hi - lo) j / cells``, ``j = 0..cells-1`` (float)."""
+    edges: npt.NDArray[np.float64] = lo + (hi - lo) * np.arange(cells, dtype=np.float64) / cells
+    return edges
+
+
+def grid_cell(
+    values: npt.NDArray[np.float64], lo: float, hi: float, cells: int
+) -> npt.NDArray[np.int64]:
+    """The cell of each value, by the arithmetic :func:`grid_counts` runs on Spark."""
+    lo, hi = float(lo), float(hi)
+    scale = float(cells) / (hi - lo)
+    x = np.clip(np.asarray(values, dtype=np.float64), lo, hi)
+    with np.errstate(invalid="ignore", over="ignore"):
+        raw = np.floor((x - lo) * scale)
+    j = np.clip(raw, 0, cells - 1).astype(np.int64)
+
+    def edge(k: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        out: npt.NDArray[np.float64] = lo + (hi - lo) * k.astype(np.float64) / float(cells)
+        return out
+
+    down = x < edge(j)
+    up = (j < cells - 1) & (x >= edge(j + 1))
+    out: npt.NDArray[np.int64] = np.where(down, j - 1, np.where(up, j + 1, j))
+    return out
+
+
+def grid_cell_width(lo: float, hi: float, cells: int) -> float:
+    """The widest cell of the float grid (``max g_{j+1} - g_j``, ``g_cells = hi``), rounded
+    up: a row rounded down to its cell's left edge moves by less than this. It is ``(hi - lo)
+    / cells`` up to rounding, at most the resolution ``w`` unless the grid is capped at
+    :data:`MAX_CELLS` (``w < (hi - lo) / 2^20``). Public parameters only."""
+    points = np.append(grid_edges(lo, hi, cells), float(hi))
+    widest = float(np.max(np.diff(points)))  # each difference within 2^-53 relative
+    return float(np.nextafter(np.nextafter(widest, np.inf), np.inf))

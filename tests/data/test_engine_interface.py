@@ -1,0 +1,85 @@
+"""The engine interface (issue 23, part 1): both engines implement every method of
+:class:`dpselect.data.Engine`, and no recipe asks which engine it holds."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pandas as pd
+
+import dpselect
+from dpselect.data import Engine
+from dpselect.data.engines.duckdb import DuckDBEngine
+from dpselect.data.engines.spark import SparkTable
+from dpselect.data.tables import Table, open_table
+
+PACKAGE = Path(dpselect.__file__).parent
+RECIPE_FILES = [*sorted((PACKAGE / "recipes").rglob("*.py")), PACKAGE / "api.py"]
+
+
+def _protocol_members() -> set[str]:
+    return {
+        name
+        for klass in Engine.__mro__
+        if klass is not object and klass.__module__ == "dpselect.data.engine"
+        for name in [*vars(klass), *getattr(klass, "__annotations__", {})]
+        if not name.startswith("_")
+    }
+
+
+def test_both_engines_have_every_member_of_the_protocol():
+    members = _protocol_members()
+    assert {"candidate_scores", "top_values", "value_counts", "quantile_values"} <= members
+    assert {"buyers_at", "contribution_counts", "require_column", "unit_column"} <= members
+    spark_fields = set(SparkTable.__dataclass_fields__)
+    table_fields = set(Table.__dataclass_fields__)
+    for name in members:
+        assert hasattr(Table, name) or name in table_fields, f"DuckDB table lacks {name}"
+        assert hasattr(SparkTable, name) or name in spark_fields, f"SparkTable lacks {name}"
+    assert issubclass(Table, DuckDBEngine)
+
+
+def test_an_opened_table_is_an_engine():
+    table = open_table(pd.DataFrame({"u": [1, 1, 2], "v": ["a", "b", "a"]}))
+    assert isinstance(table, Engine) and table.name == "duckdb"
+    assert list(table.candidate_scores("v", ["a", "b", "c"], "u", 1, 3)) in ([1, 1, 0], [2, 0, 0])
+    assert sorted(table.contribution_counts("v", "u")) == [1, 2]
+    assert list(table.buyers_at("u", [0.5, 1.0, 1.5, 3.0])) == [3, 3, 1, 0]
+    assert table.grid_width((0.0, 1.0), 0.1) is None
+
+
+def _engine_questions(tree: ast.AST) -> list[int]:
+    """Lines of ``getattr(<...table>, ...)`` and ``<...>.engine ==`` / ``!=``."""
+    found = []
+    for node in ast.walk(tree):
+        call = isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        if call and node.func.id == "getattr" and node.args:
+            target = node.args[0]
+            name = target.id if isinstance(target, ast.Name) else (
+                target.attr if isinstance(target, ast.Attribute) else ""
+            )  # fmt: skip
+            if name == "table" or name.endswith("_table"):
+                found.append(node.lineno)
+        if isinstance(node, ast.Compare):
+            for side in [node.left, *node.comparators]:
+                if isinstance(side, ast.Attribute) and side.attr == "engine":
+                    found.append(node.lineno)
+    return found
+
+
+def test_no_recipe_asks_which_engine_it_holds():
+    assert RECIPE_FILES and all(p.is_file() for p in RECIPE_FILES)
+    bad = {}
+    for path in RECIPE_FILES:
+        text = path.read_text(encoding="utf-8")
+        lines = _engine_questions(ast.parse(text))
+        if "getattr(table" in text or ".engine ==" in text or lines:
+            bad[str(path.relative_to(PACKAGE))] = lines
+    assert bad == {}
+
+
+def test_the_check_finds_what_it_looks_for():
+    source = "x = getattr(table, 'histogram_values', None)\ny = query.table.engine == 'spark'\n"
+    assert _engine_questions(ast.parse(source)) == [1, 2]
+    assert _engine_questions(ast.parse("z = getattr(query.table, 'engine', 'duckdb')")) == [1]

@@ -1,0 +1,65 @@
+"""``max_contributions="auto"`` on Spark (issue 23, part 1): the Spark engine counts each
+person's distinct values with the DataFrame API (``groupBy`` + ``countDistinct``), so GEM
+chooses from exactly the scores DuckDB gives it, and the same seed chooses the same bound."""
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+import dpselect as dp
+from dpselect.data.tables import open_table
+from dpselect.recipes.bounds import (
+    DEFAULT_CONTRIBUTIONS,
+    choose_max_contributions,
+    contribution_counts,
+    contribution_scores,
+)
+from dpselect.sampling.source import InsecureSeededSource
+
+from .helpers import both, random_rows
+
+
+def test_contribution_counts_and_scores_equal_duckdb(spark):
+    for seed in range(4):
+        arrow, frame = both(spark, random_rows(300 + seed, n=None if seed else 0))
+        for column in ("x", "s", "d"):
+            a = contribution_counts(open_table(arrow), column, "user")
+            b = contribution_counts(open_table(frame), column, "user")
+            assert sorted(a.tolist()) == sorted(b.tolist()), (seed, column)
+            cands = list(DEFAULT_CONTRIBUTIONS)
+            rel = Fraction(1, 2)
+            assert contribution_scores(a, cands, rel) == contribution_scores(b, cands, rel)
+
+
+def _people(seed: int) -> pd.DataFrame:
+    """Persons with 1 to 12 distinct items, some rows repeated, some NULL items and units."""
+    rng = np.random.default_rng(seed)  # test data only
+    rows = []
+    for u in range(120):
+        for item in rng.choice(16, size=int(rng.integers(1, 13)), replace=False):
+            rows += [(f"u{u}", f"v{item}")] * int(rng.integers(1, 3))
+    rows += [(None, "v0"), ("u1", None), (None, None)]
+    return pd.DataFrame(rows, columns=["user", "item"])
+
+
+def test_choose_max_contributions_chooses_as_duckdb(spark):
+    pdf = _people(7)
+    sdf = spark.createDataFrame(pdf)
+    for seed in (1, 2, 3):
+        a = choose_max_contributions(pdf, "item", "user", 0.5, source=InsecureSeededSource(seed))
+        b = choose_max_contributions(sdf, "item", "user", 0.5, source=InsecureSeededSource(seed))
+        assert (a.max_contributions, a.epsilon) == (b.max_contributions, b.epsilon)
+
+
+def test_top_k_auto_matches_duckdb(spark):
+    pdf = _people(11)
+    sdf = spark.createDataFrame(pdf)
+    cands = [f"v{i}" for i in range(16)]
+    for seed in (5, 6):
+        kw = {"candidates": cands, "privacy_unit": "user", "max_contributions": "auto"}
+        a = dp.top_k(pdf, "item", 3, 2.0, source=InsecureSeededSource(seed), **kw)
+        b = dp.top_k(sdf, "item", 3, 2.0, source=InsecureSeededSource(seed), **kw)
+        assert (a.candidates, a.epsilon, a.delta) == (b.candidates, b.epsilon, b.delta)
+        assert a.parameters["max_contributions"] == b.parameters["max_contributions"]
+        assert a.parameters["max_contributions"] in DEFAULT_CONTRIBUTIONS
