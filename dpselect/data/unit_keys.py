@@ -248,7 +248,9 @@ class FrameUnits:
 
         if column in self.declared:
             return None  # the declared type's value (TRY_CAST) is the unit, by the user's word
-        keys = self._keys(column)
+        # DuckDB names a frame's columns in order (a repeated name gets a suffix: 1 and "1"
+        # read as "1" and "1_1"), so the view's position is the frame's
+        keys = self._keys(list(table.columns).index(column))
         if keys is None:
             return None  # a typed column: grouped by value
         hidden = _hidden_name(table, column)
@@ -264,16 +266,16 @@ class FrameUnits:
         connection.execute(f"CREATE OR REPLACE TEMP VIEW data AS {self.select} FROM {rows}")
         return hidden, RAW_KEY_TYPE
 
-    def _keys(self, column: str) -> Any | None:
+    def _keys(self, position: int) -> Any | None:
         import pyarrow as pa
 
         frame = self.original
         module = type(frame).__module__.split(".")[0]
         if module == "pyarrow":
-            return arrow_unit_keys(frame.column(column))
+            return arrow_unit_keys(frame.column(position))
         if module == "polars":
-            return arrow_unit_keys(frame.get_column(column).to_arrow())
-        position = [str(name) for name in frame.columns].index(column)
+            return arrow_unit_keys(frame.to_series(position).to_arrow())
+
         series = frame.iloc[:, position]
         dtype = series.dtype
         name = type(dtype).__name__

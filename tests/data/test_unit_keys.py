@@ -266,3 +266,18 @@ def test_nan_units_are_no_units_in_every_plan(tmp_path: Path) -> None:
 
             assert top_values(open_table(data), "v", 5, "u", m, salt=1) == [("x", n // 2)]
         assert len(person_values(open_table(data), "v", "u", 1, salt=1)) == n // 2
+
+
+def test_columns_whose_names_read_alike_key_their_own_values() -> None:
+    """A pandas frame with the columns 1 and "1" (DuckDB reads them as "1" and "1_1"): each
+    unit column is keyed from its own values, found by position."""
+    frame = pd.DataFrame(
+        [[1, "a", "x"], [1, "b", "y"], [2, "b", "x"]], columns=pd.Index([1, "1", "v"], dtype=object)
+    )
+    table = open_table(frame)
+    assert list(table.columns) == ["1", "1_1", "v"]
+    assert candidate_scores(table, "v", ["x", "y"], "1", 2, salt=1).tolist() == [2, 1]
+    assert candidate_scores(open_table(frame), "v", ["x", "y"], "1_1", 2, salt=1).tolist() == [
+        2,
+        1,
+    ]
