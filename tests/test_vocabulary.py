@@ -103,3 +103,11 @@ def test_cli_mechanism_flag_and_its_former_name(tmp_path, args, value):
     old = runner.invoke(cli, [*common, "--method", value])
     assert new.exit_code == 0, new.output
     assert new.output == old.output
+
+
+def test_price_result_accuracy_and_deprecated_guarantee():
+    r = dp.best_price([0.2, 0.5, 0.7, 0.9] * 10, 1.0, n=40, source=InsecureSeededSource(6))
+    with pytest.warns(DeprecationWarning, match="accuracy"):
+        assert r.guarantee == r.accuracy
+    assert r.to_dict()["guarantee"] == r.to_dict()["accuracy"] == r.accuracy
+    assert r.accuracy in str(r)
