@@ -76,12 +76,12 @@ from ..sampling.source import RandomSource
 from ._common import (
     CONFIDENCE,
     NUMERIC_TYPES,
-    charge_then_release,
     check_confidence,
     jsonable,
     open_ledger,
 )
 from .bounds import bounds_choice_cost, choose_bounds
+from .release import charge_then_release
 from .result import Result
 
 __all__ = [

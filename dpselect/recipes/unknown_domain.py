@@ -413,16 +413,14 @@ def partition_selection(
             parameters,
         )
 
-    if book is None:
-        return release()  # type: ignore[no-any-return]
-    if book.accounting == "zcdp":
-        raise ParameterError(
-            f"partition selection costs (epsilon, delta) with delta > 0, which the zCDP ledger "
-            f"{book.path} cannot take: use a basic ledger"
-        )
-    return book.charge_then(  # type: ignore[no-any-return]
-        release, spent_eps, spent_delta, f"keys/{method}", parameters, kind="approx"
+    refusal = (
+        "partition selection costs (epsilon, delta) with delta > 0, which the zCDP ledger "
+        f"{getattr(book, 'path', None)} cannot take: use a basic ledger"
     )
+    return charge_then(  # type: ignore[no-any-return]
+        book, release, spent_eps, spent_delta, None, "approx", f"keys/{method}", parameters,
+        refusal=refusal,
+    )  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------
