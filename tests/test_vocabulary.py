@@ -59,3 +59,55 @@ def test_cli_commands_have_the_python_names_and_keep_the_short_ones(short):
     long_help = runner.invoke(cli, [name, "--help"]).output
     short_help = runner.invoke(cli, [short, "--help"]).output
     assert long_help.replace(name, short, 1) == short_help
+
+
+VALUES = pd.Series([float(i) for i in range(1, 201)])
+KEYS = pd.Series(["a"] * 300 + ["b"] * 200 + ["c"] * 2)
+
+
+@pytest.mark.parametrize(
+    "run, value",
+    [
+        (lambda **kw: dp.quantile(VALUES, None, [0.25, 0.75], 1.0, bounds=(0, 200),
+                                  source=InsecureSeededSource(4), **kw), "joint"),
+        (lambda **kw: dp.quantile(VALUES, None, 0.5, 1.0, bounds="auto",
+                                  source=InsecureSeededSource(4), **kw), "split"),
+        (lambda **kw: dp.partition_selection(KEYS, None, 1.0, 1e-6,
+                                             source=InsecureSeededSource(4), **kw), "laplace"),
+    ],
+)  # fmt: skip
+def test_mechanism_is_the_name_and_method_a_deprecated_alias(run, value):
+    new = run(mechanism=value)
+    with pytest.warns(DeprecationWarning, match="mechanism="):
+        old = run(method=value)
+    assert new.to_dict() == old.to_dict() and str(new) == str(old)
+    with pytest.raises(dp.ParameterError), pytest.warns(DeprecationWarning):
+        run(method=value, mechanism=value)
+
+
+@pytest.mark.parametrize(
+    "args, value",
+    [
+        (["quantile", "--column", "v", "--q", "0.5", "--epsilon", "1", "--bounds", "0", "200"],
+         "split"),
+        (["partition-selection", "--column", "v", "--epsilon", "1", "--delta", "1e-6"], "laplace"),
+    ],
+)  # fmt: skip
+def test_cli_mechanism_flag_and_its_former_name(tmp_path, args, value):
+    path = tmp_path / "v.csv"
+    path.write_text("v\n" + "".join(f"{i % 7}\n" for i in range(200)))
+    runner = CliRunner()
+    assert "--mechanism" in runner.invoke(cli, [args[0], "--help"]).output
+    common = [args[0], str(path), *args[1:], "--insecure-seed", "2", "--json"]
+    new = runner.invoke(cli, [*common, "--mechanism", value])
+    old = runner.invoke(cli, [*common, "--method", value])
+    assert new.exit_code == 0, new.output
+    assert new.output == old.output
+
+
+def test_price_result_accuracy_and_deprecated_guarantee():
+    r = dp.best_price([0.2, 0.5, 0.7, 0.9] * 10, 1.0, n=40, source=InsecureSeededSource(6))
+    with pytest.warns(DeprecationWarning, match="accuracy"):
+        assert r.guarantee == r.accuracy
+    assert r.to_dict()["guarantee"] == r.to_dict()["accuracy"] == r.accuracy
+    assert r.accuracy in str(r)

@@ -129,7 +129,9 @@ _CONFIDENCE = click.option(
     "/ 600, and its values are rounded to that power of ten].",
 )
 @click.option(
-    "--method",
+    "--mechanism",
+    "--method",  # the former name, kept
+    "method",
     type=click.Choice(["auto", "split", "recursive", "joint", "tree"]),
     default="auto",
     show_default=True,
@@ -182,7 +184,7 @@ def quantile_command(
             ledger=ledger,
             source=source_from_seed(insecure_seed),
             resolution=resolution,
-            method=method,
+            mechanism=method,
             progress=progress,
             schema=schema,
             auto_fraction=auto_fraction,

@@ -383,7 +383,9 @@ def mode_command(**kwargs: Any) -> None:
     help="Values a person may count toward (with --privacy-unit).",
 )
 @click.option(
-    "--method",
+    "--mechanism",
+    "--method",  # the former name, kept
+    "method",
     type=click.Choice(
         ["auto", "optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian"]
     ),
@@ -425,7 +427,7 @@ def keys_command(
     with _progress(show_bar) as progress:
         result = partition_selection(
             local_path(file), column, epsilon, delta, privacy_unit, max_contributions,
-            method=method,  # type: ignore[arg-type]
+            mechanism=method,  # type: ignore[arg-type]
             ledger=ledger, source=source_from_seed(insecure_seed), progress=progress,
         )  # fmt: skip
     if as_json:

@@ -10,7 +10,7 @@ import math
 import os
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +25,6 @@ from ..data.engine import Engine
 __all__ = [
     "CONFIDENCE",
     "NUMERIC_TYPES",
-    "charge_then_release",
     "check_confidence",
     "column_values",
     "jsonable",
@@ -82,25 +81,6 @@ def open_ledger(ledger: Any) -> Ledger | None:
     if isinstance(ledger, (str, os.PathLike)):
         return Ledger.open(ledger)
     raise ParameterError(f"ledger must be a Ledger, a path or None, got {type(ledger).__name__}")
-
-
-def charge_then_release(
-    book: Ledger | None,
-    release: Callable[[], T],
-    epsilon: float,
-    mechanism: str,
-    parameters: dict[str, Any],
-    kind: Literal["pure", "bounded_range"] = "bounded_range",
-) -> T:
-    """Charge ``epsilon``, then run ``release``.
-
-    By default as an exponential mechanism or a composition of them, which is
-    ``epsilon``-bounded-range (so ``epsilon^2 / 8``-zCDP in a zCDP ledger, seed 004);
-    ``kind="pure"`` for anything that adds Laplace noise (``epsilon^2 / 2``-zCDP).
-    """
-    if book is None:
-        return release()
-    return book.charge_then(release, epsilon, 0.0, mechanism, parameters, kind=kind)
 
 
 def check_confidence(confidence: Any) -> float:

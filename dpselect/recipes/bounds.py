@@ -53,12 +53,12 @@ from ..mechanisms.quantile_score import quantile_fraction
 from ..mechanisms.validate import check_epsilon
 from ..sampling.source import RandomSource
 from ._common import (
-    charge_then_release,
     check_confidence,
     column_values,
     numeric_column,
     open_ledger,
 )
+from .release import charge_then_release
 from .result import Result
 
 __all__ = [

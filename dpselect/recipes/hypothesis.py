@@ -50,13 +50,13 @@ from ..mechanisms.validate import check_epsilon, check_int, check_user_epsilon
 from ..sampling.source import RandomSource
 from ._common import (
     CONFIDENCE,
-    charge_then_release,
     check_confidence,
     jsonable,
     open_ledger,
     precompose,
     to_float,
 )
+from .release import charge_then_release
 from .result import Result
 
 __all__ = [

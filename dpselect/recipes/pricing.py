@@ -37,13 +37,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from ..core.deprecation import warn_renamed
 from ..core.errors import DataError, ParameterError
 from ..core.measurement import Measurement
 from ..data.candidates import load_candidates
@@ -54,13 +55,13 @@ from ..mechanisms.validate import check_epsilon, check_int, check_user_epsilon
 from ..sampling.source import RandomSource
 from ._common import (
     CONFIDENCE,
-    charge_then_release,
     check_confidence,
     memory_values,
     numeric_column,
     open_ledger,
     precompose,
 )
+from .release import charge_then_release
 from .result import Result
 
 __all__ = [
@@ -227,9 +228,19 @@ class PriceResult(Result):
     selection_loss: float
     discretization_loss: float | None
     confidence: float
-    guarantee: str
+    accuracy: str
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def guarantee(self) -> str:
+        """Deprecated name of :attr:`accuracy` (the revenue guarantee's text)."""
+        warn_renamed("PriceResult.guarantee", "PriceResult.accuracy", stacklevel=3)
+        return self.accuracy
+
+    def _dict(self) -> dict[str, Any]:
+        """The fields, and ``"guarantee"`` (the former name of ``"accuracy"``) as before."""
+        return {**asdict(self), "guarantee": self.accuracy}
 
     def _text(self) -> str:
         return "\n".join(
@@ -238,7 +249,7 @@ class PriceResult(Result):
                 "mechanism: exponential mechanism over "
                 f"{self.n_prices} public prices (revenue score, monotonic)",
                 f"privacy cost: epsilon = {self.epsilon:.6g}, delta = 0",
-                self.guarantee,
+                self.accuracy,
             ]
         )
 
@@ -390,7 +401,7 @@ def best_price(
             selection_loss=selection,
             discretization_loss=discretization,
             confidence=conf,
-            guarantee=text,
+            accuracy=text,
             ledger=None if book is None else book.path,
             parameters=parameters,
         )

@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.arithmetic import float_down, float_up
+from ..core.deprecation import renamed_keyword
 from ..core.domains import atom_domain
 from ..core.errors import DataError, ParameterError
 from ..core.metrics import L1Distance
@@ -75,12 +76,12 @@ from ..sampling.source import RandomSource
 from ._common import (
     CONFIDENCE,
     NUMERIC_TYPES,
-    charge_then_release,
     check_confidence,
     jsonable,
     open_ledger,
 )
 from .bounds import bounds_choice_cost, choose_bounds
+from .release import charge_then_release
 from .result import Result
 
 __all__ = [
@@ -400,12 +401,12 @@ def _joint_plan(
 def _choose_method(method: str, m: int, bounds: bool) -> str:
     if method not in _METHODS:
         raise ParameterError(
-            f"method must be one of {', '.join(repr(x) for x in _METHODS)}, got {method!r}"
+            f"mechanism must be one of {', '.join(repr(x) for x in _METHODS)}, got {method!r}"
         )
     if method in ("recursive", "joint", "tree") and not bounds:
-        raise ParameterError(f"method={method!r} needs bounds (not candidates)")
+        raise ParameterError(f"mechanism={method!r} needs bounds (not candidates)")
     if method == "joint" and m > MAX_JOINT_LEVELS:
-        raise ParameterError(f"method='joint' takes at most {MAX_JOINT_LEVELS} levels, got {m}")
+        raise ParameterError(f"mechanism='joint' takes at most {MAX_JOINT_LEVELS} levels, got {m}")
     if method != "auto":
         return method
     # Public parameters only (m): docs/quantiles.md, "Choosing the method", has the evidence.
@@ -427,18 +428,19 @@ def quantile(
     ledger: Any = None,
     source: RandomSource | None = None,
     resolution: float | None = None,
-    method: str = "auto",
+    mechanism: str = "auto",
     progress: Callable[[float], None] | None = None,
     schema: Any = None,
     auto_fraction: float | None = None,
     work_progress: Callable[[float], None] | None = None,
+    method: str | None = None,
 ) -> QuantileResult:
     """The ``q``-quantile(s) of a numeric ``column``, privately (``q = 0.5``: the median).
 
     Give ``candidates`` (a public list or a text file of numbers) or ``bounds=(lo, hi)`` (the
     continuous mechanism; rows clamped; ``resolution`` the public ``w``, default ``(hi - lo) /
     10^6``; for the joint method half the power of ten at most ``(hi - lo) / 600``, its values
-    rounded to that power of ten). ``q`` may be a list: ``method`` "auto" picks, with bounds,
+    rounded to that power of ten). ``q`` may be a list: ``mechanism`` "auto" picks, with bounds,
     for 2 to 20 levels the quantile tree or the joint exponential mechanism (Gillenwater,
     Joseph, Kulesza 2021) by a noisy row count paid with 1/20 of epsilon (module docstring),
     and the recursive algorithm (Kaplan, Schnapp, Stemmer 2022) for more; "tree", "joint",
@@ -473,11 +475,13 @@ def quantile(
         Public candidate values (instead of ``bounds``).
     confidence : float, default 0.95
         The confidence of the accuracy statements.
-    method : str, default "auto"
+    mechanism : str, default "auto"
         ``"auto"``, ``"tree"``, ``"joint"``, ``"recursive"`` or ``"split"``.
     ledger, source, resolution, progress, schema, auto_fraction, work_progress
         The budget ledger, the randomness (tests only), the output grid, progress callbacks,
         declared column types and the share of ``epsilon`` for ``bounds="auto"``.
+    method : str, optional
+        Deprecated spelling of ``mechanism``.
 
     Returns
     -------
@@ -500,13 +504,14 @@ def quantile(
     >>> result.values
     [499.285]
     """
+    method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
     data, column = one_column(data, column)
     if isinstance(bounds, str):
         if bounds != "auto":
             raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")
         return quantile_with_auto_bounds(
             data, column, q, epsilon, candidates=candidates, confidence=confidence,
-            ledger=ledger, source=source, resolution=resolution, method=method,
+            ledger=ledger, source=source, resolution=resolution, mechanism=method,
             progress=progress, schema=schema, auto_fraction=auto_fraction,
         )  # fmt: skip
     if auto_fraction is not None:
@@ -526,7 +531,7 @@ def quantile(
     w = check_resolution(resolution, *lo_hi) if lo_hi is not None else None
     chosen = _choose_method(method, len(levels), lo_hi is not None)
     if chosen == "tree" and resolution is not None:
-        raise ParameterError("resolution does not apply to method='tree' (its leaves are fixed)")
+        raise ParameterError("resolution does not apply to mechanism='tree' (its leaves are fixed)")
     grid_w = w  # the Spark engine's grid (docs/spark.md)
     rounding: float | None = None
     derivation: tuple[str, ...] = ()  # the theorem behind an evaluated line (to_dict only)
@@ -721,10 +726,11 @@ def quantile_with_auto_bounds(
     ledger: Any = None,
     source: RandomSource | None = None,
     resolution: float | None = None,
-    method: str = "auto",
+    mechanism: str = "auto",
     progress: Callable[[float], None] | None = None,
     schema: Any = None,
     auto_fraction: float | None = None,
+    method: str | None = None,
 ) -> QuantileResult:
     """:func:`quantile` with ``bounds="auto"``: clamping bounds chosen privately, then the
     quantiles.
@@ -764,6 +770,7 @@ def quantile_with_auto_bounds(
     """
     from ..api import check_auto_fraction
 
+    method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
     eps = Fraction(check_user_epsilon(epsilon))
     fraction = check_auto_fraction(auto_fraction)
     if candidates is not None:
@@ -810,7 +817,7 @@ def quantile_with_auto_bounds(
             bounds=(picked.lower, picked.upper),
             confidence=confidence,
             source=source,
-            method=method,
+            mechanism=method,
             progress=progress,
             schema=schema,
         )

@@ -3,7 +3,7 @@
 :func:`open_checked` opens the data (:mod:`dpselect.data`) and checks the roles of its columns
 from the schema; :func:`charge_then` charges a ledger in its own accounting, durably, before
 the release runs (the release is the only step that reads private rows). Used by
-:func:`dpselect.api.top_k` and :mod:`dpselect.recipes.unknown_domain`.
+:func:`dpselect.api.top_k` and every recipe that charges a ledger.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..data.engine import Engine
 from ..data.tables import open_table
 from ._common import open_ledger
 
-__all__ = ["charge_then", "open_checked", "open_ledger"]
+__all__ = ["charge_then", "charge_then_release", "open_checked", "open_ledger"]
 
 T = TypeVar("T")
 
@@ -31,24 +31,79 @@ def charge_then(
     kind: Literal["pure", "bounded_range", "approx"],
     name: str,
     parameters: dict[str, Any],
+    *,
+    refusal: str | None = None,
 ) -> T:
-    """Charge ``book`` in its own accounting (durably), then run ``release``.
+    """Charge ``book`` in its own accounting (durably), then run ``release``: every recipe's
+    one way to charge.
 
-    A basic ledger is charged ``(eps, delta)`` as ``kind``; a zCDP ledger ``rho`` (``None``:
-    the release has no zCDP cost, refused). Without a ledger, ``release`` just runs.
+    A basic ledger is charged ``(eps, delta)`` as ``kind``. A zCDP ledger is charged ``rho``;
+    without one, a release with ``delta = 0`` is charged from ``eps`` by ``kind`` (bounded range
+    ``eps^2 / 8``, otherwise ``eps^2 / 2``: :meth:`~dpselect.accounting.Ledger.charge`), and
+    one with ``delta > 0`` is refused (``refusal``: the message). Without a ledger, ``release``
+    just runs.
+
+    Parameters
+    ----------
+    book : Ledger or None
+        The ledger (see :func:`open_ledger`).
+    release : callable
+        The release; it runs only once the charge is durable.
+    eps, delta : float
+        The ``(epsilon, delta)`` guarantee a basic ledger is charged.
+    rho : float or None
+        The zCDP cost (``None``: none, see above).
+    kind : {"pure", "bounded_range", "approx"}
+        The kind of the ``(epsilon, delta)`` charge.
+    name : str
+        The ledger entry's mechanism name.
+    parameters : dict
+        The ledger entry's parameters (public, JSON).
+    refusal : str, optional
+        The message when a zCDP ledger cannot take the release.
+
+    Returns
+    -------
+    object
+        What ``release`` returns.
+
+    Raises
+    ------
+    ParameterError, BudgetExceeded, LedgerError
+        Refused before anything is charged or released.
     """
     if book is None:
         return release()
     if book.accounting == "zcdp":
-        if rho is None:
+        if rho is not None:
+            book.charge_zcdp(rho, mechanism=name, parameters=parameters)
+            return release()
+        if delta > 0:
             raise ParameterError(
-                f"this release costs (epsilon, delta) with delta > 0, which the zCDP ledger "
+                refusal
+                or f"this release costs (epsilon, delta) with delta > 0, which the zCDP ledger "
                 f"{book.path} cannot take: use a basic ledger, or a mechanism with a zCDP cost"
             )
-        book.charge_zcdp(rho, mechanism=name, parameters=parameters)
-        return release()
     out: T = book.charge_then(release, eps, delta, name, parameters, kind=kind)
     return out
+
+
+def charge_then_release(
+    book: Any,
+    release: Callable[[], T],
+    epsilon: float,
+    mechanism: str,
+    parameters: dict[str, Any],
+    kind: Literal["pure", "bounded_range"] = "bounded_range",
+) -> T:
+    """Charge ``epsilon`` (delta 0) as ``kind``, then run ``release``: a shorthand for
+    :func:`charge_then`, the recipes' one charging helper.
+
+    By default as an exponential mechanism or a composition of them, which is
+    ``epsilon``-bounded-range (so ``epsilon^2 / 8``-zCDP in a zCDP ledger, seed 004);
+    ``kind="pure"`` for anything that adds Laplace noise (``epsilon^2 / 2``-zCDP).
+    """
+    return charge_then(book, release, epsilon, 0.0, None, kind, mechanism, parameters)
 
 
 def open_checked(data: Any, column: str, privacy_unit: str | None, schema: Any = None) -> Engine:

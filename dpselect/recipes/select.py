@@ -31,7 +31,8 @@ from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_optimize, check_scale, check_user_epsilon
 from ..sampling.source import RandomSource
-from ._common import CONFIDENCE, charge_then_release, check_confidence, jsonable, open_ledger
+from ._common import CONFIDENCE, check_confidence, jsonable, open_ledger
+from .release import charge_then_release
 from .result import Result
 
 __all__ = ["SelectionResult", "select"]

@@ -45,6 +45,7 @@ from ..mechanisms.tuning import (
 from ..mechanisms.validate import check_delta, check_epsilon
 from ..sampling.source import RandomSource, resolve_source
 from ._common import jsonable, open_ledger
+from .release import charge_then
 from .result import Result
 
 __all__ = ["TuneResult", "tnb_gamma_for_mean", "tune"]
@@ -226,6 +227,4 @@ def tune(
             parameters=parameters,
         )
 
-    if book is None:
-        return release()
-    return book.charge_then(release, float(eps), float(dlt), "tune", parameters, kind="approx")
+    return charge_then(book, release, float(eps), float(dlt), None, "approx", "tune", parameters)

@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..core.deprecation import renamed_keyword
 from ..core.errors import ParameterError
 from ..data.partitions import person_values, value_counts
 from ..data.scores import top_values
@@ -139,7 +140,7 @@ LIMITED_DOMAIN_NAME = (
 # ------------------------------------------------------------------------------------------
 # Partition selection
 
-#: From this epsilon on, ``method="auto"`` runs Policy Laplace for ``max_contributions > 1``.
+#: From this epsilon on, ``mechanism="auto"`` runs Policy Laplace for ``max_contributions > 1``.
 #: Measured (``bench/bench_utility.py --set-union``, docs/performance.md): at epsilon 0.1
 #: DVGM22 with one value kept per person released 0-11% more values than the policy; from 0.5
 #: the policy released 20-67% more on persons with many values (Zipf) and 0-16% fewer on
@@ -153,7 +154,7 @@ KeysMethod = Literal["optimal", "laplace", "gaussian", "policy_laplace", "policy
 def choose_keys_method(
     epsilon: float, delta: float, max_contributions: int, spark: bool = False
 ) -> KeysMethod:
-    """The partition selection ``method="auto"`` runs: a pure function of public facts.
+    """The partition selection ``mechanism="auto"`` runs: a pure function of public facts.
 
     ``max_contributions = 1``: DVGM22's optimal rule (the optimum for one value per person).
     More: Policy Laplace (Gopi et al. 2020) when ``epsilon >= POLICY_MIN_EPSILON`` and the
@@ -257,17 +258,18 @@ def partition_selection(
     privacy_unit: str | None = None,
     max_contributions: int = 1,
     *,
-    method: Literal[
+    mechanism: Literal[
         "auto", "optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian"
     ] = "auto",
     ledger: Any = None,
     source: RandomSource | None = None,
     progress: Progress = None,
     schema: Any = None,
+    method: str | None = None,
 ) -> KeysResult:
     """The values of ``column`` that can be published, at ``(epsilon, delta)`` (one person).
 
-    ``method="auto"``: :func:`choose_keys_method` -- DVGM22's optimal partition selection when
+    ``mechanism="auto"``: :func:`choose_keys_method` -- DVGM22's optimal partition selection when
     each person has one value (``max_contributions = 1``, the optimum for that case); with
     ``max_contributions > 1``, policy set union with Laplace noise (Gopi et al. 2020) from
     ``epsilon >= POLICY_MIN_EPSILON`` on the DuckDB engine, else the optimal rule with each
@@ -291,12 +293,14 @@ def partition_selection(
         The column identifying people (each row is a person without it).
     max_contributions : int, default 1
         How many distinct values each person counts toward.
-    method : str, default "auto"
+    mechanism : str, default "auto"
         ``"optimal"``, ``"laplace"``, ``"gaussian"``, ``"policy_laplace"``,
         ``"policy_gaussian"`` or ``"auto"`` (chosen from public parameters).
     ledger, source, progress, schema
         The budget ledger, the randomness (tests only), a progress callback and declared
         column types.
+    method : str, optional
+        Deprecated spelling of ``mechanism``.
 
     Returns
     -------
@@ -324,17 +328,18 @@ def partition_selection(
     c = check_int(max_contributions, "max_contributions", minimum=1)
     if privacy_unit is None and c != 1:
         raise ParameterError("max_contributions applies only with a privacy_unit column")
+    method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
     methods = ("auto", "optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian")
     if method not in methods:
-        raise ParameterError(f"method must be one of {', '.join(methods)}, got {method!r}")
+        raise ParameterError(f"mechanism must be one of {', '.join(methods)}, got {method!r}")
     if method.startswith("policy") and privacy_unit is None:
-        raise ParameterError(f"method {method!r} needs a privacy_unit column")
+        raise ParameterError(f"mechanism {method!r} needs a privacy_unit column")
     table = open_checked(data, column, privacy_unit, schema)
     in_driver = table.holds_persons_in_driver  # policy set union holds each person's values
     if method.startswith("policy") and not in_driver:
         raise ParameterError(
-            f"method {method!r} reads each person's values into the driver: use the DuckDB "
-            "engine, or method='laplace' / 'gaussian'"
+            f"mechanism {method!r} reads each person's values into the driver: use the DuckDB "
+            "engine, or mechanism='laplace' / 'gaussian'"
         )
     book = open_ledger(ledger)
     if method == "auto":
@@ -408,16 +413,14 @@ def partition_selection(
             parameters,
         )
 
-    if book is None:
-        return release()  # type: ignore[no-any-return]
-    if book.accounting == "zcdp":
-        raise ParameterError(
-            f"partition selection costs (epsilon, delta) with delta > 0, which the zCDP ledger "
-            f"{book.path} cannot take: use a basic ledger"
-        )
-    return book.charge_then(  # type: ignore[no-any-return]
-        release, spent_eps, spent_delta, f"keys/{method}", parameters, kind="approx"
+    refusal = (
+        "partition selection costs (epsilon, delta) with delta > 0, which the zCDP ledger "
+        f"{getattr(book, 'path', None)} cannot take: use a basic ledger"
     )
+    return charge_then(  # type: ignore[no-any-return]
+        book, release, spent_eps, spent_delta, None, "approx", f"keys/{method}", parameters,
+        refusal=refusal,
+    )  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------
