@@ -111,3 +111,30 @@ def test_price_result_accuracy_and_deprecated_guarantee():
         assert r.guarantee == r.accuracy
     assert r.to_dict()["guarantee"] == r.to_dict()["accuracy"] == r.accuracy
     assert r.accuracy in str(r)
+
+
+def test_score_fn_is_a_deprecated_spelling_of_score():
+    import dpselect as dp
+    from dpselect.core.errors import ParameterError
+    from dpselect.sampling.source import InsecureSeededSource
+
+    def score(data, c):
+        return data.count(c)
+
+    args = (["a", "b"],)
+    rest = {"data": list("aab"), "epsilon": 1.0, "sensitivity": 1}
+    new = dp.select(*args, score=score, source=InsecureSeededSource(3), **rest)
+    with pytest.warns(DeprecationWarning, match="score="):
+        old = dp.select(*args, score_fn=score, source=InsecureSeededSource(3), **rest)
+    assert old.to_dict() == new.to_dict()
+    with pytest.raises(ParameterError, match="not both"):
+        dp.select(*args, score=score, score_fn=score, **rest)
+
+
+def test_l0_sensitivity_is_a_deprecated_spelling_of_max_contributions():
+    from dpselect.mechanisms.limited_domain import make_limited_domain_top_k
+
+    new = make_limited_domain_top_k(2, 3, 1.0, 1e-4, max_contributions=3)
+    with pytest.warns(DeprecationWarning, match="max_contributions="):
+        old = make_limited_domain_top_k(2, 3, 1.0, 1e-4, l0_sensitivity=3)
+    assert old.map(1) == new.map(1)

@@ -1,13 +1,16 @@
-"""Deprecated spellings: one warning text for a renamed parameter or value (issue 23)."""
+"""Deprecated spellings: one warning text for a renamed parameter or value."""
 
 from __future__ import annotations
 
+import functools
 import warnings
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
-__all__ = ["renamed_keyword", "warn_renamed"]
+__all__ = ["renamed_keyword", "renamed_parameters", "warn_renamed"]
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def warn_renamed(old: str, new: str, stacklevel: int = 3) -> None:
@@ -64,3 +67,38 @@ def renamed_keyword(
 
         raise ParameterError(f"give {new_name} or its deprecated form {old_name}, not both")
     return old  # type: ignore[no-any-return]
+
+
+def renamed_parameters(**renames: str) -> Callable[[F], F]:
+    """A decorator: each ``old=new`` in ``renames`` accepts the keyword ``old`` as a deprecated
+    spelling of the parameter ``new`` (it warns through :func:`warn_renamed`; giving both
+    raises :class:`~dpselect.core.errors.ParameterError`). For parameters that are positional
+    and required, where :func:`renamed_keyword` cannot tell "not given" from a default.
+
+    Parameters
+    ----------
+    **renames : str
+        Deprecated keyword -> the parameter's name.
+
+    Returns
+    -------
+    callable
+        The decorator; the wrapped function keeps its signature (``functools.wraps``).
+    """
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            for old, new in renames.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        from .errors import ParameterError
+
+                        raise ParameterError(f"give {new} or its deprecated form {old}, not both")
+                    warn_renamed(f"{old}=", f"{new}=", stacklevel=3)
+                    kwargs[new] = kwargs.pop(old)
+            return function(*args, **kwargs)
+
+        return cast(F, wrapper)
+
+    return decorate

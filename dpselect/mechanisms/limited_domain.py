@@ -63,6 +63,7 @@ from flint import arb
 
 from ..accounting.best import MechanismLoss, best_epsilon
 from ..core.arithmetic import float_down, float_up
+from ..core.deprecation import renamed_parameters
 from ..core.domains import Domain
 from ..core.errors import DomainError, MetricError, ParameterError, PrivacyMapError
 from ..core.intervals import arb_of, evaluate, upper_float
@@ -185,12 +186,13 @@ def _ranked(histogram: Mapping[Any, Any]) -> list[tuple[Any, int]]:
     return pairs
 
 
+@renamed_parameters(l0_sensitivity="max_contributions")
 def make_limited_domain_top_k(
     k: int,
     k_bar: int,
     epsilon: float | Fraction,
     delta: float | Fraction,
-    l0_sensitivity: int | None = None,
+    max_contributions: int | None = None,
     delta_prime: float | Fraction = 0.0,
     input_metric: Any = None,
     source: RandomSource | None = None,
@@ -209,7 +211,7 @@ def make_limited_domain_top_k(
     delta:
         The threshold's delta, in ``(0, 1)``: ``h_bot = h_(k_bar+1) + 1 + ln(min(Delta,
         k_bar) / delta) / epsilon``.
-    l0_sensitivity:
+    max_contributions:
         ``Delta``, the most counts one user can change (``None``: unrestricted).
     delta_prime:
         The composition slack ``delta' in [0, 1)`` of Theorem 1 (0: ``epsilon* = k epsilon``).
@@ -237,8 +239,8 @@ def make_limited_domain_top_k(
     eps = Fraction(check_epsilon(epsilon))
     dlt = Fraction(check_delta(delta, allow_zero=False))
     dp = Fraction(check_delta(delta_prime, "delta_prime"))
-    if l0_sensitivity is not None:
-        l0_sensitivity = check_int(l0_sensitivity, "l0_sensitivity", minimum=1)
+    if max_contributions is not None:
+        max_contributions = check_int(max_contributions, "max_contributions", minimum=1)
     metric = LInfDistance(monotonic=True) if input_metric is None else input_metric
     if type(metric) is not LInfDistance or not metric.monotonic:
         raise MetricError(
@@ -247,7 +249,7 @@ def make_limited_domain_top_k(
         )
     domain = HistogramDomain()
     gumbel_scale = 1 / eps
-    bottom = limited_domain_threshold(eps, dlt, k_bar, l0_sensitivity)
+    bottom = limited_domain_threshold(eps, dlt, k_bar, max_contributions)
     if not math.isfinite(bottom):
         raise ParameterError("ln(min(Delta, k_bar) / delta) / epsilon overflows a float")
     epsilon_star, _ = limited_domain_accounting(eps, k, dp, accounting)

@@ -1,12 +1,12 @@
 """Generic private selection: the exponential mechanism for any score (seeds 002, 003).
 
-``select(candidates, score_fn, data, epsilon, sensitivity)`` picks a candidate with probability
-proportional to ``exp(eps score_fn(data, c) / (2 Delta))`` (``exp(eps s / Delta)`` with
+``select(candidates, score, data, epsilon, sensitivity)`` picks a candidate with probability
+proportional to ``exp(eps score(data, c) / (2 Delta))`` (``exp(eps s / Delta)`` with
 ``monotonic=True``), exactly (:func:`make_exponential_mechanism`, Gumbel engine).
 
 **The caller's obligations**, which no code can check:
 
-- ``sensitivity`` bounds ``|score_fn(x, c) - score_fn(x', c)|`` for every candidate ``c`` and
+- ``sensitivity`` bounds ``|score(x, c) - score(x', c)|`` for every candidate ``c`` and
   every pair of datasets differing by one record (added or removed);
 - ``monotonic=True`` only when, between any such pair, every score moves in the same
   direction (for example counts);
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
+from ..core.deprecation import renamed_parameters
 from ..core.errors import ParameterError
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
@@ -79,9 +80,10 @@ class SelectionResult(Result):
         )
 
 
+@renamed_parameters(score_fn="score")
 def select(
     candidates: Sequence[Any],
-    score_fn: Callable[[Any, Any], float],
+    score: Callable[[Any, Any], float],
     data: Any,
     epsilon: float,
     sensitivity: float,
@@ -91,21 +93,21 @@ def select(
     ledger: Any = None,
     source: RandomSource | None = None,
 ) -> SelectionResult:
-    """Select one of ``candidates`` privately, by the exponential mechanism on ``score_fn``.
+    """Select one of ``candidates`` privately, by the exponential mechanism on ``score``.
 
-    ``score_fn(data, candidate)`` with the given ``sensitivity`` (module docstring for the
+    ``score(data, candidate)`` with the given ``sensitivity`` (module docstring for the
     caller's obligations; the candidate list must not depend on ``data``). ``optimize="min"``
     prefers low scores. ``epsilon``: pure DP for one record added or removed; the ledger is
-    charged before ``score_fn`` is called. ``source`` is for tests and demos only.
+    charged before ``score`` is called. ``source`` is for tests and demos only.
 
     Parameters
     ----------
     candidates : sequence
         The public candidates.
-    score_fn : callable
-        ``score_fn(data, candidate) -> float``, with sensitivity ``sensitivity``.
+    score : callable
+        ``score(data, candidate) -> float``, with sensitivity ``sensitivity``.
     data : object
-        The private data, passed to ``score_fn``.
+        The private data, passed to ``score``.
     epsilon : float
         The privacy cost.
     sensitivity : float
@@ -145,11 +147,11 @@ def select(
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
         raise ParameterError("candidates must be a list or tuple of public values")
     cands = list(candidates)
-    if not callable(score_fn):
-        raise ParameterError("score_fn must be a callable score_fn(data, candidate) -> number")
+    if not callable(score):
+        raise ParameterError("score must be a callable score(data, candidate) -> number")
     mechanism = make_exponential_mechanism(
         list(range(len(cands))),
-        lambda x, i: score_fn(x, cands[i]),
+        lambda x, i: score(x, cands[i]),
         delta,
         epsilon=eps,
         monotonic=monotonic,

@@ -701,7 +701,7 @@ def _limited_domain(
     # Theorem 1 admits any valid bound for k adaptive eps-bounded-range rounds): the ledger is
     # charged exactly what the map states.
     measurement = make_limited_domain_top_k(
-        k, k_bar, per_round, d_thr, l0_sensitivity=c, delta_prime=delta / 2, source=source
+        k, k_bar, per_round, d_thr, max_contributions=c, delta_prime=delta / 2, source=source
     )
     spent_eps, spent_delta = (float(x) for x in measurement.map(1))
     theorem = limited_domain_accounting(per_round, k, delta / 2)[1]
