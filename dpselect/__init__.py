@@ -36,7 +36,6 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:  # the eager imports, for type checkers and readers
     from . import accounting, core, data, mechanisms, recipes, sampling  # noqa: F401
     from .accounting import Ledger
-    from .api import TopKResult, most_common, top_k
     from .core.errors import (
         BudgetExceeded,
         CalibrationError,
@@ -66,14 +65,16 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and readers
     )
     from .recipes.preview import TopKPreview, preview_top_k
     from .recipes.result import Result
+    from .recipes.top_k import most_common, top_k
+    from .recipes.top_k_result import TopKResult
     from .recipes.unknown_domain import KeysResult, partition_selection
     from .sampling.source import InsecureSeededSource, RandomSource, SystemRandomSource
 
 #: The task tier: each public name and the module that defines it.
 _NAMED = {
     # recipes
-    "top_k": "api",
-    "most_common": "api",
+    "top_k": "recipes.top_k",
+    "most_common": "recipes.top_k",
     "partition_selection": "recipes.unknown_domain",
     "quantile": "recipes",
     "best_price": "recipes",
@@ -87,7 +88,7 @@ _NAMED = {
     "plot_preview": "recipes",
     # results
     "Result": "recipes.result",
-    "TopKResult": "api",
+    "TopKResult": "recipes.top_k_result",
     "KeysResult": "recipes.unknown_domain",
     "QuantileResult": "recipes",
     "PriceResult": "recipes",

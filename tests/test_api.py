@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import dpselect.api as api
+import dpselect.recipes.top_k as api
 from dpselect.accounting.ledger import Ledger
 from dpselect.api import TopKResult, most_common, top_k
 from dpselect.core.errors import BudgetExceeded, DataError, ParameterError

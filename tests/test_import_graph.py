@@ -1,16 +1,20 @@
 """The import graph of dpselect has no cycle and points downward only (issue 23, part 2).
 
 Every module under ``dpselect/`` is parsed with ``ast``; every import counts, at any depth
-(inside functions and ``TYPE_CHECKING`` blocks too: a lazy import hides a cycle, it does not
-remove it). Relative imports are resolved against the importing module. An import names the
-module it loads: ``from dpselect.core import errors`` is an edge to ``dpselect.core.errors``
-when that is a module, ``from dpselect.core import Measurement`` an edge to ``dpselect.core``.
-The implicit import of parent packages is not an edge (every submodule would close a cycle
-with its package's ``__init__``).
+(inside functions too: a lazy import hides a cycle, it does not remove it). Imports under ``if
+TYPE_CHECKING:`` count for the layers and for private names (a type hint naming a higher layer
+or another module's private name is still a dependency on it), not for cycles: they never run,
+so they cannot make one module's import wait for another's, and counting them would make every
+annotation naming a module above (``table: Table`` in the SQL builders that
+:class:`~dpselect.data.tables.Table` calls) a cycle. Relative imports are resolved against the
+importing module. An import names the module it loads: ``from dpselect.core import errors`` is
+an edge to ``dpselect.core.errors`` when that is a module, ``from dpselect.core import
+Measurement`` an edge to ``dpselect.core``. The implicit import of parent packages is not an
+edge (every submodule would close a cycle with its package's ``__init__``).
 
 Three rules, from docs/architecture.md and the guide's "Architecture":
 
-- no cycle between modules;
+- no cycle between modules (imports that run: not those under ``TYPE_CHECKING``);
 - no upward import between layers (``LAYER`` below; a package's ``__init__`` belongs to its
   package's layer, ``dpselect/__init__.py`` and ``__main__`` to the top, with the CLI);
 - no private name imported across modules: neither ``from x import _name`` nor a module whose
@@ -45,29 +49,8 @@ LAYER = {
 #: (importer, imported) for upward imports, (importer, private name) for private names, the
 #: modules of a cycle for cycles.
 ALLOWED_UPWARD: set[tuple[str, str]] = set()
-#: dpselect/data (restructured in its own part of issue 23): partitions reuses scores' SQL
-#: builders, which stay private there until that restructuring gives them a public home.
-ALLOWED_PRIVATE: set[tuple[str, str]] = {
-    ("dpselect.data.partitions", "dpselect.data.scores._keyed_sql"),
-    ("dpselect.data.partitions", "dpselect.data.scores._quote"),
-    ("dpselect.data.partitions", "dpselect.data.scores._unit_sql"),
-}
-#: dpselect/data: the DuckDB engine's methods (engines/duckdb.py, inherited by tables.Table)
-#: call the SQL builders of scores, partitions and dictionary_scores inside functions, and
-#: those name Table and unit_keys for type hints; to shrink by moving the builders into the
-#: engine module.
-ALLOWED_CYCLES: set[frozenset[str]] = {
-    frozenset(
-        [
-            "dpselect.data.dictionary_scores",
-            "dpselect.data.engines.duckdb",
-            "dpselect.data.partitions",
-            "dpselect.data.scores",
-            "dpselect.data.tables",
-            "dpselect.data.unit_keys",
-        ]
-    ),
-}
+ALLOWED_PRIVATE: set[tuple[str, str]] = set()
+ALLOWED_CYCLES: set[frozenset[str]] = set()
 
 
 def _module_name(path: Path) -> str:
@@ -85,14 +68,37 @@ def _is_package(path: Path) -> bool:
     return path.name == "__init__.py"
 
 
+def _is_type_checking(test: ast.expr) -> bool:
+    """Whether an ``if`` tests ``TYPE_CHECKING`` (or ``typing.TYPE_CHECKING``)."""
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING"
+    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+
+
+def _type_only_lines(tree: ast.Module) -> set[int]:
+    """The lines of the statements in the body of every ``if TYPE_CHECKING:``."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for statement in node.body:
+                for inner in ast.walk(statement):
+                    if hasattr(inner, "lineno"):
+                        lines.add(inner.lineno)
+    return lines
+
+
 def _imports(
-    name: str, path: Path, modules: dict[str, Path]
+    name: str, path: Path, modules: dict[str, Path], run_time_only: bool = False
 ) -> list[tuple[str, tuple[str, ...], int]]:
-    """(imported dpselect module, imported names, line) for every import of ``name``."""
+    """(imported dpselect module, imported names, line) for every import of ``name``;
+    ``run_time_only``: without the imports under ``if TYPE_CHECKING:``."""
     tree = ast.parse(path.read_text(), str(path))
     package = name if _is_package(path) else name.rpartition(".")[0]
+    skip = _type_only_lines(tree) if run_time_only else set()
     found: list[tuple[str, tuple[str, ...], int]] = []
     for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno in skip:
+            continue
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] == "dpselect":
@@ -118,12 +124,12 @@ def _imports(
     return found
 
 
-def _graph() -> dict[str, list[tuple[str, tuple[str, ...], int]]]:
+def _graph(run_time_only: bool = False) -> dict[str, list[tuple[str, tuple[str, ...], int]]]:
     modules = _modules()
     graph = {}
     for name, path in modules.items():
         edges = []
-        for target, names, line in _imports(name, path, modules):
+        for target, names, line in _imports(name, path, modules, run_time_only):
             while target not in modules:  # ``import dpselect.x.y`` of an attribute
                 target = target.rpartition(".")[0]
             if target != name:
@@ -208,16 +214,24 @@ def private_imports() -> set[tuple[str, str]]:
 
 
 def cycles() -> set[frozenset[str]]:
-    return {frozenset(component) for component in _cycles(_graph())}
+    return {frozenset(component) for component in _cycles(_graph(run_time_only=True))}
 
 
 def test_graph_sees_relative_imports_and_imports_inside_functions():
     graph = _graph()
-    api = {target for target, _, _ in graph["dpselect.api"]}
-    assert "dpselect.recipes.unknown_domain" in api  # ``from .recipes...`` inside top_k
+    api = {target for target, _, _ in graph["dpselect.recipes.top_k"]}
+    assert "dpselect.recipes.unknown_domain" in api  # ``from .unknown_domain ...`` inside top_k
     assert "dpselect.mechanisms.top_k_plan" in api
     source = {target for target, _, _ in graph["dpselect.sampling.source"]}
     assert "dpselect.sampling.drbg" in source  # inside source_by_name
+
+
+def test_type_checking_imports_count_for_layers_not_for_cycles():
+    scores = {target for target, _, _ in _graph()["dpselect.data.scores"]}
+    assert "dpselect.data.tables" in scores  # ``if TYPE_CHECKING: from .tables import Table``
+    run_time = {target for target, _, _ in _graph(run_time_only=True)["dpselect.data.scores"]}
+    assert "dpselect.data.tables" not in run_time
+    assert "dpselect.data.rules" in run_time
 
 
 def test_no_cycle():

@@ -30,9 +30,9 @@ from .lists import file_or_list
 from .seeding import source_from_seed
 
 if TYPE_CHECKING:
-    from ..api import TopKResult
+    from ..recipes.top_k_result import TopKResult
 
-#: ``sorted(dpselect.api.MECHANISMS)``, spelled out so that the options need not import the
+#: ``sorted(recipes.top_k.MECHANISMS)``, spelled out so that the options need not import the
 #: library (tests/cli/test_startup.py checks that they agree).
 MECHANISM_NAMES = (
     "auto",
@@ -290,7 +290,7 @@ def _run_selection(
             c = candidate_multiplicity(table, column, cand_list)
         _print_plan(k, None if cand_list is None else len(cand_list), epsilon, delta, c, as_json)
         return
-    from ..api import top_k
+    from ..recipes.top_k import top_k
 
     data = open_data(file, engine, spark_master)
     show_bar = (not as_json) and sys.stderr.isatty() and engine == "duckdb"

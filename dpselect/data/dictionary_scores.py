@@ -12,7 +12,7 @@ as a dictionary (the distinct texts of the chunk) and one integer per row
 - DuckDB then groups the integer pairs ``(user, position)`` by user, with each user's seed
   (one md5 per user, on the grouped rows) and the list of its positions, and
   :func:`~.scores.keep_smallest` (NumPy) keeps each user's ``m`` smallest keys, as the general
-  plan for ``m > 1`` does (:func:`~.scores._kept_counts`).
+  plan for ``m > 1`` does (:func:`~.scores.kept_counts`).
 
 The rows stream row group by row group (``iter_batches``), so only one batch of rows is held.
 
@@ -21,28 +21,32 @@ declared schema, pyarrow is installed, and the files' schemas (metadata, not row
 value column as text and the unit as an integer, text or floating column, the same in every
 file. Errors and results never depend on the rows: rows whose value or unit is NULL (or a NaN
 unit) count for nobody, as in the general plan, and the unit is grouped by value by the same
-SQL (:func:`~.scores._unit_sql`).
+SQL (:func:`~.scores.unit_sql`).
 
-Used by :func:`~.scores.candidate_scores` for ``max_contributions > 1`` only (a public
-parameter): measured against the SQL plan on the same file (docs/performance.md), it is
-faster there (10^7 rows: 2.76 s against 3.31 s) and slower for ``m = 1`` (2.78 s against
-2.06 s), where the SQL plan's integer ``min`` per user beats exporting lists; the unknown-domain
-path (``top_values``) stays on the SQL plan too (3.23 s against 2.23 s in a version of this
-plan that read the distinct values from the dictionaries).
+Chosen by the DuckDB engine
+(:meth:`~dpselect.data.engines.duckdb.DuckDBEngine.candidate_scores`, the only caller) for
+``max_contributions > 1`` or a text unit (public facts). Measured against the SQL plan on the
+same file (docs/performance.md), it is faster there (10^7 rows: 2.76 s against 3.31 s) and
+slower for ``m = 1`` (2.78 s against 2.06 s), where the SQL plan's integer ``min`` per user
+beats exporting lists; the unknown-domain path (``top_values``) stays on the SQL plan too
+(3.23 s against 2.23 s in a version of this plan that read the distinct values from the
+dictionaries).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from . import scores
 from .candidates import as_arrow
-from .tables import Table
 from .unit_keys import RAW_KEY_TYPE, arrow_unit_keys
+
+if TYPE_CHECKING:
+    from .tables import Table
 
 __all__ = ["dictionary_candidate_scores", "dictionary_files"]
 
@@ -111,7 +115,7 @@ class _Matcher:
     dictionary's answer is reused while the dictionary is the same (one per column chunk).
     """
 
-    def __init__(self, table: Table, lookup: Any, join_sql: str | None) -> None:
+    def __init__(self, table: scores.HasConnection, lookup: Any, join_sql: str | None) -> None:
         self.table, self.lookup, self.join_sql = table, lookup, join_sql
         self._last: Any = None
         self._answer: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
@@ -224,7 +228,7 @@ def _kept_from_stream(
     salt: int,
     progress: Any,
 ) -> npt.NDArray[np.int64]:
-    """How many users keep each target ``0 .. size - 1`` (:func:`~.scores._kept_counts`)."""
+    """How many users keep each target ``0 .. size - 1`` (:func:`~.scores.kept_counts`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -236,17 +240,17 @@ def _kept_from_stream(
     stream = pa.RecordBatchReader.from_batches(
         schema, _row_batches(files, column, privacy_unit, matcher)
     )
-    unit, valid = scores._unit_sql(privacy_unit, unit_type)
-    seed = scores._unit_seed_sql(unit_type)
+    unit, valid = scores.unit_sql(privacy_unit, unit_type)
+    seed = scores.unit_seed_sql(unit_type)
     sql = f"""
         SELECT {seed} AS h, l
         FROM (SELECT {unit} AS u, list(data.c) AS l FROM {_ROWS_VIEW} AS data
               WHERE {valid} GROUP BY 1)
-        WHERE {scores._unit_kept_sql(unit_type)}
+        WHERE {scores.unit_kept_sql(unit_type)}
     """
     table.connection.register(_ROWS_VIEW, stream)
     try:
-        return scores._kept_counts(
+        return scores.kept_counts(
             table, sql, {"salt": scores.salt_text(salt)}, m, size, codes, progress
         )
     finally:
@@ -282,9 +286,9 @@ def dictionary_candidate_scores(
     col_match, cand_match = scores.match_sql("d.s", col_type, candidates)
     # The dictionaries are matched while DuckDB reads the stream: on a cursor of their own (a
     # query cannot use the connection that runs it), holding its own copy of the candidates.
-    helper = Table(table.connection.cursor(), table.description)
+    helper = scores.ConnectionOnly(table.connection.cursor())
     try:
-        with scores._candidates_source(helper, candidates, True) as (source, _):
+        with scores.candidates_source(helper, candidates, True) as (source, _):
             join_sql = f"""SELECT d.k AS k, cands.i AS i
                            FROM {_DICTIONARY_VIEW} AS d
                            JOIN (SELECT {cand_match} AS v, i FROM {source}) AS cands

@@ -7,7 +7,7 @@ pricing. Selection, noise and the ledger stay in the driver. Every engine follow
 of :mod:`dpselect.data.rules` (canonical text, matching, the keyed bounding order, grids),
 so the same data and salt give the same results in every engine (DuckDB is the test oracle).
 
-The recipes (:mod:`dpselect.api`, :mod:`dpselect.recipes`) call these methods and never ask
+The recipes (:mod:`dpselect.recipes`) call these methods and never ask
 which engine they hold. The implementations: :class:`dpselect.data.tables.Table` (DuckDB,
 its methods in :mod:`dpselect.data.engines.duckdb`) and
 :class:`dpselect.data.engines.spark.SparkTable`.

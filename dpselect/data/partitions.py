@@ -19,7 +19,8 @@ from .rules import canonical_text_sql, normalised_sql, salt_text
 from .rules import hashed_text_sql as _hashed_text_sql
 from .rules import is_floating as _is_floating
 from .rules import md5_bits_sql as _md5_bits_sql
-from .scores import _keyed_sql, _quote, _unit_sql
+from .scores import keyed_sql, unit_sql
+from .text_lines import quote_identifier as _quote
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -80,7 +81,7 @@ def duckdb_person_values(
     col_type = table.require_column(column)
     privacy_unit, unit_type = table.unit_column(privacy_unit)
     col = normalised_sql(f"data.{_quote(column)}", col_type)
-    unit, valid = _unit_sql(privacy_unit, unit_type)
+    unit, valid = unit_sql(privacy_unit, unit_type)
     v_text = canonical_text_sql("v", "DOUBLE" if _is_floating(col_type) else col_type)
     code = _md5_bits_sql(_hashed_text_sql("v", v_text), 4)
     rows = f"""(SELECT {unit} AS u, vals.v AS v, vals.w AS w
@@ -93,6 +94,6 @@ def duckdb_person_values(
                             WHERE data.{_quote(column)} IS NOT NULL)),
              unit_rows AS {rows}, unit_pairs AS (SELECT DISTINCT u, v, w FROM unit_rows)
         SELECT {chosen} AS vs, min(b) AS o, u
-        FROM {_keyed_sql("unit_pairs", "w", unit_type)} GROUP BY u ORDER BY o, u
+        FROM {keyed_sql("unit_pairs", "w", unit_type)} GROUP BY u ORDER BY o, u
     """
     return [list(vs) for vs, _, _ in table.query(sql, {"salt": salt_text(salt)}, progress)]

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -73,6 +73,7 @@ from .rules import hashed_text_sql as _hashed_text_sql
 from .rules import is_floating as _is_floating
 from .rules import is_text as _is_text
 from .rules import md5_bits_sql as _md5_bits_sql
+from .text_lines import quote_identifier as _quote
 from .unit_keys import RAW_KEY_TYPE
 
 if TYPE_CHECKING:
@@ -81,22 +82,30 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BOUNDING_SEPARATOR",
+    "ConnectionOnly",
+    "HasConnection",
     "bounding_key",
     "candidate_multiplicity",
     "candidate_scores",
+    "candidates_source",
     "canonical_text",
     "canonical_text_sql",
     "duckdb_candidate_scores",
     "duckdb_top_values",
     "fmix32",
     "keep_smallest",
+    "kept_counts",
+    "keyed_sql",
     "match_multiplicity",
     "match_sql",
     "normalised_sql",
     "numeric_candidate_type",
     "salt_text",
     "top_values",
+    "unit_kept_sql",
     "unit_seed",
+    "unit_seed_sql",
+    "unit_sql",
     "value_code",
 ]
 
@@ -132,26 +141,52 @@ def _chain(source: str, bodies: list[str], x: str = "x") -> str:
     return source
 
 
-def _keyed_sql(pairs: str, code: str, unit_type: str) -> str:
+def keyed_sql(pairs: str, code: str, unit_type: str) -> str:
     """``pairs`` (columns ``u`` and the code column) with ``x`` = :func:`bounding_key` and
-    ``b`` = the seed's upper half, every column kept (used by
-    :func:`dpselect.data.partitions.person_values`). The seeds come from the distinct units
-    of ``pairs``, one md5 each."""
-    seed = _unit_seed_sql(unit_type)
+    ``b`` = the seed's upper half, every column kept. The seeds come from the distinct units
+    of ``pairs``, one md5 each. Shared with :func:`dpselect.data.partitions.duckdb_person_values`.
+
+    Parameters
+    ----------
+    pairs : str
+        SQL of a relation with the unit column ``u`` and the column ``code``.
+    code : str
+        The name of the 32-bit code column (a value code or a candidate position).
+    unit_type : str
+        The unit's type for the seed SQL (:func:`unit_seed_sql`).
+
+    Returns
+    -------
+    str
+        SQL of a relation: ``pairs``' columns with ``x`` and ``b``.
+    """
+    seed = unit_seed_sql(unit_type)
     seeds = f"""(SELECT u, h & {_M32} AS a, h >> 32 AS b
                  FROM (SELECT u, {seed} AS h FROM (SELECT DISTINCT u FROM {pairs})
-                       WHERE {_unit_kept_sql(unit_type)}))"""
+                       WHERE {unit_kept_sql(unit_type)}))"""
     start = f"""(SELECT p.*, xor(p.{code}, s.a) AS x, s.b AS b
                  FROM {pairs} AS p JOIN {seeds} AS s ON p.u = s.u)"""
     return _chain(start, [*_fmix32_bodies("x"), "xor(x, b)", *_fmix32_bodies("x")])
 
 
-def _unit_kept_sql(unit_type: str) -> str:
+def unit_kept_sql(unit_type: str) -> str:
     """The condition on a distinct unit ``u`` (after grouping) that it is a unit: a floating
-    unit that is NaN is none. The per-row filter of :func:`_unit_sql` uses ``isnan``, which
+    unit that is NaN is none. The per-row filter of :func:`unit_sql` uses ``isnan``, which
     DuckDB folds to false when a Parquet file's statistics (which never count NaN) say the
     column has none: all NaN rows were then one unit (issue 22). The engine's text of the
-    value cannot be folded; it is computed once per distinct unit, not per row."""
+    value cannot be folded; it is computed once per distinct unit, not per row. Shared with
+    :mod:`dpselect.data.dictionary_scores`.
+
+    Parameters
+    ----------
+    unit_type : str
+        The unit's DuckDB type.
+
+    Returns
+    -------
+    str
+        A SQL condition on ``u`` (``TRUE`` for a type without NaN).
+    """
     if not _is_floating(unit_type):
         return "TRUE"
     return "lower(CAST(u AS VARCHAR)) NOT IN ('nan', '-nan')"
@@ -162,13 +197,13 @@ def _seeds_sql(privacy_unit: str, unit_type: str) -> str:
 
     Read from the unit column alone (a narrow scan); a unit without candidate rows gets a
     seed that is never used. A row whose unit has no seed is dropped by the inner join with
-    the seeds, so :func:`_unit_kept_sql` here removes NaN units from every plan using it."""
-    unit, valid = _unit_sql(privacy_unit, unit_type)
-    seed = _unit_seed_sql(unit_type)
+    the seeds, so :func:`unit_kept_sql` here removes NaN units from every plan using it."""
+    unit, valid = unit_sql(privacy_unit, unit_type)
+    seed = unit_seed_sql(unit_type)
     return f"""(SELECT u, h & {_M32} AS a, h >> 32 AS b
                 FROM (SELECT u, {seed} AS h FROM (SELECT DISTINCT {unit} AS u FROM data
                                                   WHERE {valid})
-                      WHERE {_unit_kept_sql(unit_type)}))"""
+                      WHERE {unit_kept_sql(unit_type)}))"""
 
 
 def _packed_sql(pairs: str, code: str, tie: str) -> str:
@@ -203,10 +238,22 @@ def _unit_text_sql(unit_type: str) -> str:
     return canonical_text_sql("u", "DOUBLE" if _is_floating(unit_type) else unit_type)
 
 
-def _unit_seed_sql(unit_type: str) -> str:
+def unit_seed_sql(unit_type: str) -> str:
     """SQL of the seed of the unit ``u`` (:func:`unit_seed`): md5 of (salt, ``u``, the unit's
     canonical text), or of its bytes for a raw key (:data:`~.unit_keys.RAW_KEY_TYPE`: text
-    read byte for byte, so valid text has the seed of its text)."""
+    read byte for byte, so valid text has the seed of its text). Shared with
+    :mod:`dpselect.data.dictionary_scores`.
+
+    Parameters
+    ----------
+    unit_type : str
+        The unit's DuckDB type, or :data:`~.unit_keys.RAW_KEY_TYPE`.
+
+    Returns
+    -------
+    str
+        A UBIGINT SQL expression of ``u`` and the parameter ``$salt``.
+    """
     if unit_type == RAW_KEY_TYPE:
         prefix = _hashed_text_sql("u", "''")
         return f"CAST(md5_number(encode({prefix}) || u) & {(1 << 64) - 1} AS UBIGINT)"
@@ -218,20 +265,38 @@ def _unit_seed_sql(unit_type: str) -> str:
 # ----------------------------------------------------------------------------------------
 
 
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+class HasConnection(Protocol):
+    """What :func:`candidates_source` uses of a table: its DuckDB connection (a
+    :class:`~dpselect.data.tables.Table`, or a :class:`ConnectionOnly`)."""
+
+    connection: Any
 
 
 @contextmanager
-def _candidates_source(
-    table: Table, candidates: Sequence[Any], materialize: bool
+def candidates_source(
+    table: HasConnection, candidates: Sequence[Any], materialize: bool
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """SQL of the candidates ``(c, i)`` (``i`` = position) and its parameters, while in use.
 
     A typed Arrow array is registered (zero copy, fast for 10^5 and more candidates); without
     pyarrow, or for mixed types, the list goes as a query parameter (str for other types).
     ``materialize``: copy them into a temporary table first (a few ms), without which DuckDB
-    reports no progress for the query (it cannot for a scan of a Python object).
+    reports no progress for the query (it cannot for a scan of a Python object). Shared with
+    :mod:`dpselect.data.dictionary_scores`.
+
+    Parameters
+    ----------
+    table : HasConnection
+        What holds the DuckDB connection the candidates are registered on.
+    candidates : sequence
+        The candidate list, in its order.
+    materialize : bool
+        Copy the candidates into a temporary table first.
+
+    Yields
+    ------
+    tuple of (str, dict)
+        SQL of the candidates' relation and the query parameters it needs.
     """
     array = as_arrow(candidates)
     registered = False
@@ -296,8 +361,7 @@ def match_multiplicity(col_type: str, candidates: Sequence[Any]) -> int:
     _, cand_match = match_sql("x", col_type, candidates)
     con = duckdb.connect(":memory:")
     try:
-        holder = cast("Table", _ConnectionOnly(con))
-        with _candidates_source(holder, candidates, False) as (source, params):
+        with candidates_source(ConnectionOnly(con), candidates, False) as (source, params):
             rows = con.execute(
                 f"""SELECT coalesce(max(n), 1) FROM (
                         SELECT count(*) AS n FROM (SELECT {cand_match} AS v FROM {source})
@@ -323,8 +387,15 @@ def candidate_multiplicity(table: Engine, column: str, candidates: Sequence[Any]
     return table.candidate_multiplicity(column, candidates)
 
 
-class _ConnectionOnly:
-    """What :func:`_candidates_source` uses of a table: its connection."""
+class ConnectionOnly:
+    """A DuckDB connection alone, as a :class:`HasConnection` for :func:`candidates_source`
+    (and :mod:`dpselect.data.dictionary_scores`' matcher), where no table is needed.
+
+    Parameters
+    ----------
+    connection : duckdb.DuckDBPyConnection
+        The connection (or cursor) the candidates are registered on.
+    """
 
     def __init__(self, connection: Any) -> None:
         self.connection = connection
@@ -367,32 +438,18 @@ def duckdb_candidate_scores(
     groups are then joined with the candidates (as fast as the plain ``GROUP BY``); with one,
     the rows are joined with the candidates first (so that a user's contributions are only
     spent on candidates), then grouped by user (:func:`_bounded_scores_sql`).
+
+    This is the SQL plan. For Parquet text the DuckDB engine may choose the dictionary plan
+    first (:meth:`dpselect.data.engines.duckdb.DuckDBEngine.candidate_scores` with
+    :mod:`dpselect.data.dictionary_scores`): the same rule, so the same scores.
     """
     col_type = table.require_column(column)
     unit_type = None
     if privacy_unit is not None:
         unit_type = table.require_column(privacy_unit, "privacy_unit")
-    if (
-        privacy_unit is not None
-        and unit_type is not None
-        and (int(max_contributions) > 1 or _is_text(unit_type))
-    ):
-        # Parquet text read as dictionaries (public facts only). m = 1 stays on the SQL plan,
-        # which measured faster (docs/performance.md), unless the unit is text: DuckDB's
-        # reader cannot give its raw bytes, and the SQL plan over a pyarrow dataset that
-        # can (Table.unit_column) measured 1.32x the old plan's time and 1.33x its memory,
-        # this one 1.21-1.32x and 0.78x (10^7 rows, 10^6 text users).
-        from .dictionary_scores import dictionary_candidate_scores, dictionary_files
-
-        files = dictionary_files(table, column, col_type, privacy_unit, unit_type)
-        if files is not None:
-            return dictionary_candidate_scores(table, files, column, candidates, privacy_unit,
-                                               unit_type, int(max_contributions), salt,
-                                               progress)  # fmt: skip
-    if privacy_unit is not None:
         privacy_unit, unit_type = table.unit_column(privacy_unit)  # the injective key
     col_match, cand_match = match_sql(f"data.{_quote(column)}", col_type, candidates)
-    with _candidates_source(table, candidates, progress is not None) as (source, params):
+    with candidates_source(table, candidates, progress is not None) as (source, params):
         cands = f"SELECT {cand_match} AS v, i FROM {source}"
         if privacy_unit is None or unit_type is None:
             sql = f"""
@@ -403,7 +460,7 @@ def duckdb_candidate_scores(
         elif int(max_contributions) > 1:
             sql = _unit_lists_sql(col_match, cands, privacy_unit, unit_type)
             params = params | {"salt": salt_text(salt)}
-            return _kept_counts(table, sql, params, int(max_contributions), len(candidates),
+            return kept_counts(table, sql, params, int(max_contributions), len(candidates),
                                 None, progress)  # fmt: skip
         else:
             sql = _bounded_scores_sql(col_match, cands, privacy_unit, unit_type, 1)
@@ -416,8 +473,24 @@ def duckdb_candidate_scores(
     return scores
 
 
-def _unit_sql(privacy_unit: str, unit_type: str) -> tuple[str, str]:
-    """(the unit as grouped, the condition for a row to have a unit): by value, not NULL/NaN."""
+def unit_sql(privacy_unit: str, unit_type: str) -> tuple[str, str]:
+    """(the unit as grouped, the condition for a row to have a unit): by value, not NULL/NaN.
+
+    Shared with :mod:`dpselect.data.partitions` and :mod:`dpselect.data.dictionary_scores`,
+    so that every plan groups units the same way.
+
+    Parameters
+    ----------
+    privacy_unit : str
+        The unit column of the view ``data`` (or of the relation aliased ``data``).
+    unit_type : str
+        Its DuckDB type (or :data:`~.unit_keys.RAW_KEY_TYPE`).
+
+    Returns
+    -------
+    tuple of str
+        SQL of the normalised unit and of the condition that the row has one.
+    """
     unit = f"data.{_quote(privacy_unit)}"
     valid = f"{unit} IS NOT NULL"
     if _is_floating(unit_type):
@@ -436,7 +509,7 @@ def _bounded_scores_sql(
     integer aggregate per user keeps the smallest (:func:`_kept_sql`). The key is a bijection
     of the position for a fixed user, so there are no ties.
     """
-    unit, valid = _unit_sql(privacy_unit, unit_type)
+    unit, valid = unit_sql(privacy_unit, unit_type)
     rows = f"""(SELECT {unit} AS u, CAST(cands.i AS UBIGINT) AS i
                FROM data JOIN cands ON {col_match} = cands.v WHERE {valid})"""
     return f"""
@@ -450,18 +523,18 @@ def _unit_lists_sql(col_match: str, cands: str, privacy_unit: str, unit_type: st
     """One row per user: its seed ``h`` (one md5 per user, on the grouped rows) and the list
     ``l`` of the candidate positions of its rows (duplicates included), for :func:`keep_smallest`.
     """
-    unit, valid = _unit_sql(privacy_unit, unit_type)
-    seed = _unit_seed_sql(unit_type)
+    unit, valid = unit_sql(privacy_unit, unit_type)
+    seed = unit_seed_sql(unit_type)
     return f"""
         WITH cands AS ({cands})
         SELECT {seed} AS h, l
         FROM (SELECT {unit} AS u, list(CAST(cands.i AS UINTEGER)) AS l
               FROM data JOIN cands ON {col_match} = cands.v WHERE {valid} GROUP BY 1)
-        WHERE {_unit_kept_sql(unit_type)}
+        WHERE {unit_kept_sql(unit_type)}
     """
 
 
-def _kept_counts(
+def kept_counts(
     table: Table,
     sql: str,
     params: dict[str, Any],
@@ -472,7 +545,29 @@ def _kept_counts(
 ) -> npt.NDArray[np.int64]:
     """How many users keep each tie-break ``0 .. size - 1``: ``sql`` gives per user its seed
     ``h`` and the list ``l`` of its tie-breaks; the codes are the ties themselves (candidate
-    positions) or ``codes[tie]`` (value ranks). Streamed in Arrow batches of users."""
+    positions) or ``codes[tie]`` (value ranks). Streamed in Arrow batches of users; shared
+    with :mod:`dpselect.data.dictionary_scores`.
+
+    Parameters
+    ----------
+    table : Table
+        The table that runs ``sql`` (:meth:`~dpselect.data.tables.Table.query_batches`).
+    sql, params : str, dict
+        The query of ``(h, l)`` per user and its parameters.
+    m : int
+        How many tie-breaks each user keeps (:func:`keep_smallest`).
+    size : int
+        The number of tie-breaks (the length of the result).
+    codes : numpy.ndarray of uint32 or None
+        The code of each tie-break, or ``None`` when the tie-breaks are the codes.
+    progress : callable or None
+        Polled with the percentage done while the query runs.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The number of users keeping each tie-break.
+    """
     counts = np.zeros(size, dtype=np.int64)
 
     def consume(batch: Any) -> None:
@@ -529,7 +624,7 @@ def duckdb_top_values(
     params: dict[str, Any] = {}
     if privacy_unit is not None:
         privacy_unit, unit_type = table.unit_column(privacy_unit)
-        unit, valid = _unit_sql(privacy_unit, unit_type)
+        unit, valid = unit_sql(privacy_unit, unit_type)
         v_text = canonical_text_sql("v", "DOUBLE" if _is_floating(col_type) else col_type)
         code = _md5_bits_sql(_hashed_text_sql("v", v_text), 4)
         # r: the value's rank in the engine's order, the rule's tie-break between two values
@@ -580,8 +675,8 @@ def _top_values_lists(
     """:func:`top_values` with ``m > 1``: the distinct values (code ``w``, rank ``r``) go to a
     temporary table; DuckDB lists each user's value ranks, :func:`keep_smallest` keeps ``m``
     per user, and the ``limit`` best ranks are turned back into values."""
-    unit, valid = _unit_sql(privacy_unit, unit_type)
-    seed = _unit_seed_sql(unit_type)
+    unit, valid = unit_sql(privacy_unit, unit_type)
+    seed = unit_seed_sql(unit_type)
     try:
         table.query(f"CREATE OR REPLACE TEMP TABLE {_VALUES_TABLE} AS {vals}", params)
         codes = table.query_numpy(f"SELECT w FROM {_VALUES_TABLE} ORDER BY r")["w"]
@@ -591,9 +686,9 @@ def _top_values_lists(
             FROM (SELECT {unit} AS u, list(CAST(vals.r AS UINTEGER)) AS l
                   FROM data JOIN {_VALUES_TABLE} AS vals ON {col} = vals.v WHERE {valid}
                   GROUP BY 1)
-            WHERE {_unit_kept_sql(unit_type)}
+            WHERE {unit_kept_sql(unit_type)}
         """
-        counts = _kept_counts(table, sql, params, m, len(codes), codes, progress)
+        counts = kept_counts(table, sql, params, m, len(codes), codes, progress)
         ranks = np.flatnonzero(counts)
         best = ranks[np.lexsort((ranks, -counts[ranks]))][: max(int(limit), 0)]
         if len(best) == 0:

@@ -7,7 +7,7 @@ L1 sensitivity ``c`` of the histograms) into a :class:`TopKPlan`: the calibrated
 each accounting (``epsilon, delta`` for a basic ledger, ``rho`` for a zCDP ledger) and its
 accuracy statement. :func:`resolve_top_k_method` is the public choice ("auto": by
 :mod:`dpselect.mechanisms.choice`), :func:`calibrate_scale` the smallest scale meeting a pure
-epsilon. Nothing here reads data or samples: :func:`dpselect.api.top_k` and the recipes charge a
+epsilon. Nothing here reads data or samples: :func:`dpselect.top_k` and the recipes charge a
 ledger with a plan's cost and only then run its measurement.
 """
 

@@ -1,6 +1,6 @@
 """What every application recipe shares: the ledger charge, confidence checks, JSON values.
 
-The recipes follow :func:`dpselect.api.top_k`: validate public parameters, open the data,
+The recipes follow :func:`dpselect.top_k`: validate public parameters, open the data,
 calibrate, charge the ledger durably, and only then touch the private rows and release.
 """
 

@@ -741,7 +741,7 @@ def quantile_with_auto_bounds(
     them:
 
     - **Budget** (a public rule): ``auto_fraction`` (default
-      :data:`~dpselect.api.AUTO_FRACTION`, 0.25) of ``epsilon`` goes to the choice (its cost
+      :data:`~.top_k.AUTO_FRACTION`, 0.25) of ``epsilon`` goes to the choice (its cost
       ``eps_c``, the two picks' maps at distance 1), the rest ``eps_q = epsilon - eps_c``
       (rounded down) to the quantiles. The quantile mechanism's loss does not depend on the
       bounds (clamping to any fixed interval is a row-by-row map, 1-stable under adding or
@@ -768,7 +768,7 @@ def quantile_with_auto_bounds(
 
     Every refusal comes from public facts before the charge.
     """
-    from ..api import check_auto_fraction
+    from .top_k import check_auto_fraction
 
     method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
     eps = Fraction(check_user_epsilon(epsilon))

@@ -1,4 +1,4 @@
-"""The result of a private top-k (:func:`dpselect.api.top_k`, values from a candidate list or
+"""The result of a private top-k (:func:`dpselect.top_k`, values from a candidate list or
 from the data, :mod:`dpselect.recipes.unknown_domain`).
 """
 

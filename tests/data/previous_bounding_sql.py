@@ -16,7 +16,6 @@ import numpy as np
 from dpselect.data.scores import (
     _FMIX32,
     _M32,
-    _candidates_source,
     _hashed_text_sql,
     _is_floating,
     _quote,
@@ -24,6 +23,9 @@ from dpselect.data.scores import (
     match_sql,
     normalised_sql,
     salt_text,
+)
+from dpselect.data.scores import (
+    candidates_source as _candidates_source,
 )
 from dpselect.data.tables import Table
 

@@ -313,7 +313,7 @@ def _frame(seed=0, persons=400):
 
 
 def test_person_values_match_value_counts_and_keep_relative_order():
-    from dpselect.api import _open
+    from dpselect.recipes.release import open_checked as _open
 
     df = _frame()
     table = _open(df, "v", "u", None)

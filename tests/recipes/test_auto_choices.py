@@ -63,7 +63,7 @@ def test_top_k_auto_one_composed_entry_and_the_chosen_bound_is_used(tmp_path):
 
 
 def _margins(n: int, k: int, eps_q: float) -> dict[int, Fraction]:
-    from dpselect.api import _plan
+    from dpselect.mechanisms.top_k_plan import plan_top_k as _plan
     from dpselect.recipes.bounds import DEFAULT_CONTRIBUTIONS
 
     return {
@@ -76,7 +76,7 @@ def test_top_k_auto_margins_follow_the_mechanism():
     # GEM's penalty is the accuracy margin of the top-k at each bound (public): constant for a
     # selection mechanism (L-infinity sensitivity 1 whatever m), growing like m for the
     # Laplace histogram (L1 sensitivity m).
-    from dpselect.api import _plan
+    from dpselect.mechanisms.top_k_plan import plan_top_k as _plan
 
     gumbel = {m: _plan(12, 2, 6.0, 0.0, "gumbel", False, m, None).margin for m in (1, 16, 256)}
     hist = {

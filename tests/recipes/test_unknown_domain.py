@@ -86,8 +86,8 @@ def test_policy_top_k_map_is_the_sum_of_its_stages():
     in exact fractions from the stages' own calibrations, and within the target."""
     from fractions import Fraction
 
-    from dpselect.api import _plan
     from dpselect.mechanisms.set_union import make_policy_set_union
+    from dpselect.mechanisms.top_k_plan import plan_top_k as _plan
     from dpselect.recipes.unknown_domain import make_policy_top_k, policy_top_k_plan
 
     for k, eps, delta, c in [(10, 1.0, 1e-6, 5), (3, 0.5, 1e-8, 2), (20, 2.0, 1e-6, 10)]:

@@ -1,0 +1,535 @@
+"""The main job: private top-k and mode of a column, from any data source (a recipe).
+
+``top_k(data, column, k, epsilon, candidates=...)`` scores every public candidate in DuckDB
+(:mod:`dpselect.data`), calibrates a selection mechanism to ``epsilon``
+(:mod:`dpselect.mechanisms`), charges the ledger durably, and only then samples and returns
+the ranked candidates with their privacy cost and an accuracy statement. Nothing here samples
+or computes a privacy loss itself: it composes the lower layers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+
+from ..core.arithmetic import float_down, float_up, plain_number
+from ..core.deprecation import warn_renamed
+from ..core.errors import ParameterError
+from ..data.candidates import candidates_note, load_candidates
+from ..data.engine import Engine
+from ..data.rules import check_bounded_candidates
+from ..data.scores import candidate_multiplicity, candidate_scores
+from ..data.tables import one_column
+from ..mechanisms.choice import METHOD_NAMES
+from ..mechanisms.top_k_plan import CONFIDENCE
+from ..mechanisms.top_k_plan import TopKPlan as _Plan
+from ..mechanisms.top_k_plan import plan_top_k as _plan
+from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
+from ..sampling.source import RandomSource, resolve_source
+from .release import charge_then as _charge_then
+from .release import open_checked as _open
+from .release import open_ledger
+from .top_k_result import TopKResult
+
+__all__ = [
+    "AUTO_FRACTION",
+    "CONFIDENCE",
+    "MECHANISMS",
+    "TopKResult",
+    "check_auto_fraction",
+    "most_common",
+    "top_k",
+]
+
+Mechanism = Literal[
+    "auto",
+    "gumbel",
+    "permute_and_flip",
+    "exponential",  # deprecated spelling of "permute_and_flip"
+    "laplace",
+    "laplace_histogram",
+    "gaussian_histogram",
+]
+#: The mechanisms ``mechanism=`` accepts, cited by name. "auto" picks one by public facts.
+MECHANISMS: dict[str, str] = {
+    "auto": "the most accurate for (k, epsilon, delta, candidates, max_contributions)",
+    "gumbel": METHOD_NAMES["gumbel"],
+    "permute_and_flip": METHOD_NAMES["permute_and_flip"],
+    "exponential": METHOD_NAMES["permute_and_flip"] + " (deprecated name: permute_and_flip)",
+    "laplace": METHOD_NAMES["laplace"],
+    "laplace_histogram": METHOD_NAMES["laplace_histogram"],
+    "gaussian_histogram": METHOD_NAMES["gaussian_histogram"],
+}
+LIMITED_DOMAIN = "limited-domain top-k, values from the data (Durfee and Rogers 2019)"
+Progress = Callable[[float], None] | None
+
+
+def _check_mechanism(mechanism: Any) -> Mechanism:
+    if mechanism is None:
+        return "auto"
+    if mechanism not in MECHANISMS:
+        raise ParameterError(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
+    if mechanism == "exponential":  # "exponential" is Gumbel in make_exponential_mechanism
+        warn_renamed('mechanism="exponential"', 'mechanism="permute_and_flip"', stacklevel=4)
+    return mechanism  # type: ignore[no-any-return]
+
+
+def top_k(
+    data: Any,
+    column: str,
+    k: int,
+    epsilon: float,
+    candidates: Any = None,
+    delta: float | None = None,
+    privacy_unit: str | None = None,
+    max_contributions: int | Literal["auto"] = 1,
+    mechanism: Mechanism | None = "auto",
+    ledger: Any = None,
+    source: RandomSource | None = None,
+    counts: bool = False,
+    progress: Progress = None,
+    k_bar: int | None = None,
+    schema: Any = None,
+    auto_fraction: float | None = None,
+) -> TopKResult:
+    """The ``k`` most common values of ``column``, privately, at an ``(epsilon, delta)`` target.
+
+    ``data``: a path to CSV, Parquet or JSON lines, or a pandas, polars or pyarrow table.
+    ``candidates``: a list or a text file (one per line); values absent from the data score 0,
+    values outside the list are ignored. ``privacy_unit``: a column identifying people (each
+    row is a person without it); each person counts toward at most ``max_contributions``
+    values. ``(epsilon, delta)`` is the total guarantee at distance 1 (one person added or
+    removed); ``delta`` defaults to 0 (pure DP).
+
+    ``mechanism="auto"`` (default) runs the most accurate mechanism for the public facts
+    ``(k, epsilon, delta, number of candidates, max_contributions)`` by the criterion of
+    :mod:`dpselect.mechanisms.choice` (never the data): permute-and-flip, one-shot Gumbel, a
+    noisy histogram (Laplace, or Gaussian when ``delta > 0``), each calibrated by the tightest
+    valid accounting; the result names the method, the theorem and the scale. Any key of
+    :data:`MECHANISMS` fixes the mechanism instead. ``counts=True`` also releases noisy counts
+    (free with a histogram; one-shot Gumbel spends half on them).
+
+    Without ``candidates``, ``delta > 0`` is required and the values come from the data: see
+    :func:`dpselect.recipes.unknown_domain.top_k_unknown_domain` (partition selection then
+    the top ``k``, or the limited-domain mechanism), chosen by public facts.
+
+    ``max_contributions="auto"`` (with ``privacy_unit`` and ``candidates``) chooses the bound
+    privately first: ``auto_fraction`` (default :data:`AUTO_FRACTION`) of ``epsilon`` goes to
+    the generalized exponential mechanism over the bounds ``1, 2, 4, ..., 256``, the rest to
+    the top-k at the chosen bound; one composed charge covers both (docs/private_selection.md,
+    "max_contributions='auto'").
+
+    ``ledger``: a :class:`Ledger` or its path; the charge is durable before anything is
+    computed from the data, in the ledger's accounting ((epsilon, delta) or zCDP rho).
+    ``source`` is for tests and demos only. Every error is raised from public facts before any
+    budget is spent; the private rows never cause an error (empty data: every score is 0).
+
+    ``data`` may also be a DuckDB relation, or one column of values: a pandas (or polars)
+    Series or a 1-D NumPy array, with ``column=None`` (or the Series' name).
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation, Series or array
+        The private rows: a CSV/Parquet/JSON lines path, a pandas/polars/pyarrow table, a
+        DuckDB relation, or one column (with ``column=None``).
+    column : str or None
+        The column whose values are ranked.
+    k : int
+        How many values to release (at least 1, at most the number of candidates).
+    epsilon : float
+        The total privacy cost at distance 1 (one person added or removed).
+    candidates : list or str, optional
+        The public candidates, or a text file of them (one per line). Without them the values
+        come from the data and ``delta > 0`` is required.
+    delta : float, optional
+        The approximate-DP ``delta`` (default 0, pure DP).
+    privacy_unit : str, optional
+        The column identifying people (each row is a person without it).
+    max_contributions : int or "auto", default 1
+        How many values each person counts toward (``"auto"``: chosen privately).
+    mechanism : str, default "auto"
+        A key of :data:`MECHANISMS` (``"permute_and_flip"``, ``"gumbel"``, ``"laplace"``,
+        ``"laplace_histogram"``, ``"gaussian_histogram"``); ``"exponential"`` is the
+        deprecated spelling of ``"permute_and_flip"``.
+    ledger : Ledger or str, optional
+        The budget ledger (or its path) charged before any data is read.
+    source : RandomSource, optional
+        The randomness (tests and demos only; the default is the CSPRNG).
+    counts : bool, default False
+        Also release noisy counts of the returned values.
+    progress, k_bar, schema, auto_fraction
+        A progress callback, the limited-domain ``k_bar``, declared column types, and the
+        share of ``epsilon`` spent by ``max_contributions="auto"``.
+
+    Returns
+    -------
+    TopKResult
+        The ranked values, the mechanism, the privacy cost and the accuracy statement.
+
+    Raises
+    ------
+    ParameterError
+        A parameter is invalid (before any budget is spent).
+    DataError
+        The data or a column cannot be used (from the schema, before any charge).
+    BudgetExceeded
+        The ledger has not enough budget left.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> visits = pd.DataFrame({"user": [1, 1, 2, 2, 3, 4, 5, 5, 6, 7],
+    ...                        "site": list("aabcaabaca")})
+    >>> result = dp.top_k(visits, "site", k=2, epsilon=1.0, candidates=["a", "b", "c"],
+    ...                   privacy_unit="user", source=InsecureSeededSource(1))
+    >>> result.candidates
+    ['a', 'c']
+    >>> result.epsilon
+    1.0
+    """
+    data, column = one_column(data, column)
+    k = check_int(k, "k", minimum=1)
+    eps = float(check_user_epsilon(epsilon))
+    mech = _check_mechanism(mechanism)
+    auto_m = isinstance(max_contributions, str) and max_contributions == "auto"
+    if auto_m:
+        fraction = check_auto_fraction(auto_fraction)
+        if privacy_unit is None:
+            raise ParameterError(
+                "max_contributions='auto' needs a privacy_unit column (without one each row "
+                "is a person and counts once)"
+            )
+        if candidates is None:
+            raise ParameterError(
+                "max_contributions='auto' needs a public candidates list (with values from "
+                "the data give max_contributions as a number)"
+            )
+    else:
+        if auto_fraction is not None:
+            raise ParameterError("auto_fraction applies only with max_contributions='auto'")
+        max_contributions = check_int(max_contributions, "max_contributions", minimum=1)
+        if privacy_unit is None and max_contributions != 1:
+            raise ParameterError("max_contributions applies only with a privacy_unit column")
+    if not isinstance(counts, bool):
+        raise ParameterError(f"counts must be a bool, got {counts!r}")
+    if candidates is None:
+        if delta is None or delta == 0:
+            raise ParameterError(
+                "without a public candidates list, give delta > 0: values that come from the "
+                "data can only be shown with a small chance of failure delta"
+            )
+        from .unknown_domain import top_k_unknown_domain
+
+        return top_k_unknown_domain(
+            data,
+            column,
+            k,
+            eps,
+            float(check_delta(delta, allow_zero=False)),
+            privacy_unit,
+            int(max_contributions),
+            mech,
+            counts,
+            ledger,
+            source,
+            progress,
+            k_bar,
+            schema=schema,
+        )
+    if k_bar is not None:
+        raise ParameterError("k_bar applies only without a candidates list (limited domain)")
+    dlt = 0.0 if delta is None else float(check_delta(delta))
+    cand_list = load_candidates(candidates)
+    if privacy_unit is not None:  # the bounding rule's 32-bit codes (public: the list's size)
+        check_bounded_candidates(len(cand_list))
+    if k > len(cand_list):
+        raise ParameterError(
+            f"k must be at most the number of candidates ({len(cand_list)}), got {k}"
+        )
+    table = _open(data, column, privacy_unit, schema)
+    book = open_ledger(ledger)
+
+    zcdp_ledger = book is not None and book.accounting == "zcdp"
+    note = candidates_note(cand_list, column, table)
+    if auto_m:
+        assert privacy_unit is not None
+        chosen = _top_k_auto_contributions(
+            _Query(table, column, k, cand_list, privacy_unit, counts, source, progress),
+            eps,
+            dlt,
+            mech,
+            fraction,
+            book,
+            zcdp_ledger,
+        )
+        return _with_note(note, chosen)
+    m = int(max_contributions)
+    # The histograms' L1 sensitivity (selection needs only L-infinity 1): with a privacy unit
+    # the bound m; without, one row adds 1 to every candidate its value matches, and two
+    # candidates may match one value ("7" and "07" on an integer column): the most that do,
+    # a public fact of the list and the column's type, by the engine's own matching (its
+    # equality: a collated Spark text column matches "a" and "A" to one value), read from
+    # the schema only (data.scores.candidate_multiplicity).
+    c = m if privacy_unit is not None else candidate_multiplicity(table, column, cand_list)
+    plan = _plan(len(cand_list), k, eps, dlt, mech, counts, c, source, zcdp_ledger)
+    parameters = _parameters(column, k, eps, dlt, len(cand_list), privacy_unit, m, mech, plan)
+    if c != m:
+        parameters["score_l1_sensitivity"] = c
+    query = _Query(table, column, k, cand_list, privacy_unit, counts, source, progress)
+
+    def release() -> TopKResult:
+        return _release(query, plan, m, book, parameters)
+
+    result = _charge_then(
+        book, release, plan.epsilon, plan.delta, plan.rho, plan.kind, f"top_k/{plan.method}",
+        parameters,
+    )  # fmt: skip
+    return _with_note(note, result)
+
+
+def _with_note(note: str | None, result: TopKResult) -> TopKResult:
+    """``result`` with the candidate list's note (public: :func:`header_note`) in its
+    parameters as ``candidates_note``, shown with the answer."""
+    if note is None:
+        return result
+    return replace(result, parameters={**result.parameters, "candidates_note": note})
+
+
+@dataclass(frozen=True)
+class _Query:
+    """A top-k query's public parts and its opened table."""
+
+    table: Engine
+    column: str
+    k: int
+    candidates: list[Any]
+    privacy_unit: str | None
+    counts: bool
+    source: RandomSource | None
+    progress: Progress
+
+
+def _parameters(
+    column: str,
+    k: int,
+    eps: float,
+    dlt: float,
+    n: int,
+    privacy_unit: str | None,
+    m: int,
+    mech: Mechanism,
+    plan: _Plan,
+) -> dict[str, Any]:
+    return {
+        "column": column,
+        "k": k,
+        "epsilon": eps,
+        "delta": dlt,
+        "n_candidates": n,
+        "privacy_unit": privacy_unit,
+        "max_contributions": m,
+        "mechanism": plan.method,
+        "chosen_by": "auto" if mech == "auto" else "user",
+        "accounting": plan.accounting,
+        "scale": plan.scale,
+        "count_scale": plan.count_scale,
+    }
+
+
+def _release(
+    query: _Query,
+    plan: _Plan,
+    m: int,
+    book: Any,
+    parameters: dict[str, Any],
+    cost: tuple[float, float, float] | None = None,
+) -> TopKResult:
+    """Score the candidates with contributions bounded to ``m`` and run ``plan`` (after the
+    charge). ``cost``: the ``(epsilon, delta, rho)`` reported instead of the plan's own."""
+    salt = resolve_source(query.source).bits(63)
+    scores = candidate_scores(
+        query.table, query.column, query.candidates, query.privacy_unit, m, salt,
+        query.progress,
+    )  # fmt: skip
+    out = plan.measurement(scores)
+    if plan.returns_counts:
+        indices, noisy = out
+        released_counts: list[int] | None = [int(c) for c in noisy] if query.counts else None
+    else:
+        indices, released_counts = out, None
+    idx = [int(i) for i in np.asarray(indices)]
+    eps, delta, rho = cost if cost is not None else (plan.epsilon, plan.delta, plan.rho)
+    if released_counts is not None and plan.count_halfwidth is not None:
+        parameters = {**parameters, "count_halfwidth": plan.count_halfwidth}
+    return TopKResult(
+        candidates=[query.candidates[i] for i in idx],
+        indices=idx,
+        mechanism=plan.name,
+        epsilon=eps,
+        delta=delta,
+        rho=rho,
+        accuracy=plan.accuracy,
+        counts=released_counts,
+        ledger=None if book is None else book.path,
+        parameters=parameters,
+    )
+
+
+#: The default share of epsilon spent on choosing ``max_contributions`` or ``bounds`` when
+#: they are ``"auto"`` (a public rule; the rest goes to the query).
+AUTO_FRACTION = 0.25
+
+
+def check_auto_fraction(fraction: Any) -> float:
+    """``auto_fraction`` in ``(0, 1)`` (``None``: :data:`AUTO_FRACTION`)."""
+    if fraction is None:
+        return AUTO_FRACTION
+    fraction = plain_number(fraction)
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, Fraction)):
+        raise ParameterError(f"auto_fraction must be a number in (0, 1), got {fraction!r}")
+    if not 0 < float(fraction) < 1:
+        raise ParameterError(f"auto_fraction must be in (0, 1), got {fraction!r}")
+    return float(fraction)
+
+
+def _top_k_auto_contributions(
+    query: _Query,
+    eps: float,
+    dlt: float,
+    mech: Mechanism,
+    fraction: float,
+    book: Any,
+    zcdp_ledger: bool,
+) -> TopKResult:
+    """``max_contributions="auto"``: GEM chooses ``m``, then the top-k runs with it.
+
+    Budget (a public rule): the choice gets ``fraction * epsilon`` (its GEM map at distance 1,
+    ``eps_c``), the top-k ``eps_q = epsilon - eps_c`` (rounded down). The top-k's calibration,
+    mechanism ("auto": by public facts, one of which is ``m``) and cost depend on ``m``, so a
+    plan is made for every candidate bound before anything is charged, and the charge is
+    ``eps_c + max_m eps_q(m)`` (each ``<= eps_q``: at most ``epsilon``), ``max_m delta(m)``,
+    and in a zCDP ledger ``eps_c^2 / 8 + max_m rho(m)``: adaptive composition of an
+    ``eps_c``-DP (bounded range) choice and a query whose parameters depend on it.
+
+    GEM's score for ``m``: ``sum_u min(c_u, m) - margin(m)``, ``c_u`` person ``u``'s distinct
+    values of the column and ``margin(m)`` the score margin of the top-k's accuracy statement
+    at ``m`` (public). Up to the constant ``sum_u c_u`` this is ``-(contributions dropped +
+    margin)``, a bound on how far the released values can trail the unbounded top counts;
+    GEM's differences do not see the constant. Sensitivity ``Delta_m = m`` (one person adds
+    at most ``m`` kept contributions; the margin is public).
+    """
+    from .bounds import (
+        DEFAULT_CONTRIBUTIONS,
+        choose_max_contributions,
+        contribution_choice_cost,
+    )
+
+    bounds = list(DEFAULT_CONTRIBUTIONS)
+    eps_choice = Fraction(eps) * Fraction(fraction)
+    spent_c = contribution_choice_cost(eps_choice, bounds)
+    eps_q = float_down(Fraction(eps) - Fraction(spent_c))
+    n = len(query.candidates)
+    plans = {
+        m: _plan(n, query.k, eps_q, dlt, mech, query.counts, m, query.source, zcdp_ledger)
+        for m in bounds
+    }
+    spent_eps = float_up(Fraction(spent_c) + max(Fraction(p.epsilon) for p in plans.values()))
+    spent_delta = max(p.delta for p in plans.values())
+    rho = float_up(Fraction(spent_c) ** 2 / 8 + max(Fraction(p.rho) for p in plans.values()))
+    kind: Literal["pure", "approx"] = "approx" if spent_delta > 0 else "pure"
+    margins = {m: Fraction(p.margin) for m, p in plans.items()}
+    parameters = {
+        "column": query.column,
+        "k": query.k,
+        "epsilon": eps,
+        "delta": dlt,
+        "n_candidates": n,
+        "privacy_unit": query.privacy_unit,
+        "max_contributions": "auto",
+        "max_contributions_candidates": bounds,
+        "auto_fraction": fraction,
+        "choice_epsilon": spent_c,
+        "query_epsilon": eps_q,
+        "chosen_by": "auto" if mech == "auto" else "user",
+    }
+
+    def release() -> TopKResult:
+        choice = choose_max_contributions(
+            query.table,
+            query.column,
+            query.privacy_unit,  # type: ignore[arg-type]
+            eps_choice,
+            candidates=bounds,
+            penalty=lambda m: margins[m],
+            source=query.source,
+        )
+        m = choice.max_contributions
+        plan = plans[m]
+        out = dict(parameters)
+        out.update(
+            max_contributions=m,
+            mechanism=plan.method,
+            accounting=plan.accounting,
+            scale=plan.scale,
+            count_scale=plan.count_scale,
+            max_contributions_choice=(
+                f"max_contributions = {m}, chosen privately among {len(bounds)} bounds "
+                f"(1..{bounds[-1]}) by the generalized exponential mechanism at epsilon = "
+                f"{spent_c:.6g}; the top-k then ran at epsilon = {plan.epsilon:.6g}"
+            ),
+        )
+        return _release(query, plan, m, book, out, (spent_eps, spent_delta, rho))
+
+    return _charge_then(
+        book, release, spent_eps, spent_delta, rho, kind, "top_k/max_contributions=auto",
+        parameters,
+    )  # fmt: skip
+
+
+def most_common(
+    data: Any,
+    column: str,
+    epsilon: float,
+    **kwargs: Any,
+) -> TopKResult:
+    """:func:`top_k` with ``k = 1``: the most common value of ``column``, privately.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation, Series or array
+        The private rows, as for :func:`top_k`.
+    column : str or None
+        The column whose most common value is released.
+    epsilon : float
+        The total privacy cost at distance 1.
+    **kwargs
+        Any other parameter of :func:`top_k` (``candidates``, ``delta``, ``privacy_unit``,
+        ``max_contributions``, ``mechanism``, ``ledger``, ``source``, ...).
+
+    Returns
+    -------
+    TopKResult
+        One value (``result.candidates[0]``), its cost and accuracy.
+
+    Raises
+    ------
+    ParameterError, DataError, BudgetExceeded
+        As :func:`top_k`, before any budget is spent.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> visits = pd.DataFrame({"site": list("aabcaabaca")})
+    >>> dp.most_common(visits, "site", epsilon=1.0, candidates=["a", "b", "c"],
+    ...                source=InsecureSeededSource(1)).candidates
+    ['a']
+    """
+    return top_k(data, column, 1, epsilon, **kwargs)
