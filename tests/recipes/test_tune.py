@@ -18,7 +18,6 @@ from dpselect.mechanisms.gaussian import make_gaussian
 from dpselect.mechanisms.private_candidates import repeat_and_select_rdp
 from dpselect.recipes.tune import tnb_gamma_for_mean, tune
 from dpselect.sampling import InsecureSeededSource
-from dpselect.sampling.run_counts import truncated_negative_binomial_mean
 from tests.gof import assert_fits
 
 CONFIGS = [1, 2, 3, 50]
@@ -102,9 +101,3 @@ def test_tune_refusals_before_the_charge(tmp_path):
     with pytest.raises(dc.ParameterError, match="epsilon"):
         tune(make_train(1), CONFIGS, -1.0, data=1, ledger=book)
     assert book.spent()[0] == 0.0
-
-
-def test_tnb_gamma_for_mean():
-    for eta, mean in ((0, 10), (1, 10), (Fraction(1, 2), 30)):
-        g = tnb_gamma_for_mean(eta, mean)
-        assert abs(float(truncated_negative_binomial_mean(eta, g).mid()) - mean) <= 0.01 * mean
