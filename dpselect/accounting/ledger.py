@@ -64,7 +64,7 @@ from dpselect.core.errors import BudgetExceeded, LedgerError, ParameterError
 from .params import check_delta, check_loss
 from .zcdp import approx_dp_to_zcdp_budget, zcdp_to_approx_dp
 
-__all__ = ["APPLICATION_ID", "Ledger", "LedgerEntry", "LedgerTotal"]
+__all__ = ["APPLICATION_ID", "ROWS", "Ledger", "LedgerEntry", "LedgerTotal", "UnitTotal"]
 
 #: SQLite ``application_id`` of a dpselect ledger (ASCII "dpSL").
 APPLICATION_ID = 0x6470534C
@@ -72,6 +72,13 @@ APPLICATION_ID = 0x6470534C
 SCHEMA_VERSION = 1
 _FORMAT = "dpselect-ledger"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+#: The privacy unit of a query that protects rows (one row added or removed), as recorded in
+#: a ledger entry and as a ledger's binding; any other unit is the name of a unit column.
+ROWS = "rows"
+#: Columns added to ``ledger_entries`` after the first release of schema version 1; a ledger
+#: file without them is migrated when opened for writing (``ALTER TABLE ... ADD COLUMN``), and
+#: its older entries have an unknown unit and source (``NULL``).
+_ADDED_ENTRY_COLUMNS = ("privacy_unit", "source")
 
 Accounting = Literal["basic", "zcdp"]
 ChargeKind = Literal["pure", "bounded_range", "approx", "zcdp"]
@@ -100,7 +107,9 @@ CREATE TABLE ledger_entries (
     rho             TEXT,
     charged_epsilon TEXT NOT NULL,
     charged_delta   TEXT NOT NULL,
-    charged_rho     TEXT NOT NULL
+    charged_rho     TEXT NOT NULL,
+    privacy_unit    TEXT,
+    source          TEXT
 ) STRICT;
 """
 
@@ -119,6 +128,11 @@ class LedgerEntry:
 
     ``epsilon``, ``delta`` and ``rho`` are the loss in its native measure (``None`` where it
     does not apply); ``charged_*`` are the exact amounts counted against the budget.
+    ``privacy_unit`` is whom the release protects: :data:`ROWS` (one row added or removed), the
+    name of a unit column (one person, all their rows), or ``None`` when the charge did not say
+    (an entry written before ledgers recorded units, or a direct charge that named none).
+    ``source`` is the data's public description (a path, "the pandas table"), never anything
+    read from its rows; ``None`` when unknown.
     """
 
     id: int
@@ -132,6 +146,35 @@ class LedgerEntry:
     charged_epsilon: Fraction
     charged_delta: Fraction
     charged_rho: Fraction
+    privacy_unit: str | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class UnitTotal:
+    """What a ledger has charged for one privacy unit (``None``: unknown) and from which
+    data sources; ``epsilon``, ``delta`` and ``rho`` are the exact sums charged."""
+
+    privacy_unit: str | None
+    entries: int
+    epsilon: Fraction
+    delta: Fraction
+    rho: Fraction
+    sources: tuple[str, ...]
+
+
+def describe_unit(unit: str | None) -> str:
+    """A privacy unit in words: ``rows``, ``unit column 'user_id'`` or ``an unknown unit``."""
+    if unit is None:
+        return "an unknown unit"
+    if unit == ROWS:
+        return "rows (one row added or removed)"
+    return f"the unit column {unit!r} (one person, all their rows)"
+
+
+def _check_unit(unit: str | None, argument: str = "privacy_unit") -> None:
+    if unit is not None and (not isinstance(unit, str) or not unit):
+        raise ParameterError(f"{argument} must be a column name or {ROWS!r}, got {unit!r}")
 
 
 @dataclass(frozen=True)
@@ -238,6 +281,7 @@ class Ledger:
         self._timeout = float(timeout)
         self._read_only = bool(read_only)
         self._conn: sqlite3.Connection | None = None
+        self._has_units = False  # the entries' privacy_unit and source columns exist
         self._pid = -1
         # One connection per Ledger object, shared by its threads under this lock.
         self._lock = threading.RLock()
@@ -247,6 +291,7 @@ class Ledger:
         self._budget_epsilon = _q(meta["budget_epsilon"])
         self._budget_delta = _q(meta["budget_delta"])
         self._budget_rho = _q(meta["budget_rho"])
+        self._privacy_unit: str | None = meta.get("privacy_unit")
         self._verify_totals()
 
     # --- construction -------------------------------------------------------------------------
@@ -260,12 +305,18 @@ class Ledger:
         *,
         accounting: Accounting = "basic",
         timeout: float = 30.0,
+        privacy_unit: str | None = None,
     ) -> Ledger:
         """Create a new ledger at ``path`` with an ``(epsilon, delta)`` budget.
 
         Refuses (``LedgerError``) when ``path`` exists. ``accounting="zcdp"`` needs
         ``delta > 0`` and keeps the budget as the largest ``rho`` converting to it.
+        ``privacy_unit`` binds the ledger to one privacy unit (a unit column's name, or
+        :data:`ROWS`): it then refuses, before writing anything, every charge that protects
+        another unit or names none. ``None`` (default): unbound, any unit is accepted and
+        :meth:`unit_warning` says when units are mixed.
         """
+        _check_unit(privacy_unit)
         p = os.fspath(path)
         # NumPy scalars by the value they hold (np.float32(0.1) is not 0.1).
         epsilon, delta = plain_number(epsilon), plain_number(delta)
@@ -302,7 +353,7 @@ class Ledger:
         tmp = os.path.join(directory, f".{os.path.basename(p)}.{uuid.uuid4().hex}.tmp")
         try:
             try:
-                cls._initialise(tmp, eps, d, rho, accounting)
+                cls._initialise(tmp, eps, d, rho, accounting, privacy_unit)
             except sqlite3.Error as exc:
                 raise LedgerError(f"cannot create the ledger {p!r}: {exc}") from None
             try:
@@ -319,7 +370,14 @@ class Ledger:
         return cls.open(p, timeout=timeout)
 
     @staticmethod
-    def _initialise(tmp: str, eps: Fraction, d: Fraction, rho: Fraction, accounting: str) -> None:
+    def _initialise(
+        tmp: str,
+        eps: Fraction,
+        d: Fraction,
+        rho: Fraction,
+        accounting: str,
+        privacy_unit: str | None = None,
+    ) -> None:
         conn = sqlite3.connect(tmp, isolation_level=None)
         try:
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -337,6 +395,8 @@ class Ledger:
                 "budget_rho": _s(rho),
                 "created": datetime.now(timezone.utc).isoformat(),
             }
+            if privacy_unit is not None:
+                meta["privacy_unit"] = privacy_unit
             conn.executemany("INSERT INTO ledger_meta (key, value) VALUES (?, ?)", meta.items())
             conn.execute(
                 "INSERT INTO ledger_totals (id, epsilon, delta, rho, entries) "
@@ -392,6 +452,7 @@ class Ledger:
             check = conn.execute("PRAGMA quick_check").fetchone()[0]
             if check != "ok":
                 raise LedgerError(f"the ledger {self._path!r} failed its integrity check: {check}")
+            self._has_units = self._migrate(conn)
         except sqlite3.Error as exc:
             conn.close()
             raise LedgerError(f"the ledger {self._path!r} is unreadable: {exc}") from exc
@@ -400,6 +461,30 @@ class Ledger:
             raise
         self._conn = conn
         self._pid = os.getpid()
+
+    def _migrate(self, conn: sqlite3.Connection) -> bool:
+        """Add the entry columns of :data:`_ADDED_ENTRY_COLUMNS` to a ledger file written
+        without them (its old entries keep ``NULL``: unit and source unknown), in one
+        ``BEGIN IMMEDIATE`` transaction; read-only: just say whether they are there."""
+
+        def missing() -> list[str]:
+            have = {str(r[1]) for r in conn.execute("PRAGMA table_info(ledger_entries)")}
+            return [c for c in _ADDED_ENTRY_COLUMNS if c not in have]
+
+        if not missing():
+            return True
+        if self._read_only:
+            return False
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for column in missing():  # re-read under the write lock
+                conn.execute(f"ALTER TABLE ledger_entries ADD COLUMN {column} TEXT")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return True
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -485,6 +570,57 @@ class Ledger:
         return self._accounting
 
     @property
+    def privacy_unit(self) -> str | None:
+        """The unit the ledger is bound to (:data:`ROWS` or a column), ``None`` if unbound."""
+        return self._privacy_unit
+
+    def check_privacy_unit(self, privacy_unit: str | None) -> None:
+        """Refuse (``LedgerError``, one line) a query protecting ``privacy_unit`` (``None``:
+        not stated) when the ledger is bound to another unit; nothing is written."""
+        bound = self._privacy_unit
+        if bound is None or privacy_unit == bound:
+            return
+        raise LedgerError(
+            f"the ledger {self._path!r} is bound to {describe_unit(bound)} but this query "
+            f"protects {describe_unit(privacy_unit)}: refused before anything was charged or "
+            "read (a sum of charges for different units is no guarantee for anyone)"
+        )
+
+    def units(self) -> list[UnitTotal]:
+        """The charges summed per privacy unit, with the data sources of each (first seen
+        first); entries of an unknown unit are summed under ``None``."""
+        groups: dict[str | None, list[LedgerEntry]] = {}
+        for entry in self.entries():
+            groups.setdefault(entry.privacy_unit, []).append(entry)
+        out = []
+        for unit, items in groups.items():
+            sources = tuple(dict.fromkeys(e.source for e in items if e.source is not None))
+            out.append(
+                UnitTotal(
+                    unit,
+                    len(items),
+                    sum((e.charged_epsilon for e in items), Fraction(0)),
+                    sum((e.charged_delta for e in items), Fraction(0)),
+                    sum((e.charged_rho for e in items), Fraction(0)),
+                    sources,
+                )
+            )
+        return out
+
+    def unit_warning(self) -> str | None:
+        """One line when the ledger holds charges for more than one privacy unit (an unknown
+        unit counts as one): their sum is not a guarantee for anyone. ``None`` otherwise."""
+        units = [u.privacy_unit for u in self.units()]
+        if len(units) < 2:
+            return None
+        named = ", ".join("unknown" if u is None else u for u in units)
+        return (
+            f"warning: this ledger holds charges for different privacy units ({named}); their "
+            "total is not a guarantee for any one of them (bind a ledger to one unit: "
+            "budget init --privacy-unit)"
+        )
+
+    @property
     def budget(self) -> tuple[float, float]:
         """The ``(epsilon, delta)`` budget."""
         return float(self._budget_epsilon), float(self._budget_delta)
@@ -567,9 +703,12 @@ class Ledger:
         """Every recorded charge, oldest first."""
         try:
             with self._lock:
-                rows = self._db.execute(
+                conn = self._db
+                added = "privacy_unit, source" if self._has_units else "NULL, NULL"
+                rows = conn.execute(
                     "SELECT id, time, mechanism, parameters, kind, epsilon, delta, rho, "
-                    "charged_epsilon, charged_delta, charged_rho FROM ledger_entries ORDER BY id"
+                    f"charged_epsilon, charged_delta, charged_rho, {added} FROM ledger_entries "
+                    "ORDER BY id"
                 ).fetchall()
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot read the ledger {self._path!r}: {exc}") from exc
@@ -588,12 +727,17 @@ class Ledger:
         parameters: Any = None,
         *,
         kind: Literal["pure", "bounded_range", "approx"] | None = None,
+        privacy_unit: str | None = None,
+        source: str | None = None,
     ) -> LedgerEntry:
         """Record an ``(epsilon, delta)``-DP release; durable when this returns.
 
         ``kind`` defaults to ``"pure"`` (``delta == 0``) or ``"approx"``; pass
         ``"bounded_range"`` for the exponential mechanism (cheaper in a zCDP ledger). Raises
         :class:`BudgetExceeded`, charging nothing, when the budget would be exceeded.
+        ``privacy_unit`` (:data:`ROWS` or a unit column; ``None``: not stated) and ``source``
+        (the data's public description) are recorded with the entry; a ledger bound to a
+        unit refuses any other (:meth:`check_privacy_unit`) before writing.
         """
         eps = check_loss(epsilon, "epsilon")
         d = check_delta(delta)
@@ -613,7 +757,7 @@ class Ledger:
                 )
             charged = (Fraction(0), Fraction(0), eps * eps / (8 if kind == "bounded_range" else 2))
         native = (float(epsilon), float(delta), None)
-        return self._record(kind, native, charged, mechanism, parameters)
+        return self._record(kind, native, charged, mechanism, parameters, privacy_unit, source)
 
     def charge_zcdp(
         self,
@@ -622,11 +766,14 @@ class Ledger:
         parameters: Any = None,
         *,
         delta: Number | None = None,
+        privacy_unit: str | None = None,
+        source: str | None = None,
     ) -> LedgerEntry:
         """Record a ``rho``-zCDP release; durable when this returns.
 
         In a basic ledger the charge is converted to ``(CKS epsilon at delta, delta)``, so
-        ``delta`` is required; in a zCDP ledger ``rho`` is charged as is.
+        ``delta`` is required; in a zCDP ledger ``rho`` is charged as is. ``privacy_unit`` and
+        ``source``: as in :meth:`charge`.
         """
         r = check_loss(rho, "rho")
         if self._accounting == "basic":
@@ -639,7 +786,7 @@ class Ledger:
         else:
             charged = (Fraction(0), Fraction(0), r)
         native = (None, None if delta is None else float(delta), float(rho))
-        return self._record("zcdp", native, charged, mechanism, parameters)
+        return self._record("zcdp", native, charged, mechanism, parameters, privacy_unit, source)
 
     def charge_then(
         self,
@@ -650,13 +797,23 @@ class Ledger:
         parameters: Any = None,
         *,
         kind: Literal["pure", "bounded_range", "approx"] | None = None,
+        privacy_unit: str | None = None,
+        source: str | None = None,
     ) -> T:
         """Charge, and only once the charge is durable, compute and return ``release()``.
 
         If the charge fails (``BudgetExceeded``, ``LedgerError``) ``release`` never runs. If
         ``release`` raises, the charge stands (the data may already have been touched).
         """
-        self.charge(epsilon, delta, mechanism, parameters, kind=kind)
+        self.charge(
+            epsilon,
+            delta,
+            mechanism,
+            parameters,
+            kind=kind,
+            privacy_unit=privacy_unit,
+            source=source,
+        )
         return release()
 
     @contextmanager
@@ -668,9 +825,19 @@ class Ledger:
         parameters: Any = None,
         *,
         kind: Literal["pure", "bounded_range", "approx"] | None = None,
+        privacy_unit: str | None = None,
+        source: str | None = None,
     ) -> Iterator[LedgerEntry]:
         """``with ledger.charging(eps, ...) as entry:`` charges durably before the block runs."""
-        yield self.charge(epsilon, delta, mechanism, parameters, kind=kind)
+        yield self.charge(
+            epsilon,
+            delta,
+            mechanism,
+            parameters,
+            kind=kind,
+            privacy_unit=privacy_unit,
+            source=source,
+        )
 
     def _record(
         self,
@@ -679,9 +846,15 @@ class Ledger:
         charged: tuple[Fraction, Fraction, Fraction],
         mechanism: str,
         parameters: Any,
+        privacy_unit: str | None = None,
+        source: str | None = None,
     ) -> LedgerEntry:
         if not isinstance(mechanism, str):
             raise ParameterError(f"mechanism must be a str, got {type(mechanism).__name__}")
+        _check_unit(privacy_unit)
+        if source is not None and not isinstance(source, str):
+            raise ParameterError(f"source must be a str, got {type(source).__name__}")
+        self.check_privacy_unit(privacy_unit)  # the binding is fixed: checked before writing
         if self._read_only:
             raise LedgerError(f"the ledger {self._path!r} is open read-only: nothing was charged")
         try:
@@ -693,7 +866,9 @@ class Ledger:
         while True:
             try:
                 with self._lock:
-                    return self._try_record(kind, native, charged, mechanism, params_json)
+                    return self._try_record(
+                        kind, native, charged, mechanism, params_json, (privacy_unit, source)
+                    )
             except sqlite3.OperationalError as exc:
                 if not _is_busy(exc):
                     raise LedgerError(f"could not record the charge: {exc}") from exc
@@ -714,6 +889,7 @@ class Ledger:
         charged: tuple[Fraction, Fraction, Fraction],
         mechanism: str,
         params_json: str,
+        unit_source: tuple[str | None, str | None] = (None, None),
     ) -> LedgerEntry:
         conn = self._db
         conn.execute("BEGIN IMMEDIATE")
@@ -727,8 +903,8 @@ class Ledger:
             now = datetime.now(timezone.utc).isoformat()
             cur = conn.execute(
                 "INSERT INTO ledger_entries (time, mechanism, parameters, kind, epsilon, delta, "
-                "rho, charged_epsilon, charged_delta, charged_rho) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "rho, charged_epsilon, charged_delta, charged_rho, privacy_unit, source) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     now,
                     mechanism,
@@ -736,6 +912,7 @@ class Ledger:
                     kind,
                     *(None if v is None else _s(Fraction(v)) for v in native),
                     *(_s(c) for c in charged),
+                    *unit_source,
                 ),
             )
             conn.execute(
@@ -760,6 +937,7 @@ class Ledger:
             native[1],
             native[2],
             *charged,
+            *unit_source,
         )
 
     def _fits(self, t: _Totals) -> bool:
@@ -792,7 +970,10 @@ class Ledger:
         )
 
     def __repr__(self) -> str:
-        return f"Ledger({self._path!r}, accounting={self._accounting!r}, budget={self.budget!r})"
+        unit = "" if self._privacy_unit is None else f", privacy_unit={self._privacy_unit!r}"
+        return (
+            f"Ledger({self._path!r}, accounting={self._accounting!r}, budget={self.budget!r}{unit})"
+        )
 
 
 _OPEN_TOKEN = object()
@@ -814,4 +995,6 @@ def _entry(row: tuple[Any, ...]) -> LedgerEntry:
         charged_epsilon=_q(row[8]),
         charged_delta=_q(row[9]),
         charged_rho=_q(row[10]),
+        privacy_unit=None if row[11] is None else str(row[11]),
+        source=None if row[12] is None else str(row[12]),
     )

@@ -20,7 +20,7 @@ import click
 # Light imports only: rich, NumPy, python-flint, DuckDB and the library load inside the
 # commands that use them, so ``dpselect --help`` and ``--version`` start fast (issue 14).
 from .. import __version__
-from ..core.arithmetic import sqrt_down
+from ..core.arithmetic import float_up, sqrt_down
 from ..core.errors import BudgetExceeded, DPSelectError
 from ..core.jsonvalues import strict_dumps
 from ..data.schema import parse_schema_spec
@@ -450,14 +450,31 @@ def budget() -> None:
 @click.option(
     "--accounting", type=click.Choice(["basic", "zcdp"]), default="basic", show_default=True
 )
-def budget_init(ledger: str, epsilon: float, delta: float, accounting: str) -> None:
+@click.option(
+    "--privacy-unit",
+    type=str,
+    default=None,
+    help="Bind the ledger to one privacy unit: a unit column (the --privacy-unit of the "
+    "queries), or 'rows' for queries that protect rows. A query protecting another unit is "
+    "then refused before anything runs. Default: unbound (mixed units are warned about).",
+)
+def budget_init(
+    ledger: str, epsilon: float, delta: float, accounting: str, privacy_unit: str | None
+) -> None:
     """Create a new ledger with an (epsilon, delta) budget."""
-    from ..accounting.ledger import Ledger
+    from ..accounting.ledger import Ledger, describe_unit
 
-    book = Ledger.create(ledger, epsilon, delta, accounting=accounting)  # type: ignore[arg-type]
+    book = Ledger.create(
+        ledger,
+        epsilon,
+        delta,
+        accounting=accounting,  # type: ignore[arg-type]
+        privacy_unit=privacy_unit,
+    )
+    bound = "" if privacy_unit is None else f", bound to {describe_unit(privacy_unit)}"
     click.echo(
         f"created ledger {book.path}: budget epsilon = {epsilon:g}, delta = {delta:g} "
-        f"({accounting} accounting)"
+        f"({accounting} accounting{bound})"
     )
     if book.accounting == "zcdp":
         click.echo(_zcdp_explanation(book.rho_budget, epsilon, delta))
@@ -482,9 +499,11 @@ def budget_show(ledger: str, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ..accounting.ledger import Ledger
+    from ..accounting.ledger import Ledger, describe_unit
 
     book = Ledger.open(ledger, read_only=True)  # shown from a read-only directory too
+    units = book.units()
+    warning = book.unit_warning()
     budget_eps, budget_delta = book.budget
     spent = book.spent()
     remaining = book.remaining()
@@ -498,6 +517,19 @@ def budget_show(ledger: str, as_json: bool) -> None:
             "spent": {"epsilon": spent[0], "delta": spent[1]},
             "remaining": {"epsilon": remaining[0], "delta": remaining[1]},
             "entries": len(entries),
+            "privacy_unit": book.privacy_unit,
+            "units": [
+                {
+                    "privacy_unit": u.privacy_unit,
+                    "entries": u.entries,
+                    "epsilon": float_up(u.epsilon),
+                    "delta": float_up(u.delta),
+                    "rho": float_up(u.rho),
+                    "sources": list(u.sources),
+                }
+                for u in units
+            ],
+            "warning": warning,
         }
         if zcdp:
             info["budget"]["rho"] = book.rho_budget
@@ -508,18 +540,37 @@ def budget_show(ledger: str, as_json: bool) -> None:
         click.echo(strict_dumps(info))
         return
     table = Table(title=f"ledger {book.path} ({book.accounting} accounting)")
-    for name in ("when", "mechanism", "epsilon", "delta", "rho"):
+    for name in ("when", "mechanism", "unit", "source", "epsilon", "delta", "rho"):
         table.add_column(name)
     for e in entries:
         table.add_row(
             str(getattr(e, "time", "")),
             str(getattr(e, "mechanism", "")),
+            "unknown" if e.privacy_unit is None else e.privacy_unit,
+            "unknown" if e.source is None else e.source,
             _fmt(getattr(e, "epsilon", None)),
             _fmt(getattr(e, "delta", None)),
             _fmt(getattr(e, "rho", None)),
         )
     console = Console()
     console.print(table)
+    bound = book.privacy_unit
+    console.print(
+        "bound to:  " + ("no unit (any accepted)" if bound is None else describe_unit(bound))
+    )
+    for u in units:
+        amount = (
+            f"rho = {float_up(u.rho):.6g}"
+            if zcdp
+            else f"epsilon = {float_up(u.epsilon):.6g}, delta = {float_up(u.delta):.3g}"
+        )
+        name = "unknown" if u.privacy_unit is None else u.privacy_unit
+        sources = ", ".join(u.sources) or "unknown"
+        console.print(
+            f"unit {name}: {u.entries} entries, {amount}; sources: {sources}", markup=False
+        )
+    if warning is not None:
+        console.print(warning, style="bold", soft_wrap=True)
     if zcdp:
         left = book.remaining_rho()
         console.print(

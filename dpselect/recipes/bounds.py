@@ -289,7 +289,10 @@ def choose_max_contributions(
             parameters=parameters,
         )
 
-    return charge_then_release(book, release, spent, "choose_max_contributions", parameters)
+    return charge_then_release(
+        book, release, spent, "choose_max_contributions", parameters,
+        privacy_unit=privacy_unit, source=table.description,
+    )  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- clamping bounds
@@ -449,4 +452,7 @@ def choose_bounds(
             parameters=parameters,
         )
 
-    return charge_then_release(book, release, spent, "choose_bounds", parameters)
+    return charge_then_release(
+        book, release, spent, "choose_bounds", parameters, privacy_unit=None,
+        source=table.description,
+    )  # fmt: skip

@@ -342,4 +342,7 @@ def select_hypothesis(
             parameters=parameters,
         )
 
-    return charge_then_release(book, release, float(eps), "select_hypothesis", parameters)
+    # One example (row) added or removed; the examples are arrays: no description.
+    return charge_then_release(
+        book, release, float(eps), "select_hypothesis", parameters, privacy_unit=None, source=None
+    )

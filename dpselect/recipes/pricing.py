@@ -380,7 +380,8 @@ def best_price(
     grid = price_grid(prices, alpha, max_price)
     selection, discretization, text = _guarantee(grid, eps, n, float(max_price), conf)
     mechanism = make_price_mechanism(grid, eps, source=source)
-    _, read = _valuation_values(valuations, column, grid, schema)
+    opened, read = _valuation_values(valuations, column, grid, schema)
+    described = getattr(opened, "description", None) if column is not None else None
     book = open_ledger(ledger)
     parameters = {
         "epsilon": float(eps),
@@ -406,4 +407,7 @@ def best_price(
             parameters=parameters,
         )
 
-    return charge_then_release(book, release, float(eps), "best_price", parameters)
+    # One buyer (row) added or removed.
+    return charge_then_release(
+        book, release, float(eps), "best_price", parameters, privacy_unit=None, source=described
+    )

@@ -699,8 +699,9 @@ def quantile(
         )
 
     return charge_then_release(
-        book, release, float(eps), "quantile", parameters, kind=charge_kind(chosen)
-    )
+        book, release, float(eps), "quantile", parameters, kind=charge_kind(chosen),
+        privacy_unit=None, source=table.description,
+    )  # fmt: skip
 
 
 # ``bounds="auto"`` (formerly its own module, dpselect/recipes/auto_bounds.py, which imported
@@ -844,4 +845,7 @@ def quantile_with_auto_bounds(
 
     # The tree and the auto rule's noisy count add Laplace noise: charged as pure epsilon-DP.
     kind = charge_kind(chosen)
-    return charge_then_release(book, release, total, "quantile/bounds=auto", parameters, kind)
+    return charge_then_release(
+        book, release, total, "quantile/bounds=auto", parameters, kind, privacy_unit=None,
+        source=table.description,
+    )  # fmt: skip

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
+from ..accounting.ledger import ROWS
 from ..core.errors import ParameterError
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine
@@ -32,6 +33,8 @@ def charge_then(
     name: str,
     parameters: dict[str, Any],
     *,
+    privacy_unit: str | None,
+    source: str | None,
     refusal: str | None = None,
 ) -> T:
     """Charge ``book`` in its own accounting (durably), then run ``release``: every recipe's
@@ -59,6 +62,13 @@ def charge_then(
         The ledger entry's mechanism name.
     parameters : dict
         The ledger entry's parameters (public, JSON).
+    privacy_unit : str or None
+        Whom the release protects: a unit column, or ``None`` for rows (one row added or
+        removed; recorded as :data:`~dpselect.accounting.ledger.ROWS`). A ledger bound to
+        another unit refuses the query here, before anything is charged or released.
+    source : str or None
+        The data's public description (``table.description``: a path, "the pandas table");
+        ``None`` when the data is not a table (a score function, arrays).
     refusal : str, optional
         The message when a zCDP ledger cannot take the release.
 
@@ -74,9 +84,12 @@ def charge_then(
     """
     if book is None:
         return release()
+    unit = ROWS if privacy_unit is None else privacy_unit
+    book.check_privacy_unit(unit)  # first: one line, nothing charged, nothing read
+    recorded = {"privacy_unit": unit, "source": source}
     if book.accounting == "zcdp":
         if rho is not None:
-            book.charge_zcdp(rho, mechanism=name, parameters=parameters)
+            book.charge_zcdp(rho, mechanism=name, parameters=parameters, **recorded)
             return release()
         if delta > 0:
             raise ParameterError(
@@ -84,7 +97,7 @@ def charge_then(
                 or f"this release costs (epsilon, delta) with delta > 0, which the zCDP ledger "
                 f"{book.path} cannot take: use a basic ledger, or a mechanism with a zCDP cost"
             )
-    out: T = book.charge_then(release, eps, delta, name, parameters, kind=kind)
+    out: T = book.charge_then(release, eps, delta, name, parameters, kind=kind, **recorded)
     return out
 
 
@@ -95,6 +108,9 @@ def charge_then_release(
     mechanism: str,
     parameters: dict[str, Any],
     kind: Literal["pure", "bounded_range"] = "bounded_range",
+    *,
+    privacy_unit: str | None,
+    source: str | None,
 ) -> T:
     """Charge ``epsilon`` (delta 0) as ``kind``, then run ``release``: a shorthand for
     :func:`charge_then`, the recipes' one charging helper.
@@ -102,8 +118,12 @@ def charge_then_release(
     By default as an exponential mechanism or a composition of them, which is
     ``epsilon``-bounded-range (so ``epsilon^2 / 8``-zCDP in a zCDP ledger, seed 004);
     ``kind="pure"`` for anything that adds Laplace noise (``epsilon^2 / 2``-zCDP).
+    ``privacy_unit`` and ``source``: as in :func:`charge_then`.
     """
-    return charge_then(book, release, epsilon, 0.0, None, kind, mechanism, parameters)
+    return charge_then(
+        book, release, epsilon, 0.0, None, kind, mechanism, parameters,
+        privacy_unit=privacy_unit, source=source,
+    )  # fmt: skip
 
 
 def open_checked(data: Any, column: str, privacy_unit: str | None, schema: Any = None) -> Engine:

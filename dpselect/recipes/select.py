@@ -187,4 +187,7 @@ def select(
             parameters=parameters,
         )
 
-    return charge_then_release(book, release, float(eps), "select", parameters)
+    # The scores' sensitivity is for one row of ``data`` (whatever it is): no description.
+    return charge_then_release(
+        book, release, float(eps), "select", parameters, privacy_unit=None, source=None
+    )

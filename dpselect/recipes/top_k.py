@@ -288,7 +288,7 @@ def top_k(
 
     result = _charge_then(
         book, release, plan.epsilon, plan.delta, plan.rho, plan.kind, f"top_k/{plan.method}",
-        parameters,
+        parameters, privacy_unit=privacy_unit, source=table.description,
     )  # fmt: skip
     return _with_note(note, result)
 
@@ -488,7 +488,7 @@ def _top_k_auto_contributions(
 
     return _charge_then(
         book, release, spent_eps, spent_delta, rho, kind, "top_k/max_contributions=auto",
-        parameters,
+        parameters, privacy_unit=query.privacy_unit, source=query.table.description,
     )  # fmt: skip
 
 

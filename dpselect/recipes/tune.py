@@ -227,4 +227,8 @@ def tune(
             parameters=parameters,
         )
 
-    return charge_then(book, release, float(eps), float(dlt), None, "approx", "tune", parameters)
+    # One example (row) added or removed; the data is whatever ``train`` reads: no description.
+    return charge_then(
+        book, release, float(eps), float(dlt), None, "approx", "tune", parameters,
+        privacy_unit=None, source=None,
+    )  # fmt: skip

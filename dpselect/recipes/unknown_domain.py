@@ -419,7 +419,7 @@ def partition_selection(
     )
     return charge_then(  # type: ignore[no-any-return]
         book, release, spent_eps, spent_delta, None, "approx", f"keys/{method}", parameters,
-        refusal=refusal,
+        refusal=refusal, privacy_unit=privacy_unit, source=table.description,
     )  # fmt: skip
 
 
@@ -584,7 +584,8 @@ def _policy_top_k(
         return values, noisy if counts else None
 
     return _charge_then_result(book, pick, (spent_eps, spent_delta), POLICY_TOP_K_NAME,
-                               "top_k/policy_top_k", accuracy, parameters)  # fmt: skip
+                               "top_k/policy_top_k", accuracy,
+                               parameters, table.description)  # fmt: skip
 
 
 def rank_released(kept: dict[Any, int], k: int, source: RandomSource | None = None) -> list[Any]:
@@ -676,7 +677,8 @@ def top_k_unknown_domain(
         return ranked, [kept[v] for v in ranked] if counts else None
 
     return _charge_then_result(book, pick, (spent_eps, spent_delta), THRESHOLD_NAMES[noise],
-                               f"top_k/{noise}_threshold", accuracy, parameters)  # fmt: skip
+                               f"top_k/{noise}_threshold", accuracy,
+                               parameters, table.description)  # fmt: skip
 
 
 def _limited_domain(
@@ -728,7 +730,8 @@ def _limited_domain(
         return list(measurement(dict(top))), None
 
     return _charge_then_result(book, pick, (spent_eps, spent_delta), LIMITED_DOMAIN_NAME,
-                               "top_k/limited_domain", accuracy, parameters)  # fmt: skip
+                               "top_k/limited_domain", accuracy,
+                               parameters, table.description)  # fmt: skip
 
 
 def _parameters(column: str, k: int, eps: float, delta: float, privacy_unit: str | None,
@@ -753,9 +756,11 @@ def _charge_then_result(
     entry: str,
     accuracy: str,
     parameters: dict[str, Any],
+    described: str,
 ) -> TopKResult:
-    """Charge ``spent`` (approximate DP) as ``entry``, then run ``pick`` (the released values
-    and, if asked, their noisy counts) and wrap them as a :class:`TopKResult`."""
+    """Charge ``spent`` (approximate DP) as ``entry`` (recording the query's privacy unit and
+    ``described``, the data's description), then run ``pick`` (the released values and, if
+    asked, their noisy counts) and wrap them as a :class:`TopKResult`."""
 
     def release() -> TopKResult:
         values, noisy = pick()
@@ -772,7 +777,10 @@ def _charge_then_result(
             parameters=parameters,
         )
 
-    return charge_then(book, release, spent[0], spent[1], None, "approx", entry, parameters)
+    return charge_then(
+        book, release, spent[0], spent[1], None, "approx", entry, parameters,
+        privacy_unit=parameters["privacy_unit"], source=described,
+    )  # fmt: skip
 
 
 def _ordinal(n: int) -> str:
