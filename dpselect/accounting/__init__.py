@@ -19,7 +19,7 @@ from .composition import (
     advanced_composition_inverse,
     basic_composition,
 )
-from .ledger import APPLICATION_ID, Ledger, LedgerEntry, LedgerTotal
+from .ledger import APPLICATION_ID, ROWS, Ledger, LedgerEntry, LedgerTotal, UnitTotal
 from .optimal import (
     bounded_range_composition,
     bounded_range_composition_delta,
@@ -51,6 +51,7 @@ from .zcdp import (
 __all__ = [
     "APPLICATION_ID",
     "DEFAULT_ORDERS",
+    "ROWS",
     "THEOREMS",
     "AdaptiveCompositor",
     "CompositionResult",
@@ -60,6 +61,7 @@ __all__ = [
     "MechanismLoss",
     "PrivacyFilter",
     "RenyiCurve",
+    "UnitTotal",
     "advanced_composition",
     "advanced_composition_corollary",
     "advanced_composition_inverse",
