@@ -84,6 +84,11 @@ def charge_then(
     """
     if book is None:
         return release()
+    if privacy_unit == ROWS:  # a column named like row-level protection: ambiguous in the ledger
+        raise ParameterError(
+            f"privacy_unit {ROWS!r} is a column whose name the ledger reserves for row-level "
+            "protection: rename the column to charge a ledger"
+        )
     unit = ROWS if privacy_unit is None else privacy_unit
     book.check_privacy_unit(unit)  # first: one line, nothing charged, nothing read
     recorded = {"privacy_unit": unit, "source": source}

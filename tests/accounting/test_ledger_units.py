@@ -177,3 +177,18 @@ def test_cli_bound_ledger(tmp_path: Path) -> None:
     assert len(book) == 1 and book.spent() == (1.0, 0.0)
     shown = run_cli("budget", "show", "--ledger", ledger, "--json")
     assert '"privacy_unit": "user_id"' in shown.stdout
+
+
+def test_a_unit_column_named_rows_is_refused_with_a_ledger(tmp_path):
+    """'rows' is the ledger's word for row-level protection: a unit column of that name would
+    be recorded as rows (and pass a ledger bound to rows), so it is refused before the charge."""
+    import pandas as pd
+
+    import dpselect as dp
+    from dpselect.core.errors import ParameterError
+
+    book = Ledger.create(tmp_path / "l.db", 10.0, 1e-3, privacy_unit="rows")
+    data = pd.DataFrame({"rows": [1, 2, 3], "v": ["a", "b", "a"]})
+    with pytest.raises(ParameterError, match="reserves"):
+        dp.top_k(data, "v", 1, 1.0, candidates=["a", "b"], privacy_unit="rows", ledger=book)
+    assert book.spent() == (0.0, 0.0)
