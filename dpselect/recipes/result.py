@@ -66,8 +66,14 @@ class Result:
         pandas.DataFrame
             One row per released item, or one row for the whole result.
         """
-        import pandas as pd
+        try:
+            import pandas as pd
+        except ImportError:  # optional: the base install reads frames without it
+            from ..core.errors import DPSelectError
 
+            raise DPSelectError(
+                "to_frame needs pandas: pip install 'dpselect[pandas]' (or pandas)"
+            ) from None
         return pd.DataFrame(self._rows())
 
     def __str__(self) -> str:

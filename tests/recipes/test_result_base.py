@@ -48,3 +48,17 @@ def test_preview_frame_has_one_row_per_epsilon():
     p = dp.preview([10, 8, 1], epsilon=[0.5, 1.0])
     assert isinstance(p, PreviewResult)
     assert len(p.to_frame()) == 2
+
+
+def test_to_frame_without_pandas_names_the_extra(monkeypatch):
+    import sys
+
+    import dpselect as dp
+    from dpselect.core.errors import DPSelectError
+    from dpselect.sampling import InsecureSeededSource
+
+    result = dp.select(["a", "b"], lambda d, c: d.count(c), list("aab"), 1.0, 1,
+                       source=InsecureSeededSource(1))  # fmt: skip
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas now raises ImportError
+    with pytest.raises(DPSelectError, match=r"dpselect\[pandas\]"):
+        result.to_frame()
