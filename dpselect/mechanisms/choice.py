@@ -338,7 +338,11 @@ def _choose(
 ) -> tuple[TopKOption, tuple[TopKOption, ...]]:
     options = _options(k, n, epsilon, delta, c)
     order = list(METHOD_NAMES)
-    best = min(options, key=lambda o: (o.gap, order.index(o.mechanism)))
+    # Equal gaps (every gap is 0 when k >= n: any mechanism returns the k leaders as a set)
+    # go to the smallest noise on a score, which decides the order of the released list; a
+    # histogram also draws its noise once where a peeled mechanism draws it k times over the
+    # remaining candidates (k * n exact draws: minutes at k = n = 10^5).
+    best = min(options, key=lambda o: (o.gap, o.scale, order.index(o.mechanism)))
     return best, tuple(options)
 
 
@@ -348,6 +352,8 @@ def choose_top_k(
     """The chosen mechanism and every option considered (module docstring).
 
     A pure function of its arguments, all public: the same arguments give the same choice
-    (cached). Ties go to the option listed first in :data:`METHOD_NAMES`.
+    (cached). Equal gaps go to the smallest noise scale on a score (when ``k >= n`` every gap
+    is 0 and the scale alone decides the released order), then to the option listed first
+    in :data:`METHOD_NAMES`.
     """
     return _choose(int(k), int(n), float(epsilon), float(delta), int(max_contributions))

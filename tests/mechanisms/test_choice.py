@@ -53,6 +53,11 @@ def test_choice_is_a_pure_function_of_public_parameters():
         (5, 56, 1.0, 0.0, 1, "laplace_histogram"),  # one person moves one count, not k
         (20, 56, 0.5, 1e-6, 30, "gumbel"),  # c large: bounded-range accounting wins
         (20, 56, 0.5, 0.0, 30, "permute_and_flip"),
+        # k >= n: every gap is 0; the smallest noise on a score orders the list (and is drawn
+        # once, where peeling would draw k * n times)
+        (100_000, 100_000, 1.0, 0.0, 1, "laplace_histogram"),
+        (10, 10, 1.0, 1e-6, 1, "laplace_histogram"),
+        (4, 4, 1.0, 0.0, 16, "permute_and_flip"),  # c/eps = 16 > k/eps = 4
     ],
 )
 def test_choice_examples(k, n, eps, delta, c, expected):
