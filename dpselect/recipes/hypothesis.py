@@ -238,29 +238,53 @@ def mistakes(X: Any, y: Any, hypotheses: Sequence[Any]) -> list[int]:
     return out
 
 
-def _mistake_bits(X: Any, labels: list[Any], hypotheses: Sequence[Any]) -> npt.NDArray[np.uint8]:
-    """Which hypotheses misclassify each example, packed: bit ``h`` (``np.packbits`` order) of
-    column ``i`` is 1 when hypothesis ``h`` misses label ``i`` (as :func:`mistakes` compares;
-    a missing prediction is a mistake, an extra one belongs to no example). Never raises on
-    the rows."""
+def _exact_kind(values: Any) -> str | None:
+    """A kind of NumPy array within which ``==`` is Python's on every element (``"signed"``:
+    booleans and signed integers; ``"unsigned"``; ``"float"``), else None. Signed and
+    unsigned are kept apart: NumPy before 2.0 compares them as floats."""
+    if not isinstance(values, np.ndarray):
+        return None
+    return {"b": "signed", "i": "signed", "u": "unsigned", "f": "float"}.get(values.dtype.kind)
+
+
+def _wrong(predictions: Any, labels: list[Any], label_array: Any) -> npt.NDArray[np.uint8]:
+    """1 where a prediction misses its label (as :func:`mistakes` compares), 1 for a missing
+    prediction; an extra prediction belongs to no example. Arrays of the same exact kind
+    (:func:`_exact_kind`) are compared in NumPy, where ``==`` is Python's element by
+    element; anything else row by row. Never raises on the rows."""
     n = len(labels)
-    packed = np.zeros(((len(hypotheses) + 7) // 8, n), dtype=np.uint8)
+    wrong = np.ones(n, dtype=np.uint8)
+    kind = _exact_kind(label_array)
+    if kind is not None and _exact_kind(predictions) == kind:
+        flat = predictions.ravel()
+        common = min(flat.shape[0], n)
+        wrong[:common] = flat[:common] != label_array[:common]
+        return wrong
+    rows = _rows(predictions)
+    common = min(len(rows), n)
+    wrong[:common] = np.fromiter(
+        (_differs(p, t) for p, t in zip(rows[:common], labels[:common], strict=True)),
+        dtype=np.uint8,
+        count=common,
+    )
+    return wrong
+
+
+def _mistake_bits(X: Any, y: Any, labels: list[Any], hypotheses: Sequence[Any]) -> Any:
+    """Which hypotheses misclassify each example, packed: bit ``h`` (``np.packbits`` order) of
+    column ``i`` is 1 when hypothesis ``h`` misses label ``i`` (``labels = _rows(y)``;
+    :func:`_wrong`). Never raises on the rows."""
+    label_array = y.ravel() if isinstance(y, np.ndarray) else None
+    packed = np.zeros(((len(hypotheses) + 7) // 8, len(labels)), dtype=np.uint8)
     for j, h in enumerate(hypotheses):
-        predictions = _rows(h(X) if callable(h) else h)
-        common = min(len(predictions), n)
-        wrong = np.ones(n, dtype=np.uint8)
-        wrong[:common] = np.fromiter(
-            (_differs(p, t) for p, t in zip(predictions[:common], labels[:common], strict=True)),
-            dtype=np.uint8,
-            count=common,
-        )
+        wrong = _wrong(h(X) if callable(h) else h, labels, label_array)
         packed[j >> 3] |= wrong << np.uint8(7 - (j & 7))
     return packed
 
 
 def bounded_mistakes(
     X: Any,
-    labels: Sequence[Any],
+    labels: Any,
     unit_keys: Sequence[bytes | None],
     hypotheses: Sequence[Any],
     max_rows: int,
@@ -274,8 +298,8 @@ def bounded_mistakes(
     vector. Adding or removing one unit moves every count by at most ``max_rows``, all in the
     same direction. Never raises on the rows.
     """
-    rows = list(labels)
-    packed = _mistake_bits(X, rows, hypotheses)
+    rows = _rows(labels)
+    packed = _mistake_bits(X, labels, rows, hypotheses)
     encodings = [column.tobytes() for column in packed.T]
     # One unit key per label: a label without one (a shorter list) has no unit.
     keys = list(unit_keys)[: len(rows)]
@@ -333,7 +357,7 @@ def make_hypothesis_selection(
         X, y, units = data
         salt = resolve_source(source).bits(63)
         keys = example_unit_keys(_rows(units))
-        return bounded_mistakes(X, _rows(y), keys, items, bound, salt)
+        return bounded_mistakes(X, y, keys, items, bound, salt)
 
     return precompose(mech, scores)
 
@@ -482,11 +506,11 @@ def _check_units(
                 f"privacy_unit={privacy_unit!r} names a column, so X must be a table (pandas, "
                 f"polars or pyarrow), got {type(X).__name__}; or give an array of unit ids"
             )
-        columns = [str(c) for c in (X.column_names if kind == "pyarrow" else X.columns)]
-        if columns.count(privacy_unit) != 1:
+        columns = list(X.column_names if kind == "pyarrow" else X.columns)
+        if sum(isinstance(c, str) and c == privacy_unit for c in columns) != 1:
             raise DataError(
                 f"privacy_unit {privacy_unit!r} is not a column of X (or names several); "
-                f"columns: {', '.join(columns) or 'none'}"
+                f"columns: {', '.join(map(str, columns)) or 'none'}"
             )
         if unit_name is not None and unit_name != privacy_unit:
             raise ParameterError("unit_name applies to an array of unit ids, not a column")
