@@ -52,8 +52,9 @@ added or removed, for every salt, hence for the salt drawn (a mixture of ``eps``
 Injective unit keys are needed: two people read as one unit could keep different examples
 when one of them leaves (a score falls, another rises).
 
-*Guarantee (Theorem 6 restated for units).* Suppose the units are i.i.d. (each a bag of any
-number of examples, from any law of bags), and some ``c*`` in ``C`` labels every example
+*Guarantee (Theorem 6 restated for units).* Suppose the units are i.i.d. (each an id, distinct
+from the others', with a bag of any number of examples, from any law), and some ``c*`` in
+``C`` labels every example
 correctly. Let ``M_u(h)`` be the mistakes of ``h`` on unit ``u``'s kept examples (at most
 ``r``), and ``err_r(h) = E[M_u(h)] / r`` (for the salt drawn). Then ``n`` counts **units**,
 and the same ``n`` as above suffices: ``n >= 2 ln(2|C|/beta) / alpha^2 + 2 (ln |C| +

@@ -308,6 +308,13 @@ def test_odd_unit_ids_never_raise_after_the_charge(tmp_path: Path):
     r = select_hypothesis(None, y, [[0, 1, 1, 0, 1, 0], [1] * 6], 1.0, ledger=book,
                           privacy_unit=units, source=InsecureSeededSource(3))  # fmt: skip
     assert r.index in (0, 1) and book.spent() == (1.0, 0.0)
+    # a pyarrow timestamp beyond Python's range converts to no unit, not to an error
+    stamps = pa.array([0, 300 * 10**15, None, 1, 1, 2], type=pa.timestamp("us"))
+    r = select_hypothesis(None, y, [[0, 1, 1, 0, 1, 0], [1] * 6], 1.0, ledger=book,
+                          privacy_unit=stamps, source=InsecureSeededSource(3))  # fmt: skip
+    assert book.spent() == (2.0, 0.0)
+    keys = example_unit_keys([None, None, None, 1, 1, 2])
+    assert bounded_mistakes(None, y, keys, [[1 - v for v in y]], 5, salt=1) == [3]
 
 
 @pytest.mark.slow
