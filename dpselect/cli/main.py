@@ -274,21 +274,28 @@ def _run_selection(
     elif auto_fraction is not None:
         raise click.UsageError("--auto-fraction applies only with --max-contributions auto")
     if plan:
-        from ..data.candidates import load_candidates
+        from ..data.candidates import candidates_note, load_candidates
 
         listed = file_or_list(candidates, "--candidates")
         cand_list = None if listed is None else load_candidates(listed)
         c = int(max_contributions)
-        if privacy_unit is None and cand_list is not None:
-            # As top_k weighs them: one row moves every candidate its value matches (the
-            # schema and the list only, by the engine's own matching:
-            # data.scores.candidate_multiplicity; no row read).
-            from ..data.scores import candidate_multiplicity
+        note = None
+        if cand_list is not None:
             from ..data.tables import open_table
 
             table = open_table(open_data(file, engine, spark_master), schema=schema)
-            c = candidate_multiplicity(table, column, cand_list)
-        _print_plan(k, None if cand_list is None else len(cand_list), epsilon, delta, c, as_json)
+            # The notes top-k shows with its answer (a header line, numbers matched as text):
+            # the list, the column's name and the schema only.
+            note = candidates_note(cand_list, column, table)
+            if privacy_unit is None:
+                # As top_k weighs them: one row moves every candidate its value matches (the
+                # schema and the list only, by the engine's own matching:
+                # data.scores.candidate_multiplicity; no row read).
+                from ..data.scores import candidate_multiplicity
+
+                c = candidate_multiplicity(table, column, cand_list)
+        n = None if cand_list is None else len(cand_list)
+        _print_plan(k, n, epsilon, delta, c, as_json, note)
         return
     from ..recipes.top_k import top_k
 
@@ -323,14 +330,20 @@ def _print_plan(
     delta: float | None,
     max_contributions: int,
     as_json: bool,
+    note: str | None = None,
 ) -> None:
     from ..recipes.preview import preview_top_k
 
     result = preview_top_k(k, n, epsilon, delta or 0.0, max_contributions)
     if as_json:
-        click.echo(strict_dumps(result.to_dict()))
+        shown = result.to_dict()
+        if note is not None:
+            shown["candidates_note"] = note
+        click.echo(strict_dumps(shown))
     else:
         click.echo(str(result))
+        if note is not None:
+            click.echo(note)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

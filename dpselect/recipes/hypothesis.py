@@ -29,6 +29,53 @@ So ``n >= 2 ln(2|C|/beta) / alpha^2 + 2 (ln |C| + ln(2/beta)) / (alpha eps)`` ex
 ``err_D(h) <= alpha`` with probability at least ``confidence``: the seed's ``Omega(log|C| /
 alpha^2 + log|C| / (alpha eps))``. :func:`pac_sample_size` computes it (the sum, which is at
 least the maximum of the two conditions, as in the seed's statement).
+
+**A person may contribute several examples** (``privacy_unit``, ``max_rows = r``). The unit of
+privacy is then the person: neighbouring datasets differ by *all* the examples of one unit.
+Each unit keeps at most ``r`` of its examples by the salted keyed rule of
+:mod:`dpselect.data.kept_examples` (the rule of :mod:`dpselect.data.rules`, keyed by the unit
+and the example's encoding; units keyed injectively by
+:func:`~dpselect.data.unit_keys.object_unit_key`), and the mistakes are counted on the kept
+examples only. An example's encoding is its *mistake vector* (which hypotheses misclassify
+it): a function of the example alone (the hypotheses are public and applied row by row), and
+the only part of an example the scores read; two examples tie in the rule only when their
+vectors are equal, and then they add the same to every score.
+
+*Privacy (sensitivity ``r``, monotonic).* Fix the salt (drawn from the randomness source after
+the charge, independently of the data). By the rule, the multiset of mistake vectors a unit
+keeps is a function of the salt, that unit's key and that unit's own examples, and holds at
+most ``r`` vectors. ``mistakes_h = sum over units u of sum over u's kept vectors v of v_h``:
+adding or removing one unit (all its examples) adds or removes one summand, which moves every
+count by between 0 and ``r``, all in the same direction. So the exponential mechanism with
+``Delta = r``, monotonic, ``P[h] ∝ exp(-eps mistakes_h / r)``, is ``eps``-DP for one unit
+added or removed, for every salt, hence for the salt drawn (a mixture of ``eps``-DP laws).
+Injective unit keys are needed: two people read as one unit could keep different examples
+when one of them leaves (a score falls, another rises).
+
+*Guarantee (Theorem 6 restated for units).* Suppose the units are i.i.d. (each an id, distinct
+from the others', with a bag of any number of examples, from any law), and some ``c*`` in
+``C`` labels every example
+correctly. Let ``M_u(h)`` be the mistakes of ``h`` on unit ``u``'s kept examples (at most
+``r``), and ``err_r(h) = E[M_u(h)] / r`` (for the salt drawn). Then ``n`` counts **units**,
+and the same ``n`` as above suffices: ``n >= 2 ln(2|C|/beta) / alpha^2 + 2 (ln |C| +
+ln(2/beta)) / (alpha eps)`` units give ``err_r(h) <= alpha`` with probability at least
+``confidence``. Proof: ``c*`` makes no mistake on any kept example, so (utility theorem,
+monotonic, ``Delta = r``) with probability ``>= 1 - beta/2`` the selected ``h`` makes at most
+``(r/eps)(ln |C| + ln(2/beta))`` mistakes, i.e. ``(1/n) sum_u M_u(h) / r <= (ln |C| +
+ln(2/beta)) / (n eps) <= alpha / 2``; given the salt, the ``M_u(h) / r`` are i.i.d. in
+``[0, 1]`` across units (a unit's kept examples depend on that unit alone), so Hoeffding and
+a union bound over ``C`` give ``err_r(h) <= (1/n) sum_u M_u(h) / r + alpha / 2`` for every
+``h`` with probability ``>= 1 - beta/2`` once ``n >= 2 ln(2|C|/beta) / alpha^2``. Counting
+kept examples instead of units would be wrong: the examples of one unit are not independent.
+Two cases read plainly: with units holding at most ``r`` examples nothing is dropped and
+``err_r(h)`` is the expected mistakes on a unit's examples over ``r``, whatever the salt; with
+``r = 1`` and one example per unit it is seed 003's ``err_D(h)``.
+
+*Where the sensitivity cannot be bounded per unit*: hypotheses that are not applied row by row
+(a prediction for example ``i`` that depends on other examples), or a class chosen from the
+data, void the argument (as without a unit). A prediction matrix must have one column per
+example in the order of ``y`` and ``privacy_unit``; extra predictions belong to no example and
+are ignored with a unit.
 """
 
 from __future__ import annotations
@@ -42,12 +89,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..core.errors import ParameterError
+from ..core.errors import DataError, ParameterError
 from ..core.measurement import Measurement
+from ..data.kept_examples import example_unit_keys, kept_examples
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_epsilon, check_int, check_user_epsilon
-from ..sampling.source import RandomSource
+from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     CONFIDENCE,
     check_confidence,
@@ -61,6 +109,7 @@ from .result import Result
 
 __all__ = [
     "HypothesisResult",
+    "bounded_mistakes",
     "make_hypothesis_selection",
     "mistakes",
     "pac_sample_size",
@@ -190,24 +239,128 @@ def mistakes(X: Any, y: Any, hypotheses: Sequence[Any]) -> list[int]:
     return out
 
 
+def _exact_kind(values: Any) -> str | None:
+    """A kind of NumPy array within which ``==`` is Python's on every element (``"signed"``:
+    booleans and signed integers; ``"unsigned"``; ``"float"``), else None. Signed and
+    unsigned are kept apart: NumPy before 2.0 compares them as floats."""
+    if not isinstance(values, np.ndarray):
+        return None
+    return {"b": "signed", "i": "signed", "u": "unsigned", "f": "float"}.get(values.dtype.kind)
+
+
+def _wrong(predictions: Any, labels: list[Any], label_array: Any) -> npt.NDArray[np.uint8]:
+    """1 where a prediction misses its label (as :func:`mistakes` compares), 1 for a missing
+    prediction; an extra prediction belongs to no example. Arrays of the same exact kind
+    (:func:`_exact_kind`) are compared in NumPy, where ``==`` is Python's element by
+    element; anything else row by row. Never raises on the rows."""
+    n = len(labels)
+    wrong = np.ones(n, dtype=np.uint8)
+    kind = _exact_kind(label_array)
+    if kind is not None and _exact_kind(predictions) == kind:
+        flat = predictions.ravel()
+        common = min(flat.shape[0], n)
+        wrong[:common] = flat[:common] != label_array[:common]
+        return wrong
+    rows = _rows(predictions)
+    common = min(len(rows), n)
+    wrong[:common] = np.fromiter(
+        (_differs(p, t) for p, t in zip(rows[:common], labels[:common], strict=True)),
+        dtype=np.uint8,
+        count=common,
+    )
+    return wrong
+
+
+def _mistake_bits(X: Any, y: Any, labels: list[Any], hypotheses: Sequence[Any]) -> Any:
+    """Which hypotheses misclassify each example, packed: bit ``h`` (``np.packbits`` order) of
+    column ``i`` is 1 when hypothesis ``h`` misses label ``i`` (``labels = _rows(y)``;
+    :func:`_wrong`). Never raises on the rows."""
+    label_array = y.ravel() if isinstance(y, np.ndarray) else None
+    packed = np.zeros(((len(hypotheses) + 7) // 8, len(labels)), dtype=np.uint8)
+    for j, h in enumerate(hypotheses):
+        wrong = _wrong(h(X) if callable(h) else h, labels, label_array)
+        packed[j >> 3] |= wrong << np.uint8(7 - (j & 7))
+    return packed
+
+
+def bounded_mistakes(
+    X: Any,
+    labels: Any,
+    unit_keys: Sequence[bytes | None],
+    hypotheses: Sequence[Any],
+    max_rows: int,
+    salt: int,
+) -> list[int]:
+    """Each hypothesis's mistakes on the examples their units keep (module docstring).
+
+    ``unit_keys`` (parallel to ``labels``): :func:`~dpselect.data.kept_examples.
+    example_unit_keys` of the unit ids; each unit keeps at most ``max_rows`` examples by
+    :func:`~dpselect.data.kept_examples.kept_examples`, an example encoded by its mistake
+    vector. Adding or removing one unit moves every count by at most ``max_rows``, all in the
+    same direction. Never raises on the rows.
+    """
+    rows = _rows(labels)
+    packed = _mistake_bits(X, labels, rows, hypotheses)
+    encodings = [column.tobytes() for column in packed.T]
+    # One unit key per label: a label without one (a shorter list) has no unit.
+    keys = list(unit_keys)[: len(rows)]
+    keys += [None] * (len(rows) - len(keys))
+    kept = kept_examples(keys, encodings, max_rows, salt)
+    totals = np.zeros(len(hypotheses), dtype=np.int64)
+    for start in range(0, len(kept), 1 << 16):  # unpacked in chunks: C bytes per example
+        bits = np.unpackbits(packed[:, kept[start : start + (1 << 16)]], axis=0)
+        totals += bits[: len(hypotheses)].sum(axis=1, dtype=np.int64)
+    return [int(t) for t in totals]
+
+
 def make_hypothesis_selection(
-    hypotheses: Sequence[Any], epsilon: Any, *, source: RandomSource | None = None
+    hypotheses: Sequence[Any],
+    epsilon: Any,
+    *,
+    source: RandomSource | None = None,
+    max_rows: int | None = None,
 ) -> Measurement:
     """The exponential mechanism over ``hypotheses`` with score ``-mistakes`` (monotonic).
 
     Input: a pair ``(X, y)``; output: the index of the selected hypothesis. Privacy map
     (``SymmetricDistance``, examples added or removed): ``d_in / scale <= d_in eps``.
+
+    With ``max_rows = r`` (an int), the input is a triple ``(X, y, units)``, ``units`` the
+    unit id of each example (parallel to ``y``): each call draws a 63-bit salt from ``source``,
+    each unit keeps at most ``r`` examples (:func:`bounded_mistakes`), and the mechanism's
+    sensitivity is ``r`` (module docstring, "Privacy"), so the map is the same, ``d_in eps``,
+    with ``d_in`` counting units added or removed.
+
+    Privacy
+    -------
+    Without a unit: one example moves every mistake count by at most 1, in the same direction
+    (sensitivity 1, monotonic; seed 003, "Private PAC learning"). With ``max_rows = r``: one
+    unit moves every count of its kept examples by at most ``r``, in the same direction, for
+    every salt (module docstring). The exponential mechanism's map (seed 002; seed 001,
+    Section 3.1, monotonic form) is ``d_in Delta / scale`` with ``scale = Delta / eps`` rounded
+    up: at most ``d_in eps``.
     """
     items = list(hypotheses)
+    r = None if max_rows is None else check_int(max_rows, "max_rows", minimum=1)
     mech = make_exponential_mechanism(
         list(range(len(items))),
         lambda counts, i: -counts[i],
-        1,
+        1 if r is None else r,
         epsilon=epsilon,
         monotonic=True,
         source=source,
     )
-    return precompose(mech, lambda data: mistakes(data[0], data[1], items))
+    if r is None:
+        return precompose(mech, lambda data: mistakes(data[0], data[1], items))
+    bound = r
+
+    def scores(data: Any) -> list[int]:
+        X, y, units = data
+        salt = resolve_source(source).bits(63)
+        keys = example_unit_keys(_rows(units))
+        return bounded_mistakes(X, y, keys, items, bound, salt)
+
+    return precompose(mech, scores)
 
 
 @dataclass(frozen=True)
@@ -241,17 +394,154 @@ class HypothesisResult(Result):
             "parameters": self.parameters,
         }
 
+    def _unit_text(self) -> str:
+        unit = self.parameters.get("privacy_unit")
+        if unit is None:
+            return ""
+        r = self.parameters.get("max_rows")
+        return f"; privacy unit {unit}, at most {r} examples each, sensitivity {r}"
+
     def _text(self) -> str:
         return "\n".join(
             [
                 f"selected hypothesis: {self.name}",
                 f"mechanism: exponential mechanism over {self.n_hypotheses} public hypotheses "
-                "(score = minus the mistakes, monotonic)",
+                f"(score = minus the mistakes, monotonic{self._unit_text()})",
                 f"privacy cost: epsilon = {self.epsilon:.6g}, delta = 0",
                 self.accuracy,
                 self.guarantee,
             ]
         )
+
+
+def _table_kind(X: Any) -> str | None:
+    """``"pandas"``, ``"polars"`` or ``"pyarrow"`` for a table of that library, else None
+    (recognised by the type's module and name: no import)."""
+    module = type(X).__module__.split(".")[0]
+    name = type(X).__name__
+    if module in ("pandas", "polars") and name == "DataFrame":
+        return module
+    if module == "pyarrow" and name == "Table":
+        return module
+    return None
+
+
+def _length(values: Any) -> int | None:
+    """How many rows :func:`_rows` gives for ``values`` when known without reading them."""
+    if isinstance(values, np.ndarray):
+        return int(values.size)
+    if isinstance(values, (str, bytes)):
+        return 1
+    if _table_kind(values) is not None:
+        return int(values.shape[0]) if hasattr(values, "shape") else None
+    try:
+        return len(values)
+    except TypeError:
+        return None
+
+
+def _each(values: Any, convert: Callable[[Any], Any]) -> list[Any]:
+    """``convert`` of every value, ``None`` where it raises (a rule of that value alone)."""
+    out = []
+    for value in values:
+        try:
+            out.append(convert(value))
+        except Exception:
+            out.append(None)
+    return out
+
+
+def _python_values(values: Any) -> list[Any]:
+    """Unit ids as Python objects, one per row, never raising on a row: a pyarrow array or
+    chunked array chunk by chunk (a value that does not convert, such as a timestamp beyond
+    Python's range, is no unit), a Series by its values, anything else by :func:`_rows`."""
+    if type(values).__module__.split(".")[0] == "pyarrow":
+        chunks = values.chunks if hasattr(values, "chunks") else [values]
+        out: list[Any] = []
+        for chunk in chunks:
+            try:
+                out.extend(chunk.to_pylist())
+            except Exception:
+                out.extend(_each(chunk, lambda scalar: scalar.as_py()))
+        return out
+    if type(values).__name__ == "Series":  # pandas or polars
+        try:
+            return list(values.to_list())
+        except Exception:
+            at = values.iloc.__getitem__ if hasattr(values, "iloc") else values.__getitem__
+            return _each(range(len(values)), at)
+    return _rows(values)
+
+
+def _unit_ids(X: Any, privacy_unit: Any) -> list[Any]:
+    """The unit id of each example: a column of the table ``X``, or the array given."""
+    if isinstance(privacy_unit, str):
+        kind = _table_kind(X)
+        column = X.column(privacy_unit) if kind == "pyarrow" else X[privacy_unit]
+        return _python_values(column)
+    return _python_values(privacy_unit)
+
+
+def _check_units(
+    X: Any, y: Any, privacy_unit: Any, unit_name: str | None
+) -> tuple[str, str | None]:
+    """``(label, column)``: the unit the ledger records and the column of ``X`` holding the
+    unit ids (``None``: an array), from public facts only (types, column names, lengths).
+
+    The lengths compared (examples, labels, unit ids) are those of arrays the caller builds
+    from one dataset: adding or removing a unit's examples in all of them keeps them equal,
+    so the check reads nothing a neighbour could change.
+    """
+    if unit_name is not None and (not isinstance(unit_name, str) or not unit_name):
+        raise ParameterError(f"unit_name must be a non-empty str, got {unit_name!r}")
+    n_labels = _length(y)
+    if n_labels is None:
+        raise ParameterError(
+            "with privacy_unit, y must be a list or array (its length is checked against the "
+            f"unit ids), got {type(y).__name__}"
+        )
+    if isinstance(privacy_unit, str):
+        kind = _table_kind(X)
+        if kind is None:
+            raise ParameterError(
+                f"privacy_unit={privacy_unit!r} names a column, so X must be a table (pandas, "
+                f"polars or pyarrow), got {type(X).__name__}; or give an array of unit ids"
+            )
+        columns = list(X.column_names if kind == "pyarrow" else X.columns)
+        if sum(isinstance(c, str) and c == privacy_unit for c in columns) != 1:
+            raise DataError(
+                f"privacy_unit {privacy_unit!r} is not a column of X (or names several); "
+                f"columns: {', '.join(map(str, columns)) or 'none'}"
+            )
+        if unit_name is not None and unit_name != privacy_unit:
+            raise ParameterError("unit_name applies to an array of unit ids, not a column")
+        n_units, label, column = _length(X), privacy_unit, privacy_unit
+    else:
+        if isinstance(privacy_unit, (bytes, Mapping)) or _table_kind(privacy_unit) is not None:
+            raise ParameterError(
+                "privacy_unit must be a column name of X or an array of unit ids parallel to "
+                f"y, got {type(privacy_unit).__name__}"
+            )
+        n_units = _length(privacy_unit)
+        if n_units is None:
+            raise ParameterError(
+                "privacy_unit must be a list or array of unit ids parallel to y, got "
+                f"{type(privacy_unit).__name__}"
+            )
+        series_name = getattr(privacy_unit, "name", None)
+        named = series_name if isinstance(series_name, str) and series_name else UNIT_ARRAY
+        label = unit_name or named
+        column = None
+    if n_units != n_labels:
+        raise ParameterError(
+            f"privacy_unit gives {n_units} unit ids for {n_labels} labels: one unit id per "
+            "example, in the order of y"
+        )
+    return label, column
+
+
+#: What the ledger records for an array of unit ids without a name (``unit_name=``).
+UNIT_ARRAY = "privacy_unit array"
 
 
 def select_hypothesis(
@@ -263,15 +553,20 @@ def select_hypothesis(
     confidence: float = CONFIDENCE,
     ledger: Any = None,
     source: RandomSource | None = None,
+    *,
+    privacy_unit: Any = None,
+    max_rows: int = 1,
+    unit_name: str | None = None,
 ) -> HypothesisResult:
     """The hypothesis with (nearly) the fewest mistakes on ``(X, y)``, privately (seed 003).
 
     ``hypotheses``: a list or a mapping ``name -> h`` of callables ``h(X) -> labels`` applied
     row by row, or a 2-D array of predictions (one row per hypothesis, for example sklearn
     models' predictions computed beforehand); the class must not depend on ``(X, y)``.
-    ``epsilon``: pure DP for one example added or removed; the ledger is charged before the
-    hypotheses are evaluated. ``alpha`` is the target error of the reported sample-size
-    guarantee (Theorem 6, module docstring). ``source`` is for tests and demos only.
+    ``epsilon``: pure DP for one example added or removed (with ``privacy_unit``: for one
+    unit, all its examples, added or removed); the ledger is charged before the hypotheses are
+    evaluated. ``alpha`` is the target error of the reported sample-size guarantee (Theorem 6,
+    module docstring). ``source`` is for tests and demos only.
 
     Parameters
     ----------
@@ -285,6 +580,19 @@ def select_hypothesis(
         The target excess error of the PAC guarantee.
     confidence, ledger, source
         The guarantee's confidence, the budget ledger and the randomness (tests only).
+    privacy_unit : str or array-like, optional
+        Who is protected when a person may contribute several examples: an array of unit ids
+        parallel to ``y`` (a list, NumPy array, pandas or polars Series, pyarrow array), or the
+        name of a column of ``X`` when ``X`` is a pandas, polars or pyarrow table. Units are
+        keyed injectively (``1``, ``1.0``, ``True`` and ``"1"`` are four units; a missing id
+        is no unit and its examples count for nobody). Default: each example is its own unit.
+    max_rows : int, default 1
+        With ``privacy_unit``, the most examples a unit keeps (``r``), chosen by the salted
+        keyed rule of :mod:`dpselect.data.kept_examples`; the mechanism's sensitivity is then
+        ``r`` (module docstring, "Privacy").
+    unit_name : str, optional
+        The unit's name in the ledger for an array of unit ids (default: the Series' name, else
+        ``"privacy_unit array"``); a column's name is its own.
 
     Returns
     -------
@@ -294,8 +602,17 @@ def select_hypothesis(
 
     Raises
     ------
-    ParameterError, BudgetExceeded
-        Invalid parameters or budget left, before any budget is spent.
+    ParameterError, DataError, BudgetExceeded, LedgerError
+        Invalid parameters, a missing unit column, budget left, or a ledger bound to another
+        unit, before any budget is spent.
+
+    Privacy
+    -------
+    Without a unit: sensitivity 1, monotonic, for one example added or removed (seed 003,
+    "Private PAC learning"). With ``privacy_unit`` and ``max_rows = r``: sensitivity ``r``,
+    monotonic, for one unit added or removed, proved in the module docstring; the sample-size
+    guarantee then counts units (Theorem 6 restated there). The hypotheses must be applied row
+    by row; where they are not, no sensitivity holds, with or without a unit.
 
     Examples
     --------
@@ -307,27 +624,64 @@ def select_hypothesis(
     >>> rules = {"x >= 5": lambda x: x >= 5, "x >= 10": lambda x: x >= 10}
     >>> dp.select_hypothesis(X, y, rules, epsilon=2.0, source=InsecureSeededSource(1)).name
     'x >= 10'
+    >>> X, y = np.arange(200) % 20, (np.arange(200) % 20 >= 10).astype(int)
+    >>> people = np.arange(200) // 4  # 50 people, four examples each, two kept
+    >>> result = dp.select_hypothesis(X, y, rules, epsilon=2.0, privacy_unit=people,
+    ...                               max_rows=2, source=InsecureSeededSource(1))
+    >>> result.name, result.parameters["max_rows"]
+    ('x >= 10', 2)
     """
     eps = Fraction(check_user_epsilon(epsilon))
     conf = check_confidence(confidence)
     names, items = _named(hypotheses)
+    r = check_int(max_rows, "max_rows", minimum=1)
+    label: str | None = None
+    if privacy_unit is None:
+        if r != 1:
+            raise ParameterError("max_rows applies only with a privacy_unit")
+        if unit_name is not None:
+            raise ParameterError("unit_name applies only with a privacy_unit")
+    else:
+        label, _ = _check_units(X, y, privacy_unit, unit_name)
     size = pac_sample_size(len(items), alpha, float(eps), conf)
-    bound = utility_bound(eps, 1, len(items), confidence=conf, monotonic=True)
-    accuracy = (
-        f"accuracy: with probability at least {conf:.0%}, the selected hypothesis makes at "
-        f"most {bound.loss:.4g} more mistakes than the best one (utility theorem, seed 003)"
+    bound = utility_bound(eps, r, len(items), confidence=conf, monotonic=True)
+    if label is None:
+        accuracy = (
+            f"accuracy: with probability at least {conf:.0%}, the selected hypothesis makes at "
+            f"most {bound.loss:.4g} more mistakes than the best one (utility theorem, seed 003)"
+        )
+        guarantee = (
+            f"guarantee (seed 003, Theorem 6): if the examples are i.i.d. and some hypothesis "
+            f"labels them all correctly, n >= {size} examples give error <= {float(alpha):g} "
+            f"with probability at least {conf:.0%} (|C| = {len(items)}, eps = {float(eps):g})"
+        )
+    else:
+        accuracy = (
+            f"accuracy: with probability at least {conf:.0%}, the selected hypothesis makes at "
+            f"most {bound.loss:.4g} more mistakes than the best one on the kept examples (at "
+            f"most {r} per unit; utility theorem, seed 003, Delta = {r})"
+        )
+        guarantee = (
+            f"guarantee (seed 003, Theorem 6 for units): if the units are i.i.d. and some "
+            f"hypothesis labels every example correctly, n >= {size} units give at most "
+            f"{float(alpha):g} r expected mistakes on one unit's kept examples (r = {r}) with "
+            f"probability at least {conf:.0%} (|C| = {len(items)}, eps = {float(eps):g})"
+        )
+    mechanism = make_hypothesis_selection(
+        items, eps, source=source, max_rows=None if label is None else r
     )
-    guarantee = (
-        f"guarantee (seed 003, Theorem 6): if the examples are i.i.d. and some hypothesis "
-        f"labels them all correctly, n >= {size} examples give error <= {float(alpha):g} with "
-        f"probability at least {conf:.0%} (|C| = {len(items)}, eps = {float(eps):g})"
-    )
-    mechanism = make_hypothesis_selection(items, eps, source=source)
     book = open_ledger(ledger)
-    parameters = {"epsilon": float(eps), "n_hypotheses": len(items), "alpha": float(alpha)}
+    parameters: dict[str, Any] = {
+        "epsilon": float(eps),
+        "n_hypotheses": len(items),
+        "alpha": float(alpha),
+    }
+    if label is not None:
+        parameters.update(privacy_unit=label, max_rows=r)
 
     def release() -> HypothesisResult:
-        index = int(mechanism((X, y)))
+        data = (X, y) if label is None else (X, y, _unit_ids(X, privacy_unit))
+        index = int(mechanism(data))
         return HypothesisResult(
             name=names[index],
             index=index,
@@ -342,7 +696,8 @@ def select_hypothesis(
             parameters=parameters,
         )
 
-    # One example (row) added or removed; the examples are arrays: no description.
+    # One example (or unit) added or removed; the examples are arrays: no description.
     return charge_then_release(
-        book, release, float(eps), "select_hypothesis", parameters, privacy_unit=None, source=None
-    )
+        book, release, float(eps), "select_hypothesis", parameters, privacy_unit=label,
+        source=None,
+    )  # fmt: skip

@@ -18,7 +18,9 @@ from ..data.engine import Engine
 from ..data.tables import open_table
 from ._common import open_ledger
 
-__all__ = ["charge_then", "charge_then_release", "open_checked", "open_ledger"]
+__all__ = [
+    "charge_then", "charge_then_release", "check_unit_label", "open_checked", "open_ledger",
+]  # fmt: skip
 
 T = TypeVar("T")
 
@@ -129,6 +131,16 @@ def charge_then_release(
         book, release, epsilon, 0.0, None, kind, mechanism, parameters,
         privacy_unit=privacy_unit, source=source,
     )  # fmt: skip
+
+
+def check_unit_label(privacy_unit: Any, argument: str = "privacy_unit") -> None:
+    """A unit given as a label only (recipes whose data is not a table: ``select``, ``tune``):
+    ``None`` (rows) or a non-empty str, refused before any charge otherwise."""
+    if privacy_unit is not None and (not isinstance(privacy_unit, str) or not privacy_unit):
+        raise ParameterError(
+            f"{argument} must be None (one record added or removed) or the unit's name as the "
+            f"ledger records it (a non-empty str), got {privacy_unit!r}"
+        )
 
 
 def open_checked(data: Any, column: str, privacy_unit: str | None, schema: Any = None) -> Engine:

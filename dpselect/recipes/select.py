@@ -7,7 +7,9 @@ proportional to ``exp(eps score(data, c) / (2 Delta))`` (``exp(eps s / Delta)`` 
 **The caller's obligations**, which no code can check:
 
 - ``sensitivity`` bounds ``|score(x, c) - score(x', c)|`` for every candidate ``c`` and
-  every pair of datasets differing by one record (added or removed);
+  every pair of datasets differing by one record (added or removed), or, with
+  ``privacy_unit="user_id"``, by all the records of one unit (the name is what the ledger
+  records; the bound is the caller's);
 - ``monotonic=True`` only when, between any such pair, every score moves in the same
   direction (for example counts);
 - **the candidate set must not depend on the data** (seeds 002 and 003: "the set of possible
@@ -33,7 +35,7 @@ from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_optimize, check_scale, check_user_epsilon
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, check_confidence, jsonable, open_ledger
-from .release import charge_then_release
+from .release import charge_then_release, check_unit_label
 from .result import Result
 
 __all__ = ["SelectionResult", "select"]
@@ -92,6 +94,8 @@ def select(
     confidence: float = CONFIDENCE,
     ledger: Any = None,
     source: RandomSource | None = None,
+    *,
+    privacy_unit: str | None = None,
 ) -> SelectionResult:
     """Select one of ``candidates`` privately, by the exponential mechanism on ``score``.
 
@@ -119,6 +123,13 @@ def select(
     confidence, ledger, source
         The accuracy statement's confidence, the budget ledger and the randomness (tests
         only).
+    privacy_unit : str, optional
+        Whom ``sensitivity`` protects, as the ledger records it (a unit's name, for example
+        ``"user_id"``); default: one record (row) of ``data`` added or removed. A label only:
+        the library cannot check a callable, so ``sensitivity`` must bound how much all the
+        records of one such unit, added or removed together, change any score (a person with
+        up to ``m`` records and a count score: ``m``). A ledger bound to another unit refuses
+        the query before anything is charged.
 
     Returns
     -------
@@ -127,8 +138,18 @@ def select(
 
     Raises
     ------
-    ParameterError, BudgetExceeded
-        Invalid parameters or budget left, before any budget is spent.
+    ParameterError, BudgetExceeded, LedgerError
+        Invalid parameters, budget left, or a ledger bound to another unit, before any budget
+        is spent.
+
+    Privacy
+    -------
+    The exponential mechanism is ``epsilon``-DP for neighbours whose scores differ by at most
+    ``sensitivity`` (seed 002, exponential mechanism theorem; monotonic form, seed 001, Section
+    3.1). Which neighbours those are is the caller's statement, recorded as ``privacy_unit``:
+    where one unit's effect on a score cannot be bounded (a score that is not a sum of
+    per-unit terms each capped, an unbounded count per person), no ``sensitivity`` is valid
+    and this recipe gives no guarantee for that unit.
 
     Examples
     --------
@@ -147,6 +168,7 @@ def select(
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
         raise ParameterError("candidates must be a list or tuple of public values")
     cands = list(candidates)
+    check_unit_label(privacy_unit)
     if not callable(score):
         raise ParameterError("score must be a callable score(data, candidate) -> number")
     mechanism = make_exponential_mechanism(
@@ -165,13 +187,15 @@ def select(
         f"within {bound.loss:.4g} of the {direction} score (utility theorem, seed 002)"
     )
     book = open_ledger(ledger)
-    parameters = {
+    parameters: dict[str, Any] = {
         "epsilon": float(eps),
         "sensitivity": float(delta),
         "monotonic": monotonic,
         "n_candidates": len(cands),
         "optimize": optimize,
     }
+    if privacy_unit is not None:
+        parameters["privacy_unit"] = privacy_unit
 
     def release() -> SelectionResult:
         index = int(mechanism(data))
@@ -187,7 +211,8 @@ def select(
             parameters=parameters,
         )
 
-    # The scores' sensitivity is for one row of ``data`` (whatever it is): no description.
+    # The scores' sensitivity is for the caller's unit (rows by default); ``data`` is whatever
+    # ``score`` reads: no description.
     return charge_then_release(
-        book, release, float(eps), "select", parameters, privacy_unit=None, source=None
+        book, release, float(eps), "select", parameters, privacy_unit=privacy_unit, source=None
     )

@@ -17,6 +17,21 @@
   rdp_to_approx_dp`), is at most ``epsilon``. The ledger is charged ``(epsilon, delta)``
   before any run.
 
+**Order.** ``train(config, rho)`` is called for every configuration *before* the charge, to
+build each run and check that it is zCDP (a run that is not is refused before anything is
+spent); it is not given the data and must not read it. The runs themselves, the only steps
+given ``data``, run after the charge is durable.
+
+**The privacy unit** is whatever the runs protect: PS22's theorems turn ``rho``-zCDP runs
+*for some neighbouring relation* into an ``(epsilon, delta)``-DP release *for the same
+relation*. ``privacy_unit="user_id"`` is the ledger's record of that relation (default: one
+row of ``data`` added or removed); it is a label, since the library cannot inspect a run:
+each run ``train(config, rho)`` must be ``rho``-zCDP for one whole unit (all its rows) added
+or removed, for example a model trained with per-person contribution bounds and noise
+calibrated to them. Where a run's sensitivity to one unit cannot be bounded (an unbounded
+number of rows per person feeding an unclipped statistic), no label makes the release private
+for that unit.
+
 The result reports, for comparison, the per-run ``rho`` one could afford by running every
 configuration once and paying for all of them by composition (``rho_total / len(configs)``,
 ``rho_total`` the zCDP budget of ``(epsilon, delta)``): that plan releases every run; this one
@@ -45,7 +60,7 @@ from ..mechanisms.tuning import (
 from ..mechanisms.validate import check_delta, check_epsilon
 from ..sampling.source import RandomSource, resolve_source
 from ._common import jsonable, open_ledger
-from .release import charge_then
+from .release import charge_then, check_unit_label
 from .result import Result
 
 __all__ = ["TuneResult", "tnb_gamma_for_mean", "tune"]
@@ -107,6 +122,7 @@ def tune(
     eta: float = 0,
     ledger: Any = None,
     source: RandomSource | None = None,
+    privacy_unit: str | None = None,
 ) -> TuneResult:
     """The best of a random number of private runs over ``configs``, ``(epsilon, delta)``-DP.
 
@@ -134,6 +150,10 @@ def tune(
         The law of the number of runs (``eta``: the negative binomial's shape).
     ledger, source
         The budget ledger and the randomness of the choice (tests only).
+    privacy_unit : str, optional
+        Whom the runs protect, as the ledger records it (default: one row of ``data``). Each
+        run must be ``rho``-zCDP for one such unit added or removed (module docstring); a
+        ledger bound to another unit refuses the query before anything is charged.
 
     Returns
     -------
@@ -142,8 +162,17 @@ def tune(
 
     Raises
     ------
-    ParameterError, MeasureError, BudgetExceeded
-        Invalid parameters, a run that is not zCDP, or budget left, before any run.
+    ParameterError, MeasureError, BudgetExceeded, LedgerError
+        Invalid parameters, a run that is not zCDP, budget left, or a ledger bound to another
+        unit, before any run.
+
+    Privacy
+    -------
+    Papernot and Steinke 2022, Theorems 2 and 6: ``K`` runs, each ``rho``-zCDP, ``K`` drawn
+    from ``D_{eta, gamma}`` or Poisson, the best released; its Rényi curve, converted at
+    ``delta``, is at most ``epsilon`` (bisection on the exact map,
+    :func:`~dpselect.mechanisms.tuning.per_run_rho`). The guarantee is for the unit the runs
+    protect (``privacy_unit``), which the caller states and the library records.
 
     Examples
     --------
@@ -170,6 +199,7 @@ def tune(
     if not callable(train):
         raise ParameterError("train must be a callable train(config, rho) -> Measurement")
     cfgs = list(configs)
+    check_unit_label(privacy_unit)
     if distribution == "poisson":
         mu = check_loss(mean_runs, "mean_runs")
         if mu <= 0:
@@ -196,7 +226,7 @@ def tune(
     assert total_epsilon(float(rho), dlt, distribution, law) <= eps  # bisection invariant
     composed = rho_per_run_if_composed(eps, dlt, len(cfgs))
     book = open_ledger(ledger)
-    parameters = {
+    parameters: dict[str, Any] = {
         "epsilon": float(eps),
         "delta": float(dlt),
         "n_configs": len(cfgs),
@@ -205,6 +235,8 @@ def tune(
         "eta": float(eta) if distribution != "poisson" else None,
         "rho_per_run": float(rho),
     }
+    if privacy_unit is not None:
+        parameters["privacy_unit"] = privacy_unit
 
     def release() -> TuneResult:
         out = mech(data)
@@ -227,8 +259,9 @@ def tune(
             parameters=parameters,
         )
 
-    # One example (row) added or removed; the data is whatever ``train`` reads: no description.
+    # The unit the runs protect (rows by default); the data is whatever the runs read: no
+    # description.
     return charge_then(
         book, release, float(eps), float(dlt), None, "approx", "tune", parameters,
-        privacy_unit=None, source=None,
+        privacy_unit=privacy_unit, source=None,
     )  # fmt: skip
