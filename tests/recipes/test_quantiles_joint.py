@@ -373,6 +373,21 @@ def test_serial_fetch_restores_duckdb_threads():
     assert _database().execute("SELECT current_setting('threads')").fetchall() == before
 
 
+def test_joint_default_resolution_shrinks_with_epsilon_above_one():
+    """Above epsilon 1 the default step shrinks like the mechanism's rows per unit of score
+    (1 / epsilon); at or below 1 it is the bounds' rule; the recipe reports the w it used."""
+    assert qj.joint_resolution(None, 0.0, 20000.0) == 5.0  # step 10
+    assert qj.joint_resolution(None, 0.0, 20000.0, 1) == 5.0
+    assert qj.joint_resolution(None, 0.0, 20000.0, 0.1) == 5.0  # never coarser below 1
+    assert qj.joint_resolution(None, 0.0, 20000.0, 4) == 0.5  # step 1: 20000 / 2400 = 8.3
+    assert qj.joint_resolution(None, -20.0, 50.0, Fraction(19, 20)) == 0.05
+    assert qj.joint_resolution(None, -20.0, 50.0, 2) == 0.005
+    assert qj.joint_resolution(0.25, 0.0, 1.0, 100) == 0.25  # a given w is kept
+    data = pd.DataFrame({"v": np.arange(1, 101, dtype=float)})
+    res = quantile(data, "v", [0.25, 0.75], 4.0, bounds=(0, 20000), method="joint")
+    assert res.resolution == 0.5 and "multiple of 1" in " ".join(res.accuracy)
+
+
 def test_joint_default_resolution_and_decimal_rounding():
     """The default w is half the power of ten at most (hi - lo) / 600 (public: the bounds),
     the values are rounded to that power of ten, never past the bounds, by at most w."""
