@@ -22,10 +22,10 @@ a public fact).
   rest (adaptive composition, charged once), when :func:`use_policy_top_k` says so (many
   values per person: a measured rule).
 
-Between the first three, :func:`choose_unknown_domain`: the larger of the ranking criterion
-(:func:`dpselect.mechanisms.choice.gap_needed` on the reference instance with
-:data:`REFERENCE_OTHERS` values behind the ``k`` leaders; the domain size is private here, so
-a public stand-in is used) and the count the ``k`` leaders need to pass the threshold.
+Between the first three, :func:`choose_unknown_domain`: the count a top value needs for each
+option to find it, predicted from public facts (the threshold, the count released with
+probability 1/2, plus :data:`RANKING_SDS` standard deviations of the ranking noise; the
+limited domain by its reference margin), the least wins (``--plan`` shows the table).
 """
 
 from __future__ import annotations
@@ -85,8 +85,10 @@ __all__ = [
     "POLICY_TOP_K_FRACTION",
     "POLICY_TOP_K_MIN_CONTRIBUTIONS",
     "POLICY_TOP_K_MIN_EPSILON",
+    "RANKING_SDS",
     "REFERENCE_OTHERS",
     "KeysResult",
+    "UnknownDomainOption",
     "PolicyTopKPlan",
     "choose_keys_method",
     "choose_unknown_domain",
@@ -427,16 +429,32 @@ def partition_selection(
 # Top-k without candidates
 
 
+#: The number of ranking-noise standard deviations a value needs above the threshold in
+#: :attr:`UnknownDomainOption.criterion` (measured: ``bench/bench_utility.py --unknown-c`` and
+#: ``--units``, docs/performance.md).
+RANKING_SDS = 4
+
+
 @dataclass(frozen=True)
 class UnknownDomainOption:
-    """One calibrated unknown-domain top-k and the criterion (smaller is better).
+    """One calibrated unknown-domain top-k and its predicted figure (smaller is better).
 
-    ``gap``: the ranking margin :func:`gap_needed` (the ``k`` leaders above
-    :data:`REFERENCE_OTHERS` values, all of them present); ``release``: the count each of the
-    ``k`` leaders needs to come through the threshold together with probability
-    :data:`~dpselect.mechanisms.choice.TARGET` when the other values are rare;
-    ``criterion = max(gap, release)`` (limited domain: its threshold sits on top of the
-    ranking margin, ``gap + release``). Equal criteria: the lower ``threshold`` wins.
+    ``criterion`` is the count a top value needs for the option to find it, from public facts
+    only: the count released with probability at least 1/2 (the ``threshold`` itself: the
+    noise is symmetric, so ``P(count + Z >= threshold) >= 1/2`` exactly when ``count >=
+    threshold``) plus :data:`RANKING_SDS` standard deviations ``noise_sd`` of the noise on the
+    ranking counts (discrete Laplace of scale ``b``: ``sqrt(2) b`` up to the lattice;
+    discrete Gaussian: ``sigma`` or less, CKS 2020). Recall is lost in two ways: a top value
+    that does not pass the threshold, and a top value that a value just behind it overtakes
+    in the noisy ranking. Which of the two dominates depends on how large the top counts are,
+    a private fact; the figure charges both, and the ranking at a rate measured on held-out
+    data (``RANKING_SDS``). The limited domain (``gumbel``) keeps its reference criterion
+    ``gap + release`` (its threshold sits over the ``(k_bar + 1)``-th count, on top of the
+    ranking margin). ``gap``: the ranking margin :func:`gap_needed` (the ``k`` leaders above
+    :data:`REFERENCE_OTHERS` values); ``release``: the count each of the ``k`` leaders needs to
+    come through the threshold together with probability
+    :data:`~dpselect.mechanisms.choice.TARGET` (shown, no longer decisive). Equal criteria:
+    the lower ``threshold`` wins.
     """
 
     mechanism: str  # "laplace_histogram", "gaussian_histogram" or "gumbel" (limited domain)
@@ -444,12 +462,13 @@ class UnknownDomainOption:
     gap: float
     release: float = 0.0
     threshold: float = 0.0  # the threshold itself (limited domain: over the k_bar+1-th count)
+    noise_sd: float = 0.0  # the standard deviation of the ranking noise
 
     @property
     def criterion(self) -> float:
         if self.mechanism == "gumbel":
             return self.gap + self.release
-        return max(self.gap, self.release)
+        return self.threshold + RANKING_SDS * self.noise_sd
 
 
 def _ld_per_round(k: int, eps: float, delta: float) -> float:
@@ -472,7 +491,9 @@ def choose_unknown_domain(
 ) -> tuple[UnknownDomainOption, list[UnknownDomainOption]]:
     """The chosen unknown-domain path and every option: a pure function of public facts.
 
-    The least ``criterion`` (:class:`UnknownDomainOption`) wins. The thresholds matter as much
+    The least ``criterion`` (:class:`UnknownDomainOption`: threshold plus
+    :data:`RANKING_SDS` ranking-noise standard deviations) wins; it reads ``k``, epsilon,
+    delta and ``max_contributions`` only, never the data. The thresholds matter as much
     as the ranking noise once ``max_contributions > 1``: Laplace thresholding's threshold grows
     like ``c ln(c / delta) / epsilon``, Gaussian's like ``sqrt(c ln(c / delta)) / epsilon``,
     the limited domain's like ``ln(c k_bar / delta) / eps_0`` over the ``(k_bar + 1)``-th
@@ -484,6 +505,7 @@ def choose_unknown_domain(
     for noise in noises:
         plan = threshold_plan(noise, epsilon, delta, max_contributions)
         mech = f"{noise}_histogram"
+        sd = math.sqrt(2) * plan.scale if noise == "laplace" else plan.scale
         options.append(
             UnknownDomainOption(
                 mech,
@@ -491,6 +513,7 @@ def choose_unknown_domain(
                 gap_needed(mech, k, n, plan.scale),
                 _release_count(plan, k),
                 plan.threshold,
+                sd,
             )
         )
     per_round = _ld_per_round(k, epsilon, delta)
@@ -499,9 +522,10 @@ def choose_unknown_domain(
                                             max_contributions)  # fmt: skip
     options.append(
         UnknownDomainOption(
-            "gumbel", scale, gap_needed("gumbel", k, n, scale), ld_threshold, ld_threshold
+            "gumbel", scale, gap_needed("gumbel", k, n, scale), ld_threshold, ld_threshold,
+            math.pi / math.sqrt(6) * scale,
         )
-    )
+    )  # fmt: skip
     order = ["laplace_histogram", "gaussian_histogram", "gumbel"]
     # equal criteria: the lower threshold (values near it are the ones at stake)
     best = min(options, key=lambda o: (o.criterion, o.threshold, order.index(o.mechanism)))
