@@ -68,11 +68,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dpselect.mechanisms.top_k_plan import plan_top_k as _plan  # noqa: E402
 from dpselect.mechanisms.partition_selection import (  # noqa: E402
     make_threshold_partition_selection,
     threshold_plan,
 )
+from dpselect.mechanisms.top_k_plan import plan_top_k as _plan  # noqa: E402
 from dpselect.recipes.unknown_domain import (  # noqa: E402
     _ld_per_round,
     choose_unknown_domain,

@@ -463,3 +463,16 @@ def test_a_tied_block_on_a_bound_is_the_likely_output():
                                 source=InsecureSeededSource(6))  # fmt: skip
     zero = sum(all(v == 0.0 for v in m(x)[:3]) for _ in range(20))
     assert zero >= 16  # 20 of 20 seen; 0 of 20 before the reflection
+
+
+def test_joint_logaddexp_is_the_bounded_formula_and_exact_on_empty_sums():
+    """The dynamic program's log-sum: max + log1p(exp(-|a - b|)), within the per-operation
+    error docs/quantiles.md assumes (2^-53 |result| + 2^-49) of np.logaddexp, and -inf (an
+    empty sum) is neutral exactly."""
+    rng = np.random.default_rng(9)
+    a = np.concatenate((rng.normal(0, 1e5, 5000), [-np.inf, -np.inf, 3.0, -1e300, 7.5]))
+    b = np.concatenate((rng.normal(0, 1e5, 5000), [-np.inf, 2.0, -np.inf, -1e300, 7.5]))
+    got, ref = qj.logaddexp(a, b), np.logaddexp(a, b)
+    finite = np.isfinite(ref)
+    assert np.all(np.abs(got - ref)[finite] <= 2.0**-52 * np.abs(ref[finite]) + 2.0**-48)
+    assert got[-5] == -np.inf and got[-4] == 2.0 and got[-3] == 3.0
