@@ -150,7 +150,8 @@ def joint_flights_speed() -> None:
     print(f"\n## joint vs tree, flights distance ({len(x):,} rows; load average {_load()})")
     print("| method | time (s) | ratio to the tree | ratio to np.sort |")
     print("| --- | --- | --- | --- |")
-    for name, t in (("tree", t_tree), ("joint", t_joint), ("joint before (segment tree)", t_before)):
+    rows = (("tree", t_tree), ("joint", t_joint), ("joint before (segment tree)", t_before))
+    for name, t in rows:
         print(f"| {name} | {t:.3f} | {t / t_tree:.1f}x | {t / t_sort:.0f}x |", flush=True)
     print(f"joint before / after: {t_before / t_joint:.2f}x")
 
