@@ -419,12 +419,14 @@ class TopKPreview(Result):
             f"max_contributions = {self.max_contributions} ({self.note})",
         ]
         if self.n_candidates is None:
-            from .unknown_domain import RANKING_SDS
+            from .unknown_domain import RANKING_SDS_PER_RANK
 
+            sds = RANKING_SDS_PER_RANK * self.k
             lines.append(
-                "needed: the predicted count a top value needs to be found, the threshold (a "
-                f"count released with probability 1/2) plus {RANKING_SDS} standard deviations "
-                "of the ranking noise (limited domain: its reference margin); the least wins"
+                f"needed: the predicted count the {_nth(self.k)} value needs to be found, the "
+                f"threshold (a count released with probability 1/2) plus {sds:g} standard "
+                "deviations of the ranking noise (limited domain: its reference margin); the "
+                "least wins"
             )
             for r in self.rows:
                 mark = "*" if r.chosen else " "
@@ -452,6 +454,11 @@ class TopKPreview(Result):
             )
         lines.append("* the mechanism mechanism='auto' runs")
         return "\n".join(lines)
+
+
+def _nth(k: int) -> str:
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
 
 
 def preview_top_k(
