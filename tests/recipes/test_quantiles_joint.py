@@ -121,6 +121,25 @@ def test_joint_law_matches_brute_force(qs, eps, runs):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("block", [1, 2])
+def test_joint_law_matches_brute_force_through_every_range_sum_path(monkeypatch, block):
+    """The exact law on a tiny input with blocks of 1 or 2 intervals, so that the dynamic
+    program's left and right range sums go through every path of _BlockedSums (inside one
+    block, suffix and prefix across blocks, one and two sparse-table entries; the capped
+    "plain" sums need epsilon in the hundreds: test_joint_blocked_sums_agree_with_the_segment
+    _tree covers them); chi-square at 1e-6, 12000 runs: enough to fail the same sums with
+    the kernel rate doubled (block 2: statistic 217 against the threshold 147)."""
+    monkeypatch.setattr(qj, "SUM_BLOCK", block)
+    data = [0.5, 1.0, 1.5, 2.0, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]  # 12 intervals
+    qs, eps = [0.3, 0.7], 1.0
+    edges, cells, probs = brute_law(data, BOUNDS, qs, eps)
+    mech = make_joint_quantiles(BOUNDS, qs, eps, resolution=0, source=InsecureSeededSource(13))
+    counts = _cell_counts(mech, data, edges, cells, 12000)
+    ok, stat, thr = _fits(counts, probs)
+    assert ok, (stat, thr)
+
+
+@pytest.mark.slow
 def test_joint_law_test_fails_on_broken_variants(monkeypatch):
     """The same chi-square test rejects a sampler without the r! factor and one at 2 eps."""
     qs, eps, runs = [0.3, 0.7], 1.0, 6000
