@@ -436,9 +436,9 @@ class _BlockedSums:
             return res
         s, e = start[q], stop[q] - 1
         bl, br = s // b, e // b
-        piece1 = self._to_pivot(kind, self.suffix[kind][s], self.bc[s], self.bc[bl * b + b - 1],
-                                pivot, q)  # fmt: skip
-        piece3 = self._to_pivot(kind, self.prefix[kind][e], self.bc[br * b], self.bc[e], pivot, q)
+        bcs = self.bc
+        piece1 = self._to_pivot(kind, self.suffix[kind][s], bcs, s, bl * b + b - 1, pivot, q)
+        piece3 = self._to_pivot(kind, self.prefix[kind][e], bcs, br * b, e, pivot, q)
         total = logaddexp(piece1, piece3)
         # whole blocks bl + 1 .. br - 1, from the sparse table
         mq = np.flatnonzero(bl + 1 < br)
@@ -451,25 +451,28 @@ class _BlockedSums:
             mid = np.where(one, first, (last >> np.maximum(h - 1, 0)) << np.maximum(h - 1, 0))
             level = np.maximum(h - 1, 0)
             sub = q[mq]
-            part_e = self._to_pivot(kind, suf[level, first], lo[first],
-                                    hi[np.maximum(mid - 1, first)], pivot, sub)  # fmt: skip
-            part_p = self._to_pivot(kind, pre[level, last], lo[mid], hi[last], pivot, sub)
+            part_e = self._to_pivot(kind, suf[level, first], (lo, hi), first,
+                                    np.maximum(mid - 1, first), pivot, sub)  # fmt: skip
+            part_p = self._to_pivot(kind, pre[level, last], (lo, hi), mid, last, pivot, sub)
             middle = np.where(one, part_e, logaddexp(part_e, part_p))
             # one block: suf[0, first] is the block itself (mid = first: part_p repeats it)
             total[mq] = logaddexp(total[mq], middle)
         res[q] = total
         return res
 
-    def _to_pivot(self, kind: str, x: F64, first_bc: I64, last_bc: I64, pivot: I64 | None,
-                  q: I64) -> F64:  # fmt: skip
+    def _to_pivot(self, kind: str, x: F64, refs: I64 | tuple[I64, I64], first: I64,
+                  last: I64, pivot: I64 | None, q: I64) -> F64:  # fmt: skip
         """A range's value with its reference moved to the pivot (left: from its last leaf,
-        ``pivot >= last``; right: from its first leaf, ``first > pivot``)."""
+        ``pivot >= last``; right: from its first leaf, ``first > pivot``). ``refs``: the
+        leaves' ``BC``, or the blocks' ``(first BC, last BC)``; ``first`` and ``last`` index
+        them (gathered only for the kind that needs one)."""
         if kind == "plain":
             return x
         assert pivot is not None
+        lo, hi = refs if isinstance(refs, tuple) else (refs, refs)
         if kind == "left":
-            return x - self._shift(pivot[q] - last_bc)
-        return x - self._shift(first_bc - pivot[q])
+            return x - self._shift(pivot[q] - hi[last])
+        return x - self._shift(lo[first] - pivot[q])
 
     def _inside(self, kind: str, res: F64, q: I64, start: I64, stop: I64,
                 pivot: I64 | None) -> None:  # fmt: skip
@@ -484,8 +487,7 @@ class _BlockedSums:
             if live.shape[0] == 0:
                 break
             leaf = t[live]
-            term = self._to_pivot(kind, self.a[leaf], self.bc[leaf], self.bc[leaf], pivot,
-                                  q[live])  # fmt: skip
+            term = self._to_pivot(kind, self.a[leaf], self.bc, leaf, leaf, pivot, q[live])
             acc[live] = logaddexp(acc[live], term)
         res[q] = acc
 
