@@ -154,6 +154,20 @@ def joint_flights_speed() -> None:
     for name, t in rows:
         print(f"| {name} | {t:.3f} | {t / t_tree:.1f}x | {t / t_sort:.0f}x |", flush=True)
     print(f"joint before / after: {t_before / t_joint:.2f}x")
+    # end to end, as a user runs it: quantile(frame, ...) by name, the column read by DuckDB
+    frame = pd.DataFrame({"distance": x})
+
+    def recipe(mechanism: str) -> float:
+        return _median_time(
+            lambda: quantile(frame, "distance", DECILES, 1.0, bounds=bounds, mechanism=mechanism),
+            repeats=1,
+        )
+
+    t_tree_e2e, t_joint_e2e = recipe("tree"), recipe("joint")
+    print(
+        f"end to end (quantile(frame, ...)): tree {t_tree_e2e:.2f} s, joint {t_joint_e2e:.2f} s, "
+        f"joint / tree {t_joint_e2e / t_tree_e2e:.1f}x"
+    )
 
 
 def diamonds(runs: int) -> None:
