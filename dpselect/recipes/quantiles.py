@@ -370,7 +370,7 @@ def _joint_plan(
     source: RandomSource | None,
     work_progress: Callable[[float], None] | None,
 ) -> _Plan:
-    w = joint_resolution(resolution, *lo_hi)  # its own default: docs/quantiles.md
+    w = joint_resolution(resolution, *lo_hi, eps)  # its own default: docs/quantiles.md
     run_levels = anchored_levels(levels) if anchor else levels  # public: levels, epsilon
     anchors = len(run_levels) - len(levels)
     joint_mech = make_joint_quantiles(
@@ -439,8 +439,8 @@ def quantile(
 
     Give ``candidates`` (a public list or a text file of numbers) or ``bounds=(lo, hi)`` (the
     continuous mechanism; rows clamped; ``resolution`` the public ``w``, default ``(hi - lo) /
-    10^6``; for the joint method half the power of ten at most ``(hi - lo) / 600``, its values
-    rounded to that power of ten). ``q`` may be a list: ``mechanism`` "auto" picks, with bounds,
+    10^6``; for the joint method half the power of ten at most ``(hi - lo) / 600 / max(1,
+    eps')``, values rounded to it). ``q`` may be a list: ``mechanism`` "auto" picks, with bounds,
     for 2 to 20 levels the quantile tree or the joint exponential mechanism (Gillenwater,
     Joseph, Kulesza 2021) by a noisy row count paid with 1/20 of epsilon (module docstring),
     and the recursive algorithm (Kaplan, Schnapp, Stemmer 2022) for more; "tree", "joint",

@@ -22,10 +22,11 @@ a public fact).
   rest (adaptive composition, charged once), when :func:`use_policy_top_k` says so (many
   values per person: a measured rule).
 
-Between the first three, :func:`choose_unknown_domain`: the larger of the ranking criterion
-(:func:`dpselect.mechanisms.choice.gap_needed` on the reference instance with
-:data:`REFERENCE_OTHERS` values behind the ``k`` leaders; the domain size is private here, so
-a public stand-in is used) and the count the ``k`` leaders need to pass the threshold.
+Between the first three, :func:`choose_unknown_domain`: the count the ``k``-th value needs for
+each option to find it, predicted from public facts (the threshold, the count released with
+probability 1/2, plus ``0.4 k`` standard deviations of the ranking noise,
+:data:`RANKING_SDS_PER_RANK`; the limited domain by its reference margin), the least wins
+(``--plan`` shows the table).
 """
 
 from __future__ import annotations
@@ -85,9 +86,11 @@ __all__ = [
     "POLICY_TOP_K_FRACTION",
     "POLICY_TOP_K_MIN_CONTRIBUTIONS",
     "POLICY_TOP_K_MIN_EPSILON",
+    "RANKING_SDS_PER_RANK",
     "REFERENCE_OTHERS",
     "KeysResult",
     "PolicyTopKPlan",
+    "UnknownDomainOption",
     "choose_keys_method",
     "choose_unknown_domain",
     "make_policy_top_k",
@@ -427,16 +430,37 @@ def partition_selection(
 # Top-k without candidates
 
 
+#: Ranking-noise standard deviations per rank of ``k`` that a top value needs above the
+#: threshold in :attr:`UnknownDomainOption.criterion` (``0.4 k``: 4 for the top 10, 20 for
+#: the top 50). Measured, ``bench/bench_utility.py --unknown-c`` and ``--units``
+#: (docs/partition_selection.md): every measured cell is ranked right by any value in
+#: ``(0.36, 0.45)``.
+RANKING_SDS_PER_RANK = 0.4
+
+
 @dataclass(frozen=True)
 class UnknownDomainOption:
-    """One calibrated unknown-domain top-k and the criterion (smaller is better).
+    """One calibrated unknown-domain top-k and its predicted figure (smaller is better).
 
-    ``gap``: the ranking margin :func:`gap_needed` (the ``k`` leaders above
-    :data:`REFERENCE_OTHERS` values, all of them present); ``release``: the count each of the
-    ``k`` leaders needs to come through the threshold together with probability
-    :data:`~dpselect.mechanisms.choice.TARGET` when the other values are rare;
-    ``criterion = max(gap, release)`` (limited domain: its threshold sits on top of the
-    ranking margin, ``gap + release``). Equal criteria: the lower ``threshold`` wins.
+    ``criterion`` is the count the ``k``-th value needs for the option to find it, from public
+    facts only: the count released with probability at least 1/2 (the ``threshold`` itself:
+    the noise is symmetric, so ``P(count + Z >= threshold) >= 1/2`` exactly when ``count >=
+    threshold``) plus ``RANKING_SDS_PER_RANK * k`` standard deviations ``noise_sd`` of the
+    noise on the ranking counts (discrete Laplace of scale ``b``: ``sqrt(2) b`` up to the
+    lattice; discrete Gaussian: ``sigma`` or less, CKS 2020). Recall is lost in two ways: a
+    top value that does not pass the threshold, and a top value that a value just behind it
+    overtakes in the noisy ranking. The second grows with ``k``: where counts fall like a
+    Zipf law (rank ``r`` holds about ``1 / r`` of the top count), the ``k``-th value leads the
+    next by about ``1 / (k + 1)`` of its own count, so a lead of a fixed number of noise
+    deviations needs a count proportional to ``k`` times the deviation. Which loss dominates
+    depends on how large the top counts are, a private fact; the figure charges both, the
+    ranking at the measured rate :data:`RANKING_SDS_PER_RANK`. The limited domain (``gumbel``)
+    keeps its reference criterion ``gap + release`` (its threshold sits over the ``(k_bar +
+    1)``-th count, on top of the ranking margin). ``gap``: the ranking margin
+    :func:`gap_needed` (the ``k`` leaders above :data:`REFERENCE_OTHERS` values); ``release``:
+    the count each of the ``k`` leaders needs to come through the threshold together with
+    probability :data:`~dpselect.mechanisms.choice.TARGET` (shown, no longer decisive). Equal
+    criteria: the lower ``threshold`` wins.
     """
 
     mechanism: str  # "laplace_histogram", "gaussian_histogram" or "gumbel" (limited domain)
@@ -444,12 +468,14 @@ class UnknownDomainOption:
     gap: float
     release: float = 0.0
     threshold: float = 0.0  # the threshold itself (limited domain: over the k_bar+1-th count)
+    noise_sd: float = 0.0  # the standard deviation of the ranking noise
+    k: int = 1
 
     @property
     def criterion(self) -> float:
         if self.mechanism == "gumbel":
             return self.gap + self.release
-        return max(self.gap, self.release)
+        return self.threshold + RANKING_SDS_PER_RANK * self.k * self.noise_sd
 
 
 def _ld_per_round(k: int, eps: float, delta: float) -> float:
@@ -472,7 +498,9 @@ def choose_unknown_domain(
 ) -> tuple[UnknownDomainOption, list[UnknownDomainOption]]:
     """The chosen unknown-domain path and every option: a pure function of public facts.
 
-    The least ``criterion`` (:class:`UnknownDomainOption`) wins. The thresholds matter as much
+    The least ``criterion`` (:class:`UnknownDomainOption`: threshold plus
+    ``RANKING_SDS_PER_RANK * k`` ranking-noise standard deviations) wins; it reads ``k``, epsilon,
+    delta and ``max_contributions`` only, never the data. The thresholds matter as much
     as the ranking noise once ``max_contributions > 1``: Laplace thresholding's threshold grows
     like ``c ln(c / delta) / epsilon``, Gaussian's like ``sqrt(c ln(c / delta)) / epsilon``,
     the limited domain's like ``ln(c k_bar / delta) / eps_0`` over the ``(k_bar + 1)``-th
@@ -484,6 +512,7 @@ def choose_unknown_domain(
     for noise in noises:
         plan = threshold_plan(noise, epsilon, delta, max_contributions)
         mech = f"{noise}_histogram"
+        sd = math.sqrt(2) * plan.scale if noise == "laplace" else plan.scale
         options.append(
             UnknownDomainOption(
                 mech,
@@ -491,6 +520,8 @@ def choose_unknown_domain(
                 gap_needed(mech, k, n, plan.scale),
                 _release_count(plan, k),
                 plan.threshold,
+                sd,
+                k,
             )
         )
     per_round = _ld_per_round(k, epsilon, delta)
@@ -499,9 +530,10 @@ def choose_unknown_domain(
                                             max_contributions)  # fmt: skip
     options.append(
         UnknownDomainOption(
-            "gumbel", scale, gap_needed("gumbel", k, n, scale), ld_threshold, ld_threshold
+            "gumbel", scale, gap_needed("gumbel", k, n, scale), ld_threshold, ld_threshold,
+            math.pi / math.sqrt(6) * scale, k,
         )
-    )
+    )  # fmt: skip
     order = ["laplace_histogram", "gaussian_histogram", "gumbel"]
     # equal criteria: the lower threshold (values near it are the ones at stake)
     best = min(options, key=lambda o: (o.criterion, o.threshold, order.index(o.mechanism)))

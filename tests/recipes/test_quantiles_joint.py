@@ -121,6 +121,25 @@ def test_joint_law_matches_brute_force(qs, eps, runs):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("block", [1, 2])
+def test_joint_law_matches_brute_force_through_every_range_sum_path(monkeypatch, block):
+    """The exact law on a tiny input with blocks of 1 or 2 intervals, so that the dynamic
+    program's left and right range sums go through every path of _BlockedSums (inside one
+    block, suffix and prefix across blocks, one and two sparse-table entries; the capped
+    "plain" sums need epsilon in the hundreds: test_joint_blocked_sums_agree_with_the_segment
+    _tree covers them); chi-square at 1e-6, 12000 runs: enough to fail the same sums with
+    the kernel rate doubled (block 2: statistic 217 against the threshold 147)."""
+    monkeypatch.setattr(qj, "SUM_BLOCK", block)
+    data = [0.5, 1.0, 1.5, 2.0, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]  # 12 intervals
+    qs, eps = [0.3, 0.7], 1.0
+    edges, cells, probs = brute_law(data, BOUNDS, qs, eps)
+    mech = make_joint_quantiles(BOUNDS, qs, eps, resolution=0, source=InsecureSeededSource(13))
+    counts = _cell_counts(mech, data, edges, cells, 12000)
+    ok, stat, thr = _fits(counts, probs)
+    assert ok, (stat, thr)
+
+
+@pytest.mark.slow
 def test_joint_law_test_fails_on_broken_variants(monkeypatch):
     """The same chi-square test rejects a sampler without the r! factor and one at 2 eps."""
     qs, eps, runs = [0.3, 0.7], 1.0, 6000
@@ -373,6 +392,21 @@ def test_serial_fetch_restores_duckdb_threads():
     assert _database().execute("SELECT current_setting('threads')").fetchall() == before
 
 
+def test_joint_default_resolution_shrinks_with_epsilon_above_one():
+    """Above epsilon 1 the default step shrinks like the mechanism's rows per unit of score
+    (1 / epsilon); at or below 1 it is the bounds' rule; the recipe reports the w it used."""
+    assert qj.joint_resolution(None, 0.0, 20000.0) == 5.0  # step 10
+    assert qj.joint_resolution(None, 0.0, 20000.0, 1) == 5.0
+    assert qj.joint_resolution(None, 0.0, 20000.0, 0.1) == 5.0  # never coarser below 1
+    assert qj.joint_resolution(None, 0.0, 20000.0, 4) == 0.5  # step 1: 20000 / 2400 = 8.3
+    assert qj.joint_resolution(None, -20.0, 50.0, Fraction(19, 20)) == 0.05
+    assert qj.joint_resolution(None, -20.0, 50.0, 2) == 0.005
+    assert qj.joint_resolution(0.25, 0.0, 1.0, 100) == 0.25  # a given w is kept
+    data = pd.DataFrame({"v": np.arange(1, 101, dtype=float)})
+    res = quantile(data, "v", [0.25, 0.75], 4.0, bounds=(0, 20000), method="joint")
+    assert res.resolution == 0.5 and "multiple of 1" in " ".join(res.accuracy)
+
+
 def test_joint_default_resolution_and_decimal_rounding():
     """The default w is half the power of ten at most (hi - lo) / 600 (public: the bounds),
     the values are rounded to that power of ten, never past the bounds, by at most w."""
@@ -448,3 +482,39 @@ def test_a_tied_block_on_a_bound_is_the_likely_output():
                                 source=InsecureSeededSource(6))  # fmt: skip
     zero = sum(all(v == 0.0 for v in m(x)[:3]) for _ in range(20))
     assert zero >= 16  # 20 of 20 seen; 0 of 20 before the reflection
+
+
+def test_joint_logaddexp_is_the_bounded_formula_and_exact_on_empty_sums():
+    """The dynamic program's log-sum: max + log1p(exp(-|a - b|)), within the per-operation
+    error docs/quantiles.md assumes (2^-53 |result| + 2^-49) of np.logaddexp, and -inf (an
+    empty sum) is neutral exactly."""
+    rng = np.random.default_rng(9)
+    a = np.concatenate((rng.normal(0, 1e5, 5000), [-np.inf, -np.inf, 3.0, -1e300, 7.5]))
+    b = np.concatenate((rng.normal(0, 1e5, 5000), [-np.inf, 2.0, -np.inf, -1e300, 7.5]))
+    got, ref = qj.logaddexp(a, b), np.logaddexp(a, b)
+    finite = np.isfinite(ref)
+    assert np.all(np.abs(got - ref)[finite] <= 2.0**-52 * np.abs(ref[finite]) + 2.0**-48)
+    assert got[-5] == -np.inf and got[-4] == 2.0 and got[-3] == 3.0
+
+
+def test_joint_blocked_sums_agree_with_the_segment_tree():
+    """The dynamic program's range sums (blocks of SUM_BLOCK leaves and a sparse table over
+    blocks) against the segment tree that queries level by level: same sums, to float
+    rounding, on ranges inside one block, across blocks, empty, and with -inf terms."""
+    rng = np.random.default_rng(12)
+    for n in (1, 63, 64, 65, 200, 1000):
+        a = rng.normal(0, 300, n)
+        a[rng.random(n) < 0.1] = -np.inf
+        bc = np.sort(rng.integers(0, 10**6, n)) * 3
+        start = rng.integers(0, n + 1, 300)
+        stop = rng.integers(0, n + 1, 300)
+        start, stop = np.minimum(start, stop), np.maximum(start, stop)
+        tree, blocked = qj._Trees(a, bc, 0.01), qj._BlockedSums(a, bc, 0.01)
+        last = bc[np.maximum(stop - 1, 0)] + rng.integers(0, 9, 300)
+        first = bc[np.minimum(start, n - 1)] - 1 - rng.integers(0, 9, 300)
+        for kind, pivot in (("plain", None), ("left", last), ("right", first)):
+            want = tree.query(kind, start.copy(), stop.copy(), pivot)
+            got = blocked.query(kind, start.copy(), stop.copy(), pivot)
+            assert np.array_equal(np.isfinite(want), np.isfinite(got))
+            ok = np.isfinite(want)
+            assert np.all(np.abs(got[ok] - want[ok]) <= 1e-12 * np.maximum(1, np.abs(want[ok])))

@@ -119,3 +119,31 @@ def test_top_k_without_candidates_runs_policy_top_k_with_many_values_and_charges
     r2 = top_k(df, "item", 2, 1.0, delta=1e-6, privacy_unit="user", max_contributions=2,
                source=InsecureSeededSource(8))  # fmt: skip
     assert r2.mechanism != POLICY_TOP_K_NAME  # thresholding with few values per person
+
+
+def test_choose_unknown_domain_predicts_from_threshold_and_ranking_noise():
+    """The criterion is the threshold plus 0.4 k standard deviations of the ranking noise,
+    from public parameters only: flights-like top-10 with 4 values per person at epsilon 0.5
+    and a search log's top-50 at epsilon 0.1 run Laplace thresholding (lower ranking noise, a
+    threshold close to the Gaussian one), 10 values at epsilon 0.1 Gaussian thresholding
+    (half the threshold), and the top 10 with 5 values at epsilon 2 too."""
+    from dpselect.recipes.unknown_domain import RANKING_SDS_PER_RANK
+
+    best, options = choose_unknown_domain(10, 0.5, 1e-6, 4)
+    assert best.mechanism == "laplace_histogram"
+    lap = next(o for o in options if o.mechanism == "laplace_histogram")
+    assert lap.noise_sd == pytest.approx(math.sqrt(2) * 8.0)
+    assert lap.criterion == pytest.approx(lap.threshold + RANKING_SDS_PER_RANK * 10 * lap.noise_sd)
+    assert choose_unknown_domain(10, 0.1, 1e-6, 10)[0].mechanism == "gaussian_histogram"
+    assert choose_unknown_domain(10, 2.0, 1e-6, 5)[0].mechanism == "gaussian_histogram"
+    assert choose_unknown_domain(50, 0.1, 1e-6, 4)[0].mechanism == "laplace_histogram"
+    assert best.criterion == min(o.criterion for o in options)
+
+
+def test_plan_shows_the_unknown_domain_comparison():
+    import dpselect as dp
+
+    text = str(dp.preview_top_k(10, None, 0.5, 1e-6, 4))
+    assert "threshold 118" in text and "needed 163.3" in text
+    chosen = [line for line in text.splitlines() if line.startswith("* laplace_histogram")]
+    assert len(chosen) == 1
