@@ -39,6 +39,7 @@ __all__ = [
     "canonical_text",
     "canonical_text_sql",
     "check_bounded_candidates",
+    "check_rows_per_value",
     "fmix32",
     "grid_cell",
     "grid_cell_width",
@@ -353,6 +354,35 @@ def _keep(
     if r > 1 and copies is not None:
         return kept, np.minimum(copies, r).astype(np.int64)
     return kept, np.ones(len(kept), dtype=np.int64)
+
+
+def check_rows_per_value(max_rows_per_value: Any, privacy_unit: str | None) -> int:
+    """``max_rows_per_value`` as an int ``>= 1``; other than 1 only with a privacy unit.
+
+    Public facts only (the parameter and whether a unit is given), so the recipes raise it
+    before any charge; the engines check again.
+
+    Raises
+    ------
+    ParameterError
+        Not an integer ``>= 1``, or ``!= 1`` without a privacy unit (each row is then its
+        own unit and counts once).
+    """
+    if isinstance(max_rows_per_value, bool) or not isinstance(
+        max_rows_per_value, (int, np.integer)
+    ):
+        raise ParameterError(
+            f"max_rows_per_value must be an integer >= 1, got {max_rows_per_value!r}"
+        )
+    r = int(max_rows_per_value)
+    if r < 1:
+        raise ParameterError(f"max_rows_per_value must be an integer >= 1, got {r}")
+    if r != 1 and privacy_unit is None:
+        raise ParameterError(
+            "max_rows_per_value applies only with a privacy_unit column (without one each "
+            "row is its own unit and counts once)"
+        )
+    return r
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)

@@ -55,13 +55,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ..core.errors import ParameterError
 from .candidates import as_arrow
 from .rules import (
     BOUNDING_SEPARATOR,
     bounding_key,
     canonical_text,
     canonical_text_sql,
+    check_rows_per_value,
     fmix32,
     keep_smallest,
     keep_smallest_counted,
@@ -492,35 +492,6 @@ def duckdb_candidate_scores(
     # candidates that cast to the same value are two positions, each with the full count).
     scores[np.asarray(found["i"], dtype=np.int64)] = np.asarray(found["n"], dtype=np.int64)
     return scores
-
-
-def check_rows_per_value(max_rows_per_value: Any, privacy_unit: str | None) -> int:
-    """``max_rows_per_value`` as an int ``>= 1``; other than 1 only with a privacy unit.
-
-    Public facts only (the parameter and whether a unit is given), so the recipes raise it
-    before any charge; the engines check again.
-
-    Raises
-    ------
-    ParameterError
-        Not an integer ``>= 1``, or ``!= 1`` without a privacy unit (each row is then its
-        own unit and counts once).
-    """
-    if isinstance(max_rows_per_value, bool) or not isinstance(
-        max_rows_per_value, (int, np.integer)
-    ):
-        raise ParameterError(
-            f"max_rows_per_value must be an integer >= 1, got {max_rows_per_value!r}"
-        )
-    r = int(max_rows_per_value)
-    if r < 1:
-        raise ParameterError(f"max_rows_per_value must be an integer >= 1, got {r}")
-    if r != 1 and privacy_unit is None:
-        raise ParameterError(
-            "max_rows_per_value applies only with a privacy_unit column (without one each "
-            "row is its own unit and counts once)"
-        )
-    return r
 
 
 def unit_sql(privacy_unit: str, unit_type: str) -> tuple[str, str]:
