@@ -434,6 +434,7 @@ def preview_top_k(
     epsilon: float,
     delta: float = 0.0,
     max_contributions: int = 1,
+    max_rows_per_value: int = 1,
 ) -> TopKPreview:
     """The options :func:`dpselect.top_k` weighs for these public parameters, with the
     accuracy each would give; ``n_candidates=None`` for values from the data. Nothing is
@@ -449,6 +450,9 @@ def preview_top_k(
         The privacy cost of the top-k.
     max_contributions : int, default 1
         How many values each person counts toward.
+    max_rows_per_value : int, default 1
+        How many of a person's rows count toward one value (scales, gaps and accuracy
+        figures are then ``r`` times larger; the choice is the same for candidates).
 
     Returns
     -------
@@ -482,14 +486,15 @@ def preview_top_k(
     eps = float(check_epsilon(epsilon))
     dlt = float(check_delta(delta))
     c = check_int(max_contributions, "max_contributions", minimum=1)
+    r = check_int(max_rows_per_value, "max_rows_per_value", minimum=1)
     beta = 1 - CONFIDENCE
     rows: list[TopKPreviewRow] = []
     if n_candidates is None:
         if dlt == 0:
             raise ParameterError("values from the data need delta > 0")
-        ud_best, ud_options = choose_unknown_domain(k, eps, dlt, c)
-        policy = use_policy_top_k(k, eps, dlt, c) if c > 1 else False
-        if c > 1:  # a privacy unit: policy set union then the top k is available (DuckDB)
+        ud_best, ud_options = choose_unknown_domain(k, eps, dlt, c, r)
+        policy = use_policy_top_k(k, eps, dlt, c) if c > 1 and r == 1 else False
+        if c > 1 and r == 1:  # a unit: policy set union then the top k (DuckDB; counts persons)
             su = policy_top_k_plan(k, eps, dlt, c).set_union
             rows.append(
                 TopKPreviewRow(
@@ -515,7 +520,7 @@ def preview_top_k(
             )
         return TopKPreview(k, None, eps, dlt, c, rows)
     n = check_int(n_candidates, "n_candidates", minimum=k)
-    chosen, all_options = choose_top_k(k, n, eps, dlt, c)
+    chosen, all_options = choose_top_k(k, n, eps, dlt, c, r)
     for o in all_options:
         if o.mechanism.endswith("_histogram"):
             hnoise: Literal["laplace", "gaussian"] = (
