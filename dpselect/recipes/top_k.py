@@ -528,7 +528,8 @@ def most_common(
         The total privacy cost at distance 1.
     **kwargs
         Any other parameter of :func:`top_k` (``candidates``, ``delta``, ``privacy_unit``,
-        ``max_contributions``, ``mechanism``, ``ledger``, ``source``, ...).
+        ``max_contributions``, ``max_rows_per_value``, ``mechanism``, ``ledger``, ``source``,
+        ...).
 
     Returns
     -------
