@@ -12,19 +12,26 @@ For ``r`` in {1, 10, 50} (``max_contributions = 4``, epsilon 1, the 100 destinat
 candidates, ``mechanism="auto"``) it runs ``top_k(k=10)`` ``--trials`` times (a fresh salt and
 noise each time) and prints the precision against the true top 10 by flights (no bounding)
 and by planes (distinct planes), with a 95% interval, and the median wall time of one call
-with its ratio to ``r = 1`` in the same run.
+with its ratio to ``r = 1`` in the same run. Then the scores alone
+(``candidate_scores``) on the same rows as a Parquet file (the dictionary plan where ``m > 1``
+or ``r > 1``; the SQL plan for ``m = r = 1``), ``m`` in {1, 4} and ``r`` in {1, 10, 50}:
+medians of ``--trials`` interleaved rounds and the ratio to ``r = 1`` at the same ``m``.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 import dpselect as dp
+from dpselect.data.scores import candidate_scores
+from dpselect.data.tables import open_table
 from dpselect.sampling import InsecureSeededSource
 
 PLANES, MAX_FLIGHTS, DESTINATIONS = 4000, 575, 100
@@ -92,6 +99,28 @@ def main() -> None:
         print(f"r = {r:>2}: precision vs top 10 by flights {statistics.mean(found):.3f} "
               f"+- {half:.3f}, by planes {statistics.mean(p_planes[r]):.3f}; {mechanism[r]}; "
               f"median {median * 1000:.0f} ms, {median / base:.2f}x r = 1")  # fmt: skip
+    scores_alone(df, candidates, args.trials)
+
+
+def scores_alone(df: pd.DataFrame, candidates: list[str], trials: int) -> None:
+    """The scores' time on a Parquet file, per (m, r), interleaved."""
+    cells = [(m, r) for m in (1, 4) for r in (1, 10, 50)]
+    times: dict[tuple[int, int], list[float]] = {cell: [] for cell in cells}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "flights.parquet"
+        df.to_parquet(path, index=False)
+        table = open_table(path)
+        candidate_scores(table, "dest", candidates, "tailnum", 1, 0)  # warm-up
+        for trial in range(trials):
+            for m, r in cells:
+                start = time.perf_counter()
+                candidate_scores(table, "dest", candidates, "tailnum", m, trial, None, r)
+                times[m, r].append(time.perf_counter() - start)
+    for m, r in cells:
+        median = statistics.median(times[m, r])
+        base = statistics.median(times[m, 1])
+        print(f"scores alone, Parquet, m = {m}, r = {r:>2}: median {median * 1000:.0f} ms, "
+              f"{median / base:.2f}x r = 1")  # fmt: skip
 
 
 if __name__ == "__main__":
