@@ -43,3 +43,28 @@ def test_without_a_unit_r_is_refused(datasets):
     _, frame = datasets[0]
     with pytest.raises(ParameterError, match="max_rows_per_value applies only"):
         scores.candidate_scores(open_table(frame), "x", [1, 2], max_rows_per_value=2)
+
+
+def test_top_k_and_partition_selection_match_duckdb(spark):
+    import pandas as pd
+
+    import dpselect as dp
+    from dpselect.sampling.source import InsecureSeededSource
+
+    sites = ["news", "mail", "search", "video", "maps"]
+    rows = [(i % 13, sites[min(4, int(i**0.5) % 7)]) for i in range(700)]
+    pdf = pd.DataFrame(rows, columns=["user_id", "site"])
+    sdf = spark.createDataFrame(pdf)
+    kw = {"privacy_unit": "user_id", "max_contributions": 2, "max_rows_per_value": 9,
+          "counts": True}  # fmt: skip
+    a = dp.top_k(pdf, "site", 3, 1.0, candidates=sites, source=InsecureSeededSource(5), **kw)
+    b = dp.top_k(sdf, "site", 3, 1.0, candidates=sites, source=InsecureSeededSource(5), **kw)
+    assert (a.candidates, a.counts, a.parameters) == (b.candidates, b.counts, b.parameters)
+    a = dp.top_k(pdf, "site", 2, 2.0, delta=1e-6, source=InsecureSeededSource(6), **kw)
+    b = dp.top_k(sdf, "site", 2, 2.0, delta=1e-6, source=InsecureSeededSource(6), **kw)
+    assert (a.candidates, a.counts) == (b.candidates, b.counts)
+    a = dp.partition_selection(pdf, "site", 1.0, 1e-6, "user_id", 2, max_rows_per_value=9,
+                               source=InsecureSeededSource(7))  # fmt: skip
+    b = dp.partition_selection(sdf, "site", 1.0, 1e-6, "user_id", 2, max_rows_per_value=9,
+                               source=InsecureSeededSource(7))  # fmt: skip
+    assert a.values == b.values
