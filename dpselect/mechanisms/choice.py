@@ -375,7 +375,14 @@ def choose_top_k(
     if r == 1:
         return best, options
     scaled = tuple(
-        dataclasses.replace(o, scale=float_up(r * Fraction(o.scale)), gap=r * o.gap)
+        dataclasses.replace(
+            o,
+            scale=float_up(r * Fraction(o.scale)),
+            gap=r * o.gap,
+            accounting=o.accounting.replace(
+                "L1 sensitivity max_contributions", "L1 sensitivity max_contributions x r"
+            ).replace("L2 sensitivity sqrt(", "L2 sensitivity r x sqrt("),
+        )
         for o in options
     )
     return scaled[options.index(best)], scaled

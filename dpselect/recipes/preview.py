@@ -399,6 +399,8 @@ class TopKPreview(Result):
     max_contributions: int
     rows: list[TopKPreviewRow]
     note: str = "public parameters only: no data read, no budget spent"
+    #: rows of one person counted per value (1: a score counts persons)
+    max_rows_per_value: int = 1
 
     def _rows(self) -> list[dict[str, Any]]:
         return list(self.to_dict()["rows"])
@@ -411,7 +413,13 @@ class TopKPreview(Result):
         )
         lines = [
             f"top-{self.k} of {n} at epsilon = {self.epsilon:g}, delta = {self.delta:g}, "
-            f"max_contributions = {self.max_contributions} ({self.note})",
+            f"max_contributions = {self.max_contributions}"
+            + (
+                f", max_rows_per_value = {self.max_rows_per_value}"
+                if self.max_rows_per_value != 1
+                else ""
+            )
+            + f" ({self.note})",
             "gap 90%: the margin the true top k must lead the others by to come back exactly "
             "with probability 90% (reference instance); alpha 95%: every returned value's "
             "score is within alpha of the same rank's true score with probability 95%",
@@ -518,7 +526,7 @@ def preview_top_k(
                     u.mechanism, name, u.scale, "", u.criterion, None, u is ud_best and not policy
                 )
             )
-        return TopKPreview(k, None, eps, dlt, c, rows)
+        return TopKPreview(k, None, eps, dlt, c, rows, max_rows_per_value=r)
     n = check_int(n_candidates, "n_candidates", minimum=k)
     chosen, all_options = choose_top_k(k, n, eps, dlt, c, r)
     for o in all_options:
@@ -533,4 +541,4 @@ def preview_top_k(
         rows.append(
             TopKPreviewRow(o.mechanism, o.name, o.scale, o.accounting, o.gap, alpha, o is chosen)
         )
-    return TopKPreview(k, n, eps, dlt, c, rows)
+    return TopKPreview(k, n, eps, dlt, c, rows, max_rows_per_value=r)

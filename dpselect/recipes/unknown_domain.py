@@ -401,8 +401,7 @@ def partition_selection(
         **described,
     }
     accuracy = (
-        f"accuracy: a value held by at least {sure} {_counted(rows_cap)} (after contribution "
-        "bounding) is "
+        f"accuracy: a value {_counted(sure, rows_cap)} is "
         f"released with probability at least {CONFIDENCE:.0%}, "
         + (
             "whatever the other values (persons spend their weight on the values that still "
@@ -691,7 +690,7 @@ def top_k_unknown_domain(
     sure = _sure_release_count(plan)
     half = _noise_halfwidth(plan)
     accuracy = (
-        f"accuracy: a value held by at least {sure} {_counted(r)} (after contribution bounding) is "
+        f"accuracy: a value {_counted(sure, r)} is "
         f"released with probability at least {CONFIDENCE:.0%}; released values are ranked by "
         f"noisy count; for any one value, its noisy count is within +-{half} of its true "
         f"count with probability at least {CONFIDENCE:.0%} (counts just above the threshold "
@@ -822,9 +821,14 @@ def _charge_then_result(
     )  # fmt: skip
 
 
-def _counted(rows_cap: int) -> str:
-    """What a count counts: persons, or (``max_rows_per_value > 1``) rows."""
-    return "persons" if rows_cap == 1 else f"rows (at most {rows_cap} per person)"
+def _counted(count: int, rows_cap: int) -> str:
+    """A value's count in words: persons, or (``max_rows_per_value > 1``) rows."""
+    if rows_cap == 1:
+        return f"held by at least {count} persons (after contribution bounding)"
+    return (
+        f"with at least {count} rows (at most {rows_cap} per person and value, after "
+        "contribution bounding)"
+    )
 
 
 def _ordinal(n: int) -> str:
