@@ -11,6 +11,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from dpselect.core.errors import PrivacyMapError
@@ -169,3 +171,21 @@ def test_limited_domain_map_covers_r():
         ld.map(7)
     with pytest.raises(PrivacyMapError):
         one.map(2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    d=st.integers(0, 5),
+    c=st.integers(1, 50),
+    r=st.integers(1, 1000),
+    scale=st.floats(0.5, 1e6),
+    noise=st.sampled_from(["laplace", "gaussian"]),
+)
+def test_histogram_map_rounds_outward_and_is_monotone(d, c, r, scale, noise):
+    mech = make_noisy_histogram_top_k(3, 1, noise, scale, c, max_rows_per_value=r)
+    s = Fraction(scale)
+    exact = d * c * r / s if noise == "laplace" else Fraction(d * d * c * r * r) / (2 * s * s)
+    got = mech.map(d)
+    assert got >= 0 and Fraction(got) >= exact
+    assert mech.map(d + 1) >= got
+    assert got == 0 or got <= float(exact) * (1 + 1e-15)

@@ -157,3 +157,34 @@ def test_cli_option(tmp_path):
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error:"), result.stderr
     assert len(Ledger.open(str(ledger)).entries()) == 1
+
+
+@pytest.mark.parametrize(("m", "r"), [(1, 10), (3, 4), (4, 50)])
+def test_neighbours_scores_and_the_exact_selection_law(m, r):
+    """End to end at one salt: adding a plane with 3,000 flights moves the DuckDB scores by at
+    most r each, m of them, one way; the exact law of the calibrated exponential mechanism
+    (softmax of scores / scale) then moves by at most the charged epsilon, and the Laplace
+    histogram's loss (L1 distance / b) too."""
+    from dpselect.data.scores import candidate_scores
+    from dpselect.data.tables import open_table
+    from dpselect.mechanisms.top_k_plan import plan_top_k
+
+    df = flights(5)
+    rng = np.random.default_rng(m + r)
+    heavy = pd.DataFrame({"plane": np.full(3000, 10**6), "dest": rng.choice(CANDS, 3000)})
+    salt = 99 + r
+    before = candidate_scores(open_table(df), "dest", CANDS, "plane", m, salt, None, r)
+    after = candidate_scores(open_table(pd.concat([df, heavy])), "dest", CANDS, "plane", m,
+                             salt, None, r)  # fmt: skip
+    diff = after - before
+    assert diff.min() >= 0 and diff.max() <= r and np.count_nonzero(diff) <= m
+    gumbel = plan_top_k(len(CANDS), 1, 1.0, 0.0, "gumbel", False, m, None, max_rows_per_value=r)
+
+    def log_law(scores):
+        z = scores / gumbel.scale
+        return z - np.logaddexp.reduce(z)
+
+    assert np.max(np.abs(log_law(after) - log_law(before))) <= gumbel.epsilon + 1e-12
+    hist = plan_top_k(len(CANDS), 3, 1.0, 0.0, "laplace_histogram", False, m, None,
+                      max_rows_per_value=r)  # fmt: skip
+    assert np.abs(diff).sum() / hist.scale <= hist.epsilon + 1e-12
