@@ -306,8 +306,9 @@ def partition_selection(
     max_rows_per_value : int, default 1
         With a ``privacy_unit``: each person adds their rows with a value, at most this many,
         to its count (thresholding only, calibrated to L-infinity ``r``, L1 ``c r``, L2
-        ``r sqrt(c)``; ``"auto"`` is then ``"laplace"``; the optimal and policy mechanisms
-        count persons and refuse ``r > 1``).
+        ``r sqrt(c)``; ``"auto"`` then runs the thresholding, Laplace or Gaussian, with the
+        lower count released at 95%; the optimal and policy mechanisms count persons and
+        refuse ``r > 1``).
 
     Returns
     -------
@@ -357,7 +358,11 @@ def partition_selection(
     book = open_ledger(ledger)
     if method == "auto":
         # rows per value: thresholding, the one mechanism here calibrated to counts of rows
-        method = "laplace" if rows_cap > 1 else choose_keys_method(eps, dlt, c, not in_driver)
+        method = (
+            _rows_threshold_method(eps, dlt, c, rows_cap)
+            if rows_cap > 1
+            else choose_keys_method(eps, dlt, c, not in_driver)
+        )
     policy: SetUnionPlan | None = None
     bound = c  # the contributions kept per person
     if method == "optimal":
@@ -819,6 +824,26 @@ def _charge_then_result(
         book, release, spent[0], spent[1], None, "approx", entry, parameters,
         privacy_unit=parameters["privacy_unit"], source=described,
     )  # fmt: skip
+
+
+def _rows_threshold_method(
+    epsilon: float, delta: float, max_contributions: int, max_rows_per_value: int
+) -> Literal["laplace", "gaussian"]:
+    """Partition selection's ``"auto"`` with ``max_rows_per_value > 1``: the thresholding
+    (Laplace or Gaussian, both calibrated at ``r``) whose count released with probability
+    :data:`CONFIDENCE` is lower (Laplace on a tie, or when Gaussian cannot meet the target):
+    a pure function of public parameters."""
+    sure = {}
+    for noise in ("laplace", "gaussian"):
+        try:
+            plan = threshold_plan(noise, epsilon, delta, max_contributions,
+                                  max_rows_per_value=max_rows_per_value)  # fmt: skip
+        except ParameterError:
+            continue
+        sure[noise] = _sure_release_count(plan)
+    if "gaussian" in sure and sure["gaussian"] < sure.get("laplace", sure["gaussian"] + 1):
+        return "gaussian"
+    return "laplace"
 
 
 def _counted(count: int, rows_cap: int) -> str:
