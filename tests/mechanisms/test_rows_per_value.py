@@ -189,3 +189,25 @@ def test_histogram_map_rounds_outward_and_is_monotone(d, c, r, scale, noise):
     assert got >= 0 and Fraction(got) >= exact
     assert mech.map(d + 1) >= got
     assert got == 0 or got <= float(exact) * (1 + 1e-15)
+
+
+def test_threshold_neighbours_with_rows_by_exact_enumeration():
+    """c = 2, r = 3: a person adds 3 rows to an existing value and 3 to a new one. The exact
+    laws of the outputs need at most the plan's delta at its epsilon; a threshold 6 lower at the
+    same noise, and the plan of r = 1 (r ignored), need more."""
+    from .test_partition_selection import _law_threshold, delta_needed
+
+    plan = threshold_plan("laplace", 1.0, 1e-2, 2, max_rows_per_value=3)
+    assert plan.scale == 6.0 and plan.epsilon == 1.0
+    d = {"a": plan.threshold, "b": 0}
+    d_plus = {"a": plan.threshold + 3, "b": 3}
+    need = delta_needed(_law_threshold(d, plan, 150), _law_threshold(d_plus, plan, 150), 1.0)
+    assert need <= plan.delta * (1 + 1e-6)
+    low = type(plan)(**{**plan.__dict__, "threshold": plan.threshold - 6})
+    need_low = delta_needed(_law_threshold(d, low, 150), _law_threshold(d_plus, low, 150), 1.0)
+    assert need_low > plan.delta  # 0.0117
+    # r ignored (the plan of r = 1: scale 2, its threshold): 0.249 needed
+    one = threshold_plan("laplace", 1.0, 1e-2, 2)
+    d1, d1_plus = {"a": one.threshold, "b": 0}, {"a": one.threshold + 3, "b": 3}
+    need_one = delta_needed(_law_threshold(d1, one, 150), _law_threshold(d1_plus, one, 150), 1.0)
+    assert need_one > 10 * plan.delta
