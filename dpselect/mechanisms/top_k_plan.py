@@ -75,7 +75,9 @@ GUMBEL_WITH_COUNTS = (
 class TopKPlan:
     """A calibrated top-k: the measurement, what it costs in each accounting, what it claims.
 
-    ``measurement`` maps one person (``d_in = 1``) to its loss in its own measure;
+    ``measurement`` maps one person to its loss in its own measure (``d_in = 1`` for the
+    histograms, whose metric counts persons; ``d_in = r = max_rows_per_value`` for the
+    selections and Gumbel with counts, whose metric is the scores' L-infinity distance);
     ``epsilon, delta`` is the guarantee a basic ledger is charged (``kind``), ``rho`` what a
     zCDP ledger is charged.
     """
