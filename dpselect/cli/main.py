@@ -144,6 +144,16 @@ class _Contributions(click.ParamType):  # type: ignore[type-arg]  # generic in c
 
 CONTRIBUTIONS = _Contributions()
 
+ROWS_PER_VALUE_OPTION = click.option(
+    "--max-rows-per-value",
+    type=int,
+    default=1,
+    show_default=True,
+    help="With --privacy-unit: how many of a person's rows count toward one value (1: a "
+    "score counts persons; R: rows, at most R per person and value, on at most "
+    "--max-contributions values).",
+)
+
 
 def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     options = [
@@ -196,6 +206,7 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="With --max-contributions auto: the share of --epsilon spent on the choice "
             "[default: 0.25].",
         ),
+        ROWS_PER_VALUE_OPTION,
         click.option(
             "--mechanism",
             type=click.Choice(MECHANISM_NAMES),
@@ -247,6 +258,7 @@ def _run_selection(
     privacy_unit: str | None,
     max_contributions: int | str,
     auto_fraction: float | None,
+    max_rows_per_value: int,
     mechanism: str,
     counts: bool,
     plan: bool,
@@ -258,6 +270,16 @@ def _run_selection(
     spark_master: str | None = None,
 ) -> None:
     check_engine(engine, spark_master)
+    if max_rows_per_value != 1:
+        if privacy_unit is None:
+            raise click.UsageError("--max-rows-per-value needs --privacy-unit")
+        if max_rows_per_value < 1:
+            raise click.UsageError("--max-rows-per-value must be an integer >= 1")
+        if max_contributions == "auto":
+            raise click.UsageError(
+                "--max-contributions auto chooses the bound for one row per value: give a "
+                "number with --max-rows-per-value"
+            )
     if max_contributions == "auto":
         if plan:
             raise click.UsageError(
@@ -295,7 +317,7 @@ def _run_selection(
 
                 c = candidate_multiplicity(table, column, cand_list)
         n = None if cand_list is None else len(cand_list)
-        _print_plan(k, n, epsilon, delta, c, as_json, note)
+        _print_plan(k, n, epsilon, delta, c, as_json, note, max_rows_per_value)
         return
     from ..recipes.top_k import top_k
 
@@ -319,6 +341,7 @@ def _run_selection(
             k_bar=k_bar,
             schema=schema,
             auto_fraction=auto_fraction,
+            max_rows_per_value=max_rows_per_value,
         )
     _print_result(result, as_json)
 
@@ -331,10 +354,11 @@ def _print_plan(
     max_contributions: int,
     as_json: bool,
     note: str | None = None,
+    max_rows_per_value: int = 1,
 ) -> None:
     from ..recipes.preview import preview_top_k
 
-    result = preview_top_k(k, n, epsilon, delta or 0.0, max_contributions)
+    result = preview_top_k(k, n, epsilon, delta or 0.0, max_contributions, max_rows_per_value)
     if as_json:
         shown = result.to_dict()
         if note is not None:
@@ -395,6 +419,7 @@ def mode_command(**kwargs: Any) -> None:
     show_default=True,
     help="Values a person may count toward (with --privacy-unit).",
 )
+@ROWS_PER_VALUE_OPTION
 @click.option(
     "--mechanism",
     "--method",  # the former name, kept
@@ -424,6 +449,7 @@ def keys_command(
     delta: float,
     privacy_unit: str | None,
     max_contributions: int,
+    max_rows_per_value: int,
     method: str,
     ledger: str | None,
     as_json: bool,
@@ -442,6 +468,7 @@ def keys_command(
             local_path(file), column, epsilon, delta, privacy_unit, max_contributions,
             mechanism=method,  # type: ignore[arg-type]
             ledger=ledger, source=source_from_seed(insecure_seed), progress=progress,
+            max_rows_per_value=max_rows_per_value,
         )  # fmt: skip
     if as_json:
         click.echo(strict_dumps(result.to_dict()))

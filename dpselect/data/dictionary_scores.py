@@ -25,12 +25,12 @@ SQL (:func:`~.scores.unit_sql`).
 
 Chosen by the DuckDB engine
 (:meth:`~dpselect.data.engines.duckdb.DuckDBEngine.candidate_scores`, the only caller) for
-``max_contributions > 1`` or a text unit (public facts). Measured against the SQL plan on the
-same file (docs/performance.md), it is faster there (10^7 rows: 2.76 s against 3.31 s) and
-slower for ``m = 1`` (2.78 s against 2.06 s), where the SQL plan's integer ``min`` per user
-beats exporting lists; the unknown-domain path (``top_values``) stays on the SQL plan too
-(3.23 s against 2.23 s in a version of this plan that read the distinct values from the
-dictionaries).
+``max_contributions > 1``, ``max_rows_per_value > 1`` or a text unit (public facts).
+Measured against the SQL plan on the same file (docs/performance.md), it is faster there
+(10^7 rows: 2.76 s against 3.31 s) and slower for ``m = 1`` (2.78 s against 2.06 s), where
+the SQL plan's integer ``min`` per user beats exporting lists; the unknown-domain path
+(``top_values``) stays on the SQL plan too (3.23 s against 2.23 s in a version of this plan
+that read the distinct values from the dictionaries).
 """
 
 from __future__ import annotations
@@ -227,8 +227,10 @@ def _kept_from_stream(
     codes: npt.NDArray[np.uint32] | None,
     salt: int,
     progress: Any,
+    r: int = 1,
 ) -> npt.NDArray[np.int64]:
-    """How many users keep each target ``0 .. size - 1`` (:func:`~.scores.kept_counts`)."""
+    """How many users keep each target ``0 .. size - 1`` (:func:`~.scores.kept_counts`;
+    ``r > 1``: their rows with it, at most ``r`` each: one pair per row and target)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -251,7 +253,7 @@ def _kept_from_stream(
     table.connection.register(_ROWS_VIEW, stream)
     try:
         return scores.kept_counts(
-            table, sql, {"salt": scores.salt_text(salt)}, m, size, codes, progress
+            table, sql, {"salt": scores.salt_text(salt)}, m, size, codes, progress, r
         )
     finally:
         table.connection.unregister(_ROWS_VIEW)
@@ -267,9 +269,12 @@ def dictionary_candidate_scores(
     m: int,
     salt: int,
     progress: Any = None,
+    max_rows_per_value: int = 1,
 ) -> npt.NDArray[np.int64]:
     """:func:`~.scores.candidate_scores` with a privacy unit, on the files of
-    :func:`dictionary_files` (same rule, same scores; module docstring)."""
+    :func:`dictionary_files` (same rule, same scores; module docstring), ``max_rows_per_value``
+    included."""
+    r = int(max_rows_per_value)
     col_type = "VARCHAR"
     distinct_text = all(isinstance(c, str) for c in candidates) and len(set(candidates)) == len(
         candidates
@@ -282,7 +287,7 @@ def dictionary_candidate_scores(
             lookup = pa.array(list(candidates), pa.string())
         matcher = _Matcher(table, lookup, None)
         return _kept_from_stream(table, files, column, privacy_unit, unit_type, matcher, m,
-                                 len(candidates), None, salt, progress)  # fmt: skip
+                                 len(candidates), None, salt, progress, r)  # fmt: skip
     col_match, cand_match = scores.match_sql("d.s", col_type, candidates)
     # The dictionaries are matched while DuckDB reads the stream: on a cursor of their own (a
     # query cannot use the connection that runs it), holding its own copy of the candidates.
@@ -295,6 +300,6 @@ def dictionary_candidate_scores(
                              ON {col_match} = cands.v"""
             matcher = _Matcher(helper, None, join_sql)
             return _kept_from_stream(table, files, column, privacy_unit, unit_type, matcher,
-                                     m, len(candidates), None, salt, progress)  # fmt: skip
+                                     m, len(candidates), None, salt, progress, r)  # fmt: skip
     finally:
         helper.connection.close()

@@ -77,9 +77,13 @@ class Engine(Protocol):
         max_contributions: int = 1,
         salt: int = 0,
         progress: Progress = None,
+        max_rows_per_value: int = 1,
     ) -> npt.NDArray[np.int64]:
         """The score of every candidate, in order: rows (or persons, each keeping at most
-        ``max_contributions`` candidates by the keyed order of ``salt``) matching it."""
+        ``max_contributions`` candidates by the keyed order of ``salt``) matching it. With
+        ``max_rows_per_value = r > 1`` (a privacy unit only; else
+        :class:`~dpselect.core.errors.ParameterError`) a person adds ``min(rows, r)`` to each
+        kept candidate: L-infinity ``r``, L1 ``m r``, L0 ``m``."""
         ...
 
     def candidate_multiplicity(self, column: str, candidates: Sequence[Any]) -> int:
@@ -96,8 +100,10 @@ class Engine(Protocol):
         max_contributions: int = 1,
         salt: int = 0,
         progress: Progress = None,
+        max_rows_per_value: int = 1,
     ) -> list[tuple[Any, int]]:
-        """The ``limit`` values with the largest bounded counts, ties by value."""
+        """The ``limit`` values with the largest bounded counts, ties by value
+        (``max_rows_per_value`` as in :meth:`candidate_scores`)."""
         ...
 
     def value_counts(
@@ -107,8 +113,10 @@ class Engine(Protocol):
         max_contributions: int = 1,
         salt: int = 0,
         progress: Progress = None,
+        max_rows_per_value: int = 1,
     ) -> dict[Any, int]:
-        """``{value: persons}`` for every non-NULL value, after contribution bounding."""
+        """``{value: persons}`` for every non-NULL value, after contribution bounding
+        (``max_rows_per_value > 1``: each person's rows with the value, capped)."""
         ...
 
     def person_values(
@@ -119,7 +127,8 @@ class Engine(Protocol):
         salt: int = 0,
         progress: Progress = None,
     ) -> list[list[Any]]:
-        """Each person's kept values, persons in the keyed order (policy set union)."""
+        """Each person's kept values, persons in the keyed order (policy set union, which
+        counts persons: no ``max_rows_per_value``; the recipes refuse it there)."""
         ...
 
     def contribution_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:

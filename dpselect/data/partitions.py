@@ -40,10 +40,15 @@ def value_counts(
     max_contributions: int = 1,
     salt: int = 0,
     progress: Callable[[float], None] | None = None,
+    max_rows_per_value: int = 1,
 ) -> dict[Any, int]:
     """``{value: persons}`` for every non-NULL value of ``column`` (module docstring), by the
-    engine that holds ``table`` (:meth:`dpselect.data.engine.Engine.value_counts`)."""
-    return table.value_counts(column, privacy_unit, max_contributions, salt, progress)
+    engine that holds ``table`` (:meth:`dpselect.data.engine.Engine.value_counts`);
+    ``max_rows_per_value = r > 1``: each person's rows with the value, at most ``r``."""
+    if int(max_rows_per_value) == 1:
+        return table.value_counts(column, privacy_unit, max_contributions, salt, progress)
+    return table.value_counts(column, privacy_unit, max_contributions, salt, progress,
+                              max_rows_per_value=max_rows_per_value)  # fmt: skip
 
 
 def person_values(

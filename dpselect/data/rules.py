@@ -39,6 +39,7 @@ __all__ = [
     "canonical_text",
     "canonical_text_sql",
     "check_bounded_candidates",
+    "check_rows_per_value",
     "fmix32",
     "grid_cell",
     "grid_cell_width",
@@ -48,6 +49,7 @@ __all__ = [
     "is_floating",
     "is_text",
     "keep_smallest",
+    "keep_smallest_counted",
     "md5_bits_sql",
     "normalised_sql",
     "numeric_candidate_type",
@@ -269,9 +271,46 @@ def keep_smallest(
     by ``m`` rounds of a segmented minimum (each round removes every copy of the last
     minimum), beyond that by one sort.
     """
+    return _keep(seeds, lengths, codes, ties, m, 1)[0]
+
+
+def keep_smallest_counted(
+    seeds: npt.NDArray[np.uint64],
+    lengths: npt.NDArray[np.int64],
+    codes: npt.NDArray[np.uint32],
+    ties: npt.NDArray[np.uint32],
+    m: int,
+    max_rows_per_value: int,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """:func:`keep_smallest` with each kept entry's row count, capped.
+
+    The kept ties are those of :func:`keep_smallest` (the same ``m`` values per user: the
+    choice reads distinct entries only), and beside each one ``min(copies, r)``: how many of
+    the user's entries carry that tie (the user's rows with that value), at most
+    ``r = max_rows_per_value`` (docs/contribution_bounding.md, "Rows per value"). A
+    user's weights depend on that user's entries only, so one user moves each score by at
+    most ``r``, at most ``m`` scores.
+
+    Returns
+    -------
+    tuple of numpy.ndarray of int64
+        The kept ties and their capped counts, entry by entry.
+    """
+    return _keep(seeds, lengths, codes, ties, m, max_rows_per_value)
+
+
+def _keep(
+    seeds: npt.NDArray[np.uint64],
+    lengths: npt.NDArray[np.int64],
+    codes: npt.NDArray[np.uint32],
+    ties: npt.NDArray[np.uint32],
+    m: int,
+    r: int,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The kept ties and (``r > 1``) their copies capped at ``r`` (``r = 1``: all ones)."""
     lengths = np.asarray(lengths, dtype=np.int64)
     if len(lengths) == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     seeds = np.asarray(seeds, dtype=np.uint64)
     x = np.asarray(codes, dtype=np.uint32) ^ np.repeat((seeds & _M32).astype(np.uint32), lengths)
     _fmix32_numpy(x)
@@ -281,26 +320,69 @@ def keep_smallest(
     del x
     starts = np.zeros(len(lengths), dtype=np.int64)
     np.cumsum(lengths[:-1], out=starts[1:])
+    copies: npt.NDArray[np.int64] | None = None
     if m <= 8:
         gone = np.uint64(np.iinfo(np.uint64).max)  # above every p (ties < 2^32 - 1)
-        rounds = []
+        rounds, counted = [], []
         for round_ in range(m):
             best = np.minimum.reduceat(p, starts)
-            rounds.append(best[best != gone])
-            if round_ + 1 < m:
-                p[p == np.repeat(best, lengths)] = gone
+            live = best != gone
+            rounds.append(best[live])
+            if round_ + 1 < m or r > 1:
+                copy = p == np.repeat(best, lengths)
+                if r > 1:  # every copy of the minimum is one row of that (user, value)
+                    counted.append(np.add.reduceat(copy.astype(np.int64), starts)[live])
+                if round_ + 1 < m:
+                    p[copy] = gone
         found = np.concatenate(rounds)
+        if r > 1:
+            copies = np.concatenate(counted)
     else:
         user = np.repeat(np.arange(len(lengths)), lengths)
         order = np.lexsort((p, user))
         p, user = p[order], user[order]
         first = np.ones(len(p), dtype=bool)
         first[1:] = (p[1:] != p[:-1]) | (user[1:] != user[:-1])  # distinct within a user
+        at = np.flatnonzero(first)
+        runs = np.diff(np.append(at, len(p)))  # copies of each distinct (user, p)
         p, user = p[first], user[first]
         begin = np.searchsorted(user, user, side="left")
-        found = p[np.arange(len(p)) - begin < m]
+        chosen = np.arange(len(p)) - begin < m
+        found = p[chosen]
+        copies = runs[chosen].astype(np.int64)
     kept: npt.NDArray[np.int64] = (found & np.uint64(_M32)).astype(np.int64)
-    return kept
+    if r > 1 and copies is not None:
+        return kept, np.minimum(copies, r).astype(np.int64)
+    return kept, np.ones(len(kept), dtype=np.int64)
+
+
+def check_rows_per_value(max_rows_per_value: Any, privacy_unit: str | None) -> int:
+    """``max_rows_per_value`` as an int ``>= 1``; other than 1 only with a privacy unit.
+
+    Public facts only (the parameter and whether a unit is given), so the recipes raise it
+    before any charge; the engines check again.
+
+    Raises
+    ------
+    ParameterError
+        Not an integer ``>= 1``, or ``!= 1`` without a privacy unit (each row is then its
+        own unit and counts once).
+    """
+    if isinstance(max_rows_per_value, bool) or not isinstance(
+        max_rows_per_value, (int, np.integer)
+    ):
+        raise ParameterError(
+            f"max_rows_per_value must be an integer >= 1, got {max_rows_per_value!r}"
+        )
+    r = int(max_rows_per_value)
+    if r < 1:
+        raise ParameterError(f"max_rows_per_value must be an integer >= 1, got {r}")
+    if r != 1 and privacy_unit is None:
+        raise ParameterError(
+            "max_rows_per_value applies only with a privacy_unit column (without one each "
+            "row is its own unit and counts once)"
+        )
+    return r
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)

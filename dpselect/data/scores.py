@@ -13,6 +13,12 @@ Two scorings, each with a proven sensitivity used by the mechanisms' maps:
   in the same direction: L-infinity sensitivity 1, monotonic, L1 sensitivity
   ``max_contributions``. The exact rule (the same in every engine, so that DuckDB and Spark
   give bit-identical scores) is :func:`bounding_key` and docs/contribution_bounding.md.
+- **Rows per value** (``max_rows_per_value=r``, with a privacy unit): each user keeps the
+  same ``max_contributions`` values as above and adds ``min(its rows with the value, r)`` to
+  each kept value's score. The weights read only the user's own rows, so one user added or
+  removed moves at most ``m`` scores, each by at most ``r``, all in the same direction:
+  L-infinity ``r``, L1 ``m r``, L0 ``m``, L2 ``r sqrt(m)``, monotonic. ``r = 1`` is the
+  scoring above, bit for bit.
 
 Privacy units are grouped **by value**, never by their text: ``0.0`` and ``-0.0`` are one unit
 (floating units are normalised by adding ``0.0``), and a NULL or NaN unit is missing (its rows
@@ -55,8 +61,10 @@ from .rules import (
     bounding_key,
     canonical_text,
     canonical_text_sql,
+    check_rows_per_value,
     fmix32,
     keep_smallest,
+    keep_smallest_counted,
     normalised_sql,
     numeric_candidate_type,
     salt_text,
@@ -90,6 +98,7 @@ __all__ = [
     "candidates_source",
     "canonical_text",
     "canonical_text_sql",
+    "check_rows_per_value",
     "duckdb_candidate_scores",
     "duckdb_top_values",
     "fmix32",
@@ -414,13 +423,19 @@ def candidate_scores(
     max_contributions: int = 1,
     salt: int = 0,
     progress: Progress = None,
+    max_rows_per_value: int = 1,
 ) -> npt.NDArray[np.int64]:
     """The score of every candidate, in the candidate list's order (module docstring), by
     the engine that holds ``table`` (:meth:`dpselect.data.engine.Engine.candidate_scores`;
     DuckDB: :func:`duckdb_candidate_scores`)."""
+    if int(max_rows_per_value) == 1:  # the call every engine has always taken
+        return table.candidate_scores(
+            column, candidates, privacy_unit, max_contributions, salt, progress
+        )
     return table.candidate_scores(
-        column, candidates, privacy_unit, max_contributions, salt, progress
-    )
+        column, candidates, privacy_unit, max_contributions, salt, progress,
+        max_rows_per_value=max_rows_per_value,
+    )  # fmt: skip
 
 
 def duckdb_candidate_scores(
@@ -431,8 +446,13 @@ def duckdb_candidate_scores(
     max_contributions: int = 1,
     salt: int = 0,
     progress: Progress = None,
+    max_rows_per_value: int = 1,
 ) -> npt.NDArray[np.int64]:
     """The score of every candidate, in the candidate list's order (module docstring).
+
+    ``max_rows_per_value = r > 1`` (with a privacy unit only): each user keeps the same
+    values and adds ``min(its rows with the value, r)`` to each (the lists plan for every
+    ``m``, :func:`kept_counts`).
 
     One scan of the data. Without a privacy unit the data is grouped by value first and the
     groups are then joined with the candidates (as fast as the plain ``GROUP BY``); with one,
@@ -444,6 +464,7 @@ def duckdb_candidate_scores(
     :mod:`dpselect.data.dictionary_scores`): the same rule, so the same scores.
     """
     col_type = table.require_column(column)
+    r = check_rows_per_value(max_rows_per_value, privacy_unit)
     unit_type = None
     if privacy_unit is not None:
         unit_type = table.require_column(privacy_unit, "privacy_unit")
@@ -457,11 +478,11 @@ def duckdb_candidate_scores(
                      counted AS (SELECT {col_match} AS v, count(*) AS n FROM data GROUP BY 1)
                 SELECT cands.i AS i, counted.n AS n FROM counted JOIN cands ON counted.v = cands.v
             """
-        elif int(max_contributions) > 1:
+        elif int(max_contributions) > 1 or r > 1:
             sql = _unit_lists_sql(col_match, cands, privacy_unit, unit_type)
             params = params | {"salt": salt_text(salt)}
             return kept_counts(table, sql, params, int(max_contributions), len(candidates),
-                                None, progress)  # fmt: skip
+                                None, progress, r)  # fmt: skip
         else:
             sql = _bounded_scores_sql(col_match, cands, privacy_unit, unit_type, 1)
             params = params | {"salt": salt_text(salt)}
@@ -542,6 +563,7 @@ def kept_counts(
     size: int,
     codes: npt.NDArray[np.uint32] | None,
     progress: Progress,
+    max_rows_per_value: int = 1,
 ) -> npt.NDArray[np.int64]:
     """How many users keep each tie-break ``0 .. size - 1``: ``sql`` gives per user its seed
     ``h`` and the list ``l`` of its tie-breaks; the codes are the ties themselves (candidate
@@ -562,25 +584,33 @@ def kept_counts(
         The code of each tie-break, or ``None`` when the tie-breaks are the codes.
     progress : callable or None
         Polled with the percentage done while the query runs.
+    max_rows_per_value : int, default 1
+        ``r``: each kept (user, tie-break) adds ``min(its copies in the list, r)`` (its
+        rows, capped; :func:`keep_smallest_counted`) instead of 1.
 
     Returns
     -------
     numpy.ndarray of int64
-        The number of users keeping each tie-break.
+        The number of users keeping each tie-break (``r > 1``: their capped rows).
     """
     counts = np.zeros(size, dtype=np.int64)
+    r = int(max_rows_per_value)
 
     def consume(batch: Any) -> None:
         lists = batch.column(1)
         ties = lists.flatten().to_numpy()
-        kept = keep_smallest(
+        args = (
             batch.column(0).to_numpy(),
             lists.value_lengths().to_numpy(),
             ties if codes is None else codes[ties],
             ties,
             m,
         )
-        counts[:] += np.bincount(kept, minlength=size)
+        if r == 1:
+            counts[:] += np.bincount(keep_smallest(*args), minlength=size)
+            return
+        kept, rows = keep_smallest_counted(*args, r)
+        counts[:] += np.bincount(kept, weights=rows, minlength=size).astype(np.int64)
 
     table.query_batches(sql, params, consume, progress)
     return counts
@@ -594,11 +624,15 @@ def top_values(
     max_contributions: int = 1,
     salt: int = 0,
     progress: Progress = None,
+    max_rows_per_value: int = 1,
 ) -> list[tuple[Any, int]]:
     """The ``limit`` values with the largest bounded counts, ties by value, by the engine
     that holds ``table`` (:meth:`dpselect.data.engine.Engine.top_values`; DuckDB:
     :func:`duckdb_top_values`)."""
-    return table.top_values(column, limit, privacy_unit, max_contributions, salt, progress)
+    if int(max_rows_per_value) == 1:
+        return table.top_values(column, limit, privacy_unit, max_contributions, salt, progress)
+    return table.top_values(column, limit, privacy_unit, max_contributions, salt, progress,
+                            max_rows_per_value=max_rows_per_value)  # fmt: skip
 
 
 def duckdb_top_values(
@@ -609,9 +643,13 @@ def duckdb_top_values(
     max_contributions: int = 1,
     salt: int = 0,
     progress: Progress = None,
+    max_rows_per_value: int = 1,
 ) -> list[tuple[Any, int]]:
     """The ``limit`` values with the largest scores, ties by value: input to the limited-domain
     mechanism, which is built for candidate sets taken from the data (Durfee and Rogers 2019).
+
+    ``max_rows_per_value = r > 1`` (with a privacy unit): a kept value adds the user's rows
+    with it, at most ``r`` (the lists plan for every ``m``).
 
     The scores are those of :func:`candidate_scores` with every non-NULL value a candidate
     (floating values grouped by value, ``-0.0`` as ``0.0``): a user changes at most
@@ -620,6 +658,7 @@ def duckdb_top_values(
     keeps the values with the smallest (:func:`bounding_key`, value).
     """
     col_type = table.require_column(column)
+    r = check_rows_per_value(max_rows_per_value, privacy_unit)
     col = normalised_sql(f"data.{_quote(column)}", col_type)
     params: dict[str, Any] = {}
     if privacy_unit is not None:
@@ -638,10 +677,10 @@ def duckdb_top_values(
                          FROM (SELECT DISTINCT {col} AS v FROM data
                                WHERE data.{_quote(column)} IS NOT NULL))"""
         params["salt"] = salt_text(salt)
-        if int(max_contributions) > 1:
+        if int(max_contributions) > 1 or r > 1:
             return _top_values_lists(
                 table, vals, col, privacy_unit, unit_type, int(max_contributions), limit,
-                params, progress,
+                params, progress, r,
             )  # fmt: skip
         rows = f"""(SELECT {unit} AS u, vals.w AS w, vals.r AS r
                    FROM data JOIN vals ON {col} = vals.v WHERE {valid})"""
@@ -671,10 +710,12 @@ def _top_values_lists(
     limit: int,
     params: dict[str, Any],
     progress: Progress,
+    rows_cap: int = 1,
 ) -> list[tuple[Any, int]]:
-    """:func:`top_values` with ``m > 1``: the distinct values (code ``w``, rank ``r``) go to a
-    temporary table; DuckDB lists each user's value ranks, :func:`keep_smallest` keeps ``m``
-    per user, and the ``limit`` best ranks are turned back into values."""
+    """:func:`top_values` with ``m > 1`` (or ``rows_cap > 1``, ``max_rows_per_value``): the
+    distinct values (code ``w``, rank ``r``) go to a temporary table; DuckDB lists each user's
+    value ranks, :func:`keep_smallest` keeps ``m`` per user, and the ``limit`` best ranks are
+    turned back into values."""
     unit, valid = unit_sql(privacy_unit, unit_type)
     seed = unit_seed_sql(unit_type)
     try:
@@ -688,7 +729,7 @@ def _top_values_lists(
                   GROUP BY 1)
             WHERE {unit_kept_sql(unit_type)}
         """
-        counts = kept_counts(table, sql, params, m, len(codes), codes, progress)
+        counts = kept_counts(table, sql, params, m, len(codes), codes, progress, rows_cap)
         ranks = np.flatnonzero(counts)
         best = ranks[np.lexsort((ranks, -counts[ranks]))][: max(int(limit), 0)]
         if len(best) == 0:

@@ -38,12 +38,19 @@ exponential mechanism's bounded-range accounting buys a larger ``eps0`` and the 
 weighs that against permute-and-flip's advantage. The histograms win when ``c`` is small
 against ``k``: one person moves ``c`` counts, not all ``k`` rounds.
 
+With ``max_rows_per_value = r`` (a person adds up to ``r`` rows to each of their ``c``
+values: L-infinity ``r``, L1 ``c r``, L2 ``r sqrt(c)``) every option's noise scale is ``r``
+times its ``r = 1`` scale (selection: range distance ``r``; Laplace: L1 ``c r``; Gaussian:
+L2 ``r sqrt(c)``), so every gap is ``r`` times its ``r = 1`` gap and the choice does not
+depend on ``r``: :func:`choose_top_k` takes it only to report the scales and gaps.
+
 The criterion's probabilities are computed numerically for the continuous noise laws (a
 quadrature on a fixed grid): they rank mechanisms, they are not privacy statements.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -179,15 +186,21 @@ def composed_epsilon(kind: str, k: int, per_round: float, delta: float) -> tuple
     return r.epsilon, r.theorem
 
 
-def gaussian_histogram_sigma(c: int, epsilon: float, delta: float) -> float:
-    """The smallest sigma (rounded up) with ``c / (2 sigma^2)`` within the zCDP budget."""
+def gaussian_histogram_sigma(
+    c: int, epsilon: float, delta: float, max_rows_per_value: int = 1
+) -> float:
+    """The smallest sigma (rounded up) with ``c r^2 / (2 sigma^2)`` within the zCDP budget
+    (``r = max_rows_per_value``: the counts' L2 sensitivity is ``r sqrt(c)``)."""
     rho = Fraction(approx_dp_to_zcdp_budget(epsilon, delta))
     if rho == 0:  # below the smallest float: no sigma the exact sampler can take
         raise ParameterError(
             f"epsilon {float(epsilon):.6g} is too small for Gaussian counts at delta "
             f"{float(delta):.6g} (its zCDP budget is below the smallest float)"
         )
-    return float_up(Fraction(math.sqrt(float(Fraction(c) / (2 * rho)))) * (1 + Fraction(1, 10**12)))
+    r2 = Fraction(int(max_rows_per_value)) ** 2
+    return float_up(
+        Fraction(math.sqrt(float(Fraction(c) * r2 / (2 * rho)))) * (1 + Fraction(1, 10**12))
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -347,13 +360,35 @@ def _choose(
 
 
 def choose_top_k(
-    k: int, n: int, epsilon: float, delta: float = 0.0, max_contributions: int = 1
+    k: int,
+    n: int,
+    epsilon: float,
+    delta: float = 0.0,
+    max_contributions: int = 1,
+    max_rows_per_value: int = 1,
 ) -> tuple[TopKOption, tuple[TopKOption, ...]]:
     """The chosen mechanism and every option considered (module docstring).
 
     A pure function of its arguments, all public: the same arguments give the same choice
     (cached). Equal gaps go to the smallest noise scale on a score (when ``k >= n`` every gap
     is 0 and the scale alone decides the released order), then to the option listed first
-    in :data:`METHOD_NAMES`.
+    in :data:`METHOD_NAMES`. ``max_rows_per_value = r``: the choice at ``r = 1``, each
+    option's scale and gap multiplied by ``r`` (module docstring: every scale is ``r`` times
+    its ``r = 1`` value).
     """
-    return _choose(int(k), int(n), float(epsilon), float(delta), int(max_contributions))
+    best, options = _choose(int(k), int(n), float(epsilon), float(delta), int(max_contributions))
+    r = int(max_rows_per_value)
+    if r == 1:
+        return best, options
+    scaled = tuple(
+        dataclasses.replace(
+            o,
+            scale=float_up(r * Fraction(o.scale)),
+            gap=r * o.gap,
+            accounting=o.accounting.replace(
+                "L1 sensitivity max_contributions", "L1 sensitivity max_contributions x r"
+            ).replace("L2 sensitivity sqrt(", "L2 sensitivity r x sqrt("),
+        )
+        for o in options
+    )
+    return scaled[options.index(best)], scaled

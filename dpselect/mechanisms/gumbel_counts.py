@@ -26,6 +26,10 @@ distance (``d_in`` when the metric is monotonic, ``2 d_in`` otherwise; seed 001,
 
 Totals: ``rho = k d_range^2 / (8 scale^2) + k d_in^2 / (2 count_scale^2)`` (both count
 noises) and, for Laplace counts only, ``epsilon = k d_range / scale + k d_in / count_scale``.
+
+Counts of rows per person (``max_rows_per_value = r``: every count moves by at most ``r``, all
+the same way) are the case ``d_in = r``; :func:`dpselect.mechanisms.top_k_plan.plan_top_k`
+calibrates both scales there.
 """
 
 from __future__ import annotations

@@ -1,18 +1,20 @@
 """Noisy-histogram top-k: exact integer noise on every count, the ``k`` largest noisy counts.
 
 The input is a vector of counts in which one person changes at most ``c`` entries
-(``max_contributions``), each by at most 1: the L1 distance between neighbours is at most
-``c`` and the L2 distance at most ``sqrt(c)``. Every count gets independent exact noise, and the
+(``max_contributions``), each by at most ``r`` (``max_rows_per_value``, 1 unless a person's
+rows are counted: :mod:`dpselect.data.scores`): the L1 distance between neighbours is at most
+``c r`` and the L2 distance at most ``r sqrt(c)``. Every count gets independent exact noise, and the
 ``k`` largest noisy counts (ties in uniformly random order) are released with their noisy values.
 Ranking and cutting are post-processing of the noisy histogram, so the whole release costs
 what the histogram costs:
 
-- discrete Laplace of scale ``b`` (``P(z) ∝ exp(-|z| / b)``): ``d c / b``-DP at ``d`` persons
+- discrete Laplace of scale ``b`` (``P(z) ∝ exp(-|z| / b)``): ``d c r / b``-DP at ``d`` persons
   (the geometric mechanism: Ghosh, Roughgarden and Sundararajan 2009; Canonne, Kamath and
   Steinke 2020, Section 2: the mass ratio is ``exp((|z - a'| - |z - a|) / b) <= exp(|a - a'|
-  / b)`` per coordinate, and ``sum |a - a'| <= d c``);
-- discrete Gaussian of variance parameter ``sigma^2``: ``d^2 c / (2 sigma^2)``-zCDP (CKS 2020,
-  Theorem 14 for independent coordinates with L2 sensitivity ``d sqrt(c)``).
+  / b)`` per coordinate, and ``sum |a - a'| <= d c r``: the counts are integers, so the
+  integer noise's ratio bound holds for any integer shift);
+- discrete Gaussian of variance parameter ``sigma^2``: ``d^2 c r^2 / (2 sigma^2)``-zCDP (CKS
+  2020, Theorem 14 for independent coordinates with L2 sensitivity ``d r sqrt(c)``).
 
 Against ``k`` rounds of a selection mechanism, whose every round pays for a person that moves
 all scores, the histogram pays for ``c`` counts once: it wins when ``c`` is small against ``k``
@@ -115,22 +117,26 @@ def make_noisy_histogram_top_k(
     max_contributions: int = 1,
     *,
     source: RandomSource | None = None,
+    max_rows_per_value: int = 1,
 ) -> Measurement:
     """Top-``k`` of ``n`` counts by a noisy histogram (module docstring).
 
     Input: an integer vector of length ``n``; ``d_in`` counts persons added or removed
     (:class:`SymmetricDistance`), each changing at most ``max_contributions`` counts by 1
-    (the data layer's contribution bounding guarantees it). ``scale``: the Laplace ``b`` or
-    the Gaussian ``sigma``. Output: :class:`NoisyTopK` ``(indices, noisy counts)``.
+    (the data layer's contribution bounding guarantees it), each by at most
+    ``max_rows_per_value = r`` (default 1). ``scale``: the Laplace ``b`` or the Gaussian
+    ``sigma``. Output: :class:`NoisyTopK` ``(indices, noisy counts)``.
 
-    Privacy map: Laplace, ``MaxDivergence``: ``d_in c / b``; Gaussian,
-    ``ZeroConcentratedDivergence``: ``d_in^2 c / (2 sigma^2)``; both rounded up.
+    Privacy map: Laplace, ``MaxDivergence``: ``d_in c r / b``; Gaussian,
+    ``ZeroConcentratedDivergence``: ``d_in^2 c r^2 / (2 sigma^2)``; both rounded up (L1
+    sensitivity ``c r``, L2 ``r sqrt(c)``: module docstring).
     """
     n = check_int(n, "n", minimum=1)
     k = check_int(k, "k", minimum=1)
     if k > n:
         raise ParameterError(f"k must be at most the number of counts ({n}), got {k}")
     c = check_int(max_contributions, "max_contributions", minimum=1)
+    r = check_int(max_rows_per_value, "max_rows_per_value", minimum=1)
     if noise not in ("laplace", "gaussian"):
         raise ParameterError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
     s = Fraction(check_scale(scale, allow_zero=False))
@@ -168,8 +174,8 @@ def make_noisy_histogram_top_k(
             return math.inf
         d = Fraction(d_in)
         if noise == "laplace":
-            return float_up(d * c / s)
-        return float_up(d * d * c / (2 * s * s))
+            return float_up(d * c * r / s)
+        return float_up(d * d * c * r * r / (2 * s * s))
 
     return Measurement(
         input_domain=vector_domain(atom_domain(int), size=n),

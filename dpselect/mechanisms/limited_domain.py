@@ -34,6 +34,13 @@ with probability at most ``delta / min(Delta, k_bar)``; at most ``min(Delta, k_b
 items exist. The ranking of the top ``k_bar`` and bottom is one-shot Gumbel, i.e. peeling
 exponential mechanisms (seed 004, Theorem 1), which the three composition bounds cover.
 
+**Rows per value** (``max_rows_per_value = r``): when one user moves each count by at most
+``r`` (L-infinity ``r``), the mechanism runs with Gumbel scale ``r / epsilon`` and the
+threshold ``r (1 + ln(min(Delta, k_bar) / delta) / epsilon)`` (rounded up). Its ranking is
+then exactly the one of the mechanism above on the counts divided by ``r`` (every key and the
+threshold scaled by ``r``), counts that move by at most 1 per user: the same theorem, the same
+``(epsilon*, delta + delta')`` at ``d_in <= r``.
+
 Implementation notes:
 
 - The ranking is exact (:func:`~dpselect.sampling.noisy_top_k` with Gumbel noise on the
@@ -197,6 +204,7 @@ def make_limited_domain_top_k(
     input_metric: Any = None,
     source: RandomSource | None = None,
     accounting: LimitedDomainAccounting = "tightest",
+    max_rows_per_value: int = 1,
 ) -> Measurement:
     """DR19's limited-domain top-``k``: up to ``k`` items, ranked, from a private item set.
 
@@ -224,13 +232,18 @@ def make_limited_domain_top_k(
     accounting:
         How the map bounds ``epsilon*`` (:func:`limited_domain_accounting`): ``"tightest"``
         (default; the least valid bound the library has) or ``"dr19"`` (the closed forms).
+    max_rows_per_value:
+        ``r``: how much one user moves one count (default 1). The noise scale and the
+        threshold are ``r`` times those of ``r = 1`` (module docstring) and the map covers
+        ``d_in <= r``.
 
     The function takes a mapping ``{item: count}`` (:class:`HistogramDomain`; an empty mapping
     is valid) and returns a list of at most ``k`` items, best first; fewer than ``k`` means the
     noisy threshold came first. The map to ``Approximate(MaxDivergence())`` is DR19, Theorem 1:
     ``d_in = 0 -> (0, 0)``; ``0 < d_in <= 1 -> (epsilon*, delta + delta')`` with ``epsilon*``
     from :func:`limited_domain_accounting` (module docstring);
-    ``d_in > 1`` raises :class:`PrivacyMapError` (the threshold covers counts that move by 1).
+    ``d_in > r`` raises :class:`PrivacyMapError` (the threshold covers counts that move by
+    ``r``).
     """
     k = check_int(k, "k", minimum=1)
     k_bar = check_int(k_bar, "k_bar", minimum=1)
@@ -241,6 +254,7 @@ def make_limited_domain_top_k(
     dp = Fraction(check_delta(delta_prime, "delta_prime"))
     if max_contributions is not None:
         max_contributions = check_int(max_contributions, "max_contributions", minimum=1)
+    r = check_int(max_rows_per_value, "max_rows_per_value", minimum=1)
     metric = LInfDistance(monotonic=True) if input_metric is None else input_metric
     if type(metric) is not LInfDistance or not metric.monotonic:
         raise MetricError(
@@ -248,8 +262,10 @@ def make_limited_domain_top_k(
             f"epsilon are proven for add/remove neighbours; got {metric!r}"
         )
     domain = HistogramDomain()
-    gumbel_scale = 1 / eps
+    gumbel_scale = r / eps  # exact (a Fraction): the threshold below is r times its own
     bottom = limited_domain_threshold(eps, dlt, k_bar, max_contributions)
+    if r > 1:  # rounded up: a higher threshold only lowers the bad event's probability
+        bottom = float_up(r * Fraction(bottom))
     if not math.isfinite(bottom):
         raise ParameterError("ln(min(Delta, k_bar) / delta) / epsilon overflows a float")
     epsilon_star, _ = limited_domain_accounting(eps, k, dp, accounting)
@@ -278,9 +294,9 @@ def make_limited_domain_top_k(
     def privacy_map(d_in: Any) -> tuple[float, float]:
         if d_in == 0:
             return (0.0, 0.0)
-        if d_in > 1:
+        if d_in > r:
             raise PrivacyMapError(
-                f"the limited-domain threshold covers counts that move by at most 1; d_in = "
+                f"the limited-domain threshold covers counts that move by at most {r}; d_in = "
                 f"{d_in} (build the mechanism for a group with a larger threshold instead)"
             )
         return (epsilon_star, delta_star)

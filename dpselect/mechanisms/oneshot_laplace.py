@@ -22,6 +22,11 @@ covers neither the ranking nor the noisy values ``y_i``, so neither is released:
   2014, Theorem 3.16): the ``k`` counts have L1 sensitivity ``k d_in``, hence are
   ``k d_in / count_scale``-DP (Ghosh, Roughgarden and Sundararajan 2009).
 
+Counts of rows per person (``max_rows_per_value = r``, :mod:`dpselect.data.scores`) move by at
+most ``r``: the map is taken at ``d_in = r`` (the L-infinity distance), which is the theorem on
+``x / r`` at scale ``b / r``: ``(r epsilon, delta)`` while ``r epsilon`` stays in the theorem's
+range, else the pure bound ``d r / b``.
+
 The selection is sampled *exactly* without ever holding a real ``y_i``:
 
 - ``N_i = floor(L_i)`` has ``P(N = n) = (1 - q) q^n / 2`` for ``n >= 0`` and

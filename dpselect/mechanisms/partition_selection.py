@@ -26,6 +26,14 @@ With ``p = P(1 + Z >= tau)`` (a value that only one neighbour has), the map at o
 - Laplace: ``(c / b, c p)`` provided ``-ln(1 - p) <= 1 / b`` (checked);
 - Gaussian: ``(eps_1 + c (-ln(1 - p)), delta_1 + c p)`` with ``eps_1`` the CKS conversion of
   ``rho = c / (2 sigma^2)`` at ``delta_1``.
+
+**Rows per value** (``max_rows_per_value = r``): a person adds at most ``r`` to each of at most
+``c`` counts (L-infinity ``r``, L1 ``c r``, L2 ``r sqrt(c)``), so a value only one neighbour has
+counts at most ``r`` there. The proof of docs/partition_selection.md, section 2, goes through
+with ``p = P(r + Z >= tau)`` (the count ``r`` passes most often) and the common part's L1
+distance ``(c - j) r`` (Laplace) or L2 ``r sqrt(c)`` (Gaussian): Laplace ``b = c r / epsilon``,
+``(c r / b, c p)`` provided ``-ln(1 - p) <= r / b``; Gaussian ``rho = c r^2 / (2 sigma^2)``.
+The threshold is ``r - 1`` above the one of ``r = 1`` at the same noise.
 """
 
 from __future__ import annotations
@@ -192,6 +200,8 @@ class ThresholdPlan:
     epsilon: float
     delta: float
     delta_noise: float
+    #: ``r``: each count moves by at most this much per person (``p`` is ``P(r + Z >= tau)``)
+    max_rows_per_value: int = 1
 
 
 def _check_range(value: Fraction, bounds: tuple[Fraction, Fraction], law: str, name: str) -> None:
@@ -304,28 +314,35 @@ def threshold_plan(
     epsilon: float,
     delta: float,
     max_contributions: int = 1,
+    *,
+    max_rows_per_value: int = 1,
 ) -> ThresholdPlan:
     """Calibrate thresholding to ``(epsilon, delta)`` at one person (module docstring).
 
-    Laplace: ``b = c / epsilon`` (rounded up), all of ``delta`` to the threshold. Gaussian:
+    Laplace: ``b = c r / epsilon`` (rounded up), all of ``delta`` to the threshold. Gaussian:
     half of ``delta`` to the threshold, half to the zCDP conversion, ``sigma`` the smallest
-    whose CKS conversion (plus the threshold's ``epsilon`` share) is within ``epsilon``.
+    whose CKS conversion of ``rho = c r^2 / (2 sigma^2)`` (plus the threshold's ``epsilon``
+    share) is within ``epsilon``. ``r = max_rows_per_value`` (default 1): each person moves
+    each of their ``c`` counts by at most ``r``; the threshold is then ``r + m`` with ``m``
+    the least with ``c P(Z >= m)`` within the threshold's delta (module docstring, "Rows per
+    value").
     """
     c = check_int(max_contributions, "max_contributions", minimum=1)
+    r = check_int(max_rows_per_value, "max_rows_per_value", minimum=1)
     eps = Fraction(check_epsilon(epsilon))
     dlt = Fraction(check_delta(delta, allow_zero=False))
     if noise == "laplace":
-        b = Fraction(float_up(Fraction(c) / eps))
+        b = Fraction(float_up(Fraction(c * r) / eps))
         _check_range(b, LAPLACE_SCALE_RANGE, "Laplace", "scale")
         m = _laplace_tail_exponent(b, c, dlt)
         p = upper_float(
             evaluate(lambda: (-arb(m) / arb_of(b)).exp() / (1 + (-1 / arb_of(b)).exp()))
         )
-        if not -math.log1p(-p) * (1 + 1e-9) <= float(1 / b) * (1 - 1e-12):
+        if not -math.log1p(-p) * (1 + 1e-9) <= float(r / b) * (1 - 1e-12):
             raise ParameterError("delta is too large for Laplace thresholding at this epsilon")
-        spent = float_up(Fraction(c) / b)
+        spent = float_up(Fraction(c * r) / b)
         # c p <= delta is certified in arb (_laplace_tail_exponent): delta itself is the bound
-        return ThresholdPlan("laplace", float(b), m + 1, c, p, spent, float(dlt), 0.0)
+        return ThresholdPlan("laplace", float(b), m + r, c, p, spent, float(dlt), 0.0, r)
     if noise != "gaussian":
         raise ParameterError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
     d_thr, d_noise = dlt / 2, dlt / 2
@@ -335,7 +352,7 @@ def threshold_plan(
     p_cap = -math.log1p(-float(d_thr / c)) * (1 + 1e-9)
 
     def eps_for(sigma: float) -> Fraction:
-        rho = Fraction(c) / (2 * Fraction(sigma) ** 2)
+        rho = Fraction(c * r * r) / (2 * Fraction(sigma) ** 2)
         return Fraction(zcdp_to_approx_dp(rho, d_noise)) + c * Fraction(p_cap)
 
     for _ in range(200):
@@ -360,12 +377,13 @@ def threshold_plan(
     start = math.ceil(sigma * math.sqrt(2 * math.log(float(c / d_thr))) * (1 + 1e-9)) + 1
     m = _least_gaussian_tail_exponent(sigma2, c, d_thr, start)
     p = discrete_gaussian_tail(sigma2, m)
-    rho = Fraction(c) / (2 * sigma2)
+    rho = Fraction(c * r * r) / (2 * sigma2)
     eps1 = zcdp_to_approx_dp(rho, d_noise)
     spent = float_up(Fraction(eps1) + c * Fraction(-math.log1p(-p) * (1 + 1e-9)))
     return ThresholdPlan(
-        "gaussian", sigma, m + 1, c, p, spent, float_up(d_noise + c * Fraction(p)), float(d_noise)
-    )
+        "gaussian", sigma, m + r, c, p, spent, float_up(d_noise + c * Fraction(p)),
+        float(d_noise), r,
+    )  # fmt: skip
 
 
 def make_threshold_partition_selection(

@@ -6,7 +6,8 @@ is the policy set union (:mod:`dpselect.mechanisms.set_union`, GGKSSY20), stage 
 adaptively; :func:`policy_top_k_plan` splits the budget, :func:`make_policy_top_k` builds the
 :class:`~dpselect.core.measurement.Measurement` and its map (docs/partition_selection.md,
 section 3). :mod:`dpselect.recipes.unknown_domain` decides when to run it, opens the data and
-charges the ledger.
+charges the ledger. Like the set union, it counts persons: not run with
+``max_rows_per_value > 1``.
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ independently when ``h + Z >= rho`` (``Z`` Laplace of scale ``b``, or Gaussian o
 ``sigma``): only the set of values is output. Weights far above ``rho`` are wasted budget in
 plain thresholding; the policy moves a person's budget to the values that still need it.
 
+Each person contributes each of their values once (a weight budget of norm 1 shared by
+distinct values): the mechanism counts persons, not rows, and the recipes refuse
+``max_rows_per_value > 1`` with it (before any charge; docs/contribution_bounding.md).
+
 Two policies (GGKSSY20, Section 5; Policy Laplace and Policy Gaussian):
 
 - ``"laplace"``: *l1 descent* -- all of the person's values below ``Gamma`` rise together

@@ -3,12 +3,20 @@
 :func:`plan_top_k` turns the public facts of a query (``n`` candidates, ``k``, the target
 ``(epsilon, delta)``, the mechanism asked for or ``"auto"``, whether counts are released, the
 L1 sensitivity ``c`` of the histograms) into a :class:`TopKPlan`: the calibrated
-:class:`~dpselect.core.measurement.Measurement` (map at one person, ``d_in = 1``), its cost in
+:class:`~dpselect.core.measurement.Measurement` (map at one person), its cost in
 each accounting (``epsilon, delta`` for a basic ledger, ``rho`` for a zCDP ledger) and its
 accuracy statement. :func:`resolve_top_k_method` is the public choice ("auto": by
 :mod:`dpselect.mechanisms.choice`), :func:`calibrate_scale` the smallest scale meeting a pure
 epsilon. Nothing here reads data or samples: :func:`dpselect.top_k` and the recipes charge a
 ledger with a plan's cost and only then run its measurement.
+
+``max_rows_per_value = r`` (a person adds at most ``r`` rows to each of at most ``c`` scores:
+L-infinity ``r``, L1 ``c r``, L2 ``r sqrt(c)``; docs/contribution_bounding.md): the selections
+are calibrated at range distance ``r`` (their maps at ``d_in = r``, seed 001, Sec. 1.1), the
+histograms at L1 ``c r`` / L2 ``r sqrt(c)`` (:func:`make_noisy_histogram_top_k`), Gumbel with
+counts at L-infinity ``r`` for both its rankings and its counts. Every scale is then ``r``
+times its ``r = 1`` value, and so is every accuracy figure; the mechanism ``"auto"`` picks is
+the same as at ``r = 1`` (:mod:`dpselect.mechanisms.choice`).
 """
 
 from __future__ import annotations
@@ -67,7 +75,9 @@ GUMBEL_WITH_COUNTS = (
 class TopKPlan:
     """A calibrated top-k: the measurement, what it costs in each accounting, what it claims.
 
-    ``measurement`` maps one person (``d_in = 1``) to its loss in its own measure;
+    ``measurement`` maps one person to its loss in its own measure (``d_in = 1`` for the
+    histograms, whose metric counts persons; ``d_in = r = max_rows_per_value`` for the
+    selections and Gumbel with counts, whose metric is the scores' L-infinity distance);
     ``epsilon, delta`` is the guarantee a basic ledger is charged (``kind``), ``rho`` what a
     zCDP ledger is charged.
     """
@@ -196,36 +206,42 @@ def plan_top_k(
     c: int,
     source: RandomSource | None,
     zcdp_ledger: bool = False,
+    max_rows_per_value: int = 1,
 ) -> TopKPlan:
-    """Calibrate the chosen mechanism to ``(eps, delta)`` at one person (``d_in = 1``).
+    """Calibrate the chosen mechanism to ``(eps, delta)`` at one person.
 
-    Selection scores move by at most 1 each, all the same way (monotonic; data.scores); each
-    person moves at most ``c`` of them (histograms).
+    Selection scores move by at most ``r = max_rows_per_value`` each, all the same way
+    (monotonic; data.scores): the selection maps are taken at ``d_in = r``. Each person moves
+    at most ``c`` of them (histograms: L1 ``c r``, L2 ``r sqrt(c)``). ``r = 1`` is the plan
+    of one count per person and value.
     """
+    r = int(max_rows_per_value)
     method = resolve_top_k_method(mech, k, n, eps, delta, c, counts, zcdp_ledger)
     if method == "gumbel_counts":
-        return plan_gumbel_counts(n, k, eps, source)
+        return plan_gumbel_counts(n, k, eps, source, max_rows_per_value=r)
     if method in ("laplace_histogram", "gaussian_histogram"):
-        return plan_histogram_top_k(n, k, eps, delta, method, c, source)
+        return plan_histogram_top_k(n, k, eps, delta, method, c, source, max_rows_per_value=r)
     noise = _NOISE[method]
     kind: Literal["pure", "bounded_range"] = "bounded_range" if noise == "gumbel" else "pure"
     if delta == 0:
-        scale = calibrate_scale(lambda s: _selection(n, k, noise, s, MaxDivergence(), source), eps)
+        scale = calibrate_scale(
+            lambda s: _selection(n, k, noise, s, MaxDivergence(), source), eps, d_in=r
+        )
         accounting = "basic composition"
     else:
         eps0, accounting = per_round_epsilon(kind, k, eps, delta)
-        scale = float_up(1 / Fraction(eps0))
+        scale = float_up(r / Fraction(eps0))
     measurement = _selection(n, k, noise, scale, MaxDivergence(), source)
     twin = _selection(n, k, noise, scale, ZeroConcentratedDivergence(), source)
-    pure = float(measurement.map(1))
+    pure = float(measurement.map(r))
     if delta == 0:
         spent_eps, spent_delta, charge_kind = pure, 0.0, kind
     else:
-        per_round = selection_loss(1, scale, 1, noise, MaxDivergence())
+        per_round = selection_loss(r, scale, 1, noise, MaxDivergence())
         spent_eps, accounting = composed_epsilon(kind, k, per_round, delta)
         while spent_eps > eps:  # pragma: no cover - the bisection keeps a margin
             scale = math.nextafter(scale, math.inf)
-            per_round = selection_loss(1, scale, 1, noise, MaxDivergence())
+            per_round = selection_loss(r, scale, 1, noise, MaxDivergence())
             spent_eps, accounting = composed_epsilon(kind, k, per_round, delta)
         measurement = _selection(n, k, noise, scale, MaxDivergence(), source)
         twin = _selection(n, k, noise, scale, ZeroConcentratedDivergence(), source)
@@ -240,7 +256,7 @@ def plan_top_k(
         None,
         spent_eps,
         spent_delta,
-        float(twin.map(1)),
+        float(twin.map(r)),
         charge_kind,
         accounting,
         _selection_accuracy(noise, scale, k, n),
@@ -250,14 +266,29 @@ def plan_top_k(
 
 
 def plan_histogram_top_k(
-    n: int, k: int, eps: float, delta: float, method: str, c: int, source: RandomSource | None
+    n: int,
+    k: int,
+    eps: float,
+    delta: float,
+    method: str,
+    c: int,
+    source: RandomSource | None,
+    max_rows_per_value: int = 1,
 ) -> TopKPlan:
+    """A noisy-histogram top-k calibrated to counts of L1 sensitivity ``c r`` (Laplace) or L2
+    sensitivity ``r sqrt(c)`` (Gaussian), ``r = max_rows_per_value``."""
+    r = int(max_rows_per_value)
+    rows_note = " x max_rows_per_value" if r > 1 else ""
     if method == "laplace_histogram":
-        scale = float_up(Fraction(c) / Fraction(eps))
-        m = make_noisy_histogram_top_k(n, k, "laplace", scale, c, source=source)
+        scale = float_up(Fraction(c * r) / Fraction(eps))
+        m = make_noisy_histogram_top_k(
+            n, k, "laplace", scale, c, source=source, max_rows_per_value=r
+        )
         while float(m.map(1)) > eps:  # pragma: no cover - one ulp
             scale = math.nextafter(scale, math.inf)
-            m = make_noisy_histogram_top_k(n, k, "laplace", scale, c, source=source)
+            m = make_noisy_histogram_top_k(
+                n, k, "laplace", scale, c, source=source, max_rows_per_value=r
+            )
         spent = float(m.map(1))
         return TopKPlan(
             m,
@@ -269,19 +300,21 @@ def plan_histogram_top_k(
             0.0,
             pure_dp_to_zcdp(spent),
             "pure",
-            "Laplace mechanism on counts of L1 sensitivity max_contributions",
+            f"Laplace mechanism on counts of L1 sensitivity max_contributions{rows_note}",
             _histogram_accuracy("laplace", scale, k, n),
             True,
             2 * histogram_halfwidth("laplace", scale, n, 1 - CONFIDENCE),
             histogram_halfwidth("laplace", scale, n, 1 - CONFIDENCE),
         )
-    sigma = gaussian_histogram_sigma(c, eps, delta)
-    m = make_noisy_histogram_top_k(n, k, "gaussian", sigma, c, source=source)
+    sigma = gaussian_histogram_sigma(c, eps, delta, r)
+    m = make_noisy_histogram_top_k(n, k, "gaussian", sigma, c, source=source, max_rows_per_value=r)
     rho = float(m.map(1))
     spent = zcdp_to_approx_dp(rho, delta)
     while spent > eps:  # pragma: no cover - sigma carries a margin
         sigma = sigma * (1 + 1e-9)
-        m = make_noisy_histogram_top_k(n, k, "gaussian", sigma, c, source=source)
+        m = make_noisy_histogram_top_k(
+            n, k, "gaussian", sigma, c, source=source, max_rows_per_value=r
+        )
         rho = float(m.map(1))
         spent = zcdp_to_approx_dp(rho, delta)
     return TopKPlan(
@@ -294,8 +327,9 @@ def plan_histogram_top_k(
         delta,
         rho,
         "approx",
-        "zCDP of the Gaussian mechanism (L2 sensitivity sqrt(max_contributions)) and the "
-        "Canonne-Kamath-Steinke conversion",
+        "zCDP of the Gaussian mechanism (L2 sensitivity "
+        + ("max_rows_per_value x " if r > 1 else "")
+        + "sqrt(max_contributions)) and the Canonne-Kamath-Steinke conversion",
         _histogram_accuracy("gaussian", sigma, k, n),
         True,
         2 * histogram_halfwidth("gaussian", sigma, n, 1 - CONFIDENCE),
@@ -303,7 +337,13 @@ def plan_histogram_top_k(
     )
 
 
-def plan_gumbel_counts(n: int, k: int, eps: float, source: RandomSource | None) -> TopKPlan:
+def plan_gumbel_counts(
+    n: int, k: int, eps: float, source: RandomSource | None, max_rows_per_value: int = 1
+) -> TopKPlan:
+    """One-shot Gumbel with Laplace counts, calibrated at L-infinity distance
+    ``r = max_rows_per_value`` (its map's ``d_in``: the ranking's range distance and each
+    count's shift)."""
+    r = int(max_rows_per_value)
     domain = vector_domain(atom_domain(int), size=n)
     metric = LInfDistance(monotonic=True)
 
@@ -313,7 +353,7 @@ def plan_gumbel_counts(n: int, k: int, eps: float, source: RandomSource | None) 
             domain, metric, k, 2 * k * c, 2 * k * c, "laplace", measure, source
         )
 
-    c = calibrate_scale(lambda c: with_counts(MaxDivergence(), c), eps)
+    c = calibrate_scale(lambda c: with_counts(MaxDivergence(), c), eps, d_in=r)
     m = with_counts(MaxDivergence(), c)
     scale = 2 * k * c
     t = count_halfwidth("laplace", scale, k, (1 - CONFIDENCE) / 2)
@@ -330,9 +370,9 @@ def plan_gumbel_counts(n: int, k: int, eps: float, source: RandomSource | None) 
         GUMBEL_WITH_COUNTS,
         scale,
         scale,
-        float(m.map(1)),
+        float(m.map(r)),
         0.0,
-        float(with_counts(ZeroConcentratedDivergence(), c).map(1)),
+        float(with_counts(ZeroConcentratedDivergence(), c).map(r)),
         "pure",
         "basic composition",
         accuracy,
@@ -342,24 +382,25 @@ def plan_gumbel_counts(n: int, k: int, eps: float, source: RandomSource | None) 
     )
 
 
-def calibrate_scale(make: Callable[[float], Measurement], epsilon: float) -> float:
-    """The smallest float scale whose pure-DP loss at ``d_in = 1`` is at most ``epsilon``.
+def calibrate_scale(make: Callable[[float], Measurement], epsilon: float, d_in: int = 1) -> float:
+    """The smallest float scale whose pure-DP loss at ``d_in`` (default 1) is at most
+    ``epsilon``.
 
     The selection maps are ``float_up(c / scale)`` for a rational ``c`` (report_noisy_max,
     gumbel_counts), so ``scale = float_up(map_at_1 / epsilon)`` is within an ulp or two of the
     answer: it is moved by ulps while the map's own check decides, which replaces a binary
     search of about 200 constructions by a handful. Binary search remains the fallback.
     """
-    scale = float_up(Fraction(make(1.0).map(1)) / Fraction(epsilon))
+    scale = float_up(Fraction(make(1.0).map(d_in)) / Fraction(epsilon))
     for _ in range(4):
-        if make(scale).check(1, epsilon):
+        if make(scale).check(d_in, epsilon):
             break
         scale = math.nextafter(scale, math.inf)
     else:  # pragma: no cover - only if a map stops being c / scale
-        return float(binary_search_param(make, 1, epsilon))
+        return float(binary_search_param(make, d_in, epsilon))
     for _ in range(4):
         smaller = math.nextafter(scale, 0.0)
-        if smaller <= 0 or not make(smaller).check(1, epsilon):
+        if smaller <= 0 or not make(smaller).check(d_in, epsilon):
             break
         scale = smaller
     return scale

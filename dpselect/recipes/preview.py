@@ -404,6 +404,8 @@ class TopKPreview(Result):
     max_contributions: int
     rows: list[TopKPreviewRow]
     note: str = "public parameters only: no data read, no budget spent"
+    #: rows of one person counted per value (1: a score counts persons)
+    max_rows_per_value: int = 1
 
     def _rows(self) -> list[dict[str, Any]]:
         return list(self.to_dict()["rows"])
@@ -416,7 +418,13 @@ class TopKPreview(Result):
         )
         lines = [
             f"top-{self.k} of {n} at epsilon = {self.epsilon:g}, delta = {self.delta:g}, "
-            f"max_contributions = {self.max_contributions} ({self.note})",
+            f"max_contributions = {self.max_contributions}"
+            + (
+                f", max_rows_per_value = {self.max_rows_per_value}"
+                if self.max_rows_per_value != 1
+                else ""
+            )
+            + f" ({self.note})",
         ]
         if self.n_candidates is None:
             from .unknown_domain import RANKING_SDS_PER_RANK
@@ -467,6 +475,7 @@ def preview_top_k(
     epsilon: float,
     delta: float = 0.0,
     max_contributions: int = 1,
+    max_rows_per_value: int = 1,
 ) -> TopKPreview:
     """The options :func:`dpselect.top_k` weighs for these public parameters, with the
     accuracy each would give; ``n_candidates=None`` for values from the data. Nothing is
@@ -482,6 +491,9 @@ def preview_top_k(
         The privacy cost of the top-k.
     max_contributions : int, default 1
         How many values each person counts toward.
+    max_rows_per_value : int, default 1
+        How many of a person's rows count toward one value (scales, gaps and accuracy
+        figures are then ``r`` times larger; the choice is the same for candidates).
 
     Returns
     -------
@@ -515,14 +527,15 @@ def preview_top_k(
     eps = float(check_epsilon(epsilon))
     dlt = float(check_delta(delta))
     c = check_int(max_contributions, "max_contributions", minimum=1)
+    r = check_int(max_rows_per_value, "max_rows_per_value", minimum=1)
     beta = 1 - CONFIDENCE
     rows: list[TopKPreviewRow] = []
     if n_candidates is None:
         if dlt == 0:
             raise ParameterError("values from the data need delta > 0")
-        ud_best, ud_options = choose_unknown_domain(k, eps, dlt, c)
-        policy = use_policy_top_k(k, eps, dlt, c) if c > 1 else False
-        if c > 1:  # a privacy unit: policy set union then the top k is available (DuckDB)
+        ud_best, ud_options = choose_unknown_domain(k, eps, dlt, c, r)
+        policy = use_policy_top_k(k, eps, dlt, c) if c > 1 and r == 1 else False
+        if c > 1 and r == 1:  # a unit: policy set union then the top k (DuckDB; counts persons)
             su = policy_top_k_plan(k, eps, dlt, c).set_union
             rows.append(
                 TopKPreviewRow(
@@ -547,9 +560,9 @@ def preview_top_k(
                     u is ud_best and not policy, u.threshold, u.noise_sd, u.criterion,
                 )
             )  # fmt: skip
-        return TopKPreview(k, None, eps, dlt, c, rows)
+        return TopKPreview(k, None, eps, dlt, c, rows, max_rows_per_value=r)
     n = check_int(n_candidates, "n_candidates", minimum=k)
-    chosen, all_options = choose_top_k(k, n, eps, dlt, c)
+    chosen, all_options = choose_top_k(k, n, eps, dlt, c, r)
     for o in all_options:
         if o.mechanism.endswith("_histogram"):
             hnoise: Literal["laplace", "gaussian"] = (
@@ -562,4 +575,4 @@ def preview_top_k(
         rows.append(
             TopKPreviewRow(o.mechanism, o.name, o.scale, o.accounting, o.gap, alpha, o is chosen)
         )
-    return TopKPreview(k, n, eps, dlt, c, rows)
+    return TopKPreview(k, n, eps, dlt, c, rows, max_rows_per_value=r)

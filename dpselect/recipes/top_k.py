@@ -21,7 +21,7 @@ from ..core.deprecation import warn_renamed
 from ..core.errors import ParameterError
 from ..data.candidates import candidates_note, load_candidates
 from ..data.engine import Engine
-from ..data.rules import check_bounded_candidates
+from ..data.rules import check_bounded_candidates, check_rows_per_value
 from ..data.scores import candidate_multiplicity, candidate_scores
 from ..data.tables import one_column
 from ..mechanisms.choice import METHOD_NAMES
@@ -95,6 +95,7 @@ def top_k(
     k_bar: int | None = None,
     schema: Any = None,
     auto_fraction: float | None = None,
+    max_rows_per_value: int = 1,
 ) -> TopKResult:
     """The ``k`` most common values of ``column``, privately, at an ``(epsilon, delta)`` target.
 
@@ -102,8 +103,11 @@ def top_k(
     ``candidates``: a list or a text file (one per line); values absent from the data score 0,
     values outside the list are ignored. ``privacy_unit``: a column identifying people (each
     row is a person without it); each person counts toward at most ``max_contributions``
-    values. ``(epsilon, delta)`` is the total guarantee at distance 1 (one person added or
-    removed); ``delta`` defaults to 0 (pure DP).
+    values, once each, or with ``max_rows_per_value=r`` with their rows, at most ``r`` per
+    value (a score then counts rows, not persons: "the top destinations by flights"; every
+    mechanism is calibrated to L-infinity ``r``, L1 ``m r``, L2 ``r sqrt(m)``,
+    docs/contribution_bounding.md). ``(epsilon, delta)`` is the total guarantee at distance 1
+    (one person added or removed); ``delta`` defaults to 0 (pure DP).
 
     ``mechanism="auto"`` (default) runs the most accurate mechanism for the public facts
     ``(k, epsilon, delta, number of candidates, max_contributions)`` by the criterion of
@@ -164,6 +168,9 @@ def top_k(
     progress, k_bar, schema, auto_fraction
         A progress callback, the limited-domain ``k_bar``, declared column types, and the
         share of ``epsilon`` spent by ``max_contributions="auto"``.
+    max_rows_per_value : int, default 1
+        With a ``privacy_unit``: how many of a person's rows count toward one value (1: the
+        person counts once). Not with ``max_contributions="auto"``.
 
     Returns
     -------
@@ -197,7 +204,13 @@ def top_k(
     k = check_int(k, "k", minimum=1)
     eps = float(check_user_epsilon(epsilon))
     mech = _check_mechanism(mechanism)
+    rows_cap = check_rows_per_value(max_rows_per_value, privacy_unit)
     auto_m = isinstance(max_contributions, str) and max_contributions == "auto"
+    if auto_m and rows_cap != 1:
+        raise ParameterError(
+            "max_contributions='auto' chooses the bound for one row per value: give "
+            "max_contributions as a number with max_rows_per_value"
+        )
     if auto_m:
         fraction = check_auto_fraction(auto_fraction)
         if privacy_unit is None:
@@ -241,6 +254,7 @@ def top_k(
             progress,
             k_bar,
             schema=schema,
+            max_rows_per_value=rows_cap,
         )
     if k_bar is not None:
         raise ParameterError("k_bar applies only without a candidates list (limited domain)")
@@ -277,11 +291,13 @@ def top_k(
     # equality: a collated Spark text column matches "a" and "A" to one value), read from
     # the schema only (data.scores.candidate_multiplicity).
     c = m if privacy_unit is not None else candidate_multiplicity(table, column, cand_list)
-    plan = _plan(len(cand_list), k, eps, dlt, mech, counts, c, source, zcdp_ledger)
+    plan = _plan(len(cand_list), k, eps, dlt, mech, counts, c, source, zcdp_ledger,
+                 max_rows_per_value=rows_cap)  # fmt: skip
     parameters = _parameters(column, k, eps, dlt, len(cand_list), privacy_unit, m, mech, plan)
+    parameters["max_rows_per_value"] = rows_cap
     if c != m:
         parameters["score_l1_sensitivity"] = c
-    query = _Query(table, column, k, cand_list, privacy_unit, counts, source, progress)
+    query = _Query(table, column, k, cand_list, privacy_unit, counts, source, progress, rows_cap)
 
     def release() -> TopKResult:
         return _release(query, plan, m, book, parameters)
@@ -313,6 +329,8 @@ class _Query:
     counts: bool
     source: RandomSource | None
     progress: Progress
+    #: ``max_rows_per_value``: a person's rows counted per value, at most this many
+    rows_per_value: int = 1
 
 
 def _parameters(
@@ -355,7 +373,7 @@ def _release(
     salt = resolve_source(query.source).bits(63)
     scores = candidate_scores(
         query.table, query.column, query.candidates, query.privacy_unit, m, salt,
-        query.progress,
+        query.progress, query.rows_per_value,
     )  # fmt: skip
     out = plan.measurement(scores)
     if plan.returns_counts:
@@ -510,7 +528,8 @@ def most_common(
         The total privacy cost at distance 1.
     **kwargs
         Any other parameter of :func:`top_k` (``candidates``, ``delta``, ``privacy_unit``,
-        ``max_contributions``, ``mechanism``, ``ledger``, ``source``, ...).
+        ``max_contributions``, ``max_rows_per_value``, ``mechanism``, ``ledger``, ``source``,
+        ...).
 
     Returns
     -------

@@ -41,6 +41,7 @@ import numpy as np
 from ..core.deprecation import renamed_keyword
 from ..core.errors import ParameterError
 from ..data.partitions import person_values, value_counts
+from ..data.rules import check_rows_per_value
 from ..data.scores import top_values
 from ..data.tables import one_column
 from ..mechanisms.choice import TARGET, gap_needed, per_round_epsilon
@@ -269,6 +270,7 @@ def partition_selection(
     progress: Progress = None,
     schema: Any = None,
     method: str | None = None,
+    max_rows_per_value: int = 1,
 ) -> KeysResult:
     """The values of ``column`` that can be published, at ``(epsilon, delta)`` (one person).
 
@@ -304,6 +306,12 @@ def partition_selection(
         column types.
     method : str, optional
         Deprecated spelling of ``mechanism``.
+    max_rows_per_value : int, default 1
+        With a ``privacy_unit``: each person adds their rows with a value, at most this many,
+        to its count (thresholding only, calibrated to L-infinity ``r``, L1 ``c r``, L2
+        ``r sqrt(c)``; ``"auto"`` then runs the thresholding, Laplace or Gaussian, with the
+        lower count released at 95%; the optimal and policy mechanisms count persons and
+        refuse ``r > 1``).
 
     Returns
     -------
@@ -331,10 +339,16 @@ def partition_selection(
     c = check_int(max_contributions, "max_contributions", minimum=1)
     if privacy_unit is None and c != 1:
         raise ParameterError("max_contributions applies only with a privacy_unit column")
+    rows_cap = check_rows_per_value(max_rows_per_value, privacy_unit)
     method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
     methods = ("auto", "optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian")
     if method not in methods:
         raise ParameterError(f"mechanism must be one of {', '.join(methods)}, got {method!r}")
+    if rows_cap > 1 and method in ("optimal", "policy_laplace", "policy_gaussian"):
+        raise ParameterError(
+            f"mechanism {method!r} counts persons, not rows: max_rows_per_value > 1 needs "
+            "mechanism 'laplace', 'gaussian' or 'auto'"
+        )
     if method.startswith("policy") and privacy_unit is None:
         raise ParameterError(f"mechanism {method!r} needs a privacy_unit column")
     table = open_checked(data, column, privacy_unit, schema)
@@ -346,7 +360,12 @@ def partition_selection(
         )
     book = open_ledger(ledger)
     if method == "auto":
-        method = choose_keys_method(eps, dlt, c, not in_driver)
+        # rows per value: thresholding, the one mechanism here calibrated to counts of rows
+        method = (
+            _rows_threshold_method(eps, dlt, c, rows_cap)
+            if rows_cap > 1
+            else choose_keys_method(eps, dlt, c, not in_driver)
+        )
     policy: SetUnionPlan | None = None
     bound = c  # the contributions kept per person
     if method == "optimal":
@@ -368,7 +387,8 @@ def partition_selection(
         sure = policy_sure_count(policy)
         described = {"rho": policy.rho, "gamma": policy.gamma, "scale": policy.scale}
     else:
-        plan = threshold_plan("laplace" if method == "laplace" else "gaussian", eps, dlt, c)
+        plan = threshold_plan("laplace" if method == "laplace" else "gaussian", eps, dlt, c,
+                              max_rows_per_value=rows_cap)  # fmt: skip
         measurement = make_threshold_partition_selection(plan, counts=False, source=source)
         name = (
             "partition selection by thresholding exact discrete "
@@ -384,11 +404,12 @@ def partition_selection(
         "delta": dlt,
         "privacy_unit": privacy_unit,
         "max_contributions": c,
+        "max_rows_per_value": rows_cap,
         "mechanism": method,
         **described,
     }
     accuracy = (
-        f"accuracy: a value held by at least {sure} persons (after contribution bounding) is "
+        f"accuracy: a value {_counted(sure, rows_cap)} is "
         f"released with probability at least {CONFIDENCE:.0%}, "
         + (
             "whatever the other values (persons spend their weight on the values that still "
@@ -405,7 +426,9 @@ def partition_selection(
             assert privacy_unit is not None  # checked above
             values = measurement(person_values(table, column, privacy_unit, c, salt, progress))
         else:
-            values = measurement(value_counts(table, column, privacy_unit, bound, salt, progress))
+            values = measurement(
+                value_counts(table, column, privacy_unit, bound, salt, progress, rows_cap)
+            )
         return KeysResult(
             ordered_values(values),
             name,
@@ -494,7 +517,7 @@ def _release_count(plan: ThresholdPlan, k: int) -> int:
 
 
 def choose_unknown_domain(
-    k: int, epsilon: float, delta: float, max_contributions: int = 1
+    k: int, epsilon: float, delta: float, max_contributions: int = 1, max_rows_per_value: int = 1
 ) -> tuple[UnknownDomainOption, list[UnknownDomainOption]]:
     """The chosen unknown-domain path and every option: a pure function of public facts.
 
@@ -505,12 +528,15 @@ def choose_unknown_domain(
     like ``c ln(c / delta) / epsilon``, Gaussian's like ``sqrt(c ln(c / delta)) / epsilon``,
     the limited domain's like ``ln(c k_bar / delta) / eps_0`` over the ``(k_bar + 1)``-th
     count (``bench/bench_utility.py --unknown-c``, docs/performance.md).
+    ``max_rows_per_value = r``: every option calibrated to counts that move by ``r``
+    (thresholds, scales and the limited domain's threshold, all about ``r`` times larger).
     """
+    r = int(max_rows_per_value)
     n = k + REFERENCE_OTHERS
     options = []
     noises: tuple[Literal["laplace"], Literal["gaussian"]] = ("laplace", "gaussian")
     for noise in noises:
-        plan = threshold_plan(noise, epsilon, delta, max_contributions)
+        plan = threshold_plan(noise, epsilon, delta, max_contributions, max_rows_per_value=r)
         mech = f"{noise}_histogram"
         sd = math.sqrt(2) * plan.scale if noise == "laplace" else plan.scale
         options.append(
@@ -525,9 +551,9 @@ def choose_unknown_domain(
             )
         )
     per_round = _ld_per_round(k, epsilon, delta)
-    scale = 1 / per_round
-    ld_threshold = limited_domain_threshold(per_round, delta / 2, k + K_BAR_EXTRA,
-                                            max_contributions)  # fmt: skip
+    scale = r / per_round
+    ld_threshold = r * limited_domain_threshold(per_round, delta / 2, k + K_BAR_EXTRA,
+                                                max_contributions)  # fmt: skip
     options.append(
         UnknownDomainOption(
             "gumbel", scale, gap_needed("gumbel", k, n, scale), ld_threshold, ld_threshold,
@@ -650,21 +676,31 @@ def top_k_unknown_domain(
     k_bar: int | None,
     *,
     schema: Any = None,
+    max_rows_per_value: int = 1,
 ) -> TopKResult:
-    """The ``candidates=None`` path of :func:`dpselect.top_k` (module docstring)."""
+    """The ``candidates=None`` path of :func:`dpselect.top_k` (module docstring).
+
+    ``max_rows_per_value = r > 1``: thresholding and the limited domain, calibrated to counts
+    that move by ``r``; policy set union counts persons and is not used (``"auto"``) or
+    refused (``k_bar`` aside, no mechanism name selects it)."""
     c = max_contributions
+    r = check_rows_per_value(max_rows_per_value, privacy_unit)
     if mech == "auto":
         if k_bar is not None:
             mech = "gumbel"
-        elif privacy_unit is not None and use_policy_top_k(
-            k, eps, delta, c, not _holds_persons(data, column, privacy_unit, schema)
+        elif (
+            privacy_unit is not None
+            and r == 1
+            and use_policy_top_k(
+                k, eps, delta, c, not _holds_persons(data, column, privacy_unit, schema)
+            )
         ):
             return _policy_top_k(
                 data, column, k, eps, delta, privacy_unit, c, counts, ledger, source, progress,
                 schema,
             )  # fmt: skip
         else:
-            mech = choose_unknown_domain(k, eps, delta, c)[0].mechanism
+            mech = choose_unknown_domain(k, eps, delta, c, r)[0].mechanism
     if mech not in ("gumbel", "laplace_histogram", "gaussian_histogram"):
         raise ParameterError(
             "without a candidates list the mechanism is 'auto', 'laplace_histogram', "
@@ -677,12 +713,13 @@ def top_k_unknown_domain(
                 "top-k releases no counts)"
             )
         return _limited_domain(
-            data, column, k, eps, delta, privacy_unit, c, ledger, source, progress, k_bar, schema
-        )
+            data, column, k, eps, delta, privacy_unit, c, ledger, source, progress, k_bar, schema,
+            r,
+        )  # fmt: skip
     if k_bar is not None:
         raise ParameterError("k_bar applies only to the limited-domain mechanism")
     noise: Literal["laplace", "gaussian"] = "laplace" if mech == "laplace_histogram" else "gaussian"
-    plan = threshold_plan(noise, eps, delta, c)
+    plan = threshold_plan(noise, eps, delta, c, max_rows_per_value=r)
     measurement = make_threshold_partition_selection(plan, counts=True, source=source)
     spent_eps, spent_delta = (float(x) for x in measurement.map(1))
     table = open_checked(data, column, privacy_unit, schema)
@@ -690,7 +727,7 @@ def top_k_unknown_domain(
     sure = _sure_release_count(plan)
     half = _noise_halfwidth(plan)
     accuracy = (
-        f"accuracy: a value held by at least {sure} persons (after contribution bounding) is "
+        f"accuracy: a value {_counted(sure, r)} is "
         f"released with probability at least {CONFIDENCE:.0%}; released values are ranked by "
         f"noisy count; for any one value, its noisy count is within +-{half} of its true "
         f"count with probability at least {CONFIDENCE:.0%} (counts just above the threshold "
@@ -699,11 +736,12 @@ def top_k_unknown_domain(
     parameters = _parameters(column, k, eps, delta, privacy_unit, c, f"{noise}_threshold") | {
         "scale": plan.scale,
         "threshold": plan.threshold,
+        "max_rows_per_value": r,
     }
 
     def pick() -> tuple[list[Any], list[Any] | None]:
         salt = resolve_source(source).bits(63)
-        hist = value_counts(table, column, privacy_unit, c, salt, progress)
+        hist = value_counts(table, column, privacy_unit, c, salt, progress, r)
         kept: dict[Any, int] = measurement(hist)
         ranked = rank_released(kept, k, source)
         return ranked, [kept[v] for v in ranked] if counts else None
@@ -726,8 +764,10 @@ def _limited_domain(
     progress: Progress,
     k_bar: int | None,
     schema: Any = None,
+    r: int = 1,
 ) -> TopKResult:
-    """DR19's limited-domain top-k, the rounds composed by the tightest adaptive theorem."""
+    """DR19's limited-domain top-k, the rounds composed by the tightest adaptive theorem
+    (``r``: ``max_rows_per_value``, its scale and threshold ``r`` times larger)."""
     k_bar = k + K_BAR_EXTRA if k_bar is None else check_int(k_bar, "k_bar", minimum=k)
     per_round = _ld_per_round(k, eps, delta)
     d_thr = delta / 2
@@ -735,17 +775,19 @@ def _limited_domain(
     # Theorem 1 admits any valid bound for k adaptive eps-bounded-range rounds): the ledger is
     # charged exactly what the map states.
     measurement = make_limited_domain_top_k(
-        k, k_bar, per_round, d_thr, max_contributions=c, delta_prime=delta / 2, source=source
-    )
-    spent_eps, spent_delta = (float(x) for x in measurement.map(1))
+        k, k_bar, per_round, d_thr, max_contributions=c, delta_prime=delta / 2, source=source,
+        max_rows_per_value=r,
+    )  # fmt: skip
+    spent_eps, spent_delta = (float(x) for x in measurement.map(r))
     theorem = limited_domain_accounting(per_round, k, delta / 2)[1]
     table = open_checked(data, column, privacy_unit, schema)
     book = open_ledger(ledger)
-    threshold = limited_domain_threshold(per_round, d_thr, k_bar, c)
-    scale = 1 / per_round
+    threshold = r * limited_domain_threshold(per_round, d_thr, k_bar, c)
+    scale = r / per_round
     margin = threshold + scale * math.log(CONFIDENCE / (1 - CONFIDENCE))
     parameters = _parameters(column, k, eps, delta, privacy_unit, c, "limited_domain") | {
         "k_bar": k_bar,
+        "max_rows_per_value": r,
         "accounting": theorem,
         "scale": scale,
         "threshold": threshold,
@@ -758,7 +800,7 @@ def _limited_domain(
 
     def pick() -> tuple[list[Any], list[Any] | None]:
         salt = resolve_source(source).bits(63)
-        top = top_values(table, column, k_bar + 1, privacy_unit, c, salt, progress)
+        top = top_values(table, column, k_bar + 1, privacy_unit, c, salt, progress, r)
         return list(measurement(dict(top))), None
 
     return _charge_then_result(book, pick, (spent_eps, spent_delta), LIMITED_DOMAIN_NAME,
@@ -776,6 +818,7 @@ def _parameters(column: str, k: int, eps: float, delta: float, privacy_unit: str
         "delta": delta,
         "privacy_unit": privacy_unit,
         "max_contributions": c,
+        "max_rows_per_value": 1,  # the paths that count rows replace it
         "mechanism": mechanism,
     }
 
@@ -813,6 +856,36 @@ def _charge_then_result(
         book, release, spent[0], spent[1], None, "approx", entry, parameters,
         privacy_unit=parameters["privacy_unit"], source=described,
     )  # fmt: skip
+
+
+def _rows_threshold_method(
+    epsilon: float, delta: float, max_contributions: int, max_rows_per_value: int
+) -> Literal["laplace", "gaussian"]:
+    """Partition selection's ``"auto"`` with ``max_rows_per_value > 1``: the thresholding
+    (Laplace or Gaussian, both calibrated at ``r``) whose count released with probability
+    :data:`CONFIDENCE` is lower (Laplace on a tie, or when Gaussian cannot meet the target):
+    a pure function of public parameters."""
+    sure = {}
+    for noise in ("laplace", "gaussian"):
+        try:
+            plan = threshold_plan(noise, epsilon, delta, max_contributions,
+                                  max_rows_per_value=max_rows_per_value)  # fmt: skip
+        except ParameterError:
+            continue
+        sure[noise] = _sure_release_count(plan)
+    if "gaussian" in sure and sure["gaussian"] < sure.get("laplace", sure["gaussian"] + 1):
+        return "gaussian"
+    return "laplace"
+
+
+def _counted(count: int, rows_cap: int) -> str:
+    """A value's count in words: persons, or (``max_rows_per_value > 1``) rows."""
+    if rows_cap == 1:
+        return f"held by at least {count} persons (after contribution bounding)"
+    return (
+        f"with at least {count} rows (at most {rows_cap} per person and value, after "
+        "contribution bounding)"
+    )
 
 
 def _ordinal(n: int) -> str:

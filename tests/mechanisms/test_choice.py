@@ -42,6 +42,7 @@ def test_choice_is_a_pure_function_of_public_parameters():
         "epsilon",
         "delta",
         "max_contributions",
+        "max_rows_per_value",
     ]
 
 

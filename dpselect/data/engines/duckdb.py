@@ -46,17 +46,21 @@ class DuckDBEngine:
         max_contributions: int = 1,
         salt: int = 0,
         progress: Progress = None,
+        max_rows_per_value: int = 1,
     ) -> npt.NDArray[np.int64]:
         """The bounded score vector: the dictionary plan
         (:func:`dpselect.data.dictionary_scores.dictionary_candidate_scores`) where
         :func:`~dpselect.data.dictionary_scores.dictionary_files` allows it, else the SQL plan
         (:func:`dpselect.data.scores.duckdb_candidate_scores`); the same rule, so the same
-        scores. The plan is chosen by public facts only."""
+        scores. The plan is chosen by public facts only. ``max_rows_per_value``: each kept
+        value adds the person's rows with it, at most that many (module
+        :mod:`dpselect.data.scores`)."""
         table = self._table()
+        r = scores.check_rows_per_value(max_rows_per_value, privacy_unit)
         if privacy_unit is not None:
             col_type = table.require_column(column)
             unit_type = table.require_column(privacy_unit, "privacy_unit")
-            if int(max_contributions) > 1 or is_text(unit_type):
+            if int(max_contributions) > 1 or r > 1 or is_text(unit_type):
                 # Parquet text read as dictionaries. m = 1 stays on the SQL plan, which
                 # measured faster (docs/performance.md), unless the unit is text: DuckDB's
                 # reader cannot give its raw bytes, and the SQL plan over a pyarrow dataset
@@ -68,10 +72,10 @@ class DuckDBEngine:
                 if files is not None:
                     return dictionary_scores.dictionary_candidate_scores(
                         table, files, column, candidates, privacy_unit, unit_type,
-                        int(max_contributions), salt, progress,
+                        int(max_contributions), salt, progress, r,
                     )  # fmt: skip
         return scores.duckdb_candidate_scores(
-            table, column, candidates, privacy_unit, max_contributions, salt, progress
+            table, column, candidates, privacy_unit, max_contributions, salt, progress, r
         )
 
     def candidate_multiplicity(self, column: str, candidates: Sequence[Any]) -> int:
@@ -86,11 +90,13 @@ class DuckDBEngine:
         max_contributions: int = 1,
         salt: int = 0,
         progress: Progress = None,
+        max_rows_per_value: int = 1,
     ) -> list[tuple[Any, int]]:
         """The ``limit`` best values (:func:`dpselect.data.scores.duckdb_top_values`)."""
         return scores.duckdb_top_values(
-            self._table(), column, limit, privacy_unit, max_contributions, salt, progress
-        )
+            self._table(), column, limit, privacy_unit, max_contributions, salt, progress,
+            max_rows_per_value,
+        )  # fmt: skip
 
     def value_counts(
         self,
@@ -99,10 +105,12 @@ class DuckDBEngine:
         max_contributions: int = 1,
         salt: int = 0,
         progress: Progress = None,
+        max_rows_per_value: int = 1,
     ) -> dict[Any, int]:
-        """``{value: persons}`` for every non-NULL value (:meth:`top_values`, no limit)."""
+        """``{value: persons}`` for every non-NULL value (:meth:`top_values`, no limit;
+        ``max_rows_per_value > 1``: each person's rows with the value, capped)."""
         rows = self.top_values(column, partitions.ALL_VALUES, privacy_unit, max_contributions,
-                               salt, progress)  # fmt: skip
+                               salt, progress, max_rows_per_value)  # fmt: skip
         return {value: int(n) for value, n in rows}
 
     def person_values(

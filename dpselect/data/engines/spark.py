@@ -50,6 +50,7 @@ from ..rules import (
     MAX_CELLS,
     canonical_text_sql,
     check_bounded_candidates,
+    check_rows_per_value,
     grid_cell,
     grid_cell_width,
     grid_edges,
@@ -227,11 +228,13 @@ class SparkTable:
         max_contributions: int = 1,
         salt: int = 0,
         progress: Any = None,
+        max_rows_per_value: int = 1,
     ) -> npt.NDArray[np.int64]:
         """The bounded score vector (:func:`candidate_scores`)."""
         return candidate_scores(
-            self, column, candidates, privacy_unit, max_contributions, salt, progress
-        )
+            self, column, candidates, privacy_unit, max_contributions, salt, progress,
+            max_rows_per_value,
+        )  # fmt: skip
 
     def candidate_multiplicity(self, column: str, candidates: Sequence[Any]) -> int:
         """The most candidates one value matches (:func:`match_multiplicity`)."""
@@ -245,9 +248,11 @@ class SparkTable:
         max_contributions: int = 1,
         salt: int = 0,
         progress: Any = None,
+        max_rows_per_value: int = 1,
     ) -> list[tuple[Any, int]]:
         """The ``limit`` best values and their bounded counts (:func:`top_values`)."""
-        return top_values(self, column, limit, privacy_unit, max_contributions, salt, progress)
+        return top_values(self, column, limit, privacy_unit, max_contributions, salt, progress,
+                          max_rows_per_value)  # fmt: skip
 
     def value_counts(
         self,
@@ -256,10 +261,12 @@ class SparkTable:
         max_contributions: int = 1,
         salt: int = 0,
         progress: Any = None,
+        max_rows_per_value: int = 1,
     ) -> dict[Any, int]:
-        """``{value: persons}`` for every non-NULL value (:func:`top_values`, no limit)."""
+        """``{value: persons}`` for every non-NULL value (:func:`top_values`, no limit;
+        ``max_rows_per_value > 1``: each person's rows with the value, capped)."""
         rows = top_values(self, column, ALL_VALUES, privacy_unit, max_contributions, salt,
-                          progress)  # fmt: skip
+                          progress, max_rows_per_value)  # fmt: skip
         return {value: int(n) for value, n in rows}
 
     def person_values(
@@ -600,8 +607,14 @@ def _hex_le(h: Any, first: int, count: int = 4) -> Any:
     return f.conv(f.concat(*digits), 16, 10).cast("long")
 
 
-def _kept_per_user(rows: Any, unit_type: str, salt: int, m: int, coded: bool = False) -> Any:
+def _kept_per_user(
+    rows: Any, unit_type: str, salt: int, m: int, coded: bool = False, weighted: bool = False
+) -> Any:
     """The values each user keeps (column ``x``, one row per kept (user, value)).
+
+    ``weighted``: ``rows`` are distinct (user, value) pairs with a column ``w`` (the user's
+    rows with the value, capped: ``max_rows_per_value``), carried to the output beside
+    ``x``; the choice is the same (it reads distinct values only).
 
     ``rows``: columns ``u`` (the unit as grouped) and ``x`` (a candidate position, its own
     code; or with ``coded``, any value, and its code in column ``c``: the unknown-domain
@@ -618,7 +631,14 @@ def _kept_per_user(rows: Any, unit_type: str, salt: int, m: int, coded: bool = F
     """
     sql = _import_pyspark()
     f = sql.functions
-    item = f.struct(f.col("c"), f.col("x")) if coded else f.col("x")
+    if weighted:
+        item = (
+            f.struct(f.col("c"), f.col("x"), f.col("w"))
+            if coded
+            else f.struct(f.col("x"), f.col("w"))
+        )
+    else:
+        item = f.struct(f.col("c"), f.col("x")) if coded else f.col("x")
     grouped = rows.groupBy("u").agg(f.collect_list(item).alias("items"))
     text = _expr_on("u", _canonical_text_sql_template(unit_type))
     hashed = grouped.select("u", "items", f.md5(_salted(salt, "u", text)).alias("_h"))
@@ -628,16 +648,37 @@ def _kept_per_user(rows: Any, unit_type: str, salt: int, m: int, coded: bool = F
     exploded = seeded.select("u", "_a", "_b", f.explode("items").alias("it"))
     if coded:
         x, c = f.col("it.x"), f.col("it.c")
+    elif weighted:
+        x, c = f.col("it.x"), f.col("it.x")
     else:  # the code is the candidate position itself
         x, c = f.col("it"), f.col("it")
-    start = exploded.select("u", x.alias("x"), "_b", c.bitwiseXOR(f.col("_a")).alias("_x"))
-    keyed = _fmix32_steps(start, ["u", "x"])
+    carried = [f.col("it.w").alias("w")] if weighted else []
+    start = exploded.select(
+        "u", x.alias("x"), *carried, "_b", c.bitwiseXOR(f.col("_a")).alias("_x")
+    )
+    keyed = _fmix32_steps(start, ["u", "x", *(["w"] if weighted else [])])
+    if weighted:  # (p, w) ordered by p: p is distinct per user (distinct pairs)
+        if coded:
+            p = f.struct(f.struct(f.col("k"), f.col("x")).alias("p"), f.col("w"))
+            ranked = keyed.select("u", p.alias("p"))
+            kept = _smallest_per_user(ranked, m)
+            return kept.select(f.col("p.p.x").alias("x"), f.col("p.w").alias("w"))
+        p = f.struct(_packed(f.col("k"), f.col("x")).alias("p"), f.col("w"))
+        kept = _smallest_per_user(keyed.select("u", p.alias("p")), m)
+        return kept.select(_unpacked(f.col("p.p")).alias("x"), f.col("p.w").alias("w"))
     if not coded:
         ranked = keyed.select("u", _packed(f.col("k"), f.col("x")).alias("p"))
         return _smallest_per_user(ranked, m).select(_unpacked(f.col("p")).alias("x"))
     # (key, value): the value breaks ties of the 32-bit codes, in Spark's order
     ranked = keyed.select("u", f.struct(f.col("k"), f.col("x")).alias("p"))
     return _smallest_per_user(ranked, m).select(f.col("p.x").alias("x"))
+
+
+def _capped_rows(r: int) -> Any:
+    """``w = least(count(*), r)``: a (user, value) group's rows, at most ``r``."""
+    sql = _import_pyspark()
+    f = sql.functions
+    return f.least(f.count(f.lit(1)), f.lit(int(r)).cast("long")).alias("w")
 
 
 def _packed(key: Any, position: Any) -> Any:
@@ -823,9 +864,13 @@ def candidate_scores(
     max_contributions: int = 1,
     salt: int = 0,
     progress: Any = None,
+    max_rows_per_value: int = 1,
 ) -> npt.NDArray[np.int64]:
     """The score of every candidate, in the candidate list's order: the same vector as
     :func:`dpselect.data.scores.candidate_scores` on the same data and salt.
+
+    ``max_rows_per_value = r > 1``: the rows are first counted per (user, position), capped
+    at ``r``, and each kept position adds that weight (the same choice of positions).
 
     Without a privacy unit: ``groupBy(column).count()`` joined (broadcast) with the typed
     candidates. With one: the rows joined with the candidates, one group per user holding
@@ -835,6 +880,7 @@ def candidate_scores(
     sql = _import_pyspark()
     f = sql.functions
     table.require_column(column)
+    r = check_rows_per_value(max_rows_per_value, privacy_unit)
     unit_type = None
     if privacy_unit is not None:
         unit_type = table.require_column(privacy_unit, "privacy_unit")
@@ -850,9 +896,12 @@ def candidate_scores(
     else:
         unit, valid = _unit_rows(frame, privacy_unit, unit_type)
         rows = frame.where(valid).select(unit.alias("u"), col.alias("v")).join(cands, on="v")
-        kept = _kept_per_user(rows.select("u", f.col("i").alias("x")), unit_type, salt,
-                              int(max_contributions))  # fmt: skip
-        joined = kept.groupBy("x").agg(f.count(f.lit(1)).alias("n"))
+        pairs = rows.select("u", f.col("i").alias("x"))
+        if r > 1:
+            pairs = pairs.groupBy("u", "x").agg(_capped_rows(r))
+        kept = _kept_per_user(pairs, unit_type, salt, int(max_contributions), weighted=r > 1)
+        total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
+        joined = kept.groupBy("x").agg(total.alias("n"))
     idx, counts = _fetch_pairs(joined)
     scores[idx] = counts
     return scores
@@ -866,12 +915,15 @@ def top_values(
     max_contributions: int = 1,
     salt: int = 0,
     progress: Any = None,
+    max_rows_per_value: int = 1,
 ) -> list[tuple[Any, int]]:
     """The ``limit`` values with the largest scores, ties by value: the same list as
-    :func:`dpselect.data.scores.top_values` (the unknown-domain path's counts)."""
+    :func:`dpselect.data.scores.top_values` (the unknown-domain path's counts;
+    ``max_rows_per_value`` as in :func:`candidate_scores`)."""
     sql = _import_pyspark()
     f = sql.functions
     duck_type = table.require_column(column)
+    r = check_rows_per_value(max_rows_per_value, privacy_unit)
     frame = table.frame
     value = _normalised(f.col(column), duck_type)
     present = f.col(column).isNotNull()
@@ -885,12 +937,18 @@ def top_values(
     else:
         unit_type = table.require_column(privacy_unit, "privacy_unit")
         unit, valid = _unit_rows(frame, privacy_unit, unit_type)
-        pairs = frame.where(present & valid).select(unit.alias("u"), value.alias("v")).distinct()
+        both = frame.where(present & valid).select(unit.alias("u"), value.alias("v"))
+        pairs = both.groupBy("u", "v").agg(_capped_rows(r)) if r > 1 else both.distinct()
+        carried = ["w"] if r > 1 else []
         v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
-        hashed = pairs.select("u", "v", f.md5(_salted(salt, "v", v_text)).alias("_h"))
-        coded = hashed.select("u", f.col("v").alias("x"), _hex_le(f.col("_h"), 0).alias("c"))
-        kept = _kept_per_user(coded, unit_type, salt, int(max_contributions), coded=True)
-        counted = kept.groupBy(f.col("x").alias("v")).agg(f.count(f.lit(1)).alias("n"))
+        hashed = pairs.select("u", "v", *carried, f.md5(_salted(salt, "v", v_text)).alias("_h"))
+        coded = hashed.select(
+            "u", f.col("v").alias("x"), *carried, _hex_le(f.col("_h"), 0).alias("c")
+        )
+        kept = _kept_per_user(coded, unit_type, salt, int(max_contributions), coded=True,
+                              weighted=r > 1)  # fmt: skip
+        total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
+        counted = kept.groupBy(f.col("x").alias("v")).agg(total.alias("n"))
     ordered = counted.orderBy(f.col("n").desc(), f.col("v").asc())
     # Spark's limit takes a Java int: a larger limit (the partition selection asks for every
     # value) means no limit at all.

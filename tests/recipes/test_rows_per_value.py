@@ -1,0 +1,191 @@
+"""``max_rows_per_value`` through the recipes and the CLI: public errors before any charge,
+``r = 1`` answers unchanged for the same seed, the parameter recorded in the result, the
+ledger and ``--json``."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpselect as dp
+from dpselect.accounting.ledger import Ledger
+from dpselect.core.errors import ParameterError
+from dpselect.sampling import InsecureSeededSource
+from tests.cli_process import run_cli
+
+
+def flights(seed=0, planes=60, rows=3000):
+    rng = np.random.default_rng(seed)
+    dests = np.array([f"D{i}" for i in range(12)], dtype=object)
+    weights = 1 / np.arange(1, 13)
+    return pd.DataFrame(
+        {
+            "plane": rng.zipf(1.4, rows) % planes,
+            "dest": dests[rng.choice(12, rows, p=weights / weights.sum())],
+        }
+    )
+
+
+CANDS = [f"D{i}" for i in range(12)]
+
+
+@pytest.fixture
+def book(tmp_path):
+    return Ledger.create(tmp_path / "l.db", 10.0, 1e-3)
+
+
+BAD = [
+    ({"max_rows_per_value": 0, "privacy_unit": "plane"}, "max_rows_per_value must be"),
+    ({"max_rows_per_value": 2.5, "privacy_unit": "plane"}, "max_rows_per_value must be"),
+    ({"max_rows_per_value": 3}, "applies only with a privacy_unit"),
+    (
+        {"max_rows_per_value": 3, "privacy_unit": "plane", "max_contributions": "auto"},
+        "max_contributions='auto'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "match"), BAD)
+def test_top_k_errors_before_the_charge(book, kwargs, match):
+    with pytest.raises(ParameterError, match=match):
+        dp.top_k(flights(), "dest", 3, 1.0, candidates=CANDS, ledger=book, **kwargs)
+    if kwargs.get("max_contributions") != "auto":  # values from the data
+        with pytest.raises(ParameterError, match=match):
+            dp.top_k(flights(), "dest", 3, 1.0, delta=1e-6, ledger=book, **kwargs)
+    assert book.entries() == []
+
+
+@pytest.mark.parametrize("mechanism", ["optimal", "policy_laplace", "policy_gaussian"])
+def test_partition_selection_refuses_person_counting_mechanisms(book, mechanism):
+    with pytest.raises(ParameterError, match="counts persons"):
+        dp.partition_selection(flights(), "dest", 1.0, 1e-6, "plane", 2, mechanism=mechanism,
+                               ledger=book, max_rows_per_value=5)  # fmt: skip
+    with pytest.raises(ParameterError, match="applies only with a privacy_unit"):
+        dp.partition_selection(flights(), "dest", 1.0, 1e-6, ledger=book, max_rows_per_value=5)
+    assert book.entries() == []
+
+
+@pytest.mark.parametrize("mechanism", ["auto", "gumbel", "laplace_histogram", "gaussian_histogram"])
+def test_r_one_is_todays_answer(mechanism):
+    df = flights(1)
+    delta = 1e-6 if mechanism == "gaussian_histogram" else 0.0
+    runs = [
+        dp.top_k(
+            df,
+            "dest",
+            3,
+            1.0,
+            candidates=CANDS,
+            delta=delta,
+            privacy_unit="plane",
+            max_contributions=2,
+            mechanism=mechanism,
+            source=InsecureSeededSource(9),
+            **extra,
+        )
+        for extra in ({}, {"max_rows_per_value": 1})
+    ]
+    assert runs[0].candidates == runs[1].candidates
+    assert runs[0].parameters["scale"] == runs[1].parameters["scale"]
+    assert runs[1].parameters["max_rows_per_value"] == 1
+
+
+def test_rows_change_the_scale_and_are_recorded(book):
+    df = flights(2)
+    one = dp.top_k(df, "dest", 3, 1.0, candidates=CANDS, privacy_unit="plane",
+                   max_contributions=2, mechanism="laplace_histogram", counts=True,
+                   source=InsecureSeededSource(4))  # fmt: skip
+    ten = dp.top_k(df, "dest", 3, 1.0, candidates=CANDS, privacy_unit="plane",
+                   max_contributions=2, mechanism="laplace_histogram", counts=True,
+                   ledger=book, source=InsecureSeededSource(4))  # fmt: skip
+    assert ten.parameters["max_rows_per_value"] == 1
+    ten = dp.top_k(df, "dest", 3, 1.0, candidates=CANDS, privacy_unit="plane",
+                   max_contributions=2, mechanism="laplace_histogram", counts=True,
+                   ledger=book, source=InsecureSeededSource(4), max_rows_per_value=10)  # fmt: skip
+    assert ten.parameters["scale"] == pytest.approx(10 * one.parameters["scale"])
+    assert ten.parameters["max_rows_per_value"] == 10 and ten.epsilon <= 1.0
+    assert json.loads(json.dumps(ten.to_dict()))["parameters"]["max_rows_per_value"] == 10
+    assert len(book.entries()) == 2
+
+
+@pytest.mark.parametrize("mechanism", ["auto", "laplace_histogram", "gaussian_histogram", "gumbel"])
+def test_unknown_domain_with_rows(mechanism):
+    df = flights(3, rows=6000)
+    result = dp.top_k(df, "dest", 3, 2.0, delta=1e-5, privacy_unit="plane", max_contributions=2,
+                      mechanism=mechanism, source=InsecureSeededSource(1),
+                      max_rows_per_value=20)  # fmt: skip
+    assert result.parameters["max_rows_per_value"] == 20
+    assert set(result.candidates) <= set(CANDS) and result.epsilon <= 2.0
+    assert "policy" not in result.mechanism.lower()
+    keys = dp.partition_selection(df, "dest", 2.0, 1e-5, "plane", 2, max_rows_per_value=20,
+                                  source=InsecureSeededSource(1))  # fmt: skip
+    assert keys.parameters["mechanism"] in ("laplace", "gaussian")
+    assert keys.parameters["max_rows_per_value"] == 20
+    assert "rows (at most 20 per person and value" in keys.accuracy
+
+
+def test_cli_option(tmp_path):
+    path = tmp_path / "f.csv"
+    flights(4).to_csv(path, index=False)
+    ledger = tmp_path / "l.db"
+    Ledger.create(ledger, 5.0, 1e-3).close()
+    ok, plan, bad_unit, bad_value, keys = (
+        run_cli("top-k", path, "--column", "dest", "--k", 2, "--epsilon", 1, "--candidates",
+                ",".join(CANDS), "--privacy-unit", "plane", "--max-contributions", 2,
+                "--max-rows-per-value", 10, "--json", "--insecure-seed", 3, "--ledger", ledger),
+        run_cli("top-k", path, "--column", "dest", "--k", 2, "--epsilon", 1, "--candidates",
+                ",".join(CANDS), "--privacy-unit", "plane", "--max-rows-per-value", 10, "--plan",
+                "--json"),
+        run_cli("top-k", path, "--column", "dest", "--k", 2, "--epsilon", 1, "--candidates",
+                ",".join(CANDS), "--max-rows-per-value", 10, "--ledger", ledger),
+        run_cli("mode", path, "--column", "dest", "--epsilon", 1, "--candidates",
+                ",".join(CANDS), "--privacy-unit", "plane", "--max-rows-per-value", 0,
+                "--ledger", ledger),
+        run_cli("keys", path, "--column", "dest", "--epsilon", 1, "--delta", 1e-5,
+                "--privacy-unit", "plane", "--max-rows-per-value", 10, "--mechanism", "optimal",
+                "--ledger", ledger),
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["parameters"]["max_rows_per_value"] == 10
+    assert plan.returncode == 0, plan.stderr
+    one = run_cli("top-k", path, "--column", "dest", "--k", 2, "--epsilon", 1, "--candidates",
+                  ",".join(CANDS), "--privacy-unit", "plane", "--plan", "--json")  # fmt: skip
+    scales = [row["scale"] for row in json.loads(plan.stdout)["rows"]]
+    assert scales == pytest.approx([10 * row["scale"] for row in json.loads(one.stdout)["rows"]])
+    for result in (bad_unit, bad_value, keys):
+        assert result.returncode == 2 and result.stdout == ""
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error:"), result.stderr
+    assert len(Ledger.open(str(ledger)).entries()) == 1
+
+
+@pytest.mark.parametrize(("m", "r"), [(1, 10), (3, 4), (4, 50)])
+def test_neighbours_scores_and_the_exact_selection_law(m, r):
+    """End to end at one salt: adding a plane with 3,000 flights moves the DuckDB scores by at
+    most r each, m of them, one way; the exact law of the calibrated exponential mechanism
+    (softmax of scores / scale) then moves by at most the charged epsilon, and the Laplace
+    histogram's loss (L1 distance / b) too."""
+    from dpselect.data.scores import candidate_scores
+    from dpselect.data.tables import open_table
+    from dpselect.mechanisms.top_k_plan import plan_top_k
+
+    df = flights(5)
+    rng = np.random.default_rng(m + r)
+    heavy = pd.DataFrame({"plane": np.full(3000, 10**6), "dest": rng.choice(CANDS, 3000)})
+    salt = 99 + r
+    before = candidate_scores(open_table(df), "dest", CANDS, "plane", m, salt, None, r)
+    after = candidate_scores(open_table(pd.concat([df, heavy])), "dest", CANDS, "plane", m,
+                             salt, None, r)  # fmt: skip
+    diff = after - before
+    assert diff.min() >= 0 and diff.max() <= r and np.count_nonzero(diff) <= m
+    gumbel = plan_top_k(len(CANDS), 1, 1.0, 0.0, "gumbel", False, m, None, max_rows_per_value=r)
+
+    def log_law(scores):
+        z = scores / gumbel.scale
+        return z - np.logaddexp.reduce(z)
+
+    assert np.max(np.abs(log_law(after) - log_law(before))) <= gumbel.epsilon + 1e-12
+    hist = plan_top_k(len(CANDS), 3, 1.0, 0.0, "laplace_histogram", False, m, None,
+                      max_rows_per_value=r)  # fmt: skip
+    assert np.abs(diff).sum() / hist.scale <= hist.epsilon + 1e-12

@@ -1,0 +1,70 @@
+"""``max_rows_per_value``: Spark gives DuckDB's scores and counts for the same salt
+(candidates and the unknown-domain path, ``m`` 1 and 3, ``r`` 1, 2 and 25)."""
+
+import numpy as np
+import pytest
+
+from dpselect.core.errors import ParameterError
+from dpselect.data import scores
+from dpselect.data.partitions import value_counts
+from dpselect.data.tables import open_table
+
+from .helpers import both, random_rows
+
+
+@pytest.fixture(scope="module")
+def datasets(spark):
+    # few users, many rows each: the caps bind
+    out = []
+    for seed in range(2):
+        rows = random_rows(50 + seed, n=400)
+        out.append(both(spark, [(None if u is None else u % 9, x, s, d) for u, x, s, d in rows]))
+    out.append(both(spark, []))
+    return out
+
+
+@pytest.mark.parametrize(("m", "r"), [(1, 2), (3, 25), (3, 1)])
+def test_scores_and_counts_equal_duckdbs(datasets, m, r):
+    for seed, (arrow, frame) in enumerate(datasets):
+        kw = {"privacy_unit": "user", "max_contributions": m, "salt": 77 + seed,
+              "max_rows_per_value": r}  # fmt: skip
+        for column, cands in (("x", list(range(45))), ("s", [str(i) for i in range(45)])):
+            want = scores.candidate_scores(open_table(arrow), column, cands, **kw)
+            got = scores.candidate_scores(open_table(frame), column, cands, **kw)
+            np.testing.assert_array_equal(got, want, err_msg=f"{column} m={m} r={r}")
+            assert seed == 2 or want.sum() > 0
+            top_want = scores.top_values(open_table(arrow), column, 12, **kw)
+            assert scores.top_values(open_table(frame), column, 12, **kw) == top_want
+        assert value_counts(open_table(frame), "s", **kw) == value_counts(open_table(arrow), "s",
+                                                                           **kw)  # fmt: skip
+
+
+def test_without_a_unit_r_is_refused(datasets):
+    _, frame = datasets[0]
+    with pytest.raises(ParameterError, match="max_rows_per_value applies only"):
+        scores.candidate_scores(open_table(frame), "x", [1, 2], max_rows_per_value=2)
+
+
+def test_top_k_and_partition_selection_match_duckdb(spark):
+    import pandas as pd
+
+    import dpselect as dp
+    from dpselect.sampling.source import InsecureSeededSource
+
+    sites = ["news", "mail", "search", "video", "maps"]
+    rows = [(i % 13, sites[min(4, int(i**0.5) % 7)]) for i in range(700)]
+    pdf = pd.DataFrame(rows, columns=["user_id", "site"])
+    sdf = spark.createDataFrame(pdf)
+    kw = {"privacy_unit": "user_id", "max_contributions": 2, "max_rows_per_value": 9,
+          "counts": True}  # fmt: skip
+    a = dp.top_k(pdf, "site", 3, 1.0, candidates=sites, source=InsecureSeededSource(5), **kw)
+    b = dp.top_k(sdf, "site", 3, 1.0, candidates=sites, source=InsecureSeededSource(5), **kw)
+    assert (a.candidates, a.counts, a.parameters) == (b.candidates, b.counts, b.parameters)
+    a = dp.top_k(pdf, "site", 2, 2.0, delta=1e-6, source=InsecureSeededSource(6), **kw)
+    b = dp.top_k(sdf, "site", 2, 2.0, delta=1e-6, source=InsecureSeededSource(6), **kw)
+    assert (a.candidates, a.counts) == (b.candidates, b.counts)
+    a = dp.partition_selection(pdf, "site", 1.0, 1e-6, "user_id", 2, max_rows_per_value=9,
+                               source=InsecureSeededSource(7))  # fmt: skip
+    b = dp.partition_selection(sdf, "site", 1.0, 1e-6, "user_id", 2, max_rows_per_value=9,
+                               source=InsecureSeededSource(7))  # fmt: skip
+    assert a.values == b.values
