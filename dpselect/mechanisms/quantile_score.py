@@ -49,6 +49,7 @@ from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..core.measures import MaxDivergence
 from ..core.metrics import SymmetricDistance
+from .validate import check_max_rows
 
 __all__ = [
     "MAX_DENOMINATOR",
@@ -111,16 +112,6 @@ def rank_excess_of_candidates(values: Any, candidates: Any, level: Fraction) -> 
     below = np.searchsorted(data, cands, side="left")
     above = n - np.searchsorted(data, cands, side="right")
     return rank_excess(below, above, n, level)
-
-
-def check_max_rows(max_rows: Any) -> int:
-    """``max_rows``: an int at least 1 (the rows one privacy unit keeps)."""
-    max_rows = plain_number(max_rows)
-    if isinstance(max_rows, bool) or not isinstance(max_rows, int):
-        raise ParameterError(f"max_rows must be an int >= 1, got {max_rows!r}")
-    if max_rows < 1:
-        raise ParameterError(f"max_rows must be at least 1, got {max_rows}")
-    return max_rows
 
 
 def unit_epsilon(epsilon: Fraction, max_rows: Any) -> Fraction:
