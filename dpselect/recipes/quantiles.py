@@ -588,7 +588,7 @@ def quantile(
             data, column, q, epsilon, candidates=candidates, confidence=confidence,
             ledger=ledger, source=source, resolution=resolution, mechanism=method,
             progress=progress, schema=schema, auto_fraction=auto_fraction,
-            privacy_unit=privacy_unit, max_rows=r,
+            privacy_unit=privacy_unit, max_rows=None if privacy_unit is None else r,
         )  # fmt: skip
     if auto_fraction is not None:
         raise ParameterError("auto_fraction applies only with bounds='auto'")
