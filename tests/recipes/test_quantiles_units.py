@@ -217,32 +217,26 @@ def test_errors_come_before_the_charge(tmp_path):
     _refused(book, q(privacy_unit="nope"), DataError, "privacy_unit 'nope'")
     _refused(book, q(privacy_unit="tail", max_rows="auto", bounds=None), ParameterError)
     _refused(book, q(bounds="auto", max_rows=2), ParameterError, "max_rows applies only")
-    _refused(
-        book,
-        lambda: dpselect.best_price([1.0, 2.0], 1.0, prices=[1, 2], max_price=2,
-                                    privacy_unit="tail", ledger=book),  # fmt: skip
-        ParameterError,
-        "array of valuations has no unit column",
-    )
-    _refused(
-        book,
-        lambda: dpselect.best_price(frame, 1.0, prices=[1, 2], max_price=2, column="delay",
-                                    max_rows=2, ledger=book),  # fmt: skip
-        ParameterError,
-        "max_rows applies only",
-    )
+
+    def price(valuations, **kw):
+        return lambda: dpselect.best_price(valuations, 1.0, prices=[1, 2], max_price=2,
+                                           ledger=book, **kw)  # fmt: skip
+
+    _refused(book, price([1.0, 2.0], privacy_unit="tail"), ParameterError,
+             "array of valuations has no unit column")  # fmt: skip
+    _refused(book, price(frame, column="delay", max_rows=2), ParameterError,
+             "max_rows applies only")  # fmt: skip
 
 
 def test_a_ledger_bound_to_another_unit_refuses_first(tmp_path):
     book = _ledger(tmp_path, unit="owner")
     frame = _planes()
-    _refused(
-        book,
-        lambda: dpselect.quantile(frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0),
-                                  privacy_unit="tail", max_rows=2, ledger=book),  # fmt: skip
-        LedgerError,
-        "'owner'",
-    )
+
+    def run():
+        return dpselect.quantile(frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0),
+                                 privacy_unit="tail", max_rows=2, ledger=book)  # fmt: skip
+
+    _refused(book, run, LedgerError, "'owner'")
 
 
 def test_max_rows_auto_is_private_and_shows_its_split():

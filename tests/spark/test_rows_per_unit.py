@@ -80,7 +80,7 @@ def test_quantile_recipe_per_unit_on_spark(datasets):
     import dpselect
     from dpselect.sampling import InsecureSeededSource
 
-    arrow, frame = datasets[0]
+    _arrow, frame = datasets[0]
     result = dpselect.quantile(
         frame, "d", [0.25, 0.75], 1.0, bounds=(0.0, 10.0), privacy_unit="user", max_rows=2,
         source=InsecureSeededSource(1),
