@@ -86,3 +86,16 @@ def test_quantile_recipe_per_unit_on_spark(datasets):
         source=InsecureSeededSource(1),
     )  # fmt: skip
     assert result.parameters["privacy_unit"] == "user" and len(result.values) == 2
+
+
+def test_auto_rows_and_auto_bounds_per_unit_on_spark(datasets):
+    import dpselect
+    from dpselect.sampling import InsecureSeededSource
+
+    _arrow, frame = datasets[0]
+    result = dpselect.quantile(
+        frame, "d", 0.5, 1.0, bounds="auto", privacy_unit="user", max_rows="auto",
+        source=InsecureSeededSource(2),
+    )  # fmt: skip
+    assert result.parameters["max_rows"] in (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    assert result.epsilon <= 1.0
