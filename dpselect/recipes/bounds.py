@@ -54,7 +54,6 @@ from ..mechanisms.validate import check_epsilon
 from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     check_confidence,
-    column_values,
     numeric_column,
     open_ledger,
 )
@@ -349,6 +348,32 @@ def bin_scores(values: Any, bins: list[tuple[float, float]], level: Fraction) ->
     return [-abs((b - a) * int(lt) - a * int(ge)) for lt, ge in zip(lows, highs, strict=True)]
 
 
+def _engine_bin_scores(
+    table: Engine,
+    column: str,
+    bins: list[tuple[float, float]],
+    levels: list[Fraction],
+    unit: dict[str, Any],
+) -> list[list[int]]:
+    """:func:`bin_scores` of each level from the engine's counts ``#{x >= e}`` at the bins'
+    edges and at ``-inf`` (``n``): :meth:`~dpselect.data.engine.Engine.buyers_at`, so Spark
+    never collects the column; the same integers as :func:`bin_scores` on the values (``#{x <
+    l} = n - #{x >= l}``). ``unit``: ``privacy_unit``, ``max_rows`` and ``salt`` (the kept
+    rows), or empty."""
+    edges = [-math.inf, *(lo for lo, _ in bins), *(hi for _, hi in bins)]
+    counts = [int(c) for c in table.buyers_at(column, edges, **unit)]
+    n, k = counts[0], len(bins)
+    at_least_low, at_least_high = counts[1 : 1 + k], counts[1 + k :]
+    out = []
+    for level in levels:
+        a, b = level.numerator, level.denominator
+        out.append(
+            [-abs((b - a) * (n - ge_l) - a * ge_h)
+             for ge_l, ge_h in zip(at_least_low, at_least_high, strict=True)]
+        )  # fmt: skip
+    return out
+
+
 def _bound_levels(quantiles: Any) -> list[Fraction]:
     if not (isinstance(quantiles, tuple) and len(quantiles) == 2):
         raise ParameterError("quantiles must be a pair (low, high)")
@@ -415,7 +440,9 @@ def choose_bounds(
     (:class:`~dpselect.data.engine.Engine`). With ``privacy_unit``, ``epsilon`` protects one
     unit: each unit keeps at most ``max_rows`` rows (default 1; the keyed rule of
     docs/contribution_bounding.md, "Rows per unit") and the bin scores' sensitivity is
-    ``max_rows max(A, B - A)``.
+    ``max_rows max(A, B - A)``. The bin scores come from the engine's counts of the rows at
+    least each bin edge (:meth:`~dpselect.data.engine.Engine.buyers_at`), the same integers
+    as :func:`bin_scores` on the values, so no engine collects the column.
 
     Parameters
     ----------
@@ -476,15 +503,13 @@ def choose_bounds(
         parameters.update(privacy_unit=privacy_unit, max_rows=rows)
 
     def release() -> BoundsChoice:
-        if privacy_unit is None:
-            values = column_values(table, column)
-        else:  # the rows each unit keeps (the salt drawn after the charge, data-free)
+        unit: dict[str, Any] = {}
+        if privacy_unit is not None:  # the rows each unit keeps (the salt drawn after the charge)
             salt = resolve_source(source).bits(63)
-            values = table.column_values(
-                column, privacy_unit=privacy_unit, max_rows=rows, salt=salt
-            )
-        lo_bin = bins[mechanisms[0](bin_scores(values, bins, levels[0]))]
-        hi_bin = bins[mechanisms[1](bin_scores(values, bins, levels[1]))]
+            unit = {"privacy_unit": privacy_unit, "max_rows": rows, "salt": salt}
+        scores = _engine_bin_scores(table, column, bins, levels, unit)
+        lo_bin = bins[mechanisms[0](scores[0])]
+        hi_bin = bins[mechanisms[1](scores[1])]
         lower, upper = min(lo_bin[0], hi_bin[0]), max(lo_bin[1], hi_bin[1])
         return BoundsChoice(
             lower=lower,

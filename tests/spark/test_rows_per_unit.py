@@ -99,3 +99,21 @@ def test_auto_rows_and_auto_bounds_per_unit_on_spark(datasets):
     )  # fmt: skip
     assert result.parameters["max_rows"] in (1, 2, 4, 8, 16, 32, 64, 128, 256)
     assert result.epsilon <= 1.0
+
+
+def test_bounds_choice_reads_counts_not_values(datasets):
+    """choose_bounds reads the engine's counts at the bins' edges (no column collected): the
+    same scores on Spark as DuckDB's, with and without a unit."""
+    from fractions import Fraction
+
+    from dpselect.recipes.bounds import _engine_bin_scores, bin_scores, bound_bins
+
+    bins, levels = bound_bins(), [Fraction(1, 20), Fraction(19, 20)]
+    for arrow, frame in datasets:
+        duck, spark = open_table(arrow), open_table(frame)
+        expected = [bin_scores(duck.column_values("d"), bins, lv) for lv in levels]
+        assert _engine_bin_scores(spark, "d", bins, levels, {}) == expected
+        unit = {"privacy_unit": "user", "max_rows": 2, "salt": 5}
+        kept = _duckdb_kept(arrow, "d", "user", 2, 5)
+        expected = [bin_scores(kept, bins, lv) for lv in levels]
+        assert _engine_bin_scores(spark, "d", bins, levels, unit) == expected

@@ -417,8 +417,8 @@ class SparkTable:
     ) -> npt.NDArray[np.float64]:
         """The column as float64 on the driver (NULL and unparseable rows dropped).
 
-        This collects the column: for recipes that need every value (``bounds="auto"``).
-        Quantiles use :func:`bucket_counts` instead. With ``privacy_unit``: the rows each unit
+        This collects the column (the recipes do not: quantiles, prices and ``bounds="auto"``
+        read histograms, :func:`bucket_counts`). With ``privacy_unit``: the rows each unit
         keeps (:func:`kept_rows`), collected as one count per distinct kept value.
         """
         sql = _import_pyspark()
