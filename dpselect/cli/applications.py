@@ -78,6 +78,29 @@ _SCHEMA = click.option(
     help="Column types, e.g. 'price:DOUBLE' (CSV/JSON columns are text otherwise; a value "
     "that does not convert is missing).",
 )
+_UNIT = click.option(
+    "--privacy-unit",
+    type=str,
+    default=None,
+    help="Column identifying a person: epsilon protects all of one person's rows (default: "
+    "each row is a person).",
+)
+
+
+def _max_rows(text: str | None, allow_auto: bool) -> int | str | None:
+    """``--max-rows``: a positive integer (or ``auto`` where allowed); checked again by the
+    recipe."""
+    if text is None:
+        return None
+    if allow_auto and text.strip() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        expected = "an integer or 'auto'" if allow_auto else "an integer"
+        raise click.BadParameter(f"{text!r} is not {expected}", param_hint="--max-rows") from None
+
+
 _CONFIDENCE = click.option(
     "--confidence",
     type=float,
@@ -112,7 +135,17 @@ _CONFIDENCE = click.option(
     "--auto-fraction",
     type=float,
     default=None,
-    help="With --bounds auto: the share of --epsilon spent on the bounds [default: 0.25].",
+    help="With --bounds auto or --max-rows auto: the share of --epsilon spent on each choice "
+    "[default: 0.25].",
+)
+@_UNIT
+@click.option(
+    "--max-rows",
+    type=str,
+    default=None,
+    help="With --privacy-unit: the most rows one person keeps (chosen by a salted keyed rule "
+    "that reads only that person's rows) [default: 1], or 'auto': chosen privately from 1, 2, "
+    "4, ..., 256 with --auto-fraction of --epsilon.",
 )
 @click.option(
     "--candidates",
@@ -154,6 +187,8 @@ def quantile_command(
     bounds: tuple[float, float] | None,
     bounds_auto: bool,
     auto_fraction: float | None,
+    privacy_unit: str | None,
+    max_rows: str | None,
     candidates: str | None,
     resolution: float | None,
     method: str,
@@ -170,8 +205,9 @@ def quantile_command(
 
     if bounds_auto and bounds is not None:
         raise click.UsageError("give --bounds once: LO HI, or auto")
-    if auto_fraction is not None and not bounds_auto:
-        raise click.UsageError("--auto-fraction applies only with --bounds auto")
+    rows = _max_rows(max_rows, allow_auto=True)
+    if auto_fraction is not None and not bounds_auto and rows != "auto":
+        raise click.UsageError("--auto-fraction applies only with --bounds auto or --max-rows auto")
     with _scan_progress((not as_json) and sys.stderr.isatty()) as (progress, work):
         result = quantile(
             open_data(file, engine, spark_master),
@@ -189,6 +225,8 @@ def quantile_command(
             schema=schema,
             auto_fraction=auto_fraction,
             work_progress=work,
+            privacy_unit=privacy_unit,
+            max_rows=rows,
         )
     _emit(result, as_json)
 
@@ -246,6 +284,14 @@ def _scan_progress(enabled: bool) -> Iterator[tuple[_Progress | None, _Progress 
     default=None,
     help="Public number of buyers (or an estimate): sets the default alpha = ln(n)/(n eps).",
 )
+@_UNIT
+@click.option(
+    "--max-rows",
+    type=str,
+    default=None,
+    help="With --privacy-unit: the most bids one buyer keeps (chosen by a salted keyed rule "
+    "that reads only that buyer's rows) [default: 1].",
+)
 @_CONFIDENCE
 @_LEDGER
 @_JSON
@@ -260,6 +306,8 @@ def price_command(
     alpha: float | None,
     max_price: float,
     n: int | None,
+    privacy_unit: str | None,
+    max_rows: str | None,
     confidence: float,
     ledger: str | None,
     as_json: bool,
@@ -271,6 +319,8 @@ def price_command(
     """A revenue-maximising price for a digital good, privately (seed 003)."""
     from ..recipes import best_price
 
+    rows = _max_rows(max_rows, allow_auto=False)
+    assert not isinstance(rows, str)  # "auto" is refused by _max_rows here
     result = best_price(
         open_data(file, engine, spark_master),
         epsilon,
@@ -283,6 +333,8 @@ def price_command(
         ledger=ledger,
         source=source_from_seed(insecure_seed),
         schema=schema,
+        privacy_unit=privacy_unit,
+        max_rows=rows,
     )
     _emit(result, as_json)
 

@@ -135,8 +135,22 @@ class Engine(Protocol):
         """Each person's number of distinct non-null values (``max_contributions="auto"``)."""
         ...
 
+    def row_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
+        """Each unit's number of rows with a number in ``column`` (``max_rows="auto"``)."""
+        ...
+
     # ------------------------------------------------------------------- numbers
-    def column_values(self, column: str) -> npt.NDArray[np.float64]:
+    # With ``privacy_unit``, the methods below read only the rows each unit keeps: at most
+    # ``max_rows`` per unit, by the keyed rule of ``salt`` (:func:`dpselect.data.rules.
+    # kept_rows`, docs/contribution_bounding.md "Rows per unit"); the defaults read every row.
+    def column_values(
+        self,
+        column: str,
+        *,
+        privacy_unit: str | None = None,
+        max_rows: int = 1,
+        salt: int = 0,
+    ) -> npt.NDArray[np.float64]:
         """The column as float64 (NULL, NaN and text that is no number dropped, row by row)."""
         ...
 
@@ -147,6 +161,10 @@ class Engine(Protocol):
         bounds: tuple[float, float] | None = None,
         resolution: float | None = None,
         progress: Progress = None,
+        *,
+        privacy_unit: str | None = None,
+        max_rows: int = 1,
+        salt: int = 0,
     ) -> npt.NDArray[np.float64]:
         """The rows as the quantile mechanisms read them: every value, or stand-ins from a
         histogram over the candidates or a public grid of ``bounds`` (same scores)."""
@@ -157,7 +175,15 @@ class Engine(Protocol):
         mode (an extra accuracy error), or ``None`` when the rows are not rounded."""
         ...
 
-    def buyers_at(self, column: str, prices: Sequence[float]) -> npt.NDArray[np.int64]:
+    def buyers_at(
+        self,
+        column: str,
+        prices: Sequence[float],
+        *,
+        privacy_unit: str | None = None,
+        max_rows: int = 1,
+        salt: int = 0,
+    ) -> npt.NDArray[np.int64]:
         """``#{rows with value >= p}`` for each price ``p`` (values as in
         :meth:`column_values`): what the revenue scores of pricing read."""
         ...

@@ -11,6 +11,8 @@ SQL, Spark columns), and the Python functions here are their reference:
 - **the keyed bounding order** (:func:`bounding_key`, :func:`unit_seed`,
   :func:`value_code`, :func:`keep_smallest`; docs/contribution_bounding.md): which values a
   person keeps, bit-identical in every engine for the same salt;
+- **rows kept per unit** (:func:`row_key`, :func:`kept_rows`; docs/contribution_bounding.md,
+  "Rows per unit"): which rows of a numeric column a unit keeps for quantiles and pricing;
 - **grids** (:func:`grid_size`, :func:`grid_edges`, :func:`grid_cell`,
   :func:`grid_cell_width`): the public grid a histogram engine rounds quantile rows to.
 
@@ -50,9 +52,11 @@ __all__ = [
     "is_text",
     "keep_smallest",
     "keep_smallest_counted",
+    "kept_rows",
     "md5_bits_sql",
     "normalised_sql",
     "numeric_candidate_type",
+    "row_key",
     "salt_text",
     "unit_seed",
     "value_code",
@@ -383,6 +387,54 @@ def check_rows_per_value(max_rows_per_value: Any, privacy_unit: str | None) -> i
             "row is its own unit and counts once)"
         )
     return r
+
+
+# ----------------------------------------------------------------------------------------
+# Rows per unit: the rows of a numeric column each unit keeps (quantiles, pricing).
+# ----------------------------------------------------------------------------------------
+
+
+def row_key(salt: int, unit_text: str, value: float) -> int:
+    """The 32-bit key of a row of unit ``unit_text`` holding the number ``value``.
+
+    ``bounding_key(salt, unit_text, value_code(salt, canonical_text(value)))``: the key of
+    the unknown-domain path with the row's value (a float64, ``-0.0`` read as ``0.0``) as the
+    value. Rows of one unit with equal values have equal keys.
+    """
+    x = float(value) + 0.0  # -0.0 is 0.0, as the engines normalise it
+    return bounding_key(salt, unit_text, value_code(salt, canonical_text(x)))
+
+
+def kept_rows(
+    salt: int, rows: Sequence[tuple[str, float]], max_rows: int
+) -> dict[str, list[float]]:
+    """The Python reference of the rule "each unit keeps at most ``max_rows`` rows".
+
+    ``rows`` are ``(unit text, value)`` pairs (the unit's canonical text, the row's number;
+    rows without a unit or a number are not given). Within a unit the rows are ordered by
+    ``(row_key, value)`` and the first ``max_rows`` are kept. Rows with equal values are
+    interchangeable, so the kept multiset is determined, and it depends only on that unit's
+    rows and the salt (docs/contribution_bounding.md, "Rows per unit").
+
+    Parameters
+    ----------
+    salt : int
+        The per-query salt.
+    rows : sequence of (str, float)
+        The rows as (canonical unit text, value); NaN values are not rows.
+    max_rows : int
+        How many rows each unit keeps (at least 1).
+
+    Returns
+    -------
+    dict of str to list of float
+        Each unit's kept values, in the rule's order.
+    """
+    by_unit: dict[str, list[tuple[int, float]]] = {}
+    for unit, value in rows:
+        x = float(value) + 0.0
+        by_unit.setdefault(unit, []).append((row_key(salt, unit, x), x))
+    return {u: [x for _, x in sorted(items)[: int(max_rows)]] for u, items in by_unit.items()}
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)

@@ -29,6 +29,7 @@ from .quantile_score import (
     quantile_fraction,
     rank_excess_of_candidates,
     score_sensitivity,
+    unit_epsilon,
 )
 from .validate import check_epsilon
 
@@ -41,18 +42,23 @@ def make_candidate_quantile(
     epsilon: Any,
     *,
     source: RandomSource | None = None,
+    max_rows: int = 1,
 ) -> Measurement:
     """The exponential mechanism over public ``candidates`` with the rank-excess score.
 
     Input: a 1-D array of values (NaN dropped); output: one of the candidates. Privacy map
-    (``SymmetricDistance`` to ``MaxDivergence``): ``d_in * eps``.
+    (``SymmetricDistance`` to ``MaxDivergence``): ``d_in * eps``. ``max_rows = r``: each
+    privacy unit holds at most ``r`` input rows, the score's sensitivity per unit is ``r
+    Delta`` and the scale ``2 r Delta / eps``; ``d_in`` counts units
+    (:mod:`.quantile_score`, "Rows per unit").
     """
     level = quantile_fraction(q)
     eps = Fraction(check_epsilon(epsilon))
+    row_eps = unit_epsilon(eps, max_rows)
     cands = np.asarray([float(c) for c in candidates], dtype=np.float64)
     if cands.shape[0] == 0:
         raise ParameterError("candidates must not be empty")
-    scale = 2 * score_sensitivity(level) / eps
+    scale = 2 * score_sensitivity(level) / row_eps
 
     def function(values: Any) -> float:
         excess = rank_excess_of_candidates(values, cands, level)

@@ -59,7 +59,13 @@ from ..core.measurement import Measurement
 from ..sampling.noisy_max import noisy_argmax
 from ..sampling.source import RandomSource, resolve_source
 from ..sampling.uniform import LazyUniform
-from .quantile_score import pure_dp_on_rows, quantile_fraction, rank_excess, score_sensitivity
+from .quantile_score import (
+    pure_dp_on_rows,
+    quantile_fraction,
+    rank_excess,
+    score_sensitivity,
+    unit_epsilon,
+)
 from .validate import check_epsilon
 
 __all__ = [
@@ -341,6 +347,7 @@ def make_continuous_quantile(
     round_to_resolution: bool = True,
     overwrite_input: bool = False,
     progress: Callable[[float], None] | None = None,
+    max_rows: int = 1,
 ) -> Measurement:
     """The continuous exponential mechanism for the ``q``-quantile on ``[lo, hi]``, with ties.
 
@@ -353,15 +360,19 @@ def make_continuous_quantile(
     time apart from sorting the ``O(T / eps)`` rows nearest the quantile. ``progress(fraction)``
     is called as the work advances, ending with 1.0 (a progress bar: the fractions are those of
     the rows processed, shown to the data owner only; no randomness is read and the output
-    does not change).
+    does not change). ``max_rows = r``: each privacy unit holds at most ``r`` input rows; the
+    mechanism runs at ``eps / r`` per row (rounding loss included), so ``d_in`` counts units
+    (:mod:`.quantile_score`, "Rows per unit").
     """
     lo, hi = check_bounds(bounds)
     level = quantile_fraction(q)
     eps = Fraction(check_epsilon(epsilon))
-    if eps <= 2 * ROUNDING_LOSS:
-        raise ParameterError(f"epsilon must exceed {float(2 * ROUNDING_LOSS):.3g}, got {epsilon}")
+    row_eps = unit_epsilon(eps, max_rows)
+    if row_eps <= 2 * ROUNDING_LOSS:
+        least = float(2 * ROUNDING_LOSS * (eps / row_eps))  # 2 ROUNDING_LOSS max_rows
+        raise ParameterError(f"epsilon must exceed {least:.3g}, got {epsilon}")
     w = check_resolution(resolution, lo, hi)
-    factor = float_down((eps - ROUNDING_LOSS) / (2 * score_sensitivity(level)))
+    factor = float_down((row_eps - ROUNDING_LOSS) / (2 * score_sensitivity(level)))
     snap = w * (1 - 2**-10)  # exact: w times a short dyadic
     if factor <= 0:
         raise ParameterError(f"epsilon is too small for the float path, got {epsilon}")

@@ -87,7 +87,7 @@ from .quantile_continuous import (
     uniform_float,
 )
 from .quantile_recursive import sorted_levels
-from .quantile_score import MAX_DENOMINATOR, pure_dp_on_rows
+from .quantile_score import MAX_DENOMINATOR, pure_dp_on_rows, unit_epsilon
 from .validate import check_epsilon
 
 __all__ = [
@@ -622,6 +622,7 @@ def make_joint_quantiles(
     resolution: Any = None,
     source: RandomSource | None = None,
     progress: Callable[[float], None] | None = None,
+    max_rows: int = 1,
 ) -> Measurement:
     """The joint exponential mechanism (GJK21) for increasing levels ``qs`` on ``[lo, hi]``.
 
@@ -631,7 +632,10 @@ def make_joint_quantiles(
     for the float log-weights). ``progress(fraction)`` is called after each level of the
     forward pass. At most ``MAX_JOINT_LEVELS`` levels, common denominator at most ``10^6``.
     ``resolution``: the public ``w`` of the tie handling (module docstring; default
-    :func:`joint_resolution` of the bounds and epsilon; ``0``: none).
+    :func:`joint_resolution` of the bounds and the per-row epsilon; ``0``: none). ``max_rows =
+    r``: each privacy unit holds at most ``r`` input rows; the mechanism runs at ``eps / r``
+    per row (the utility's sensitivity times ``r``), so ``d_in`` counts units
+    (:mod:`.quantile_score`, "Rows per unit").
     """
     lo, hi = check_bounds(bounds)
     levels = sorted_levels(qs)
@@ -640,12 +644,12 @@ def make_joint_quantiles(
             f"the joint method takes at most {MAX_JOINT_LEVELS} levels, got {len(levels)}"
         )
     eps = Fraction(check_epsilon(epsilon))
-    if eps <= 2 * joint_rounding_loss(len(levels)):
-        raise ParameterError(
-            f"epsilon must exceed {float(2 * joint_rounding_loss(len(levels))):.3g}, got {epsilon}"
-        )
-    plan = _Plan(levels, eps)
-    w = joint_resolution(resolution, lo, hi, eps)
+    row_eps = unit_epsilon(eps, max_rows)
+    if row_eps <= 2 * joint_rounding_loss(len(levels)):
+        least = float(2 * joint_rounding_loss(len(levels)) * (eps / row_eps))
+        raise ParameterError(f"epsilon must exceed {least:.3g}, got {epsilon}")
+    plan = _Plan(levels, row_eps)
+    w = joint_resolution(resolution, lo, hi, row_eps)
     step = decimal_step(w) if w > 0 else None
 
     def function(values: Any) -> list[float]:

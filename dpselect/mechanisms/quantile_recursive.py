@@ -42,7 +42,7 @@ from .quantile_continuous import (
     continuous_accuracy,
     make_continuous_quantile,
 )
-from .quantile_score import MAX_DENOMINATOR, pure_dp_on_rows, quantile_fraction
+from .quantile_score import MAX_DENOMINATOR, pure_dp_on_rows, quantile_fraction, unit_epsilon
 from .validate import check_epsilon
 
 __all__ = [
@@ -106,15 +106,19 @@ def make_recursive_quantiles(
     resolution: Any = None,
     source: RandomSource | None = None,
     progress: Callable[[float], None] | None = None,
+    max_rows: int = 1,
 ) -> Measurement:
     """The recursive quantiles mechanism (module docstring). Output: the ``m`` values, in the
     order of ``qs`` (which must increase). Map ``d_in * eps``. ``progress(fraction)`` is called
-    after each value is released (public: the tree's shape depends on ``m`` only)."""
+    after each value is released (public: the tree's shape depends on ``m`` only).
+    ``max_rows = r``: each privacy unit holds at most ``r`` input rows; every round runs at
+    ``eps / (r depth)`` per row, so ``d_in`` counts units (:mod:`.quantile_score`, "Rows per
+    unit": the whole mechanism is ``eps / r``-DP per row, hence ``eps``-DP per unit)."""
     lo, hi = check_bounds(bounds)
     levels = sorted_levels(qs)
     eps = Fraction(check_epsilon(epsilon))
     w = check_resolution(resolution, lo, hi)
-    each = eps / recursive_depth(len(levels))
+    each = unit_epsilon(eps, max_rows) / recursive_depth(len(levels))
     tree = recursive_tree(levels)
     for _, _, _, rel in tree:
         if rel.denominator > MAX_DENOMINATOR:

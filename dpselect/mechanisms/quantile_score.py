@@ -12,6 +12,16 @@ the classical sense (at most ``q n`` rows below it and at most ``(1 - q) n`` abo
 many rows equal ``c``), and otherwise how many rows too many lie on one side. The mechanisms
 maximise ``-s``.
 
+**Rows per unit** (``max_rows = r``, docs/contribution_bounding.md "Rows per unit"): when
+each privacy unit keeps at most ``r`` rows, adding or removing one unit adds or removes at
+most ``r`` rows and moves every rank count ``L``, ``G``, ``n`` by at most ``r``, so the rank
+excess moves by at most ``r Delta``. Every quantile mechanism takes ``max_rows``: it runs
+its row-level construction at ``eps / r`` (:func:`unit_epsilon`), which is ``(eps / r)``-DP
+under one row added or removed, hence ``eps``-DP under ``r`` rows added or removed (group
+privacy of pure DP: Dwork and Roth 2014, Theorem 2.2; for the exponential mechanisms this is
+exactly the calibration to the sensitivity ``r Delta``, seed 002). The map stays ``d_in *
+eps`` with ``d_in`` counting units (at ``r = 1``: rows).
+
 **Sensitivity** ``Delta = max(a, b - a)`` under adding or removing one row: adding a row moves
 ``n`` by one and at most one of ``L``, ``G`` by one, so ``b L - a n`` moves by ``b - a`` or
 ``-a`` and ``b G - (b - a) n`` by ``a`` or ``-(b - a)``; the maximum with 0 is 1-Lipschitz in
@@ -39,14 +49,17 @@ from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..core.measures import MaxDivergence
 from ..core.metrics import SymmetricDistance
+from .validate import check_max_rows
 
 __all__ = [
     "MAX_DENOMINATOR",
+    "check_max_rows",
     "pure_dp_on_rows",
     "quantile_fraction",
     "rank_excess",
     "rank_excess_of_candidates",
     "score_sensitivity",
+    "unit_epsilon",
 ]
 
 I64 = npt.NDArray[np.int64]
@@ -101,12 +114,20 @@ def rank_excess_of_candidates(values: Any, candidates: Any, level: Fraction) -> 
     return rank_excess(below, above, n, level)
 
 
+def unit_epsilon(epsilon: Fraction, max_rows: Any) -> Fraction:
+    """The row-level epsilon ``eps / r`` at which a mechanism runs so that it is ``eps``-DP
+    for one unit of at most ``r = max_rows`` rows (module docstring: group privacy). Exact."""
+    return Fraction(epsilon) / check_max_rows(max_rows)
+
+
 def pure_dp_on_rows(function: Any, epsilon: Fraction) -> Measurement:
     """A measurement on 1-D arrays of numbers (rows added or removed) with map ``d_in * eps``.
 
     The common shape of the quantile mechanisms: each proves its own ``epsilon``-DP under
     ``SymmetricDistance`` (docs/quantiles.md), and group privacy gives ``d_in * epsilon``
-    (rounded up; ``inf`` at ``d_in = inf``).
+    (rounded up; ``inf`` at ``d_in = inf``). A mechanism built with ``max_rows = r`` runs at
+    ``epsilon / r`` per row, and ``d_in`` then counts units of at most ``r`` rows (module
+    docstring); read as rows, the map only over-states the loss.
     """
 
     def privacy_map(d_in: Any) -> float:

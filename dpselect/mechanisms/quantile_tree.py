@@ -51,7 +51,7 @@ from ..sampling.discrete import sample_discrete_laplace
 from ..sampling.source import RandomSource, resolve_source
 from .quantile_continuous import check_bounds
 from .quantile_recursive import sorted_levels
-from .quantile_score import pure_dp_on_rows
+from .quantile_score import pure_dp_on_rows, unit_epsilon
 from .validate import check_epsilon
 
 __all__ = [
@@ -234,19 +234,23 @@ def make_tree_quantiles(
     height: int = 3,
     threshold: float = 0.0,
     source: RandomSource | None = None,
+    max_rows: int = 1,
 ) -> Measurement:
     """The tree mechanism (module docstring) for increasing levels ``qs`` on ``[lo, hi]``.
 
     Input: a 1-D array of values (NaN dropped, the rest clamped); output: the ``m`` values,
     increasing. ``threshold``: the descent's cut, in standard deviations of each level's
     consistent count (public). Privacy map ``d_in * eps`` (``SymmetricDistance`` to
-    ``MaxDivergence``).
+    ``MaxDivergence``). ``max_rows = r``: each privacy unit holds at most ``r`` input rows, so
+    one unit moves the counts of each tree level by at most ``r`` in L1 (``h r`` in all); the
+    noise scale is ``h r / eps`` (``tree_scale`` at ``eps / r``) and ``d_in`` counts units
+    (:mod:`.quantile_score`, "Rows per unit").
     """
     lo, hi = check_bounds(bounds)
     levels = sorted_levels(qs)
     b, h = check_shape(branching, height)
     eps = Fraction(check_epsilon(epsilon))
-    scale = tree_scale(h, eps)
+    scale = tree_scale(h, unit_epsilon(eps, max_rows))
     if (
         isinstance(threshold, bool)
         or not isinstance(threshold, (int, float))

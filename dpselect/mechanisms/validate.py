@@ -18,6 +18,7 @@ __all__ = [
     "check_delta",
     "check_epsilon",
     "check_int",
+    "check_max_rows",
     "check_non_nan_vector_domain",
     "check_optimize",
     "check_scale",
@@ -73,6 +74,17 @@ def check_delta(delta: Any, name: str = "delta", allow_zero: bool = True) -> Rea
         interval = "[0, 1)" if allow_zero else "(0, 1)"
         raise ParameterError(f"{name} must be in {interval}, got {value}")
     return value
+
+
+def check_max_rows(max_rows: Any) -> int:
+    """``max_rows``: an int at least 1, the rows (or bids) one privacy unit keeps
+    (docs/contribution_bounding.md, "Rows per unit")."""
+    max_rows = plain_number(max_rows)
+    if isinstance(max_rows, bool) or not isinstance(max_rows, int):
+        raise ParameterError(f"max_rows must be an int >= 1, got {max_rows!r}")
+    if max_rows < 1:
+        raise ParameterError(f"max_rows must be at least 1, got {max_rows}")
+    return max_rows
 
 
 def check_int(value: Any, name: str, minimum: int = 0) -> int:

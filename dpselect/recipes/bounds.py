@@ -49,12 +49,11 @@ from ..data.engine import Engine
 from ..data.tables import open_table
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
-from ..mechanisms.quantile_score import quantile_fraction
+from ..mechanisms.quantile_score import check_max_rows, quantile_fraction
 from ..mechanisms.validate import check_epsilon
-from ..sampling.source import RandomSource
+from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     check_confidence,
-    column_values,
     numeric_column,
     open_ledger,
 )
@@ -200,6 +199,7 @@ def choose_max_contributions(
     penalty: Callable[[int], Any] | None = None,
     schema: Any = None,
     beta: float | None = None,
+    unit_counts: str = "values",
 ) -> ContributionChoice:
     """A contribution bound for ``column`` per ``privacy_unit``, chosen privately (module doc).
 
@@ -209,6 +209,12 @@ def choose_max_contributions(
     (evaluated before the charge, never on data; a public term leaves every sensitivity
     ``Delta_L = L`` unchanged). ``data`` may be an opened table
     (:class:`~dpselect.data.engine.Engine`).
+
+    ``unit_counts="rows"`` counts each person's *rows* with a number in ``column``
+    (:meth:`~dpselect.data.engine.Engine.row_counts`) instead of their distinct values: the
+    bound ``max_rows`` of a quantile or a price per person (``max_rows="auto"``). Adding or
+    removing one person changes ``sum_u min(c_u, L)`` by at most ``L`` in either reading, so
+    the sensitivities and the cost are the same.
 
     Parameters
     ----------
@@ -230,6 +236,8 @@ def choose_max_contributions(
     ledger, source, penalty, schema
         The budget ledger, the randomness (tests only), a public penalty rule and declared
         column types.
+    unit_counts : {"values", "rows"}, default "values"
+        What a person's count ``c_u`` counts: distinct values, or rows with a number.
 
     Returns
     -------
@@ -260,10 +268,12 @@ def choose_max_contributions(
         warn_renamed("beta=", "confidence= (1 - beta)")
         if confidence != 0.95:
             raise ParameterError("give confidence or its deprecated form beta, not both")
+    if unit_counts not in ("values", "rows"):
+        raise ParameterError(f"unit_counts must be 'values' or 'rows', got {unit_counts!r}")
     cands = _contribution_candidates(candidates)
     pens = _penalties(penalty, cands)
     table = _table(data, schema)
-    check_column_role(table, column, "ranked")
+    check_column_role(table, column, "ranked" if unit_counts == "values" else "numeric")
     check_column_role(table, privacy_unit, "unit", "privacy_unit")
     mech = _gem(cands, eps, beta, source)
     spent = float(mech.map(1))
@@ -276,9 +286,14 @@ def choose_max_contributions(
         "candidates": cands,
         "penalty": "L / release_epsilon" if pens is None else [float(p) for p in pens],
     }
+    if unit_counts == "rows":
+        parameters["unit_counts"] = "rows"
 
     def release() -> ContributionChoice:
-        counts = contribution_counts(table, column, privacy_unit)
+        if unit_counts == "rows":
+            counts = table.row_counts(column, privacy_unit)
+        else:
+            counts = contribution_counts(table, column, privacy_unit)
         scores = dict(zip(cands, contribution_scores(counts, cands, rel, pens), strict=True))
         chosen = mech(scores)
         return ContributionChoice(
@@ -333,6 +348,32 @@ def bin_scores(values: Any, bins: list[tuple[float, float]], level: Fraction) ->
     return [-abs((b - a) * int(lt) - a * int(ge)) for lt, ge in zip(lows, highs, strict=True)]
 
 
+def _engine_bin_scores(
+    table: Engine,
+    column: str,
+    bins: list[tuple[float, float]],
+    levels: list[Fraction],
+    unit: dict[str, Any],
+) -> list[list[int]]:
+    """:func:`bin_scores` of each level from the engine's counts ``#{x >= e}`` at the bins'
+    edges and at ``-inf`` (``n``): :meth:`~dpselect.data.engine.Engine.buyers_at`, so Spark
+    never collects the column; the same integers as :func:`bin_scores` on the values (``#{x <
+    l} = n - #{x >= l}``). ``unit``: ``privacy_unit``, ``max_rows`` and ``salt`` (the kept
+    rows), or empty."""
+    edges = [-math.inf, *(lo for lo, _ in bins), *(hi for _, hi in bins)]
+    counts = [int(c) for c in table.buyers_at(column, edges, **unit)]
+    n, k = counts[0], len(bins)
+    at_least_low, at_least_high = counts[1 : 1 + k], counts[1 + k :]
+    out = []
+    for level in levels:
+        a, b = level.numerator, level.denominator
+        out.append(
+            [-abs((b - a) * (n - ge_l) - a * ge_h)
+             for ge_l, ge_h in zip(at_least_low, at_least_high, strict=True)]
+        )  # fmt: skip
+    return out
+
+
 def _bound_levels(quantiles: Any) -> list[Fraction]:
     if not (isinstance(quantiles, tuple) and len(quantiles) == 2):
         raise ParameterError("quantiles must be a pair (low, high)")
@@ -343,11 +384,17 @@ def _bound_levels(quantiles: Any) -> list[Fraction]:
 
 
 def _bin_mechanisms(
-    levels: list[Fraction], n_bins: int, eps: Fraction, source: RandomSource | None
+    levels: list[Fraction],
+    n_bins: int,
+    eps: Fraction,
+    source: RandomSource | None,
+    max_rows: int = 1,
 ) -> list[Any]:
     mechanisms = []
     for level in levels:
-        sensitivity = max(level.numerator, level.denominator - level.numerator)
+        # one unit adds or removes at most max_rows rows, each moving one of the two counts
+        # by 1: the score moves by at most max_rows max(A, B - A)
+        sensitivity = max_rows * max(level.numerator, level.denominator - level.numerator)
         mechanisms.append(
             make_exponential_mechanism(
                 list(range(n_bins)),
@@ -379,6 +426,8 @@ def choose_bounds(
     ledger: Any = None,
     source: RandomSource | None = None,
     schema: Any = None,
+    privacy_unit: str | None = None,
+    max_rows: int | None = None,
 ) -> BoundsChoice:
     """Clamping bounds for ``column``: two private quantiles over power-of-two bins.
 
@@ -388,7 +437,12 @@ def choose_bounds(
     the low level's lower edge and the high level's upper edge when the picks are in order,
     and never an empty interval when noise puts them the other way round (post-processing).
     ``data`` may be an opened table
-    (:class:`~dpselect.data.engine.Engine`).
+    (:class:`~dpselect.data.engine.Engine`). With ``privacy_unit``, ``epsilon`` protects one
+    unit: each unit keeps at most ``max_rows`` rows (default 1; the keyed rule of
+    docs/contribution_bounding.md, "Rows per unit") and the bin scores' sensitivity is
+    ``max_rows max(A, B - A)``. The bin scores come from the engine's counts of the rows at
+    least each bin edge (:meth:`~dpselect.data.engine.Engine.buyers_at`), the same integers
+    as :func:`bin_scores` on the values, so no engine collects the column.
 
     Parameters
     ----------
@@ -402,6 +456,8 @@ def choose_bounds(
         The levels whose private estimates become the bounds.
     ledger, source, schema
         The budget ledger, the randomness (tests only) and declared column types.
+    privacy_unit, max_rows : str and int, optional
+        The column identifying people and the most rows one person keeps (default 1).
 
     Returns
     -------
@@ -425,10 +481,16 @@ def choose_bounds(
     """
     eps = Fraction(check_epsilon(epsilon))
     levels = _bound_levels(quantiles)
+    if max_rows is not None and privacy_unit is None:
+        raise ParameterError("max_rows applies only with a privacy_unit column")
+    rows = 1 if max_rows is None else check_max_rows(max_rows)
     table = _table(data, schema)
     numeric_column(table, column)
+    if privacy_unit is not None:
+        check_column_role(table, privacy_unit, "unit", "privacy_unit")
+        table.unit_column(privacy_unit)
     bins = bound_bins()
-    mechanisms = _bin_mechanisms(levels, len(bins), eps, source)
+    mechanisms = _bin_mechanisms(levels, len(bins), eps, source, rows)
     spent = float_up(sum((Fraction(m.map(1)) for m in mechanisms), Fraction(0)))
     book = open_ledger(ledger)
     parameters = {
@@ -437,11 +499,17 @@ def choose_bounds(
         "quantiles": [float(q) for q in levels],
         "n_bins": len(bins),
     }
+    if privacy_unit is not None:
+        parameters.update(privacy_unit=privacy_unit, max_rows=rows)
 
     def release() -> BoundsChoice:
-        values = column_values(table, column)
-        lo_bin = bins[mechanisms[0](bin_scores(values, bins, levels[0]))]
-        hi_bin = bins[mechanisms[1](bin_scores(values, bins, levels[1]))]
+        unit: dict[str, Any] = {}
+        if privacy_unit is not None:  # the rows each unit keeps (the salt drawn after the charge)
+            salt = resolve_source(source).bits(63)
+            unit = {"privacy_unit": privacy_unit, "max_rows": rows, "salt": salt}
+        scores = _engine_bin_scores(table, column, bins, levels, unit)
+        lo_bin = bins[mechanisms[0](scores[0])]
+        hi_bin = bins[mechanisms[1](scores[1])]
         lower, upper = min(lo_bin[0], hi_bin[0]), max(lo_bin[1], hi_bin[1])
         return BoundsChoice(
             lower=lower,
@@ -453,6 +521,6 @@ def choose_bounds(
         )
 
     return charge_then_release(
-        book, release, spent, "choose_bounds", parameters, privacy_unit=None,
+        book, release, spent, "choose_bounds", parameters, privacy_unit=privacy_unit,
         source=table.description,
     )  # fmt: skip

@@ -31,6 +31,18 @@ probability at least ``1 - e^-t``. Together: ``revenue >= gamma - alpha n - (Del
 (ln |H| + t)``; with ``alpha = ln(n)/(n eps)`` and ``max_price = 1`` this is ``gamma -
 O(ln(n) / eps)`` as in the seed. Both terms are reported (they use public numbers only;
 neither ``gamma`` nor ``OPT`` is released).
+
+**Buyers with several bids** (``privacy_unit=COL, max_rows=r``, table input): each buyer
+keeps at most ``r`` bids, chosen by the salted keyed rule of docs/contribution_bounding.md
+("Rows per unit"), which reads only that buyer's rows; the score counts kept bids,
+``s(v, p) = p #{kept bids >= p}``. Adding or removing one buyer adds or removes at most ``r``
+kept bids, so every count moves by at most ``r`` (all the same way) and every score by at
+most ``r max(prices)``: the mechanism is calibrated to ``Delta = r max(prices)``
+(:func:`make_price_mechanism`), ``eps``-DP per buyer, and the guarantee's selection term is
+``(r max(prices) / eps)(ln |H| + t)``; with a public number of buyers ``n``, at most ``r n``
+bids lose at most ``alpha`` each to the grid (``alpha r n``). For an array of valuations
+there is no unit column: ``privacy_unit`` is refused (open the bids as a table with a buyer
+column instead).
 """
 
 from __future__ import annotations
@@ -48,11 +60,12 @@ from ..core.deprecation import warn_renamed
 from ..core.errors import DataError, ParameterError
 from ..core.measurement import Measurement
 from ..data.candidates import load_candidates
+from ..data.column_roles import check_column_role
 from ..data.tables import open_table
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
-from ..mechanisms.validate import check_epsilon, check_int, check_user_epsilon
-from ..sampling.source import RandomSource
+from ..mechanisms.validate import check_epsilon, check_int, check_max_rows, check_user_epsilon
+from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     CONFIDENCE,
     check_confidence,
@@ -196,17 +209,24 @@ def revenue_scores(valuations: Any, grid: PriceGrid) -> list[int]:
 
 
 def make_price_mechanism(
-    grid: PriceGrid, epsilon: Any, *, source: RandomSource | None = None
+    grid: PriceGrid,
+    epsilon: Any,
+    *,
+    source: RandomSource | None = None,
+    max_rows: int = 1,
 ) -> Measurement:
     """The exponential mechanism over ``grid`` with the revenue score (monotonic).
 
     Input: valuations (1-D); output: the chosen price (a float). Privacy map
     (``SymmetricDistance``, one buyer added or removed): ``d_in * Delta / scale <= d_in eps``.
+    ``max_rows = r``: one buyer holds at most ``r`` input valuations (bids), so each revenue
+    moves by at most ``r max(prices)``: the score's sensitivity is ``r max(multiples)`` in
+    units of the grid (module docstring), and ``d_in`` counts buyers.
     """
     mech = make_exponential_mechanism(
         list(range(len(grid.prices))),
         lambda scores, i: scores[i],
-        max(grid.multiples),
+        max(grid.multiples) * check_max_rows(max_rows),
         epsilon=epsilon,
         monotonic=True,
         source=source,
@@ -255,43 +275,80 @@ class PriceResult(Result):
 
 
 def _guarantee(
-    grid: PriceGrid, eps: Fraction, n: int | None, max_price: float, confidence: float
+    grid: PriceGrid,
+    eps: Fraction,
+    n: int | None,
+    max_price: float,
+    confidence: float,
+    max_rows: int = 1,
 ) -> tuple[float, float | None, str]:
+    r = max_rows
     bound = utility_bound(
-        eps, grid.sensitivity, len(grid.prices), confidence=confidence, monotonic=True
+        eps, grid.sensitivity * r, len(grid.prices), confidence=confidence, monotonic=True
     )
     selection = bound.loss
     t = -math.log(1 - confidence)
+    delta = f"Delta = {float(grid.sensitivity):g}"
+    if r > 1:
+        delta = f"Delta = max_rows max(prices) = {float(grid.sensitivity * r):g}"
     if grid.alpha is None or n is None:
         text = (
             f"guarantee: with probability at least {confidence:.0%}, the revenue at this price "
             f"is at least the best listed price's revenue minus {selection:.6g} "
-            f"(= (Delta/eps)(ln |H| + t), Delta = {float(grid.sensitivity):g}, |H| = "
+            f"(= (Delta/eps)(ln |H| + t), {delta}, |H| = "
             f"{len(grid.prices)}, t = {t:.3g}; utility theorem, seed 003)"
         )
         return selection, None, text
-    discretization = grid.alpha * n
+    discretization = grid.alpha * n * r
+    an = "alpha n" if r == 1 else "alpha max_rows n"
     text = (
-        f"guarantee: with probability at least {confidence:.0%}, revenue >= gamma - alpha n - "
+        f"guarantee: with probability at least {confidence:.0%}, revenue >= gamma - {an} - "
         f"(Delta/eps)(ln |H| + t) = gamma - {discretization:.6g} - {selection:.6g}, gamma the "
         f"best revenue at any price in [0, {max_price:g}] (alpha = "
         f"{grid.alpha:.6g}, n = {n} public, |H| = {len(grid.prices)}, t = {t:.3g}; seed 003)"
     )
+    if r > 1:
+        text += f" ({delta})"
     return selection, discretization, text
 
 
 def _valuation_values(
-    valuations: Any, column: str | None, grid: PriceGrid, schema: Any = None
+    valuations: Any,
+    column: str | None,
+    grid: PriceGrid,
+    schema: Any = None,
+    privacy_unit: str | None = None,
+    max_rows: int = 1,
+    source: RandomSource | None = None,
 ) -> tuple[Any, Any]:
     """A reader of the valuations, checked from public facts only (type, schema). A table's
     engine summarises the column as :class:`BuyerCounts` at the grid's prices
-    (:meth:`dpselect.data.engine.Engine.buyers_at`: Spark never collects the column)."""
+    (:meth:`dpselect.data.engine.Engine.buyers_at`: Spark never collects the column); with a
+    ``privacy_unit``, of the bids each buyer keeps (at most ``max_rows``, the salt drawn when
+    the reader runs, after the charge)."""
     if column is not None:
         table = open_table(valuations, schema=schema)
         numeric_column(table, column)
         prices = tuple(grid.prices)
-        return table, lambda: BuyerCounts(
-            prices, tuple(int(c) for c in table.buyers_at(column, prices))
+        if privacy_unit is None:
+            return table, lambda: BuyerCounts(
+                prices, tuple(int(c) for c in table.buyers_at(column, prices))
+            )
+        check_column_role(table, privacy_unit, "unit", "privacy_unit")
+
+        def kept() -> BuyerCounts:
+            salt = resolve_source(source).bits(63)
+            counts = table.buyers_at(
+                column, prices, privacy_unit=privacy_unit, max_rows=max_rows, salt=salt
+            )
+            return BuyerCounts(prices, tuple(int(c) for c in counts))
+
+        return table, kept
+    if privacy_unit is not None:
+        raise ParameterError(
+            "privacy_unit needs a table of bids with column= (the unit is a column of it); an "
+            "array of valuations has no unit column: open the bids as a table with a buyer "
+            "column"
         )
     if type(valuations).__name__ == "Series" and hasattr(valuations, "to_numpy"):
         valuations = valuations.to_numpy()  # a pandas or polars Series: its values
@@ -317,6 +374,8 @@ def best_price(
     ledger: Any = None,
     source: RandomSource | None = None,
     schema: Any = None,
+    privacy_unit: str | None = None,
+    max_rows: int | None = None,
 ) -> PriceResult:
     """A revenue-maximising price for a digital good, chosen privately (seed 003).
 
@@ -328,6 +387,14 @@ def best_price(
     before the valuations are read. The result carries the seed's revenue guarantee at
     ``confidence``. ``source`` is for tests and demos only. ``schema``: declared column
     types of a data file (with ``column=``; see :func:`dpselect.data.tables.open_table`).
+
+    ``privacy_unit`` (table input with ``column=``): a column identifying buyers who may place
+    several bids; ``epsilon`` then protects one buyer. Each buyer keeps at most ``max_rows``
+    bids (default 1; the salted keyed rule of docs/contribution_bounding.md, "Rows per unit"),
+    the revenue ``p #{kept bids >= p}`` moves by at most ``max_rows * max_price`` per buyer and
+    the mechanism and the guarantee are calibrated to it (module docstring). Not available for
+    an array of valuations (no unit column: refused). ``max_rows`` without ``privacy_unit`` is
+    refused.
 
     Parameters
     ----------
@@ -346,6 +413,10 @@ def best_price(
     column, confidence, ledger, source, schema
         The valuation column, the guarantee's confidence, the budget ledger, the randomness
         (tests only) and declared column types.
+    privacy_unit : str, optional
+        The column identifying buyers (each bid is a buyer without it); table input only.
+    max_rows : int, optional
+        The most bids one buyer keeps (default 1 with a ``privacy_unit``).
 
     Returns
     -------
@@ -377,10 +448,15 @@ def best_price(
                 "number of buyers n (the true count is private)"
             )
         alpha = default_alpha(n, eps, max_price)
+    if max_rows is not None and privacy_unit is None:
+        raise ParameterError(
+            "max_rows applies only with a privacy_unit column (without one each bid is a buyer)"
+        )
+    r = 1 if max_rows is None else check_max_rows(max_rows)
     grid = price_grid(prices, alpha, max_price)
-    selection, discretization, text = _guarantee(grid, eps, n, float(max_price), conf)
-    mechanism = make_price_mechanism(grid, eps, source=source)
-    opened, read = _valuation_values(valuations, column, grid, schema)
+    selection, discretization, text = _guarantee(grid, eps, n, float(max_price), conf, r)
+    mechanism = make_price_mechanism(grid, eps, source=source, max_rows=r)
+    opened, read = _valuation_values(valuations, column, grid, schema, privacy_unit, r, source)
     described = getattr(opened, "description", None) if column is not None else None
     book = open_ledger(ledger)
     parameters = {
@@ -391,6 +467,8 @@ def best_price(
         "n": n,
         "column": column,
     }
+    if privacy_unit is not None:
+        parameters.update(privacy_unit=privacy_unit, max_rows=r)
 
     def release() -> PriceResult:
         return PriceResult(
@@ -407,7 +485,8 @@ def best_price(
             parameters=parameters,
         )
 
-    # One buyer (row) added or removed.
+    # One buyer (a row, or with privacy_unit all of one buyer's bids) added or removed.
     return charge_then_release(
-        book, release, float(eps), "best_price", parameters, privacy_unit=None, source=described
-    )
+        book, release, float(eps), "best_price", parameters, privacy_unit=privacy_unit,
+        source=described,
+    )  # fmt: skip

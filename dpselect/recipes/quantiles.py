@@ -58,21 +58,24 @@ from ..mechanisms.quantile_joint import (
     joint_gaps,
     joint_resolution,
     joint_rounding_loss,
+    joint_rows_bound,
     make_joint_quantiles,
 )
 from ..mechanisms.quantile_recursive import (
     make_recursive_quantiles,
     recursive_accuracy,
+    recursive_alphas,
     recursive_depth,
 )
 from ..mechanisms.quantile_score import (
+    check_max_rows,
     quantile_fraction,
     rank_excess_of_candidates,
     score_sensitivity,
 )
 from ..mechanisms.quantile_tree import make_tree_quantiles, tree_accuracy
 from ..mechanisms.validate import check_user_epsilon
-from ..sampling.source import RandomSource
+from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     CONFIDENCE,
     NUMERIC_TYPES,
@@ -94,6 +97,7 @@ __all__ = [
     "quantile_scores",
     "quantile_values",
     "quantile_with_auto_bounds",
+    "quantile_with_auto_rows",
     "score_sensitivity",
 ]
 
@@ -150,6 +154,45 @@ def check_numeric_column(table: Engine, data: Any, column: str) -> str | None:
         f"parse as numbers were counted as missing; declare the type with --schema "
         f"{column}:DOUBLE (Python: schema={{{column!r}: 'DOUBLE'}})"
     )
+
+
+def check_rows_per_unit(privacy_unit: Any, max_rows: Any) -> int | Literal["auto"]:
+    """``max_rows`` checked from public facts: ``"auto"`` or an int at least 1, given only with a
+    ``privacy_unit`` (default 1 with one; without one each row is its own unit: 1)."""
+    if max_rows is None:
+        return 1
+    if privacy_unit is None:
+        raise ParameterError(
+            "max_rows applies only with a privacy_unit column (without one each row is its own "
+            "unit and counts once)"
+        )
+    if isinstance(max_rows, str):
+        if max_rows != "auto":
+            raise ParameterError(f"max_rows must be an int >= 1 or 'auto', got {max_rows!r}")
+        return "auto"
+    return check_max_rows(max_rows)
+
+
+def check_unit_column(table: Engine, privacy_unit: str | None, max_rows: int) -> list[str]:
+    """The privacy unit's column through the column gate and its injective key (public facts,
+    before any charge); the note the result shows about it (none without a unit)."""
+    if privacy_unit is None:
+        return []
+    check_column_role(table, privacy_unit, "unit", "privacy_unit")
+    table.unit_column(privacy_unit)
+    return [
+        f"privacy unit: {privacy_unit!r} (epsilon protects all the rows of one unit); each unit "
+        f"keeps at most max_rows = {max_rows} rows, chosen by the salted keyed rule "
+        "(docs/contribution_bounding.md, 'Rows per unit'); n in the accuracy lines counts the "
+        "kept rows"
+    ]
+
+
+def _per_row(epsilon: Fraction, max_rows: int) -> str:
+    """The row-level epsilon of the auto rule as printed: ``eps`` or ``(eps / r)``."""
+    if max_rows == 1:
+        return f"{float(epsilon):.6g}"
+    return f"({float(epsilon):.6g} / {max_rows})"
 
 
 def quantile_values(
@@ -340,14 +383,17 @@ def _tree_plan(
     eps: Fraction,
     conf: float,
     source: RandomSource | None,
+    max_rows: int = 1,
 ) -> _Plan:
     b, h, k = TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD
     mech = make_tree_quantiles(lo_hi, levels, eps, branching=b, height=h, threshold=k,
-                               source=source)  # fmt: skip
-    shape = tree_accuracy(lo_hi, eps, conf, b, h, k)
+                               source=source, max_rows=max_rows)  # fmt: skip
+    # the mechanism is the row-level tree at eps / r: its accuracy theorem at eps / r
+    shape = tree_accuracy(lo_hi, eps / max_rows, conf, b, h, k)
+    noise = f"{h} / epsilon" if max_rows == 1 else f"{h} max_rows / epsilon"
     text = (
         f"quantile tree (hierarchical histogram, {b}-ary, {h} levels, {b**h} leaves, exact "
-        f"discrete Laplace noise of scale {h} / epsilon, consistent counts: Hay et al. 2010) on "
+        f"discrete Laplace noise of scale {noise}, consistent counts: Hay et al. 2010) on "
         f"[{lo_hi[0]:g}, {lo_hi[1]:g}]: all {len(levels)} values from one noisy tree"
     )
     line = (
@@ -369,19 +415,23 @@ def _joint_plan(
     anchor: bool,
     source: RandomSource | None,
     work_progress: Callable[[float], None] | None,
+    max_rows: int = 1,
 ) -> _Plan:
-    w = joint_resolution(resolution, *lo_hi, eps)  # its own default: docs/quantiles.md
+    # its own default (docs/quantiles.md), from the per-row epsilon the mechanism runs at
+    w = joint_resolution(resolution, *lo_hi, eps / max_rows)
     run_levels = anchored_levels(levels) if anchor else levels  # public: levels, epsilon
     anchors = len(run_levels) - len(levels)
     joint_mech = make_joint_quantiles(
-        lo_hi, run_levels, eps, resolution=w, source=source, progress=work_progress
-    )
+        lo_hi, run_levels, eps, resolution=w, source=source, progress=work_progress,
+        max_rows=max_rows,
+    )  # fmt: skip
+    eps_row = eps / max_rows  # the accuracy theorem of the row-level mechanism it runs
     text = (
         f"joint exponential mechanism (Gillenwater, Joseph, Kulesza 2021) on [{lo_hi[0]:g}, "
         f"{lo_hi[1]:g}]: all {len(levels)} values in one draw"
     )
-    accuracy = joint_accuracy(lo_hi, run_levels, eps, conf, w)
-    derivation = tuple(joint_accuracy_derivation(lo_hi, run_levels, eps, conf, w))
+    accuracy = joint_accuracy(lo_hi, run_levels, eps_row, conf, w)
+    derivation = tuple(joint_accuracy_derivation(lo_hi, run_levels, eps_row, conf, w))
     if anchors:
         text += (
             f", with two anchor levels {float(run_levels[0]):g} and {float(run_levels[-1]):g}"
@@ -434,6 +484,8 @@ def quantile(
     auto_fraction: float | None = None,
     work_progress: Callable[[float], None] | None = None,
     method: str | None = None,
+    privacy_unit: str | None = None,
+    max_rows: int | str | None = None,
 ) -> QuantileResult:
     """The ``q``-quantile(s) of a numeric ``column``, privately (``q = 0.5``: the median).
 
@@ -455,6 +507,16 @@ def quantile(
 
     ``bounds="auto"``: the bounds are chosen privately first with ``auto_fraction`` (default
     0.25) of ``epsilon`` (:func:`quantile_with_auto_bounds`), one composed charge.
+
+    ``privacy_unit``: a column identifying people; ``epsilon`` then protects one person (all
+    their rows added or removed), not one row. Each person keeps at most ``max_rows`` rows
+    (default 1), chosen by the salted keyed rule of docs/contribution_bounding.md ("Rows per
+    unit"), which reads only that person's rows; the rank scores then move by at most
+    ``max_rows``, and every method is calibrated for it (it runs at ``epsilon / max_rows`` per
+    row: group privacy; docs/quantiles.md, "Privacy units"). The accuracy lines count the kept
+    rows. ``max_rows="auto"`` chooses the bound privately first with ``auto_fraction`` of
+    ``epsilon`` (:func:`quantile_with_auto_rows`), one composed charge. ``max_rows`` without a
+    ``privacy_unit`` is refused (each row is then its own unit).
 
     ``data`` may also be a DuckDB relation, or one column of values: a pandas (or polars)
     Series or a 1-D NumPy array, with ``column=None`` (or the Series' name).
@@ -482,6 +544,11 @@ def quantile(
         declared column types and the share of ``epsilon`` for ``bounds="auto"``.
     method : str, optional
         Deprecated spelling of ``mechanism``.
+    privacy_unit : str, optional
+        The column identifying people (each row is a person without it).
+    max_rows : int or "auto", optional
+        The most rows one person keeps (default 1 with a ``privacy_unit``; ``"auto"``: chosen
+        privately).
 
     Returns
     -------
@@ -506,6 +573,15 @@ def quantile(
     """
     method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
     data, column = one_column(data, column)
+    rows = check_rows_per_unit(privacy_unit, max_rows)
+    if rows == "auto":
+        assert privacy_unit is not None
+        return quantile_with_auto_rows(
+            data, column, q, epsilon, privacy_unit, bounds=bounds, candidates=candidates,
+            confidence=confidence, ledger=ledger, source=source, resolution=resolution,
+            mechanism=method, progress=progress, schema=schema, auto_fraction=auto_fraction,
+        )  # fmt: skip
+    r = int(rows)
     if isinstance(bounds, str):
         if bounds != "auto":
             raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")
@@ -513,6 +589,7 @@ def quantile(
             data, column, q, epsilon, candidates=candidates, confidence=confidence,
             ledger=ledger, source=source, resolution=resolution, mechanism=method,
             progress=progress, schema=schema, auto_fraction=auto_fraction,
+            privacy_unit=privacy_unit, max_rows=None if privacy_unit is None else r,
         )  # fmt: skip
     if auto_fraction is not None:
         raise ParameterError("auto_fraction applies only with bounds='auto'")
@@ -546,12 +623,12 @@ def quantile(
             each = eps - eps_count
         tree_plan = joint_plan = None
         if chosen in ("tree", "count"):
-            tree_plan = _tree_plan(lo_hi, levels, each, conf, source)
+            tree_plan = _tree_plan(lo_hi, levels, each, conf, source, r)
         if chosen in ("joint", "count"):
             # No anchors any more: they served small eps n, which the tree now takes
             # (docs/quantiles.md, "Anchor levels"); _joint_plan(anchor=True) is kept for tests.
             joint_plan = _joint_plan(lo_hi, levels, each, conf, resolution, False, source,
-                                     work_progress)  # fmt: skip
+                                     work_progress, r)  # fmt: skip
         first = tree_plan if chosen == "tree" else joint_plan
         assert first is not None
         method_text, accuracy, rounding, w = first.text, first.accuracy, first.rounding, first.w
@@ -560,25 +637,27 @@ def quantile(
         split = "one mechanism for all levels: the whole epsilon, no split"
         if chosen == "count":
             assert tree_plan is not None and joint_plan is not None
-            count_scale = 1 / eps_count
-            # The row count has sensitivity 1 (rows are people): the Laplace mechanism of
-            # scale 1 / eps_count is eps_count-DP (its map; seed 002), exact on the integers.
+            count_scale = r / eps_count
+            # The row count has sensitivity r (one unit keeps at most r rows; without a unit
+            # r = 1): the Laplace mechanism of scale r / eps_count is eps_count-DP (its map at
+            # d_in = r; seed 002), exact on the integers.
             noisy_count = make_laplace(atom_domain(int), L1Distance(), count_scale, source=source)
             split = (
                 f"{float(eps_count):.6g} ({TREE_COUNT_FRACTION} of epsilon) to a noisy row count "
                 f"N (discrete Laplace), then {float(each):.6g} to one mechanism for all levels, "
-                f"the tree if {float(each):.6g} N < {TREE_AUTO_LIMIT}, else the joint mechanism"
+                f"the tree if {_per_row(each, r)} N < {TREE_AUTO_LIMIT}, else the joint mechanism"
             )
 
             def run(values: F64) -> list[float]:
                 noisy_n = int(noisy_count(int(values.shape[0])))
-                plan = tree_plan if each * noisy_n < TREE_AUTO_LIMIT else joint_plan
+                # the rule reads the row-level epsilon of the mechanism that runs (eps / r)
+                plan = tree_plan if (each / r) * noisy_n < TREE_AUTO_LIMIT else joint_plan
                 assert plan is not None
                 late.append(plan)
                 late_count.append(noisy_n)
                 late_notes.append(
                     f"noisy row count N = {noisy_n} (discrete Laplace of scale "
-                    f"{float(count_scale):.6g}, released), {float(each):.6g} N "
+                    f"{float(count_scale):.6g}, released), {_per_row(each, r)} N "
                     f"{'<' if plan is tree_plan else '>='} {TREE_AUTO_LIMIT}: "
                     f"{'the tree' if plan is tree_plan else 'the joint mechanism'} "
                     "(docs/quantiles.md, 'Choosing the method')"
@@ -594,7 +673,7 @@ def quantile(
         depth = recursive_depth(len(levels))
         each = eps / depth
         joint = make_recursive_quantiles(
-            lo_hi, levels, eps, resolution=w, source=source, progress=work_progress
+            lo_hi, levels, eps, resolution=w, source=source, progress=work_progress, max_rows=r
         )
         method_text = (
             f"recursive quantiles (Kaplan, Schnapp, Stemmer 2022) on [{lo_hi[0]:g}, "
@@ -604,7 +683,7 @@ def quantile(
             f"{depth} rounds of epsilon / {depth} = {float(each):.6g}, each round on disjoint "
             "parts of the rows (parallel composition)"
         )
-        accuracy = recursive_accuracy(lo_hi, levels, eps, conf, w)
+        accuracy = recursive_accuracy(lo_hi, levels, eps / r, conf, w)
         rounding = float_up(ROUNDING_LOSS)
 
         def run(values: F64) -> list[float]:
@@ -617,9 +696,11 @@ def quantile(
             else f"basic composition: epsilon / {len(levels)} = {float(each):.6g} per quantile"
         )
         if cands is not None:
-            ms = [make_candidate_quantile(cands, lv, each, source=source) for lv in levels]
+            ms = [
+                make_candidate_quantile(cands, lv, each, source=source, max_rows=r) for lv in levels
+            ]
             method_text = f"exponential mechanism over {len(cands)} public candidates"
-            accuracy = [_candidate_line(lv, each, len(cands), conf) for lv in levels]
+            accuracy = [_candidate_line(lv, each / r, len(cands), conf) for lv in levels]
         else:
             assert lo_hi is not None and w is not None
             # The recipe owns the fetched array: clamped and reordered in place (same bounds for
@@ -633,6 +714,7 @@ def quantile(
                     source=source,
                     overwrite_input=True,
                     progress=_share(work_progress, k, len(levels)),
+                    max_rows=r,
                 )
                 for k, lv in enumerate(levels)
             ]
@@ -640,7 +722,7 @@ def quantile(
                 f"continuous exponential mechanism on [{lo_hi[0]:g}, {lo_hi[1]:g}] "
                 "(Smith 2011), ties included"
             )
-            accuracy = [_continuous_line(lv, each, lo_hi, conf, w) for lv in levels]
+            accuracy = [_continuous_line(lv, each / r, lo_hi, conf, w) for lv in levels]
             rounding = float_up(ROUNDING_LOSS)
 
         def run(values: F64) -> list[float]:
@@ -649,6 +731,7 @@ def quantile(
     grid_note: float | None = None
     table = open_table(data, schema=schema)
     note = check_numeric_column(table, data, column)
+    unit_note = check_unit_column(table, privacy_unit, r)
     # rows rounded to a public grid by the engine (Spark): an extra accuracy error
     width = None if lo_hi is None or grid_w is None else table.grid_width(lo_hi, grid_w)
     if width is not None and lo_hi is not None:
@@ -658,7 +741,7 @@ def quantile(
             accuracy = [*accuracy, _grid_line(d, chosen)]
         else:
             assert w is not None
-            accuracy = [_continuous_line(lv, each, lo_hi, conf, w, grid=d) for lv in levels]
+            accuracy = [_continuous_line(lv, each / r, lo_hi, conf, w, grid=d) for lv in levels]
     book = open_ledger(ledger)
     parameters = {
         "column": column,
@@ -669,10 +752,20 @@ def quantile(
         "method": "auto: tree or joint by a noisy row count" if chosen == "count" else chosen,
         "n_candidates": None if cands is None else len(cands),
     }
+    if privacy_unit is not None:
+        parameters.update(privacy_unit=privacy_unit, max_rows=r)
 
     def release() -> QuantileResult:
-        # the rows as the mechanism needs them (Spark: stand-ins from a histogram)
-        values = table.quantile_values(column, cands, lo_hi, grid_w, progress)
+        # the rows as the mechanism needs them (Spark: stand-ins from a histogram); with a
+        # unit, only the rows each unit keeps (the salt drawn after the charge, data-free)
+        if privacy_unit is None:
+            values = table.quantile_values(column, cands, lo_hi, grid_w, progress)
+        else:
+            salt = resolve_source(source).bits(63)
+            values = table.quantile_values(
+                column, cands, lo_hi, grid_w, progress, privacy_unit=privacy_unit, max_rows=r,
+                salt=salt,
+            )  # fmt: skip
         released = run(values)
         text, acc, loss, res = method_text, accuracy, rounding, w
         params = dict(parameters)
@@ -692,7 +785,7 @@ def quantile(
             levels=[f"{lv.numerator}/{lv.denominator}" for lv in levels],
             rounding_loss=loss,
             resolution=res,
-            notes=([] if note is None else [note]) + late_notes,
+            notes=([] if note is None else [note]) + unit_note + late_notes,
             ledger=None if book is None else book.path,
             parameters=params,
             derivation=list(late[0].derivation if late else derivation),
@@ -700,7 +793,7 @@ def quantile(
 
     return charge_then_release(
         book, release, float(eps), "quantile", parameters, kind=charge_kind(chosen),
-        privacy_unit=None, source=table.description,
+        privacy_unit=privacy_unit, source=table.description,
     )  # fmt: skip
 
 
@@ -732,6 +825,8 @@ def quantile_with_auto_bounds(
     schema: Any = None,
     auto_fraction: float | None = None,
     method: str | None = None,
+    privacy_unit: str | None = None,
+    max_rows: int | None = None,
 ) -> QuantileResult:
     """:func:`quantile` with ``bounds="auto"``: clamping bounds chosen privately, then the
     quantiles.
@@ -764,6 +859,11 @@ def quantile_with_auto_bounds(
     - **Resolution**: the default ``(hi - lo) / 10^6`` of the chosen bounds (post-processing);
       an explicit ``resolution`` is refused, since it would be fixed before ``hi - lo`` is known.
 
+    - **Privacy unit** (``privacy_unit``, ``max_rows = r``): both parts read only the rows
+      each unit keeps (at most ``r``, the keyed rule) and are calibrated for ``r`` rows per
+      unit (the bin scores' sensitivity ``r max(A, B - A)``; the quantiles at ``eps_q / r``
+      per row), so both costs hold per unit; the row counts above then read ``n / r``.
+
     One ledger entry, charged durably before anything is read; the result reports the chosen
     bounds and both costs. docs/private_selection.md ("bounds='auto'").
 
@@ -785,9 +885,13 @@ def quantile_with_auto_bounds(
         )
     given, levels = _levels(q)
     check_confidence(confidence)
+    rows = check_rows_per_unit(privacy_unit, max_rows)
+    if rows == "auto":
+        raise ParameterError("max_rows='auto' is chosen by quantile(); give an int here")
     chosen = _choose_method(method, len(levels), True)
     table = open_table(data, schema=schema)
     check_numeric_column(table, data, column)
+    check_unit_column(table, privacy_unit, rows)
     choice_levels = auto_bound_levels(levels)
     eps_choice = eps * Fraction(fraction)
     spent_c = bounds_choice_cost(eps_choice, choice_levels)
@@ -805,11 +909,16 @@ def quantile_with_auto_bounds(
         "query_epsilon": eps_q,
         "method": chosen,
     }
+    unit: dict[str, Any] = {}
+    if privacy_unit is not None:
+        unit = {"privacy_unit": privacy_unit, "max_rows": rows}
+        parameters.update(unit)
 
     def release() -> QuantileResult:
         picked = choose_bounds(
-            data, column, eps_choice, quantiles=choice_levels, source=source, schema=schema
-        )
+            data, column, eps_choice, quantiles=choice_levels, source=source, schema=schema,
+            **unit,
+        )  # fmt: skip
         result = quantile(
             data,
             column,
@@ -821,6 +930,7 @@ def quantile_with_auto_bounds(
             mechanism=method,
             progress=progress,
             schema=schema,
+            **unit,
         )
         line = (
             f"bounds: [{picked.lower:g}, {picked.upper:g}], chosen privately (bins of the "
@@ -846,6 +956,202 @@ def quantile_with_auto_bounds(
     # The tree and the auto rule's noisy count add Laplace noise: charged as pure epsilon-DP.
     kind = charge_kind(chosen)
     return charge_then_release(
-        book, release, total, "quantile/bounds=auto", parameters, kind, privacy_unit=None,
-        source=table.description,
+        book, release, total, "quantile/bounds=auto", parameters, kind,
+        privacy_unit=privacy_unit, source=table.description,
+    )  # fmt: skip
+
+
+def _rank_margin(
+    chosen: str,
+    levels: list[Fraction],
+    row_epsilon: Fraction,
+    confidence: float,
+    bounds: tuple[float, float] | None,
+    resolution: float | None,
+    candidates: list[float] | None,
+) -> Fraction:
+    """The public penalty of ``max_rows="auto"`` at one bound ``r``: the rank margin (rows) of
+    the accuracy statement of the method ``chosen`` (:func:`_choose_method`) run at the
+    row-level epsilon ``row_epsilon = eps_q / r``, its largest over the levels. For the auto
+    rule's tree-or-joint choice, the smaller of the two (the rule picks by a noisy count that
+    is not known yet). Public parameters only; ``bounds=None`` (chosen later) reads ``(0,
+    1)``: the statements depend on the bounds only through ``(hi - lo) / w``."""
+    lo_hi = bounds if bounds is not None else (0.0, 1.0)
+    m = len(levels)
+    if candidates is not None:
+        each = row_epsilon / m
+        return Fraction(max(candidate_accuracy(lv, each, len(candidates), confidence)
+                            for lv in levels))  # fmt: skip
+    if chosen == "split":
+        w = check_resolution(resolution, *lo_hi)
+        return Fraction(max(continuous_accuracy(lo_hi, lv, row_epsilon / m, confidence, w).alpha
+                            for lv in levels))  # fmt: skip
+    if chosen == "recursive":
+        w = check_resolution(resolution, *lo_hi)
+        return Fraction(max(recursive_alphas(lo_hi, levels, row_epsilon, confidence, w)))
+    each = row_epsilon * (1 - TREE_COUNT_FRACTION) if chosen == "count" else row_epsilon
+    tree = tree_accuracy(lo_hi, each, confidence, TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD)
+    w = joint_resolution(resolution, *lo_hi, each)
+    length = w if w > 0 else check_resolution(None, *lo_hi)
+    joint = joint_rows_bound(levels, each, confidence, lo_hi, length)
+    margins = {"tree": tree.rank_error, "joint": joint, "count": min(tree.rank_error, joint)}
+    return Fraction(margins[chosen])
+
+
+def _bounds_rows_needed(levels: list[Fraction], epsilon: Fraction, confidence: float) -> Fraction:
+    """The rows ``bounds="auto"`` needs at ``max_rows = 1`` to put its bounds next to the data
+    with probability ``confidence``: ``4 max(A, B - A) ln(99 / beta) / (min(A, B - A) eps_c /
+    2)`` for the choice's levels ``A / B`` (:func:`auto_bound_levels`; ``eps_c`` the default
+    share of ``epsilon``; :mod:`dpselect.recipes.bounds`). With ``max_rows = r`` the bin
+    scores' sensitivity is ``r`` times larger, and so is this number. Public."""
+    from .top_k import AUTO_FRACTION
+
+    eps_c = epsilon * Fraction(AUTO_FRACTION)
+    beta = 1.0 - float(confidence)
+    worst = Fraction(0)
+    for level in map(Fraction, auto_bound_levels(levels)):
+        a, b = level.limit_denominator(100).numerator, level.limit_denominator(100).denominator
+        need = 4 * max(a, b - a) * math.log(99 / beta) / (min(a, b - a) * float(eps_c) / 2)
+        worst = max(worst, Fraction(need))
+    return worst
+
+
+def quantile_with_auto_rows(
+    data: Any,
+    column: str,
+    q: float | Sequence[float],
+    epsilon: float,
+    privacy_unit: str,
+    *,
+    bounds: tuple[float, float] | str | None = None,
+    candidates: Any = None,
+    confidence: float = CONFIDENCE,
+    ledger: Any = None,
+    source: RandomSource | None = None,
+    resolution: float | None = None,
+    mechanism: str = "auto",
+    progress: Callable[[float], None] | None = None,
+    schema: Any = None,
+    auto_fraction: float | None = None,
+) -> QuantileResult:
+    """:func:`quantile` with ``max_rows="auto"``: the rows per unit chosen privately, then the
+    quantiles with that bound.
+
+    - **The choice** is :func:`~dpselect.recipes.bounds.choose_max_contributions` with
+      ``unit_counts="rows"`` (the generalized exponential mechanism over ``r`` in ``1, 2, 4,
+      ..., 256``, as ``max_contributions="auto"`` of :func:`dpselect.top_k`): the score of
+      ``r`` is ``sum_u min(c_u, r) - margin(r)``, ``c_u`` unit ``u``'s rows with a number and
+      ``margin(r)`` the public rank margin of the method's accuracy statement at the
+      row-level epsilon ``eps_q / r`` (:func:`_rank_margin`); with ``bounds="auto"`` also
+      the rows the bounds choice needs to land next to the data, ``r`` times the row-level
+      threshold of :func:`quantile_with_auto_bounds` (:func:`_bounds_rows_needed`). Up to
+      the constant ``sum_u c_u`` this is minus the rows dropped by the bound and the rank
+      error its noise may add. Sensitivity ``Delta_r = r`` (one unit adds at most
+      ``r`` kept rows; the margin is public).
+    - **Budget** (a public rule): ``auto_fraction`` (default 0.25) of ``epsilon`` to the choice
+      (its GEM map at distance 1, ``eps_c``), the rest ``eps_q = epsilon - eps_c`` (rounded
+      down) to :func:`quantile` with ``max_rows = r`` (``eps_q``-DP per unit whatever ``r``:
+      its mechanisms are calibrated to ``r``). With ``bounds="auto"`` too, that call spends
+      ``auto_fraction`` of ``eps_q`` on the bounds.
+    - **Privacy**: adaptive composition of an ``eps_c``-DP choice and an ``eps_q``-DP query whose
+      parameter ``r`` is the choice's output: ``eps_c + eps_q <= epsilon`` (Dwork and Roth
+      2014, Theorem 3.16). One ledger entry, charged before anything is read, recording the
+      unit.
+
+    Every refusal comes from public facts before the charge. docs/quantiles.md ("Privacy
+    units").
+    """
+    from .bounds import DEFAULT_CONTRIBUTIONS, choose_max_contributions, contribution_choice_cost
+    from .top_k import check_auto_fraction
+
+    eps = Fraction(check_user_epsilon(epsilon))
+    fraction = check_auto_fraction(auto_fraction)
+    given, levels = _levels(q)
+    conf = check_confidence(confidence)
+    if (bounds is None) == (candidates is None):
+        raise ParameterError(
+            "give exactly one of bounds=(lo, hi) or 'auto' (continuous mechanism) and "
+            "candidates (a public list of numbers)"
+        )
+    cands = _numeric_candidates(candidates) if candidates is not None else None
+    lo_hi = None
+    if isinstance(bounds, str):
+        if bounds != "auto":
+            raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")
+        if resolution is not None:
+            raise ParameterError(
+                "resolution applies to fixed bounds; with bounds='auto' the default "
+                "(hi - lo) / 10^6 of the chosen bounds is used"
+            )
+    elif bounds is not None:
+        lo_hi = check_bounds(bounds)
+        check_resolution(resolution, *lo_hi)
+    _choose_method(mechanism, len(levels), bounds is not None)
+    table = open_table(data, schema=schema)
+    check_numeric_column(table, data, column)
+    check_unit_column(table, privacy_unit, 1)
+    candidates_r = list(DEFAULT_CONTRIBUTIONS)
+    eps_choice = eps * Fraction(fraction)
+    spent_c = contribution_choice_cost(eps_choice, candidates_r)
+    eps_q = float_down(eps - Fraction(spent_c))
+    total = float_up(Fraction(spent_c) + Fraction(eps_q))
+    chosen = _choose_method(mechanism, len(levels), bounds is not None)
+    margins = {
+        r: _rank_margin(chosen, levels, Fraction(eps_q) / r, conf, lo_hi, resolution, cands)
+        for r in candidates_r
+    }
+    if bounds == "auto":  # the bounds choice runs at eps_q too, with r rows per unit
+        need = _bounds_rows_needed(levels, Fraction(eps_q), conf)
+        margins = {r: margin + r * need for r, margin in margins.items()}
+    book = open_ledger(ledger)
+    parameters = {
+        "column": column,
+        "q": [float(lv) for lv in levels],
+        "epsilon": float(eps),
+        "privacy_unit": privacy_unit,
+        "max_rows": "auto",
+        "max_rows_candidates": candidates_r,
+        "auto_fraction": fraction,
+        "choice_epsilon": spent_c,
+        "query_epsilon": eps_q,
+        "method": chosen,
+    }
+
+    def release() -> QuantileResult:
+        choice = choose_max_contributions(
+            table, column, privacy_unit, eps_choice, candidates=candidates_r,
+            penalty=lambda r: margins[r], source=source, unit_counts="rows",
+        )  # fmt: skip
+        r = choice.max_contributions
+        result = quantile(
+            data, column, given, eps_q, bounds=bounds, candidates=candidates,
+            confidence=confidence, source=source, resolution=resolution, mechanism=mechanism,
+            progress=progress, schema=schema, auto_fraction=auto_fraction,
+            privacy_unit=privacy_unit, max_rows=r,
+        )  # fmt: skip
+        line = (
+            f"max_rows = {r}, chosen privately among {len(candidates_r)} bounds "
+            f"(1..{candidates_r[-1]}) by the generalized exponential mechanism at epsilon = "
+            f"{spent_c:.6g}; the quantiles then ran at epsilon = {eps_q:.6g}"
+        )
+        out = dict(result.parameters)
+        out.update(parameters)
+        out.update(max_rows=r, max_rows_choice=line)
+        return replace(
+            result,
+            epsilon=total,
+            budget_split=(
+                f"{spent_c:.6g} to choose max_rows + {eps_q:.6g} to the quantiles ("
+                f"{result.budget_split})"
+            ),
+            notes=[line, *result.notes],
+            ledger=None if book is None else book.path,
+            parameters=out,
+        )
+
+    # the tree and the auto rule's noisy count add Laplace noise: pure; else bounded range
+    kind = charge_kind(chosen)
+    return charge_then_release(
+        book, release, total, "quantile/max_rows=auto", parameters, kind,
+        privacy_unit=privacy_unit, source=table.description,
     )  # fmt: skip

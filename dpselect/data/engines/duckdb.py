@@ -18,13 +18,62 @@ import numpy.typing as npt
 
 from .. import dictionary_scores, partitions, scores
 from ..engine import Progress
-from ..rules import is_text
+from ..rules import canonical_text_sql, hashed_text_sql, is_text, md5_bits_sql, salt_text
 from ..text_lines import quote_identifier as _quote
 
 if TYPE_CHECKING:
     from ..tables import Table
 
-__all__ = ["DuckDBEngine"]
+__all__ = ["DuckDBEngine", "kept_rows_sql"]
+
+
+def kept_rows_sql(column: str, privacy_unit: str, unit_type: str, max_rows: int) -> str:
+    """SQL of ``(v, n)``: each number ``v`` of ``column`` and how many rows holding it the
+    units keep, each unit keeping at most ``max_rows`` rows (:func:`dpselect.data.rules.
+    kept_rows`; docs/contribution_bounding.md, "Rows per unit").
+
+    The rows (``TRY_CAST`` to DOUBLE, plus ``0.0``; NULL and NaN dropped row by row) are
+    grouped by (unit, value) with their count ``c``; each distinct value gets its code (one
+    md5 per distinct value, :func:`dpselect.data.rules.value_code` of its canonical text),
+    each unit its seed (one md5 per unit, :func:`dpselect.data.scores.keyed_sql`), each pair
+    its key; within a unit the pairs are ordered by ``(key, v)`` and a pair keeps
+    ``min(c, max_rows - rows before it)`` rows. A unit's kept rows depend only on its own rows
+    and the salt (the parameter ``$salt``).
+
+    Parameters
+    ----------
+    column : str
+        The numeric column of the view ``data``.
+    privacy_unit, unit_type : str
+        The unit's key column (:meth:`~dpselect.data.tables.Table.unit_column`) and its type.
+    max_rows : int
+        The rows each unit keeps (at least 1).
+
+    Returns
+    -------
+    str
+        A query of the columns ``v`` (DOUBLE) and ``n`` (the kept rows holding ``v``).
+    """
+    unit, valid = scores.unit_sql(privacy_unit, unit_type)
+    number = f"(TRY_CAST(data.{_quote(column)} AS DOUBLE) + CAST(0.0 AS DOUBLE))"
+    code = md5_bits_sql(hashed_text_sql("v", canonical_text_sql("v", "DOUBLE")), 4)
+    keyed = scores.keyed_sql("coded", "w", unit_type)
+    r = int(max_rows)
+    return f"""
+        WITH nums AS (SELECT u, v FROM (SELECT {unit} AS u, {number} AS v FROM data
+                                        WHERE {valid})
+                      WHERE v IS NOT NULL AND NOT isnan(v)),
+             pairs AS (SELECT u, v, count(*) AS c FROM nums GROUP BY u, v),
+             codes AS (SELECT v, {code} AS w FROM (SELECT DISTINCT v FROM pairs)),
+             coded AS (SELECT pairs.u AS u, pairs.v AS v, pairs.c AS c, codes.w AS w
+                       FROM pairs JOIN codes ON pairs.v = codes.v),
+             ordered AS (SELECT v, c, coalesce(sum(c) OVER (
+                                 PARTITION BY u ORDER BY x, v
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+                         FROM {keyed})
+        SELECT v, CAST(sum(least(c, {r} - before)) AS BIGINT) AS n FROM ordered
+        WHERE before < {r} GROUP BY v
+    """
 
 
 class DuckDBEngine:
@@ -136,15 +185,62 @@ class DuckDBEngine:
         raw = self._table().connection.execute(sql).fetchnumpy()["c"]
         return np.asarray(raw, dtype=np.int64)
 
-    def column_values(self, column: str) -> npt.NDArray[np.float64]:
+    def row_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
+        """Each unit's number of rows with a number in ``column`` (one entry per unit, in no
+        particular order; ``max_rows="auto"``). A unit's count reads only its rows."""
+        table = self._table()
+        table.require_column(column)
+        key, unit_type = table.unit_column(privacy_unit)
+        unit, valid = scores.unit_sql(key, unit_type)
+        number = f"TRY_CAST(data.{_quote(column)} AS DOUBLE)"
+        sql = f"""
+            SELECT c FROM (SELECT {unit} AS u, count(*) AS c FROM data
+                           WHERE {valid} AND {number} IS NOT NULL AND NOT isnan({number})
+                           GROUP BY 1)
+            WHERE {scores.unit_kept_sql(unit_type)}
+        """
+        raw = table.connection.execute(sql).fetchnumpy()["c"]
+        return np.asarray(raw, dtype=np.int64)
+
+    def _kept_values(
+        self,
+        column: str,
+        privacy_unit: str,
+        max_rows: int,
+        salt: int,
+        progress: Progress = None,
+    ) -> npt.NDArray[np.float64]:
+        """The rows the units keep (:func:`kept_rows_sql`), as a float64 array (a multiset in
+        no particular order)."""
+        table = self._table()
+        table.require_column(column)
+        key, unit_type = table.unit_column(privacy_unit)
+        sql = kept_rows_sql(column, key, unit_type, int(max_rows))
+        found = table.query_numpy(sql, {"salt": salt_text(salt)}, progress)
+        values = np.asarray(np.ma.getdata(found["v"]), dtype=np.float64)
+        counts = np.asarray(np.ma.getdata(found["n"]), dtype=np.int64)
+        out: npt.NDArray[np.float64] = np.repeat(values, counts)
+        return out
+
+    def column_values(
+        self,
+        column: str,
+        *,
+        privacy_unit: str | None = None,
+        max_rows: int = 1,
+        salt: int = 0,
+    ) -> npt.NDArray[np.float64]:
         """The column as float64; NULL, NaN and unparseable rows are dropped.
 
         Each row is mapped on its own (``TRY_CAST(value AS DOUBLE)``, NULL when the text is
         not a number) and rows without a number are filtered out: a 1-stable row-by-row map,
         so the neighbouring relation and every sensitivity built on it carry over, and no row
         can cause an error. Values beyond 2^53 in integer columns are rounded to the nearest
-        float.
+        float. With ``privacy_unit``: the rows each unit keeps, at most ``max_rows`` per unit
+        by the keyed rule of ``salt`` (:func:`kept_rows_sql`), in no particular order.
         """
+        if privacy_unit is not None:
+            return self._kept_values(column, privacy_unit, max_rows, salt)
         sql = (
             f"SELECT v FROM (SELECT TRY_CAST({_quote(column)} AS DOUBLE) AS v FROM data) "
             "WHERE v IS NOT NULL"
@@ -161,6 +257,10 @@ class DuckDBEngine:
         bounds: tuple[float, float] | None = None,
         resolution: float | None = None,
         progress: Progress = None,
+        *,
+        privacy_unit: str | None = None,
+        max_rows: int = 1,
+        salt: int = 0,
     ) -> npt.NDArray[np.float64]:
         """Every value of the column as float64 (the candidates and bounds need no summary
         here); NULL, NaN and text that does not parse are dropped row by row.
@@ -168,8 +268,13 @@ class DuckDBEngine:
         ``TRY_CAST`` maps each row on its own (a 1-stable map: neighbours stay neighbours).
         The row order is not needed (``preserve_insertion_order = false`` for this session:
         less memory while scanning). ``progress(percent)`` is polled while the scan runs.
+        With ``privacy_unit``: only the rows each unit keeps (at most ``max_rows``, the keyed
+        rule of ``salt``: :func:`kept_rows_sql`).
         """
         table = self._table()
+        if privacy_unit is not None:
+            table.connection.execute("SET SESSION preserve_insertion_order = false")
+            return self._kept_values(column, privacy_unit, max_rows, salt, progress)
         sql = (
             f"SELECT v FROM (SELECT TRY_CAST({_quote(column)} AS DOUBLE) AS v FROM data) "
             "WHERE v IS NOT NULL AND NOT isnan(v)"
@@ -186,10 +291,21 @@ class DuckDBEngine:
         """``None``: DuckDB gives the mechanisms the rows themselves, not rounded to a grid."""
         return None
 
-    def buyers_at(self, column: str, prices: Sequence[float]) -> npt.NDArray[np.int64]:
+    def buyers_at(
+        self,
+        column: str,
+        prices: Sequence[float],
+        *,
+        privacy_unit: str | None = None,
+        max_rows: int = 1,
+        salt: int = 0,
+    ) -> npt.NDArray[np.int64]:
         """``#{rows with value >= p}`` for each price ``p`` (in the given order), from
-        :meth:`column_values` held in the driver (the counts the revenue scores read)."""
-        values = np.sort(self.column_values(column))
+        :meth:`column_values` held in the driver (the counts the revenue scores read); with
+        ``privacy_unit``, of the rows the units keep (at most ``max_rows`` each)."""
+        values = np.sort(
+            self.column_values(column, privacy_unit=privacy_unit, max_rows=max_rows, salt=salt)
+        )
         asked = np.asarray(prices, dtype=np.float64)
         out: npt.NDArray[np.int64] = (
             values.shape[0] - np.searchsorted(values, asked, side="left")

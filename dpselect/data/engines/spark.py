@@ -84,9 +84,11 @@ __all__ = [
     "grid_edges",
     "grid_size",
     "is_spark_frame",
+    "kept_rows",
     "match_multiplicity",
     "open_spark_table",
     "read_files",
+    "row_counts",
     "spark_session",
     "top_values",
 ]
@@ -287,6 +289,10 @@ class SparkTable:
         """``c_u``: each person's distinct non-null values (:func:`contribution_counts`)."""
         return contribution_counts(self, column, privacy_unit)
 
+    def row_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
+        """Each unit's rows with a number in ``column`` (:func:`row_counts`)."""
+        return row_counts(self, column, privacy_unit)
+
     def quantile_values(
         self,
         column: str,
@@ -294,9 +300,15 @@ class SparkTable:
         bounds: tuple[float, float] | None = None,
         resolution: float | None = None,
         progress: Any = None,
+        *,
+        privacy_unit: str | None = None,
+        max_rows: int = 1,
+        salt: int = 0,
     ) -> npt.NDArray[np.float64]:
-        """Stand-in rows for the quantile mechanisms (:meth:`histogram_values`)."""
-        return self.histogram_values(column, candidates, bounds, resolution)
+        """Stand-in rows for the quantile mechanisms (:meth:`histogram_values`); with
+        ``privacy_unit``, of the rows each unit keeps (:func:`kept_rows`, on the executors)."""
+        unit = _UnitCap(privacy_unit, int(max_rows), salt) if privacy_unit is not None else None
+        return self.histogram_values(column, candidates, bounds, resolution, unit=unit)
 
     def unit_column(self, column: Any, argument: str = "privacy_unit") -> tuple[str, str]:
         """The column that keys the privacy unit and its type: the column itself (Spark
@@ -321,13 +333,27 @@ class SparkTable:
             )
         return self.columns[column]
 
-    def column_values(self, column: str) -> npt.NDArray[np.float64]:
+    def column_values(
+        self,
+        column: str,
+        *,
+        privacy_unit: str | None = None,
+        max_rows: int = 1,
+        salt: int = 0,
+    ) -> npt.NDArray[np.float64]:
         """The column as float64 on the driver (NULL and unparseable rows dropped).
 
-        This collects the column: for recipes that need every value (pricing). Quantiles use
-        :func:`bucket_counts` instead.
+        This collects the column (the recipes do not: quantiles, prices and ``bounds="auto"``
+        read histograms, :func:`bucket_counts`). With ``privacy_unit``: the rows each unit
+        keeps (:func:`kept_rows`), collected as one count per distinct kept value.
         """
         sql = _import_pyspark()
+        if privacy_unit is not None:
+            f = sql.functions
+            kept = kept_rows(self, column, privacy_unit, int(max_rows), salt)
+            found = kept.groupBy("x").agg(f.sum("w").alias("n")).collect()
+            values = np.asarray([r[0] for r in found], dtype=np.float64)
+            return np.repeat(values, np.asarray([int(r[1]) for r in found], dtype=np.int64))
         f = sql.functions
         value = _as_double(f.col(column), self.columns[column])
         rows = self.frame.select(value.alias("v")).where(f.col("v").isNotNull()).collect()
@@ -335,18 +361,28 @@ class SparkTable:
         out: npt.NDArray[np.float64] = values[~np.isnan(values)]
         return out
 
-    def buyers_at(self, column: str, prices: Sequence[float]) -> npt.NDArray[np.int64]:
+    def buyers_at(
+        self,
+        column: str,
+        prices: Sequence[float],
+        *,
+        privacy_unit: str | None = None,
+        max_rows: int = 1,
+        salt: int = 0,
+    ) -> npt.NDArray[np.int64]:
         """``#{rows with value >= p}`` for each public price ``p`` (in the given order), from
         one aggregation on Spark (:func:`bucket_counts` over the sorted distinct prices, then
         suffix sums in the driver): the numbers the revenue scores need, without collecting
         the column. Values as in :meth:`column_values` (NULL, NaN and text that is no number
-        dropped), so the counts equal ``np.sum(column_values(column) >= p)``."""
+        dropped), so the counts equal ``np.sum(column_values(column) >= p)``. With
+        ``privacy_unit``: of the rows each unit keeps (:func:`kept_rows`)."""
         self.require_column(column)
         asked = np.asarray(prices, dtype=np.float64)
         edges = np.unique(asked)
         if edges.size == 0:
             return np.zeros(0, dtype=np.int64)
-        counts, _ = bucket_counts(self, column, [float(e) for e in edges])
+        unit = _UnitCap(privacy_unit, int(max_rows), salt) if privacy_unit is not None else None
+        counts, _ = bucket_counts(self, column, [float(e) for e in edges], unit=unit)
         # at_least[k] = #{x : #{e <= x} >= k + 1} = #{x >= edges[k]}
         at_least = np.cumsum(counts[::-1])[::-1][1:]
         out: npt.NDArray[np.int64] = at_least[np.searchsorted(edges, asked)].astype(np.int64)
@@ -375,8 +411,12 @@ class SparkTable:
         candidates: Sequence[float] | None = None,
         bounds: tuple[float, float] | None = None,
         resolution: float | None = None,
+        unit: _UnitCap | None = None,
     ) -> npt.NDArray[np.float64]:
         """Stand-in values for the quantile mechanisms, from a histogram computed on Spark.
+
+        ``unit``: the histogram counts only the rows each unit keeps (:func:`kept_rows`): the
+        cap is applied on the executors before the histogram.
 
         - ``candidates``: the histogram over the sorted candidates (:func:`bucket_counts`),
           expanded to one representative per row: ``e_{b-1}`` for a row equal to it, else a
@@ -392,7 +432,9 @@ class SparkTable:
         self.require_column(column)
         if candidates is not None:
             edges = np.unique(np.asarray(candidates, dtype=np.float64))
-            counts, ties = bucket_counts(self, column, [float(e) for e in edges], equal=True)
+            counts, ties = bucket_counts(
+                self, column, [float(e) for e in edges], equal=True, unit=unit
+            )
             reps = np.empty(2 * len(edges) + 1, dtype=np.float64)
             sizes = np.zeros(2 * len(edges) + 1, dtype=np.int64)
             reps[0] = np.nextafter(edges[0], -np.inf)
@@ -407,7 +449,7 @@ class SparkTable:
             raise ParameterError("give candidates or bounds")
         lo, hi = float(bounds[0]), float(bounds[1])
         cells = grid_size(lo, hi, resolution)
-        counts = grid_counts(self, column, lo, hi, cells)
+        counts = grid_counts(self, column, lo, hi, cells, unit=unit)
         return np.repeat(grid_edges(lo, hi, cells), counts)
 
 
@@ -988,6 +1030,100 @@ def contribution_counts(table: SparkTable, column: str, privacy_unit: str) -> np
     return np.asarray([r[0] for r in rows], dtype=np.int64)
 
 
+# ----------------------------------------------------------------------------- rows per unit
+@dataclass(frozen=True)
+class _UnitCap:
+    """Each unit of ``privacy_unit`` keeps at most ``max_rows`` rows, by the keyed rule of
+    ``salt`` (:func:`kept_rows`)."""
+
+    privacy_unit: str
+    max_rows: int
+    salt: int
+
+
+def kept_rows(table: SparkTable, column: str, privacy_unit: str, max_rows: int, salt: int) -> Any:
+    """The rows each unit keeps, as a frame ``(x, w)``: a number and how many kept rows hold
+    it within one unit (the rule of :func:`dpselect.data.rules.kept_rows`, the same rows as
+    :func:`dpselect.data.engines.duckdb.kept_rows_sql`).
+
+    The rows (as a double plus ``0.0``; NULL and NaN dropped row by row) are grouped by
+    (unit, value) with their count ``c``; each pair gets its key (the unit's seed and the
+    value's code, one md5 each per pair; :func:`_fmix32_steps`); a window per unit ordered by
+    ``(key, value)`` gives the rows before each pair, which keeps ``min(c, max_rows -
+    before)``. Nothing is collected; a unit's kept rows depend only on its rows and the salt.
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    window = sql.Window
+    duck_type = table.require_column(column)
+    unit_type = table.require_column(privacy_unit, "privacy_unit")
+    unit, valid = _unit_rows(table.frame, privacy_unit, unit_type)
+    number = _as_double(f.col(column), duck_type) + f.lit(0.0)
+    nums = (
+        table.frame.where(valid)
+        .select(unit.alias("u"), number.alias("v"))
+        .where(f.col("v").isNotNull() & ~f.isnan("v"))
+    )
+    pairs = nums.groupBy("u", "v").agg(f.count(f.lit(1)).alias("c"))
+    v_text = _expr_on("v", _canonical_text_sql_template("DOUBLE"))
+    u_text = _expr_on("u", _canonical_text_sql_template(unit_type))
+    hashed = pairs.select(
+        "u", "v", "c",
+        f.md5(_salted(salt, "v", v_text)).alias("_hv"),
+        f.md5(_salted(salt, "u", u_text)).alias("_hu"),
+    )  # fmt: skip
+    start = hashed.select(
+        "u", "v", "c",
+        _hex_le(f.col("_hu"), 4).alias("_b"),
+        _hex_le(f.col("_hv"), 0).bitwiseXOR(_hex_le(f.col("_hu"), 0)).alias("_x"),
+    )  # fmt: skip
+    keyed = _fmix32_steps(start, ["u", "v", "c"])
+    before = f.coalesce(
+        f.sum("c").over(
+            window.partitionBy("u").orderBy("k", "v").rowsBetween(window.unboundedPreceding, -1)
+        ),
+        f.lit(0),
+    )
+    r = int(max_rows)
+    ordered = keyed.select("v", "c", before.alias("before"))
+    kept = ordered.where(f.col("before") < f.lit(r))
+    return kept.select(
+        f.col("v").alias("x"), f.least(f.col("c"), f.lit(r) - f.col("before")).alias("w")
+    )
+
+
+def _number_rows(table: SparkTable, column: str, unit: _UnitCap | None) -> Any:
+    """The rows as ``(x, w)``: every number with weight 1, or with ``unit`` the kept rows
+    (:func:`kept_rows`), NULL, NaN and text that is no number dropped."""
+    sql = _import_pyspark()
+    f = sql.functions
+    if unit is not None:
+        return kept_rows(table, column, unit.privacy_unit, unit.max_rows, unit.salt)
+    duck_type = table.require_column(column)
+    x = _as_double(f.col(column), duck_type)
+    rows = table.frame.select(x.alias("x")).where(f.col("x").isNotNull() & ~f.isnan("x"))
+    return rows.select("x", f.lit(1).cast("long").alias("w"))
+
+
+def row_counts(table: SparkTable, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
+    """Each unit's number of rows with a number in ``column`` (one entry per unit with a
+    non-null, non-NaN unit): the numbers of the DuckDB engine's ``row_counts``, for
+    ``max_rows="auto"``. One ``groupBy(unit)``; one integer per unit comes back."""
+    sql = _import_pyspark()
+    f = sql.functions
+    duck_type = table.require_column(column)
+    unit_type = table.require_column(privacy_unit, "privacy_unit")
+    unit, valid = _unit_rows(table.frame, privacy_unit, unit_type)
+    x = _as_double(f.col(column), duck_type)
+    counted = (
+        table.frame.where(valid & x.isNotNull() & ~f.isnan(x))
+        .groupBy(unit.alias("u"))
+        .agg(f.count(f.lit(1)).alias("c"))
+        .select("c")
+    )
+    return np.asarray([r[0] for r in counted.collect()], dtype=np.int64)
+
+
 # ----------------------------------------------------------------------------- histograms
 #: Up to this many edges a row's bucket is one expression (a balanced tree of comparisons);
 #: beyond, an unrolled binary search over an array literal (a projection per step), which
@@ -1012,38 +1148,42 @@ def _bucket_tree(value: Any, edges: Sequence[float]) -> Any:
 
 
 def _with_bucket(rows: Any, edges: Sequence[float]) -> Any:
-    """``rows`` (a column ``x``) with ``b = #{j : edges[j] <= x}``: exact comparisons only."""
+    """``rows`` (columns ``x`` and the weight ``w``) with ``b = #{j : edges[j] <= x}``: exact
+    comparisons only."""
     sql = _import_pyspark()
     f = sql.functions
     m = len(edges)
     if m <= TREE_EDGES:
-        return rows.select("x", _bucket_tree(f.col("x"), edges).alias("b"))
+        return rows.select("x", "w", _bucket_tree(f.col("x"), edges).alias("b"))
     array = f.array(*[f.lit(float(e)) for e in edges])
-    out = rows.select("x", f.lit(0).alias("b"))
+    out = rows.select("x", "w", f.lit(0).alias("b"))
     step = 1 << m.bit_length()
     while step >= 1:  # invariant: edges[b - 1] <= x (or b = 0), and x < edges[b + 2 step - 1]
         ahead = f.col("b") + f.lit(step)
         ok = (ahead <= f.lit(m)) & (f.col("x") >= f.element_at(array, f.least(ahead, f.lit(m))))
-        out = out.select("x", f.when(ok, ahead).otherwise(f.col("b")).alias("b"))
+        out = out.select("x", "w", f.when(ok, ahead).otherwise(f.col("b")).alias("b"))
         step >>= 1
     return out
 
 
 def bucket_counts(
-    table: SparkTable, column: str, edges: Sequence[float], equal: bool = False
+    table: SparkTable,
+    column: str,
+    edges: Sequence[float],
+    equal: bool = False,
+    unit: _UnitCap | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """A histogram of the column (as a double; NULL, NaN and text that is no number dropped)
     over public sorted ``edges``: ``counts[j] = #{x : #{e <= x} = j}`` for ``j = 0..m``.
 
     With ``equal=True`` also ``ties[j] = #{x : x = edges[j]}`` (``j = 0..m-1``), else zeros.
-    One pass; only ``m + 1`` (or ``2m + 1``) numbers come back.
+    One pass; only ``m + 1`` (or ``2m + 1``) numbers come back. ``unit``: only the rows each
+    unit keeps (:func:`kept_rows`).
     """
     sql = _import_pyspark()
     f = sql.functions
-    duck_type = table.require_column(column)
     m = len(edges)
-    x = _as_double(f.col(column), duck_type)
-    rows = table.frame.select(x.alias("x")).where(f.col("x").isNotNull() & ~f.isnan("x"))
+    rows = _number_rows(table, column, unit)
     bucketed = _with_bucket(rows, edges)
     if equal:
         array = f.array(*[f.lit(float(e)) for e in edges])
@@ -1051,7 +1191,12 @@ def bucket_counts(
         flag = (f.col("b") > 0) & hit
     else:
         flag = f.lit(False)
-    grouped = bucketed.select("b", flag.alias("e")).groupBy("b", "e").count().collect()
+    grouped = (
+        bucketed.select("b", flag.alias("e"), "w")
+        .groupBy("b", "e")
+        .agg(f.sum("w").alias("n"))
+        .collect()
+    )
     counts = np.zeros(m + 1, dtype=np.int64)
     ties = np.zeros(m, dtype=np.int64)
     for b, e, n in grouped:
@@ -1062,7 +1207,12 @@ def bucket_counts(
 
 
 def grid_counts(
-    table: SparkTable, column: str, lo: float, hi: float, cells: int
+    table: SparkTable,
+    column: str,
+    lo: float,
+    hi: float,
+    cells: int,
+    unit: _UnitCap | None = None,
 ) -> npt.NDArray[np.int64]:
     """Rows per cell of the public grid: the cell ``j`` with ``g_j <= clamp(x) < g_{j+1}``
     exactly, for the float edges ``g_j`` of :func:`grid_edges` (``g_cells = hi``, the last
@@ -1070,12 +1220,11 @@ def grid_counts(
     ``[0, cells - 1]``, then corrected by one cell against the edges themselves (the float
     estimate is off by at most one: cells are at least ``2^-38`` of the range wide). IEEE
     double arithmetic only, the same in Java and NumPy (:func:`grid_cell`). NULL, NaN and text
-    that is no number are dropped. One pass; ``cells`` numbers come back."""
+    that is no number are dropped. One pass; ``cells`` numbers come back. ``unit``: only the
+    rows each unit keeps (:func:`kept_rows`)."""
     sql = _import_pyspark()
     f = sql.functions
-    duck_type = table.require_column(column)
-    x = _as_double(f.col(column), duck_type)
-    rows = table.frame.select(x.alias("x")).where(f.col("x").isNotNull() & ~f.isnan("x"))
+    rows = _number_rows(table, column, unit)
     lo, hi = float(lo), float(hi)
     scale = float(cells) / (hi - lo)
     # The estimate from the clamped row: ``floor`` of an unclamped one far outside the bounds
@@ -1085,6 +1234,7 @@ def grid_counts(
     raw = f.floor((clamped - f.lit(lo)) * f.lit(scale))
     est = rows.select(
         clamped.alias("x"),
+        "w",
         f.least(f.greatest(raw, f.lit(0)), f.lit(cells - 1)).cast("long").alias("j"),
     )
 
@@ -1098,7 +1248,7 @@ def grid_counts(
         .otherwise(j)
     )
     counts = np.zeros(cells, dtype=np.int64)
-    for c, n in est.select(cell.alias("c")).groupBy("c").count().collect():
+    for c, n in est.select(cell.alias("c"), "w").groupBy("c").agg(f.sum("w")).collect():
         counts[int(c)] = int(n)
     return counts
 
