@@ -13,7 +13,10 @@ when there is one (a user's own session is never replaced), otherwise a new one
 Without either, ``SPARK_REMOTE`` (PySpark's own variable) chooses Connect, else ``local[*]``.
 An explicit master wins over ``SPARK_REMOTE`` (PySpark itself refuses the pair).
 
-A session started here logs at ``ERROR`` only (:data:`LOG_LEVEL`): Spark's start-up warnings
+A session started here logs at ``FATAL`` only (:data:`LOG_LEVEL`): a failed Spark job comes
+back to the command as an exception, which prints it in one line, so Spark's own log of it
+(and of the tasks still running when Ctrl-C cancels them) would only repeat it as a stack
+trace on the terminal; and Spark's start-up warnings
 (the log4j profile, the loopback host name, the native Hadoop library) would otherwise bury a
 one-line result or error. A ``spark.driver.extraJavaOptions`` passed in ``conf`` or a
 ``log4j2.properties`` in ``SPARK_CONF_DIR`` is left to decide instead.
@@ -63,7 +66,7 @@ CONNECT_INSTALL_HINT = "pip install 'dpselect[spark-connect]'"
 #: The master of a classic session when neither a master nor ``SPARK_REMOTE`` is given.
 DEFAULT_MASTER = "local[*]"
 #: The level of Spark's log in a session started here.
-LOG_LEVEL = "ERROR"
+LOG_LEVEL = "FATAL"
 
 _LOG4J2 = """# dpselect: Spark starting quietly. The root logger is at WARN while the JVM starts
 # (at any other level Spark announces that it "sets the default log level to WARN"); the start-up
