@@ -937,21 +937,10 @@ def quantile_with_auto_bounds(
             f"{choice_levels[0]:g} and {choice_levels[1]:g} quantiles over power-of-two bins) "
             f"at epsilon = {spent_c:.6g}; the quantiles then ran at epsilon = {eps_q:.6g}"
         )
-        out = dict(result.parameters)
-        out.update(parameters)
-        out["bounds"] = [picked.lower, picked.upper]
-        out["bounds_choice"] = line
-        return replace(
-            result,
-            epsilon=total,
-            budget_split=(
-                f"{spent_c:.6g} to choose the bounds + {eps_q:.6g} to the quantiles ("
-                f"{result.budget_split})"
-            ),
-            notes=[line, *result.notes],
-            ledger=None if book is None else book.path,
-            parameters=out,
-        )
+        return _with_private_choice(
+            result, "the bounds", line, spent_c, eps_q, total, book,
+            {**parameters, "bounds": [picked.lower, picked.upper], "bounds_choice": line},
+        )  # fmt: skip
 
     # The tree and the auto rule's noisy count add Laplace noise: charged as pure epsilon-DP.
     kind = charge_kind(chosen)
@@ -959,6 +948,31 @@ def quantile_with_auto_bounds(
         book, release, total, "quantile/bounds=auto", parameters, kind,
         privacy_unit=privacy_unit, source=table.description,
     )  # fmt: skip
+
+
+def _with_private_choice(
+    result: QuantileResult,
+    chosen: str,
+    line: str,
+    spent_c: float,
+    eps_q: float,
+    total: Any,
+    book: Any,
+    parameters: dict[str, Any],
+) -> QuantileResult:
+    """``result`` of the quantiles run after a private choice (of ``chosen``: the bounds,
+    max_rows) paid from the same budget: the total cost, the split, the choice's line first."""
+    return replace(
+        result,
+        epsilon=total,
+        budget_split=(
+            f"{spent_c:.6g} to choose {chosen} + {eps_q:.6g} to the quantiles "
+            f"({result.budget_split})"
+        ),
+        notes=[line, *result.notes],
+        ledger=None if book is None else book.path,
+        parameters={**result.parameters, **parameters},
+    )
 
 
 def _rank_margin(
@@ -1134,20 +1148,10 @@ def quantile_with_auto_rows(
             f"(1..{candidates_r[-1]}) by the generalized exponential mechanism at epsilon = "
             f"{spent_c:.6g}; the quantiles then ran at epsilon = {eps_q:.6g}"
         )
-        out = dict(result.parameters)
-        out.update(parameters)
-        out.update(max_rows=r, max_rows_choice=line)
-        return replace(
-            result,
-            epsilon=total,
-            budget_split=(
-                f"{spent_c:.6g} to choose max_rows + {eps_q:.6g} to the quantiles ("
-                f"{result.budget_split})"
-            ),
-            notes=[line, *result.notes],
-            ledger=None if book is None else book.path,
-            parameters=out,
-        )
+        return _with_private_choice(
+            result, "max_rows", line, spent_c, eps_q, total, book,
+            {**parameters, "max_rows": r, "max_rows_choice": line},
+        )  # fmt: skip
 
     # the tree and the auto rule's noisy count add Laplace noise: pure; else bounded range
     kind = charge_kind(chosen)
