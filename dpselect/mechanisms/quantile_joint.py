@@ -42,12 +42,14 @@ down to floats).
 
 **Ties: a public resolution** ``w`` (default: half the power of ten at most ``(hi - lo) / (600
 max(1, epsilon))``, from the bounds and epsilon only; :func:`joint_resolution`). Before the
-intervals are formed, each row is clamped, moves by its own random amount ``w (2 u - 1)``, ``u``
-from 53 fresh bits of the source, and is reflected at the bounds (then clamped against float
-rounding): a block of rows on a bound stays within ``w`` of it. This is a randomised map applied row
+intervals are formed, each row is clamped, rounded to the lattice ``lo + i w / G`` and moved by
+its own random amount, one of ``G = JOINT_SUBPOINTS`` points symmetric in ``(-w, w)`` chosen by
+the top bits of a fresh word of the source, and is reflected at the bounds (then clamped
+against float rounding; :func:`joint_moved_intervals`): a block of rows on a bound stays within
+``w`` of it, and the rows land on at most ``G (hi - lo) / w + 2 G`` points, counted in one pass. This is a randomised map applied row
 by row, independently of the other rows, so datasets that differ by one row stay datasets that
 differ by one row (couple the common rows' moves): the privacy proof is unchanged. A value held by
-``k`` rows becomes ``k`` values within ``w`` of it, so the quantile can fall *inside* the tied block
+``k`` rows becomes ``k`` values spread within ``w`` of it, so the quantile can fall *inside* the tied block
 with a small gap error, where before it could only fall in the intervals beside it (off by up to
 ``k`` rows in two gaps). The released values are then rounded to the nearest multiple of the decimal
 step ``s = 10^floor(log10(2 w))`` (``s <= 2 w``, so each moves by at most ``s / 2 <= w``; a fixed
@@ -93,12 +95,14 @@ from .validate import check_epsilon
 __all__ = [
     "JOINT_CAP",
     "JOINT_LOG_ERROR",
+    "JOINT_SUBPOINTS",
     "MAX_JOINT_LEVELS",
     "joint_accuracy",
     "joint_accuracy_derivation",
     "joint_accuracy_terms",
     "joint_gaps",
     "joint_intervals",
+    "joint_moved_intervals",
     "joint_rounding_loss",
     "joint_sensitivity",
     "make_joint_quantiles",
@@ -201,6 +205,56 @@ def joint_intervals(values: Any, lo: float, hi: float) -> tuple[F64, I64, int]:
     inner = np.unique(x[(x > lo) & (x < hi)])
     edges = np.concatenate(([lo], inner, [hi]))
     counts = np.searchsorted(x, edges[:-1], side="right").astype(np.int64)
+    return edges, counts, int(x.shape[0])
+
+
+#: The moves of a row: ``JOINT_SUBPOINTS`` equally likely points in ``(-w, w)`` (a power of 2).
+JOINT_SUBPOINTS = 32
+
+
+def joint_moved_intervals(
+    values: F64, lo: float, hi: float, w: float, words: npt.NDArray[np.uint64]
+) -> tuple[F64, I64, int]:
+    """:func:`joint_intervals` of the rows, each moved by its own random amount in ``(-w, w)``.
+
+    With ``G = JOINT_SUBPOINTS`` and the lattice ``lo + i d``, ``d = w / G``: a row, clamped
+    to the bounds, is rounded to the nearest lattice point (it moves by at most ``d / 2``),
+    then moved by ``(2 t + 1 - G) d``, ``t`` the top bits of its own word from the source
+    (uniform on ``0..G-1``: ``G`` points symmetric about the row, within ``(1 - 1/G) w``), and
+    reflected at the bounds: a random map of each row on its own, so datasets that differ by
+    one row still differ by one row (couple the common rows' words) and the privacy proof is
+    unchanged (module docstring). Each row moves by less than ``w``, a block of tied rows is
+    spread over ``G`` points on both sides of its value, so a quantile can fall inside it.
+    The rows land on at most ``G (hi - lo) / w + 2 G`` points, whatever their number: the
+    intervals come from counting rows per point (one pass, no sort of the rows).
+    """
+    x = np.clip(values, lo, hi)
+    g = JOINT_SUBPOINTS
+    d = w / g
+    top = math.floor((hi - lo) / d)  # lattice points lo + i d <= hi (up to float rounding)
+    lattice = np.rint((x - lo) / d).astype(np.int64)
+    shift = 64 - (g.bit_length() - 1)
+    t = (np.asarray(words, dtype=np.uint64) >> np.uint64(shift)).astype(np.int64)
+    i = lattice + 2 * t + (1 - g)  # in [-(g - 1), top + 1 + g - 1]
+    i = np.abs(i)  # reflected at lo: lo - i d is the lattice point -i
+    if top + 2 * g <= max(1 << 22, 4 * i.shape[0]):
+        per_point = np.bincount(i)
+        used = np.flatnonzero(per_point)
+        weights = per_point[used]
+    else:
+        used, weights = np.unique(i, return_counts=True)
+    points = lo + used * d
+    points = np.where(points > hi, 2.0 * hi - points, points)  # reflected at hi
+    points = np.clip(points, lo, hi)
+    order = np.argsort(points, kind="stable")  # the points only (few), not the rows
+    points, weights = points[order], weights[order]
+    distinct, first = np.unique(points, return_index=True)
+    merged = np.add.reduceat(weights, first) if weights.shape[0] else weights
+    inside = (distinct > lo) & (distinct < hi)
+    edges = np.concatenate(([lo], distinct[inside], [hi]))
+    cumulative = np.cumsum(merged)
+    below = np.searchsorted(distinct, edges[:-1], side="right")
+    counts = np.where(below > 0, cumulative[np.maximum(below - 1, 0)], 0).astype(np.int64)
     return edges, counts, int(x.shape[0])
 
 
@@ -656,14 +710,10 @@ def make_joint_quantiles(
         x = np.array(values, dtype=np.float64).ravel()
         x = x[~np.isnan(x)]
         if w > 0 and x.shape[0] > 0:
-            u = (resolve_source(source).words(x.shape[0]) >> np.uint64(11)).astype(np.float64)
-            np.clip(x, lo, hi, out=x)
-            x += w * (u * 2.0**-52 - 1.0)  # each row moved by w (2 u - 1), u in [0, 1)
-            # reflected at the bounds (w <= (hi - lo) / 4): a tied block on a bound keeps all
-            # its rows within w of it instead of half of them piled on the bound itself
-            np.copyto(x, 2.0 * lo - x, where=x < lo)
-            np.copyto(x, 2.0 * hi - x, where=x > hi)
-        edges, counts, n = joint_intervals(x, lo, hi)
+            words = resolve_source(source).words(x.shape[0])
+            edges, counts, n = joint_moved_intervals(x, lo, hi, w, words)
+        else:
+            edges, counts, n = joint_intervals(x, lo, hi)
         bc = counts * plan.denom
         loglen = log_lengths(edges[:-1], edges[1:])
         alpha1, self_cost = _forward(plan, loglen, bc, n, progress)

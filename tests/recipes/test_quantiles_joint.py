@@ -518,3 +518,48 @@ def test_joint_blocked_sums_agree_with_the_segment_tree():
             assert np.array_equal(np.isfinite(want), np.isfinite(got))
             ok = np.isfinite(want)
             assert np.all(np.abs(got[ok] - want[ok]) <= 1e-12 * np.maximum(1, np.abs(want[ok])))
+
+
+# ----------------------------------------------------------------------------- moved rows
+def _moved_rows_reference(values, lo, hi, w, words):
+    """The rows moved one by one, in Fractions (the docstring of joint_moved_intervals)."""
+    g = qj.JOINT_SUBPOINTS
+    d = Fraction(w) / g
+    out = []
+    for v, word in zip(values, words, strict=True):
+        x = min(max(Fraction(float(v)), Fraction(lo)), Fraction(hi))
+        i = round((x - Fraction(lo)) / d)  # nearest lattice point (ties: either is in law)
+        t = int(word) >> (64 - (g.bit_length() - 1))
+        p = Fraction(lo) + (i + 2 * t + 1 - g) * d
+        if p < lo:
+            p = 2 * Fraction(lo) - p
+        if p > hi:
+            p = 2 * Fraction(hi) - p
+        out.append(float(p))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "w"), [(0.0, 10.0, 0.05), (-3.0, 7.5, 0.25), (0.0, 1.0, 1 / 64), (2.0, 9.0, 1.5)]
+)
+def test_moved_intervals_equal_the_rows_moved_one_by_one(lo, hi, w):
+    """joint_moved_intervals (counts per lattice point, no sort of the rows) gives the
+    intervals of the rows moved one by one: every row within w of its clamped value, spread
+    over G points on both sides, reflected into the bounds."""
+    rng = np.random.default_rng(7)
+    values = np.concatenate(
+        [rng.uniform(lo - 1, hi + 1, 3000), np.full(500, lo), np.full(500, hi),
+         np.full(700, (lo + hi) / 2), np.round(rng.uniform(lo, hi, 1000), 1)]
+    )  # fmt: skip
+    words = rng.integers(0, 2**64, values.shape[0], dtype=np.uint64)
+    edges, counts, n = qj.joint_moved_intervals(values, lo, hi, w, words)
+    moved = _moved_rows_reference(values, lo, hi, w, words)
+    ref_edges, ref_counts, ref_n = joint_intervals(moved, lo, hi)
+    assert n == ref_n == values.shape[0]
+    np.testing.assert_allclose(edges, ref_edges, rtol=0, atol=1e-9 * (hi - lo))
+    assert np.array_equal(counts, ref_counts)
+    clamped = np.clip(values, lo, hi)
+    assert np.max(np.abs(np.asarray(moved) - clamped)) < w
+    block = np.asarray(moved)[values == (lo + hi) / 2]  # a tied block: G points both sides
+    assert len(np.unique(block)) == qj.JOINT_SUBPOINTS
+    assert abs(float(np.mean(block)) - (lo + hi) / 2) < w / 4
