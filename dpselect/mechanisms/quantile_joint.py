@@ -42,19 +42,20 @@ down to floats).
 
 **Ties: a public resolution** ``w`` (default: half the power of ten at most ``(hi - lo) / (600
 max(1, epsilon))``, from the bounds and epsilon only; :func:`joint_resolution`). Before the
-intervals are formed, each row is clamped, rounded to the lattice ``lo + i w / G`` and moved by
-its own random amount, one of ``G = JOINT_SUBPOINTS`` points symmetric in ``(-w, w)`` chosen by
-the top bits of a fresh word of the source, and is reflected at the bounds (then clamped
-against float rounding; :func:`joint_moved_intervals`): a block of rows on a bound stays within
-``w`` of it, and the rows land on at most ``G (hi - lo) / w + 2 G`` points, counted in one pass. This is a randomised map applied row
-by row, independently of the other rows, so datasets that differ by one row stay datasets that
-differ by one row (couple the common rows' moves): the privacy proof is unchanged. A value held by
-``k`` rows becomes ``k`` values spread within ``w`` of it, so the quantile can fall *inside* the tied block
-with a small gap error, where before it could only fall in the intervals beside it (off by up to
-``k`` rows in two gaps). The released values are then rounded to the nearest multiple of the decimal
-step ``s = 10^floor(log10(2 w))`` (``s <= 2 w``, so each moves by at most ``s / 2 <= w``; a fixed
-function of the output: post-processing), kept in the bounds: a tied value such as 12.5 comes back
-exactly when ``s`` divides it. ``resolution=0`` turns both off (the plain GJK21 mechanism).
+intervals are formed, each row is clamped, rounded to the lattice ``lo + i w / G`` and moved by its
+own random amount, one of ``G = JOINT_SUBPOINTS`` points symmetric in ``(-w, w)`` chosen by the top
+bits of a fresh word of the source, and is reflected at the bounds (then clamped against float
+rounding; :func:`joint_moved_intervals`): a block of rows on a bound stays within ``w`` of it, and
+the rows land on at most ``G (hi - lo) / w + 2 G`` points, counted in one pass. This is a
+randomised map applied row by row, independently of the other rows, so datasets that differ by one
+row stay datasets that differ by one row (couple the common rows' moves): the privacy proof is
+unchanged. A value held by ``k`` rows becomes ``k`` values spread within ``w`` of it, so the
+quantile can fall *inside* the tied block with a small gap error, where before it could only fall
+in the intervals beside it (off by up to ``k`` rows in two gaps). The released values are then
+rounded to the nearest multiple of the decimal step ``s = 10^floor(log10(2 w))`` (``s <= 2 w``, so
+each moves by at most ``s / 2 <= w``; a fixed function of the output: post-processing), kept in the
+bounds: a tied value such as 12.5 comes back exactly when ``s`` divides it. ``resolution=0`` turns
+both off (the plain GJK21 mechanism).
 
 **Exactness and privacy.** Every float log-weight is within ``JOINT_LOG_ERROR = 2^-22`` of the
 exact expression in the previous level's floats (docs/quantiles.md bounds the rounding: at most

@@ -95,3 +95,22 @@ def test_the_plan_is_chosen_by_public_facts(tmp_path):
     _write(df.iloc[:0], empty, row_group_size=100)
     fast, _ = _both(empty)
     assert list(candidate_scores(fast, "site", ["s1"], "user_id", 2, 1)) == [0]
+
+
+def test_dictionary_plan_reports_progress_while_it_reads(tmp_path, monkeypatch):
+    """The dictionary plan streams the rows through Python, where DuckDB's progress stays at
+    0%: it reports the rows read over the files' row counts instead, batch by batch."""
+    monkeypatch.setattr(dictionary_scores, "_BATCH_ROWS", 500)
+    df = random_rows(5, "str", n_rows=2500)
+    path = tmp_path / "d.parquet"
+    _write(df, path, row_group_size=700)
+    fast, slow = _both(path)
+    seen: list[float] = []
+    candidates = [f"s{i}" for i in range(0, 50, 2)]
+    got = dictionary_scores.dictionary_candidate_scores(
+        fast, [str(path)], "site", candidates, "user_id", fast.columns["user_id"], 3, 7,
+        progress=seen.append,
+    )  # fmt: skip
+    assert list(got) == list(candidate_scores(slow, "site", candidates, "user_id", 3, 7))
+    inside = [p for p in seen if 0 < p < 100]
+    assert len(inside) >= 4 and inside == sorted(inside) and max(seen) <= 99, seen
