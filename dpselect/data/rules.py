@@ -52,6 +52,7 @@ __all__ = [
     "is_text",
     "keep_smallest",
     "keep_smallest_counted",
+    "kept_groups",
     "kept_rows",
     "md5_bits_sql",
     "normalised_sql",
@@ -530,3 +531,46 @@ def grid_cell_width(lo: float, hi: float, cells: int) -> float:
     points = np.append(grid_edges(lo, hi, cells), float(hi))
     widest = float(np.max(np.diff(points)))  # each difference within 2^-53 relative
     return float(np.nextafter(np.nextafter(widest, np.inf), np.inf))
+
+
+# ----------------------------------------------------------------------------------------
+# Groups per unit: the groups of a grouped release each unit keeps.
+# ----------------------------------------------------------------------------------------
+
+
+def kept_groups(
+    group_salt: int, unit_text: str, positions: Sequence[int], max_groups: int
+) -> list[int]:
+    """The Python reference of the rule "each unit keeps at most ``max_groups`` groups".
+
+    ``positions`` are the positions, in the public group list, of the groups the unit's rows
+    fall in (after rows matching no candidate, no group or holding NULL are dropped;
+    repeats allowed). The unit keeps the ``max_groups`` distinct positions with the smallest
+    :func:`bounding_key` ``(group_salt, unit_text, position)``: a bijection of the position
+    for a fixed unit, so there are no ties. The choice depends only on that unit's rows and
+    the salt; a unit then touches at most ``max_groups`` groups, the fact the grouped
+    release's composition rests on (docs/contribution_bounding.md, "Groups per unit").
+
+    Parameters
+    ----------
+    group_salt : int
+        The per-query salt of the group rule (drawn apart from the value rule's salt).
+    unit_text : str
+        The unit's canonical text (as :func:`unit_seed` hashes it).
+    positions : sequence of int
+        The unit's group positions (each below ``2^32``).
+    max_groups : int
+        How many groups the unit keeps (at least 1).
+
+    Returns
+    -------
+    list of int
+        The kept positions, smallest key first.
+    """
+    seed = unit_seed(group_salt, unit_text)
+    a, b = seed & _M32, seed >> 32
+
+    def key(g: int) -> int:
+        return fmix32(fmix32(int(g) ^ a) ^ b)
+
+    return sorted(set(int(g) for g in positions), key=key)[: int(max_groups)]
