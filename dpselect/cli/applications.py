@@ -19,6 +19,7 @@ import click
 from ..core.jsonvalues import strict_dumps
 from ..data.schema import parse_schema_spec
 from .engines import engine_options, open_data
+from .grouping import grouping_arguments, grouping_options, print_grouped
 from .lists import file_or_list
 from .seeding import source_from_seed
 
@@ -178,6 +179,13 @@ _CONFIDENCE = click.option(
 @_JSON
 @_SEED
 @_SCHEMA
+@grouping_options
+@click.option(
+    "--delta",
+    type=float,
+    default=None,
+    help="With --by and no --groups: the delta of the groups' private selection.",
+)
 @engine_options
 def quantile_command(
     file: str,
@@ -197,10 +205,16 @@ def quantile_command(
     as_json: bool,
     insecure_seed: int | None,
     schema: dict[str, str] | None,
+    by: str | None,
+    groups: str | None,
+    max_groups: int,
+    group_fraction: float | None,
+    delta: float | None,
     engine: str,
     spark_master: str | None,
 ) -> None:
-    """Quantiles (the median with --q 0.5) of a numeric column, privately."""
+    """Quantiles (the median with --q 0.5) of a numeric column, privately (per group with
+    --by)."""
     from ..recipes import quantile  # the library loads only when a command runs
 
     if bounds_auto and bounds is not None:
@@ -208,6 +222,20 @@ def quantile_command(
     rows = _max_rows(max_rows, allow_auto=True)
     if auto_fraction is not None and not bounds_auto and rows != "auto":
         raise click.UsageError("--auto-fraction applies only with --bounds auto or --max-rows auto")
+    grouped = grouping_arguments(by, groups, max_groups, group_fraction)
+    if delta is not None and not grouped:
+        raise click.UsageError("--delta applies to quantile only with --by (private groups)")
+    if grouped:
+        result = quantile(
+            open_data(file, engine, spark_master), column, list(q), epsilon,
+            bounds="auto" if bounds_auto else None if bounds is None else (bounds[0], bounds[1]),
+            candidates=_file_or_list(candidates, "--candidates"), confidence=confidence,
+            ledger=ledger, source=source_from_seed(insecure_seed), resolution=resolution,
+            mechanism=method, schema=schema, privacy_unit=privacy_unit,
+            max_rows=1 if rows is None else rows, delta=delta, **grouped,
+        )  # fmt: skip
+        print_grouped(result, as_json)
+        return
     with _scan_progress((not as_json) and sys.stderr.isatty()) as (progress, work):
         result = quantile(
             open_data(file, engine, spark_master),

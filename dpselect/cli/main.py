@@ -26,6 +26,7 @@ from ..core.jsonvalues import strict_dumps
 from ..data.schema import parse_schema_spec
 from .applications import register as register_applications
 from .engines import as_given, check_engine, engine_options, format_option, local_path, open_data
+from .grouping import grouping_arguments, grouping_options, print_grouped
 from .lists import file_or_list
 from .seeding import source_from_seed
 
@@ -244,7 +245,7 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for option in reversed(options):
         func = option(func)
-    return engine_options(func)
+    return engine_options(grouping_options(func))
 
 
 def _run_selection(
@@ -268,8 +269,18 @@ def _run_selection(
     schema: dict[str, str] | None = None,
     engine: str = "duckdb",
     spark_master: str | None = None,
+    by: str | None = None,
+    groups: str | None = None,
+    max_groups: int = 1,
+    group_fraction: float | None = None,
 ) -> None:
     check_engine(engine, spark_master)
+    grouped = grouping_arguments(by, groups, max_groups, group_fraction)
+    if grouped and plan:
+        raise click.UsageError(
+            "--plan shows one query's options: run it without --by, with the per-group "
+            "epsilon the grouped result states (epsilon / --max-groups with public groups)"
+        )
     if max_rows_per_value != 1:
         if privacy_unit is None:
             raise click.UsageError("--max-rows-per-value needs --privacy-unit")
@@ -342,7 +353,11 @@ def _run_selection(
             schema=schema,
             auto_fraction=auto_fraction,
             max_rows_per_value=max_rows_per_value,
+            **grouped,
         )
+    if grouped:
+        print_grouped(result, as_json)
+        return
     _print_result(result, as_json)
 
 
@@ -441,6 +456,7 @@ def mode_command(**kwargs: Any) -> None:
     default=None,
     help="Seeded randomness for tests and demos: NOT private.",
 )
+@grouping_options
 @format_option
 def keys_command(
     file: str,
@@ -454,6 +470,10 @@ def keys_command(
     ledger: str | None,
     as_json: bool,
     insecure_seed: int | None,
+    by: str | None,
+    groups: str | None,
+    max_groups: int,
+    group_fraction: float | None,
 ) -> None:
     """The values of a column that can be published at all (private partition selection).
 
@@ -462,14 +482,18 @@ def keys_command(
     """
     from ..recipes.unknown_domain import partition_selection
 
+    grouped = grouping_arguments(by, groups, max_groups, group_fraction)
     show_bar = (not as_json) and sys.stderr.isatty()
     with _progress(show_bar) as progress:
         result = partition_selection(
             local_path(file), column, epsilon, delta, privacy_unit, max_contributions,
             mechanism=method,  # type: ignore[arg-type]
             ledger=ledger, source=source_from_seed(insecure_seed), progress=progress,
-            max_rows_per_value=max_rows_per_value,
+            max_rows_per_value=max_rows_per_value, **grouped,
         )  # fmt: skip
+    if grouped:
+        print_grouped(result, as_json)
+        return
     if as_json:
         click.echo(strict_dumps(result.to_dict()))
         return

@@ -486,7 +486,12 @@ def quantile(
     method: str | None = None,
     privacy_unit: str | None = None,
     max_rows: int | str | None = None,
-) -> QuantileResult:
+    by: str | None = None,
+    groups: Any = None,
+    max_groups: int = 1,
+    group_fraction: float | None = None,
+    delta: float | None = None,
+) -> Any:
     """The ``q``-quantile(s) of a numeric ``column``, privately (``q = 0.5``: the median).
 
     Give ``candidates`` (a public list or a text file of numbers) or ``bounds=(lo, hi)`` (the
@@ -549,11 +554,17 @@ def quantile(
     max_rows : int or "auto", optional
         The most rows one person keeps (default 1 with a ``privacy_unit``; ``"auto"``: chosen
         privately).
+    by, groups, max_groups, group_fraction
+        A column of groups: the quantiles of every group in one scan
+        (:func:`dpselect.recipes.grouped.grouped_quantile`), as for :func:`dpselect.top_k`.
+    delta : float, optional
+        With ``by`` and private groups only: the delta of their selection.
 
     Returns
     -------
-    QuantileResult
-        The released values, the method, the cost and one accuracy line per level.
+    QuantileResult or GroupedResult
+        The released values, the method, the cost and one accuracy line per level (with
+        ``by``: one per group).
 
     Raises
     ------
@@ -573,6 +584,29 @@ def quantile(
     """
     method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
     data, column = one_column(data, column)
+    if by is not None:
+        if auto_fraction is not None or work_progress is not None or progress is not None:
+            raise ParameterError("auto_fraction and progress callbacks do not apply with by")
+        if max_rows == "auto":
+            raise ParameterError("max_rows='auto' is not available with by: give a number")
+        from .grouped import grouped_quantile
+
+        options: dict[str, Any] = {"mechanism": method, "confidence": confidence}
+        for key, value in (("bounds", bounds), ("candidates", candidates),
+                           ("resolution", resolution)):  # fmt: skip
+            if value is not None:
+                options[key] = value
+        return grouped_quantile(
+            data, column, q, epsilon, by=by, groups=groups, delta=delta,
+            privacy_unit=privacy_unit, max_groups=max_groups,
+            max_rows=1 if max_rows is None else int(max_rows), group_fraction=group_fraction,
+            ledger=ledger, source=source, schema=schema, **options,
+        )  # fmt: skip
+    from .top_k import check_no_grouping
+
+    check_no_grouping(groups, max_groups, group_fraction)
+    if delta is not None:
+        raise ParameterError("delta applies to quantile only with by and private groups")
     rows = check_rows_per_unit(privacy_unit, max_rows)
     if rows == "auto":
         assert privacy_unit is not None

@@ -96,7 +96,11 @@ def top_k(
     schema: Any = None,
     auto_fraction: float | None = None,
     max_rows_per_value: int = 1,
-) -> TopKResult:
+    by: str | None = None,
+    groups: Any = None,
+    max_groups: int = 1,
+    group_fraction: float | None = None,
+) -> Any:
     """The ``k`` most common values of ``column``, privately, at an ``(epsilon, delta)`` target.
 
     ``data``: a path to CSV, Parquet or JSON lines, or a pandas, polars or pyarrow table.
@@ -171,11 +175,18 @@ def top_k(
     max_rows_per_value : int, default 1
         With a ``privacy_unit``: how many of a person's rows count toward one value (1: the
         person counts once). Not with ``max_contributions="auto"``.
+    by : str, optional
+        A column whose values are groups: the top ``k`` of every group, in one query
+        (:func:`dpselect.recipes.grouped.grouped_top_k`; docs/grouped_releases.md).
+    groups, max_groups, group_fraction
+        With ``by``: the public groups (list or file; ``None``: selected privately), the
+        groups one person counts in, the share of epsilon selecting private groups.
 
     Returns
     -------
-    TopKResult
-        The ranked values, the mechanism, the privacy cost and the accuracy statement.
+    TopKResult or GroupedResult
+        The ranked values, the mechanism, the privacy cost and the accuracy statement (with
+        ``by``: one per group, :class:`~dpselect.recipes.grouped.GroupedResult`).
 
     Raises
     ------
@@ -201,6 +212,20 @@ def top_k(
     1.0
     """
     data, column = one_column(data, column)
+    if by is not None:
+        if max_contributions == "auto" or auto_fraction is not None:
+            raise ParameterError("max_contributions='auto' is not available with by: give a number")
+        from .grouped import grouped_top_k
+
+        return grouped_top_k(
+            data, column, k, epsilon, by=by, groups=groups, candidates=candidates,
+            delta=delta, privacy_unit=privacy_unit, max_groups=max_groups,
+            max_contributions=max_contributions, max_rows_per_value=max_rows_per_value,
+            mechanism="auto" if mechanism is None else mechanism, counts=counts,
+            ledger=ledger, source=source, progress=progress, schema=schema, k_bar=k_bar,
+            group_fraction=group_fraction,
+        )  # fmt: skip
+    check_no_grouping(groups, max_groups, group_fraction)
     k = check_int(k, "k", minimum=1)
     eps = float(check_user_epsilon(epsilon))
     mech = _check_mechanism(mechanism)
@@ -307,6 +332,12 @@ def top_k(
         parameters, privacy_unit=privacy_unit, source=table.description,
     )  # fmt: skip
     return _with_note(note, result)
+
+
+def check_no_grouping(groups: Any, max_groups: Any, group_fraction: Any) -> None:
+    """``groups``, ``max_groups`` and ``group_fraction`` apply only with ``by``."""
+    if groups is not None or group_fraction is not None or max_groups != 1:
+        raise ParameterError("groups, max_groups and group_fraction apply only with by")
 
 
 def _with_note(note: str | None, result: TopKResult) -> TopKResult:
@@ -515,7 +546,7 @@ def most_common(
     column: str,
     epsilon: float,
     **kwargs: Any,
-) -> TopKResult:
+) -> Any:
     """:func:`top_k` with ``k = 1``: the most common value of ``column``, privately.
 
     Parameters

@@ -271,7 +271,11 @@ def partition_selection(
     schema: Any = None,
     method: str | None = None,
     max_rows_per_value: int = 1,
-) -> KeysResult:
+    by: str | None = None,
+    groups: Any = None,
+    max_groups: int = 1,
+    group_fraction: float | None = None,
+) -> Any:
     """The values of ``column`` that can be published, at ``(epsilon, delta)`` (one person).
 
     ``mechanism="auto"``: :func:`choose_keys_method` -- DVGM22's optimal partition selection when
@@ -312,11 +316,16 @@ def partition_selection(
         ``r sqrt(c)``; ``"auto"`` then runs the thresholding, Laplace or Gaussian, with the
         lower count released at 95%; the optimal and policy mechanisms count persons and
         refuse ``r > 1``).
+    by, groups, max_groups, group_fraction
+        A column of groups: the values publishable in every group, in one query
+        (:func:`dpselect.recipes.grouped.grouped_partition_selection`), as for
+        :func:`dpselect.top_k`.
 
     Returns
     -------
-    KeysResult
-        The released values, the mechanism, the cost and how likely a value is shown.
+    KeysResult or GroupedResult
+        The released values, the mechanism, the cost and how likely a value is shown (with
+        ``by``: one per group).
 
     Raises
     ------
@@ -334,13 +343,25 @@ def partition_selection(
     ['a']
     """
     data, column = one_column(data, column)  # a Series or 1-D array: column None
+    method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
+    if by is not None:
+        from .grouped import grouped_partition_selection
+
+        return grouped_partition_selection(
+            data, column, epsilon, delta, by=by, groups=groups, privacy_unit=privacy_unit,
+            max_groups=max_groups, max_contributions=max_contributions,
+            max_rows_per_value=max_rows_per_value, mechanism=method, ledger=ledger,
+            source=source, progress=progress, schema=schema, group_fraction=group_fraction,
+        )  # fmt: skip
+    from .top_k import check_no_grouping
+
+    check_no_grouping(groups, max_groups, group_fraction)
     eps = float(check_user_epsilon(epsilon))
     dlt = float(check_delta(delta, allow_zero=False))
     c = check_int(max_contributions, "max_contributions", minimum=1)
     if privacy_unit is None and c != 1:
         raise ParameterError("max_contributions applies only with a privacy_unit column")
     rows_cap = check_rows_per_value(max_rows_per_value, privacy_unit)
-    method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
     methods = ("auto", "optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian")
     if method not in methods:
         raise ParameterError(f"mechanism must be one of {', '.join(methods)}, got {method!r}")
@@ -443,7 +464,7 @@ def partition_selection(
         "partition selection costs (epsilon, delta) with delta > 0, which the zCDP ledger "
         f"{getattr(book, 'path', None)} cannot take: use a basic ledger"
     )
-    return charge_then(  # type: ignore[no-any-return]
+    return charge_then(
         book, release, spent_eps, spent_delta, None, "approx", f"keys/{method}", parameters,
         refusal=refusal, privacy_unit=privacy_unit, source=table.description,
     )  # fmt: skip
