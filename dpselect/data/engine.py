@@ -55,13 +55,13 @@ class Engine(Protocol):
     holds_persons_in_driver: bool
 
     @classmethod
-    def __subclasshook__(cls, other: type) -> bool:
+    def __subclasshook__(cls, other: type) -> Any:
         """Interim, until :class:`dpselect.data.engines.spark.SparkTable` has the grouped
         methods: it stays an engine for ``isinstance`` (the recipes' test of an opened
         table). Every other class is checked member by member as the protocol says."""
         if (other.__module__, other.__name__) == ("dpselect.data.engines.spark", "SparkTable"):
             return True
-        return NotImplemented  # type: ignore[return-value]
+        return NotImplemented
 
     # ------------------------------------------------------------------- the schema
     def require_column(self, column: Any, argument: str = "column") -> str:

@@ -183,9 +183,10 @@ def _two_seeds_sql(privacy_unit: str, unit_type: str) -> str:
 def _kept_cells_sql(
     rows: str, privacy_unit: str, unit_type: str, g: int, m: int, r: int
 ) -> tuple[str, str]:
-    """CTEs and the query of ``(g, t, n)``: for each kept (group, tie-break) how many units keep it (``r > 1``:
-    their rows, capped at ``r``). ``rows`` has the columns ``u``, ``g`` (group position),
-    ``code`` and ``t`` (the value rule's code and tie-break), all UBIGINT below 2^32.
+    """CTEs and the query of ``(g, t, n)``: for each kept (group, tie-break) how many units
+    keep it (``r > 1``: their rows, capped at ``r``). ``rows`` has the columns ``u``, ``g``
+    (group position), ``code`` and ``t`` (the value rule's code and tie-break), all UBIGINT
+    below 2^32.
 
     ``g = m = r = 1``: one aggregate per unit, the minimum of
     ``p = gkey 2^96 + g 2^64 + key 2^32 + t`` (UHUGEINT) over its rows: its smallest
@@ -216,19 +217,20 @@ def _kept_cells_sql(
                            CAST(p & {M32} AS BIGINT) AS t, count(*) AS n
                     FROM chosen GROUP BY 1, 2"""
         return ctes, final
-    group_p = f"(y << 32) | g"
+    group_p = "(y << 32) | g"
     if g == 1:
         kept_groups = f"SELECT u, min({group_p}) & {M32} AS g FROM gkeyed GROUP BY u"
     else:
         kept_groups = f"""SELECT u, unnest(min({group_p}, {g})) & {M32} AS g FROM gkeyed
                           GROUP BY u"""
-    gstart = f"""(SELECT c.u AS u, c.g AS g, xor(c.g, s.ga) AS y, s.gb AS gb
+    gstart = """(SELECT c.u AS u, c.g AS g, xor(c.g, s.ga) AS y, s.gb AS gb
                   FROM (SELECT DISTINCT u, g FROM cells) AS c JOIN seeds AS s ON c.u = s.u)"""
-    vstart = f"""(SELECT c.u AS u, c.g AS g, c.t AS t, c.n AS n,
+    vstart = """(SELECT c.u AS u, c.g AS g, c.t AS t, c.n AS n,
                          xor(c.code, s.a) AS x, s.b AS b
                   FROM cells AS c JOIN kept_groups AS k ON c.u = k.u AND c.g = k.g
                        JOIN seeds AS s ON c.u = s.u)"""
-    vkeyed = f"(SELECT u, g, t, n, (x << 32) | t AS p FROM {_chain(vstart, _key_bodies('x', 'b'))})"
+    vchain = _chain(vstart, _key_bodies("x", "b"))
+    vkeyed = f"(SELECT u, g, t, n, (x << 32) | t AS p FROM {vchain})"
     if m == 1:
         chosen = "SELECT u, g, min(p) AS p FROM vkeyed GROUP BY u, g"
     else:
@@ -258,9 +260,7 @@ class _Grouped:
     """The checked, public facts of one grouped query: column types, the unit's key, the
     group matching and the registered group list (while the ``with`` block runs)."""
 
-    def __init__(
-        self, table: Table, column: str, by: str, privacy_unit: str | None
-    ) -> None:
+    def __init__(self, table: Table, column: str, by: str, privacy_unit: str | None) -> None:
         self.table = table
         self.col_type = table.require_column(column)
         self.by_type = table.require_column(by, "by")
@@ -367,7 +367,6 @@ def duckdb_grouped_candidate_scores(
     cols = [np.asarray(np.ma.getdata(found[k]), dtype=np.int64) for k in ("g", "t", "n")]
     keep = cols[2] != 0
     return cols[0][keep], cols[1][keep], cols[2][keep]
-
 
 
 def _value_ranks_sql(col: str, col_type: str, column: str) -> str:
@@ -512,9 +511,7 @@ def duckdb_grouped_values(
     multiplicity), at most ``max_rows`` rows in each, all added or all removed
     (docs/contribution_bounding.md, "Groups per unit" and "Rows per unit").
     """
-    g, _, _, rows_cap = check_grouped_bounds(
-        groups, privacy_unit, max_groups, 1, 1, max_rows
-    )
+    g, _, _, rows_cap = check_grouped_bounds(groups, privacy_unit, max_groups, 1, 1, max_rows)
     q = _Grouped(table, column, by, privacy_unit)
     if len(groups) == 0:
         return []

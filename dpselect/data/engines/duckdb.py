@@ -367,7 +367,8 @@ class DuckDBEngine:
         salt: int = 0,
         group_salt: int = 0,
     ) -> list[npt.NDArray[np.float64]]:
-        """Each group's kept numbers (:func:`dpselect.data.grouped_scores.duckdb_grouped_values`)."""
+        """Each group's kept numbers
+        (:func:`dpselect.data.grouped_scores.duckdb_grouped_values`)."""
         return grouped_scores.duckdb_grouped_values(
             self._table(), column, by, groups, privacy_unit=privacy_unit,
             max_groups=max_groups, max_rows=max_rows, salt=salt, group_salt=group_salt,
