@@ -54,6 +54,15 @@ class Engine(Protocol):
     arrow_types: dict[str, str]
     holds_persons_in_driver: bool
 
+    @classmethod
+    def __subclasshook__(cls, other: type) -> Any:
+        """Interim, until :class:`dpselect.data.engines.spark.SparkTable` has the grouped
+        methods: it stays an engine for ``isinstance`` (the recipes' test of an opened
+        table). Every other class is checked member by member as the protocol says."""
+        if (other.__module__, other.__name__) == ("dpselect.data.engines.spark", "SparkTable"):
+            return True
+        return NotImplemented
+
     # ------------------------------------------------------------------- the schema
     def require_column(self, column: Any, argument: str = "column") -> str:
         """The column's DuckDB type; :class:`~dpselect.core.errors.DataError` naming
@@ -186,4 +195,69 @@ class Engine(Protocol):
     ) -> npt.NDArray[np.int64]:
         """``#{rows with value >= p}`` for each price ``p`` (values as in
         :meth:`column_values`): what the revenue scores of pricing read."""
+        ...
+
+    # ------------------------------------------------------------------- grouped releases
+    # One scan for every group of a public list ``groups`` matched on the column ``by`` (as
+    # candidates are matched on ``column``). With ``privacy_unit`` each unit first keeps at
+    # most ``max_groups`` of its groups (:func:`dpselect.data.rules.kept_groups`, keyed by
+    # ``group_salt``), then in each kept group the rule of the ungrouped method (keyed by
+    # ``salt``): docs/contribution_bounding.md, "Groups per unit".
+    def grouped_candidate_scores(
+        self,
+        column: str,
+        candidates: Sequence[Any],
+        by: str,
+        groups: Sequence[Any],
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_contributions: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+        progress: Progress = None,
+        max_rows_per_value: int = 1,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The nonzero scores of every (group, candidate) pair, as three arrays
+        ``(group position, candidate position, score)`` sorted by group then candidate: in
+        each group the scores of :meth:`candidate_scores` over that group's kept rows."""
+        ...
+
+    def grouped_value_counts(
+        self,
+        column: str,
+        by: str,
+        groups: Sequence[Any],
+        limit: int | None = None,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_contributions: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+        progress: Progress = None,
+        max_rows_per_value: int = 1,
+    ) -> list[list[tuple[Any, int]]]:
+        """For each group (list order), its values with their bounded counts, largest first,
+        ties by value, at most ``limit`` (``None``: all): :meth:`top_values` per group."""
+        ...
+
+    def grouped_values(
+        self,
+        column: str,
+        by: str,
+        groups: Sequence[Any],
+        *,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_rows: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+    ) -> list[npt.NDArray[np.float64]]:
+        """For each group (list order), the numbers of ``column`` its kept rows hold (each
+        unit keeps ``max_groups`` groups, then at most ``max_rows`` rows in each by
+        :func:`dpselect.data.rules.kept_rows`), as :meth:`column_values` reads them."""
+        ...
+
+    def group_multiplicity(self, by: str, groups: Sequence[Any]) -> int:
+        """The most groups of the list one value of ``by`` matches (public: schema and list):
+        without a privacy unit, how many groups one row may touch."""
         ...

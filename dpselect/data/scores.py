@@ -119,8 +119,6 @@ __all__ = [
 ]
 
 Progress = Callable[[float], None] | None
-_CANDIDATES_VIEW = "dpselect_candidates"
-_CANDIDATES_TABLE = "dpselect_candidates_table"
 
 
 def _fmix32_bodies(x: str) -> list[str]:
@@ -150,7 +148,7 @@ def _chain(source: str, bodies: list[str], x: str = "x") -> str:
     return source
 
 
-def keyed_sql(pairs: str, code: str, unit_type: str) -> str:
+def keyed_sql(pairs: str, code: str, unit_type: str, salt_sql: str = "$salt") -> str:
     """``pairs`` (columns ``u`` and the code column) with ``x`` = :func:`bounding_key` and
     ``b`` = the seed's upper half, every column kept. The seeds come from the distinct units
     of ``pairs``, one md5 each. Shared with :func:`dpselect.data.partitions.duckdb_person_values`.
@@ -163,13 +161,16 @@ def keyed_sql(pairs: str, code: str, unit_type: str) -> str:
         The name of the 32-bit code column (a value code or a candidate position).
     unit_type : str
         The unit's type for the seed SQL (:func:`unit_seed_sql`).
+    salt_sql : str, default ``"$salt"``
+        SQL of the salt text the seeds are keyed by (a grouped release's group rule has
+        its own salt, ``$group_salt``).
 
     Returns
     -------
     str
         SQL of a relation: ``pairs``' columns with ``x`` and ``b``.
     """
-    seed = unit_seed_sql(unit_type)
+    seed = unit_seed_sql(unit_type, salt_sql)
     seeds = f"""(SELECT u, h & {_M32} AS a, h >> 32 AS b
                  FROM (SELECT u, {seed} AS h FROM (SELECT DISTINCT u FROM {pairs})
                        WHERE {unit_kept_sql(unit_type)}))"""
@@ -247,7 +248,7 @@ def _unit_text_sql(unit_type: str) -> str:
     return canonical_text_sql("u", "DOUBLE" if _is_floating(unit_type) else unit_type)
 
 
-def unit_seed_sql(unit_type: str) -> str:
+def unit_seed_sql(unit_type: str, salt_sql: str = "$salt") -> str:
     """SQL of the seed of the unit ``u`` (:func:`unit_seed`): md5 of (salt, ``u``, the unit's
     canonical text), or of its bytes for a raw key (:data:`~.unit_keys.RAW_KEY_TYPE`: text
     read byte for byte, so valid text has the seed of its text). Shared with
@@ -257,16 +258,18 @@ def unit_seed_sql(unit_type: str) -> str:
     ----------
     unit_type : str
         The unit's DuckDB type, or :data:`~.unit_keys.RAW_KEY_TYPE`.
+    salt_sql : str, default ``"$salt"``
+        SQL of the salt text (a query parameter).
 
     Returns
     -------
     str
-        A UBIGINT SQL expression of ``u`` and the parameter ``$salt``.
+        A UBIGINT SQL expression of ``u`` and the salt (by default the parameter ``$salt``).
     """
     if unit_type == RAW_KEY_TYPE:
-        prefix = _hashed_text_sql("u", "''")
+        prefix = _hashed_text_sql("u", "''", salt_sql)
         return f"CAST(md5_number(encode({prefix}) || u) & {(1 << 64) - 1} AS UBIGINT)"
-    return _md5_bits_sql(_hashed_text_sql("u", _unit_text_sql(unit_type)), 8)
+    return _md5_bits_sql(_hashed_text_sql("u", _unit_text_sql(unit_type), salt_sql), 8)
 
 
 # ----------------------------------------------------------------------------------------
@@ -283,7 +286,7 @@ class HasConnection(Protocol):
 
 @contextmanager
 def candidates_source(
-    table: HasConnection, candidates: Sequence[Any], materialize: bool
+    table: HasConnection, candidates: Sequence[Any], materialize: bool, name: str = "candidates"
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """SQL of the candidates ``(c, i)`` (``i`` = position) and its parameters, while in use.
 
@@ -301,6 +304,10 @@ def candidates_source(
         The candidate list, in its order.
     materialize : bool
         Copy the candidates into a temporary table first.
+    name : str, default ``"candidates"``
+        The word the registered view, the temporary table and the query parameter are named
+        after (a grouped release registers its group list beside the candidates as
+        ``"groups"``).
 
     Yields
     ------
@@ -308,35 +315,37 @@ def candidates_source(
         SQL of the candidates' relation and the query parameters it needs.
     """
     array = as_arrow(candidates)
+    view, stored, param = f"dpselect_{name}", f"dpselect_{name}_table", name[:5]
     registered = False
     if array is not None:
         import pyarrow as pa
 
         positions = pa.array(np.arange(len(array), dtype=np.int64))
-        table.connection.register(_CANDIDATES_VIEW, pa.table({"c": array, "i": positions}))
+        table.connection.register(view, pa.table({"c": array, "i": positions}))
         registered = True
-        source, params = _CANDIDATES_VIEW, {}
+        source, params = view, {}
     else:
         kinds = set(map(type, candidates))
         plain = len(kinds) == 1 and kinds <= {str, int, float}
         values = list(candidates) if plain else [str(c) for c in candidates]
         source = (
-            "(SELECT unnest($cands) AS c, CAST(generate_subscripts($cands, 1) - 1 AS BIGINT) AS i)"
+            f"(SELECT unnest(${param}) AS c, "
+            f"CAST(generate_subscripts(${param}, 1) - 1 AS BIGINT) AS i)"
         )
-        params = {"cands": values}
+        params = {param: values}
     try:
         if materialize:
             table.connection.execute(
-                f"CREATE OR REPLACE TEMP TABLE {_CANDIDATES_TABLE} AS SELECT c, i FROM {source}",
+                f"CREATE OR REPLACE TEMP TABLE {stored} AS SELECT c, i FROM {source}",
                 params,
             )
-            yield _CANDIDATES_TABLE, {}
-            table.connection.execute(f"DROP TABLE IF EXISTS {_CANDIDATES_TABLE}")
+            yield stored, {}
+            table.connection.execute(f"DROP TABLE IF EXISTS {stored}")
         else:
             yield source, dict(params)
     finally:
         if registered:
-            table.connection.unregister(_CANDIDATES_VIEW)
+            table.connection.unregister(view)
 
 
 def match_sql(column_sql: str, col_type: str, candidates: Sequence[Any]) -> tuple[str, str]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from .. import dictionary_scores, partitions, scores
+from .. import dictionary_scores, grouped_scores, partitions, scores
 from ..engine import Progress
 from ..rules import canonical_text_sql, hashed_text_sql, is_text, md5_bits_sql, salt_text
 from ..text_lines import quote_identifier as _quote
@@ -311,3 +311,70 @@ class DuckDBEngine:
             values.shape[0] - np.searchsorted(values, asked, side="left")
         ).astype(np.int64)
         return out
+
+    # ------------------------------------------------------------------- grouped releases
+    def grouped_candidate_scores(
+        self,
+        column: str,
+        candidates: Sequence[Any],
+        by: str,
+        groups: Sequence[Any],
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_contributions: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+        progress: Progress = None,
+        max_rows_per_value: int = 1,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The nonzero ``(group, candidate, score)`` cells, sorted by group then candidate
+        (:func:`dpselect.data.grouped_scores.duckdb_grouped_candidate_scores`)."""
+        return grouped_scores.duckdb_grouped_candidate_scores(
+            self._table(), column, candidates, by, groups, privacy_unit, max_groups,
+            max_contributions, salt, group_salt, progress, max_rows_per_value,
+        )  # fmt: skip
+
+    def grouped_value_counts(
+        self,
+        column: str,
+        by: str,
+        groups: Sequence[Any],
+        limit: int | None = None,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_contributions: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+        progress: Progress = None,
+        max_rows_per_value: int = 1,
+    ) -> list[list[tuple[Any, int]]]:
+        """Each group's best values with their bounded counts
+        (:func:`dpselect.data.grouped_scores.duckdb_grouped_value_counts`)."""
+        return grouped_scores.duckdb_grouped_value_counts(
+            self._table(), column, by, groups, limit, privacy_unit, max_groups,
+            max_contributions, salt, group_salt, progress, max_rows_per_value,
+        )  # fmt: skip
+
+    def grouped_values(
+        self,
+        column: str,
+        by: str,
+        groups: Sequence[Any],
+        *,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_rows: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+    ) -> list[npt.NDArray[np.float64]]:
+        """Each group's kept numbers
+        (:func:`dpselect.data.grouped_scores.duckdb_grouped_values`)."""
+        return grouped_scores.duckdb_grouped_values(
+            self._table(), column, by, groups, privacy_unit=privacy_unit,
+            max_groups=max_groups, max_rows=max_rows, salt=salt, group_salt=group_salt,
+        )  # fmt: skip
+
+    def group_multiplicity(self, by: str, groups: Sequence[Any]) -> int:
+        """DuckDB's casts and equality on ``by``
+        (:func:`dpselect.data.grouped_scores.duckdb_group_multiplicity`)."""
+        return grouped_scores.duckdb_group_multiplicity(self._table(), by, groups)

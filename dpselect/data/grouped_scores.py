@@ -1,0 +1,573 @@
+"""Grouped releases on DuckDB: the bounded scores of every group of a public list, in one scan.
+
+A grouped release answers one query per group of the column ``by`` (the top destinations of
+every carrier). Groups are a public list, matched on ``by`` exactly as candidates are matched
+on ``column`` (:func:`dpselect.data.scores.match_sql`). The rule (docs/contribution_bounding.md,
+"Groups per unit"; its Python reference is :func:`dpselect.data.rules.kept_groups` followed by
+the ungrouped rule):
+
+1. A row is dropped before any bounding when ``by`` matches no listed group, ``column``
+   matches no candidate (candidate mode) or is NULL (value mode; numbers: not a number, NaN),
+   or its unit is NULL or NaN.
+2. Without a privacy unit each row counts once in every group its ``by`` matches (normally
+   one; :func:`duckdb_group_multiplicity`).
+3. With a privacy unit ``u``, the unit keeps the ``max_groups`` group positions with the
+   smallest :func:`~dpselect.data.rules.bounding_key` ``(group_salt, u, position)`` among
+   its rows' positions; its rows in other groups are dropped. In each kept group the unit's
+   rows are bounded by the rule of the ungrouped method keyed by ``salt``
+   (:func:`dpselect.data.scores.duckdb_candidate_scores`,
+   :func:`dpselect.data.scores.duckdb_top_values`, :func:`dpselect.data.rules.kept_rows`).
+
+Privacy
+-------
+What a unit keeps is a function of its own rows, the two salts and public facts (the lists,
+the schema), as for the ungrouped rule (docs/contribution_bounding.md, "Sensitivity"; the
+keyed order is that of seed 002's bounded-contribution setting). So adding or removing one
+unit changes the data of at most ``max_groups`` groups (without a unit, one row changes at
+most :func:`duckdb_group_multiplicity` groups), and inside each of them exactly one summand of
+the ungrouped scores: L-infinity ``r``, L1 ``m r``, L0 ``m`` (``m = max_contributions``,
+``r = max_rows_per_value``; numbers: at most ``max_rows`` rows). The recipes compose the
+groups' mechanisms from these facts.
+
+Plans (all one SQL query over the view ``data``; docs/contribution_bounding.md, "Groups per
+unit"): ``max_groups = 1``, ``m = 1``, ``r = 1`` (the common case) packs per row the group's
+key and position and the value's key and tie-break as one 128-bit integer and keeps its
+minimum per unit: one aggregate picks the kept group and the kept value at once. Otherwise
+the rows are grouped by ``(unit, group, value)`` with their count, each unit keeps its groups
+by DuckDB's top-n aggregate ``min(p, max_groups)`` over its distinct groups, and in each kept
+``(unit, group)`` the values by ``min(p, m)`` (numbers: the window of
+:func:`dpselect.data.engines.duckdb.kept_rows_sql` per unit and group).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..core.errors import ParameterError
+from .engine import Progress
+from .rules import (
+    M32,
+    canonical_text_sql,
+    check_bounded_candidates,
+    check_rows_per_value,
+    hashed_text_sql,
+    is_floating,
+    md5_bits_sql,
+    normalised_sql,
+    salt_text,
+)
+from .scores import (
+    _chain,
+    _fmix32_bodies,
+    candidates_source,
+    keyed_sql,
+    match_multiplicity,
+    match_sql,
+    unit_kept_sql,
+    unit_seed_sql,
+    unit_sql,
+)
+from .text_lines import quote_identifier as _quote
+
+if TYPE_CHECKING:
+    from .tables import Table
+
+__all__ = [
+    "check_grouped_bounds",
+    "duckdb_group_multiplicity",
+    "duckdb_grouped_candidate_scores",
+    "duckdb_grouped_value_counts",
+    "duckdb_grouped_values",
+]
+
+Cells = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
+
+
+def _positive(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 1:
+        raise ParameterError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def check_grouped_bounds(
+    groups: Sequence[Any],
+    privacy_unit: str | None,
+    max_groups: Any = 1,
+    max_contributions: Any = 1,
+    max_rows_per_value: Any = 1,
+    max_rows: Any = 1,
+) -> tuple[int, int, int, int]:
+    """The bounds of a grouped release as ints, checked from public facts only.
+
+    Parameters
+    ----------
+    groups : sequence
+        The public group list (at most ``2^32 - 1`` groups: a group's code in the rule is its
+        32-bit position).
+    privacy_unit : str or None
+        The unit column, if any.
+    max_groups, max_contributions, max_rows_per_value, max_rows : int
+        The bounds, each an integer ``>= 1``.
+
+    Returns
+    -------
+    tuple of int
+        ``(max_groups, max_contributions, max_rows_per_value, max_rows)``.
+
+    Raises
+    ------
+    ParameterError
+        A bound that is not an integer ``>= 1``; without a privacy unit, any bound other than
+        1 (each row is then its own unit: it counts once in every group it matches); more
+        than ``2^32 - 1`` groups.
+    """
+    if isinstance(groups, (str, bytes)) or not isinstance(groups, Sequence):
+        raise ParameterError(f"groups must be a list of values, got {type(groups).__name__}")
+    if len(groups) > M32:
+        raise ParameterError(
+            f"groups: at most {M32} (2^32 - 1) groups (the rule codes a group by its 32-bit "
+            f"position), got {len(groups)}"
+        )
+    g = _positive(max_groups, "max_groups")
+    m = _positive(max_contributions, "max_contributions")
+    rows = _positive(max_rows, "max_rows")
+    r = check_rows_per_value(max_rows_per_value, privacy_unit)
+    if privacy_unit is None:
+        for name, value in (("max_groups", g), ("max_contributions", m), ("max_rows", rows)):
+            if value != 1:
+                raise ParameterError(
+                    f"{name} applies only with a privacy_unit column (without one each row "
+                    "is its own unit and counts once in every group it matches)"
+                )
+    return g, m, r, rows
+
+
+def duckdb_group_multiplicity(table: Table, by: str, groups: Sequence[Any]) -> int:
+    """The most groups of the list one value of ``by`` matches (:func:`match_multiplicity` of
+    the list on ``by``'s type; an empty list: 1). Public: the schema and the list only."""
+    by_type = table.require_column(by, "by")
+    if len(groups) == 0:
+        return 1
+    return match_multiplicity(by_type, groups)
+
+
+# ----------------------------------------------------------------------------------------
+# SQL pieces
+# ----------------------------------------------------------------------------------------
+
+
+def _key_bodies(x: str, b: str) -> list[str]:
+    """The projections turning ``x = code xor a`` into :func:`~dpselect.data.rules.
+    bounding_key` (``b``: the seed's upper half), for :func:`dpselect.data.scores._chain`."""
+    return [*_fmix32_bodies(x), f"xor({x}, {b})", *_fmix32_bodies(x)]
+
+
+def _two_seeds_sql(privacy_unit: str, unit_type: str) -> str:
+    """``(u, a, b, ga, gb)`` for every distinct unit of the data: the seed halves of the value
+    rule (``$salt``) and of the group rule (``$group_salt``), two md5 per unit, none per row
+    (a narrow scan of the unit column, as :func:`dpselect.data.scores._seeds_sql`)."""
+    unit, valid = unit_sql(privacy_unit, unit_type)
+    seed = unit_seed_sql(unit_type)
+    group_seed = unit_seed_sql(unit_type, "$group_salt")
+    return f"""(SELECT u, h & {M32} AS a, h >> 32 AS b, k & {M32} AS ga, k >> 32 AS gb
+                FROM (SELECT u, {seed} AS h, {group_seed} AS k
+                      FROM (SELECT DISTINCT {unit} AS u FROM data WHERE {valid})
+                      WHERE {unit_kept_sql(unit_type)}))"""
+
+
+def _kept_cells_sql(
+    rows: str, privacy_unit: str, unit_type: str, g: int, m: int, r: int
+) -> tuple[str, str]:
+    """CTEs and the query of ``(g, t, n)``: for each kept (group, tie-break) how many units
+    keep it (``r > 1``: their rows, capped at ``r``). ``rows`` has the columns ``u``, ``g``
+    (group position), ``code`` and ``t`` (the value rule's code and tie-break), all UBIGINT
+    below 2^32.
+
+    ``g = m = r = 1``: one aggregate per unit, the minimum of
+    ``p = gkey 2^96 + g 2^64 + key 2^32 + t`` (UHUGEINT) over its rows: its smallest
+    ``(gkey, g)`` is its kept group (``gkey`` is a bijection of ``g`` for a fixed unit), and
+    among the rows of that group its smallest ``(key, t)`` is its kept value, which is the
+    ungrouped rule on that group's rows. Otherwise the rows are grouped by
+    ``(u, g, code, t)`` with their count first.
+
+    Returns
+    -------
+    tuple of str
+        The CTE definitions (``name AS (...)``, comma separated, to follow others in one
+        ``WITH``) and the ``SELECT`` of ``(g, t, n)`` reading them.
+    """
+    seeds = _two_seeds_sql(privacy_unit, unit_type)
+    if g == 1 and m == 1 and r == 1:
+        start = f"""(SELECT rows.u AS u, rows.g AS g, rows.t AS t,
+                            xor(rows.g, s.ga) AS y, s.gb AS gb, xor(rows.code, s.a) AS x, s.b AS b
+                     FROM {rows} AS rows JOIN seeds AS s ON rows.u = s.u)"""
+        keyed = _chain(_chain(start, _key_bodies("y", "gb"), "y"), _key_bodies("x", "b"), "x")
+        packed = (
+            "(CAST(y AS UHUGEINT) << 96) | (CAST(g AS UHUGEINT) << 64) "
+            "| CAST((x << 32) | t AS UHUGEINT)"
+        )
+        ctes = f"""seeds AS {seeds},
+                   chosen AS (SELECT min({packed}) AS p FROM {keyed} GROUP BY u)"""
+        final = f"""SELECT CAST((p >> 64) & {M32} AS BIGINT) AS g,
+                           CAST(p & {M32} AS BIGINT) AS t, count(*) AS n
+                    FROM chosen GROUP BY 1, 2"""
+        return ctes, final
+    group_p = "(y << 32) | g"
+    if g == 1:
+        kept_groups = f"SELECT u, min({group_p}) & {M32} AS g FROM gkeyed GROUP BY u"
+    else:
+        kept_groups = f"""SELECT u, unnest(min({group_p}, {g})) & {M32} AS g FROM gkeyed
+                          GROUP BY u"""
+    gstart = """(SELECT c.u AS u, c.g AS g, xor(c.g, s.ga) AS y, s.gb AS gb
+                  FROM (SELECT DISTINCT u, g FROM cells) AS c JOIN seeds AS s ON c.u = s.u)"""
+    vstart = """(SELECT c.u AS u, c.g AS g, c.t AS t, c.n AS n,
+                         xor(c.code, s.a) AS x, s.b AS b
+                  FROM cells AS c JOIN kept_groups AS k ON c.u = k.u AND c.g = k.g
+                       JOIN seeds AS s ON c.u = s.u)"""
+    vchain = _chain(vstart, _key_bodies("x", "b"))
+    vkeyed = f"(SELECT u, g, t, n, (x << 32) | t AS p FROM {vchain})"
+    if m == 1:
+        chosen = "SELECT u, g, min(p) AS p FROM vkeyed GROUP BY u, g"
+    else:
+        chosen = f"SELECT u, g, unnest(min(p, {m})) AS p FROM vkeyed GROUP BY u, g"
+    if r == 1:
+        counted = f"""SELECT CAST(g AS BIGINT) AS g, CAST(p & {M32} AS BIGINT) AS t,
+                             count(*) AS n FROM chosen GROUP BY 1, 2"""
+    else:
+        counted = f"""SELECT CAST(v.g AS BIGINT) AS g, CAST(v.t AS BIGINT) AS t,
+                             CAST(sum(least(v.n, {r})) AS BIGINT) AS n
+                      FROM chosen AS c JOIN vkeyed AS v ON c.u = v.u AND c.g = v.g AND c.p = v.p
+                      GROUP BY 1, 2"""
+    ctes = f"""seeds AS {seeds},
+             cells AS (SELECT u, g, code, t, count(*) AS n FROM {rows} GROUP BY u, g, code, t),
+             gkeyed AS (SELECT u, g, y FROM {_chain(gstart, _key_bodies("y", "gb"), "y")}),
+             kept_groups AS ({kept_groups}),
+             vkeyed AS {vkeyed},
+             chosen AS ({chosen})"""
+    return ctes, counted
+
+
+def _groups_sql(group_match: str, source: str) -> str:
+    return f"SELECT {group_match} AS v, CAST(i AS UBIGINT) AS g FROM {source}"
+
+
+class _Grouped:
+    """The checked, public facts of one grouped query: column types, the unit's key, the
+    group matching and the registered group list (while the ``with`` block runs)."""
+
+    def __init__(self, table: Table, column: str, by: str, privacy_unit: str | None) -> None:
+        self.table = table
+        self.col_type = table.require_column(column)
+        self.by_type = table.require_column(by, "by")
+        self.unit: str | None = None
+        self.unit_type = ""
+        if privacy_unit is not None:
+            table.require_column(privacy_unit, "privacy_unit")
+            self.unit, self.unit_type = table.unit_column(privacy_unit)
+        self.by = by
+
+
+# ----------------------------------------------------------------------------------------
+# The three queries
+# ----------------------------------------------------------------------------------------
+
+
+def duckdb_grouped_candidate_scores(
+    table: Table,
+    column: str,
+    candidates: Sequence[Any],
+    by: str,
+    groups: Sequence[Any],
+    privacy_unit: str | None = None,
+    max_groups: int = 1,
+    max_contributions: int = 1,
+    salt: int = 0,
+    group_salt: int = 0,
+    progress: Progress = None,
+    max_rows_per_value: int = 1,
+) -> Cells:
+    """The nonzero scores of every (group, candidate) pair, sorted by group then candidate.
+
+    In each group the scores are those of :func:`dpselect.data.scores.candidate_scores` over
+    the group's kept rows (module docstring; ``by`` matched to ``groups`` as ``column`` to
+    ``candidates``).
+
+    Parameters
+    ----------
+    table : Table
+        The DuckDB table.
+    column, candidates : str, sequence
+        The ranked column and the public candidate list.
+    by, groups : str, sequence
+        The group column and the public group list.
+    privacy_unit : str or None
+        The unit column; without one every row counts once in each group it matches.
+    max_groups, max_contributions, max_rows_per_value : int
+        The groups a unit keeps, the candidates it keeps in each, the rows it adds to each
+        kept candidate (at most).
+    salt, group_salt : int
+        The salts of the value rule and of the group rule.
+    progress : callable or None
+        Polled with the percentage done.
+
+    Returns
+    -------
+    tuple of numpy.ndarray of int64
+        ``(group position, candidate position, score)``, only nonzero scores.
+
+    Privacy
+    -------
+    One unit changes at most ``max_groups`` groups (without a unit: the group multiplicity),
+    in each at most ``m`` scores by at most ``r`` each, all in one direction (module
+    docstring; docs/contribution_bounding.md, "Groups per unit").
+    """
+    g, m, r, _ = check_grouped_bounds(
+        groups, privacy_unit, max_groups, max_contributions, max_rows_per_value
+    )
+    q = _Grouped(table, column, by, privacy_unit)
+    if q.unit is not None:
+        check_bounded_candidates(len(candidates))
+    empty = np.zeros(0, dtype=np.int64)
+    if len(groups) == 0 or len(candidates) == 0:
+        return empty, empty.copy(), empty.copy()
+    col_match, cand_match = match_sql(f"data.{_quote(column)}", q.col_type, candidates)
+    by_match, group_match = match_sql(f"data.{_quote(by)}", q.by_type, groups)
+    with ExitStack() as stack:
+        materialize = progress is not None
+        source, params = stack.enter_context(candidates_source(table, candidates, materialize))
+        gsource, gparams = stack.enter_context(
+            candidates_source(table, groups, materialize, "groups")
+        )
+        params = params | gparams
+        prefix = f"""WITH cands AS (SELECT {cand_match} AS v, CAST(i AS UBIGINT) AS i
+                                    FROM {source}),
+                          grps AS ({_groups_sql(group_match, gsource)})"""
+        if q.unit is None:
+            sql = f"""{prefix},
+                counted AS (SELECT {by_match} AS gv, {col_match} AS v, count(*) AS n
+                            FROM data GROUP BY 1, 2)
+                SELECT CAST(grps.g AS BIGINT) AS g, CAST(cands.i AS BIGINT) AS t,
+                       CAST(sum(counted.n) AS BIGINT) AS n
+                FROM counted JOIN grps ON counted.gv = grps.v JOIN cands ON counted.v = cands.v
+                GROUP BY 1, 2"""
+        else:
+            unit, valid = unit_sql(q.unit, q.unit_type)
+            rows = f"""(SELECT {unit} AS u, grps.g AS g, cands.i AS code, cands.i AS t
+                       FROM data JOIN grps ON {by_match} = grps.v
+                            JOIN cands ON {col_match} = cands.v WHERE {valid})"""
+            ctes, final = _kept_cells_sql(rows, q.unit, q.unit_type, g, m, r)
+            sql = f"{prefix}, {ctes} {final}"
+            params = params | {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+        found = table.query_numpy(f"SELECT g, t, n FROM ({sql}) ORDER BY g, t", params, progress)
+    cols = [np.asarray(np.ma.getdata(found[k]), dtype=np.int64) for k in ("g", "t", "n")]
+    keep = cols[2] != 0
+    return cols[0][keep], cols[1][keep], cols[2][keep]
+
+
+def _value_ranks_sql(col: str, col_type: str, column: str) -> str:
+    """Every distinct non-NULL value ``v`` with its code ``w`` (:func:`~dpselect.data.rules.
+    value_code`, one md5 per distinct value) and its rank ``r`` in the engine's order (the
+    tie-break), as :func:`dpselect.data.scores.duckdb_top_values` computes them."""
+    v_text = canonical_text_sql("v", "DOUBLE" if is_floating(col_type) else col_type)
+    code = md5_bits_sql(hashed_text_sql("v", v_text), 4)
+    return f"""SELECT v, w, CAST(CASE WHEN r < {M32} THEN r
+                                     ELSE error('more than 2^32 distinct values') END
+                                AS UBIGINT) AS r
+               FROM (SELECT v, {code} AS w, (row_number() OVER (ORDER BY v) - 1) AS r
+                     FROM (SELECT DISTINCT {col} AS v FROM data
+                           WHERE data.{_quote(column)} IS NOT NULL))"""
+
+
+def duckdb_grouped_value_counts(
+    table: Table,
+    column: str,
+    by: str,
+    groups: Sequence[Any],
+    limit: int | None = None,
+    privacy_unit: str | None = None,
+    max_groups: int = 1,
+    max_contributions: int = 1,
+    salt: int = 0,
+    group_salt: int = 0,
+    progress: Progress = None,
+    max_rows_per_value: int = 1,
+) -> list[list[tuple[Any, int]]]:
+    """For each group (list order), its values with their bounded counts, largest first, ties
+    by value, at most ``limit`` (``None``: all): :func:`dpselect.data.scores.duckdb_top_values`
+    over each group's kept rows (module docstring).
+
+    Parameters
+    ----------
+    table : Table
+        The DuckDB table.
+    column : str
+        The ranked column (every non-NULL value is a candidate).
+    by, groups : str, sequence
+        The group column and the public group list.
+    limit : int or None
+        The most values per group (``None``: every value).
+    privacy_unit, max_groups, max_contributions, salt, group_salt, progress, max_rows_per_value
+        As in :func:`duckdb_grouped_candidate_scores`.
+
+    Returns
+    -------
+    list of list of (value, int)
+        One list per group, in the groups' order (empty where no kept row falls).
+
+    Privacy
+    -------
+    As :func:`duckdb_grouped_candidate_scores`: one unit changes at most ``max_groups``
+    groups, in each at most ``m`` counts by at most ``r``.
+    """
+    g, m, r, _ = check_grouped_bounds(
+        groups, privacy_unit, max_groups, max_contributions, max_rows_per_value
+    )
+    if limit is not None and (
+        isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0
+    ):
+        raise ParameterError(f"limit must be an integer >= 0 or None, got {limit!r}")
+    q = _Grouped(table, column, by, privacy_unit)
+    out: list[list[tuple[Any, int]]] = [[] for _ in groups]
+    if len(groups) == 0 or limit == 0:
+        return out
+    col = normalised_sql(f"data.{_quote(column)}", q.col_type)
+    by_match, group_match = match_sql(f"data.{_quote(by)}", q.by_type, groups)
+    with candidates_source(table, groups, progress is not None, "groups") as (source, params):
+        grps = f"grps AS ({_groups_sql(group_match, source)})"
+        if q.unit is None:
+            sql = f"""WITH {grps},
+                counted AS (SELECT {by_match} AS gv, {col} AS v, count(*) AS n FROM data
+                            WHERE data.{_quote(column)} IS NOT NULL GROUP BY 1, 2),
+                found AS (SELECT grps.g AS g, counted.v AS v, sum(counted.n) AS n
+                          FROM counted JOIN grps ON counted.gv = grps.v GROUP BY 1, 2)"""
+        else:
+            unit, valid = unit_sql(q.unit, q.unit_type)
+            vals = f"vals AS MATERIALIZED ({_value_ranks_sql(col, q.col_type, column)})"
+            rows = f"""(SELECT {unit} AS u, grps.g AS g, vals.w AS code, vals.r AS t
+                       FROM data JOIN grps ON {by_match} = grps.v
+                            JOIN vals ON {col} = vals.v WHERE {valid})"""
+            ctes, final = _kept_cells_sql(rows, q.unit, q.unit_type, g, m, r)
+            sql = f"""WITH {grps}, {vals}, {ctes},
+                kept AS ({final}),
+                found AS (SELECT kept.g AS g, vals.v AS v, kept.n AS n
+                          FROM kept JOIN vals ON kept.t = vals.r)"""
+            params = params | {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+        ranked = "row_number() OVER (PARTITION BY g ORDER BY n DESC, v)"
+        cut = "" if limit is None else f"WHERE k <= {int(limit)}"
+        sql += f"""
+            SELECT CAST(g AS BIGINT) AS g, v, CAST(n AS BIGINT) AS n
+            FROM (SELECT g, v, n, {ranked} AS k FROM found) {cut}
+            ORDER BY g, n DESC, v"""
+        for position, value, n in table.query(sql, params, progress):
+            out[int(position)].append((value, int(n)))
+    return out
+
+
+def duckdb_grouped_values(
+    table: Table,
+    column: str,
+    by: str,
+    groups: Sequence[Any],
+    *,
+    privacy_unit: str | None = None,
+    max_groups: int = 1,
+    max_rows: int = 1,
+    salt: int = 0,
+    group_salt: int = 0,
+) -> list[npt.NDArray[np.float64]]:
+    """For each group (list order), the numbers of ``column`` its kept rows hold (a multiset,
+    in no particular order), read as :meth:`~dpselect.data.engines.duckdb.DuckDBEngine.
+    column_values` reads them (``TRY_CAST`` to DOUBLE plus ``0.0``; NULL and NaN dropped).
+
+    Parameters
+    ----------
+    table : Table
+        The DuckDB table.
+    column : str
+        The numeric column.
+    by, groups : str, sequence
+        The group column and the public group list.
+    privacy_unit : str or None
+        The unit column; without one every row with a number counts in each group it matches.
+    max_groups, max_rows : int
+        The groups a unit keeps, then the rows it keeps in each (:func:`dpselect.data.rules.
+        kept_rows` per unit and group, keyed by ``salt``).
+    salt, group_salt : int
+        The salts of the row rule and of the group rule.
+
+    Returns
+    -------
+    list of numpy.ndarray of float64
+        One array per group, in the groups' order.
+
+    Privacy
+    -------
+    One unit changes the rows of at most ``max_groups`` groups (without a unit: the group
+    multiplicity), at most ``max_rows`` rows in each, all added or all removed
+    (docs/contribution_bounding.md, "Groups per unit" and "Rows per unit").
+    """
+    g, _, _, rows_cap = check_grouped_bounds(groups, privacy_unit, max_groups, 1, 1, max_rows)
+    q = _Grouped(table, column, by, privacy_unit)
+    if len(groups) == 0:
+        return []
+    by_match, group_match = match_sql(f"data.{_quote(by)}", q.by_type, groups)
+    number = f"(TRY_CAST(data.{_quote(column)} AS DOUBLE) + CAST(0.0 AS DOUBLE))"
+    with candidates_source(table, groups, False, "groups") as (source, params):
+        grps = f"grps AS ({_groups_sql(group_match, source)})"
+        if q.unit is None:
+            sql = f"""WITH {grps}
+                SELECT CAST(grps.g AS BIGINT) AS g, nums.x AS v, CAST(count(*) AS BIGINT) AS n
+                FROM (SELECT {by_match} AS gv, {number} AS x FROM data) AS nums
+                     JOIN grps ON nums.gv = grps.v
+                WHERE nums.x IS NOT NULL AND NOT isnan(nums.x) GROUP BY 1, 2"""
+        else:
+            sql = _kept_group_rows_sql(grps, by_match, number, q.unit, q.unit_type, g, rows_cap)
+            params = params | {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+        found = table.query_numpy(sql, params)
+    positions = np.asarray(np.ma.getdata(found["g"]), dtype=np.int64)
+    values = np.asarray(np.ma.filled(found["v"], np.nan), dtype=np.float64)
+    counts = np.asarray(np.ma.getdata(found["n"]), dtype=np.int64)
+    keep = ~np.isnan(values)
+    positions, values, counts = positions[keep], values[keep], counts[keep]
+    out = []
+    for position in range(len(groups)):
+        here = positions == position
+        out.append(np.repeat(values[here], counts[here]).astype(np.float64))
+    return out
+
+
+def _kept_group_rows_sql(
+    grps: str, by_match: str, number: str, privacy_unit: str, unit_type: str, g: int, r: int
+) -> str:
+    """``(g, v, n)``: the numbers each unit keeps in each kept group and how many rows hold
+    them: the group rule (``$group_salt``) over the unit's distinct groups, then the window of
+    :func:`dpselect.data.engines.duckdb.kept_rows_sql` per (unit, group) (``$salt``)."""
+    unit, valid = unit_sql(privacy_unit, unit_type)
+    code = md5_bits_sql(hashed_text_sql("v", canonical_text_sql("v", "DOUBLE")), 4)
+    gkeyed = keyed_sql("(SELECT DISTINCT u, g FROM pairs)", "g", unit_type, "$group_salt")
+    chosen = "min((x << 32) | g)" if g == 1 else f"unnest(min((x << 32) | g, {g}))"
+    kept_groups = f"SELECT u, {chosen} & {M32} AS g FROM {gkeyed} GROUP BY u"
+    return f"""
+        WITH {grps},
+             nums AS (SELECT u, g, v FROM (SELECT {unit} AS u, grps.g AS g, {number} AS v
+                                           FROM data JOIN grps ON {by_match} = grps.v
+                                           WHERE {valid})
+                      WHERE v IS NOT NULL AND NOT isnan(v)),
+             pairs AS (SELECT u, g, v, count(*) AS c FROM nums GROUP BY u, g, v),
+             kept_groups AS ({kept_groups}),
+             codes AS (SELECT v, {code} AS w FROM (SELECT DISTINCT v FROM pairs)),
+             coded AS (SELECT p.u AS u, p.g AS g, p.v AS v, p.c AS c, codes.w AS w
+                       FROM pairs AS p JOIN kept_groups AS k ON p.u = k.u AND p.g = k.g
+                            JOIN codes ON p.v = codes.v),
+             ordered AS (SELECT g, v, c, coalesce(sum(c) OVER (
+                                 PARTITION BY u, g ORDER BY x, v
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+                         FROM {keyed_sql("coded", "w", unit_type)})
+        SELECT CAST(g AS BIGINT) AS g, v, CAST(sum(least(c, {r} - before)) AS BIGINT) AS n
+        FROM ordered WHERE before < {r} GROUP BY 1, 2
+    """
