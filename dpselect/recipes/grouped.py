@@ -178,7 +178,7 @@ class GroupedResult(Result):
             f"mechanism in each group: {self.mechanism}",
             cost,
             f"accounting: {self.accounting}",
-            f"accuracy, in each group: {self.accuracy}",
+            f"accuracy, in each group: {self.accuracy.removeprefix('accuracy: ')}",
         ]
         empty = self.empty_groups()
         if empty:
@@ -320,6 +320,8 @@ def _accounting(grouping: _Groups, privacy_unit: str | None, select_name: str | 
     else:
         why = "a row is in the group of its value"
     text = _COMPOSITION.format(G=g, s="" if g == 1 else "s", why=why)
+    if g == 1:
+        text = text.replace("(1 epsilon_g, 1 delta_g)", "(epsilon_g, delta_g)")
     if select_name is not None:
         text += f"; the groups were selected first by {select_name} (adaptive composition)"
     return text

@@ -16,7 +16,7 @@ from dpselect.mechanisms.top_k_plan import plan_top_k
 from dpselect.recipes.grouped import GroupedResult
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
-from tests.gof import assert_fits, chi2_statistic, chi2_threshold
+from tests.gof import assert_fits
 
 CARRIERS = ["AA", "DL", "UA", "ZZ"]  # ZZ: a listed group with no rows
 DESTS = [f"D{i}" for i in range(8)]
@@ -188,14 +188,13 @@ def test_a_groups_answer_has_the_law_of_the_mechanism_at_the_per_group_epsilon()
         eps_g = res.group_epsilon
         for g, r in zip(res.groups, res.releases, strict=True):
             picks[g][r.indices[0]] += 1
-    assert eps_g is not None and eps_g <= 0.25
     scale = plan_top_k(2, 1, 0.25, 0.0, "gumbel", False, 1, None).scale
     assert scale >= 4  # 1 / 0.25: monotonic scores, no factor 2
     for g, scores in (("AA", (4, 0)), ("DL", (0, 3))):
         w = [math.exp(s / scale) for s in scores]
         probs = [x / sum(w) for x in w]
         assert_fits(picks[g], probs)
-        assert chi2_statistic(picks[g], probs) < chi2_threshold(1)
+    assert eps_g is not None and eps_g <= 0.25
 
 
 def test_cli_top_k_by_group(tmp_path):
