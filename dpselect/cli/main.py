@@ -276,11 +276,8 @@ def _run_selection(
 ) -> None:
     check_engine(engine, spark_master)
     grouped = grouping_arguments(by, groups, max_groups, group_fraction)
-    if grouped and plan:
-        raise click.UsageError(
-            "--plan shows one query's options: run it without --by, with the per-group "
-            "epsilon the grouped result states (epsilon / --max-groups with public groups)"
-        )
+    if grouped and max_contributions == "auto":
+        raise click.UsageError("--max-contributions auto is not available with --by")
     if max_rows_per_value != 1:
         if privacy_unit is None:
             raise click.UsageError("--max-rows-per-value needs --privacy-unit")
@@ -328,6 +325,11 @@ def _run_selection(
 
                 c = candidate_multiplicity(table, column, cand_list)
         n = None if cand_list is None else len(cand_list)
+        if grouped:
+            epsilon, delta = _group_plan_header(
+                grouped, file, engine, spark_master, schema, privacy_unit, epsilon, delta,
+                cand_list is None, as_json,
+            )  # fmt: skip
         _print_plan(k, n, epsilon, delta, c, as_json, note, max_rows_per_value)
         return
     from ..recipes.top_k import top_k
@@ -359,6 +361,49 @@ def _run_selection(
         print_grouped(result, as_json)
         return
     _print_result(result, as_json)
+
+
+def _group_plan_header(
+    grouped: dict[str, Any],
+    file: str,
+    engine: str,
+    spark_master: str | None,
+    schema: dict[str, str] | None,
+    privacy_unit: str | None,
+    epsilon: float,
+    delta: float | None,
+    values_from_data: bool,
+    as_json: bool,
+) -> tuple[float, float]:
+    """``--plan --by``: the per-group budget (public facts: the options, the group list and
+    the schema), printed as a header; the plan below is each group's."""
+    from ..recipes.grouped import group_budget
+
+    private = grouped["groups"] is None
+    g = int(grouped["max_groups"])
+    if privacy_unit is None and not private:
+        from ..data.candidates import load_candidates
+        from ..data.tables import open_table
+
+        listed = load_candidates(grouped["groups"], "groups")
+        table = open_table(open_data(file, engine, spark_master), schema=schema)
+        table.require_column(grouped["by"], "by")
+        g = min(table.group_multiplicity(grouped["by"], listed), len(listed))
+    eps_g, delta_g, eps_s, delta_s = group_budget(
+        epsilon, delta or 0.0, g, private, grouped["group_fraction"], values_from_data
+    )
+    if not as_json:
+        where = "groups selected privately" if private else "public groups"
+        click.echo(
+            f"per group of --by {grouped['by']} ({where}; a person in at most {g}): "
+            f"epsilon_g = {eps_g:.6g}, delta_g = {delta_g:.3g}"
+            + (
+                f"; the selection of the groups: epsilon {eps_s:.6g}, delta {delta_s:.3g}"
+                if private
+                else ""
+            )
+        )
+    return eps_g, delta_g
 
 
 def _print_plan(

@@ -57,6 +57,7 @@ from .top_k_result import TopKResult
 __all__ = [
     "GROUP_FRACTION",
     "GroupedResult",
+    "group_budget",
     "grouped_partition_selection",
     "grouped_quantile",
     "grouped_top_k",
@@ -268,6 +269,44 @@ def _budget(eps: float, delta: float, grouping: _Groups, delta_to_select: float)
     sd = d * Fraction(delta_to_select) if grouping.listed is None else Fraction(0)
     g = grouping.max_groups
     return _Budget(e, d, se, sd, float_down((e - se) / g), float_down((d - sd) / g))
+
+
+def group_budget(
+    epsilon: float,
+    delta: float,
+    max_groups: int,
+    private: bool,
+    group_fraction: float | None = None,
+    values_from_data: bool = True,
+) -> tuple[float, float, float, float]:
+    """The split of a grouped release's budget, from public facts only (``--plan --by``).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The total budget.
+    max_groups : int
+        ``G``: the most groups one person is in.
+    private : bool
+        Whether the groups are selected privately (``groups=None``).
+    group_fraction : float, optional
+        The selection's share of epsilon (default :data:`GROUP_FRACTION`).
+    values_from_data : bool, default True
+        Whether the values come from the data (the selection then takes half of delta, else
+        all of it).
+
+    Returns
+    -------
+    tuple of float
+        ``(epsilon_g, delta_g, epsilon_select, delta_select)``: each group's budget and the
+        selection's (0 for public groups).
+    """
+    from .top_k import check_auto_fraction
+
+    fraction = check_auto_fraction(group_fraction) if private else 0.0
+    grouping = _Groups("", None if private else [], max_groups, fraction)
+    b = _budget(epsilon, delta, grouping, 0.5 if values_from_data else 1.0)
+    return b.group_epsilon, b.group_delta, float_down(b.select_epsilon), float_down(b.select_delta)
 
 
 def _selection(

@@ -254,3 +254,17 @@ def test_each_groups_accuracy_statement_holds_by_simulation():
             trials += 1
     assert trials == 600
     assert failures <= 58, failures
+
+
+def test_cli_plan_by_group_shows_the_per_group_budget(tmp_path):
+    path = tmp_path / "f.csv"
+    flights(rows=500).to_csv(path, index=False)
+    out = run_cli("top-k", path, "--column", "dest", "--k", "2", "--epsilon", "1",
+                  "--candidates", ",".join(DESTS), "--by", "carrier", "--groups", "AA,DL",
+                  "--privacy-unit", "plane", "--max-groups", "2", "--plan")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "epsilon_g = 0.5" in out.stdout and "epsilon = 0.5" in out.stdout
+    private = run_cli("top-k", path, "--column", "dest", "--k", "2", "--epsilon", "1",
+                      "--delta", "1e-6", "--by", "carrier", "--plan")  # fmt: skip
+    assert private.returncode == 0, private.stderr
+    assert "epsilon_g = 0.75" in private.stdout and "selection of the groups" in private.stdout
