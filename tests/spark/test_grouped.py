@@ -97,6 +97,7 @@ CANDIDATE_CASES = [
     ("x", [0, 1, 2, 3, 5, 8, 100], "grp", TEXT_GROUPS, "user", 1, 1, 1),
     ("s", ["1", "2", "3", "0", "7"], "gi", INT_GROUPS, "su", 2, 2, 3),
     ("dt", DATES, "grp", TEXT_GROUPS, "fu", 2, 1, 1),
+    ("s", ["1", "2", "3", "0", "7", "11"], "grp", TEXT_GROUPS, "fu", 1, 1, 1),
     ("x", [0, 1, 2, 3, 4, 6], "gi", INT_GROUPS, "user", 3, 3, 2),
     ("d", [0.0, 0.25, 0.5, 1.0], "s", NUMBER_GROUPS, None, 1, 1, 1),
 ]

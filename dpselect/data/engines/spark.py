@@ -793,18 +793,27 @@ def _per_unit_seeds(rows: Any, unit_type: str, salts: Sequence[int], fields: Seq
     single = len(fields) == 1
     item = f.col(fields[0]) if single else f.struct(*[f.col(c) for c in fields])
     grouped = rows.groupBy("u").agg(f.collect_list(item).alias("items"))
-    text = _expr_on("u", _canonical_text_sql_template(unit_type))
-    hashes = [f.md5(_salted(s, "u", text)).alias(f"_h{j}") for j, s in enumerate(salts)]
-    hashed = grouped.select("u", "items", *hashes)
-    halves = []
-    for j in range(len(salts)):
-        h = f.col(f"_h{j}")
-        halves += [_hex_le(h, 0).alias(f"_a{j}"), _hex_le(h, 4).alias(f"_b{j}")]
-    seeded = hashed.select("u", "items", *halves)
+    seeded = _with_seeds(grouped, unit_type, salts, ["u", "items"])
     names = [n for j in range(len(salts)) for n in (f"_a{j}", f"_b{j}")]
     exploded = seeded.select("u", *names, f.explode("items").alias("it"))
     values = [(f.col("it") if single else f.col(f"it.{c}")).alias(c) for c in fields]
     return exploded.select("u", *values, *names)
+
+
+def _with_seeds(rows: Any, unit_type: str, salts: Sequence[int], keep: Sequence[str]) -> Any:
+    """``rows`` (one per unit: column ``u``) as ``keep`` and the unit's seeds ``_a{j}``,
+    ``_b{j}`` (the low and high halves of :func:`dpselect.data.rules.unit_seed` with
+    ``salts[j]``): one md5 per row and salt, each digest projected once."""
+    sql = _import_pyspark()
+    f = sql.functions
+    text = _expr_on("u", _canonical_text_sql_template(unit_type))
+    hashes = [f.md5(_salted(s, "u", text)).alias(f"_h{j}") for j, s in enumerate(salts)]
+    hashed = rows.select(*keep, *hashes)
+    halves = []
+    for j in range(len(salts)):
+        h = f.col(f"_h{j}")
+        halves += [_hex_le(h, 0).alias(f"_a{j}"), _hex_le(h, 4).alias(f"_b{j}")]
+    return hashed.select(*keep, *halves)
 
 
 def _capped_rows(r: int) -> Any:

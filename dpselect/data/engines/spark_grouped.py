@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...core.errors import ParameterError
-from ..rules import check_bounded_candidates, check_rows_per_value
+from ..rules import M32, check_bounded_candidates, check_rows_per_value
 from .spark import (
     _as_double,
     _capped_rows,
@@ -59,6 +59,7 @@ from .spark import (
     _unit_numbers,
     _unit_rows,
     _unpacked,
+    _with_seeds,
     match_multiplicity,
 )
 from .spark import _canonical_text_sql_template as _text_template
@@ -184,6 +185,8 @@ def _grouped_kept(
     pg = _packed(f.col("kg"), f.col("g"))
     pv = f.struct(f.col("k"), f.col("x")) if coded else _packed(f.col("k"), f.col("x"))
     item = f.struct(pv.alias("p"), f.col("w")) if weighted else pv
+    if max_groups == 1 and m == 1 and not coded and not weighted:
+        return _smallest_pair(keyed, unit_type, salt, group_salt)
     ranked = keyed.select("u", pg.alias("pg"), item.alias("v"))
     if max_groups == 1 and m == 1:
         best = ranked.groupBy("u").agg(f.min(f.struct(f.col("pg"), f.col("v"))).alias("b"))
@@ -203,6 +206,83 @@ def _grouped_kept(
     x = p.getField("x") if coded else _unpacked(p)
     weight = [f.col("v.w").alias("w")] if weighted else []
     return kept.select(_unpacked(f.col("pg")).alias("g"), x.alias("x"), *weight)
+
+
+def _smallest_pair(keyed: Any, unit_type: str, salt: int, group_salt: int) -> Any:
+    """``max_groups = max_contributions = 1`` with candidates, one row per candidate:
+    each unit's kept ``(g, x)`` from one ``min`` of a long per unit (a code-generated hash
+    aggregate, not a sort).
+
+    ``keyed``: columns ``u``, ``kg`` (the group key) and ``k`` (the value key), 32-bit each.
+    ``p = (kg - 2^31) 2^32 + k`` orders as ``(kg, k)``, and for a fixed unit ``kg`` is a
+    bijection of the group position and ``k`` of the candidate position
+    (:func:`dpselect.data.rules.bounding_key`), so the smallest ``p`` is the smallest value key
+    in the group of smallest group key: the rule's choice. The positions are read back from
+    the two keys by inverting the keys (:func:`_codes_of_keys`), with the unit's seeds computed
+    again (one md5 per unit and salt).
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    both = keyed.select("u", _packed(f.col("kg"), f.col("k")).alias("p"))
+    best = both.groupBy("u").agg(f.min("p").alias("p"))
+    seeded = _with_seeds(best, unit_type, [group_salt, salt], ["p"])
+    split = seeded.select(
+        (f.shiftright(f.col("p"), 32) + f.lit(1 << 31)).alias("kg"),
+        _unpacked(f.col("p")).alias("k"),
+        "_a0", "_b0", "_a1", "_b1",
+    )  # fmt: skip
+    groups = _codes_of_keys(split, ["k", "_a1", "_b1"], "kg", "_a0", "_b0", "g")
+    return _codes_of_keys(groups, ["g"], "k", "_a1", "_b1", "x")
+
+
+#: The inverse of ``fmix32`` (:data:`dpselect.data.rules.FMIX32_STEPS` undone in reverse
+#: order): ``xs 16`` is its own inverse, ``x ^ (x >> 13)`` is undone by
+#: ``x ^ (x >> 13) ^ (x >> 26)``, and a product by an odd ``c`` by the product by ``c^-1 mod
+#: 2^32``.
+_UNFMIX32 = (
+    ("xs", 16),
+    ("mul", pow(0xC2B2AE35, -1, 1 << 32)),
+    ("unxs13", 13),
+    ("mul", pow(0x85EBCA6B, -1, 1 << 32)),
+    ("xs", 16),
+)
+
+
+def _codes_of_keys(rows: Any, keep: Sequence[str], key: str, a: str, b: str, out: str) -> Any:
+    """``rows`` as ``keep`` and ``out``: the code whose key is ``key`` for the seed halves
+    ``a`` and ``b``, i.e. ``fmix32^-1(fmix32^-1(key) xor b) xor a``, the inverse of
+    ``key = fmix32(fmix32(code xor a) xor b)`` (a bijection of 32-bit words). One projection
+    per step, as :func:`_fmix32_steps`."""
+    sql = _import_pyspark()
+    f = sql.functions
+    cols = [f.col(c) for c in keep]
+    out_rows = rows.select(*cols, f.col(a).alias("_a"), f.col(b).alias("_b"),
+                           f.col(key).alias("_x"))  # fmt: skip
+    for round_ in (0, 1):
+        carry = [f.col("_a"), f.col("_b")] if round_ == 0 else [f.col("_a")]
+        for op, k in _UNFMIX32:
+            x = f.col("_x")
+            if op == "xs":
+                step = x.bitwiseXOR(f.shiftright(x, k))
+            elif op == "unxs13":
+                step = x.bitwiseXOR(f.shiftright(x, 13)).bitwiseXOR(f.shiftright(x, 26))
+            else:
+                step = _times_mod32(x, k)
+            out_rows = out_rows.select(*cols, *carry, step.alias("_x"))
+        if round_ == 0:
+            out_rows = out_rows.select(*cols, "_a", f.col("_x").bitwiseXOR(f.col("_b")).alias("_x"))
+    return out_rows.select(*cols, f.col("_x").bitwiseXOR(f.col("_a")).alias(out))
+
+
+def _times_mod32(x: Any, k: int) -> Any:
+    """``x * k mod 2^32`` for ``0 <= x, k < 2^32`` in signed 64-bit arithmetic without
+    overflow: directly for ``k < 2^31``, else ``x (k - 2^31) + (x mod 2) 2^31``."""
+    sql = _import_pyspark()
+    f = sql.functions
+    if k < (1 << 31):
+        return (x * f.lit(k)).bitwiseAND(f.lit(M32))
+    step = x * f.lit(k - (1 << 31)) + f.shiftleft(x.bitwiseAND(f.lit(1)), 31)
+    return step.bitwiseAND(f.lit(M32))
 
 
 def _kept_groups(ug: Any, unit_type: str, group_salt: int, max_groups: int) -> Any:
@@ -355,13 +435,14 @@ def grouped_value_counts(
         )  # fmt: skip
         total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
         counted = kept.groupBy("g", f.col("x").alias("v")).agg(total.alias("n"))
+    # each group's rank of (count desc, value): Spark's order of values, then no global sort
+    window = sql.Window.partitionBy("g").orderBy(f.col("n").desc(), f.col("v").asc())
+    ranked = counted.select("g", "v", "n", f.row_number().over(window).alias("_r"))
     if limit is not None:
-        window = sql.Window.partitionBy("g").orderBy(f.col("n").desc(), f.col("v").asc())
-        ranked = counted.select("g", "v", "n", f.row_number().over(window).alias("_r"))
-        counted = ranked.where(f.col("_r") <= f.lit(int(min(limit, 2**31 - 1))))
-    ordered = counted.select("g", "v", "n").orderBy("g", f.col("n").desc(), f.col("v").asc())
-    for g, v, n in ordered.collect():
-        out[int(g)].append((v, int(n)))
+        ranked = ranked.where(f.col("_r") <= f.lit(int(min(limit, 2**31 - 1))))
+    found = sorted((int(g), int(rank), v, int(n)) for g, v, n, rank in ranked.collect())
+    for g, _, v, n in found:
+        out[g].append((v, n))
     return out
 
 
