@@ -271,6 +271,84 @@ class SparkTable:
                           progress, max_rows_per_value)  # fmt: skip
         return {value: int(n) for value, n in rows}
 
+    # --------------------------------------------------------------- grouped releases
+    # One scan for every group of a public list ``groups`` matched on ``by``
+    # (:mod:`dpselect.data.engines.spark_grouped`; docs/contribution_bounding.md, "Groups per
+    # unit").
+    def grouped_candidate_scores(
+        self,
+        column: str,
+        candidates: Sequence[Any],
+        by: str,
+        groups: Sequence[Any],
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_contributions: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+        progress: Any = None,
+        max_rows_per_value: int = 1,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The nonzero ``(group, candidate, score)`` triples, sorted by group then candidate
+        (:func:`~dpselect.data.engines.spark_grouped.grouped_candidate_scores`)."""
+        from .spark_grouped import grouped_candidate_scores
+
+        return grouped_candidate_scores(
+            self, column, candidates, by, groups, privacy_unit, max_groups, max_contributions,
+            salt, group_salt, progress, max_rows_per_value,
+        )  # fmt: skip
+
+    def grouped_value_counts(
+        self,
+        column: str,
+        by: str,
+        groups: Sequence[Any],
+        limit: int | None = None,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_contributions: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+        progress: Any = None,
+        max_rows_per_value: int = 1,
+    ) -> list[list[tuple[Any, int]]]:
+        """Each group's values with their bounded counts, largest first, ties by value
+        (:func:`~dpselect.data.engines.spark_grouped.grouped_value_counts`)."""
+        from .spark_grouped import grouped_value_counts
+
+        return grouped_value_counts(
+            self, column, by, groups, limit, privacy_unit, max_groups, max_contributions, salt,
+            group_salt, progress, max_rows_per_value,
+        )  # fmt: skip
+
+    def grouped_values(
+        self,
+        column: str,
+        by: str,
+        groups: Sequence[Any],
+        *,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_rows: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+    ) -> list[npt.NDArray[np.float64]]:
+        """Each group's kept numbers
+        (:func:`~dpselect.data.engines.spark_grouped.grouped_values`)."""
+        from .spark_grouped import grouped_values
+
+        return grouped_values(
+            self, column, by, groups, privacy_unit=privacy_unit, max_groups=max_groups,
+            max_rows=max_rows, salt=salt, group_salt=group_salt,
+        )  # fmt: skip
+
+    def group_multiplicity(self, by: str, groups: Sequence[Any]) -> int:
+        """The most groups one value of ``by`` matches
+        (:func:`~dpselect.data.engines.spark_grouped.group_multiplicity`)."""
+        from .spark_grouped import group_multiplicity
+
+        return group_multiplicity(self, by, groups)
+
     def person_values(
         self,
         column: str,
@@ -612,18 +690,22 @@ def _candidate_frame(spark: Any, typed: Any, spark_type: Any) -> Any:
 
 def _fetch_pairs(frame: Any) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """The two integer columns of a small result, as arrays (Arrow when available)."""
+    first, second = _fetch_longs(frame, 2)
+    return first, second
+
+
+def _fetch_longs(frame: Any, width: int) -> tuple[npt.NDArray[np.int64], ...]:
+    """The first ``width`` integer columns of a small result, as arrays (Arrow when
+    available)."""
     to_arrow = getattr(frame, "toArrow", None)
     if to_arrow is not None:
         table = to_arrow()
-        return (
-            np.asarray(table.column(0).to_numpy(zero_copy_only=False), dtype=np.int64),
-            np.asarray(table.column(1).to_numpy(zero_copy_only=False), dtype=np.int64),
+        return tuple(
+            np.asarray(table.column(j).to_numpy(zero_copy_only=False), dtype=np.int64)
+            for j in range(width)
         )
     rows = frame.collect()  # pragma: no cover - pyspark 3.5
-    return (
-        np.asarray([r[0] for r in rows], dtype=np.int64),
-        np.asarray([r[1] for r in rows], dtype=np.int64),
-    )
+    return tuple(np.asarray([r[j] for r in rows], dtype=np.int64) for j in range(width))
 
 
 def _spark(frame: Any) -> Any:
@@ -673,32 +755,13 @@ def _kept_per_user(
     """
     sql = _import_pyspark()
     f = sql.functions
-    if weighted:
-        item = (
-            f.struct(f.col("c"), f.col("x"), f.col("w"))
-            if coded
-            else f.struct(f.col("x"), f.col("w"))
-        )
-    else:
-        item = f.struct(f.col("c"), f.col("x")) if coded else f.col("x")
-    grouped = rows.groupBy("u").agg(f.collect_list(item).alias("items"))
-    text = _expr_on("u", _canonical_text_sql_template(unit_type))
-    hashed = grouped.select("u", "items", f.md5(_salted(salt, "u", text)).alias("_h"))
-    seeded = hashed.select(
-        "u", "items", _hex_le(f.col("_h"), 0).alias("_a"), _hex_le(f.col("_h"), 4).alias("_b")
-    )
-    exploded = seeded.select("u", "_a", "_b", f.explode("items").alias("it"))
-    if coded:
-        x, c = f.col("it.x"), f.col("it.c")
-    elif weighted:
-        x, c = f.col("it.x"), f.col("it.x")
-    else:  # the code is the candidate position itself
-        x, c = f.col("it"), f.col("it")
-    carried = [f.col("it.w").alias("w")] if weighted else []
-    start = exploded.select(
-        "u", x.alias("x"), *carried, "_b", c.bitwiseXOR(f.col("_a")).alias("_x")
-    )
-    keyed = _fmix32_steps(start, ["u", "x", *(["w"] if weighted else [])])
+    fields = ["x", *(["c"] if coded else []), *(["w"] if weighted else [])]
+    seeded = _per_unit_seeds(rows, unit_type, [salt], fields)
+    code = "c" if coded else "x"  # without a code column, the candidate position itself
+    carried = ["w"] if weighted else []
+    a, b = f.col("_a0"), f.col("_b0")
+    start = seeded.select("u", "x", *carried, b.alias("_b"), f.col(code).bitwiseXOR(a).alias("_x"))
+    keyed = _fmix32_steps(start, ["u", "x", *carried])
     if weighted:  # (p, w) ordered by p: p is distinct per user (distinct pairs)
         if coded:
             p = f.struct(f.struct(f.col("k"), f.col("x")).alias("p"), f.col("w"))
@@ -714,6 +777,43 @@ def _kept_per_user(
     # (key, value): the value breaks ties of the 32-bit codes, in Spark's order
     ranked = keyed.select("u", f.struct(f.col("k"), f.col("x")).alias("p"))
     return _smallest_per_user(ranked, m).select(f.col("p.x").alias("x"))
+
+
+def _per_unit_seeds(rows: Any, unit_type: str, salts: Sequence[int], fields: Sequence[str]) -> Any:
+    """``rows`` (the unit ``u`` and ``fields``) with each unit's seeds beside every row:
+    columns ``u``, ``fields``, then ``_a{j}``, ``_b{j}`` (the two halves of
+    :func:`dpselect.data.rules.unit_seed` with ``salts[j]``) for each salt.
+
+    One ``groupBy(u)`` collecting the unit's items, so each seed (an md5) is computed once per
+    unit, not per row; the items are exploded again (the rows stay partitioned by unit: the
+    per-unit choices after it need no second shuffle).
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    single = len(fields) == 1
+    item = f.col(fields[0]) if single else f.struct(*[f.col(c) for c in fields])
+    grouped = rows.groupBy("u").agg(f.collect_list(item).alias("items"))
+    seeded = _with_seeds(grouped, unit_type, salts, ["u", "items"])
+    names = [n for j in range(len(salts)) for n in (f"_a{j}", f"_b{j}")]
+    exploded = seeded.select("u", *names, f.explode("items").alias("it"))
+    values = [(f.col("it") if single else f.col(f"it.{c}")).alias(c) for c in fields]
+    return exploded.select("u", *values, *names)
+
+
+def _with_seeds(rows: Any, unit_type: str, salts: Sequence[int], keep: Sequence[str]) -> Any:
+    """``rows`` (one per unit: column ``u``) as ``keep`` and the unit's seeds ``_a{j}``,
+    ``_b{j}`` (the low and high halves of :func:`dpselect.data.rules.unit_seed` with
+    ``salts[j]``): one md5 per row and salt, each digest projected once."""
+    sql = _import_pyspark()
+    f = sql.functions
+    text = _expr_on("u", _canonical_text_sql_template(unit_type))
+    hashes = [f.md5(_salted(s, "u", text)).alias(f"_h{j}") for j, s in enumerate(salts)]
+    hashed = rows.select(*keep, *hashes)
+    halves = []
+    for j in range(len(salts)):
+        h = f.col(f"_h{j}")
+        halves += [_hex_le(h, 0).alias(f"_a{j}"), _hex_le(h, 4).alias(f"_b{j}")]
+    return hashed.select(*keep, *halves)
 
 
 def _capped_rows(r: int) -> Any:
@@ -1052,43 +1152,73 @@ def kept_rows(table: SparkTable, column: str, privacy_unit: str, max_rows: int, 
     ``(key, value)`` gives the rows before each pair, which keeps ``min(c, max_rows -
     before)``. Nothing is collected; a unit's kept rows depend only on its rows and the salt.
     """
+    duck_type = table.require_column(column)
+    unit_type = table.require_column(privacy_unit, "privacy_unit")
+    nums = _unit_numbers(table.frame, column, duck_type, privacy_unit, unit_type)
+    return _kept_rows_of(nums, unit_type, int(max_rows), salt)
+
+
+def _unit_numbers(
+    frame: Any, column: str, duck_type: str, privacy_unit: str, unit_type: str, *extra: Any
+) -> Any:
+    """The rows as ``(u, v, *extra)``: the unit as grouped and the number (a double plus
+    ``0.0``), rows with a NULL or NaN unit or number dropped row by row."""
+    sql = _import_pyspark()
+    f = sql.functions
+    unit, valid = _unit_rows(frame, privacy_unit, unit_type)
+    number = _as_double(f.col(column), duck_type) + f.lit(0.0)
+    return (
+        frame.where(valid)
+        .select(unit.alias("u"), number.alias("v"), *extra)
+        .where(f.col("v").isNotNull() & ~f.isnan("v"))
+    )
+
+
+def _kept_rows_of(
+    nums: Any, unit_type: str, max_rows: int, salt: int, within: Sequence[str] = ()
+) -> Any:
+    """The kept rows of ``nums`` (columns ``u``, ``v``, the number, and ``within``) as
+    ``(*within, x, w)``: the rule of :func:`kept_rows` applied in each ``(u, *within)``
+    separately (a grouped release: each unit's rows in each of its kept groups).
+
+    The rows are grouped by (unit, ``within``, value) with their count ``c``; each pair gets
+    its key (the unit's seed and the value's code, one md5 each per pair; it does not depend
+    on ``within``); a window per ``(u, *within)`` ordered by ``(key, value)`` gives the rows
+    before each pair, which keeps ``min(c, max_rows - before)``.
+    """
     sql = _import_pyspark()
     f = sql.functions
     window = sql.Window
-    duck_type = table.require_column(column)
-    unit_type = table.require_column(privacy_unit, "privacy_unit")
-    unit, valid = _unit_rows(table.frame, privacy_unit, unit_type)
-    number = _as_double(f.col(column), duck_type) + f.lit(0.0)
-    nums = (
-        table.frame.where(valid)
-        .select(unit.alias("u"), number.alias("v"))
-        .where(f.col("v").isNotNull() & ~f.isnan("v"))
-    )
-    pairs = nums.groupBy("u", "v").agg(f.count(f.lit(1)).alias("c"))
+    pairs = nums.groupBy("u", *within, "v").agg(f.count(f.lit(1)).alias("c"))
     v_text = _expr_on("v", _canonical_text_sql_template("DOUBLE"))
     u_text = _expr_on("u", _canonical_text_sql_template(unit_type))
+    keep = ["u", *within, "v", "c"]
     hashed = pairs.select(
-        "u", "v", "c",
+        *keep,
         f.md5(_salted(salt, "v", v_text)).alias("_hv"),
         f.md5(_salted(salt, "u", u_text)).alias("_hu"),
-    )  # fmt: skip
+    )
     start = hashed.select(
-        "u", "v", "c",
+        *keep,
         _hex_le(f.col("_hu"), 4).alias("_b"),
         _hex_le(f.col("_hv"), 0).bitwiseXOR(_hex_le(f.col("_hu"), 0)).alias("_x"),
-    )  # fmt: skip
-    keyed = _fmix32_steps(start, ["u", "v", "c"])
+    )
+    keyed = _fmix32_steps(start, keep)
     before = f.coalesce(
         f.sum("c").over(
-            window.partitionBy("u").orderBy("k", "v").rowsBetween(window.unboundedPreceding, -1)
+            window.partitionBy("u", *within)
+            .orderBy("k", "v")
+            .rowsBetween(window.unboundedPreceding, -1)
         ),
         f.lit(0),
     )
     r = int(max_rows)
-    ordered = keyed.select("v", "c", before.alias("before"))
+    ordered = keyed.select(*within, "v", "c", before.alias("before"))
     kept = ordered.where(f.col("before") < f.lit(r))
     return kept.select(
-        f.col("v").alias("x"), f.least(f.col("c"), f.lit(r) - f.col("before")).alias("w")
+        *within,
+        f.col("v").alias("x"),
+        f.least(f.col("c"), f.lit(r) - f.col("before")).alias("w"),
     )
 
 
