@@ -23,8 +23,10 @@ from ..data.column_roles import check_column_role
 from ..data.engine import Engine
 
 __all__ = [
+    "AUTO_FRACTION",
     "CONFIDENCE",
     "NUMERIC_TYPES",
+    "check_auto_fraction",
     "check_confidence",
     "column_values",
     "jsonable",
@@ -162,3 +164,20 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, Fraction):
         return float(value)
     return str(value)
+
+
+#: The default share of epsilon spent on choosing ``max_contributions`` or ``bounds`` when
+#: they are ``"auto"`` (a public rule; the rest goes to the query).
+AUTO_FRACTION = 0.25
+
+
+def check_auto_fraction(fraction: Any) -> float:
+    """``auto_fraction`` in ``(0, 1)`` (``None``: :data:`AUTO_FRACTION`)."""
+    if fraction is None:
+        return AUTO_FRACTION
+    fraction = plain_number(fraction)
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, Fraction)):
+        raise ParameterError(f"auto_fraction must be a number in (0, 1), got {fraction!r}")
+    if not 0 < float(fraction) < 1:
+        raise ParameterError(f"auto_fraction must be in (0, 1), got {fraction!r}")
+    return float(fraction)

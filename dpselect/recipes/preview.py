@@ -427,7 +427,7 @@ class TopKPreview(Result):
             + f" ({self.note})",
         ]
         if self.n_candidates is None:
-            from .unknown_domain import RANKING_SDS_PER_RANK
+            from .unknown_domain_plans import RANKING_SDS_PER_RANK
 
             sds = RANKING_SDS_PER_RANK * self.k
             lines.append(
@@ -516,12 +516,8 @@ def preview_top_k(
     from ..mechanisms.choice import METHOD_NAMES, choose_top_k
     from ..mechanisms.topk_accuracy import histogram_halfwidth, selection_alpha
     from ..mechanisms.validate import check_delta, check_int
-    from .unknown_domain import (
-        POLICY_TOP_K_NAME,
-        choose_unknown_domain,
-        policy_top_k_plan,
-        use_policy_top_k,
-    )
+    from .unknown_domain import policy_top_k_plan, use_policy_top_k
+    from .unknown_domain_plans import POLICY_TOP_K_NAME, choose_unknown_domain
 
     k = check_int(k, "k", minimum=1)
     eps = float(check_epsilon(epsilon))

@@ -74,17 +74,30 @@ from ..mechanisms.quantile_score import (
     score_sensitivity,
 )
 from ..mechanisms.quantile_tree import make_tree_quantiles, tree_accuracy
-from ..mechanisms.validate import check_user_epsilon
+from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     CONFIDENCE,
     NUMERIC_TYPES,
     check_confidence,
     jsonable,
+    numeric_column,
     open_ledger,
 )
 from .bounds import bounds_choice_cost, choose_bounds
-from .release import charge_then_release
+from .grouping import (
+    GroupedResult,
+    answered_groups,
+    charge_grouped,
+    check_groups,
+    chosen_by_text,
+    composition_text,
+    draw_salts,
+    group_selection,
+    split_budget,
+    total_cost,
+)
+from .release import charge_then_release, open_checked
 from .result import Result
 
 __all__ = [
@@ -589,8 +602,6 @@ def quantile(
             raise ParameterError("auto_fraction and progress callbacks do not apply with by")
         if max_rows == "auto":
             raise ParameterError("max_rows='auto' is not available with by: give a number")
-        from .grouped import grouped_quantile
-
         options: dict[str, Any] = {"mechanism": method, "confidence": confidence}
         for key, value in (("bounds", bounds), ("candidates", candidates),
                            ("resolution", resolution)):  # fmt: skip
@@ -602,7 +613,7 @@ def quantile(
             max_rows=1 if max_rows is None else int(max_rows), group_fraction=group_fraction,
             ledger=ledger, source=source, schema=schema, **options,
         )  # fmt: skip
-    from .top_k import check_no_grouping
+    from .grouping import check_no_grouping
 
     check_no_grouping(groups, max_groups, group_fraction)
     if delta is not None:
@@ -903,7 +914,7 @@ def quantile_with_auto_bounds(
 
     Every refusal comes from public facts before the charge.
     """
-    from .top_k import check_auto_fraction
+    from ._common import check_auto_fraction
 
     method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
     eps = Fraction(check_user_epsilon(epsilon))
@@ -1052,7 +1063,7 @@ def _bounds_rows_needed(levels: list[Fraction], epsilon: Fraction, confidence: f
     2)`` for the choice's levels ``A / B`` (:func:`auto_bound_levels`; ``eps_c`` the default
     share of ``epsilon``; :mod:`dpselect.recipes.bounds`). With ``max_rows = r`` the bin
     scores' sensitivity is ``r`` times larger, and so is this number. Public."""
-    from .top_k import AUTO_FRACTION
+    from ._common import AUTO_FRACTION
 
     eps_c = epsilon * Fraction(AUTO_FRACTION)
     beta = 1.0 - float(confidence)
@@ -1109,8 +1120,8 @@ def quantile_with_auto_rows(
     Every refusal comes from public facts before the charge. docs/quantiles.md ("Privacy
     units").
     """
+    from ._common import check_auto_fraction
     from .bounds import DEFAULT_CONTRIBUTIONS, choose_max_contributions, contribution_choice_cost
-    from .top_k import check_auto_fraction
 
     eps = Fraction(check_user_epsilon(epsilon))
     fraction = check_auto_fraction(auto_fraction)
@@ -1193,3 +1204,134 @@ def quantile_with_auto_rows(
         book, release, total, "quantile/max_rows=auto", parameters, kind,
         privacy_unit=privacy_unit, source=table.description,
     )  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------
+# quantile(by=...)
+
+
+def grouped_quantile(
+    data: Any,
+    column: str,
+    q: Any,
+    epsilon: float,
+    *,
+    by: str,
+    groups: Any = None,
+    delta: float | None = None,
+    privacy_unit: str | None = None,
+    max_groups: int = 1,
+    max_rows: int = 1,
+    group_fraction: float | None = None,
+    ledger: Any = None,
+    source: RandomSource | None = None,
+    schema: Any = None,
+    **options: Any,
+) -> GroupedResult:
+    """The quantiles ``q`` of ``column`` in every group of ``by``, in one scan.
+
+    Each group runs :func:`dpselect.quantile` (``options``: ``bounds``, ``candidates``,
+    ``mechanism``, ``resolution``, ``confidence``) on its kept rows at ``epsilon_g /
+    max_rows``: with a privacy unit each person keeps at most ``max_groups`` groups and at
+    most ``max_rows`` rows in each (:func:`dpselect.data.rules.kept_rows` within the group),
+    so a group's rank scores move by at most ``max_rows`` and the row-level mechanism at
+    ``epsilon_g / max_rows`` is ``epsilon_g``-DP per person (group privacy, Dwork and Roth
+    2014, Theorem 2.2). Its accuracy lines are the row-level theorems at that epsilon, in
+    rows. Private groups (``groups=None``) need ``delta > 0`` for their selection.
+    Accounting: module docstring (pure ``epsilon`` with public groups).
+
+    Parameters
+    ----------
+    data, column, q, epsilon, privacy_unit, ledger, source, schema
+        As for :func:`dpselect.quantile`.
+    by, groups, max_groups, group_fraction
+        As for :func:`grouped_top_k`.
+    delta : float, optional
+        Only for private groups: the selection's delta.
+    max_rows : int, default 1
+        With a privacy unit: the rows each person keeps in each of their groups (a number;
+        ``"auto"`` is not available per group).
+    **options
+        ``bounds``, ``candidates``, ``mechanism``, ``resolution``, ``confidence``: as for
+        :func:`dpselect.quantile`, the same in every group.
+
+    Returns
+    -------
+    GroupedResult
+        One :class:`~dpselect.recipes.quantiles.QuantileResult` per group.
+    """
+    from .quantiles import quantile
+
+    allowed = {"bounds", "candidates", "mechanism", "resolution", "confidence"}
+    extra = sorted(set(options) - allowed)
+    if extra:
+        raise ParameterError(f"quantile with by does not take {', '.join(extra)}")
+    if options.get("bounds") == "auto":
+        raise ParameterError(
+            "bounds='auto' is not available with by: give bounds=(lo, hi) or candidates"
+        )
+    eps = float(check_user_epsilon(epsilon))
+    if privacy_unit is None and max_rows != 1:
+        raise ParameterError("max_rows applies only with a privacy_unit column")
+    r = check_int(max_rows, "max_rows", minimum=1)
+    table = open_checked(data, column, privacy_unit, schema)
+    numeric_column(table, column)
+    grouping = check_groups(table, column, by, groups, privacy_unit, max_groups, group_fraction)
+    private = grouping.listed is None
+    dlt = 0.0 if delta is None else float(check_delta(delta, allow_zero=not private))
+    if private and dlt == 0:
+        raise ParameterError(
+            "private groups (groups=None) are selected from the data: give delta > 0, or a "
+            "public groups list"
+        )
+    if not private and dlt != 0:
+        raise ParameterError("delta applies to quantile with by only for private groups")
+    budget = split_budget(eps, dlt, grouping, 1.0)
+    inner = float_down(Fraction(budget.group_epsilon) / r)
+
+    # every public parameter checked by the mechanism itself, on the public empty data set,
+    # before the charge (nothing read, nothing charged)
+    def run(values: Any, src: RandomSource | None = source) -> Any:
+        array = np.asarray(values, dtype=np.float64)
+        return quantile(array, None, q, inner, source=src, **options)  # type: ignore[arg-type]
+
+    probe = run(np.zeros(0), None)
+    book = open_ledger(ledger)
+    selection = group_selection(grouping, budget, privacy_unit, source) if private else None
+    select_cost = (0.0, 0.0) if selection is None else (selection[1], selection[2])
+    each = (float_up(Fraction(inner) * r), 0.0)
+    total = total_cost(budget, grouping, each, select_cost)
+    accounting = composition_text(
+        grouping, privacy_unit, None if selection is None else selection[4]
+    )
+    if r > 1:
+        accounting += (
+            f"; in a group a person keeps at most {r} rows, so the row-level mechanism runs at "
+            f"epsilon_g / {r} = {inner:.6g} (group privacy)"
+        )
+    parameters = {
+        "column": column, "q": probe.parameters["q"], "epsilon": eps, "delta": dlt, "by": by,
+        "groups": "private" if private else len(grouping.listed or []),
+        "max_groups": grouping.max_groups, "privacy_unit": privacy_unit, "max_rows": r,
+        "group_epsilon": each[0], "row_epsilon": inner, "method": probe.parameters["method"],
+        "bounds": probe.parameters.get("bounds"),
+    }  # fmt: skip
+
+    def release() -> GroupedResult:
+        names = answered_groups(table, grouping, selection, privacy_unit, source, progress=None)
+        salt, group_salt = draw_salts(source)
+        found = table.grouped_values(
+            column, by, names, privacy_unit=privacy_unit, max_groups=grouping.max_groups,
+            max_rows=r, salt=salt, group_salt=group_salt,
+        )  # fmt: skip
+        releases = [run(v) for v in found]
+        return GroupedResult(
+            "quantile", by, column, names, releases, total[0], total[1], None, each[0], 0.0,
+            grouping.max_groups, chosen_by_text(grouping, selection, *select_cost), probe.method,
+            accounting, "; ".join(probe.accuracy), None if book is None else book.path,
+            parameters,
+        )  # fmt: skip
+
+    kind: Literal["pure", "approx"] = "approx" if private else "pure"
+    return charge_grouped(book, release, (total[0], total[1], None), kind, "quantile/by",
+                   parameters, privacy_unit, table)  # fmt: skip

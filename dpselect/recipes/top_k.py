@@ -16,66 +16,40 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..core.arithmetic import float_down, float_up, plain_number
-from ..core.deprecation import warn_renamed
+from ..core.arithmetic import float_down, float_up
 from ..core.errors import ParameterError
 from ..data.candidates import candidates_note, load_candidates
 from ..data.engine import Engine
 from ..data.rules import check_bounded_candidates, check_rows_per_value
 from ..data.scores import candidate_multiplicity, candidate_scores
 from ..data.tables import one_column
-from ..mechanisms.choice import METHOD_NAMES
 from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.top_k_plan import TopKPlan as _Plan
 from ..mechanisms.top_k_plan import plan_top_k as _plan
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource, resolve_source
+from ._common import AUTO_FRACTION, check_auto_fraction
+from .grouping import check_no_grouping
 from .release import charge_then as _charge_then
 from .release import open_checked as _open
 from .release import open_ledger
+from .top_k_mechanisms import MECHANISMS, Mechanism
+from .top_k_mechanisms import check_mechanism as _check_mechanism
 from .top_k_result import TopKResult
 
 __all__ = [
     "AUTO_FRACTION",
     "CONFIDENCE",
     "MECHANISMS",
+    "Mechanism",
     "TopKResult",
     "check_auto_fraction",
     "most_common",
     "top_k",
 ]
 
-Mechanism = Literal[
-    "auto",
-    "gumbel",
-    "permute_and_flip",
-    "exponential",  # deprecated spelling of "permute_and_flip"
-    "laplace",
-    "laplace_histogram",
-    "gaussian_histogram",
-]
-#: The mechanisms ``mechanism=`` accepts, cited by name. "auto" picks one by public facts.
-MECHANISMS: dict[str, str] = {
-    "auto": "the most accurate for (k, epsilon, delta, candidates, max_contributions)",
-    "gumbel": METHOD_NAMES["gumbel"],
-    "permute_and_flip": METHOD_NAMES["permute_and_flip"],
-    "exponential": METHOD_NAMES["permute_and_flip"] + " (deprecated name: permute_and_flip)",
-    "laplace": METHOD_NAMES["laplace"],
-    "laplace_histogram": METHOD_NAMES["laplace_histogram"],
-    "gaussian_histogram": METHOD_NAMES["gaussian_histogram"],
-}
 LIMITED_DOMAIN = "limited-domain top-k, values from the data (Durfee and Rogers 2019)"
 Progress = Callable[[float], None] | None
-
-
-def _check_mechanism(mechanism: Any) -> Mechanism:
-    if mechanism is None:
-        return "auto"
-    if mechanism not in MECHANISMS:
-        raise ParameterError(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
-    if mechanism == "exponential":  # "exponential" is Gumbel in make_exponential_mechanism
-        warn_renamed('mechanism="exponential"', 'mechanism="permute_and_flip"', stacklevel=4)
-    return mechanism  # type: ignore[no-any-return]
 
 
 def top_k(
@@ -334,12 +308,6 @@ def top_k(
     return _with_note(note, result)
 
 
-def check_no_grouping(groups: Any, max_groups: Any, group_fraction: Any) -> None:
-    """``groups``, ``max_groups`` and ``group_fraction`` apply only with ``by``."""
-    if groups is not None or group_fraction is not None or max_groups != 1:
-        raise ParameterError("groups, max_groups and group_fraction apply only with by")
-
-
 def _with_note(note: str | None, result: TopKResult) -> TopKResult:
     """``result`` with the candidate list's note (public: :func:`header_note`) in its
     parameters as ``candidates_note``, shown with the answer."""
@@ -428,23 +396,6 @@ def _release(
         ledger=None if book is None else book.path,
         parameters=parameters,
     )
-
-
-#: The default share of epsilon spent on choosing ``max_contributions`` or ``bounds`` when
-#: they are ``"auto"`` (a public rule; the rest goes to the query).
-AUTO_FRACTION = 0.25
-
-
-def check_auto_fraction(fraction: Any) -> float:
-    """``auto_fraction`` in ``(0, 1)`` (``None``: :data:`AUTO_FRACTION`)."""
-    if fraction is None:
-        return AUTO_FRACTION
-    fraction = plain_number(fraction)
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, Fraction)):
-        raise ParameterError(f"auto_fraction must be a number in (0, 1), got {fraction!r}")
-    if not 0 < float(fraction) < 1:
-        raise ParameterError(f"auto_fraction must be in (0, 1), got {fraction!r}")
-    return float(fraction)
 
 
 def _top_k_auto_contributions(

@@ -1,0 +1,430 @@
+"""Grouped releases, the common part: the groups, their budget, its composition, the result.
+
+``top_k(data, "dest", k=5, epsilon=1, by="carrier", groups=[...])`` releases the top five
+destinations of every listed carrier; ``most_common``, ``partition_selection`` and
+``quantile`` take ``by`` the same way. The groups are either a **public list** (every
+listed group gets an answer, empty or not) or **private** (``groups=None``: the groups
+themselves are selected first by partition selection, paid from the same budget).
+
+**The accounting** (docs/grouped_releases.md). With a privacy unit each person keeps at most
+``G = max_groups`` of their groups (the keyed rule :func:`dpselect.data.rules.kept_groups`,
+which reads that person's rows only); without one a row falls in the groups its ``by``
+value matches, at most ``G = group_multiplicity`` (1 unless two listed groups convert to one
+value). Every group runs the ungrouped mechanism at ``(epsilon_g, delta_g)`` on its own kept
+rows, with fresh randomness. Adding or removing one person changes the input of at most
+``G`` groups; the other groups' outputs keep their law. The release of the touched groups is
+the composition of at most ``G`` mechanisms, each ``(epsilon_g, delta_g)``-DP in that
+person, so the whole release is ``(G epsilon_g, G delta_g)``-DP (parallel composition over
+disjoint parts, McSherry 2009, Theorem 4; basic composition across a person's ``G`` groups,
+Dwork and Roth 2014, Theorem 3.16). In a zCDP ledger the ``rho`` of the ``G`` groups adds
+(Bun and Steinke 2016, Lemma 2.3). Private groups add the selection's cost by adaptive
+composition (the list it releases is then public). One charge covers everything, before any
+row is read; the result shows the per-group epsilon.
+
+Each recipe's grouped form (:mod:`dpselect.recipes.grouped` for ``top_k`` and
+``partition_selection``, :func:`dpselect.recipes.quantiles.grouped_quantile`) checks the
+grouping here, splits the budget here and returns a :class:`GroupedResult`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+from ..core.arithmetic import float_down, float_up
+from ..core.errors import ParameterError
+from ..data.candidates import load_candidates
+from ..data.engine import Engine
+from ..data.partitions import value_counts
+from ..data.rules import check_bounded_candidates
+from ..mechanisms.partition_selection import (
+    make_optimal_partition_selection,
+    make_threshold_partition_selection,
+    ordered_values,
+    threshold_plan,
+)
+from ..mechanisms.validate import check_int
+from ..sampling.source import RandomSource, resolve_source
+from ._common import jsonable
+from .release import charge_then
+from .result import Result
+
+__all__ = [
+    "GROUP_FRACTION",
+    "GroupBudget",
+    "GroupedResult",
+    "Grouping",
+    "answered_groups",
+    "charge_grouped",
+    "check_groups",
+    "check_no_grouping",
+    "chosen_by_text",
+    "composition_text",
+    "draw_salts",
+    "group_budget",
+    "group_selection",
+    "split_budget",
+    "total_cost",
+]
+
+Progress = Callable[[float], None] | None
+
+#: The default share of epsilon spent on selecting the groups when they are private
+#: (``groups=None``); with values from the data the selection also takes half of delta.
+GROUP_FRACTION = 0.25
+
+_COMPOSITION = (
+    "each person is in at most {G} group{s} ({why}); each group's release is "
+    "(epsilon_g, delta_g)-DP in that person and the groups draw independent noise, so the "
+    "whole is ({G} epsilon_g, {G} delta_g)-DP (parallel composition, McSherry 2009, Theorem 4; "
+    "basic composition across a person's groups, Dwork and Roth 2014, Theorem 3.16)"
+)
+
+
+@dataclass(frozen=True)
+class GroupedResult(Result):
+    """A grouped release: one answer per group, the total cost, the per-group cost.
+
+    ``releases[j]`` is the answer of ``groups[j]`` (a :class:`TopKResult`, a
+    :class:`~dpselect.recipes.unknown_domain.KeysResult` or a
+    :class:`~dpselect.recipes.quantiles.QuantileResult`), each with its own per-group cost
+    and accuracy statement; ``epsilon``/``delta``/``rho`` are what the whole release cost
+    (what the ledger was charged).
+    """
+
+    kind: str  # "top_k", "partition_selection" or "quantile"
+    by: str
+    column: str
+    groups: list[Any]
+    releases: list[Any]
+    epsilon: float
+    delta: float
+    rho: float | None
+    group_epsilon: float
+    group_delta: float
+    max_groups: int
+    groups_chosen_by: str
+    mechanism: str
+    accounting: str
+    accuracy: str
+    ledger: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def _dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in asdict(self).items() if k != "releases"}
+        out["groups"] = [jsonable(g) for g in self.groups]
+        out["releases"] = [
+            {"group": jsonable(g), **r.to_dict()}
+            for g, r in zip(self.groups, self.releases, strict=True)
+        ]
+        out["rows"] = self._rows()
+        return out
+
+    def _rows(self) -> list[dict[str, Any]]:
+        """One row per released item: ``(group, rank, value[, noisy_count])`` for top-k,
+        ``(group, value)`` for partition selection, ``(group, q, value)`` for quantiles."""
+        rows: list[dict[str, Any]] = []
+        for group, release in zip(self.groups, self.releases, strict=True):
+            g = jsonable(group)
+            if self.kind == "top_k":
+                values = [jsonable(v) for v in release.candidates]
+                counts = release.counts
+                for rank, value in enumerate(values, start=1):
+                    row = {"group": g, "rank": rank, "value": value}
+                    if counts is not None:
+                        row["noisy_count"] = counts[rank - 1]
+                    rows.append(row)
+            elif self.kind == "partition_selection":
+                rows.extend({"group": g, "value": jsonable(v)} for v in release.values)
+            else:
+                rows.extend(
+                    {"group": g, "q": float(q), "value": v}
+                    for q, v in zip(release.parameters["q"], release.values, strict=True)
+                )
+        return rows
+
+    def lines(self) -> list[list[str]]:
+        """The table as printed: a header and one row of text per released item."""
+        rows = self._rows()
+        if self.kind == "top_k":
+            header = ["group", "rank", "value"]
+            with_counts = any("noisy_count" in r for r in rows)
+            if with_counts:
+                header.append("noisy count")
+            body = []
+            for group, release in zip(self.groups, self.releases, strict=True):
+                counts = release.shown_counts()
+                for rank, value in enumerate(release.candidates, start=1):
+                    line = [str(group), str(rank), str(value)]
+                    if with_counts:
+                        line.append("" if counts is None else counts[rank - 1])
+                    body.append(line)
+            return [header, *body]
+        if self.kind == "partition_selection":
+            return [["group", "value"], *[[str(r["group"]), str(r["value"])] for r in rows]]
+        return [["group", "q", "value"], *[[str(r["group"]), f"{r['q']:g}", f"{r['value']:.6g}"]
+                                           for r in rows]]  # fmt: skip
+
+    def empty_groups(self) -> list[Any]:
+        """The groups whose answer is empty (nothing passed the threshold)."""
+        if self.kind == "quantile":
+            return []
+        attr = "candidates" if self.kind == "top_k" else "values"
+        return [g for g, r in zip(self.groups, self.releases, strict=True) if not getattr(r, attr)]
+
+    def summary(self) -> list[str]:
+        """The lines printed under the table: groups, mechanism, cost, accounting, accuracy."""
+        cost = f"privacy cost: epsilon = {self.epsilon:.6g}, delta = {self.delta:.3g}"
+        if self.rho is not None:
+            cost += f", zCDP rho = {self.rho:.6g}"
+        lines = [
+            f"{len(self.groups)} groups of {self.by!r} ({self.groups_chosen_by})",
+            f"per group: epsilon_g = {self.group_epsilon:.6g}, delta_g = {self.group_delta:.3g}",
+            f"mechanism in each group: {self.mechanism}",
+            cost,
+            f"accounting: {self.accounting}",
+            f"accuracy, in each group: {self.accuracy.removeprefix('accuracy: ')}",
+        ]
+        empty = self.empty_groups()
+        if empty:
+            lines.insert(1, f"{len(empty)} groups released nothing (too rare to show privately)")
+        return lines
+
+    def _text(self) -> str:
+        table = self.lines()
+        widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
+        text = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+                for row in table]  # fmt: skip
+        return "\n".join([*text, *self.summary()])
+
+
+# ------------------------------------------------------------------------------------------
+# Public checks and the budget
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """The public facts of the grouping, checked before anything is charged."""
+
+    by: str
+    listed: list[Any] | None  # the public list, or None: private groups
+    max_groups: int  # G: the groups one person may touch
+    fraction: float  # the share of epsilon that selects private groups (0 when public)
+
+
+def check_groups(
+    table: Engine,
+    column: str,
+    by: Any,
+    groups: Any,
+    privacy_unit: str | None,
+    max_groups: Any,
+    group_fraction: Any,
+) -> Grouping:
+    """``by``, ``groups``, ``max_groups`` and ``group_fraction`` checked from public facts:
+    the schema, the parameters and the group list (never a row)."""
+    if not isinstance(by, str):
+        raise ParameterError(f"by must be a column name, got {by!r}")
+    table.require_column(by, "by")
+    if by == column:
+        raise ParameterError("by must be another column than the one released (column)")
+    g = check_int(max_groups, "max_groups", minimum=1)
+    if privacy_unit is None and g != 1:
+        raise ParameterError(
+            "max_groups applies only with a privacy_unit column (without one each row is a "
+            "person, in the groups its value of by falls in)"
+        )
+    listed = None if groups is None else load_candidates(groups, "groups")
+    if listed is not None:
+        check_bounded_candidates(len(listed))
+        if group_fraction is not None:
+            raise ParameterError(
+                "group_fraction applies only to private groups (groups=None): a public list "
+                "costs nothing"
+            )
+        if privacy_unit is None:
+            # a row touches every listed group its value of by matches (schema and list only)
+            g = table.group_multiplicity(by, listed)
+        g = min(g, len(listed))  # nobody is in more groups than there are
+        return Grouping(by, listed, g, 0.0)
+    from ._common import check_auto_fraction
+
+    return Grouping(by, None, g, check_auto_fraction(group_fraction))
+
+
+@dataclass(frozen=True)
+class GroupBudget:
+    """How the total ``(epsilon, delta)`` splits: the group selection, then every group."""
+
+    epsilon: Fraction
+    delta: Fraction
+    select_epsilon: Fraction  # 0 with public groups
+    select_delta: Fraction
+    group_epsilon: float  # what each group's mechanism is calibrated to (rounded down)
+    group_delta: float
+
+
+def split_budget(
+    eps: float, delta: float, grouping: Grouping, delta_to_select: float
+) -> GroupBudget:
+    """The split: private groups take ``fraction`` of epsilon and ``delta_to_select`` of delta
+    for the selection; the rest is divided by ``G`` (each person is in at most ``G`` groups),
+    rounded down so that ``G`` times a group's cost stays within the rest."""
+    e, d = Fraction(eps), Fraction(delta)
+    se = e * Fraction(grouping.fraction) if grouping.listed is None else Fraction(0)
+    sd = d * Fraction(delta_to_select) if grouping.listed is None else Fraction(0)
+    g = grouping.max_groups
+    return GroupBudget(e, d, se, sd, float_down((e - se) / g), float_down((d - sd) / g))
+
+
+def group_budget(
+    epsilon: float,
+    delta: float,
+    max_groups: int,
+    private: bool,
+    group_fraction: float | None = None,
+    values_from_data: bool = True,
+) -> tuple[float, float, float, float]:
+    """The split of a grouped release's budget, from public facts only (``--plan --by``).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The total budget.
+    max_groups : int
+        ``G``: the most groups one person is in.
+    private : bool
+        Whether the groups are selected privately (``groups=None``).
+    group_fraction : float, optional
+        The selection's share of epsilon (default :data:`GROUP_FRACTION`).
+    values_from_data : bool, default True
+        Whether the values come from the data (the selection then takes half of delta, else
+        all of it).
+
+    Returns
+    -------
+    tuple of float
+        ``(epsilon_g, delta_g, epsilon_select, delta_select)``: each group's budget and the
+        selection's (0 for public groups).
+    """
+    from ._common import check_auto_fraction
+
+    fraction = check_auto_fraction(group_fraction) if private else 0.0
+    grouping = Grouping("", None if private else [], max_groups, fraction)
+    b = split_budget(epsilon, delta, grouping, 0.5 if values_from_data else 1.0)
+    return b.group_epsilon, b.group_delta, float_down(b.select_epsilon), float_down(b.select_delta)
+
+
+def group_selection(
+    grouping: Grouping, budget: GroupBudget, privacy_unit: str | None, source: RandomSource | None
+) -> tuple[Any, float, float, int, str]:
+    """The private choice of the groups (``groups=None``): partition selection over ``by``.
+
+    DVGM22's optimal rule when a person is in one group (``G = 1``); else thresholding of
+    exact Laplace or Gaussian counts with each person counting toward at most ``G`` groups
+    (L0 ``G``, the one with the lower count released at 95%). Returns the measurement, its
+    ``(epsilon, delta)``, the contributions it bounds persons to, and its name."""
+    from .unknown_domain_plans import OPTIMAL_NAME, _rows_threshold_method
+
+    eps, dlt = float_down(budget.select_epsilon), float_down(budget.select_delta)
+    if dlt <= 0:
+        raise ParameterError(
+            "private groups (groups=None) are selected from the data: give delta > 0, or a "
+            "public groups list"
+        )
+    g = grouping.max_groups if privacy_unit is not None else 1
+    if g == 1:
+        m = make_optimal_partition_selection(eps, dlt, source=source)
+        name = OPTIMAL_NAME
+    else:
+        noise = _rows_threshold_method(eps, dlt, g, 1)
+        m = make_threshold_partition_selection(
+            threshold_plan(noise, eps, dlt, g), counts=False, source=source
+        )
+        name = f"partition selection by thresholding exact discrete {noise.title()} counts"
+    spent_eps, spent_delta = (float(x) for x in m.map(1))
+    return m, spent_eps, spent_delta, g, name
+
+
+def total_cost(
+    budget: GroupBudget, grouping: Grouping, each: tuple[float, float], select: tuple[float, float]
+) -> tuple[float, float]:
+    """The charge: the selection plus ``G`` times one group's cost, rounded up."""
+    g = grouping.max_groups
+    eps = float_up(Fraction(select[0]) + g * Fraction(each[0]))
+    dlt = float_up(Fraction(select[1]) + g * Fraction(each[1]))
+    return eps, dlt
+
+
+def composition_text(grouping: Grouping, privacy_unit: str | None, select_name: str | None) -> str:
+    g = grouping.max_groups
+    if privacy_unit is not None:
+        why = f"max_groups = {g}, the keyed rule of docs/contribution_bounding.md"
+    elif g > 1:
+        why = f"a value of {grouping.by!r} matches at most {g} listed groups"
+    else:
+        why = "a row is in the group of its value"
+    text = _COMPOSITION.format(G=g, s="" if g == 1 else "s", why=why)
+    if g == 1:
+        text = text.replace("(1 epsilon_g, 1 delta_g)", "(epsilon_g, delta_g)")
+    if select_name is not None:
+        text += f"; the groups were selected first by {select_name} (adaptive composition)"
+    return text
+
+
+def answered_groups(
+    table: Engine,
+    grouping: Grouping,
+    selection: tuple[Any, float, float, int, str] | None,
+    privacy_unit: str | None,
+    source: RandomSource | None,
+    progress: Progress,
+) -> list[Any]:
+    """The groups answered: the public list, or (after the charge) the selected ones."""
+    if grouping.listed is not None:
+        return list(grouping.listed)
+    assert selection is not None
+    measurement, _, _, bound, _ = selection
+    salt = resolve_source(source).bits(63)
+    counts = value_counts(table, grouping.by, privacy_unit, bound, salt, progress)
+    return ordered_values(measurement(counts))
+
+
+def draw_salts(source: RandomSource | None) -> tuple[int, int]:
+    """The value rule's salt and the group rule's salt: drawn apart, after the charge."""
+    src = resolve_source(source)
+    return src.bits(63), src.bits(63)
+
+
+def chosen_by_text(grouping: Grouping, selection: Any, eps: float, delta: float) -> str:
+    if grouping.listed is not None:
+        return "public list"
+    return f"chosen privately by {selection[4]} at epsilon = {eps:.4g}, delta = {delta:.3g}"
+
+
+def charge_grouped(
+    book: Any,
+    release: Callable[[], GroupedResult],
+    cost: tuple[float, float, float | None],
+    kind: Literal["pure", "bounded_range", "approx"],
+    name: str,
+    parameters: dict[str, Any],
+    privacy_unit: str | None,
+    table: Engine,
+) -> GroupedResult:
+    refusal = (
+        "this grouped release costs (epsilon, delta) with delta > 0, which the zCDP ledger "
+        f"{getattr(book, 'path', None)} cannot take: use a basic ledger"
+    )
+    return charge_then(
+        book, release, cost[0], cost[1], cost[2], kind, name, parameters,
+        privacy_unit=privacy_unit, source=table.description, refusal=refusal,
+    )  # fmt: skip
+
+
+def check_no_grouping(groups: Any, max_groups: Any, group_fraction: Any) -> None:
+    """``groups``, ``max_groups`` and ``group_fraction`` apply only with ``by``."""
+    if groups is not None or group_fraction is not None or max_groups != 1:
+        raise ParameterError("groups, max_groups and group_fraction apply only with by")

@@ -1,0 +1,47 @@
+"""The mechanisms ``top_k(mechanism=...)`` accepts, by name, and their check.
+
+Shared by :mod:`dpselect.recipes.top_k` and :mod:`dpselect.recipes.grouped` (the same names
+per group).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ..core.deprecation import warn_renamed
+from ..core.errors import ParameterError
+from ..mechanisms.choice import METHOD_NAMES
+
+__all__ = ["MECHANISMS", "Mechanism", "check_mechanism"]
+
+Mechanism = Literal[
+    "auto",
+    "gumbel",
+    "permute_and_flip",
+    "exponential",  # deprecated spelling of "permute_and_flip"
+    "laplace",
+    "laplace_histogram",
+    "gaussian_histogram",
+]
+#: The mechanisms ``mechanism=`` accepts, cited by name. "auto" picks one by public facts.
+MECHANISMS: dict[str, str] = {
+    "auto": "the most accurate for (k, epsilon, delta, candidates, max_contributions)",
+    "gumbel": METHOD_NAMES["gumbel"],
+    "permute_and_flip": METHOD_NAMES["permute_and_flip"],
+    "exponential": METHOD_NAMES["permute_and_flip"] + " (deprecated name: permute_and_flip)",
+    "laplace": METHOD_NAMES["laplace"],
+    "laplace_histogram": METHOD_NAMES["laplace_histogram"],
+    "gaussian_histogram": METHOD_NAMES["gaussian_histogram"],
+}
+
+
+def check_mechanism(mechanism: Any) -> Mechanism:
+    """``mechanism`` checked against :data:`MECHANISMS` (``None``: ``"auto"``); the deprecated
+    ``"exponential"`` warns."""
+    if mechanism is None:
+        return "auto"
+    if mechanism not in MECHANISMS:
+        raise ParameterError(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
+    if mechanism == "exponential":  # "exponential" is Gumbel in make_exponential_mechanism
+        warn_renamed('mechanism="exponential"', 'mechanism="permute_and_flip"', stacklevel=4)
+    return mechanism  # type: ignore[no-any-return]
