@@ -39,10 +39,6 @@ BAD = [
     ({"max_rows_per_value": 0, "privacy_unit": "plane"}, "max_rows_per_value must be"),
     ({"max_rows_per_value": 2.5, "privacy_unit": "plane"}, "max_rows_per_value must be"),
     ({"max_rows_per_value": 3}, "applies only with a privacy_unit"),
-    (
-        {"max_rows_per_value": 3, "privacy_unit": "plane", "max_contributions": "auto"},
-        "max_contributions='auto'",
-    ),
 ]
 
 
