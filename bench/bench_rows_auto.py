@@ -32,7 +32,7 @@ import dpselect.recipes.top_k as top_k_module
 from dpselect.sampling import InsecureSeededSource
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_rows_per_value import flights as generated_flights  # noqa: E402
+from bench_rows_per_value import flights as generated_flights
 
 
 def nyc_flights() -> pd.DataFrame:
@@ -72,7 +72,8 @@ def table(name: str, df: pd.DataFrame, trials: int) -> None:
                 res = run(df, r, bound, criterion, 1000 * r + t)
                 prec.append(len(set(res.candidates) & truth) / 10)
                 chosen[res.parameters["max_contributions"]] += 1
-            ms = ", ".join(f"{m}: {n}" for m, n in sorted(chosen.items())) if bound == "auto" else ""
+            picks = sorted(chosen.items()) if bound == "auto" else []
+            ms = ", ".join(f"{m}: {n}" for m, n in picks)
             print(f"| {r} | {label} | {mean_ci(prec)} | {ms} |")
     top_k_module.ROWS_CRITERION = "kept_rows"
 

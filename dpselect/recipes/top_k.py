@@ -271,8 +271,7 @@ def top_k(
     if auto_m:
         assert privacy_unit is not None
         chosen = _top_k_auto_contributions(
-            _Query(table, column, k, cand_list, privacy_unit, counts, source, progress,
-                   rows_cap),
+            _Query(table, column, k, cand_list, privacy_unit, counts, source, progress, rows_cap),
             eps,
             dlt,
             mech,
@@ -485,11 +484,10 @@ def _top_k_auto_contributions(
     spent_c = contribution_choice_cost(eps_choice, bounds)
     eps_q = float_down(Fraction(eps) - Fraction(spent_c))
     n = len(query.candidates)
-    plans = {
-        m: _plan(n, query.k, eps_q, dlt, mech, query.counts, m, query.source, zcdp_ledger,
-                 max_rows_per_value=r)  # fmt: skip
-        for m in bounds
-    }
+    plans = {}
+    for m in bounds:
+        plans[m] = _plan(n, query.k, eps_q, dlt, mech, query.counts, m, query.source,
+                         zcdp_ledger, max_rows_per_value=r)  # fmt: skip
     spent_eps = float_up(Fraction(spent_c) + max(Fraction(p.epsilon) for p in plans.values()))
     spent_delta = max(p.delta for p in plans.values())
     rho = float_up(Fraction(spent_c) ** 2 / 8 + max(Fraction(p.rho) for p in plans.values()))

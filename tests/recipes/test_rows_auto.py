@@ -110,6 +110,7 @@ def test_one_composed_charge_and_the_chosen_bound_is_used(tmp_path):
 def test_r_one_is_unchanged(monkeypatch):
     """``r = 1`` keeps the choice by each person's distinct values (today's answers): the
     rows path is never entered."""
+
     def boom(*args, **kwargs):
         raise AssertionError("the rows path ran at r = 1")
 
