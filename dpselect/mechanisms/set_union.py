@@ -366,9 +366,7 @@ def set_union_plan(
             if got is not None and got[1] <= dlt:
                 if got[0] > eps:
                     return None
-                return SetUnionPlan(
-                    noise, scale, rho, rho + alpha * scale, c, got[0], got[1], rows
-                )
+                return SetUnionPlan(noise, scale, rho, rho + alpha * scale, c, got[0], got[1], rows)
             rho *= 1 + 1e-6
         return None  # pragma: no cover - the float aim is within 1e-6 of the certified rho
 
@@ -489,9 +487,9 @@ def held_weight_lower_bound(plan: SetUnionPlan, holders: int) -> float:
     at most one unit (``||y|| <= sqrt(c) Gamma``), so the weight is at least ``Gamma (1 -
     r^holders) - holders / UNITS``. Floats with a relative margin of 1e-12 downward.
     """
-    c, gamma, r = plan.max_contributions, plan.gamma, plan.max_rows_per_value
+    c, gamma, rows = plan.max_contributions, plan.gamma, plan.max_rows_per_value
     if plan.noise == "laplace":
-        per = (r * L1_UNITS // c) / (r * L1_UNITS)
+        per = (rows * L1_UNITS // c) / (rows * L1_UNITS)
         return min(gamma, holders * per) * (1 - 1e-12)
     r = 1 - 1 / (math.sqrt(c) * (gamma + 1e-9))
     return max(0.0, gamma * (1 - r**holders) * (1 - 1e-12) - holders / L2_UNITS)
@@ -509,8 +507,8 @@ def release_probability_lower_bound(plan: SetUnionPlan, weight: float) -> float:
 
 def policy_sure_count(plan: SetUnionPlan, confidence: float = 0.95) -> int:
     """The least number of holders (rows, ``max_rows_per_value > 1``) whose value is released
-    with probability at least ``confidence`` by :func:`held_weight_lower_bound` (``Gamma >= rho`` plus the noise's
-    ``confidence`` quantile is needed: refused otherwise)."""
+    with probability at least ``confidence`` by :func:`held_weight_lower_bound` (``Gamma >=
+    rho`` plus the noise's ``confidence`` quantile is needed: refused otherwise)."""
     if release_probability_lower_bound(plan, plan.gamma) < confidence:
         raise ParameterError(
             f"Gamma = {plan.gamma:.4g} is too low for a {confidence:.0%} statement: raise alpha"

@@ -79,12 +79,10 @@ def test_top_k_auto_contributions_at_r_equal_duckdbs(datasets):
 
     arrow, frame = datasets[0]
     cands = [str(i) for i in range(45)]
-    runs = [
-        dp.top_k(data, "s", 3, 1.0, candidates=cands, privacy_unit="user",
-                 max_contributions="auto", max_rows_per_value=4,
-                 source=InsecureSeededSource(12))  # fmt: skip
-        for data in (arrow, frame)
-    ]
+    kw = {"candidates": cands, "privacy_unit": "user", "max_contributions": "auto",
+          "max_rows_per_value": 4}  # fmt: skip
+    runs = [dp.top_k(data, "s", 3, 1.0, source=InsecureSeededSource(12), **kw)
+            for data in (arrow, frame)]  # fmt: skip
     assert runs[0].candidates == runs[1].candidates
     assert runs[0].parameters["max_contributions"] == runs[1].parameters["max_contributions"]
 
