@@ -250,15 +250,26 @@ def test_policy_gaussian_refused_at_r():
         policy_weights([["a"]], "gaussian", 10, 3)
 
 
-def test_policy_top_k_counts_capped_rows():
+def test_policy_top_k_counts_capped_rows(monkeypatch):
+    import dpselect.mechanisms.policy_top_k as policy_module
+
     plan = policy_top_k_plan(1, 4.0, 1e-3, 2, max_rows_per_value=5)
     assert plan.max_rows_per_value == 5 and plan.set_union.max_rows_per_value == 5
+    planned = []
+    real = policy_module.plan_top_k
+
+    def spy(*args, **kwargs):
+        planned.append(kwargs.get("max_rows_per_value", 1))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(policy_module, "plan_top_k", spy)
     m = make_policy_top_k(plan, counts=True, source=InsecureSeededSource(1))
     # "a": 300 persons with 1 row each; "b": 100 persons with 9 rows each (5 counted)
     persons = [["a"]] * 300 + [["b"] * 9] * 100
     values, noisy = m(persons)
     assert values == ["b"]  # 500 capped rows against 300
     assert abs(noisy[0] - 500) < 60
+    assert planned == [5]  # stage 2 calibrated to counts that move by r
 
 
 # ------------------------------------------------------------------------------------------
