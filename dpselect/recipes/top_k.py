@@ -576,8 +576,9 @@ def _choose_rows_bound(
     else:
         vectors = {
             m: candidate_scores(query.table, query.column, query.candidates,
-                                query.privacy_unit, m, salt, query.progress, r)
-            for m in bounds
+                                query.privacy_unit, m, salt, _share(query.progress, i, bounds),
+                                r)
+            for i, m in enumerate(bounds)
         }  # fmt: skip
         family = {m: Fraction(int(vectors[m].sum())) - margins[m] for m in bounds}
         sensitivities = [Fraction(m * r) for m in bounds]
@@ -590,6 +591,15 @@ def _choose_rows_bound(
         return m, vectors[m]
     return m, candidate_scores(query.table, query.column, query.candidates,
                                query.privacy_unit, m, salt, query.progress, r)  # fmt: skip
+
+
+def _share(progress: Progress, i: int, bounds: list[int]) -> Progress:
+    """The progress callback of the ``i``-th of ``len(bounds)`` scoring passes (its fraction
+    mapped into the pass's share of the whole), or ``None``."""
+    if progress is None:
+        return None
+    report = progress
+    return lambda p: report((i + p) / len(bounds))
 
 
 def most_common(
