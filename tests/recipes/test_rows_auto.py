@@ -143,3 +143,32 @@ def test_refusals_before_the_charge(tmp_path, bad):
         dp.top_k(even_frame(), "item", 2, 1.0, candidates=CANDS, privacy_unit="unit",
                  max_contributions="auto", max_rows_per_value=bad, ledger=book)  # fmt: skip
     assert book.entries() == []
+
+
+def test_the_recipe_replays_gem_with_the_plans_margins_at_r():
+    """The same seed replays the recipe's choice from the plans' margins at ``r`` (the
+    family GEM saw), and the "values" criterion (measured, not the default) runs too."""
+    rng = np.random.default_rng(4)  # test data only
+    df = pd.DataFrame({"unit": rng.integers(0, 60, 3000), "item": rng.choice(CANDS, 3000)})
+    kw = {"candidates": CANDS, "privacy_unit": "unit", "max_contributions": "auto",
+          "max_rows_per_value": 6}  # fmt: skip
+    for seed in range(3):
+        res = dp.top_k(df, "item", 2, 2.0, source=InsecureSeededSource(seed), **kw)
+        eps_q = res.parameters["query_epsilon"]
+        margins = {m: Fraction(top_k_module._plan(6, 2, eps_q, 0.0, "auto", False, m, None,
+                                                  max_rows_per_value=6).margin)
+                   for m in BOUNDS}  # fmt: skip
+        source = InsecureSeededSource(seed)
+        query = top_k_module._Query(open_table(df), "item", 2, CANDS, "unit", False, source,
+                                    None, 6)  # fmt: skip
+        eps_c = Fraction(2.0) * Fraction(top_k_module.AUTO_FRACTION)
+        m, _ = top_k_module._choose_rows_bound(query, BOUNDS, margins, eps_c, 6)
+        assert m == res.parameters["max_contributions"]
+
+
+def test_the_values_criterion_runs(monkeypatch):
+    monkeypatch.setattr(top_k_module, "ROWS_CRITERION", "values")
+    res = dp.top_k(even_frame(), "item", 2, 1.0, candidates=CANDS, privacy_unit="unit",
+                   max_contributions="auto", max_rows_per_value=2,
+                   source=InsecureSeededSource(1))  # fmt: skip
+    assert res.parameters["max_contributions"] in BOUNDS and len(res.candidates) == 2
