@@ -379,7 +379,6 @@ def partition_selection(
             bound = 1
             name += ", each person bounded to one value"
             described = {"values_kept_per_person": 1}
-
     elif method.startswith("policy"):
         noise: Literal["laplace", "gaussian"] = (
             "laplace" if method == "policy_laplace" else "gaussian"
