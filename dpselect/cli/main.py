@@ -283,11 +283,6 @@ def _run_selection(
             raise click.UsageError("--max-rows-per-value needs --privacy-unit")
         if max_rows_per_value < 1:
             raise click.UsageError("--max-rows-per-value must be an integer >= 1")
-        if max_contributions == "auto":
-            raise click.UsageError(
-                "--max-contributions auto chooses the bound for one row per value: give a "
-                "number with --max-rows-per-value"
-            )
     if max_contributions == "auto":
         if plan:
             raise click.UsageError(

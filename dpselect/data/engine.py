@@ -135,9 +135,10 @@ class Engine(Protocol):
         max_contributions: int,
         salt: int = 0,
         progress: Progress = None,
+        max_rows_per_value: int = 1,
     ) -> list[list[Any]]:
-        """Each person's kept values, persons in the keyed order (policy set union, which
-        counts persons: no ``max_rows_per_value``; the recipes refuse it there)."""
+        """Each person's kept values, persons in the keyed order (policy set union;
+        ``max_rows_per_value = r > 1``: each kept value once per row, at most ``r``)."""
         ...
 
     def contribution_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .rules import canonical_text_sql, normalised_sql, salt_text
+from .rules import canonical_text_sql, check_rows_per_value, normalised_sql, salt_text
 from .rules import hashed_text_sql as _hashed_text_sql
 from .rules import is_floating as _is_floating
 from .rules import md5_bits_sql as _md5_bits_sql
@@ -58,10 +58,15 @@ def person_values(
     max_contributions: int,
     salt: int = 0,
     progress: Callable[[float], None] | None = None,
+    max_rows_per_value: int = 1,
 ) -> list[list[Any]]:
     """Each person's kept values (:func:`duckdb_person_values`), by the engine that holds
-    ``table`` (:meth:`dpselect.data.engine.Engine.person_values`; Spark refuses it)."""
-    return table.person_values(column, privacy_unit, max_contributions, salt, progress)
+    ``table`` (:meth:`dpselect.data.engine.Engine.person_values`; Spark refuses it).
+    ``max_rows_per_value = r > 1``: each kept value repeated once per row, at most ``r``."""
+    if int(max_rows_per_value) == 1:
+        return table.person_values(column, privacy_unit, max_contributions, salt, progress)
+    return table.person_values(column, privacy_unit, max_contributions, salt, progress,
+                               max_rows_per_value=max_rows_per_value)  # fmt: skip
 
 
 def duckdb_person_values(
@@ -71,6 +76,7 @@ def duckdb_person_values(
     max_contributions: int,
     salt: int = 0,
     progress: Callable[[float], None] | None = None,
+    max_rows_per_value: int = 1,
 ) -> list[list[Any]]:
     """Each person's kept values, persons in a random order fixed per person.
 
@@ -81,8 +87,14 @@ def duckdb_person_values(
     and adding or removing a person never changes the relative order of the others, which is
     what policy set union's proof needs (``docs/partition_selection.md``, section 5). Held in
     the driver: for data whose persons fit in memory. DuckDB engine only.
+
+    ``max_rows_per_value = r > 1``: each kept value ``v`` comes ``min(n, r)`` times, ``n``
+    the person's rows with ``v`` (the same kept values as ``r = 1``: the choice reads the
+    person's distinct values only), so each value's total over persons is exactly
+    ``value_counts(..., max_rows_per_value=r)``; ``r = 1`` is the list of distinct kept values.
     """
     m = int(max_contributions)
+    r = check_rows_per_value(max_rows_per_value, privacy_unit)
     col_type = table.require_column(column)
     privacy_unit, unit_type = table.unit_column(privacy_unit)
     col = normalised_sql(f"data.{_quote(column)}", col_type)
@@ -92,13 +104,22 @@ def duckdb_person_values(
     rows = f"""(SELECT {unit} AS u, vals.v AS v, vals.w AS w
                FROM data JOIN vals ON {col} = vals.v WHERE {valid})"""
     rank = "{'k': x, 'v': v}"
-    chosen = f"list_value(arg_min(v, {rank}))" if m == 1 else f"arg_min(v, {rank}, {m})"
+    kept = "v" if r == 1 else "{'v': v, 'n': n}"
+    chosen = f"list_value(arg_min({kept}, {rank}))" if m == 1 else f"arg_min({kept}, {rank}, {m})"
+    pairs = (
+        "SELECT DISTINCT u, v, w FROM unit_rows"
+        if r == 1
+        else f"SELECT u, v, w, least(count(*), {r}) AS n FROM unit_rows GROUP BY u, v, w"
+    )
     sql = f"""
         WITH vals AS (SELECT v, {code} AS w
                       FROM (SELECT DISTINCT {col} AS v FROM data
                             WHERE data.{_quote(column)} IS NOT NULL)),
-             unit_rows AS {rows}, unit_pairs AS (SELECT DISTINCT u, v, w FROM unit_rows)
+             unit_rows AS {rows}, unit_pairs AS ({pairs})
         SELECT {chosen} AS vs, min(b) AS o, u
         FROM {keyed_sql("unit_pairs", "w", unit_type)} GROUP BY u ORDER BY o, u
     """
-    return [list(vs) for vs, _, _ in table.query(sql, {"salt": salt_text(salt)}, progress)]
+    out = table.query(sql, {"salt": salt_text(salt)}, progress)
+    if r == 1:
+        return [list(vs) for vs, _, _ in out]
+    return [[s["v"] for s in vs for _ in range(int(s["n"]))] for vs, _, _ in out]

@@ -6,8 +6,9 @@ is the policy set union (:mod:`dpselect.mechanisms.set_union`, GGKSSY20), stage 
 adaptively; :func:`policy_top_k_plan` splits the budget, :func:`make_policy_top_k` builds the
 :class:`~dpselect.core.measurement.Measurement` and its map (docs/partition_selection.md,
 section 3). :mod:`dpselect.recipes.unknown_domain` decides when to run it, opens the data and
-charges the ledger. Like the set union, it counts persons: not run with
-``max_rows_per_value > 1``.
+charges the ledger. With ``max_rows_per_value = r > 1`` both stages count rows: the set
+union's Policy Laplace at ``r`` (budget and per-value caps ``r``), the top-k on each released
+value's kept rows (at most ``r`` per person, L-infinity ``r``, L1 ``c r``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ class PolicyTopKPlan:
     set_union: SetUnionPlan
     epsilon_top_k: float
     delta_top_k: float
+    #: ``r``: both stages count a person's rows of a value, at most ``r``
+    max_rows_per_value: int = 1
 
 
 def policy_top_k_plan(
@@ -69,20 +72,25 @@ def policy_top_k_plan(
     max_contributions: int,
     fraction: Fraction = POLICY_TOP_K_FRACTION,
     alpha: float = POLICY_TOP_K_ALPHA,
+    *,
+    max_rows_per_value: int = 1,
 ) -> PolicyTopKPlan:
-    """Calibrate :func:`make_policy_top_k` to ``(epsilon, delta)`` at one person."""
+    """Calibrate :func:`make_policy_top_k` to ``(epsilon, delta)`` at one person
+    (``max_rows_per_value = r``: both stages at ``r``)."""
     k = check_int(k, "k", minimum=1)
     c = check_int(max_contributions, "max_contributions", minimum=1)
+    r = check_int(max_rows_per_value, "max_rows_per_value", minimum=1)
     eps = Fraction(check_user_epsilon(epsilon))
     dlt = Fraction(check_delta(delta, allow_zero=False))
     if not 0 < fraction < 1:
         raise ParameterError(f"fraction must be in (0, 1), got {fraction!r}")
-    su = set_union_plan("laplace", float_down(eps * fraction), float_down(dlt / 2), c, alpha)
+    su = set_union_plan("laplace", float_down(eps * fraction), float_down(dlt / 2), c, alpha,
+                        max_rows_per_value=r)  # fmt: skip
     eps2 = float_down(eps - Fraction(su.epsilon))
     dlt2 = float_down(dlt - Fraction(su.delta))
     if eps2 <= 0 or dlt2 <= 0:  # pragma: no cover - the set union fits within its share
         raise ParameterError("the set union left no budget for the top k")
-    return PolicyTopKPlan(k, c, su, eps2, dlt2)
+    return PolicyTopKPlan(k, c, su, eps2, dlt2, r)
 
 
 def make_policy_top_k(
@@ -96,7 +104,10 @@ def make_policy_top_k(
     ``plan.set_union``'s map); stage 2 counts, for each value of ``S``, the persons holding it
     (a monotone vector: one person moves at most ``c`` counts by 1) and runs the known-domain
     top-k calibrated to ``(epsilon_top_k, delta_top_k)`` for ``|S|`` candidates, chosen by
-    public facts and ``|S|`` (an output of stage 1). For every ``S`` stage 2 is
+    public facts and ``|S|`` (an output of stage 1). With ``r = plan.max_rows_per_value > 1``
+    a value repeated in a person's list is one row per repeat: stage 1 runs Policy Laplace at
+    ``r`` and stage 2 counts each person's rows of the value, at most ``r`` (L-infinity ``r``,
+    L1 ``c r``: the top-k is planned at ``max_rows_per_value = r``). For every ``S`` stage 2 is
     ``(epsilon_top_k, delta_top_k)``-DP, so by adaptive composition (Dwork, Rothblum and
     Vadhan 2010; Dwork and Roth 2014, Theorem 3.16) the pipeline is ``(eps_1 + epsilon_top_k,
     delta_1 + delta_top_k)``-DP at one person: the map, rounded up; ``d_in > 1`` raises
@@ -113,7 +124,10 @@ def make_policy_top_k(
         released = set_union(persons)
         if not released:
             return [], ([] if counts else None)
-        held = Counter(v for values in persons for v in set(values))
+        r = plan.max_rows_per_value
+        held: Counter[Any] = Counter()
+        for values in persons:  # each person's rows of a value, at most r (r = 1: persons)
+            held.update({v: min(n, r) for v, n in Counter(values).items()})
         scores = np.array([held[v] for v in released], dtype=np.int64)
         top = plan_top_k(
             len(released),
@@ -124,6 +138,7 @@ def make_policy_top_k(
             counts,
             plan.max_contributions,
             source,
+            max_rows_per_value=plan.max_rows_per_value,
         )
         if top.epsilon > plan.epsilon_top_k or top.delta > plan.delta_top_k:
             raise PrivacyMapError("the top-k stage exceeds its share")  # pragma: no cover

@@ -11,9 +11,17 @@ independently when ``h + Z >= rho`` (``Z`` Laplace of scale ``b``, or Gaussian o
 ``sigma``): only the set of values is output. Weights far above ``rho`` are wasted budget in
 plain thresholding; the policy moves a person's budget to the values that still need it.
 
-Each person contributes each of their values once (a weight budget of norm 1 shared by
-distinct values): the mechanism counts persons, not rows, and the recipes refuse
-``max_rows_per_value > 1`` with it (before any charge; docs/contribution_bounding.md).
+**Rows per value** (``max_rows_per_value = r``, Policy Laplace only): a person's list holds
+each of their values once per row; the person spends a budget of ``r`` (not 1) and adds at
+most ``w_v = min(rows of v, r)`` to value ``v`` (water-filling over the *rooms*
+``min(Gamma - h_v, w_v)`` instead of the gaps ``Gamma - h_v``). The l1 update stays monotone
+and l1-contractive (``docs/partition_selection.md``, section 6, the proof of Lemmas 1-2 with
+rooms, which shrink as weights grow just as gaps do), so neighbours' final weights satisfy
+``h <= h'``, ``||h' - h||_1 <= r``, and a new value has weight at most ``r``: the map below
+with 1 replaced by ``r``. Policy Gaussian is refused at ``r > 1``: its l2 contraction
+(Lemma 2) uses that a coordinate an earlier person moved is clipped to the cutoff, which a
+per-value cap breaks (a capped coordinate is not clipped and the projection's scale grows),
+and no proof covers it.
 
 Two policies (GGKSSY20, Section 5; Policy Laplace and Policy Gaussian):
 
@@ -42,7 +50,8 @@ persons), whatever the position of the added person.
 **Maps** (``p(w) = P(Z >= rho - w)``, ``g(w) = -ln(1 - p(w))``, both convex on ``[0, rho]``):
 
 - Laplace: ``(1/b + c g(0), p(1) + (c - 1) p(0))`` provided ``g(1) - g(0) <= 1/b`` and
-  ``rho >= 1``;
+  ``rho >= 1``; with rows, ``(r/b + c g(0), p(r) + (c - 1) p(0))`` provided ``g(r) - g(0) <=
+  r/b`` and ``rho >= r``;
 - Gaussian: ``(eps_1 + c g(0) + sqrt(c) (g(D) - g(0)), delta_1 + c p(0) + sqrt(c) (p(D) -
   p(0)))``, ``D = Delta_2``, ``eps_1`` the CKS conversion of ``rho_z = D^2 / (2 sigma^2)`` at
   ``delta_1``, provided ``rho >= D``.
@@ -54,6 +63,7 @@ lazily read uniform until decided (as for DVGM22's optimal partition selection).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -102,22 +112,30 @@ DEFAULT_ALPHA = 3.0
 
 
 def l1_update(
-    weights: dict[Hashable, int], values: Sequence[Hashable], cutoff: int, budget: int
+    weights: dict[Hashable, int],
+    values: Sequence[Hashable],
+    cutoff: int,
+    budget: int,
+    caps: dict[Hashable, int] | None = None,
 ) -> None:
     """Water-filling of ``budget`` units over ``values`` below ``cutoff``, in place.
 
     After ``L`` full rounds (each value below the cutoff gets one unit per round while its
     gap lasts) the ``r`` left-over units go one each to the values that can still take one,
-    in :func:`ordered_values` order. Spends exactly ``min(budget, total gap)``.
+    in :func:`ordered_values` order. Spends exactly ``min(budget, total gap)``. ``caps``: the
+    most units this person may add to each value (rows per value); the gap of a value is
+    then its room ``min(cutoff - weight, cap)``.
     """
     gaps = {v: cutoff - weights.get(v, 0) for v in values}
+    if caps is not None:
+        gaps = {v: min(g, caps[v]) for v, g in gaps.items()}
     open_ = [v for v in ordered_values(gaps) if gaps[v] > 0]
     if not open_:
         return
     total = sum(gaps[v] for v in open_)
     if total <= budget:
         for v in open_:
-            weights[v] = cutoff
+            weights[v] = weights.get(v, 0) + gaps[v]
         return
     # the level L: the largest integer with f(L) = sum(min(gap, L)) <= budget; on [g_(i-1),
     # g_(i)] (gaps sorted), f(L) = (sum of the i smallest gaps) + (m - i) L
@@ -159,10 +177,26 @@ def l2_update(
 
 
 def policy_weights(
-    persons: Sequence[Sequence[Hashable]], noise: SetUnionNoise, cutoff: int
+    persons: Sequence[Sequence[Hashable]],
+    noise: SetUnionNoise,
+    cutoff: int,
+    max_rows_per_value: int = 1,
 ) -> dict[Hashable, int]:
-    """The final weights (units) after every person's update, in the given order."""
+    """The final weights (units) after every person's update, in the given order.
+
+    ``max_rows_per_value = r > 1`` (Policy Laplace): a value repeated ``n`` times in a
+    person's list is ``n`` rows; the person spends ``r`` units of 1 and adds at most
+    ``min(n, r)`` to it (module docstring)."""
     weights: dict[Hashable, int] = {}
+    r = int(max_rows_per_value)
+    if r > 1:
+        if noise != "laplace":
+            raise ParameterError("rows per value: Policy Laplace only (module docstring)")
+        for values in persons:
+            rows = Counter(values)
+            caps = {v: min(n, r) * L1_UNITS for v, n in rows.items()}
+            l1_update(weights, list(rows), cutoff, r * L1_UNITS, caps)
+        return weights
     if noise == "laplace":
         for values in persons:
             l1_update(weights, list(dict.fromkeys(values)), cutoff, L1_UNITS)
@@ -187,6 +221,8 @@ class SetUnionPlan:
     max_contributions: int
     epsilon: float
     delta: float
+    #: ``r``: a person adds at most ``r`` to a value and spends ``r`` (Policy Laplace)
+    max_rows_per_value: int = 1
 
     @property
     def units(self) -> int:
@@ -218,15 +254,24 @@ def _delta2(c: int) -> Fraction:
 
 
 def _map_values(
-    noise: SetUnionNoise, scale: float, rho: float, c: int, delta_1: float = 0.0
+    noise: SetUnionNoise,
+    scale: float,
+    rho: float,
+    c: int,
+    delta_1: float = 0.0,
+    max_rows_per_value: int = 1,
 ) -> tuple[float, float] | None:
     """The map at one person (module docstring), rounded up; ``None`` when its conditions
-    fail (``rho`` too small)."""
+    fail (``rho`` too small). ``max_rows_per_value = r`` (Laplace): the new values' weights
+    are at most ``r`` and the distance at most ``r`` (``docs/partition_selection.md``,
+    section 6)."""
+    if max_rows_per_value != 1 and noise != "laplace":
+        return None
     old = ctx.prec
     ctx.prec = 200
     try:
         s, r = arb_of(scale), arb_of(rho)
-        d = arb_of(_delta2(c)) if noise == "gaussian" else arb(1)
+        d = arb_of(_delta2(c)) if noise == "gaussian" else arb(max_rows_per_value)
         if not r.lower() >= d.upper():
             return None
 
@@ -237,10 +282,10 @@ def _map_values(
             return -(1 - p(w)).log()
 
         p0, pd, g0, gd = p(arb(0)), p(d), g(arb(0)), g(d)
-        if noise == "laplace":
-            if not (gd - g0).upper() <= (1 / s).lower():
+        if noise == "laplace":  # d = r: the distance and the largest new weight
+            if not (gd - g0).upper() <= (d / s).lower():
                 return None
-            eps = 1 / s + c * g0
+            eps = d / s + c * g0
             dlt = pd + (c - 1) * p0
             return upper_float(eps), upper_float(dlt)
         rho_z = Fraction(_delta2(c)) ** 2 / (2 * Fraction(scale) ** 2)
@@ -275,6 +320,8 @@ def set_union_plan(
     delta: float,
     max_contributions: int,
     alpha: float = DEFAULT_ALPHA,
+    *,
+    max_rows_per_value: int = 1,
 ) -> SetUnionPlan:
     """Calibrate Policy Laplace / Policy Gaussian to ``(epsilon, delta)`` at one person.
 
@@ -282,9 +329,17 @@ def set_union_plan(
     delta at most ``delta``, the map's epsilon is at most ``epsilon``. Gaussian: half of
     ``delta`` to the CKS conversion, half to the new values; ``sigma`` the smallest such that
     the map's epsilon fits. ``Gamma = rho + alpha * scale`` (a public tuning constant). The
-    returned plan's map is certified in ``arb``.
+    returned plan's map is certified in ``arb``. ``max_rows_per_value = r`` (Laplace only;
+    Gaussian refused at ``r > 1``, module docstring): budget and caps ``r``, the map at
+    ``r`` (about ``r`` times the scale and ``rho`` of ``r = 1``).
     """
     c = check_int(max_contributions, "max_contributions", minimum=1)
+    rows = check_int(max_rows_per_value, "max_rows_per_value", minimum=1)
+    if rows > 1 and noise != "laplace":
+        raise ParameterError(
+            "Policy Gaussian counts persons: its l2 contraction is not proven with rows per "
+            "value capped, so max_rows_per_value > 1 needs Policy Laplace or thresholding"
+        )
     eps = float(check_epsilon(epsilon))
     dlt = float(check_delta(delta, allow_zero=False))
     if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha >= 0):
@@ -293,11 +348,11 @@ def set_union_plan(
         raise ParameterError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
     d1 = dlt / 2 if noise == "gaussian" else 0.0
     d_new = dlt - d1
-    lo_d = float(_delta2(c)) if noise == "gaussian" else 1.0
+    lo_d = float(_delta2(c)) if noise == "gaussian" else float(rows)
 
     def float_delta(scale: float, rho: float) -> float:
         if noise == "laplace":
-            return 0.5 * math.exp(-(rho - 1) / scale) + (c - 1) * 0.5 * math.exp(-rho / scale)
+            return 0.5 * math.exp(-(rho - rows) / scale) + (c - 1) * 0.5 * math.exp(-rho / scale)
 
         def q(w: float) -> float:
             return 0.5 * math.erfc((rho - w) / (scale * math.sqrt(2)))
@@ -307,15 +362,15 @@ def set_union_plan(
     def attempt(scale: float) -> SetUnionPlan | None:
         rho = _least_rho(lambda r: float_delta(scale, r), d_new * (1 - 1e-6), lo_d)
         for _ in range(60):
-            got = _map_values(noise, scale, rho, c, d1)
+            got = _map_values(noise, scale, rho, c, d1, rows)
             if got is not None and got[1] <= dlt:
                 if got[0] > eps:
                     return None
-                return SetUnionPlan(noise, scale, rho, rho + alpha * scale, c, got[0], got[1])
+                return SetUnionPlan(noise, scale, rho, rho + alpha * scale, c, got[0], got[1], rows)
             rho *= 1 + 1e-6
         return None  # pragma: no cover - the float aim is within 1e-6 of the certified rho
 
-    lo_s, hi_s = 1e-4, 1e7
+    lo_s, hi_s = 1e-4 * rows, 1e7 * rows
     for _ in range(200):
         mid = math.sqrt(lo_s * hi_s)
         if attempt(mid) is not None:
@@ -377,7 +432,9 @@ def make_policy_set_union(plan: SetUnionPlan, *, source: RandomSource | None = N
 
     Input: one sequence of values per person, in an order fixed by a per-person key (so that a
     person added or removed leaves the others' relative order unchanged), each with at most
-    ``plan.max_contributions`` distinct values. Output: the released values in
+    ``plan.max_contributions`` distinct values (a value repeated once per row: with
+    ``plan.max_rows_per_value = r > 1`` the person adds at most ``min(rows, r)`` to it;
+    ``r = 1``: repeats are ignored). Output: the released values in
     :func:`ordered_values` order. Map to ``Approximate(MaxDivergence())`` at one person:
     ``(plan.epsilon, plan.delta)`` (module docstring; proof in ``docs/partition_selection.md``,
     section 5; GGKSSY20 Theorem 5.3); ``d_in > 1`` raises :class:`PrivacyMapError`.
@@ -392,7 +449,7 @@ def make_policy_set_union(plan: SetUnionPlan, *, source: RandomSource | None = N
                 f"each with at most {plan.max_contributions} distinct values"
             )
         src = resolve_source(source)
-        weights = policy_weights(persons, plan.noise, cutoff)
+        weights = policy_weights(persons, plan.noise, cutoff, plan.max_rows_per_value)
         return [v for v in ordered_values(weights) if _release(plan.noise, plan, weights[v], src)]
 
     def privacy_map(d_in: Any) -> tuple[float, float]:
@@ -421,14 +478,18 @@ def held_weight_lower_bound(plan: SetUnionPlan, holders: int) -> float:
 
     l1: each holder finds the value at ``Gamma`` or raises it by at least ``floor(UNITS / c)``
     units (the water level is at least ``floor(budget / open values)``), so the weight is at
-    least ``min(Gamma, holders floor(UNITS / c) / UNITS)``. l2: a holder either fills the value
+    least ``min(Gamma, holders floor(UNITS / c) / UNITS)``. With ``r = max_rows_per_value >
+    1``, ``holders`` counts the value's kept rows (at most ``r`` per person): a holder with
+    ``w <= r`` rows adds at least ``min(w UNITS, floor(r UNITS / c)) >= w floor(r UNITS / c)
+    / r`` units or fills the value, so the weight is at least ``min(Gamma, rows floor(r
+    UNITS / c) / (r UNITS))`` (``r = 1``: the bound above). l2: a holder either fills the value
     to ``Gamma`` or multiplies its gap by at most ``r = 1 - 1 / (sqrt(c) Gamma)`` and adds
     at most one unit (``||y|| <= sqrt(c) Gamma``), so the weight is at least ``Gamma (1 -
     r^holders) - holders / UNITS``. Floats with a relative margin of 1e-12 downward.
     """
-    c, gamma = plan.max_contributions, plan.gamma
+    c, gamma, rows = plan.max_contributions, plan.gamma, plan.max_rows_per_value
     if plan.noise == "laplace":
-        per = (L1_UNITS // c) / L1_UNITS
+        per = (rows * L1_UNITS // c) / (rows * L1_UNITS)
         return min(gamma, holders * per) * (1 - 1e-12)
     r = 1 - 1 / (math.sqrt(c) * (gamma + 1e-9))
     return max(0.0, gamma * (1 - r**holders) * (1 - 1e-12) - holders / L2_UNITS)
@@ -445,9 +506,9 @@ def release_probability_lower_bound(plan: SetUnionPlan, weight: float) -> float:
 
 
 def policy_sure_count(plan: SetUnionPlan, confidence: float = 0.95) -> int:
-    """The least number of holders whose value is released with probability at least
-    ``confidence`` by :func:`held_weight_lower_bound` (``Gamma >= rho`` plus the noise's
-    ``confidence`` quantile is needed: refused otherwise)."""
+    """The least number of holders (rows, ``max_rows_per_value > 1``) whose value is released
+    with probability at least ``confidence`` by :func:`held_weight_lower_bound` (``Gamma >=
+    rho`` plus the noise's ``confidence`` quantile is needed: refused otherwise)."""
     if release_probability_lower_bound(plan, plan.gamma) < confidence:
         raise ParameterError(
             f"Gamma = {plan.gamma:.4g} is too low for a {confidence:.0%} statement: raise alpha"

@@ -384,11 +384,14 @@ def grouped_partition_selection(
 ) -> GroupedResult:
     """The values of ``column`` that can be published in every group of ``by``.
 
-    Each group runs partition selection at ``(epsilon_g, delta_g)``: DVGM22's optimal rule
-    when a person keeps one value per group (``max_contributions = 1``, ``max_rows_per_value
-    = 1``), else thresholding of exact Laplace or Gaussian counts calibrated to L0 ``m``,
-    L-infinity ``r`` (the one with the lower count released at 95%; ``mechanism`` fixes
-    ``"optimal"``, ``"laplace"`` or ``"gaussian"``). Accounting: module docstring.
+    Each group runs partition selection at ``(epsilon_g, delta_g)``. ``"auto"`` and
+    ``"optimal"``: DVGM22's optimal rule, each person counting once toward one value of the
+    group (a released set is valid whatever selected it: with ``max_rows_per_value > 1`` it
+    selects by persons, which released the most values in every measured cell,
+    docs/partition_selection.md, section 6; ungrouped ``"auto"`` on a Spark-like engine
+    chooses the same). ``"laplace"`` / ``"gaussian"``: thresholding of exact counts
+    calibrated to L0 ``m`` and L-infinity ``r``. Policy set union is not run per group.
+    Accounting: :mod:`dpselect.recipes.grouping`.
 
     Parameters
     ----------
@@ -408,7 +411,6 @@ def grouped_partition_selection(
         KeysResult,
         _counted,
         _optimal_sure_count,
-        _rows_threshold_method,
         _sure_release_count,
     )
 
@@ -423,11 +425,6 @@ def grouped_partition_selection(
             "with by, mechanism must be 'auto', 'optimal', 'laplace' or 'gaussian' (policy set "
             f"union holds persons in the driver and is not run per group), got {mechanism!r}"
         )
-    if mechanism == "optimal" and r > 1:
-        raise ParameterError(
-            "mechanism 'optimal' counts persons, not rows: max_rows_per_value > 1 needs "
-            "mechanism 'laplace', 'gaussian' or 'auto'"
-        )
     table = open_checked(data, column, privacy_unit, schema)
     grouping = check_groups(table, column, by, groups, privacy_unit, max_groups, group_fraction)
     private = grouping.listed is None
@@ -436,13 +433,12 @@ def grouped_partition_selection(
     selection = group_selection(grouping, budget, privacy_unit, source) if private else None
     select_cost = (0.0, 0.0) if selection is None else (selection[1], selection[2])
     eg, dg = budget.group_epsilon, budget.group_delta
-    method = mechanism
-    if method == "auto":
-        method = "optimal" if m == 1 and r == 1 else _rows_threshold_method(eg, dg, m, r)
-    bound = m
+    method = "optimal" if mechanism == "auto" else mechanism
+    bound, r_sel = m, r  # the values kept per person and group, the rows counted per value
     if method == "optimal":
         measurement = make_optimal_partition_selection(eg, dg, source=source)
         name, sure = OPTIMAL_NAME, _optimal_sure_count(eg, dg)
+        r_sel = 1  # DVGM22 counts persons: the set it releases needs no row counts
         if m > 1:  # DVGM22 is proven for one value per person: keep one (a stricter bound)
             bound, name = 1, name + ", each person bounded to one value per group"
     else:
@@ -456,7 +452,7 @@ def grouped_partition_selection(
     each = tuple(float(x) for x in measurement.map(1))
     total = total_cost(budget, grouping, (each[0], each[1]), select_cost)
     accuracy = (
-        f"a value {_counted(sure, r)} in its group is released with probability at least "
+        f"a value {_counted(sure, r_sel)} in its group is released with probability at least "
         f"{CONFIDENCE:.0%}; a value held by one person only, with probability at most "
         f"{each[1]:.3g}"
     )
@@ -476,7 +472,7 @@ def grouped_partition_selection(
         salt, group_salt = draw_salts(source)
         found = table.grouped_value_counts(
             column, by, names, None, privacy_unit, grouping.max_groups, bound, salt,
-            group_salt, progress, r,
+            group_salt, progress, r_sel,
         )  # fmt: skip
         releases = [
             KeysResult(

@@ -530,9 +530,9 @@ def preview_top_k(
         if dlt == 0:
             raise ParameterError("values from the data need delta > 0")
         ud_best, ud_options = choose_unknown_domain(k, eps, dlt, c, r)
-        policy = use_policy_top_k(k, eps, dlt, c) if c > 1 and r == 1 else False
-        if c > 1 and r == 1:  # a unit: policy set union then the top k (DuckDB; counts persons)
-            su = policy_top_k_plan(k, eps, dlt, c).set_union
+        policy = use_policy_top_k(k, eps, dlt, c) if c > 1 else False
+        if c > 1:  # a unit: policy set union then the top k (DuckDB; rows at r > 1)
+            su = policy_top_k_plan(k, eps, dlt, c, max_rows_per_value=r).set_union
             rows.append(
                 TopKPreviewRow(
                     "policy_top_k",

@@ -39,10 +39,6 @@ BAD = [
     ({"max_rows_per_value": 0, "privacy_unit": "plane"}, "max_rows_per_value must be"),
     ({"max_rows_per_value": 2.5, "privacy_unit": "plane"}, "max_rows_per_value must be"),
     ({"max_rows_per_value": 3}, "applies only with a privacy_unit"),
-    (
-        {"max_rows_per_value": 3, "privacy_unit": "plane", "max_contributions": "auto"},
-        "max_contributions='auto'",
-    ),
 ]
 
 
@@ -56,11 +52,12 @@ def test_top_k_errors_before_the_charge(book, kwargs, match):
     assert book.entries() == []
 
 
-@pytest.mark.parametrize("mechanism", ["optimal", "policy_laplace", "policy_gaussian"])
-def test_partition_selection_refuses_person_counting_mechanisms(book, mechanism):
-    with pytest.raises(ParameterError, match="counts persons"):
-        dp.partition_selection(flights(), "dest", 1.0, 1e-6, "plane", 2, mechanism=mechanism,
-                               ledger=book, max_rows_per_value=5)  # fmt: skip
+def test_partition_selection_refuses_policy_gaussian_at_r(book):
+    """Policy Gaussian's l2 contraction is not proven with capped updates: refused."""
+    with pytest.raises(ParameterError, match="policy_gaussian"):
+        dp.partition_selection(flights(), "dest", 1.0, 1e-6, "plane", 2,
+                               mechanism="policy_gaussian", ledger=book,
+                               max_rows_per_value=5)  # fmt: skip
     with pytest.raises(ParameterError, match="applies only with a privacy_unit"):
         dp.partition_selection(flights(), "dest", 1.0, 1e-6, ledger=book, max_rows_per_value=5)
     assert book.entries() == []
@@ -120,9 +117,13 @@ def test_unknown_domain_with_rows(mechanism):
     assert "policy" not in result.mechanism.lower()
     keys = dp.partition_selection(df, "dest", 2.0, 1e-5, "plane", 2, max_rows_per_value=20,
                                   source=InsecureSeededSource(1))  # fmt: skip
-    assert keys.parameters["mechanism"] in ("laplace", "gaussian")
+    # a released set: "auto" selects by persons (docs/partition_selection.md, section 6)
+    assert keys.parameters["mechanism"] in ("optimal", "policy_laplace")
     assert keys.parameters["max_rows_per_value"] == 20
-    assert "rows (at most 20 per person and value" in keys.accuracy
+    assert keys.parameters["selected_by"] == "persons" and "persons" in keys.accuracy
+    rows = dp.partition_selection(df, "dest", 2.0, 1e-5, "plane", 2, max_rows_per_value=20,
+                                  mechanism="laplace", source=InsecureSeededSource(1))  # fmt: skip
+    assert "rows (at most 20 per person and value" in rows.accuracy
 
 
 def test_cli_option(tmp_path):
@@ -143,8 +144,8 @@ def test_cli_option(tmp_path):
                 ",".join(CANDS), "--privacy-unit", "plane", "--max-rows-per-value", 0,
                 "--ledger", ledger),
         run_cli("keys", path, "--column", "dest", "--epsilon", 1, "--delta", 1e-5,
-                "--privacy-unit", "plane", "--max-rows-per-value", 10, "--mechanism", "optimal",
-                "--ledger", ledger),
+                "--privacy-unit", "plane", "--max-rows-per-value", 10, "--mechanism",
+                "policy_gaussian", "--ledger", ledger),
     )  # fmt: skip
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["parameters"]["max_rows_per_value"] == 10

@@ -68,3 +68,26 @@ def test_top_k_and_partition_selection_match_duckdb(spark):
     b = dp.partition_selection(sdf, "site", 1.0, 1e-6, "user_id", 2, max_rows_per_value=9,
                                source=InsecureSeededSource(7))  # fmt: skip
     assert a.values == b.values
+
+
+def test_top_k_auto_contributions_at_r_equal_duckdbs(datasets):
+    """``max_contributions="auto"`` with ``max_rows_per_value``: GEM reads the candidates' kept
+    rows (the engine's scores), so Spark chooses the same bound and releases the same values
+    as DuckDB for the same seed."""
+    import dpselect as dp
+    from dpselect.sampling import InsecureSeededSource
+
+    arrow, frame = datasets[0]
+    cands = [str(i) for i in range(45)]
+    kw = {"candidates": cands, "privacy_unit": "user", "max_contributions": "auto",
+          "max_rows_per_value": 4}  # fmt: skip
+    runs = [dp.top_k(data, "s", 3, 1.0, source=InsecureSeededSource(12), **kw)
+            for data in (arrow, frame)]  # fmt: skip
+    assert runs[0].candidates == runs[1].candidates
+    assert runs[0].parameters["max_contributions"] == runs[1].parameters["max_contributions"]
+
+
+def test_person_values_with_rows_refused_on_spark(datasets):
+    _, frame = datasets[0]
+    with pytest.raises(ParameterError, match="DuckDB"):
+        open_table(frame).person_values("s", "user", 2, 1, None, max_rows_per_value=3)

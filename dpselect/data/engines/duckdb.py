@@ -169,11 +169,13 @@ class DuckDBEngine:
         max_contributions: int,
         salt: int = 0,
         progress: Progress = None,
+        max_rows_per_value: int = 1,
     ) -> list[list[Any]]:
         """Each person's kept values (:func:`dpselect.data.partitions.duckdb_person_values`)."""
         return partitions.duckdb_person_values(
-            self._table(), column, privacy_unit, max_contributions, salt, progress
-        )
+            self._table(), column, privacy_unit, max_contributions, salt, progress,
+            max_rows_per_value,
+        )  # fmt: skip
 
     def contribution_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
         """``c_u``: each person's number of distinct non-null values of ``column`` (one row per

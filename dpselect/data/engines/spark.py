@@ -356,8 +356,10 @@ class SparkTable:
         max_contributions: int,
         salt: int = 0,
         progress: Any = None,
+        max_rows_per_value: int = 1,
     ) -> list[list[Any]]:
-        """Refused: policy set union reads each person's values into the driver."""
+        """Refused (any ``max_rows_per_value``): policy set union reads each person's values
+        into the driver."""
         raise ParameterError(
             "policy set union reads each person's values into the driver: use the DuckDB "
             "engine (method='laplace' or 'gaussian' runs on Spark)"
