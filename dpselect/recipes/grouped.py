@@ -462,6 +462,7 @@ def grouped_partition_selection(
         "max_groups": grouping.max_groups, "privacy_unit": privacy_unit,
         "max_contributions": m, "max_rows_per_value": r, "mechanism": method,
         "group_epsilon": each[0], "group_delta": each[1],
+        "selected_by": "persons" if r_sel == 1 else "rows",
     }  # fmt: skip
     accounting = composition_text(
         grouping, privacy_unit, None if selection is None else selection[4]
