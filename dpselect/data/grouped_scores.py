@@ -32,8 +32,9 @@ groups' mechanisms from these facts.
 Plans (all one SQL query over the view ``data``; docs/contribution_bounding.md, "Groups per
 unit"): ``max_groups = 1``, ``m = 1``, ``r = 1`` (the common case) packs per row the group's
 key and position and the value's key and tie-break as one 128-bit integer and keeps its
-minimum per unit: one aggregate picks the kept group and the kept value at once. Otherwise
-the rows are grouped by ``(unit, group, value)`` with their count, each unit keeps its groups
+minimum per unit: one aggregate picks the kept group and the kept value at once;
+``max_groups > 1`` with ``m = r = 1`` takes the minimum per (unit, group) first, then the
+``max_groups`` smallest per unit. Otherwise the rows are grouped by ``(unit, group, value)`` with their count, each unit keeps its groups
 by DuckDB's top-n aggregate ``min(p, max_groups)`` over its distinct groups, and in each kept
 ``(unit, group)`` the values by ``min(p, m)`` (numbers: the window of
 :func:`dpselect.data.engines.duckdb.kept_rows_sql` per unit and group).
@@ -217,6 +218,8 @@ def _kept_cells_sql(
                            CAST(p & {M32} AS BIGINT) AS t, count(*) AS n
                     FROM chosen GROUP BY 1, 2"""
         return ctes, final
+    if m == 1 and r == 1:
+        return _one_value_per_group_sql(rows, seeds, g)
     group_p = "(y << 32) | g"
     if g == 1:
         kept_groups = f"SELECT u, min({group_p}) & {M32} AS g FROM gkeyed GROUP BY u"
@@ -250,6 +253,28 @@ def _kept_cells_sql(
              vkeyed AS {vkeyed},
              chosen AS ({chosen})"""
     return ctes, counted
+
+
+def _one_value_per_group_sql(rows: str, seeds: str, g: int) -> tuple[str, str]:
+    """:func:`_kept_cells_sql` for ``m = r = 1`` and any ``max_groups``: two aggregates, no
+    join back. Per (unit, group) the minimum ``p = key 2^32 + t`` over its rows (the value
+    that unit keeps there, if it keeps the group); then per unit the ``g`` smallest
+    ``gkey 2^96 + group 2^64 + p`` over its (unit, group) pairs, one per group: its kept
+    groups, each with its kept value."""
+    start = f"""(SELECT rows.u AS u, rows.g AS g, rows.t AS t, xor(rows.code, s.a) AS x, s.b AS b
+                 FROM {rows} AS rows JOIN seeds AS s ON rows.u = s.u)"""
+    keyed = _chain(start, _key_bodies("x", "b"), "x")
+    gstart = """(SELECT c.u AS u, c.g AS g, c.p AS p, xor(c.g, s.ga) AS y, s.gb AS gb
+                 FROM pairs AS c JOIN seeds AS s ON c.u = s.u)"""
+    gkeyed = _chain(gstart, _key_bodies("y", "gb"), "y")
+    packed = "(CAST(y AS UHUGEINT) << 96) | (CAST(g AS UHUGEINT) << 64) | CAST(p AS UHUGEINT)"
+    ctes = f"""seeds AS {seeds},
+               pairs AS (SELECT u, g, min((x << 32) | t) AS p FROM {keyed} GROUP BY u, g),
+               chosen AS (SELECT unnest(min({packed}, {g})) AS q FROM {gkeyed} GROUP BY u)"""
+    final = f"""SELECT CAST((q >> 64) & {M32} AS BIGINT) AS g, CAST(q & {M32} AS BIGINT) AS t,
+                       count(*) AS n
+                FROM chosen GROUP BY 1, 2"""
+    return ctes, final
 
 
 def _groups_sql(group_match: str, source: str) -> str:
