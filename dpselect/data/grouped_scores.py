@@ -34,10 +34,11 @@ unit"): ``max_groups = 1``, ``m = 1``, ``r = 1`` (the common case) packs per row
 key and position and the value's key and tie-break as one 128-bit integer and keeps its
 minimum per unit: one aggregate picks the kept group and the kept value at once;
 ``max_groups > 1`` with ``m = r = 1`` takes the minimum per (unit, group) first, then the
-``max_groups`` smallest per unit. Otherwise the rows are grouped by ``(unit, group, value)`` with their count, each unit keeps its groups
-by DuckDB's top-n aggregate ``min(p, max_groups)`` over its distinct groups, and in each kept
-``(unit, group)`` the values by ``min(p, m)`` (numbers: the window of
-:func:`dpselect.data.engines.duckdb.kept_rows_sql` per unit and group).
+``max_groups`` smallest per unit. Otherwise the rows are grouped by ``(unit, group, value)``
+with their count, each unit keeps its groups by DuckDB's top-n aggregate
+``min(p, max_groups)`` over its distinct groups, and in each kept ``(unit, group)`` the values
+by ``min(p, m)`` (numbers: the window of :func:`dpselect.data.engines.duckdb.kept_rows_sql`
+per unit and group).
 """
 
 from __future__ import annotations
