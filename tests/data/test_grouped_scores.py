@@ -502,3 +502,36 @@ def test_errors_come_from_public_facts():
         table.grouped_value_counts("v", "b", GROUPS, -1, "u")
     with pytest.raises(ParameterError, match="groups must be a list"):
         table.grouped_value_counts("v", "b", "abc", 3, "u")
+
+
+# ----------------------------------------------------------------------------------------
+# Uniformity: the kept group and the kept value are uniform across units (one query)
+# ----------------------------------------------------------------------------------------
+
+#: scipy.stats.chi2.isf(1e-6, 3): the test's false-failure rate is 1e-6.
+CHI2_3_AT_1E6 = 30.66
+
+
+@pytest.mark.parametrize("plan", ["one aggregate", "per cell"])
+def test_the_kept_group_and_value_are_uniform_across_units(plan):
+    """6000 units, each with rows (a, x), (b, x), (c, x), (c, y): with ``max_groups = 1`` and
+    ``m = 1`` a unit keeps a, b or c with probability 1/3 each and, in c, x or y with 1/2
+    each, so the cells (a, x), (b, x), (c, x), (c, y) hold 1/3, 1/3, 1/6, 1/6 of the units
+    (a multinomial: chi-square with 3 degrees of freedom, false-failure rate 1e-6). A rule
+    that favours one group or value by a factor 2 moves some cell by 1/6 of 6000 = 1000 units,
+    far beyond the critical value. ``r = 2`` takes the per-cell plan (the same choice)."""
+    n = 6000
+    units = np.repeat(np.arange(n), 4)
+    df = pd.DataFrame(
+        {"u": units, "b": np.tile(["a", "b", "c", "c"], n), "v": np.tile(["x", "x", "x", "y"], n)}
+    )
+    r = 1 if plan == "one aggregate" else 2
+    cells = as_cells(
+        open_table(df).grouped_candidate_scores("v", ["x", "y"], "b", ["a", "b", "c"], "u", 1,
+                                                1, 17, 23, max_rows_per_value=r)
+    )  # fmt: skip
+    observed = np.array([cells.get(k, 0) for k in [(0, 0), (1, 0), (2, 0), (2, 1)]])
+    assert observed.sum() == n
+    expected = n * np.array([1 / 3, 1 / 3, 1 / 6, 1 / 6])
+    chi2 = float(((observed - expected) ** 2 / expected).sum())
+    assert chi2 < CHI2_3_AT_1E6, (observed, chi2)
