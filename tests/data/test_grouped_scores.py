@@ -535,3 +535,21 @@ def test_the_kept_group_and_value_are_uniform_across_units(plan):
     expected = n * np.array([1 / 3, 1 / 3, 1 / 6, 1 / 6])
     chi2 = float(((observed - expected) ** 2 / expected).sum())
     assert chi2 < CHI2_3_AT_1E6, (observed, chi2)
+
+
+def test_text_units_of_parquet_are_keyed_by_their_bytes(tmp_path):
+    """A text unit of a Parquet file is read by its raw bytes (Table.unit_column): the seeds
+    of both rules are those of the unit's text, as the reference hashes it."""
+    rows = [(None if u is None else f"p{u}", b, v) for u, b, v in visits(seed=5, n=800)]
+    df = pd.DataFrame(
+        {k: pd.array([row[j] for row in rows], dtype=object) for j, k in enumerate("ubv")}
+    )
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "t.parquet")
+    table = open_table(str(tmp_path / "t.parquet"))
+    for g, m, r in [(1, 1, 1), (2, 1, 1), (2, 2, 3)]:
+        found = table.grouped_candidate_scores("v", CANDIDATES, "b", GROUPS, "u", g, m, 3, 4,
+                                               max_rows_per_value=r)  # fmt: skip
+        assert as_cells(found) == reference_candidates(rows, CANDIDATES, GROUPS, True, g, m, r,
+                                                       3, 4)  # fmt: skip
+        got = table.grouped_value_counts("v", "b", GROUPS, None, "u", g, m, 3, 4, None, r)
+        assert got == reference_values(rows, GROUPS, True, None, g, m, r, 3, 4)
