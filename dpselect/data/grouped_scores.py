@@ -128,7 +128,7 @@ def check_grouped_bounds(
         1 (each row is then its own unit: it counts once in every group it matches); more
         than ``2^32 - 1`` groups.
     """
-    if isinstance(groups, (str, bytes)) or not isinstance(groups, Sequence):
+    if isinstance(groups, (str, bytes)) or not hasattr(groups, "__len__"):
         raise ParameterError(f"groups must be a list of values, got {type(groups).__name__}")
     if len(groups) > M32:
         raise ParameterError(
@@ -283,8 +283,9 @@ def _groups_sql(group_match: str, source: str) -> str:
 
 
 class _Grouped:
-    """The checked, public facts of one grouped query: column types, the unit's key, the
-    group matching and the registered group list (while the ``with`` block runs)."""
+    """The public facts of one grouped query, checked (:class:`~dpselect.core.errors.
+    DataError` naming the argument): the column's and ``by``'s types, the unit's key column
+    (:meth:`~dpselect.data.tables.Table.unit_column`) and its type."""
 
     def __init__(self, table: Table, column: str, by: str, privacy_unit: str | None) -> None:
         self.table = table
@@ -356,6 +357,7 @@ def duckdb_grouped_candidate_scores(
         groups, privacy_unit, max_groups, max_contributions, max_rows_per_value
     )
     q = _Grouped(table, column, by, privacy_unit)
+    groups = list(groups)
     if q.unit is not None:
         check_bounded_candidates(len(candidates))
     empty = np.zeros(0, dtype=np.int64)
@@ -458,6 +460,7 @@ def duckdb_grouped_value_counts(
     ):
         raise ParameterError(f"limit must be an integer >= 0 or None, got {limit!r}")
     q = _Grouped(table, column, by, privacy_unit)
+    groups = list(groups)
     out: list[list[tuple[Any, int]]] = [[] for _ in groups]
     if len(groups) == 0 or limit == 0:
         return out
@@ -539,6 +542,7 @@ def duckdb_grouped_values(
     """
     g, _, _, rows_cap = check_grouped_bounds(groups, privacy_unit, max_groups, 1, 1, max_rows)
     q = _Grouped(table, column, by, privacy_unit)
+    groups = list(groups)
     if len(groups) == 0:
         return []
     by_match, group_match = match_sql(f"data.{_quote(by)}", q.by_type, groups)

@@ -502,6 +502,8 @@ def test_errors_come_from_public_facts():
         table.grouped_value_counts("v", "b", GROUPS, -1, "u")
     with pytest.raises(ParameterError, match="groups must be a list"):
         table.grouped_value_counts("v", "b", "abc", 3, "u")
+    as_list = table.grouped_value_counts("v", "b", ["a", "b"], 3, "u")
+    assert table.grouped_value_counts("v", "b", np.array(["a", "b"]), 3, "u") == as_list
 
 
 # ----------------------------------------------------------------------------------------
