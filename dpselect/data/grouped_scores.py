@@ -288,7 +288,6 @@ class _Grouped:
     (:meth:`~dpselect.data.tables.Table.unit_column`) and its type."""
 
     def __init__(self, table: Table, column: str, by: str, privacy_unit: str | None) -> None:
-        self.table = table
         self.col_type = table.require_column(column)
         self.by_type = table.require_column(by, "by")
         self.unit: str | None = None
@@ -296,7 +295,6 @@ class _Grouped:
         if privacy_unit is not None:
             table.require_column(privacy_unit, "privacy_unit")
             self.unit, self.unit_type = table.unit_column(privacy_unit)
-        self.by = by
 
 
 # ----------------------------------------------------------------------------------------
