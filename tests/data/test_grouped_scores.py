@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpselect.core.errors import DataError, ParameterError
-from dpselect.data import Engine
+from dpselect.data import Engine, grouped_scores
 from dpselect.data.rules import (
     bounding_key,
     canonical_text,
@@ -312,6 +312,21 @@ def test_every_input_kind_gives_the_reference(sources, g, m, r):
         assert as_cells(found) == expected_c, kind
         got = table.grouped_value_counts("v", "b", GROUPS, 3, "u", g, m, 11, 12, None, r)
         assert got == expected_v, kind
+
+
+@pytest.mark.parametrize("lists", [True, False])
+def test_both_plans_of_one_value_per_group(sources, monkeypatch, lists):
+    """``max_groups > 1`` with ``m = r = 1``: the sorted-lists plan (DuckDB with lambdas) and
+    the two-aggregate plan (older DuckDB) both give the reference."""
+    monkeypatch.setattr(grouped_scores, "lambda_syntax", lambda: lists)
+    rows = sources["rows"]
+    table = open_table(sources["parquet"])
+    for g in (2, 3, 5):
+        found = table.grouped_candidate_scores("v", CANDIDATES, "b", GROUPS, "u", g, 1, 2, 9)
+        assert as_cells(found) == reference_candidates(rows, CANDIDATES, GROUPS, True, g, 1, 1,
+                                                       2, 9)  # fmt: skip
+        got = table.grouped_value_counts("v", "b", GROUPS, 2, "u", g, 1, 2, 9)
+        assert got == reference_values(rows, GROUPS, True, 2, g, 1, 1, 2, 9)
 
 
 def kept_frame(rows: list[tuple[Any, Any, Any]], g: int, group_salt: int) -> list[pd.DataFrame]:
