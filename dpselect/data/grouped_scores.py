@@ -64,8 +64,7 @@ from .rules import (
     salt_text,
 )
 from .scores import (
-    _chain,
-    _fmix32_bodies,
+    bounding_key_sql,
     candidates_source,
     keyed_sql,
     match_multiplicity,
@@ -163,12 +162,6 @@ def duckdb_group_multiplicity(table: Table, by: str, groups: Sequence[Any]) -> i
 # ----------------------------------------------------------------------------------------
 
 
-def _key_bodies(x: str, b: str) -> list[str]:
-    """The projections turning ``x = code xor a`` into :func:`~dpselect.data.rules.
-    bounding_key` (``b``: the seed's upper half), for :func:`dpselect.data.scores._chain`."""
-    return [*_fmix32_bodies(x), f"xor({x}, {b})", *_fmix32_bodies(x)]
-
-
 def _two_seeds_sql(privacy_unit: str, unit_type: str) -> str:
     """``(u, a, b, ga, gb)`` for every distinct unit of the data: the seed halves of the value
     rule (``$salt``) and of the group rule (``$group_salt``), two md5 per unit, none per row
@@ -208,7 +201,7 @@ def _kept_cells_sql(
         start = f"""(SELECT rows.u AS u, rows.g AS g, rows.t AS t,
                             xor(rows.g, s.ga) AS y, s.gb AS gb, xor(rows.code, s.a) AS x, s.b AS b
                      FROM {rows} AS rows JOIN seeds AS s ON rows.u = s.u)"""
-        keyed = _chain(_chain(start, _key_bodies("y", "gb"), "y"), _key_bodies("x", "b"), "x")
+        keyed = bounding_key_sql(bounding_key_sql(start, "y", "gb"))
         packed = (
             "(CAST(y AS UHUGEINT) << 96) | (CAST(g AS UHUGEINT) << 64) "
             "| CAST((x << 32) | t AS UHUGEINT)"
@@ -233,7 +226,7 @@ def _kept_cells_sql(
                          xor(c.code, s.a) AS x, s.b AS b
                   FROM cells AS c JOIN kept_groups AS k ON c.u = k.u AND c.g = k.g
                        JOIN seeds AS s ON c.u = s.u)"""
-    vchain = _chain(vstart, _key_bodies("x", "b"))
+    vchain = bounding_key_sql(vstart)
     vkeyed = f"(SELECT u, g, t, n, (x << 32) | t AS p FROM {vchain})"
     if m == 1:
         chosen = "SELECT u, g, min(p) AS p FROM vkeyed GROUP BY u, g"
@@ -249,7 +242,7 @@ def _kept_cells_sql(
                       GROUP BY 1, 2"""
     ctes = f"""seeds AS {seeds},
              cells AS (SELECT u, g, code, t, count(*) AS n FROM {rows} GROUP BY u, g, code, t),
-             gkeyed AS (SELECT u, g, y FROM {_chain(gstart, _key_bodies("y", "gb"), "y")}),
+             gkeyed AS (SELECT u, g, y FROM {bounding_key_sql(gstart, "y", "gb")}),
              kept_groups AS ({kept_groups}),
              vkeyed AS {vkeyed},
              chosen AS ({chosen})"""
@@ -284,10 +277,10 @@ def _one_value_per_group_sql(rows: str, seeds: str, g: int) -> tuple[str, str]:
         return _sorted_lists_sql(rows, seeds, g)
     start = f"""(SELECT rows.u AS u, rows.g AS g, rows.t AS t, xor(rows.code, s.a) AS x, s.b AS b
                  FROM {rows} AS rows JOIN seeds AS s ON rows.u = s.u)"""
-    keyed = _chain(start, _key_bodies("x", "b"), "x")
+    keyed = bounding_key_sql(start)
     gstart = """(SELECT c.u AS u, c.g AS g, c.p AS p, xor(c.g, s.ga) AS y, s.gb AS gb
                  FROM pairs AS c JOIN seeds AS s ON c.u = s.u)"""
-    gkeyed = _chain(gstart, _key_bodies("y", "gb"), "y")
+    gkeyed = bounding_key_sql(gstart, "y", "gb")
     packed = "(CAST(y AS UHUGEINT) << 96) | (CAST(g AS UHUGEINT) << 64) | CAST(p AS UHUGEINT)"
     ctes = f"""seeds AS {seeds},
                pairs AS (SELECT u, g, min((x << 32) | t) AS p FROM {keyed} GROUP BY u, g),
@@ -303,7 +296,7 @@ def _sorted_lists_sql(rows: str, seeds: str, g: int) -> tuple[str, str]:
     start = f"""(SELECT rows.u AS u, rows.g AS g, rows.t AS t,
                         xor(rows.g, s.ga) AS y, s.gb AS gb, xor(rows.code, s.a) AS x, s.b AS b
                  FROM {rows} AS rows JOIN seeds AS s ON rows.u = s.u)"""
-    keyed = _chain(_chain(start, _key_bodies("y", "gb"), "y"), _key_bodies("x", "b"), "x")
+    keyed = bounding_key_sql(bounding_key_sql(start, "y", "gb"))
     packed = (
         "(CAST(y AS UHUGEINT) << 96) | (CAST(g AS UHUGEINT) << 64) "
         "| CAST((x << 32) | t AS UHUGEINT)"
