@@ -93,6 +93,7 @@ __all__ = [
     "ConnectionOnly",
     "HasConnection",
     "bounding_key",
+    "bounding_key_sql",
     "candidate_multiplicity",
     "candidate_scores",
     "candidates_source",
@@ -146,6 +147,27 @@ def _chain(source: str, bodies: list[str], x: str = "x") -> str:
     for body in bodies:
         source = f"(SELECT * REPLACE ({body} AS {x}) FROM {source})"
     return source
+
+
+def bounding_key_sql(source: str, x: str = "x", b: str = "b") -> str:
+    """``source`` with its UBIGINT column ``x`` (a code xor the seed's lower half ``a``)
+    replaced by :func:`bounding_key` (``b``: the seed's upper half), one projection per step
+    of the two ``fmix32`` rounds (the chain :func:`keyed_sql` ends with). Shared with
+    :mod:`dpselect.data.grouped_scores`, which keys groups and values side by side.
+
+    Parameters
+    ----------
+    source : str
+        SQL of a relation with the columns ``x`` and ``b``.
+    x, b : str
+        The names of those columns.
+
+    Returns
+    -------
+    str
+        SQL of the relation, ``x`` holding the 32-bit key.
+    """
+    return _chain(source, [*_fmix32_bodies(x), f"xor({x}, {b})", *_fmix32_bodies(x)], x)
 
 
 def keyed_sql(pairs: str, code: str, unit_type: str, salt_sql: str = "$salt") -> str:

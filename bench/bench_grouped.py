@@ -1,0 +1,155 @@
+"""Grouped releases on DuckDB: all groups in one scan against one ungrouped top-k.
+
+Run: ``python bench/bench_grouped.py [--rows 1e7] [--repeat 2] [--cache DIR]``.
+
+Builds (seeded, cached under the temporary directory) a Parquet file of ``--rows`` rows:
+``user`` (10^6 users for 10^7 rows, 10^7 for 10^8: one per ten rows, uniform), ``grp`` (200
+groups ``g000``..``g199`` with Zipf-like sizes, weight ``1 / k^0.8``) and ``val`` (10^6 values
+``v0``..``v999999``, Zipf: ``(zipf(1.2) - 1) mod 10^6``). Then times, each call in a fresh
+process (so that its peak RSS is its own; the best of ``--repeat`` runs):
+
+- ``plain``: DuckDB's ``GROUP BY grp, val`` with ``count(*)`` (no bounding; the count of the
+  result's rows is fetched);
+- ``ungrouped``: ``top_values("val", 100, privacy_unit="user")`` (``m = 1``), the baseline;
+- ``grouped G=1`` and ``grouped G=3``: ``grouped_value_counts("val", "grp", <200 groups>,
+  100, privacy_unit="user", max_groups=G)`` (``m = 1``);
+- ``candidates``: ``grouped_candidate_scores`` with the 1,000 most common values as
+  candidates (``max_groups = 1``, ``m = 1``), and ``candidates ungrouped``:
+  ``candidate_scores`` with the same candidates (its own baseline);
+
+and prints each time with its ratio to ``ungrouped`` and the peak RSS. The target of a grouped
+release: at most 1.5x the ungrouped call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+GROUPS = [f"g{k:03d}" for k in range(200)]
+VALUES = 10**6
+
+
+def build(path: Path, rows: int, seed: int = 0) -> None:
+    """The seeded Parquet file (written in chunks of 10^7 rows, row groups of 10^6)."""
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    users = max(1, rows // 10)
+    weights = 1 / np.arange(1, len(GROUPS) + 1) ** 0.8
+    weights /= weights.sum()
+    rng = np.random.default_rng(seed)
+    raw = path.with_suffix(".raw.parquet")
+    writer = None
+    chunk = 10**7
+    for start in range(0, rows, chunk):
+        n = min(chunk, rows - start)
+        table = pa.table(
+            {
+                "user": rng.integers(0, users, n, dtype=np.int64),
+                "grp": rng.choice(len(GROUPS), n, p=weights).astype(np.int32),
+                "val": ((rng.zipf(1.2, n) - 1) % VALUES).astype(np.int64),
+            }
+        )
+        if writer is None:
+            writer = pq.ParquetWriter(raw, table.schema)
+        writer.write_table(table, row_group_size=10**6)
+    assert writer is not None
+    writer.close()
+    con = duckdb.connect()
+    con.execute(
+        f"""COPY (SELECT user, 'g' || lpad(CAST(grp AS VARCHAR), 3, '0') AS grp,
+                         'v' || CAST(val AS VARCHAR) AS val
+                  FROM read_parquet('{raw}'))
+            TO '{path}' (FORMAT PARQUET, ROW_GROUP_SIZE 1000000)"""
+    )
+    con.close()
+    raw.unlink()
+
+
+def one(name: str, path: str) -> dict[str, float]:
+    """Run one measurement in this process: its wall time and this process's peak RSS."""
+    from dpselect.data.tables import open_table
+
+    table = open_table(path)
+    candidates: list[str] = []
+    if name.startswith("candidates"):
+        top = table.connection.execute(
+            "SELECT val FROM data GROUP BY val ORDER BY count(*) DESC, val LIMIT 1000"
+        ).fetchall()
+        candidates = [v for (v,) in top]
+    start = time.perf_counter()
+    if name == "plain":
+        table.connection.execute(
+            "SELECT count(*) FROM (SELECT grp, val, count(*) AS n FROM data GROUP BY grp, val)"
+        ).fetchall()
+    elif name == "ungrouped":
+        table.top_values("val", 100, "user", 1, 7)
+    elif name.startswith("grouped G="):
+        g = int(name.split("=")[1])
+        table.grouped_value_counts("val", "grp", GROUPS, 100, "user", g, 1, 7, 8)
+    elif name == "candidates":
+        table.grouped_candidate_scores("val", candidates, "grp", GROUPS, "user", 1, 1, 7, 8)
+    elif name == "candidates ungrouped":
+        table.candidate_scores("val", candidates, "user", 1, 7)
+    else:
+        raise ValueError(name)
+    seconds = time.perf_counter() - start
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"seconds": seconds, "peak_mb": peak_mb}
+
+
+NAMES = ["plain", "ungrouped", "grouped G=1", "grouped G=3", "candidates", "candidates ungrouped"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=float, default=1e7)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "dpselect_bench"))
+    parser.add_argument("--only", nargs="*", default=None, help="measurements to run")
+    parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--path", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one is not None:
+        print(json.dumps(one(args.one, args.path)))
+        return
+    rows = int(args.rows)
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / f"grouped_{rows}.parquet"
+    if not path.exists():
+        start = time.perf_counter()
+        build(path, rows)
+        print(f"built {path} in {time.perf_counter() - start:.1f} s")
+    names = NAMES if args.only is None else args.only
+    best: dict[str, dict[str, float]] = {}
+    for _ in range(args.repeat):  # interleaved rounds: a slow moment hits every call alike
+        for name in names:
+            out = subprocess.run(
+                [sys.executable, __file__, "--one", name, "--path", str(path)],
+                check=True, capture_output=True, text=True,
+            )  # fmt: skip
+            found = json.loads(out.stdout.strip().splitlines()[-1])
+            if name not in best or found["seconds"] < best[name]["seconds"]:
+                best[name] = found
+    base = best.get("ungrouped", {}).get("seconds")
+    print(f"{rows:,} rows, {max(1, rows // 10):,} users, {len(GROUPS)} groups, best of "
+          f"{args.repeat}")  # fmt: skip
+    for name in names:
+        ratio = f"{best[name]['seconds'] / base:5.2f}x" if base else "  -  "
+        print(f"{name:22s} {best[name]['seconds']:8.2f} s  {ratio}  "
+              f"peak {best[name]['peak_mb']:7.0f} MB")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
