@@ -167,19 +167,24 @@ def _grouped_kept(
     sql = _import_pyspark()
     f = sql.functions
     carried = ["w"] if weighted else []
-    fields = ["g", "x", *(["c"] if coded else []), *carried]
-    seeded = _per_unit_seeds(rows, unit_type, [group_salt, salt], fields)
+    # the group and the value's code travel as one long (a plain array per unit when that is
+    # all there is): gc = (g - 2^31) 2^32 + code, code the position itself without ``coded``
+    code = f.col("c") if coded else f.col("x")
+    packed = rows.select("u", _packed(f.col("g"), code).alias("gc"),
+                         *(["x"] if coded else []), *carried)  # fmt: skip
+    fields = ["gc", *(["x"] if coded else []), *carried]
+    seeded = _per_unit_seeds(packed, unit_type, [group_salt, salt], fields)
+    g = f.shiftright(f.col("gc"), 32) + f.lit(1 << 31)
+    c = _unpacked(f.col("gc"))
     # the group key: fmix32(fmix32(g xor a) xor b) with the seed of group_salt
     start = seeded.select(
-        "u", "g", "x", *(["c"] if coded else []), *carried, "_a1", "_b1",
-        f.col("_b0").alias("_b"), f.col("g").bitwiseXOR(f.col("_a0")).alias("_x"),
+        "u", g.alias("g"), (f.col("x") if coded else c).alias("x"), c.alias("c"), *carried,
+        "_a1", "_b1", f.col("_b0").alias("_b"), g.bitwiseXOR(f.col("_a0")).alias("_x"),
     )  # fmt: skip
-    grouped = _fmix32_steps(start, ["u", "g", "x", *(["c"] if coded else []), *carried,
-                                    "_a1", "_b1"])  # fmt: skip
-    code = f.col("c") if coded else f.col("x")
+    grouped = _fmix32_steps(start, ["u", "g", "x", "c", *carried, "_a1", "_b1"])
     start = grouped.select(
         "u", "g", "x", *carried, f.col("k").alias("kg"),
-        f.col("_b1").alias("_b"), code.bitwiseXOR(f.col("_a1")).alias("_x"),
+        f.col("_b1").alias("_b"), f.col("c").bitwiseXOR(f.col("_a1")).alias("_x"),
     )  # fmt: skip
     keyed = _fmix32_steps(start, ["u", "g", "x", *carried, "kg"])
     pg = _packed(f.col("kg"), f.col("g"))
