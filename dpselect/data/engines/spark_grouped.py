@@ -160,7 +160,8 @@ def _grouped_kept(
     The unit keeps the ``max_groups`` groups of smallest ``pg = (kg, g)`` packed (a bijection
     of ``g`` per unit: no ties), and in each the ``m`` values of smallest ``pv`` (``(k, x)``
     packed, or the struct ``(k, x)``: the value breaks code collisions in Spark's order, as the
-    ungrouped plan). ``max_groups = m = 1``: one ``min((pg, pv))`` per unit. Otherwise one
+    ungrouped plan). ``max_groups = m = 1``: one ``min((pg, pv))`` per unit (with candidates
+    and one row per candidate, the minimum of one long: :func:`_smallest_pair`). Otherwise one
     aggregate per (unit, group) (the ``m`` smallest ``pv``) and one per unit (the
     ``max_groups`` smallest ``pg``); both reuse the partitioning by unit.
     """
@@ -427,7 +428,10 @@ def grouped_value_counts(
             unit.alias("u"), value.alias("v"), by_col.alias("gv")
         )
         matched = rows.join(group_frame, on="gv").select("u", "g", "v")
-        pairs = matched.groupBy("u", "g", "v").agg(_capped_rows(r)) if r > 1 else matched.distinct()
+        # r = 1: no DISTINCT (u, g, v) first: the choice is the same over duplicate rows (a
+        # minimum, or a set), and the md5 of a row's value costs less than shuffling the rows
+        # once more (10^6 rows, 10^5 units: 5.7 s against 11.6 s with the DISTINCT, local[2])
+        pairs = matched.groupBy("u", "g", "v").agg(_capped_rows(r)) if r > 1 else matched
         carried = ["w"] if r > 1 else []
         v_text = _expr_on("v", _text_template(duck_type))
         coded = pairs.select(
