@@ -48,13 +48,10 @@ def make_file(path: Path, n_rows: int, n_units: int, n_groups: int, n_values: in
     pq.write_table(table, path)
 
 
-def best(run: Callable[[], Any], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def timed(run: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -97,11 +94,14 @@ def main() -> None:
             f"{args.rows} rows, {args.units} units, {args.groups} groups, {args.values} values, "
             f"{args.master}, best of {args.repeats}"
         )
-        baseline = None
-        for name, run in runs.items():
-            seconds = best(run, args.repeats)
-            baseline = baseline or seconds
-            print(f"  {name:36s} {seconds:7.2f} s  {seconds / baseline:5.2f}x baseline")
+        # rounds interleave the queries, so a busy machine slows them alike; best of each
+        times: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(args.repeats):
+            for name, run in runs.items():
+                times[name].append(timed(run))
+        baseline = min(times["top_values (baseline)"])
+        for name, seconds in times.items():
+            print(f"  {name:36s} {min(seconds):7.2f} s  {min(seconds) / baseline:5.2f}x baseline")
 
 
 if __name__ == "__main__":

@@ -206,7 +206,7 @@ def value_counts(
             for value in values:
                 copies.setdefault(canonical_text(value), [value, 0])[1] += 1
 
-            def key(text: str, unit: str = unit) -> tuple[Any, ...]:
+            def key(text: str, unit: str = unit, copies: dict = copies) -> tuple[Any, ...]:
                 code = value_code(salt, text)
                 return (bounding_key(salt, unit, code), _order(copies[text][0]))
 
