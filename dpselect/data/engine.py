@@ -54,15 +54,6 @@ class Engine(Protocol):
     arrow_types: dict[str, str]
     holds_persons_in_driver: bool
 
-    @classmethod
-    def __subclasshook__(cls, other: type) -> Any:
-        """Interim, until :class:`dpselect.data.engines.spark.SparkTable` has the grouped
-        methods: it stays an engine for ``isinstance`` (the recipes' test of an opened
-        table). Every other class is checked member by member as the protocol says."""
-        if (other.__module__, other.__name__) == ("dpselect.data.engines.spark", "SparkTable"):
-            return True
-        return NotImplemented
-
     # ------------------------------------------------------------------- the schema
     def require_column(self, column: Any, argument: str = "column") -> str:
         """The column's DuckDB type; :class:`~dpselect.core.errors.DataError` naming

@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 import duckdb
 
@@ -777,8 +777,7 @@ def open_table(data: Any, schema: Any = None) -> Engine:
         from .engines.spark import is_spark_frame, open_spark_table
 
         if is_spark_frame(data):
-            # cast: until SparkTable has the grouped methods (Engine.__subclasshook__)
-            return cast("Engine", open_spark_table(data, schema))
+            return open_spark_table(data, schema)
     declared = parse_schema(schema)
     connection = _database().cursor()  # its own session: views and frames stay private to it
     # pandas object columns are text, whatever their values look like (module docstring).
