@@ -263,13 +263,13 @@ def _value_runner(
         K_BAR_EXTRA,
         LIMITED_DOMAIN_NAME,
         THRESHOLD_NAMES,
-        _counted,
-        _ld_per_round,
-        _noise_halfwidth,
-        _ordinal,
-        _sure_release_count,
         choose_unknown_domain,
+        counted_in_words,
+        limited_domain_per_round,
+        noise_halfwidth,
+        ordinal,
         rank_released,
+        sure_release_count,
     )
 
     if mech == "auto":
@@ -290,7 +290,7 @@ def _value_runner(
                 "top-k releases no counts)"
             )
         kb = k + K_BAR_EXTRA if k_bar is None else check_int(k_bar, "k_bar", minimum=k)
-        per_round = _ld_per_round(k, eps, delta)
+        per_round = limited_domain_per_round(k, eps, delta)
         measurement = make_limited_domain_top_k(
             k, kb, per_round, delta / 2, max_contributions=m, delta_prime=delta / 2,
             source=source, max_rows_per_value=r,
@@ -299,7 +299,7 @@ def _value_runner(
         threshold = r * limited_domain_threshold(per_round, delta / 2, kb, m)
         margin = threshold + (r / per_round) * math.log(CONFIDENCE / (1 - CONFIDENCE))
         accuracy = (
-            f"a value whose score exceeds the {_ordinal(kb + 1)} largest score of its group by "
+            f"a value whose score exceeds the {ordinal(kb + 1)} largest score of its group by "
             f"at least {margin:.4g} is ranked above the stopping threshold with probability at "
             f"least {CONFIDENCE:.0%} (Gumbel noise, Durfee and Rogers 2019)"
         )
@@ -315,9 +315,9 @@ def _value_runner(
     plan = threshold_plan(noise, eps, delta, m, max_rows_per_value=r)
     measurement = make_threshold_partition_selection(plan, counts=True, source=source)
     spent = tuple(float(x) for x in measurement.map(1))
-    sure, half = _sure_release_count(plan), _noise_halfwidth(plan)
+    sure, half = sure_release_count(plan), noise_halfwidth(plan)
     accuracy = (
-        f"a value {_counted(sure, r)} in its group is released with probability at least "
+        f"a value {counted_in_words(sure, r)} in its group is released with probability at least "
         f"{CONFIDENCE:.0%}; released values are ranked by noisy count, each within +-{half} "
         f"of its true count with probability at least {CONFIDENCE:.0%}"
     )
@@ -409,9 +409,9 @@ def grouped_partition_selection(
     from .unknown_domain_plans import (
         OPTIMAL_NAME,
         KeysResult,
-        _counted,
-        _optimal_sure_count,
-        _sure_release_count,
+        counted_in_words,
+        optimal_sure_count,
+        sure_release_count,
     )
 
     eps = float(check_user_epsilon(epsilon))
@@ -437,7 +437,7 @@ def grouped_partition_selection(
     bound, r_sel = m, r  # the values kept per person and group, the rows counted per value
     if method == "optimal":
         measurement = make_optimal_partition_selection(eg, dg, source=source)
-        name, sure = OPTIMAL_NAME, _optimal_sure_count(eg, dg)
+        name, sure = OPTIMAL_NAME, optimal_sure_count(eg, dg)
         r_sel = 1  # DVGM22 counts persons: the set it releases needs no row counts
         if m > 1:  # DVGM22 is proven for one value per person: keep one (a stricter bound)
             bound, name = 1, name + ", each person bounded to one value per group"
@@ -448,12 +448,12 @@ def grouped_partition_selection(
             "partition selection by thresholding exact discrete "
             f"{method.title()} counts (Korolova et al. 2009; Wilson et al. 2020)"
         )
-        sure = _sure_release_count(plan)
+        sure = sure_release_count(plan)
     each = tuple(float(x) for x in measurement.map(1))
     total = total_cost(budget, grouping, (each[0], each[1]), select_cost)
     accuracy = (
-        f"a value {_counted(sure, r_sel)} in its group is released with probability at least "
-        f"{CONFIDENCE:.0%}; a value held by one person only, with probability at most "
+        f"a value {counted_in_words(sure, r_sel)} in its group is released with probability "
+        f"at least {CONFIDENCE:.0%}; a value held by one person only, with probability at most "
         f"{each[1]:.3g}"
     )
     parameters = {

@@ -326,7 +326,7 @@ def group_selection(
     exact Laplace or Gaussian counts with each person counting toward at most ``G`` groups
     (L0 ``G``, the one with the lower count released at 95%). Returns the measurement, its
     ``(epsilon, delta)``, the contributions it bounds persons to, and its name."""
-    from .unknown_domain_plans import OPTIMAL_NAME, _rows_threshold_method
+    from .unknown_domain_plans import OPTIMAL_NAME, rows_threshold_method
 
     eps, dlt = float_down(budget.select_epsilon), float_down(budget.select_delta)
     if dlt <= 0:
@@ -339,7 +339,7 @@ def group_selection(
         m = make_optimal_partition_selection(eps, dlt, source=source)
         name = OPTIMAL_NAME
     else:
-        noise = _rows_threshold_method(eps, dlt, g, 1)
+        noise = rows_threshold_method(eps, dlt, g, 1)
         m = make_threshold_partition_selection(
             threshold_plan(noise, eps, dlt, g), counts=False, source=source
         )

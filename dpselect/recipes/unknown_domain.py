@@ -84,16 +84,24 @@ from .unknown_domain_plans import (
     KeysResult,
     Progress,
     UnknownDomainOption,
-    _counted,
-    _ld_per_round,
-    _noise_halfwidth,
-    _optimal_sure_count,
-    _ordinal,
-    _sure_release_count,
     choose_keys_method,
     choose_unknown_domain,
+    counted_in_words,
+    limited_domain_per_round,
+    noise_halfwidth,
+    optimal_sure_count,
+    ordinal,
     rank_released,
+    sure_release_count,
 )
+
+# the names these helpers had before they moved (tests and bench/ import them from here)
+_counted = counted_in_words
+_ld_per_round = limited_domain_per_round
+_noise_halfwidth = noise_halfwidth
+_optimal_sure_count = optimal_sure_count
+_ordinal = ordinal
+_sure_release_count = sure_release_count
 
 __all__ = [
     "K_BAR_EXTRA",
@@ -258,7 +266,7 @@ def partition_selection(
     if method == "optimal":
         measurement = make_optimal_partition_selection(eps, dlt, source=source)
         name = OPTIMAL_NAME
-        sure = _optimal_sure_count(eps, dlt)
+        sure = optimal_sure_count(eps, dlt)
         described: dict[str, Any] = {}
         if c > 1:  # DVGM22 is proven for one value per person: keep one (a stricter bound)
             bound = 1
@@ -282,7 +290,7 @@ def partition_selection(
             f"{'Laplace' if method == 'laplace' else 'Gaussian'} counts (Korolova et al. 2009; "
             "Wilson et al. 2020)"
         )
-        sure = _sure_release_count(plan)
+        sure = sure_release_count(plan)
         described = {"threshold": plan.threshold, "scale": plan.scale}
     spent_eps, spent_delta = measurement.map(1)
     if by_persons:  # a set release: selecting by persons is valid whatever r
@@ -299,7 +307,7 @@ def partition_selection(
         **described,
     }
     accuracy = (
-        f"accuracy: a value {_counted(sure, r_sel)} is "
+        f"accuracy: a value {counted_in_words(sure, r_sel)} is "
         f"released with probability at least {CONFIDENCE:.0%}, "
         + (
             "whatever the other values (persons spend their weight on the values that still "
@@ -404,7 +412,7 @@ def _policy_top_k(
     book = open_ledger(ledger)
     sure = policy_sure_count(plan.set_union)
     accuracy = (
-        f"accuracy: a value {_counted(sure, r)} is "
+        f"accuracy: a value {counted_in_words(sure, r)} is "
         f"released by the set union with probability at least {CONFIDENCE:.0%}, whatever the "
         "other values; the released values are then ranked by the top-k mechanism chosen for "
         f"their number at epsilon = {plan.epsilon_top_k:.4g}, delta = {plan.delta_top_k:.3g}"
@@ -492,10 +500,10 @@ def top_k_unknown_domain(
     spent_eps, spent_delta = (float(x) for x in measurement.map(1))
     table = open_checked(data, column, privacy_unit, schema)
     book = open_ledger(ledger)
-    sure = _sure_release_count(plan)
-    half = _noise_halfwidth(plan)
+    sure = sure_release_count(plan)
+    half = noise_halfwidth(plan)
     accuracy = (
-        f"accuracy: a value {_counted(sure, r)} is "
+        f"accuracy: a value {counted_in_words(sure, r)} is "
         f"released with probability at least {CONFIDENCE:.0%}; released values are ranked by "
         f"noisy count; for any one value, its noisy count is within +-{half} of its true "
         f"count with probability at least {CONFIDENCE:.0%} (counts just above the threshold "
@@ -537,7 +545,7 @@ def _limited_domain(
     """DR19's limited-domain top-k, the rounds composed by the tightest adaptive theorem
     (``r``: ``max_rows_per_value``, its scale and threshold ``r`` times larger)."""
     k_bar = k + K_BAR_EXTRA if k_bar is None else check_int(k_bar, "k_bar", minimum=k)
-    per_round = _ld_per_round(k, eps, delta)
+    per_round = limited_domain_per_round(k, eps, delta)
     d_thr = delta / 2
     # The measurement's own map composes the k rounds by the tightest valid theorem (DR19,
     # Theorem 1 admits any valid bound for k adaptive eps-bounded-range rounds): the ledger is
@@ -561,7 +569,7 @@ def _limited_domain(
         "threshold": threshold,
     }
     accuracy = (
-        f"accuracy: a value whose score exceeds the {_ordinal(k_bar + 1)} largest score by "
+        f"accuracy: a value whose score exceeds the {ordinal(k_bar + 1)} largest score by "
         f"at least {margin:.4g} is ranked above the stopping threshold with probability at "
         f"least {CONFIDENCE:.0%} (Gumbel noise, Durfee and Rogers 2019)"
     )

@@ -140,7 +140,7 @@ class KeysResult(Result):
         )
 
 
-def _sure_release_count(plan: ThresholdPlan) -> int:
+def sure_release_count(plan: ThresholdPlan) -> int:
     """The least count released with probability >= CONFIDENCE: ``threshold + t`` with
     ``P(Z <= -(t + 1)) <= 1 - CONFIDENCE``."""
     return plan.threshold + _least_tail_exponent(plan, 1 - CONFIDENCE) - 1
@@ -156,7 +156,7 @@ def _lower_tail(plan: ThresholdPlan, m: int) -> float:
     return math.exp(-(m * m) / (2 * s * s)) * (1 + 1e-12)
 
 
-def _noise_halfwidth(plan: ThresholdPlan) -> int:
+def noise_halfwidth(plan: ThresholdPlan) -> int:
     """``t`` with ``P(|Z| > t) <= 1 - CONFIDENCE`` for one value."""
     return _least_tail_exponent(plan, (1 - CONFIDENCE) / 2) - 1
 
@@ -179,7 +179,7 @@ def _least_tail_exponent(plan: ThresholdPlan, beta: float) -> int:
     return m
 
 
-def _optimal_sure_count(eps: float, delta: float) -> int:
+def optimal_sure_count(eps: float, delta: float) -> int:
     n = 1
     while optimal_release_probability(n, eps, delta) < CONFIDENCE:
         n += 1
@@ -234,7 +234,7 @@ class UnknownDomainOption:
         return self.threshold + RANKING_SDS_PER_RANK * self.k * self.noise_sd
 
 
-def _ld_per_round(k: int, eps: float, delta: float) -> float:
+def limited_domain_per_round(k: int, eps: float, delta: float) -> float:
     """The limited domain's per-round epsilon: half of delta to the composition."""
     return per_round_epsilon("bounded_range", k, eps, delta / 2)[0]
 
@@ -283,7 +283,7 @@ def choose_unknown_domain(
                 k,
             )
         )
-    per_round = _ld_per_round(k, epsilon, delta)
+    per_round = limited_domain_per_round(k, epsilon, delta)
     scale = r / per_round
     ld_threshold = r * limited_domain_threshold(per_round, delta / 2, k + K_BAR_EXTRA,
                                                 max_contributions)  # fmt: skip
@@ -313,7 +313,7 @@ def rank_released(kept: dict[Any, int], k: int, source: RandomSource | None = No
     return [values[int(i)] for i in order]
 
 
-def _rows_threshold_method(
+def rows_threshold_method(
     epsilon: float, delta: float, max_contributions: int, max_rows_per_value: int
 ) -> Literal["laplace", "gaussian"]:
     """Partition selection's ``"auto"`` with ``max_rows_per_value > 1``: the thresholding
@@ -327,13 +327,13 @@ def _rows_threshold_method(
                                   max_rows_per_value=max_rows_per_value)  # fmt: skip
         except ParameterError:
             continue
-        sure[noise] = _sure_release_count(plan)
+        sure[noise] = sure_release_count(plan)
     if "gaussian" in sure and sure["gaussian"] < sure.get("laplace", sure["gaussian"] + 1):
         return "gaussian"
     return "laplace"
 
 
-def _counted(count: int, rows_cap: int) -> str:
+def counted_in_words(count: int, rows_cap: int) -> str:
     """A value's count in words: persons, or (``max_rows_per_value > 1``) rows."""
     if rows_cap == 1:
         return f"held by at least {count} persons (after contribution bounding)"
@@ -343,6 +343,6 @@ def _counted(count: int, rows_cap: int) -> str:
     )
 
 
-def _ordinal(n: int) -> str:
+def ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
