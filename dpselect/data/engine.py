@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # annotations only: importing the interface loads no heavy mo
     import numpy as np
     import numpy.typing as npt
 
+    from .discovered_groups import DiscoveredGroups
+
 __all__ = ["Engine", "Progress"]
 
 #: ``progress(percent)``, polled while a query runs (an engine may ignore it).
@@ -252,4 +254,42 @@ class Engine(Protocol):
     def group_multiplicity(self, by: str, groups: Sequence[Any]) -> int:
         """The most groups of the list one value of ``by`` matches (public: schema and list):
         without a privacy unit, how many groups one row may touch."""
+        ...
+
+    # Private groups: every group of ``by`` found in the data, with its persons (the units
+    # keeping it: the score of the group selection) and its scores, in one scan
+    # (:mod:`dpselect.data.discovered_groups`; the group rule keys a group by its value's
+    # code, :func:`dpselect.data.rules.kept_found_groups`).
+    def discovered_candidate_scores(
+        self,
+        column: str,
+        candidates: Sequence[Any],
+        by: str,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_contributions: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+        progress: Progress = None,
+        max_rows_per_value: int = 1,
+    ) -> DiscoveredGroups:
+        """The groups found, their persons and the cells ``(group index, candidate position,
+        score)``: :meth:`grouped_candidate_scores` over the groups found."""
+        ...
+
+    def discovered_value_counts(
+        self,
+        column: str,
+        by: str,
+        limit: int | None = None,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_contributions: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+        progress: Progress = None,
+        max_rows_per_value: int = 1,
+    ) -> DiscoveredGroups:
+        """The groups found, their persons and their value lists: :meth:`grouped_value_counts`
+        over the groups found."""
         ...

@@ -51,6 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.errors import ParameterError
+from .discovered_groups import DiscoveredGroups
 from .engine import Progress
 from .rules import (
     M32,
@@ -83,6 +84,8 @@ __all__ = [
     "duckdb_group_multiplicity",
     "duckdb_grouped_candidate_scores",
     "duckdb_grouped_value_counts",
+    "duckdb_discovered_candidate_scores",
+    "duckdb_discovered_value_counts",
     "duckdb_grouped_values",
 ]
 
@@ -176,7 +179,14 @@ def _two_seeds_sql(privacy_unit: str, unit_type: str) -> str:
 
 
 def _kept_cells_sql(
-    rows: str, privacy_unit: str, unit_type: str, g: int, m: int, r: int
+    rows: str,
+    privacy_unit: str,
+    unit_type: str,
+    g: int,
+    m: int,
+    r: int,
+    gc: str = "g",
+    persons: bool = False,
 ) -> tuple[str, str]:
     """CTEs and the query of ``(g, t, n)``: for each kept (group, tie-break) how many units
     keep it (``r > 1``: their rows, capped at ``r``). ``rows`` has the columns ``u``, ``g``
@@ -190,6 +200,12 @@ def _kept_cells_sql(
     ungrouped rule on that group's rows. Otherwise the rows are grouped by
     ``(u, g, code, t)`` with their count first.
 
+    ``gc``: the column of ``rows`` the group key is computed from (``g`` itself for a public
+    list; the group value's code for groups found in the data, ``g`` then being the value's
+    rank, the tie-break). ``persons``: the general plan also defines ``persons(g, p)``, the
+    units keeping each group (the other plans keep one value per kept group, so there the
+    units of a group are the sum of its ``n``).
+
     Returns
     -------
     tuple of str
@@ -199,7 +215,8 @@ def _kept_cells_sql(
     seeds = _two_seeds_sql(privacy_unit, unit_type)
     if g == 1 and m == 1 and r == 1:
         start = f"""(SELECT rows.u AS u, rows.g AS g, rows.t AS t,
-                            xor(rows.g, s.ga) AS y, s.gb AS gb, xor(rows.code, s.a) AS x, s.b AS b
+                            xor(rows.{gc}, s.ga) AS y, s.gb AS gb, xor(rows.code, s.a) AS x,
+                            s.b AS b
                      FROM {rows} AS rows JOIN seeds AS s ON rows.u = s.u)"""
         keyed = bounding_key_sql(bounding_key_sql(start, "y", "gb"))
         packed = (
@@ -213,15 +230,17 @@ def _kept_cells_sql(
                     FROM chosen GROUP BY 1, 2"""
         return ctes, final
     if m == 1 and r == 1:
-        return _one_value_per_group_sql(rows, seeds, g)
+        return _one_value_per_group_sql(rows, seeds, g, gc)
     group_p = "(y << 32) | g"
     if g == 1:
         kept_groups = f"SELECT u, min({group_p}) & {M32} AS g FROM gkeyed GROUP BY u"
     else:
         kept_groups = f"""SELECT u, unnest(min({group_p}, {g})) & {M32} AS g FROM gkeyed
                           GROUP BY u"""
-    gstart = """(SELECT c.u AS u, c.g AS g, xor(c.g, s.ga) AS y, s.gb AS gb
-                  FROM (SELECT DISTINCT u, g FROM cells) AS c JOIN seeds AS s ON c.u = s.u)"""
+    extra = "" if gc == "g" else f", {gc}"
+    gstart = f"""(SELECT c.u AS u, c.g AS g, xor(c.{gc}, s.ga) AS y, s.gb AS gb
+                  FROM (SELECT DISTINCT u, g{extra} FROM cells) AS c
+                       JOIN seeds AS s ON c.u = s.u)"""
     vstart = """(SELECT c.u AS u, c.g AS g, c.t AS t, c.n AS n,
                          xor(c.code, s.a) AS x, s.b AS b
                   FROM cells AS c JOIN kept_groups AS k ON c.u = k.u AND c.g = k.g
@@ -241,11 +260,14 @@ def _kept_cells_sql(
                       FROM chosen AS c JOIN vkeyed AS v ON c.u = v.u AND c.g = v.g AND c.p = v.p
                       GROUP BY 1, 2"""
     ctes = f"""seeds AS {seeds},
-             cells AS (SELECT u, g, code, t, count(*) AS n FROM {rows} GROUP BY u, g, code, t),
+             cells AS (SELECT u, g{extra}, code, t, count(*) AS n FROM {rows}
+                       GROUP BY u, g{extra}, code, t),
              gkeyed AS (SELECT u, g, y FROM {bounding_key_sql(gstart, "y", "gb")}),
-             kept_groups AS ({kept_groups}),
+             kept_groups AS {"MATERIALIZED " if persons else ""}({kept_groups}),
              vkeyed AS {vkeyed},
              chosen AS ({chosen})"""
+    if persons:
+        ctes += ", persons AS (SELECT g, count(*) AS p FROM kept_groups GROUP BY g)"
     return ctes, counted
 
 
@@ -258,7 +280,7 @@ def lambda_syntax() -> bool:
     return tuple(parts) >= (1, 3)
 
 
-def _one_value_per_group_sql(rows: str, seeds: str, g: int) -> tuple[str, str]:
+def _one_value_per_group_sql(rows: str, seeds: str, g: int, gc: str = "g") -> tuple[str, str]:
     """:func:`_kept_cells_sql` for ``m = r = 1`` and any ``max_groups``, without a join back.
 
     Where DuckDB has lambdas (:func:`lambda_syntax`): per unit, the sorted list of
@@ -275,16 +297,19 @@ def _one_value_per_group_sql(rows: str, seeds: str, g: int) -> tuple[str, str]:
     ``gkey 2^96 + group 2^64 + p`` over its (unit, group) pairs, one per group.
     """
     if lambda_syntax():
-        return _sorted_lists_sql(rows, seeds, g)
-    start = f"""(SELECT rows.u AS u, rows.g AS g, rows.t AS t, xor(rows.code, s.a) AS x, s.b AS b
+        return _sorted_lists_sql(rows, seeds, g, gc)
+    extra = "" if gc == "g" else f", rows.{gc} AS {gc}"
+    start = f"""(SELECT rows.u AS u, rows.g AS g, rows.t AS t, xor(rows.code, s.a) AS x,
+                        s.b AS b{extra}
                  FROM {rows} AS rows JOIN seeds AS s ON rows.u = s.u)"""
     keyed = bounding_key_sql(start)
-    gstart = """(SELECT c.u AS u, c.g AS g, c.p AS p, xor(c.g, s.ga) AS y, s.gb AS gb
+    gstart = f"""(SELECT c.u AS u, c.g AS g, c.p AS p, xor(c.{gc}, s.ga) AS y, s.gb AS gb
                  FROM pairs AS c JOIN seeds AS s ON c.u = s.u)"""
     gkeyed = bounding_key_sql(gstart, "y", "gb")
     packed = "(CAST(y AS UHUGEINT) << 96) | (CAST(g AS UHUGEINT) << 64) | CAST(p AS UHUGEINT)"
     ctes = f"""seeds AS {seeds},
-               pairs AS (SELECT u, g, min((x << 32) | t) AS p FROM {keyed} GROUP BY u, g),
+               pairs AS (SELECT u, g{"" if gc == "g" else ", " + gc}, min((x << 32) | t) AS p
+                         FROM {keyed} GROUP BY u, g{"" if gc == "g" else ", " + gc}),
                chosen AS (SELECT unnest(min({packed}, {g})) AS q FROM {gkeyed} GROUP BY u)"""
     final = f"""SELECT CAST((q >> 64) & {M32} AS BIGINT) AS g, CAST(q & {M32} AS BIGINT) AS t,
                        count(*) AS n
@@ -292,10 +317,10 @@ def _one_value_per_group_sql(rows: str, seeds: str, g: int) -> tuple[str, str]:
     return ctes, final
 
 
-def _sorted_lists_sql(rows: str, seeds: str, g: int) -> tuple[str, str]:
+def _sorted_lists_sql(rows: str, seeds: str, g: int, gc: str = "g") -> tuple[str, str]:
     """The lists plan of :func:`_one_value_per_group_sql` (DuckDB lambdas)."""
     start = f"""(SELECT rows.u AS u, rows.g AS g, rows.t AS t,
-                        xor(rows.g, s.ga) AS y, s.gb AS gb, xor(rows.code, s.a) AS x, s.b AS b
+                        xor(rows.{gc}, s.ga) AS y, s.gb AS gb, xor(rows.code, s.a) AS x, s.b AS b
                  FROM {rows} AS rows JOIN seeds AS s ON rows.u = s.u)"""
     keyed = bounding_key_sql(bounding_key_sql(start, "y", "gb"))
     packed = (
@@ -429,12 +454,15 @@ def duckdb_grouped_candidate_scores(
     return cols[0][keep], cols[1][keep], cols[2][keep]
 
 
-def _value_ranks_sql(col: str, col_type: str, column: str) -> str:
+def _value_ranks_sql(
+    col: str, col_type: str, column: str, tag: str = "v", salt_sql: str = "$salt"
+) -> str:
     """Every distinct non-NULL value ``v`` with its code ``w`` (:func:`~dpselect.data.rules.
     value_code`, one md5 per distinct value) and its rank ``r`` in the engine's order (the
-    tie-break), as :func:`dpselect.data.scores.duckdb_top_values` computes them."""
+    tie-break), as :func:`dpselect.data.scores.duckdb_top_values` computes them (groups found
+    in the data: the tag ``g`` and the group salt)."""
     v_text = canonical_text_sql("v", "DOUBLE" if is_floating(col_type) else col_type)
-    code = md5_bits_sql(hashed_text_sql("v", v_text), 4)
+    code = md5_bits_sql(hashed_text_sql(tag, v_text, salt_sql), 4)
     return f"""SELECT v, w, CAST(CASE WHEN r < {M32} THEN r
                                      ELSE error('more than 2^32 distinct values') END
                                 AS UBIGINT) AS r
@@ -633,3 +661,205 @@ def _kept_group_rows_sql(
         SELECT CAST(g AS BIGINT) AS g, v, CAST(sum(least(c, {r} - before)) AS BIGINT) AS n
         FROM ordered WHERE before < {r} GROUP BY 1, 2
     """
+
+
+# ----------------------------------------------------------------------------------------
+# Groups found in the data (private groups): the persons of each group and its scores, in
+# the same scan (dpselect.data.discovered_groups)
+# ----------------------------------------------------------------------------------------
+
+
+def _found_rows_sql(q: _Grouped, by: str, joins: str, item: str, where: str) -> tuple[str, str]:
+    """(the CTE ``gvals`` of the distinct groups with code and rank, the rows ``(u, g, gc,
+    code, t)``: ``g`` a group's rank, ``gc`` its code)."""
+    assert q.unit is not None
+    by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
+    gvals = f"""gvals AS MATERIALIZED ({
+        _value_ranks_sql(by_col, q.by_type, by, "g", "$group_salt")
+    })"""
+    unit, valid = unit_sql(q.unit, q.unit_type)
+    rows = f"""(SELECT {unit} AS u, gvals.r AS g, gvals.w AS gc, {item}
+               FROM data JOIN gvals ON {by_col} = gvals.v {joins}
+               WHERE {valid}{where})"""
+    return gvals, rows
+
+
+def _persons_sql(g: int, m: int, r: int) -> str:
+    """The persons of a group from the cells ``kept (g, t, n)``: the sum of its ``n`` when each
+    unit keeps one value per kept group (``m = r = 1``), else the ``persons`` CTE."""
+    if m == 1 and r == 1:
+        return "sum(n) OVER (PARTITION BY g)"
+    return "(SELECT p FROM persons WHERE persons.g = found.g)"
+
+
+def duckdb_discovered_value_counts(
+    table: Table,
+    column: str,
+    by: str,
+    limit: int | None = None,
+    privacy_unit: str | None = None,
+    max_groups: int = 1,
+    max_contributions: int = 1,
+    salt: int = 0,
+    group_salt: int = 0,
+    progress: Progress = None,
+    max_rows_per_value: int = 1,
+) -> DiscoveredGroups:
+    """Every group of ``by`` found in the data with its persons and its values' bounded
+    counts (at most ``limit`` per group), in one scan (:mod:`dpselect.data.discovered_groups`).
+
+    Parameters
+    ----------
+    table, column, by, limit, privacy_unit, max_groups, max_contributions, salt, group_salt,
+    progress, max_rows_per_value
+        As in :func:`duckdb_grouped_value_counts`, without the group list.
+
+    Returns
+    -------
+    DiscoveredGroups
+        The groups some unit keeps (engine order), their persons, their value lists.
+
+    Privacy
+    -------
+    One unit adds 1 to the persons of at most ``max_groups`` groups and changes, in each of
+    them, at most ``m`` counts by at most ``r`` (:mod:`dpselect.data.discovered_groups`).
+    """
+    g, m, r, _ = check_grouped_bounds(
+        [], privacy_unit, max_groups, max_contributions, max_rows_per_value
+    )
+    if limit is not None and (
+        isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0
+    ):
+        raise ParameterError(f"limit must be an integer >= 0 or None, got {limit!r}")
+    q = _Grouped(table, column, by, privacy_unit)
+    col = normalised_sql(f"data.{_quote(column)}", q.col_type)
+    params: dict[str, Any] = {}
+    present = f"data.{_quote(column)} IS NOT NULL"
+    if q.unit is None:
+        by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
+        sql = f"""WITH found AS (SELECT {by_col} AS g, {col} AS v, count(*) AS n FROM data
+                                 WHERE {present} AND data.{_quote(by)} IS NOT NULL
+                                 GROUP BY 1, 2)
+                  SELECT dense_rank() OVER (ORDER BY g) AS gi, g AS gv, v, n, persons, k
+                  FROM (SELECT g, v, n, sum(n) OVER (PARTITION BY g) AS persons,
+                               row_number() OVER (PARTITION BY g ORDER BY n DESC, v) AS k
+                        FROM found)"""
+    else:
+        vals = f"vals AS MATERIALIZED ({_value_ranks_sql(col, q.col_type, column)})"
+        gvals, rows = _found_rows_sql(
+            q, by, f"JOIN vals ON {col} = vals.v", "vals.w AS code, vals.r AS t", ""
+        )
+        ctes, final = _kept_cells_sql(rows, q.unit, q.unit_type, g, m, r, "gc", True)
+        sql = f"""WITH {gvals}, {vals}, {ctes},
+                kept AS ({final}),
+                found AS (SELECT kept.g AS g, vals.v AS v, kept.n AS n
+                          FROM kept JOIN vals ON kept.t = vals.r)
+                SELECT ranked.g AS gi, gvals.v AS gv, ranked.v AS v, n, persons, k
+                FROM (SELECT g, v, n, {_persons_sql(g, m, r)} AS persons,
+                             row_number() OVER (PARTITION BY g ORDER BY n DESC, v) AS k
+                      FROM found) AS ranked JOIN gvals ON ranked.g = gvals.r"""
+        params = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+    cut = "k <= 1" if limit == 0 else ("TRUE" if limit is None else f"k <= {int(limit)}")
+    sql = f"SELECT gi, gv, v, n, persons FROM ({sql}) WHERE {cut} ORDER BY gi, n DESC, v"
+    groups: list[Any] = []
+    persons: list[int] = []
+    values: list[list[tuple[Any, int]]] = []
+    last = None
+    for gi, gv, v, n, p in table.query(sql, params, progress):
+        if gi != last:
+            last = gi
+            groups.append(gv)
+            persons.append(int(p))
+            values.append([])
+        if limit != 0:
+            values[-1].append((v, int(n)))
+    return DiscoveredGroups(groups, np.asarray(persons, dtype=np.int64), values=values)
+
+
+def duckdb_discovered_candidate_scores(
+    table: Table,
+    column: str,
+    candidates: Sequence[Any],
+    by: str,
+    privacy_unit: str | None = None,
+    max_groups: int = 1,
+    max_contributions: int = 1,
+    salt: int = 0,
+    group_salt: int = 0,
+    progress: Progress = None,
+    max_rows_per_value: int = 1,
+) -> DiscoveredGroups:
+    """Every group of ``by`` found among the rows that match a candidate, with its persons and
+    its nonzero candidate scores, in one scan (:mod:`dpselect.data.discovered_groups`).
+
+    Parameters
+    ----------
+    table, column, candidates, by, privacy_unit, max_groups, max_contributions, salt,
+    group_salt, progress, max_rows_per_value
+        As in :func:`duckdb_grouped_candidate_scores`, without the group list.
+
+    Returns
+    -------
+    DiscoveredGroups
+        The groups some unit keeps (engine order), their persons and the cells ``(group
+        index, candidate position, score)``.
+
+    Privacy
+    -------
+    As :func:`duckdb_discovered_value_counts`.
+    """
+    g, m, r, _ = check_grouped_bounds(
+        [], privacy_unit, max_groups, max_contributions, max_rows_per_value
+    )
+    q = _Grouped(table, column, by, privacy_unit)
+    if q.unit is not None:
+        check_bounded_candidates(len(candidates))
+    empty = np.zeros(0, dtype=np.int64)
+    if len(candidates) == 0:
+        return DiscoveredGroups([], empty, cells=(empty, empty.copy(), empty.copy()))
+    col_match, cand_match = match_sql(f"data.{_quote(column)}", q.col_type, candidates)
+    with candidates_source(table, candidates, progress is not None) as (source, params):
+        cands = f"cands AS (SELECT {cand_match} AS v, CAST(i AS UBIGINT) AS i FROM {source})"
+        if q.unit is None:
+            by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
+            sql = f"""WITH {cands},
+                counted AS (SELECT {by_col} AS gv, {col_match} AS v, count(*) AS n FROM data
+                            WHERE data.{_quote(by)} IS NOT NULL GROUP BY 1, 2),
+                found AS (SELECT gv, CAST(cands.i AS BIGINT) AS t,
+                                 CAST(sum(counted.n) AS BIGINT) AS n
+                          FROM counted JOIN cands ON counted.v = cands.v GROUP BY 1, 2)
+                SELECT dense_rank() OVER (ORDER BY gv) AS gi, gv, t, n,
+                       sum(n) OVER (PARTITION BY gv) AS persons
+                FROM found"""
+        else:
+            gvals, rows = _found_rows_sql(
+                q, by, f"JOIN cands ON {col_match} = cands.v",
+                "cands.i AS code, cands.i AS t", "",
+            )  # fmt: skip
+            ctes, final = _kept_cells_sql(rows, q.unit, q.unit_type, g, m, r, "gc", True)
+            sql = f"""WITH {cands}, {gvals}, {ctes},
+                found AS ({final})
+                SELECT c.g AS gi, gvals.v AS gv, c.t AS t, c.n AS n, persons
+                FROM (SELECT g, t, n, {_persons_sql(g, m, r)} AS persons FROM found) AS c
+                     JOIN gvals ON c.g = gvals.r"""
+            params = params | {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+        found = list(
+            table.query(f"SELECT gi, gv, t, n, persons FROM ({sql}) ORDER BY gi, t", params,
+                        progress)
+        )  # fmt: skip
+    groups: list[Any] = []
+    persons: list[int] = []
+    g_idx: list[int] = []
+    last = None
+    for gi, gv, _, _, p in found:
+        if gi != last:
+            last = gi
+            groups.append(gv)
+            persons.append(int(p))
+        g_idx.append(len(groups) - 1)
+    cells = (
+        np.asarray(g_idx, dtype=np.int64),
+        np.asarray([t for _, _, t, _, _ in found], dtype=np.int64),
+        np.asarray([n for _, _, _, n, _ in found], dtype=np.int64),
+    )
+    return DiscoveredGroups(groups, np.asarray(persons, dtype=np.int64), cells=cells)

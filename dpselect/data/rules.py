@@ -52,6 +52,7 @@ __all__ = [
     "is_text",
     "keep_smallest",
     "keep_smallest_counted",
+    "kept_found_groups",
     "kept_groups",
     "kept_rows",
     "md5_bits_sql",
@@ -109,9 +110,10 @@ def unit_seed(salt: int, unit_text: str) -> int:
     return int.from_bytes(hashlib.md5(text.encode("utf-8")).digest()[:8], "little")
 
 
-def value_code(salt: int, value_text: str) -> int:
-    """A value's 32-bit code on the unknown-domain path (md5 of salt, "v", value text)."""
-    text = BOUNDING_SEPARATOR.join((salt_text(salt), "v", value_text))
+def value_code(salt: int, value_text: str, tag: str = "v") -> int:
+    """A value's 32-bit code on the unknown-domain path (md5 of salt, ``tag``, value text);
+    a group found in the data is coded with the tag ``g`` (:func:`kept_found_groups`)."""
+    text = BOUNDING_SEPARATOR.join((salt_text(salt), tag, value_text))
     return int.from_bytes(hashlib.md5(text.encode("utf-8")).digest()[:4], "little")
 
 
@@ -574,3 +576,40 @@ def kept_groups(
         return fmix32(fmix32(int(g) ^ a) ^ b)
 
     return sorted(set(int(g) for g in positions), key=key)[: int(max_groups)]
+
+
+def kept_found_groups(
+    group_salt: int, unit_text: str, groups: Sequence[Any], max_groups: int
+) -> list[Any]:
+    """The Python reference of the rule "each unit keeps at most ``max_groups`` groups" when
+    the groups are found in the data (:mod:`dpselect.data.discovered_groups`).
+
+    ``groups`` are the ``by`` values of the unit's rows (repeats allowed, no NULL). Each is
+    coded by :func:`value_code` ``(group_salt, canonical_text(group), "g")``; the unit keeps
+    the ``max_groups`` distinct groups with the smallest (:func:`bounding_key` ``(group_salt,
+    unit_text, code)``, group), the group itself (its order among values) breaking the ties of
+    two codes that collide. The choice reads only the unit's rows and the salt, as
+    :func:`kept_groups` does.
+
+    Parameters
+    ----------
+    group_salt : int
+        The per-query salt of the group rule.
+    unit_text : str
+        The unit's canonical text.
+    groups : sequence
+        The ``by`` values of the unit's rows (comparable with each other).
+    max_groups : int
+        How many groups the unit keeps (at least 1).
+
+    Returns
+    -------
+    list
+        The kept groups, smallest key first.
+    """
+
+    def key(group: Any) -> tuple[int, Any]:
+        code = value_code(group_salt, canonical_text(group), "g")
+        return bounding_key(group_salt, unit_text, code), group
+
+    return sorted(set(groups), key=key)[: int(max_groups)]

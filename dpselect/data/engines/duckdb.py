@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import dictionary_scores, grouped_scores, partitions, scores
+from ..discovered_groups import DiscoveredGroups
 from ..engine import Progress
 from ..rules import canonical_text_sql, hashed_text_sql, is_text, md5_bits_sql, salt_text
 from ..text_lines import quote_identifier as _quote
@@ -380,3 +381,43 @@ class DuckDBEngine:
         """DuckDB's casts and equality on ``by``
         (:func:`dpselect.data.grouped_scores.duckdb_group_multiplicity`)."""
         return grouped_scores.duckdb_group_multiplicity(self._table(), by, groups)
+
+    def discovered_candidate_scores(
+        self,
+        column: str,
+        candidates: Sequence[Any],
+        by: str,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_contributions: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+        progress: Progress = None,
+        max_rows_per_value: int = 1,
+    ) -> DiscoveredGroups:
+        """The groups found with their persons and candidate scores
+        (:func:`dpselect.data.grouped_scores.duckdb_discovered_candidate_scores`)."""
+        return grouped_scores.duckdb_discovered_candidate_scores(
+            self._table(), column, candidates, by, privacy_unit, max_groups,
+            max_contributions, salt, group_salt, progress, max_rows_per_value,
+        )  # fmt: skip
+
+    def discovered_value_counts(
+        self,
+        column: str,
+        by: str,
+        limit: int | None = None,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_contributions: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+        progress: Progress = None,
+        max_rows_per_value: int = 1,
+    ) -> DiscoveredGroups:
+        """The groups found with their persons and value counts
+        (:func:`dpselect.data.grouped_scores.duckdb_discovered_value_counts`)."""
+        return grouped_scores.duckdb_discovered_value_counts(
+            self._table(), column, by, limit, privacy_unit, max_groups,
+            max_contributions, salt, group_salt, progress, max_rows_per_value,
+        )  # fmt: skip

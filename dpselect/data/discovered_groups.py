@@ -1,0 +1,63 @@
+"""Groups found in the data: what one scan returns when the groups of a grouped release are
+not a public list but are selected privately (docs/grouped_releases.md, "Private groups").
+
+The rule (docs/contribution_bounding.md, "Groups per unit"; Python reference
+:func:`dpselect.data.rules.kept_found_groups`): every non-NULL value of ``by`` is a group,
+coded as values are on the unknown-domain path (:func:`~dpselect.data.rules.value_code` of
+the group salt, tag ``g``) and ranked in the engine's order of values; each unit keeps the
+``max_groups`` groups of smallest (:func:`~dpselect.data.rules.bounding_key` of
+``(group_salt, unit, code)``, rank) among the groups of its rows, then in each kept group the
+ungrouped rule (keyed by ``salt``). The units keeping a group are its *persons*: the score of
+the group selection. A unit adds 1 to the persons of at most ``max_groups`` groups, so the
+selection's sensitivity is L-infinity 1, L0 ``max_groups``; the per-group scores are those
+of the public-list rule. Both come from the same kept groups, so the release reads the data
+once.
+
+Privacy
+-------
+What a unit keeps reads only its own rows and the two salts: the code of a group is a
+function of the group's value alone, and the rank only breaks ties between two groups of
+equal key, in the order of their values (a fact of the two values, not of the data). Adding
+or removing one unit therefore changes the persons of at most ``max_groups`` groups by 1
+each and, in each of them, one summand of the ungrouped scores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["DiscoveredGroups"]
+
+
+@dataclass(frozen=True)
+class DiscoveredGroups:
+    """The groups a scan found, with what each unit kept in them (module docstring).
+
+    Attributes
+    ----------
+    groups : list
+        The groups some unit keeps, in the engine's order of the ``by`` values.
+    persons : numpy.ndarray of int64
+        For each group, the units keeping it (without a privacy unit: its rows).
+    values : list of list of (value, int) or None
+        Value mode: each group's values with their bounded counts, largest first, ties by
+        value, at most the ``limit`` asked for.
+    cells : tuple of numpy.ndarray of int64 or None
+        Candidate mode: the nonzero ``(group index, candidate position, score)`` cells,
+        sorted by group index then candidate.
+    """
+
+    groups: list[Any]
+    persons: npt.NDArray[np.int64]
+    values: list[list[tuple[Any, int]]] | None = None
+    cells: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = (
+        None
+    )
+
+    def counts(self) -> list[tuple[Any, int]]:
+        """``[(group, persons)]``: the input of the group selection."""
+        return [(g, int(n)) for g, n in zip(self.groups, self.persons, strict=True)]
