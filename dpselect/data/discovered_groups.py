@@ -54,9 +54,7 @@ class DiscoveredGroups:
     groups: list[Any]
     persons: npt.NDArray[np.int64]
     values: list[list[tuple[Any, int]]] | None = None
-    cells: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = (
-        None
-    )
+    cells: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
 
     def counts(self) -> list[tuple[Any, int]]:
         """``[(group, persons)]``: the input of the group selection."""

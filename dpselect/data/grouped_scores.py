@@ -81,11 +81,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "check_grouped_bounds",
+    "duckdb_discovered_candidate_scores",
+    "duckdb_discovered_value_counts",
     "duckdb_group_multiplicity",
     "duckdb_grouped_candidate_scores",
     "duckdb_grouped_value_counts",
-    "duckdb_discovered_candidate_scores",
-    "duckdb_discovered_value_counts",
     "duckdb_grouped_values",
 ]
 
@@ -674,9 +674,9 @@ def _found_rows_sql(q: _Grouped, by: str, joins: str, item: str, where: str) -> 
     code, t)``: ``g`` a group's rank, ``gc`` its code)."""
     assert q.unit is not None
     by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
-    gvals = f"""gvals AS MATERIALIZED ({
-        _value_ranks_sql(by_col, q.by_type, by, "g", "$group_salt")
-    })"""
+    gvals = (
+        f"""gvals AS MATERIALIZED ({_value_ranks_sql(by_col, q.by_type, by, "g", "$group_salt")})"""
+    )
     unit, valid = unit_sql(q.unit, q.unit_type)
     rows = f"""(SELECT {unit} AS u, gvals.r AS g, gvals.w AS gc, {item}
                FROM data JOIN gvals ON {by_col} = gvals.v {joins}

@@ -33,13 +33,13 @@ from ..sampling.source import RandomSource
 from ._common import open_ledger
 from .grouping import (
     GroupedResult,
-    answered_groups,
     charge_grouped,
     check_groups,
     chosen_by_text,
     composition_text,
     draw_salts,
     group_selection,
+    selected_groups,
     split_budget,
     total_cost,
 )
@@ -192,22 +192,35 @@ def grouped_top_k(
     )
 
     def release() -> GroupedResult:
-        names = answered_groups(table, grouping, selection, privacy_unit, source, progress)
         salt, group_salt = draw_salts(source)
+        bounds = (privacy_unit, grouping.max_groups, m, salt, group_salt, progress, r)
         if cand_list is not None:
-            g_idx, c_idx, n = table.grouped_candidate_scores(
-                column, cand_list, by, names, privacy_unit, grouping.max_groups, m, salt,
-                group_salt, progress, r,
-            )  # fmt: skip
+            if selection is None:
+                names = list(grouping.listed or [])
+                cells = table.grouped_candidate_scores(column, cand_list, by, names, *bounds)
+                rows = np.arange(len(names))
+            else:  # private groups: the persons and the scores from one scan
+                found = table.discovered_candidate_scores(column, cand_list, by, *bounds)
+                assert found.cells is not None
+                names, where = selected_groups(found, selection)
+                rows = np.full(len(found.groups), -1, dtype=np.int64)
+                rows[where] = np.arange(len(where))
+                cells = found.cells
+            g_idx, c_idx, n = cells
+            here = rows[g_idx] >= 0
             dense = np.zeros((len(names), len(cand_list)), dtype=np.int64)
-            dense[g_idx, c_idx] = n
+            dense[rows[g_idx[here]], c_idx[here]] = n[here]
             releases = [run_group(dense[j]) for j in range(len(names))]
         else:
-            found = table.grouped_value_counts(
-                column, by, names, limit, privacy_unit, grouping.max_groups, m, salt,
-                group_salt, progress, r,
-            )  # fmt: skip
-            releases = [run_group(found[j]) for j in range(len(names))]
+            if selection is None:
+                names = list(grouping.listed or [])
+                lists = table.grouped_value_counts(column, by, names, limit, *bounds)
+            else:
+                found = table.discovered_value_counts(column, by, limit, *bounds)
+                assert found.values is not None
+                names, where = selected_groups(found, selection)
+                lists = [found.values[j] for j in where]
+            releases = [run_group(lists[j]) for j in range(len(names))]
         return GroupedResult(
             "top_k", by, column, names, releases, total[0], total[1], rho, each[0], each[1],
             grouping.max_groups, chosen_by_text(grouping, selection, *select_cost), name,
@@ -469,12 +482,16 @@ def grouped_partition_selection(
     )
 
     def release() -> GroupedResult:
-        names = answered_groups(table, grouping, selection, privacy_unit, source, progress)
         salt, group_salt = draw_salts(source)
-        found = table.grouped_value_counts(
-            column, by, names, None, privacy_unit, grouping.max_groups, bound, salt,
-            group_salt, progress, r_sel,
-        )  # fmt: skip
+        bounds = (privacy_unit, grouping.max_groups, bound, salt, group_salt, progress, r_sel)
+        if selection is None:
+            names = list(grouping.listed or [])
+            found = table.grouped_value_counts(column, by, names, None, *bounds)
+        else:  # private groups: the persons and the counts from one scan
+            discovered = table.discovered_value_counts(column, by, None, *bounds)
+            assert discovered.values is not None
+            names, where = selected_groups(discovered, selection)
+            found = [discovered.values[j] for j in where]
         releases = [
             KeysResult(
                 ordered_values(measurement(dict(f))),

@@ -36,6 +36,7 @@ from typing import Any, Literal
 from ..core.arithmetic import float_down, float_up
 from ..core.errors import ParameterError
 from ..data.candidates import load_candidates
+from ..data.discovered_groups import DiscoveredGroups
 from ..data.engine import Engine
 from ..data.partitions import value_counts
 from ..data.rules import check_bounded_candidates
@@ -65,6 +66,7 @@ __all__ = [
     "draw_salts",
     "group_budget",
     "group_selection",
+    "selected_groups",
     "split_budget",
     "total_cost",
 ]
@@ -390,6 +392,16 @@ def answered_groups(
     salt = resolve_source(source).bits(63)
     counts = value_counts(table, grouping.by, privacy_unit, bound, salt, progress)
     return ordered_values(measurement(counts))
+
+
+def selected_groups(found: DiscoveredGroups, selection: Any) -> tuple[list[Any], list[int]]:
+    """The private groups released: the selection (:func:`group_selection`) run on the
+    persons of the groups one scan found (:mod:`dpselect.data.discovered_groups`), shown in
+    a fixed order, with each group's index in ``found``."""
+    measurement = selection[0]
+    chosen = ordered_values(measurement(dict(found.counts())))
+    where = {group: j for j, group in enumerate(found.groups)}
+    return chosen, [where[group] for group in chosen]
 
 
 def draw_salts(source: RandomSource | None) -> tuple[int, int]:

@@ -46,6 +46,7 @@ import numpy.typing as npt
 
 from ...core.errors import DataError, ParameterError
 from ..candidates import as_arrow
+from ..discovered_groups import DiscoveredGroups
 from ..rules import (
     M32,
     MAX_BOUNDED_CANDIDATES,
@@ -346,6 +347,46 @@ class SparkTable:
         """The most groups one value of ``by`` matches
         (:func:`~dpselect.data.engines.spark.group_multiplicity`)."""
         return group_multiplicity(self, by, groups)
+
+    def discovered_candidate_scores(
+        self,
+        column: str,
+        candidates: Sequence[Any],
+        by: str,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_contributions: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+        progress: Any = None,
+        max_rows_per_value: int = 1,
+    ) -> DiscoveredGroups:
+        """The groups found with their persons and candidate scores
+        (:func:`~dpselect.data.engines.spark.discovered_candidate_scores`)."""
+        return discovered_candidate_scores(
+            self, column, candidates, by, privacy_unit, max_groups, max_contributions, salt,
+            group_salt, progress, max_rows_per_value,
+        )  # fmt: skip
+
+    def discovered_value_counts(
+        self,
+        column: str,
+        by: str,
+        limit: int | None = None,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_contributions: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+        progress: Any = None,
+        max_rows_per_value: int = 1,
+    ) -> DiscoveredGroups:
+        """The groups found with their persons and value counts
+        (:func:`~dpselect.data.engines.spark.discovered_value_counts`)."""
+        return discovered_value_counts(
+            self, column, by, limit, privacy_unit, max_groups, max_contributions, salt,
+            group_salt, progress, max_rows_per_value,
+        )  # fmt: skip
 
     def person_values(
         self,
@@ -1481,8 +1522,14 @@ def _grouped_kept(
     group_salt: int,
     max_groups: int,
     m: int,
+    group_code: bool = False,
 ) -> Any:
-    """The kept ``(g, x[, w])`` of every unit: one row per kept (unit, group, value).
+    """The kept ``(g, x[, w], f)`` of every unit: one row per kept (unit, group, value),
+    ``f`` 1 on the first kept value of each kept (unit, group) and 0 on the others (the sum
+    of ``f`` over a group is the units keeping it).
+
+    ``group_code``: ``rows`` also has ``gk``, the group's code the group key is computed from
+    (groups found in the data; ``g`` is then the group's rank, the tie-break), instead of ``g``.
 
     ``rows``: columns ``u``, ``g`` (a group position), ``x`` (a candidate position, its own
     code; or with ``coded`` any value with its code in ``c``) and with ``weighted`` the
@@ -1505,16 +1552,18 @@ def _grouped_kept(
     # the group and the value's code travel as one long (a plain array per unit when that is
     # all there is): gc = (g - 2^31) 2^32 + code, code the position itself without ``coded``
     code = f.col("c") if coded else f.col("x")
+    gk = ["gk"] if group_code else []
     packed = rows.select("u", _packed(f.col("g"), code).alias("gc"),
-                         *(["x"] if coded else []), *carried)  # fmt: skip
-    fields = ["gc", *(["x"] if coded else []), *carried]
+                         *(["x"] if coded else []), *gk, *carried)  # fmt: skip
+    fields = ["gc", *(["x"] if coded else []), *gk, *carried]
     seeded = _per_unit_seeds(packed, unit_type, [group_salt, salt], fields)
     g = f.shiftright(f.col("gc"), 32) + f.lit(1 << 31)
     c = _unpacked(f.col("gc"))
+    keyed_on = f.col("gk") if group_code else g
     # the group key: fmix32(fmix32(g xor a) xor b) with the seed of group_salt
     start = seeded.select(
         "u", g.alias("g"), (f.col("x") if coded else c).alias("x"), c.alias("c"), *carried,
-        "_a1", "_b1", f.col("_b0").alias("_b"), g.bitwiseXOR(f.col("_a0")).alias("_x"),
+        "_a1", "_b1", f.col("_b0").alias("_b"), keyed_on.bitwiseXOR(f.col("_a0")).alias("_x"),
     )  # fmt: skip
     grouped = _fmix32_steps(start, ["u", "g", "x", "c", *carried, "_a1", "_b1"])
     start = grouped.select(
@@ -1525,12 +1574,12 @@ def _grouped_kept(
     pg = _packed(f.col("kg"), f.col("g"))
     pv = f.struct(f.col("k"), f.col("x")) if coded else _packed(f.col("k"), f.col("x"))
     item = f.struct(pv.alias("p"), f.col("w")) if weighted else pv
-    if max_groups == 1 and m == 1 and not coded and not weighted:
-        return _smallest_pair(keyed, unit_type, salt, group_salt)
+    if max_groups == 1 and m == 1 and not coded and not weighted and not group_code:
+        return _smallest_pair(keyed, unit_type, salt, group_salt).withColumn("f", f.lit(1))
     ranked = keyed.select("u", pg.alias("pg"), item.alias("v"))
     if max_groups == 1 and m == 1:
         best = ranked.groupBy("u").agg(f.min(f.struct(f.col("pg"), f.col("v"))).alias("b"))
-        kept = best.select(f.col("b.pg").alias("pg"), f.col("b.v").alias("v"))
+        kept = best.select(f.col("b.pg").alias("pg"), f.col("b.v").alias("v"), f.lit(1).alias("f"))
     else:
         chosen = f.array(f.min("v")) if m == 1 else f.slice(f.sort_array(f.collect_set("v")), 1, m)
         per_group = ranked.groupBy("u", "pg").agg(chosen.alias("vs"))
@@ -1541,11 +1590,12 @@ def _grouped_kept(
             best = f.slice(f.sort_array(f.collect_list(pair)), 1, max_groups)
             per_unit = per_group.groupBy("u").agg(best.alias("bs"))
             per_unit = per_unit.select(f.explode("bs").alias("b"))
-        kept = per_unit.select(f.col("b.pg").alias("pg"), f.explode("b.vs").alias("v"))
+        kept = per_unit.select(f.col("b.pg").alias("pg"), f.posexplode("b.vs").alias("f", "v"))
+        kept = kept.select("pg", "v", (f.col("f") == f.lit(0)).cast("long").alias("f"))
     p = f.col("v.p") if weighted else f.col("v")
     x = p.getField("x") if coded else _unpacked(p)
     weight = [f.col("v.w").alias("w")] if weighted else []
-    return kept.select(_unpacked(f.col("pg")).alias("g"), x.alias("x"), *weight)
+    return kept.select(_unpacked(f.col("pg")).alias("g"), x.alias("x"), *weight, "f")
 
 
 def _smallest_pair(keyed: Any, unit_type: str, salt: int, group_salt: int) -> Any:
@@ -1867,6 +1917,210 @@ def group_multiplicity(table: SparkTable, by: str, groups: Sequence[Any]) -> int
     if len(groups) == 0:
         return 1
     return match_multiplicity(table, by, groups)
+
+
+# ----------------------------------------------------------------------------- found groups
+# Private groups (dpselect.data.discovered_groups): every non-NULL value of ``by`` is a group,
+# coded as a value with the group salt and the tag "g" (one md5 per distinct group) and ranked
+# in Spark's order of values; each unit keeps the max_groups groups of smallest (key of the
+# code, rank), as DuckDB's plan does; the persons of a group (the units keeping it) come with
+# its scores from the same aggregation.
+
+
+def _found_groups(table: SparkTable, by: str, group_salt: int) -> tuple[Any, Any]:
+    """(``by`` as grouped, the distinct groups ``(gv, g, gk)``: value, rank, code)."""
+    sql = _import_pyspark()
+    f = sql.functions
+    by_type = table.require_column(by, "by")
+    by_col = _normalised(f.col(by), by_type)
+    g_text = _expr_on("gv", _canonical_text_sql_template(by_type))
+    distinct = table.frame.where(f.col(by).isNotNull()).select(by_col.alias("gv")).distinct()
+    ranked = distinct.select(
+        "gv",
+        (f.row_number().over(sql.Window.orderBy(f.col("gv").asc())) - f.lit(1)).alias("g"),
+        _hex_le(f.md5(_salted(group_salt, "g", g_text)), 0).alias("gk"),
+    )
+    return by_col, ranked
+
+
+def _found_result(
+    scores: Any, pf: str, item: str, limit: int | None, ranked: Any
+) -> list[tuple[int, Any, Any, int, int]]:
+    """``(rank, group, item, n, persons)`` rows of the found groups, by rank then item order
+    (value mode: count descending then value, at most ``limit`` per group). ``scores``: the
+    columns ``g``, ``item``, ``n`` and ``pf``, whose sum over a group is its persons (a
+    window over the one aggregation, not a second one)."""
+    sql = _import_pyspark()
+    f = sql.functions
+    persons = f.sum(pf).over(sql.Window.partitionBy("g")).cast("long")
+    with_p = scores.select("g", item, "n", persons.alias("p"))
+    joined = with_p.join(ranked.select("g", "gv"), on="g")
+    if item == "v":
+        window = sql.Window.partitionBy("g").orderBy(f.col("n").desc(), f.col("v").asc())
+        joined = joined.select("*", f.row_number().over(window).alias("_r"))
+        cut = 1 if limit == 0 else limit
+        if cut is not None:
+            joined = joined.where(f.col("_r") <= f.lit(int(min(cut, 2**31 - 1))))
+        rows = joined.select("g", "gv", "v", "n", "p", "_r").collect()
+        return [(int(g), gv, v, int(n), int(p)) for g, gv, v, n, p, _ in
+                sorted(rows, key=lambda row: (int(row[0]), int(row[5])))]  # fmt: skip
+    rows = joined.select("g", "gv", "i", "n", "p").collect()
+    return sorted(((int(g), gv, int(i), int(n), int(p)) for g, gv, i, n, p in rows),
+                  key=lambda row: (row[0], row[2]))  # fmt: skip
+
+
+def _discovered(
+    found: list[tuple[int, Any, Any, int, int]], values: bool, limit: int | None
+) -> DiscoveredGroups:
+    groups: list[Any] = []
+    persons: list[int] = []
+    lists: list[list[tuple[Any, int]]] = []
+    g_idx: list[int] = []
+    last = None
+    for g, gv, item, n, p in found:
+        if g != last:
+            last = g
+            groups.append(gv)
+            persons.append(p)
+            lists.append([])
+        if values and limit != 0:
+            lists[-1].append((item, n))
+        g_idx.append(len(groups) - 1)
+    if values:
+        return DiscoveredGroups(groups, np.asarray(persons, dtype=np.int64), values=lists)
+    cells = (
+        np.asarray(g_idx, dtype=np.int64),
+        np.asarray([row[2] for row in found], dtype=np.int64),
+        np.asarray([row[3] for row in found], dtype=np.int64),
+    )
+    return DiscoveredGroups(groups, np.asarray(persons, dtype=np.int64), cells=cells)
+
+
+def discovered_value_counts(
+    table: SparkTable,
+    column: str,
+    by: str,
+    limit: int | None = None,
+    privacy_unit: str | None = None,
+    max_groups: int = 1,
+    max_contributions: int = 1,
+    salt: int = 0,
+    group_salt: int = 0,
+    progress: Any = None,
+    max_rows_per_value: int = 1,
+) -> DiscoveredGroups:
+    """Every group of ``by`` found in the data with its persons and its values' bounded
+    counts (at most ``limit`` per group), from one aggregation per unit: the rule of
+    :func:`dpselect.data.grouped_scores.duckdb_discovered_value_counts`.
+
+    Privacy
+    -------
+    One unit adds 1 to the persons of at most ``max_groups`` groups and changes, in each,
+    at most ``max_contributions`` counts by at most ``max_rows_per_value``
+    (:mod:`dpselect.data.discovered_groups`).
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    r = check_rows_per_value(max_rows_per_value, privacy_unit)
+    bounds = {"max_groups": max_groups, "max_contributions": max_contributions}
+    duck_type, unit_type = _check(table, column, by, [], privacy_unit, bounds)
+    if limit is not None and (
+        isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0
+    ):
+        raise ParameterError(f"limit must be None or an integer >= 0, got {limit!r}")
+    by_col, ranked = _found_groups(table, by, group_salt)
+    frame = table.frame
+    value = _normalised(f.col(column), duck_type)
+    present = f.col(column).isNotNull()
+    if privacy_unit is None or unit_type is None:
+        rows = frame.where(present).select(value.alias("v"), by_col.alias("gv"))
+        matched = rows.join(ranked, on="gv")
+        scores = matched.groupBy("g", "v").agg(f.count(f.lit(1)).alias("n"))
+        scores = scores.select("g", "v", "n", f.col("n").alias("pf"))
+    else:
+        unit, valid = _unit_rows(frame, privacy_unit, unit_type)
+        rows = frame.where(present & valid).select(
+            unit.alias("u"), value.alias("v"), by_col.alias("gv")
+        )
+        matched = rows.join(ranked, on="gv").select("u", "g", "gk", "v")
+        pairs = matched.groupBy("u", "g", "gk", "v").agg(_capped_rows(r)) if r > 1 else matched
+        carried = ["w"] if r > 1 else []
+        v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
+        coded = pairs.select(
+            "u", "g", "gk", f.col("v").alias("x"), *carried,
+            _hex_le(f.md5(_salted(salt, "v", v_text)), 0).alias("c"),
+        )  # fmt: skip
+        kept = _grouped_kept(
+            coded, unit_type, coded=True, weighted=r > 1, salt=salt, group_salt=group_salt,
+            max_groups=int(max_groups), m=int(max_contributions), group_code=True,
+        )  # fmt: skip
+        total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
+        scores = kept.groupBy("g", f.col("x").alias("v")).agg(
+            total.alias("n"), f.sum("f").cast("long").alias("pf")
+        )
+    found = _found_result(scores, "pf", "v", limit, ranked)
+    return _discovered(found, True, limit)
+
+
+def discovered_candidate_scores(
+    table: SparkTable,
+    column: str,
+    candidates: Sequence[Any],
+    by: str,
+    privacy_unit: str | None = None,
+    max_groups: int = 1,
+    max_contributions: int = 1,
+    salt: int = 0,
+    group_salt: int = 0,
+    progress: Any = None,
+    max_rows_per_value: int = 1,
+) -> DiscoveredGroups:
+    """Every group of ``by`` found among the rows matching a candidate, with its persons and
+    its nonzero candidate scores: the rule of
+    :func:`dpselect.data.grouped_scores.duckdb_discovered_candidate_scores`.
+
+    Privacy
+    -------
+    As :func:`discovered_value_counts`.
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    r = check_rows_per_value(max_rows_per_value, privacy_unit)
+    bounds = {"max_groups": max_groups, "max_contributions": max_contributions}
+    _, unit_type = _check(table, column, by, [], privacy_unit, bounds)
+    if unit_type is not None:
+        check_bounded_candidates(len(candidates))
+    empty = np.zeros(0, dtype=np.int64)
+    nothing = DiscoveredGroups([], empty, cells=(empty, empty.copy(), empty.copy()))
+    if len(candidates) == 0:
+        return nothing
+    col, cands = _matching(table, column, candidates)
+    if cands is None:
+        return nothing
+    by_col, ranked = _found_groups(table, by, group_salt)
+    frame = table.frame
+    if privacy_unit is None or unit_type is None:
+        counted = frame.select(col.alias("v"), by_col.alias("gv")).groupBy("v", "gv").count()
+        matched = counted.join(cands, on="v").join(ranked, on="gv")
+        scores = matched.groupBy("g", "i").agg(f.sum("count").cast("long").alias("n"))
+        scores = scores.select("g", "i", "n", f.col("n").alias("pf"))
+    else:
+        unit, valid = _unit_rows(frame, privacy_unit, unit_type)
+        rows = frame.where(valid).select(unit.alias("u"), col.alias("v"), by_col.alias("gv"))
+        matched = rows.join(cands, on="v").join(ranked, on="gv")
+        pairs = matched.select("u", "g", "gk", f.col("i").alias("x"))
+        if r > 1:
+            pairs = pairs.groupBy("u", "g", "gk", "x").agg(_capped_rows(r))
+        kept = _grouped_kept(
+            pairs, unit_type, coded=False, weighted=r > 1, salt=salt, group_salt=group_salt,
+            max_groups=int(max_groups), m=int(max_contributions), group_code=True,
+        )  # fmt: skip
+        total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
+        scores = kept.groupBy("g", f.col("x").alias("i")).agg(
+            total.alias("n"), f.sum("f").cast("long").alias("pf")
+        )
+    found = _found_result(scores, "pf", "i", None, ranked)
+    return _discovered(found, False, None)
 
 
 def check_engine(engine: Any) -> str:
