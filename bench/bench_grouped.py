@@ -17,8 +17,14 @@ process (so that its peak RSS is its own; the best of ``--repeat`` runs):
   candidates (``max_groups = 1``, ``m = 1``), and ``candidates ungrouped``:
   ``candidate_scores`` with the same candidates (its own baseline);
 
-and prints each time with its ratio to ``ungrouped`` and the peak RSS. The target of a grouped
-release: at most 1.5x the ungrouped call.
+- ``release ungrouped``, ``release public`` and ``release private``: whole releases through
+  the public API, the baseline ``top_k(path, "val", 10, 1.0, delta=1e-6,
+  privacy_unit="user")`` against the same with ``by="grp"`` and the 200 public groups, or
+  with the groups selected privately (``groups=None``: the persons of every group come from
+  the same scan); their ratios are to ``release ungrouped``;
+
+and prints each time with its ratio to ``ungrouped`` (releases: to ``release ungrouped``) and
+the peak RSS. The target of a grouped release: at most 1.5x the ungrouped call.
 """
 
 from __future__ import annotations
@@ -101,6 +107,16 @@ def one(name: str, path: str) -> dict[str, float]:
         table.grouped_candidate_scores("val", candidates, "grp", GROUPS, "user", 1, 1, 7, 8)
     elif name == "candidates ungrouped":
         table.candidate_scores("val", candidates, "user", 1, 7)
+    elif name.startswith("release "):
+        from dpselect import top_k
+
+        grouping = {
+            "release ungrouped": {},
+            "release public": {"by": "grp", "groups": GROUPS},
+            "release private": {"by": "grp"},
+        }[name]
+        start = time.perf_counter()
+        top_k(path, "val", 10, 1.0, delta=1e-6, privacy_unit="user", **grouping)
     else:
         raise ValueError(name)
     seconds = time.perf_counter() - start
@@ -108,7 +124,17 @@ def one(name: str, path: str) -> dict[str, float]:
     return {"seconds": seconds, "peak_mb": peak_mb}
 
 
-NAMES = ["plain", "ungrouped", "grouped G=1", "grouped G=3", "candidates", "candidates ungrouped"]
+NAMES = [
+    "plain",
+    "ungrouped",
+    "grouped G=1",
+    "grouped G=3",
+    "candidates",
+    "candidates ungrouped",
+    "release ungrouped",
+    "release public",
+    "release private",
+]
 
 
 def main() -> None:
@@ -142,10 +168,11 @@ def main() -> None:
             found = json.loads(out.stdout.strip().splitlines()[-1])
             if name not in best or found["seconds"] < best[name]["seconds"]:
                 best[name] = found
-    base = best.get("ungrouped", {}).get("seconds")
     print(f"{rows:,} rows, {max(1, rows // 10):,} users, {len(GROUPS)} groups, best of "
           f"{args.repeat}")  # fmt: skip
     for name in names:
+        base_name = "release ungrouped" if name.startswith("release ") else "ungrouped"
+        base = best.get(base_name, {}).get("seconds")
         ratio = f"{best[name]['seconds'] / base:5.2f}x" if base else "  -  "
         print(f"{name:22s} {best[name]['seconds']:8.2f} s  {ratio}  "
               f"peak {best[name]['peak_mb']:7.0f} MB")  # fmt: skip
