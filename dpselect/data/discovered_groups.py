@@ -49,12 +49,15 @@ class DiscoveredGroups:
     cells : tuple of numpy.ndarray of int64 or None
         Candidate mode: the nonzero ``(group index, candidate position, score)`` cells,
         sorted by group index then candidate.
+    numbers : list of numpy.ndarray of float64 or None
+        Numbers (quantiles): each group's kept numbers, sorted.
     """
 
     groups: list[Any]
     persons: npt.NDArray[np.int64]
     values: list[list[tuple[Any, int]]] | None = None
     cells: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
+    numbers: list[npt.NDArray[np.float64]] | None = None
 
     def counts(self) -> list[tuple[Any, int]]:
         """``[(group, persons)]``: the input of the group selection."""

@@ -293,3 +293,18 @@ class Engine(Protocol):
         """The groups found, their persons and their value lists: :meth:`grouped_value_counts`
         over the groups found."""
         ...
+
+    def discovered_values(
+        self,
+        column: str,
+        by: str,
+        *,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_rows: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+    ) -> DiscoveredGroups:
+        """The groups found, their persons and their kept numbers: :meth:`grouped_values`
+        over the groups found."""
+        ...

@@ -83,6 +83,7 @@ __all__ = [
     "check_grouped_bounds",
     "duckdb_discovered_candidate_scores",
     "duckdb_discovered_value_counts",
+    "duckdb_discovered_values",
     "duckdb_group_multiplicity",
     "duckdb_grouped_candidate_scores",
     "duckdb_grouped_value_counts",
@@ -632,24 +633,43 @@ def duckdb_grouped_values(
 
 
 def _kept_group_rows_sql(
-    grps: str, by_match: str, number: str, privacy_unit: str, unit_type: str, g: int, r: int
+    grps: str,
+    by_match: str,
+    number: str,
+    privacy_unit: str,
+    unit_type: str,
+    g: int,
+    r: int,
+    found: bool = False,
 ) -> str:
     """``(g, v, n)``: the numbers each unit keeps in each kept group and how many rows hold
     them: the group rule (``$group_salt``) over the unit's distinct groups, then the window of
-    :func:`dpselect.data.engines.duckdb.kept_rows_sql` per (unit, group) (``$salt``)."""
+    :func:`dpselect.data.engines.duckdb.kept_rows_sql` per (unit, group) (``$salt``).
+
+    ``found``: ``grps`` is the CTE ``gvals`` of the groups found in the data (value ``v``,
+    code ``w``, rank ``r``); a group is keyed by its code and ``g`` is its rank
+    (:mod:`dpselect.data.discovered_groups`); the query returns ``(gi, gv, v, n, p)``: the
+    group's rank and value, the number, its rows, and the units keeping the group."""
     unit, valid = unit_sql(privacy_unit, unit_type)
     code = md5_bits_sql(hashed_text_sql("v", canonical_text_sql("v", "DOUBLE")), 4)
-    gkeyed = keyed_sql("(SELECT DISTINCT u, g FROM pairs)", "g", unit_type, "$group_salt")
+    gk = ", gk" if found else ""
+    on = "gk" if found else "g"
+    gkeyed = keyed_sql(f"(SELECT DISTINCT u, g{gk} FROM pairs)", on, unit_type, "$group_salt")
     chosen = "min((x << 32) | g)" if g == 1 else f"unnest(min((x << 32) | g, {g}))"
     kept_groups = f"SELECT u, {chosen} & {M32} AS g FROM {gkeyed} GROUP BY u"
-    return f"""
+    if found:
+        group_cols, grps_name = "gvals.r AS g, gvals.w AS gk", "gvals"
+    else:
+        group_cols, grps_name = "grps.g AS g", "grps"
+    ctes = f"""
         WITH {grps},
-             nums AS (SELECT u, g, v FROM (SELECT {unit} AS u, grps.g AS g, {number} AS v
-                                           FROM data JOIN grps ON {by_match} = grps.v
-                                           WHERE {valid})
+             nums AS (SELECT u, g{gk}, v
+                      FROM (SELECT {unit} AS u, {group_cols}, {number} AS v
+                            FROM data JOIN {grps_name} ON {by_match} = {grps_name}.v
+                            WHERE {valid})
                       WHERE v IS NOT NULL AND NOT isnan(v)),
-             pairs AS (SELECT u, g, v, count(*) AS c FROM nums GROUP BY u, g, v),
-             kept_groups AS ({kept_groups}),
+             pairs AS (SELECT u, g{gk}, v, count(*) AS c FROM nums GROUP BY u, g{gk}, v),
+             kept_groups AS {"MATERIALIZED " if found else ""}({kept_groups}),
              codes AS (SELECT v, {code} AS w FROM (SELECT DISTINCT v FROM pairs)),
              coded AS (SELECT p.u AS u, p.g AS g, p.v AS v, p.c AS c, codes.w AS w
                        FROM pairs AS p JOIN kept_groups AS k ON p.u = k.u AND p.g = k.g
@@ -657,10 +677,16 @@ def _kept_group_rows_sql(
              ordered AS (SELECT g, v, c, coalesce(sum(c) OVER (
                                  PARTITION BY u, g ORDER BY x, v
                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
-                         FROM {keyed_sql("coded", "w", unit_type)})
-        SELECT CAST(g AS BIGINT) AS g, v, CAST(sum(least(c, {r} - before)) AS BIGINT) AS n
-        FROM ordered WHERE before < {r} GROUP BY 1, 2
-    """
+                         FROM {keyed_sql("coded", "w", unit_type)})"""
+    final = f"""SELECT CAST(g AS BIGINT) AS g, v, CAST(sum(least(c, {r} - before)) AS BIGINT) AS n
+                FROM ordered WHERE before < {r} GROUP BY 1, 2"""
+    if not found:
+        return f"{ctes} {final}"
+    return f"""{ctes},
+        kept AS ({final}),
+        persons AS (SELECT CAST(g AS BIGINT) AS g, count(*) AS p FROM kept_groups GROUP BY g)
+        SELECT kept.g AS gi, gvals.v AS gv, kept.v AS v, kept.n AS n, persons.p AS p
+        FROM kept JOIN persons ON kept.g = persons.g JOIN gvals ON kept.g = gvals.r"""
 
 
 # ----------------------------------------------------------------------------------------
@@ -863,3 +889,61 @@ def duckdb_discovered_candidate_scores(
         np.asarray([n for _, _, _, n, _ in found], dtype=np.int64),
     )
     return DiscoveredGroups(groups, np.asarray(persons, dtype=np.int64), cells=cells)
+
+
+def duckdb_discovered_values(
+    table: Table,
+    column: str,
+    by: str,
+    *,
+    privacy_unit: str | None = None,
+    max_groups: int = 1,
+    max_rows: int = 1,
+    salt: int = 0,
+    group_salt: int = 0,
+) -> DiscoveredGroups:
+    """Every group of ``by`` found among the rows holding a number, with its persons and its
+    kept numbers (sorted), in one scan: :func:`duckdb_grouped_values` with the groups found
+    in the data (:mod:`dpselect.data.discovered_groups`).
+
+    Privacy
+    -------
+    One unit adds 1 to the persons of at most ``max_groups`` groups and adds or removes at
+    most ``max_rows`` rows in each of them.
+    """
+    g, _, _, rows_cap = check_grouped_bounds([], privacy_unit, max_groups, 1, 1, max_rows)
+    q = _Grouped(table, column, by, privacy_unit)
+    number = f"(TRY_CAST(data.{_quote(column)} AS DOUBLE) + CAST(0.0 AS DOUBLE))"
+    by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
+    params: dict[str, Any] = {}
+    if q.unit is None:
+        counted = f"""SELECT g, x AS v, CAST(count(*) AS BIGINT) AS n
+                      FROM (SELECT {by_col} AS g, {number} AS x FROM data
+                            WHERE data.{_quote(by)} IS NOT NULL)
+                      WHERE x IS NOT NULL AND NOT isnan(x) GROUP BY 1, 2"""
+        sql = f"""SELECT dense_rank() OVER (ORDER BY g) AS gi, g AS gv, v, n,
+                         sum(n) OVER (PARTITION BY g) AS p
+                  FROM ({counted})"""
+    else:
+        ranks = _value_ranks_sql(by_col, q.by_type, by, "g", "$group_salt")
+        sql = _kept_group_rows_sql(f"gvals AS MATERIALIZED ({ranks})", by_col, number, q.unit,
+                                   q.unit_type, g, rows_cap, found=True)  # fmt: skip
+        params = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+    found = table.query(f"SELECT gi, gv, v, n, p FROM ({sql}) ORDER BY gi, v", params)
+    groups: list[Any] = []
+    persons: list[int] = []
+    numbers: list[list[tuple[float, int]]] = []
+    last = None
+    for gi, gv, v, n, p in found:
+        if gi != last:
+            last = gi
+            groups.append(gv)
+            persons.append(int(p))
+            numbers.append([])
+        numbers[-1].append((float(v), int(n)))
+    arrays = [
+        np.repeat(np.asarray([v for v, _ in items], dtype=np.float64),
+                  np.asarray([n for _, n in items], dtype=np.int64))
+        for items in numbers
+    ]  # fmt: skip
+    return DiscoveredGroups(groups, np.asarray(persons, dtype=np.int64), numbers=arrays)

@@ -38,7 +38,6 @@ from ..core.errors import ParameterError
 from ..data.candidates import load_candidates
 from ..data.discovered_groups import DiscoveredGroups
 from ..data.engine import Engine
-from ..data.partitions import value_counts
 from ..data.rules import check_bounded_candidates
 from ..mechanisms.partition_selection import (
     make_optimal_partition_selection,
@@ -57,7 +56,6 @@ __all__ = [
     "GroupBudget",
     "GroupedResult",
     "Grouping",
-    "answered_groups",
     "charge_grouped",
     "check_groups",
     "check_no_grouping",
@@ -374,24 +372,6 @@ def composition_text(grouping: Grouping, privacy_unit: str | None, select_name: 
     if select_name is not None:
         text += f"; the groups were selected first by {select_name} (adaptive composition)"
     return text
-
-
-def answered_groups(
-    table: Engine,
-    grouping: Grouping,
-    selection: tuple[Any, float, float, int, str] | None,
-    privacy_unit: str | None,
-    source: RandomSource | None,
-    progress: Progress,
-) -> list[Any]:
-    """The groups answered: the public list, or (after the charge) the selected ones."""
-    if grouping.listed is not None:
-        return list(grouping.listed)
-    assert selection is not None
-    measurement, _, _, bound, _ = selection
-    salt = resolve_source(source).bits(63)
-    counts = value_counts(table, grouping.by, privacy_unit, bound, salt, progress)
-    return ordered_values(measurement(counts))
 
 
 def selected_groups(found: DiscoveredGroups, selection: Any) -> tuple[list[Any], list[int]]:

@@ -87,13 +87,13 @@ from ._common import (
 from .bounds import bounds_choice_cost, choose_bounds
 from .grouping import (
     GroupedResult,
-    answered_groups,
     charge_grouped,
     check_groups,
     chosen_by_text,
     composition_text,
     draw_salts,
     group_selection,
+    selected_groups,
     split_budget,
     total_cost,
 )
@@ -1318,12 +1318,20 @@ def grouped_quantile(
     }  # fmt: skip
 
     def release() -> GroupedResult:
-        names = answered_groups(table, grouping, selection, privacy_unit, source, progress=None)
         salt, group_salt = draw_salts(source)
-        found = table.grouped_values(
-            column, by, names, privacy_unit=privacy_unit, max_groups=grouping.max_groups,
-            max_rows=r, salt=salt, group_salt=group_salt,
-        )  # fmt: skip
+        g = grouping.max_groups
+        if selection is None:
+            names = list(grouping.listed or [])
+            found = table.grouped_values(column, by, names, privacy_unit=privacy_unit,
+                                         max_groups=g, max_rows=r, salt=salt,
+                                         group_salt=group_salt)  # fmt: skip
+        else:  # private groups: the persons and the numbers from one scan
+            discovered = table.discovered_values(column, by, privacy_unit=privacy_unit,
+                                                 max_groups=g, max_rows=r, salt=salt,
+                                                 group_salt=group_salt)  # fmt: skip
+            assert discovered.numbers is not None
+            names, where = selected_groups(discovered, selection)
+            found = [discovered.numbers[j] for j in where]
         releases = [run(v) for v in found]
         return GroupedResult(
             "quantile", by, column, names, releases, total[0], total[1], None, each[0], 0.0,

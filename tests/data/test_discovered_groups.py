@@ -204,3 +204,50 @@ def test_number_groups_minus_zero_is_zero_and_missing_is_no_group():
     )
     found = open_table(df).discovered_value_counts("v", "b", None, "u", 1, 1, 3, 4)
     assert found.counts() == [(0.0, 2), (1.5, 1)]
+
+
+number_rows = st.lists(
+    st.tuples(
+        st.one_of(st.none(), st.integers(0, 6)),
+        st.sampled_from(["a", "b", "c", None]),
+        st.one_of(st.none(), st.sampled_from([0.0, -0.0, 1.5, 2.0, -3.0, math.nan, 7.25])),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(number_rows, st.booleans(), bounds, salts)
+def test_numbers_equal_the_reference(rows, unit, gmr, salt_pair):
+    from dpselect.data.rules import kept_rows
+
+    g, _, max_rows = gmr if unit else (1, 1, 1)
+    salt, group_salt = salt_pair
+    df = pd.DataFrame(
+        {
+            "u": pd.array([r[0] for r in rows], dtype="Int64"),
+            "b": pd.array([r[1] for r in rows], dtype=object),
+            "x": np.array([np.nan if r[2] is None else r[2] for r in rows], dtype=np.float64),
+        }
+    )
+    found = open_table(df).discovered_values(
+        "x", "b", privacy_unit="u" if unit else None, max_groups=g, max_rows=max_rows,
+        salt=salt, group_salt=group_salt,
+    )  # fmt: skip
+    cells = [
+        (u, b, float(x) + 0.0)
+        for u, b, x in rows
+        if b is not None and x is not None and not math.isnan(x) and not (unit and u is None)
+    ]
+    persons: Counter[Any] = Counter()
+    numbers: dict[Any, list[float]] = {}
+    for text, items in _kept(cells, unit, g, group_salt).items():
+        for b in {b for b, _ in items}:
+            here = [x for h, x in items if h == b]
+            persons[b] += 1 if unit else len(here)
+            kept = here if not unit else kept_rows(salt, [(text, x) for x in here], max_rows)[text]
+            numbers.setdefault(b, []).extend(kept)
+    assert found.counts() == sorted(persons.items())
+    assert found.numbers is not None
+    for b, got in zip(found.groups, found.numbers, strict=True):
+        assert got.dtype == np.float64 and got.tolist() == sorted(numbers[b])

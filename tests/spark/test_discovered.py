@@ -78,8 +78,34 @@ def test_private_group_recipes_run_on_spark_as_on_duckdb(data):
                           source=InsecureSeededSource(4), **kw)  # fmt: skip
         keys = dp.partition_selection(src, "x", 4.0, 1e-3, by="grp",
                                       source=InsecureSeededSource(2), **kw)  # fmt: skip
+        q = dp.quantile(src, "d", 0.5, 4.0, bounds=(0, 4), delta=1e-3, by="grp",
+                        privacy_unit="user", max_rows=2, source=InsecureSeededSource(3),
+                        **kw)  # fmt: skip
+        runs.append((q.groups, [r.values for r in q.releases]))
         runs.append((top.groups, [r.candidates for r in top.releases], values.groups,
                      [r.candidates for r in values.releases], keys.groups,
                      [r.values for r in keys.releases]))  # fmt: skip
-    assert runs[0] == runs[1]
-    assert len(runs[0][0]) > 0
+    assert runs[0] == runs[2] and runs[1] == runs[3]
+    assert len(runs[0][0]) > 0 and len(runs[1][0]) > 0
+
+
+NUMBER_CASES = [
+    # column, by, unit, max_groups, max_rows
+    ("d", "grp", "user", 1, 1),
+    ("x", "gi", "su", 2, 3),
+    ("d", "dt", "fu", 3, 2),
+    ("x", "d", None, 1, 1),
+]
+
+
+@pytest.mark.parametrize("case", NUMBER_CASES, ids=lambda c: f"{c[0]}-by-{c[1]}-{c[2]}")
+def test_duckdb_and_spark_find_the_same_numbers(data, case):
+    _, spark, duck = data
+    column, by, unit, g, r = case
+    args = dict(privacy_unit=unit, max_groups=g, max_rows=r, **SALTS)  # fmt: skip
+    a = spark.discovered_values(column, by, **args)
+    b = duck.discovered_values(column, by, **args)
+    assert _groups(a) == _groups(b) and len(a.groups) > 0
+    assert a.persons.tolist() == b.persons.tolist()
+    assert a.numbers is not None and b.numbers is not None
+    assert [x.tolist() for x in a.numbers] == [x.tolist() for x in b.numbers]

@@ -421,3 +421,21 @@ class DuckDBEngine:
             self._table(), column, by, limit, privacy_unit, max_groups,
             max_contributions, salt, group_salt, progress, max_rows_per_value,
         )  # fmt: skip
+
+    def discovered_values(
+        self,
+        column: str,
+        by: str,
+        *,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_rows: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+    ) -> DiscoveredGroups:
+        """The groups found with their persons and kept numbers
+        (:func:`dpselect.data.grouped_scores.duckdb_discovered_values`)."""
+        return grouped_scores.duckdb_discovered_values(
+            self._table(), column, by, privacy_unit=privacy_unit, max_groups=max_groups,
+            max_rows=max_rows, salt=salt, group_salt=group_salt,
+        )  # fmt: skip

@@ -388,6 +388,24 @@ class SparkTable:
             group_salt, progress, max_rows_per_value,
         )  # fmt: skip
 
+    def discovered_values(
+        self,
+        column: str,
+        by: str,
+        *,
+        privacy_unit: str | None = None,
+        max_groups: int = 1,
+        max_rows: int = 1,
+        salt: int = 0,
+        group_salt: int = 0,
+    ) -> DiscoveredGroups:
+        """The groups found with their persons and kept numbers
+        (:func:`~dpselect.data.engines.spark.discovered_values`)."""
+        return discovered_values(
+            self, column, by, privacy_unit=privacy_unit, max_groups=max_groups,
+            max_rows=max_rows, salt=salt, group_salt=group_salt,
+        )  # fmt: skip
+
     def person_values(
         self,
         column: str,
@@ -1675,15 +1693,21 @@ def _times_mod32(x: Any, k: int) -> Any:
     return step.bitwiseAND(f.lit(M32))
 
 
-def _kept_groups(ug: Any, unit_type: str, group_salt: int, max_groups: int) -> Any:
+def _kept_groups(
+    ug: Any, unit_type: str, group_salt: int, max_groups: int, group_code: bool = False
+) -> Any:
     """``ug`` (columns ``u``, ``g``; repeats allowed) -> the kept ``(u, g)``: each unit's
     ``max_groups`` positions of smallest :func:`~dpselect.data.rules.bounding_key`
-    ``(group_salt, unit, g)`` (:func:`dpselect.data.rules.kept_groups`)."""
+    ``(group_salt, unit, g)`` (:func:`dpselect.data.rules.kept_groups`). ``group_code``:
+    ``ug`` also has ``gk``, the code the key is computed from (groups found in the data,
+    ``g`` their rank: :func:`dpselect.data.rules.kept_found_groups`)."""
     sql = _import_pyspark()
     f = sql.functions
-    seeded = _per_unit_seeds(ug, unit_type, [group_salt], ["g"])
+    gk = ["gk"] if group_code else []
+    seeded = _per_unit_seeds(ug, unit_type, [group_salt], ["g", *gk])
+    key_of = f.col("gk" if group_code else "g")
     start = seeded.select("u", "g", f.col("_b0").alias("_b"),
-                          f.col("g").bitwiseXOR(f.col("_a0")).alias("_x"))  # fmt: skip
+                          key_of.bitwiseXOR(f.col("_a0")).alias("_x"))  # fmt: skip
     keyed = _fmix32_steps(start, ["u", "g"])
     ranked = keyed.select("u", _packed(f.col("k"), f.col("g")).alias("p"))
     if max_groups == 1:
@@ -2121,6 +2145,75 @@ def discovered_candidate_scores(
         )
     found = _found_result(scores, "pf", "i", None, ranked)
     return _discovered(found, False, None)
+
+
+def discovered_values(
+    table: SparkTable,
+    column: str,
+    by: str,
+    *,
+    privacy_unit: str | None = None,
+    max_groups: int = 1,
+    max_rows: int = 1,
+    salt: int = 0,
+    group_salt: int = 0,
+) -> DiscoveredGroups:
+    """Every group of ``by`` found among the rows holding a number, with its persons and its
+    kept numbers (sorted): the rule of
+    :func:`dpselect.data.grouped_scores.duckdb_discovered_values`.
+
+    Privacy
+    -------
+    One unit adds 1 to the persons of at most ``max_groups`` groups and adds or removes at
+    most ``max_rows`` rows in each of them.
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    bounds = {"max_groups": max_groups, "max_rows": max_rows}
+    duck_type, unit_type = _check(table, column, by, [], privacy_unit, bounds)
+    by_col, ranked = _found_groups(table, by, group_salt)
+    frame = table.frame
+    if privacy_unit is None or unit_type is None:
+        number = _as_double(f.col(column), duck_type) + f.lit(0.0)
+        rows = frame.select(number.alias("x"), by_col.alias("gv"))
+        rows = rows.where(f.col("x").isNotNull() & ~f.isnan("x"))
+        matched = rows.join(ranked, on="gv")
+        counted = matched.groupBy("g", "x").agg(f.count(f.lit(1)).alias("w"))
+        total = f.sum("w").over(sql.Window.partitionBy("g")).cast("long")
+        counted = counted.select("g", "x", "w", total.alias("p"))
+    else:
+        nums = _unit_numbers(frame, column, duck_type, privacy_unit, unit_type,
+                             by_col.alias("gv"))  # fmt: skip
+        matched = nums.join(ranked, on="gv").select("u", "g", "gk", "v")
+        chosen = _kept_groups(matched.select("u", "g", "gk"), unit_type, group_salt,
+                              int(max_groups), group_code=True)  # fmt: skip
+        people = chosen.groupBy("g").agg(f.count(f.lit(1)).cast("long").alias("p"))
+        in_kept = matched.select("u", "g", "v").join(chosen, on=["u", "g"], how="left_semi")
+        kept = _kept_rows_of(in_kept, unit_type, int(max_rows), salt, within=("g",))
+        counted = kept.groupBy("g", "x").agg(f.sum("w").cast("long").alias("w"))
+        counted = counted.join(people, on="g")
+    rows_back = counted.join(ranked.select("g", "gv"), on="g").select("g", "gv", "x", "w", "p")
+    found = sorted(
+        ((int(g), gv, float(x), int(w), int(p)) for g, gv, x, w, p in rows_back.collect()),
+        key=lambda row: (row[0], row[2]),
+    )
+    groups: list[Any] = []
+    persons: list[int] = []
+    numbers: list[list[tuple[float, int]]] = []
+    last = None
+    for g, gv, x, w, p in found:
+        if g != last:
+            last = g
+            groups.append(gv)
+            persons.append(p)
+            numbers.append([])
+        numbers[-1].append((x, w))
+    arrays = [
+        np.repeat(np.asarray([x for x, _ in items], dtype=np.float64),
+                  np.asarray([w for _, w in items], dtype=np.int64))
+        for items in numbers
+    ]  # fmt: skip
+    return DiscoveredGroups(groups, np.asarray(persons, dtype=np.int64), numbers=arrays)
 
 
 def check_engine(engine: Any) -> str:
