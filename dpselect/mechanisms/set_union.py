@@ -11,17 +11,19 @@ independently when ``h + Z >= rho`` (``Z`` Laplace of scale ``b``, or Gaussian o
 ``sigma``): only the set of values is output. Weights far above ``rho`` are wasted budget in
 plain thresholding; the policy moves a person's budget to the values that still need it.
 
-**Rows per value** (``max_rows_per_value = r``, Policy Laplace only): a person's list holds
-each of their values once per row; the person spends a budget of ``r`` (not 1) and adds at
-most ``w_v = min(rows of v, r)`` to value ``v`` (water-filling over the *rooms*
-``min(Gamma - h_v, w_v)`` instead of the gaps ``Gamma - h_v``). The l1 update stays monotone
-and l1-contractive (``docs/partition_selection.md``, section 6, the proof of Lemmas 1-2 with
-rooms, which shrink as weights grow just as gaps do), so neighbours' final weights satisfy
-``h <= h'``, ``||h' - h||_1 <= r``, and a new value has weight at most ``r``: the map below
-with 1 replaced by ``r``. Policy Gaussian is refused at ``r > 1``: its l2 contraction
-(Lemma 2) uses that a coordinate an earlier person moved is clipped to the cutoff, which a
-per-value cap breaks (a capped coordinate is not clipped and the projection's scale grows),
-and no proof covers it.
+**Rows per value** (``max_rows_per_value = r``): a person's list holds each of their values
+once per row; the person spends a budget of ``r`` (not 1) and adds at most ``w_v = min(rows
+of v, r)`` to value ``v``. Policy Laplace water-fills over the *rooms* ``min(Gamma - h_v,
+w_v)`` instead of the gaps ``Gamma - h_v``; the l1 update stays monotone and l1-contractive
+(``docs/partition_selection.md``, section 6, the proof of Lemmas 1-2 with rooms, which shrink
+as weights grow just as gaps do). Policy Gaussian adds the Euclidean projection of the gaps
+on ``K = {0 <= d <= w, ||d||_2 <= r}``, a closed convex set: Lemma 2's proof holds for the
+projection on any closed convex set that keeps a zero gap at zero (firm non-expansiveness,
+and a value clipped under ``h'`` has ``P_K(y')_v = 0``), and Lemma 1 holds because the
+projection is ``min(w_v, y_v / (1 + lam))`` with ``lam`` growing with the gaps (same
+section). So neighbours' final weights satisfy ``h <= h'``, ``||h' - h|| <= r`` (l1, or l2
+plus the floors' slack) and a new value has weight at most ``r``: the maps below with 1
+replaced by ``r``.
 
 Two policies (GGKSSY20, Section 5; Policy Laplace and Policy Gaussian):
 
@@ -53,8 +55,8 @@ persons), whatever the position of the added person.
   ``rho >= 1``; with rows, ``(r/b + c g(0), p(r) + (c - 1) p(0))`` provided ``g(r) - g(0) <=
   r/b`` and ``rho >= r``;
 - Gaussian: ``(eps_1 + c g(0) + sqrt(c) (g(D) - g(0)), delta_1 + c p(0) + sqrt(c) (p(D) -
-  p(0)))``, ``D = Delta_2``, ``eps_1`` the CKS conversion of ``rho_z = D^2 / (2 sigma^2)`` at
-  ``delta_1``, provided ``rho >= D``.
+  p(0)))``, ``D = Delta_2`` (with rows: ``r + sqrt(c) 2^-65``), ``eps_1`` the CKS conversion
+  of ``rho_z = D^2 / (2 sigma^2)`` at ``delta_1``, provided ``rho >= D``.
 
 The release trials are exact: ``p(h)`` is evaluated in ``arb`` balls and compared with a
 lazily read uniform until decided (as for DVGM22's optimal partition selection).
@@ -157,23 +159,61 @@ def l1_update(
 
 
 def l2_update(
-    weights: dict[Hashable, int], values: Sequence[Hashable], cutoff: int, budget: int
+    weights: dict[Hashable, int],
+    values: Sequence[Hashable],
+    cutoff: int,
+    budget: int,
+    caps: dict[Hashable, int] | None = None,
 ) -> None:
     """Add ``y`` (``||y||_2 <= budget``) or ``floor(budget y_u / ||y||_2)`` to each value, in
-    place, ``y`` the gaps to ``cutoff``; integer square roots, no rounding up."""
+    place, ``y`` the gaps to ``cutoff``; integer square roots, no rounding up.
+
+    ``caps`` (rows per value): add the floor of the Euclidean projection ``P_K(y)`` of the
+    gaps on ``K = {d : 0 <= d_v <= caps[v], ||d||_2 <= budget}``, which is
+    ``min(caps[v], y_v / (1 + lam))`` with the least ``lam >= 0`` that fits the ball (the
+    KKT conditions of the projection); without caps ``K`` is the ball's non-negative part and
+    this is the update above. Exact: the capped set is found by integer comparisons (values
+    in decreasing order of ``y_v / caps[v]``), a free value gets ``isqrt(floor(A y_v^2 /
+    S))`` with ``A = budget^2 - sum of the squared caps of the capped values`` and ``S`` the
+    free values' ``sum y^2``.
+    """
     gaps = {v: cutoff - weights.get(v, 0) for v in values}
     open_ = [v for v in ordered_values(gaps) if gaps[v] > 0]
     if not open_:
         return
-    s = sum(gaps[v] ** 2 for v in open_)
     b2 = budget * budget
-    if s <= b2:
+    if caps is None:
+        s = sum(gaps[v] ** 2 for v in open_)
+        if s <= b2:
+            for v in open_:
+                weights[v] = cutoff
+            return
         for v in open_:
-            weights[v] = cutoff
+            # floor(budget * g / sqrt(s)) = isqrt(floor(budget^2 g^2 / s))
+            weights[v] = weights.get(v, 0) + math.isqrt((b2 * gaps[v] ** 2) // s)
         return
-    for v in open_:
-        # floor(budget * g / sqrt(s)) = isqrt(floor(budget^2 g^2 / s))
-        weights[v] = weights.get(v, 0) + math.isqrt((b2 * gaps[v] ** 2) // s)
+    clipped = {v: min(gaps[v], caps[v]) for v in open_}
+    if sum(x * x for x in clipped.values()) <= b2:  # lam = 0: the box alone
+        for v in open_:
+            weights[v] = weights.get(v, 0) + clipped[v]
+        return
+    ratio = sorted(open_, key=lambda v: Fraction(gaps[v], caps[v]), reverse=True)
+    capped_sq, free_sq = 0, sum(gaps[v] ** 2 for v in ratio)
+    for j in range(len(ratio) + 1):
+        a = b2 - capped_sq
+        if a <= 0:  # pragma: no cover - a valid split comes first (module docstring)
+            break
+        last_ok = j == 0 or gaps[ratio[j - 1]] ** 2 * a >= caps[ratio[j - 1]] ** 2 * free_sq
+        next_ok = j == len(ratio) or gaps[ratio[j]] ** 2 * a < caps[ratio[j]] ** 2 * free_sq
+        if last_ok and next_ok and free_sq > 0:
+            for k, v in enumerate(ratio):
+                add = caps[v] if k < j else math.isqrt((a * gaps[v] ** 2) // free_sq)
+                weights[v] = weights.get(v, 0) + add
+            return
+        if j < len(ratio):
+            capped_sq += caps[ratio[j]] ** 2
+            free_sq -= gaps[ratio[j]] ** 2
+    raise AssertionError("no capped set fits the projection")  # pragma: no cover
 
 
 def policy_weights(
@@ -184,18 +224,17 @@ def policy_weights(
 ) -> dict[Hashable, int]:
     """The final weights (units) after every person's update, in the given order.
 
-    ``max_rows_per_value = r > 1`` (Policy Laplace): a value repeated ``n`` times in a
-    person's list is ``n`` rows; the person spends ``r`` units of 1 and adds at most
-    ``min(n, r)`` to it (module docstring)."""
+    ``max_rows_per_value = r > 1``: a value repeated ``n`` times in a person's list is ``n``
+    rows; the person spends a budget of ``r`` (l1 or l2 norm) and adds at most ``min(n, r)``
+    to it (module docstring)."""
     weights: dict[Hashable, int] = {}
     r = int(max_rows_per_value)
     if r > 1:
-        if noise != "laplace":
-            raise ParameterError("rows per value: Policy Laplace only (module docstring)")
+        units, update = (L1_UNITS, l1_update) if noise == "laplace" else (L2_UNITS, l2_update)
         for values in persons:
             rows = Counter(values)
-            caps = {v: min(n, r) * L1_UNITS for v, n in rows.items()}
-            l1_update(weights, list(rows), cutoff, r * L1_UNITS, caps)
+            caps = {v: min(n, r) * units for v, n in rows.items()}
+            update(weights, list(rows), cutoff, r * units, caps)
         return weights
     if noise == "laplace":
         for values in persons:
@@ -247,10 +286,11 @@ def _tail(noise: SetUnionNoise, scale: arb, x: arb) -> arb:
     return (x / (scale * arb(2).sqrt())).erfc() / 2
 
 
-def _delta2(c: int) -> Fraction:
-    """The l2 sensitivity of the final weights: ``1 + n sqrt(c) / 2^128``, ``n < 2^63``."""
+def _delta2(c: int, r: int = 1) -> Fraction:
+    """The l2 sensitivity of the final weights: ``r + n sqrt(c) / 2^128``, ``n < 2^63``
+    (``r``: the budget, ``max_rows_per_value``)."""
     root_c = math.isqrt(c) + (0 if math.isqrt(c) ** 2 == c else 1)  # ceil(sqrt(c))
-    return 1 + Fraction(root_c << MAX_PERSONS_LOG2, L2_UNITS)
+    return r + Fraction(root_c << MAX_PERSONS_LOG2, L2_UNITS)
 
 
 def _map_values(
@@ -265,13 +305,12 @@ def _map_values(
     fail (``rho`` too small). ``max_rows_per_value = r`` (Laplace): the new values' weights
     are at most ``r`` and the distance at most ``r`` (``docs/partition_selection.md``,
     section 6)."""
-    if max_rows_per_value != 1 and noise != "laplace":
-        return None
     old = ctx.prec
     ctx.prec = 200
     try:
         s, r = arb_of(scale), arb_of(rho)
-        d = arb_of(_delta2(c)) if noise == "gaussian" else arb(max_rows_per_value)
+        rows = max_rows_per_value
+        d = arb_of(_delta2(c, rows)) if noise == "gaussian" else arb(rows)
         if not r.lower() >= d.upper():
             return None
 
@@ -288,7 +327,7 @@ def _map_values(
             eps = d / s + c * g0
             dlt = pd + (c - 1) * p0
             return upper_float(eps), upper_float(dlt)
-        rho_z = Fraction(_delta2(c)) ** 2 / (2 * Fraction(scale) ** 2)
+        rho_z = Fraction(_delta2(c, rows)) ** 2 / (2 * Fraction(scale) ** 2)
         eps_1 = zcdp_to_approx_dp(rho_z, delta_1)
         rc = arb(c).sqrt()
         eps = arb_of(eps_1) + c * g0 + rc * (gd - g0)
@@ -335,11 +374,6 @@ def set_union_plan(
     """
     c = check_int(max_contributions, "max_contributions", minimum=1)
     rows = check_int(max_rows_per_value, "max_rows_per_value", minimum=1)
-    if rows > 1 and noise != "laplace":
-        raise ParameterError(
-            "Policy Gaussian counts persons: its l2 contraction is not proven with rows per "
-            "value capped, so max_rows_per_value > 1 needs Policy Laplace or thresholding"
-        )
     eps = float(check_epsilon(epsilon))
     dlt = float(check_delta(delta, allow_zero=False))
     if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha >= 0):
@@ -348,7 +382,7 @@ def set_union_plan(
         raise ParameterError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
     d1 = dlt / 2 if noise == "gaussian" else 0.0
     d_new = dlt - d1
-    lo_d = float(_delta2(c)) if noise == "gaussian" else float(rows)
+    lo_d = float(_delta2(c, rows)) if noise == "gaussian" else float(rows)
 
     def float_delta(scale: float, rho: float) -> float:
         if noise == "laplace":
@@ -485,14 +519,21 @@ def held_weight_lower_bound(plan: SetUnionPlan, holders: int) -> float:
     UNITS / c) / (r UNITS))`` (``r = 1``: the bound above). l2: a holder either fills the value
     to ``Gamma`` or multiplies its gap by at most ``r = 1 - 1 / (sqrt(c) Gamma)`` and adds
     at most one unit (``||y|| <= sqrt(c) Gamma``), so the weight is at least ``Gamma (1 -
-    r^holders) - holders / UNITS``. Floats with a relative margin of 1e-12 downward.
+    r^holders) - holders / UNITS``. l2 at ``r > 1`` (the projection on the capped ball of
+    radius ``r``, ``l2_update``): a holder fills the value, adds its cap (at least 1: one
+    row), or adds ``y_v / (1 + lam) >= y_v r / ||y|| >= y_v r / (sqrt(c) Gamma)``, so with
+    ``y_v <= Gamma`` its gap is multiplied by at most ``q = 1 - min(1, r / sqrt(c)) /
+    Gamma``; ``holders`` counts rows, so at least ``ceil(rows / r)`` persons hold the value
+    and the weight is at least ``Gamma (1 - q^persons) - persons / UNITS``. Floats with a
+    relative margin of 1e-12 downward.
     """
     c, gamma, rows = plan.max_contributions, plan.gamma, plan.max_rows_per_value
     if plan.noise == "laplace":
         per = (rows * L1_UNITS // c) / (rows * L1_UNITS)
         return min(gamma, holders * per) * (1 - 1e-12)
-    r = 1 - 1 / (math.sqrt(c) * (gamma + 1e-9))
-    return max(0.0, gamma * (1 - r**holders) * (1 - 1e-12) - holders / L2_UNITS)
+    persons = -(-holders // rows)  # rows: at most r per person
+    q = 1 - min(1.0, rows / math.sqrt(c)) / (gamma + 1e-9)
+    return max(0.0, gamma * (1 - q**persons) * (1 - 1e-12) - persons / L2_UNITS)
 
 
 def release_probability_lower_bound(plan: SetUnionPlan, weight: float) -> float:

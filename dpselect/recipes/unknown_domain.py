@@ -185,10 +185,10 @@ def partition_selection(
     max_rows_per_value : int, default 1
         With a ``privacy_unit``: each person adds their rows with a value, at most this many,
         to its count: thresholding calibrated to L-infinity ``r``, L1 ``c r``, L2 ``r
-        sqrt(c)``, Policy Laplace with a budget and per-value caps of ``r``. ``"auto"`` and
-        ``"optimal"`` select by persons (a released set is valid whatever selected it, and
-        by persons released more values, docs/partition_selection.md, section 6);
-        ``"policy_gaussian"`` is refused (its proof needs uncapped updates).
+        sqrt(c)``, Policy Laplace and Policy Gaussian with a budget and per-value caps of
+        ``r``. ``"auto"`` and ``"optimal"`` select by persons (a released set is valid
+        whatever selected it, and by persons released more values,
+        docs/partition_selection.md, section 6).
     by, groups, max_groups, group_fraction
         A column of groups: the values publishable in every group, in one query
         (:func:`dpselect.recipes.grouped.grouped_partition_selection`), as for
@@ -238,12 +238,6 @@ def partition_selection(
     methods = ("auto", "optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian")
     if method not in methods:
         raise ParameterError(f"mechanism must be one of {', '.join(methods)}, got {method!r}")
-    if rows_cap > 1 and method == "policy_gaussian":
-        raise ParameterError(
-            "mechanism 'policy_gaussian' is not proven with rows per value (its l2 "
-            "contraction needs uncapped updates): max_rows_per_value > 1 needs 'policy_laplace', "
-            "'laplace', 'gaussian', 'optimal' or 'auto'"
-        )
     if method.startswith("policy") and privacy_unit is None:
         raise ParameterError(f"mechanism {method!r} needs a privacy_unit column")
     table = open_checked(data, column, privacy_unit, schema)

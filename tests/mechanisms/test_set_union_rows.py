@@ -2,8 +2,9 @@
 and l1-contractive (a broken cap that is not a room fails), neighbours' final weights move by
 at most ``r`` in l1 with new values at most ``r``, the map at ``r`` against an independent
 formula, exact enumeration of neighbours within the map (the plan of ``r = 1`` run on rows
-fails), the release law and the statement by simulation, Policy Gaussian refused, the data
-layer and the recipes (docs/partition_selection.md, section 6)."""
+fails), the release law and the statement by simulation, the data layer and the recipes
+(docs/partition_selection.md, section 6; Policy Gaussian at ``r``:
+tests/mechanisms/test_set_union_gaussian_rows.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ import pytest
 
 import dpselect as dp
 from dpselect.accounting import Ledger
-from dpselect.core.errors import ParameterError
 from dpselect.data.partitions import person_values, value_counts
 from dpselect.mechanisms.policy_top_k import make_policy_top_k, policy_top_k_plan
 from dpselect.mechanisms.set_union import (
@@ -243,13 +243,6 @@ def test_sure_count_statement_in_rows_holds():
     assert held_weight_lower_bound(plan, n_rows) > 0
 
 
-def test_policy_gaussian_refused_at_r():
-    with pytest.raises(ParameterError, match="Policy Gaussian"):
-        set_union_plan("gaussian", 1.0, 1e-6, 2, max_rows_per_value=3)
-    with pytest.raises(ParameterError):
-        policy_weights([["a"]], "gaussian", 10, 3)
-
-
 def test_policy_top_k_counts_capped_rows(monkeypatch):
     import dpselect.mechanisms.policy_top_k as policy_module
 
@@ -315,10 +308,11 @@ def test_partition_selection_at_r(tmp_path):
                                   source=InsecureSeededSource(2))  # fmt: skip
     assert opt.values == same.values
     assert len(book.entries()) == 2
-    with pytest.raises(ParameterError, match="policy_gaussian"):
-        dp.partition_selection(df, "v", 1.0, 1e-6, "u", 3, mechanism="policy_gaussian",
-                               max_rows_per_value=4, ledger=book)  # fmt: skip
-    assert len(book.entries()) == 2
+    gauss = dp.partition_selection(df, "v", 1.0, 1e-6, "u", 3, mechanism="policy_gaussian",
+                                   max_rows_per_value=4, ledger=book,
+                                   source=InsecureSeededSource(2))  # fmt: skip
+    assert gauss.values and "rows" in gauss.accuracy
+    assert len(book.entries()) == 3
 
 
 @pytest.mark.parametrize(("eps", "c"), [(1.0, 3), (0.2, 3), (1.0, 1)])

@@ -52,15 +52,17 @@ def test_top_k_errors_before_the_charge(book, kwargs, match):
     assert book.entries() == []
 
 
-def test_partition_selection_refuses_policy_gaussian_at_r(book):
-    """Policy Gaussian's l2 contraction is not proven with capped updates: refused."""
-    with pytest.raises(ParameterError, match="policy_gaussian"):
-        dp.partition_selection(flights(), "dest", 1.0, 1e-6, "plane", 2,
-                               mechanism="policy_gaussian", ledger=book,
-                               max_rows_per_value=5)  # fmt: skip
+def test_partition_selection_policy_gaussian_at_r(book):
+    """Policy Gaussian at r: the projection on the capped ball (docs/partition_selection.md,
+    section 6); without a unit, rows per value are refused before the charge."""
+    res = dp.partition_selection(flights(), "dest", 1.0, 1e-6, "plane", 2,
+                                 mechanism="policy_gaussian", ledger=book,
+                                 max_rows_per_value=5)  # fmt: skip
+    assert res.parameters["max_rows_per_value"] == 5 and res.epsilon <= 1.0
+    assert len(book.entries()) == 1
     with pytest.raises(ParameterError, match="applies only with a privacy_unit"):
         dp.partition_selection(flights(), "dest", 1.0, 1e-6, ledger=book, max_rows_per_value=5)
-    assert book.entries() == []
+    assert len(book.entries()) == 1
 
 
 @pytest.mark.parametrize("mechanism", ["auto", "gumbel", "laplace_histogram", "gaussian_histogram"])
@@ -154,11 +156,12 @@ def test_cli_option(tmp_path):
                   ",".join(CANDS), "--privacy-unit", "plane", "--plan", "--json")  # fmt: skip
     scales = [row["scale"] for row in json.loads(plan.stdout)["rows"]]
     assert scales == pytest.approx([10 * row["scale"] for row in json.loads(one.stdout)["rows"]])
-    for result in (bad_unit, bad_value, keys):
+    assert keys.returncode == 0, keys.stderr  # Policy Gaussian at r
+    for result in (bad_unit, bad_value):
         assert result.returncode == 2 and result.stdout == ""
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error:"), result.stderr
-    assert len(Ledger.open(str(ledger)).entries()) == 1
+    assert len(Ledger.open(str(ledger)).entries()) == 2
 
 
 @pytest.mark.parametrize(("m", "r"), [(1, 10), (3, 4), (4, 50)])
