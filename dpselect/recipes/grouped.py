@@ -329,10 +329,14 @@ def _value_runner(
     measurement = make_threshold_partition_selection(plan, counts=True, source=source)
     spent = tuple(float(x) for x in measurement.map(1))
     sure, half = sure_release_count(plan), noise_halfwidth(plan)
+    # the count statement is about any one value, released or not: conditioned on being
+    # released, a count just above the threshold was kept because its noise was high
     accuracy = (
         f"a value {counted_in_words(sure, r)} in its group is released with probability at least "
-        f"{CONFIDENCE:.0%}; released values are ranked by noisy count, each within +-{half} "
-        f"of its true count with probability at least {CONFIDENCE:.0%}"
+        f"{CONFIDENCE:.0%}; released values are ranked by noisy count; for any one value, its "
+        f"noisy count is within +-{half} of its true count with probability at least "
+        f"{CONFIDENCE:.0%} (counts just above the threshold {plan.threshold} lean high: they "
+        "were kept because their noise was)"
     )
 
     def run_threshold(found: Sequence[tuple[Any, int]]) -> TopKResult:

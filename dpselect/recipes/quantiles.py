@@ -1296,6 +1296,11 @@ def grouped_quantile(
         return quantile(array, None, q, inner, source=src, **options)  # type: ignore[arg-type]
 
     probe = run(np.zeros(0), None)
+    mechanism_text, accuracy_text = probe.method, "; ".join(probe.accuracy)
+    method = probe.parameters["method"]
+    if "noisy_rows" in probe.parameters:  # each group's noisy row count picks its mechanism
+        mechanism_text, accuracy_text = _count_rule_statements(inner, q, options)
+        method = "auto: tree or joint by a noisy row count"
     book = open_ledger(ledger)
     selection = group_selection(grouping, budget, privacy_unit, source) if private else None
     select_cost = (0.0, 0.0) if selection is None else (selection[1], selection[2])
@@ -1313,7 +1318,7 @@ def grouped_quantile(
         "column": column, "q": probe.parameters["q"], "epsilon": eps, "delta": dlt, "by": by,
         "groups": "private" if private else len(grouping.listed or []),
         "max_groups": grouping.max_groups, "privacy_unit": privacy_unit, "max_rows": r,
-        "group_epsilon": each[0], "row_epsilon": inner, "method": probe.parameters["method"],
+        "group_epsilon": each[0], "row_epsilon": inner, "method": method,
         "bounds": probe.parameters.get("bounds"),
     }  # fmt: skip
 
@@ -1335,11 +1340,37 @@ def grouped_quantile(
         releases = [run(v) for v in found]
         return GroupedResult(
             "quantile", by, column, names, releases, total[0], total[1], None, each[0], 0.0,
-            grouping.max_groups, chosen_by_text(grouping, selection, *select_cost), probe.method,
-            accounting, "; ".join(probe.accuracy), None if book is None else book.path,
+            grouping.max_groups, chosen_by_text(grouping, selection, *select_cost),
+            mechanism_text, accounting, accuracy_text, None if book is None else book.path,
             parameters,
         )  # fmt: skip
 
     kind: Literal["pure", "approx"] = "approx" if private else "pure"
     return charge_grouped(book, release, (total[0], total[1], None), kind, "quantile/by",
                    parameters, privacy_unit, table)  # fmt: skip
+
+
+def _count_rule_statements(inner: float, q: Any, options: dict[str, Any]) -> tuple[str, str]:
+    """The mechanism and accuracy lines of a grouped release whose groups each run the
+    ``"auto"`` rule of 2 to 20 levels (a noisy row count picks the tree or the joint
+    mechanism, :func:`quantile`): both plans, as the rule builds them in every group at
+    ``inner`` (public parameters only; each group's own result names the one it ran)."""
+    eps = Fraction(check_user_epsilon(inner))
+    each = eps - eps * TREE_COUNT_FRACTION
+    lo_hi = check_bounds(options["bounds"])
+    levels = _levels(q)[1]
+    conf = check_confidence(options.get("confidence", CONFIDENCE))
+    tree = _tree_plan(lo_hi, levels, each, conf, None)
+    joint = _joint_plan(lo_hi, levels, each, conf, options.get("resolution"), False, None, None)
+    mechanism = (
+        f"the tree or the joint mechanism, chosen in each group by a noisy row count paid with "
+        f"{TREE_COUNT_FRACTION} of epsilon_g (docs/quantiles.md, 'Choosing the method'; each "
+        f"group's result names its own): {tree.text}; or {joint.text}"
+    )
+    accuracy = (
+        "the statement of the mechanism the group's noisy row count chose: with the tree, "
+        + " ".join(line.removeprefix("accuracy: ") for line in tree.accuracy)
+        + "; with the joint mechanism, "
+        + " ".join(line.removeprefix("accuracy: ") for line in joint.accuracy)
+    )
+    return mechanism, accuracy
