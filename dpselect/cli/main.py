@@ -323,7 +323,7 @@ def _run_selection(
         if grouped:
             epsilon, delta = _group_plan_header(
                 grouped, file, engine, spark_master, schema, privacy_unit, epsilon, delta,
-                cand_list is None, as_json,
+                cand_list is None or mechanism == "gaussian_histogram", as_json,
             )  # fmt: skip
         _print_plan(k, n, epsilon, delta, c, as_json, note, max_rows_per_value)
         return

@@ -155,7 +155,10 @@ def grouped_top_k(
             "private groups (groups=None) are selected from the data: give delta > 0, or a "
             "public groups list"
         )
-    budget = split_budget(eps, dlt, grouping, 0.5 if value_mode else 1.0)
+    # the groups' mechanisms need delta with values from the data or Gaussian noise: the
+    # selection of private groups then takes half of delta, else all of it
+    groups_use_delta = value_mode or mech == "gaussian_histogram"
+    budget = split_budget(eps, dlt, grouping, 0.5 if groups_use_delta else 1.0)
     book = open_ledger(ledger)
     zcdp = book is not None and book.accounting == "zcdp"
     selection = group_selection(grouping, budget, privacy_unit, source) if private else None
