@@ -130,10 +130,14 @@ def _top_k_failures(mechanism, delta, k, private, calls, counts=False, n=12, see
     # the k leaders just beyond alpha above the others (at 0): a rival returned in place of a
     # leader breaks the statement
     lead = math.floor(alpha) + 1
-    template = [((f"c{i}",), lead + 2 * i, 1) for i in range(k)]
-    truth = {c: 0 for c in cands} | {f"c{i}": lead + 2 * i for i in range(k)}
+    # private groups are selected on the persons whose rows match a candidate: there every
+    # rival gets `base` persons (the leaders stay `lead` above them, the statement as tight)
+    base = -(-FILLER // (n - k)) if private and k < n else 0
+    template = [((f"c{i}",), base + lead + 2 * i, 1) for i in range(k)]
+    template += [((f"c{i}",), base, 1) for i in range(k, n)] if base else []
+    truth = {c: base for c in cands} | {f"c{i}": base + lead + 2 * i for i in range(k)}
     ranked = sorted(truth.values(), reverse=True)
-    frame = paired(template, filler=(FILLER, "not a candidate") if private else None)
+    frame = paired(template)
     src = InsecureSeededSource(seed)
 
     def failed(group, release):
