@@ -689,14 +689,23 @@ def _forward(
     return alpha1, self_cost
 
 
-def _repeat(plan: _Plan, alpha1: F64, self_cost: F64, loglen: F64, j: int, r: int) -> F64:
+def _repeat(
+    plan: _Plan,
+    alpha1: F64,
+    self_cost: F64,
+    loglen: F64,
+    j: int,
+    r: int,
+    stop: int | None = None,
+) -> F64:
     """Float ``alpha_{j+1}(., r)`` (0-based level ``j``, ``r`` outputs in the same interval):
-    ``alpha_{j-r+2}(., 1) + (r - 1) ln|I| - ln r! - sum of the r - 1 self costs``, one formula."""
+    ``alpha_{j-r+2}(., 1) + (r - 1) ln|I| - ln r! - sum of the r - 1 self costs``, one formula
+    (``stop``: the intervals before it only, each value the same float)."""
     if r == 1:
-        out: F64 = alpha1[j]
+        out: F64 = alpha1[j, :stop]
         return out
     const = plan.log_fact[r] + float(self_cost[j - r + 2 : j + 1].sum())
-    out = alpha1[j - r + 1] + ((r - 1) * loglen - const)
+    out = alpha1[j - r + 1, :stop] + ((r - 1) * loglen[:stop] - const)
     return out
 
 
@@ -736,10 +745,11 @@ def _backward(
             return out
         # a new interval at level j + 1: states (i', r') with i' < i at level j
         cost = _kernel(bc[i] - bc[:i] - plan.gaps[j + 1] * n, plan.factor, plan.x_cap)
-        rows = [
-            _repeat(plan, alpha1, self_cost, loglen, j, rr)[:i] - cost for rr in range(1, j + 2)
-        ]
-        pick = noisy_argmax(np.concatenate(rows), 1.0, "gumbel", source)
+        weights = np.empty((j + 1, i))
+        for rr in range(1, j + 2):
+            np.subtract(_repeat(plan, alpha1, self_cost, loglen, j, rr, i), cost,
+                        out=weights[rr - 1])  # fmt: skip
+        pick = noisy_argmax(weights.ravel(), 1.0, "gumbel", source)
         r, i = divmod(pick, i)
         r += 1
 
