@@ -281,10 +281,16 @@ def logaddexp(a: F64, b: F64, out: F64 | None = None) -> F64:
     repaired by ``fmax(result, max)``, which leaves every other value as it is (the result is
     at least the max). ``out``: where to write the result (it may be ``a`` or ``b``: both are
     read before it is written)."""
+    with np.errstate(invalid="ignore"):  # -inf - -inf: both sums empty, fixed by fmax
+        return _lae(a, b, out)
+
+
+def _lae(a: F64, b: F64, out: F64 | None = None) -> F64:
+    """:func:`logaddexp` without its ``np.errstate`` (a few microseconds a call): for loops
+    that hold ``np.errstate(invalid="ignore")`` once around many calls."""
     top = np.maximum(a, b)
-    with np.errstate(invalid="ignore"):  # -inf - -inf: both sums empty, fixed below
-        d = np.minimum(a, b)
-        d -= top
+    d = np.minimum(a, b)
+    d -= top
     np.exp(d, out=d)
     np.log1p(d, out=d)
     d += top
@@ -396,6 +402,8 @@ def _bit_length(x: I64) -> I64:
     return out
 
 
+#: The most terms of ranges inside one block that :class:`_BlockedSums` gathers at once.
+_INSIDE_TERMS = 1 << 20
 #: The kinds of range sums, by their index in :meth:`_BlockedSums.query_many`.
 _KINDS = ("plain", "left", "right")
 
@@ -467,15 +475,15 @@ class _BlockedSums:
         fresh[4] = vt
         fresh[5] = vt - self._shift(ct - ct[0])  # prefix right: to the block's start
         step = self._shift(ct[1:] - ct[:-1])  # c (BC[j + 1] - BC[j])
-        carried = np.empty((2, b, nb))  # the shift of the running sum (suffix right, prefix left)
-        carried[0, 1:] = step[::-1]
-        carried[1, 1:] = step
+        carried = np.zeros((6, b, nb))  # the shift of the running sum (suffix right, prefix left)
+        carried[2, 1:] = step[::-1]
+        carried[3, 1:] = step
         out = np.empty((6, b, nb))
         out[:, 0] = fresh[:, 0]
+        running = np.empty((6, nb))
         for p in range(1, b):
-            running = out[:, p - 1].copy()
-            running[2:4] -= carried[:, p]
-            logaddexp(fresh[:, p], running, out=out[:, p])
+            np.subtract(out[:, p - 1], carried[:, p], out=running)  # x - 0.0 is x
+            _lae(fresh[:, p], running, out=out[:, p])
         suffix = out[0:3, ::-1].transpose(0, 2, 1).reshape(3, nb * b)
         prefix = out[[4, 3, 5]].transpose(0, 2, 1).reshape(3, nb * b)
         return suffix, prefix
@@ -504,13 +512,13 @@ class _BlockedSums:
             x1, x2 = suf[:, h - 1, lp], suf[:, h - 1, m]
             x1[1] -= self._shift(hi[end] - hi[m - 1])
             x2[2] -= self._shift(lo[m] - lo[lp])
-            suf[:, h, lp] = logaddexp(x1, x2)
+            suf[:, h, lp] = _lae(x1, x2)
             m = mid_l[rp]
             start = m - half
             x1, x2 = pre[:, h - 1, m - 1], pre[:, h - 1, rp]
             x1[1] -= self._shift(hi[rp] - hi[m - 1])
             x2[2] -= self._shift(lo[m] - lo[start])
-            pre[:, h, rp] = logaddexp(x1, x2)
+            pre[:, h, rp] = _lae(x1, x2)
         return suf, pre
 
     def query(self, kind: str, start: I64, stop: I64, pivot: I64 | None = None) -> F64:
@@ -525,6 +533,10 @@ class _BlockedSums:
     def query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
         """:meth:`query` for queries of several kinds at once (``kinds``: indices into
         ``("plain", "left", "right")``; ``pivot`` is not read for "plain")."""
+        with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
+            return self._query_many(kinds, start, stop, pivot)
+
+    def _query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
         res = np.full(start.shape[0], -np.inf)
         log_b = SUM_BLOCK.bit_length() - 1  # a power of two: // b is >> log_b
         nonempty = start < stop
@@ -549,12 +561,12 @@ class _BlockedSums:
         bl, br = s >> log_b, e >> log_b
         bcs = self.bc
         if kind == "plain":
-            total = logaddexp(self.suffix[k][s], self.prefix[k][e])
+            total = _lae(self.suffix[k][s], self.prefix[k][e])
         elif kind == "left":
-            total = logaddexp(self.suffix[k][s] - self._shift(pivot - bcs[bl * b + b - 1]),
+            total = _lae(self.suffix[k][s] - self._shift(pivot - bcs[bl * b + b - 1]),
                               self.prefix[k][e] - self._shift(pivot - bcs[e]))  # fmt: skip
         else:
-            total = logaddexp(self.suffix[k][s] - self._shift(bcs[s] - pivot),
+            total = _lae(self.suffix[k][s] - self._shift(bcs[s] - pivot),
                               self.prefix[k][e] - self._shift(bcs[br * b] - pivot))  # fmt: skip
         # whole blocks bl + 1 .. br - 1, from the sparse table
         mq = np.flatnonzero(bl + 1 < br)
@@ -576,8 +588,8 @@ class _BlockedSums:
             part_e = part_e - self._shift(lo[first] - pm)
             part_p = part_p - self._shift(lo[mid] - pm)
         # one block: suf[0, first] is the block itself (mid = first: part_p repeats it)
-        middle = np.where(one, part_e, logaddexp(part_e, part_p))
-        total[mq] = logaddexp(total[mq], middle)
+        middle = np.where(one, part_e, _lae(part_e, part_p))
+        total[mq] = _lae(total[mq], middle)
         return total
 
     def _inside(self, res: F64, q: I64, sign: I64, start: I64, stop: I64, pivot: I64) -> None:
@@ -589,12 +601,19 @@ class _BlockedSums:
         q, length = q[order], length[order]
         s, sg, pv = start[q], sign[order], pivot[q]
         acc = np.full(q.shape[0], -np.inf)
-        # ranges still going at step d: those longer than d, a prefix of the sorted ones
-        going = np.searchsorted(-length, -np.arange(int(length[0])), side="left")
-        for d, c in enumerate(going.tolist()):
-            leaf = s[:c] + d
-            term = self.a[leaf] - self._shift(sg[:c] * (pv[:c] - self.bc[leaf]))
-            logaddexp(acc[:c], term, out=acc[:c])
+        rows = max(1, _INSIDE_TERMS // int(length[0]))  # terms held at once: at most 2^20
+        for r0 in range(0, q.shape[0], rows):
+            part = slice(r0, r0 + rows)
+            longest = int(length[r0])
+            # every term at once: row r, column d is leaf s[r] + d (past the range: unused)
+            leaf = np.minimum(s[part, None] + np.arange(longest), self.a.shape[0] - 1)
+            shifts = self._shift(sg[part, None] * (pv[part, None] - self.bc[leaf]))
+            terms = self.a[leaf] - shifts
+            sub = acc[part]  # a view: summed in place
+            # ranges still going at step d: those longer than d, a prefix of the sorted ones
+            going = np.searchsorted(-length[part], -np.arange(longest), side="left")
+            for d, c in enumerate(going.tolist()):
+                _lae(sub[:c], terms[:c, d], out=sub[:c])
         res[q] = acc
 
 
@@ -644,7 +663,7 @@ def _transition(
     )  # fmt: skip
     parts = sums.reshape(4, n)
     cap = float(JOINT_CAP)
-    out: F64 = logaddexp(logaddexp(parts[0] - cap, parts[1]), logaddexp(parts[2], parts[3] - cap))
+    out: F64 = _lae(_lae(parts[0] - cap, parts[1]), _lae(parts[2], parts[3] - cap))
     return out
 
 
@@ -678,11 +697,12 @@ def _forward(
     alpha1[0] = loglen - _kernel(bc - plan.gaps[0] * n, plan.factor, plan.x_cap)
     cuts: dict[int, tuple[I64, ...]] = {}  # by target gap: deciles have one
     for j in range(1, m):
-        beta = _beta(plan, alpha1, self_cost, loglen, j - 1)
-        target = plan.gaps[j] * n
-        if target not in cuts:
-            cuts[target] = _range_cuts(bc, target, plan.x_cap)
-        step = _transition(beta, bc, target, plan.factor, plan.x_cap, cuts[target])
+        with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
+            beta = _beta(plan, alpha1, self_cost, loglen, j - 1)
+            target = plan.gaps[j] * n
+            if target not in cuts:
+                cuts[target] = _range_cuts(bc, target, plan.x_cap)
+            step = _transition(beta, bc, target, plan.factor, plan.x_cap, cuts[target])
         alpha1[j] = loglen + step
         if progress is not None:
             progress(j / m)
@@ -713,7 +733,7 @@ def _beta(plan: _Plan, alpha1: F64, self_cost: F64, loglen: F64, j: int) -> F64:
     """``log sum_r exp(alpha_{j+1}(., r))`` in float64."""
     acc: F64 = alpha1[j].copy()
     for r in range(2, j + 2):
-        acc = logaddexp(acc, _repeat(plan, alpha1, self_cost, loglen, j, r))
+        acc = _lae(acc, _repeat(plan, alpha1, self_cost, loglen, j, r))
     return acc
 
 
