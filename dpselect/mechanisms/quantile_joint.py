@@ -381,6 +381,12 @@ class _Trees:
             lo >>= 1
             hi >>= 1
 
+    @classmethod
+    def answer(cls, a: F64, bc: I64, factor: float, kinds: I64, start: I64, stop: I64,
+               pivot: I64) -> F64:  # fmt: skip
+        """Built on ``a`` and :meth:`query_many` at once (as :meth:`_BlockedSums.answer`)."""
+        return cls(a, bc, factor).query_many(kinds, start, stop, pivot)
+
     def query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
         """:meth:`query` for queries of several kinds (indices into ``_KINDS``), kind by kind."""
         res = np.full(start.shape[0], -np.inf)
@@ -399,6 +405,22 @@ SUM_BLOCK = 64
 def _bit_length(x: I64) -> I64:
     """``int.bit_length`` of each positive ``x < 2^53`` (``frexp`` is exact there)."""
     out: I64 = np.frexp(x.astype(np.float64))[1].astype(np.int64)
+    return out
+
+
+def _split_queries(start: I64, stop: I64) -> tuple[I64, npt.NDArray[np.bool_]]:
+    """The nonempty ranges inside one block (indices) and those across blocks (a mask)."""
+    log_b = SUM_BLOCK.bit_length() - 1  # a power of two: // b is >> log_b
+    nonempty = start < stop
+    across = (start >> log_b) != ((stop - 1) >> log_b)
+    inside = np.flatnonzero(nonempty & ~across)
+    across &= nonempty
+    return inside, across
+
+
+def _signs(kinds: I64) -> I64:
+    """The shift of a term is ``c * sign * (pivot - ref)``: left +1, right -1, plain 0."""
+    out: I64 = (kinds == 1).astype(np.int64) - (kinds == 2)
     return out
 
 
@@ -431,7 +453,13 @@ class _BlockedSums:
     test_quantile_joint_identical.py`` checks bit for bit).
     """
 
-    def __init__(self, a: F64, bc: I64, factor: float) -> None:
+    def __init__(
+        self,
+        a: F64,
+        bc: I64,
+        factor: float,
+        inside: tuple[I64, I64, I64, I64] | None = None,
+    ) -> None:
         n = a.shape[0]
         b = SUM_BLOCK
         nb = max(1, -(-n // b))
@@ -442,7 +470,9 @@ class _BlockedSums:
         bcs[:n] = bc
         self.a, self.bc = vals, bcs
         with np.errstate(invalid="ignore"):
-            self.suffix, self.prefix = self._chains(vals.reshape(nb, b), bcs.reshape(nb, b))
+            chains = self._chains(vals.reshape(nb, b), bcs.reshape(nb, b), inside)
+        #: the sums of the ranges ``inside`` (in their order), summed alongside the chains
+        self.suffix, self.prefix, self.inside_sums = chains
         starts = np.arange(nb, dtype=np.int64) * b
         size = 1
         while size < nb:
@@ -460,33 +490,51 @@ class _BlockedSums:
         out: F64 = d.astype(np.float64) * self.factor
         return out
 
-    def _chains(self, v: F64, c2: I64) -> tuple[F64, F64]:
-        """``(suffix, prefix)``, each ``(3, leaves)`` (kinds plain, left, right): the sums from
-        each leaf to its block's end and from its block's start. Six chains side by side,
-        position ``p`` of a chain is leaf ``b - 1 - p`` of each block for the suffixes, leaf
-        ``p`` for the prefixes; rows: suffix plain, left, right, prefix left, plain, right."""
+    def _chains(
+        self, v: F64, c2: I64, inside: tuple[I64, I64, I64, I64] | None = None
+    ) -> tuple[F64, F64, F64]:
+        """``(suffix, prefix, sums)``: suffix and prefix ``(3, leaves)`` (kinds plain, left,
+        right), the sums from each leaf to its block's end and from its block's start; six
+        chains side by side, position ``p`` of a chain is leaf ``b - 1 - p`` of each block for
+        the suffixes, leaf ``p`` for the prefixes (rows: suffix plain, left, right, prefix
+        left, plain, right). ``inside``: ``(sign, start, length, pivot)`` of ranges inside one
+        block, summed leaf by leaf in the same steps (a term after a range's last leaf is
+        ``-inf``, which :func:`logaddexp` leaves exactly as it is): ``sums``, their values."""
         nb, b = v.shape
         vt, ct = v.T, c2.T  # (b, nb): leaf j of every block
-        fresh = np.empty((6, b, nb))  # each step's new term, shifted where its kind says
-        fresh[0] = vt[::-1]
-        fresh[1] = (vt - self._shift(ct[-1] - ct))[::-1]  # suffix left: to the block's end
-        fresh[2] = vt[::-1]
-        fresh[3] = vt
-        fresh[4] = vt
-        fresh[5] = vt - self._shift(ct - ct[0])  # prefix right: to the block's start
+        q = 0 if inside is None else inside[1].shape[0]
+        width = 6 * nb + q
+        fresh = np.empty((b, width))  # each step's new term, shifted where its kind says
+        chain = fresh[:, : 6 * nb].reshape(b, 6, nb)
+        chain[:, 0] = vt[::-1]
+        chain[:, 1] = (vt - self._shift(ct[-1] - ct))[::-1]  # suffix left: to the block's end
+        chain[:, 2] = vt[::-1]
+        chain[:, 3] = vt
+        chain[:, 4] = vt
+        chain[:, 5] = vt - self._shift(ct - ct[0])  # prefix right: to the block's start
+        if inside is not None:
+            sign, start, length, pivot = inside
+            d = np.arange(b, dtype=np.int64)[:, None]
+            leaf = np.minimum(start[None, :] + d, self.a.shape[0] - 1)
+            shifts = self._shift(sign[None, :] * (pivot[None, :] - self.bc[leaf]))
+            terms = self.a[leaf] - shifts
+            terms[d >= length[None, :]] = -np.inf
+            fresh[:, 6 * nb :] = terms
         step = self._shift(ct[1:] - ct[:-1])  # c (BC[j + 1] - BC[j])
-        carried = np.zeros((6, b, nb))  # the shift of the running sum (suffix right, prefix left)
-        carried[2, 1:] = step[::-1]
-        carried[3, 1:] = step
-        out = np.empty((6, b, nb))
-        out[:, 0] = fresh[:, 0]
-        running = np.empty((6, nb))
+        carried = np.zeros((b, width))  # the shift of the running sum (suffix right, prefix left)
+        carried_chain = carried[:, : 6 * nb].reshape(b, 6, nb)
+        carried_chain[1:, 2] = step[::-1]
+        carried_chain[1:, 3] = step
+        out = np.empty((b, width))
+        out[0] = fresh[0]
+        running = np.empty(width)
         for p in range(1, b):
-            np.subtract(out[:, p - 1], carried[:, p], out=running)  # x - 0.0 is x
-            _lae(fresh[:, p], running, out=out[:, p])
-        suffix = out[0:3, ::-1].transpose(0, 2, 1).reshape(3, nb * b)
-        prefix = out[[4, 3, 5]].transpose(0, 2, 1).reshape(3, nb * b)
-        return suffix, prefix
+            np.subtract(out[p - 1], carried[p], out=running)  # x - 0.0 is x
+            _lae(fresh[p], running, out=out[p])
+        done = out[:, : 6 * nb].reshape(b, 6, nb)
+        suffix = done[::-1, 0:3].transpose(1, 2, 0).reshape(3, nb * b)
+        prefix = done[:, [4, 3, 5]].transpose(1, 2, 0).reshape(3, nb * b)
+        return suffix, prefix, out[b - 1, 6 * nb :].copy()
 
     def _tables(self, item: F64, lo: I64, hi: I64, size: int) -> tuple[F64, F64]:
         """``(suf, pre)``, shape ``(3, levels + 1, size)`` (the three kinds): ``suf[k, h, p]``
@@ -538,20 +586,41 @@ class _BlockedSums:
 
     def _query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
         res = np.full(start.shape[0], -np.inf)
-        log_b = SUM_BLOCK.bit_length() - 1  # a power of two: // b is >> log_b
-        nonempty = start < stop
-        across = (start >> log_b) != ((stop - 1) >> log_b)
-        inside = np.flatnonzero(nonempty & ~across)
+        inside, across = _split_queries(start, stop)
         if inside.shape[0]:
-            # the shift of a term is c * sign * (pivot - ref): left +1, right -1, plain 0
-            sign = (kinds[inside] == 1).astype(np.int64) - (kinds[inside] == 2)
-            self._inside(res, inside, sign, start, stop, pivot)
-        across &= nonempty
+            self._inside(res, inside, _signs(kinds[inside]), start, stop, pivot)
+        self._across_all(res, across, kinds, start, stop, pivot)
+        return res
+
+    @classmethod
+    def answer(cls, a: F64, bc: I64, factor: float, kinds: I64, start: I64, stop: I64,
+               pivot: I64) -> F64:  # fmt: skip
+        """The sums over ``a`` of :meth:`query_many`'s queries, built and answered at once:
+        the ranges inside one block are summed in the same steps as the blocks' chains (when
+        their terms fit in :data:`_INSIDE_TERMS`), the same floats as :meth:`query_many`."""
+        inside, across = _split_queries(start, stop)
+        fold = inside.shape[0] > 0 and inside.shape[0] * SUM_BLOCK <= _INSIDE_TERMS
+        given = None
+        if fold:
+            s = start[inside]
+            given = (_signs(kinds[inside]), s, stop[inside] - s, pivot[inside])
+        sums = cls(a, bc, factor, given)
+        res = np.full(start.shape[0], -np.inf)
+        with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
+            if fold:
+                res[inside] = sums.inside_sums
+            elif inside.shape[0]:
+                sums._inside(res, inside, _signs(kinds[inside]), start, stop, pivot)
+            sums._across_all(res, across, kinds, start, stop, pivot)
+        return res
+
+    def _across_all(self, res: F64, across: npt.NDArray[np.bool_], kinds: I64, start: I64,
+                    stop: I64, pivot: I64) -> None:  # fmt: skip
+        log_b = SUM_BLOCK.bit_length() - 1
         for k, kind in enumerate(_KINDS):
             q = np.flatnonzero(across & (kinds == k))
             if q.shape[0]:
                 res[q] = self._across(kind, k, start[q], stop[q] - 1, pivot[q], log_b)
-        return res
 
     def _across(self, kind: str, k: int, s: I64, e: I64, pivot: I64, log_b: int) -> F64:
         """The ranges ``[s, e]`` of one kind that span two blocks or more: the suffix of the
@@ -653,11 +722,11 @@ def _transition(
     (``cuts``: :func:`_range_cuts` of the same arguments, if already known)."""
     n = bc.shape[0]
     pivot, k1, k2, k3, idx = _range_cuts(bc, target, x_cap) if cuts is None else cuts
-    trees = _BlockedSums(beta, bc, factor)
     # the four pieces in one batch: capped left, uncapped left, uncapped right, capped right
     zero = np.zeros(n, dtype=np.int64)
     kinds = np.repeat(np.array([0, 1, 2, 0], dtype=np.int64), n)
-    sums = trees.query_many(
+    sums = _BlockedSums.answer(
+        beta, bc, factor,
         kinds, np.concatenate((zero, k1, k2, k3)), np.concatenate((k1, k2, k3, idx)),
         np.tile(pivot, 4),
     )  # fmt: skip

@@ -69,9 +69,18 @@ def _data(rng, kind: int, n: int):
     return np.concatenate([rng.uniform(-10, 110, n), [np.nan, 0.0, 100.0]])
 
 
-def test_forward_pass_and_releases_are_bit_identical():
-    rng = np.random.default_rng(5)
-    for trial in range(40):
+CASES = [(64, 1 << 20, 30), (64, 8, 8), (2, 1 << 20, 6), (1, 1 << 20, 3)]
+
+
+@pytest.mark.parametrize(("block", "held", "trials"), CASES)
+def test_forward_pass_and_releases_are_bit_identical(monkeypatch, block, held, trials):
+    """``held``: small, the dynamic program's in-block ranges are summed after the chains
+    (:meth:`_BlockedSums._inside`) instead of alongside them."""
+    monkeypatch.setattr(qj, "SUM_BLOCK", block)
+    monkeypatch.setattr(ref, "SUM_BLOCK", block)
+    monkeypatch.setattr(qj, "_INSIDE_TERMS", held)
+    rng = np.random.default_rng(5 + block + held)
+    for trial in range(trials):
         x = _data(rng, trial % 4, int(rng.integers(1, 3000)))
         levels = sorted({int(v) for v in rng.integers(1, 100, int(rng.integers(1, 12)))})
         qs = [Fraction(v, 100) for v in levels]
