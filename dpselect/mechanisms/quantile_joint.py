@@ -425,7 +425,7 @@ def _signs(kinds: I64) -> I64:
 
 
 #: The most terms of ranges inside one block that :class:`_BlockedSums` gathers at once.
-_INSIDE_TERMS = 1 << 20
+_INSIDE_TERMS = 1 << 22
 #: The kinds of range sums, by their index in :meth:`_BlockedSums.query_many`.
 _KINDS = ("plain", "left", "right")
 
@@ -464,10 +464,13 @@ class _BlockedSums:
         b = SUM_BLOCK
         nb = max(1, -(-n // b))
         self.n, self.factor = n, factor
-        vals = np.full(nb * b, -np.inf)
-        vals[:n] = a
-        bcs = np.full(nb * b, bc[-1], dtype=np.int64)
-        bcs[:n] = bc
+        # padded to whole blocks, plus one block (read only by the windows of _chains)
+        padded = np.full(nb * b + b, -np.inf)
+        padded[:n] = a
+        bc_padded = np.full(nb * b + b, bc[-1], dtype=np.int64)
+        bc_padded[:n] = bc
+        self._windows = padded, bc_padded
+        vals, bcs = padded[: nb * b], bc_padded[: nb * b]
         self.a, self.bc = vals, bcs
         with np.errstate(invalid="ignore"):
             chains = self._chains(vals.reshape(nb, b), bcs.reshape(nb, b), inside)
@@ -514,22 +517,27 @@ class _BlockedSums:
         chain[:, 5] = vt - self._shift(ct - ct[0])  # prefix right: to the block's start
         if inside is not None:
             sign, start, length, pivot = inside
-            d = np.arange(b, dtype=np.int64)[:, None]
-            leaf = np.minimum(start[None, :] + d, self.a.shape[0] - 1)
-            shifts = self._shift(sign[None, :] * (pivot[None, :] - self.bc[leaf]))
-            terms = self.a[leaf] - shifts
-            terms[d >= length[None, :]] = -np.inf
+            # the b leaves from each range's start: rows of sliding windows (past a range's end,
+            # up to one block of padding: masked below)
+            leaves = np.lib.stride_tricks.sliding_window_view
+            terms = leaves(self._windows[0], b)[start].T
+            bcs = leaves(self._windows[1], b)[start].T
+            shifts = self._shift(sign * (pivot - bcs))
+            terms = terms - shifts
+            terms[np.arange(b)[:, None] >= length] = -np.inf
             fresh[:, 6 * nb :] = terms
         step = self._shift(ct[1:] - ct[:-1])  # c (BC[j + 1] - BC[j])
-        carried = np.zeros((b, width))  # the shift of the running sum (suffix right, prefix left)
-        carried_chain = carried[:, : 6 * nb].reshape(b, 6, nb)
-        carried_chain[1:, 2] = step[::-1]
-        carried_chain[1:, 3] = step
+        # the shift of the running sum: rows suffix right and prefix left of the chains
+        carried = np.empty((b, 2, nb))
+        carried[1:, 0] = step[::-1]
+        carried[1:, 1] = step
+        shifted = slice(2 * nb, 4 * nb)
         out = np.empty((b, width))
         out[0] = fresh[0]
         running = np.empty(width)
         for p in range(1, b):
-            np.subtract(out[p - 1], carried[p], out=running)  # x - 0.0 is x
+            running[:] = out[p - 1]
+            running[shifted] -= carried[p].ravel()
             _lae(fresh[p], running, out=out[p])
         done = out[:, : 6 * nb].reshape(b, 6, nb)
         suffix = done[::-1, 0:3].transpose(1, 2, 0).reshape(3, nb * b)
@@ -670,7 +678,7 @@ class _BlockedSums:
         q, length = q[order], length[order]
         s, sg, pv = start[q], sign[order], pivot[q]
         acc = np.full(q.shape[0], -np.inf)
-        rows = max(1, _INSIDE_TERMS // int(length[0]))  # terms held at once: at most 2^20
+        rows = max(1, _INSIDE_TERMS // int(length[0]))  # terms held at once: at most 2^22
         for r0 in range(0, q.shape[0], rows):
             part = slice(r0, r0 + rows)
             longest = int(length[r0])
@@ -882,8 +890,9 @@ def make_joint_quantiles(
     step = decimal_step(w) if w > 0 else None
 
     def function(values: Any) -> list[float]:
-        x = np.asarray(values, dtype=np.float64).ravel()
-        x = x[~np.isnan(x)]  # a new array: the input is never changed
+        x = np.asarray(values, dtype=np.float64).ravel()  # read, never changed
+        if bool(np.isnan(x).any()):
+            x = x[~np.isnan(x)]
         if w > 0 and x.shape[0] > 0:
             words = resolve_source(source).words(x.shape[0])
             edges, counts, n = joint_moved_intervals(x, lo, hi, w, words)
