@@ -424,7 +424,8 @@ def _signs(kinds: I64) -> I64:
     return out
 
 
-#: The most terms of ranges inside one block that :class:`_BlockedSums` gathers at once.
+#: The most terms of ranges inside one block that :meth:`_BlockedSums.answer` folds into the
+#: chains (beyond: summed apart).
 _INSIDE_TERMS = 1 << 22
 #: The kinds of range sums, by their index in :meth:`_BlockedSums.query_many`.
 _KINDS = ("plain", "left", "right")
@@ -484,6 +485,8 @@ class _BlockedSums:
         hi = lo.copy()
         lo[:nb], hi[:nb] = bcs[starts], bcs[starts + b - 1]
         self.block_lo, self.block_hi = lo, hi
+        #: ``int.bit_length`` of every block index (a table: one gather a query)
+        self._bits = _bit_length(np.arange(size, dtype=np.int64))
         item = np.full((3, size), -np.inf)
         item[:, :nb] = self.suffix[:, starts]
         with np.errstate(invalid="ignore"):
@@ -605,9 +608,13 @@ class _BlockedSums:
                pivot: I64) -> F64:  # fmt: skip
         """The sums over ``a`` of :meth:`query_many`'s queries, built and answered at once:
         the ranges inside one block are summed in the same steps as the blocks' chains (when
-        their terms fit in :data:`_INSIDE_TERMS`), the same floats as :meth:`query_many`."""
+        they are at most as many as the chains and their terms fit in :data:`_INSIDE_TERMS`),
+        the same floats as :meth:`query_many`."""
         inside, across = _split_queries(start, stop)
-        fold = inside.shape[0] > 0 and inside.shape[0] * SUM_BLOCK <= _INSIDE_TERMS
+        # folded when they at most double the chains' width (else they would make every step
+        # longer than summing them apart costs) and their terms fit in _INSIDE_TERMS
+        chains = 6 * max(1, -(-a.shape[0] // SUM_BLOCK))
+        fold = 0 < inside.shape[0] <= chains and inside.shape[0] * SUM_BLOCK <= _INSIDE_TERMS
         given = None
         if fold:
             s = start[inside]
@@ -651,7 +658,7 @@ class _BlockedSums:
             return total
         first, last = bl[mq] + 1, br[mq] - 1
         one = first == last
-        h = np.where(one, 0, _bit_length(first ^ last))
+        h = np.where(one, 0, self._bits[first ^ last])
         level = np.maximum(h - 1, 0)
         mid = np.where(one, first, (last >> level) << level)
         part_e = self.suf_table[k][level, first]
@@ -672,25 +679,17 @@ class _BlockedSums:
     def _inside(self, res: F64, q: I64, sign: I64, start: I64, stop: I64, pivot: I64) -> None:
         """Ranges inside one block (``q``, of signs ``sign``): summed leaf by leaf (at most
         ``SUM_BLOCK`` steps), sorted by decreasing length so that step ``d`` works on the
-        first ones."""
+        first ones (the ranges longer than ``d``)."""
         length = stop[q] - start[q]
         order = np.argsort(-length, kind="stable")
         q, length = q[order], length[order]
         s, sg, pv = start[q], sign[order], pivot[q]
         acc = np.full(q.shape[0], -np.inf)
-        rows = max(1, _INSIDE_TERMS // int(length[0]))  # terms held at once: at most 2^22
-        for r0 in range(0, q.shape[0], rows):
-            part = slice(r0, r0 + rows)
-            longest = int(length[r0])
-            # every term at once: row r, column d is leaf s[r] + d (past the range: unused)
-            leaf = np.minimum(s[part, None] + np.arange(longest), self.a.shape[0] - 1)
-            shifts = self._shift(sg[part, None] * (pv[part, None] - self.bc[leaf]))
-            terms = self.a[leaf] - shifts
-            sub = acc[part]  # a view: summed in place
-            # ranges still going at step d: those longer than d, a prefix of the sorted ones
-            going = np.searchsorted(-length[part], -np.arange(longest), side="left")
-            for d, c in enumerate(going.tolist()):
-                _lae(sub[:c], terms[:c, d], out=sub[:c])
+        going = np.searchsorted(-length, -np.arange(int(length[0])), side="left")
+        for d, c in enumerate(going.tolist()):
+            leaf = s[:c] + d
+            term = self.a[leaf] - self._shift(sg[:c] * (pv[:c] - self.bc[leaf]))
+            _lae(acc[:c], term, out=acc[:c])
         res[q] = acc
 
 
