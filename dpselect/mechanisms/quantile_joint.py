@@ -382,10 +382,12 @@ class _Trees:
             hi >>= 1
 
     @classmethod
-    def answer(cls, a: F64, bc: I64, factor: float, kinds: I64, start: I64, stop: I64,
-               pivot: I64) -> F64:  # fmt: skip
-        """Built on ``a`` and :meth:`query_many` at once (as :meth:`_BlockedSums.answer`)."""
-        return cls(a, bc, factor).query_many(kinds, start, stop, pivot)
+    def answer_pieces(cls, a: F64, bc: I64, factor: float,
+                      pieces: Sequence[tuple[int, I64, I64]], pivot: I64) -> list[F64]:  # fmt: skip
+        """As :meth:`_BlockedSums.answer_pieces`, kind by kind."""
+        trees = cls(a, bc, factor)
+        return [trees.query(_KINDS[k], start, stop, None if k == 0 else pivot)
+                for k, start, stop in pieces]  # fmt: skip
 
     def query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
         """:meth:`query` for queries of several kinds (indices into ``_KINDS``), kind by kind."""
@@ -424,8 +426,8 @@ def _signs(kinds: I64) -> I64:
     return out
 
 
-#: The most terms of ranges inside one block that :meth:`_BlockedSums.answer` folds into the
-#: chains (beyond: summed apart).
+#: The most terms of ranges inside one block that :meth:`_BlockedSums.answer_pieces` folds into
+#: the chains (beyond: summed apart).
 _INSIDE_TERMS = 1 << 22
 #: The kinds of range sums, by their index in :meth:`_BlockedSums.query_many`.
 _KINDS = ("plain", "left", "right")
@@ -604,30 +606,49 @@ class _BlockedSums:
         return res
 
     @classmethod
-    def answer(cls, a: F64, bc: I64, factor: float, kinds: I64, start: I64, stop: I64,
-               pivot: I64) -> F64:  # fmt: skip
-        """The sums over ``a`` of :meth:`query_many`'s queries, built and answered at once:
-        the ranges inside one block are summed in the same steps as the blocks' chains (when
-        they are at most as many as the chains and their terms fit in :data:`_INSIDE_TERMS`),
-        the same floats as :meth:`query_many`."""
-        inside, across = _split_queries(start, stop)
-        # folded when they at most double the chains' width (else they would make every step
-        # longer than summing them apart costs) and their terms fit in _INSIDE_TERMS
+    def answer_pieces(cls, a: F64, bc: I64, factor: float,
+                      pieces: Sequence[tuple[int, I64, I64]], pivot: I64) -> list[F64]:  # fmt: skip
+        """The sums over ``a`` of the ranges ``[start, stop)`` of pieces ``(kind, start, stop)``
+        (kinds: indices into ``("plain", "left", "right")``) sharing ``pivot``, built and
+        answered at once, one array a piece: the same floats as :meth:`query`. The ranges
+        inside one block are summed in the same steps as the blocks' chains when they are at
+        most as many as the chains (else they would lengthen every step more than summing
+        them apart costs) and their terms fit in :data:`_INSIDE_TERMS`."""
+        split = [_split_queries(start, stop) for _, start, stop in pieces]
+        count = sum(inside.shape[0] for inside, _ in split)
         chains = 6 * max(1, -(-a.shape[0] // SUM_BLOCK))
-        fold = 0 < inside.shape[0] <= chains and inside.shape[0] * SUM_BLOCK <= _INSIDE_TERMS
+        fold = 0 < count <= chains and count * SUM_BLOCK <= _INSIDE_TERMS
         given = None
         if fold:
-            s = start[inside]
-            given = (_signs(kinds[inside]), s, stop[inside] - s, pivot[inside])
+            sign = np.concatenate(
+                [
+                    np.full(inside.shape[0], _signs(np.array([k]))[0])
+                    for (k, _, _), (inside, _) in zip(pieces, split, strict=True)
+                ]
+            )
+            first = np.concatenate([start[inside] for (_, start, _), (inside, _) in
+                                    zip(pieces, split, strict=True)])  # fmt: skip
+            end = np.concatenate([stop[inside] for (_, _, stop), (inside, _) in
+                                  zip(pieces, split, strict=True)])  # fmt: skip
+            at = np.concatenate([pivot[inside] for inside, _ in split])
+            given = (sign, first, end - first, at)
         sums = cls(a, bc, factor, given)
-        res = np.full(start.shape[0], -np.inf)
+        log_b = SUM_BLOCK.bit_length() - 1
+        out, done = [], 0
         with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
-            if fold:
-                res[inside] = sums.inside_sums
-            elif inside.shape[0]:
-                sums._inside(res, inside, _signs(kinds[inside]), start, stop, pivot)
-            sums._across_all(res, across, kinds, start, stop, pivot)
-        return res
+            for (k, start, stop), (inside, across) in zip(pieces, split, strict=True):
+                res = np.full(start.shape[0], -np.inf)
+                if fold:
+                    res[inside] = sums.inside_sums[done : done + inside.shape[0]]
+                    done += inside.shape[0]
+                elif inside.shape[0]:
+                    signs = np.full(inside.shape[0], _signs(np.array([k]))[0])
+                    sums._inside(res, inside, signs, start, stop, pivot)
+                q = np.flatnonzero(across)
+                if q.shape[0]:
+                    res[q] = sums._across(_KINDS[k], k, start[q], stop[q] - 1, pivot[q], log_b)
+                out.append(res)
+        return out
 
     def _across_all(self, res: F64, across: npt.NDArray[np.bool_], kinds: I64, start: I64,
                     stop: I64, pivot: I64) -> None:  # fmt: skip
@@ -729,15 +750,10 @@ def _transition(
     (``cuts``: :func:`_range_cuts` of the same arguments, if already known)."""
     n = bc.shape[0]
     pivot, k1, k2, k3, idx = _range_cuts(bc, target, x_cap) if cuts is None else cuts
-    # the four pieces in one batch: capped left, uncapped left, uncapped right, capped right
+    # the four pieces: capped left, uncapped left, uncapped right, capped right
     zero = np.zeros(n, dtype=np.int64)
-    kinds = np.repeat(np.array([0, 1, 2, 0], dtype=np.int64), n)
-    sums = _BlockedSums.answer(
-        beta, bc, factor,
-        kinds, np.concatenate((zero, k1, k2, k3)), np.concatenate((k1, k2, k3, idx)),
-        np.tile(pivot, 4),
-    )  # fmt: skip
-    parts = sums.reshape(4, n)
+    pieces = ((0, zero, k1), (1, k1, k2), (2, k2, k3), (0, k3, idx))
+    parts = _BlockedSums.answer_pieces(beta, bc, factor, pieces, pivot)
     cap = float(JOINT_CAP)
     out: F64 = _lae(_lae(parts[0] - cap, parts[1]), _lae(parts[2], parts[3] - cap))
     return out
