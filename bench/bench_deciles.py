@@ -1,6 +1,7 @@
 """Quantiles of a Parquet file against DuckDB's ``quantile_cont``, every method, one run.
 
-Run: ``python bench/bench_deciles.py [--rows 10000000] [--repeats 3] [--levels 1 9 99]``.
+Run: ``python bench/bench_deciles.py [--rows 10000000] [--repeats 3] [--levels 1 9 99]
+[--methods auto tree ...]``.
 
 Writes (fixed seed, cached in ``$TMPDIR/dpselect-bench``) a Parquet file of ``rows`` float64
 values (normal, mean 50, sd 10). For each number of levels ``m`` (default 1, 9 and 99, evenly
@@ -50,14 +51,14 @@ def levels_of(m: int) -> list[float]:
     return [k / (m + 1) for k in range(1, m + 1)]
 
 
-def jobs(path: Path, m: int) -> dict[str, Callable[[], Any]]:
-    """The baseline and every method that takes ``m`` levels, as callables."""
+def jobs(path: Path, m: int, methods: tuple[str, ...] = METHODS) -> dict[str, Callable[[], Any]]:
+    """The baseline and every method of ``methods`` that takes ``m`` levels, as callables."""
     levels = levels_of(m)
     con = duckdb.connect()
     sql = f"SELECT quantile_cont(v, {levels}) FROM read_parquet('{path}')"
     out: dict[str, Callable[[], Any]] = {"duckdb": lambda: con.execute(sql).fetchall()}
     candidates = list(np.linspace(*BOUNDS, 1001))
-    for method in METHODS:
+    for method in methods:
         if method == "joint" and m > 64:
             continue
         if method == "candidates":
@@ -74,6 +75,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 9, 99])
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     cache = Path(tempfile.gettempdir()) / "dpselect-bench"
     parser.add_argument("--cache", type=Path, default=cache)
     args = parser.parse_args()
@@ -82,7 +84,7 @@ def main() -> None:
     print("| levels | job | best (s) | ratio to DuckDB |")
     print("| --- | --- | --- | --- |")
     for m in args.levels:
-        todo = jobs(path, m)
+        todo = jobs(path, m, tuple(args.methods))
         best = {name: float("inf") for name in todo}
         for _ in range(args.repeats):  # in turns: the load hits every job alike
             for name, job in todo.items():
