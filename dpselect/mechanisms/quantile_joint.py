@@ -448,12 +448,13 @@ class _BlockedSums:
     docs/quantiles.md's error bound, and every operation is a sum of positive terms.
 
     Speed: the six chains (three kinds, suffixes and prefixes) run side by side, one NumPy
-    call per step for all blocks; the three kinds of the sparse table likewise; and
-    :meth:`query_many` answers queries of every kind in one batch, the ranges inside one block
-    sorted by length so that each step works on a prefix of them. A term of a kind without a
-    shift has ``0.0`` subtracted, which leaves every float as it is: each sum is the same
-    sequence of float operations as kind by kind (``tests/mechanisms/
-    test_quantile_joint_identical.py`` checks bit for bit).
+    call per step for all blocks, and a few ranges inside one block can be summed in the same
+    steps (:meth:`answer_pieces`; else they are summed apart, sorted by length so that each
+    step works on the longer ones); the three kinds of the sparse table are built together. A
+    term of a kind without a shift has ``0.0`` subtracted and a range past its end adds
+    ``-inf``, which leave every float as it is: each sum is the same sequence of float
+    operations as summed one by one (``tests/mechanisms/test_quantile_joint_identical.py``
+    checks bit for bit against ``tests/mechanisms/joint_reference.py``).
     """
 
     def __init__(
