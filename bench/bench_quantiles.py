@@ -163,10 +163,14 @@ def joint_flights_speed() -> None:
             repeats=1,
         )
 
-    t_tree_e2e, t_joint_e2e = recipe("tree"), recipe("joint")
+    best = {"tree": float("inf"), "auto": float("inf"), "joint": float("inf")}
+    for _ in range(5):  # in turns, best of 5: the default's target is 1.5x the tree (issue 25)
+        for name in best:
+            best[name] = min(best[name], recipe(name))
     print(
-        f"end to end (quantile(frame, ...)): tree {t_tree_e2e:.2f} s, joint {t_joint_e2e:.2f} s, "
-        f"joint / tree {t_joint_e2e / t_tree_e2e:.1f}x"
+        f"end to end (quantile(frame, ...), best of 5 in turns): tree {best['tree']:.3f} s, "
+        f"auto (the default) {best['auto']:.3f} s = {best['auto'] / best['tree']:.2f}x the "
+        f"tree, joint {best['joint']:.3f} s = {best['joint'] / best['tree']:.2f}x"
     )
 
 

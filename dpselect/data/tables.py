@@ -133,6 +133,9 @@ class Table(DuckDBEngine):
     #: A frame's Arrow column types (pyarrow, polars) where DuckDB's type does not say all
     #: that matters (:mod:`dpselect.data.column_roles`).
     arrow_types: dict[str, str] = field(default_factory=dict)
+    #: A pandas frame's float64 columns as the frame holds them (NumPy arrays, not copied):
+    #: :meth:`quantile_values` reads them without a query (the same values, in the same order).
+    float_columns: dict[str, Any] = field(default_factory=dict)
 
     def require_column(self, column: Any, argument: str = "column") -> str:
         """The column's DuckDB type; :class:`DataError` naming ``argument`` if it is absent
@@ -760,6 +763,21 @@ def _frame_arrow_types(frame: Any) -> dict[str, str]:
     return {}
 
 
+def _float64_columns(frame: Any, declared: dict[str, str]) -> dict[str, Any]:
+    """A pandas frame's columns of NumPy dtype float64 (not declared in a schema, names
+    unique) as the NumPy arrays the frame holds: public facts (dtypes), nothing read."""
+    if type(frame).__module__.split(".")[0] != "pandas":
+        return {}
+    import numpy as np
+
+    names = [str(c) for c in frame.columns]
+    out: dict[str, Any] = {}
+    for name, column in zip(names, frame.columns, strict=True):
+        if names.count(name) == 1 and name not in declared and frame[column].dtype == np.float64:
+            out[name] = frame[column].to_numpy(dtype=np.float64, copy=False)
+    return out
+
+
 def open_table(data: Any, schema: Any = None) -> Engine:
     """Open ``data`` with the engine that holds it (:class:`~dpselect.data.engine.Engine`):
     a Spark frame on Spark (:mod:`dpselect.data.engines.spark`), everything else on DuckDB
@@ -807,6 +825,7 @@ def open_table(data: Any, schema: Any = None) -> Engine:
         arrow = _frame_arrow_types(data)  # a declared column is read by TRY_CAST instead
         table.arrow_types = {c: t for c, t in arrow.items() if c not in declared}
         table.arrow_types.update(_pandas_scan_converted(data))
+        table.float_columns = _float64_columns(data, declared)
         return table
     hint = (
         " (a list of values: pass pandas.Series(values) or numpy.array(values))"

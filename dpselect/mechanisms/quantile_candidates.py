@@ -25,15 +25,17 @@ from ..core.measurement import Measurement
 from ..sampling.noisy_max import noisy_argmax
 from ..sampling.source import RandomSource
 from .quantile_score import (
+    candidate_rank_counts,
     pure_dp_on_rows,
     quantile_fraction,
+    rank_excess,
     rank_excess_of_candidates,
     score_sensitivity,
     unit_epsilon,
 )
 from .validate import check_epsilon
 
-__all__ = ["candidate_accuracy", "make_candidate_quantile"]
+__all__ = ["candidate_accuracy", "make_candidate_quantile", "make_candidate_quantiles"]
 
 
 def make_candidate_quantile(
@@ -65,6 +67,48 @@ def make_candidate_quantile(
         return float(cands[noisy_argmax(-excess, scale, "gumbel", source)])
 
     return pure_dp_on_rows(function, eps)
+
+
+def make_candidate_quantiles(
+    candidates: Sequence[float],
+    qs: Sequence[Any],
+    epsilon_each: Any,
+    *,
+    source: RandomSource | None = None,
+    max_rows: int = 1,
+) -> Measurement:
+    """:func:`make_candidate_quantile` for each level of ``qs`` at ``epsilon_each``, from one
+    sort of the data: output the ``m`` chosen candidates in the order of ``qs``.
+
+    The rows' counts below and above each candidate (:func:`candidate_rank_counts`) do not
+    depend on the level, so they are computed once; each level then draws exactly as
+    :func:`make_candidate_quantile` does, in turn, from the same source (the same outputs for
+    the same seeded source as the ``m`` mechanisms run one after the other).
+
+    Privacy map (``SymmetricDistance`` to ``MaxDivergence``): ``d_in * m * epsilon_each``,
+    rounded up: the basic composition of ``m`` mechanisms that are each ``epsilon_each``-DP
+    (Dwork and Roth 2014, Theorem 3.16; seed 002, simple composition), each run on the same
+    rows (group privacy for ``d_in > 1``, as in :func:`make_candidate_quantile`).
+    """
+    levels = [quantile_fraction(q) for q in qs]
+    if not levels:
+        raise ParameterError("qs must not be empty")
+    each = Fraction(check_epsilon(epsilon_each))
+    row_eps = unit_epsilon(each, max_rows)
+    cands = np.asarray([float(c) for c in candidates], dtype=np.float64)
+    if cands.shape[0] == 0:
+        raise ParameterError("candidates must not be empty")
+    scales = [2 * score_sensitivity(level) / row_eps for level in levels]
+
+    def function(values: Any) -> list[float]:
+        below, above, n = candidate_rank_counts(values, cands)
+        out = []
+        for level, scale in zip(levels, scales, strict=True):
+            excess = rank_excess(below, above, n, level)
+            out.append(float(cands[noisy_argmax(-excess, scale, "gumbel", source)]))
+        return out
+
+    return pure_dp_on_rows(function, each * len(levels))
 
 
 def candidate_accuracy(q: Any, epsilon: Any, m: int, confidence: float) -> float:

@@ -199,6 +199,7 @@ def _breakpoints(
     level: Fraction,
     cap_excess: int,
     progress: Callable[[float], None] | None = None,
+    presorted: bool = False,
 ) -> tuple[F64, F64, I64, list[tuple[float, float]]]:
     """The intervals of ``[lo, hi]`` below the cap, their scores, and the capped outer parts.
 
@@ -207,6 +208,9 @@ def _breakpoints(
     (at most two) outer intervals whose excess is certainly ``>= cap_excess``.
     ``progress(fraction)``: after the partition (``PARTITION_SHARE``) and after each chunk of
     the counting pass (the rest of the way to 0.9, in proportion to the rows done).
+    ``presorted``: ``x`` is in increasing order, so the order statistics are read in place and
+    the rows between two values are a slice found by ``searchsorted`` (no partition, no pass
+    over every row): the same intervals and scores.
     """
     a, b = level.numerator, level.denominator
     n = x.shape[0]
@@ -215,7 +219,7 @@ def _breakpoints(
     j_left = n - g_star + 1 if g_star <= n else 0  # 1-based rank; 0: no left region
     j_right = l_star if l_star <= n else 0
     kth = sorted({j - 1 for j in (j_left, j_right) if j > 0})
-    if kth:
+    if kth and not presorted:
         x.partition(kth)
     if progress is not None:
         progress(PARTITION_SHARE)
@@ -231,7 +235,13 @@ def _breakpoints(
     x_high = float_up(Fraction(c_right) + Fraction(w))
     below, above = 0, 0
     bands: list[F64] = []
-    for start in range(0, n, _CHUNK):
+    if presorted:  # the rows below x_low, above x_high, and the band between: one slice
+        below = int(np.searchsorted(x, x_low, side="left"))
+        above = n - int(np.searchsorted(x, x_high, side="right"))
+        bands.append(x[below : n - above])
+        if progress is not None:
+            progress(0.9)
+    for start in range(0, 0 if presorted else n, _CHUNK):
         chunk = x[start : start + _CHUNK]
         low = chunk < x_low
         high = chunk > x_high
@@ -270,6 +280,7 @@ def continuous_shifts(
     factor: float,
     overwrite_input: bool = False,
     progress: Callable[[float], None] | None = None,
+    presorted: bool = False,
 ) -> tuple[F64, F64, F64]:
     """Every positive-length interval of the mechanism and its float log-weight.
 
@@ -278,6 +289,8 @@ def continuous_shifts(
     given is clamped and reordered in place instead of copied (its multiset of clamped values
     is unchanged, so other levels with the same bounds can reuse it). ``progress(fraction)``
     is called as the work advances (it reads nothing random and changes no output).
+    ``presorted``: the caller promises ``values`` in increasing order (NaN last, if any):
+    the intervals are found without a partition or a pass over every row (the same output).
     """
     x = np.asarray(values, dtype=np.float64).ravel()
     shared = isinstance(values, np.ndarray) and np.shares_memory(x, values)
@@ -287,7 +300,7 @@ def continuous_shifts(
         x = x[~np.isnan(x)]
     np.clip(x, lo, hi, out=x)
     cap_excess = math.ceil(Fraction(SCORE_CAP) / Fraction(factor))
-    left, right, excess, capped = _breakpoints(x, lo, hi, w, level, cap_excess, progress)
+    left, right, excess, capped = _breakpoints(x, lo, hi, w, level, cap_excess, progress, presorted)
     shifts = interval_log_weights(log_lengths(left, right), excess, factor)
     if capped:
         c_left = np.array([c[0] for c in capped])
@@ -348,6 +361,7 @@ def make_continuous_quantile(
     overwrite_input: bool = False,
     progress: Callable[[float], None] | None = None,
     max_rows: int = 1,
+    presorted: bool = False,
 ) -> Measurement:
     """The continuous exponential mechanism for the ``q``-quantile on ``[lo, hi]``, with ties.
 
@@ -362,7 +376,9 @@ def make_continuous_quantile(
     the rows processed, shown to the data owner only; no randomness is read and the output
     does not change). ``max_rows = r``: each privacy unit holds at most ``r`` input rows; the
     mechanism runs at ``eps / r`` per row (rounding loss included), so ``d_in`` counts units
-    (:mod:`.quantile_score`, "Rows per unit").
+    (:mod:`.quantile_score`, "Rows per unit"). ``presorted=True``: every input is promised in
+    increasing order (a caller that sorted it, e.g. once for several levels); the output is
+    the same as without the promise, found faster.
     """
     lo, hi = check_bounds(bounds)
     level = quantile_fraction(q)
@@ -379,7 +395,7 @@ def make_continuous_quantile(
 
     def function(values: Any) -> float:
         left, right, shifts = continuous_shifts(
-            values, lo, hi, w, level, factor, overwrite_input, progress
+            values, lo, hi, w, level, factor, overwrite_input, progress, presorted
         )
         pick = noisy_argmax(shifts, 1.0, "gumbel", source)
         x = uniform_float(float(left[pick]), float(right[pick]), source)

@@ -229,15 +229,25 @@ def joint_moved_intervals(
     The rows land on at most ``G (hi - lo) / w + 2 G`` points, whatever their number: the
     intervals come from counting rows per point (one pass, no sort of the rows).
     """
-    x = np.clip(values, lo, hi)
     g = JOINT_SUBPOINTS
     d = w / g
     top = math.floor((hi - lo) / d)  # lattice points lo + i d <= hi (up to float rounding)
-    lattice = np.rint((x - lo) / d).astype(np.int64)
+    # two arrays of n (no other): the clamped rows, turned in place into their lattice points,
+    # whose memory then holds the moves t; and the points i (integers: exact in any order)
+    buf = np.clip(np.asarray(values, dtype=np.float64), lo, hi)
+    rows = int(buf.shape[0])
+    buf -= lo
+    buf /= d
+    np.rint(buf, out=buf)
+    i = buf.astype(np.int64)  # the nearest lattice point
     shift = 64 - (g.bit_length() - 1)
-    t = (np.asarray(words, dtype=np.uint64) >> np.uint64(shift)).astype(np.int64)
-    i = lattice + 2 * t + (1 - g)  # in [-(g - 1), top + 1 + g - 1]
-    i = np.abs(i)  # reflected at lo: lo - i d is the lattice point -i
+    moves = np.asarray(words, dtype=np.uint64)
+    t = np.right_shift(moves, np.uint64(shift), out=buf.view(np.uint64))
+    t <<= np.uint64(1)
+    i += t.view(np.int64)  # + 2 t
+    i += 1 - g  # in [-(g - 1), top + 1 + g - 1]
+    del buf, t
+    np.abs(i, out=i)  # reflected at lo: lo - i d is the lattice point -i
     if top + 2 * g <= max(1 << 22, 4 * i.shape[0]):
         per_point = np.bincount(i)
         used = np.flatnonzero(per_point)
@@ -256,25 +266,39 @@ def joint_moved_intervals(
     cumulative = np.cumsum(merged)
     below = np.searchsorted(distinct, edges[:-1], side="right")
     counts = np.where(below > 0, cumulative[np.maximum(below - 1, 0)], 0).astype(np.int64)
-    return edges, counts, int(x.shape[0])
+    return edges, counts, rows
 
 
 # ----------------------------------------------------------------------------- log-sum
-def logaddexp(a: F64, b: F64) -> F64:
+def logaddexp(a: F64, b: F64, out: F64 | None = None) -> F64:
     """``log(exp(a) + exp(b))`` elementwise as ``max(a, b) + log1p(exp(-|a - b|))``, the
-    formula whose float error docs/quantiles.md bounds ("Exactness"), in five NumPy passes
+    formula whose float error docs/quantiles.md bounds ("Exactness"), in seven NumPy calls
     (2-3 times faster than ``np.logaddexp`` here, the dynamic program's inner operation).
-    ``-inf`` stands for an empty sum: ``logaddexp(-inf, x) = x``, exactly, for every ``x``."""
+    ``-inf`` stands for an empty sum: ``logaddexp(-inf, x) = x``, exactly, for every ``x``.
+
+    ``-|a - b|`` is computed as ``min(a, b) - max(a, b)`` (the same float: rounding to nearest
+    is symmetric), and the empty sums (``max = -inf``, where the formula gives NaN) are
+    repaired by ``fmax(result, max)``, which leaves every other value as it is (the result is
+    at least the max). ``out``: where to write the result (it may be ``a`` or ``b``: both are
+    read before it is written)."""
+    with np.errstate(invalid="ignore"):  # -inf - -inf: both sums empty, fixed by fmax
+        return _lae(a, b, out)
+
+
+def _lae(a: F64, b: F64, out: F64 | None = None) -> F64:
+    """:func:`logaddexp` without its ``np.errstate`` (a few microseconds a call): for loops
+    that hold ``np.errstate(invalid="ignore")`` once around many calls."""
     top = np.maximum(a, b)
-    with np.errstate(invalid="ignore"):  # -inf - -inf: both sums empty, fixed below
-        d = a - b
-    np.abs(d, out=d)
-    np.negative(d, out=d)
+    d = np.minimum(a, b)
+    d -= top
     np.exp(d, out=d)
     np.log1p(d, out=d)
     d += top
-    np.copyto(d, top, where=np.isinf(top))
-    return d
+    if out is None:
+        np.fmax(d, top, out=d)
+        return d
+    np.fmax(d, top, out=out)
+    return out
 
 
 # ----------------------------------------------------------------------------- segment trees
@@ -357,6 +381,22 @@ class _Trees:
             lo >>= 1
             hi >>= 1
 
+    @classmethod
+    def answer_pieces(cls, a: F64, bc: I64, factor: float,
+                      pieces: Sequence[tuple[int, I64, I64]], pivot: I64) -> list[F64]:  # fmt: skip
+        """As :meth:`_BlockedSums.answer_pieces`, kind by kind."""
+        trees = cls(a, bc, factor)
+        return [trees.query(_KINDS[k], start, stop, None if k == 0 else pivot)
+                for k, start, stop in pieces]  # fmt: skip
+
+    def query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
+        """:meth:`query` for queries of several kinds (indices into ``_KINDS``), kind by kind."""
+        res = np.full(start.shape[0], -np.inf)
+        for k, kind in enumerate(_KINDS):
+            q = np.flatnonzero(kinds == k)
+            res[q] = self.query(kind, start[q], stop[q], None if k == 0 else pivot[q])
+        return res
+
 
 # ----------------------------------------------------------------------------- blocked sums
 #: Leaves per block of :class:`_BlockedSums` (a power of two): the longest chain of
@@ -368,6 +408,29 @@ def _bit_length(x: I64) -> I64:
     """``int.bit_length`` of each positive ``x < 2^53`` (``frexp`` is exact there)."""
     out: I64 = np.frexp(x.astype(np.float64))[1].astype(np.int64)
     return out
+
+
+def _split_queries(start: I64, stop: I64) -> tuple[I64, npt.NDArray[np.bool_]]:
+    """The nonempty ranges inside one block (indices) and those across blocks (a mask)."""
+    log_b = SUM_BLOCK.bit_length() - 1  # a power of two: // b is >> log_b
+    nonempty = start < stop
+    across = (start >> log_b) != ((stop - 1) >> log_b)
+    inside = np.flatnonzero(nonempty & ~across)
+    across &= nonempty
+    return inside, across
+
+
+def _signs(kinds: I64) -> I64:
+    """The shift of a term is ``c * sign * (pivot - ref)``: left +1, right -1, plain 0."""
+    out: I64 = (kinds == 1).astype(np.int64) - (kinds == 2)
+    return out
+
+
+#: The most terms of ranges inside one block that :meth:`_BlockedSums.answer_pieces` folds into
+#: the chains (beyond: summed apart).
+_INSIDE_TERMS = 1 << 22
+#: The kinds of range sums, by their index in :meth:`_BlockedSums.query_many`.
+_KINDS = ("plain", "left", "right")
 
 
 class _BlockedSums:
@@ -383,22 +446,40 @@ class _BlockedSums:
     prefix; a range inside one block is summed leaf by leaf (at most ``SUM_BLOCK`` steps). Every
     value passes at most ``SUM_BLOCK + 64 + 4`` chained operations, inside the ``3 * 64`` of
     docs/quantiles.md's error bound, and every operation is a sum of positive terms.
+
+    Speed: the six chains (three kinds, suffixes and prefixes) run side by side, one NumPy
+    call per step for all blocks, and a few ranges inside one block can be summed in the same
+    steps (:meth:`answer_pieces`; else they are summed apart, sorted by length so that each
+    step works on the longer ones); the three kinds of the sparse table are built together. A
+    term of a kind without a shift has ``0.0`` subtracted and a range past its end adds
+    ``-inf``, which leave every float as it is: each sum is the same sequence of float
+    operations as summed one by one (``tests/mechanisms/test_quantile_joint_identical.py``
+    checks bit for bit against ``tests/mechanisms/joint_reference.py``).
     """
 
-    def __init__(self, a: F64, bc: I64, factor: float) -> None:
+    def __init__(
+        self,
+        a: F64,
+        bc: I64,
+        factor: float,
+        inside: tuple[I64, I64, I64, I64] | None = None,
+    ) -> None:
         n = a.shape[0]
         b = SUM_BLOCK
         nb = max(1, -(-n // b))
         self.n, self.factor = n, factor
-        vals = np.full(nb * b, -np.inf)
-        vals[:n] = a
-        bcs = np.full(nb * b, bc[-1], dtype=np.int64)
-        bcs[:n] = bc
+        # padded to whole blocks, plus one block (read only by the windows of _chains)
+        padded = np.full(nb * b + b, -np.inf)
+        padded[:n] = a
+        bc_padded = np.full(nb * b + b, bc[-1], dtype=np.int64)
+        bc_padded[:n] = bc
+        self._windows = padded, bc_padded
+        vals, bcs = padded[: nb * b], bc_padded[: nb * b]
         self.a, self.bc = vals, bcs
-        v, c2 = vals.reshape(nb, b), bcs.reshape(nb, b)
         with np.errstate(invalid="ignore"):
-            self.suffix = {k: self._suffix(k, v, c2).ravel() for k in ("plain", "left", "right")}
-            self.prefix = {k: self._prefix(k, v, c2).ravel() for k in ("plain", "left", "right")}
+            chains = self._chains(vals.reshape(nb, b), bcs.reshape(nb, b), inside)
+        #: the sums of the ranges ``inside`` (in their order), summed alongside the chains
+        self.suffix, self.prefix, self.inside_sums = chains
         starts = np.arange(nb, dtype=np.int64) * b
         size = 1
         while size < nb:
@@ -407,57 +488,78 @@ class _BlockedSums:
         hi = lo.copy()
         lo[:nb], hi[:nb] = bcs[starts], bcs[starts + b - 1]
         self.block_lo, self.block_hi = lo, hi
-        self.tables = {}
-        for kind in ("plain", "left", "right"):
-            item = np.full(size, -np.inf)
-            item[:nb] = self.suffix[kind][starts]
-            with np.errstate(invalid="ignore"):
-                self.tables[kind] = self._table(kind, item, lo, hi, size)
+        #: ``int.bit_length`` of every block index (a table: one gather a query)
+        self._bits = _bit_length(np.arange(size, dtype=np.int64))
+        item = np.full((3, size), -np.inf)
+        item[:, :nb] = self.suffix[:, starts]
+        with np.errstate(invalid="ignore"):
+            self.suf_table, self.pre_table = self._tables(item, lo, hi, size)
 
     def _shift(self, d: I64) -> F64:
         out: F64 = d.astype(np.float64) * self.factor
         return out
 
-    def _suffix(self, kind: str, v: F64, c2: I64) -> F64:
-        out = np.empty_like(v)
-        out[:, -1] = v[:, -1]
-        for j in range(v.shape[1] - 2, -1, -1):
-            if kind == "plain":
-                out[:, j] = logaddexp(v[:, j], out[:, j + 1])
-            elif kind == "left":  # reference: the block's last leaf
-                out[:, j] = logaddexp(v[:, j] - self._shift(c2[:, -1] - c2[:, j]), out[:, j + 1])
-            else:  # reference: leaf j itself
-                out[:, j] = logaddexp(v[:, j], out[:, j + 1] - self._shift(c2[:, j + 1] - c2[:, j]))
-        return out
+    def _chains(
+        self, v: F64, c2: I64, inside: tuple[I64, I64, I64, I64] | None = None
+    ) -> tuple[F64, F64, F64]:
+        """``(suffix, prefix, sums)``: suffix and prefix ``(3, leaves)`` (kinds plain, left,
+        right), the sums from each leaf to its block's end and from its block's start; six
+        chains side by side, position ``p`` of a chain is leaf ``b - 1 - p`` of each block for
+        the suffixes, leaf ``p`` for the prefixes (rows: suffix plain, left, right, prefix
+        left, plain, right). ``inside``: ``(sign, start, length, pivot)`` of ranges inside one
+        block, summed leaf by leaf in the same steps (a term after a range's last leaf is
+        ``-inf``, which :func:`logaddexp` leaves exactly as it is): ``sums``, their values."""
+        nb, b = v.shape
+        vt, ct = v.T, c2.T  # (b, nb): leaf j of every block
+        q = 0 if inside is None else inside[1].shape[0]
+        width = 6 * nb + q
+        fresh = np.empty((b, width))  # each step's new term, shifted where its kind says
+        chain = fresh[:, : 6 * nb].reshape(b, 6, nb)
+        chain[:, 0] = vt[::-1]
+        chain[:, 1] = (vt - self._shift(ct[-1] - ct))[::-1]  # suffix left: to the block's end
+        chain[:, 2] = vt[::-1]
+        chain[:, 3] = vt
+        chain[:, 4] = vt
+        chain[:, 5] = vt - self._shift(ct - ct[0])  # prefix right: to the block's start
+        if inside is not None:
+            sign, start, length, pivot = inside
+            # the b leaves from each range's start: rows of sliding windows (past a range's end,
+            # up to one block of padding: masked below)
+            leaves = np.lib.stride_tricks.sliding_window_view
+            terms = leaves(self._windows[0], b)[start].T
+            bcs = leaves(self._windows[1], b)[start].T
+            shifts = self._shift(sign * (pivot - bcs))
+            terms = terms - shifts
+            terms[np.arange(b)[:, None] >= length] = -np.inf
+            fresh[:, 6 * nb :] = terms
+        step = self._shift(ct[1:] - ct[:-1])  # c (BC[j + 1] - BC[j])
+        # the shift of the running sum: rows suffix right and prefix left of the chains
+        carried = np.empty((b, 2, nb))
+        carried[1:, 0] = step[::-1]
+        carried[1:, 1] = step
+        shifted = slice(2 * nb, 4 * nb)
+        out = np.empty((b, width))
+        out[0] = fresh[0]
+        running = np.empty(width)
+        for p in range(1, b):
+            running[:] = out[p - 1]
+            running[shifted] -= carried[p].ravel()
+            _lae(fresh[p], running, out=out[p])
+        done = out[:, : 6 * nb].reshape(b, 6, nb)
+        suffix = done[::-1, 0:3].transpose(1, 2, 0).reshape(3, nb * b)
+        prefix = done[:, [4, 3, 5]].transpose(1, 2, 0).reshape(3, nb * b)
+        return suffix, prefix, out[b - 1, 6 * nb :].copy()
 
-    def _prefix(self, kind: str, v: F64, c2: I64) -> F64:
-        out = np.empty_like(v)
-        out[:, 0] = v[:, 0]
-        for j in range(1, v.shape[1]):
-            if kind == "plain":
-                out[:, j] = logaddexp(out[:, j - 1], v[:, j])
-            elif kind == "left":  # reference: leaf j itself
-                out[:, j] = logaddexp(out[:, j - 1] - self._shift(c2[:, j] - c2[:, j - 1]), v[:, j])
-            else:  # reference: the block's first leaf
-                out[:, j] = logaddexp(out[:, j - 1], v[:, j] - self._shift(c2[:, j] - c2[:, 0]))
-        return out
-
-    def _merge(self, kind: str, x1: F64, x2: F64, d: I64) -> F64:
-        """Two adjacent ranges, ``x1`` before ``x2``; ``d >= 0`` the distance between their
-        references (left: the last leaves; right: the first leaves)."""
-        if kind == "plain":
-            return logaddexp(x1, x2)
-        if kind == "left":
-            return logaddexp(x1 - self._shift(d), x2)
-        return logaddexp(x1, x2 - self._shift(d))
-
-    def _table(self, kind: str, item: F64, lo: I64, hi: I64, size: int) -> tuple[F64, F64]:
-        """``(suf, pre)``, shape ``(levels + 1, size)``: ``suf[h, p]`` sums ``p`` to the end of
-        its block of ``2^h`` items, ``pre[h, p]`` from that block's start to ``p``."""
+    def _tables(self, item: F64, lo: I64, hi: I64, size: int) -> tuple[F64, F64]:
+        """``(suf, pre)``, shape ``(3, levels + 1, size)`` (the three kinds): ``suf[k, h, p]``
+        sums ``p`` to the end of its block of ``2^h`` items, ``pre[k, h, p]`` from that
+        block's start to ``p``. Two adjacent ranges merge as ``logaddexp(x1, x2)`` with the
+        left range's sum shifted by the distance between the last leaves ("left") or the
+        right range's by the distance between the first leaves ("right")."""
         levels = size.bit_length() - 1
-        suf = np.empty((levels + 1, size))
-        pre = np.empty((levels + 1, size))
-        suf[0], pre[0] = item, item
+        suf = np.empty((3, levels + 1, size))
+        pre = np.empty((3, levels + 1, size))
+        suf[:, 0], pre[:, 0] = item, item
         pos = np.arange(size, dtype=np.int64)
         for h in range(1, levels + 1):
             half = 1 << (h - 1)
@@ -465,85 +567,151 @@ class _BlockedSums:
             mid = (pos | (half - 1)) + 1  # left half: the right half's first item
             mid_l = pos & ~(half - 1)  # right half: its own first item
             lp, rp = np.flatnonzero(left_half), np.flatnonzero(~left_half)
-            suf[h] = suf[h - 1]
-            pre[h] = pre[h - 1]
+            suf[:, h] = suf[:, h - 1]
+            pre[:, h] = pre[:, h - 1]
             m = mid[lp]
             end = m + half - 1
-            d = hi[end] - hi[m - 1] if kind == "left" else lo[m] - lo[lp]
-            suf[h, lp] = self._merge(kind, suf[h - 1, lp], suf[h - 1, m], d)
+            x1, x2 = suf[:, h - 1, lp], suf[:, h - 1, m]
+            x1[1] -= self._shift(hi[end] - hi[m - 1])
+            x2[2] -= self._shift(lo[m] - lo[lp])
+            suf[:, h, lp] = _lae(x1, x2)
             m = mid_l[rp]
             start = m - half
-            d = hi[rp] - hi[m - 1] if kind == "left" else lo[m] - lo[start]
-            pre[h, rp] = self._merge(kind, pre[h - 1, m - 1], pre[h - 1, rp], d)
+            x1, x2 = pre[:, h - 1, m - 1], pre[:, h - 1, rp]
+            x1[1] -= self._shift(hi[rp] - hi[m - 1])
+            x2[2] -= self._shift(lo[m] - lo[start])
+            pre[:, h, rp] = _lae(x1, x2)
         return suf, pre
 
     def query(self, kind: str, start: I64, stop: I64, pivot: I64 | None = None) -> F64:
         """Log range sums over ``[start, stop)`` per query (``-inf`` when empty); "left"
         multiplies each term by ``exp(-c (pivot - BC[i']))`` (all ``BC[i'] <= pivot``),
         "right" by ``exp(-c (BC[i'] - pivot))`` (all ``BC[i'] > pivot``)."""
+        kinds = np.full(start.shape[0], _KINDS.index(kind), dtype=np.int64)
+        if pivot is None:
+            pivot = np.zeros(start.shape[0], dtype=np.int64)
+        return self.query_many(kinds, start, stop, pivot)
+
+    def query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
+        """:meth:`query` for queries of several kinds at once (``kinds``: indices into
+        ``("plain", "left", "right")``; ``pivot`` is not read for "plain")."""
+        with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
+            return self._query_many(kinds, start, stop, pivot)
+
+    def _query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
         res = np.full(start.shape[0], -np.inf)
-        b = SUM_BLOCK
-        nonempty = start < stop
-        same = nonempty & (start // b == (stop - 1) // b)
-        self._inside(kind, res, np.flatnonzero(same), start, stop, pivot)
-        q = np.flatnonzero(nonempty & ~same)
-        if q.shape[0] == 0:
-            return res
-        s, e = start[q], stop[q] - 1
-        bl, br = s // b, e // b
-        bcs = self.bc
-        piece1 = self._to_pivot(kind, self.suffix[kind][s], bcs, s, bl * b + b - 1, pivot, q)
-        piece3 = self._to_pivot(kind, self.prefix[kind][e], bcs, br * b, e, pivot, q)
-        total = logaddexp(piece1, piece3)
-        # whole blocks bl + 1 .. br - 1, from the sparse table
-        mq = np.flatnonzero(bl + 1 < br)
-        if mq.shape[0]:
-            first, last = bl[mq] + 1, br[mq] - 1
-            suf, pre = self.tables[kind]
-            lo, hi = self.block_lo, self.block_hi
-            one = first == last
-            h = np.where(one, 0, _bit_length(first ^ last))
-            mid = np.where(one, first, (last >> np.maximum(h - 1, 0)) << np.maximum(h - 1, 0))
-            level = np.maximum(h - 1, 0)
-            sub = q[mq]
-            part_e = self._to_pivot(kind, suf[level, first], (lo, hi), first,
-                                    np.maximum(mid - 1, first), pivot, sub)  # fmt: skip
-            part_p = self._to_pivot(kind, pre[level, last], (lo, hi), mid, last, pivot, sub)
-            middle = np.where(one, part_e, logaddexp(part_e, part_p))
-            # one block: suf[0, first] is the block itself (mid = first: part_p repeats it)
-            total[mq] = logaddexp(total[mq], middle)
-        res[q] = total
+        inside, across = _split_queries(start, stop)
+        if inside.shape[0]:
+            self._inside(res, inside, _signs(kinds[inside]), start, stop, pivot)
+        self._across_all(res, across, kinds, start, stop, pivot)
         return res
 
-    def _to_pivot(self, kind: str, x: F64, refs: I64 | tuple[I64, I64], first: I64,
-                  last: I64, pivot: I64 | None, q: I64) -> F64:  # fmt: skip
-        """A range's value with its reference moved to the pivot (left: from its last leaf,
-        ``pivot >= last``; right: from its first leaf, ``first > pivot``). ``refs``: the
-        leaves' ``BC``, or the blocks' ``(first BC, last BC)``; ``first`` and ``last`` index
-        them (gathered only for the kind that needs one)."""
-        if kind == "plain":
-            return x
-        assert pivot is not None
-        lo, hi = refs if isinstance(refs, tuple) else (refs, refs)
-        if kind == "left":
-            return x - self._shift(pivot[q] - hi[last])
-        return x - self._shift(lo[first] - pivot[q])
+    @classmethod
+    def answer_pieces(cls, a: F64, bc: I64, factor: float,
+                      pieces: Sequence[tuple[int, I64, I64]], pivot: I64) -> list[F64]:  # fmt: skip
+        """The sums over ``a`` of the ranges ``[start, stop)`` of pieces ``(kind, start, stop)``
+        (kinds: indices into ``("plain", "left", "right")``) sharing ``pivot``, built and
+        answered at once, one array a piece: the same floats as :meth:`query`. The ranges
+        inside one block are summed in the same steps as the blocks' chains when they are at
+        most as many as the chains (else they would lengthen every step more than summing
+        them apart costs) and their terms fit in :data:`_INSIDE_TERMS`."""
+        split = [_split_queries(start, stop) for _, start, stop in pieces]
+        count = sum(inside.shape[0] for inside, _ in split)
+        chains = 6 * max(1, -(-a.shape[0] // SUM_BLOCK))
+        fold = 0 < count <= chains and count * SUM_BLOCK <= _INSIDE_TERMS
+        given = None
+        if fold:
+            sign = np.concatenate(
+                [
+                    np.full(inside.shape[0], _signs(np.array([k]))[0])
+                    for (k, _, _), (inside, _) in zip(pieces, split, strict=True)
+                ]
+            )
+            first = np.concatenate([start[inside] for (_, start, _), (inside, _) in
+                                    zip(pieces, split, strict=True)])  # fmt: skip
+            end = np.concatenate([stop[inside] for (_, _, stop), (inside, _) in
+                                  zip(pieces, split, strict=True)])  # fmt: skip
+            at = np.concatenate([pivot[inside] for inside, _ in split])
+            given = (sign, first, end - first, at)
+        sums = cls(a, bc, factor, given)
+        log_b = SUM_BLOCK.bit_length() - 1
+        out, done = [], 0
+        with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
+            for (k, start, stop), (inside, across) in zip(pieces, split, strict=True):
+                res = np.full(start.shape[0], -np.inf)
+                if fold:
+                    res[inside] = sums.inside_sums[done : done + inside.shape[0]]
+                    done += inside.shape[0]
+                elif inside.shape[0]:
+                    signs = np.full(inside.shape[0], _signs(np.array([k]))[0])
+                    sums._inside(res, inside, signs, start, stop, pivot)
+                q = np.flatnonzero(across)
+                if q.shape[0]:
+                    res[q] = sums._across(_KINDS[k], k, start[q], stop[q] - 1, pivot[q], log_b)
+                out.append(res)
+        return out
 
-    def _inside(self, kind: str, res: F64, q: I64, start: I64, stop: I64,
-                pivot: I64 | None) -> None:  # fmt: skip
-        """Ranges inside one block: summed leaf by leaf (at most ``SUM_BLOCK`` steps)."""
-        if q.shape[0] == 0:
-            return
-        s, e = start[q], stop[q]
+    def _across_all(self, res: F64, across: npt.NDArray[np.bool_], kinds: I64, start: I64,
+                    stop: I64, pivot: I64) -> None:  # fmt: skip
+        log_b = SUM_BLOCK.bit_length() - 1
+        for k, kind in enumerate(_KINDS):
+            q = np.flatnonzero(across & (kinds == k))
+            if q.shape[0]:
+                res[q] = self._across(kind, k, start[q], stop[q] - 1, pivot[q], log_b)
+
+    def _across(self, kind: str, k: int, s: I64, e: I64, pivot: I64, log_b: int) -> F64:
+        """The ranges ``[s, e]`` of one kind that span two blocks or more: the suffix of the
+        first block, the table's whole blocks between, the prefix of the last block, each with
+        its reference moved to the pivot (left: from its last leaf; right: from its first)."""
+        b = SUM_BLOCK
+        bl, br = s >> log_b, e >> log_b
+        bcs = self.bc
+        if kind == "plain":
+            total = _lae(self.suffix[k][s], self.prefix[k][e])
+        elif kind == "left":
+            total = _lae(self.suffix[k][s] - self._shift(pivot - bcs[bl * b + b - 1]),
+                              self.prefix[k][e] - self._shift(pivot - bcs[e]))  # fmt: skip
+        else:
+            total = _lae(self.suffix[k][s] - self._shift(bcs[s] - pivot),
+                              self.prefix[k][e] - self._shift(bcs[br * b] - pivot))  # fmt: skip
+        # whole blocks bl + 1 .. br - 1, from the sparse table
+        mq = np.flatnonzero(bl + 1 < br)
+        if mq.shape[0] == 0:
+            return total
+        first, last = bl[mq] + 1, br[mq] - 1
+        one = first == last
+        h = np.where(one, 0, self._bits[first ^ last])
+        level = np.maximum(h - 1, 0)
+        mid = np.where(one, first, (last >> level) << level)
+        part_e = self.suf_table[k][level, first]
+        part_p = self.pre_table[k][level, last]
+        if kind == "left":
+            pm, hi = pivot[mq], self.block_hi
+            part_e = part_e - self._shift(pm - hi[np.maximum(mid - 1, first)])
+            part_p = part_p - self._shift(pm - hi[last])
+        elif kind == "right":
+            pm, lo = pivot[mq], self.block_lo
+            part_e = part_e - self._shift(lo[first] - pm)
+            part_p = part_p - self._shift(lo[mid] - pm)
+        # one block: suf[0, first] is the block itself (mid = first: part_p repeats it)
+        middle = np.where(one, part_e, _lae(part_e, part_p))
+        total[mq] = _lae(total[mq], middle)
+        return total
+
+    def _inside(self, res: F64, q: I64, sign: I64, start: I64, stop: I64, pivot: I64) -> None:
+        """Ranges inside one block (``q``, of signs ``sign``): summed leaf by leaf (at most
+        ``SUM_BLOCK`` steps), sorted by decreasing length so that step ``d`` works on the
+        first ones (the ranges longer than ``d``)."""
+        length = stop[q] - start[q]
+        order = np.argsort(-length, kind="stable")
+        q, length = q[order], length[order]
+        s, sg, pv = start[q], sign[order], pivot[q]
         acc = np.full(q.shape[0], -np.inf)
-        for d in range(SUM_BLOCK):
-            t = s + d
-            live = np.flatnonzero(t < e)
-            if live.shape[0] == 0:
-                break
-            leaf = t[live]
-            term = self._to_pivot(kind, self.a[leaf], self.bc, leaf, leaf, pivot, q[live])
-            acc[live] = logaddexp(acc[live], term)
+        going = np.searchsorted(-length, -np.arange(int(length[0])), side="left")
+        for d, c in enumerate(going.tolist()):
+            leaf = s[:c] + d
+            term = self.a[leaf] - self._shift(sg[:c] * (pv[:c] - self.bc[leaf]))
+            _lae(acc[:c], term, out=acc[:c])
         res[q] = acc
 
 
@@ -555,8 +723,10 @@ def _kernel(x: I64, factor: float, x_cap: int) -> F64:
     return out
 
 
-def _transition(beta: F64, bc: I64, target: int, factor: float, x_cap: int) -> F64:
-    """``log sum_{i' < i} exp(beta[i'] - min(T, c |bc[i] - bc[i'] - target|))`` for every i."""
+def _range_cuts(bc: I64, target: int, x_cap: int) -> tuple[I64, ...]:
+    """``(pivot, k1, k2, k3, idx)`` of :func:`_transition`: where the kernel changes form in
+    the sums over ``i' < i`` (public once ``bc`` is known; the same for every level with the
+    same target gap, so :func:`_forward` computes them once per distinct target)."""
     n = bc.shape[0]
     idx = np.arange(n, dtype=np.int64)
     pivot = bc - target  # terms with bc[i'] <= pivot: x = pivot - bc[i'] >= 0
@@ -566,15 +736,27 @@ def _transition(beta: F64, bc: I64, target: int, factor: float, x_cap: int) -> F
     k1 = np.minimum(np.searchsorted(bc, low_cut, side="right"), idx)  # capped, left
     k2 = np.minimum(np.searchsorted(bc, pivot, side="right"), idx)  # uncapped, left
     k3 = np.minimum(np.searchsorted(bc, high_cut, side="left"), idx)  # uncapped, right
-    trees = _BlockedSums(beta, bc, factor)
+    return pivot, k1, k2, k3, idx
+
+
+def _transition(
+    beta: F64,
+    bc: I64,
+    target: int,
+    factor: float,
+    x_cap: int,
+    cuts: tuple[I64, ...] | None = None,
+) -> F64:
+    """``log sum_{i' < i} exp(beta[i'] - min(T, c |bc[i] - bc[i'] - target|))`` for every i
+    (``cuts``: :func:`_range_cuts` of the same arguments, if already known)."""
+    n = bc.shape[0]
+    pivot, k1, k2, k3, idx = _range_cuts(bc, target, x_cap) if cuts is None else cuts
+    # the four pieces: capped left, uncapped left, uncapped right, capped right
     zero = np.zeros(n, dtype=np.int64)
-    parts = (
-        trees.query("plain", zero, k1) - float(JOINT_CAP),
-        trees.query("left", k1, k2, pivot),
-        trees.query("right", k2, k3, pivot),
-        trees.query("plain", k3, idx) - float(JOINT_CAP),
-    )
-    out: F64 = logaddexp(logaddexp(parts[0], parts[1]), logaddexp(parts[2], parts[3]))
+    pieces = ((0, zero, k1), (1, k1, k2), (2, k2, k3), (0, k3, idx))
+    parts = _BlockedSums.answer_pieces(beta, bc, factor, pieces, pivot)
+    cap = float(JOINT_CAP)
+    out: F64 = _lae(_lae(parts[0] - cap, parts[1]), _lae(parts[2], parts[3] - cap))
     return out
 
 
@@ -606,22 +788,37 @@ def _forward(
         np.array([g * n for g in plan.gaps], dtype=np.int64), plan.factor, plan.x_cap
     )
     alpha1[0] = loglen - _kernel(bc - plan.gaps[0] * n, plan.factor, plan.x_cap)
+    cuts: dict[int, tuple[I64, ...]] = {}  # by target gap: deciles have one
     for j in range(1, m):
-        beta = _beta(plan, alpha1, self_cost, loglen, j - 1)
-        alpha1[j] = loglen + _transition(beta, bc, plan.gaps[j] * n, plan.factor, plan.x_cap)
+        with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
+            beta = _beta(plan, alpha1, self_cost, loglen, j - 1)
+            target = plan.gaps[j] * n
+            if target not in cuts:
+                cuts[target] = _range_cuts(bc, target, plan.x_cap)
+            step = _transition(beta, bc, target, plan.factor, plan.x_cap, cuts[target])
+        alpha1[j] = loglen + step
         if progress is not None:
             progress(j / m)
     return alpha1, self_cost
 
 
-def _repeat(plan: _Plan, alpha1: F64, self_cost: F64, loglen: F64, j: int, r: int) -> F64:
+def _repeat(
+    plan: _Plan,
+    alpha1: F64,
+    self_cost: F64,
+    loglen: F64,
+    j: int,
+    r: int,
+    stop: int | None = None,
+) -> F64:
     """Float ``alpha_{j+1}(., r)`` (0-based level ``j``, ``r`` outputs in the same interval):
-    ``alpha_{j-r+2}(., 1) + (r - 1) ln|I| - ln r! - sum of the r - 1 self costs``, one formula."""
+    ``alpha_{j-r+2}(., 1) + (r - 1) ln|I| - ln r! - sum of the r - 1 self costs``, one formula
+    (``stop``: the intervals before it only, each value the same float)."""
     if r == 1:
-        out: F64 = alpha1[j]
+        out: F64 = alpha1[j, :stop]
         return out
     const = plan.log_fact[r] + float(self_cost[j - r + 2 : j + 1].sum())
-    out = alpha1[j - r + 1] + ((r - 1) * loglen - const)
+    out = alpha1[j - r + 1, :stop] + ((r - 1) * loglen[:stop] - const)
     return out
 
 
@@ -629,7 +826,7 @@ def _beta(plan: _Plan, alpha1: F64, self_cost: F64, loglen: F64, j: int) -> F64:
     """``log sum_r exp(alpha_{j+1}(., r))`` in float64."""
     acc: F64 = alpha1[j].copy()
     for r in range(2, j + 2):
-        acc = logaddexp(acc, _repeat(plan, alpha1, self_cost, loglen, j, r))
+        acc = _lae(acc, _repeat(plan, alpha1, self_cost, loglen, j, r))
     return acc
 
 
@@ -661,10 +858,11 @@ def _backward(
             return out
         # a new interval at level j + 1: states (i', r') with i' < i at level j
         cost = _kernel(bc[i] - bc[:i] - plan.gaps[j + 1] * n, plan.factor, plan.x_cap)
-        rows = [
-            _repeat(plan, alpha1, self_cost, loglen, j, rr)[:i] - cost for rr in range(1, j + 2)
-        ]
-        pick = noisy_argmax(np.concatenate(rows), 1.0, "gumbel", source)
+        weights = np.empty((j + 1, i))
+        for rr in range(1, j + 2):
+            np.subtract(_repeat(plan, alpha1, self_cost, loglen, j, rr, i), cost,
+                        out=weights[rr - 1])  # fmt: skip
+        pick = noisy_argmax(weights.ravel(), 1.0, "gumbel", source)
         r, i = divmod(pick, i)
         r += 1
 
@@ -708,8 +906,9 @@ def make_joint_quantiles(
     step = decimal_step(w) if w > 0 else None
 
     def function(values: Any) -> list[float]:
-        x = np.array(values, dtype=np.float64).ravel()
-        x = x[~np.isnan(x)]
+        x = np.asarray(values, dtype=np.float64).ravel()  # read, never changed
+        if bool(np.isnan(x).any()):
+            x = x[~np.isnan(x)]
         if w > 0 and x.shape[0] > 0:
             words = resolve_source(source).words(x.shape[0])
             edges, counts, n = joint_moved_intervals(x, lo, hi, w, words)

@@ -131,9 +131,10 @@ def make_recursive_quantiles(
         x = np.array(values, dtype=np.float64).ravel()
         x = x[~np.isnan(x)]
         np.clip(x, lo, hi, out=x)
+        x.sort()  # once: every part below is a slice of it, in order (clamping keeps order)
         out: list[float | None] = [None] * len(levels)
         parts: dict[int, F64] = {tree[0][0]: x}  # rows of the part headed by level j
-        del x  # owned by the parts from here on: each is clamped and reordered in place
+        del x  # owned by the parts from here on: each is clamped in place
         for done, (j, la, ra, rel) in enumerate(tree, start=1):
             p_lo, p_hi = (lo if la is None else out[la]), (hi if ra is None else out[ra])
             assert p_lo is not None and p_hi is not None
@@ -142,11 +143,13 @@ def make_recursive_quantiles(
                 v = float(p_lo + (p_hi - p_lo) / 2)  # no data read: every row is within 2w
             else:
                 mech = make_continuous_quantile(
-                    (p_lo, p_hi), rel, each, resolution=w, source=source, overwrite_input=True
-                )
+                    (p_lo, p_hi), rel, each, resolution=w, source=source, overwrite_input=True,
+                    presorted=True,
+                )  # fmt: skip
                 v = float(mech(rows))
             out[j] = v
-            left, right = rows[rows <= v], rows[rows > v]
+            cut = int(np.searchsorted(rows, v, side="right"))  # rows <= v, then rows > v
+            left, right = rows[:cut], rows[cut:]
             for child, c_la, c_ra, _ in tree:  # hand j's children their rows
                 if out[child] is None and c_ra == j and c_la == la:
                     parts[child] = left

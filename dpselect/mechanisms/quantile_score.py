@@ -53,6 +53,7 @@ from .validate import check_max_rows
 
 __all__ = [
     "MAX_DENOMINATOR",
+    "candidate_rank_counts",
     "check_max_rows",
     "pure_dp_on_rows",
     "quantile_fraction",
@@ -100,17 +101,25 @@ def rank_excess(below: Any, above: Any, n: int, level: Fraction) -> I64:
     return out
 
 
+def candidate_rank_counts(values: Any, candidates: Any) -> tuple[I64, I64, int]:
+    """``(below, above, n)``: the rows strictly below and strictly above each candidate, and
+    the row count, from one sort of the data (NaN rows dropped) and two ``searchsorted``.
+    The same for every level: several levels share one call."""
+    data = np.asarray(values, dtype=np.float64).ravel()
+    data = np.sort(data[~np.isnan(data)])
+    cands = np.asarray(candidates, dtype=np.float64).ravel()
+    n = data.shape[0]
+    below = np.searchsorted(data, cands, side="left").astype(np.int64)
+    above = (n - np.searchsorted(data, cands, side="right")).astype(np.int64)
+    return below, above, n
+
+
 def rank_excess_of_candidates(values: Any, candidates: Any, level: Fraction) -> I64:
     """The rank excess of every candidate, from one sort of the data and two searchsorted.
 
     ``values``: the data (NaN rows dropped here); ``candidates``: numbers.
     """
-    data = np.asarray(values, dtype=np.float64).ravel()
-    data = np.sort(data[~np.isnan(data)])
-    cands = np.asarray(candidates, dtype=np.float64).ravel()
-    n = data.shape[0]
-    below = np.searchsorted(data, cands, side="left")
-    above = n - np.searchsorted(data, cands, side="right")
+    below, above, n = candidate_rank_counts(values, candidates)
     return rank_excess(below, above, n, level)
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "TreeShape",
     "check_shape",
     "consistent_counts",
+    "leaf_index",
     "make_tree_quantiles",
     "noisy_tree_counts",
     "tree_accuracy",
@@ -109,19 +110,44 @@ def tree_leaf_edges(lo: float, hi: float, leaves: int) -> F64:
     return np.maximum.accumulate(edges)
 
 
+def leaf_index(x: npt.NDArray[np.float64], edges: npt.NDArray[np.float64], lo: float,
+               hi: float) -> npt.NDArray[np.intp]:  # fmt: skip
+    """``searchsorted(edges, x, side="right") - 1`` clipped to the leaves, for clamped ``x``:
+    the leaf of each row (the last edge at or below it), without a binary search per row.
+
+    The leaf is guessed from ``(x - lo) leaves / (hi - lo)`` and kept where ``edges[g] <= x <
+    edges[g + 1]`` (or ``g`` is the last leaf and ``edges[g] <= x``), which makes ``g`` the
+    answer whatever the float rounding of the guess (the edges increase); the other rows
+    (off by a rounding, or among repeated edges) get the binary search itself.
+    """
+    leaves = edges.shape[0] - 1
+    with np.errstate(over="ignore", invalid="ignore"):
+        guess = (x - lo) * (leaves / (hi - lo))
+    np.floor(guess, out=guess)
+    np.clip(guess, 0, leaves - 1, out=guess)  # NaN (inf / inf) stays NaN: checked below
+    guess[np.isnan(guess)] = 0
+    idx: npt.NDArray[np.intp] = guess.astype(np.intp)
+    ok = edges[idx] <= x
+    ok &= (x < edges[idx + 1]) | (idx == leaves - 1)
+    wrong = np.flatnonzero(~ok)
+    fixed = np.searchsorted(edges, x[wrong], side="right") - 1
+    idx[wrong] = np.clip(fixed, 0, leaves - 1)
+    return idx
+
+
 def tree_counts(values: Any, lo: float, hi: float, branching: int, height: int) -> list[I64]:
     """The exact counts of levels ``1..h`` (``b^l`` each, left to right) of the clamped rows.
 
-    Each row goes to one leaf by a fixed function of the row (``searchsorted`` on the edges),
-    so adding or removing a row changes one count per level by one.
+    Each row goes to one leaf by a fixed function of the row (the last leaf edge at or below
+    it: :func:`leaf_index`), so adding or removing a row changes one count per level by one.
     """
     leaves = branching**height
-    x = np.array(values, dtype=np.float64).ravel()
-    x = x[~np.isnan(x)]
-    np.clip(x, lo, hi, out=x)
+    x = np.asarray(values, dtype=np.float64).ravel()  # read, never changed
+    if bool(np.isnan(x).any()):
+        x = x[~np.isnan(x)]
+    x = np.clip(x, lo, hi)
     edges = tree_leaf_edges(lo, hi, leaves)
-    idx = np.searchsorted(edges, x, side="right") - 1
-    np.clip(idx, 0, leaves - 1, out=idx)
+    idx = leaf_index(x, edges, lo, hi)
     level = np.bincount(idx, minlength=leaves).astype(np.int64)
     out = [level]
     for _ in range(height - 1):

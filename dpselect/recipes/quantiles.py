@@ -43,7 +43,11 @@ from ..data.column_roles import check_column_role
 from ..data.engine import Engine
 from ..data.tables import one_column, open_table
 from ..mechanisms.laplace import make_laplace
-from ..mechanisms.quantile_candidates import candidate_accuracy, make_candidate_quantile
+from ..mechanisms.quantile_candidates import (
+    candidate_accuracy,
+    make_candidate_quantile,
+    make_candidate_quantiles,
+)
 from ..mechanisms.quantile_continuous import (
     ROUNDING_LOSS,
     check_bounds,
@@ -740,16 +744,17 @@ def quantile(
             if len(levels) == 1
             else f"basic composition: epsilon / {len(levels)} = {float(each):.6g} per quantile"
         )
+        presort = False
         if cands is not None:
-            ms = [
-                make_candidate_quantile(cands, lv, each, source=source, max_rows=r) for lv in levels
-            ]
+            # every level from one sort of the rows (the same draws as one mechanism a level)
+            ms = [make_candidate_quantiles(cands, levels, each, source=source, max_rows=r)]
             method_text = f"exponential mechanism over {len(cands)} public candidates"
             accuracy = [_candidate_line(lv, each / r, len(cands), conf) for lv in levels]
         else:
             assert lo_hi is not None and w is not None
-            # The recipe owns the fetched array: clamped and reordered in place (same bounds for
-            # every level, so each sees the same multiset of values).
+            # The recipe owns the fetched array: sorted once, then clamped in place (same bounds
+            # for every level, so each sees the same multiset of values, in order).
+            presort = True
             ms = [
                 make_continuous_quantile(
                     lo_hi,
@@ -760,6 +765,7 @@ def quantile(
                     overwrite_input=True,
                     progress=_share(work_progress, k, len(levels)),
                     max_rows=r,
+                    presorted=True,
                 )
                 for k, lv in enumerate(levels)
             ]
@@ -771,7 +777,16 @@ def quantile(
             rounding = float_up(ROUNDING_LOSS)
 
         def run(values: F64) -> list[float]:
-            return [float(m(values)) for m in ms]
+            if presort:  # the fetched array is the recipe's own: sorted in place if it can be
+                if values.flags.writeable:
+                    values.sort()
+                else:
+                    values = np.sort(values)
+            out: list[float] = []
+            for m in ms:
+                got = m(values)
+                out.extend(float(v) for v in (got if isinstance(got, list) else [got]))
+            return out
 
     grid_note: float | None = None
     table = open_table(data, schema=schema)
