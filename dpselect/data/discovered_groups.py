@@ -24,13 +24,14 @@ each and, in each of them, one summand of the ungrouped scores.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DiscoveredGroups"]
+__all__ = ["DiscoveredGroups", "discovered_from_rows"]
 
 
 @dataclass(frozen=True)
@@ -62,3 +63,45 @@ class DiscoveredGroups:
     def counts(self) -> list[tuple[Any, int]]:
         """``[(group, persons)]``: the input of the group selection."""
         return [(g, int(n)) for g, n in zip(self.groups, self.persons, strict=True)]
+
+
+def discovered_from_rows(
+    rows: Iterable[tuple[Any, Any, Any, int, int]],
+    kind: Literal["values", "cells", "numbers"],
+    keep_items: bool = True,
+) -> DiscoveredGroups:
+    """The :class:`DiscoveredGroups` of an engine's result rows ``(group key, group, item,
+    n, persons)``, sorted by group key (then by the item order of ``kind``): ``values`` lists
+    ``(value, n)`` per group (``keep_items=False``: the groups and persons only, for a limit
+    of 0), ``cells`` the candidate cells, ``numbers`` each number repeated ``n`` times."""
+    groups: list[Any] = []
+    persons: list[int] = []
+    items: list[list[tuple[Any, int]]] = []
+    g_idx: list[int] = []
+    last: Any = None
+    for key, group, item, n, p in rows:
+        if not groups or key != last:
+            last = key
+            groups.append(group)
+            persons.append(int(p))
+            items.append([])
+        if keep_items:
+            items[-1].append((item, int(n)))
+        g_idx.append(len(groups) - 1)
+    people = np.asarray(persons, dtype=np.int64)
+    if kind == "values":
+        return DiscoveredGroups(groups, people, values=items)
+    if kind == "numbers":
+        numbers = [
+            np.repeat(np.asarray([float(x) for x, _ in group], dtype=np.float64),
+                      np.asarray([n for _, n in group], dtype=np.int64))
+            for group in items
+        ]  # fmt: skip
+        return DiscoveredGroups(groups, people, numbers=numbers)
+    flat = [pair for group in items for pair in group]
+    cells = (
+        np.asarray(g_idx, dtype=np.int64),
+        np.asarray([i for i, _ in flat], dtype=np.int64),
+        np.asarray([n for _, n in flat], dtype=np.int64),
+    )
+    return DiscoveredGroups(groups, people, cells=cells)

@@ -51,7 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.errors import ParameterError
-from .discovered_groups import DiscoveredGroups
+from .discovered_groups import DiscoveredGroups, discovered_from_rows
 from .engine import Progress
 from .rules import (
     M32,
@@ -787,19 +787,7 @@ def duckdb_discovered_value_counts(
         params = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
     cut = "k <= 1" if limit == 0 else ("TRUE" if limit is None else f"k <= {int(limit)}")
     sql = f"SELECT gi, gv, v, n, persons FROM ({sql}) WHERE {cut} ORDER BY gi, n DESC, v"
-    groups: list[Any] = []
-    persons: list[int] = []
-    values: list[list[tuple[Any, int]]] = []
-    last = None
-    for gi, gv, v, n, p in table.query(sql, params, progress):
-        if gi != last:
-            last = gi
-            groups.append(gv)
-            persons.append(int(p))
-            values.append([])
-        if limit != 0:
-            values[-1].append((v, int(n)))
-    return DiscoveredGroups(groups, np.asarray(persons, dtype=np.int64), values=values)
+    return discovered_from_rows(table.query(sql, params, progress), "values", limit != 0)
 
 
 def duckdb_discovered_candidate_scores(
@@ -869,26 +857,9 @@ def duckdb_discovered_candidate_scores(
                 FROM (SELECT g, t, n, {_persons_sql(g, m, r)} AS persons FROM found) AS c
                      JOIN gvals ON c.g = gvals.r"""
             params = params | {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
-        found = list(
-            table.query(f"SELECT gi, gv, t, n, persons FROM ({sql}) ORDER BY gi, t", params,
-                        progress)
-        )  # fmt: skip
-    groups: list[Any] = []
-    persons: list[int] = []
-    g_idx: list[int] = []
-    last = None
-    for gi, gv, _, _, p in found:
-        if gi != last:
-            last = gi
-            groups.append(gv)
-            persons.append(int(p))
-        g_idx.append(len(groups) - 1)
-    cells = (
-        np.asarray(g_idx, dtype=np.int64),
-        np.asarray([t for _, _, t, _, _ in found], dtype=np.int64),
-        np.asarray([n for _, _, _, n, _ in found], dtype=np.int64),
-    )
-    return DiscoveredGroups(groups, np.asarray(persons, dtype=np.int64), cells=cells)
+        found = table.query(f"SELECT gi, gv, t, n, persons FROM ({sql}) ORDER BY gi, t",
+                            params, progress)  # fmt: skip
+    return discovered_from_rows(found, "cells")
 
 
 def duckdb_discovered_values(
@@ -930,20 +901,4 @@ def duckdb_discovered_values(
                                    q.unit_type, g, rows_cap, found=True)  # fmt: skip
         params = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
     found = table.query(f"SELECT gi, gv, v, n, p FROM ({sql}) ORDER BY gi, v", params)
-    groups: list[Any] = []
-    persons: list[int] = []
-    numbers: list[list[tuple[float, int]]] = []
-    last = None
-    for gi, gv, v, n, p in found:
-        if gi != last:
-            last = gi
-            groups.append(gv)
-            persons.append(int(p))
-            numbers.append([])
-        numbers[-1].append((float(v), int(n)))
-    arrays = [
-        np.repeat(np.asarray([v for v, _ in items], dtype=np.float64),
-                  np.asarray([n for _, n in items], dtype=np.int64))
-        for items in numbers
-    ]  # fmt: skip
-    return DiscoveredGroups(groups, np.asarray(persons, dtype=np.int64), numbers=arrays)
+    return discovered_from_rows(found, "numbers")

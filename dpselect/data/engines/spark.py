@@ -46,7 +46,7 @@ import numpy.typing as npt
 
 from ...core.errors import DataError, ParameterError
 from ..candidates import as_arrow
-from ..discovered_groups import DiscoveredGroups
+from ..discovered_groups import DiscoveredGroups, discovered_from_rows
 from ..rules import (
     M32,
     MAX_BOUNDED_CANDIDATES,
@@ -1996,33 +1996,6 @@ def _found_result(
                   key=lambda row: (row[0], row[2]))  # fmt: skip
 
 
-def _discovered(
-    found: list[tuple[int, Any, Any, int, int]], values: bool, limit: int | None
-) -> DiscoveredGroups:
-    groups: list[Any] = []
-    persons: list[int] = []
-    lists: list[list[tuple[Any, int]]] = []
-    g_idx: list[int] = []
-    last = None
-    for g, gv, item, n, p in found:
-        if g != last:
-            last = g
-            groups.append(gv)
-            persons.append(p)
-            lists.append([])
-        if values and limit != 0:
-            lists[-1].append((item, n))
-        g_idx.append(len(groups) - 1)
-    if values:
-        return DiscoveredGroups(groups, np.asarray(persons, dtype=np.int64), values=lists)
-    cells = (
-        np.asarray(g_idx, dtype=np.int64),
-        np.asarray([row[2] for row in found], dtype=np.int64),
-        np.asarray([row[3] for row in found], dtype=np.int64),
-    )
-    return DiscoveredGroups(groups, np.asarray(persons, dtype=np.int64), cells=cells)
-
-
 def discovered_value_counts(
     table: SparkTable,
     column: str,
@@ -2086,7 +2059,7 @@ def discovered_value_counts(
             total.alias("n"), f.sum("f").cast("long").alias("pf")
         )
     found = _found_result(scores, "pf", "v", limit, ranked)
-    return _discovered(found, True, limit)
+    return discovered_from_rows(found, "values", limit != 0)
 
 
 def discovered_candidate_scores(
@@ -2147,7 +2120,7 @@ def discovered_candidate_scores(
             total.alias("n"), f.sum("f").cast("long").alias("pf")
         )
     found = _found_result(scores, "pf", "i", None, ranked)
-    return _discovered(found, False, None)
+    return discovered_from_rows(found, "cells")
 
 
 def discovered_values(
@@ -2200,23 +2173,7 @@ def discovered_values(
         ((int(g), gv, float(x), int(w), int(p)) for g, gv, x, w, p in rows_back.collect()),
         key=lambda row: (row[0], row[2]),
     )
-    groups: list[Any] = []
-    persons: list[int] = []
-    numbers: list[list[tuple[float, int]]] = []
-    last = None
-    for g, gv, x, w, p in found:
-        if g != last:
-            last = g
-            groups.append(gv)
-            persons.append(p)
-            numbers.append([])
-        numbers[-1].append((x, w))
-    arrays = [
-        np.repeat(np.asarray([x for x, _ in items], dtype=np.float64),
-                  np.asarray([w for _, w in items], dtype=np.int64))
-        for items in numbers
-    ]  # fmt: skip
-    return DiscoveredGroups(groups, np.asarray(persons, dtype=np.int64), numbers=arrays)
+    return discovered_from_rows(found, "numbers")
 
 
 def check_engine(engine: Any) -> str:
