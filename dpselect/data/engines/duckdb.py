@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from .. import dictionary_scores, grouped_scores, partitions, scores
+from .. import dictionary_scores, grouped_scores, packed_scores, partitions, scores
 from ..engine import Progress
 from ..rules import canonical_text_sql, hashed_text_sql, is_text, md5_bits_sql, salt_text
 from ..text_lines import quote_identifier as _quote
@@ -109,12 +109,12 @@ class DuckDBEngine:
         if privacy_unit is not None:
             col_type = table.require_column(column)
             unit_type = table.require_column(privacy_unit, "privacy_unit")
-            if int(max_contributions) > 1 or r > 1 or is_text(unit_type):
-                # Parquet text read as dictionaries. m = 1 stays on the SQL plan, which
-                # measured faster (docs/performance.md), unless the unit is text: DuckDB's
-                # reader cannot give its raw bytes, and the SQL plan over a pyarrow dataset
-                # that can (Table.unit_column) measured 1.32x the old plan's time and 1.33x
-                # its memory, this one 1.21-1.32x and 0.78x (10^7 rows, 10^6 text users).
+            if r > 1 or is_text(unit_type):
+                # Parquet text read as dictionaries: a text unit (DuckDB's reader cannot
+                # give its raw bytes, and the SQL plans over a pyarrow dataset that can,
+                # Table.unit_column, measured 1.32x the time and 1.33x the memory of the
+                # old plan, this one 1.21-1.32x and 0.78x: 10^7 rows, 10^6 text users), or
+                # max_rows_per_value > 1.
                 files = dictionary_scores.dictionary_files(
                     table, column, col_type, privacy_unit, unit_type
                 )
@@ -123,6 +123,11 @@ class DuckDBEngine:
                         table, files, column, candidates, privacy_unit, unit_type,
                         int(max_contributions), salt, progress, r,
                     )  # fmt: skip
+            if r == 1:  # the packed plan (docs/performance.md): faster for every m
+                return packed_scores.packed_candidate_scores(
+                    table, column, candidates, privacy_unit, int(max_contributions), salt,
+                    progress,
+                )  # fmt: skip
         return scores.duckdb_candidate_scores(
             table, column, candidates, privacy_unit, max_contributions, salt, progress, r
         )
