@@ -29,6 +29,7 @@ table of the units (their value, seed and code). Units are processed in passes o
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,11 @@ _SEEDS_TABLE = "dpselect_packed_units"
 _BATCH_ROWS = 1 << 20
 _WORD = np.uint64(32)
 _LOW = np.uint64(M32)
+_LITTLE = sys.byteorder == "little"
+#: Ranges of unit codes sorted apart (the memory of one sort is the words' over this), and
+#: the threads that key and sort them.
+_PARTS = 8
+_THREADS = 2
 #: Units per pass: a unit's code ``k`` is packed above the 32-bit key.
 _CODES_PER_PASS = 1 << 32
 
@@ -99,27 +105,42 @@ def positions_of_keys(
     numpy.ndarray of uint32
         The codes (candidate positions), entry by entry.
     """
-    x = np.array(keys, dtype=np.uint32)
+    seeds = np.asarray(seeds, dtype=np.uint64)
+    low = (seeds & _LOW).astype(np.uint32)
+    high = (seeds >> _WORD).astype(np.uint32)
+    return _positions(np.array(keys, dtype=np.uint32), low, high)
+
+
+def _positions(
+    x: npt.NDArray[np.uint32], low: npt.NDArray[np.uint32], high: npt.NDArray[np.uint32]
+) -> npt.NDArray[np.uint32]:
+    """:func:`positions_of_keys` with the seeds' halves, ``x`` overwritten."""
     invert_fmix32(x)
-    x ^= (seeds >> _WORD).astype(np.uint32)
+    x ^= high
     invert_fmix32(x)
-    x ^= (seeds & _LOW).astype(np.uint32)
+    x ^= low
     return x
 
 
-def _keyed_words(words: npt.NDArray[np.uint64], seeds: npt.NDArray[np.uint64]) -> Any:
-    """``k 2^32 + c`` -> ``k 2^32 + bounding_key`` (``seeds[k]`` the seed of unit ``k``)."""
-    k = words >> _WORD
-    seed = seeds[k]
-    x = words.astype(np.uint32)  # c: the low 32 bits
-    x ^= seed.astype(np.uint32)
+def _halves(words: npt.NDArray[np.uint64]) -> tuple[Any, Any]:
+    """Views of the low and the high 32 bits of each word (no copy)."""
+    pairs = words.view(np.uint32)
+    return (pairs[0::2], pairs[1::2]) if _LITTLE else (pairs[1::2], pairs[0::2])
+
+
+def _keyed_words(
+    words: npt.NDArray[np.uint64], low: npt.NDArray[np.uint32], high: npt.NDArray[np.uint32]
+) -> npt.NDArray[np.uint64]:
+    """``k 2^32 + c`` -> ``k 2^32 + bounding_key(k, c)`` (``low[k]``, ``high[k]``: the halves
+    of unit ``k``'s seed)."""
+    keyed = np.array(words, dtype=np.uint64)  # a copy: Arrow's buffer is read-only
+    c, k = _halves(keyed)
+    x = c ^ low[k]
     _fmix32(x)
-    x ^= (seed >> _WORD).astype(np.uint32)
-    del seed
+    x ^= high[k]
     _fmix32(x)
-    k <<= _WORD
-    k |= x
-    return k
+    c[:] = x
+    return keyed
 
 
 def kept_positions(
@@ -145,6 +166,19 @@ def kept_positions(
     numpy.ndarray of uint32
         The kept positions, one per kept (unit, value), in no particular order.
     """
+    seeds = np.asarray(seeds, dtype=np.uint64)
+    low = (seeds & _LOW).astype(np.uint32)
+    high = (seeds >> _WORD).astype(np.uint32)
+    return _kept(keyed, low, high, m)
+
+
+def _kept(
+    keyed: npt.NDArray[np.uint64],
+    low: npt.NDArray[np.uint32],
+    high: npt.NDArray[np.uint32],
+    m: int,
+) -> npt.NDArray[np.uint32]:
+    """:func:`kept_positions` with the seeds' halves."""
     keyed.sort()
     if len(keyed) == 0:
         return np.zeros(0, dtype=np.uint32)
@@ -154,12 +188,14 @@ def kept_positions(
         np.not_equal(keyed[1:], keyed[:-1], out=distinct[1:])
         keyed = keyed[distinct]
         del distinct
-    unit = keyed >> _WORD
+    unit = _halves(keyed)[1]
     first = np.empty(len(keyed), dtype=bool)
     first[:m] = True  # the first m words (fewer when there are fewer)
     np.not_equal(unit[m:], unit[:-m], out=first[m:])
     kept = keyed[first]
-    return positions_of_keys(kept.astype(np.uint32), seeds[unit[first]])
+    del first, unit, keyed
+    key, k = _halves(kept)
+    return _positions(np.ascontiguousarray(key), low[k], high[k])
 
 
 def _scaled(progress: Callable[[float], None] | None, lo: float, hi: float) -> Any:
@@ -167,6 +203,62 @@ def _scaled(progress: Callable[[float], None] | None, lo: float, hi: float) -> A
     if progress is None:
         return None
     return lambda percent: progress(lo + (hi - lo) * min(max(percent, 0.0), 100.0) / 100.0)
+
+
+class _Collector:
+    """The keyed words of one pass, in ``_PARTS`` ranges of unit codes, built on threads.
+
+    :meth:`add` keys a batch of words (:func:`_keyed_words`) on a worker thread (NumPy
+    releases the GIL), sorts it and files each range's slice; :meth:`kept` then sorts each
+    range's words and keeps each unit's ``m`` smallest (:func:`_kept`), two ranges at a time.
+    A range holds every word of its units, so the ranges are independent; while one is
+    sorted the memory is the words plus that range's copy.
+    """
+
+    def __init__(self, low: npt.NDArray[np.uint32], high: npt.NDArray[np.uint32]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.low, self.high = low, high
+        width = max(1, -(-len(low) // _PARTS))  # codes per range
+        self.bounds = np.arange(1, _PARTS, dtype=np.uint64) * np.uint64(width) << _WORD
+        self.parts: list[list[npt.NDArray[np.uint64]]] = [[] for _ in range(_PARTS)]
+        self.pending: list[Any] = []
+        self.pool = ThreadPoolExecutor(_THREADS)
+
+    def __enter__(self) -> _Collector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def _file(self, words: npt.NDArray[np.uint64]) -> list[npt.NDArray[np.uint64]]:
+        keyed = _keyed_words(words, self.low, self.high)
+        keyed.sort()
+        cuts = np.searchsorted(keyed, self.bounds)
+        return np.split(keyed, cuts)
+
+    def add(self, batch: Any) -> None:
+        """Key and file one Arrow batch of words ``k 2^32 + c`` (on a worker thread)."""
+        self.pending.append(self.pool.submit(self._file, batch.column(0).to_numpy()))
+        if len(self.pending) > _THREADS:  # at most a few batches in flight
+            self._collect(self.pending.pop(0))
+
+    def _collect(self, future: Any) -> None:
+        for part, piece in zip(self.parts, future.result(), strict=True):
+            part.append(piece)
+
+    def _kept_part(self, j: int, m: int) -> npt.NDArray[np.uint32]:
+        part = self.parts[j]
+        keyed = np.concatenate(part) if part else np.zeros(0, dtype=np.uint64)
+        part.clear()
+        return _kept(keyed, self.low, self.high, m)
+
+    def kept(self, m: int) -> Any:
+        """The kept positions of each range (an iterator of arrays)."""
+        for future in self.pending:
+            self._collect(future)
+        self.pending.clear()
+        return self.pool.map(lambda j: self._kept_part(j, m), range(_PARTS))
 
 
 def packed_candidate_scores(
@@ -231,6 +323,7 @@ def packed_candidate_scores(
         codes = np.asarray(found["k"], dtype=np.int64)
         seeds = np.zeros(len(codes), dtype=np.uint64)
         seeds[codes] = np.asarray(found["h"], dtype=np.uint64)
+        low, high = (seeds & _LOW).astype(np.uint32), (seeds >> _WORD).astype(np.uint32)
         del found, codes
         col_match, cand_match = scores.match_sql(f"data.{_quote(column)}", col_type, candidates)
         with scores.candidates_source(table, candidates, progress is not None) as (source, cp):
@@ -246,21 +339,14 @@ def packed_candidate_scores(
                     WHERE {valid} AND s.rowid >= {base}
                           AND s.rowid < {base + _CODES_PER_PASS}
                 """
-                part = seeds[base : base + _CODES_PER_PASS]
-                chunks: list[npt.NDArray[np.uint64]] = []
-
-                def consume(batch: Any, part: Any = part, chunks: Any = chunks) -> None:
-                    words = np.asarray(batch.column(0).to_numpy(), dtype=np.uint64)
-                    chunks.append(_keyed_words(words, part))
-
-                lo = 30.0 + 69.0 * j / passes
-                table.query_batches(sql, cp, consume, _scaled(progress, lo, lo + 69.0 / passes),
-                                    _BATCH_ROWS)  # fmt: skip
-                keyed = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.uint64)
-                chunks.clear()
-                kept = kept_positions(keyed, part, m)
-                del keyed
-                scores_out += np.bincount(kept, minlength=len(candidates))
+                end = base + _CODES_PER_PASS
+                with _Collector(low[base:end], high[base:end]) as collector:
+                    lo = 30.0 + 69.0 * j / passes
+                    table.query_batches(sql, cp, collector.add,
+                                        _scaled(progress, lo, lo + 69.0 / passes),
+                                        _BATCH_ROWS)  # fmt: skip
+                    for kept in collector.kept(m):
+                        scores_out += np.bincount(kept, minlength=len(candidates))
     finally:
         table.connection.execute(f"DROP TABLE IF EXISTS {_SEEDS_TABLE}")
     if progress is not None:
