@@ -52,7 +52,7 @@ _LOW = np.uint64(M32)
 _LITTLE = sys.byteorder == "little"
 #: Ranges of unit codes sorted apart (the memory of one sort is the words' over this), and
 #: the threads that key and sort them.
-_PARTS = 8
+_PARTS = 16
 _THREADS = 2
 #: Units per pass: a unit's code ``k`` is packed above the 32-bit key.
 _CODES_PER_PASS = 1 << 32
@@ -235,7 +235,8 @@ class _Collector:
         keyed = _keyed_words(words, self.low, self.high)
         keyed.sort()
         cuts = np.searchsorted(keyed, self.bounds)
-        return np.split(keyed, cuts)
+        # copies, so that each range's words are freed once that range is sorted
+        return [piece.copy() for piece in np.split(keyed, cuts)]
 
     def add(self, batch: Any) -> None:
         """Key and file one Arrow batch of words ``k 2^32 + c`` (on a worker thread)."""
@@ -321,13 +322,16 @@ def packed_candidate_scores(
         )
         found = table.query_numpy(f"SELECT rowid AS k, h FROM {_SEEDS_TABLE}")
         codes = np.asarray(found["k"], dtype=np.int64)
-        seeds = np.zeros(len(codes), dtype=np.uint64)
-        seeds[codes] = np.asarray(found["h"], dtype=np.uint64)
-        low, high = (seeds & _LOW).astype(np.uint32), (seeds >> _WORD).astype(np.uint32)
-        del found, codes
+        seeds = np.asarray(found["h"], dtype=np.uint64)
+        del found
+        low = np.zeros(len(codes), dtype=np.uint32)
+        high = np.zeros(len(codes), dtype=np.uint32)
+        low[codes] = (seeds & _LOW).astype(np.uint32)
+        high[codes] = (seeds >> _WORD).astype(np.uint32)
+        del seeds, codes
         col_match, cand_match = scores.match_sql(f"data.{_quote(column)}", col_type, candidates)
         with scores.candidates_source(table, candidates, progress is not None) as (source, cp):
-            passes = max(1, -(-len(seeds) // _CODES_PER_PASS))
+            passes = max(1, -(-len(low) // _CODES_PER_PASS))
             for j in range(passes):
                 base = j * _CODES_PER_PASS
                 sql = f"""
