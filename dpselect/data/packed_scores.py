@@ -314,13 +314,14 @@ def packed_candidate_scores(
     try:
         table.query(
             f"""CREATE OR REPLACE TEMP TABLE {_SEEDS_TABLE} AS
-                SELECT u, {seed} AS h
-                FROM (SELECT DISTINCT {unit} AS u FROM data WHERE {valid})
-                WHERE {scores.unit_kept_sql(unit_type)}""",
+                SELECT u, h, CAST(row_number() OVER () - 1 AS UBIGINT) AS k
+                FROM (SELECT u, {seed} AS h
+                      FROM (SELECT DISTINCT {unit} AS u FROM data WHERE {valid})
+                      WHERE {scores.unit_kept_sql(unit_type)})""",
             params,
             _scaled(progress, 0.0, 30.0),
         )
-        found = table.query_numpy(f"SELECT rowid AS k, h FROM {_SEEDS_TABLE}")
+        found = table.query_numpy(f"SELECT k, h FROM {_SEEDS_TABLE}")
         codes = np.asarray(found["k"], dtype=np.int64)
         seeds = np.asarray(found["h"], dtype=np.uint64)
         del found
@@ -334,14 +335,17 @@ def packed_candidate_scores(
             passes = max(1, -(-len(low) // _CODES_PER_PASS))
             for j in range(passes):
                 base = j * _CODES_PER_PASS
+                # the packed word's parts are cast (and shifted) once per unit and per
+                # candidate; per row it is one OR
                 sql = f"""
-                    WITH cands AS (SELECT {cand_match} AS v, i FROM {source})
-                    SELECT (CAST(s.rowid - {base} AS UBIGINT) << 32)
-                           | CAST(cands.i AS UBIGINT) AS w
+                    WITH cands AS (SELECT {cand_match} AS v, CAST(i AS UBIGINT) AS i
+                                   FROM {source}),
+                         units AS (SELECT u, (k - {base}) << 32 AS k FROM {_SEEDS_TABLE}
+                                   WHERE k >= {base} AND k < {base + _CODES_PER_PASS})
+                    SELECT s.k | cands.i AS w
                     FROM data JOIN cands ON {col_match} = cands.v
-                         JOIN {_SEEDS_TABLE} AS s ON {unit} = s.u
-                    WHERE {valid} AND s.rowid >= {base}
-                          AND s.rowid < {base + _CODES_PER_PASS}
+                         JOIN units AS s ON {unit} = s.u
+                    WHERE {valid}
                 """
                 end = base + _CODES_PER_PASS
                 with _Collector(low[base:end], high[base:end]) as collector:
