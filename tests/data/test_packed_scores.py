@@ -73,11 +73,11 @@ def bounded_data(draw):
     kind = draw(st.sampled_from(sorted(UNIT_POOLS)))
     pool = UNIT_POOLS[kind]
     n = draw(st.integers(0, 60))
-    units = draw(st.lists(st.sampled_from(pool + [None]), min_size=n, max_size=n))
-    sites = draw(st.lists(st.sampled_from(SITES + [None]), min_size=n, max_size=n))
+    units = draw(st.lists(st.sampled_from([*pool, None]), min_size=n, max_size=n))
+    sites = draw(st.lists(st.sampled_from([*SITES, None]), min_size=n, max_size=n))
     candidates = draw(
         st.one_of(
-            st.lists(st.sampled_from(SITES + ["absent"]), min_size=1, unique=True),
+            st.lists(st.sampled_from([*SITES, "absent"]), min_size=1, unique=True),
             st.just([4, 4.0, 7, 1]),  # numbers on a text column: "4" and "4.0" match two
         )
     )
@@ -182,14 +182,14 @@ def test_kept_positions_keeps_the_m_smallest_distinct_keys(m):
     units[:3] = [0, 0, 1]  # unit 0 twice the same value below
     codes = rng.integers(0, 12, 600)
     codes[:2] = 5
+    pairs = zip(units, codes, strict=True)
     keyed = np.array(
-        [(int(k) << 32) | bounding_key(salt, str(k), int(c)) for k, c in zip(units, codes)],
-        dtype=np.uint64,
+        [(int(k) << 32) | bounding_key(salt, str(k), int(c)) for k, c in pairs], dtype=np.uint64
     )
     got = sorted(packed_scores.kept_positions(keyed, seeds, m).tolist())
     expected = []
     for k in range(n_units):
-        mine = {int(c) for u, c in zip(units, codes) if u == k}
+        mine = {int(c) for u, c in zip(units, codes, strict=True) if u == k}
         expected += sorted(mine, key=lambda c: bounding_key(salt, str(k), c))[:m]
     assert got == sorted(expected)
     assert len(packed_scores.kept_positions(keyed[:0], seeds, m)) == 0
