@@ -1,4 +1,4 @@
-"""Candidate scores with a privacy unit, each pair packed as one 64-bit word (issue 25).
+"""Candidate scores with a privacy unit, each (unit, position) pair packed as one 64-bit word.
 
 The rule is :mod:`dpselect.data.scores`'s, unchanged (docs/contribution_bounding.md): the
 same seeds, keys and choice, so the same scores for the same salt. Only the plan differs:

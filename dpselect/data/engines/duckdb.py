@@ -97,11 +97,13 @@ class DuckDBEngine:
         progress: Progress = None,
         max_rows_per_value: int = 1,
     ) -> npt.NDArray[np.int64]:
-        """The bounded score vector: the dictionary plan
-        (:func:`dpselect.data.dictionary_scores.dictionary_candidate_scores`) where
-        :func:`~dpselect.data.dictionary_scores.dictionary_files` allows it, else the SQL plan
-        (:func:`dpselect.data.scores.duckdb_candidate_scores`); the same rule, so the same
-        scores. The plan is chosen by public facts only. ``max_rows_per_value``: each kept
+        """The bounded score vector: with a text unit or ``max_rows_per_value > 1``, the
+        dictionary plan (:func:`dpselect.data.dictionary_scores.dictionary_candidate_scores`)
+        where :func:`~dpselect.data.dictionary_scores.dictionary_files` allows it; else with a
+        unit and ``max_rows_per_value = 1`` the packed plan
+        (:func:`dpselect.data.packed_scores.packed_candidate_scores`); else the SQL plan
+        (:func:`dpselect.data.scores.duckdb_candidate_scores`). The same rule, so the same
+        scores; the plan is chosen by public facts only. ``max_rows_per_value``: each kept
         value adds the person's rows with it, at most that many (module
         :mod:`dpselect.data.scores`)."""
         table = self._table()
