@@ -5,26 +5,29 @@ same seeds, keys and choice, so the same scores for the same salt. Only the plan
 
 1. DuckDB lists the distinct units (grouped by value by :func:`~.scores.unit_sql`, NULL and
    NaN units dropped by :func:`~.scores.unit_kept_sql`) with their seed (one md5 per unit,
-   :func:`~.scores.unit_seed_sql`) in a temporary table, whose ``rowid`` is a dense code
-   ``k = 0 .. K - 1`` of the unit.
+   :func:`~.scores.unit_seed_sql`) and a dense code ``k = 0 .. K - 1`` (``row_number()``)
+   in a temporary table; NumPy receives each code's seed.
 2. DuckDB joins the rows with the candidates (:func:`~.scores.match_sql`, exactly the SQL
    plan's join) and with that table, and sends one word ``k 2^32 + c`` per (row, matched
-   position ``c``) as Arrow batches.
+   position ``c``) as Arrow batches (``k 2^32`` is computed once per unit, so a row costs
+   one OR).
 3. NumPy computes each word's key ``bounding_key(u, c)`` from the seed of ``k`` (32-bit
    arithmetic, :func:`dpselect.data.rules.fmix32`) and packs ``q = k 2^32 + key``: ordering
-   ``q`` orders the pairs by unit, then by key. One ``np.sort`` of the ``q`` (duplicate rows
-   give equal words, dropped after the sort), and a unit's first ``m`` words are its ``m``
-   smallest distinct keys: word ``i`` is kept when the word ``m`` places earlier belongs to
-   another unit (one comparison). The key is a bijection of the position for a fixed unit
-   (two rounds of ``fmix32``, each invertible), so each kept key is turned back into its
-   position (:func:`positions_of_keys`), and ``np.bincount`` gives the scores.
+   ``q`` orders the pairs by unit, then by key. Each batch is sorted and cut into
+   ``_PARTS`` ranges of codes (two worker threads; NumPy releases the GIL).
+4. Each range's words are sorted (duplicate rows give equal words, dropped for ``m > 1``),
+   and a unit's first ``m`` words are its ``m`` smallest distinct keys: word ``i`` is kept
+   when the word ``m`` places earlier belongs to another unit (one comparison). The key is a
+   bijection of the position for a fixed unit (two rounds of ``fmix32``, each invertible),
+   so each kept key is turned back into its position (:func:`positions_of_keys`), and
+   ``np.bincount`` gives the scores.
 
 For a fixed unit the key is a bijection of the position, so the rule never needs its
 tie-break (the position): ordering the keys is ordering ``(key, position)``.
 
-Memory: 8 bytes per (row, matched position) while the words are collected, plus DuckDB's
-table of the units (their value, seed and code). Units are processed in passes of at most
-``2^32`` codes, each pass reading the data once.
+Memory: 8 bytes per (row, matched position) while the words are collected, one range's copy
+while it is sorted, and DuckDB's table of the units (their value, seed and code). Units are
+processed in passes of at most ``2^32`` codes, each pass reading the data once.
 """
 
 from __future__ import annotations
