@@ -55,7 +55,7 @@ _LOW = np.uint64(M32)
 _LITTLE = sys.byteorder == "little"
 #: Ranges of unit codes sorted apart (the memory of one sort is the words' over this), and
 #: the threads that key and sort them.
-_PARTS = 16
+_PARTS = 64
 _THREADS = 2
 #: Units per pass: a unit's code ``k`` is packed above the 32-bit key.
 _CODES_PER_PASS = 1 << 32
