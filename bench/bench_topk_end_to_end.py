@@ -19,10 +19,11 @@ privacy unit (``user_id``: ``rows / 10`` users, so about 10 rows each, uniform) 
 same item column, and times in turns the plain ``GROUP BY item`` of *that* file, the scores
 with contribution bounding (``candidate_scores(..., privacy_unit="user_id",
 max_contributions=m)`` for m = 1 and 3, the privacy-unit path of ``top_k``) and the
-unknown-domain path (``top_values``, m = 1 and 3), and m = 3 through the general SQL plan
-(CSV, JSON, frames; Parquet text with m > 1 uses dpselect.data.dictionary_scores), printing each
-median wall time and process CPU time (all threads) and their ratios to the plain query
-(target: at most 2x, issue 14), and the load average. A "floor" row times only the join
+unknown-domain path (``top_values``, m = 1 and 3), the general SQL plan for m = 1 and 3 and
+the dictionary plan for m = 3 (the plans that the packed plan, dpselect.data.packed_scores,
+replaces for these calls), and ``top_k`` end to end (m = 1 and 3), printing each median (or,
+with ``--best``, the best) wall time and process CPU time (all threads) and their ratios to
+the plain query (target: at most 5x), and the load average. A "floor" row times only the join
 of every row with the candidates and one integer ``min`` per user (no seed, no key): what
 any plan of the rule must at least do.
 ``--previous`` adds the plan before issue 14 (tests/data/previous_bounding_sql.py).
@@ -48,7 +49,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dpselect.api import top_k
-from dpselect.data.scores import candidate_scores
+from dpselect.data.dictionary_scores import dictionary_candidate_scores
+from dpselect.data.scores import candidate_scores, duckdb_candidate_scores
 from dpselect.data.tables import open_table
 
 COLUMN = "item"
@@ -131,9 +133,9 @@ def interleaved_medians(fns: dict[str, Callable[[], Any]], repeats: int) -> dict
 
 
 def interleaved_medians_cpu(
-    fns: dict[str, Callable[[], Any]], repeats: int
+    fns: dict[str, Callable[[], Any]], repeats: int, best: bool = False
 ) -> dict[str, tuple[float, float]]:
-    """Median (wall, CPU) of each function, run in turns."""
+    """Median (``best``: smallest) (wall, CPU) of each function, run in turns."""
     walls: dict[str, list[float]] = {name: [] for name in fns}
     cpus: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
@@ -141,7 +143,8 @@ def interleaved_medians_cpu(
             wall, cpu = timed_cpu(fn)
             walls[name].append(wall)
             cpus[name].append(cpu)
-    return {name: (statistics.median(walls[name]), statistics.median(cpus[name])) for name in fns}
+    pick = min if best else statistics.median
+    return {name: (pick(walls[name]), pick(cpus[name])) for name in fns}
 
 
 def breakdown(path: Path, candidates: list[str]) -> dict[str, float]:
@@ -174,9 +177,6 @@ def _peak_child(query: str, path: str, n_values: int) -> tuple[float, float]:
 
     candidates = value_names(n_values)
     table = open_table(path)
-    if query.startswith("sql"):
-        table.parquet_files = None  # the general SQL plan
-        query = query[3:]
     connection = duckdb.connect(":memory:")
     Path("/proc/self/clear_refs").write_text("5")
     before = _status_mb("VmRSS")
@@ -188,6 +188,12 @@ def _peak_child(query: str, path: str, n_values: int) -> tuple[float, float]:
         ).fetchall()
     elif query.startswith("top_values"):
         top_values(table, COLUMN, 11, "user_id", int(query[-1]), 12345)
+    elif query.startswith("sql"):
+        duckdb_candidate_scores(table, COLUMN, candidates, "user_id", int(query[-1]), 12345)
+    elif query.startswith("dict"):
+        dictionary_candidate_scores(
+            table, [path], COLUMN, candidates, "user_id", "BIGINT", int(query[-1]), 12345
+        )
     else:
         candidate_scores(table, COLUMN, candidates, "user_id", int(query), 12345)
     return before, _status_mb("VmHWM")
@@ -199,7 +205,8 @@ MEMORY_QUERIES = {
     "3": "unit, m=3: candidate_scores",
     "top_values1": "unit, m=1: top_values",
     "top_values3": "unit, m=3: top_values",
-    "sql3": "SQL plan, m=3: candidate_scores",
+    "sql1": "SQL plan, m=1: candidate_scores",
+    "dict3": "dictionary plan, m=3",
 }
 
 
@@ -229,13 +236,12 @@ def bounding_rows(
     end_to_end: bool,
     floor: bool = True,
     previous: bool = False,
+    best: bool = False,
 ) -> None:
     """The privacy-unit queries against the plain GROUP BY of the same file, in turns."""
     from dpselect.data.scores import top_values
 
     table = open_table(path)
-    general = open_table(path)  # the same file through the general SQL plan
-    general.parquet_files = None
     fns: dict[str, Callable[[], Any]] = {
         "plain GROUP BY item (same file)": lambda: plain_query(path),
         "no unit: candidate_scores": lambda: candidate_scores(table, COLUMN, candidates),
@@ -251,8 +257,14 @@ def bounding_rows(
         "unit, m=3: top_values (no list)": lambda: top_values(
             table, COLUMN, 11, "user_id", 3, 12345
         ),
-        "SQL plan, m=3: candidate_scores": lambda: candidate_scores(
-            general, COLUMN, candidates, "user_id", 3, 12345
+        "SQL plan, m=1: candidate_scores": lambda: duckdb_candidate_scores(
+            table, COLUMN, candidates, "user_id", 1, 12345
+        ),
+        "SQL plan, m=3: candidate_scores": lambda: duckdb_candidate_scores(
+            table, COLUMN, candidates, "user_id", 3, 12345
+        ),
+        "dictionary plan, m=3": lambda: dictionary_candidate_scores(
+            table, [str(path)], COLUMN, candidates, "user_id", "BIGINT", 3, 12345
         ),
     }
     if floor:
@@ -296,23 +308,25 @@ def bounding_rows(
             table, COLUMN, 11, "user_id", 1, 12345
         )
     if end_to_end:
-        fns["unit, m=3: top_k end to end"] = lambda: top_k(
-            path,
-            COLUMN,
-            10,
-            1.0,
-            candidates=candidates,
-            privacy_unit="user_id",
-            max_contributions=3,
-        )
+        for m in (1, 3):
+            fns[f"unit, m={m}: top_k end to end"] = lambda m=m: top_k(  # type: ignore[misc]
+                path,
+                COLUMN,
+                10,
+                1.0,
+                candidates=candidates,
+                privacy_unit="user_id",
+                max_contributions=m,
+            )
     for fn in fns.values():  # warm
         fn()
     load = os.getloadavg()
-    medians = interleaved_medians_cpu(fns, repeats)
+    medians = interleaved_medians_cpu(fns, repeats, best)
     load_after = os.getloadavg()
     base_wall, base_cpu = medians["plain GROUP BY item (same file)"]
     print(f"load average (1 min) {load[0]:.1f} before, {load_after[0]:.1f} after; "
-          f"cpus {os.cpu_count()}, duckdb {duckdb.__version__}, median of {repeats}")  # fmt: skip
+          f"cpus {os.cpu_count()}, duckdb {duckdb.__version__}, "
+          f"{'best' if best else 'median'} of {repeats}")  # fmt: skip
     print(f"{'query':<34} {'wall':>10} {'ratio':>7} {'cpu':>9} {'ratio':>7}")
     for name, (wall, cpu) in medians.items():
         print(
@@ -337,6 +351,7 @@ def main() -> None:
     )
     parser.add_argument("--only-units", action="store_true", help="skip the first table")
     parser.add_argument("--memory", action="store_true", help="peak RSS of each unit query")
+    parser.add_argument("--best", action="store_true", help="the best round, not the median")
     parser.add_argument(
         "--no-end-to-end", action="store_true", help="skip the top_k row of the unit table"
     )
@@ -357,8 +372,9 @@ def main() -> None:
             make_unit_file(unit_path, args.rows, args.values)
         print(f"privacy units: {unit_path} ({args.rows:,} rows, {args.rows // 10:,} users)")
         bounding_rows(
-            unit_path, candidates, args.repeats, not args.no_end_to_end, previous=args.previous
-        )
+            unit_path, candidates, args.repeats, not args.no_end_to_end, previous=args.previous,
+            best=args.best,
+        )  # fmt: skip
         if args.memory:
             peak_memory(unit_path, args.values)
         if args.only_units:

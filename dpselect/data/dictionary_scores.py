@@ -24,13 +24,11 @@ unit) count for nobody, as in the general plan, and the unit is grouped by value
 SQL (:func:`~.scores.unit_sql`).
 
 Chosen by the DuckDB engine
-(:meth:`~dpselect.data.engines.duckdb.DuckDBEngine.candidate_scores`, the only caller) for
-``max_contributions > 1``, ``max_rows_per_value > 1`` or a text unit (public facts).
-Measured against the SQL plan on the same file (docs/performance.md), it is faster there
-(10^7 rows: 2.76 s against 3.31 s) and slower for ``m = 1`` (2.78 s against 2.06 s), where
-the SQL plan's integer ``min`` per user beats exporting lists; the unknown-domain path
-(``top_values``) stays on the SQL plan too (3.23 s against 2.23 s in a version of this plan
-that read the distinct values from the dictionaries).
+(:meth:`~dpselect.data.engines.duckdb.DuckDBEngine.candidate_scores`, the only caller) for a
+text unit (DuckDB's Parquet reader cannot give its raw bytes; the SQL plans over a pyarrow
+dataset that can measured slower) or ``max_rows_per_value > 1`` (public facts). Other units
+with ``max_rows_per_value = 1`` take the packed plan (:mod:`dpselect.data.packed_scores`),
+which measured faster than this one for ``m = 3`` on integer units (docs/performance.md).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from .. import dictionary_scores, grouped_scores, partitions, scores
+from .. import dictionary_scores, grouped_scores, packed_scores, partitions, scores
 from ..discovered_groups import DiscoveredGroups
 from ..engine import Progress
 from ..rules import canonical_text_sql, hashed_text_sql, is_text, md5_bits_sql, salt_text
@@ -98,11 +98,13 @@ class DuckDBEngine:
         progress: Progress = None,
         max_rows_per_value: int = 1,
     ) -> npt.NDArray[np.int64]:
-        """The bounded score vector: the dictionary plan
-        (:func:`dpselect.data.dictionary_scores.dictionary_candidate_scores`) where
-        :func:`~dpselect.data.dictionary_scores.dictionary_files` allows it, else the SQL plan
-        (:func:`dpselect.data.scores.duckdb_candidate_scores`); the same rule, so the same
-        scores. The plan is chosen by public facts only. ``max_rows_per_value``: each kept
+        """The bounded score vector: with a text unit or ``max_rows_per_value > 1``, the
+        dictionary plan (:func:`dpselect.data.dictionary_scores.dictionary_candidate_scores`)
+        where :func:`~dpselect.data.dictionary_scores.dictionary_files` allows it; else with a
+        unit and ``max_rows_per_value = 1`` the packed plan
+        (:func:`dpselect.data.packed_scores.packed_candidate_scores`); else the SQL plan
+        (:func:`dpselect.data.scores.duckdb_candidate_scores`). The same rule, so the same
+        scores; the plan is chosen by public facts only. ``max_rows_per_value``: each kept
         value adds the person's rows with it, at most that many (module
         :mod:`dpselect.data.scores`)."""
         table = self._table()
@@ -110,12 +112,12 @@ class DuckDBEngine:
         if privacy_unit is not None:
             col_type = table.require_column(column)
             unit_type = table.require_column(privacy_unit, "privacy_unit")
-            if int(max_contributions) > 1 or r > 1 or is_text(unit_type):
-                # Parquet text read as dictionaries. m = 1 stays on the SQL plan, which
-                # measured faster (docs/performance.md), unless the unit is text: DuckDB's
-                # reader cannot give its raw bytes, and the SQL plan over a pyarrow dataset
-                # that can (Table.unit_column) measured 1.32x the old plan's time and 1.33x
-                # its memory, this one 1.21-1.32x and 0.78x (10^7 rows, 10^6 text users).
+            if r > 1 or is_text(unit_type):
+                # Parquet text read as dictionaries: a text unit (DuckDB's reader cannot
+                # give its raw bytes, and the SQL plans over a pyarrow dataset that can,
+                # Table.unit_column, measured 1.32x the time and 1.33x the memory of the
+                # old plan, this one 1.21-1.32x and 0.78x: 10^7 rows, 10^6 text users), or
+                # max_rows_per_value > 1.
                 files = dictionary_scores.dictionary_files(
                     table, column, col_type, privacy_unit, unit_type
                 )
@@ -124,6 +126,11 @@ class DuckDBEngine:
                         table, files, column, candidates, privacy_unit, unit_type,
                         int(max_contributions), salt, progress, r,
                     )  # fmt: skip
+            if r == 1:  # the packed plan (docs/performance.md): faster for every m
+                return packed_scores.packed_candidate_scores(
+                    table, column, candidates, privacy_unit, int(max_contributions), salt,
+                    progress,
+                )  # fmt: skip
         return scores.duckdb_candidate_scores(
             table, column, candidates, privacy_unit, max_contributions, salt, progress, r
         )

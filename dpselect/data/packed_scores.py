@@ -1,0 +1,365 @@
+"""Candidate scores with a privacy unit, each (unit, position) pair packed as one 64-bit word.
+
+The rule is :mod:`dpselect.data.scores`'s, unchanged (docs/contribution_bounding.md): the
+same seeds, keys and choice, so the same scores for the same salt. Only the plan differs:
+
+1. DuckDB lists the distinct units (grouped by value by :func:`~.scores.unit_sql`, NULL and
+   NaN units dropped by :func:`~.scores.unit_kept_sql`) with their seed (one md5 per unit,
+   :func:`~.scores.unit_seed_sql`) and a dense code ``k = 0 .. K - 1`` (``row_number()``)
+   in a temporary table; NumPy receives each code's seed.
+2. DuckDB joins the rows with the candidates (:func:`~.scores.match_sql`, exactly the SQL
+   plan's join) and with that table, and sends one word ``k 2^32 + c`` per (row, matched
+   position ``c``) as Arrow batches (``k 2^32`` is computed once per unit, so a row costs
+   one OR).
+3. NumPy computes each word's key ``bounding_key(u, c)`` from the seed of ``k`` (32-bit
+   arithmetic, :func:`dpselect.data.rules.fmix32`) and packs ``q = k 2^32 + key``: ordering
+   ``q`` orders the pairs by unit, then by key. Each batch is sorted and cut into
+   ``_PARTS`` ranges of codes (two worker threads; NumPy releases the GIL).
+4. Each range's words are sorted (duplicate rows give equal words, dropped for ``m > 1``),
+   and a unit's first ``m`` words are its ``m`` smallest distinct keys: word ``i`` is kept
+   when the word ``m`` places earlier belongs to another unit (one comparison). The key is a
+   bijection of the position for a fixed unit (two rounds of ``fmix32``, each invertible),
+   so each kept key is turned back into its position (:func:`positions_of_keys`), and
+   ``np.bincount`` gives the scores.
+
+For a fixed unit the key is a bijection of the position, so the rule never needs its
+tie-break (the position): ordering the keys is ordering ``(key, position)``.
+
+Memory: 8 bytes per (row, matched position) while the words are collected, one range's copy
+while it is sorted, and DuckDB's table of the units (their value, seed and code). Units are
+processed in passes of at most ``2^32`` codes, each pass reading the data once.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import scores
+from .rules import FMIX32_STEPS, M32, salt_text
+from .text_lines import quote_identifier as _quote
+
+if TYPE_CHECKING:
+    from .tables import Table
+
+__all__ = ["invert_fmix32", "kept_positions", "packed_candidate_scores", "positions_of_keys"]
+
+_SEEDS_TABLE = "dpselect_packed_units"
+_BATCH_ROWS = 1 << 20
+_WORD = np.uint64(32)
+_LOW = np.uint64(M32)
+_LITTLE = sys.byteorder == "little"
+#: Ranges of unit codes sorted apart (the memory of one sort is the words' over this), and
+#: the threads that key and sort them.
+_PARTS = 64
+_THREADS = 2
+#: Units per pass: a unit's code ``k`` is packed above the 32-bit key.
+_CODES_PER_PASS = 1 << 32
+
+
+def _fmix32(x: npt.NDArray[np.uint32]) -> None:
+    """:func:`dpselect.data.rules.fmix32` of every word of ``x``, in place (uint32 wraps)."""
+    for op, k in FMIX32_STEPS:
+        if op == "xs":
+            x ^= x >> np.uint32(k)
+        else:
+            x *= np.uint32(k)
+
+
+def invert_fmix32(x: npt.NDArray[np.uint32]) -> None:
+    """The inverse of :func:`dpselect.data.rules.fmix32` on every word of ``x``, in place.
+
+    ``fmix32`` is a composition of bijections of 32-bit words: ``x ^= x >> s`` (inverted by
+    ``x ^ (x >> s) ^ (x >> 2s) ^ ...``) and multiplications by odd constants (inverted by
+    the constant's inverse modulo ``2^32``); the steps are undone in reverse order.
+    """
+    for op, k in reversed(FMIX32_STEPS):
+        if op == "xs":
+            term = x >> np.uint32(k)
+            for _ in range(31 // k):  # the terms x >> k, x >> 2k, ... below 2^32
+                x ^= term
+                term >>= np.uint32(k)
+        else:
+            x *= np.uint32(pow(k, -1, 1 << 32))
+
+
+def positions_of_keys(
+    keys: npt.NDArray[np.uint32], seeds: npt.NDArray[np.uint64]
+) -> npt.NDArray[np.uint32]:
+    """The code ``c`` with ``bounding_key = keys[j]`` under the seed ``seeds[j]``.
+
+    :func:`dpselect.data.rules.bounding_key` is ``fmix32(fmix32(c ^ a) ^ b)`` with ``a``,
+    ``b`` the seed's lower and upper halves: a bijection of ``c`` for a fixed seed, inverted
+    step by step (:func:`invert_fmix32`).
+
+    Parameters
+    ----------
+    keys : numpy.ndarray of uint32
+        Keys of the rule.
+    seeds : numpy.ndarray of uint64
+        The unit seed of each key (:func:`dpselect.data.rules.unit_seed`).
+
+    Returns
+    -------
+    numpy.ndarray of uint32
+        The codes (candidate positions), entry by entry.
+    """
+    seeds = np.asarray(seeds, dtype=np.uint64)
+    low = (seeds & _LOW).astype(np.uint32)
+    high = (seeds >> _WORD).astype(np.uint32)
+    return _positions(np.array(keys, dtype=np.uint32), low, high)
+
+
+def _positions(
+    x: npt.NDArray[np.uint32], low: npt.NDArray[np.uint32], high: npt.NDArray[np.uint32]
+) -> npt.NDArray[np.uint32]:
+    """:func:`positions_of_keys` with the seeds' halves, ``x`` overwritten."""
+    invert_fmix32(x)
+    x ^= high
+    invert_fmix32(x)
+    x ^= low
+    return x
+
+
+def _halves(words: npt.NDArray[np.uint64]) -> tuple[Any, Any]:
+    """Views of the low and the high 32 bits of each word (no copy)."""
+    pairs = words.view(np.uint32)
+    return (pairs[0::2], pairs[1::2]) if _LITTLE else (pairs[1::2], pairs[0::2])
+
+
+def _keyed_words(
+    words: npt.NDArray[np.uint64], low: npt.NDArray[np.uint32], high: npt.NDArray[np.uint32]
+) -> npt.NDArray[np.uint64]:
+    """``k 2^32 + c`` -> ``k 2^32 + bounding_key(k, c)`` (``low[k]``, ``high[k]``: the halves
+    of unit ``k``'s seed)."""
+    keyed = np.array(words, dtype=np.uint64)  # a copy: Arrow's buffer is read-only
+    c, k = _halves(keyed)
+    x = c ^ low[k]
+    _fmix32(x)
+    x ^= high[k]
+    _fmix32(x)
+    c[:] = x
+    return keyed
+
+
+def kept_positions(
+    keyed: npt.NDArray[np.uint64], seeds: npt.NDArray[np.uint64], m: int
+) -> npt.NDArray[np.uint32]:
+    """The positions the units keep, from the words ``q = k 2^32 + key`` (sorted in place).
+
+    Each unit ``k`` keeps its ``m`` distinct words of smallest key: after one sort, the
+    distinct words of a unit are consecutive and in key order, so word ``i`` is kept when the
+    distinct word ``m`` places before it belongs to another unit.
+
+    Parameters
+    ----------
+    keyed : numpy.ndarray of uint64
+        One word per (row, matched position), duplicates included; sorted in place.
+    seeds : numpy.ndarray of uint64
+        The seed of each unit code ``k``.
+    m : int
+        How many values each unit keeps (``max_contributions``).
+
+    Returns
+    -------
+    numpy.ndarray of uint32
+        The kept positions, one per kept (unit, value), in no particular order.
+    """
+    seeds = np.asarray(seeds, dtype=np.uint64)
+    low = (seeds & _LOW).astype(np.uint32)
+    high = (seeds >> _WORD).astype(np.uint32)
+    return _kept(keyed, low, high, m)
+
+
+def _kept(
+    keyed: npt.NDArray[np.uint64],
+    low: npt.NDArray[np.uint32],
+    high: npt.NDArray[np.uint32],
+    m: int,
+) -> npt.NDArray[np.uint32]:
+    """:func:`kept_positions` with the seeds' halves."""
+    keyed.sort()
+    if len(keyed) == 0:
+        return np.zeros(0, dtype=np.uint32)
+    if m > 1:  # duplicates (a unit's rows with one value) are equal words: keep one
+        distinct = np.empty(len(keyed), dtype=bool)
+        distinct[0] = True
+        np.not_equal(keyed[1:], keyed[:-1], out=distinct[1:])
+        keyed = keyed[distinct]
+        del distinct
+    unit = _halves(keyed)[1]
+    first = np.empty(len(keyed), dtype=bool)
+    first[:m] = True  # the first m words (fewer when there are fewer)
+    np.not_equal(unit[m:], unit[:-m], out=first[m:])
+    kept = keyed[first]
+    del first, unit, keyed
+    key, k = _halves(kept)
+    return _positions(np.ascontiguousarray(key), low[k], high[k])
+
+
+def _scaled(progress: Callable[[float], None] | None, lo: float, hi: float) -> Any:
+    """``progress`` with ``0 .. 100`` mapped to ``lo .. hi`` (two queries, one bar)."""
+    if progress is None:
+        return None
+    return lambda percent: progress(lo + (hi - lo) * min(max(percent, 0.0), 100.0) / 100.0)
+
+
+class _Collector:
+    """The keyed words of one pass, in ``_PARTS`` ranges of unit codes, built on threads.
+
+    :meth:`add` keys a batch of words (:func:`_keyed_words`) on a worker thread (NumPy
+    releases the GIL), sorts it and files each range's slice; :meth:`kept` then sorts each
+    range's words and keeps each unit's ``m`` smallest (:func:`_kept`), two ranges at a time.
+    A range holds every word of its units, so the ranges are independent; while one is
+    sorted the memory is the words plus that range's copy.
+    """
+
+    def __init__(self, low: npt.NDArray[np.uint32], high: npt.NDArray[np.uint32]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.low, self.high = low, high
+        width = max(1, -(-len(low) // _PARTS))  # codes per range
+        self.bounds = np.arange(1, _PARTS, dtype=np.uint64) * np.uint64(width) << _WORD
+        self.parts: list[list[npt.NDArray[np.uint64]]] = [[] for _ in range(_PARTS)]
+        self.pending: list[Any] = []
+        self.pool = ThreadPoolExecutor(_THREADS)
+
+    def __enter__(self) -> _Collector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def _file(self, words: npt.NDArray[np.uint64]) -> list[npt.NDArray[np.uint64]]:
+        keyed = _keyed_words(words, self.low, self.high)
+        keyed.sort()
+        cuts = np.searchsorted(keyed, self.bounds)
+        # copies, so that each range's words are freed once that range is sorted
+        return [piece.copy() for piece in np.split(keyed, cuts)]
+
+    def add(self, batch: Any) -> None:
+        """Key and file one Arrow batch of words ``k 2^32 + c`` (on a worker thread)."""
+        self.pending.append(self.pool.submit(self._file, batch.column(0).to_numpy()))
+        if len(self.pending) > _THREADS:  # at most a few batches in flight
+            self._collect(self.pending.pop(0))
+
+    def _collect(self, future: Any) -> None:
+        for part, piece in zip(self.parts, future.result(), strict=True):
+            part.append(piece)
+
+    def _kept_part(self, j: int, m: int) -> npt.NDArray[np.uint32]:
+        part = self.parts[j]
+        keyed = np.concatenate(part) if part else np.zeros(0, dtype=np.uint64)
+        part.clear()
+        return _kept(keyed, self.low, self.high, m)
+
+    def kept(self, m: int) -> Any:
+        """The kept positions of each range (an iterator of arrays)."""
+        for future in self.pending:
+            self._collect(future)
+        self.pending.clear()
+        return self.pool.map(lambda j: self._kept_part(j, m), range(_PARTS))
+
+
+def packed_candidate_scores(
+    table: Table,
+    column: str,
+    candidates: Sequence[Any],
+    privacy_unit: str,
+    max_contributions: int,
+    salt: int,
+    progress: Callable[[float], None] | None = None,
+) -> npt.NDArray[np.int64]:
+    """:func:`~.scores.candidate_scores` with a privacy unit and ``max_rows_per_value = 1``
+    (module docstring): the same rule, so the same scores as the SQL plan.
+
+    Parameters
+    ----------
+    table : Table
+        The DuckDB table (its view ``data``).
+    column : str
+        The ranked column.
+    candidates : sequence
+        The public candidate list (at most ``2^32 - 1``, checked by the recipes).
+    privacy_unit : str
+        The unit column (its injective key: :meth:`~dpselect.data.tables.Table.unit_column`).
+    max_contributions : int
+        ``m``: the values each unit keeps.
+    salt : int
+        The per-query salt of the rule.
+    progress : callable or None
+        Called with the percentage done.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The number of units keeping each candidate, in the list's order.
+
+    Privacy
+    -------
+    The kept positions of a unit are the rule's (docs/contribution_bounding.md): a function
+    of that unit's rows and the salt only, at most ``m`` of them, so one unit added or
+    removed moves at most ``m`` scores by 1 each, all in the same direction (L-infinity 1,
+    L1 ``m``, monotonic); the proof is the module docstring of :mod:`dpselect.data.scores`.
+    """
+    col_type = table.require_column(column)
+    table.require_column(privacy_unit, "privacy_unit")
+    key_column, unit_type = table.unit_column(privacy_unit)  # the injective key
+    m = int(max_contributions)
+    unit, valid = scores.unit_sql(key_column, unit_type)
+    seed = scores.unit_seed_sql(unit_type)
+    params = {"salt": salt_text(salt)}
+    scores_out = np.zeros(len(candidates), dtype=np.int64)
+    try:
+        table.query(
+            f"""CREATE OR REPLACE TEMP TABLE {_SEEDS_TABLE} AS
+                SELECT u, h, CAST(row_number() OVER () - 1 AS UBIGINT) AS k
+                FROM (SELECT u, {seed} AS h
+                      FROM (SELECT DISTINCT {unit} AS u FROM data WHERE {valid})
+                      WHERE {scores.unit_kept_sql(unit_type)})""",
+            params,
+            _scaled(progress, 0.0, 30.0),
+        )
+        found = table.query_numpy(f"SELECT k, h FROM {_SEEDS_TABLE}")
+        codes = np.asarray(found["k"], dtype=np.int64)
+        seeds = np.asarray(found["h"], dtype=np.uint64)
+        del found
+        low = np.zeros(len(codes), dtype=np.uint32)
+        high = np.zeros(len(codes), dtype=np.uint32)
+        low[codes] = (seeds & _LOW).astype(np.uint32)
+        high[codes] = (seeds >> _WORD).astype(np.uint32)
+        del seeds, codes
+        col_match, cand_match = scores.match_sql(f"data.{_quote(column)}", col_type, candidates)
+        with scores.candidates_source(table, candidates, progress is not None) as (source, cp):
+            passes = max(1, -(-len(low) // _CODES_PER_PASS))
+            for j in range(passes):
+                base = j * _CODES_PER_PASS
+                # the packed word's parts are cast (and shifted) once per unit and per
+                # candidate; per row it is one OR
+                sql = f"""
+                    WITH cands AS (SELECT {cand_match} AS v, CAST(i AS UBIGINT) AS i
+                                   FROM {source}),
+                         units AS (SELECT u, (k - {base}) << 32 AS k FROM {_SEEDS_TABLE}
+                                   WHERE k >= {base} AND k < {base + _CODES_PER_PASS})
+                    SELECT s.k | cands.i AS w
+                    FROM data JOIN cands ON {col_match} = cands.v
+                         JOIN units AS s ON {unit} = s.u
+                    WHERE {valid}
+                """
+                end = base + _CODES_PER_PASS
+                with _Collector(low[base:end], high[base:end]) as collector:
+                    lo = 30.0 + 69.0 * j / passes
+                    table.query_batches(sql, cp, collector.add,
+                                        _scaled(progress, lo, lo + 69.0 / passes),
+                                        _BATCH_ROWS)  # fmt: skip
+                    for kept in collector.kept(m):
+                        scores_out += np.bincount(kept, minlength=len(candidates))
+    finally:
+        table.connection.execute(f"DROP TABLE IF EXISTS {_SEEDS_TABLE}")
+    if progress is not None:
+        progress(100.0)
+    return scores_out
