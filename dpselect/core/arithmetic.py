@@ -24,6 +24,7 @@ __all__ = [
     "float_up",
     "mul_up",
     "plain_number",
+    "printed_up",
     "sqrt_down",
     "sqrt_up",
 ]
@@ -192,3 +193,27 @@ def sqrt_up(a: Number) -> float:
     exact_root = root * root * fa.denominator == num
     upper = Fraction(root if exact_root else root + 1, 1 << s)
     return float_up(upper)
+
+
+def printed_up(x: float, digits: int = 4) -> str:
+    """``x`` printed with ``digits`` significant digits, rounded *up* (toward +infinity): the
+    text of a printed upper bound (an accuracy statement's error, a margin, a cost) is never
+    below the bound it prints, which rounding to nearest (``f"{x:.4g}"``) does not ensure.
+
+    Examples
+    --------
+    >>> printed_up(23.454), f"{23.454:.4g}"
+    ('23.46', '23.45')
+    >>> printed_up(2.0), printed_up(123456.0), printed_up(-1.23456)
+    ('2', '1.235e+05', '-1.234')
+    """
+    from decimal import ROUND_CEILING, Decimal
+
+    if not math.isfinite(x) or x == 0:
+        return f"{x:.{digits}g}"
+    exact_x = Decimal(x)  # the float's exact value
+    shift = exact_x.adjusted() - digits + 1
+    rounded = exact_x.scaleb(-shift).to_integral_value(rounding=ROUND_CEILING).scaleb(shift)
+    # ``rounded`` has at most ``digits`` significant digits (``10^digits`` has one), so the
+    # nearest float prints back as it
+    return f"{float(rounded):.{digits}g}"

@@ -78,7 +78,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..core.arithmetic import float_down, float_up
+from ..core.arithmetic import float_down, float_up, printed_up
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..sampling.noisy_max import noisy_argmax
@@ -972,7 +972,8 @@ def joint_accuracy(
     )
     return [
         f"accuracy: with probability at least {confidence:.0%}, the {m + 1} gaps that the "
-        f"values cut in [{lo:g}, {hi:g}] hold row counts within {rows:.4g} rows in total of "
+        f"values cut in [{lo:g}, {hi:g}] hold row counts within {printed_up(rows)} "
+        "rows in total of "
         "their targets (q_j - q_(j-1)) n, beyond the least total E that values lying in gaps "
         f"at least {ref:.3g} wide between the rows could attain (E = 0 when every target rank "
         f"falls in such a gap; n rows after clamping, {moved}; joint exponential mechanism, "
@@ -1026,8 +1027,9 @@ def joint_accuracy_derivation(
     halving = float(np.nextafter(per_nat * m * math.log(2) * (1 + 2**-40), np.inf))
     return [
         f"with probability at least {confidence:.0%}, the {m + 1} gaps that the values cut "
-        f"(bounds included) hold row counts within E + {per_nat:.4g} * ({m} ln((hi - lo) / l) "
-        f"+ {tail:.4g}) rows of their targets (q_j - q_(j-1)) n in total (n rows after "
+        f"(bounds included) hold row counts within E + {printed_up(per_nat)} * ({m} "
+        "ln((hi - lo) / l) "
+        f"+ {printed_up(tail)}) rows of their targets (q_j - q_(j-1)) n in total (n rows after "
         "clamping, each moved by less than the resolution w, values before their rounding to "
         "a multiple of 10^floor(log10(2w)), which moves each by at most half of it and a "
         "float rounding; l any length, E = the least total attained by values lying in "
@@ -1036,5 +1038,5 @@ def joint_accuracy_derivation(
         f"A = {per_nat:.6g} rows per unit of score, t = ln(1 / (1 - confidence)) + 2 rho = "
         f"{tail:.6g}, hi - lo = {hi - lo:g}, m = {m}",
         f"printed at l = {ref:.6g} (the resolution w, or (hi - lo) / 10^6 without one): "
-        f"{rows:.6g} rows beyond E; each halving of l adds {halving:.4g} rows",
+        f"{printed_up(rows, 6)} rows beyond E; each halving of l adds {printed_up(halving)} rows",
     ]

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..core.arithmetic import float_up
+from ..core.arithmetic import float_up, printed_up
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..sampling.source import RandomSource
@@ -198,10 +198,11 @@ def recursive_accuracy(
     head = (
         f"accuracy: with probability at least {confidence:.0%} for all values at once, the "
         f"value for q has at most q n + A + B rows below it - 2w and at most (1 - q) n + A + B "
-        f"above it + 2w (n rows after clamping, resolution w = {w:.3g}, B = rows within 2w "
+        f"above it + 2w (n rows after clamping, resolution w = {printed_up(w, 3)}, B = "
+        "rows within 2w "
         "of the other values released; Kaplan, Schnapp, Stemmer 2022, docs/quantiles.md):"
     )
     lines = [head]
     for q, a in zip(qs, alphas, strict=True):
-        lines.append(f"  q = {float(q):g}: A = {a:.4g}")
+        lines.append(f"  q = {float(q):g}: A = {printed_up(a)}")
     return lines

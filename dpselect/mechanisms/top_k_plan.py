@@ -28,7 +28,7 @@ from fractions import Fraction
 from typing import Literal
 
 from ..accounting.zcdp import pure_dp_to_zcdp, zcdp_to_approx_dp
-from ..core.arithmetic import float_up
+from ..core.arithmetic import float_up, printed_up
 from ..core.calibration import binary_search_param
 from ..core.domains import atom_domain, vector_domain
 from ..core.errors import ParameterError
@@ -173,7 +173,7 @@ def _selection_accuracy(noise: str, scale: float, k: int, n: int) -> str:
     alpha = selection_alpha(noise, scale, k, n, 1 - CONFIDENCE)
     return (
         f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
-        f"least {_largest(k)} minus {alpha:.4g} (scores are counts after contribution "
+        f"least {_largest(k)} minus {printed_up(alpha)} (scores are counts after contribution "
         "bounding; noise tails and a union bound over the rounds)"
     )
 
@@ -360,7 +360,8 @@ def plan_gumbel_counts(
     alpha = selection_alpha("gumbel", scale, k, n, (1 - CONFIDENCE) / 2)
     accuracy = (
         f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
-        f"least {_largest(k)} minus {alpha:.4g}, and every noisy count is within +-{t} of its "
+        f"least {_largest(k)} minus {printed_up(alpha)}, and every noisy count is "
+        f"within +-{t} of its "
         "value's true count (scores are counts after contribution bounding; noise tails and "
         f"union bounds){_below_noise(t)}"
     )

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..core.arithmetic import float_up
+from ..core.arithmetic import float_up, printed_up
 from ..core.errors import ParameterError
 from ..data.candidates import load_candidates
 from ..data.rules import check_bounded_candidates, check_rows_per_value
@@ -316,7 +316,8 @@ def _value_runner(
         margin = threshold + (r / per_round) * math.log(CONFIDENCE / (1 - CONFIDENCE))
         accuracy = (
             f"a value whose score exceeds the {ordinal(kb + 1)} largest score of its group by "
-            f"at least {margin:.4g} is ranked above the stopping threshold with probability at "
+            f"at least {printed_up(margin)} is ranked above the stopping threshold "
+            "with probability at "
             f"least {CONFIDENCE:.0%} (Gumbel noise, Durfee and Rogers 2019)"
         )
 

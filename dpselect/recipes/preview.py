@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..core.arithmetic import as_decimal, float_up
+from ..core.arithmetic import as_decimal, float_up, printed_up
 from ..core.deprecation import warn_renamed
 from ..core.errors import ParameterError
 from ..mechanisms.utility import selection_probabilities, utility_bound
@@ -114,7 +114,7 @@ class PreviewResult(Result):
             if row.loss is not None:
                 lines.append(
                     f"  with probability at least {self.confidence:.0%} the answer's score is "
-                    f"within {row.loss:.4g} of the best ({best:g})"
+                    f"within {printed_up(row.loss)} of the best ({best:g})"
                 )
             cells = ", ".join(
                 f"{name}: {p:.4g}" for name, p in zip(self.names, row.probabilities, strict=True)
@@ -453,7 +453,7 @@ class TopKPreview(Result):
             "score is within alpha of the same rank's true score with probability 95%"
         )
         for r in self.rows:
-            alpha = "-" if r.alpha_95 is None else f"{r.alpha_95:.4g}"
+            alpha = "-" if r.alpha_95 is None else f"{printed_up(r.alpha_95)}"
             gap = "n/a" if r.gap_90 is None else f"{r.gap_90:.4g}"
             mark = "*" if r.chosen else " "
             lines.append(

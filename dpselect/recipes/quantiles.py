@@ -33,7 +33,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ..core.arithmetic import float_down, float_up
+from ..core.arithmetic import float_down, float_up, printed_up
 from ..core.deprecation import renamed_keyword
 from ..core.domains import atom_domain
 from ..core.errors import DataError, ParameterError
@@ -295,9 +295,9 @@ def _continuous_line(
         )
     return (
         f"accuracy (q = {q:g}): with probability at least {conf:.0%}, at most {q:g} n + "
-        f"{acc.alpha:.4g} rows lie below the value - 2w and at most {1 - q:g} n + "
-        f"{acc.alpha:.4g} above the value + {above} (n rows after clamping to the bounds, "
-        f"resolution w = {w:.3g}; ties included; continuous exponential mechanism, "
+        f"{printed_up(acc.alpha)} rows lie below the value - 2w and at most {1 - q:g} n + "
+        f"{printed_up(acc.alpha)} above the value + {above} (n rows after clamping to the bounds, "
+        f"resolution w = {printed_up(w, 3)}; ties included; continuous exponential mechanism, "
         f"Smith 2011, docs/quantiles.md{where})"
     )
 
@@ -325,7 +325,7 @@ def _candidate_line(level: Fraction, eps: Fraction, m: int, conf: float) -> str:
     q = float(level)
     return (
         f"accuracy (q = {q:g}): with probability at least {conf:.0%}, the chosen candidate's "
-        f"rank excess max(0, #below - {q:g} n, #above - {1 - q:g} n) is within {alpha:.4g} "
+        f"rank excess max(0, #below - {q:g} n, #above - {1 - q:g} n) is within {printed_up(alpha)} "
         f"rows of the best candidate's (exponential mechanism utility theorem, {m} "
         "candidates)"
     )
@@ -415,8 +415,10 @@ def _tree_plan(
     )
     line = (
         f"accuracy: with probability at least {conf:.0%} for all values at once, the value for "
-        f"q has at most q n + {shape.rank_error:.4g} rows below it - {shape.leaf_width:.4g} and "
-        f"at most (1 - q) n + {shape.rank_error:.4g} above it + {shape.leaf_width:.4g} (the leaf "
+        f"q has at most q n + {printed_up(shape.rank_error)} rows below it - "
+        f"{printed_up(shape.leaf_width)} and "
+        f"at most (1 - q) n + {printed_up(shape.rank_error)} above it + "
+        f"{printed_up(shape.leaf_width)} (the leaf "
         f"width; n rows after clamping; every noisy count within {shape.noise_bound} of its "
         "value; docs/quantiles.md, 'the tree'; a loose bound)"
     )

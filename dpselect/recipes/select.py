@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
+from ..core.arithmetic import printed_up
 from ..core.deprecation import renamed_parameters
 from ..core.errors import ParameterError
 from ..mechanisms.exponential import make_exponential_mechanism
@@ -184,7 +185,7 @@ def select(
     direction = "largest" if optimize == "max" else "smallest"
     accuracy = (
         f"accuracy: with probability at least {conf:.0%}, the selected candidate's score is "
-        f"within {bound.loss:.4g} of the {direction} score (utility theorem, seed 002)"
+        f"within {printed_up(bound.loss)} of the {direction} score (utility theorem, seed 002)"
     )
     book = open_ledger(ledger)
     parameters: dict[str, Any] = {

@@ -35,6 +35,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Literal
 
+from ..core.arithmetic import printed_up
 from ..core.deprecation import renamed_keyword
 from ..core.errors import ParameterError
 from ..data.partitions import person_values, value_counts
@@ -409,7 +410,8 @@ def _policy_top_k(
         f"accuracy: a value {counted_in_words(sure, r)} is "
         f"released by the set union with probability at least {CONFIDENCE:.0%}, whatever the "
         "other values; the released values are then ranked by the top-k mechanism chosen for "
-        f"their number at epsilon = {plan.epsilon_top_k:.4g}, delta = {plan.delta_top_k:.3g}"
+        f"their number at epsilon = {printed_up(plan.epsilon_top_k)}, delta = "
+        f"{plan.delta_top_k:.3g}"
     )
     parameters = _parameters(column, k, eps, delta, privacy_unit, c, "policy_top_k") | {
         "max_rows_per_value": r,
@@ -564,7 +566,7 @@ def _limited_domain(
     }
     accuracy = (
         f"accuracy: a value whose score exceeds the {ordinal(k_bar + 1)} largest score by "
-        f"at least {margin:.4g} is ranked above the stopping threshold with probability at "
+        f"at least {printed_up(margin)} is ranked above the stopping threshold with probability at "
         f"least {CONFIDENCE:.0%} (Gumbel noise, Durfee and Rogers 2019)"
     )
 
