@@ -27,7 +27,13 @@ from dpselect.mechanisms.set_union import (
     set_union_plan,
 )
 from dpselect.sampling.source import InsecureSeededSource
-from tests.release_laws import delta_needed, independent_release_law
+from tests.mechanisms.set_union_cases import (
+    EXTRAS,
+    SMALL,
+    random_case,
+    random_persons,
+    worst_delta,
+)
 
 Z = 4.9  # two-sided normal quantile of 1e-6
 
@@ -46,18 +52,6 @@ def _rooms_then_ball(weights, values, cutoff, budget, caps):
         weights[v] = weights.get(v, 0) + add
 
 
-def _random_case(rng, units):
-    items = list(range(8))
-    r = int(rng.integers(1, 6))
-    c = int(rng.integers(1, 6))
-    cutoff = int(rng.integers(1, 4 * r * units))
-    h = {v: int(rng.integers(0, cutoff + 1)) if rng.random() < 0.8 else 0 for v in items}
-    h2 = {v: min(cutoff, w + int(rng.integers(0, r * units + 1))) for v, w in h.items()}
-    values = [int(v) for v in rng.choice(items, size=c, replace=False)]
-    caps = {v: int(rng.integers(1, r + 1)) * units for v in values}
-    return h, h2, values, caps, cutoff, r * units
-
-
 def test_the_update_is_the_projection_on_the_capped_ball():
     """``P`` is the projection of ``y`` on a closed convex ``K`` iff ``P`` is in ``K`` and
     ``<y - P, z - P> <= 0`` for every ``z`` in ``K``: checked (exactly, with the floor's
@@ -65,7 +59,7 @@ def test_the_update_is_the_projection_on_the_capped_ball():
     rng = np.random.default_rng(1)
     units = 10**6
     for _ in range(400):
-        h, _, values, caps, cutoff, budget = _random_case(rng, units)
+        h, _, values, caps, cutoff, budget = random_case(rng, units)
         after = dict(h)
         l2_update(after, values, cutoff, budget, caps)
         y = {v: max(0, cutoff - h.get(v, 0)) for v in values}
@@ -86,7 +80,7 @@ def test_capped_update_is_monotone_and_l2_contractive():
     rng = np.random.default_rng(5)
     units = 1000
     for _ in range(3000):
-        h, h2, values, caps, cutoff, budget = _random_case(rng, units)
+        h, h2, values, caps, cutoff, budget = random_case(rng, units)
         before = _dist2(h, h2)
         own = dict(h)
         l2_update(own, values, cutoff, budget, caps)
@@ -104,7 +98,7 @@ def test_rooms_projected_on_the_ball_are_not_contractive():
     rng = np.random.default_rng(6)
     bad = 0
     for _ in range(3000):
-        h, h2, values, caps, cutoff, budget = _random_case(rng, 1000)
+        h, h2, values, caps, cutoff, budget = random_case(rng, 1000)
         a, b = dict(h), dict(h2)
         _rooms_then_ball(a, values, cutoff, budget, caps)
         _rooms_then_ball(b, values, cutoff, budget, caps)
@@ -116,19 +110,11 @@ def test_rooms_projected_on_the_ball_are_not_contractive():
 def test_without_binding_caps_it_is_the_person_update():
     rng = np.random.default_rng(2)
     for _ in range(300):
-        h, _, values, _, cutoff, _ = _random_case(rng, 1000)
+        h, _, values, _, cutoff, _ = random_case(rng, 1000)
         a, b = dict(h), dict(h)
         l2_update(a, values, cutoff, 1000)
         l2_update(b, values, cutoff, 1000, {v: 1000 for v in values})  # caps = the budget
         assert a == b
-
-
-def _persons(rng, n, universe, c, r):
-    out = []
-    for _ in range(n):
-        vals = rng.choice(universe, size=int(rng.integers(1, c + 1)), replace=False)
-        out.append([int(v) for v in vals for _ in range(int(rng.integers(1, 2 * r + 1)))])
-    return out
 
 
 def test_neighbours_final_weights_differ_by_at_most_r():
@@ -136,9 +122,9 @@ def test_neighbours_final_weights_differ_by_at_most_r():
     worst = 0.0
     for _ in range(60):
         c, r = int(rng.integers(1, 5)), int(rng.integers(2, 6))
-        persons = _persons(rng, int(rng.integers(1, 25)), 12, c, r)
+        persons = random_persons(rng, int(rng.integers(1, 25)), 12, c, r)
         cutoff = int(rng.integers(1, 4 * r)) * L2_UNITS + int(rng.integers(0, 1 << 60))
-        extra = _persons(rng, 1, 12, c, r)[0]
+        extra = random_persons(rng, 1, 12, c, r)[0]
         h = policy_weights(persons, "gaussian", cutoff, r)
         for pos in range(len(persons) + 1):
             h2 = policy_weights([*persons[:pos], extra, *persons[pos:]], "gaussian", cutoff, r)
@@ -161,46 +147,16 @@ def test_plan_at_r_is_the_person_plan_scaled(eps, delta, c, r):
     assert math.isclose(plan.rho, r * one.rho, rel_tol=1e-5)
 
 
-def _tail(scale, x):
-    return 0.5 * math.erfc(x / (scale * math.sqrt(2)))
-
-
-def _law(weights, plan):
-    return independent_release_law(
-        {v: _tail(plan.scale, plan.rho - w / plan.units) for v, w in weights.items()}
-    )
-
-
-def _worst(plan, persons_list, extras, r):
-    worst = 0.0
-    for persons in persons_list:
-        h = policy_weights(persons, "gaussian", plan.cutoff_units, r)
-        for extra in extras:
-            for pos in range(len(persons) + 1):
-                h2 = policy_weights([*persons[:pos], extra, *persons[pos:]], "gaussian",
-                                    plan.cutoff_units, r)  # fmt: skip
-                worst = max(worst, delta_needed(_law(h, plan), _law(h2, plan), plan.epsilon))
-    return worst
-
-
-SMALL = [
-    [["a"] * 3 + ["b"], ["a"], ["a"] * 5 + ["c"] * 2, ["b", "c"], ["a", "b"] * 3],
-    [["a"] * 4, ["a"], ["a"] * 2 + ["b"] * 3],
-    [],
-]
-EXTRAS = [["a"] * 3 + ["b"] * 3, ["d"] * 3 + ["e"] * 3, ["a", "d", "d", "d"], ["c"] * 7]
-
-
 def test_exact_enumeration_of_neighbours_at_r_within_the_map():
     """``r = 3``, ``c = 2``, delta 0.05 (visible mass): the delta every neighbour needs at
     the map's epsilon is within the map's delta. The plan of ``r = 1`` run on the same rows
     (budget and caps 3, noise and rho for 1) needs more than twice its delta."""
     r = 3
     plan = set_union_plan("gaussian", 1.0, 0.05, 2, alpha=0.5, max_rows_per_value=r)
-    assert _worst(plan, SMALL, EXTRAS, r) <= plan.delta
+    assert worst_delta(plan, SMALL, EXTRAS, r) <= plan.delta
     one = set_union_plan("gaussian", 1.0, 0.05, 2, alpha=0.5)
     broken = SetUnionPlan("gaussian", one.scale, one.rho, one.gamma, 2, one.epsilon, one.delta, r)
-    assert _worst(broken, SMALL, EXTRAS, r) > 2 * one.delta
+    assert worst_delta(broken, SMALL, EXTRAS, r) > 2 * one.delta
 
 
 @pytest.mark.slow

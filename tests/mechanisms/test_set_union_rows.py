@@ -30,7 +30,14 @@ from dpselect.mechanisms.set_union import (
     set_union_plan,
 )
 from dpselect.sampling.source import InsecureSeededSource
-from tests.release_laws import delta_needed, independent_release_law
+from tests.mechanisms.set_union_cases import (
+    EXTRAS,
+    SMALL,
+    random_case,
+    random_persons,
+    tail,
+    worst_delta,
+)
 
 Z = 4.9  # two-sided normal quantile of 1e-6
 
@@ -48,23 +55,11 @@ def _capped_by_clipping(weights, values, cutoff, budget, caps):
         weights[v] = min(trial.get(v, 0), weights.get(v, 0) + caps[v])
 
 
-def _random_case(rng, units):
-    items = list(range(8))
-    r = int(rng.integers(1, 6))
-    c = int(rng.integers(1, 6))
-    cutoff = int(rng.integers(1, 4 * r * units))
-    h = {v: int(rng.integers(0, cutoff + 1)) if rng.random() < 0.8 else 0 for v in items}
-    h2 = {v: min(cutoff, w + int(rng.integers(0, r * units + 1))) for v, w in h.items()}
-    values = [int(v) for v in rng.choice(items, size=c, replace=False)]
-    caps = {v: int(rng.integers(1, r + 1)) * units for v in values}
-    return h, h2, values, caps, cutoff, r * units
-
-
 def test_capped_update_is_monotone_and_contractive():
     rng = np.random.default_rng(5)
     units = 1000
     for _ in range(3000):
-        h, h2, values, caps, cutoff, budget = _random_case(rng, units)
+        h, h2, values, caps, cutoff, budget = random_case(rng, units)
         before = _norm1(h, h2)
         own = dict(h)
         l1_update(own, values, cutoff, budget, caps)
@@ -82,7 +77,7 @@ def test_clipping_instead_of_rooms_is_not_contractive():
     rng = np.random.default_rng(6)
     bad = 0
     for _ in range(3000):
-        h, h2, values, caps, cutoff, budget = _random_case(rng, 1000)
+        h, h2, values, caps, cutoff, budget = random_case(rng, 1000)
         a, b = dict(h), dict(h2)
         _capped_by_clipping(a, values, cutoff, budget, caps)
         _capped_by_clipping(b, values, cutoff, budget, caps)
@@ -90,22 +85,14 @@ def test_clipping_instead_of_rooms_is_not_contractive():
     assert bad > 10
 
 
-def _persons(rng, n, universe, c, r):
-    out = []
-    for _ in range(n):
-        vals = rng.choice(universe, size=int(rng.integers(1, c + 1)), replace=False)
-        out.append([int(v) for v in vals for _ in range(int(rng.integers(1, 2 * r + 1)))])
-    return out
-
-
 def test_neighbours_final_weights_differ_by_at_most_r():
     rng = np.random.default_rng(3)
     worst = 0.0
     for _ in range(60):
         c, r = int(rng.integers(1, 5)), int(rng.integers(2, 6))
-        persons = _persons(rng, int(rng.integers(1, 25)), 12, c, r)
+        persons = random_persons(rng, int(rng.integers(1, 25)), 12, c, r)
         cutoff = int(rng.integers(1, 4 * r)) * L1_UNITS + int(rng.integers(0, 1 << 30)) * 4
-        extra = _persons(rng, 1, 12, c, r)[0]
+        extra = random_persons(rng, 1, 12, c, r)[0]
         h = policy_weights(persons, "laplace", cutoff, r)
         for pos in range(len(persons) + 1):
             h2 = policy_weights([*persons[:pos], extra, *persons[pos:]], "laplace", cutoff, r)
@@ -121,7 +108,7 @@ def test_neighbours_final_weights_differ_by_at_most_r():
 
 def test_r_one_is_the_person_policy():
     rng = np.random.default_rng(9)
-    persons = _persons(rng, 40, 10, 3, 3)  # repeats: ignored at r = 1
+    persons = random_persons(rng, 40, 10, 3, 3)  # repeats: ignored at r = 1
     cutoff = 3 * L1_UNITS
     assert policy_weights(persons, "laplace", cutoff, 1) == policy_weights(
         [sorted(set(p)) for p in persons], "laplace", cutoff
@@ -148,46 +135,16 @@ def test_plan_at_r_within_target_and_by_an_independent_formula(eps, delta, c, r)
     assert math.isclose(plan.rho, r * one.rho, rel_tol=1e-5)
 
 
-def _tail(scale, x):
-    return 0.5 * math.exp(-x / scale) if x >= 0 else 1 - 0.5 * math.exp(x / scale)
-
-
-def _law(weights, plan):
-    return independent_release_law(
-        {v: _tail(plan.scale, plan.rho - w / plan.units) for v, w in weights.items()}
-    )
-
-
-def _worst(plan, persons_list, extras, r):
-    worst = 0.0
-    for persons in persons_list:
-        h = policy_weights(persons, "laplace", plan.cutoff_units, r)
-        for extra in extras:
-            for pos in range(len(persons) + 1):
-                h2 = policy_weights([*persons[:pos], extra, *persons[pos:]], "laplace",
-                                    plan.cutoff_units, r)  # fmt: skip
-                worst = max(worst, delta_needed(_law(h, plan), _law(h2, plan), plan.epsilon))
-    return worst
-
-
-SMALL = [
-    [["a"] * 3 + ["b"], ["a"], ["a"] * 5 + ["c"] * 2, ["b", "c"], ["a", "b"] * 3],
-    [["a"] * 4, ["a"], ["a"] * 2 + ["b"] * 3],
-    [],
-]
-EXTRAS = [["a"] * 3 + ["b"] * 3, ["d"] * 3 + ["e"] * 3, ["a", "d", "d", "d"], ["c"] * 7]
-
-
 def test_exact_enumeration_of_neighbours_at_r_within_the_map():
     """``r = 3``, ``c = 2``, delta 0.05 (visible mass). The plan of ``r = 1`` run on the same
     rows (budget and caps 3, noise and rho for 1) needs far more than its delta: the check
     can fail."""
     r = 3
     plan = set_union_plan("laplace", 1.0, 0.05, 2, alpha=0.5, max_rows_per_value=r)
-    assert _worst(plan, SMALL, EXTRAS, r) <= plan.delta
+    assert worst_delta(plan, SMALL, EXTRAS, r) <= plan.delta
     one = set_union_plan("laplace", 1.0, 0.05, 2, alpha=0.5)
     broken = SetUnionPlan("laplace", one.scale, one.rho, one.gamma, 2, one.epsilon, one.delta, r)
-    assert _worst(broken, SMALL, EXTRAS, r) > 2 * one.delta
+    assert worst_delta(broken, SMALL, EXTRAS, r) > 2 * one.delta
 
 
 @pytest.mark.slow
@@ -210,7 +167,7 @@ def test_release_law_at_r_by_simulation(broken):
     bad = []
     for n in holders:
         weight = min(n * r * plan.units, plan.cutoff_units) / plan.units
-        p = _tail(plan.scale, plan.rho - weight)
+        p = tail("laplace", plan.scale, plan.rho - weight)
         sd = math.sqrt(max(p * (1 - p), 1e-12) / copies)
         if abs(released[n] / copies - p) > Z * sd + 1e-9:
             bad.append((n, released[n] / copies, p))
@@ -316,7 +273,7 @@ def test_partition_selection_at_r(tmp_path):
 
 
 @pytest.mark.parametrize(("eps", "c"), [(1.0, 3), (0.2, 3), (1.0, 1)])
-def test_auto_at_r_selects_by_persons(eps, c):
+def test_auto_at_r_selects_byrandom_persons(eps, c):
     """A released set is valid whatever selected it: ``"auto"`` at ``r > 1`` runs the choice
     of ``r = 1`` (the optimal rule or Policy Laplace, by persons) and releases the same set
     for the same seed; never Policy Gaussian or thresholding at ``r``."""
