@@ -9,6 +9,7 @@ the true real value, so maps compute exactly with :class:`fractions.Fraction` an
 from __future__ import annotations
 
 import math
+from decimal import ROUND_CEILING, Decimal
 from fractions import Fraction
 from numbers import Integral, Real
 from typing import Any
@@ -207,8 +208,6 @@ def printed_up(x: float, digits: int = 4) -> str:
     >>> printed_up(2.0), printed_up(123456.0), printed_up(-1.23456)
     ('2', '1.235e+05', '-1.234')
     """
-    from decimal import ROUND_CEILING, Decimal
-
     if not math.isfinite(x) or x == 0:
         return f"{x:.{digits}g}"
     exact_x = Decimal(x)  # the float's exact value

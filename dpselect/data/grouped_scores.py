@@ -695,19 +695,23 @@ def _kept_group_rows_sql(
 # ----------------------------------------------------------------------------------------
 
 
-def _found_rows_sql(q: _Grouped, by: str, joins: str, item: str, where: str) -> tuple[str, str]:
-    """(the CTE ``gvals`` of the distinct groups with code and rank, the rows ``(u, g, gc,
-    code, t)``: ``g`` a group's rank, ``gc`` its code)."""
+def _found_groups_cte(by_col: str, by_type: str, by: str) -> str:
+    """The CTE ``gvals`` of the groups found in the data: each distinct non-NULL value ``v``
+    of ``by`` (as ``by_col`` reads it) with its code ``w`` (group salt, tag ``g``) and rank
+    ``r``."""
+    return f"gvals AS MATERIALIZED ({_value_ranks_sql(by_col, by_type, by, 'g', '$group_salt')})"
+
+
+def _found_rows_sql(q: _Grouped, by: str, joins: str, item: str) -> tuple[str, str]:
+    """(the CTE ``gvals`` (:func:`_found_groups_cte`), the rows ``(u, g, gc, code, t)``:
+    ``g`` a group's rank, ``gc`` its code)."""
     assert q.unit is not None
     by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
-    gvals = (
-        f"""gvals AS MATERIALIZED ({_value_ranks_sql(by_col, q.by_type, by, "g", "$group_salt")})"""
-    )
     unit, valid = unit_sql(q.unit, q.unit_type)
     rows = f"""(SELECT {unit} AS u, gvals.r AS g, gvals.w AS gc, {item}
                FROM data JOIN gvals ON {by_col} = gvals.v {joins}
-               WHERE {valid}{where})"""
-    return gvals, rows
+               WHERE {valid})"""
+    return _found_groups_cte(by_col, q.by_type, by), rows
 
 
 def _persons_sql(g: int, m: int, r: int) -> str:
@@ -773,7 +777,7 @@ def duckdb_discovered_value_counts(
     else:
         vals = f"vals AS MATERIALIZED ({_value_ranks_sql(col, q.col_type, column)})"
         gvals, rows = _found_rows_sql(
-            q, by, f"JOIN vals ON {col} = vals.v", "vals.w AS code, vals.r AS t", ""
+            q, by, f"JOIN vals ON {col} = vals.v", "vals.w AS code, vals.r AS t"
         )
         ctes, final = _kept_cells_sql(rows, q.unit, q.unit_type, g, m, r, "gc", True)
         sql = f"""WITH {gvals}, {vals}, {ctes},
@@ -848,7 +852,7 @@ def duckdb_discovered_candidate_scores(
         else:
             gvals, rows = _found_rows_sql(
                 q, by, f"JOIN cands ON {col_match} = cands.v",
-                "cands.i AS code, cands.i AS t", "",
+                "cands.i AS code, cands.i AS t",
             )  # fmt: skip
             ctes, final = _kept_cells_sql(rows, q.unit, q.unit_type, g, m, r, "gc", True)
             sql = f"""WITH {cands}, {gvals}, {ctes},
@@ -896,9 +900,9 @@ def duckdb_discovered_values(
                          sum(n) OVER (PARTITION BY g) AS p
                   FROM ({counted})"""
     else:
-        ranks = _value_ranks_sql(by_col, q.by_type, by, "g", "$group_salt")
-        sql = _kept_group_rows_sql(f"gvals AS MATERIALIZED ({ranks})", by_col, number, q.unit,
-                                   q.unit_type, g, rows_cap, found=True)  # fmt: skip
+        gvals = _found_groups_cte(by_col, q.by_type, by)
+        sql = _kept_group_rows_sql(gvals, by_col, number, q.unit, q.unit_type, g, rows_cap,
+                                   found=True)  # fmt: skip
         params = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
     found = table.query(f"SELECT gi, gv, v, n, p FROM ({sql}) ORDER BY gi, v", params)
     return discovered_from_rows(found, "numbers")

@@ -26,17 +26,13 @@ from dpselect.data.tables import open_table
 CANDIDATES = ["x", "y", "z", "w"]
 
 
-def _unit_text(u: Any) -> str:
-    return canonical_text(u)
-
-
 def _kept(
     rows: list[tuple[Any, Any, Any]], unit: bool, g: int, group_salt: int
 ) -> dict[Any, list[tuple[Any, Any]]]:
     """``{unit text (or row number): [(group, item)]}`` after the found-group rule."""
     per_unit: dict[Any, list[tuple[Any, Any]]] = {}
     for k, (u, b, item) in enumerate(rows):
-        per_unit.setdefault(_unit_text(u) if unit else ("row", k), []).append((b, item))
+        per_unit.setdefault(canonical_text(u) if unit else ("row", k), []).append((b, item))
     if not unit:
         return per_unit
     out = {}
