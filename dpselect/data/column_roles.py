@@ -34,6 +34,7 @@ decides whether the release fails). Refused, and why:
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..core.errors import DataError
@@ -41,7 +42,14 @@ from ..core.errors import DataError
 if TYPE_CHECKING:
     from .engine import Engine
 
-__all__ = ["ROLES", "Role", "check_column_role", "supported_types", "type_supported"]
+__all__ = [
+    "ROLES",
+    "Role",
+    "check_column_role",
+    "recorded_step",
+    "supported_types",
+    "type_supported",
+]
 
 Role = Literal["unit", "ranked", "numeric"]
 
@@ -85,6 +93,21 @@ def _canonical(sql_type: str) -> str:
     if upper.startswith("ENUM("):
         return "ENUM"
     return upper
+
+
+def recorded_step(sql_type: str) -> Fraction | None:
+    """The spacing of the grid every value of a column of this DuckDB type lies on, read from
+    the type alone (a public fact, like the schema): ``1`` for the integer types, ``10^-s``
+    for ``DECIMAL(p, s)``, ``None`` for the others (floats, and text, whose values are parsed
+    row by row). The joint quantile mechanism takes half of it as its default resolution
+    (:func:`dpselect.mechanisms.quantile_joint.joint_resolution`)."""
+    upper = " ".join(sql_type.strip().upper().split())
+    if upper in _INTEGERS:
+        return Fraction(1)
+    if _DECIMAL.fullmatch(upper):
+        scale = int(upper.rsplit(",", 1)[1].rstrip(")").strip())
+        return Fraction(1, 10**scale)
+    return None
 
 
 def supported_types(role: Role) -> tuple[str, ...]:

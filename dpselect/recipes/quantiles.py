@@ -39,7 +39,7 @@ from ..core.domains import atom_domain
 from ..core.errors import DataError, ParameterError
 from ..core.metrics import L1Distance
 from ..data.candidates import load_candidates
-from ..data.column_roles import check_column_role
+from ..data.column_roles import check_column_role, recorded_step
 from ..data.engine import Engine
 from ..data.tables import one_column, open_table
 from ..mechanisms.laplace import make_laplace
@@ -64,6 +64,7 @@ from ..mechanisms.quantile_joint import (
     joint_rounding_loss,
     joint_rows_bound,
     make_joint_quantiles,
+    recorded_resolution,
 )
 from ..mechanisms.quantile_recursive import (
     make_recursive_quantiles,
@@ -435,9 +436,11 @@ def _joint_plan(
     source: RandomSource | None,
     work_progress: Callable[[float], None] | None,
     max_rows: int = 1,
+    step: Fraction | None = None,
 ) -> _Plan:
-    # its own default (docs/quantiles.md), from the per-row epsilon the mechanism runs at
-    w = joint_resolution(resolution, *lo_hi, eps / max_rows)
+    # its own default (docs/quantiles.md), from the column type's step (public, the schema) or
+    # the per-row epsilon the mechanism runs at
+    w = joint_resolution(resolution, *lo_hi, eps / max_rows, step)
     run_levels = anchored_levels(levels) if anchor else levels  # public: levels, epsilon
     anchors = len(run_levels) - len(levels)
     joint_mech = make_joint_quantiles(
@@ -662,6 +665,12 @@ def quantile(
         raise ParameterError("resolution does not apply to mechanism='tree' (its leaves are fixed)")
     grid_w = w  # the Spark engine's grid (docs/spark.md)
     rounding: float | None = None
+    # the schema only, before anything is charged (the joint mechanism's default resolution
+    # reads the grid the column's type puts values on)
+    table = open_table(data, schema=schema)
+    note = check_numeric_column(table, data, column)
+    unit_note = check_unit_column(table, privacy_unit, r)
+    step = recorded_step(table.require_column(column, "column"))
     derivation: tuple[str, ...] = ()  # the theorem behind an evaluated line (to_dict only)
     late: list[_Plan] = []  # "count": the plan picked after the noisy count (in release)
     late_notes: list[str] = []
@@ -679,7 +688,7 @@ def quantile(
             # No anchors any more: they served small eps n, which the tree now takes
             # (docs/quantiles.md, "Anchor levels"); _joint_plan(anchor=True) is kept for tests.
             joint_plan = _joint_plan(lo_hi, levels, each, conf, resolution, False, source,
-                                     work_progress, r)  # fmt: skip
+                                     work_progress, r, step)  # fmt: skip
         first = tree_plan if chosen == "tree" else joint_plan
         assert first is not None
         method_text, accuracy, rounding, w = first.text, first.accuracy, first.rounding, first.w
@@ -791,9 +800,6 @@ def quantile(
             return out
 
     grid_note: float | None = None
-    table = open_table(data, schema=schema)
-    note = check_numeric_column(table, data, column)
-    unit_note = check_unit_column(table, privacy_unit, r)
     # rows rounded to a public grid by the engine (Spark): an extra accuracy error
     width = None if lo_hi is None or grid_w is None else table.grid_width(lo_hi, grid_w)
     if width is not None and lo_hi is not None:
@@ -1045,6 +1051,7 @@ def _rank_margin(
     bounds: tuple[float, float] | None,
     resolution: float | None,
     candidates: list[float] | None,
+    step: Fraction | None = None,
 ) -> Fraction:
     """The public penalty of ``max_rows="auto"`` at one bound ``r``: the rank margin (rows) of
     the accuracy statement of the method ``chosen`` (:func:`_choose_method`) run at the
@@ -1067,7 +1074,7 @@ def _rank_margin(
         return Fraction(max(recursive_alphas(lo_hi, levels, row_epsilon, confidence, w)))
     each = row_epsilon * (1 - TREE_COUNT_FRACTION) if chosen == "count" else row_epsilon
     tree = tree_accuracy(lo_hi, each, confidence, TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD)
-    w = joint_resolution(resolution, *lo_hi, each)
+    w = joint_resolution(resolution, *lo_hi, each, step)
     length = w if w > 0 else check_resolution(None, *lo_hi)
     joint = joint_rows_bound(levels, each, confidence, lo_hi, length)
     margins = {"tree": tree.rank_error, "joint": joint, "count": min(tree.rank_error, joint)}
@@ -1166,6 +1173,7 @@ def quantile_with_auto_rows(
     table = open_table(data, schema=schema)
     check_numeric_column(table, data, column)
     check_unit_column(table, privacy_unit, 1)
+    step = recorded_step(table.require_column(column, "column"))
     candidates_r = list(DEFAULT_CONTRIBUTIONS)
     eps_choice = eps * Fraction(fraction)
     spent_c = contribution_choice_cost(eps_choice, candidates_r)
@@ -1173,7 +1181,7 @@ def quantile_with_auto_rows(
     total = float_up(Fraction(spent_c) + Fraction(eps_q))
     chosen = _choose_method(mechanism, len(levels), bounds is not None)
     margins = {
-        r: _rank_margin(chosen, levels, Fraction(eps_q) / r, conf, lo_hi, resolution, cands)
+        r: _rank_margin(chosen, levels, Fraction(eps_q) / r, conf, lo_hi, resolution, cands, step)
         for r in candidates_r
     }
     if bounds == "auto":  # the bounds choice runs at eps_q too, with r rows per unit
@@ -1293,6 +1301,15 @@ def grouped_quantile(
     r = check_int(max_rows, "max_rows", minimum=1)
     table = open_checked(data, column, privacy_unit, schema)
     numeric_column(table, column)
+    if "resolution" not in options and "bounds" in options:
+        # each group runs on float rows: the joint mechanism's default from the column's type
+        # is passed on as its resolution (the tree and the count ignore it; schema only)
+        chosen = _choose_method(str(options.get("mechanism", "auto")), len(_levels(q)[1]), True)
+        by_step = recorded_resolution(
+            recorded_step(table.require_column(column, "column")), *check_bounds(options["bounds"])
+        )
+        if chosen in ("joint", "count") and by_step is not None:
+            options = {**options, "resolution": by_step}
     grouping = check_groups(table, column, by, groups, privacy_unit, max_groups, group_fraction)
     private = grouping.listed is None
     dlt = 0.0 if delta is None else float(check_delta(delta, allow_zero=not private))
