@@ -312,7 +312,7 @@ def _dpselect(
         step = _CURRENT_STEP[0] if declared_step else None
         res = None if step is None else step / 2
         return quantile(
-            frame, "v", DECILES, eps, bounds=bounds, method=method, resolution=res
+            frame, "v", DECILES, eps, bounds=bounds, mechanism=method, resolution=res
         ).values
 
     return run
