@@ -513,10 +513,18 @@ def duckdb_candidate_scores(
                 SELECT cands.i AS i, counted.n AS n FROM counted JOIN cands ON counted.v = cands.v
             """
         elif int(max_contributions) > 1 or r > 1:
-            sql = _unit_lists_sql(col_match, cands, privacy_unit, unit_type)
             params = params | {"salt": salt_text(salt)}
-            return kept_counts(table, sql, params, int(max_contributions), len(candidates),
-                                None, progress, r)  # fmt: skip
+            unit, _ = unit_sql(privacy_unit, unit_type)
+            rows = source_rows(table.connection, table.parquet_files)
+            parts = part_count(rows, TOP_VALUES_BYTES_PER_ROW, memory_budget(table.connection))
+            counts = np.zeros(len(candidates), dtype=np.int64)
+            for j in range(parts):  # hash parts of the units (unit_partitions)
+                sql = _unit_lists_sql(col_match, cands, privacy_unit, unit_type,
+                                      part_filter_sql(unit, parts, j))  # fmt: skip
+                counts += kept_counts(table, sql, params, int(max_contributions),
+                                      len(candidates), None,
+                                      _part_progress(progress, j, parts), r)  # fmt: skip
+            return counts
         else:
             sql = _bounded_scores_sql(col_match, cands, privacy_unit, unit_type, 1)
             params = params | {"salt": salt_text(salt)}
@@ -574,9 +582,12 @@ def _bounded_scores_sql(
     """
 
 
-def _unit_lists_sql(col_match: str, cands: str, privacy_unit: str, unit_type: str) -> str:
+def _unit_lists_sql(
+    col_match: str, cands: str, privacy_unit: str, unit_type: str, part: str = "TRUE"
+) -> str:
     """One row per user: its seed ``h`` (one md5 per user, on the grouped rows) and the list
-    ``l`` of the candidate positions of its rows (duplicates included), for :func:`keep_smallest`.
+    ``l`` of the candidate positions of its rows (duplicates included), for :func:`keep_smallest`
+    (``part``: a condition on the rows, the units of one hash part).
     """
     unit, valid = unit_sql(privacy_unit, unit_type)
     seed = unit_seed_sql(unit_type)
@@ -584,7 +595,8 @@ def _unit_lists_sql(col_match: str, cands: str, privacy_unit: str, unit_type: st
         WITH cands AS ({cands})
         SELECT {seed} AS h, l
         FROM (SELECT {unit} AS u, list(CAST(cands.i AS UINTEGER)) AS l
-              FROM data JOIN cands ON {col_match} = cands.v WHERE {valid} GROUP BY 1)
+              FROM data JOIN cands ON {col_match} = cands.v WHERE {valid} AND {part}
+              GROUP BY 1)
         WHERE {unit_kept_sql(unit_type)}
     """
 
@@ -725,7 +737,7 @@ _VALUES_TABLE = "dpselect_values"
 
 #: Bytes per row of the data that the unknown-domain plans hold for one hash part (DuckDB's
 #: hash tables of the part's units, or its lists): measured (docs/performance.md), rounded up.
-TOP_VALUES_BYTES_PER_ROW = 48
+TOP_VALUES_BYTES_PER_ROW = 32
 
 
 def _top_values_by_rank(

@@ -14,7 +14,7 @@ memory (the state of one part's units and pairs) change.
 - **The number of parts** (:func:`part_count`): from public facts only, never from a value:
   the number of rows in the Parquet files' footers (metadata; other sources are not split),
   the bytes a plan holds per row (a constant of the plan, measured: docs/performance.md) and a
-  memory budget (:data:`MEMORY_BUDGET`, by default an eighth of DuckDB's ``memory_limit``).
+  memory budget (:data:`MEMORY_BUDGET`, by default a quarter of DuckDB's ``memory_limit``).
 
 Nothing here reads a row: the row count is the footers' and the split is SQL the plans run.
 """
@@ -39,7 +39,7 @@ __all__ = [
 MEMORY_BUDGET: int | None = None
 #: The share of DuckDB's ``memory_limit`` (by default 80% of the machine's memory) taken as
 #: the budget when :data:`MEMORY_BUDGET` is ``None``.
-MEMORY_SHARE = 1 / 8
+MEMORY_SHARE = 1 / 4
 #: The most parts (each one scan of the data).
 _MAX_PARTS = 1024
 _UNITS = {

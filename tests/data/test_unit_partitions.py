@@ -4,8 +4,8 @@ The rule keeps each unit's values from that unit's rows and the salt alone, so b
 units part by part and adding the parts' scores gives the one-pass scores bit for bit. Here
 a small memory budget forces several parts on Parquet files with units of several types
 (NaN and -0.0 floats, text, dates, ...), and every DuckDB plan that splits (the packed plan
-of candidate scores, the unknown-domain plans for m = 1 and m > 1, rows per value) must give
-the same answer as with one part.
+of candidate scores, the SQL lists plan, the unknown-domain plans for m = 1 and m > 1, rows
+per value) must give the same answer as with one part.
 """
 
 import datetime as dt
@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from dpselect.data import packed_scores, scores, unit_partitions
-from dpselect.data.scores import candidate_scores, top_values
+from dpselect.data.scores import candidate_scores, duckdb_candidate_scores, top_values
 from dpselect.data.tables import open_table
 
 ROWS = 3000
@@ -67,6 +67,9 @@ def _answers(path):
     out["candidates r=2"] = candidate_scores(table, "site", cands, "user_id", 2, 99,
                                              max_rows_per_value=2)  # fmt: skip
     out["top_values r=2"] = top_values(table, "site", 12, "user_id", 2, 99, max_rows_per_value=2)
+    out["SQL plan m=3"] = duckdb_candidate_scores(table, "site", cands, "user_id", 3, 99)
+    out["SQL plan r=2"] = duckdb_candidate_scores(table, "site", cands, "user_id", 1, 99,
+                                                  max_rows_per_value=2)  # fmt: skip
     return out
 
 
@@ -116,7 +119,7 @@ def test_part_count_from_public_facts(tmp_path, monkeypatch):
     monkeypatch.setattr(unit_partitions, "MEMORY_BUDGET", None)
     table.connection.execute("SET memory_limit = '800MiB'")
     try:
-        assert unit_partitions.memory_budget(table.connection) == 100 * 2**20
+        assert unit_partitions.memory_budget(table.connection) == 200 * 2**20
     finally:
         table.connection.execute("RESET memory_limit")
     monkeypatch.setattr(unit_partitions, "MEMORY_BUDGET", 12345)
