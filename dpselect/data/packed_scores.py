@@ -42,6 +42,7 @@ import numpy.typing as npt
 from . import scores
 from .rules import FMIX32_STEPS, M32, salt_text
 from .text_lines import quote_identifier as _quote
+from .unit_partitions import memory_budget, part_count, part_filter_sql, source_rows
 
 if TYPE_CHECKING:
     from .tables import Table
@@ -59,6 +60,9 @@ _PARTS = 64
 _THREADS = 2
 #: Units per pass: a unit's code ``k`` is packed above the 32-bit key.
 _CODES_PER_PASS = 1 << 32
+#: Bytes held per row of the data for one hash part (the words, a range's sorted copy,
+#: DuckDB's table of the part's units): measured (docs/performance.md), rounded up.
+PACKED_BYTES_PER_ROW = 24
 
 
 def _fmix32(x: npt.NDArray[np.uint32]) -> None:
@@ -265,6 +269,68 @@ class _Collector:
         return self.pool.map(lambda j: self._kept_part(j, m), range(_PARTS))
 
 
+def _part_scores(
+    table: Table,
+    source: str,
+    params: dict[str, Any],
+    salt: dict[str, Any],
+    col_match: str,
+    cand_match: str,
+    unit: str,
+    valid: str,
+    seed: str,
+    unit_type: str,
+    part: str,
+    m: int,
+    size: int,
+    progress: Callable[[float], None] | None,
+) -> npt.NDArray[np.int64]:
+    """The scores from the units of one hash part (``part``: the condition on a row that its
+    unit is in it, :func:`~.unit_partitions.part_filter_sql`): steps 1 to 4 of the module
+    docstring over that part's units and their rows."""
+    out = np.zeros(size, dtype=np.int64)
+    table.query(
+        f"""CREATE OR REPLACE TEMP TABLE {_SEEDS_TABLE} AS
+            SELECT u, h, CAST(row_number() OVER () - 1 AS UBIGINT) AS k
+            FROM (SELECT u, {seed} AS h
+                  FROM (SELECT DISTINCT {unit} AS u FROM data WHERE {valid} AND {part})
+                  WHERE {scores.unit_kept_sql(unit_type)})""",
+        salt,
+        _scaled(progress, 0.0, 30.0),
+    )
+    found = table.query_numpy(f"SELECT k, h FROM {_SEEDS_TABLE}")
+    codes = np.asarray(found["k"], dtype=np.int64)
+    seeds = np.asarray(found["h"], dtype=np.uint64)
+    del found
+    low = np.zeros(len(codes), dtype=np.uint32)
+    high = np.zeros(len(codes), dtype=np.uint32)
+    low[codes] = (seeds & _LOW).astype(np.uint32)
+    high[codes] = (seeds >> _WORD).astype(np.uint32)
+    del seeds, codes
+    passes = max(1, -(-len(low) // _CODES_PER_PASS))
+    for j in range(passes):
+        base = j * _CODES_PER_PASS
+        # the packed word's parts are cast (and shifted) once per unit and per candidate;
+        # per row it is one OR
+        sql = f"""
+            WITH cands AS (SELECT {cand_match} AS v, CAST(i AS UBIGINT) AS i FROM {source}),
+                 units AS (SELECT u, (k - {base}) << 32 AS k FROM {_SEEDS_TABLE}
+                           WHERE k >= {base} AND k < {base + _CODES_PER_PASS})
+            SELECT s.k | cands.i AS w
+            FROM data JOIN cands ON {col_match} = cands.v
+                 JOIN units AS s ON {unit} = s.u
+            WHERE {valid} AND {part}
+        """
+        end = base + _CODES_PER_PASS
+        with _Collector(low[base:end], high[base:end]) as collector:
+            lo = 30.0 + 70.0 * j / passes
+            table.query_batches(sql, params, collector.add,
+                                _scaled(progress, lo, lo + 70.0 / passes), _BATCH_ROWS)  # fmt: skip
+            for kept in collector.kept(m):
+                out += np.bincount(kept, minlength=size)
+    return out
+
+
 def packed_candidate_scores(
     table: Table,
     column: str,
@@ -314,50 +380,18 @@ def packed_candidate_scores(
     seed = scores.unit_seed_sql(unit_type)
     params = {"salt": salt_text(salt)}
     scores_out = np.zeros(len(candidates), dtype=np.int64)
+    rows = source_rows(table.connection, table.parquet_files)
+    parts = part_count(rows, PACKED_BYTES_PER_ROW, memory_budget(table.connection))
+    col_match, cand_match = scores.match_sql(f"data.{_quote(column)}", col_type, candidates)
     try:
-        table.query(
-            f"""CREATE OR REPLACE TEMP TABLE {_SEEDS_TABLE} AS
-                SELECT u, h, CAST(row_number() OVER () - 1 AS UBIGINT) AS k
-                FROM (SELECT u, {seed} AS h
-                      FROM (SELECT DISTINCT {unit} AS u FROM data WHERE {valid})
-                      WHERE {scores.unit_kept_sql(unit_type)})""",
-            params,
-            _scaled(progress, 0.0, 30.0),
-        )
-        found = table.query_numpy(f"SELECT k, h FROM {_SEEDS_TABLE}")
-        codes = np.asarray(found["k"], dtype=np.int64)
-        seeds = np.asarray(found["h"], dtype=np.uint64)
-        del found
-        low = np.zeros(len(codes), dtype=np.uint32)
-        high = np.zeros(len(codes), dtype=np.uint32)
-        low[codes] = (seeds & _LOW).astype(np.uint32)
-        high[codes] = (seeds >> _WORD).astype(np.uint32)
-        del seeds, codes
-        col_match, cand_match = scores.match_sql(f"data.{_quote(column)}", col_type, candidates)
         with scores.candidates_source(table, candidates, progress is not None) as (source, cp):
-            passes = max(1, -(-len(low) // _CODES_PER_PASS))
-            for j in range(passes):
-                base = j * _CODES_PER_PASS
-                # the packed word's parts are cast (and shifted) once per unit and per
-                # candidate; per row it is one OR
-                sql = f"""
-                    WITH cands AS (SELECT {cand_match} AS v, CAST(i AS UBIGINT) AS i
-                                   FROM {source}),
-                         units AS (SELECT u, (k - {base}) << 32 AS k FROM {_SEEDS_TABLE}
-                                   WHERE k >= {base} AND k < {base + _CODES_PER_PASS})
-                    SELECT s.k | cands.i AS w
-                    FROM data JOIN cands ON {col_match} = cands.v
-                         JOIN units AS s ON {unit} = s.u
-                    WHERE {valid}
-                """
-                end = base + _CODES_PER_PASS
-                with _Collector(low[base:end], high[base:end]) as collector:
-                    lo = 30.0 + 69.0 * j / passes
-                    table.query_batches(sql, cp, collector.add,
-                                        _scaled(progress, lo, lo + 69.0 / passes),
-                                        _BATCH_ROWS)  # fmt: skip
-                    for kept in collector.kept(m):
-                        scores_out += np.bincount(kept, minlength=len(candidates))
+            for j in range(parts):
+                part = part_filter_sql(unit, parts, j)
+                scores_out += _part_scores(
+                    table, source, cp, params, col_match, cand_match, unit, valid, seed,
+                    unit_type, part, m, len(candidates),
+                    _scaled(progress, 100.0 * j / parts, 100.0 * (j + 1) / parts),
+                )  # fmt: skip
     finally:
         table.connection.execute(f"DROP TABLE IF EXISTS {_SEEDS_TABLE}")
     if progress is not None:

@@ -83,6 +83,7 @@ from .rules import is_text as _is_text
 from .rules import md5_bits_sql as _md5_bits_sql
 from .text_lines import quote_identifier as _quote
 from .unit_keys import RAW_KEY_TYPE
+from .unit_partitions import memory_budget, part_count, part_filter_sql, source_rows
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -224,17 +225,19 @@ def unit_kept_sql(unit_type: str) -> str:
     return "lower(CAST(u AS VARCHAR)) NOT IN ('nan', '-nan')"
 
 
-def _seeds_sql(privacy_unit: str, unit_type: str) -> str:
+def _seeds_sql(privacy_unit: str, unit_type: str, part: str = "TRUE") -> str:
     """``(u, a, b)`` for every distinct unit of the data: one md5 per unit, not per row.
 
     Read from the unit column alone (a narrow scan); a unit without candidate rows gets a
     seed that is never used. A row whose unit has no seed is dropped by the inner join with
-    the seeds, so :func:`unit_kept_sql` here removes NaN units from every plan using it."""
+    the seeds, so :func:`unit_kept_sql` here removes NaN units from every plan using it.
+    ``part``: a condition on the rows (the units of one hash part,
+    :func:`dpselect.data.unit_partitions.part_filter_sql`)."""
     unit, valid = unit_sql(privacy_unit, unit_type)
     seed = unit_seed_sql(unit_type)
     return f"""(SELECT u, h & {_M32} AS a, h >> 32 AS b
                 FROM (SELECT u, {seed} AS h FROM (SELECT DISTINCT {unit} AS u FROM data
-                                                  WHERE {valid})
+                                                  WHERE {valid} AND {part})
                       WHERE {unit_kept_sql(unit_type)}))"""
 
 
@@ -510,10 +513,18 @@ def duckdb_candidate_scores(
                 SELECT cands.i AS i, counted.n AS n FROM counted JOIN cands ON counted.v = cands.v
             """
         elif int(max_contributions) > 1 or r > 1:
-            sql = _unit_lists_sql(col_match, cands, privacy_unit, unit_type)
             params = params | {"salt": salt_text(salt)}
-            return kept_counts(table, sql, params, int(max_contributions), len(candidates),
-                                None, progress, r)  # fmt: skip
+            unit, _ = unit_sql(privacy_unit, unit_type)
+            rows = source_rows(table.connection, table.parquet_files)
+            parts = part_count(rows, TOP_VALUES_BYTES_PER_ROW, memory_budget(table.connection))
+            counts = np.zeros(len(candidates), dtype=np.int64)
+            for j in range(parts):  # hash parts of the units (unit_partitions)
+                sql = _unit_lists_sql(col_match, cands, privacy_unit, unit_type,
+                                      part_filter_sql(unit, parts, j))  # fmt: skip
+                counts += kept_counts(table, sql, params, int(max_contributions),
+                                      len(candidates), None,
+                                      _part_progress(progress, j, parts), r)  # fmt: skip
+            return counts
         else:
             sql = _bounded_scores_sql(col_match, cands, privacy_unit, unit_type, 1)
             params = params | {"salt": salt_text(salt)}
@@ -571,9 +582,12 @@ def _bounded_scores_sql(
     """
 
 
-def _unit_lists_sql(col_match: str, cands: str, privacy_unit: str, unit_type: str) -> str:
+def _unit_lists_sql(
+    col_match: str, cands: str, privacy_unit: str, unit_type: str, part: str = "TRUE"
+) -> str:
     """One row per user: its seed ``h`` (one md5 per user, on the grouped rows) and the list
-    ``l`` of the candidate positions of its rows (duplicates included), for :func:`keep_smallest`.
+    ``l`` of the candidate positions of its rows (duplicates included), for :func:`keep_smallest`
+    (``part``: a condition on the rows, the units of one hash part).
     """
     unit, valid = unit_sql(privacy_unit, unit_type)
     seed = unit_seed_sql(unit_type)
@@ -581,7 +595,8 @@ def _unit_lists_sql(col_match: str, cands: str, privacy_unit: str, unit_type: st
         WITH cands AS ({cands})
         SELECT {seed} AS h, l
         FROM (SELECT {unit} AS u, list(CAST(cands.i AS UINTEGER)) AS l
-              FROM data JOIN cands ON {col_match} = cands.v WHERE {valid} GROUP BY 1)
+              FROM data JOIN cands ON {col_match} = cands.v WHERE {valid} AND {part}
+              GROUP BY 1)
         WHERE {unit_kept_sql(unit_type)}
     """
 
@@ -694,7 +709,6 @@ def duckdb_top_values(
     params: dict[str, Any] = {}
     if privacy_unit is not None:
         privacy_unit, unit_type = table.unit_column(privacy_unit)
-        unit, valid = unit_sql(privacy_unit, unit_type)
         v_text = canonical_text_sql("v", "DOUBLE" if _is_floating(col_type) else col_type)
         code = _md5_bits_sql(_hashed_text_sql("v", v_text), 4)
         # r: the value's rank in the engine's order, the rule's tie-break between two values
@@ -708,22 +722,12 @@ def duckdb_top_values(
                          FROM (SELECT DISTINCT {col} AS v FROM data
                                WHERE data.{_quote(column)} IS NOT NULL))"""
         params["salt"] = salt_text(salt)
-        if int(max_contributions) > 1 or r > 1:
-            return _top_values_lists(
-                table, vals, col, privacy_unit, unit_type, int(max_contributions), limit,
-                params, progress, r,
-            )  # fmt: skip
-        rows = f"""(SELECT {unit} AS u, vals.w AS w, vals.r AS r
-                   FROM data JOIN vals ON {col} = vals.v WHERE {valid})"""
-        counted = f"""
-            WITH vals AS MATERIALIZED ({vals}), seeds AS {_seeds_sql(privacy_unit, unit_type)},
-                 kept AS (SELECT t AS r, count(*) AS n
-                          FROM {_kept_sql(rows, "w", "r", 1)} GROUP BY t)
-            SELECT vals.v AS v, kept.n AS n FROM kept JOIN vals ON kept.r = vals.r
-        """
-    else:
-        counted = f"""SELECT {col} AS v, count(*) AS n FROM data
-                      WHERE data.{_quote(column)} IS NOT NULL GROUP BY 1"""
+        return _top_values_by_rank(
+            table, vals, col, privacy_unit, unit_type, int(max_contributions), limit, params,
+            progress, r,
+        )  # fmt: skip
+    counted = f"""SELECT {col} AS v, count(*) AS n FROM data
+                  WHERE data.{_quote(column)} IS NOT NULL GROUP BY 1"""
     sql = f"SELECT v, n FROM ({counted}) ORDER BY n DESC, v LIMIT {int(limit)}"
     return [(v, int(n)) for v, n in table.query(sql, params, progress)]
 
@@ -731,7 +735,12 @@ def duckdb_top_values(
 _VALUES_TABLE = "dpselect_values"
 
 
-def _top_values_lists(
+#: Bytes per row of the data that the unknown-domain plans hold for one hash part (DuckDB's
+#: hash tables of the part's units, or its lists): measured (docs/performance.md), rounded up.
+TOP_VALUES_BYTES_PER_ROW = 32
+
+
+def _top_values_by_rank(
     table: Table,
     vals: str,
     col: str,
@@ -743,33 +752,70 @@ def _top_values_lists(
     progress: Progress,
     rows_cap: int = 1,
 ) -> list[tuple[Any, int]]:
-    """:func:`top_values` with ``m > 1`` (or ``rows_cap > 1``, ``max_rows_per_value``): the
-    distinct values (code ``w``, rank ``r``) go to a temporary table; DuckDB lists each user's
-    value ranks, :func:`keep_smallest` keeps ``m`` per user, and the ``limit`` best ranks are
-    turned back into values."""
+    """:func:`top_values` with a privacy unit: the distinct values (code ``w``, rank ``r``)
+    go to a temporary table, each value's count is summed over hash parts of the units
+    (:mod:`dpselect.data.unit_partitions`: each part bounded from its own units' rows, the
+    same counts for every number of parts), and the ``limit`` best ranks are turned back into
+    values (ties by rank: the engine's order of the values).
+
+    Per part, ``m = 1`` and ``rows_cap = 1``: one SQL query, ``min(p)`` per unit
+    (:func:`_kept_sql`); otherwise DuckDB lists each unit's value ranks and
+    :func:`keep_smallest` keeps ``m`` per unit (:func:`kept_counts`).
+    """
     unit, valid = unit_sql(privacy_unit, unit_type)
     seed = unit_seed_sql(unit_type)
+    rows = source_rows(table.connection, table.parquet_files)
+    parts = part_count(rows, TOP_VALUES_BYTES_PER_ROW, memory_budget(table.connection))
     try:
         table.query(f"CREATE OR REPLACE TEMP TABLE {_VALUES_TABLE} AS {vals}", params)
         codes = table.query_numpy(f"SELECT w FROM {_VALUES_TABLE} ORDER BY r")["w"]
         codes = np.asarray(codes, dtype=np.uint32)
-        sql = f"""
-            SELECT {seed} AS h, l
-            FROM (SELECT {unit} AS u, list(CAST(vals.r AS UINTEGER)) AS l
-                  FROM data JOIN {_VALUES_TABLE} AS vals ON {col} = vals.v WHERE {valid}
-                  GROUP BY 1)
-            WHERE {unit_kept_sql(unit_type)}
-        """
-        counts = kept_counts(table, sql, params, m, len(codes), codes, progress, rows_cap)
+        counts = np.zeros(len(codes), dtype=np.int64)
+        for j in range(parts):
+            part = part_filter_sql(unit, parts, j)
+            step = _part_progress(progress, j, parts)
+            if m == 1 and rows_cap == 1:
+                pairs = f"""(SELECT {unit} AS u, vals.w AS w, vals.r AS r
+                            FROM data JOIN {_VALUES_TABLE} AS vals ON {col} = vals.v
+                            WHERE {valid} AND {part})"""
+                sql = f"""
+                    WITH seeds AS {_seeds_sql(privacy_unit, unit_type, part)}
+                    SELECT t AS r, count(*) AS n FROM {_kept_sql(pairs, "w", "r", 1)} GROUP BY t
+                """
+                found = table.query_numpy(sql, params, step)
+                counts[np.asarray(found["r"], dtype=np.int64)] += np.asarray(
+                    found["n"], dtype=np.int64
+                )
+                continue
+            sql = f"""
+                SELECT {seed} AS h, l
+                FROM (SELECT {unit} AS u, list(CAST(vals.r AS UINTEGER)) AS l
+                      FROM data JOIN {_VALUES_TABLE} AS vals ON {col} = vals.v
+                      WHERE {valid} AND {part} GROUP BY 1)
+                WHERE {unit_kept_sql(unit_type)}
+            """
+            counts += kept_counts(table, sql, params, m, len(codes), codes, step, rows_cap)
         ranks = np.flatnonzero(counts)
         best = ranks[np.lexsort((ranks, -counts[ranks]))][: max(int(limit), 0)]
         if len(best) == 0:
             return []
-        found = table.query(
+        found_values = table.query(
             f"SELECT r, v FROM {_VALUES_TABLE} WHERE r IN (SELECT unnest($ranks))",
             {"ranks": best.tolist()},
         )
-        value_of = dict(found)
+        value_of = dict(found_values)
         return [(value_of[r], int(counts[r])) for r in best.tolist()]
     finally:
         table.connection.execute(f"DROP TABLE IF EXISTS {_VALUES_TABLE}")
+
+
+def _part_progress(progress: Progress, part: int, parts: int) -> Progress:
+    """``progress`` with one part's ``0 .. 100`` mapped to its share of the whole."""
+    if progress is None:
+        return None
+    lo, width = 100.0 * part / parts, 100.0 / parts
+
+    def report(percent: float) -> None:
+        progress(lo + width * min(max(percent, 0.0), 100.0) / 100.0)
+
+    return report
