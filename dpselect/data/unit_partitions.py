@@ -11,10 +11,12 @@ memory (the state of one part's units and pairs) change.
 - **The split** (:func:`part_filter_sql`): ``hash(u) % P = p``, DuckDB's ``hash`` of the
   unit as grouped (:func:`dpselect.data.scores.unit_sql`: by value, so ``0.0`` and ``-0.0``,
   one unit, are in one part). A function of the unit alone, read from no other row.
-- **The number of parts** (:func:`part_count`): from public facts only, never from a value:
-  the number of rows in the Parquet files' footers (metadata; other sources are not split),
-  the bytes a plan holds per row (a constant of the plan, measured: docs/performance.md) and a
+- **The number of parts** (:func:`part_count`): from metadata and settings, never from a
+  value: the number of rows in the Parquet files' footers (other sources are not split), the
+  bytes a plan holds per row (a constant of the plan, measured: docs/performance.md) and a
   memory budget (:data:`MEMORY_BUDGET`, by default a quarter of DuckDB's ``memory_limit``).
+  The row count is a fact about the data, but ``P`` changes no output (above): only how long
+  the scan takes, as the number of rows itself does.
 
 Nothing here reads a row: the row count is the footers' and the split is SQL the plans run.
 """
