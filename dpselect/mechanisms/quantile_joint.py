@@ -43,10 +43,11 @@ down to floats).
 **Ties: a public resolution** ``w`` (default: half the power of ten at most ``(hi - lo) / (600
 max(1, epsilon))``, from the bounds and epsilon only; :func:`joint_resolution`). Before the
 intervals are formed, each row is clamped, rounded to the lattice ``lo + i w / G`` and moved by its
-own random amount, one of ``G = JOINT_SUBPOINTS`` points symmetric in ``(-w, w)`` chosen by the top
-bits of a fresh word of the source, and is reflected at the bounds (then clamped against float
-rounding; :func:`joint_moved_intervals`): a block of rows on a bound stays within ``w`` of it, and
-the rows land on at most ``G (hi - lo) / w + 2 G`` points, counted in one pass. This is a
+own random amount, one of ``G = JOINT_SUBPOINTS`` points symmetric in ``(-w, w)`` chosen by 5
+fresh bits of the source (12 rows to a word, :func:`joint_move_words`), and is reflected at the
+bounds (then clamped against float rounding; :func:`joint_moved_intervals`): a block of rows on a
+bound stays within ``w`` of it, and the rows land on at most ``G (hi - lo) / w + 2 G`` points,
+counted in one pass. This is a
 randomised map applied row by row, independently of the other rows, so datasets that differ by one
 row stay datasets that differ by one row (couple the common rows' moves): the privacy proof is
 unchanged. A value held by ``k`` rows becomes ``k`` values spread within ``w`` of it, so the
@@ -103,6 +104,7 @@ __all__ = [
     "joint_accuracy_terms",
     "joint_gaps",
     "joint_intervals",
+    "joint_move_words",
     "joint_moved_intervals",
     "joint_rounding_loss",
     "joint_sensitivity",
@@ -211,6 +213,31 @@ def joint_intervals(values: Any, lo: float, hi: float) -> tuple[F64, I64, int]:
 
 #: The moves of a row: ``JOINT_SUBPOINTS`` equally likely points in ``(-w, w)`` (a power of 2).
 JOINT_SUBPOINTS = 32
+
+
+#: Moves read from one 64-bit word of the source: ``64 // log2(JOINT_SUBPOINTS)`` fields.
+MOVES_PER_WORD = 64 // (JOINT_SUBPOINTS.bit_length() - 1)
+
+
+def joint_move_words(source: RandomSource | None, n: int) -> npt.NDArray[np.uint64]:
+    """``n`` words for :func:`joint_moved_intervals`, whose top ``log2(G)`` bits are the rows'
+    moves ``t`` (the other bits 0), read ``MOVES_PER_WORD`` to a word of the source.
+
+    Word ``k`` of the source gives rows ``MOVES_PER_WORD k + j``, ``j = 0, 1, ...``, its bits
+    ``64 - 5 (j + 1)`` to ``63 - 5 j`` (``G = 32``; the last 4 bits unused): disjoint bits of
+    independent uniform words, so the moves are independent and uniform on ``0..G-1``, the
+    same law as one word a row (``tests/recipes/test_quantiles_joint.py`` fits it), from an
+    eighth of the random bytes plus ``1 / 12``.
+    """
+    bits = JOINT_SUBPOINTS.bit_length() - 1
+    per = MOVES_PER_WORD
+    raw = resolve_source(source).words(-(-n // per))
+    fields = np.arange(per, dtype=np.uint64) * np.uint64(bits)
+    top = np.uint64(((1 << bits) - 1) << (64 - bits))
+    out = np.left_shift(raw[:, None], fields[None, :])  # field j to the top bits
+    out &= top
+    moved: npt.NDArray[np.uint64] = out.reshape(-1)[:n]
+    return moved
 
 
 def joint_moved_intervals(
@@ -910,7 +937,7 @@ def make_joint_quantiles(
         if bool(np.isnan(x).any()):
             x = x[~np.isnan(x)]
         if w > 0 and x.shape[0] > 0:
-            words = resolve_source(source).words(x.shape[0])
+            words = joint_move_words(source, x.shape[0])
             edges, counts, n = joint_moved_intervals(x, lo, hi, w, words)
         else:
             edges, counts, n = joint_intervals(x, lo, hi)

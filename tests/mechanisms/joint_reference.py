@@ -96,11 +96,12 @@ from dpselect.mechanisms.quantile_continuous import (
     log_lengths,
     uniform_float,
 )
+from dpselect.mechanisms.quantile_joint import joint_move_words
 from dpselect.mechanisms.quantile_recursive import sorted_levels
 from dpselect.mechanisms.quantile_score import MAX_DENOMINATOR, pure_dp_on_rows, unit_epsilon
 from dpselect.mechanisms.validate import check_epsilon
 from dpselect.sampling.noisy_max import noisy_argmax
-from dpselect.sampling.source import RandomSource, resolve_source
+from dpselect.sampling.source import RandomSource
 
 __all__ = [
     "JOINT_CAP",
@@ -720,7 +721,9 @@ def make_joint_quantiles(
         x = np.array(values, dtype=np.float64).ravel()
         x = x[~np.isnan(x)]
         if w > 0 and x.shape[0] > 0:
-            words = resolve_source(source).words(x.shape[0])
+            # the moves as the module reads them (5 bits a row, 12 rows a word; the same law as
+            # the word a row this reference read before): the releases stay comparable
+            words = joint_move_words(source, x.shape[0])
             edges, counts, n = joint_moved_intervals(x, lo, hi, w, words)
         else:
             edges, counts, n = joint_intervals(x, lo, hi)
