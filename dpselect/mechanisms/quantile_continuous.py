@@ -195,6 +195,17 @@ def interval_log_weights(length_logs: F64, excess: I64, factor: float) -> F64:
 
 
 # ----------------------------------------------------------------------------- intervals
+def _sorted_unique(a: F64) -> F64:
+    """The distinct values of ``a`` in increasing order (``np.unique``), by a stable sort: the
+    sorted runs that make up ``a`` (breakpoints, bounds) are merged in linear time."""
+    a = np.sort(a, kind="stable")
+    keep = np.empty(a.shape[0], dtype=bool)
+    keep[:1] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    out: F64 = a[keep]
+    return out
+
+
 def _breakpoints(
     x: F64,
     lo: float,
@@ -262,9 +273,12 @@ def _breakpoints(
     above += int(np.count_nonzero(d >= c_right))
     ups = [u[(u > c_left) & (u < c_right)]]
     downs = [d[(d > c_left) & (d < c_right)]]
-    u_mid = np.sort(np.concatenate(ups)) if ups else np.empty(0)
-    d_mid = np.sort(np.concatenate(downs)) if downs else np.empty(0)
-    edges = np.unique(np.concatenate(([c_left], u_mid, d_mid, [c_right])))
+    u_mid = np.concatenate(ups) if ups else np.empty(0)
+    d_mid = np.concatenate(downs) if downs else np.empty(0)
+    if not presorted:  # a sorted band gives sorted u and d (monotone maps of the rows)
+        u_mid.sort()
+        d_mid.sort()
+    edges = _sorted_unique(np.concatenate(([c_left], u_mid, d_mid, [c_right])))
     left, right = edges[:-1], edges[1:]
     lt = below + np.searchsorted(u_mid, left, side="right")
     gt = above + (d_mid.shape[0] - np.searchsorted(d_mid, right, side="left"))
