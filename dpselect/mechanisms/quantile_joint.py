@@ -36,7 +36,8 @@ c |B (C_i - C_i') - g_j n|))`` changes form, and every piece is a range sum from
 relative to a reference at the range's edge (no subtraction: relative accuracy): suffixes and
 prefixes inside blocks of :data:`SUM_BLOCK` intervals and a sparse table over the blocks
 (:class:`_BlockedSums`, ``O(1)`` a query, ``O(m n + m^2 n)`` time in all). A backward pass
-samples each level's state with :func:`noisy_argmax` (Gumbel, scale 1: exactly ``P ∝
+samples each level's state with :func:`draw_state` (two stages, then :func:`noisy_argmax`:
+Gumbel, scale 1, exactly ``P ∝
 exp(float log-weight)``) and the points with :func:`uniform_float` (exact uniform reals rounded
 down to floats).
 
@@ -84,6 +85,7 @@ from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..sampling.noisy_max import noisy_argmax
 from ..sampling.source import RandomSource, resolve_source
+from ..sampling.uniform import bernoulli_from_balls
 from .quantile_continuous import (
     check_bounds,
     check_resolution,
@@ -99,6 +101,7 @@ __all__ = [
     "JOINT_LOG_ERROR",
     "JOINT_SUBPOINTS",
     "MAX_JOINT_LEVELS",
+    "draw_state",
     "joint_accuracy",
     "joint_accuracy_derivation",
     "joint_accuracy_terms",
@@ -857,6 +860,72 @@ def _beta(plan: _Plan, alpha1: F64, self_cost: F64, loglen: F64, j: int) -> F64:
     return acc
 
 
+def _sum_ball(v: F64, exact: bool) -> Any:
+    """An arb ball holding ``sum exp(v)`` (``-inf``: a term 0), at the context's precision.
+
+    ``exact``: every term in arb. Else from floats: ``M = max v``, ``S`` = NumPy's sum of
+    ``exp(v - M)``; each term is within a relative ``2^-42`` (the rounding of ``v - M``, ``|v -
+    M| <= 745`` where the term is not below the smallest normal, and ``exp`` to a few ulps) or
+    an absolute ``2^-1072`` (underflow), and the sum of ``N`` positive terms within a relative
+    ``N 2^-53``: the radius ``S (2^-40 + N 2^-52) + N 2^-1000`` covers both, generously."""
+    from flint import arb
+
+    finite = v[np.isfinite(v)]
+    if finite.shape[0] == 0:
+        return arb(0)
+    if exact:
+        total = arb(0)
+        for x in finite.tolist():
+            total += arb(x).exp()
+        return total
+    top = float(finite.max())
+    s = float(np.exp(finite - top).sum())
+    n = finite.shape[0]
+    return arb(top).exp() * arb(s, s * (2.0**-40 + n * 2.0**-52) + n * 2.0**-1000)
+
+
+def draw_state(weights: F64, source: RandomSource | None) -> int:
+    """The flat index of ``weights`` (``(R, k)``, log-weights, ``-inf`` for none) drawn with
+    probability ``exp(weights) / sum exp(weights)``, exactly, in two stages.
+
+    Row 0 (the states with ``r = 1``: a new interval) holds nearly all the mass once ``n`` is
+    large, since every repeat pays the self cost ``min(T, c g n)`` (``T`` for ``c g n >= T``).
+    So the draw is in rows ``1..R-1`` with probability ``p = Z_far / (Z_near + Z_far)`` (sums
+    of ``exp`` of each part), an exact Bernoulli trial (:func:`bernoulli_from_balls`: balls from
+    float sums with a rigorous radius, :func:`_sum_ball`, then arb at growing precision only
+    when the uniform falls in the first ball), then the index within the part by
+    :func:`noisy_argmax` (``P ∝ exp(weight)``): the product is the law asked for, with the
+    random words of ``k`` states instead of ``R k`` when the trial says near."""
+    src = resolve_source(source)
+    near = weights[0]
+    if weights.shape[0] == 1:
+        return int(noisy_argmax(near, 1.0, "gumbel", src))
+    far = weights[1:].ravel()
+    calls = [0]
+
+    def probability(prec: int) -> Any:
+        from flint import ctx
+
+        calls[0] += 1
+        old = ctx.prec
+        ctx.prec = max(prec, 64)
+        try:
+            z_far = _sum_ball(far, calls[0] > 1)
+            return z_far / (_sum_ball(near, calls[0] > 1) + z_far)
+        finally:
+            ctx.prec = old
+
+    if not bool(np.isfinite(near).any()):
+        go_far = True
+    elif not bool(np.isfinite(far).any()):
+        go_far = False
+    else:
+        go_far = bernoulli_from_balls(probability, src)
+    if go_far:
+        return int(near.shape[0]) + int(noisy_argmax(far, 1.0, "gumbel", src))
+    return int(noisy_argmax(near, 1.0, "gumbel", src))
+
+
 def _backward(
     plan: _Plan,
     alpha1: F64,
@@ -873,7 +942,7 @@ def _backward(
     # the last level: states (i, r), weight alpha_m(i, r) - min(T, c |B (n - C_i) - g n|)
     end_cost = _kernel(plan.denom * n - bc - plan.gaps[m] * n, plan.factor, plan.x_cap)
     rows = [_repeat(plan, alpha1, self_cost, loglen, m - 1, r) - end_cost for r in range(1, m + 1)]
-    pick = noisy_argmax(np.concatenate(rows), 1.0, "gumbel", source)
+    pick = draw_state(np.stack(rows), source)
     r, i = divmod(pick, nint)
     r += 1
     j = m - 1
@@ -889,7 +958,7 @@ def _backward(
         for rr in range(1, j + 2):
             np.subtract(_repeat(plan, alpha1, self_cost, loglen, j, rr, i), cost,
                         out=weights[rr - 1])  # fmt: skip
-        pick = noisy_argmax(weights.ravel(), 1.0, "gumbel", source)
+        pick = draw_state(weights, source)
         r, i = divmod(pick, i)
         r += 1
 

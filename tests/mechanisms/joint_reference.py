@@ -96,11 +96,14 @@ from dpselect.mechanisms.quantile_continuous import (
     log_lengths,
     uniform_float,
 )
-from dpselect.mechanisms.quantile_joint import joint_move_words
+
+# the moves and the states drawn as the module draws them (5 bits a move; the states in two
+# stages): the same laws as this reference's one word a row and one noisy_argmax, so that the
+# releases stay comparable bit for bit
+from dpselect.mechanisms.quantile_joint import draw_state, joint_move_words
 from dpselect.mechanisms.quantile_recursive import sorted_levels
 from dpselect.mechanisms.quantile_score import MAX_DENOMINATOR, pure_dp_on_rows, unit_epsilon
 from dpselect.mechanisms.validate import check_epsilon
-from dpselect.sampling.noisy_max import noisy_argmax
 from dpselect.sampling.source import RandomSource
 
 __all__ = [
@@ -659,7 +662,7 @@ def _backward(
     # the last level: states (i, r), weight alpha_m(i, r) - min(T, c |B (n - C_i) - g n|)
     end_cost = _kernel(plan.denom * n - bc - plan.gaps[m] * n, plan.factor, plan.x_cap)
     rows = [_repeat(plan, alpha1, self_cost, loglen, m - 1, r) - end_cost for r in range(1, m + 1)]
-    pick = noisy_argmax(np.concatenate(rows), 1.0, "gumbel", source)
+    pick = draw_state(np.stack(rows), source)
     r, i = divmod(pick, nint)
     r += 1
     j = m - 1
@@ -674,7 +677,7 @@ def _backward(
         rows = [
             _repeat(plan, alpha1, self_cost, loglen, j, rr)[:i] - cost for rr in range(1, j + 2)
         ]
-        pick = noisy_argmax(np.concatenate(rows), 1.0, "gumbel", source)
+        pick = draw_state(np.stack(rows), source)
         r, i = divmod(pick, i)
         r += 1
 
