@@ -37,9 +37,8 @@ relative to a reference at the range's edge (no subtraction: relative accuracy):
 prefixes inside blocks of :data:`SUM_BLOCK` intervals and a sparse table over the blocks
 (:class:`_BlockedSums`, ``O(1)`` a query, ``O(m n + m^2 n)`` time in all). A backward pass
 samples each level's state with :func:`draw_state` (two stages, then :func:`noisy_argmax`:
-Gumbel, scale 1, exactly ``P ∝
-exp(float log-weight)``) and the points with :func:`uniform_float` (exact uniform reals rounded
-down to floats).
+Gumbel, scale 1, exactly ``P ∝ exp(float log-weight)``) and the points with
+:func:`uniform_float` (exact uniform reals rounded down to floats).
 
 **Ties: a public resolution** ``w`` (default: half the power of ten at most ``(hi - lo) / (600
 max(1, epsilon))``, from the bounds and epsilon only; :func:`joint_resolution`). Before the
