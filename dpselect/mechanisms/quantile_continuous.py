@@ -408,7 +408,7 @@ def _far_probability(
 ) -> Callable[[int], Any]:
     """``probability(prec)`` for :func:`bernoulli_from_balls`: a ball holding ``p = Z_far /
     (Z_near + Z_far)`` (sums of ``exp`` of the float log-weights ``near`` and of the far
-    intervals). The first ball is ``[0, p_ub]`` from public-free floats (no far interval is
+    intervals). The first ball is ``[0, p_ub]`` (:func:`_far_bound`: no far interval is
     built); later ones are computed in arb at ``prec`` bits from every log-weight."""
     calls = [0]
 
@@ -481,8 +481,8 @@ def sample_interval(
     presorted: bool = False,
 ) -> tuple[float, float]:
     """The interval of the mechanism's draw on the clamped rows ``x``, exactly: interval ``j``
-    of :func:`continuous_shifts` (cut at two public-free points, see below) with probability
-    ``exp(shift_j) / sum_k exp(shift_k)``.
+    of :func:`continuous_shifts` (two of them cut at the points ``c_1``, ``c_2`` below) with
+    probability ``exp(shift_j) / sum_k exp(shift_k)``.
 
     Two stages, the same law. The *near* intervals are those of the band where ``f s`` may be
     below ``NEAR_CAP`` (:func:`_breakpoints` with that cap: about ``2 NEAR_CAP / (f b)`` rows
