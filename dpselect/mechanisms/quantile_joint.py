@@ -883,6 +883,18 @@ def _sum_ball(v: F64, exact: bool) -> Any:
     return arb(top).exp() * arb(s, s * (2.0**-40 + n * 2.0**-52) + n * 2.0**-1000)
 
 
+def _max_bound(near: F64, far: F64) -> float:
+    """``p_ub >= Z_far / (Z_near + Z_far)``: ``Z_far <= N exp(M_far)`` (``N`` terms) and
+    ``Z_near >= exp(M_near)`` (one of its terms), so ``p <= N exp(M_far - M_near)``; the float
+    difference and ``log``/``exp`` are covered by a slack of ``2^-30 (1 + |M_far - M_near|)``
+    in the exponent and a factor ``1 + 2^-40``. Both maxima finite (``draw_state`` checks)."""
+    gap = float(far.max()) - float(near.max())
+    log_p = math.log(far.shape[0]) + gap + 2.0**-30 * (1.0 + abs(gap))
+    if log_p >= 0:
+        return 1.0
+    return max(math.exp(log_p) * (1 + 2.0**-40), 5e-324)
+
+
 def draw_state(weights: F64, source: RandomSource | None) -> int:
     """The flat index of ``weights`` (``(R, k)``, log-weights, ``-inf`` for none) drawn with
     probability ``exp(weights) / sum exp(weights)``, exactly, in two stages.
@@ -890,9 +902,10 @@ def draw_state(weights: F64, source: RandomSource | None) -> int:
     Row 0 (the states with ``r = 1``: a new interval) holds nearly all the mass once ``n`` is
     large, since every repeat pays the self cost ``min(T, c g n)`` (``T`` for ``c g n >= T``).
     So the draw is in rows ``1..R-1`` with probability ``p = Z_far / (Z_near + Z_far)`` (sums
-    of ``exp`` of each part), an exact Bernoulli trial (:func:`bernoulli_from_balls`: balls from
-    float sums with a rigorous radius, :func:`_sum_ball`, then arb at growing precision only
-    when the uniform falls in the first ball), then the index within the part by
+    of ``exp`` of each part), an exact Bernoulli trial (:func:`bernoulli_from_balls`: first the
+    ball ``[0, p_ub]`` of :func:`_max_bound`, then balls from float sums with a rigorous radius,
+    :func:`_sum_ball`, then arb at growing precision, each only when the uniform falls in the
+    previous ball), then the index within the part by
     :func:`noisy_argmax` (``P ∝ exp(weight)``): the product is the law asked for, with the
     random words of ``k`` states instead of ``R k`` when the trial says near."""
     src = resolve_source(source)
@@ -903,14 +916,16 @@ def draw_state(weights: F64, source: RandomSource | None) -> int:
     calls = [0]
 
     def probability(prec: int) -> Any:
-        from flint import ctx
+        from flint import arb, ctx
 
         calls[0] += 1
+        if calls[0] == 1:  # [0, p_ub] from the two maxima: two passes, no exp
+            return arb(_max_bound(near, far) / 2) * arb(1, 1)
         old = ctx.prec
         ctx.prec = max(prec, 64)
         try:
-            z_far = _sum_ball(far, calls[0] > 1)
-            return z_far / (_sum_ball(near, calls[0] > 1) + z_far)
+            z_far = _sum_ball(far, calls[0] > 2)
+            return z_far / (_sum_ball(near, calls[0] > 2) + z_far)
         finally:
             ctx.prec = old
 

@@ -88,3 +88,21 @@ def test_a_part_without_mass_is_never_drawn():
     assert {qj.draw_state(only_far, src) for _ in range(50)} <= {2, 3}
     assert {qj.draw_state(only_near, src) for _ in range(50)} <= {0, 1}
     assert qj.draw_state(np.array([[-np.inf, 0.0]]), src) == 1  # one row: no trial
+
+
+def test_max_bound_is_at_least_the_far_share():
+    """``_max_bound`` against the share in arb (300 bits), from tiny to certain."""
+    rng = np.random.default_rng(6)
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = 300
+        for gap in (-9000.0, -800.0, -40.0, -3.0, 0.0, 5.0):
+            w = rng.normal(0, 2, (4, 300))
+            w[1:] += gap
+            w[rng.random(w.shape) < 0.05] = -np.inf
+            w[0, 0] = 0.0  # a finite near term
+            near, far = w[0], w[1:].ravel()
+            exact = qj._sum_ball(far, True) / (qj._sum_ball(near, True) + qj._sum_ball(far, True))
+            assert exact <= flint.arb(qj._max_bound(near, far)), gap
+    finally:
+        flint.ctx.prec = old
