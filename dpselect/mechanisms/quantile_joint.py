@@ -242,6 +242,32 @@ def joint_move_words(source: RandomSource | None, n: int) -> npt.NDArray[np.uint
     return moved
 
 
+#: Rows per chunk of :func:`joint_moved_intervals`.
+_MOVE_CHUNK = 1 << 16
+
+
+def _lattice_points(
+    values: F64, moves: npt.NDArray[np.uint64], lo: float, hi: float, d: float, g: int
+) -> I64:
+    """The lattice point ``i`` of each moved row, reflected at ``lo`` (as in the caller).
+
+    Two arrays of the rows' length (no other): the clamped rows, turned in place into their
+    lattice points, whose memory then holds the moves ``t``; and the points ``i`` (integers:
+    exact in any order)."""
+    buf = np.clip(values, lo, hi)
+    buf -= lo
+    buf /= d
+    np.rint(buf, out=buf)
+    i = buf.astype(np.int64)  # the nearest lattice point
+    shift = 64 - (g.bit_length() - 1)
+    t = np.right_shift(moves, np.uint64(shift), out=buf.view(np.uint64))
+    t <<= np.uint64(1)
+    i += t.view(np.int64)  # + 2 t
+    i += 1 - g  # in [-(g - 1), top + 1 + g - 1]
+    np.abs(i, out=i)  # reflected at lo: lo - i d is the lattice point -i
+    return i
+
+
 def joint_moved_intervals(
     values: F64, lo: float, hi: float, w: float, words: npt.NDArray[np.uint64]
 ) -> tuple[F64, I64, int]:
@@ -261,28 +287,21 @@ def joint_moved_intervals(
     g = JOINT_SUBPOINTS
     d = w / g
     top = math.floor((hi - lo) / d)  # lattice points lo + i d <= hi (up to float rounding)
-    # two arrays of n (no other): the clamped rows, turned in place into their lattice points,
-    # whose memory then holds the moves t; and the points i (integers: exact in any order)
-    buf = np.clip(np.asarray(values, dtype=np.float64), lo, hi)
-    rows = int(buf.shape[0])
-    buf -= lo
-    buf /= d
-    np.rint(buf, out=buf)
-    i = buf.astype(np.int64)  # the nearest lattice point
-    shift = 64 - (g.bit_length() - 1)
-    moves = np.asarray(words, dtype=np.uint64)
-    t = np.right_shift(moves, np.uint64(shift), out=buf.view(np.uint64))
-    t <<= np.uint64(1)
-    i += t.view(np.int64)  # + 2 t
-    i += 1 - g  # in [-(g - 1), top + 1 + g - 1]
-    del buf, t
-    np.abs(i, out=i)  # reflected at lo: lo - i d is the lattice point -i
-    if top + 2 * g <= max(1 << 22, 4 * i.shape[0]):
-        per_point = np.bincount(i)
+    values = np.asarray(values, dtype=np.float64).ravel()
+    moves = np.asarray(words, dtype=np.uint64).ravel()
+    rows = int(values.shape[0])
+    if top + 2 * g <= max(1 << 22, 4 * rows):
+        # counted chunk by chunk: the temporaries of a chunk stay in the cache (the same counts)
+        per_point = np.zeros(top + 2 * g + 1, dtype=np.int64)  # i <= top + g (module text)
+        for start in range(0, rows, _MOVE_CHUNK):
+            stop = start + _MOVE_CHUNK
+            i = _lattice_points(values[start:stop], moves[start:stop], lo, hi, d, g)
+            counted = np.bincount(i)
+            per_point[: counted.shape[0]] += counted
         used = np.flatnonzero(per_point)
         weights = per_point[used]
     else:
-        used, weights = np.unique(i, return_counts=True)
+        used, weights = np.unique(_lattice_points(values, moves, lo, hi, d, g), return_counts=True)
     points = lo + used * d
     points = np.where(points > hi, 2.0 * hi - points, points)  # reflected at hi
     points = np.clip(points, lo, hi)

@@ -69,3 +69,19 @@ def test_overlapping_fields_fail():
     inside = i[(i % qj.MOVES_PER_WORD) != qj.MOVES_PER_WORD - 1]
     stat, df = chi2_statistic(_pair_counts(t, inside), np.full(G * G, 1 / G**2))
     assert stat > chi2_threshold(df)
+
+
+def test_moved_intervals_in_chunks_match_the_reference(monkeypatch):
+    """The rows are moved and counted chunk by chunk: every chunk size gives the reference's
+    intervals and counts bit for bit."""
+    from tests.mechanisms import joint_reference as ref
+
+    rng = np.random.default_rng(13)
+    x = np.concatenate([rng.normal(50, 30, 3000), [0.0, 100.0, -5.0, 105.0]])
+    words = rng.integers(0, 2**64, x.shape[0], dtype=np.uint64)
+    want = ref.joint_moved_intervals(x, 0.0, 100.0, 0.05, words)
+    for chunk in (1, 7, 1000, 1 << 16):
+        monkeypatch.setattr(qj, "_MOVE_CHUNK", chunk)
+        got = qj.joint_moved_intervals(x, 0.0, 100.0, 0.05, words)
+        assert np.array_equal(got[0].view(np.int64), want[0].view(np.int64)), chunk
+        assert np.array_equal(got[1], want[1]) and got[2] == want[2], chunk
