@@ -31,7 +31,11 @@ log-weight ``ln(length) - min(T, f s)`` is computed in float64 with the error bo
 2^-34`` (docs/quantiles.md: product ``<= 2^-41``, length ``<= 2^-52``, ``log`` relative
 ``2^-45`` of ``|ln| <= 745``, sum ``<= 2^-41``). The interval is the exact Gumbel argmax of
 these float log-weights (:func:`noisy_argmax`: exactly ``P[j] ∝ exp(shift_j)``), the point an
-exact uniform real in it rounded down to a float (:func:`uniform_float`).
+exact uniform real in it rounded down to a float (:func:`uniform_float`). The draw is made in two
+stages with the same law (:func:`sample_interval`): only the band where ``f s < NEAR_CAP = 64``
+(``2 NEAR_CAP / (f b)`` rows instead of ``2 T / (f b)``) is weighed, and an exact Bernoulli
+trial, decided by a cheap bound except with probability below ``2^-53``, says whether the draw
+falls in the rest.
 
 **Privacy.** The sampled density is ``exp(-min(T, f s(x, c)) + r_x(c)) / Z(x)`` with ``|r| <=
 eta``. Between neighbours the numerator moves by at most ``f Delta + 2 eta`` and so does ``ln
@@ -58,7 +62,7 @@ from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..sampling.noisy_max import noisy_argmax
 from ..sampling.source import RandomSource, resolve_source
-from ..sampling.uniform import LazyUniform
+from ..sampling.uniform import LazyUniform, bernoulli_from_balls
 from .quantile_score import (
     pure_dp_on_rows,
     quantile_fraction,
@@ -191,6 +195,17 @@ def interval_log_weights(length_logs: F64, excess: I64, factor: float) -> F64:
 
 
 # ----------------------------------------------------------------------------- intervals
+def _sorted_unique(a: F64) -> F64:
+    """The distinct values of ``a`` in increasing order (``np.unique``), by a stable sort: the
+    sorted runs that make up ``a`` (breakpoints, bounds) are merged in linear time."""
+    a = np.sort(a, kind="stable")
+    keep = np.empty(a.shape[0], dtype=bool)
+    keep[:1] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    out: F64 = a[keep]
+    return out
+
+
 def _breakpoints(
     x: F64,
     lo: float,
@@ -258,9 +273,12 @@ def _breakpoints(
     above += int(np.count_nonzero(d >= c_right))
     ups = [u[(u > c_left) & (u < c_right)]]
     downs = [d[(d > c_left) & (d < c_right)]]
-    u_mid = np.sort(np.concatenate(ups)) if ups else np.empty(0)
-    d_mid = np.sort(np.concatenate(downs)) if downs else np.empty(0)
-    edges = np.unique(np.concatenate(([c_left], u_mid, d_mid, [c_right])))
+    u_mid = np.concatenate(ups) if ups else np.empty(0)
+    d_mid = np.concatenate(downs) if downs else np.empty(0)
+    if not presorted:  # a sorted band gives sorted u and d (monotone maps of the rows)
+        u_mid.sort()
+        d_mid.sort()
+    edges = _sorted_unique(np.concatenate(([c_left], u_mid, d_mid, [c_right])))
     left, right = edges[:-1], edges[1:]
     lt = below + np.searchsorted(u_mid, left, side="right")
     gt = above + (d_mid.shape[0] - np.searchsorted(d_mid, right, side="left"))
@@ -269,6 +287,30 @@ def _breakpoints(
     if hi > c_right:
         capped.append((c_right, hi))
     return left, right, excess, capped
+
+
+def _clamped(values: Any, lo: float, hi: float, overwrite_input: bool, presorted: bool) -> F64:
+    """The rows as a float64 array, NaN dropped and clamped to ``[lo, hi]``.
+
+    A float64 input array is changed in place only with ``overwrite_input`` (else copied).
+    ``presorted`` (the rows in increasing order, NaN last): the NaN and the rows to clamp are
+    the two ends, found by ``np.searchsorted``, so nothing else is read or written (several
+    levels on one sorted array cost no pass over it each).
+    """
+    x = np.asarray(values, dtype=np.float64).ravel()
+    shared = isinstance(values, np.ndarray) and np.shares_memory(x, values)
+    if shared and not (overwrite_input and x.flags.writeable):
+        x = x.copy()  # changed in place below: never the caller's array unless allowed
+    if presorted:
+        if x.shape[0] and math.isnan(x[-1]):
+            x = x[: int(np.searchsorted(x, np.nan, side="left"))]  # NaN sort last
+        x[: int(np.searchsorted(x, lo, side="left"))] = lo
+        x[int(np.searchsorted(x, hi, side="right")) :] = hi
+        return x
+    if bool(np.isnan(x).any()):
+        x = x[~np.isnan(x)]
+    np.clip(x, lo, hi, out=x)
+    return x
 
 
 def continuous_shifts(
@@ -292,24 +334,189 @@ def continuous_shifts(
     ``presorted``: the caller promises ``values`` in increasing order (NaN last, if any):
     the intervals are found without a partition or a pass over every row (the same output).
     """
-    x = np.asarray(values, dtype=np.float64).ravel()
-    shared = isinstance(values, np.ndarray) and np.shares_memory(x, values)
-    if shared and not (overwrite_input and x.flags.writeable):
-        x = x.copy()  # partitioned in place below: never the caller's array unless allowed
-    if bool(np.isnan(x).any()):
-        x = x[~np.isnan(x)]
-    np.clip(x, lo, hi, out=x)
-    cap_excess = math.ceil(Fraction(SCORE_CAP) / Fraction(factor))
+    x = _clamped(values, lo, hi, overwrite_input, presorted)
+    return _intervals(x, lo, hi, w, level, factor, SCORE_CAP, progress, presorted)
+
+
+def _intervals(
+    x: F64,
+    lo: float,
+    hi: float,
+    w: float,
+    level: Fraction,
+    factor: float,
+    cap: int,
+    progress: Callable[[float], None] | None,
+    presorted: bool,
+    far: bool = True,
+) -> tuple[F64, F64, F64]:
+    """``(left, right, shifts)`` of the clamped rows ``x``: the intervals whose rank excess
+    may be below ``ceil(cap / factor)``, each with its float log-weight ``ln(length) - min(T,
+    factor s)``, then (``far``) the at most two outer intervals where the excess is at least
+    that, at weight ``ln(length) - cap`` (``cap = SCORE_CAP``: the mechanism's own outer
+    intervals, ``min(T, factor s) = T`` there)."""
+    cap_excess = math.ceil(Fraction(cap) / Fraction(factor))
     left, right, excess, capped = _breakpoints(x, lo, hi, w, level, cap_excess, progress, presorted)
     shifts = interval_log_weights(log_lengths(left, right), excess, factor)
-    if capped:
+    if capped and far:
         c_left = np.array([c[0] for c in capped])
         c_right = np.array([c[1] for c in capped])
-        c_shifts = log_lengths(c_left, c_right) - float(SCORE_CAP)
+        c_shifts = log_lengths(c_left, c_right) - float(cap)
         left = np.concatenate((left, c_left))
         right = np.concatenate((right, c_right))
         shifts = np.concatenate((shifts, c_shifts))
     return left, right, shifts
+
+
+def _far_intervals(
+    x: F64,
+    lo: float,
+    hi: float,
+    w: float,
+    level: Fraction,
+    factor: float,
+    c_1: float,
+    c_2: float,
+    presorted: bool,
+) -> tuple[F64, F64, F64]:
+    """``(left, right, shifts)`` of the mechanism's intervals (:func:`continuous_shifts`) on
+    ``[lo, c_1)`` and ``(c_2, hi]``, an interval holding ``c_1`` or ``c_2`` cut at it (its
+    parts keep its score, each weighed by its own length)."""
+    cap_excess = math.ceil(Fraction(SCORE_CAP) / Fraction(factor))
+    fl, fr, excess, capped = _breakpoints(x, lo, hi, w, level, cap_excess, None, presorted)
+    below, above = fl < c_1, fr > c_2  # both: an interval holding the whole near band
+    mid_l = np.concatenate((fl[below], np.maximum(fl[above], c_2)))
+    mid_r = np.concatenate((np.minimum(fr[below], c_1), fr[above]))
+    mid_s = interval_log_weights(
+        log_lengths(mid_l, mid_r), np.concatenate((excess[below], excess[above])), factor
+    )
+    # the capped outer parts lie below c_1 and above c_2 (a larger cap: a wider band)
+    out_l = np.array([c[0] for c in capped])
+    out_r = np.array([c[1] for c in capped])
+    out_s = log_lengths(out_l, out_r) - float(SCORE_CAP)
+    return (np.concatenate((mid_l, out_l)), np.concatenate((mid_r, out_r)),
+            np.concatenate((mid_s, out_s)))  # fmt: skip
+
+
+def _far_probability(
+    near: F64,
+    lo: float,
+    hi: float,
+    c_1: float,
+    c_2: float,
+    far_intervals: Callable[[], tuple[F64, F64, F64]],
+) -> Callable[[int], Any]:
+    """``probability(prec)`` for :func:`bernoulli_from_balls`: a ball holding ``p = Z_far /
+    (Z_near + Z_far)`` (sums of ``exp`` of the float log-weights ``near`` and of the far
+    intervals). The first ball is ``[0, p_ub]`` (:func:`_far_bound`: no far interval is
+    built); later ones are computed in arb at ``prec`` bits from every log-weight."""
+    calls = [0]
+
+    def probability(prec: int) -> Any:
+        from flint import arb, ctx
+
+        calls[0] += 1
+        if calls[0] == 1:
+            return arb(_far_bound(near, lo, hi, c_1, c_2) / 2) * arb(1, 1)  # [0, p_ub]
+        old = ctx.prec
+        ctx.prec = prec
+        try:
+            z_near, z_far = arb(0), arb(0)
+            for v in near.tolist():
+                z_near += arb(v).exp()
+            for v in far_intervals()[2].tolist():
+                z_far += arb(v).exp()
+            total = z_near + z_far
+            return z_far / total
+        finally:
+            ctx.prec = old
+
+    return probability
+
+
+def _far_bound(near: F64, lo: float, hi: float, c_1: float, c_2: float) -> float:
+    """An upper bound ``p_ub`` of ``Z_far / (Z_near + Z_far)`` (``0.0`` when nothing is far).
+
+    Every far interval has excess at least ``ceil(NEAR_CAP / f)``, so ``min(T, f s) >=
+    NEAR_CAP (1 - 2^-50)`` (the excess as a float times ``f``, rounded) and
+    its float log-weight is at most ``ln(length) - NEAR_CAP + eta``: ``Z_far <= e^(eta -
+    NEAR_CAP) (c_1 - lo + hi - c_2)``, bounded by twice the longer part. ``Z_near`` is at least
+    ``exp(M) S`` with ``M`` the largest near log-weight and ``S`` the float sum of ``exp(shift
+    - M)`` (``S >= 1``; its relative error, ``< 2^-20`` for fewer than ``2^32`` terms, is taken
+    off ``ln S`` together with ``2^-10`` of it). The slack ``2^-20`` covers ``eta`` and the
+    float logs."""
+    ends = [(lo, c_1)] if c_1 > lo else []
+    if hi > c_2:
+        ends.append((c_2, hi))
+    if not ends:
+        return 0.0
+    if near.shape[0] == 0:
+        return 1.0
+    starts, stops = np.array([e[0] for e in ends]), np.array([e[1] for e in ends])
+    log_far = float(log_lengths(starts, stops).max())
+    top = float(near.max())
+    log_near = top + math.log(float(np.exp(near - top).sum())) * (1 - 2**-10) - 2**-20
+    log_p = log_far + _LN2 - NEAR_CAP + 2**-20 - log_near
+    if log_p >= 0:
+        return 1.0
+    return max(math.exp(log_p) * (1 + 2**-40), 5e-324)
+
+
+#: The score cap of the first stage of :func:`sample_interval`: the intervals where ``f s`` may
+#: be below it are found and weighed; the rest of ``[lo, hi]`` weighs at most ``e^-NEAR_CAP``
+#: per unit of length, and is looked at only when a Bernoulli trial of that small probability
+#: says so.
+NEAR_CAP = 64
+
+
+def sample_interval(
+    x: F64,
+    lo: float,
+    hi: float,
+    w: float,
+    level: Fraction,
+    factor: float,
+    source: RandomSource | None = None,
+    progress: Callable[[float], None] | None = None,
+    presorted: bool = False,
+) -> tuple[float, float]:
+    """The interval of the mechanism's draw on the clamped rows ``x``, exactly: interval ``j``
+    of :func:`continuous_shifts` (two of them cut at the points ``c_1``, ``c_2`` below) with
+    probability ``exp(shift_j) / sum_k exp(shift_k)``.
+
+    Two stages, the same law. The *near* intervals are those of the band where ``f s`` may be
+    below ``NEAR_CAP`` (:func:`_breakpoints` with that cap: about ``2 NEAR_CAP / (f b)`` rows
+    around the quantile instead of ``2 T / (f b)``); the *far* ones cover the rest, ``[lo,
+    c_1) + (c_2, hi]``, where every excess is at least ``ceil(NEAR_CAP / f)``: the intervals of
+    the full mechanism (:func:`continuous_shifts`) there, the one holding ``c_1`` or ``c_2`` cut
+    at it (both parts keep its score; the output law, a uniform point in the chosen interval,
+    is unchanged). With ``Z_near``, ``Z_far`` the sums of ``exp(shift)`` of each set, the draw
+    is far with probability ``p = Z_far / (Z_near + Z_far)`` (:func:`bernoulli_from_balls`, an
+    exact trial), then the interval within the chosen set by :func:`noisy_argmax` (``P ∝
+    exp(shift)``): the product is the law above. The trial first sees the ball ``[0, p_ub]``,
+    ``p_ub = (far length) e^(2^-20 - NEAR_CAP) / Z_near`` (each far shift is at most ``ln
+    length - NEAR_CAP + eta``), which decides it unless the uniform falls below ``p_ub``
+    (``Z_near >= w``, ``(hi - lo) / w <= 2^38``: ``p_ub < 2^39 e^-64 < 2^-53``); only then are
+    the far intervals built and ``p`` computed in arb. One uniform is read for the trial
+    whatever the data.
+    """
+    src = resolve_source(source)
+    left, right, shifts = _intervals(
+        x, lo, hi, w, level, factor, NEAR_CAP, progress, presorted, far=False
+    )
+    c_1 = float(left[0]) if left.shape[0] else hi
+    c_2 = float(right[-1]) if right.shape[0] else hi
+    far: list[tuple[F64, F64, F64]] = []
+
+    def far_intervals() -> tuple[F64, F64, F64]:
+        if not far:
+            far.append(_far_intervals(x, lo, hi, w, level, factor, c_1, c_2, presorted))
+        return far[0]
+
+    if bernoulli_from_balls(_far_probability(shifts, lo, hi, c_1, c_2, far_intervals), src):
+        left, right, shifts = far_intervals()
+    pick = noisy_argmax(shifts, 1.0, "gumbel", src)
+    return float(left[pick]), float(right[pick])
 
 
 # ----------------------------------------------------------------------------- the point
@@ -394,11 +601,9 @@ def make_continuous_quantile(
         raise ParameterError(f"epsilon is too small for the float path, got {epsilon}")
 
     def function(values: Any) -> float:
-        left, right, shifts = continuous_shifts(
-            values, lo, hi, w, level, factor, overwrite_input, progress, presorted
-        )
-        pick = noisy_argmax(shifts, 1.0, "gumbel", source)
-        x = uniform_float(float(left[pick]), float(right[pick]), source)
+        rows = _clamped(values, lo, hi, overwrite_input, presorted)
+        left, right = sample_interval(rows, lo, hi, w, level, factor, source, progress, presorted)
+        x = uniform_float(left, right, source)
         if progress is not None:
             progress(1.0)
         if not round_to_resolution:

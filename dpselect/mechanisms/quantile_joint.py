@@ -36,17 +36,18 @@ c |B (C_i - C_i') - g_j n|))`` changes form, and every piece is a range sum from
 relative to a reference at the range's edge (no subtraction: relative accuracy): suffixes and
 prefixes inside blocks of :data:`SUM_BLOCK` intervals and a sparse table over the blocks
 (:class:`_BlockedSums`, ``O(1)`` a query, ``O(m n + m^2 n)`` time in all). A backward pass
-samples each level's state with :func:`noisy_argmax` (Gumbel, scale 1: exactly ``P ∝
-exp(float log-weight)``) and the points with :func:`uniform_float` (exact uniform reals rounded
-down to floats).
+samples each level's state with :func:`draw_state` (two stages, then :func:`noisy_argmax`:
+Gumbel, scale 1, exactly ``P ∝ exp(float log-weight)``) and the points with
+:func:`uniform_float` (exact uniform reals rounded down to floats).
 
 **Ties: a public resolution** ``w`` (default: half the power of ten at most ``(hi - lo) / (600
 max(1, epsilon))``, from the bounds and epsilon only; :func:`joint_resolution`). Before the
 intervals are formed, each row is clamped, rounded to the lattice ``lo + i w / G`` and moved by its
-own random amount, one of ``G = JOINT_SUBPOINTS`` points symmetric in ``(-w, w)`` chosen by the top
-bits of a fresh word of the source, and is reflected at the bounds (then clamped against float
-rounding; :func:`joint_moved_intervals`): a block of rows on a bound stays within ``w`` of it, and
-the rows land on at most ``G (hi - lo) / w + 2 G`` points, counted in one pass. This is a
+own random amount, one of ``G = JOINT_SUBPOINTS`` points symmetric in ``(-w, w)`` chosen by 5
+fresh bits of the source (12 rows to a word, :func:`joint_move_words`), and is reflected at the
+bounds (then clamped against float rounding; :func:`joint_moved_intervals`): a block of rows on a
+bound stays within ``w`` of it, and the rows land on at most ``G (hi - lo) / w + 2 G`` points,
+counted in one pass. This is a
 randomised map applied row by row, independently of the other rows, so datasets that differ by one
 row stay datasets that differ by one row (couple the common rows' moves): the privacy proof is
 unchanged. A value held by ``k`` rows becomes ``k`` values spread within ``w`` of it, so the
@@ -83,6 +84,7 @@ from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..sampling.noisy_max import noisy_argmax
 from ..sampling.source import RandomSource, resolve_source
+from ..sampling.uniform import bernoulli_from_balls
 from .quantile_continuous import (
     check_bounds,
     check_resolution,
@@ -98,11 +100,13 @@ __all__ = [
     "JOINT_LOG_ERROR",
     "JOINT_SUBPOINTS",
     "MAX_JOINT_LEVELS",
+    "draw_state",
     "joint_accuracy",
     "joint_accuracy_derivation",
     "joint_accuracy_terms",
     "joint_gaps",
     "joint_intervals",
+    "joint_move_words",
     "joint_moved_intervals",
     "joint_rounding_loss",
     "joint_sensitivity",
@@ -250,6 +254,57 @@ def joint_intervals(values: Any, lo: float, hi: float) -> tuple[F64, I64, int]:
 JOINT_SUBPOINTS = 32
 
 
+#: Moves read from one 64-bit word of the source: ``64 // log2(JOINT_SUBPOINTS)`` fields.
+MOVES_PER_WORD = 64 // (JOINT_SUBPOINTS.bit_length() - 1)
+
+
+def joint_move_words(source: RandomSource | None, n: int) -> npt.NDArray[np.uint64]:
+    """``n`` words for :func:`joint_moved_intervals`, whose top ``log2(G)`` bits are the rows'
+    moves ``t`` (the other bits 0), read ``MOVES_PER_WORD`` to a word of the source.
+
+    Word ``k`` of the source gives rows ``MOVES_PER_WORD k + j``, ``j = 0, 1, ...``, its bits
+    ``64 - 5 (j + 1)`` to ``63 - 5 j`` (``G = 32``; the last 4 bits unused): disjoint bits of
+    independent uniform words, so the moves are independent and uniform on ``0..G-1``, the
+    same law as one word a row (``tests/recipes/test_quantiles_joint.py`` fits it), from an
+    eighth of the random bytes plus ``1 / 12``.
+    """
+    bits = JOINT_SUBPOINTS.bit_length() - 1
+    per = MOVES_PER_WORD
+    raw = resolve_source(source).words(-(-n // per))
+    fields = np.arange(per, dtype=np.uint64) * np.uint64(bits)
+    top = np.uint64(((1 << bits) - 1) << (64 - bits))
+    out = np.left_shift(raw[:, None], fields[None, :])  # field j to the top bits
+    out &= top
+    moved: npt.NDArray[np.uint64] = out.reshape(-1)[:n]
+    return moved
+
+
+#: Rows per chunk of :func:`joint_moved_intervals`.
+_MOVE_CHUNK = 1 << 16
+
+
+def _lattice_points(
+    values: F64, moves: npt.NDArray[np.uint64], lo: float, hi: float, d: float, g: int
+) -> I64:
+    """The lattice point ``i`` of each moved row, reflected at ``lo`` (as in the caller).
+
+    Two arrays of the rows' length (no other): the clamped rows, turned in place into their
+    lattice points, whose memory then holds the moves ``t``; and the points ``i`` (integers:
+    exact in any order)."""
+    buf = np.clip(values, lo, hi)
+    buf -= lo
+    buf /= d
+    np.rint(buf, out=buf)
+    i = buf.astype(np.int64)  # the nearest lattice point
+    shift = 64 - (g.bit_length() - 1)
+    t = np.right_shift(moves, np.uint64(shift), out=buf.view(np.uint64))
+    t <<= np.uint64(1)
+    i += t.view(np.int64)  # + 2 t
+    i += 1 - g  # in [-(g - 1), top + 1 + g - 1]
+    np.abs(i, out=i)  # reflected at lo: lo - i d is the lattice point -i
+    return i
+
+
 def joint_moved_intervals(
     values: F64, lo: float, hi: float, w: float, words: npt.NDArray[np.uint64]
 ) -> tuple[F64, I64, int]:
@@ -269,28 +324,21 @@ def joint_moved_intervals(
     g = JOINT_SUBPOINTS
     d = w / g
     top = math.floor((hi - lo) / d)  # lattice points lo + i d <= hi (up to float rounding)
-    # two arrays of n (no other): the clamped rows, turned in place into their lattice points,
-    # whose memory then holds the moves t; and the points i (integers: exact in any order)
-    buf = np.clip(np.asarray(values, dtype=np.float64), lo, hi)
-    rows = int(buf.shape[0])
-    buf -= lo
-    buf /= d
-    np.rint(buf, out=buf)
-    i = buf.astype(np.int64)  # the nearest lattice point
-    shift = 64 - (g.bit_length() - 1)
-    moves = np.asarray(words, dtype=np.uint64)
-    t = np.right_shift(moves, np.uint64(shift), out=buf.view(np.uint64))
-    t <<= np.uint64(1)
-    i += t.view(np.int64)  # + 2 t
-    i += 1 - g  # in [-(g - 1), top + 1 + g - 1]
-    del buf, t
-    np.abs(i, out=i)  # reflected at lo: lo - i d is the lattice point -i
-    if top + 2 * g <= max(1 << 22, 4 * i.shape[0]):
-        per_point = np.bincount(i)
+    values = np.asarray(values, dtype=np.float64).ravel()
+    moves = np.asarray(words, dtype=np.uint64).ravel()
+    rows = int(values.shape[0])
+    if top + 2 * g <= max(1 << 22, 4 * rows):
+        # counted chunk by chunk: the temporaries of a chunk stay in the cache (the same counts)
+        per_point = np.zeros(top + 2 * g + 1, dtype=np.int64)  # i <= top + g (module text)
+        for start in range(0, rows, _MOVE_CHUNK):
+            stop = start + _MOVE_CHUNK
+            i = _lattice_points(values[start:stop], moves[start:stop], lo, hi, d, g)
+            counted = np.bincount(i)
+            per_point[: counted.shape[0]] += counted
         used = np.flatnonzero(per_point)
         weights = per_point[used]
     else:
-        used, weights = np.unique(i, return_counts=True)
+        used, weights = np.unique(_lattice_points(values, moves, lo, hi, d, g), return_counts=True)
     points = lo + used * d
     points = np.where(points > hi, 2.0 * hi - points, points)  # reflected at hi
     points = np.clip(points, lo, hi)
@@ -867,6 +915,87 @@ def _beta(plan: _Plan, alpha1: F64, self_cost: F64, loglen: F64, j: int) -> F64:
     return acc
 
 
+def _sum_ball(v: F64, exact: bool) -> Any:
+    """An arb ball holding ``sum exp(v)`` (``-inf``: a term 0), at the context's precision.
+
+    ``exact``: every term in arb. Else from floats: ``M = max v``, ``S`` = NumPy's sum of
+    ``exp(v - M)``; each term is within a relative ``2^-42`` (the rounding of ``v - M``, ``|v -
+    M| <= 745`` where the term is not below the smallest normal, and ``exp`` to a few ulps) or
+    an absolute ``2^-1072`` (underflow), and the sum of ``N`` positive terms within a relative
+    ``N 2^-53``: the radius ``S (2^-40 + N 2^-52) + N 2^-1000`` covers both, generously."""
+    from flint import arb
+
+    finite = v[np.isfinite(v)]
+    if finite.shape[0] == 0:
+        return arb(0)
+    if exact:
+        total = arb(0)
+        for x in finite.tolist():
+            total += arb(x).exp()
+        return total
+    top = float(finite.max())
+    s = float(np.exp(finite - top).sum())
+    n = finite.shape[0]
+    return arb(top).exp() * arb(s, s * (2.0**-40 + n * 2.0**-52) + n * 2.0**-1000)
+
+
+def _max_bound(near: F64, far: F64) -> float:
+    """``p_ub >= Z_far / (Z_near + Z_far)``: ``Z_far <= N exp(M_far)`` (``N`` terms) and
+    ``Z_near >= exp(M_near)`` (one of its terms), so ``p <= N exp(M_far - M_near)``; the float
+    difference and ``log``/``exp`` are covered by a slack of ``2^-30 (1 + |M_far - M_near|)``
+    in the exponent and a factor ``1 + 2^-40``. Both maxima finite (``draw_state`` checks)."""
+    gap = float(far.max()) - float(near.max())
+    log_p = math.log(far.shape[0]) + gap + 2.0**-30 * (1.0 + abs(gap))
+    if log_p >= 0:
+        return 1.0
+    return max(math.exp(log_p) * (1 + 2.0**-40), 5e-324)
+
+
+def draw_state(weights: F64, source: RandomSource | None) -> int:
+    """The flat index of ``weights`` (``(R, k)``, log-weights, ``-inf`` for none) drawn with
+    probability ``exp(weights) / sum exp(weights)``, exactly, in two stages.
+
+    Row 0 (the states with ``r = 1``: a new interval) holds nearly all the mass once ``n`` is
+    large, since every repeat pays the self cost ``min(T, c g n)`` (``T`` for ``c g n >= T``).
+    So the draw is in rows ``1..R-1`` with probability ``p = Z_far / (Z_near + Z_far)`` (sums
+    of ``exp`` of each part), an exact Bernoulli trial (:func:`bernoulli_from_balls`: first the
+    ball ``[0, p_ub]`` of :func:`_max_bound`, then balls from float sums with a rigorous radius,
+    :func:`_sum_ball`, then arb at growing precision, each only when the uniform falls in the
+    previous ball), then the index within the part by
+    :func:`noisy_argmax` (``P ∝ exp(weight)``): the product is the law asked for, with the
+    random words of ``k`` states instead of ``R k`` when the trial says near."""
+    src = resolve_source(source)
+    near = weights[0]
+    if weights.shape[0] == 1:
+        return int(noisy_argmax(near, 1.0, "gumbel", src))
+    far = weights[1:].ravel()
+    calls = [0]
+
+    def probability(prec: int) -> Any:
+        from flint import arb, ctx
+
+        calls[0] += 1
+        if calls[0] == 1:  # [0, p_ub] from the two maxima: two passes, no exp
+            return arb(_max_bound(near, far) / 2) * arb(1, 1)
+        old = ctx.prec
+        ctx.prec = max(prec, 64)
+        try:
+            z_far = _sum_ball(far, calls[0] > 2)
+            return z_far / (_sum_ball(near, calls[0] > 2) + z_far)
+        finally:
+            ctx.prec = old
+
+    if not bool(np.isfinite(near).any()):
+        go_far = True
+    elif not bool(np.isfinite(far).any()):
+        go_far = False
+    else:
+        go_far = bernoulli_from_balls(probability, src)
+    if go_far:
+        return int(near.shape[0]) + int(noisy_argmax(far, 1.0, "gumbel", src))
+    return int(noisy_argmax(near, 1.0, "gumbel", src))
+
+
 def _backward(
     plan: _Plan,
     alpha1: F64,
@@ -883,7 +1012,7 @@ def _backward(
     # the last level: states (i, r), weight alpha_m(i, r) - min(T, c |B (n - C_i) - g n|)
     end_cost = _kernel(plan.denom * n - bc - plan.gaps[m] * n, plan.factor, plan.x_cap)
     rows = [_repeat(plan, alpha1, self_cost, loglen, m - 1, r) - end_cost for r in range(1, m + 1)]
-    pick = noisy_argmax(np.concatenate(rows), 1.0, "gumbel", source)
+    pick = draw_state(np.stack(rows), source)
     r, i = divmod(pick, nint)
     r += 1
     j = m - 1
@@ -899,7 +1028,7 @@ def _backward(
         for rr in range(1, j + 2):
             np.subtract(_repeat(plan, alpha1, self_cost, loglen, j, rr, i), cost,
                         out=weights[rr - 1])  # fmt: skip
-        pick = noisy_argmax(weights.ravel(), 1.0, "gumbel", source)
+        pick = draw_state(weights, source)
         r, i = divmod(pick, i)
         r += 1
 
@@ -947,7 +1076,7 @@ def make_joint_quantiles(
         if bool(np.isnan(x).any()):
             x = x[~np.isnan(x)]
         if w > 0 and x.shape[0] > 0:
-            words = resolve_source(source).words(x.shape[0])
+            words = joint_move_words(source, x.shape[0])
             edges, counts, n = joint_moved_intervals(x, lo, hi, w, words)
         else:
             edges, counts, n = joint_intervals(x, lo, hi)

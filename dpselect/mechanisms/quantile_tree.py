@@ -135,6 +135,10 @@ def leaf_index(x: npt.NDArray[np.float64], edges: npt.NDArray[np.float64], lo: f
     return idx
 
 
+#: Rows per chunk of :func:`tree_counts`.
+_COUNT_CHUNK = 1 << 16
+
+
 def tree_counts(values: Any, lo: float, hi: float, branching: int, height: int) -> list[I64]:
     """The exact counts of levels ``1..h`` (``b^l`` each, left to right) of the clamped rows.
 
@@ -142,13 +146,16 @@ def tree_counts(values: Any, lo: float, hi: float, branching: int, height: int) 
     it: :func:`leaf_index`), so adding or removing a row changes one count per level by one.
     """
     leaves = branching**height
-    x = np.asarray(values, dtype=np.float64).ravel()  # read, never changed
-    if bool(np.isnan(x).any()):
-        x = x[~np.isnan(x)]
-    x = np.clip(x, lo, hi)
+    rows = np.asarray(values, dtype=np.float64).ravel()  # read, never changed
     edges = tree_leaf_edges(lo, hi, leaves)
-    idx = leaf_index(x, edges, lo, hi)
-    level = np.bincount(idx, minlength=leaves).astype(np.int64)
+    level = np.zeros(leaves, dtype=np.int64)
+    # in chunks: the few temporaries of a chunk stay in the cache (the counts are the same)
+    for start in range(0, rows.shape[0], _COUNT_CHUNK):
+        x = rows[start : start + _COUNT_CHUNK]
+        if bool(np.isnan(x).any()):
+            x = x[~np.isnan(x)]
+        x = np.clip(x, lo, hi)
+        level += np.bincount(leaf_index(x, edges, lo, hi), minlength=leaves)
     out = [level]
     for _ in range(height - 1):
         level = level.reshape(-1, branching).sum(axis=1)

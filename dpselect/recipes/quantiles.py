@@ -602,7 +602,7 @@ def quantile(
     >>> result = dp.quantile(values, None, q=0.5, epsilon=1.0, bounds=(0, 1000),
     ...                      source=InsecureSeededSource(1))
     >>> result.values
-    [499.285]
+    [501.463]
     """
     method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
     data, column = one_column(data, column)

@@ -96,11 +96,15 @@ from dpselect.mechanisms.quantile_continuous import (
     log_lengths,
     uniform_float,
 )
+
+# the moves and the states drawn as the module draws them (5 bits a move; the states in two
+# stages): the same laws as this reference's one word a row and one noisy_argmax, so that the
+# releases stay comparable bit for bit
+from dpselect.mechanisms.quantile_joint import draw_state, joint_move_words
 from dpselect.mechanisms.quantile_recursive import sorted_levels
 from dpselect.mechanisms.quantile_score import MAX_DENOMINATOR, pure_dp_on_rows, unit_epsilon
 from dpselect.mechanisms.validate import check_epsilon
-from dpselect.sampling.noisy_max import noisy_argmax
-from dpselect.sampling.source import RandomSource, resolve_source
+from dpselect.sampling.source import RandomSource
 
 __all__ = [
     "JOINT_CAP",
@@ -658,7 +662,7 @@ def _backward(
     # the last level: states (i, r), weight alpha_m(i, r) - min(T, c |B (n - C_i) - g n|)
     end_cost = _kernel(plan.denom * n - bc - plan.gaps[m] * n, plan.factor, plan.x_cap)
     rows = [_repeat(plan, alpha1, self_cost, loglen, m - 1, r) - end_cost for r in range(1, m + 1)]
-    pick = noisy_argmax(np.concatenate(rows), 1.0, "gumbel", source)
+    pick = draw_state(np.stack(rows), source)
     r, i = divmod(pick, nint)
     r += 1
     j = m - 1
@@ -673,7 +677,7 @@ def _backward(
         rows = [
             _repeat(plan, alpha1, self_cost, loglen, j, rr)[:i] - cost for rr in range(1, j + 2)
         ]
-        pick = noisy_argmax(np.concatenate(rows), 1.0, "gumbel", source)
+        pick = draw_state(np.stack(rows), source)
         r, i = divmod(pick, i)
         r += 1
 
@@ -720,7 +724,9 @@ def make_joint_quantiles(
         x = np.array(values, dtype=np.float64).ravel()
         x = x[~np.isnan(x)]
         if w > 0 and x.shape[0] > 0:
-            words = resolve_source(source).words(x.shape[0])
+            # the moves as the module reads them (5 bits a row, 12 rows a word; the same law as
+            # the word a row this reference read before): the releases stay comparable
+            words = joint_move_words(source, x.shape[0])
             edges, counts, n = joint_moved_intervals(x, lo, hi, w, words)
         else:
             edges, counts, n = joint_intervals(x, lo, hi)

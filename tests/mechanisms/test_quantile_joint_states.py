@@ -1,0 +1,108 @@
+"""The joint mechanism's backward draw in two stages (``draw_state``): the same law.
+
+``draw_state`` draws a flat index of a ``(R, k)`` matrix of log-weights with probability
+``exp(w) / sum exp(w)``: first row 0 or the other rows by an exact Bernoulli trial (float sums
+with a rigorous radius, arb when needed), then the index within the part. Statistical tests at a
+false-failure rate of 1e-6 (tests/gof.py), each shown to fail on a broken variant.
+"""
+
+from __future__ import annotations
+
+import flint
+import numpy as np
+import pytest
+
+from dpselect.mechanisms import quantile_joint as qj
+from dpselect.sampling.source import InsecureSeededSource
+from tests.gof import assert_fits, chi2_statistic, chi2_threshold
+
+# row 0 holds about 70% of the mass, two cells are empty (-inf), one far cell is heavy
+WEIGHTS = np.array(
+    [
+        [0.0, -1.0, 0.5, -np.inf, -2.0],
+        [-0.5, -3.0, -np.inf, -1.5, 0.2],
+        [-4.0, -0.7, -2.5, -1.0, -30.0],
+    ]
+)
+
+
+def _probs(w):
+    p = np.exp(w.ravel())
+    return p / p.sum()
+
+
+def _counts(draw, runs, seed):
+    src = InsecureSeededSource(seed)
+    picks = [draw(WEIGHTS, src) for _ in range(runs)]
+    return np.bincount(picks, minlength=WEIGHTS.size)
+
+
+@pytest.mark.slow
+def test_two_stage_state_draw_fits_the_law():
+    probs = _probs(WEIGHTS)
+    assert 0.3 < probs[WEIGHTS.shape[1] :].sum() < 0.7  # both parts matter
+    assert_fits(_counts(qj.draw_state, 20_000, 1), probs)
+
+
+@pytest.mark.slow
+def test_two_stage_state_draw_without_the_far_rows_fails():
+    """The same check fails when the trial never chooses the far rows."""
+    from dpselect.sampling.noisy_max import noisy_argmax
+
+    def broken(w, src):
+        return int(noisy_argmax(w[0], 1.0, "gumbel", src))
+
+    stat, df = chi2_statistic(_counts(broken, 20_000, 2), _probs(WEIGHTS))
+    assert stat > chi2_threshold(df)
+
+
+def test_float_ball_holds_the_exact_sum():
+    """``_sum_ball`` from floats contains the sum in arb (300 bits) on wide ranges, ``-inf``,
+    terms underflowing to subnormals or 0, huge magnitudes and many equal terms."""
+    rng = np.random.default_rng(4)
+    cases = [
+        rng.normal(0, 1, 1000),
+        rng.normal(-5e4, 300, 500),
+        np.concatenate([[0.0], rng.uniform(-760, -700, 200)]),  # subnormal terms
+        np.concatenate([[1e5], np.full(300, 1e5 - 800.0), [-np.inf] * 3]),  # underflow to 0
+        np.full(5000, -37.25),
+        np.array([-np.inf, -np.inf]),
+    ]
+    old = flint.ctx.prec
+    try:
+        for v in cases:
+            flint.ctx.prec = 300
+            exact = qj._sum_ball(v, True)
+            flint.ctx.prec = 64
+            ball = qj._sum_ball(v, False)
+            flint.ctx.prec = 300
+            assert ball.contains(exact) or (exact == 0 and ball == 0), v[:3]
+    finally:
+        flint.ctx.prec = old
+
+
+def test_a_part_without_mass_is_never_drawn():
+    src = InsecureSeededSource(3)
+    only_far = np.array([[-np.inf, -np.inf], [0.0, -1.0]])
+    only_near = np.array([[0.0, -1.0], [-np.inf, -np.inf]])
+    assert {qj.draw_state(only_far, src) for _ in range(50)} <= {2, 3}
+    assert {qj.draw_state(only_near, src) for _ in range(50)} <= {0, 1}
+    assert qj.draw_state(np.array([[-np.inf, 0.0]]), src) == 1  # one row: no trial
+
+
+def test_max_bound_is_at_least_the_far_share():
+    """``_max_bound`` against the share in arb (300 bits), from tiny to certain."""
+    rng = np.random.default_rng(6)
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = 300
+        for gap in (-9000.0, -800.0, -40.0, -3.0, 0.0, 5.0):
+            w = rng.normal(0, 2, (4, 300))
+            w[1:] += gap
+            w[rng.random(w.shape) < 0.05] = -np.inf
+            w[0, 0] = 0.0  # a finite near term
+            near, far = w[0], w[1:].ravel()
+            exact = qj._sum_ball(far, True) / (qj._sum_ball(near, True) + qj._sum_ball(far, True))
+            assert exact <= flint.arb(qj._max_bound(near, far)), gap
+    finally:
+        flint.ctx.prec = old
