@@ -838,6 +838,27 @@ def _kept_per_user(
     return _smallest_per_user(ranked, m).select(f.col("p.x").alias("x"))
 
 
+def _with_value_codes(pairs: Any, rows: Any, duck_type: str, salt: int) -> Any:
+    """``pairs`` (a column ``v``) with ``c``, the code of ``v``
+    (:func:`dpselect.data.rules.value_code`: the first 4 bytes, little-endian, of the md5 of
+    the salted text), computed once per distinct value of ``rows.v`` and joined back.
+
+    The same code as one md5 per row: the values are joined by Spark's equality of their
+    type, and equal values have one canonical text (floating values are normalised before:
+    ``-0.0`` is ``0.0``, and every NaN is the text ``NaN``; text is compared by its bytes,
+    :func:`_binary_text`). An md5 costs about a microsecond in Spark (a ``MessageDigest`` per
+    call), so one per row of 10^7 rows was most of the unknown-domain plan; the distinct
+    values are one more scan and a small aggregation, and the join is a broadcast when
+    adaptive execution finds the values few (docs/performance.md, "Spark engine").
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
+    code = _hex_le(f.md5(_salted(salt, "v", v_text)), 0).alias("c")
+    codes = rows.select("v").distinct().select("v", code)
+    return pairs.join(codes, on="v")
+
+
 def _per_unit_seeds(rows: Any, unit_type: str, salts: Sequence[int], fields: Sequence[str]) -> Any:
     """``rows`` (the unit ``u`` and ``fields``) with each unit's seeds beside every row:
     columns ``u``, ``fields``, then ``_a{j}``, ``_b{j}`` (the two halves of
@@ -1140,14 +1161,11 @@ def top_values(
         unit, valid = _unit_rows(frame, privacy_unit, unit_type)
         both = frame.where(present & valid).select(unit.alias("u"), value.alias("v"))
         # r = 1: no DISTINCT (u, v) first: the choice is the same over a user's duplicate
-        # rows (a minimum, or a sorted set: _smallest_per_user), and an md5 per row costs less
-        # than one more shuffle of the rows (as grouped_value_counts)
+        # rows (a minimum, or a sorted set: _smallest_per_user), and costs one more shuffle
         pairs = both.groupBy("u", "v").agg(_capped_rows(r)) if r > 1 else both
         carried = ["w"] if r > 1 else []
-        v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
-        hashed = pairs.select("u", "v", *carried, f.md5(_salted(salt, "v", v_text)).alias("_h"))
-        coded = hashed.select(
-            "u", f.col("v").alias("x"), *carried, _hex_le(f.col("_h"), 0).alias("c")
+        coded = _with_value_codes(pairs, both, duck_type, salt).select(
+            "u", f.col("v").alias("x"), *carried, "c"
         )
         kept = _kept_per_user(coded, unit_type, salt, int(max_contributions), coded=True,
                               weighted=r > 1)  # fmt: skip
