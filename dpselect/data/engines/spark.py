@@ -1865,15 +1865,12 @@ def grouped_value_counts(
         )
         matched = rows.join(group_frame, on="gv").select("u", "g", "v")
         # r = 1: no DISTINCT (u, g, v) first: the choice is the same over duplicate rows (a
-        # minimum, or a set), and the md5 of a row's value costs less than shuffling the rows
-        # once more (10^6 rows, 10^5 units: 5.7 s against 11.6 s with the DISTINCT, local[2])
+        # minimum, or a set), and it would shuffle the rows once more (10^6 rows, 10^5 units:
+        # 5.7 s against 11.6 s with the DISTINCT, local[2])
         pairs = matched.groupBy("u", "g", "v").agg(_capped_rows(r)) if r > 1 else matched
         carried = ["w"] if r > 1 else []
-        v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
-        coded = pairs.select(
-            "u", "g", f.col("v").alias("x"), *carried,
-            _hex_le(f.md5(_salted(salt, "v", v_text)), 0).alias("c"),
-        )  # fmt: skip
+        codes = _value_ids(matched, duck_type, salt).select("v", "c")  # one md5 per value
+        coded = pairs.join(codes, on="v").select("u", "g", f.col("v").alias("x"), *carried, "c")
         kept = _grouped_kept(
             coded, unit_type, coded=True, weighted=r > 1, salt=salt, group_salt=group_salt,
             max_groups=int(max_groups), m=int(max_contributions),
@@ -2070,11 +2067,10 @@ def discovered_value_counts(
         matched = rows.join(ranked, on="gv").select("u", "g", "gk", "v")
         pairs = matched.groupBy("u", "g", "gk", "v").agg(_capped_rows(r)) if r > 1 else matched
         carried = ["w"] if r > 1 else []
-        v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
-        coded = pairs.select(
-            "u", "g", "gk", f.col("v").alias("x"), *carried,
-            _hex_le(f.md5(_salted(salt, "v", v_text)), 0).alias("c"),
-        )  # fmt: skip
+        codes = _value_ids(matched, duck_type, salt).select("v", "c")  # one md5 per value
+        coded = pairs.join(codes, on="v").select(
+            "u", "g", "gk", f.col("v").alias("x"), *carried, "c"
+        )
         kept = _grouped_kept(
             coded, unit_type, coded=True, weighted=r > 1, salt=salt, group_salt=group_salt,
             max_groups=int(max_groups), m=int(max_contributions), group_code=True,
