@@ -1,5 +1,5 @@
 """The unknown-domain counts code each distinct value once and join the codes back
-(``_with_value_codes``): the kept values stay DuckDB's, for the values whose equality and text
+(``_value_codes``): the kept values stay DuckDB's, for the values whose equality and text
 are delicate (``-0.0`` and ``0.0``, NaN, the infinities, text that differs only in its bytes),
 with several rows per unit and per (unit, value)."""
 

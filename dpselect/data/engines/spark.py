@@ -838,29 +838,24 @@ def _kept_per_user(
     return _smallest_per_user(ranked, m).select(f.col("p.x").alias("x"))
 
 
-def _value_ids(rows: Any, duck_type: str, salt: int) -> Any:
-    """The distinct values of ``rows.v`` as ``(v, x, c)``: ``x`` the value's rank in Spark's
-    order of values (0, 1, ...), ``c`` its code (:func:`dpselect.data.rules.value_code`: the
-    first 4 bytes, little-endian, of the md5 of the salted text).
+def _value_codes(rows: Any, duck_type: str, salt: int) -> Any:
+    """The distinct values of ``rows.v`` with their codes, ``(v, c)``
+    (:func:`dpselect.data.rules.value_code`: the first 4 bytes, little-endian, of the md5 of
+    the salted text), for the unknown-domain plans to join back to the rows.
 
-    The unknown-domain plans join these back to the rows: one md5 per distinct value instead
-    of one per row, and a long in place of the value through the per-user choice, which
-    breaks ties of the key by the value (by its rank: the same order). The codes are those of
-    one md5 per row: rows are joined by Spark's equality of their type, and equal values have
-    one canonical text (floating values are normalised before: ``-0.0`` is ``0.0``, and every
-    NaN is the text ``NaN``; text compares by its bytes, :func:`_binary_text`). An md5 costs
-    about a microsecond in Spark (a ``MessageDigest`` per call), so one per row was most of
-    the unknown-domain plan at 10^7 rows (docs/performance.md, "Spark engine"); the distinct
-    values cost one more scan and a small aggregation, the rank one sort of them (in one
-    partition, as the ranks of the found groups), and the join is a broadcast when adaptive
-    execution finds the values few.
+    One md5 per distinct value instead of one per row, with the same codes: rows are joined
+    by Spark's equality of their type, and equal values have one canonical text (floating
+    values are normalised before: ``-0.0`` is ``0.0``, and every NaN is the text ``NaN``;
+    text compares by its bytes, :func:`_binary_text`). An md5 costs about a microsecond in
+    Spark (a ``MessageDigest`` per call), as much at 10^7 rows as the plain count twice over
+    (docs/performance.md, "Spark engine"); the distinct values cost one more scan and a
+    small aggregation, and the join is a broadcast when adaptive execution finds them few.
     """
     sql = _import_pyspark()
     f = sql.functions
     v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
     code = _hex_le(f.md5(_salted(salt, "v", v_text)), 0).alias("c")
-    rank = f.row_number().over(sql.Window.orderBy(f.col("v").asc())) - f.lit(1)
-    return rows.select("v").distinct().select("v", rank.cast("long").alias("x"), code)
+    return rows.select("v").distinct().select("v", code)
 
 
 def _per_unit_seeds(rows: Any, unit_type: str, salts: Sequence[int], fields: Sequence[str]) -> Any:
@@ -1173,18 +1168,16 @@ def top_values(
     # minimum, or a sorted set: _smallest_per_user), and costs one more shuffle
     pairs = both.groupBy("u", "v").agg(_capped_rows(r)) if r > 1 else both
     carried = ["w"] if r > 1 else []
-    values = _value_ids(both, duck_type, salt)
-    coded = pairs.join(values.select("v", "x", "c"), on="v").select("u", "x", *carried, "c")
+    codes = _value_codes(both, duck_type, salt)  # one md5 per distinct value
+    coded = pairs.join(codes, on="v").select("u", f.col("v").alias("x"), *carried, "c")
     kept = _kept_per_user(coded, unit_type, salt, int(max_contributions), coded=True,
                           weighted=r > 1)  # fmt: skip
     total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
-    counted = kept.groupBy("x").agg(total.alias("n"))
-    # x is the value's rank in Spark's order of values: (n desc, x) is (n desc, value)
-    ordered = counted.orderBy(f.col("n").desc(), f.col("x").asc())
+    counted = kept.groupBy(f.col("x").alias("v")).agg(total.alias("n"))
+    ordered = counted.orderBy(f.col("n").desc(), f.col("v").asc())
     if int(limit) < 2**31 - 1:
         ordered = ordered.limit(int(limit))
-    named = ordered.join(values.select("x", "v"), on="x").select("x", "v", "n").collect()
-    return [(v, int(n)) for _, v, n in sorted(named, key=lambda row: (-int(row[2]), int(row[0])))]
+    return [(r[0], int(r[1])) for r in ordered.collect()]
 
 
 #: No limit in practice: every value with a positive count (Spark's ``limit`` takes a Java
@@ -1869,7 +1862,7 @@ def grouped_value_counts(
         # 5.7 s against 11.6 s with the DISTINCT, local[2])
         pairs = matched.groupBy("u", "g", "v").agg(_capped_rows(r)) if r > 1 else matched
         carried = ["w"] if r > 1 else []
-        codes = _value_ids(matched, duck_type, salt).select("v", "c")  # one md5 per value
+        codes = _value_codes(matched, duck_type, salt)  # one md5 per distinct value
         coded = pairs.join(codes, on="v").select("u", "g", f.col("v").alias("x"), *carried, "c")
         kept = _grouped_kept(
             coded, unit_type, coded=True, weighted=r > 1, salt=salt, group_salt=group_salt,
@@ -2067,7 +2060,7 @@ def discovered_value_counts(
         matched = rows.join(ranked, on="gv").select("u", "g", "gk", "v")
         pairs = matched.groupBy("u", "g", "gk", "v").agg(_capped_rows(r)) if r > 1 else matched
         carried = ["w"] if r > 1 else []
-        codes = _value_ids(matched, duck_type, salt).select("v", "c")  # one md5 per value
+        codes = _value_codes(matched, duck_type, salt)  # one md5 per distinct value
         coded = pairs.join(codes, on="v").select(
             "u", "g", "gk", f.col("v").alias("x"), *carried, "c"
         )
