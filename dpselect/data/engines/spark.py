@@ -838,6 +838,26 @@ def _kept_per_user(
     return _smallest_per_user(ranked, m).select(f.col("p.x").alias("x"))
 
 
+def _value_codes(rows: Any, duck_type: str, salt: int) -> Any:
+    """The distinct values of ``rows.v`` with their codes, ``(v, c)``
+    (:func:`dpselect.data.rules.value_code`: the first 4 bytes, little-endian, of the md5 of
+    the salted text), for the unknown-domain plans to join back to the rows.
+
+    One md5 per distinct value instead of one per row, with the same codes: rows are joined
+    by Spark's equality of their type, and equal values have one canonical text (floating
+    values are normalised before: ``-0.0`` is ``0.0``, and every NaN is the text ``NaN``;
+    text compares by its bytes, :func:`_binary_text`). An md5 costs about a microsecond in
+    Spark (a ``MessageDigest`` per call), as much at 10^7 rows as the plain count twice over
+    (docs/performance.md, "Spark engine"); the distinct values cost one more scan and a
+    small aggregation, and the join is a broadcast when adaptive execution finds them few.
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
+    code = _hex_le(f.md5(_salted(salt, "v", v_text)), 0).alias("c")
+    return rows.select("v").distinct().select("v", code)
+
+
 def _per_unit_seeds(rows: Any, unit_type: str, salts: Sequence[int], fields: Sequence[str]) -> Any:
     """``rows`` (the unit ``u`` and ``fields``) with each unit's seeds beside every row:
     columns ``u``, ``fields``, then ``_a{j}``, ``_b{j}`` (the two halves of
@@ -1135,31 +1155,29 @@ def top_values(
             .groupBy("v")
             .agg(f.count(f.lit(1)).alias("n"))
         )
-    else:
-        unit_type = table.require_column(privacy_unit, "privacy_unit")
-        unit, valid = _unit_rows(frame, privacy_unit, unit_type)
-        both = frame.where(present & valid).select(unit.alias("u"), value.alias("v"))
-        # r = 1: no DISTINCT (u, v) first: the choice is the same over a user's duplicate
-        # rows (a minimum, or a sorted set: _smallest_per_user), and an md5 per row costs less
-        # than one more shuffle of the rows (as grouped_value_counts)
-        pairs = both.groupBy("u", "v").agg(_capped_rows(r)) if r > 1 else both
-        carried = ["w"] if r > 1 else []
-        v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
-        hashed = pairs.select("u", "v", *carried, f.md5(_salted(salt, "v", v_text)).alias("_h"))
-        coded = hashed.select(
-            "u", f.col("v").alias("x"), *carried, _hex_le(f.col("_h"), 0).alias("c")
-        )
-        kept = _kept_per_user(coded, unit_type, salt, int(max_contributions), coded=True,
-                              weighted=r > 1)  # fmt: skip
-        total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
-        counted = kept.groupBy(f.col("x").alias("v")).agg(total.alias("n"))
+        ordered = counted.orderBy(f.col("n").desc(), f.col("v").asc())
+        # Spark's limit takes a Java int: a larger limit (the partition selection asks for
+        # every value) means no limit at all.
+        if int(limit) < 2**31 - 1:
+            ordered = ordered.limit(int(limit))
+        return [(r[0], int(r[1])) for r in ordered.collect()]
+    unit_type = table.require_column(privacy_unit, "privacy_unit")
+    unit, valid = _unit_rows(frame, privacy_unit, unit_type)
+    both = frame.where(present & valid).select(unit.alias("u"), value.alias("v"))
+    # r = 1: no DISTINCT (u, v) first: the choice is the same over a user's duplicate rows (a
+    # minimum, or a sorted set: _smallest_per_user), and costs one more shuffle
+    pairs = both.groupBy("u", "v").agg(_capped_rows(r)) if r > 1 else both
+    carried = ["w"] if r > 1 else []
+    codes = _value_codes(both, duck_type, salt)  # one md5 per distinct value
+    coded = pairs.join(codes, on="v").select("u", f.col("v").alias("x"), *carried, "c")
+    kept = _kept_per_user(coded, unit_type, salt, int(max_contributions), coded=True,
+                          weighted=r > 1)  # fmt: skip
+    total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
+    counted = kept.groupBy(f.col("x").alias("v")).agg(total.alias("n"))
     ordered = counted.orderBy(f.col("n").desc(), f.col("v").asc())
-    # Spark's limit takes a Java int: a larger limit (the partition selection asks for every
-    # value) means no limit at all.
     if int(limit) < 2**31 - 1:
         ordered = ordered.limit(int(limit))
-    rows = ordered.collect()
-    return [(r[0], int(r[1])) for r in rows]
+    return [(r[0], int(r[1])) for r in ordered.collect()]
 
 
 #: No limit in practice: every value with a positive count (Spark's ``limit`` takes a Java
@@ -1840,15 +1858,12 @@ def grouped_value_counts(
         )
         matched = rows.join(group_frame, on="gv").select("u", "g", "v")
         # r = 1: no DISTINCT (u, g, v) first: the choice is the same over duplicate rows (a
-        # minimum, or a set), and the md5 of a row's value costs less than shuffling the rows
-        # once more (10^6 rows, 10^5 units: 5.7 s against 11.6 s with the DISTINCT, local[2])
+        # minimum, or a set), and it would shuffle the rows once more (10^6 rows, 10^5 units:
+        # 5.7 s against 11.6 s with the DISTINCT, local[2])
         pairs = matched.groupBy("u", "g", "v").agg(_capped_rows(r)) if r > 1 else matched
         carried = ["w"] if r > 1 else []
-        v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
-        coded = pairs.select(
-            "u", "g", f.col("v").alias("x"), *carried,
-            _hex_le(f.md5(_salted(salt, "v", v_text)), 0).alias("c"),
-        )  # fmt: skip
+        codes = _value_codes(matched, duck_type, salt)  # one md5 per distinct value
+        coded = pairs.join(codes, on="v").select("u", "g", f.col("v").alias("x"), *carried, "c")
         kept = _grouped_kept(
             coded, unit_type, coded=True, weighted=r > 1, salt=salt, group_salt=group_salt,
             max_groups=int(max_groups), m=int(max_contributions),
@@ -2045,11 +2060,10 @@ def discovered_value_counts(
         matched = rows.join(ranked, on="gv").select("u", "g", "gk", "v")
         pairs = matched.groupBy("u", "g", "gk", "v").agg(_capped_rows(r)) if r > 1 else matched
         carried = ["w"] if r > 1 else []
-        v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
-        coded = pairs.select(
-            "u", "g", "gk", f.col("v").alias("x"), *carried,
-            _hex_le(f.md5(_salted(salt, "v", v_text)), 0).alias("c"),
-        )  # fmt: skip
+        codes = _value_codes(matched, duck_type, salt)  # one md5 per distinct value
+        coded = pairs.join(codes, on="v").select(
+            "u", "g", "gk", f.col("v").alias("x"), *carried, "c"
+        )
         kept = _grouped_kept(
             coded, unit_type, coded=True, weighted=r > 1, salt=salt, group_salt=group_salt,
             max_groups=int(max_groups), m=int(max_contributions), group_code=True,
