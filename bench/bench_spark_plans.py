@@ -169,17 +169,6 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
         kept = S._kept_per_user(pairs(df).repartition("u"), "BIGINT", SALT, m)
         return counts(kept)
 
-    def unknown_codes_repartitioned(df: Any) -> Any:
-        rows = value_rows(df)
-        codes = (
-            rows.select("v")
-            .distinct()
-            .select("v", S._hex_le(f.md5(S._salted(SALT, "v", v_text)), 0).alias("c"))
-        )
-        coded = rows.join(codes, on="v").select("u", f.col("v").alias("x"), "c")
-        kept = S._kept_per_user(coded.repartition("u"), "BIGINT", SALT, m, coded=True)
-        return counts(kept)
-
     def with_conf(fn: Callable[[Any], Any], key: str, value: str) -> Callable[[Any], Any]:
         def run(df: Any) -> Any:
             old = spark.conf.get(key, None)
@@ -202,16 +191,17 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
         present = f.col("item").isNotNull() & f.col("user_id").isNotNull()
         return df.where(present).select(f.col("user_id").alias("u"), f.col("item").alias("v"))
 
-    def unknown_distinct_codes(df: Any) -> Any:
+    def unknown_distinct_codes(df: Any, repartition: bool = False) -> Any:
         rows = value_rows(df)
-        codes = (
-            rows.select("v")
-            .distinct()
-            .select("v", S._hex_le(f.md5(S._salted(SALT, "v", v_text)), 0).alias("c"))
-        )
+        codes = S._value_codes(rows, "VARCHAR", SALT)  # the engine's: one md5 a distinct value
         coded = rows.join(codes, on="v").select("u", f.col("v").alias("x"), "c")
+        if repartition:
+            coded = coded.repartition("u")
         kept = S._kept_per_user(coded, "BIGINT", SALT, m, coded=True)
         return counts(kept)
+
+    def unknown_codes_repartitioned(df: Any) -> Any:
+        return unknown_distinct_codes(df, repartition=True)
 
     def nibble(h: Any, i: int) -> Any:
         code = f.ascii(f.substring(h, i, 1))
