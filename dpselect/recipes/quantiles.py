@@ -1303,7 +1303,8 @@ def grouped_quantile(
     numeric_column(table, column)
     if "resolution" not in options and "bounds" in options:
         # each group runs on float rows: the joint mechanism's default from the column's type
-        # is passed on as its resolution (the tree and the count ignore it; schema only)
+        # is passed on as its resolution (under "auto" only the joint plan reads it, the tree
+        # does not; schema only)
         chosen = _choose_method(str(options.get("mechanism", "auto")), len(_levels(q)[1]), True)
         by_step = recorded_resolution(
             recorded_step(table.require_column(column, "column")), *check_bounds(options["bounds"])
