@@ -62,6 +62,7 @@ from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..sampling.noisy_max import noisy_argmax
 from ..sampling.source import RandomSource, resolve_source
+from ..sampling.two_stage import exp_sum_ball
 from ..sampling.uniform import LazyUniform, bernoulli_from_balls
 from .quantile_score import (
     pure_dp_on_rows,
@@ -421,13 +422,8 @@ def _far_probability(
         old = ctx.prec
         ctx.prec = prec
         try:
-            z_near, z_far = arb(0), arb(0)
-            for v in near.tolist():
-                z_near += arb(v).exp()
-            for v in far_intervals()[2].tolist():
-                z_far += arb(v).exp()
-            total = z_near + z_far
-            return z_far / total
+            z_far = exp_sum_ball(far_intervals()[2], True)
+            return z_far / (exp_sum_ball(near, True) + z_far)
         finally:
             ctx.prec = old
 

@@ -100,11 +100,12 @@ from dpselect.mechanisms.quantile_continuous import (
 # the moves and the states drawn as the module draws them (5 bits a move; the states in two
 # stages): the same laws as this reference's one word a row and one noisy_argmax, so that the
 # releases stay comparable bit for bit
-from dpselect.mechanisms.quantile_joint import draw_state, joint_move_words
+from dpselect.mechanisms.quantile_joint import joint_move_words
 from dpselect.mechanisms.quantile_recursive import sorted_levels
 from dpselect.mechanisms.quantile_score import MAX_DENOMINATOR, pure_dp_on_rows, unit_epsilon
 from dpselect.mechanisms.validate import check_epsilon
 from dpselect.sampling.source import RandomSource
+from dpselect.sampling.two_stage import draw_state
 
 __all__ = [
     "JOINT_CAP",

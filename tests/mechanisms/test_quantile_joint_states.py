@@ -12,8 +12,8 @@ import flint
 import numpy as np
 import pytest
 
-from dpselect.mechanisms import quantile_joint as qj
 from dpselect.sampling.source import InsecureSeededSource
+from dpselect.sampling.two_stage import draw_state, exp_sum_ball, share_bound
 from tests.gof import assert_fits, chi2_statistic, chi2_threshold
 
 # row 0 holds about 70% of the mass, two cells are empty (-inf), one far cell is heavy
@@ -41,7 +41,7 @@ def _counts(draw, runs, seed):
 def test_two_stage_state_draw_fits_the_law():
     probs = _probs(WEIGHTS)
     assert 0.3 < probs[WEIGHTS.shape[1] :].sum() < 0.7  # both parts matter
-    assert_fits(_counts(qj.draw_state, 20_000, 1), probs)
+    assert_fits(_counts(draw_state, 20_000, 1), probs)
 
 
 @pytest.mark.slow
@@ -57,7 +57,7 @@ def test_two_stage_state_draw_without_the_far_rows_fails():
 
 
 def test_float_ball_holds_the_exact_sum():
-    """``_sum_ball`` from floats contains the sum in arb (300 bits) on wide ranges, ``-inf``,
+    """``exp_sum_ball`` from floats contains the sum in arb (300 bits) on wide ranges, ``-inf``,
     terms underflowing to subnormals or 0, huge magnitudes and many equal terms."""
     rng = np.random.default_rng(4)
     cases = [
@@ -72,9 +72,9 @@ def test_float_ball_holds_the_exact_sum():
     try:
         for v in cases:
             flint.ctx.prec = 300
-            exact = qj._sum_ball(v, True)
+            exact = exp_sum_ball(v, True)
             flint.ctx.prec = 64
-            ball = qj._sum_ball(v, False)
+            ball = exp_sum_ball(v, False)
             flint.ctx.prec = 300
             assert ball.contains(exact) or (exact == 0 and ball == 0), v[:3]
     finally:
@@ -85,13 +85,13 @@ def test_a_part_without_mass_is_never_drawn():
     src = InsecureSeededSource(3)
     only_far = np.array([[-np.inf, -np.inf], [0.0, -1.0]])
     only_near = np.array([[0.0, -1.0], [-np.inf, -np.inf]])
-    assert {qj.draw_state(only_far, src) for _ in range(50)} <= {2, 3}
-    assert {qj.draw_state(only_near, src) for _ in range(50)} <= {0, 1}
-    assert qj.draw_state(np.array([[-np.inf, 0.0]]), src) == 1  # one row: no trial
+    assert {draw_state(only_far, src) for _ in range(50)} <= {2, 3}
+    assert {draw_state(only_near, src) for _ in range(50)} <= {0, 1}
+    assert draw_state(np.array([[-np.inf, 0.0]]), src) == 1  # one row: no trial
 
 
 def test_max_bound_is_at_least_the_far_share():
-    """``_max_bound`` against the share in arb (300 bits), from tiny to certain."""
+    """``share_bound`` against the share in arb (300 bits), from tiny to certain."""
     rng = np.random.default_rng(6)
     old = flint.ctx.prec
     try:
@@ -102,7 +102,7 @@ def test_max_bound_is_at_least_the_far_share():
             w[rng.random(w.shape) < 0.05] = -np.inf
             w[0, 0] = 0.0  # a finite near term
             near, far = w[0], w[1:].ravel()
-            exact = qj._sum_ball(far, True) / (qj._sum_ball(near, True) + qj._sum_ball(far, True))
-            assert exact <= flint.arb(qj._max_bound(near, far)), gap
+            exact = exp_sum_ball(far, True) / (exp_sum_ball(near, True) + exp_sum_ball(far, True))
+            assert exact <= flint.arb(share_bound(near, far)), gap
     finally:
         flint.ctx.prec = old
