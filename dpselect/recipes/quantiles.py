@@ -42,6 +42,7 @@ from ..data.candidates import load_candidates
 from ..data.column_roles import check_column_role, recorded_step
 from ..data.engine import Engine
 from ..data.tables import one_column, open_table
+from ..mechanisms.decimal_grain import grain_exponents, make_grain_histogram, recorded_exponent
 from ..mechanisms.laplace import make_laplace
 from ..mechanisms.quantile_candidates import (
     candidate_accuracy,
@@ -57,6 +58,7 @@ from ..mechanisms.quantile_continuous import (
 )
 from ..mechanisms.quantile_joint import (
     MAX_JOINT_LEVELS,
+    decimal_step,
     joint_accuracy,
     joint_accuracy_derivation,
     joint_gaps,
@@ -470,6 +472,61 @@ def _joint_plan(
     return _Plan(run, "joint", text, accuracy, loss, w, derivation)
 
 
+class _GrainPlan:
+    """The auto rule's noisy grain histogram (:mod:`dpselect.mechanisms.decimal_grain`) and
+    the joint plans it may pick, one per candidate grid, all built before the charge (so
+    nothing built after it can fail): the histogram's sum is the noisy row count ``N``, and
+    the recording grid it reads gives the joint mechanism the resolution a typed column's
+    grid would (:func:`recorded_resolution`); without one, the public default stays."""
+
+    def __init__(
+        self,
+        lo_hi: tuple[float, float],
+        levels: list[Fraction],
+        each: Fraction,
+        conf: float,
+        source: RandomSource | None,
+        work_progress: Callable[[float], None] | None,
+        max_rows: int,
+        eps_count: Fraction,
+        public: _Plan,
+    ) -> None:
+        assert public.w is not None
+        self.exponents = grain_exponents(*lo_hi, decimal_step(public.w))
+        self.histogram = make_grain_histogram(lo_hi, self.exponents, eps_count, source=source,
+                                              max_rows=max_rows)  # fmt: skip
+        self.scale = max_rows / eps_count
+        self.public = public
+        self.plans: dict[int, _Plan] = {}
+        for k in self.exponents:
+            grid = Fraction(10) ** k
+            w = recorded_resolution(grid, *lo_hi)
+            plan = public
+            if w is not None and w != public.w:
+                plan = _joint_plan(lo_hi, levels, each, conf, None, False, source, work_progress,
+                                   max_rows, grid)  # fmt: skip
+            self.plans[k] = plan
+
+    def run(self, values: F64) -> tuple[int, _Plan, str]:
+        """``(N, the joint plan, the note)`` from one noisy grain histogram of ``values``."""
+        noisy = [int(c) for c in self.histogram(values)]
+        k = recorded_exponent(noisy, self.exponents)
+        plan = self.public if k is None else self.plans[k]
+        grids = ", ".join(f"{float(Fraction(10) ** k):g}" for k in self.exponents)
+        found = (
+            "no recording grid (the default resolution from the bounds and epsilon)"
+            if k is None
+            else f"recording grid {float(Fraction(10) ** k):g} (resolution {plan.w:g})"
+        )
+        line = (
+            f"noisy grain histogram {noisy} (rows on none of the grids {grids}, then on the "
+            f"first 1, 2, ... of them; discrete Laplace of scale {float(self.scale):.6g}, "
+            f"released), noisy row count N = {sum(noisy)} (its sum); {found} "
+            "(docs/quantiles.md, 'The recording grid of a float column')"
+        )
+        return sum(noisy), plan, line
+
+
 def _choose_method(method: str, m: int, bounds: bool) -> str:
     if method not in _METHODS:
         raise ParameterError(
@@ -702,22 +759,42 @@ def quantile(
             # r = 1): the Laplace mechanism of scale r / eps_count is eps_count-DP (its map at
             # d_in = r; seed 002), exact on the integers.
             noisy_count = make_laplace(atom_domain(int), L1Distance(), count_scale, source=source)
+            # A float or text column on an engine that hands over the rows themselves: the
+            # same share buys a noisy grain histogram instead, whose sum is the row count and
+            # whose bins tell the grid the values were recorded on (decimal_grain).
+            grains = None
+            if step is None and resolution is None and table.grid_width(lo_hi, None) is None:
+                grains = _GrainPlan(lo_hi, levels, each, conf, source, work_progress, r,
+                                    eps_count, joint_plan)  # fmt: skip
+            counted = "a noisy row count N (discrete Laplace)"
+            if grains is not None:
+                counted = (
+                    f"a noisy histogram of the rows' decimal grain ({len(grains.exponents) + 1}"
+                    " bins, discrete Laplace; N its sum)"
+                )
             split = (
-                f"{float(eps_count):.6g} ({TREE_COUNT_FRACTION} of epsilon) to a noisy row count "
-                f"N (discrete Laplace), then {float(each):.6g} to one mechanism for all levels, "
-                f"the tree if {_per_row(each, r)} N < {TREE_AUTO_LIMIT}, else the joint mechanism"
+                f"{float(eps_count):.6g} ({TREE_COUNT_FRACTION} of epsilon) to {counted}, then "
+                f"{float(each):.6g} to one mechanism for all levels, the tree if "
+                f"{_per_row(each, r)} N < {TREE_AUTO_LIMIT}, else the joint mechanism"
             )
 
             def run(values: F64) -> list[float]:
-                noisy_n = int(noisy_count(int(values.shape[0])))
+                if grains is None:
+                    noisy_n = int(noisy_count(int(values.shape[0])))
+                    counted_line = (
+                        f"noisy row count N = {noisy_n} (discrete Laplace of scale "
+                        f"{float(count_scale):.6g}, released)"
+                    )
+                    picked_joint = joint_plan
+                else:
+                    noisy_n, picked_joint, counted_line = grains.run(values)
                 # the rule reads the row-level epsilon of the mechanism that runs (eps / r)
-                plan = tree_plan if (each / r) * noisy_n < TREE_AUTO_LIMIT else joint_plan
+                plan = tree_plan if (each / r) * noisy_n < TREE_AUTO_LIMIT else picked_joint
                 assert plan is not None
                 late.append(plan)
                 late_count.append(noisy_n)
                 late_notes.append(
-                    f"noisy row count N = {noisy_n} (discrete Laplace of scale "
-                    f"{float(count_scale):.6g}, released), {_per_row(each, r)} N "
+                    f"{counted_line}, {_per_row(each, r)} N "
                     f"{'<' if plan is tree_plan else '>='} {TREE_AUTO_LIMIT}: "
                     f"{'the tree' if plan is tree_plan else 'the joint mechanism'} "
                     "(docs/quantiles.md, 'Choosing the method')"

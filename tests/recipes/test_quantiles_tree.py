@@ -233,6 +233,12 @@ def test_auto_rule_reads_only_the_noisy_count(monkeypatch):
     the same choice on different rows with the same n, and it flips at eps' N = 700."""
     noise = [0]
     monkeypatch.setattr(recipe, "make_laplace", lambda *a, **k: lambda n: n + noise[0])
+    # float rows: the count is the sum of the noisy grain histogram (all rows in bin 0 here)
+    monkeypatch.setattr(
+        recipe,
+        "make_grain_histogram",
+        lambda bounds, ks, *a, **k: lambda v: [len(v) + noise[0]] + [0] * len(ks),
+    )
 
     def picked(rows, eps):
         frame = pd.DataFrame({"v": rows})
