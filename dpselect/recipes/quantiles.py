@@ -497,6 +497,8 @@ class _GrainPlan:
                                               max_rows=max_rows)  # fmt: skip
         self.scale = max_rows / eps_count
         self.public = public
+        #: what the last run released: the noisy bins, the grids and the grid read from them
+        self.released: dict[str, Any] = {}
         self.plans: dict[int, _Plan] = {}
         for k in self.exponents:
             grid = Fraction(10) ** k
@@ -512,6 +514,11 @@ class _GrainPlan:
         noisy = [int(c) for c in self.histogram(values)]
         k = recorded_exponent(noisy, self.exponents)
         plan = self.public if k is None else self.plans[k]
+        self.released = {
+            "noisy_counts": noisy,
+            "grids": [float(Fraction(10) ** e) for e in self.exponents],
+            "recording_grid": None if k is None else float(Fraction(10) ** k),
+        }
         grids = ", ".join(f"{float(Fraction(10) ** k):g}" for k in self.exponents)
         found = (
             "no recording grid (the default resolution from the bounds and epsilon)"
@@ -732,6 +739,7 @@ def quantile(
     late: list[_Plan] = []  # "count": the plan picked after the noisy count (in release)
     late_notes: list[str] = []
     late_count: list[int] = []
+    late_grains: list[dict[str, Any]] = []  # the released grain histogram, if one was drawn
     if chosen in ("joint", "tree", "count"):
         assert lo_hi is not None
         each = eps
@@ -788,6 +796,7 @@ def quantile(
                     picked_joint = joint_plan
                 else:
                     noisy_n, picked_joint, counted_line = grains.run(values)
+                    late_grains.append(grains.released)
                 # the rule reads the row-level epsilon of the mechanism that runs (eps / r)
                 plan = tree_plan if (each / r) * noisy_n < TREE_AUTO_LIMIT else picked_joint
                 assert plan is not None
@@ -919,6 +928,8 @@ def quantile(
             if grid_note is not None:
                 acc = [*acc, _grid_line(grid_note, late[0].name)]
             params.update(method=late[0].name, resolution=res, noisy_rows=late_count[0])
+            if late_grains:
+                params.update(grain_histogram=late_grains[0])
         return QuantileResult(
             q=given,
             values=released,
@@ -1476,8 +1487,11 @@ def _count_rule_statements(inner: float, q: Any, options: dict[str, Any]) -> tup
     joint = _joint_plan(lo_hi, levels, each, conf, options.get("resolution"), False, None, None)
     mechanism = (
         f"the tree or the joint mechanism, chosen in each group by a noisy row count paid with "
-        f"{TREE_COUNT_FRACTION} of epsilon_g (docs/quantiles.md, 'Choosing the method'; each "
-        f"group's result names its own): {tree.text}; or {joint.text}"
+        f"{TREE_COUNT_FRACTION} of epsilon_g (without a declared resolution, the sum of a "
+        "noisy histogram of the rows' decimal grain, which also gives the joint mechanism the "
+        "rows' recording grid: docs/quantiles.md, 'The recording grid of a float column'; "
+        "'Choosing the method'; each group's result names its own): "
+        f"{tree.text}; or {joint.text}"
     )
     accuracy = (
         "the statement of the mechanism the group's noisy row count chose: with the tree, "

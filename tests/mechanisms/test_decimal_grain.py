@@ -148,6 +148,7 @@ def test_auto_quantiles_of_float_prices_come_back_on_their_grid():
     assert "recording grid 1 (resolution 0.5)" in r.notes[-1] and r.resolution == 0.5
     assert all(v == round(v) for v in r.values)
     assert "grain" in r.budget_split and r.parameters["noisy_rows"] > 0
+    assert r.parameters["grain_histogram"]["recording_grid"] == 1.0
     typed = quantile(pd.DataFrame({"p": prices.astype(np.int64)}), "p", [0.25, 0.5, 0.75], 1.0,
                      bounds=(0, 20000), source=InsecureSeededSource(3))  # fmt: skip
     assert "grain" not in typed.budget_split and typed.resolution == 0.5  # the schema says 1
@@ -155,3 +156,16 @@ def test_auto_quantiles_of_float_prices_come_back_on_their_grid():
                     [0.25, 0.5, 0.75], 1.0, bounds=(0, 20000),
                     source=InsecureSeededSource(3))  # fmt: skip
     assert "no recording grid" in cont.notes[-1] and cont.resolution == 5.0
+
+
+def test_each_group_of_a_grouped_release_reads_its_own_grid():
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(
+        {"g": np.repeat(["a", "b"], 5000),
+         "v": np.concatenate([np.round(rng.lognormal(7, 0.8, 5000)),
+                              np.round(rng.uniform(0, 100, 5000), 1)])}
+    )  # fmt: skip
+    r = quantile(frame, "v", [0.25, 0.5, 0.75], 2.0, bounds=(0, 20000), by="g",
+                 groups=["a", "b"], source=InsecureSeededSource(5))  # fmt: skip
+    assert "decimal grain" in r.mechanism
+    assert [g.resolution for g in r.releases] == [0.5, 0.05]
