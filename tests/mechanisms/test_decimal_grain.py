@@ -169,3 +169,16 @@ def test_each_group_of_a_grouped_release_reads_its_own_grid():
                  groups=["a", "b"], source=InsecureSeededSource(5))  # fmt: skip
     assert "decimal grain" in r.mechanism
     assert [g.resolution for g in r.releases] == [0.5, 0.05]
+
+
+def test_with_a_privacy_unit_the_histogram_counts_kept_rows_at_scale_r_over_eps_c():
+    """Each person keeps at most r rows: the histogram of the kept rows moves by at most r in
+    L1 per person, and its noise has scale r / (eps / 20)."""
+    rng = np.random.default_rng(6)
+    frame = pd.DataFrame({"user": np.repeat(np.arange(4000), 5),
+                          "v": np.round(rng.uniform(0, 1000, 20000), 1)})  # fmt: skip
+    r = quantile(frame, "v", [0.25, 0.5, 0.75], 1.0, bounds=(0, 1000), privacy_unit="user",
+                 max_rows=3, source=InsecureSeededSource(7))  # fmt: skip
+    assert "discrete Laplace of scale 60," in r.notes[-1]
+    assert abs(r.parameters["noisy_rows"] - 12000) < 60 * 30  # 4,000 persons x 3 kept rows
+    assert r.parameters["grain_histogram"]["recording_grid"] == 0.1 and r.resolution == 0.05
