@@ -245,6 +245,7 @@ while True:
 """
 
 
+@pytest.mark.slow  # long: run by .ci/run's `pytest -m slow`
 def test_sigkill_at_random_points_loses_no_committed_charge(path):
     Ledger.create(path, 1e6)
     rng = random.Random(20261120)

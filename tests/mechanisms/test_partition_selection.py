@@ -241,6 +241,7 @@ def test_discrete_gaussian_tail_closed_form_for_large_sigma(sigma, m):
     assert discrete_gaussian_tail(Fraction(sigma) ** 2, int(sigma / 2)) == 0.5
 
 
+@pytest.mark.slow  # long: run by .ci/run's `pytest -m slow`
 def test_gaussian_threshold_plan_is_fast_for_tiny_epsilon():
     """sigma near 10^5 (epsilon 0.001, c = 256): the threshold search was 110 s with sums."""
     import time

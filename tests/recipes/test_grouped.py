@@ -223,6 +223,7 @@ def test_cli_top_k_by_group(tmp_path):
     assert keys.returncode == 0, keys.stderr
 
 
+@pytest.mark.slow  # long: run by .ci/run's `pytest -m slow`
 def test_each_groups_accuracy_statement_holds_by_simulation():
     """Every group's noisy counts are within the stated half-width of the true counts, all
     at once, with probability at least 95% (the statement of the Laplace histogram at the

@@ -80,6 +80,7 @@ def test_hypothesis_errors(hypotheses, match):
         select_hypothesis([0.1], [0], hypotheses, 1.0)
 
 
+@pytest.mark.slow  # long: run by .ci/run's `pytest -m slow`
 def test_theorem_6_holds_statistically_on_a_threshold_class():
     """Realizable threshold class: n from pac_sample_size gives error <= alpha w.p. 95%."""
     alpha, eps, conf = 0.1, 1.0, 0.95
