@@ -43,8 +43,9 @@ Gumbel, scale 1, exactly ``P ∝ exp(float log-weight)``) and the points with
 **Ties: a public resolution** ``w`` (default: half the power of ten at most ``(hi - lo) / (600
 max(1, epsilon))``, from the bounds and epsilon only; :func:`joint_resolution`). Before the
 intervals are formed, each row is clamped, rounded to the lattice ``lo + i w / G`` and moved by its
-own random amount, one of ``G = JOINT_SUBPOINTS`` points symmetric in ``(-w, w)`` chosen by 5
-fresh bits of the source (12 rows to a word, :func:`joint_move_words`), and is reflected at the
+own random amount, one of ``G`` points symmetric in ``(-w, w)`` (``G = 16``, ``32`` above a per-row
+epsilon of 2: :func:`joint_subpoints`) chosen by ``log2(G)`` fresh bits of the source (16 or 12
+rows to a word, :func:`joint_move_words`), and is reflected at the
 bounds (then clamped against float rounding; :func:`joint_moved_intervals`): a block of rows on a
 bound stays within ``w`` of it, and the rows land on at most ``G (hi - lo) / w + 2 G`` points,
 counted in one pass. This is a
@@ -97,6 +98,8 @@ from .validate import check_epsilon
 __all__ = [
     "JOINT_CAP",
     "JOINT_LOG_ERROR",
+    "JOINT_FINE_EPSILON",
+    "JOINT_FINE_SUBPOINTS",
     "JOINT_SUBPOINTS",
     "MAX_JOINT_LEVELS",
     "draw_state",
@@ -109,6 +112,7 @@ __all__ = [
     "joint_moved_intervals",
     "joint_rounding_loss",
     "joint_sensitivity",
+    "joint_subpoints",
     "make_joint_quantiles",
     "recorded_resolution",
 ]
@@ -249,26 +253,57 @@ def joint_intervals(values: Any, lo: float, hi: float) -> tuple[F64, I64, int]:
     return edges, counts, int(x.shape[0])
 
 
-#: The moves of a row: ``JOINT_SUBPOINTS`` equally likely points in ``(-w, w)`` (a power of 2).
-JOINT_SUBPOINTS = 32
+#: The moves of a row: ``JOINT_SUBPOINTS`` equally likely points in ``(-w, w)`` (a power of 2,
+#: at least 2) at a per-row epsilon up to ``JOINT_FINE_EPSILON``; ``JOINT_FINE_SUBPOINTS`` above
+#: (:func:`joint_subpoints`). A public constant of the tie handling: the privacy proof holds for
+#: any ``G`` (a random map of each row on its own), the law and the time depend on it
+#: (docs/quantiles.md, "Ties"). The dynamic program runs over the occupied lattice points, up to
+#: ``G (hi - lo) / w``, so its time is about linear in ``G``; a tied block of ``k`` rows is
+#: spread over ``G`` points (``G / 2`` on a bound), ``k / G`` rows each, the steps of rank the
+#: quantiles inside it can take, which cost ``epsilon`` times more score the larger epsilon.
+#: Measured (``bench/bench_joint_subpoints.py``, docs/performance.md): 16 is the smallest ``G``
+#: with no loss beyond the runs' 95% intervals on 20 columns at epsilon 0.1, 1 and 4 and on the
+#: tie test at epsilon 2; 8 loses on Seattle precipitation (57% of the rows on the bound 0:
+#: 5.5 against 0.10 at epsilon 1), 4 also on flight distances; at epsilon 5 the tie test's
+#: median (43 of 99 rows at 12.5) comes back exact in 94% of 1000 runs with 16 and 99% with 32.
+JOINT_SUBPOINTS = 16
+#: ``G`` above ``JOINT_FINE_EPSILON``.
+JOINT_FINE_SUBPOINTS = 32
+#: The per-row epsilon above which the moves take ``JOINT_FINE_SUBPOINTS`` points (measured:
+#: no loss with 16 at 2, a loss at 5 on the tie test; a threshold fitted between them).
+JOINT_FINE_EPSILON = 2
+
+
+def joint_subpoints(epsilon: Any = None) -> int:
+    """``G`` for a per-row ``epsilon`` (public): ``JOINT_SUBPOINTS``, or
+    ``JOINT_FINE_SUBPOINTS`` above ``JOINT_FINE_EPSILON`` (``None``: ``JOINT_SUBPOINTS``)."""
+    if epsilon is not None and Fraction(epsilon) > JOINT_FINE_EPSILON:
+        return JOINT_FINE_SUBPOINTS
+    return JOINT_SUBPOINTS
 
 
 #: Moves read from one 64-bit word of the source: ``64 // log2(JOINT_SUBPOINTS)`` fields.
 MOVES_PER_WORD = 64 // (JOINT_SUBPOINTS.bit_length() - 1)
 
 
-def joint_move_words(source: RandomSource | None, n: int) -> npt.NDArray[np.uint64]:
+def joint_move_words(
+    source: RandomSource | None, n: int, subpoints: int | None = None
+) -> npt.NDArray[np.uint64]:
     """``n`` words for :func:`joint_moved_intervals`, whose top ``log2(G)`` bits are the rows'
-    moves ``t`` (the other bits 0), read ``MOVES_PER_WORD`` to a word of the source.
+    moves ``t`` (the other bits 0), read ``64 // log2(G)`` to a word of the source
+    (``MOVES_PER_WORD`` for the default ``G``; ``subpoints``: ``G``, default
+    ``JOINT_SUBPOINTS``).
 
-    Word ``k`` of the source gives rows ``MOVES_PER_WORD k + j``, ``j = 0, 1, ...``, its bits
-    ``64 - 5 (j + 1)`` to ``63 - 5 j`` (``G = 32``; the last 4 bits unused): disjoint bits of
-    independent uniform words, so the moves are independent and uniform on ``0..G-1``, the
-    same law as one word a row (``tests/recipes/test_quantiles_joint.py`` fits it), from an
-    eighth of the random bytes plus ``1 / 12``.
+    Word ``k`` of the source gives rows ``(64 // b) k + j``, ``j = 0, 1, ...``, its bits ``64 -
+    b (j + 1)`` to ``63 - b j`` (``b = log2(G)``; ``G = 16``: 4 bits, 16 rows a word, no bit
+    unused; ``G = 32``: 5 bits, 12 rows, 4 bits unused): disjoint bits of independent uniform
+    words, so the moves are independent and uniform on ``0..G-1``, the same law as one word a
+    row (``tests/mechanisms/test_quantile_joint_moves.py`` fits it), from ``1 / (64 // b)`` of
+    the random bytes.
     """
-    bits = JOINT_SUBPOINTS.bit_length() - 1
-    per = MOVES_PER_WORD
+    g = JOINT_SUBPOINTS if subpoints is None else subpoints
+    bits = g.bit_length() - 1
+    per = 64 // bits
     raw = resolve_source(source).words(-(-n // per))
     fields = np.arange(per, dtype=np.uint64) * np.uint64(bits)
     top = np.uint64(((1 << bits) - 1) << (64 - bits))
@@ -305,11 +340,18 @@ def _lattice_points(
 
 
 def joint_moved_intervals(
-    values: F64, lo: float, hi: float, w: float, words: npt.NDArray[np.uint64]
+    values: F64,
+    lo: float,
+    hi: float,
+    w: float,
+    words: npt.NDArray[np.uint64],
+    subpoints: int | None = None,
 ) -> tuple[F64, I64, int]:
     """:func:`joint_intervals` of the rows, each moved by its own random amount in ``(-w, w)``.
 
-    With ``G = JOINT_SUBPOINTS`` and the lattice ``lo + i d``, ``d = w / G``: a row, clamped
+    With ``G = subpoints`` (default ``JOINT_SUBPOINTS``; the words from
+    :func:`joint_move_words` with the same ``G``) and the lattice ``lo + i d``, ``d = w / G``: a
+    row, clamped
     to the bounds, is rounded to the nearest lattice point (it moves by at most ``d / 2``),
     then moved by ``(2 t + 1 - G) d``, ``t`` the top bits of its own word from the source
     (uniform on ``0..G-1``: ``G`` points symmetric about the row, within ``(1 - 1/G) w``), and
@@ -320,7 +362,7 @@ def joint_moved_intervals(
     The rows land on at most ``G (hi - lo) / w + 2 G`` points, whatever their number: the
     intervals come from counting rows per point (one pass, no sort of the rows).
     """
-    g = JOINT_SUBPOINTS
+    g = JOINT_SUBPOINTS if subpoints is None else subpoints
     d = w / g
     top = math.floor((hi - lo) / d)  # lattice points lo + i d <= hi (up to float rounding)
     values = np.asarray(values, dtype=np.float64).ravel()
@@ -1050,14 +1092,15 @@ def make_joint_quantiles(
     plan = _Plan(levels, row_eps)
     w = joint_resolution(resolution, lo, hi, row_eps)
     step = decimal_step(w) if w > 0 else None
+    g = joint_subpoints(row_eps)
 
     def function(values: Any) -> list[float]:
         x = np.asarray(values, dtype=np.float64).ravel()  # read, never changed
         if bool(np.isnan(x).any()):
             x = x[~np.isnan(x)]
         if w > 0 and x.shape[0] > 0:
-            words = joint_move_words(source, x.shape[0])
-            edges, counts, n = joint_moved_intervals(x, lo, hi, w, words)
+            words = joint_move_words(source, x.shape[0], g)
+            edges, counts, n = joint_moved_intervals(x, lo, hi, w, words, g)
         else:
             edges, counts, n = joint_intervals(x, lo, hi)
         bc = counts * plan.denom
