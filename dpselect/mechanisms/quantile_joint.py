@@ -97,9 +97,9 @@ from .validate import check_epsilon
 
 __all__ = [
     "JOINT_CAP",
-    "JOINT_LOG_ERROR",
     "JOINT_FINE_EPSILON",
     "JOINT_FINE_SUBPOINTS",
+    "JOINT_LOG_ERROR",
     "JOINT_SUBPOINTS",
     "MAX_JOINT_LEVELS",
     "draw_state",
