@@ -262,7 +262,7 @@ def joint_intervals(values: Any, lo: float, hi: float) -> tuple[F64, I64, int]:
 #: spread over ``G`` points (``G / 2`` on a bound), ``k / G`` rows each, the steps of rank the
 #: quantiles inside it can take, which cost ``epsilon`` times more score the larger epsilon.
 #: Measured (``bench/bench_joint_subpoints.py``, docs/performance.md): 16 is the smallest ``G``
-#: with no loss beyond the runs' 95% intervals on 20 columns at epsilon 0.1, 1 and 4 and on the
+#: with no loss beyond the runs' 95% intervals on 17 columns at epsilon 0.1, 1, 2 and 4 and on the
 #: tie test at epsilon 2; 8 loses on Seattle precipitation (57% of the rows on the bound 0:
 #: 5.5 against 0.10 at epsilon 1), 4 also on flight distances; at epsilon 5 the tie test's
 #: median (43 of 99 rows at 12.5) comes back exact in 94% of 1000 runs with 16 and 99% with 32.
