@@ -1,6 +1,7 @@
 """Deciles of 10^6 floats in memory: every method against DuckDB, OpenDP and diffprivlib, one run.
 
-Run: ``python bench/bench_deciles_memory.py [--rows 1000000] [--repeats 5] [--no-peers]``.
+Run: ``python bench/bench_deciles_memory.py [--rows 1000000] [--repeats 5] [--no-peers]
+[--methods auto tree ...]``.
 
 A row of issue 25's table: deciles (0.1, ..., 0.9) of ``rows`` float64 values (normal, mean
 100, sd 15, fixed seed) held in memory as a NumPy array, at epsilon 1 with bounds (0, 200).
@@ -43,6 +44,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-peers", action="store_true", help="skip OpenDP and diffprivlib")
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     args = parser.parse_args()
     x = np.random.default_rng(20261125).normal(100.0, 15.0, args.rows)
     con = duckdb.connect()
@@ -52,7 +54,7 @@ def main() -> None:
     jobs: dict[str, Callable[[], Any]] = {
         "DuckDB quantile_cont (baseline)": lambda: con.execute(sql).fetchall()
     }
-    for method in METHODS:
+    for method in args.methods:
         if method == "candidates":
             jobs["dpselect quantile, candidates (1,001)"] = lambda: quantile(
                 x, None, DECILES, 1.0, candidates=candidates

@@ -43,8 +43,9 @@ Gumbel, scale 1, exactly ``P ∝ exp(float log-weight)``) and the points with
 **Ties: a public resolution** ``w`` (default: half the power of ten at most ``(hi - lo) / (600
 max(1, epsilon))``, from the bounds and epsilon only; :func:`joint_resolution`). Before the
 intervals are formed, each row is clamped, rounded to the lattice ``lo + i w / G`` and moved by its
-own random amount, one of ``G = JOINT_SUBPOINTS`` points symmetric in ``(-w, w)`` chosen by 5
-fresh bits of the source (12 rows to a word, :func:`joint_move_words`), and is reflected at the
+own random amount, one of ``G`` points symmetric in ``(-w, w)`` (``G = 16``, ``32`` above a per-row
+epsilon of 2: :func:`joint_subpoints`) chosen by ``log2(G)`` fresh bits of the source (16 or 12
+rows to a word, :func:`joint_move_words`), and is reflected at the
 bounds (then clamped against float rounding; :func:`joint_moved_intervals`): a block of rows on a
 bound stays within ``w`` of it, and the rows land on at most ``G (hi - lo) / w + 2 G`` points,
 counted in one pass. This is a
@@ -96,6 +97,8 @@ from .validate import check_epsilon
 
 __all__ = [
     "JOINT_CAP",
+    "JOINT_FINE_EPSILON",
+    "JOINT_FINE_SUBPOINTS",
     "JOINT_LOG_ERROR",
     "JOINT_SUBPOINTS",
     "MAX_JOINT_LEVELS",
@@ -109,6 +112,7 @@ __all__ = [
     "joint_moved_intervals",
     "joint_rounding_loss",
     "joint_sensitivity",
+    "joint_subpoints",
     "make_joint_quantiles",
     "recorded_resolution",
 ]
@@ -249,26 +253,57 @@ def joint_intervals(values: Any, lo: float, hi: float) -> tuple[F64, I64, int]:
     return edges, counts, int(x.shape[0])
 
 
-#: The moves of a row: ``JOINT_SUBPOINTS`` equally likely points in ``(-w, w)`` (a power of 2).
-JOINT_SUBPOINTS = 32
+#: The moves of a row: ``JOINT_SUBPOINTS`` equally likely points in ``(-w, w)`` (a power of 2,
+#: at least 2) at a per-row epsilon up to ``JOINT_FINE_EPSILON``; ``JOINT_FINE_SUBPOINTS`` above
+#: (:func:`joint_subpoints`). A public constant of the tie handling: the privacy proof holds for
+#: any ``G`` (a random map of each row on its own), the law and the time depend on it
+#: (docs/quantiles.md, "Ties"). The dynamic program runs over the occupied lattice points, up to
+#: ``G (hi - lo) / w``, so its time is about linear in ``G``; a tied block of ``k`` rows is
+#: spread over ``G`` points (``G / 2`` on a bound), ``k / G`` rows each, the steps of rank the
+#: quantiles inside it can take, which cost ``epsilon`` times more score the larger epsilon.
+#: Measured (``bench/bench_joint_subpoints.py``, docs/performance.md): 16 is the smallest ``G``
+#: with no loss beyond the runs' 95% intervals on 17 columns at epsilon 0.1, 1, 2 and 4 and on the
+#: tie test at epsilon 2; 8 loses on Seattle precipitation (57% of the rows on the bound 0:
+#: 5.5 against 0.10 at epsilon 1), 4 also on flight distances; at epsilon 5 the tie test's
+#: median (43 of 99 rows at 12.5) comes back exact in 94% of 1000 runs with 16 and 99% with 32.
+JOINT_SUBPOINTS = 16
+#: ``G`` above ``JOINT_FINE_EPSILON``.
+JOINT_FINE_SUBPOINTS = 32
+#: The per-row epsilon above which the moves take ``JOINT_FINE_SUBPOINTS`` points (measured:
+#: no loss with 16 at 2, a loss at 5 on the tie test; a threshold fitted between them).
+JOINT_FINE_EPSILON = 2
+
+
+def joint_subpoints(epsilon: Any = None) -> int:
+    """``G`` for a per-row ``epsilon`` (public): ``JOINT_SUBPOINTS``, or
+    ``JOINT_FINE_SUBPOINTS`` above ``JOINT_FINE_EPSILON`` (``None``: ``JOINT_SUBPOINTS``)."""
+    if epsilon is not None and Fraction(epsilon) > JOINT_FINE_EPSILON:
+        return JOINT_FINE_SUBPOINTS
+    return JOINT_SUBPOINTS
 
 
 #: Moves read from one 64-bit word of the source: ``64 // log2(JOINT_SUBPOINTS)`` fields.
 MOVES_PER_WORD = 64 // (JOINT_SUBPOINTS.bit_length() - 1)
 
 
-def joint_move_words(source: RandomSource | None, n: int) -> npt.NDArray[np.uint64]:
+def joint_move_words(
+    source: RandomSource | None, n: int, subpoints: int | None = None
+) -> npt.NDArray[np.uint64]:
     """``n`` words for :func:`joint_moved_intervals`, whose top ``log2(G)`` bits are the rows'
-    moves ``t`` (the other bits 0), read ``MOVES_PER_WORD`` to a word of the source.
+    moves ``t`` (the other bits 0), read ``64 // log2(G)`` to a word of the source
+    (``MOVES_PER_WORD`` for the default ``G``; ``subpoints``: ``G``, default
+    ``JOINT_SUBPOINTS``).
 
-    Word ``k`` of the source gives rows ``MOVES_PER_WORD k + j``, ``j = 0, 1, ...``, its bits
-    ``64 - 5 (j + 1)`` to ``63 - 5 j`` (``G = 32``; the last 4 bits unused): disjoint bits of
-    independent uniform words, so the moves are independent and uniform on ``0..G-1``, the
-    same law as one word a row (``tests/recipes/test_quantiles_joint.py`` fits it), from an
-    eighth of the random bytes plus ``1 / 12``.
+    Word ``k`` of the source gives rows ``(64 // b) k + j``, ``j = 0, 1, ...``, its bits ``64 -
+    b (j + 1)`` to ``63 - b j`` (``b = log2(G)``; ``G = 16``: 4 bits, 16 rows a word, no bit
+    unused; ``G = 32``: 5 bits, 12 rows, 4 bits unused): disjoint bits of independent uniform
+    words, so the moves are independent and uniform on ``0..G-1``, the same law as one word a
+    row (``tests/mechanisms/test_quantile_joint_moves.py`` fits it), from ``1 / (64 // b)`` of
+    the random bytes.
     """
-    bits = JOINT_SUBPOINTS.bit_length() - 1
-    per = MOVES_PER_WORD
+    g = JOINT_SUBPOINTS if subpoints is None else subpoints
+    bits = g.bit_length() - 1
+    per = 64 // bits
     raw = resolve_source(source).words(-(-n // per))
     fields = np.arange(per, dtype=np.uint64) * np.uint64(bits)
     top = np.uint64(((1 << bits) - 1) << (64 - bits))
@@ -305,11 +340,18 @@ def _lattice_points(
 
 
 def joint_moved_intervals(
-    values: F64, lo: float, hi: float, w: float, words: npt.NDArray[np.uint64]
+    values: F64,
+    lo: float,
+    hi: float,
+    w: float,
+    words: npt.NDArray[np.uint64],
+    subpoints: int | None = None,
 ) -> tuple[F64, I64, int]:
     """:func:`joint_intervals` of the rows, each moved by its own random amount in ``(-w, w)``.
 
-    With ``G = JOINT_SUBPOINTS`` and the lattice ``lo + i d``, ``d = w / G``: a row, clamped
+    With ``G = subpoints`` (default ``JOINT_SUBPOINTS``; the words from
+    :func:`joint_move_words` with the same ``G``) and the lattice ``lo + i d``, ``d = w / G``: a
+    row, clamped
     to the bounds, is rounded to the nearest lattice point (it moves by at most ``d / 2``),
     then moved by ``(2 t + 1 - G) d``, ``t`` the top bits of its own word from the source
     (uniform on ``0..G-1``: ``G`` points symmetric about the row, within ``(1 - 1/G) w``), and
@@ -320,7 +362,7 @@ def joint_moved_intervals(
     The rows land on at most ``G (hi - lo) / w + 2 G`` points, whatever their number: the
     intervals come from counting rows per point (one pass, no sort of the rows).
     """
-    g = JOINT_SUBPOINTS
+    g = JOINT_SUBPOINTS if subpoints is None else subpoints
     d = w / g
     top = math.floor((hi - lo) / d)  # lattice points lo + i d <= hi (up to float rounding)
     values = np.asarray(values, dtype=np.float64).ravel()
@@ -467,8 +509,9 @@ class _Trees:
 
     @classmethod
     def answer_pieces(cls, a: F64, bc: I64, factor: float,
-                      pieces: Sequence[tuple[int, I64, I64]], pivot: I64) -> list[F64]:  # fmt: skip
-        """As :meth:`_BlockedSums.answer_pieces`, kind by kind."""
+                      pieces: Sequence[tuple[int, I64, I64]], pivot: I64,
+                      cache: dict[str, Any] | None = None) -> list[F64]:  # fmt: skip
+        """As :meth:`_BlockedSums.answer_pieces`, kind by kind (``cache`` is not read)."""
         trees = cls(a, bc, factor)
         return [trees.query(_KINDS[k], start, stop, None if k == 0 else pivot)
                 for k, start, stop in pieces]  # fmt: skip
@@ -515,6 +558,21 @@ def _signs(kinds: I64) -> I64:
 _INSIDE_TERMS = 1 << 22
 #: The kinds of range sums, by their index in :meth:`_BlockedSums.query_many`.
 _KINDS = ("plain", "left", "right")
+
+
+class _AcrossPlan:
+    """The public part of one kind's range sums across blocks
+    (:meth:`_BlockedSums._across_plan`): the ranges ``q`` that span two blocks or more and,
+    one entry each, the leaves read in the suffixes and prefixes, the flat indices read in the
+    sparse tables, and the float shift subtracted from each of the four parts (``+inf`` where
+    a range has no such part: the part is ``-inf``)."""
+
+    __slots__ = ("at_prefix", "at_suffix", "first", "kind", "last", "q", "shifts")
+
+    def __init__(self, kind: int, q: I64, first: I64, last: I64, at_suffix: I64,
+                 at_prefix: I64, shifts: F64) -> None:  # fmt: skip
+        self.kind, self.q, self.first, self.last = kind, q, first, last
+        self.at_suffix, self.at_prefix, self.shifts = at_suffix, at_prefix, shifts
 
 
 class _BlockedSums:
@@ -692,95 +750,135 @@ class _BlockedSums:
 
     @classmethod
     def answer_pieces(cls, a: F64, bc: I64, factor: float,
-                      pieces: Sequence[tuple[int, I64, I64]], pivot: I64) -> list[F64]:  # fmt: skip
+                      pieces: Sequence[tuple[int, I64, I64]], pivot: I64,
+                      cache: dict[str, Any] | None = None) -> list[F64]:  # fmt: skip
         """The sums over ``a`` of the ranges ``[start, stop)`` of pieces ``(kind, start, stop)``
         (kinds: indices into ``("plain", "left", "right")``) sharing ``pivot``, built and
         answered at once, one array a piece: the same floats as :meth:`query`. The ranges
         inside one block are summed in the same steps as the blocks' chains when they are at
         most as many as the chains (else they would lengthen every step more than summing
-        them apart costs) and their terms fit in :data:`_INSIDE_TERMS`."""
-        split = [_split_queries(start, stop) for _, start, stop in pieces]
-        count = sum(inside.shape[0] for inside, _ in split)
-        chains = 6 * max(1, -(-a.shape[0] // SUM_BLOCK))
-        fold = 0 < count <= chains and count * SUM_BLOCK <= _INSIDE_TERMS
-        given = None
-        if fold:
-            sign = np.concatenate(
-                [
-                    np.full(inside.shape[0], _signs(np.array([k]))[0])
-                    for (k, _, _), (inside, _) in zip(pieces, split, strict=True)
-                ]
-            )
-            first = np.concatenate([start[inside] for (_, start, _), (inside, _) in
-                                    zip(pieces, split, strict=True)])  # fmt: skip
-            end = np.concatenate([stop[inside] for (_, _, stop), (inside, _) in
-                                  zip(pieces, split, strict=True)])  # fmt: skip
-            at = np.concatenate([pivot[inside] for inside, _ in split])
-            given = (sign, first, end - first, at)
+        them apart costs) and their terms fit in :data:`_INSIDE_TERMS`.
+
+        ``cache``: a dict kept by the caller for calls with the same ``bc``, ``factor``,
+        ``pieces`` and ``pivot`` (the levels of one target gap): the first call stores there
+        what depends on those alone (:meth:`_public_part`), the others read it; the floats
+        are the same either way."""
+        public = cache.get("public") if cache is not None else None
+        if public is None:
+            public = cls._public_part(a.shape[0], pieces, pivot)
+        fold, split, given = public["fold"], public["split"], public["given"]
         sums = cls(a, bc, factor, given)
-        log_b = SUM_BLOCK.bit_length() - 1
+        plans = public.get("plans")
+        if plans is None:
+            plans = public["plans"] = [
+                sums._across_plan(k, start, stop, pivot) for k, start, stop in pieces
+            ]
+            if cache is not None:
+                cache["public"] = public
         out, done = [], 0
         with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
-            for (k, start, stop), (inside, across) in zip(pieces, split, strict=True):
+            for (k, start, stop), inside, plan in zip(pieces, split, plans, strict=True):
                 res = np.full(start.shape[0], -np.inf)
+                res[plan.q] = sums._across_sums(plan)
                 if fold:
                     res[inside] = sums.inside_sums[done : done + inside.shape[0]]
                     done += inside.shape[0]
                 elif inside.shape[0]:
                     signs = np.full(inside.shape[0], _signs(np.array([k]))[0])
                     sums._inside(res, inside, signs, start, stop, pivot)
-                q = np.flatnonzero(across)
-                if q.shape[0]:
-                    res[q] = sums._across(_KINDS[k], k, start[q], stop[q] - 1, pivot[q], log_b)
                 out.append(res)
         return out
 
+    @staticmethod
+    def _public_part(n: int, pieces: Sequence[tuple[int, I64, I64]], pivot: I64) -> dict[str, Any]:
+        """What :meth:`answer_pieces` reads of the pieces alone: each piece's ranges inside
+        one block and across blocks (indices), whether the former are folded into the
+        chains, and if so their ``(sign, start, length, pivot)``."""
+        split = [_split_queries(start, stop)[0] for _, start, stop in pieces]
+        count = sum(inside.shape[0] for inside in split)
+        chains = 6 * max(1, -(-n // SUM_BLOCK))
+        fold = 0 < count <= chains and count * SUM_BLOCK <= _INSIDE_TERMS
+        given = None
+        if fold:
+            sign = np.concatenate(
+                [
+                    np.full(inside.shape[0], _signs(np.array([k]))[0])
+                    for (k, _, _), inside in zip(pieces, split, strict=True)
+                ]
+            )
+            first = np.concatenate([start[inside] for (_, start, _), inside in
+                                    zip(pieces, split, strict=True)])  # fmt: skip
+            end = np.concatenate([stop[inside] for (_, _, stop), inside in
+                                  zip(pieces, split, strict=True)])  # fmt: skip
+            at = np.concatenate([pivot[inside] for inside in split])
+            given = (sign, first, end - first, at)
+        return {"fold": fold, "split": split, "given": given}
+
     def _across_all(self, res: F64, across: npt.NDArray[np.bool_], kinds: I64, start: I64,
                     stop: I64, pivot: I64) -> None:  # fmt: skip
-        log_b = SUM_BLOCK.bit_length() - 1
-        for k, kind in enumerate(_KINDS):
+        for k in range(len(_KINDS)):
             q = np.flatnonzero(across & (kinds == k))
             if q.shape[0]:
-                res[q] = self._across(kind, k, start[q], stop[q] - 1, pivot[q], log_b)
+                res[q] = self._across_sums(self._across_plan(k, start[q], stop[q], pivot[q]))
 
-    def _across(self, kind: str, k: int, s: I64, e: I64, pivot: I64, log_b: int) -> F64:
-        """The ranges ``[s, e]`` of one kind that span two blocks or more: the suffix of the
-        first block, the table's whole blocks between, the prefix of the last block, each with
-        its reference moved to the pivot (left: from its last leaf; right: from its first)."""
+    def _across_plan(self, k: int, start: I64, stop: I64, pivot: I64) -> _AcrossPlan:
+        """Where the parts of the ranges ``[start, stop)`` of kind ``k`` (an index into
+        ``_KINDS``) that span two blocks or more (``plan.q``) sit, and the shifts that move
+        their references to the pivot: the suffix of the first block, the table's whole blocks
+        between, the prefix of the last block (left: each reference moved from its last leaf;
+        right: from its first). A range with no whole block between, or one only (whose table
+        entry the suffix table holds alone), gets its missing part ``-inf`` (shift ``+inf``),
+        which :func:`logaddexp` leaves exactly as it is: the same floats as summed without it.
+        Integers of ``BC`` and the pivots only, not ``A``: the same for every level with the
+        same target gap (:func:`_forward` keeps it)."""
         b = SUM_BLOCK
+        log_b = b.bit_length() - 1
+        q = np.flatnonzero(_split_queries(start, stop)[1])
+        s, e, pv = start[q], stop[q] - 1, pivot[q]
         bl, br = s >> log_b, e >> log_b
         bcs = self.bc
-        if kind == "plain":
-            total = _lae(self.suffix[k][s], self.prefix[k][e])
-        elif kind == "left":
-            total = _lae(self.suffix[k][s] - self._shift(pivot - bcs[bl * b + b - 1]),
-                              self.prefix[k][e] - self._shift(pivot - bcs[e]))  # fmt: skip
-        else:
-            total = _lae(self.suffix[k][s] - self._shift(bcs[s] - pivot),
-                              self.prefix[k][e] - self._shift(bcs[br * b] - pivot))  # fmt: skip
-        # whole blocks bl + 1 .. br - 1, from the sparse table
-        mq = np.flatnonzero(bl + 1 < br)
-        if mq.shape[0] == 0:
-            return total
-        first, last = bl[mq] + 1, br[mq] - 1
-        one = first == last
+        shifts = np.zeros((4, q.shape[0]))
+        if k == 1:
+            shifts[0] = self._shift(pv - bcs[bl * b + b - 1])
+            shifts[1] = self._shift(pv - bcs[e])
+        elif k == 2:
+            shifts[0] = self._shift(bcs[s] - pv)
+            shifts[1] = self._shift(bcs[br * b] - pv)
+        # whole blocks bl + 1 .. br - 1, from the sparse table (none: both parts -inf)
+        first, last = np.minimum(bl + 1, br - 1), np.maximum(br - 1, bl + 1)
+        none, one = bl + 1 >= br, first == last
         h = np.where(one, 0, self._bits[first ^ last])
         level = np.maximum(h - 1, 0)
         mid = np.where(one, first, (last >> level) << level)
-        part_e = self.suf_table[k][level, first]
-        part_p = self.pre_table[k][level, last]
-        if kind == "left":
-            pm, hi = pivot[mq], self.block_hi
-            part_e = part_e - self._shift(pm - hi[np.maximum(mid - 1, first)])
-            part_p = part_p - self._shift(pm - hi[last])
-        elif kind == "right":
-            pm, lo = pivot[mq], self.block_lo
-            part_e = part_e - self._shift(lo[first] - pm)
-            part_p = part_p - self._shift(lo[mid] - pm)
-        # one block: suf[0, first] is the block itself (mid = first: part_p repeats it)
-        middle = np.where(one, part_e, _lae(part_e, part_p))
-        total[mq] = _lae(total[mq], middle)
-        return total
+        size = self.block_lo.shape[0]
+        first, last, mid = (np.minimum(v, size - 1) for v in (first, last, mid))
+        if k == 1:
+            hi = self.block_hi
+            shifts[2] = self._shift(pv - hi[np.maximum(mid - 1, first)])
+            shifts[3] = self._shift(pv - hi[last])
+        elif k == 2:
+            lo = self.block_lo
+            shifts[2] = self._shift(lo[first] - pv)
+            shifts[3] = self._shift(lo[mid] - pv)
+        shifts[2:, none] = np.inf
+        shifts[3, one] = np.inf  # one block: suf[0, first] is the block itself
+        return _AcrossPlan(k, q, s, e, level * size + first, level * size + last, shifts)
+
+    def _across_sums(self, plan: _AcrossPlan) -> F64:
+        """The sums of the ranges ``plan.q`` of :meth:`_across_plan` over this structure's
+        ``A``."""
+        k, shifts = plan.kind, plan.shifts
+        head = self.suffix[k].take(plan.first)
+        tail = self.prefix[k].take(plan.last)
+        part_e = self.suf_table[k].ravel().take(plan.at_suffix)
+        part_p = self.pre_table[k].ravel().take(plan.at_prefix)
+        if k:
+            head -= shifts[0]
+            tail -= shifts[1]
+        part_e -= shifts[2]
+        part_p -= shifts[3]
+        total = _lae(head, tail, out=head)
+        return _lae(total, _lae(part_e, part_p, out=part_e), out=total)
 
     def _inside(self, res: F64, q: I64, sign: I64, start: I64, stop: I64, pivot: I64) -> None:
         """Ranges inside one block (``q``, of signs ``sign``): summed leaf by leaf (at most
@@ -830,15 +928,17 @@ def _transition(
     factor: float,
     x_cap: int,
     cuts: tuple[I64, ...] | None = None,
+    cache: dict[str, Any] | None = None,
 ) -> F64:
     """``log sum_{i' < i} exp(beta[i'] - min(T, c |bc[i] - bc[i'] - target|))`` for every i
-    (``cuts``: :func:`_range_cuts` of the same arguments, if already known)."""
+    (``cuts``: :func:`_range_cuts` of the same arguments, if already known; ``cache``: kept by
+    the caller for the levels of one target gap, :meth:`_BlockedSums.answer_pieces`)."""
     n = bc.shape[0]
     pivot, k1, k2, k3, idx = _range_cuts(bc, target, x_cap) if cuts is None else cuts
     # the four pieces: capped left, uncapped left, uncapped right, capped right
     zero = np.zeros(n, dtype=np.int64)
     pieces = ((0, zero, k1), (1, k1, k2), (2, k2, k3), (0, k3, idx))
-    parts = _BlockedSums.answer_pieces(beta, bc, factor, pieces, pivot)
+    parts = _BlockedSums.answer_pieces(beta, bc, factor, pieces, pivot, cache)
     cap = float(JOINT_CAP)
     out: F64 = _lae(_lae(parts[0] - cap, parts[1]), _lae(parts[2], parts[3] - cap))
     return out
@@ -872,14 +972,18 @@ def _forward(
         np.array([g * n for g in plan.gaps], dtype=np.int64), plan.factor, plan.x_cap
     )
     alpha1[0] = loglen - _kernel(bc - plan.gaps[0] * n, plan.factor, plan.x_cap)
-    cuts: dict[int, tuple[I64, ...]] = {}  # by target gap: deciles have one
+    # by target gap (deciles have one): the range cuts, and what the range sums read of them
+    cuts: dict[int, tuple[I64, ...]] = {}
+    caches: dict[int, dict[str, Any]] = {}
     for j in range(1, m):
         with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
             beta = _beta(plan, alpha1, self_cost, loglen, j - 1)
             target = plan.gaps[j] * n
             if target not in cuts:
                 cuts[target] = _range_cuts(bc, target, plan.x_cap)
-            step = _transition(beta, bc, target, plan.factor, plan.x_cap, cuts[target])
+                caches[target] = {}
+            step = _transition(beta, bc, target, plan.factor, plan.x_cap, cuts[target],
+                               caches[target])  # fmt: skip
         alpha1[j] = loglen + step
         if progress is not None:
             progress(j / m)
@@ -988,14 +1092,15 @@ def make_joint_quantiles(
     plan = _Plan(levels, row_eps)
     w = joint_resolution(resolution, lo, hi, row_eps)
     step = decimal_step(w) if w > 0 else None
+    g = joint_subpoints(row_eps)
 
     def function(values: Any) -> list[float]:
         x = np.asarray(values, dtype=np.float64).ravel()  # read, never changed
         if bool(np.isnan(x).any()):
             x = x[~np.isnan(x)]
         if w > 0 and x.shape[0] > 0:
-            words = joint_move_words(source, x.shape[0])
-            edges, counts, n = joint_moved_intervals(x, lo, hi, w, words)
+            words = joint_move_words(source, x.shape[0], g)
+            edges, counts, n = joint_moved_intervals(x, lo, hi, w, words, g)
         else:
             edges, counts, n = joint_intervals(x, lo, hi)
         bc = counts * plan.denom

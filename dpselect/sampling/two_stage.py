@@ -22,7 +22,7 @@ from .noisy_max import noisy_argmax
 from .source import RandomSource, resolve_source
 from .uniform import bernoulli_from_balls
 
-__all__ = ["draw_state", "exp_sum_ball", "share_bound"]
+__all__ = ["HEAVY_GAP", "draw_state", "exp_sum_ball", "share_bound"]
 
 F64 = npt.NDArray[np.float64]
 
@@ -63,24 +63,62 @@ def share_bound(near: F64, far: F64) -> float:
     return max(math.exp(log_p) * (1 + 2.0**-40), 5e-324)
 
 
-def draw_state(weights: F64, source: RandomSource | None) -> int:
+#: States of row 0 lighter than its heaviest by more than this many nats are drawn apart, by a
+#: second trial (:func:`draw_state`): their share is at most ``N e^-40`` for ``N`` states.
+HEAVY_GAP = 40.0
+
+
+def draw_state(weights: F64, source: RandomSource | None, heavy_gap: float = HEAVY_GAP) -> int:
     """The flat index of ``weights`` (``(R, k)``, log-weights, ``-inf`` for none) drawn with
-    probability ``exp(weights) / sum exp(weights)``, exactly, in two stages.
+    probability ``exp(weights) / sum exp(weights)``, exactly, in stages.
 
     Row 0 (the states with ``r = 1``: a new interval) holds nearly all the mass once ``n`` is
     large, since every repeat pays the self cost ``min(T, c g n)`` (``T`` for ``c g n >= T``).
     So the draw is in rows ``1..R-1`` with probability ``p = Z_far / (Z_near + Z_far)`` (sums
-    of ``exp`` of each part), an exact Bernoulli trial (:func:`bernoulli_from_balls`: first the
-    ball ``[0, p_ub]`` of :func:`share_bound`, then balls from float sums with a rigorous radius,
-    :func:`exp_sum_ball`, then arb at growing precision, each only when the uniform falls in the
-    previous ball), then the index within the part by
-    :func:`noisy_argmax` (``P ∝ exp(weight)``): the product is the law asked for, with the
-    random words of ``k`` states instead of ``R k`` when the trial says near."""
+    of ``exp`` of each part), an exact Bernoulli trial (:func:`_far_trial`), then the index within
+    the part. Within row 0 the same again: the states lighter than its heaviest by more than
+    ``heavy_gap`` nats (``HEAVY_GAP``) against the others, by a second trial, then
+    :func:`noisy_argmax` (``P ∝ exp(weight)``) within the part chosen. Each stage draws a part
+    with its exact share of the mass and then a state with its exact share of the part: the
+    product is the law asked for, whatever the split (the split, read from the weights, only
+    decides how much work the draw takes), with random words for the few heavy states of row 0
+    instead of all ``R k`` states when both trials say near."""
     src = resolve_source(source)
     near = weights[0]
-    if weights.shape[0] == 1:
-        return int(noisy_argmax(near, 1.0, "gumbel", src))
-    far = weights[1:].ravel()
+    if weights.shape[0] > 1:
+        far = weights[1:].ravel()
+        if _far_trial(near, far, src):
+            return int(near.shape[0]) + int(noisy_argmax(far, 1.0, "gumbel", src))
+    return _draw_row(near, src, heavy_gap)
+
+
+def _draw_row(row: F64, src: RandomSource, heavy_gap: float) -> int:
+    """An index of ``row`` drawn with probability ``exp(row) / sum exp(row)``: its heavy states
+    (within ``heavy_gap`` of its maximum) against the others by :func:`_far_trial`, then
+    :func:`noisy_argmax` within the part chosen."""
+    top = float(row.max()) if row.shape[0] else -math.inf
+    if not math.isfinite(top):
+        return int(noisy_argmax(row, 1.0, "gumbel", src))
+    is_heavy = row >= top - heavy_gap
+    heavy = np.flatnonzero(is_heavy)
+    if heavy.shape[0] == row.shape[0]:
+        return int(noisy_argmax(row, 1.0, "gumbel", src))
+    light = np.flatnonzero(~is_heavy)
+    if _far_trial(row[heavy], row[light], src):
+        return int(light[int(noisy_argmax(row[light], 1.0, "gumbel", src))])
+    return int(heavy[int(noisy_argmax(row[heavy], 1.0, "gumbel", src))])
+
+
+def _far_trial(near: F64, far: F64, src: RandomSource) -> bool:
+    """An exact Bernoulli trial with ``p = Z_far / (Z_near + Z_far)`` (sums of ``exp``;
+    ``-inf`` terms are 0; both empty of mass: never reached by the callers' laws):
+    :func:`bernoulli_from_balls`, first with the ball ``[0, p_ub]`` of :func:`share_bound`,
+    then balls from float sums with a rigorous radius (:func:`exp_sum_ball`), then arb at
+    growing precision, each only when the uniform falls in the previous ball."""
+    if not bool(np.isfinite(near).any()):
+        return True
+    if not bool(np.isfinite(far).any()):
+        return False
     calls = [0]
 
     def probability(prec: int) -> Any:
@@ -97,12 +135,4 @@ def draw_state(weights: F64, source: RandomSource | None) -> int:
         finally:
             ctx.prec = old
 
-    if not bool(np.isfinite(near).any()):
-        go_far = True
-    elif not bool(np.isfinite(far).any()):
-        go_far = False
-    else:
-        go_far = bernoulli_from_balls(probability, src)
-    if go_far:
-        return int(near.shape[0]) + int(noisy_argmax(far, 1.0, "gumbel", src))
-    return int(noisy_argmax(near, 1.0, "gumbel", src))
+    return bool(bernoulli_from_balls(probability, src))

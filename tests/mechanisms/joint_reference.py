@@ -100,7 +100,8 @@ from dpselect.mechanisms.quantile_continuous import (
 # the moves and the states drawn as the module draws them (5 bits a move; the states in two
 # stages): the same laws as this reference's one word a row and one noisy_argmax, so that the
 # releases stay comparable bit for bit
-from dpselect.mechanisms.quantile_joint import joint_move_words
+from dpselect.mechanisms.quantile_joint import JOINT_SUBPOINTS as _module_subpoints
+from dpselect.mechanisms.quantile_joint import joint_move_words, joint_subpoints
 from dpselect.mechanisms.quantile_recursive import sorted_levels
 from dpselect.mechanisms.quantile_score import MAX_DENOMINATOR, pure_dp_on_rows, unit_epsilon
 from dpselect.mechanisms.validate import check_epsilon
@@ -223,12 +224,19 @@ def joint_intervals(values: Any, lo: float, hi: float) -> tuple[F64, I64, int]:
     return edges, counts, int(x.shape[0])
 
 
-#: The moves of a row: ``JOINT_SUBPOINTS`` equally likely points in ``(-w, w)`` (a power of 2).
-JOINT_SUBPOINTS = 32
+#: The moves of a row: ``JOINT_SUBPOINTS`` equally likely points in ``(-w, w)`` by default: the
+#: module's constants and :func:`joint_subpoints` (parameters of the law, not of the speed-up
+#: this reference checks).
+JOINT_SUBPOINTS = _module_subpoints
 
 
 def joint_moved_intervals(
-    values: F64, lo: float, hi: float, w: float, words: npt.NDArray[np.uint64]
+    values: F64,
+    lo: float,
+    hi: float,
+    w: float,
+    words: npt.NDArray[np.uint64],
+    subpoints: int | None = None,
 ) -> tuple[F64, I64, int]:
     """:func:`joint_intervals` of the rows, each moved by its own random amount in ``(-w, w)``.
 
@@ -244,7 +252,7 @@ def joint_moved_intervals(
     intervals come from counting rows per point (one pass, no sort of the rows).
     """
     x = np.clip(values, lo, hi)
-    g = JOINT_SUBPOINTS
+    g = JOINT_SUBPOINTS if subpoints is None else subpoints
     d = w / g
     top = math.floor((hi - lo) / d)  # lattice points lo + i d <= hi (up to float rounding)
     lattice = np.rint((x - lo) / d).astype(np.int64)
@@ -725,10 +733,12 @@ def make_joint_quantiles(
         x = np.array(values, dtype=np.float64).ravel()
         x = x[~np.isnan(x)]
         if w > 0 and x.shape[0] > 0:
-            # the moves as the module reads them (5 bits a row, 12 rows a word; the same law as
-            # the word a row this reference read before): the releases stay comparable
-            words = joint_move_words(source, x.shape[0])
-            edges, counts, n = joint_moved_intervals(x, lo, hi, w, words)
+            # the moves as the module reads them (log2(G) bits a row, several rows a word; the
+            # same law as the word a row this reference read before): the releases stay
+            # comparable
+            g = joint_subpoints(row_eps)
+            words = joint_move_words(source, x.shape[0], g)
+            edges, counts, n = joint_moved_intervals(x, lo, hi, w, words, g)
         else:
             edges, counts, n = joint_intervals(x, lo, hi)
         bc = counts * plan.denom

@@ -2,7 +2,8 @@
 
 ``draw_state`` draws a flat index of a ``(R, k)`` matrix of log-weights with probability
 ``exp(w) / sum exp(w)``: first row 0 or the other rows by an exact Bernoulli trial (float sums
-with a rigorous radius, arb when needed), then the index within the part. Statistical tests at a
+with a rigorous radius, arb when needed), within row 0 its heavy or its light states by a second
+trial, then the index within the part. Statistical tests at a
 false-failure rate of 1e-6 (tests/gof.py), each shown to fail on a broken variant.
 """
 
@@ -53,6 +54,42 @@ def test_two_stage_state_draw_without_the_far_rows_fails():
         return int(noisy_argmax(w[0], 1.0, "gumbel", src))
 
     stat, df = chi2_statistic(_counts(broken, 20_000, 2), _probs(WEIGHTS))
+    assert stat > chi2_threshold(df)
+
+
+# row 0 split at a gap of 0.5 nats: heavy {0, -0.3}, light {-1, -1.5, -2, -inf} (29% of row 0)
+SPLIT = np.array([[0.0, -0.3, -1.0, -1.5, -2.0, -np.inf], [-1.0, -2.5, -np.inf, -0.8, -3.0, -1.2]])
+
+
+def _split_counts(draw, runs, seed):
+    src = InsecureSeededSource(seed)
+    picks = [draw(SPLIT, src) for _ in range(runs)]
+    return np.bincount(picks, minlength=SPLIT.size)
+
+
+@pytest.mark.slow
+def test_row_zero_split_by_weight_fits_the_law():
+    """Row 0 drawn in two parts (heavy and light states, a second trial): the same law."""
+    probs = _probs(SPLIT)
+    light = probs[2:5].sum() / probs[:6].sum()
+    assert 0.2 < light < 0.4  # both parts of row 0 matter
+    assert_fits(_split_counts(lambda w, src: draw_state(w, src, heavy_gap=0.5), 20_000, 3), probs)
+
+
+@pytest.mark.slow
+def test_row_zero_split_without_the_light_states_fails():
+    """The same check fails when the second trial never chooses the light states."""
+    from dpselect.sampling import two_stage
+
+    def never_light(w, src):
+        real = two_stage._far_trial
+        two_stage._far_trial = lambda near, far, s: real(near, far, s) if far.size > 4 else False
+        try:
+            return draw_state(w, src, heavy_gap=0.5)
+        finally:
+            two_stage._far_trial = real
+
+    stat, df = chi2_statistic(_split_counts(never_light, 20_000, 4), _probs(SPLIT))
     assert stat > chi2_threshold(df)
 
 
