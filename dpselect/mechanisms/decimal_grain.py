@@ -105,17 +105,25 @@ def on_grid(x: F64, k: int) -> npt.NDArray[np.bool_]:
     """Whether each ``x`` is the float nearest a multiple of ``10^k`` (``|k| <= 22``: the
     power is an exact float, so the division or product by it is correctly rounded and a
     decimal with ``-k`` digits comes back as the float it parses to). NaN and infinities:
-    ``False``."""
+    ``False``. Three passes over ``x`` and one temporary (the few rows that pass are then
+    checked to be finite)."""
     if abs(k) > 22:
         raise ParameterError(f"the grid exponent must lie in [-22, 22], got {k}")
     with np.errstate(invalid="ignore", over="ignore"):
         if k < 0:
             p = float(10 ** (-k))
-            out: npt.NDArray[np.bool_] = np.rint(x * p) / p == x
+            y = np.multiply(x, p)
+            np.rint(y, out=y)
+            y /= p
         else:
             q = float(10**k)
-            out = np.rint(x / q) * q == x
-    out &= np.isfinite(x)  # an infinity passes the comparison: not a multiple of anything
+            y = np.divide(x, q)
+            np.rint(y, out=y)
+            y *= q
+    out: npt.NDArray[np.bool_] = np.equal(y, x)
+    passed = np.flatnonzero(out)
+    if passed.shape[0]:  # an infinity passes the comparison: not a multiple of anything
+        out[passed] = np.isfinite(x[passed])
     return out
 
 
@@ -138,16 +146,15 @@ def grain_counts(values: Any, exponents: list[int]) -> I64:
 
 
 def make_grain_histogram(
-    bounds: tuple[float, float],
     exponents: list[int],
     epsilon: Any,
     *,
     source: RandomSource | None = None,
     max_rows: int = 1,
 ) -> Measurement:
-    """The noisy grain histogram of the rows (module docstring): rows (a 1-D array, clamped
-    to ``bounds``) to ``K + 1`` noisy integer counts, discrete Laplace of scale ``max_rows /
-    epsilon`` each.
+    """The noisy grain histogram of the rows (module docstring): rows (a 1-D array; each row's
+    own value, not clamped) to ``K + 1`` noisy integer counts, discrete Laplace of scale
+    ``max_rows / epsilon`` each.
 
     Privacy map (``SymmetricDistance`` to ``MaxDivergence``): ``d_in * epsilon``, ``d_in``
     counting units of at most ``max_rows`` rows (rows when ``max_rows = 1``). Proof: one unit
@@ -156,7 +163,6 @@ def make_grain_histogram(
     sensitivity (seed 002; :func:`~dpselect.mechanisms.laplace.make_laplace`'s map, checked
     here to be at most ``epsilon``); group privacy for ``d_in`` units.
     """
-    lo, hi = float(bounds[0]), float(bounds[1])
     eps = Fraction(check_epsilon(epsilon))
     per_row = unit_epsilon(eps, max_rows)  # eps / r
     scale = 1 / per_row
@@ -166,8 +172,7 @@ def make_grain_histogram(
     ks = list(exponents)
 
     def function(values: Any) -> list[int]:
-        x = np.clip(np.asarray(values, dtype=np.float64).ravel(), lo, hi)  # NaN stays NaN
-        return [int(v) for v in noise([int(c) for c in grain_counts(x, ks)])]
+        return [int(v) for v in noise([int(c) for c in grain_counts(values, ks)])]
 
     return pure_dp_on_rows(function, eps)
 

@@ -493,7 +493,7 @@ class _GrainPlan:
     ) -> None:
         assert public.w is not None
         self.exponents = grain_exponents(*lo_hi, decimal_step(public.w))
-        self.histogram = make_grain_histogram(lo_hi, self.exponents, eps_count, source=source,
+        self.histogram = make_grain_histogram(self.exponents, eps_count, source=source,
                                               max_rows=max_rows)  # fmt: skip
         self.scale = max_rows / eps_count
         self.public = public

@@ -94,8 +94,7 @@ def test_map_is_epsilon_per_unit_and_noise_has_scale_r_over_epsilon():
     Z standard errors (sd of |Z| is below b): a scale off by a factor 2 is 25 errors away."""
     ks = [-1, 0, 1]
     for r, eps in ((1, Fraction(1, 2)), (3, Fraction(1, 20))):
-        m = make_grain_histogram((0.0, 100.0), ks, eps, max_rows=r,
-                                 source=InsecureSeededSource(r))  # fmt: skip
+        m = make_grain_histogram(ks, eps, max_rows=r, source=InsecureSeededSource(r))
         assert m.map(1) == pytest.approx(float(eps)) and m.map(2) >= 2 * float(eps)
         x = np.arange(0, 100, 0.5)  # grains: .5 on 0.1 only (bin 1), integers on 1 (bin 2)...
         exact = grain_counts(x, ks)
@@ -131,7 +130,7 @@ def test_false_grids_on_continuous_rows_at_the_auto_rules_smallest_n():
         n = math.ceil(700 / (Fraction(95, 100) * eps))
         cont = rng.uniform(0, 200, n)
         tenths = np.round(rng.uniform(0, 200, n), 1)
-        m = make_grain_histogram((0.0, 200.0), ks, eps / 20, source=InsecureSeededSource(7))
+        m = make_grain_histogram(ks, eps / 20, source=InsecureSeededSource(7))
         false = sum(recorded_exponent(m(cont), ks) is not None for _ in range(2000))
         found = sum(recorded_exponent(m(tenths), ks) == -1 for _ in range(2000))
         assert false == 0 and found > 1500

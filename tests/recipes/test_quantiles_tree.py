@@ -237,7 +237,7 @@ def test_auto_rule_reads_only_the_noisy_count(monkeypatch):
     monkeypatch.setattr(
         recipe,
         "make_grain_histogram",
-        lambda bounds, ks, *a, **k: lambda v: [len(v) + noise[0]] + [0] * len(ks),
+        lambda ks, *a, **k: lambda v: [len(v) + noise[0]] + [0] * len(ks),
     )
 
     def picked(rows, eps):
