@@ -41,11 +41,11 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_topk_end_to_end import SEED, make_unit_file, value_names  # noqa: E402
+from bench_topk_end_to_end import SEED, make_unit_file, value_names
 
-from dpselect.data import packed_scores, scores  # noqa: E402
-from dpselect.data.rules import salt_text  # noqa: E402
-from dpselect.data.tables import open_table  # noqa: E402
+from dpselect.data import packed_scores, scores
+from dpselect.data.rules import salt_text
+from dpselect.data.tables import open_table
 
 SALT = 12345
 
@@ -125,9 +125,7 @@ def stages(path: Path, n_values: int) -> dict[str, Callable[[], Any]]:
         "distinct users": q("SELECT count(*) FROM (SELECT DISTINCT user_id FROM data)"),
         "md5 of the users (no scan)": q(f"SELECT sum({seed}) FROM bench_users", params),
         "units table (step 1)": q(units_sql, params),
-        "join candidates": q(
-            "SELECT count(*) FROM data JOIN bench_cands AS c ON data.item = c.v"
-        ),
+        "join candidates": q("SELECT count(*) FROM data JOIN bench_cands AS c ON data.item = c.v"),
         "join candidates + units": q(f"SELECT count(*) FROM ({words_sql})"),
         "  ... streamed as Arrow words": stream,
         "keys + choice (NumPy), m=1": choice(1),

@@ -20,14 +20,18 @@ same seeds, keys and choice, so the same scores for the same salt. Only the plan
    when the word ``m`` places earlier belongs to another unit (one comparison). The key is a
    bijection of the position for a fixed unit (two rounds of ``fmix32``, each invertible),
    so each kept key is turned back into its position (:func:`positions_of_keys`), and
-   ``np.bincount`` gives the scores.
+   ``np.bincount`` gives the scores. For ``m = 1`` no word is held: each batch's keys are
+   folded into a per-unit minimum as they arrive (``np.minimum.at``, :class:`_Smallest`;
+   duplicate rows give equal keys, so the minimum is the smallest distinct key), and the
+   minima are turned back into positions.
 
 For a fixed unit the key is a bijection of the position, so the rule never needs its
 tie-break (the position): ordering the keys is ordering ``(key, position)``.
 
-Memory: 8 bytes per (row, matched position) while the words are collected, one range's copy
-while it is sorted, and DuckDB's table of the units (their value, seed and code). Units are
-processed in passes of at most ``2^32`` codes, each pass reading the data once.
+Memory: for ``m > 1``, 8 bytes per (row, matched position) while the words are collected and
+one range's copy while it is sorted; for ``m = 1``, 9 bytes per unit and thread; and DuckDB's
+table of the units (their value, seed and code). Units are processed in passes of at most
+``2^32`` codes, each pass reading the data once.
 """
 
 from __future__ import annotations

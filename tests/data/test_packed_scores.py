@@ -195,3 +195,15 @@ def test_kept_positions_keeps_the_m_smallest_distinct_keys(m):
         expected += sorted(mine, key=lambda c: bounding_key(salt, str(k), c))[:m]
     assert got == sorted(expected)
     assert len(packed_scores.kept_positions(keyed[:0], seeds, m)) == 0
+
+
+@pytest.mark.parametrize("setting", [True, False])
+def test_the_insertion_order_setting_is_restored(setting):
+    # The words stream unordered; the connection's own setting comes back afterwards.
+    df = pd.DataFrame({"user_id": [1, 1, 2, 3], "site": ["a", "b", "a", "c"]})
+    table = open_table(df)
+    table.connection.execute(f"SET preserve_insertion_order = {str(setting).lower()}")
+    got = packed_scores.packed_candidate_scores(table, "site", SITES, "user_id", 1, 3)
+    assert got.sum() == 3
+    found = table.connection.execute("SELECT current_setting('preserve_insertion_order')")
+    assert found.fetchall()[0][0] == setting
