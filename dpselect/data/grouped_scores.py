@@ -43,8 +43,8 @@ per unit and group).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import ExitStack
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -342,6 +342,28 @@ def _groups_sql(group_match: str, source: str) -> str:
     return f"SELECT {group_match} AS v, CAST(i AS UBIGINT) AS g FROM {source}"
 
 
+#: The temporary tables of the distinct values (``vals``) and of the groups found in the
+#: data (``gvals``) while a query runs.
+_VALUES_TABLE = "dpselect_grouped_values"
+_FOUND_GROUPS_TABLE = "dpselect_found_groups"
+
+
+@contextmanager
+def _temporary_table(table: Table, name: str, sql: str, params: dict[str, Any]) -> Iterator[str]:
+    """The result of ``sql`` as the temporary table ``name`` while in use (dropped after).
+
+    The distinct values (or groups) with their codes and ranks go to a table, not to a
+    ``MATERIALIZED`` CTE: a table's known size makes DuckDB build the join's hash table on
+    it, not on the rows (as :func:`dpselect.data.scores.duckdb_top_values` does; measured in
+    docs/performance.md, "Contribution bounding per privacy unit").
+    """
+    try:
+        table.query(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}", params)
+        yield name
+    finally:
+        table.connection.execute(f"DROP TABLE IF EXISTS {name}")
+
+
 class _Grouped:
     """The public facts of one grouped query, checked (:class:`~dpselect.core.errors.
     DataError` naming the argument): the column's and ``by``'s types, the unit's key column
@@ -527,7 +549,10 @@ def duckdb_grouped_value_counts(
         return out
     col = normalised_sql(f"data.{_quote(column)}", q.col_type)
     by_match, group_match = match_sql(f"data.{_quote(by)}", q.by_type, groups)
-    with candidates_source(table, groups, progress is not None, "groups") as (source, params):
+    with ExitStack() as stack:
+        source, params = stack.enter_context(
+            candidates_source(table, groups, progress is not None, "groups")
+        )
         grps = f"grps AS ({_groups_sql(group_match, source)})"
         if q.unit is None:
             sql = f"""WITH {grps},
@@ -537,16 +562,20 @@ def duckdb_grouped_value_counts(
                           FROM counted JOIN grps ON counted.gv = grps.v GROUP BY 1, 2)"""
         else:
             unit, valid = unit_sql(q.unit, q.unit_type)
-            vals = f"vals AS MATERIALIZED ({_value_ranks_sql(col, q.col_type, column)})"
+            salts = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+            vals = stack.enter_context(_temporary_table(
+                table, _VALUES_TABLE, _value_ranks_sql(col, q.col_type, column),
+                {"salt": salts["salt"]},
+            ))  # fmt: skip
             rows = f"""(SELECT {unit} AS u, grps.g AS g, vals.w AS code, vals.r AS t
                        FROM data JOIN grps ON {by_match} = grps.v
-                            JOIN vals ON {col} = vals.v WHERE {valid})"""
+                            JOIN {vals} AS vals ON {col} = vals.v WHERE {valid})"""
             ctes, final = _kept_cells_sql(rows, q.unit, q.unit_type, g, m, r)
-            sql = f"""WITH {grps}, {vals}, {ctes},
+            sql = f"""WITH {grps}, {ctes},
                 kept AS ({final}),
                 found AS (SELECT kept.g AS g, vals.v AS v, kept.n AS n
-                          FROM kept JOIN vals ON kept.t = vals.r)"""
-            params = params | {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+                          FROM kept JOIN {vals} AS vals ON kept.t = vals.r)"""
+            params = params | salts
         ranked = "row_number() OVER (PARTITION BY g ORDER BY n DESC, v)"
         cut = "" if limit is None else f"WHERE k <= {int(limit)}"
         sql += f"""
@@ -646,10 +675,10 @@ def _kept_group_rows_sql(
     them: the group rule (``$group_salt``) over the unit's distinct groups, then the window of
     :func:`dpselect.data.engines.duckdb.kept_rows_sql` per (unit, group) (``$salt``).
 
-    ``found``: ``grps`` is the CTE ``gvals`` of the groups found in the data (value ``v``,
-    code ``w``, rank ``r``); a group is keyed by its code and ``g`` is its rank
-    (:mod:`dpselect.data.discovered_groups`); the query returns ``(gi, gv, v, n, p)``: the
-    group's rank and value, the number, its rows, and the units keeping the group."""
+    ``found``: ``grps`` is the temporary table of the groups found in the data (value ``v``,
+    code ``w``, rank ``r``; :func:`_found_groups`); a group is keyed by its code and ``g`` is
+    its rank (:mod:`dpselect.data.discovered_groups`); the query returns ``(gi, gv, v, n, p)``:
+    the group's rank and value, the number, its rows, and the units keeping the group."""
     unit, valid = unit_sql(privacy_unit, unit_type)
     code = md5_bits_sql(hashed_text_sql("v", canonical_text_sql("v", "DOUBLE")), 4)
     gk = ", gk" if found else ""
@@ -658,14 +687,14 @@ def _kept_group_rows_sql(
     chosen = "min((x << 32) | g)" if g == 1 else f"unnest(min((x << 32) | g, {g}))"
     kept_groups = f"SELECT u, {chosen} & {M32} AS g FROM {gkeyed} GROUP BY u"
     if found:
-        group_cols, grps_name = "gvals.r AS g, gvals.w AS gk", "gvals"
+        group_cols, grps_name, first = "gvals.r AS g, gvals.w AS gk", f"{grps} AS gvals", ""
     else:
-        group_cols, grps_name = "grps.g AS g", "grps"
+        group_cols, grps_name, first = "grps.g AS g", "grps", f"{grps},"
     ctes = f"""
-        WITH {grps},
+        WITH {first}
              nums AS (SELECT u, g{gk}, v
                       FROM (SELECT {unit} AS u, {group_cols}, {number} AS v
-                            FROM data JOIN {grps_name} ON {by_match} = {grps_name}.v
+                            FROM data JOIN {grps_name} ON {by_match} = {grps_name.split()[-1]}.v
                             WHERE {valid})
                       WHERE v IS NOT NULL AND NOT isnan(v)),
              pairs AS (SELECT u, g{gk}, v, count(*) AS c FROM nums GROUP BY u, g{gk}, v),
@@ -686,7 +715,7 @@ def _kept_group_rows_sql(
         kept AS ({final}),
         persons AS (SELECT CAST(g AS BIGINT) AS g, count(*) AS p FROM kept_groups GROUP BY g)
         SELECT kept.g AS gi, gvals.v AS gv, kept.v AS v, kept.n AS n, persons.p AS p
-        FROM kept JOIN persons ON kept.g = persons.g JOIN gvals ON kept.g = gvals.r"""
+        FROM kept JOIN persons ON kept.g = persons.g JOIN {grps} AS gvals ON kept.g = gvals.r"""
 
 
 # ----------------------------------------------------------------------------------------
@@ -695,23 +724,23 @@ def _kept_group_rows_sql(
 # ----------------------------------------------------------------------------------------
 
 
-def _found_groups_cte(by_col: str, by_type: str, by: str) -> str:
-    """The CTE ``gvals`` of the groups found in the data: each distinct non-NULL value ``v``
-    of ``by`` (as ``by_col`` reads it) with its code ``w`` (group salt, tag ``g``) and rank
-    ``r``."""
-    return f"gvals AS MATERIALIZED ({_value_ranks_sql(by_col, by_type, by, 'g', '$group_salt')})"
+def _found_groups(table: Table, by_col: str, by_type: str, by: str, group_salt: str) -> Any:
+    """The temporary table of the groups found in the data (a context manager yielding its
+    name; :func:`_temporary_table`): each distinct non-NULL value ``v`` of ``by`` (as
+    ``by_col`` reads it) with its code ``w`` (group salt, tag ``g``) and rank ``r``."""
+    sql = _value_ranks_sql(by_col, by_type, by, "g", "$group_salt")
+    return _temporary_table(table, _FOUND_GROUPS_TABLE, sql, {"group_salt": group_salt})
 
 
-def _found_rows_sql(q: _Grouped, by: str, joins: str, item: str) -> tuple[str, str]:
-    """(the CTE ``gvals`` (:func:`_found_groups_cte`), the rows ``(u, g, gc, code, t)``:
-    ``g`` a group's rank, ``gc`` its code)."""
+def _found_rows_sql(q: _Grouped, by: str, gvals: str, joins: str, item: str) -> str:
+    """The rows ``(u, g, gc, code, t)`` (``g`` a group's rank, ``gc`` its code) joined with
+    the groups found in the data (the table ``gvals``, :func:`_found_groups`)."""
     assert q.unit is not None
     by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
     unit, valid = unit_sql(q.unit, q.unit_type)
-    rows = f"""(SELECT {unit} AS u, gvals.r AS g, gvals.w AS gc, {item}
-               FROM data JOIN gvals ON {by_col} = gvals.v {joins}
+    return f"""(SELECT {unit} AS u, gvals.r AS g, gvals.w AS gc, {item}
+               FROM data JOIN {gvals} AS gvals ON {by_col} = gvals.v {joins}
                WHERE {valid})"""
-    return _found_groups_cte(by_col, q.by_type, by), rows
 
 
 def _persons_sql(g: int, m: int, r: int) -> str:
@@ -774,24 +803,34 @@ def duckdb_discovered_value_counts(
                   FROM (SELECT g, v, n, sum(n) OVER (PARTITION BY g) AS persons,
                                row_number() OVER (PARTITION BY g ORDER BY n DESC, v) AS k
                         FROM found)"""
-    else:
-        vals = f"vals AS MATERIALIZED ({_value_ranks_sql(col, q.col_type, column)})"
-        gvals, rows = _found_rows_sql(
-            q, by, f"JOIN vals ON {col} = vals.v", "vals.w AS code, vals.r AS t"
-        )
-        ctes, final = _kept_cells_sql(rows, q.unit, q.unit_type, g, m, r, "gc", True)
-        sql = f"""WITH {gvals}, {vals}, {ctes},
+    cut = "k <= 1" if limit == 0 else ("TRUE" if limit is None else f"k <= {int(limit)}")
+    with ExitStack() as stack:
+        if q.unit is not None:
+            params = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+            by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
+            gvals = stack.enter_context(
+                _found_groups(table, by_col, q.by_type, by, params["group_salt"])
+            )
+            vals = stack.enter_context(_temporary_table(
+                table, _VALUES_TABLE, _value_ranks_sql(col, q.col_type, column),
+                {"salt": params["salt"]},
+            ))  # fmt: skip
+            rows = _found_rows_sql(
+                q, by, gvals, f"JOIN {vals} AS vals ON {col} = vals.v",
+                "vals.w AS code, vals.r AS t",
+            )  # fmt: skip
+            ctes, final = _kept_cells_sql(rows, q.unit, q.unit_type, g, m, r, "gc", True)
+            sql = f"""WITH {ctes},
                 kept AS ({final}),
                 found AS (SELECT kept.g AS g, vals.v AS v, kept.n AS n
-                          FROM kept JOIN vals ON kept.t = vals.r)
+                          FROM kept JOIN {vals} AS vals ON kept.t = vals.r)
                 SELECT ranked.g AS gi, gvals.v AS gv, ranked.v AS v, n, persons, k
                 FROM (SELECT g, v, n, {_persons_sql(g, m, r)} AS persons,
                              row_number() OVER (PARTITION BY g ORDER BY n DESC, v) AS k
-                      FROM found) AS ranked JOIN gvals ON ranked.g = gvals.r"""
-        params = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
-    cut = "k <= 1" if limit == 0 else ("TRUE" if limit is None else f"k <= {int(limit)}")
-    sql = f"SELECT gi, gv, v, n, persons FROM ({sql}) WHERE {cut} ORDER BY gi, n DESC, v"
-    return discovered_from_rows(table.query(sql, params, progress), "values", limit != 0)
+                      FROM found) AS ranked JOIN {gvals} AS gvals ON ranked.g = gvals.r"""
+        sql = f"SELECT gi, gv, v, n, persons FROM ({sql}) WHERE {cut} ORDER BY gi, n DESC, v"
+        found_rows = table.query(sql, params, progress)
+    return discovered_from_rows(found_rows, "values", limit != 0)
 
 
 def duckdb_discovered_candidate_scores(
@@ -836,7 +875,10 @@ def duckdb_discovered_candidate_scores(
     if len(candidates) == 0:
         return DiscoveredGroups([], empty, cells=(empty, empty.copy(), empty.copy()))
     col_match, cand_match = match_sql(f"data.{_quote(column)}", q.col_type, candidates)
-    with candidates_source(table, candidates, progress is not None) as (source, params):
+    with ExitStack() as stack:
+        source, params = stack.enter_context(
+            candidates_source(table, candidates, progress is not None)
+        )
         cands = f"cands AS (SELECT {cand_match} AS v, CAST(i AS UBIGINT) AS i FROM {source})"
         if q.unit is None:
             by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
@@ -850,17 +892,22 @@ def duckdb_discovered_candidate_scores(
                        sum(n) OVER (PARTITION BY gv) AS persons
                 FROM found"""
         else:
-            gvals, rows = _found_rows_sql(
-                q, by, f"JOIN cands ON {col_match} = cands.v",
+            salts = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+            by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
+            gvals = stack.enter_context(
+                _found_groups(table, by_col, q.by_type, by, salts["group_salt"])
+            )
+            rows = _found_rows_sql(
+                q, by, gvals, f"JOIN cands ON {col_match} = cands.v",
                 "cands.i AS code, cands.i AS t",
             )  # fmt: skip
             ctes, final = _kept_cells_sql(rows, q.unit, q.unit_type, g, m, r, "gc", True)
-            sql = f"""WITH {cands}, {gvals}, {ctes},
+            sql = f"""WITH {cands}, {ctes},
                 found AS ({final})
                 SELECT c.g AS gi, gvals.v AS gv, c.t AS t, c.n AS n, persons
                 FROM (SELECT g, t, n, {_persons_sql(g, m, r)} AS persons FROM found) AS c
-                     JOIN gvals ON c.g = gvals.r"""
-            params = params | {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+                     JOIN {gvals} AS gvals ON c.g = gvals.r"""
+            params = params | salts
         found = table.query(f"SELECT gi, gv, t, n, persons FROM ({sql}) ORDER BY gi, t",
                             params, progress)  # fmt: skip
     return discovered_from_rows(found, "cells")
@@ -899,10 +946,13 @@ def duckdb_discovered_values(
         sql = f"""SELECT dense_rank() OVER (ORDER BY g) AS gi, g AS gv, v, n,
                          sum(n) OVER (PARTITION BY g) AS p
                   FROM ({counted})"""
-    else:
-        gvals = _found_groups_cte(by_col, q.by_type, by)
-        sql = _kept_group_rows_sql(gvals, by_col, number, q.unit, q.unit_type, g, rows_cap,
-                                   found=True)  # fmt: skip
-        params = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
-    found = table.query(f"SELECT gi, gv, v, n, p FROM ({sql}) ORDER BY gi, v", params)
+    with ExitStack() as stack:
+        if q.unit is not None:
+            params = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+            gvals = stack.enter_context(
+                _found_groups(table, by_col, q.by_type, by, params["group_salt"])
+            )
+            sql = _kept_group_rows_sql(gvals, by_col, number, q.unit, q.unit_type, g,
+                                       rows_cap, found=True)  # fmt: skip
+        found = table.query(f"SELECT gi, gv, v, n, p FROM ({sql}) ORDER BY gi, v", params)
     return discovered_from_rows(found, "numbers")

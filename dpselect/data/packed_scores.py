@@ -20,20 +20,25 @@ same seeds, keys and choice, so the same scores for the same salt. Only the plan
    when the word ``m`` places earlier belongs to another unit (one comparison). The key is a
    bijection of the position for a fixed unit (two rounds of ``fmix32``, each invertible),
    so each kept key is turned back into its position (:func:`positions_of_keys`), and
-   ``np.bincount`` gives the scores.
+   ``np.bincount`` gives the scores. For ``m = 1`` no word is held: each batch's keys are
+   folded into a per-unit minimum as they arrive (``np.minimum.at``, :class:`_Smallest`;
+   duplicate rows give equal keys, so the minimum is the smallest distinct key), and the
+   minima are turned back into positions.
 
 For a fixed unit the key is a bijection of the position, so the rule never needs its
 tie-break (the position): ordering the keys is ordering ``(key, position)``.
 
-Memory: 8 bytes per (row, matched position) while the words are collected, one range's copy
-while it is sorted, and DuckDB's table of the units (their value, seed and code). Units are
-processed in passes of at most ``2^32`` codes, each pass reading the data once.
+Memory: for ``m > 1``, 8 bytes per (row, matched position) while the words are collected and
+one range's copy while it is sorted; for ``m = 1``, 9 bytes per unit and thread; and DuckDB's
+table of the units (their value, seed and code). Units are processed in passes of at most
+``2^32`` codes, each pass reading the data once.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -205,6 +210,22 @@ def _kept(
     return _positions(np.ascontiguousarray(key), low[k], high[k])
 
 
+@contextmanager
+def _unordered(connection: Any) -> Iterator[None]:
+    """DuckDB's ``preserve_insertion_order`` off while the words stream (restored after).
+
+    The scores are sums over the words, whatever their order, and DuckDB then does not
+    have to keep the scan's order through the parallel joins (measured in
+    docs/performance.md, "Contribution bounding per privacy unit")."""
+    found = connection.execute("SELECT current_setting('preserve_insertion_order')").fetchall()
+    before = bool(found[0][0])
+    connection.execute("SET preserve_insertion_order = false")
+    try:
+        yield
+    finally:
+        connection.execute(f"SET preserve_insertion_order = {str(before).lower()}")
+
+
 def _scaled(progress: Callable[[float], None] | None, lo: float, hi: float) -> Any:
     """``progress`` with ``0 .. 100`` mapped to ``lo .. hi`` (two queries, one bar)."""
     if progress is None:
@@ -269,6 +290,64 @@ class _Collector:
         return self.pool.map(lambda j: self._kept_part(j, m), range(_PARTS))
 
 
+class _Smallest:
+    """Each unit's smallest key over the words of one pass (``m = 1``), no word held.
+
+    :meth:`add` keys a batch of words ``k 2^32 + c`` (:func:`_keyed_words`' arithmetic) and
+    folds it into a per-unit minimum (``np.minimum.at``), on a worker thread with its own
+    array (so two batches are folded at once); :meth:`kept` takes the minimum of the arrays
+    and turns each unit's smallest key back into its position. Duplicate rows give equal
+    keys, so the minimum is each unit's smallest distinct key: :func:`_kept` with ``m = 1``,
+    in memory that does not grow with the rows (two 32-bit words and a flag per unit).
+    """
+
+    def __init__(self, low: npt.NDArray[np.uint32], high: npt.NDArray[np.uint32]) -> None:
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.low, self.high = low, high
+        self.best = [np.full(len(low), M32, dtype=np.uint32) for _ in range(_THREADS)]
+        self.seen = [np.zeros(len(low), dtype=bool) for _ in range(_THREADS)]
+        self.locks = [threading.Lock() for _ in range(_THREADS)]
+        self.pending: list[Any] = []
+        self.count = 0
+        self.pool = ThreadPoolExecutor(_THREADS)
+
+    def __enter__(self) -> _Smallest:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def _fold(self, j: int, words: npt.NDArray[np.uint64]) -> None:
+        c, k = _halves(np.asarray(words, dtype=np.uint64))
+        x = c ^ self.low[k]
+        _fmix32(x)
+        x ^= self.high[k]
+        _fmix32(x)
+        with self.locks[j]:
+            np.minimum.at(self.best[j], k, x)
+            self.seen[j][k] = True
+
+    def add(self, batch: Any) -> None:
+        """Fold one Arrow batch of words ``k 2^32 + c`` (on a worker thread)."""
+        j, self.count = self.count % _THREADS, self.count + 1
+        self.pending.append(self.pool.submit(self._fold, j, batch.column(0).to_numpy()))
+        if len(self.pending) > _THREADS:
+            self.pending.pop(0).result()
+
+    def kept(self) -> npt.NDArray[np.uint32]:
+        """The position each unit with a word keeps."""
+        for future in self.pending:
+            future.result()
+        self.pending.clear()
+        best, seen = self.best[0], self.seen[0]
+        for other_best, other_seen in zip(self.best[1:], self.seen[1:], strict=True):
+            np.minimum(best, other_best, out=best)
+            seen |= other_seen
+        return _positions(best[seen], self.low[seen], self.high[seen])
+
+
 def _part_scores(
     table: Table,
     source: str,
@@ -322,10 +401,15 @@ def _part_scores(
             WHERE {valid} AND {part}
         """
         end = base + _CODES_PER_PASS
+        lo = 30.0 + 70.0 * j / passes
+        step = _scaled(progress, lo, lo + 70.0 / passes)
+        if m == 1:
+            with _Smallest(low[base:end], high[base:end]) as smallest:
+                table.query_batches(sql, params, smallest.add, step, _BATCH_ROWS)
+                out += np.bincount(smallest.kept(), minlength=size)
+            continue
         with _Collector(low[base:end], high[base:end]) as collector:
-            lo = 30.0 + 70.0 * j / passes
-            table.query_batches(sql, params, collector.add,
-                                _scaled(progress, lo, lo + 70.0 / passes), _BATCH_ROWS)  # fmt: skip
+            table.query_batches(sql, params, collector.add, step, _BATCH_ROWS)
             for kept in collector.kept(m):
                 out += np.bincount(kept, minlength=size)
     return out
@@ -384,7 +468,10 @@ def packed_candidate_scores(
     parts = part_count(rows, PACKED_BYTES_PER_ROW, memory_budget(table.connection))
     col_match, cand_match = scores.match_sql(f"data.{_quote(column)}", col_type, candidates)
     try:
-        with scores.candidates_source(table, candidates, progress is not None) as (source, cp):
+        with (
+            _unordered(table.connection),
+            scores.candidates_source(table, candidates, progress is not None) as (source, cp),
+        ):
             for j in range(parts):
                 part = part_filter_sql(unit, parts, j)
                 scores_out += _part_scores(

@@ -102,7 +102,8 @@ def test_packed_plan_equals_the_sql_plan(data):
 
 @pytest.mark.parametrize("m", [1, 2, 5])
 def test_several_passes_and_ranges_of_unit_codes(monkeypatch, m):
-    # Passes of 7 unit codes and ranges of a few codes each: the seams change nothing.
+    # Passes of 7 unit codes, ranges of a few codes each, batches of 64 words (folded on
+    # both threads, m = 1): the seams change nothing.
     rng = np.random.default_rng(m)
     df = pd.DataFrame(
         {
@@ -112,8 +113,9 @@ def test_several_passes_and_ranges_of_unit_codes(monkeypatch, m):
     )
     table = open_table(df)
     expected = duckdb_candidate_scores(table, "site", SITES, "user_id", m, 99)
-    for passes_of in (7, 1 << 32):
+    for passes_of, batch_rows in ((7, 1 << 20), (1 << 32, 1 << 20), (7, 64), (1 << 32, 64)):
         monkeypatch.setattr(packed_scores, "_CODES_PER_PASS", passes_of)
+        monkeypatch.setattr(packed_scores, "_BATCH_ROWS", batch_rows)
         got = packed_scores.packed_candidate_scores(table, "site", SITES, "user_id", m, 99)
         assert list(got) == list(expected)
         assert got.sum() > 0
@@ -193,3 +195,15 @@ def test_kept_positions_keeps_the_m_smallest_distinct_keys(m):
         expected += sorted(mine, key=lambda c: bounding_key(salt, str(k), c))[:m]
     assert got == sorted(expected)
     assert len(packed_scores.kept_positions(keyed[:0], seeds, m)) == 0
+
+
+@pytest.mark.parametrize("setting", [True, False])
+def test_the_insertion_order_setting_is_restored(setting):
+    # The words stream unordered; the connection's own setting comes back afterwards.
+    df = pd.DataFrame({"user_id": [1, 1, 2, 3], "site": ["a", "b", "a", "c"]})
+    table = open_table(df)
+    table.connection.execute(f"SET preserve_insertion_order = {str(setting).lower()}")
+    got = packed_scores.packed_candidate_scores(table, "site", SITES, "user_id", 1, 3)
+    assert got.sum() == 3
+    found = table.connection.execute("SELECT current_setting('preserve_insertion_order')")
+    assert found.fetchall()[0][0] == setting
