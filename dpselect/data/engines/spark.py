@@ -858,6 +858,67 @@ def _value_codes(rows: Any, duck_type: str, salt: int) -> Any:
     return rows.select("v").distinct().select("v", code)
 
 
+def _value_ids(rows: Any, duck_type: str, salt: int) -> Any:
+    """The distinct values of ``rows.v`` with a 64-bit identity ``x = _packed(c, t)``, as
+    ``(v, x)``: ``c`` the value's code (:func:`_value_codes`) and ``t`` its rank among the
+    values of the same code in Spark's order of values (a window partitioned by the code: 0
+    for almost every value).
+
+    For one unit the key is a bijection of the code (:func:`~dpselect.data.rules.bounding_key`),
+    so two values tie on the key only when their codes are equal, and ordering by (key,
+    value), the rule, is ordering by (key, ``t``): :func:`_kept_ids_per_user` chooses on
+    longs instead of values (text, dates, ...), and ``x`` is a bijection of ``(c, t)``, so the
+    values are joined back by ``x`` after counting. No window over all values.
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    codes = _value_codes(rows, duck_type, salt)
+    in_code = sql.Window.partitionBy("c").orderBy(f.col("v").asc())
+    ranked = codes.select("v", "c", (f.row_number().over(in_code) - f.lit(1)).alias("t"))
+    return ranked.select("v", _packed(f.col("c"), f.col("t")).alias("x"))
+
+
+def _kept_ids_per_user(rows: Any, unit_type: str, salt: int, m: int, weighted: bool) -> Any:
+    """The values each user keeps, as their identities ``x`` of :func:`_value_ids` (one row
+    per kept (user, value); with ``weighted`` the column ``w`` of the distinct (user, value)
+    rows carried): the rule of :func:`_kept_per_user` with ``coded=True``.
+
+    ``rows``: columns ``u``, ``x`` (``_packed(c, t)``: the code ``c`` and the tie-break
+    ``t``) and with ``weighted`` ``w``. Each user's seed comes from one ``groupBy(u)``
+    (:func:`_per_unit_seeds`); the key ``k`` of the code in column arithmetic; the user keeps
+    the ``m`` smallest ``_packed(k, t)`` (longs: a code-generated ``min`` for ``m = 1``, a
+    sorted set of longs otherwise), grouped by the unit and its seed halves (the rows are
+    partitioned by unit already: no shuffle), and the kept codes are read back from the keys
+    with the seed (:func:`_codes_of_keys`, the inverse of the key for a fixed unit).
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    carried = ["w"] if weighted else []
+    seeded = _per_unit_seeds(rows, unit_type, [salt], ["x", *carried])
+    code = f.shiftright(f.col("x"), 32) + f.lit(1 << 31)
+    start = seeded.select(
+        "u", "_a0", "_b0", _unpacked(f.col("x")).alias("t"), *carried,
+        f.col("_b0").alias("_b"), code.bitwiseXOR(f.col("_a0")).alias("_x"),
+    )  # fmt: skip
+    keyed = _fmix32_steps(start, ["u", "_a0", "_b0", "t", *carried])
+    p = _packed(f.col("k"), f.col("t"))
+    item = f.struct(p.alias("p"), f.col("w")) if weighted else p
+    ranked = keyed.select("u", "_a0", "_b0", item.alias("p"))
+    per_unit = ranked.groupBy("u", "_a0", "_b0")
+    if m == 1:
+        kept = per_unit.agg(f.min("p").alias("p"))
+    else:
+        smallest = f.slice(f.sort_array(f.collect_set("p")), 1, m)
+        kept = per_unit.agg(smallest.alias("ps")).select("_a0", "_b0", f.explode("ps").alias("p"))
+    packed = f.col("p.p") if weighted else f.col("p")
+    split = kept.select(
+        "_a0", "_b0", *([f.col("p.w").alias("w")] if weighted else []),
+        (f.shiftright(packed, 32) + f.lit(1 << 31)).alias("k"), _unpacked(packed).alias("t"),
+    )  # fmt: skip
+    codes = _codes_of_keys(split, ["t", *carried], "k", "_a0", "_b0", "c")
+    return codes.select(_packed(f.col("c"), f.col("t")).alias("x"), *carried)
+
+
 def _per_unit_seeds(rows: Any, unit_type: str, salts: Sequence[int], fields: Sequence[str]) -> Any:
     """``rows`` (the unit ``u`` and ``fields``) with each unit's seeds beside every row:
     columns ``u``, ``fields``, then ``_a{j}``, ``_b{j}`` (the two halves of
@@ -1168,12 +1229,11 @@ def top_values(
     # minimum, or a sorted set: _smallest_per_user), and costs one more shuffle
     pairs = both.groupBy("u", "v").agg(_capped_rows(r)) if r > 1 else both
     carried = ["w"] if r > 1 else []
-    codes = _value_codes(both, duck_type, salt)  # one md5 per distinct value
-    coded = pairs.join(codes, on="v").select("u", f.col("v").alias("x"), *carried, "c")
-    kept = _kept_per_user(coded, unit_type, salt, int(max_contributions), coded=True,
-                          weighted=r > 1)  # fmt: skip
+    ids = _value_ids(both, duck_type, salt)  # one md5 per distinct value
+    coded = pairs.join(ids, on="v").select("u", "x", *carried)
+    kept = _kept_ids_per_user(coded, unit_type, salt, int(max_contributions), weighted=r > 1)
     total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
-    counted = kept.groupBy(f.col("x").alias("v")).agg(total.alias("n"))
+    counted = kept.groupBy("x").agg(total.alias("n")).join(ids, on="x").select("v", "n")
     ordered = counted.orderBy(f.col("n").desc(), f.col("v").asc())
     if int(limit) < 2**31 - 1:
         ordered = ordered.limit(int(limit))
