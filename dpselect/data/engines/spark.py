@@ -800,8 +800,9 @@ def _kept_per_user(
     ``x``; the choice is the same (it reads distinct values only).
 
     ``rows``: columns ``u`` (the unit as grouped) and ``x`` (a candidate position, its own
-    code; or with ``coded``, any value, and its code in column ``c``: the unknown-domain
-    path). The rule of
+    code; or with ``coded``, any value, and its code in column ``c``, the value itself carried
+    through the choice: the unknown-domain path chooses on longs instead,
+    :func:`_kept_ids_per_user`). The rule of
     :func:`dpselect.data.scores.bounding_key`: each user keeps the ``m`` distinct values of
     smallest ``(key, x)``, ``key = fmix32(fmix32(code xor a) xor b)``, ``(a, b)`` the seed of
     the user.
