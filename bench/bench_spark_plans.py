@@ -243,6 +243,32 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
     def micro_md5_fast(df: Any) -> Any:
         return df.select(f.sum(hex_le_fast(f.md5(S._salted(SALT, "v", f.col("item")))))).collect()
 
+    def seeds_partitioned(df: Any) -> Any:
+        """Seeds of the distinct users (one md5 each) joined to the rows by user (the
+        users' side partitioned by user already), then the engine's choice."""
+        rows = pairs(df)
+        seeds = S._with_seeds(rows.select("u").distinct(), "BIGINT", [SALT], ["u"])
+        seeded = rows.join(seeds, on="u")
+        start = seeded.select("u", "x", b.alias("_b"), f.col("x").bitwiseXOR(a).alias("_x"))
+        keyed = S._fmix32_steps(start, ["u", "x"])
+        ranked = keyed.select("u", S._packed(f.col("k"), f.col("x")).alias("p"))
+        return counts(S._smallest_per_user(ranked, m).select(S._unpacked(f.col("p")).alias("x")))
+
+    def window_seeded(rows: Any, fields: list[str]) -> Any:
+        """Each row's seed as ``first(md5)`` over a window per user (no ordering)."""
+        text = S._expr_on("u", S._canonical_text_sql_template("BIGINT"))
+        h = f.first(f.md5(S._salted(SALT, "u", text))).over(spark_window.partitionBy("u"))
+        hashed = rows.select("u", *fields, h.alias("_h"))
+        return hashed.select("u", *fields, S._hex_le(f.col("_h"), 0).alias("_a0"),
+                             S._hex_le(f.col("_h"), 4).alias("_b0"))  # fmt: skip
+
+    def known_window_seed(df: Any) -> Any:
+        seeded = window_seeded(pairs(df), ["x"])
+        start = seeded.select("u", "x", b.alias("_b"), f.col("x").bitwiseXOR(a).alias("_x"))
+        keyed = S._fmix32_steps(start, ["u", "x"])
+        ranked = keyed.select("u", S._packed(f.col("k"), f.col("x")).alias("p"))
+        return counts(S._smallest_per_user(ranked, m).select(S._unpacked(f.col("p")).alias("x")))
+
     fallback = "spark.sql.objectHashAggregate.sortBased.fallbackThreshold"
     return {
         "plain groupBy(item).count() top-10": plain,
@@ -255,7 +281,11 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
         f"known: md5 per row, collect_list m={m}": lambda df: known_row_md5(df, True),
         f"known: window dense_rank m={m}": known_window,
         f"known: engine, fallback 10^6 m={m}": with_conf(engine_known, fallback, "1000000"),
-        f"unknown: distinct-value codes m={m}": unknown_distinct_codes,
+        f"unknown: distinct-value codes, values in the per-user structs m={m}": (
+            unknown_distinct_codes
+        ),
+        f"known: seeds of the distinct users joined m={m}": seeds_partitioned,
+        f"known: seeds by a window first(md5) per user m={m}": known_window_seed,
         f"unknown: arithmetic hex m={m}": unknown_fast_hex,
         f"unknown: one aggregation, transform m={m}": unknown_hof,
         f"known: repartition(u) first m={m}": known_repartitioned,

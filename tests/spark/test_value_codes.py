@@ -42,3 +42,28 @@ def test_top_values_with_coded_values_equal_duckdb(spark, seed):
             assert [(repr(v), n) for v, n in got] == [(repr(v), n) for v, n in expected], (
                 column, m, r,
             )  # fmt: skip
+
+
+# Two values whose 32-bit codes collide for the salt below (a birthday search over "v0",
+# "v1", ...): one unit's keys of the two are then equal, and the rule keeps the smaller value
+# ("v11993" < "v14855"), which the Spark plan decides by the value's rank among the values of
+# its code (``_value_ids``).
+COLLIDING = ("v11993", "v14855")
+COLLIDING_SALT = 987654321
+
+
+def test_equal_value_keys_are_broken_by_the_order_of_the_values(spark):
+    from dpselect.data.rules import value_code
+
+    low, high = COLLIDING
+    assert len({value_code(COLLIDING_SALT, v, "v") for v in COLLIDING}) == 1 and low < high
+    _, alone = both(spark, [(1, 0, high, 0.0), (1, 0, low, 0.0), (1, 0, high, 0.0)])
+    kw = {"privacy_unit": "user", "max_contributions": 1, "salt": COLLIDING_SALT}
+    assert scores.top_values(open_table(alone), "s", 10, **kw) == [(low, 1)]
+    rows = [(1, 0, high, 0.0), (1, 0, low, 0.0), (2, 0, high, 0.0), (2, 0, "w", 0.0),
+            (3, 0, low, 0.0), (3, 0, high, 0.0), (3, 0, low, 0.0), (3, 0, "w", 0.0)]  # fmt: skip
+    arrow, frame = both(spark, rows)
+    for m, r in ((1, 1), (2, 1), (1, 2), (2, 2)):
+        kw = {**kw, "max_contributions": m, "max_rows_per_value": r}
+        expected = scores.top_values(open_table(arrow), "s", 10, **kw)
+        assert scores.top_values(open_table(frame), "s", 10, **kw) == expected, (m, r)

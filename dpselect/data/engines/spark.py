@@ -800,8 +800,9 @@ def _kept_per_user(
     ``x``; the choice is the same (it reads distinct values only).
 
     ``rows``: columns ``u`` (the unit as grouped) and ``x`` (a candidate position, its own
-    code; or with ``coded``, any value, and its code in column ``c``: the unknown-domain
-    path). The rule of
+    code; or with ``coded``, any value, and its code in column ``c``, the value itself carried
+    through the choice: the unknown-domain path chooses on longs instead,
+    :func:`_kept_ids_per_user`). The rule of
     :func:`dpselect.data.scores.bounding_key`: each user keeps the ``m`` distinct values of
     smallest ``(key, x)``, ``key = fmix32(fmix32(code xor a) xor b)``, ``(a, b)`` the seed of
     the user.
@@ -856,6 +857,67 @@ def _value_codes(rows: Any, duck_type: str, salt: int) -> Any:
     v_text = _expr_on("v", _canonical_text_sql_template(duck_type))
     code = _hex_le(f.md5(_salted(salt, "v", v_text)), 0).alias("c")
     return rows.select("v").distinct().select("v", code)
+
+
+def _value_ids(rows: Any, duck_type: str, salt: int) -> Any:
+    """The distinct values of ``rows.v`` with a 64-bit identity ``x = _packed(c, t)``, as
+    ``(v, x)``: ``c`` the value's code (:func:`_value_codes`) and ``t`` its rank among the
+    values of the same code in Spark's order of values (a window partitioned by the code: 0
+    for almost every value).
+
+    For one unit the key is a bijection of the code (:func:`~dpselect.data.rules.bounding_key`),
+    so two values tie on the key only when their codes are equal, and ordering by (key,
+    value), the rule, is ordering by (key, ``t``): :func:`_kept_ids_per_user` chooses on
+    longs instead of values (text, dates, ...), and ``x`` is a bijection of ``(c, t)``, so the
+    values are joined back by ``x`` after counting. No window over all values.
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    codes = _value_codes(rows, duck_type, salt)
+    in_code = sql.Window.partitionBy("c").orderBy(f.col("v").asc())
+    ranked = codes.select("v", "c", (f.row_number().over(in_code) - f.lit(1)).alias("t"))
+    return ranked.select("v", _packed(f.col("c"), f.col("t")).alias("x"))
+
+
+def _kept_ids_per_user(rows: Any, unit_type: str, salt: int, m: int, weighted: bool) -> Any:
+    """The values each user keeps, as their identities ``x`` of :func:`_value_ids` (one row
+    per kept (user, value); with ``weighted`` the column ``w`` of the distinct (user, value)
+    rows carried): the rule of :func:`_kept_per_user` with ``coded=True``.
+
+    ``rows``: columns ``u``, ``x`` (``_packed(c, t)``: the code ``c`` and the tie-break
+    ``t``) and with ``weighted`` ``w``. Each user's seed comes from one ``groupBy(u)``
+    (:func:`_per_unit_seeds`); the key ``k`` of the code in column arithmetic; the user keeps
+    the ``m`` smallest ``_packed(k, t)`` (longs: a code-generated ``min`` for ``m = 1``, a
+    sorted set of longs otherwise), grouped by the unit and its seed halves (the rows are
+    partitioned by unit already: no shuffle), and the kept codes are read back from the keys
+    with the seed (:func:`_codes_of_keys`, the inverse of the key for a fixed unit).
+    """
+    sql = _import_pyspark()
+    f = sql.functions
+    carried = ["w"] if weighted else []
+    seeded = _per_unit_seeds(rows, unit_type, [salt], ["x", *carried])
+    code = f.shiftright(f.col("x"), 32) + f.lit(1 << 31)
+    start = seeded.select(
+        "u", "_a0", "_b0", _unpacked(f.col("x")).alias("t"), *carried,
+        f.col("_b0").alias("_b"), code.bitwiseXOR(f.col("_a0")).alias("_x"),
+    )  # fmt: skip
+    keyed = _fmix32_steps(start, ["u", "_a0", "_b0", "t", *carried])
+    p = _packed(f.col("k"), f.col("t"))
+    item = f.struct(p.alias("p"), f.col("w")) if weighted else p
+    ranked = keyed.select("u", "_a0", "_b0", item.alias("p"))
+    per_unit = ranked.groupBy("u", "_a0", "_b0")
+    if m == 1:
+        kept = per_unit.agg(f.min("p").alias("p"))
+    else:
+        smallest = f.slice(f.sort_array(f.collect_set("p")), 1, m)
+        kept = per_unit.agg(smallest.alias("ps")).select("_a0", "_b0", f.explode("ps").alias("p"))
+    packed = f.col("p.p") if weighted else f.col("p")
+    split = kept.select(
+        "_a0", "_b0", *([f.col("p.w").alias("w")] if weighted else []),
+        (f.shiftright(packed, 32) + f.lit(1 << 31)).alias("k"), _unpacked(packed).alias("t"),
+    )  # fmt: skip
+    codes = _codes_of_keys(split, ["t", *carried], "k", "_a0", "_b0", "c")
+    return codes.select(_packed(f.col("c"), f.col("t")).alias("x"), *carried)
 
 
 def _per_unit_seeds(rows: Any, unit_type: str, salts: Sequence[int], fields: Sequence[str]) -> Any:
@@ -1168,12 +1230,11 @@ def top_values(
     # minimum, or a sorted set: _smallest_per_user), and costs one more shuffle
     pairs = both.groupBy("u", "v").agg(_capped_rows(r)) if r > 1 else both
     carried = ["w"] if r > 1 else []
-    codes = _value_codes(both, duck_type, salt)  # one md5 per distinct value
-    coded = pairs.join(codes, on="v").select("u", f.col("v").alias("x"), *carried, "c")
-    kept = _kept_per_user(coded, unit_type, salt, int(max_contributions), coded=True,
-                          weighted=r > 1)  # fmt: skip
+    ids = _value_ids(both, duck_type, salt)  # one md5 per distinct value
+    coded = pairs.join(ids, on="v").select("u", "x", *carried)
+    kept = _kept_ids_per_user(coded, unit_type, salt, int(max_contributions), weighted=r > 1)
     total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
-    counted = kept.groupBy(f.col("x").alias("v")).agg(total.alias("n"))
+    counted = kept.groupBy("x").agg(total.alias("n")).join(ids, on="x").select("v", "n")
     ordered = counted.orderBy(f.col("n").desc(), f.col("v").asc())
     if int(limit) < 2**31 - 1:
         ordered = ordered.limit(int(limit))
@@ -1226,11 +1287,11 @@ def kept_rows(table: SparkTable, column: str, privacy_unit: str, max_rows: int, 
     it within one unit (the rule of :func:`dpselect.data.rules.kept_rows`, the same rows as
     :func:`dpselect.data.engines.duckdb.kept_rows_sql`).
 
-    The rows (as a double plus ``0.0``; NULL and NaN dropped row by row) are grouped by
-    (unit, value) with their count ``c``; each pair gets its key (the unit's seed and the
-    value's code, one md5 each per pair; :func:`_fmix32_steps`); a window per unit ordered by
-    ``(key, value)`` gives the rows before each pair, which keeps ``min(c, max_rows -
-    before)``. Nothing is collected; a unit's kept rows depend only on its rows and the salt.
+    The rows (as a double plus ``0.0``; NULL and NaN dropped row by row) get their key (one
+    md5 per distinct value and one per unit: :func:`_kept_rows_of`) and are counted per
+    (unit, value), ``c``; a window per unit ordered by ``(key, value)`` gives the rows before
+    each pair, which keeps ``min(c, max_rows - before)``. Nothing is collected; a unit's kept
+    rows depend only on its rows and the salt.
     """
     duck_type = table.require_column(column)
     unit_type = table.require_column(privacy_unit, "privacy_unit")
@@ -1261,29 +1322,25 @@ def _kept_rows_of(
     ``(*within, x, w)``: the rule of :func:`kept_rows` applied in each ``(u, *within)``
     separately (a grouped release: each unit's rows in each of its kept groups).
 
-    The rows are grouped by (unit, ``within``, value) with their count ``c``; each pair gets
-    its key (the unit's seed and the value's code, one md5 each per pair; it does not depend
-    on ``within``); a window per ``(u, *within)`` ordered by ``(key, value)`` gives the rows
-    before each pair, which keeps ``min(c, max_rows - before)``.
+    Each number's code is computed once per distinct number (:func:`_value_codes`, joined
+    back) and each unit's seed once per unit (:func:`_per_unit_seeds`: one ``groupBy(u)``,
+    the rows exploded again, still partitioned by unit); the key (it does not depend on
+    ``within``) is column arithmetic (:func:`_fmix32_steps`). The rows are then counted per
+    (unit, ``within``, number, key), ``c``, with no further shuffle, and a window per
+    ``(u, *within)`` ordered by ``(key, number)`` gives the rows before each pair, which
+    keeps ``min(c, max_rows - before)``.
     """
     sql = _import_pyspark()
     f = sql.functions
     window = sql.Window
-    pairs = nums.groupBy("u", *within, "v").agg(f.count(f.lit(1)).alias("c"))
-    v_text = _expr_on("v", _canonical_text_sql_template("DOUBLE"))
-    u_text = _expr_on("u", _canonical_text_sql_template(unit_type))
-    keep = ["u", *within, "v", "c"]
-    hashed = pairs.select(
-        *keep,
-        f.md5(_salted(salt, "v", v_text)).alias("_hv"),
-        f.md5(_salted(salt, "u", u_text)).alias("_hu"),
+    codes = _value_codes(nums, "DOUBLE", salt)  # one md5 per distinct number
+    coded = nums.join(codes, on="v").select("u", *within, "v", "c")
+    seeded = _per_unit_seeds(coded, unit_type, [salt], [*within, "v", "c"])  # one per unit
+    start = seeded.select(
+        "u", *within, "v", f.col("_b0").alias("_b"), f.col("c").bitwiseXOR(f.col("_a0")).alias("_x")
     )
-    start = hashed.select(
-        *keep,
-        _hex_le(f.col("_hu"), 4).alias("_b"),
-        _hex_le(f.col("_hv"), 0).bitwiseXOR(_hex_le(f.col("_hu"), 0)).alias("_x"),
-    )
-    keyed = _fmix32_steps(start, keep)
+    keyed = _fmix32_steps(start, ["u", *within, "v"])
+    pairs = keyed.groupBy("u", *within, "v", "k").agg(f.count(f.lit(1)).alias("c"))
     before = f.coalesce(
         f.sum("c").over(
             window.partitionBy("u", *within)
@@ -1293,7 +1350,7 @@ def _kept_rows_of(
         f.lit(0),
     )
     r = int(max_rows)
-    ordered = keyed.select(*within, "v", "c", before.alias("before"))
+    ordered = pairs.select(*within, "v", "c", before.alias("before"))
     kept = ordered.where(f.col("before") < f.lit(r))
     return kept.select(
         *within,
@@ -1568,7 +1625,9 @@ def _grouped_kept(
     of ``f`` over a group is the units keeping it).
 
     ``group_code``: ``rows`` also has ``gk``, the group's code the group key is computed from
-    (groups found in the data; ``g`` is then the group's rank, the tie-break), instead of ``g``.
+    (groups found in the data, :func:`_found_groups`); ``g`` is then the group's tie-break
+    among the groups of its code, and the output ``g`` is the group's identity
+    ``_packed(gk, g)``.
 
     ``rows``: columns ``u``, ``g`` (a group position), ``x`` (a candidate position, its own
     code; or with ``coded`` any value with its code in ``c``) and with ``weighted`` the
@@ -1602,15 +1661,18 @@ def _grouped_kept(
     # the group key: fmix32(fmix32(g xor a) xor b) with the seed of group_salt
     start = seeded.select(
         "u", g.alias("g"), (f.col("x") if coded else c).alias("x"), c.alias("c"), *carried,
-        "_a1", "_b1", f.col("_b0").alias("_b"), keyed_on.bitwiseXOR(f.col("_a0")).alias("_x"),
+        *gk, "_a1", "_b1", f.col("_b0").alias("_b"),
+        keyed_on.bitwiseXOR(f.col("_a0")).alias("_x"),
     )  # fmt: skip
-    grouped = _fmix32_steps(start, ["u", "g", "x", "c", *carried, "_a1", "_b1"])
+    grouped = _fmix32_steps(start, ["u", "g", "x", "c", *carried, *gk, "_a1", "_b1"])
     start = grouped.select(
-        "u", "g", "x", *carried, f.col("k").alias("kg"),
+        "u", "g", "x", *carried, *gk, f.col("k").alias("kg"),
         f.col("_b1").alias("_b"), f.col("c").bitwiseXOR(f.col("_a1")).alias("_x"),
     )  # fmt: skip
-    keyed = _fmix32_steps(start, ["u", "g", "x", *carried, "kg"])
+    keyed = _fmix32_steps(start, ["u", "g", "x", *carried, *gk, "kg"])
     pg = _packed(f.col("kg"), f.col("g"))
+    if group_code:  # ordered by (key, tie-break), unique per unit; the identity rides along
+        pg = f.struct(pg.alias("o"), _packed(f.col("gk"), f.col("g")).alias("id"))
     pv = f.struct(f.col("k"), f.col("x")) if coded else _packed(f.col("k"), f.col("x"))
     item = f.struct(pv.alias("p"), f.col("w")) if weighted else pv
     if max_groups == 1 and m == 1 and not coded and not weighted and not group_code:
@@ -1634,7 +1696,8 @@ def _grouped_kept(
     p = f.col("v.p") if weighted else f.col("v")
     x = p.getField("x") if coded else _unpacked(p)
     weight = [f.col("v.w").alias("w")] if weighted else []
-    return kept.select(_unpacked(f.col("pg")).alias("g"), x.alias("x"), *weight, "f")
+    group = f.col("pg.id") if group_code else _unpacked(f.col("pg"))
+    return kept.select(group.alias("g"), x.alias("x"), *weight, "f")
 
 
 def _smallest_pair(keyed: Any, unit_type: str, salt: int, group_salt: int) -> Any:
@@ -1721,23 +1784,29 @@ def _kept_groups(
     ``max_groups`` positions of smallest :func:`~dpselect.data.rules.bounding_key`
     ``(group_salt, unit, g)`` (:func:`dpselect.data.rules.kept_groups`). ``group_code``:
     ``ug`` also has ``gk``, the code the key is computed from (groups found in the data,
-    ``g`` their rank: :func:`dpselect.data.rules.kept_found_groups`)."""
+    :func:`_found_groups`; ``g`` the tie-break among the groups of one code, in the order of
+    their values: :func:`dpselect.data.rules.kept_found_groups`), and the output ``g`` is the
+    group's identity ``_packed(gk, g)``."""
     sql = _import_pyspark()
     f = sql.functions
     gk = ["gk"] if group_code else []
     seeded = _per_unit_seeds(ug, unit_type, [group_salt], ["g", *gk])
     key_of = f.col("gk" if group_code else "g")
-    start = seeded.select("u", "g", f.col("_b0").alias("_b"),
+    start = seeded.select("u", "g", *gk, f.col("_b0").alias("_b"),
                           key_of.bitwiseXOR(f.col("_a0")).alias("_x"))  # fmt: skip
-    keyed = _fmix32_steps(start, ["u", "g"])
-    ranked = keyed.select("u", _packed(f.col("k"), f.col("g")).alias("p"))
+    keyed = _fmix32_steps(start, ["u", "g", *gk])
+    p = _packed(f.col("k"), f.col("g"))
+    if group_code:  # ordered by (key, tie-break), unique per unit; the identity rides along
+        p = f.struct(p.alias("o"), _packed(f.col("gk"), f.col("g")).alias("id"))
+    ranked = keyed.select("u", p.alias("p"))
     if max_groups == 1:
         kept = ranked.groupBy("u").agg(f.min("p").alias("p"))
     else:
         smallest = f.slice(f.sort_array(f.collect_set("p")), 1, max_groups)
         kept = ranked.groupBy("u").agg(smallest.alias("ps"))
         kept = kept.select("u", f.explode("ps").alias("p"))
-    return kept.select("u", _unpacked(f.col("p")).alias("g"))
+    group = f.col("p.id") if group_code else _unpacked(f.col("p"))
+    return kept.select("u", group.alias("g"))
 
 
 # ----------------------------------------------------------------------------- the methods
@@ -1963,35 +2032,45 @@ def group_multiplicity(table: SparkTable, by: str, groups: Sequence[Any]) -> int
 
 # ----------------------------------------------------------------------------- found groups
 # Private groups (dpselect.data.discovered_groups): every non-NULL value of ``by`` is a group,
-# coded as a value with the group salt and the tag "g" (one md5 per distinct group) and ranked
-# in Spark's order of values; each unit keeps the max_groups groups of smallest (key of the
-# code, rank), as DuckDB's plan does; the persons of a group (the units keeping it) come with
-# its scores from the same aggregation.
+# coded as a value with the group salt and the tag "g" (one md5 per distinct group); each unit
+# keeps the max_groups groups of smallest (key of the code, rank in Spark's order of values),
+# as DuckDB's plan does; the persons of a group (the units keeping it) come with its scores
+# from the same aggregation, and the results are sorted by the group's value at the end.
 
 
 def _found_groups(table: SparkTable, by: str, group_salt: int) -> tuple[Any, Any]:
-    """(``by`` as grouped, the distinct groups ``(gv, g, gk)``: value, rank, code)."""
+    """(``by`` as grouped, the distinct groups ``(gv, g, gt, gk)``: value, identity,
+    tie-break, code).
+
+    The rule breaks ties of the group key by the groups' rank in the order of their values
+    (:func:`dpselect.data.rules.kept_found_groups`). For one unit the key is a bijection of
+    the code ``gk`` (:func:`~dpselect.data.rules.bounding_key`), so two groups tie only when
+    their codes are equal, and ordering by (key, rank) is ordering by (key, ``gt``) with
+    ``gt`` the group's rank among the groups *of its code* (a window partitioned by the code:
+    0 for almost every group). No window over all groups (which Spark runs on one partition);
+    ``g = _packed(gk, gt)`` identifies the group (a bijection of ``(gk, gt)``), and the
+    results are put in the order of the values by Spark's sort (:func:`_found_result`).
+    """
     sql = _import_pyspark()
     f = sql.functions
     by_type = table.require_column(by, "by")
     by_col = _normalised(f.col(by), by_type)
     g_text = _expr_on("gv", _canonical_text_sql_template(by_type))
     distinct = table.frame.where(f.col(by).isNotNull()).select(by_col.alias("gv")).distinct()
-    ranked = distinct.select(
-        "gv",
-        (f.row_number().over(sql.Window.orderBy(f.col("gv").asc())) - f.lit(1)).alias("g"),
-        _hex_le(f.md5(_salted(group_salt, "g", g_text)), 0).alias("gk"),
-    )
-    return by_col, ranked
+    coded = distinct.select("gv", _hex_le(f.md5(_salted(group_salt, "g", g_text)), 0).alias("gk"))
+    in_code = sql.Window.partitionBy("gk").orderBy(f.col("gv").asc())
+    ranked = coded.select("gv", "gk", (f.row_number().over(in_code) - f.lit(1)).alias("gt"))
+    return by_col, ranked.select("gv", _packed(f.col("gk"), f.col("gt")).alias("g"), "gt", "gk")
 
 
 def _found_result(
     scores: Any, pf: str, item: str, limit: int | None, ranked: Any
 ) -> list[tuple[int, Any, Any, int, int]]:
-    """``(rank, group, item, n, persons)`` rows of the found groups, by rank then item order
-    (value mode: count descending then value, at most ``limit`` per group). ``scores``: the
-    columns ``g``, ``item``, ``n`` and ``pf``, whose sum over a group is its persons (a
-    window over the one aggregation, not a second one)."""
+    """``(identity, group, item, n, persons)`` rows of the found groups, in Spark's order of
+    the groups' values, then in item order (value mode: count descending then value, at most
+    ``limit`` per group), sorted by Spark. ``scores``: the columns ``g`` (the identity of
+    :func:`_found_groups`), ``item``, ``n`` and ``pf``, whose sum over a group is its persons
+    (a window over the one aggregation, not a second one)."""
     sql = _import_pyspark()
     f = sql.functions
     persons = f.sum(pf).over(sql.Window.partitionBy("g")).cast("long")
@@ -2003,12 +2082,10 @@ def _found_result(
         cut = 1 if limit == 0 else limit
         if cut is not None:
             joined = joined.where(f.col("_r") <= f.lit(int(min(cut, 2**31 - 1))))
-        rows = joined.select("g", "gv", "v", "n", "p", "_r").collect()
-        return [(int(g), gv, v, int(n), int(p)) for g, gv, v, n, p, _ in
-                sorted(rows, key=lambda row: (int(row[0]), int(row[5])))]  # fmt: skip
-    rows = joined.select("g", "gv", "i", "n", "p").collect()
-    return sorted(((int(g), gv, int(i), int(n), int(p)) for g, gv, i, n, p in rows),
-                  key=lambda row: (row[0], row[2]))  # fmt: skip
+        rows = joined.orderBy("gv", "_r").select("g", "gv", "v", "n", "p").collect()
+        return [(int(g), gv, v, int(n), int(p)) for g, gv, v, n, p in rows]
+    rows = joined.orderBy("gv", "i").select("g", "gv", "i", "n", "p").collect()
+    return [(int(g), gv, int(i), int(n), int(p)) for g, gv, i, n, p in rows]
 
 
 def discovered_value_counts(
@@ -2057,7 +2134,7 @@ def discovered_value_counts(
         rows = frame.where(present & valid).select(
             unit.alias("u"), value.alias("v"), by_col.alias("gv")
         )
-        matched = rows.join(ranked, on="gv").select("u", "g", "gk", "v")
+        matched = rows.join(ranked, on="gv").select("u", f.col("gt").alias("g"), "gk", "v")
         pairs = matched.groupBy("u", "g", "gk", "v").agg(_capped_rows(r)) if r > 1 else matched
         carried = ["w"] if r > 1 else []
         codes = _value_codes(matched, duck_type, salt)  # one md5 per distinct value
@@ -2122,7 +2199,7 @@ def discovered_candidate_scores(
         unit, valid = _unit_rows(frame, privacy_unit, unit_type)
         rows = frame.where(valid).select(unit.alias("u"), col.alias("v"), by_col.alias("gv"))
         matched = rows.join(cands, on="v").join(ranked, on="gv")
-        pairs = matched.select("u", "g", "gk", f.col("i").alias("x"))
+        pairs = matched.select("u", f.col("gt").alias("g"), "gk", f.col("i").alias("x"))
         if r > 1:
             pairs = pairs.groupBy("u", "g", "gk", "x").agg(_capped_rows(r))
         kept = _grouped_kept(
@@ -2174,19 +2251,17 @@ def discovered_values(
     else:
         nums = _unit_numbers(frame, column, duck_type, privacy_unit, unit_type,
                              by_col.alias("gv"))  # fmt: skip
-        matched = nums.join(ranked, on="gv").select("u", "g", "gk", "v")
-        chosen = _kept_groups(matched.select("u", "g", "gk"), unit_type, group_salt,
-                              int(max_groups), group_code=True)  # fmt: skip
+        matched = nums.join(ranked, on="gv").select("u", "g", "gt", "gk", "v")
+        chosen = _kept_groups(matched.select("u", f.col("gt").alias("g"), "gk"), unit_type,
+                              group_salt, int(max_groups), group_code=True)  # fmt: skip
         people = chosen.groupBy("g").agg(f.count(f.lit(1)).cast("long").alias("p"))
         in_kept = matched.select("u", "g", "v").join(chosen, on=["u", "g"], how="left_semi")
         kept = _kept_rows_of(in_kept, unit_type, int(max_rows), salt, within=("g",))
         counted = kept.groupBy("g", "x").agg(f.sum("w").cast("long").alias("w"))
         counted = counted.join(people, on="g")
-    rows_back = counted.join(ranked.select("g", "gv"), on="g").select("g", "gv", "x", "w", "p")
-    found = sorted(
-        ((int(g), gv, float(x), int(w), int(p)) for g, gv, x, w, p in rows_back.collect()),
-        key=lambda row: (row[0], row[2]),
-    )
+    rows_back = counted.join(ranked.select("g", "gv"), on="g").orderBy("gv", "x")
+    found = [(int(g), gv, float(x), int(w), int(p)) for g, gv, x, w, p in
+             rows_back.select("g", "gv", "x", "w", "p").collect()]  # fmt: skip
     return discovered_from_rows(found, "numbers")
 
 
