@@ -1493,10 +1493,22 @@ def _count_rule_statements(inner: float, q: Any, options: dict[str, Any]) -> tup
         "'Choosing the method'; each group's result names its own): "
         f"{tree.text}; or {joint.text}"
     )
+    # without a declared resolution each group reads a recording grid from its noisy grain
+    # histogram: the joint statement at each candidate grid's resolution is listed too
+    joints = [joint]
+    if options.get("resolution") is None:
+        grains = _GrainPlan(lo_hi, levels, each, conf, None, None, 1, eps - each, joint)
+        joints += [p for p in grains.plans.values() if p is not joint]
+    statements = [" ".join(line.removeprefix("accuracy: ") for line in p.accuracy) for p in joints]
     accuracy = (
         "the statement of the mechanism the group's noisy row count chose: with the tree, "
         + " ".join(line.removeprefix("accuracy: ") for line in tree.accuracy)
         + "; with the joint mechanism, "
-        + " ".join(line.removeprefix("accuracy: ") for line in joint.accuracy)
+        + statements[0]
     )
+    if len(statements) > 1:
+        accuracy += (
+            "; or, at the recording grid the group's noisy grain histogram read, the same "
+            "statement at that grid's resolution: " + "; ".join(statements[1:])
+        )
     return mechanism, accuracy
