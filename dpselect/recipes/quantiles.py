@@ -497,8 +497,6 @@ class _GrainPlan:
                                               max_rows=max_rows)  # fmt: skip
         self.scale = max_rows / eps_count
         self.public = public
-        #: what the last run released: the noisy bins, the grids and the grid read from them
-        self.released: dict[str, Any] = {}
         self.plans: dict[int, _Plan] = {}
         for k in self.exponents:
             grid = Fraction(10) ** k
@@ -509,12 +507,13 @@ class _GrainPlan:
                                    max_rows, grid)  # fmt: skip
             self.plans[k] = plan
 
-    def run(self, values: F64) -> tuple[int, _Plan, str]:
-        """``(N, the joint plan, the note)`` from one noisy grain histogram of ``values``."""
+    def run(self, values: F64) -> tuple[int, _Plan, str, dict[str, Any]]:
+        """``(N, the joint plan, the note, what was released)`` from one noisy grain
+        histogram of ``values`` (released: the noisy bins, the grids, the grid read)."""
         noisy = [int(c) for c in self.histogram(values)]
         k = recorded_exponent(noisy, self.exponents)
         plan = self.public if k is None else self.plans[k]
-        self.released = {
+        released = {
             "noisy_counts": noisy,
             "grids": [float(Fraction(10) ** e) for e in self.exponents],
             "recording_grid": None if k is None else float(Fraction(10) ** k),
@@ -531,7 +530,7 @@ class _GrainPlan:
             f"released), noisy row count N = {sum(noisy)} (its sum); {found} "
             "(docs/quantiles.md, 'The recording grid of a float column')"
         )
-        return sum(noisy), plan, line
+        return sum(noisy), plan, line, released
 
 
 def _choose_method(method: str, m: int, bounds: bool) -> str:
@@ -795,8 +794,8 @@ def quantile(
                     )
                     picked_joint = joint_plan
                 else:
-                    noisy_n, picked_joint, counted_line = grains.run(values)
-                    late_grains.append(grains.released)
+                    noisy_n, picked_joint, counted_line, released = grains.run(values)
+                    late_grains.append(released)
                 # the rule reads the row-level epsilon of the mechanism that runs (eps / r)
                 plan = tree_plan if (each / r) * noisy_n < TREE_AUTO_LIMIT else picked_joint
                 assert plan is not None
