@@ -216,14 +216,16 @@ def _unordered(connection: Any) -> Iterator[None]:
 
     The scores are sums over the words, whatever their order, and DuckDB then does not
     have to keep the scan's order through the parallel joins (measured in
-    docs/performance.md, "Contribution bounding per privacy unit")."""
+    docs/performance.md, "Contribution bounding per privacy unit"). The setting is changed
+    for this connection's session only (``SET SESSION``): a plain ``SET`` is global to the
+    database, and other cursors' queries would run without the order meanwhile."""
     found = connection.execute("SELECT current_setting('preserve_insertion_order')").fetchall()
     before = bool(found[0][0])
-    connection.execute("SET preserve_insertion_order = false")
+    connection.execute("SET SESSION preserve_insertion_order = false")
     try:
         yield
     finally:
-        connection.execute(f"SET preserve_insertion_order = {str(before).lower()}")
+        connection.execute(f"SET SESSION preserve_insertion_order = {str(before).lower()}")
 
 
 def _scaled(progress: Callable[[float], None] | None, lo: float, hi: float) -> Any:

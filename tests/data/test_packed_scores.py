@@ -10,6 +10,7 @@ passes and ranges of unit codes. The Python reference of the rule
 (tests/data/test_scores.py) is checked too.
 """
 
+import contextlib
 import datetime as dt
 import decimal
 
@@ -202,8 +203,37 @@ def test_the_insertion_order_setting_is_restored(setting):
     # The words stream unordered; the connection's own setting comes back afterwards.
     df = pd.DataFrame({"user_id": [1, 1, 2, 3], "site": ["a", "b", "a", "c"]})
     table = open_table(df)
-    table.connection.execute(f"SET preserve_insertion_order = {str(setting).lower()}")
+    table.connection.execute(f"SET SESSION preserve_insertion_order = {str(setting).lower()}")
     got = packed_scores.packed_candidate_scores(table, "site", SITES, "user_id", 1, 3)
     assert got.sum() == 3
     found = table.connection.execute("SELECT current_setting('preserve_insertion_order')")
     assert found.fetchall()[0][0] == setting
+
+
+def test_the_insertion_order_setting_stays_in_the_session():
+    # Another cursor of the same database never sees the order switched off, during the
+    # stream (read from a batch callback) nor after.
+    df = pd.DataFrame({"user_id": [1, 1, 2, 3], "site": ["a", "b", "a", "c"]})
+    table = open_table(df)
+    table.connection.execute("SET GLOBAL preserve_insertion_order = true")  # the default
+    other = table.connection.cursor()
+    seen = []
+    real = packed_scores._unordered
+
+    @contextlib.contextmanager
+    def watched(connection):
+        with real(connection):
+            query = "SELECT current_setting('preserve_insertion_order')"
+            seen.append((connection.execute(query).fetchall()[0][0],
+                         other.execute(query).fetchall()[0][0]))  # fmt: skip
+            yield
+
+    packed_scores._unordered = watched
+    try:
+        got = packed_scores.packed_candidate_scores(table, "site", SITES, "user_id", 1, 3)
+    finally:
+        packed_scores._unordered = real
+    assert got.sum() == 3
+    assert seen == [(False, True)]
+    query = "SELECT current_setting('preserve_insertion_order')"
+    assert other.execute(query).fetchall()[0][0] is True
