@@ -933,20 +933,30 @@ def _repeat(
     return out
 
 
+def _repeats(
+    plan: _Plan, alpha1: F64, self_cost: F64, loglen: F64, j: int, stop: int | None = None
+) -> F64:
+    """``(j + 1, intervals)``: row ``r - 1`` is :func:`_repeat` of ``r`` (the same floats, in
+    one broadcast operation; ``stop``: the intervals before it only)."""
+    count = loglen[:stop].shape[0]
+    out: F64 = np.empty((j + 1, count))
+    out[0] = alpha1[j, :stop]
+    if j:
+        r = np.arange(2, j + 2)
+        const = np.array([plan.log_fact[k] + float(self_cost[j - k + 2 : j + 1].sum()) for k in r])
+        # row r - 1: alpha1[j - r + 1] + ((r - 1) ln|I| - const_r), as _repeat computes it
+        np.add(alpha1[j - 1 :: -1, :stop], (r - 1)[:, None] * loglen[None, :stop] - const[:, None],
+               out=out[1:])  # fmt: skip
+    return out
+
+
 def _beta(plan: _Plan, alpha1: F64, self_cost: F64, loglen: F64, j: int) -> F64:
-    """``log sum_r exp(alpha_{j+1}(., r))`` in float64: the terms of :func:`_repeat` (the same
+    """``log sum_r exp(alpha_{j+1}(., r))`` in float64: the terms of :func:`_repeats` (the same
     floats the backward pass reads), summed by one :func:`_log_sum_rows`."""
     if j == 0:
         out: F64 = alpha1[0].copy()
         return out
-    r = np.arange(2, j + 2)
-    const = np.array([plan.log_fact[k] + float(self_cost[j - k + 2 : j + 1].sum()) for k in r])
-    terms = np.empty((j + 1, loglen.shape[0]))
-    terms[0] = alpha1[j]
-    # row r - 1: alpha1[j - r + 1] + ((r - 1) ln|I| - const_r), as _repeat computes it
-    np.add(alpha1[j - 1 :: -1], (r - 1)[:, None] * loglen[None, :] - const[:, None],
-           out=terms[1:])  # fmt: skip
-    return _log_sum_rows(terms)
+    return _log_sum_rows(_repeats(plan, alpha1, self_cost, loglen, j))
 
 
 def _backward(
@@ -964,8 +974,9 @@ def _backward(
     out = [0] * m
     # the last level: states (i, r), weight alpha_m(i, r) - min(T, c |B (n - C_i) - g n|)
     end_cost = _kernel(plan.denom * n - bc - plan.gaps[m] * n, plan.factor, plan.x_cap)
-    rows = [_repeat(plan, alpha1, self_cost, loglen, m - 1, r) - end_cost for r in range(1, m + 1)]
-    pick = draw_state(np.stack(rows), source)
+    rows = _repeats(plan, alpha1, self_cost, loglen, m - 1)
+    rows -= end_cost
+    pick = draw_state(rows, source)
     r, i = divmod(pick, nint)
     r += 1
     j = m - 1
@@ -977,10 +988,8 @@ def _backward(
             return out
         # a new interval at level j + 1: states (i', r') with i' < i at level j
         cost = _kernel(bc[i] - bc[:i] - plan.gaps[j + 1] * n, plan.factor, plan.x_cap)
-        weights = np.empty((j + 1, i))
-        for rr in range(1, j + 2):
-            np.subtract(_repeat(plan, alpha1, self_cost, loglen, j, rr, i), cost,
-                        out=weights[rr - 1])  # fmt: skip
+        weights = _repeats(plan, alpha1, self_cost, loglen, j, i)
+        weights -= cost
         pick = draw_state(weights, source)
         r, i = divmod(pick, i)
         r += 1

@@ -159,6 +159,24 @@ def test_forward_pass_within_the_bound_of_the_reference(monkeypatch, levels):
             assert np.all(np.abs(got[j][ok] - want[j][ok]) <= 2 * j * eta), (trial, j)
 
 
+def test_repeat_rows_are_the_same_floats_in_both_passes():
+    """The forward pass sums, and the backward pass draws from, the repeat rows of
+    ``_repeats``: bit for bit ``_repeat`` of each ``r`` (the telescoping argument of
+    docs/quantiles.md needs both passes to read the same floats)."""
+    rng = np.random.default_rng(3)
+    for m in (1, 2, 5, 9, 20):
+        plan = qj._Plan([Fraction(k, m + 1) for k in range(1, m + 1)], Fraction(1))
+        alpha1 = rng.normal(0, 100, (m, 500))
+        alpha1[rng.random((m, 500)) < 0.1] = -np.inf
+        self_cost, loglen = np.abs(rng.normal(0, 50, m + 1)), rng.normal(0, 3, 500)
+        for j in range(m):
+            for stop in (None, 37, 500):
+                rows = qj._repeats(plan, alpha1, self_cost, loglen, j, stop)
+                for r in range(1, j + 2):
+                    one = qj._repeat(plan, alpha1, self_cost, loglen, j, r, stop)
+                    assert _same(rows[r - 1], one), (m, j, r, stop)
+
+
 def test_moved_intervals_are_bit_identical():
     rng = np.random.default_rng(7)
     for trial in range(30):
