@@ -70,6 +70,7 @@ neighbours the loss is at most ``2 c Delta + 4 rho <= eps' + 4 rho``. The mechan
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -898,11 +899,12 @@ def _forward(
     )
     alpha1[0] = loglen - _kernel(bc - plan.gaps[0] * n, plan.factor, plan.x_cap)
     sums = _BlockedSums(None, bc, plan.factor) if m > 1 else None
+    consts = _repeat_consts(plan, self_cost)
     # by target gap (deciles have one): the parts of every range sum, read by every level
     parts: dict[int, tuple[I64, F64]] = {}
     for j in range(1, m):
         assert sums is not None
-        beta = _beta(plan, alpha1, self_cost, loglen, j - 1)
+        beta = _beta(plan, alpha1, self_cost, loglen, j - 1, consts)
         target = plan.gaps[j] * n
         if target not in parts:
             parts[target] = _transition_parts(sums, bc, target, plan.x_cap)
@@ -928,35 +930,63 @@ def _repeat(
     if r == 1:
         out: F64 = alpha1[j, :stop]
         return out
-    const = plan.log_fact[r] + float(self_cost[j - r + 2 : j + 1].sum())
+    const = _repeat_const(plan, self_cost, j, r)
     out = alpha1[j - r + 1, :stop] + ((r - 1) * loglen[:stop] - const)
     return out
 
 
+def _repeat_const(plan: _Plan, self_cost: F64, j: int, r: int) -> float:
+    """``ln r! + sum of the r - 1 self costs`` of :func:`_repeat` (one float expression)."""
+    return plan.log_fact[r] + float(self_cost[j - r + 2 : j + 1].sum())
+
+
+def _repeat_consts(plan: _Plan, self_cost: F64) -> list[F64]:
+    """Entry ``j``: :func:`_repeat_const` of ``r = 2..j+1`` (for :func:`_repeats`, once a
+    draw)."""
+    return [
+        np.array([_repeat_const(plan, self_cost, j, r) for r in range(2, j + 2)])
+        for j in range(plan.m)
+    ]
+
+
 def _repeats(
-    plan: _Plan, alpha1: F64, self_cost: F64, loglen: F64, j: int, stop: int | None = None
+    plan: _Plan,
+    alpha1: F64,
+    self_cost: F64,
+    loglen: F64,
+    j: int,
+    stop: int | None = None,
+    consts: list[F64] | None = None,
 ) -> F64:
     """``(j + 1, intervals)``: row ``r - 1`` is :func:`_repeat` of ``r`` (the same floats, in
-    one broadcast operation; ``stop``: the intervals before it only)."""
+    one broadcast operation; ``stop``: the intervals before it only; ``consts``:
+    :func:`_repeat_consts`, if already known)."""
     count = loglen[:stop].shape[0]
     out: F64 = np.empty((j + 1, count))
     out[0] = alpha1[j, :stop]
     if j:
-        r = np.arange(2, j + 2)
-        const = np.array([plan.log_fact[k] + float(self_cost[j - k + 2 : j + 1].sum()) for k in r])
+        const = (_repeat_consts(plan, self_cost) if consts is None else consts)[j]
+        r = np.arange(1, j + 1)[:, None]  # r - 1
         # row r - 1: alpha1[j - r + 1] + ((r - 1) ln|I| - const_r), as _repeat computes it
-        np.add(alpha1[j - 1 :: -1, :stop], (r - 1)[:, None] * loglen[None, :stop] - const[:, None],
+        np.add(alpha1[j - 1 :: -1, :stop], r * loglen[None, :stop] - const[:, None],
                out=out[1:])  # fmt: skip
     return out
 
 
-def _beta(plan: _Plan, alpha1: F64, self_cost: F64, loglen: F64, j: int) -> F64:
+def _beta(
+    plan: _Plan,
+    alpha1: F64,
+    self_cost: F64,
+    loglen: F64,
+    j: int,
+    consts: list[F64] | None = None,
+) -> F64:
     """``log sum_r exp(alpha_{j+1}(., r))`` in float64: the terms of :func:`_repeats` (the same
     floats the backward pass reads), summed by one :func:`_log_sum_rows`."""
     if j == 0:
         out: F64 = alpha1[0].copy()
         return out
-    return _log_sum_rows(_repeats(plan, alpha1, self_cost, loglen, j))
+    return _log_sum_rows(_repeats(plan, alpha1, self_cost, loglen, j, None, consts))
 
 
 def _backward(
@@ -974,7 +1004,8 @@ def _backward(
     out = [0] * m
     # the last level: states (i, r), weight alpha_m(i, r) - min(T, c |B (n - C_i) - g n|)
     end_cost = _kernel(plan.denom * n - bc - plan.gaps[m] * n, plan.factor, plan.x_cap)
-    rows = _repeats(plan, alpha1, self_cost, loglen, m - 1)
+    consts = _repeat_consts(plan, self_cost)
+    rows = _repeats(plan, alpha1, self_cost, loglen, m - 1, None, consts)
     rows -= end_cost
     pick = draw_state(rows, source)
     r, i = divmod(pick, nint)
@@ -988,7 +1019,7 @@ def _backward(
             return out
         # a new interval at level j + 1: states (i', r') with i' < i at level j
         cost = _kernel(bc[i] - bc[:i] - plan.gaps[j + 1] * n, plan.factor, plan.x_cap)
-        weights = _repeats(plan, alpha1, self_cost, loglen, j, i)
+        weights = _repeats(plan, alpha1, self_cost, loglen, j, i, consts)
         weights -= cost
         pick = draw_state(weights, source)
         r, i = divmod(pick, i)
@@ -1019,7 +1050,7 @@ def make_joint_quantiles(
     (:mod:`.quantile_score`, "Rows per unit").
     """
     lo, hi = check_bounds(bounds)
-    levels = sorted_levels(qs)
+    levels = list(_levels(qs))
     if len(levels) > MAX_JOINT_LEVELS:
         raise ParameterError(
             f"the joint method takes at most {MAX_JOINT_LEVELS} levels, got {len(levels)}"
@@ -1063,12 +1094,36 @@ def joint_accuracy_terms(qs: Sequence[Any], epsilon: Any, confidence: float) -> 
 
     ``A = 1 / (c B)`` (rows per unit of score), ``t = ln(1 / (1 - confidence)) + 2 rho``.
     """
-    levels = sorted_levels(qs)
-    plan = _Plan(levels, Fraction(check_epsilon(epsilon)))
+    return _accuracy_terms(_levels(qs), Fraction(check_epsilon(epsilon)), confidence)
+
+
+@functools.lru_cache(maxsize=256)
+def _accuracy_terms(
+    levels: tuple[Fraction, ...], eps: Fraction, confidence: float
+) -> tuple[float, float]:
+    """:func:`joint_accuracy_terms` of checked levels and epsilon (public parameters: kept,
+    since each release evaluates its statements several times)."""
+    plan = _Plan(list(levels), eps)
     per_nat = float_up(1 / (Fraction(plan.factor) * plan.denom))
     rho = 3 * (plan.m + 1) * JOINT_LOG_ERROR
     tail = float_up(Fraction(-math.log1p(-confidence) * (1 + 2**-40)) + 2 * rho)
     return per_nat, tail
+
+
+def _levels(qs: Sequence[Any]) -> tuple[Fraction, ...]:
+    """``sorted_levels(qs)`` as a tuple, kept for levels seen before (public parameters; each
+    level keyed with its type, so that a kept answer is one for the same input)."""
+    try:
+        key = tuple((type(q), q) for q in qs)
+        hash(key)
+    except TypeError:
+        return tuple(sorted_levels(qs))
+    return _sorted_levels(key)
+
+
+@functools.lru_cache(maxsize=256)
+def _sorted_levels(key: tuple[tuple[type, Any], ...]) -> tuple[Fraction, ...]:
+    return tuple(sorted_levels([q for _, q in key]))
 
 
 def joint_accuracy(
@@ -1089,7 +1144,7 @@ def joint_accuracy(
     named, with when it is 0.
     """
     lo, hi = check_bounds(bounds)
-    m = len(sorted_levels(qs))
+    m = len(_levels(qs))
     w = joint_resolution(resolution, lo, hi, epsilon)
     ref = _reference_length(w, lo, hi)
     rows = joint_rows_bound(qs, epsilon, confidence, (lo, hi), ref)
@@ -1126,7 +1181,7 @@ def joint_rows_bound(
     """``A (m ln((hi - lo) / l) + t)`` at ``l = length``, rounded up: the rows of the joint
     statement beyond ``E_l``."""
     lo, hi = check_bounds(bounds)
-    m = len(sorted_levels(qs))
+    m = len(_levels(qs))
     per_nat, tail = joint_accuracy_terms(qs, epsilon, confidence)
     log_ratio = math.log((hi - lo) / length) * (1 + 2**-40)
     return float(np.nextafter(per_nat * (m * log_ratio + tail) * (1 + 2**-40), np.inf))
@@ -1148,7 +1203,7 @@ def joint_accuracy_derivation(
     between consecutive distinct values (or a bound): both depend on the rows.
     """
     lo, hi = check_bounds(bounds)
-    m = len(sorted_levels(qs))
+    m = len(_levels(qs))
     per_nat, tail = joint_accuracy_terms(qs, epsilon, confidence)
     w = joint_resolution(resolution, lo, hi, epsilon)
     ref = _reference_length(w, lo, hi)
