@@ -33,9 +33,10 @@ are uniform, sorted. A forward pass over levels computes, in float64 log space, 
 r)`` = log total weight of the first ``j`` levels with ``o_j`` in ``I_i`` and the last ``r`` of
 them there; the sums over earlier intervals ``i' < i`` are split where the kernel ``exp(-min(T,
 c |B (C_i - C_i') - g_j n|))`` changes form, and every piece is a range sum from sums
-relative to a reference at the range's edge (no subtraction: relative accuracy): suffixes and
-prefixes inside blocks of :data:`SUM_BLOCK` intervals and a sparse table over the blocks
-(:class:`_BlockedSums`, ``O(1)`` a query, ``O(m n + m^2 n)`` time in all). A backward pass
+relative to a reference at the range's edge (no subtraction: relative accuracy): a disjoint
+sparse table built by doubling inside blocks of at most :data:`SUM_BLOCK` intervals and over the
+blocks (:class:`_BlockedSums`, at most four parts a range, ``O(m n + m^2 n)`` time in all). A
+backward pass
 samples each level's state with :func:`draw_state` (two stages, then :func:`noisy_argmax`:
 Gumbel, scale 1, exactly ``P ∝ exp(float log-weight)``) and the points with
 :func:`uniform_float` (exact uniform reals rounded down to floats).
@@ -409,13 +410,16 @@ _LSE_FLOOR = -700.0
 
 
 def logaddexp(a: F64, b: F64, out: F64 | None = None) -> F64:
-    """``log(exp(a) + exp(b))`` elementwise as ``max(a, b) + log1p(exp(-|a - b|))``, the
-    formula whose float error docs/quantiles.md bounds ("Exactness"), in seven NumPy calls
-    (2-3 times faster than ``np.logaddexp`` here, the dynamic program's inner operation).
-    ``-inf`` stands for an empty sum: ``logaddexp(-inf, x) = x``, exactly, for every ``x``.
+    """``log(exp(a) + exp(b))`` elementwise as ``max(a, b) + log(1 + exp(-|a - b|))``, the
+    formula whose float error docs/quantiles.md bounds ("Exactness"), in nine NumPy calls
+    (faster than ``np.logaddexp`` here, the dynamic program's inner operation). ``-inf``
+    stands for an empty sum: ``logaddexp(-inf, x) = x``, exactly, for every ``x``.
 
     ``-|a - b|`` is computed as ``min(a, b) - max(a, b)`` (the same float: rounding to nearest
-    is symmetric), and the empty sums (``max = -inf``, where the formula gives NaN) are
+    is symmetric) and raised to ``-40`` (:data:`_LAE_FLOOR`: ``1 + exp`` is then exactly 1
+    either way, so no result changes, and ``exp`` stays off its slow path for underflows;
+    ``log(1 + e)`` rather than ``log1p(e)``, which is slow on tiny ``e``: the rounding of ``1 +
+    e`` is inside the bound). The empty sums (``max = -inf``, where the formula gives NaN) are
     repaired by ``fmax(result, max)``, which leaves every other value as it is (the result is
     at least the max). ``out``: where to write the result (it may be ``a`` or ``b``: both are
     read before it is written)."""
@@ -581,7 +585,7 @@ def _log_sum_rows(x: F64) -> F64:
 
 
 class _BlockedSums:
-    """Range sums of ``exp(A[i'])`` (log space, no subtraction) in ``O(1)`` per query.
+    """Range sums of ``exp(A[i'])`` (log space, no subtraction), at most four parts a query.
 
     Three kinds of sums, as :class:`_Trees`: "plain"; "left", each term times ``exp(-c (ref -
     BC[i']))`` with the reference at the range's last leaf; "right", times ``exp(-c (BC[i'] -
@@ -592,18 +596,19 @@ class _BlockedSums:
     :func:`logaddexp` a leaf of a left half, with the shift that moves a reference; levels
     ``1..H`` over the leaves, then the same over the blocks' sums). The prefixes are the
     suffixes of the leaves in reverse order (``BC`` negated and reversed), so the six sums
-    (three kinds, suffixes and prefixes) take the same NumPy calls, ``H`` plus ``log2`` of the
-    number of blocks steps in all (the ``SUM_BLOCK - 1`` steps of a chain are what this
-    replaces). A range ``[s, e]`` inside one block is the suffix of ``s`` and the prefix of
-    ``e`` at the level where they part (``bit_length(s ^ e) - 1``); a range across blocks the
-    suffix of ``s`` in its block, one or two table entries for the blocks between, and the
-    prefix of ``e`` in its block: at most four parts, each moved to the query's reference by a
-    float shift, and summed by :func:`_log_sum_rows`. Every value passes at most ``H +
-    log2(blocks) <= 64`` chained :func:`logaddexp` (each a sum of positive terms), one shift
-    and one sum of the parts: inside the count of docs/quantiles.md's error bound.
+    (three kinds, suffixes and prefixes) take the same NumPy calls: ``H`` plus ``log2`` of the
+    number of blocks steps in all.
+
+    A range ``[s, e]`` inside one block is the suffix of ``s`` and the prefix of ``e`` at the
+    level where they part (``bit_length(s ^ e) - 1``); a range across blocks is the suffix of
+    ``s`` in its block, one or two table entries for the blocks between, and the prefix of
+    ``e`` in its block: at most four parts, each moved to the query's reference by a float
+    shift, summed by :func:`_log_sum_rows`. Every value passes at most ``H + log2(blocks) <=
+    64`` chained :func:`logaddexp` (each a sum of positive terms), one shift and one sum of the
+    parts: inside the count of docs/quantiles.md's error bound.
 
     What depends on ``BC`` alone (the shifts of every level, the layout) is built once
-    (``bc``, ``factor``) and :meth:`fill` is called with each level's ``A``; the parts of a
+    (``bc``, ``factor``), and :meth:`fill` is called with each level's ``A``; the parts of a
     set of queries (:meth:`parts`: flat indices into the filled array and the shift of each,
     ``+inf`` for a missing part) depend on ``BC`` and the pivots only.
     """
