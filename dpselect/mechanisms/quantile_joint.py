@@ -706,17 +706,21 @@ class _BlockedSums:
             other = seg[:, :, 1, :1] - other_shift
             _lae(own - own_shift, other, out=own)
 
-    def parts(self, kind: int, start: I64, stop: I64, pivot: I64, extra: float = 0.0
-              ) -> tuple[I64, F64]:  # fmt: skip
+    def parts(self, kind: int, start: I64, stop: I64, pivot: I64, extra: float = 0.0,
+              out: tuple[I64, F64] | None = None) -> tuple[I64, F64]:  # fmt: skip
         """``(index, shift)``, each ``(4, queries)``: the parts of the ranges ``[start, stop)``
         of kind ``kind`` (an index into ``_KINDS``) and their shifts to the pivots, plus
         ``extra`` (a constant subtracted from every term: the cap); a missing part reads the
-        ``-inf`` cell, with shift ``+inf``. Integers of ``BC`` and the pivots only."""
+        ``-inf`` cell, with shift ``+inf``. Integers of ``BC`` and the pivots only. ``out``:
+        arrays of that shape to fill (else new ones)."""
         h, b, big, size = self.h, self.b, self.big, self.size
         bc, lo, hi = self.bc, self.block_lo, self.block_hi
         q = start.shape[0]
-        index = np.full((4, q), self.empty, dtype=np.int64)
-        shift = np.full((4, q), np.inf)
+        if out is None:
+            out = (np.empty((4, q), dtype=np.int64), np.empty((4, q)))
+        index, shift = out
+        index.fill(self.empty)
+        shift.fill(np.inf)
         sign = (kind == 1) - (kind == 2)
         prow = int(_PREFIX_ROW[kind])
 
@@ -850,8 +854,11 @@ def _transition_parts(sums: _BlockedSums, bc: I64, target: int, x_cap: int) -> t
     zero = np.zeros(n, dtype=np.int64)
     cap = float(JOINT_CAP)
     pieces = ((0, zero, k1, cap), (1, k1, k2, 0.0), (2, k2, k3, 0.0), (0, k3, idx, cap))
-    found = [sums.parts(k, start, stop, pivot, extra) for k, start, stop, extra in pieces]
-    return np.concatenate([p[0] for p in found]), np.concatenate([p[1] for p in found])
+    index, shift = np.empty((16, n), dtype=np.int64), np.empty((16, n))
+    for p, (k, start, stop, extra) in enumerate(pieces):
+        rows = slice(4 * p, 4 * p + 4)
+        sums.parts(k, start, stop, pivot, extra, (index[rows], shift[rows]))
+    return index, shift
 
 
 def _transition(
