@@ -33,9 +33,10 @@ are uniform, sorted. A forward pass over levels computes, in float64 log space, 
 r)`` = log total weight of the first ``j`` levels with ``o_j`` in ``I_i`` and the last ``r`` of
 them there; the sums over earlier intervals ``i' < i`` are split where the kernel ``exp(-min(T,
 c |B (C_i - C_i') - g_j n|))`` changes form, and every piece is a range sum from sums
-relative to a reference at the range's edge (no subtraction: relative accuracy): suffixes and
-prefixes inside blocks of :data:`SUM_BLOCK` intervals and a sparse table over the blocks
-(:class:`_BlockedSums`, ``O(1)`` a query, ``O(m n + m^2 n)`` time in all). A backward pass
+relative to a reference at the range's edge (no subtraction: relative accuracy): a disjoint
+sparse table built by doubling inside blocks of at most :data:`SUM_BLOCK` intervals and over the
+blocks (:class:`_BlockedSums`, at most four parts a range, ``O(m n + m^2 n)`` time in all). A
+backward pass
 samples each level's state with :func:`draw_state` (two stages, then :func:`noisy_argmax`:
 Gumbel, scale 1, exactly ``P ∝ exp(float log-weight)``) and the points with
 :func:`uniform_float` (exact uniform reals rounded down to floats).
@@ -70,6 +71,7 @@ neighbours the loss is at most ``2 c Delta + 4 rho <= eps' + 4 rho``. The mechan
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -396,14 +398,28 @@ def joint_moved_intervals(
 
 
 # ----------------------------------------------------------------------------- log-sum
+#: :func:`logaddexp` raises ``-|a - b|`` to this: ``exp`` of it is below ``2^-54``, so ``1 +
+#: exp`` is exactly 1 either way (no result changes), and NumPy's ``exp`` stays off its slow
+#: path for underflows.
+_LAE_FLOOR = -40.0
+#: :func:`_log_sum_rows` raises each ``x - M`` to this: a term of ``e^-700`` instead of a
+#: smaller one (or 0), in a sum of at most ``64`` terms that is at least 1: the sum moves by at
+#: most ``64 e^-700 < 2^-1000``, inside the rounding docs/quantiles.md counts; ``exp`` and the
+#: sum stay off NumPy's slow paths for subnormal numbers.
+_LSE_FLOOR = -700.0
+
+
 def logaddexp(a: F64, b: F64, out: F64 | None = None) -> F64:
-    """``log(exp(a) + exp(b))`` elementwise as ``max(a, b) + log1p(exp(-|a - b|))``, the
-    formula whose float error docs/quantiles.md bounds ("Exactness"), in seven NumPy calls
-    (2-3 times faster than ``np.logaddexp`` here, the dynamic program's inner operation).
-    ``-inf`` stands for an empty sum: ``logaddexp(-inf, x) = x``, exactly, for every ``x``.
+    """``log(exp(a) + exp(b))`` elementwise as ``max(a, b) + log(1 + exp(-|a - b|))``, the
+    formula whose float error docs/quantiles.md bounds ("Exactness"), in nine NumPy calls
+    (faster than ``np.logaddexp`` here, the dynamic program's inner operation). ``-inf``
+    stands for an empty sum: ``logaddexp(-inf, x) = x``, exactly, for every ``x``.
 
     ``-|a - b|`` is computed as ``min(a, b) - max(a, b)`` (the same float: rounding to nearest
-    is symmetric), and the empty sums (``max = -inf``, where the formula gives NaN) are
+    is symmetric) and raised to ``-40`` (:data:`_LAE_FLOOR`: ``1 + exp`` is then exactly 1
+    either way, so no result changes, and ``exp`` stays off its slow path for underflows;
+    ``log(1 + e)`` rather than ``log1p(e)``, which is slow on tiny ``e``: the rounding of ``1 +
+    e`` is inside the bound). The empty sums (``max = -inf``, where the formula gives NaN) are
     repaired by ``fmax(result, max)``, which leaves every other value as it is (the result is
     at least the max). ``out``: where to write the result (it may be ``a`` or ``b``: both are
     read before it is written)."""
@@ -417,8 +433,10 @@ def _lae(a: F64, b: F64, out: F64 | None = None) -> F64:
     top = np.maximum(a, b)
     d = np.minimum(a, b)
     d -= top
+    np.maximum(d, _LAE_FLOOR, out=d)  # the same result, off exp's slow underflow path
     np.exp(d, out=d)
-    np.log1p(d, out=d)
+    d += 1.0  # log(1 + e) (log1p is slow on tiny e; the rounding of 1 + e is in the bound)
+    np.log(d, out=d)
     d += top
     if out is None:
         np.fmax(d, top, out=d)
@@ -507,15 +525,6 @@ class _Trees:
             lo >>= 1
             hi >>= 1
 
-    @classmethod
-    def answer_pieces(cls, a: F64, bc: I64, factor: float,
-                      pieces: Sequence[tuple[int, I64, I64]], pivot: I64,
-                      cache: dict[str, Any] | None = None) -> list[F64]:  # fmt: skip
-        """As :meth:`_BlockedSums.answer_pieces`, kind by kind (``cache`` is not read)."""
-        trees = cls(a, bc, factor)
-        return [trees.query(_KINDS[k], start, stop, None if k == 0 else pivot)
-                for k, start, stop in pieces]  # fmt: skip
-
     def query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
         """:meth:`query` for queries of several kinds (indices into ``_KINDS``), kind by kind."""
         res = np.full(start.shape[0], -np.inf)
@@ -526,204 +535,268 @@ class _Trees:
 
 
 # ----------------------------------------------------------------------------- blocked sums
-#: Leaves per block of :class:`_BlockedSums` (a power of two): the longest chain of
-#: ``logaddexp`` inside a block.
+#: The largest block of :class:`_BlockedSums` (a power of two; :func:`_leaf_levels` picks the
+#: block of each input, at most this).
 SUM_BLOCK = 64
+#: The kinds of range sums, by their index in :meth:`_BlockedSums.query_many`.
+_KINDS = ("plain", "left", "right")
+#: The six rows of :class:`_BlockedSums`' arrays: the three kinds on the leaves in order, then
+#: on the leaves reversed (whose suffixes are the prefixes in order).
+_ROW_KIND = np.array([0, 1, 2, 0, 1, 2], dtype=np.int64)
+#: The reversed row holding the prefixes of each kind in order: prefixes "left" (reference at
+#: the last leaf) are the reversed suffixes "right" (reference at their first leaf), and back.
+_PREFIX_ROW = np.array([3, 5, 4], dtype=np.int64)
 
 
 def _bit_length(x: I64) -> I64:
-    """``int.bit_length`` of each positive ``x < 2^53`` (``frexp`` is exact there)."""
-    out: I64 = np.frexp(x.astype(np.float64))[1].astype(np.int64)
+    """``int.bit_length`` of each ``0 <= x < 2^53``: the exponent field of the float ``x``
+    (exact there) less its bias, and 0 for 0."""
+    out: I64 = (x.astype(np.float64).view(np.int64) >> 52) - 1022
+    np.maximum(out, 0, out=out)
     return out
 
 
-def _split_queries(start: I64, stop: I64) -> tuple[I64, npt.NDArray[np.bool_]]:
-    """The nonempty ranges inside one block (indices) and those across blocks (a mask)."""
-    log_b = SUM_BLOCK.bit_length() - 1  # a power of two: // b is >> log_b
-    nonempty = start < stop
-    across = (start >> log_b) != ((stop - 1) >> log_b)
-    inside = np.flatnonzero(nonempty & ~across)
-    across &= nonempty
-    return inside, across
+def _leaf_levels(n: int) -> int:
+    """``log2`` of the block size for ``n`` leaves (the number of intervals): the doubling
+    inside blocks costs about ``3 n`` log-sums a level, the sparse table over blocks about ``3
+    n / b`` a level for ``log2(n / b)`` levels, and each level a fixed number of NumPy calls;
+    blocks of 16 leaves up to 8,192 leaves (the calls weigh most) and 8 above (measured,
+    docs/performance.md), at most :data:`SUM_BLOCK`. A speed choice: every block size gives
+    the same sums up to the rounding the error bound counts."""
+    levels = 4 if n <= 8192 else 3
+    return min(levels, SUM_BLOCK.bit_length() - 1)
 
 
-def _signs(kinds: I64) -> I64:
-    """The shift of a term is ``c * sign * (pivot - ref)``: left +1, right -1, plain 0."""
-    out: I64 = (kinds == 1).astype(np.int64) - (kinds == 2)
-    return out
-
-
-#: The most terms of ranges inside one block that :meth:`_BlockedSums.answer_pieces` folds into
-#: the chains (beyond: summed apart).
-_INSIDE_TERMS = 1 << 22
-#: The kinds of range sums, by their index in :meth:`_BlockedSums.query_many`.
-_KINDS = ("plain", "left", "right")
-
-
-class _AcrossPlan:
-    """The public part of one kind's range sums across blocks
-    (:meth:`_BlockedSums._across_plan`): the ranges ``q`` that span two blocks or more and,
-    one entry each, the leaves read in the suffixes and prefixes, the flat indices read in the
-    sparse tables, and the float shift subtracted from each of the four parts (``+inf`` where
-    a range has no such part: the part is ``-inf``)."""
-
-    __slots__ = ("at_prefix", "at_suffix", "first", "kind", "last", "q", "shifts")
-
-    def __init__(self, kind: int, q: I64, first: I64, last: I64, at_suffix: I64,
-                 at_prefix: I64, shifts: F64) -> None:  # fmt: skip
-        self.kind, self.q, self.first, self.last = kind, q, first, last
-        self.at_suffix, self.at_prefix, self.shifts = at_suffix, at_prefix, shifts
+def _log_sum_rows(x: F64) -> F64:
+    """``log sum_k exp(x[k])`` over the first axis (``-inf`` terms are 0; all ``-inf``: ``-inf``),
+    as ``M + log(sum_k exp(x[k] - M))``, ``M`` the largest term: every term of the sum is in
+    ``[0, 1]`` and one is 1, a sum of positive terms (docs/quantiles.md bounds its error).
+    ``x`` is overwritten."""
+    top = x.max(axis=0)
+    empty = top == -np.inf
+    x -= np.where(empty, 0.0, top)
+    np.maximum(x, _LSE_FLOOR, out=x)  # below: e^-700 for a smaller term (docstring)
+    np.exp(x, out=x)
+    total: F64 = x.sum(axis=0)
+    np.log(total, out=total)
+    total += top
+    total[empty] = -np.inf  # every term -inf: an empty sum
+    return total
 
 
 class _BlockedSums:
-    """Range sums of ``exp(A[i'])`` (log space, no subtraction) in ``O(1)`` per query.
+    """Range sums of ``exp(A[i'])`` (log space, no subtraction), at most four parts a query.
 
-    Same three kinds and the same references as :class:`_Trees` ("plain"; "left": each term
-    times ``exp(-c (ref - BC[i']))`` with the reference at the range's last leaf; "right":
-    ``exp(-c (BC[i'] - ref))`` with the reference at its first leaf). Leaves are cut in blocks
-    of :data:`SUM_BLOCK`; inside a block every suffix (to the block's end) and prefix (from
-    its start) is built by a chain of at most ``SUM_BLOCK`` ``logaddexp``; over whole blocks a
-    disjoint sparse table (each level merges two halves: chains of ``log2`` of the number of
-    blocks). A range across blocks is then one suffix, one or two table entries and one
-    prefix; a range inside one block is summed leaf by leaf (at most ``SUM_BLOCK`` steps). Every
-    value passes at most ``SUM_BLOCK + 64 + 4`` chained operations, inside the ``3 * 64`` of
-    docs/quantiles.md's error bound, and every operation is a sum of positive terms.
+    Three kinds of sums, as :class:`_Trees`: "plain"; "left", each term times ``exp(-c (ref -
+    BC[i']))`` with the reference at the range's last leaf; "right", times ``exp(-c (BC[i'] -
+    ref))`` with the reference at its first leaf. The leaves are cut in blocks of ``b = 2^H``
+    (:func:`_leaf_levels`), and a disjoint sparse table is built by doubling: at level ``h``
+    every leaf holds the sum from it to the end of its aligned segment of ``2^h`` leaves (the
+    suffix), from the sum of level ``h - 1`` and the sum of the segment's right half (one
+    :func:`logaddexp` a leaf of a left half, with the shift that moves a reference; levels
+    ``1..H`` over the leaves, then the same over the blocks' sums). The prefixes are the
+    suffixes of the leaves in reverse order (``BC`` negated and reversed), so the six sums
+    (three kinds, suffixes and prefixes) take the same NumPy calls: ``H`` plus ``log2`` of the
+    number of blocks steps in all.
 
-    Speed: the six chains (three kinds, suffixes and prefixes) run side by side, one NumPy
-    call per step for all blocks, and a few ranges inside one block can be summed in the same
-    steps (:meth:`answer_pieces`; else they are summed apart, sorted by length so that each
-    step works on the longer ones); the three kinds of the sparse table are built together. A
-    term of a kind without a shift has ``0.0`` subtracted and a range past its end adds
-    ``-inf``, which leave every float as it is: each sum is the same sequence of float
-    operations as summed one by one (``tests/mechanisms/test_quantile_joint_identical.py``
-    checks bit for bit against ``tests/mechanisms/joint_reference.py``).
+    A range ``[s, e]`` inside one block is the suffix of ``s`` and the prefix of ``e`` at the
+    level where they part (``bit_length(s ^ e) - 1``); a range across blocks is the suffix of
+    ``s`` in its block, one or two table entries for the blocks between, and the prefix of
+    ``e`` in its block: at most four parts, each moved to the query's reference by a float
+    shift, summed by :func:`_log_sum_rows`. Every value passes at most ``H + log2(blocks) <=
+    64`` chained :func:`logaddexp` (each a sum of positive terms), one shift and one sum of the
+    parts: inside the count of docs/quantiles.md's error bound.
+
+    What depends on ``BC`` alone (the shifts of every level, the layout) is built once
+    (``bc``, ``factor``), and :meth:`fill` is called with each level's ``A``; the parts of a
+    set of queries (:meth:`parts`: flat indices into the filled array and the shift of each,
+    ``+inf`` for a missing part) depend on ``BC`` and the pivots only.
     """
 
-    def __init__(
-        self,
-        a: F64,
-        bc: I64,
-        factor: float,
-        inside: tuple[I64, I64, I64, I64] | None = None,
-    ) -> None:
-        n = a.shape[0]
-        b = SUM_BLOCK
-        nb = max(1, -(-n // b))
+    def __init__(self, a: F64 | None, bc: I64, factor: float) -> None:
+        n = bc.shape[0]
         self.n, self.factor = n, factor
-        # padded to whole blocks, plus one block (read only by the windows of _chains)
-        padded = np.full(nb * b + b, -np.inf)
-        padded[:n] = a
-        bc_padded = np.full(nb * b + b, bc[-1], dtype=np.int64)
-        bc_padded[:n] = bc
-        self._windows = padded, bc_padded
-        vals, bcs = padded[: nb * b], bc_padded[: nb * b]
-        self.a, self.bc = vals, bcs
-        with np.errstate(invalid="ignore"):
-            chains = self._chains(vals.reshape(nb, b), bcs.reshape(nb, b), inside)
-        #: the sums of the ranges ``inside`` (in their order), summed alongside the chains
-        self.suffix, self.prefix, self.inside_sums = chains
-        starts = np.arange(nb, dtype=np.int64) * b
-        size = 1
-        while size < nb:
-            size *= 2
-        lo = np.full(size, bc[-1], dtype=np.int64)
+        h = _leaf_levels(n)
+        b = 1 << h
+        nb = max(1, -(-n // b))
+        size = 1 << (nb - 1).bit_length()  # a power of two >= nb
+        big = nb * b
+        self.h, self.b, self.nb, self.size, self.big = h, b, nb, size, big
+        self.table_levels = size.bit_length() - 1
+        bcp = np.full(big, bc[-1] if n else 0, dtype=np.int64)
+        bcp[:n] = bc
+        self.bc = bcp
+        lo = np.full(size, bcp[-1], dtype=np.int64)
         hi = lo.copy()
-        lo[:nb], hi[:nb] = bcs[starts], bcs[starts + b - 1]
+        lo[:nb], hi[:nb] = bcp[::b], bcp[b - 1 :: b]
         self.block_lo, self.block_hi = lo, hi
-        #: ``int.bit_length`` of every block index (a table: one gather a query)
-        self._bits = _bit_length(np.arange(size, dtype=np.int64))
-        item = np.full((3, size), -np.inf)
-        item[:, :nb] = self.suffix[:, starts]
-        with np.errstate(invalid="ignore"):
-            self.suf_table, self.pre_table = self._tables(item, lo, hi, size)
+        self.table_base = (h + 1) * 6 * big
+        self.empty = self.table_base + (self.table_levels + 1) * 6 * size  # one -inf cell
+        self.values = np.full(self.empty + 1, -np.inf)
+        # leaf j of every block side by side (position j nb + q): the doubling's NumPy calls
+        # then run over rows of nb values, not over runs of one to 2^(H-1)
+        rows = np.concatenate((np.tile(bcp, (3, 1)), np.tile(-bcp[::-1], (3, 1))))
+        rows = rows.reshape(6, nb, b).transpose(0, 2, 1)
+        self._leaf_shifts = self._level_shifts(rows, rows, h)
+        t_lo = np.concatenate((np.tile(lo, (3, 1)), np.tile(-hi[::-1], (3, 1))))[:, :, None]
+        t_hi = np.concatenate((np.tile(hi, (3, 1)), np.tile(-lo[::-1], (3, 1))))[:, :, None]
+        self._table_shifts = self._level_shifts(t_lo, t_hi, self.table_levels)
+        if a is not None:
+            self.fill(a)
 
     def _shift(self, d: I64) -> F64:
         out: F64 = d.astype(np.float64) * self.factor
         return out
 
-    def _chains(
-        self, v: F64, c2: I64, inside: tuple[I64, I64, I64, I64] | None = None
-    ) -> tuple[F64, F64, F64]:
-        """``(suffix, prefix, sums)``: suffix and prefix ``(3, leaves)`` (kinds plain, left,
-        right), the sums from each leaf to its block's end and from its block's start; six
-        chains side by side, position ``p`` of a chain is leaf ``b - 1 - p`` of each block for
-        the suffixes, leaf ``p`` for the prefixes (rows: suffix plain, left, right, prefix
-        left, plain, right). ``inside``: ``(sign, start, length, pivot)`` of ranges inside one
-        block, summed leaf by leaf in the same steps (a term after a range's last leaf is
-        ``-inf``, which :func:`logaddexp` leaves exactly as it is): ``sums``, their values."""
-        nb, b = v.shape
-        vt, ct = v.T, c2.T  # (b, nb): leaf j of every block
-        q = 0 if inside is None else inside[1].shape[0]
-        width = 6 * nb + q
-        fresh = np.empty((b, width))  # each step's new term, shifted where its kind says
-        chain = fresh[:, : 6 * nb].reshape(b, 6, nb)
-        chain[:, 0] = vt[::-1]
-        chain[:, 1] = (vt - self._shift(ct[-1] - ct))[::-1]  # suffix left: to the block's end
-        chain[:, 2] = vt[::-1]
-        chain[:, 3] = vt
-        chain[:, 4] = vt
-        chain[:, 5] = vt - self._shift(ct - ct[0])  # prefix right: to the block's start
-        if inside is not None:
-            sign, start, length, pivot = inside
-            # the b leaves from each range's start: rows of sliding windows (past a range's end,
-            # up to one block of padding: masked below)
-            leaves = np.lib.stride_tricks.sliding_window_view
-            terms = leaves(self._windows[0], b)[start].T
-            bcs = leaves(self._windows[1], b)[start].T
-            shifts = self._shift(sign * (pivot - bcs))
-            terms = terms - shifts
-            terms[np.arange(b)[:, None] >= length] = -np.inf
-            fresh[:, 6 * nb :] = terms
-        step = self._shift(ct[1:] - ct[:-1])  # c (BC[j + 1] - BC[j])
-        # the shift of the running sum: rows suffix right and prefix left of the chains
-        carried = np.empty((b, 2, nb))
-        carried[1:, 0] = step[::-1]
-        carried[1:, 1] = step
-        shifted = slice(2 * nb, 4 * nb)
-        out = np.empty((b, width))
-        out[0] = fresh[0]
-        running = np.empty(width)
-        for p in range(1, b):
-            running[:] = out[p - 1]
-            running[shifted] -= carried[p].ravel()
-            _lae(fresh[p], running, out=out[p])
-        done = out[:, : 6 * nb].reshape(b, 6, nb)
-        suffix = done[::-1, 0:3].transpose(1, 2, 0).reshape(3, nb * b)
-        prefix = done[:, [4, 3, 5]].transpose(1, 2, 0).reshape(3, nb * b)
-        return suffix, prefix, out[b - 1, 6 * nb :].copy()
+    def _at(self, p: I64) -> I64:
+        """Where leaf ``p`` sits in a row of a level (leaf ``j`` of block ``q`` at ``j nb + q``)."""
+        out: I64 = (p & (self.b - 1)) * self.nb + (p >> self.h)
+        return out
 
-    def _tables(self, item: F64, lo: I64, hi: I64, size: int) -> tuple[F64, F64]:
-        """``(suf, pre)``, shape ``(3, levels + 1, size)`` (the three kinds): ``suf[k, h, p]``
-        sums ``p`` to the end of its block of ``2^h`` items, ``pre[k, h, p]`` from that
-        block's start to ``p``. Two adjacent ranges merge as ``logaddexp(x1, x2)`` with the
-        left range's sum shifted by the distance between the last leaves ("left") or the
-        right range's by the distance between the first leaves ("right")."""
-        levels = size.bit_length() - 1
-        suf = np.empty((3, levels + 1, size))
-        pre = np.empty((3, levels + 1, size))
-        suf[:, 0], pre[:, 0] = item, item
-        pos = np.arange(size, dtype=np.int64)
-        for h in range(1, levels + 1):
-            half = 1 << (h - 1)
-            left_half = (pos & half) == 0
-            mid = (pos | (half - 1)) + 1  # left half: the right half's first item
-            mid_l = pos & ~(half - 1)  # right half: its own first item
-            lp, rp = np.flatnonzero(left_half), np.flatnonzero(~left_half)
-            suf[:, h] = suf[:, h - 1]
-            pre[:, h] = pre[:, h - 1]
-            m = mid[lp]
-            end = m + half - 1
-            x1, x2 = suf[:, h - 1, lp], suf[:, h - 1, m]
-            x1[1] -= self._shift(hi[end] - hi[m - 1])
-            x2[2] -= self._shift(lo[m] - lo[lp])
-            suf[:, h, lp] = _lae(x1, x2)
-            m = mid_l[rp]
-            start = m - half
-            x1, x2 = pre[:, h - 1, m - 1], pre[:, h - 1, rp]
-            x1[1] -= self._shift(hi[rp] - hi[m - 1])
-            x2[2] -= self._shift(lo[m] - lo[start])
-            pre[:, h, rp] = _lae(x1, x2)
-        return suf, pre
+    def _level_shifts(self, lo: I64, hi: I64, levels: int) -> list[tuple[F64, F64]]:
+        """For each doubling level ``1..levels`` over items (axis 1 of ``lo`` and ``hi``, the
+        first and last ``BC`` of each, ``(6, items, inner)``: rows of :data:`_ROW_KIND`, and
+        ``inner`` independent sequences side by side): the shift of a left half's own sum
+        ("left": its reference moves from the half's last item to the segment's) and of the
+        right half's sum ("right": from the right half's first item to the left half's item),
+        ``0`` for the kinds without one."""
+        out = []
+        _, count, inner = lo.shape
+        left, right = _ROW_KIND == 1, _ROW_KIND == 2
+        for level in range(1, levels + 1):
+            half = 1 << (level - 1)
+            seg = count >> level
+            lo3 = lo.reshape(6, seg, 2, half, inner)
+            hi3 = hi.reshape(6, seg, 2, half, inner)
+            own = np.zeros((6, seg, 1, inner))
+            own[left] = self._shift(hi3[left, :, 1, -1:] - hi3[left, :, 0, -1:])
+            other = np.zeros((6, seg, half, inner))
+            other[right] = self._shift(lo3[right, :, 1, :1] - lo3[right, :, 0])
+            out.append((own, other))
+        return out
+
+    def fill(self, a: F64) -> None:
+        """The suffixes of every level for the leaves ``a`` (length ``n``), in place."""
+        big, size, h, nb, b = self.big, self.size, self.h, self.nb, self.b
+        v = self.values
+        leaf = v[: (h + 1) * 6 * big].reshape(h + 1, 6, b, nb)
+        padded = np.full(big, -np.inf)
+        padded[: self.n] = a
+        leaf[0, :3] = padded.reshape(nb, b).T
+        leaf[0, 3:] = padded[::-1].reshape(nb, b).T
+        with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
+            self._double(leaf, self._leaf_shifts)
+            table = v[self.table_base : self.empty].reshape(self.table_levels + 1, 6, size, 1)
+            table[0, :3, :nb, 0] = leaf[h, :3, 0]
+            table[0, :3, nb:] = -np.inf
+            table[0, 3:, size - nb :, 0] = leaf[h, 3:, 0]
+            table[0, 3:, : size - nb] = -np.inf
+            self._double(table, self._table_shifts)
+
+    @staticmethod
+    def _double(x: F64, shifts: list[tuple[F64, F64]]) -> None:
+        """Level ``h`` of ``x`` (``(levels + 1, 6, items, inner)``) from level ``h - 1``: the
+        left half of each segment of items adds the right half's sum."""
+        _, _, count, inner = x.shape
+        for level, (own_shift, other_shift) in enumerate(shifts, start=1):
+            x[level] = x[level - 1]
+            half = 1 << (level - 1)
+            seg = x[level].reshape(6, count >> level, 2, half, inner)
+            own = seg[:, :, 0]
+            other = seg[:, :, 1, :1] - other_shift
+            _lae(own - own_shift, other, out=own)
+
+    def parts(self, kind: int, start: I64, stop: I64, pivot: I64, extra: float = 0.0,
+              out: tuple[I64, F64] | None = None) -> tuple[I64, F64]:  # fmt: skip
+        """``(index, shift)``, each ``(4, queries)``: the parts of the ranges ``[start, stop)``
+        of kind ``kind`` (an index into ``_KINDS``) and their shifts to the pivots, plus
+        ``extra`` (a constant subtracted from every term: the cap); a missing part reads the
+        ``-inf`` cell, with shift ``+inf``. Integers of ``BC`` and the pivots only. ``out``:
+        arrays of that shape to fill (else new ones)."""
+        h, b, big, size = self.h, self.b, self.big, self.size
+        bc, lo, hi = self.bc, self.block_lo, self.block_hi
+        q = start.shape[0]
+        if out is None:
+            out = (np.empty((4, q), dtype=np.int64), np.empty((4, q)))
+        index, shift = out
+        index.fill(self.empty)
+        shift.fill(np.inf)
+        sign = (kind == 1) - (kind == 2)
+        prow = int(_PREFIX_ROW[kind])
+
+        def put(row: int, at: I64, where: I64, left_ref: I64 | None, right_ref: I64 | None,
+                pv: I64) -> None:  # fmt: skip
+            index[row, at] = where
+            ref = left_ref if sign > 0 else right_ref
+            if ref is None:
+                shift[row, at] = extra
+                return
+            d = self._shift(sign * (pv - ref))
+            if extra:
+                d += extra
+            shift[row, at] = d
+
+        e = stop - 1
+        bl, br = start >> h, e >> h
+        nonempty = start < stop
+        # inside one block: the suffix of s and the prefix of e where they part
+        ins = np.flatnonzero(nonempty & (bl == br))
+        s, e_in, pv = start[ins], e[ins], pivot[ins]
+        part = _bit_length(s ^ e_in)
+        lev = np.maximum(part - 1, 0)
+        mid = (e_in >> lev) << lev
+        base = lev * (6 * big)
+        left_ref = right_ref = None
+        if sign:
+            left_ref = bc[np.where(part == 0, s, mid - 1)] if sign > 0 else None
+            right_ref = bc[s] if sign < 0 else None
+        put(0, ins, base + kind * big + self._at(s), left_ref, right_ref, pv)
+        two = np.flatnonzero(part > 0)
+        e2 = e_in[two]
+        if sign:
+            left_ref = bc[e2] if sign > 0 else None
+            right_ref = bc[mid[two]] if sign < 0 else None
+        put(3, ins[two], base[two] + prow * big + self._at(big - 1 - e2), left_ref, right_ref,
+            pv[two])  # fmt: skip
+        # across blocks: the suffix of s and the prefix of e in their blocks
+        acr = np.flatnonzero(nonempty & (bl < br))
+        s, e_ac, pv, b_l, b_r = start[acr], e[acr], pivot[acr], bl[acr], br[acr]
+        base = h * 6 * big
+        if sign:
+            left_ref = bc[b_l * b + b - 1] if sign > 0 else None
+            right_ref = bc[s] if sign < 0 else None
+        put(0, acr, base + kind * big + self._at(s), left_ref, right_ref, pv)
+        if sign:
+            left_ref = bc[e_ac] if sign > 0 else None
+            right_ref = bc[b_r * b] if sign < 0 else None
+        put(3, acr, base + prow * big + self._at(big - 1 - e_ac), left_ref, right_ref, pv)
+        # the whole blocks between: one table entry, or a suffix and a prefix at one level
+        some = np.flatnonzero(b_l + 1 <= b_r - 1)
+        at, first, last, pv = acr[some], b_l[some] + 1, b_r[some] - 1, pv[some]
+        part = _bit_length(first ^ last)
+        lev = np.maximum(part - 1, 0)
+        m = (last >> lev) << lev
+        base = self.table_base + lev * (6 * size)
+        one = part == 0
+        if sign:
+            left_ref = np.where(one, hi[first], hi[np.maximum(m - 1, 0)]) if sign > 0 else None
+            right_ref = lo[first] if sign < 0 else None
+        put(1, at, base + kind * size + first, left_ref, right_ref, pv)
+        two = np.flatnonzero(~one)
+        last = last[two]
+        if sign:
+            left_ref = hi[last] if sign > 0 else None
+            right_ref = lo[m[two]] if sign < 0 else None
+        put(2, at[two], base[two] + prow * size + (size - 1 - last), left_ref, right_ref,
+            pv[two])  # fmt: skip
+        return index, shift
+
+    def sums(self, index: I64, shift: F64) -> F64:
+        """The sums of the parts ``(index, shift)`` of :meth:`parts` (stacked in any number of
+        rows: all the parts of one result in one column), from the filled array."""
+        terms = self.values.take(index)
+        terms -= shift
+        return _log_sum_rows(terms)
 
     def query(self, kind: str, start: I64, stop: I64, pivot: I64 | None = None) -> F64:
         """Log range sums over ``[start, stop)`` per query (``-inf`` when empty); "left"
@@ -737,164 +810,13 @@ class _BlockedSums:
     def query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
         """:meth:`query` for queries of several kinds at once (``kinds``: indices into
         ``("plain", "left", "right")``; ``pivot`` is not read for "plain")."""
-        with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
-            return self._query_many(kinds, start, stop, pivot)
-
-    def _query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
         res = np.full(start.shape[0], -np.inf)
-        inside, across = _split_queries(start, stop)
-        if inside.shape[0]:
-            self._inside(res, inside, _signs(kinds[inside]), start, stop, pivot)
-        self._across_all(res, across, kinds, start, stop, pivot)
-        return res
-
-    @classmethod
-    def answer_pieces(cls, a: F64, bc: I64, factor: float,
-                      pieces: Sequence[tuple[int, I64, I64]], pivot: I64,
-                      cache: dict[str, Any] | None = None) -> list[F64]:  # fmt: skip
-        """The sums over ``a`` of the ranges ``[start, stop)`` of pieces ``(kind, start, stop)``
-        (kinds: indices into ``("plain", "left", "right")``) sharing ``pivot``, built and
-        answered at once, one array a piece: the same floats as :meth:`query`. The ranges
-        inside one block are summed in the same steps as the blocks' chains when they are at
-        most as many as the chains (else they would lengthen every step more than summing
-        them apart costs) and their terms fit in :data:`_INSIDE_TERMS`.
-
-        ``cache``: a dict kept by the caller for calls with the same ``bc``, ``factor``,
-        ``pieces`` and ``pivot`` (the levels of one target gap): the first call stores there
-        what depends on those alone (:meth:`_public_part`), the others read it; the floats
-        are the same either way."""
-        public = cache.get("public") if cache is not None else None
-        if public is None:
-            public = cls._public_part(a.shape[0], pieces, pivot)
-        fold, split, given = public["fold"], public["split"], public["given"]
-        sums = cls(a, bc, factor, given)
-        plans = public.get("plans")
-        if plans is None:
-            plans = public["plans"] = [
-                sums._across_plan(k, start, stop, pivot) for k, start, stop in pieces
-            ]
-            if cache is not None:
-                cache["public"] = public
-        out, done = [], 0
-        with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
-            for (k, start, stop), inside, plan in zip(pieces, split, plans, strict=True):
-                res = np.full(start.shape[0], -np.inf)
-                res[plan.q] = sums._across_sums(plan)
-                if fold:
-                    res[inside] = sums.inside_sums[done : done + inside.shape[0]]
-                    done += inside.shape[0]
-                elif inside.shape[0]:
-                    signs = np.full(inside.shape[0], _signs(np.array([k]))[0])
-                    sums._inside(res, inside, signs, start, stop, pivot)
-                out.append(res)
-        return out
-
-    @staticmethod
-    def _public_part(n: int, pieces: Sequence[tuple[int, I64, I64]], pivot: I64) -> dict[str, Any]:
-        """What :meth:`answer_pieces` reads of the pieces alone: each piece's ranges inside
-        one block and across blocks (indices), whether the former are folded into the
-        chains, and if so their ``(sign, start, length, pivot)``."""
-        split = [_split_queries(start, stop)[0] for _, start, stop in pieces]
-        count = sum(inside.shape[0] for inside in split)
-        chains = 6 * max(1, -(-n // SUM_BLOCK))
-        fold = 0 < count <= chains and count * SUM_BLOCK <= _INSIDE_TERMS
-        given = None
-        if fold:
-            sign = np.concatenate(
-                [
-                    np.full(inside.shape[0], _signs(np.array([k]))[0])
-                    for (k, _, _), inside in zip(pieces, split, strict=True)
-                ]
-            )
-            first = np.concatenate([start[inside] for (_, start, _), inside in
-                                    zip(pieces, split, strict=True)])  # fmt: skip
-            end = np.concatenate([stop[inside] for (_, _, stop), inside in
-                                  zip(pieces, split, strict=True)])  # fmt: skip
-            at = np.concatenate([pivot[inside] for inside in split])
-            given = (sign, first, end - first, at)
-        return {"fold": fold, "split": split, "given": given}
-
-    def _across_all(self, res: F64, across: npt.NDArray[np.bool_], kinds: I64, start: I64,
-                    stop: I64, pivot: I64) -> None:  # fmt: skip
         for k in range(len(_KINDS)):
-            q = np.flatnonzero(across & (kinds == k))
+            q = np.flatnonzero(kinds == k)
             if q.shape[0]:
-                res[q] = self._across_sums(self._across_plan(k, start[q], stop[q], pivot[q]))
-
-    def _across_plan(self, k: int, start: I64, stop: I64, pivot: I64) -> _AcrossPlan:
-        """Where the parts of the ranges ``[start, stop)`` of kind ``k`` (an index into
-        ``_KINDS``) that span two blocks or more (``plan.q``) sit, and the shifts that move
-        their references to the pivot: the suffix of the first block, the table's whole blocks
-        between, the prefix of the last block (left: each reference moved from its last leaf;
-        right: from its first). A range with no whole block between, or one only (whose table
-        entry the suffix table holds alone), gets its missing part ``-inf`` (shift ``+inf``),
-        which :func:`logaddexp` leaves exactly as it is: the same floats as summed without it.
-        Integers of ``BC`` and the pivots only, not ``A``: the same for every level with the
-        same target gap (:func:`_forward` keeps it)."""
-        b = SUM_BLOCK
-        log_b = b.bit_length() - 1
-        q = np.flatnonzero(_split_queries(start, stop)[1])
-        s, e, pv = start[q], stop[q] - 1, pivot[q]
-        bl, br = s >> log_b, e >> log_b
-        bcs = self.bc
-        shifts = np.zeros((4, q.shape[0]))
-        if k == 1:
-            shifts[0] = self._shift(pv - bcs[bl * b + b - 1])
-            shifts[1] = self._shift(pv - bcs[e])
-        elif k == 2:
-            shifts[0] = self._shift(bcs[s] - pv)
-            shifts[1] = self._shift(bcs[br * b] - pv)
-        # whole blocks bl + 1 .. br - 1, from the sparse table (none: both parts -inf)
-        first, last = np.minimum(bl + 1, br - 1), np.maximum(br - 1, bl + 1)
-        none, one = bl + 1 >= br, first == last
-        h = np.where(one, 0, self._bits[first ^ last])
-        level = np.maximum(h - 1, 0)
-        mid = np.where(one, first, (last >> level) << level)
-        size = self.block_lo.shape[0]
-        first, last, mid = (np.minimum(v, size - 1) for v in (first, last, mid))
-        if k == 1:
-            hi = self.block_hi
-            shifts[2] = self._shift(pv - hi[np.maximum(mid - 1, first)])
-            shifts[3] = self._shift(pv - hi[last])
-        elif k == 2:
-            lo = self.block_lo
-            shifts[2] = self._shift(lo[first] - pv)
-            shifts[3] = self._shift(lo[mid] - pv)
-        shifts[2:, none] = np.inf
-        shifts[3, one] = np.inf  # one block: suf[0, first] is the block itself
-        return _AcrossPlan(k, q, s, e, level * size + first, level * size + last, shifts)
-
-    def _across_sums(self, plan: _AcrossPlan) -> F64:
-        """The sums of the ranges ``plan.q`` of :meth:`_across_plan` over this structure's
-        ``A``."""
-        k, shifts = plan.kind, plan.shifts
-        head = self.suffix[k].take(plan.first)
-        tail = self.prefix[k].take(plan.last)
-        part_e = self.suf_table[k].ravel().take(plan.at_suffix)
-        part_p = self.pre_table[k].ravel().take(plan.at_prefix)
-        if k:
-            head -= shifts[0]
-            tail -= shifts[1]
-        part_e -= shifts[2]
-        part_p -= shifts[3]
-        total = _lae(head, tail, out=head)
-        return _lae(total, _lae(part_e, part_p, out=part_e), out=total)
-
-    def _inside(self, res: F64, q: I64, sign: I64, start: I64, stop: I64, pivot: I64) -> None:
-        """Ranges inside one block (``q``, of signs ``sign``): summed leaf by leaf (at most
-        ``SUM_BLOCK`` steps), sorted by decreasing length so that step ``d`` works on the
-        first ones (the ranges longer than ``d``)."""
-        length = stop[q] - start[q]
-        order = np.argsort(-length, kind="stable")
-        q, length = q[order], length[order]
-        s, sg, pv = start[q], sign[order], pivot[q]
-        acc = np.full(q.shape[0], -np.inf)
-        going = np.searchsorted(-length, -np.arange(int(length[0])), side="left")
-        for d, c in enumerate(going.tolist()):
-            leaf = s[:c] + d
-            term = self.a[leaf] - self._shift(sg[:c] * (pv[:c] - self.bc[leaf]))
-            _lae(acc[:c], term, out=acc[:c])
-        res[q] = acc
+                index, shift = self.parts(k, start[q], stop[q], pivot[q])
+                res[q] = self.sums(index, shift)
+        return res
 
 
 # ----------------------------------------------------------------------------- the kernel
@@ -921,27 +843,43 @@ def _range_cuts(bc: I64, target: int, x_cap: int) -> tuple[I64, ...]:
     return pivot, k1, k2, k3, idx
 
 
+def _transition_parts(sums: _BlockedSums, bc: I64, target: int, x_cap: int) -> tuple[I64, F64]:
+    """The parts (:meth:`_BlockedSums.parts`, ``(16, n)``) of ``log sum_{i' < i} exp(beta[i'] -
+    min(T, c |bc[i] - bc[i'] - target|))`` for every ``i``: the four ranges where the kernel
+    changes form (capped left, uncapped left, uncapped right, capped right; the capped ones
+    with ``T`` subtracted from each term), four parts each. Integers of ``bc`` and the target
+    only: the same for every level with the same target gap (:func:`_forward` keeps them)."""
+    n = bc.shape[0]
+    pivot, k1, k2, k3, idx = _range_cuts(bc, target, x_cap)
+    zero = np.zeros(n, dtype=np.int64)
+    cap = float(JOINT_CAP)
+    pieces = ((0, zero, k1, cap), (1, k1, k2, 0.0), (2, k2, k3, 0.0), (0, k3, idx, cap))
+    index, shift = np.empty((16, n), dtype=np.int64), np.empty((16, n))
+    for p, (k, start, stop, extra) in enumerate(pieces):
+        rows = slice(4 * p, 4 * p + 4)
+        sums.parts(k, start, stop, pivot, extra, (index[rows], shift[rows]))
+    return index, shift
+
+
 def _transition(
     beta: F64,
     bc: I64,
     target: int,
     factor: float,
     x_cap: int,
-    cuts: tuple[I64, ...] | None = None,
-    cache: dict[str, Any] | None = None,
+    sums: _BlockedSums | None = None,
+    parts: tuple[I64, F64] | None = None,
 ) -> F64:
-    """``log sum_{i' < i} exp(beta[i'] - min(T, c |bc[i] - bc[i'] - target|))`` for every i
-    (``cuts``: :func:`_range_cuts` of the same arguments, if already known; ``cache``: kept by
-    the caller for the levels of one target gap, :meth:`_BlockedSums.answer_pieces`)."""
-    n = bc.shape[0]
-    pivot, k1, k2, k3, idx = _range_cuts(bc, target, x_cap) if cuts is None else cuts
-    # the four pieces: capped left, uncapped left, uncapped right, capped right
-    zero = np.zeros(n, dtype=np.int64)
-    pieces = ((0, zero, k1), (1, k1, k2), (2, k2, k3), (0, k3, idx))
-    parts = _BlockedSums.answer_pieces(beta, bc, factor, pieces, pivot, cache)
-    cap = float(JOINT_CAP)
-    out: F64 = _lae(_lae(parts[0] - cap, parts[1]), _lae(parts[2], parts[3] - cap))
-    return out
+    """``log sum_{i' < i} exp(beta[i'] - min(T, c |bc[i] - bc[i'] - target|))`` for every i:
+    the sixteen parts of :func:`_transition_parts` summed by one :func:`_log_sum_rows` (``sums``
+    and ``parts``: built for the same ``bc``, ``factor`` and target, if already known)."""
+    if sums is None:
+        sums = _BlockedSums(None, bc, factor)
+    if parts is None:
+        parts = _transition_parts(sums, bc, target, x_cap)
+    sums.fill(beta)
+    with np.errstate(invalid="ignore"):  # -inf - +inf: a missing part stays -inf
+        return sums.sums(*parts)
 
 
 # ----------------------------------------------------------------------------- the mechanism
@@ -972,19 +910,18 @@ def _forward(
         np.array([g * n for g in plan.gaps], dtype=np.int64), plan.factor, plan.x_cap
     )
     alpha1[0] = loglen - _kernel(bc - plan.gaps[0] * n, plan.factor, plan.x_cap)
-    # by target gap (deciles have one): the range cuts, and what the range sums read of them
-    cuts: dict[int, tuple[I64, ...]] = {}
-    caches: dict[int, dict[str, Any]] = {}
+    sums = _BlockedSums(None, bc, plan.factor) if m > 1 else None
+    consts = _repeat_consts(plan, self_cost)
+    # by target gap (deciles have one): the parts of every range sum, read by every level
+    parts: dict[int, tuple[I64, F64]] = {}
     for j in range(1, m):
-        with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
-            beta = _beta(plan, alpha1, self_cost, loglen, j - 1)
-            target = plan.gaps[j] * n
-            if target not in cuts:
-                cuts[target] = _range_cuts(bc, target, plan.x_cap)
-                caches[target] = {}
-            step = _transition(beta, bc, target, plan.factor, plan.x_cap, cuts[target],
-                               caches[target])  # fmt: skip
-        alpha1[j] = loglen + step
+        assert sums is not None
+        beta = _beta(plan, alpha1, self_cost, loglen, j - 1, consts)
+        target = plan.gaps[j] * n
+        if target not in parts:
+            parts[target] = _transition_parts(sums, bc, target, plan.x_cap)
+        step = _transition(beta, bc, target, plan.factor, plan.x_cap, sums, parts[target])
+        np.add(loglen, step, out=alpha1[j])
         if progress is not None:
             progress(j / m)
     return alpha1, self_cost
@@ -1005,17 +942,63 @@ def _repeat(
     if r == 1:
         out: F64 = alpha1[j, :stop]
         return out
-    const = plan.log_fact[r] + float(self_cost[j - r + 2 : j + 1].sum())
+    const = _repeat_const(plan, self_cost, j, r)
     out = alpha1[j - r + 1, :stop] + ((r - 1) * loglen[:stop] - const)
     return out
 
 
-def _beta(plan: _Plan, alpha1: F64, self_cost: F64, loglen: F64, j: int) -> F64:
-    """``log sum_r exp(alpha_{j+1}(., r))`` in float64."""
-    acc: F64 = alpha1[j].copy()
-    for r in range(2, j + 2):
-        acc = _lae(acc, _repeat(plan, alpha1, self_cost, loglen, j, r))
-    return acc
+def _repeat_const(plan: _Plan, self_cost: F64, j: int, r: int) -> float:
+    """``ln r! + sum of the r - 1 self costs`` of :func:`_repeat` (one float expression)."""
+    return plan.log_fact[r] + float(self_cost[j - r + 2 : j + 1].sum())
+
+
+def _repeat_consts(plan: _Plan, self_cost: F64) -> list[F64]:
+    """Entry ``j``: :func:`_repeat_const` of ``r = 2..j+1`` (for :func:`_repeats`, once a
+    draw)."""
+    return [
+        np.array([_repeat_const(plan, self_cost, j, r) for r in range(2, j + 2)])
+        for j in range(plan.m)
+    ]
+
+
+def _repeats(
+    plan: _Plan,
+    alpha1: F64,
+    self_cost: F64,
+    loglen: F64,
+    j: int,
+    stop: int | None = None,
+    consts: list[F64] | None = None,
+) -> F64:
+    """``(j + 1, intervals)``: row ``r - 1`` is :func:`_repeat` of ``r`` (the same floats, in
+    one broadcast operation; ``stop``: the intervals before it only; ``consts``:
+    :func:`_repeat_consts`, if already known)."""
+    count = loglen[:stop].shape[0]
+    out: F64 = np.empty((j + 1, count))
+    out[0] = alpha1[j, :stop]
+    if j:
+        const = (_repeat_consts(plan, self_cost) if consts is None else consts)[j]
+        r = np.arange(1, j + 1)[:, None]  # r - 1
+        # row r - 1: alpha1[j - r + 1] + ((r - 1) ln|I| - const_r), as _repeat computes it
+        np.add(alpha1[j - 1 :: -1, :stop], r * loglen[None, :stop] - const[:, None],
+               out=out[1:])  # fmt: skip
+    return out
+
+
+def _beta(
+    plan: _Plan,
+    alpha1: F64,
+    self_cost: F64,
+    loglen: F64,
+    j: int,
+    consts: list[F64] | None = None,
+) -> F64:
+    """``log sum_r exp(alpha_{j+1}(., r))`` in float64: the terms of :func:`_repeats` (the same
+    floats the backward pass reads), summed by one :func:`_log_sum_rows`."""
+    if j == 0:
+        out: F64 = alpha1[0].copy()
+        return out
+    return _log_sum_rows(_repeats(plan, alpha1, self_cost, loglen, j, None, consts))
 
 
 def _backward(
@@ -1033,8 +1016,10 @@ def _backward(
     out = [0] * m
     # the last level: states (i, r), weight alpha_m(i, r) - min(T, c |B (n - C_i) - g n|)
     end_cost = _kernel(plan.denom * n - bc - plan.gaps[m] * n, plan.factor, plan.x_cap)
-    rows = [_repeat(plan, alpha1, self_cost, loglen, m - 1, r) - end_cost for r in range(1, m + 1)]
-    pick = draw_state(np.stack(rows), source)
+    consts = _repeat_consts(plan, self_cost)
+    rows = _repeats(plan, alpha1, self_cost, loglen, m - 1, None, consts)
+    rows -= end_cost
+    pick = draw_state(rows, source)
     r, i = divmod(pick, nint)
     r += 1
     j = m - 1
@@ -1046,10 +1031,8 @@ def _backward(
             return out
         # a new interval at level j + 1: states (i', r') with i' < i at level j
         cost = _kernel(bc[i] - bc[:i] - plan.gaps[j + 1] * n, plan.factor, plan.x_cap)
-        weights = np.empty((j + 1, i))
-        for rr in range(1, j + 2):
-            np.subtract(_repeat(plan, alpha1, self_cost, loglen, j, rr, i), cost,
-                        out=weights[rr - 1])  # fmt: skip
+        weights = _repeats(plan, alpha1, self_cost, loglen, j, i, consts)
+        weights -= cost
         pick = draw_state(weights, source)
         r, i = divmod(pick, i)
         r += 1
@@ -1079,7 +1062,7 @@ def make_joint_quantiles(
     (:mod:`.quantile_score`, "Rows per unit").
     """
     lo, hi = check_bounds(bounds)
-    levels = sorted_levels(qs)
+    levels = list(_levels(qs))
     if len(levels) > MAX_JOINT_LEVELS:
         raise ParameterError(
             f"the joint method takes at most {MAX_JOINT_LEVELS} levels, got {len(levels)}"
@@ -1123,12 +1106,36 @@ def joint_accuracy_terms(qs: Sequence[Any], epsilon: Any, confidence: float) -> 
 
     ``A = 1 / (c B)`` (rows per unit of score), ``t = ln(1 / (1 - confidence)) + 2 rho``.
     """
-    levels = sorted_levels(qs)
-    plan = _Plan(levels, Fraction(check_epsilon(epsilon)))
+    return _accuracy_terms(_levels(qs), Fraction(check_epsilon(epsilon)), confidence)
+
+
+@functools.lru_cache(maxsize=256)
+def _accuracy_terms(
+    levels: tuple[Fraction, ...], eps: Fraction, confidence: float
+) -> tuple[float, float]:
+    """:func:`joint_accuracy_terms` of checked levels and epsilon (public parameters: kept,
+    since each release evaluates its statements several times)."""
+    plan = _Plan(list(levels), eps)
     per_nat = float_up(1 / (Fraction(plan.factor) * plan.denom))
     rho = 3 * (plan.m + 1) * JOINT_LOG_ERROR
     tail = float_up(Fraction(-math.log1p(-confidence) * (1 + 2**-40)) + 2 * rho)
     return per_nat, tail
+
+
+def _levels(qs: Sequence[Any]) -> tuple[Fraction, ...]:
+    """``sorted_levels(qs)`` as a tuple, kept for levels seen before (public parameters; each
+    level keyed with its type, so that a kept answer is one for the same input)."""
+    try:
+        key = tuple((type(q), q) for q in qs)
+        hash(key)
+    except TypeError:
+        return tuple(sorted_levels(qs))
+    return _sorted_levels(key)
+
+
+@functools.lru_cache(maxsize=256)
+def _sorted_levels(key: tuple[tuple[type, Any], ...]) -> tuple[Fraction, ...]:
+    return tuple(sorted_levels([q for _, q in key]))
 
 
 def joint_accuracy(
@@ -1149,7 +1156,7 @@ def joint_accuracy(
     named, with when it is 0.
     """
     lo, hi = check_bounds(bounds)
-    m = len(sorted_levels(qs))
+    m = len(_levels(qs))
     w = joint_resolution(resolution, lo, hi, epsilon)
     ref = _reference_length(w, lo, hi)
     rows = joint_rows_bound(qs, epsilon, confidence, (lo, hi), ref)
@@ -1186,7 +1193,7 @@ def joint_rows_bound(
     """``A (m ln((hi - lo) / l) + t)`` at ``l = length``, rounded up: the rows of the joint
     statement beyond ``E_l``."""
     lo, hi = check_bounds(bounds)
-    m = len(sorted_levels(qs))
+    m = len(_levels(qs))
     per_nat, tail = joint_accuracy_terms(qs, epsilon, confidence)
     log_ratio = math.log((hi - lo) / length) * (1 + 2**-40)
     return float(np.nextafter(per_nat * (m * log_ratio + tail) * (1 + 2**-40), np.inf))
@@ -1208,7 +1215,7 @@ def joint_accuracy_derivation(
     between consecutive distinct values (or a bound): both depend on the rows.
     """
     lo, hi = check_bounds(bounds)
-    m = len(sorted_levels(qs))
+    m = len(_levels(qs))
     per_nat, tail = joint_accuracy_terms(qs, epsilon, confidence)
     w = joint_resolution(resolution, lo, hi, epsilon)
     ref = _reference_length(w, lo, hi)

@@ -287,7 +287,12 @@ def test_joint_float_log_weights_within_the_bound_against_arb(values, bounds, ep
     _check_float_bound(values, bounds, qs, eps)
 
 
-def test_joint_float_bound_on_larger_data_with_capped_terms():
+@pytest.mark.parametrize("levels", [None, 0, 1])
+def test_joint_float_bound_on_larger_data_with_capped_terms(monkeypatch, levels):
+    """``levels``: blocks of ``2^levels`` intervals forced, so that the range sums go through
+    the sparse table over blocks too (default: the block _leaf_levels picks)."""
+    if levels is not None:
+        monkeypatch.setattr(qj, "_leaf_levels", lambda n: levels)
     rng = np.random.default_rng(5)
     values = np.round(rng.lognormal(3, 1, 60), 1).tolist()  # ties; capped terms at eps 200
     _check_float_bound(values, (0.0, 1000.0), [0.2, 0.4, 0.6, 0.8], 200.0)
