@@ -396,7 +396,9 @@ def _typed_table(
     names = [str(row[0]) for row in described]
     _check_schema_columns(schema, names, description)
     connection.execute(f"CREATE TEMP VIEW data AS {_select_sql(schema)} FROM {source_sql}")
-    columns = {str(row[0]): str(row[1]) for row in connection.execute("DESCRIBE data").fetchall()}
+    if schema:  # the declared types: read back from the view
+        described = connection.execute("DESCRIBE data").fetchall()
+    columns = {str(row[0]): str(row[1]) for row in described}  # else the source's, as is
     return Table(connection, description, columns, set(columns))
 
 
