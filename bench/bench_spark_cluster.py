@@ -21,10 +21,7 @@ interleaved rounds (best of the rounds):
 - plain Spark: ``groupBy("item").count()``, top 10 by count collected (the baseline);
 - dpselect ``top_k(frame, "item", 10, 1.0, privacy_unit="user_id", max_contributions=m,
   candidates=<every value>)``;
-- the same without candidates (``delta=1e-6``: the unknown-domain path);
-- both again without dpselect's query settings
-  (:data:`dpselect.data.engines.spark_session.QUERY_SETTINGS`: Spark's default coalescing of
-  the shuffle partitions), to show what the settings are worth in the same run.
+- the same without candidates (``delta=1e-6``: the unknown-domain path).
 
 It prints each best time, its ratio to the plain count of the same run, and the driver's
 peak resident memory (the Python process and the driver JVM, each its high-water mark).
@@ -146,7 +143,6 @@ def _queries(frame: Any, names: list[str], m: int) -> dict[str, Callable[[], Any
     from pyspark.sql import functions as f
 
     import dpselect as dp
-    from dpselect.data.engines.spark_session import QUERY_SETTINGS
     from dpselect.sampling.source import InsecureSeededSource
 
     unit = {"privacy_unit": "user_id", "max_contributions": m}
@@ -161,25 +157,10 @@ def _queries(frame: Any, names: list[str], m: int) -> dict[str, Callable[[], Any
     def unknown() -> Any:
         return dp.top_k(frame, "item", 10, 1.0, delta=1e-6, source=InsecureSeededSource(1), **unit)
 
-    def spark_defaults(call: Callable[[], Any]) -> Callable[[], Any]:
-        """``call`` without dpselect's query settings (Spark's default shuffle partitions)."""
-
-        def run() -> Any:
-            saved = dict(QUERY_SETTINGS)
-            QUERY_SETTINGS.clear()
-            try:
-                return call()
-            finally:
-                QUERY_SETTINGS.update(saved)
-
-        return run
-
     return {
         "plain Spark groupBy(item).count() top-10": plain,
         f"dpselect top_k, candidates, privacy unit, m = {m}": known,
         f"dpselect top_k, no candidates (delta 1e-6), privacy unit, m = {m}": unknown,
-        "the same with candidates, Spark's default partitions": spark_defaults(known),
-        "the same without candidates, Spark's default partitions": spark_defaults(unknown),
     }
 
 

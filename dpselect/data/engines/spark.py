@@ -64,7 +64,6 @@ from .spark_session import (
     CONNECT_INSTALL_HINT,
     INSTALL_HINT,
     ensure_java,
-    query_settings,
     spark_session,
 )
 from .spark_session import import_pyspark as _import_pyspark
@@ -489,7 +488,7 @@ class SparkTable:
         if privacy_unit is not None:
             f = sql.functions
             kept = kept_rows(self, column, privacy_unit, int(max_rows), salt)
-            found = _collect(kept.groupBy("x").agg(f.sum("w").alias("n")))
+            found = kept.groupBy("x").agg(f.sum("w").alias("n")).collect()
             values = np.asarray([r[0] for r in found], dtype=np.float64)
             return np.repeat(values, np.asarray([int(r[1]) for r in found], dtype=np.int64))
         f = sql.functions
@@ -759,22 +758,13 @@ def _fetch_longs(frame: Any, width: int) -> tuple[npt.NDArray[np.int64], ...]:
     available)."""
     to_arrow = getattr(frame, "toArrow", None)
     if to_arrow is not None:
-        with query_settings(_spark(frame)):
-            table = to_arrow()
+        table = to_arrow()
         return tuple(
             np.asarray(table.column(j).to_numpy(zero_copy_only=False), dtype=np.int64)
             for j in range(width)
         )
-    rows = _collect(frame)  # pragma: no cover - pyspark 3.5
+    rows = frame.collect()  # pragma: no cover - pyspark 3.5
     return tuple(np.asarray([r[j] for r in rows], dtype=np.int64) for j in range(width))
-
-
-def _collect(frame: Any) -> list[Any]:
-    """``frame.collect()`` (a small result) run with dpselect's query settings
-    (:func:`~dpselect.data.engines.spark_session.query_settings`: fewer, larger shuffle
-    partitions while the query runs; the session's own settings restored after it)."""
-    with query_settings(_spark(frame)):
-        return list(frame.collect())
 
 
 def _spark(frame: Any) -> Any:
@@ -1232,7 +1222,7 @@ def top_values(
         # every value) means no limit at all.
         if int(limit) < 2**31 - 1:
             ordered = ordered.limit(int(limit))
-        return [(r[0], int(r[1])) for r in _collect(ordered)]
+        return [(r[0], int(r[1])) for r in ordered.collect()]
     unit_type = table.require_column(privacy_unit, "privacy_unit")
     unit, valid = _unit_rows(frame, privacy_unit, unit_type)
     both = frame.where(present & valid).select(unit.alias("u"), value.alias("v"))
@@ -1248,7 +1238,7 @@ def top_values(
     ordered = counted.orderBy(f.col("n").desc(), f.col("v").asc())
     if int(limit) < 2**31 - 1:
         ordered = ordered.limit(int(limit))
-    return [(r[0], int(r[1])) for r in _collect(ordered)]
+    return [(r[0], int(r[1])) for r in ordered.collect()]
 
 
 #: No limit in practice: every value with a positive count (Spark's ``limit`` takes a Java
@@ -1273,7 +1263,12 @@ def contribution_counts(table: SparkTable, column: str, privacy_unit: str) -> np
         .agg(f.countDistinct(value).alias("c"))
         .select("c")
     )
-    return _fetch_longs(counted, 1)[0]
+    to_arrow = getattr(counted, "toArrow", None)
+    if to_arrow is not None:
+        column_c = to_arrow().column(0)
+        return np.asarray(column_c.to_numpy(zero_copy_only=False), dtype=np.int64)
+    rows = counted.collect()  # pragma: no cover - pyspark 3.5
+    return np.asarray([r[0] for r in rows], dtype=np.int64)
 
 
 # ----------------------------------------------------------------------------- rows per unit
@@ -1393,7 +1388,7 @@ def row_counts(table: SparkTable, column: str, privacy_unit: str) -> npt.NDArray
         .agg(f.count(f.lit(1)).alias("c"))
         .select("c")
     )
-    return np.asarray([r[0] for r in _collect(counted)], dtype=np.int64)
+    return np.asarray([r[0] for r in counted.collect()], dtype=np.int64)
 
 
 # ----------------------------------------------------------------------------- histograms
@@ -1463,8 +1458,11 @@ def bucket_counts(
         flag = (f.col("b") > 0) & hit
     else:
         flag = f.lit(False)
-    grouped = _collect(
-        bucketed.select("b", flag.alias("e"), "w").groupBy("b", "e").agg(f.sum("w").alias("n"))
+    grouped = (
+        bucketed.select("b", flag.alias("e"), "w")
+        .groupBy("b", "e")
+        .agg(f.sum("w").alias("n"))
+        .collect()
     )
     counts = np.zeros(m + 1, dtype=np.int64)
     ties = np.zeros(m, dtype=np.int64)
@@ -1517,7 +1515,7 @@ def grid_counts(
         .otherwise(j)
     )
     counts = np.zeros(cells, dtype=np.int64)
-    for c, n in _collect(est.select(cell.alias("c"), "w").groupBy("c").agg(f.sum("w"))):
+    for c, n in est.select(cell.alias("c"), "w").groupBy("c").agg(f.sum("w")).collect():
         counts[int(c)] = int(n)
     return counts
 
@@ -1946,7 +1944,7 @@ def grouped_value_counts(
     ranked = counted.select("g", "v", "n", f.row_number().over(window).alias("_r"))
     if limit is not None:
         ranked = ranked.where(f.col("_r") <= f.lit(int(min(limit, 2**31 - 1))))
-    found = sorted((int(g), int(rank), v, int(n)) for g, v, n, rank in _collect(ranked))
+    found = sorted((int(g), int(rank), v, int(n)) for g, v, n, rank in ranked.collect())
     for g, _, v, n in found:
         out[g].append((v, n))
     return out
@@ -2005,7 +2003,7 @@ def grouped_values(
         kept = _kept_rows_of(in_kept, unit_type, int(max_rows), salt, within=("g",))
         counted = kept.groupBy("g", "x").agg(f.sum("w").cast("long").alias("w"))
     found: dict[int, list[tuple[float, int]]] = {}
-    for g, x, w in _collect(counted):
+    for g, x, w in counted.collect():
         found.setdefault(int(g), []).append((float(x), int(w)))
     for g, items in found.items():
         values = np.asarray([x for x, _ in items], dtype=np.float64)
@@ -2084,9 +2082,9 @@ def _found_result(
         cut = 1 if limit == 0 else limit
         if cut is not None:
             joined = joined.where(f.col("_r") <= f.lit(int(min(cut, 2**31 - 1))))
-        rows = _collect(joined.orderBy("gv", "_r").select("g", "gv", "v", "n", "p"))
+        rows = joined.orderBy("gv", "_r").select("g", "gv", "v", "n", "p").collect()
         return [(int(g), gv, v, int(n), int(p)) for g, gv, v, n, p in rows]
-    rows = _collect(joined.orderBy("gv", "i").select("g", "gv", "i", "n", "p"))
+    rows = joined.orderBy("gv", "i").select("g", "gv", "i", "n", "p").collect()
     return [(int(g), gv, int(i), int(n), int(p)) for g, gv, i, n, p in rows]
 
 
@@ -2263,7 +2261,7 @@ def discovered_values(
         counted = counted.join(people, on="g")
     rows_back = counted.join(ranked.select("g", "gv"), on="g").orderBy("gv", "x")
     found = [(int(g), gv, float(x), int(w), int(p)) for g, gv, x, w, p in
-             _collect(rows_back.select("g", "gv", "x", "w", "p"))]  # fmt: skip
+             rows_back.select("g", "gv", "x", "w", "p").collect()]  # fmt: skip
     return discovered_from_rows(found, "numbers")
 
 

@@ -52,12 +52,10 @@ __all__ = [
     "DEFAULT_MASTER",
     "INSTALL_HINT",
     "LOG_LEVEL",
-    "QUERY_SETTINGS",
     "ensure_java",
     "first_line",
     "import_pyspark",
     "is_local_remote",
-    "query_settings",
     "spark_session",
 ]
 
@@ -313,45 +311,3 @@ def _probe(remote: str) -> None:
         raise DataError(
             f"cannot connect to Spark Connect at {remote!r}: {host}:{port}: {reason}"
         ) from None
-
-
-#: Spark settings dpselect's own queries run with, each only while the query runs and only
-#: where the session leaves it unset (:func:`query_settings`). Adaptive execution coalesces
-#: shuffle partitions to at least this size (Spark's default: 1 MB): the per-user bounding
-#: plans shuffle the rows three or four times, and on a small cluster the fixed cost of a
-#: hundred 1 MB tasks per shuffle was most of the plan's time (docs/performance.md, "Spark
-#: engine"). The size still scales with the data (a large shuffle keeps its partitions), and
-#: the results do not depend on it: every executor computation is a function of the rows and
-#: the salt, whatever the partitioning.
-QUERY_SETTINGS: dict[str, str] = {
-    "spark.sql.adaptive.coalescePartitions.minPartitionSize": "16MB",
-}
-
-
-@contextlib.contextmanager
-def query_settings(session: Any, settings: dict[str, str] | None = None) -> Iterator[None]:
-    """Run the block with ``settings`` (default :data:`QUERY_SETTINGS`) on ``session``, each
-    restored after it, on success, error or Ctrl-C.
-
-    A setting the session holds already (set by its owner: ``spark.conf.get(key, None)`` is
-    not ``None``) is left as it is; one the session refuses (a managed server may forbid
-    it) is skipped. So a user's session is never changed beyond the query, and the settings
-    can only make the query faster or leave it as it was, never fail it. (While the block
-    runs, another thread's queries on the same session see the settings too.)
-    """
-    conf = session.conf
-    changed: list[str] = []
-    try:
-        for key, value in (QUERY_SETTINGS if settings is None else settings).items():
-            try:
-                if conf.get(key, None) is not None:
-                    continue  # the owner's choice
-                changed.append(key)  # before the set: an interrupt within it is undone too
-                conf.set(key, value)
-            except Exception:  # refused (or unreadable): the query runs without it
-                continue
-        yield
-    finally:
-        for key in changed:
-            with contextlib.suppress(Exception):
-                conf.unset(key)
