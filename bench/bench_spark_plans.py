@@ -275,6 +275,25 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
         ranked = keyed.select("u", S._packed(f.col("k"), f.col("x")).alias("p"))
         return counts(S._smallest_per_user(ranked, m).select(S._unpacked(f.col("p")).alias("x")))
 
+    def nullable_hex(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """``fn`` with the digest bytes typed nullable (``_hex_le`` without its
+        ``coalesce``): the join on the kept identities then gets an inferred ``IS NOT NULL``
+        filter over the key's inverse spelt as one nested expression."""
+        typed_not_null = S._hex_le
+
+        def nullable(h: Any, first: int, count: int = 4) -> Any:
+            digits = [f.substring(h, 2 * k + 1, 2) for k in reversed(range(first, first + count))]
+            return f.conv(f.concat(*digits), 16, 10).cast("long")
+
+        def run(df: Any) -> Any:
+            S._hex_le = nullable
+            try:
+                return fn(df)
+            finally:
+                S._hex_le = typed_not_null
+
+        return run
+
     fallback = "spark.sql.objectHashAggregate.sortBased.fallbackThreshold"
     partitions = "spark.sql.shuffle.partitions"
     first = "spark.sql.adaptive.coalescePartitions.parallelismFirst"
@@ -334,6 +353,7 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
         "floor: joined pairs, groupBy(user).min(position)": floor,
         f"engine candidate_scores m={m}": engine_known,
         f"engine top_values m={m}": engine_unknown,
+        f"engine top_values, digest bytes nullable m={m}": nullable_hex(engine_unknown),
     }
 
 
