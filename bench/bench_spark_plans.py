@@ -169,17 +169,23 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
         kept = S._kept_per_user(pairs(df).repartition("u"), "BIGINT", SALT, m)
         return counts(kept)
 
-    def with_conf(fn: Callable[[Any], Any], key: str, value: str) -> Callable[[Any], Any]:
+    def with_conf(
+        fn: Callable[[Any], Any], key: str, value: str, *more: str
+    ) -> Callable[[Any], Any]:
+        settings = dict(zip((key, *more[0::2]), (value, *more[1::2]), strict=True))
+
         def run(df: Any) -> Any:
-            old = spark.conf.get(key, None)
-            spark.conf.set(key, value)
+            old = {k: spark.conf.get(k, None) for k in settings}
+            for k, v in settings.items():
+                spark.conf.set(k, v)
             try:
                 return fn(df)
             finally:
-                if old is None:
-                    spark.conf.unset(key)
-                else:
-                    spark.conf.set(key, old)
+                for k, v in old.items():
+                    if v is None:
+                        spark.conf.unset(k)
+                    else:
+                        spark.conf.set(k, v)
 
         return run
 
@@ -269,7 +275,29 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
         ranked = keyed.select("u", S._packed(f.col("k"), f.col("x")).alias("p"))
         return counts(S._smallest_per_user(ranked, m).select(S._unpacked(f.col("p")).alias("x")))
 
+    def nullable_hex(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """``fn`` with the digest bytes typed nullable (``_hex_le`` without its
+        ``coalesce``): the join on the kept identities then gets an inferred ``IS NOT NULL``
+        filter over the key's inverse spelt as one nested expression."""
+        typed_not_null = S._hex_le
+
+        def nullable(h: Any, first: int, count: int = 4) -> Any:
+            digits = [f.substring(h, 2 * k + 1, 2) for k in reversed(range(first, first + count))]
+            return f.conv(f.concat(*digits), 16, 10).cast("long")
+
+        def run(df: Any) -> Any:
+            S._hex_le = nullable
+            try:
+                return fn(df)
+            finally:
+                S._hex_le = typed_not_null
+
+        return run
+
     fallback = "spark.sql.objectHashAggregate.sortBased.fallbackThreshold"
+    partitions = "spark.sql.shuffle.partitions"
+    first = "spark.sql.adaptive.coalescePartitions.parallelismFirst"
+    least = "spark.sql.adaptive.coalescePartitions.minPartitionSize"
     return {
         "plain groupBy(item).count() top-10": plain,
         "micro: sum(length(item))": micro_scan,
@@ -299,9 +327,33 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
         f"unknown: W3 seeds joined, window m={m}": lambda df: unknown_w2(df, True),
         f"unknown: W4 seeds and codes joined, window m={m}": lambda df: unknown_w2(df, True, True),
         f"unknown: engine, fallback 10^6 m={m}": with_conf(engine_unknown, fallback, "1000000"),
+        f"known: engine, shuffle partitions 8 m={m}": with_conf(engine_known, partitions, "8"),
+        f"unknown: engine, shuffle partitions 8 m={m}": with_conf(engine_unknown, partitions, "8"),
+        f"known: engine, fallback 10^6, shuffle partitions 8 m={m}": with_conf(
+            engine_known, fallback, "1000000", partitions, "8"
+        ),
+        f"unknown: engine, fallback 10^6, shuffle partitions 8 m={m}": with_conf(
+            engine_unknown, fallback, "1000000", partitions, "8"
+        ),
+        **{
+            f"{kind}: engine, shuffle partitions {n} m={m}": with_conf(fn, partitions, str(n))
+            for n in (2, 4, 16, 32)
+            for kind, fn in (("known", engine_known), ("unknown", engine_unknown))
+        },
+        **{
+            f"{kind}: engine, coalesced to the advisory size m={m}": with_conf(fn, first, "false")
+            for kind, fn in (("known", engine_known), ("unknown", engine_unknown))
+        },
+        "plain, shuffle partitions 8": with_conf(plain, partitions, "8"),
+        **{
+            f"{kind}: engine, min partition {mb}MB m={m}": with_conf(fn, least, f"{mb}MB")
+            for mb in (4, 16)
+            for kind, fn in (("known", engine_known), ("unknown", engine_unknown))
+        },
         "floor: joined pairs, groupBy(user).min(position)": floor,
         f"engine candidate_scores m={m}": engine_known,
         f"engine top_values m={m}": engine_unknown,
+        f"engine top_values, digest bytes nullable m={m}": nullable_hex(engine_unknown),
     }
 
 
@@ -338,6 +390,9 @@ def main() -> None:
 
             spark = spark_session(url, **{"spark.executor.memory": "2g"})
             every = plans(spark, args.m, names)
+            shown = ("spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions",
+                     "spark.sql.adaptive.coalescePartitions.enabled")  # fmt: skip
+            print({k: spark.conf.get(k, None) for k in shown}, flush=True)
             chosen = {k: v for k, v in every.items()
                       if k.startswith("plain") or args.only is None
                       or any(o in k for o in args.only)}  # fmt: skip

@@ -783,11 +783,21 @@ _FLOATING = ("FLOAT", "DOUBLE")
 
 
 def _hex_le(h: Any, first: int, count: int = 4) -> Any:
-    """Bytes ``first .. first + count - 1`` of the hex digest ``h``, little-endian, as a bigint."""
+    """Bytes ``first .. first + count - 1`` of the hex digest ``h``, little-endian, as a bigint.
+
+    Typed not nullable (``coalesce`` with 0, which never applies: the digits of a digest
+    always convert). Spark types ``conv`` and the cast as nullable, and every column computed
+    from a nullable one is nullable too; a join on such a column (the identities of
+    :func:`_kept_ids_per_user` joined back to the values) then gets an inferred ``IS NOT
+    NULL`` filter pushed below the projections that compute it, where the column is spelt as
+    one nested expression: the key's inverse (:func:`_codes_of_keys`) uses each step's input
+    twice, so that expression doubles at each of its ten steps (44,000 characters of SQL,
+    evaluated per kept row, in a method too large for the JIT to compile).
+    """
     sql = _import_pyspark()
     f = sql.functions
     digits = [f.substring(h, 2 * k + 1, 2) for k in reversed(range(first, first + count))]
-    return f.conv(f.concat(*digits), 16, 10).cast("long")
+    return f.coalesce(f.conv(f.concat(*digits), 16, 10).cast("long"), f.lit(0).cast("long"))
 
 
 def _kept_per_user(
