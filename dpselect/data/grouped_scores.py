@@ -378,17 +378,21 @@ def _temporary_table(table: Table, name: str, sql: str, params: dict[str, Any]) 
 
 #: Bytes per row of the data that each grouped plan with a privacy unit holds for one hash
 #: part of the units (DuckDB's hash tables and lists of the part's units, pairs and cells):
-#: the peak resident memory's growth over the rows, measured in a fresh process at 10^7 and
-#: 5 * 10^7 rows (``bench/bench_grouped.py --budget-mb 1e9``; docs/performance.md), the
-#: larger, rounded up. ``max_groups = m = r = 1`` (one aggregate per unit):
-GROUPED_MIN_BYTES_PER_ROW = 40
-#: ``m = r = 1``, ``max_groups > 1`` (one sorted list per unit, :func:`_sorted_lists_sql`):
-GROUPED_LISTS_BYTES_PER_ROW = 64
-#: Any other ``m``, ``r`` (the cells ``(unit, group, value)`` with their count):
-GROUPED_CELLS_BYTES_PER_ROW = 64
+#: the growth of the peak resident memory over the rows, measured in a fresh process with
+#: one part at 10^7 and 5 * 10^7 rows (one unit per ten rows, 200 groups;
+#: ``bench/bench_grouped.py --budget-mb 1e9``, docs/performance.md, "Grouped releases"),
+#: the larger of the two, rounded up to a multiple of 4. ``max_groups = m = r = 1`` (one
+#: aggregate per unit; 51.2 and 27.7 measured):
+GROUPED_MIN_BYTES_PER_ROW = 52
+#: ``m = r = 1``, ``max_groups > 1`` (one sorted list per unit, :func:`_sorted_lists_sql`;
+#: 87.6 and 62.2):
+GROUPED_LISTS_BYTES_PER_ROW = 88
+#: Any other ``m``, ``r`` (the cells ``(unit, group, value)`` with their count; 165.4 and
+#: 146.1 at ``max_groups = m = 3``):
+GROUPED_CELLS_BYTES_PER_ROW = 168
 #: Numbers (``grouped_values``, ``discovered_values``: the pairs ``(unit, group, number)``
-#: and the window over them):
-GROUPED_NUMBERS_BYTES_PER_ROW = 64
+#: and the window over them; 145.8 and 151.7, groups found in the data 193.3 and 183.6):
+GROUPED_NUMBERS_BYTES_PER_ROW = 196
 #: The temporary table that collects the parts' kept cells while a query runs.
 _KEPT_TABLE = "dpselect_grouped_kept"
 
