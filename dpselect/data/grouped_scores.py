@@ -39,6 +39,16 @@ with their count, each unit keeps its groups by DuckDB's top-n aggregate
 ``min(p, max_groups)`` over its distinct groups, and in each kept ``(unit, group)`` the values
 by ``min(p, m)`` (numbers: the window of :func:`dpselect.data.engines.duckdb.kept_rows_sql`
 per unit and group).
+
+Memory (docs/contribution_bounding.md, "Data larger than memory"): with a privacy unit each
+plan holds state per unit (seeds, kept groups, pairs or lists), so on Parquet files it runs
+once per hash part of the units (:func:`grouped_parts`, :mod:`dpselect.data.unit_partitions`:
+``hash(u) % P = p``, ``P`` from the footers' row count, the plan's measured bytes per row
+and the memory budget), each part from its own units' rows, and the parts' kept cells and
+persons are added in a temporary table before any ranking (:func:`_kept_parts`). What a unit
+keeps (its groups by ``group_salt``, then its values by ``salt``) reads only its own rows,
+and every unit falls in one part, so the sums are the one-pass counts for every ``P``: the
+split changes the time and the memory, never a result, and reads no value.
 """
 
 from __future__ import annotations
