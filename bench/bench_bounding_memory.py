@@ -21,8 +21,12 @@ size``), in turns:
   floor of any per-user rule.
 
 Printed per job: wall time (the whole process, imports included), its ratio to ``plain``,
-peak RSS, and the number of hash parts the bounding plans chose
-(:mod:`dpselect.data.unit_partitions`). Run it under the shared lock
+peak RSS, the resident memory before the call (after the imports) and the growth to the
+peak per row (``B/row``: how the constants ``PACKED_BYTES_PER_ROW``, ``m > 1``, and
+``PACKED_MIN_BYTES_PER_ROW``, ``m = 1``, of :mod:`dpselect.data.packed_scores` are
+measured, with ``--budget-mb 1e9`` for one part), and the number of hash parts the bounding
+plans chose (:mod:`dpselect.data.unit_partitions`; ``--budget-mb`` sets their budget).
+Run it under the shared lock
 (``flock /tmp/dpselect-bench.lock python bench/bench_bounding_memory.py ...``).
 """
 
@@ -57,10 +61,19 @@ def make_file(path: Path, rows: int, users: int) -> None:
     os.replace(tmp, path)
 
 
-def child(job: str, path: str, m: int) -> None:
+def _rss_mb() -> float:
+    """This process's resident memory now (``VmRSS``), in MB."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1e3
+    return float("nan")  # pragma: no cover - Linux only
+
+
+def child(job: str, path: str, m: int, budget_mb: float | None = None) -> None:
     """One job in this process; prints a JSON line with what it found."""
     start = time.perf_counter()
-    out: dict[str, object] = {"job": job}
+    out: dict[str, object] = {"job": job, "base_mb": _rss_mb()}
     if job in ("plain", "distinct"):
         import duckdb
 
@@ -75,16 +88,19 @@ def child(job: str, path: str, m: int) -> None:
         from dpselect.data import packed_scores, scores, unit_partitions
         from dpselect.data.tables import open_table
 
+        if budget_mb is not None:
+            unit_partitions.MEMORY_BUDGET = int(budget_mb * 2**20)
         table = open_table(path)
         rows = unit_partitions.source_rows(table.connection, table.parquet_files)
         budget = unit_partitions.memory_budget(table.connection)
-        per_row = (
-            packed_scores.PACKED_BYTES_PER_ROW
-            if job == "candidates"
-            else scores.TOP_VALUES_BYTES_PER_ROW
-        )
+        per_row = scores.TOP_VALUES_BYTES_PER_ROW
+        if job == "candidates":
+            per_row = packed_scores.PACKED_BYTES_PER_ROW
+            if m == 1:
+                per_row = getattr(packed_scores, "PACKED_MIN_BYTES_PER_ROW", per_row)
         out["parts"] = unit_partitions.part_count(rows, per_row, budget)
         out["budget_mb"] = budget / 1e6
+        out["base_mb"] = _rss_mb()
         if job == "candidates":
             found = top_k(path, "item", 10, 1.0, candidates=list(range(VALUES)),
                           privacy_unit="user_id", max_contributions=m)  # fmt: skip
@@ -96,12 +112,13 @@ def child(job: str, path: str, m: int) -> None:
     print(json.dumps(out))
 
 
-def run_job(job: str, path: Path, m: int) -> dict[str, object]:
+def run_job(job: str, path: Path, m: int, budget_mb: float | None = None) -> dict[str, object]:
     """``job`` in a fresh process under ``/usr/bin/time -v``: its line plus peak RSS (MB)."""
     start = time.perf_counter()
+    budget = [] if budget_mb is None else ["--budget-mb", str(budget_mb)]
     done = subprocess.run(
         ["/usr/bin/time", "-v", sys.executable, __file__, "--child", job, "--path", str(path),
-         "--m", str(m)],
+         "--m", str(m), *budget],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     wall = time.perf_counter() - start
@@ -123,11 +140,14 @@ def main() -> None:
     parser.add_argument("--m", type=int, default=3)
     parser.add_argument("--jobs", default="plain,candidates,unknown")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument(
+        "--budget-mb", type=float, default=None, help="the bounding plans' memory budget (MiB)"
+    )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--path", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.path, args.m)
+        child(args.child, args.path, args.m, args.budget_mb)
         return
     users = args.users or max(1, args.rows // 10)
     args.dir.mkdir(parents=True, exist_ok=True)
@@ -143,16 +163,19 @@ def main() -> None:
     best: dict[str, dict[str, object]] = {}
     for _ in range(args.repeats):
         for job in jobs:
-            found = run_job(job, path, args.m)
+            found = run_job(job, path, args.m, args.budget_mb)
             if job not in best or float(found["wall"]) < float(best[job]["wall"]):  # type: ignore[arg-type]
                 best[job] = found
     base = float(best["plain"]["wall"]) if "plain" in best else float("nan")  # type: ignore[arg-type]
     print(f"load after {os.getloadavg()[0]:.1f}; best of {args.repeats}")
-    print(f"{'job':<12} {'wall':>9} {'ratio':>7} {'peak RSS':>10} {'parts':>6}")
+    print(f"{'job':<12} {'wall':>9} {'ratio':>7} {'peak RSS':>10} {'base':>8} {'B/row':>6} "
+          f"{'parts':>6}")  # fmt: skip
     for job, found in best.items():
         wall = float(found["wall"])  # type: ignore[arg-type]
-        print(f"{job:<12} {wall:8.1f}s {wall / base:6.2f}x {float(found['peak_mb']):7.0f} MB "  # type: ignore[arg-type]
-              f"{found.get('parts', '-'):>6}  {found['result'][:60]}")  # fmt: skip
+        peak, start_mb = float(found["peak_mb"]), float(found["base_mb"])  # type: ignore[arg-type]
+        per_row = (peak - start_mb) * 1e6 / args.rows
+        print(f"{job:<12} {wall:8.1f}s {wall / base:6.2f}x {peak:7.0f} MB {start_mb:5.0f} MB "
+              f"{per_row:6.1f} {found.get('parts', '-'):>6}  {found['result'][:60]}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -23,8 +23,23 @@ process (so that its peak RSS is its own; the best of ``--repeat`` runs):
   with the groups selected privately (``groups=None``: the persons of every group come from
   the same scan); their ratios are to ``release ungrouped``;
 
-and prints each time with its ratio to ``ungrouped`` (releases: to ``release ungrouped``) and
-the peak RSS. The target of a grouped release: at most 1.5x the ungrouped call.
+and prints each time with its ratio to ``ungrouped`` (releases: to ``release ungrouped``), its
+ratio to ``plain`` (when run) and the peak RSS. The target of a grouped release: at most 1.5x
+the ungrouped call.
+
+The grouped plans with a privacy unit bound the units in hash parts
+(:mod:`dpselect.data.unit_partitions`): ``--budget-mb`` sets their memory budget
+(``MEMORY_BUDGET``; default: a quarter of DuckDB's ``memory_limit``), and each line also
+prints the resident memory before the call (``base``), its growth to the peak divided by the
+rows (``B/row``) and the parts the plan chose. ``--budget-mb 1e9`` (one part) measures a
+plan's bytes per row, the constants of :mod:`dpselect.data.grouped_scores`; a name ending in
+`` one part`` (``"grouped G=3 one part"``) runs that call with one part, to compare it with
+the hash parts in the same run. The plans not
+timed above (run them with ``--only``): ``cells G=3`` (``grouped_value_counts`` with
+``max_groups = 3``, ``m = 3``), ``numbers G=3`` (``grouped_values`` of the number ``num``,
+``max_rows = 3``), ``discovered G=3`` (``discovered_value_counts``, ``m = 1``) and
+``discovered numbers G=3`` (``discovered_values``, ``max_rows = 3``); the numbers read a copy
+of the file with ``num = CAST(substr(val, 2) AS DOUBLE)`` (built once, cached).
 """
 
 from __future__ import annotations
@@ -82,10 +97,59 @@ def build(path: Path, rows: int, seed: int = 0) -> None:
     raw.unlink()
 
 
-def one(name: str, path: str) -> dict[str, float]:
-    """Run one measurement in this process: its wall time and this process's peak RSS."""
+def with_numbers(path: Path) -> Path:
+    """The file ``path`` with the number ``num = CAST(substr(val, 2) AS DOUBLE)`` (cached)."""
+    import duckdb
+
+    out = path.with_name(path.stem + "_num.parquet")
+    if not out.exists():
+        tmp = out.with_suffix(".tmp")
+        duckdb.connect().execute(
+            f"""COPY (SELECT user, grp, CAST(substr(val, 2) AS DOUBLE) AS num
+                      FROM read_parquet('{path}'))
+                TO '{tmp}' (FORMAT PARQUET, ROW_GROUP_SIZE 1000000)"""
+        )
+        tmp.rename(out)
+    return out
+
+
+def _rss_mb() -> float:
+    """This process's resident memory now (``VmRSS``), in MB."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")  # pragma: no cover - Linux only
+
+
+def _parts(name: str, table: object) -> int:
+    """The hash parts the grouped plan of ``name`` chooses (1 for the ungrouped calls)."""
+    from dpselect.data import grouped_scores
+
+    chooser = getattr(grouped_scores, "grouped_parts", None)
+    g = int(name.split("=")[1].split()[0]) if "G=" in name else 1
+    if chooser is None or not (
+        name.startswith(("grouped", "cells", "numbers", "discovered")) or name == "candidates"
+    ):
+        return 1
+    m = 3 if name.startswith("cells") else 1
+    numbers = "numbers" in name
+    return int(chooser(table, g, m, 1, numbers=numbers))
+
+
+def one(name: str, path: str, budget_mb: float | None = None) -> dict[str, float]:
+    """Run one measurement in this process: its wall time, this process's resident memory
+    before the call and its peak RSS."""
+    from dpselect.data import unit_partitions
     from dpselect.data.tables import open_table
 
+    if budget_mb is not None:
+        unit_partitions.MEMORY_BUDGET = int(budget_mb * 2**20)
+    if name.endswith(" one part"):  # the same call with one part, whatever the budget
+        name = name.removesuffix(" one part")
+        unit_partitions.MEMORY_BUDGET = 2**60
+    if "numbers" in name:
+        path = str(with_numbers(Path(path)))
     table = open_table(path)
     candidates: list[str] = []
     if name.startswith("candidates"):
@@ -93,6 +157,8 @@ def one(name: str, path: str) -> dict[str, float]:
             "SELECT val FROM data GROUP BY val ORDER BY count(*) DESC, val LIMIT 1000"
         ).fetchall()
         candidates = [v for (v,) in top]
+    parts = _parts(name, table)
+    base_mb = _rss_mb()
     start = time.perf_counter()
     if name == "plain":
         table.connection.execute(
@@ -103,6 +169,16 @@ def one(name: str, path: str) -> dict[str, float]:
     elif name.startswith("grouped G="):
         g = int(name.split("=")[1])
         table.grouped_value_counts("val", "grp", GROUPS, 100, "user", g, 1, 7, 8)
+    elif name == "cells G=3":
+        table.grouped_value_counts("val", "grp", GROUPS, 100, "user", 3, 3, 7, 8)
+    elif name == "numbers G=3":
+        table.grouped_values("num", "grp", GROUPS, privacy_unit="user", max_groups=3,
+                             max_rows=3, salt=7, group_salt=8)  # fmt: skip
+    elif name == "discovered G=3":
+        table.discovered_value_counts("val", "grp", 100, "user", 3, 1, 7, 8)
+    elif name == "discovered numbers G=3":
+        table.discovered_values("num", "grp", privacy_unit="user", max_groups=3, max_rows=3,
+                                salt=7, group_salt=8)  # fmt: skip
     elif name == "candidates":
         table.grouped_candidate_scores("val", candidates, "grp", GROUPS, "user", 1, 1, 7, 8)
     elif name == "candidates ungrouped":
@@ -121,7 +197,7 @@ def one(name: str, path: str) -> dict[str, float]:
         raise ValueError(name)
     seconds = time.perf_counter() - start
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": seconds, "peak_mb": peak_mb}
+    return {"seconds": seconds, "peak_mb": peak_mb, "base_mb": base_mb, "parts": parts}
 
 
 NAMES = [
@@ -143,11 +219,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "dpselect_bench"))
     parser.add_argument("--only", nargs="*", default=None, help="measurements to run")
+    parser.add_argument(
+        "--budget-mb", type=float, default=None, help="the bounding plans' memory budget (MiB)"
+    )
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--path", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one is not None:
-        print(json.dumps(one(args.one, args.path)))
+        print(json.dumps(one(args.one, args.path, args.budget_mb)))
         return
     rows = int(args.rows)
     cache = Path(args.cache)
@@ -161,8 +240,9 @@ def main() -> None:
     best: dict[str, dict[str, float]] = {}
     for _ in range(args.repeat):  # interleaved rounds: a slow moment hits every call alike
         for name in names:
+            budget = [] if args.budget_mb is None else ["--budget-mb", str(args.budget_mb)]
             out = subprocess.run(
-                [sys.executable, __file__, "--one", name, "--path", str(path)],
+                [sys.executable, __file__, "--one", name, "--path", str(path), *budget],
                 check=True, capture_output=True, text=True,
             )  # fmt: skip
             found = json.loads(out.stdout.strip().splitlines()[-1])
@@ -174,8 +254,13 @@ def main() -> None:
         base_name = "release ungrouped" if name.startswith("release ") else "ungrouped"
         base = best.get(base_name, {}).get("seconds")
         ratio = f"{best[name]['seconds'] / base:5.2f}x" if base else "  -  "
-        print(f"{name:22s} {best[name]['seconds']:8.2f} s  {ratio}  "
-              f"peak {best[name]['peak_mb']:7.0f} MB")  # fmt: skip
+        found = best[name]
+        plain = best.get("plain", {}).get("seconds")
+        ratio += f" {found['seconds'] / plain:6.2f}x plain" if plain else ""
+        per_row = (found["peak_mb"] - found["base_mb"]) * 2**20 / rows
+        print(f"{name:22s} {found['seconds']:8.2f} s  {ratio}  peak {found['peak_mb']:7.0f} MB"
+              f"  base {found['base_mb']:5.0f} MB  {per_row:6.1f} B/row  "
+              f"parts {found['parts']:.0f}")  # fmt: skip
 
 
 if __name__ == "__main__":

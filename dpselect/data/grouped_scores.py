@@ -39,11 +39,21 @@ with their count, each unit keeps its groups by DuckDB's top-n aggregate
 ``min(p, max_groups)`` over its distinct groups, and in each kept ``(unit, group)`` the values
 by ``min(p, m)`` (numbers: the window of :func:`dpselect.data.engines.duckdb.kept_rows_sql`
 per unit and group).
+
+Memory (docs/contribution_bounding.md, "Data larger than memory"): with a privacy unit each
+plan holds state per unit (seeds, kept groups, pairs or lists), so on Parquet files it runs
+once per hash part of the units (:func:`grouped_parts`, :mod:`dpselect.data.unit_partitions`:
+``hash(u) % P = p``, ``P`` from the footers' row count, the plan's measured bytes per row
+and the memory budget), each part from its own units' rows, and the parts' kept cells and
+persons are added in a temporary table before any ranking (:func:`_kept_parts`). What a unit
+keeps (its groups by ``group_salt``, then its values by ``salt``) reads only its own rows,
+and every unit falls in one part, so the sums are the one-pass counts for every ``P``: the
+split changes the time and the memory, never a result, and reads no value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +85,13 @@ from .scores import (
     unit_sql,
 )
 from .text_lines import quote_identifier as _quote
+from .unit_partitions import (
+    memory_budget,
+    part_count,
+    part_filter_sql,
+    part_progress,
+    source_rows,
+)
 
 if TYPE_CHECKING:
     from .tables import Table
@@ -88,6 +105,7 @@ __all__ = [
     "duckdb_grouped_candidate_scores",
     "duckdb_grouped_value_counts",
     "duckdb_grouped_values",
+    "grouped_parts",
 ]
 
 Cells = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
@@ -166,16 +184,18 @@ def duckdb_group_multiplicity(table: Table, by: str, groups: Sequence[Any]) -> i
 # ----------------------------------------------------------------------------------------
 
 
-def _two_seeds_sql(privacy_unit: str, unit_type: str) -> str:
+def _two_seeds_sql(privacy_unit: str, unit_type: str, part: str = "TRUE") -> str:
     """``(u, a, b, ga, gb)`` for every distinct unit of the data: the seed halves of the value
     rule (``$salt``) and of the group rule (``$group_salt``), two md5 per unit, none per row
-    (a narrow scan of the unit column, as :func:`dpselect.data.scores._seeds_sql`)."""
+    (a narrow scan of the unit column, as :func:`dpselect.data.scores._seeds_sql`). ``part``:
+    a condition on the rows (the units of one hash part, :func:`~.unit_partitions.
+    part_filter_sql`)."""
     unit, valid = unit_sql(privacy_unit, unit_type)
     seed = unit_seed_sql(unit_type)
     group_seed = unit_seed_sql(unit_type, "$group_salt")
     return f"""(SELECT u, h & {M32} AS a, h >> 32 AS b, k & {M32} AS ga, k >> 32 AS gb
                 FROM (SELECT u, {seed} AS h, {group_seed} AS k
-                      FROM (SELECT DISTINCT {unit} AS u FROM data WHERE {valid})
+                      FROM (SELECT DISTINCT {unit} AS u FROM data WHERE {valid} AND {part})
                       WHERE {unit_kept_sql(unit_type)}))"""
 
 
@@ -188,6 +208,7 @@ def _kept_cells_sql(
     r: int,
     gc: str = "g",
     persons: bool = False,
+    part: str = "TRUE",
 ) -> tuple[str, str]:
     """CTEs and the query of ``(g, t, n)``: for each kept (group, tie-break) how many units
     keep it (``r > 1``: their rows, capped at ``r``). ``rows`` has the columns ``u``, ``g``
@@ -205,7 +226,8 @@ def _kept_cells_sql(
     list; the group value's code for groups found in the data, ``g`` then being the value's
     rank, the tie-break). ``persons``: the general plan also defines ``persons(g, p)``, the
     units keeping each group (the other plans keep one value per kept group, so there the
-    units of a group are the sum of its ``n``).
+    units of a group are the sum of its ``n``). ``part``: the condition ``rows`` is filtered
+    by (the units of one hash part), applied to the seeds' scan too.
 
     Returns
     -------
@@ -213,7 +235,7 @@ def _kept_cells_sql(
         The CTE definitions (``name AS (...)``, comma separated, to follow others in one
         ``WITH``) and the ``SELECT`` of ``(g, t, n)`` reading them.
     """
-    seeds = _two_seeds_sql(privacy_unit, unit_type)
+    seeds = _two_seeds_sql(privacy_unit, unit_type, part)
     if g == 1 and m == 1 and r == 1:
         start = f"""(SELECT rows.u AS u, rows.g AS g, rows.t AS t,
                             xor(rows.{gc}, s.ga) AS y, s.gb AS gb, xor(rows.code, s.a) AS x,
@@ -364,6 +386,125 @@ def _temporary_table(table: Table, name: str, sql: str, params: dict[str, Any]) 
         table.connection.execute(f"DROP TABLE IF EXISTS {name}")
 
 
+#: Bytes per row of the data that each grouped plan with a privacy unit holds for one hash
+#: part of the units (DuckDB's hash tables and lists of the part's units, pairs and cells):
+#: the growth of the peak resident memory over the rows, measured in a fresh process with
+#: one part at 10^7 and 5 * 10^7 rows (one unit per ten rows, 200 groups;
+#: ``bench/bench_grouped.py --budget-mb 1e9``, docs/performance.md, "Grouped releases"),
+#: the larger of the two, rounded up to a multiple of 4. ``max_groups = m = r = 1`` (one
+#: aggregate per unit; 51.2 and 27.7 measured):
+GROUPED_MIN_BYTES_PER_ROW = 52
+#: ``m = r = 1``, ``max_groups > 1`` (one sorted list per unit, :func:`_sorted_lists_sql`;
+#: 87.6 and 62.2):
+GROUPED_LISTS_BYTES_PER_ROW = 88
+#: Any other ``m``, ``r`` (the cells ``(unit, group, value)`` with their count; 165.4 and
+#: 146.1 at ``max_groups = m = 3``):
+GROUPED_CELLS_BYTES_PER_ROW = 168
+#: Numbers (``grouped_values``, ``discovered_values``: the pairs ``(unit, group, number)``
+#: and the window over them; 145.8 and 151.7, groups found in the data 193.3 and 183.6):
+GROUPED_NUMBERS_BYTES_PER_ROW = 196
+#: The temporary table that collects the parts' kept cells while a query runs.
+_KEPT_TABLE = "dpselect_grouped_kept"
+
+
+def grouped_parts(
+    table: Table,
+    max_groups: int = 1,
+    max_contributions: int = 1,
+    max_rows_per_value: int = 1,
+    *,
+    numbers: bool = False,
+) -> int:
+    """The number of hash parts of the units a grouped plan with a privacy unit runs in
+    (:func:`~.unit_partitions.part_count`): from the Parquet footers' row count, the plan's
+    bytes per row (a constant, chosen by the bounds) and the memory budget. Public facts
+    only; the parts change no result (docs/contribution_bounding.md, "Data larger than
+    memory").
+
+    Parameters
+    ----------
+    table : Table
+        The DuckDB table (its Parquet files and connection).
+    max_groups, max_contributions, max_rows_per_value : int
+        The bounds, which choose the plan.
+    numbers : bool, default False
+        The plan of the numbers (``grouped_values``, ``discovered_values``).
+
+    Returns
+    -------
+    int
+        The number of parts (1 when the source is not a set of Parquet files).
+    """
+    if numbers:
+        per_row = GROUPED_NUMBERS_BYTES_PER_ROW
+    elif max_groups == max_contributions == max_rows_per_value == 1:
+        per_row = GROUPED_MIN_BYTES_PER_ROW
+    elif max_contributions == max_rows_per_value == 1 and lambda_syntax():
+        per_row = GROUPED_LISTS_BYTES_PER_ROW
+    else:
+        per_row = GROUPED_CELLS_BYTES_PER_ROW
+    rows = source_rows(table.connection, table.parquet_files)
+    return part_count(rows, per_row, memory_budget(table.connection))
+
+
+@contextmanager
+def _kept_parts(
+    table: Table,
+    columns: str,
+    unit: str,
+    parts: int,
+    part_sql: Callable[[str], str],
+    params: dict[str, Any],
+    progress: Progress,
+) -> Iterator[str]:
+    """The temporary table ``columns`` of what every hash part of the units keeps, while in
+    use (a context manager yielding its name, dropped after).
+
+    Part ``j`` of ``parts`` is the units with ``hash(unit) % parts = j``
+    (:func:`~.unit_partitions.part_filter_sql` of ``unit``, the unit as grouped);
+    ``part_sql(condition)`` is the query of that part's kept cells, reading only the rows
+    that meet ``condition``. Each unit falls in exactly one part and keeps there what it
+    keeps in one pass (its rows and the salts alone decide), so the sums of the table's
+    counts over the parts are the one-pass counts for every ``parts``.
+    """
+    try:
+        table.query(f"CREATE OR REPLACE TEMP TABLE {_KEPT_TABLE} ({columns})")
+        for j in range(parts):
+            sql = part_sql(part_filter_sql(unit, parts, j))
+            table.query(f"INSERT INTO {_KEPT_TABLE} {sql}", params,
+                        part_progress(progress, j, parts))  # fmt: skip
+        yield _KEPT_TABLE
+    finally:
+        table.connection.execute(f"DROP TABLE IF EXISTS {_KEPT_TABLE}")
+
+
+#: The columns of the kept cells of one part: ``t`` a candidate position or a value's rank;
+#: a row with ``t = -1`` holds in ``n`` the persons of the group ``g`` (the units keeping it).
+_CELLS = "g BIGINT, t BIGINT, n BIGINT"
+#: The columns of the kept numbers of one part: a row with ``v`` NULL holds in ``n`` the
+#: persons of the group ``g``.
+_NUMBERS = "g BIGINT, v DOUBLE, n BIGINT"
+
+
+def _with_persons(ctes: str, final: str, g: int, m: int, r: int) -> str:
+    """One part's query of ``(g, t, n)`` from :func:`_kept_cells_sql` with ``persons=True``,
+    the persons of each group appended as rows ``(g, -1, persons)`` where the plan counts
+    them apart (``m`` or ``r`` above 1; otherwise they are the sum of the group's ``n``)."""
+    if m == 1 and r == 1:
+        return f"WITH {ctes} {final}"
+    return f"""WITH {ctes} SELECT * FROM ({final})
+               UNION ALL SELECT CAST(g AS BIGINT), -1, CAST(p AS BIGINT) FROM persons"""
+
+
+def _summed_cells_sql(kept: str) -> str:
+    """CTEs ``kept (g, t, n)`` and ``persons (g, p)``: the parts' rows of ``kept`` (the table
+    of :func:`_kept_parts` with :data:`_CELLS`) added up."""
+    return f"""kept AS (SELECT g, t, CAST(sum(n) AS BIGINT) AS n FROM {kept} WHERE t >= 0
+                        GROUP BY g, t),
+               persons AS (SELECT g, CAST(sum(n) AS BIGINT) AS p FROM {kept} WHERE t < 0
+                           GROUP BY g)"""
+
+
 class _Grouped:
     """The public facts of one grouped query, checked (:class:`~dpselect.core.errors.
     DataError` naming the argument): the column's and ``by``'s types, the unit's key column
@@ -377,6 +518,12 @@ class _Grouped:
         if privacy_unit is not None:
             table.require_column(privacy_unit, "privacy_unit")
             self.unit, self.unit_type = table.unit_column(privacy_unit)
+
+    @property
+    def unit_key(self) -> str:
+        """The unit's key column (a query with a privacy unit only)."""
+        assert self.unit is not None
+        return self.unit
 
 
 # ----------------------------------------------------------------------------------------
@@ -465,12 +612,22 @@ def duckdb_grouped_candidate_scores(
                 GROUP BY 1, 2"""
         else:
             unit, valid = unit_sql(q.unit, q.unit_type)
-            rows = f"""(SELECT {unit} AS u, grps.g AS g, cands.i AS code, cands.i AS t
-                       FROM data JOIN grps ON {by_match} = grps.v
-                            JOIN cands ON {col_match} = cands.v WHERE {valid})"""
-            ctes, final = _kept_cells_sql(rows, q.unit, q.unit_type, g, m, r)
-            sql = f"{prefix}, {ctes} {final}"
-            params = params | {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+
+            def part_sql(part: str) -> str:
+                rows = f"""(SELECT {unit} AS u, grps.g AS g, cands.i AS code, cands.i AS t
+                           FROM data JOIN grps ON {by_match} = grps.v
+                                JOIN cands ON {col_match} = cands.v
+                           WHERE {valid} AND {part})"""
+                ctes, final = _kept_cells_sql(rows, q.unit_key, q.unit_type, g, m, r, part=part)
+                return f"{prefix}, {ctes} {final}"
+
+            salts = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+            kept = stack.enter_context(_kept_parts(
+                table, _CELLS, unit, grouped_parts(table, g, m, r), part_sql, params | salts,
+                progress,
+            ))  # fmt: skip
+            sql = f"SELECT g, t, CAST(sum(n) AS BIGINT) AS n FROM {kept} GROUP BY g, t"
+            params, progress = {}, None
         found = table.query_numpy(f"SELECT g, t, n FROM ({sql}) ORDER BY g, t", params, progress)
     cols = [np.asarray(np.ma.getdata(found[k]), dtype=np.int64) for k in ("g", "t", "n")]
     keep = cols[2] != 0
@@ -567,15 +724,23 @@ def duckdb_grouped_value_counts(
                 table, _VALUES_TABLE, _value_ranks_sql(col, q.col_type, column),
                 {"salt": salts["salt"]},
             ))  # fmt: skip
-            rows = f"""(SELECT {unit} AS u, grps.g AS g, vals.w AS code, vals.r AS t
-                       FROM data JOIN grps ON {by_match} = grps.v
-                            JOIN {vals} AS vals ON {col} = vals.v WHERE {valid})"""
-            ctes, final = _kept_cells_sql(rows, q.unit, q.unit_type, g, m, r)
-            sql = f"""WITH {grps}, {ctes},
-                kept AS ({final}),
+
+            def part_sql(part: str) -> str:
+                rows = f"""(SELECT {unit} AS u, grps.g AS g, vals.w AS code, vals.r AS t
+                           FROM data JOIN grps ON {by_match} = grps.v
+                                JOIN {vals} AS vals ON {col} = vals.v
+                           WHERE {valid} AND {part})"""
+                ctes, final = _kept_cells_sql(rows, q.unit_key, q.unit_type, g, m, r, part=part)
+                return f"WITH {grps}, {ctes} {final}"
+
+            kept = stack.enter_context(_kept_parts(
+                table, _CELLS, unit, grouped_parts(table, g, m, r), part_sql, params | salts,
+                progress,
+            ))  # fmt: skip
+            sql = f"""WITH {_summed_cells_sql(kept)},
                 found AS (SELECT kept.g AS g, vals.v AS v, kept.n AS n
                           FROM kept JOIN {vals} AS vals ON kept.t = vals.r)"""
-            params = params | salts
+            params, progress = {}, None
         ranked = "row_number() OVER (PARTITION BY g ORDER BY n DESC, v)"
         cut = "" if limit is None else f"WHERE k <= {int(limit)}"
         sql += f"""
@@ -637,7 +802,8 @@ def duckdb_grouped_values(
         return []
     by_match, group_match = match_sql(f"data.{_quote(by)}", q.by_type, groups)
     number = f"(TRY_CAST(data.{_quote(column)} AS DOUBLE) + CAST(0.0 AS DOUBLE))"
-    with candidates_source(table, groups, False, "groups") as (source, params):
+    with ExitStack() as stack:
+        source, params = stack.enter_context(candidates_source(table, groups, False, "groups"))
         grps = f"grps AS ({_groups_sql(group_match, source)})"
         if q.unit is None:
             sql = f"""WITH {grps}
@@ -646,9 +812,18 @@ def duckdb_grouped_values(
                      JOIN grps ON nums.gv = grps.v
                 WHERE nums.x IS NOT NULL AND NOT isnan(nums.x) GROUP BY 1, 2"""
         else:
-            sql = _kept_group_rows_sql(grps, by_match, number, q.unit, q.unit_type, g, rows_cap)
-            params = params | {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
-        found = table.query_numpy(sql, params)
+            unit_key, unit_type = q.unit, q.unit_type
+            unit, _ = unit_sql(unit_key, unit_type)
+            salts = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+            kept = stack.enter_context(_kept_parts(
+                table, _NUMBERS, unit, grouped_parts(table, g, numbers=True),
+                lambda part: _kept_group_rows_sql(grps, by_match, number, unit_key, unit_type,
+                                                  g, rows_cap, part=part),
+                params | salts, None,
+            ))  # fmt: skip
+            sql = f"SELECT g, v, CAST(sum(n) AS BIGINT) AS n FROM {kept} GROUP BY g, v"
+            params = {}
+        found = table.query_numpy(f"SELECT g, v, n FROM ({sql}) ORDER BY g, v", params)
     positions = np.asarray(np.ma.getdata(found["g"]), dtype=np.int64)
     values = np.asarray(np.ma.filled(found["v"], np.nan), dtype=np.float64)
     counts = np.asarray(np.ma.getdata(found["n"]), dtype=np.int64)
@@ -670,15 +845,17 @@ def _kept_group_rows_sql(
     g: int,
     r: int,
     found: bool = False,
+    part: str = "TRUE",
 ) -> str:
     """``(g, v, n)``: the numbers each unit keeps in each kept group and how many rows hold
     them: the group rule (``$group_salt``) over the unit's distinct groups, then the window of
-    :func:`dpselect.data.engines.duckdb.kept_rows_sql` per (unit, group) (``$salt``).
+    :func:`dpselect.data.engines.duckdb.kept_rows_sql` per (unit, group) (``$salt``), over
+    the rows that meet ``part`` (the units of one hash part).
 
     ``found``: ``grps`` is the temporary table of the groups found in the data (value ``v``,
     code ``w``, rank ``r``; :func:`_found_groups`); a group is keyed by its code and ``g`` is
-    its rank (:mod:`dpselect.data.discovered_groups`); the query returns ``(gi, gv, v, n, p)``:
-    the group's rank and value, the number, its rows, and the units keeping the group."""
+    its rank (:mod:`dpselect.data.discovered_groups`); the query also returns, as the rows
+    ``(g, NULL, p)``, the units keeping each group (:data:`_NUMBERS`)."""
     unit, valid = unit_sql(privacy_unit, unit_type)
     code = md5_bits_sql(hashed_text_sql("v", canonical_text_sql("v", "DOUBLE")), 4)
     gk = ", gk" if found else ""
@@ -695,7 +872,7 @@ def _kept_group_rows_sql(
              nums AS (SELECT u, g{gk}, v
                       FROM (SELECT {unit} AS u, {group_cols}, {number} AS v
                             FROM data JOIN {grps_name} ON {by_match} = {grps_name.split()[-1]}.v
-                            WHERE {valid})
+                            WHERE {valid} AND {part})
                       WHERE v IS NOT NULL AND NOT isnan(v)),
              pairs AS (SELECT u, g{gk}, v, count(*) AS c FROM nums GROUP BY u, g{gk}, v),
              kept_groups AS {"MATERIALIZED " if found else ""}({kept_groups}),
@@ -711,11 +888,8 @@ def _kept_group_rows_sql(
                 FROM ordered WHERE before < {r} GROUP BY 1, 2"""
     if not found:
         return f"{ctes} {final}"
-    return f"""{ctes},
-        kept AS ({final}),
-        persons AS (SELECT CAST(g AS BIGINT) AS g, count(*) AS p FROM kept_groups GROUP BY g)
-        SELECT kept.g AS gi, gvals.v AS gv, kept.v AS v, kept.n AS n, persons.p AS p
-        FROM kept JOIN persons ON kept.g = persons.g JOIN {grps} AS gvals ON kept.g = gvals.r"""
+    return f"""{ctes} SELECT g, v, n FROM ({final})
+        UNION ALL SELECT CAST(g AS BIGINT), NULL, count(*) FROM kept_groups GROUP BY g"""
 
 
 # ----------------------------------------------------------------------------------------
@@ -732,15 +906,18 @@ def _found_groups(table: Table, by_col: str, by_type: str, by: str, group_salt: 
     return _temporary_table(table, _FOUND_GROUPS_TABLE, sql, {"group_salt": group_salt})
 
 
-def _found_rows_sql(q: _Grouped, by: str, gvals: str, joins: str, item: str) -> str:
+def _found_rows_sql(
+    q: _Grouped, by: str, gvals: str, joins: str, item: str, part: str = "TRUE"
+) -> str:
     """The rows ``(u, g, gc, code, t)`` (``g`` a group's rank, ``gc`` its code) joined with
-    the groups found in the data (the table ``gvals``, :func:`_found_groups`)."""
+    the groups found in the data (the table ``gvals``, :func:`_found_groups`), those of one
+    hash part of the units (``part``)."""
     assert q.unit is not None
     by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
     unit, valid = unit_sql(q.unit, q.unit_type)
     return f"""(SELECT {unit} AS u, gvals.r AS g, gvals.w AS gc, {item}
                FROM data JOIN {gvals} AS gvals ON {by_col} = gvals.v {joins}
-               WHERE {valid})"""
+               WHERE {valid} AND {part})"""
 
 
 def _persons_sql(g: int, m: int, r: int) -> str:
@@ -815,13 +992,22 @@ def duckdb_discovered_value_counts(
                 table, _VALUES_TABLE, _value_ranks_sql(col, q.col_type, column),
                 {"salt": params["salt"]},
             ))  # fmt: skip
-            rows = _found_rows_sql(
-                q, by, gvals, f"JOIN {vals} AS vals ON {col} = vals.v",
-                "vals.w AS code, vals.r AS t",
-            )  # fmt: skip
-            ctes, final = _kept_cells_sql(rows, q.unit, q.unit_type, g, m, r, "gc", True)
-            sql = f"""WITH {ctes},
-                kept AS ({final}),
+
+            def part_sql(part: str) -> str:
+                rows = _found_rows_sql(
+                    q, by, gvals, f"JOIN {vals} AS vals ON {col} = vals.v",
+                    "vals.w AS code, vals.r AS t", part,
+                )  # fmt: skip
+                ctes, final = _kept_cells_sql(rows, q.unit_key, q.unit_type, g, m, r, "gc",
+                                              True, part)  # fmt: skip
+                return _with_persons(ctes, final, g, m, r)
+
+            unit, _ = unit_sql(q.unit, q.unit_type)
+            kept = stack.enter_context(_kept_parts(
+                table, _CELLS, unit, grouped_parts(table, g, m, r), part_sql, params, progress
+            ))  # fmt: skip
+            params, progress = {}, None
+            sql = f"""WITH {_summed_cells_sql(kept)},
                 found AS (SELECT kept.g AS g, vals.v AS v, kept.n AS n
                           FROM kept JOIN {vals} AS vals ON kept.t = vals.r)
                 SELECT ranked.g AS gi, gvals.v AS gv, ranked.v AS v, n, persons, k
@@ -897,17 +1083,27 @@ def duckdb_discovered_candidate_scores(
             gvals = stack.enter_context(
                 _found_groups(table, by_col, q.by_type, by, salts["group_salt"])
             )
-            rows = _found_rows_sql(
-                q, by, gvals, f"JOIN cands ON {col_match} = cands.v",
-                "cands.i AS code, cands.i AS t",
-            )  # fmt: skip
-            ctes, final = _kept_cells_sql(rows, q.unit, q.unit_type, g, m, r, "gc", True)
-            sql = f"""WITH {cands}, {ctes},
-                found AS ({final})
+
+            def part_sql(part: str) -> str:
+                rows = _found_rows_sql(
+                    q, by, gvals, f"JOIN cands ON {col_match} = cands.v",
+                    "cands.i AS code, cands.i AS t", part,
+                )  # fmt: skip
+                ctes, final = _kept_cells_sql(rows, q.unit_key, q.unit_type, g, m, r, "gc",
+                                              True, part)  # fmt: skip
+                return _with_persons(f"{cands}, {ctes}", final, g, m, r)
+
+            unit, _ = unit_sql(q.unit, q.unit_type)
+            kept = stack.enter_context(_kept_parts(
+                table, _CELLS, unit, grouped_parts(table, g, m, r), part_sql, params | salts,
+                progress,
+            ))  # fmt: skip
+            sql = f"""WITH {_summed_cells_sql(kept)},
+                found AS (SELECT g, t, n FROM kept)
                 SELECT c.g AS gi, gvals.v AS gv, c.t AS t, c.n AS n, persons
                 FROM (SELECT g, t, n, {_persons_sql(g, m, r)} AS persons FROM found) AS c
                      JOIN {gvals} AS gvals ON c.g = gvals.r"""
-            params = params | salts
+            params, progress = {}, None
         found = table.query(f"SELECT gi, gv, t, n, persons FROM ({sql}) ORDER BY gi, t",
                             params, progress)  # fmt: skip
     return discovered_from_rows(found, "cells")
@@ -952,7 +1148,21 @@ def duckdb_discovered_values(
             gvals = stack.enter_context(
                 _found_groups(table, by_col, q.by_type, by, params["group_salt"])
             )
-            sql = _kept_group_rows_sql(gvals, by_col, number, q.unit, q.unit_type, g,
-                                       rows_cap, found=True)  # fmt: skip
+            unit_key, unit_type = q.unit, q.unit_type
+            unit, _ = unit_sql(unit_key, unit_type)
+            kept = stack.enter_context(_kept_parts(
+                table, _NUMBERS, unit, grouped_parts(table, g, numbers=True),
+                lambda part: _kept_group_rows_sql(gvals, by_col, number, unit_key, unit_type,
+                                                  g, rows_cap, found=True, part=part),
+                params, None,
+            ))  # fmt: skip
+            params = {}
+            sql = f"""WITH kept AS (SELECT g, v, CAST(sum(n) AS BIGINT) AS n FROM {kept}
+                                    WHERE v IS NOT NULL GROUP BY g, v),
+                           persons AS (SELECT g, CAST(sum(n) AS BIGINT) AS p FROM {kept}
+                                       WHERE v IS NULL GROUP BY g)
+                SELECT kept.g AS gi, gvals.v AS gv, kept.v AS v, kept.n AS n, persons.p AS p
+                FROM kept JOIN persons ON kept.g = persons.g
+                     JOIN {gvals} AS gvals ON kept.g = gvals.r"""
         found = table.query(f"SELECT gi, gv, v, n, p FROM ({sql}) ORDER BY gi, v", params)
     return discovered_from_rows(found, "numbers")

@@ -66,8 +66,13 @@ _THREADS = 2
 #: Units per pass: a unit's code ``k`` is packed above the 32-bit key.
 _CODES_PER_PASS = 1 << 32
 #: Bytes held per row of the data for one hash part (the words, a range's sorted copy,
-#: DuckDB's table of the part's units): measured (docs/performance.md), rounded up.
+#: DuckDB's table of the part's units), ``m > 1``: measured (docs/performance.md), rounded up.
 PACKED_BYTES_PER_ROW = 24
+#: The same for ``m = 1``, which holds no word (each batch is folded into a per-unit
+#: minimum): the process's peak RSS over the rows at 5 * 10^7 rows (891 MB, 17.8 bytes per
+#: row; its growth over the imports 15.1; ``bench/bench_bounding_memory.py --m 1``), as the
+#: ``m > 1`` figure was measured, rounded up.
+PACKED_MIN_BYTES_PER_ROW = 18
 
 
 def _fmix32(x: npt.NDArray[np.uint32]) -> None:
@@ -467,7 +472,8 @@ def packed_candidate_scores(
     params = {"salt": salt_text(salt)}
     scores_out = np.zeros(len(candidates), dtype=np.int64)
     rows = source_rows(table.connection, table.parquet_files)
-    parts = part_count(rows, PACKED_BYTES_PER_ROW, memory_budget(table.connection))
+    per_row = PACKED_MIN_BYTES_PER_ROW if m == 1 else PACKED_BYTES_PER_ROW
+    parts = part_count(rows, per_row, memory_budget(table.connection))
     col_match, cand_match = scores.match_sql(f"data.{_quote(column)}", col_type, candidates)
     try:
         with (

@@ -24,6 +24,7 @@ Nothing here reads a row: the row count is the footers' and the split is SQL the
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "memory_budget",
     "part_count",
     "part_filter_sql",
+    "part_progress",
     "source_rows",
 ]
 
@@ -149,3 +151,32 @@ def part_filter_sql(unit: str, parts: int, part: int) -> str:
     if int(parts) <= 1:
         return "TRUE"
     return f"(hash({unit}) % {int(parts)} = {int(part)})"
+
+
+def part_progress(
+    progress: Callable[[float], None] | None, part: int, parts: int
+) -> Callable[[float], None] | None:
+    """``progress`` with one part's ``0 .. 100`` mapped to its share of the whole (parts run
+    one after the other, each one scan of the data).
+
+    Parameters
+    ----------
+    progress : callable or None
+        Called with the percentage done of the whole job.
+    part, parts : int
+        This part and the number of parts.
+
+    Returns
+    -------
+    callable or None
+        The progress of this part (``None`` when ``progress`` is ``None``).
+    """
+    if progress is None:
+        return None
+    report = progress
+    lo, width = 100.0 * part / parts, 100.0 / parts
+
+    def scaled(percent: float) -> None:
+        report(lo + width * min(max(percent, 0.0), 100.0) / 100.0)
+
+    return scaled
