@@ -920,6 +920,24 @@ def _found_rows_sql(
                WHERE {valid} AND {part})"""
 
 
+def _found_cells_sql(
+    q: _Grouped, by: str, gvals: str, joins: str, item: str, bounds: tuple[int, int, int],
+    before: str = "",
+) -> Callable[[str], str]:  # fmt: skip
+    """The query of one hash part's kept cells and persons on the groups found in the data
+    (:func:`_kept_parts`' ``part_sql``): the part's rows (:func:`_found_rows_sql`, ``joins``
+    and ``item`` as there), each unit's kept cells (:func:`_kept_cells_sql`, ``bounds`` =
+    ``(g, m, r)``), ``before``: CTEs put ahead of them (ending with ``", "``)."""
+    g, m, r = bounds
+
+    def part_sql(part: str) -> str:
+        rows = _found_rows_sql(q, by, gvals, joins, item, part)
+        ctes, final = _kept_cells_sql(rows, q.unit_key, q.unit_type, g, m, r, "gc", True, part)
+        return _with_persons(f"{before}{ctes}", final, g, m, r)
+
+    return part_sql
+
+
 def _persons_sql(g: int, m: int, r: int) -> str:
     """The persons of a group from the cells ``kept (g, t, n)``: the sum of its ``n`` when each
     unit keeps one value per kept group (``m = r = 1``), else the ``persons`` CTE."""
@@ -993,15 +1011,10 @@ def duckdb_discovered_value_counts(
                 {"salt": params["salt"]},
             ))  # fmt: skip
 
-            def part_sql(part: str) -> str:
-                rows = _found_rows_sql(
-                    q, by, gvals, f"JOIN {vals} AS vals ON {col} = vals.v",
-                    "vals.w AS code, vals.r AS t", part,
-                )  # fmt: skip
-                ctes, final = _kept_cells_sql(rows, q.unit_key, q.unit_type, g, m, r, "gc",
-                                              True, part)  # fmt: skip
-                return _with_persons(ctes, final, g, m, r)
-
+            part_sql = _found_cells_sql(
+                q, by, gvals, f"JOIN {vals} AS vals ON {col} = vals.v",
+                "vals.w AS code, vals.r AS t", (g, m, r),
+            )  # fmt: skip
             unit, _ = unit_sql(q.unit, q.unit_type)
             kept = stack.enter_context(_kept_parts(
                 table, _CELLS, unit, grouped_parts(table, g, m, r), part_sql, params, progress
@@ -1084,15 +1097,10 @@ def duckdb_discovered_candidate_scores(
                 _found_groups(table, by_col, q.by_type, by, salts["group_salt"])
             )
 
-            def part_sql(part: str) -> str:
-                rows = _found_rows_sql(
-                    q, by, gvals, f"JOIN cands ON {col_match} = cands.v",
-                    "cands.i AS code, cands.i AS t", part,
-                )  # fmt: skip
-                ctes, final = _kept_cells_sql(rows, q.unit_key, q.unit_type, g, m, r, "gc",
-                                              True, part)  # fmt: skip
-                return _with_persons(f"{cands}, {ctes}", final, g, m, r)
-
+            part_sql = _found_cells_sql(
+                q, by, gvals, f"JOIN cands ON {col_match} = cands.v",
+                "cands.i AS code, cands.i AS t", (g, m, r), f"{cands}, ",
+            )  # fmt: skip
             unit, _ = unit_sql(q.unit, q.unit_type)
             kept = stack.enter_context(_kept_parts(
                 table, _CELLS, unit, grouped_parts(table, g, m, r), part_sql, params | salts,
