@@ -123,10 +123,13 @@ def _rss_mb() -> float:
 
 
 def _parts(name: str, table: object) -> int:
-    """The hash parts the grouped plan of ``name`` chooses (1 for the ungrouped calls)."""
+    """The hash parts the grouped plan of ``name`` chooses (1 for the ungrouped calls, 0 for
+    the whole releases: the recipe picks the plan, printed as ``-``)."""
     from dpselect.data import grouped_scores
 
     chooser = getattr(grouped_scores, "grouped_parts", None)
+    if name.startswith("release"):
+        return 0
     g = int(name.split("=")[1].split()[0]) if "G=" in name else 1
     if chooser is None or not (
         name.startswith(("grouped", "cells", "numbers", "discovered")) or name == "candidates"
@@ -258,9 +261,10 @@ def main() -> None:
         plain = best.get("plain", {}).get("seconds")
         ratio += f" {found['seconds'] / plain:6.2f}x plain" if plain else ""
         per_row = (found["peak_mb"] - found["base_mb"]) * 2**20 / rows
+        parts = f"{found['parts']:.0f}" if found["parts"] else "-"
         print(f"{name:22s} {found['seconds']:8.2f} s  {ratio}  peak {found['peak_mb']:7.0f} MB"
-              f"  base {found['base_mb']:5.0f} MB  {per_row:6.1f} B/row  "
-              f"parts {found['parts']:.0f}")  # fmt: skip
+              f"  base {found['base_mb']:5.0f} MB  {per_row:6.1f} B/row"
+              f"  parts {parts}")  # fmt: skip
 
 
 if __name__ == "__main__":
