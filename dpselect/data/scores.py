@@ -83,7 +83,13 @@ from .rules import is_text as _is_text
 from .rules import md5_bits_sql as _md5_bits_sql
 from .text_lines import quote_identifier as _quote
 from .unit_keys import RAW_KEY_TYPE
-from .unit_partitions import memory_budget, part_count, part_filter_sql, source_rows
+from .unit_partitions import (
+    memory_budget,
+    part_count,
+    part_filter_sql,
+    part_progress,
+    source_rows,
+)
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -523,7 +529,7 @@ def duckdb_candidate_scores(
                                       part_filter_sql(unit, parts, j))  # fmt: skip
                 counts += kept_counts(table, sql, params, int(max_contributions),
                                       len(candidates), None,
-                                      _part_progress(progress, j, parts), r)  # fmt: skip
+                                      part_progress(progress, j, parts), r)  # fmt: skip
             return counts
         else:
             sql = _bounded_scores_sql(col_match, cands, privacy_unit, unit_type, 1)
@@ -773,7 +779,7 @@ def _top_values_by_rank(
         counts = np.zeros(len(codes), dtype=np.int64)
         for j in range(parts):
             part = part_filter_sql(unit, parts, j)
-            step = _part_progress(progress, j, parts)
+            step = part_progress(progress, j, parts)
             if m == 1 and rows_cap == 1:
                 pairs = f"""(SELECT {unit} AS u, vals.w AS w, vals.r AS r
                             FROM data JOIN {_VALUES_TABLE} AS vals ON {col} = vals.v
@@ -807,15 +813,3 @@ def _top_values_by_rank(
         return [(value_of[r], int(counts[r])) for r in best.tolist()]
     finally:
         table.connection.execute(f"DROP TABLE IF EXISTS {_VALUES_TABLE}")
-
-
-def _part_progress(progress: Progress, part: int, parts: int) -> Progress:
-    """``progress`` with one part's ``0 .. 100`` mapped to its share of the whole."""
-    if progress is None:
-        return None
-    lo, width = 100.0 * part / parts, 100.0 / parts
-
-    def report(percent: float) -> None:
-        progress(lo + width * min(max(percent, 0.0), 100.0) / 100.0)
-
-    return report
