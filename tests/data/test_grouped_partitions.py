@@ -201,6 +201,7 @@ row = st.tuples(
 )
 
 
+@pytest.mark.slow  # 25 examples of every plan: about 7 s; the fixed cases above run by default
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(row, min_size=1, max_size=40),
