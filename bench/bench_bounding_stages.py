@@ -15,7 +15,7 @@ floors any plan of the rule runs:
   user);
 - ``md5 of the users``: one ``md5_number`` per distinct user (the rule's seed), without the
   scan (the users are held in a temporary table first);
-- ``units table``: the packed plan's step 1 (distinct users, their seed and dense code);
+- ``units table``: the packed plan's step 1 (distinct users and their seed; the code is the rowid);
 - ``join candidates``: every row joined with the candidates (contributions are spent on
   candidates only), counted;
 - ``join candidates + units``: the packed plan's step 2, counted, then streamed to Python
@@ -69,15 +69,15 @@ def stages(path: Path, n_values: int) -> dict[str, Callable[[], Any]]:
     params = {"salt": salt_text(SALT)}
     con.execute(f"CREATE TEMP TABLE bench_users AS SELECT DISTINCT {unit} AS u FROM data")
     units_sql = f"""CREATE OR REPLACE TEMP TABLE bench_units AS
-        SELECT u, h, CAST(row_number() OVER () - 1 AS UBIGINT) AS k
-        FROM (SELECT u, {seed} AS h FROM (SELECT DISTINCT {unit} AS u FROM data WHERE {valid}))"""
+        SELECT u, {seed} AS h FROM (SELECT DISTINCT {unit} AS u FROM data WHERE {valid})"""
     con.execute(units_sql, params)
-    found = con.execute("SELECT k, h FROM bench_units").fetchnumpy()
+    found = con.execute("SELECT rowid AS k, h FROM bench_units").fetchnumpy()
     seeds = np.zeros(len(found["k"]), dtype=np.uint64)
     seeds[np.asarray(found["k"], dtype=np.int64)] = np.asarray(found["h"], dtype=np.uint64)
     low = (seeds & np.uint64(0xFFFFFFFF)).astype(np.uint32)
     high = (seeds >> np.uint64(32)).astype(np.uint32)
-    words_sql = f"""SELECT (s.k << 32) | c.i AS w FROM data JOIN bench_cands AS c ON data.item = c.v
+    words_sql = f"""SELECT (CAST(s.rowid AS UBIGINT) << 32) | c.i AS w
+                    FROM data JOIN bench_cands AS c ON data.item = c.v
                     JOIN bench_units AS s ON {unit} = s.u WHERE {valid}"""
     held = con.execute(words_sql).fetchnumpy()["w"]
     held = np.asarray(held, dtype=np.uint64)

@@ -5,8 +5,8 @@ same seeds, keys and choice, so the same scores for the same salt. Only the plan
 
 1. DuckDB lists the distinct units (grouped by value by :func:`~.scores.unit_sql`, NULL and
    NaN units dropped by :func:`~.scores.unit_kept_sql`) with their seed (one md5 per unit,
-   :func:`~.scores.unit_seed_sql`) and a dense code ``k = 0 .. K - 1`` (``row_number()``)
-   in a temporary table; NumPy receives each code's seed.
+   :func:`~.scores.unit_seed_sql`) in a temporary table, each unit's code ``k`` its ``rowid``
+   there (distinct per row, ``0 .. K - 1``); NumPy receives each code's seed.
 2. DuckDB joins the rows with the candidates (:func:`~.scores.match_sql`, exactly the SQL
    plan's join) and with that table, and sends one word ``k 2^32 + c`` per (row, matched
    position ``c``) as Arrow batches (``k 2^32`` is computed once per unit, so a row costs
@@ -377,19 +377,22 @@ def _part_scores(
     out = np.zeros(size, dtype=np.int64)
     table.query(
         f"""CREATE OR REPLACE TEMP TABLE {_SEEDS_TABLE} AS
-            SELECT u, h, CAST(row_number() OVER () - 1 AS UBIGINT) AS k
-            FROM (SELECT u, {seed} AS h
-                  FROM (SELECT DISTINCT {unit} AS u FROM data WHERE {valid} AND {part})
-                  WHERE {scores.unit_kept_sql(unit_type)})""",
+            SELECT u, {seed} AS h
+            FROM (SELECT DISTINCT {unit} AS u FROM data WHERE {valid} AND {part})
+            WHERE {scores.unit_kept_sql(unit_type)}""",
         salt,
         _scaled(progress, 0.0, 30.0),
     )
-    found = table.query_numpy(f"SELECT k, h FROM {_SEEDS_TABLE}")
+    # a unit's code is its rowid in the table: DuckDB's identity of a row, distinct for two
+    # rows (so for two units), from 0 in a table just filled (a window's row_number() would
+    # number them on one thread; gaps would only leave unused codes)
+    found = table.query_numpy(f"SELECT rowid AS k, h FROM {_SEEDS_TABLE}")
     codes = np.asarray(found["k"], dtype=np.int64)
     seeds = np.asarray(found["h"], dtype=np.uint64)
     del found
-    low = np.zeros(len(codes), dtype=np.uint32)
-    high = np.zeros(len(codes), dtype=np.uint32)
+    size_codes = int(codes.max()) + 1 if len(codes) else 0
+    low = np.zeros(size_codes, dtype=np.uint32)
+    high = np.zeros(size_codes, dtype=np.uint32)
     low[codes] = (seeds & _LOW).astype(np.uint32)
     high[codes] = (seeds >> _WORD).astype(np.uint32)
     del seeds, codes
@@ -400,8 +403,9 @@ def _part_scores(
         # per row it is one OR
         sql = f"""
             WITH cands AS (SELECT {cand_match} AS v, CAST(i AS UBIGINT) AS i FROM {source}),
-                 units AS (SELECT u, (k - {base}) << 32 AS k FROM {_SEEDS_TABLE}
-                           WHERE k >= {base} AND k < {base + _CODES_PER_PASS})
+                 units AS (SELECT u, CAST(rowid - {base} AS UBIGINT) << 32 AS k
+                           FROM {_SEEDS_TABLE}
+                           WHERE rowid >= {base} AND rowid < {base + _CODES_PER_PASS})
             SELECT s.k | cands.i AS w
             FROM data JOIN cands ON {col_match} = cands.v
                  JOIN units AS s ON {unit} = s.u
