@@ -33,7 +33,7 @@ peak RSS in MiB (``/usr/bin/time``'s KiB over 1024), the resident memory before 
 ``PACKED_BYTES_PER_ROW``, ``m > 1``, and ``PACKED_MIN_BYTES_PER_ROW``, ``m = 1``, of
 :mod:`dpselect.data.packed_scores` are measured, with ``--budget-mb 1e9`` for one part),
 the number of hash parts the bounding plans chose (:mod:`dpselect.data.unit_partitions`;
-``--budget-mb`` sets their budget) and the row bound they were sized from
+``--budget-mb`` sets their budget) and the rows they were sized by
 (:func:`~dpselect.data.unit_partitions.source_rows`).
 Run it under the shared lock
 (``flock /tmp/dpselect-bench.lock python bench/bench_bounding_memory.py ...``).
@@ -203,7 +203,7 @@ def main() -> None:
     base = float(best["plain"]["wall"]) if "plain" in best else float("nan")  # type: ignore[arg-type]
     print(f"load after {os.getloadavg()[0]:.1f}; best of {args.repeats}")
     print(f"{'job':<16} {'wall':>9} {'ratio':>7} {'peak RSS':>11} {'base':>9} {'B/row':>6} "
-          f"{'parts':>6} {'row bound':>11}")  # fmt: skip
+          f"{'parts':>6} {'sized rows':>11}")  # fmt: skip
     for job, found in best.items():
         wall = float(found["wall"])  # type: ignore[arg-type]
         peak, start = float(found["peak_mib"]), float(found["base_mib"])  # type: ignore[arg-type]

@@ -14,7 +14,8 @@ memory (the state of one part's units and pairs) change.
 - **The number of parts** (:func:`part_count`): from metadata and settings, never from a
   value: a bound on the rows of the source files (:func:`source_rows`: the Parquet footers'
   row count; for CSV, TSV and JSON lines, their sizes over a mean line length read from
-  samples of their bytes, :func:`text_rows`; frames in memory are not split), the bytes a
+  samples of their bytes, :func:`text_rows`, weighted by :data:`TEXT_ROW_WEIGHT`; frames in
+  memory are not split), the bytes a
   plan holds per row (a constant of the plan, measured: docs/performance.md) and a memory
   budget (:data:`MEMORY_BUDGET`, by default a quarter of DuckDB's ``memory_limit``). The row
   bound is a fact about the data, but ``P`` changes no output (above): only how long the
@@ -40,6 +41,7 @@ __all__ = [
     "MEMORY_BUDGET",
     "MEMORY_SHARE",
     "ROW_MARGIN",
+    "TEXT_ROW_WEIGHT",
     "SourceFiles",
     "memory_budget",
     "part_count",
@@ -61,6 +63,14 @@ _MAX_PARTS = 1024
 #: The factor on the estimated rows of a text file (:func:`text_rows`): the mean line length
 #: of the samples may exceed the file's (lines longer at the start than in the rest).
 ROW_MARGIN = 1.25
+#: How many rows of a Parquet file one line of a text source (CSV, TSV, JSON lines) counts
+#: for when the parts are sized (:func:`source_rows`). DuckDB's CSV reader with a fixed
+#: dialect reports about 42 rows to its optimizer whatever the file's size, so the plans'
+#: joins build their hash tables on the rows of the text view rather than on the candidates
+#: and the units: per line of the row bound, at 10^8 rows, 5.0 times the packed plan's
+#: ``m = 1`` constant, 3.7 times its ``m > 1`` constant, 2.0 times ``top_values``'
+#: (docs/performance.md, "Data larger than memory"); 6 covers them with a margin.
+TEXT_ROW_WEIGHT = 6
 #: The bytes a text file's samples read: ``_SAMPLES`` windows of ``_WINDOW`` bytes, spread
 #: over the file (uncompressed), or the first ``_GZIP_INPUT`` compressed bytes (gzip).
 _SAMPLES = 8
@@ -134,9 +144,10 @@ class SourceFiles:
 def source_rows(
     connection: Any, parquet_files: list[str] | None, source: SourceFiles | None = None
 ) -> int:
-    """A bound on the rows behind the view ``data``, from metadata: the Parquet files'
-    footers (exact), the text files' sizes and byte samples (:func:`text_rows`, an
-    estimate), or ``0`` when the source is no file (a frame in memory: one part).
+    """The rows the hash parts are sized by, from metadata: the Parquet files' footers
+    (exact), the text files' estimated lines (:func:`text_rows`, on the high side) times
+    :data:`TEXT_ROW_WEIGHT` (a line of a text view costs the plans several Parquet rows'
+    memory), or ``0`` when the source is no file (a frame in memory: one part).
 
     Parameters
     ----------
@@ -153,7 +164,7 @@ def source_rows(
     Returns
     -------
     int
-        The rows the footers declare, the text files' estimated rows, or 0.
+        The rows the footers declare, the text files' weighted estimate, or 0.
 
     Notes
     -----
@@ -168,7 +179,7 @@ def source_rows(
         return 0
     if source.kind == "parquet":
         return _footer_rows(connection, list(source.files))
-    return sum(text_rows(path, source.gzipped) for path in source.files)
+    return TEXT_ROW_WEIGHT * sum(text_rows(path, source.gzipped) for path in source.files)
 
 
 def _footer_rows(connection: Any, files: list[str]) -> int:
