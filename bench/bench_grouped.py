@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -54,6 +53,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _rss import peak_rss_mib, rss_mib
 
 GROUPS = [f"g{k:03d}" for k in range(200)]
 VALUES = 10**6
@@ -113,15 +116,6 @@ def with_numbers(path: Path) -> Path:
     return out
 
 
-def _rss_mb() -> float:
-    """This process's resident memory now (``VmRSS``), in MB."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")  # pragma: no cover - Linux only
-
-
 def _parts(name: str, table: object) -> int:
     """The hash parts the grouped plan of ``name`` chooses (1 for the ungrouped calls, 0 for
     the whole releases: the recipe picks the plan, printed as ``-``)."""
@@ -161,7 +155,7 @@ def one(name: str, path: str, budget_mb: float | None = None) -> dict[str, float
         ).fetchall()
         candidates = [v for (v,) in top]
     parts = _parts(name, table)
-    base_mb = _rss_mb()
+    base_mib = rss_mib()
     start = time.perf_counter()
     if name == "plain":
         table.connection.execute(
@@ -199,8 +193,7 @@ def one(name: str, path: str, budget_mb: float | None = None) -> dict[str, float
     else:
         raise ValueError(name)
     seconds = time.perf_counter() - start
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": seconds, "peak_mb": peak_mb, "base_mb": base_mb, "parts": parts}
+    return {"seconds": seconds, "peak_mib": peak_rss_mib(), "base_mib": base_mib, "parts": parts}
 
 
 NAMES = [
@@ -260,10 +253,10 @@ def main() -> None:
         found = best[name]
         plain = best.get("plain", {}).get("seconds")
         ratio += f" {found['seconds'] / plain:6.2f}x plain" if plain else ""
-        per_row = (found["peak_mb"] - found["base_mb"]) * 2**20 / rows
+        per_row = (found["peak_mib"] - found["base_mib"]) * 2**20 / rows
         parts = f"{found['parts']:.0f}" if found["parts"] else "-"
-        print(f"{name:22s} {found['seconds']:8.2f} s  {ratio}  peak {found['peak_mb']:7.0f} MB"
-              f"  base {found['base_mb']:5.0f} MB  {per_row:6.1f} B/row"
+        print(f"{name:22s} {found['seconds']:8.2f} s  {ratio}  peak {found['peak_mib']:7.0f} MiB"
+              f"  base {found['base_mib']:5.0f} MiB  {per_row:6.1f} B/row"
               f"  parts {parts}")  # fmt: skip
 
 

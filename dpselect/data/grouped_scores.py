@@ -416,7 +416,7 @@ def grouped_parts(
     numbers: bool = False,
 ) -> int:
     """The number of hash parts of the units a grouped plan with a privacy unit runs in
-    (:func:`~.unit_partitions.part_count`): from the Parquet footers' row count, the plan's
+    (:func:`~.unit_partitions.part_count`): from the source files' row bound, the plan's
     bytes per row (a constant, chosen by the bounds) and the memory budget. Public facts
     only; the parts change no result (docs/contribution_bounding.md, "Data larger than
     memory").
@@ -433,7 +433,7 @@ def grouped_parts(
     Returns
     -------
     int
-        The number of parts (1 when the source is not a set of Parquet files).
+        The number of parts (1 when the source is a frame in memory).
     """
     if numbers:
         per_row = GROUPED_NUMBERS_BYTES_PER_ROW
@@ -443,7 +443,7 @@ def grouped_parts(
         per_row = GROUPED_LISTS_BYTES_PER_ROW
     else:
         per_row = GROUPED_CELLS_BYTES_PER_ROW
-    rows = source_rows(table.connection, table.parquet_files)
+    rows = source_rows(table.connection, table.parquet_files, table.source_files)
     return part_count(rows, per_row, memory_budget(table.connection))
 
 

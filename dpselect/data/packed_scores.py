@@ -475,7 +475,7 @@ def packed_candidate_scores(
     seed = scores.unit_seed_sql(unit_type)
     params = {"salt": salt_text(salt)}
     scores_out = np.zeros(len(candidates), dtype=np.int64)
-    rows = source_rows(table.connection, table.parquet_files)
+    rows = source_rows(table.connection, table.parquet_files, table.source_files)
     per_row = PACKED_MIN_BYTES_PER_ROW if m == 1 else PACKED_BYTES_PER_ROW
     parts = part_count(rows, per_row, memory_budget(table.connection))
     col_match, cand_match = scores.match_sql(f"data.{_quote(column)}", col_type, candidates)

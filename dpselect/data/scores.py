@@ -521,7 +521,7 @@ def duckdb_candidate_scores(
         elif int(max_contributions) > 1 or r > 1:
             params = params | {"salt": salt_text(salt)}
             unit, _ = unit_sql(privacy_unit, unit_type)
-            rows = source_rows(table.connection, table.parquet_files)
+            rows = source_rows(table.connection, table.parquet_files, table.source_files)
             parts = part_count(rows, TOP_VALUES_BYTES_PER_ROW, memory_budget(table.connection))
             counts = np.zeros(len(candidates), dtype=np.int64)
             for j in range(parts):  # hash parts of the units (unit_partitions)
@@ -770,7 +770,7 @@ def _top_values_by_rank(
     """
     unit, valid = unit_sql(privacy_unit, unit_type)
     seed = unit_seed_sql(unit_type)
-    rows = source_rows(table.connection, table.parquet_files)
+    rows = source_rows(table.connection, table.parquet_files, table.source_files)
     parts = part_count(rows, TOP_VALUES_BYTES_PER_ROW, memory_budget(table.connection))
     try:
         table.query(f"CREATE OR REPLACE TEMP TABLE {_VALUES_TABLE} AS {vals}", params)

@@ -57,6 +57,7 @@ from .text_lines import (
     sql_string,
 )
 from .unit_keys import RAW_KEY_TYPE, FrameUnits, ParquetUnits
+from .unit_partitions import SourceFiles
 
 __all__ = ["FILE_FORMATS", "Table", "one_column", "open_table"]
 
@@ -127,6 +128,9 @@ class Table(DuckDBEngine):
     #: The Parquet files behind ``data`` when it is exactly their columns (no declared schema):
     #: lets :mod:`dpselect.data.dictionary_scores` read dictionary-encoded columns directly.
     parquet_files: list[str] | None = None
+    #: The files behind ``data`` and their format, whatever the schema (``None`` for a frame):
+    #: the row bound that sizes the hash parts (:func:`~.unit_partitions.source_rows`).
+    source_files: SourceFiles | None = None
     #: How to read a privacy unit byte for byte (:meth:`unit_column`), set by the source.
     unit_source: _UnitSource | None = None
     _unit_columns: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -347,6 +351,7 @@ def _open_file(
         source = _JsonSource(text, gzipped, kind == "json")
         table = Table(connection, description, dict(schema), set(schema), source)
         table.unit_source = source
+        table.source_files = SourceFiles(kind, (text,), gzipped)
         table._create_json_view()
         return table
     if kind in ("csv", "tsv"):
@@ -356,7 +361,9 @@ def _open_file(
         sql = csv_view_sql(text, gzipped, delimiter, names, schema)
         connection.execute(f"CREATE TEMP VIEW data AS {sql}")
         columns = {name: schema.get(name, "VARCHAR") for name in names}
-        return Table(connection, description, columns, set(schema))
+        table = Table(connection, description, columns, set(schema))
+        table.source_files = SourceFiles(kind, (text,), gzipped)
+        return table
     # Text that is not valid UTF-8: every invalid byte read as "?", row by row (the default
     # 'strict' raised in the score query, after the charge, on one such row; privacy audit
     # 2026-11-22). data.dictionary_scores reads the dictionaries by the same rule.
@@ -369,6 +376,7 @@ def _open_file(
     files = [str(row[0]) for row in listed]
     if not schema:
         table.parquet_files = files
+    table.source_files = SourceFiles("parquet", tuple(files))
     table.unit_source = ParquetUnits(files, schema, _select_sql(schema))
     table.arrow_types = _parquet_scan_converted(files)
     return table
