@@ -445,95 +445,6 @@ def _lae(a: F64, b: F64, out: F64 | None = None) -> F64:
     return out
 
 
-# ----------------------------------------------------------------------------- segment trees
-class _Trees:
-    """Three segment trees over ``A[i']`` (log space) for range sums without subtraction.
-
-    The reference for :class:`_BlockedSums`, which the dynamic program uses (its tests
-    compare the two): ``O(log n)`` NumPy steps a query where the blocks take ``O(1)``.
-
-    ``plain[k]``: log of the sum of ``exp(A)`` over node ``k``'s leaves. ``left[k]``: the same
-    with each term times ``exp(-c (BC[hi_k] - BC[i']))`` (reference: the node's last leaf);
-    ``right[k]``: times ``exp(-c (BC[i'] - BC[lo_k]))`` (reference: its first leaf).
-    """
-
-    def __init__(self, a: F64, bc: I64, factor: float) -> None:
-        n = a.shape[0]
-        size = 1
-        while size < n:
-            size *= 2
-        self.size, self.factor = size, factor
-        bc_ext = np.concatenate((bc, np.full(size - n, bc[-1], dtype=np.int64)))
-        plain = np.full(2 * size, -np.inf)
-        plain[size : size + n] = a
-        left, right = plain.copy(), plain.copy()
-        node_lo = np.zeros(2 * size, dtype=np.int64)
-        node_hi = np.zeros(2 * size, dtype=np.int64)
-        node_lo[size:] = bc_ext
-        node_hi[size:] = bc_ext
-        width = size
-        start = size
-        while start > 1:
-            start //= 2
-            width //= 2
-            k = np.arange(start, 2 * start)
-            lc, rc = 2 * k, 2 * k + 1
-            node_lo[k] = node_lo[lc]
-            node_hi[k] = node_hi[rc]
-            plain[k] = logaddexp(plain[lc], plain[rc])
-            with np.errstate(invalid="ignore"):
-                d_left = (node_hi[rc] - node_hi[lc]).astype(np.float64) * factor
-                d_right = (node_lo[rc] - node_lo[lc]).astype(np.float64) * factor
-                left[k] = logaddexp(left[lc] - d_left, left[rc])
-                right[k] = logaddexp(right[lc], right[rc] - d_right)
-        self.plain, self.left, self.right = plain, left, right
-        self.node_lo, self.node_hi = node_lo, node_hi
-
-    def query(self, kind: str, start: I64, stop: I64, pivot: I64 | None = None) -> F64:
-        """Log range sums over ``[start, stop)`` per query (``-inf`` when empty).
-
-        ``kind`` "plain"; "left": terms times ``exp(-c (pivot - BC[i']))`` (all ``BC[i'] <=
-        pivot``); "right": times ``exp(-c (BC[i'] - pivot))`` (all ``BC[i'] > pivot``).
-        """
-        tree = {"plain": self.plain, "left": self.left, "right": self.right}[kind]
-        res = np.full(start.shape[0], -np.inf)
-        lo = start + self.size
-        hi = stop + self.size
-        while True:
-            active = lo < hi
-            if not bool(active.any()):
-                return res
-            for side in (0, 1):
-                if side == 0:
-                    pick = np.flatnonzero(active & ((lo & 1) == 1))
-                    idx = lo[pick]
-                    lo[pick] += 1
-                else:
-                    pick = np.flatnonzero(active & ((hi & 1) == 1))
-                    hi[pick] -= 1
-                    idx = hi[pick]
-                if pick.shape[0] == 0:
-                    continue
-                term = tree[idx]
-                if kind == "left":
-                    assert pivot is not None
-                    term = term - (pivot[pick] - self.node_hi[idx]).astype(np.float64) * self.factor
-                elif kind == "right":
-                    assert pivot is not None
-                    term = term - (self.node_lo[idx] - pivot[pick]).astype(np.float64) * self.factor
-                res[pick] = logaddexp(res[pick], term)
-            lo >>= 1
-            hi >>= 1
-
-    def query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
-        """:meth:`query` for queries of several kinds (indices into ``_KINDS``), kind by kind."""
-        res = np.full(start.shape[0], -np.inf)
-        for k, kind in enumerate(_KINDS):
-            q = np.flatnonzero(kinds == k)
-            res[q] = self.query(kind, start[q], stop[q], None if k == 0 else pivot[q])
-        return res
-
-
 # ----------------------------------------------------------------------------- blocked sums
 #: The largest block of :class:`_BlockedSums` (a power of two; :func:`_leaf_levels` picks the
 #: block of each input, at most this).
@@ -587,7 +498,8 @@ def _log_sum_rows(x: F64) -> F64:
 class _BlockedSums:
     """Range sums of ``exp(A[i'])`` (log space, no subtraction), at most four parts a query.
 
-    Three kinds of sums, as :class:`_Trees`: "plain"; "left", each term times ``exp(-c (ref -
+    Three kinds of sums (the segment trees of tests/mechanisms/joint_reference.py,
+    ``SegmentTrees``, are the oracle of its tests): "plain"; "left", each term times ``exp(-c (ref -
     BC[i']))`` with the reference at the range's last leaf; "right", times ``exp(-c (BC[i'] -
     ref))`` with the reference at its first leaf. The leaves are cut in blocks of ``b = 2^H``
     (:func:`_leaf_levels`), and a disjoint sparse table is built by doubling: at level ``h``
@@ -927,28 +839,9 @@ def _forward(
     return alpha1, self_cost
 
 
-def _repeat(
-    plan: _Plan,
-    alpha1: F64,
-    self_cost: F64,
-    loglen: F64,
-    j: int,
-    r: int,
-    stop: int | None = None,
-) -> F64:
-    """Float ``alpha_{j+1}(., r)`` (0-based level ``j``, ``r`` outputs in the same interval):
-    ``alpha_{j-r+2}(., 1) + (r - 1) ln|I| - ln r! - sum of the r - 1 self costs``, one formula
-    (``stop``: the intervals before it only, each value the same float)."""
-    if r == 1:
-        out: F64 = alpha1[j, :stop]
-        return out
-    const = _repeat_const(plan, self_cost, j, r)
-    out = alpha1[j - r + 1, :stop] + ((r - 1) * loglen[:stop] - const)
-    return out
-
-
 def _repeat_const(plan: _Plan, self_cost: F64, j: int, r: int) -> float:
-    """``ln r! + sum of the r - 1 self costs`` of :func:`_repeat` (one float expression)."""
+    """``ln r! + sum of the r - 1 self costs`` of the repeat row ``r`` of :func:`_repeats`
+    (one float expression)."""
     return plan.log_fact[r] + float(self_cost[j - r + 2 : j + 1].sum())
 
 
@@ -970,16 +863,19 @@ def _repeats(
     stop: int | None = None,
     consts: list[F64] | None = None,
 ) -> F64:
-    """``(j + 1, intervals)``: row ``r - 1`` is :func:`_repeat` of ``r`` (the same floats, in
-    one broadcast operation; ``stop``: the intervals before it only; ``consts``:
-    :func:`_repeat_consts`, if already known)."""
+    """``(j + 1, intervals)``: row ``r - 1`` is float ``alpha_{j+1}(., r)`` (0-based level
+    ``j``, ``r`` outputs in the same interval), ``alpha_{j-r+2}(., 1) + ((r - 1) ln|I| - (ln r!
+    + sum of the r - 1 self costs))``, one formula for every ``r`` (tests/mechanisms/
+    joint_reference.py's ``repeat_row`` computes one row alone: the same floats), in one
+    broadcast operation; ``stop``: the intervals before it only; ``consts``:
+    :func:`_repeat_consts`, if already known."""
     count = loglen[:stop].shape[0]
     out: F64 = np.empty((j + 1, count))
     out[0] = alpha1[j, :stop]
     if j:
         const = (_repeat_consts(plan, self_cost) if consts is None else consts)[j]
         r = np.arange(1, j + 1)[:, None]  # r - 1
-        # row r - 1: alpha1[j - r + 1] + ((r - 1) ln|I| - const_r), as _repeat computes it
+        # row r - 1: alpha1[j - r + 1] + ((r - 1) ln|I| - const_r)
         np.add(alpha1[j - 1 :: -1, :stop], r * loglen[None, :stop] - const[:, None],
                out=out[1:])  # fmt: skip
     return out
