@@ -77,7 +77,7 @@ import math
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -115,12 +115,16 @@ __all__ = [
     "joint_rounding_loss",
     "joint_sensitivity",
     "joint_subpoints",
+    "kept",
     "make_joint_quantiles",
+    "public_key",
     "recorded_resolution",
 ]
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 _log_lengths = log_lengths  # the name tests/recipes/test_quantiles_joint.py reads here
 
 #: The cap T on each gap's term c |...|.
@@ -131,6 +135,71 @@ JOINT_LOG_ERROR = Fraction(1, 2**22)
 MAX_JOINT_LEVELS = 64
 #: The default resolution is half the power of ten at most ``(hi - lo) / JOINT_STEP_DIVISOR``.
 JOINT_STEP_DIVISOR = 600
+
+
+# ----------------------------------------------------------------------------- kept constants
+class _Keyed:
+    """Arguments held under a key of their public values (:func:`public_key`): what
+    ``functools.lru_cache`` hashes and compares in their place."""
+
+    __slots__ = ("args", "key")
+
+    def __init__(self, key: tuple[Any, ...], args: tuple[Any, ...]) -> None:
+        self.key, self.args = key, args
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Keyed) and self.key == other.key
+
+
+def public_key(value: Any) -> Any:
+    """A hashable key that equals another's only for the same public parameters: each number
+    with its type (``1``, ``1.0`` and ``True`` apart), floats by their bits (``-0.0`` apart
+    from ``0.0``), Fractions by numerator and denominator (cheaper to hash than the
+    Fraction), sequences item by item; ``None`` for anything else (not kept)."""
+    kind = type(value)
+    if kind is Fraction:
+        return (kind, value.numerator, value.denominator)
+    if kind is float or kind is np.float64:
+        return (kind, float(value).hex())
+    if kind is int or kind is bool or kind is str or value is None:
+        return (kind, value)
+    if kind is tuple or kind is list:
+        items = []
+        for item in value:
+            if type(item) is Fraction:  # the levels: no call a level
+                items.append((Fraction, item.numerator, item.denominator))
+                continue
+            k = public_key(item)
+            if k is None:
+                return None
+            items.append(k)
+        return (kind, tuple(items))
+    return None
+
+
+def kept(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``function`` of public parameters, its answers kept for the 256 argument lists seen
+    last (:func:`public_key`: the same answer for the same parameters; keyword arguments, or
+    arguments without a key, are not kept). A list answer is copied on the way out, so that a
+    caller that changes it changes no kept answer. Errors are raised as by ``function``
+    (never kept)."""
+
+    @functools.lru_cache(maxsize=256)
+    def call(keyed: _Keyed) -> _R:
+        return function(*keyed.args)  # type: ignore[call-arg]
+
+    @functools.wraps(function)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        key = None if kwargs else public_key(args)
+        if key is None:
+            return function(*args, **kwargs)
+        out = call(_Keyed(key, args))
+        return list(out) if isinstance(out, list) else out  # type: ignore[return-value]
+
+    return wrapper
 
 
 # ----------------------------------------------------------------------------- parameters
@@ -968,10 +1037,7 @@ def make_joint_quantiles(
     if row_eps <= 2 * joint_rounding_loss(len(levels)):
         least = float(2 * joint_rounding_loss(len(levels)) * (eps / row_eps))
         raise ParameterError(f"epsilon must exceed {least:.3g}, got {epsilon}")
-    plan = _Plan(levels, row_eps)
-    w = joint_resolution(resolution, lo, hi, row_eps)
-    step = decimal_step(w) if w > 0 else None
-    g = joint_subpoints(row_eps)
+    plan, w, step, g = _constants(tuple(levels), row_eps, resolution, lo, hi)
 
     def function(values: Any) -> list[float]:
         x = np.asarray(values, dtype=np.float64).ravel()  # read, never changed
@@ -994,6 +1060,19 @@ def make_joint_quantiles(
         return sorted(points)
 
     return pure_dp_on_rows(function, eps)
+
+
+@kept
+def _constants(
+    levels: tuple[Fraction, ...], row_eps: Fraction, resolution: Any, lo: float, hi: float
+) -> tuple[_Plan, float, Fraction | None, int]:
+    """``(plan, w, step, G)`` of :func:`make_joint_quantiles`: the mechanism's constants, the
+    resolution, its decimal step (``None`` without one) and the moves' subpoints. Public
+    parameters only, kept (:func:`kept`): every plan of a release that shares them shares one
+    ``_Plan`` (read only)."""
+    w = joint_resolution(resolution, lo, hi, row_eps)
+    step = decimal_step(w) if w > 0 else None
+    return _Plan(list(levels), row_eps), w, step, joint_subpoints(row_eps)
 
 
 def joint_accuracy_terms(qs: Sequence[Any], epsilon: Any, confidence: float) -> tuple[float, float]:
@@ -1021,17 +1100,15 @@ def _accuracy_terms(
 def _levels(qs: Sequence[Any]) -> tuple[Fraction, ...]:
     """``sorted_levels(qs)`` as a tuple, kept for levels seen before (public parameters; each
     level keyed with its type, so that a kept answer is one for the same input)."""
-    try:
-        key = tuple((type(q), q) for q in qs)
-        hash(key)
-    except TypeError:
+    key = public_key(qs)
+    if key is None:
         return tuple(sorted_levels(qs))
-    return _sorted_levels(key)
+    return _sorted_levels(_Keyed(key, (qs,)))
 
 
 @functools.lru_cache(maxsize=256)
-def _sorted_levels(key: tuple[tuple[type, Any], ...]) -> tuple[Fraction, ...]:
-    return tuple(sorted_levels([q for _, q in key]))
+def _sorted_levels(keyed: _Keyed) -> tuple[Fraction, ...]:
+    return tuple(sorted_levels(keyed.args[0]))
 
 
 def joint_accuracy(
@@ -1051,6 +1128,18 @@ def joint_accuracy(
     and prints that number of rows, in the data's units; ``E_l`` depends on the rows and is
     named, with when it is 0.
     """
+    return _joint_accuracy(bounds, qs, epsilon, confidence, resolution)
+
+
+@kept
+def _joint_accuracy(
+    bounds: tuple[float, float],
+    qs: Sequence[Any],
+    epsilon: Any,
+    confidence: float,
+    resolution: Any,
+) -> list[str]:
+    """:func:`joint_accuracy`, kept (:func:`kept`: public parameters)."""
     lo, hi = check_bounds(bounds)
     m = len(_levels(qs))
     w = joint_resolution(resolution, lo, hi, epsilon)
@@ -1110,6 +1199,18 @@ def joint_accuracy_derivation(
     where ``E`` is the least total attainable by values in intervals at least ``l`` long
     between consecutive distinct values (or a bound): both depend on the rows.
     """
+    return _joint_accuracy_derivation(bounds, qs, epsilon, confidence, resolution)
+
+
+@kept
+def _joint_accuracy_derivation(
+    bounds: tuple[float, float],
+    qs: Sequence[Any],
+    epsilon: Any,
+    confidence: float,
+    resolution: Any,
+) -> list[str]:
+    """:func:`joint_accuracy_derivation`, kept (:func:`kept`: public parameters)."""
     lo, hi = check_bounds(bounds)
     m = len(_levels(qs))
     per_nat, tail = joint_accuracy_terms(qs, epsilon, confidence)
