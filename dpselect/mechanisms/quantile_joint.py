@@ -389,18 +389,28 @@ _MOVE_CHUNK = 1 << 16
 
 
 def _lattice_points(
-    values: F64, moves: npt.NDArray[np.uint64], lo: float, hi: float, d: float, g: int
+    values: F64,
+    moves: npt.NDArray[np.uint64],
+    lo: float,
+    hi: float,
+    d: float,
+    g: int,
+    out: I64 | None = None,
 ) -> I64:
     """The lattice point ``i`` of each moved row, reflected at ``lo`` (as in the caller).
 
     Two arrays of the rows' length (no other): the clamped rows, turned in place into their
     lattice points, whose memory then holds the moves ``t``; and the points ``i`` (integers:
-    exact in any order)."""
+    exact in any order), written into ``out`` if given (of the rows' length)."""
     buf = np.clip(values, lo, hi)
     buf -= lo
     buf /= d
     np.rint(buf, out=buf)
-    i = buf.astype(np.int64)  # the nearest lattice point
+    if out is None:
+        i = buf.astype(np.int64)  # the nearest lattice point
+    else:
+        i = out
+        np.copyto(i, buf, casting="unsafe")  # as astype: whole numbers, exact
     shift = 64 - (g.bit_length() - 1)
     t = np.right_shift(moves, np.uint64(shift), out=buf.view(np.uint64))
     t <<= np.uint64(1)
@@ -440,12 +450,20 @@ def joint_moved_intervals(
     moves = np.asarray(words, dtype=np.uint64).ravel()
     rows = int(values.shape[0])
     if top + 2 * g <= max(1 << 22, 4 * rows):
-        # counted chunk by chunk: the temporaries of a chunk stay in the cache (the same counts)
-        per_point = np.zeros(top + 2 * g + 1, dtype=np.int64)  # i <= top + g (module text)
-        for start in range(0, rows, _MOVE_CHUNK):
-            stop = start + _MOVE_CHUNK
-            i = _lattice_points(values[start:stop], moves[start:stop], lo, hi, d, g)
-            counted = np.bincount(i)
+        # lattice points chunk by chunk (the temporaries of a chunk stay in the cache), counted
+        # a batch of chunks at a time: at least as many rows as points, so that adding a
+        # batch's counts costs no more than finding them (the same counts)
+        size = top + 2 * g + 1  # i <= top + g (module text)
+        per_point = np.zeros(size, dtype=np.int64)
+        batch = max(1, min(rows, -(-max(size, _MOVE_CHUNK) // _MOVE_CHUNK) * _MOVE_CHUNK))
+        points_of = np.empty(batch, dtype=np.int64)
+        for first_row in range(0, rows, batch):
+            stop_row = min(rows, first_row + batch)
+            for start in range(first_row, stop_row, _MOVE_CHUNK):
+                stop = min(stop_row, start + _MOVE_CHUNK)
+                _lattice_points(values[start:stop], moves[start:stop], lo, hi, d, g,
+                                points_of[start - first_row : stop - first_row])  # fmt: skip
+            counted = np.bincount(points_of[: stop_row - first_row])
             per_point[: counted.shape[0]] += counted
         used = np.flatnonzero(per_point)
         weights = per_point[used]
@@ -456,7 +474,10 @@ def joint_moved_intervals(
     points = np.clip(points, lo, hi)
     order = np.argsort(points, kind="stable")  # the points only (few), not the rows
     points, weights = points[order], weights[order]
-    distinct, first = np.unique(points, return_index=True)
+    # the first of each run of equal points (sorted): np.unique's return_index, without its
+    # second sort
+    first = np.flatnonzero(np.concatenate(([points.shape[0] > 0], points[1:] != points[:-1])))
+    distinct = points[first]
     merged = np.add.reduceat(weights, first) if weights.shape[0] else weights
     inside = (distinct > lo) & (distinct < hi)
     edges = np.concatenate(([lo], distinct[inside], [hi]))
@@ -680,12 +701,12 @@ class _BlockedSums:
         left half of each segment of items adds the right half's sum."""
         _, _, count, inner = x.shape
         for level, (own_shift, other_shift) in enumerate(shifts, start=1):
-            x[level] = x[level - 1]
             half = 1 << (level - 1)
+            prev = x[level - 1].reshape(6, count >> level, 2, half, inner)
             seg = x[level].reshape(6, count >> level, 2, half, inner)
-            own = seg[:, :, 0]
-            other = seg[:, :, 1, :1] - other_shift
-            _lae(own - own_shift, other, out=own)
+            seg[:, :, 1] = prev[:, :, 1]  # the right halves as they are
+            other = prev[:, :, 1, :1] - other_shift
+            _lae(prev[:, :, 0] - own_shift, other, out=seg[:, :, 0])
 
     def parts(self, kind: int, start: I64, stop: I64, pivot: I64, extra: float = 0.0,
               out: tuple[I64, F64] | None = None) -> tuple[I64, F64]:  # fmt: skip
