@@ -714,83 +714,80 @@ class _BlockedSums:
         of kind ``kind`` (an index into ``_KINDS``) and their shifts to the pivots, plus
         ``extra`` (a constant subtracted from every term: the cap); a missing part reads the
         ``-inf`` cell, with shift ``+inf``. Integers of ``BC`` and the pivots only. ``out``:
-        arrays of that shape to fill (else new ones)."""
+        arrays of that shape to fill (else new ones).
+
+        Row 0: the suffix of ``s = start`` (in its block, or up to where ``s`` and ``e = stop -
+        1`` part when both are in one block); row 3: the prefix of ``e`` (in its block, or from
+        where they part); rows 1 and 2: the table entries of the whole blocks between. Every
+        row is computed for every query at once (each entry the same integer or float
+        expression whichever case it falls in), and the rows a query lacks are set to the
+        missing part."""
         h, b, big, size = self.h, self.b, self.big, self.size
         bc, lo, hi = self.bc, self.block_lo, self.block_hi
         q = start.shape[0]
         if out is None:
             out = (np.empty((4, q), dtype=np.int64), np.empty((4, q)))
         index, shift = out
-        index.fill(self.empty)
-        shift.fill(np.inf)
         sign = (kind == 1) - (kind == 2)
         prow = int(_PREFIX_ROW[kind])
-
-        def put(row: int, at: I64, where: I64, left_ref: I64 | None, right_ref: I64 | None,
-                pv: I64) -> None:  # fmt: skip
-            index[row, at] = where
-            ref = left_ref if sign > 0 else right_ref
-            if ref is None:
-                shift[row, at] = extra
-                return
-            d = self._shift(sign * (pv - ref))
-            if extra:
-                d += extra
-            shift[row, at] = d
-
+        last_leaf = big - 1
         e = stop - 1
         bl, br = start >> h, e >> h
         nonempty = start < stop
-        # inside one block: the suffix of s and the prefix of e where they part
-        ins = np.flatnonzero(nonempty & (bl == br))
-        s, e_in, pv = start[ins], e[ins], pivot[ins]
-        part = _bit_length(s ^ e_in)
+        inside = nonempty & (bl == br)
+        across = nonempty & (bl < br)
+        # inside one block: the level where s and e part, and the first leaf of e's half
+        part = _bit_length(start ^ e)
         lev = np.maximum(part - 1, 0)
-        mid = (e_in >> lev) << lev
-        base = lev * (6 * big)
-        left_ref = right_ref = None
-        if sign:
-            left_ref = bc[np.where(part == 0, s, mid - 1)] if sign > 0 else None
-            right_ref = bc[s] if sign < 0 else None
-        put(0, ins, base + kind * big + self._at(s), left_ref, right_ref, pv)
-        two = np.flatnonzero(part > 0)
-        e2 = e_in[two]
-        if sign:
-            left_ref = bc[e2] if sign > 0 else None
-            right_ref = bc[mid[two]] if sign < 0 else None
-        put(3, ins[two], base[two] + prow * big + self._at(big - 1 - e2), left_ref, right_ref,
-            pv[two])  # fmt: skip
-        # across blocks: the suffix of s and the prefix of e in their blocks
-        acr = np.flatnonzero(nonempty & (bl < br))
-        s, e_ac, pv, b_l, b_r = start[acr], e[acr], pivot[acr], bl[acr], br[acr]
-        base = h * 6 * big
-        if sign:
-            left_ref = bc[b_l * b + b - 1] if sign > 0 else None
-            right_ref = bc[s] if sign < 0 else None
-        put(0, acr, base + kind * big + self._at(s), left_ref, right_ref, pv)
-        if sign:
-            left_ref = bc[e_ac] if sign > 0 else None
-            right_ref = bc[b_r * b] if sign < 0 else None
-        put(3, acr, base + prow * big + self._at(big - 1 - e_ac), left_ref, right_ref, pv)
-        # the whole blocks between: one table entry, or a suffix and a prefix at one level
-        some = np.flatnonzero(b_l + 1 <= b_r - 1)
-        at, first, last, pv = acr[some], b_l[some] + 1, b_r[some] - 1, pv[some]
-        part = _bit_length(first ^ last)
-        lev = np.maximum(part - 1, 0)
-        m = (last >> lev) << lev
-        base = self.table_base + lev * (6 * size)
-        one = part == 0
-        if sign:
-            left_ref = np.where(one, hi[first], hi[np.maximum(m - 1, 0)]) if sign > 0 else None
-            right_ref = lo[first] if sign < 0 else None
-        put(1, at, base + kind * size + first, left_ref, right_ref, pv)
-        two = np.flatnonzero(~one)
-        last = last[two]
-        if sign:
-            left_ref = hi[last] if sign > 0 else None
-            right_ref = lo[m[two]] if sign < 0 else None
-        put(2, at[two], base[two] + prow * size + (size - 1 - last), left_ref, right_ref,
-            pv[two])  # fmt: skip
+        mid = (e >> lev) << lev
+        s_at = np.minimum(start, last_leaf)
+        e_at = np.clip(e, 0, last_leaf)
+        # row 0: the suffix of s at level lev (inside) or h (across)
+        level0 = np.where(inside, lev, h)
+        index[0] = level0 * (6 * big) + kind * big + self._at(s_at)
+        if sign > 0:
+            ref0 = np.where(inside, np.where(part == 0, s_at, np.maximum(mid - 1, 0)),
+                            np.minimum(bl * b + b - 1, last_leaf))  # fmt: skip
+        else:
+            ref0 = s_at
+        # row 3: the prefix of e from where it parts from s (inside, part > 0) or in its block
+        level3 = np.where(inside, lev, h)
+        index[3] = level3 * (6 * big) + prow * big + self._at(last_leaf - e_at)
+        if sign > 0:
+            ref3 = e_at
+        else:
+            ref3 = np.where(inside, np.minimum(mid, last_leaf), np.clip(br * b, 0, last_leaf))
+        # rows 1 and 2: the whole blocks between, one table entry or a suffix and a prefix
+        first, last = bl + 1, br - 1
+        between = across & (first <= last)
+        tpart = _bit_length(first ^ last)
+        tlev = np.maximum(tpart - 1, 0)
+        tmid = (last >> tlev) << tlev
+        one = tpart == 0
+        first_at = np.clip(first, 0, size - 1)
+        last_at = np.clip(last, 0, size - 1)
+        tbase = self.table_base + tlev * (6 * size)
+        index[1] = tbase + kind * size + first_at
+        index[2] = tbase + prow * size + (size - 1 - last_at)
+        if sign > 0:
+            ref1 = np.where(one, first_at, np.clip(tmid - 1, 0, size - 1))
+            ref2 = last_at
+        else:
+            ref1 = first_at
+            ref2 = np.clip(tmid, 0, size - 1)
+        present = (nonempty, between, between & ~one, across | (inside & (part > 0)))
+        for row, ref in enumerate((ref0, ref1, ref2, ref3)):
+            if sign:
+                refs = (bc if row in (0, 3) else (hi if sign > 0 else lo))[ref]
+                d = self._shift(sign * (pivot - refs))
+                if extra:
+                    d += extra
+                shift[row] = d
+            else:
+                shift[row] = extra
+            missing = ~present[row]
+            index[row][missing] = self.empty
+            shift[row][missing] = np.inf
         return index, shift
 
     def sums(self, index: I64, shift: F64) -> F64:
