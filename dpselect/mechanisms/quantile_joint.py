@@ -71,13 +71,10 @@ neighbours the loss is at most ``2 c Delta + 4 rho <= eps' + 4 rho``. The mechan
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
 import math
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, ParamSpec, TypeVar
@@ -621,8 +618,6 @@ class _BlockedSums:
     def __init__(self, a: F64 | None, bc: I64, factor: float) -> None:
         n = bc.shape[0]
         self.n, self.factor = n, factor
-        #: a thread pool for :meth:`fill` and :meth:`sums` (``None``: one thread)
-        self.pool: ThreadPoolExecutor | None = None
         h = _leaf_levels(n)
         b = 1 << h
         nb = max(1, -(-n // b))
@@ -683,50 +678,32 @@ class _BlockedSums:
         return out
 
     def fill(self, a: F64) -> None:
-        """The suffixes of every level for the leaves ``a`` (length ``n``), in place: the
-        three rows in order and the three reversed are independent, so with a ``pool`` (a
-        thread pool, set by :func:`_forward` on many intervals) the reversed ones are built in
-        its thread meanwhile (NumPy releases the GIL in its loops: the same operations on the
-        same floats)."""
-        big, h, nb, b = self.big, self.h, self.nb, self.b
-        leaf = self.values[: (h + 1) * 6 * big].reshape(h + 1, 6, b, nb)
+        """The suffixes of every level for the leaves ``a`` (length ``n``), in place."""
+        big, size, h, nb, b = self.big, self.size, self.h, self.nb, self.b
+        v = self.values
+        leaf = v[: (h + 1) * 6 * big].reshape(h + 1, 6, b, nb)
         padded = np.full(big, -np.inf)
         padded[: self.n] = a
         leaf[0, :3] = padded.reshape(nb, b).T
         leaf[0, 3:] = padded[::-1].reshape(nb, b).T
-        if self.pool is None:
-            self._fill_rows(slice(0, 6))
-            return
-        reversed_rows = self.pool.submit(self._fill_rows, slice(3, 6))
-        self._fill_rows(slice(0, 3))
-        reversed_rows.result()
-
-    def _fill_rows(self, rows: slice) -> None:
-        """The doubling of the rows ``rows`` of level 0 (``0:3``, ``3:6`` or both): inside
-        the blocks, then over the blocks."""
-        size, h, nb = self.size, self.h, self.nb
-        v = self.values
-        leaf = v[: (h + 1) * 6 * self.big].reshape(h + 1, 6, self.b, nb)
-        table = v[self.table_base : self.empty].reshape(self.table_levels + 1, 6, size, 1)
         with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
-            self._double(leaf[:, rows], [(o[rows], t[rows]) for o, t in self._leaf_shifts])
-            if rows.start == 0:  # the rows in order: the blocks at the start of the table
-                table[0, :3, :nb, 0] = leaf[h, :3, 0]
-                table[0, :3, nb:] = -np.inf
-            if rows.stop == 6:  # reversed: at its end
-                table[0, 3:, size - nb :, 0] = leaf[h, 3:, 0]
-                table[0, 3:, : size - nb] = -np.inf
-            self._double(table[:, rows], [(o[rows], t[rows]) for o, t in self._table_shifts])
+            self._double(leaf, self._leaf_shifts)
+            table = v[self.table_base : self.empty].reshape(self.table_levels + 1, 6, size, 1)
+            table[0, :3, :nb, 0] = leaf[h, :3, 0]
+            table[0, :3, nb:] = -np.inf
+            table[0, 3:, size - nb :, 0] = leaf[h, 3:, 0]
+            table[0, 3:, : size - nb] = -np.inf
+            self._double(table, self._table_shifts)
 
     @staticmethod
     def _double(x: F64, shifts: list[tuple[F64, F64]]) -> None:
-        """Level ``h`` of ``x`` (``(levels + 1, rows, items, inner)``) from level ``h - 1``:
-        the left half of each segment of items adds the right half's sum."""
-        _, rows, count, inner = x.shape
+        """Level ``h`` of ``x`` (``(levels + 1, 6, items, inner)``) from level ``h - 1``: the
+        left half of each segment of items adds the right half's sum."""
+        _, _, count, inner = x.shape
         for level, (own_shift, other_shift) in enumerate(shifts, start=1):
             half = 1 << (level - 1)
-            prev = x[level - 1].reshape(rows, count >> level, 2, half, inner)
-            seg = x[level].reshape(rows, count >> level, 2, half, inner)
+            prev = x[level - 1].reshape(6, count >> level, 2, half, inner)
+            seg = x[level].reshape(6, count >> level, 2, half, inner)
             seg[:, :, 1] = prev[:, :, 1]  # the right halves as they are
             other = prev[:, :, 1, :1] - other_shift
             _lae(prev[:, :, 0] - own_shift, other, out=seg[:, :, 0])
@@ -815,17 +792,10 @@ class _BlockedSums:
 
     def sums(self, index: I64, shift: F64) -> F64:
         """The sums of the parts ``(index, shift)`` of :meth:`parts` (stacked in any number of
-        rows: all the parts of one result in one column), from the filled array; with a
-        ``pool``, the second half of the columns in its thread (each column summed alone: the
-        same floats)."""
-        return _halves(self.pool, index.shape[1],
-                       lambda cols: self._sums(index[:, cols], shift[:, cols]))  # fmt: skip
-
-    def _sums(self, index: I64, shift: F64) -> F64:
-        with np.errstate(invalid="ignore"):  # -inf - +inf: a missing part stays -inf
-            terms = self.values.take(index)
-            terms -= shift
-            return _log_sum_rows(terms)
+        rows: all the parts of one result in one column), from the filled array."""
+        terms = self.values.take(index)
+        terms -= shift
+        return _log_sum_rows(terms)
 
     def query(self, kind: str, start: I64, stop: I64, pivot: I64 | None = None) -> F64:
         """Log range sums over ``[start, stop)`` per query (``-inf`` when empty); "left"
@@ -884,18 +854,9 @@ def _transition_parts(sums: _BlockedSums, bc: I64, target: int, x_cap: int) -> t
     cap = float(JOINT_CAP)
     pieces = ((0, zero, k1, cap), (1, k1, k2, 0.0), (2, k2, k3, 0.0), (0, k3, idx, cap))
     index, shift = np.empty((16, n), dtype=np.int64), np.empty((16, n))
-
-    def fill(p: int) -> None:
-        k, start, stop, extra = pieces[p]
+    for p, (k, start, stop, extra) in enumerate(pieces):
         rows = slice(4 * p, 4 * p + 4)
         sums.parts(k, start, stop, pivot, extra, (index[rows], shift[rows]))
-
-    # with a pool (:func:`_forward`), the last two ranges in its thread (disjoint rows)
-    later = [sums.pool.submit(fill, p) for p in (2, 3)] if sums.pool is not None else []
-    for p in range(4 - len(later)):
-        fill(p)
-    for done in later:
-        done.result()
     return index, shift
 
 
@@ -918,14 +879,6 @@ def _transition(
     sums.fill(beta)
     with np.errstate(invalid="ignore"):  # -inf - +inf: a missing part stays -inf
         return sums.sums(*parts)
-
-
-#: Intervals from which :func:`_forward` splits the range sums' work between two threads
-#: (:meth:`_BlockedSums.fill`, :meth:`_BlockedSums.sums`): below, NumPy's calls are too short
-#: for the hand-over to pay (measured, docs/performance.md). The same floats either way.
-THREAD_INTERVALS = 8192
-#: Threads the machine offers (at most 2 used).
-_WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 
 # ----------------------------------------------------------------------------- the mechanism
@@ -956,37 +909,21 @@ def _forward(
         np.array([g * n for g in plan.gaps], dtype=np.int64), plan.factor, plan.x_cap
     )
     alpha1[0] = loglen - _kernel(bc - plan.gaps[0] * n, plan.factor, plan.x_cap)
-    if m == 1:
-        return alpha1, self_cost
-    sums = _BlockedSums(None, bc, plan.factor)
+    sums = _BlockedSums(None, bc, plan.factor) if m > 1 else None
     consts = _repeat_consts(plan, self_cost)
     # by target gap (deciles have one): the parts of every range sum, read by every level
     parts: dict[int, tuple[I64, F64]] = {}
-    with contextlib.ExitStack() as stack:
-        if nint >= THREAD_INTERVALS and _WORKERS > 1:
-            sums.pool = stack.enter_context(ThreadPoolExecutor(max_workers=1))
-        for j in range(1, m):
-            work = functools.partial(_beta_columns, plan, alpha1, self_cost, loglen, j - 1, consts)
-            beta = _halves(sums.pool, nint, work)
-            target = plan.gaps[j] * n
-            if target not in parts:
-                parts[target] = _transition_parts(sums, bc, target, plan.x_cap)
-            step = _transition(beta, bc, target, plan.factor, plan.x_cap, sums, parts[target])
-            np.add(loglen, step, out=alpha1[j])
-            if progress is not None:
-                progress(j / m)
+    for j in range(1, m):
+        assert sums is not None
+        beta = _beta(plan, alpha1, self_cost, loglen, j - 1, consts)
+        target = plan.gaps[j] * n
+        if target not in parts:
+            parts[target] = _transition_parts(sums, bc, target, plan.x_cap)
+        step = _transition(beta, bc, target, plan.factor, plan.x_cap, sums, parts[target])
+        np.add(loglen, step, out=alpha1[j])
+        if progress is not None:
+            progress(j / m)
     return alpha1, self_cost
-
-
-def _halves(pool: ThreadPoolExecutor | None, n: int, work: Callable[[slice], F64]) -> F64:
-    """``work(slice(None))``, or with a ``pool`` the two halves of the ``n`` columns, the
-    second in the pool's thread (for work done column by column: the same floats)."""
-    if pool is None:
-        return work(slice(None))
-    cut = n // 2
-    right = pool.submit(work, slice(cut, None))
-    left = work(slice(None, cut))
-    return np.concatenate((left, right.result()))
 
 
 def _repeat_const(plan: _Plan, self_cost: F64, j: int, r: int) -> float:
@@ -1045,19 +982,6 @@ def _beta(
         out: F64 = alpha1[0].copy()
         return out
     return _log_sum_rows(_repeats(plan, alpha1, self_cost, loglen, j, None, consts))
-
-
-def _beta_columns(
-    plan: _Plan,
-    alpha1: F64,
-    self_cost: F64,
-    loglen: F64,
-    j: int,
-    consts: list[F64] | None,
-    cols: slice,
-) -> F64:
-    """:func:`_beta` of the columns ``cols`` (each column on its own: the same floats)."""
-    return _beta(plan, alpha1[:, cols], self_cost, loglen[cols], j, consts)
 
 
 def _backward(
