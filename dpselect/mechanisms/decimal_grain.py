@@ -103,9 +103,12 @@ def _exponent(step: Fraction) -> int:
 
 def _rounded(x: F64, k: int, out: F64) -> F64:
     """``x`` rounded to the nearest multiple of ``10^k`` (``|k| <= 22``), into ``out``: the
-    product or division by the exact float ``10^|k|``, ``rint``, then back."""
+    product or division by the exact float ``10^|k|``, ``rint``, then back (``k = 0``:
+    ``rint`` alone, the same floats)."""
     with np.errstate(invalid="ignore", over="ignore"):
-        if k < 0:
+        if k == 0:  # the division and product by 1.0 change no float: rint alone
+            np.rint(x, out=out)
+        elif k < 0:
             p = float(10 ** (-k))
             np.multiply(x, p, out=out)
             np.rint(out, out=out)

@@ -77,7 +77,7 @@ import math
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -115,12 +115,16 @@ __all__ = [
     "joint_rounding_loss",
     "joint_sensitivity",
     "joint_subpoints",
+    "kept",
     "make_joint_quantiles",
+    "public_key",
     "recorded_resolution",
 ]
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 _log_lengths = log_lengths  # the name tests/recipes/test_quantiles_joint.py reads here
 
 #: The cap T on each gap's term c |...|.
@@ -131,6 +135,71 @@ JOINT_LOG_ERROR = Fraction(1, 2**22)
 MAX_JOINT_LEVELS = 64
 #: The default resolution is half the power of ten at most ``(hi - lo) / JOINT_STEP_DIVISOR``.
 JOINT_STEP_DIVISOR = 600
+
+
+# ----------------------------------------------------------------------------- kept constants
+class _Keyed:
+    """Arguments held under a key of their public values (:func:`public_key`): what
+    ``functools.lru_cache`` hashes and compares in their place."""
+
+    __slots__ = ("args", "key")
+
+    def __init__(self, key: tuple[Any, ...], args: tuple[Any, ...]) -> None:
+        self.key, self.args = key, args
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Keyed) and self.key == other.key
+
+
+def public_key(value: Any) -> Any:
+    """A hashable key that equals another's only for the same public parameters: each number
+    with its type (``1``, ``1.0`` and ``True`` apart), floats by their bits (``-0.0`` apart
+    from ``0.0``), Fractions by numerator and denominator (cheaper to hash than the
+    Fraction), sequences item by item; ``None`` for anything else (not kept)."""
+    kind = type(value)
+    if kind is Fraction:
+        return (kind, value.numerator, value.denominator)
+    if kind is float or kind is np.float64:
+        return (kind, float(value).hex())
+    if kind is int or kind is bool or kind is str or value is None:
+        return (kind, value)
+    if kind is tuple or kind is list:
+        items = []
+        for item in value:
+            if type(item) is Fraction:  # the levels: no call a level
+                items.append((Fraction, item.numerator, item.denominator))
+                continue
+            k = public_key(item)
+            if k is None:
+                return None
+            items.append(k)
+        return (kind, tuple(items))
+    return None
+
+
+def kept(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``function`` of public parameters, its answers kept for the 256 argument lists seen
+    last (:func:`public_key`: the same answer for the same parameters; keyword arguments, or
+    arguments without a key, are not kept). A list answer is copied on the way out, so that a
+    caller that changes it changes no kept answer. Errors are raised as by ``function``
+    (never kept)."""
+
+    @functools.lru_cache(maxsize=256)
+    def call(keyed: _Keyed) -> _R:
+        return function(*keyed.args)  # type: ignore[call-arg]
+
+    @functools.wraps(function)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        key = None if kwargs else public_key(args)
+        if key is None:
+            return function(*args, **kwargs)
+        out = call(_Keyed(key, args))
+        return list(out) if isinstance(out, list) else out  # type: ignore[return-value]
+
+    return wrapper
 
 
 # ----------------------------------------------------------------------------- parameters
@@ -320,18 +389,28 @@ _MOVE_CHUNK = 1 << 16
 
 
 def _lattice_points(
-    values: F64, moves: npt.NDArray[np.uint64], lo: float, hi: float, d: float, g: int
+    values: F64,
+    moves: npt.NDArray[np.uint64],
+    lo: float,
+    hi: float,
+    d: float,
+    g: int,
+    out: I64 | None = None,
 ) -> I64:
     """The lattice point ``i`` of each moved row, reflected at ``lo`` (as in the caller).
 
     Two arrays of the rows' length (no other): the clamped rows, turned in place into their
     lattice points, whose memory then holds the moves ``t``; and the points ``i`` (integers:
-    exact in any order)."""
+    exact in any order), written into ``out`` if given (of the rows' length)."""
     buf = np.clip(values, lo, hi)
     buf -= lo
     buf /= d
     np.rint(buf, out=buf)
-    i = buf.astype(np.int64)  # the nearest lattice point
+    if out is None:
+        i = buf.astype(np.int64)  # the nearest lattice point
+    else:
+        i = out
+        np.copyto(i, buf, casting="unsafe")  # as astype: whole numbers, exact
     shift = 64 - (g.bit_length() - 1)
     t = np.right_shift(moves, np.uint64(shift), out=buf.view(np.uint64))
     t <<= np.uint64(1)
@@ -371,12 +450,20 @@ def joint_moved_intervals(
     moves = np.asarray(words, dtype=np.uint64).ravel()
     rows = int(values.shape[0])
     if top + 2 * g <= max(1 << 22, 4 * rows):
-        # counted chunk by chunk: the temporaries of a chunk stay in the cache (the same counts)
-        per_point = np.zeros(top + 2 * g + 1, dtype=np.int64)  # i <= top + g (module text)
-        for start in range(0, rows, _MOVE_CHUNK):
-            stop = start + _MOVE_CHUNK
-            i = _lattice_points(values[start:stop], moves[start:stop], lo, hi, d, g)
-            counted = np.bincount(i)
+        # lattice points chunk by chunk (the temporaries of a chunk stay in the cache), counted
+        # a batch of chunks at a time: at least as many rows as points, so that adding a
+        # batch's counts costs no more than finding them (the same counts)
+        size = top + 2 * g + 1  # i <= top + g (module text)
+        per_point = np.zeros(size, dtype=np.int64)
+        batch = max(1, min(rows, -(-max(size, _MOVE_CHUNK) // _MOVE_CHUNK) * _MOVE_CHUNK))
+        points_of = np.empty(batch, dtype=np.int64)
+        for first_row in range(0, rows, batch):
+            stop_row = min(rows, first_row + batch)
+            for start in range(first_row, stop_row, _MOVE_CHUNK):
+                stop = min(stop_row, start + _MOVE_CHUNK)
+                _lattice_points(values[start:stop], moves[start:stop], lo, hi, d, g,
+                                points_of[start - first_row : stop - first_row])  # fmt: skip
+            counted = np.bincount(points_of[: stop_row - first_row])
             per_point[: counted.shape[0]] += counted
         used = np.flatnonzero(per_point)
         weights = per_point[used]
@@ -387,7 +474,10 @@ def joint_moved_intervals(
     points = np.clip(points, lo, hi)
     order = np.argsort(points, kind="stable")  # the points only (few), not the rows
     points, weights = points[order], weights[order]
-    distinct, first = np.unique(points, return_index=True)
+    # the first of each run of equal points (sorted): np.unique's return_index, without its
+    # second sort
+    first = np.flatnonzero(np.concatenate(([points.shape[0] > 0], points[1:] != points[:-1])))
+    distinct = points[first]
     merged = np.add.reduceat(weights, first) if weights.shape[0] else weights
     inside = (distinct > lo) & (distinct < hi)
     edges = np.concatenate(([lo], distinct[inside], [hi]))
@@ -445,95 +535,6 @@ def _lae(a: F64, b: F64, out: F64 | None = None) -> F64:
     return out
 
 
-# ----------------------------------------------------------------------------- segment trees
-class _Trees:
-    """Three segment trees over ``A[i']`` (log space) for range sums without subtraction.
-
-    The reference for :class:`_BlockedSums`, which the dynamic program uses (its tests
-    compare the two): ``O(log n)`` NumPy steps a query where the blocks take ``O(1)``.
-
-    ``plain[k]``: log of the sum of ``exp(A)`` over node ``k``'s leaves. ``left[k]``: the same
-    with each term times ``exp(-c (BC[hi_k] - BC[i']))`` (reference: the node's last leaf);
-    ``right[k]``: times ``exp(-c (BC[i'] - BC[lo_k]))`` (reference: its first leaf).
-    """
-
-    def __init__(self, a: F64, bc: I64, factor: float) -> None:
-        n = a.shape[0]
-        size = 1
-        while size < n:
-            size *= 2
-        self.size, self.factor = size, factor
-        bc_ext = np.concatenate((bc, np.full(size - n, bc[-1], dtype=np.int64)))
-        plain = np.full(2 * size, -np.inf)
-        plain[size : size + n] = a
-        left, right = plain.copy(), plain.copy()
-        node_lo = np.zeros(2 * size, dtype=np.int64)
-        node_hi = np.zeros(2 * size, dtype=np.int64)
-        node_lo[size:] = bc_ext
-        node_hi[size:] = bc_ext
-        width = size
-        start = size
-        while start > 1:
-            start //= 2
-            width //= 2
-            k = np.arange(start, 2 * start)
-            lc, rc = 2 * k, 2 * k + 1
-            node_lo[k] = node_lo[lc]
-            node_hi[k] = node_hi[rc]
-            plain[k] = logaddexp(plain[lc], plain[rc])
-            with np.errstate(invalid="ignore"):
-                d_left = (node_hi[rc] - node_hi[lc]).astype(np.float64) * factor
-                d_right = (node_lo[rc] - node_lo[lc]).astype(np.float64) * factor
-                left[k] = logaddexp(left[lc] - d_left, left[rc])
-                right[k] = logaddexp(right[lc], right[rc] - d_right)
-        self.plain, self.left, self.right = plain, left, right
-        self.node_lo, self.node_hi = node_lo, node_hi
-
-    def query(self, kind: str, start: I64, stop: I64, pivot: I64 | None = None) -> F64:
-        """Log range sums over ``[start, stop)`` per query (``-inf`` when empty).
-
-        ``kind`` "plain"; "left": terms times ``exp(-c (pivot - BC[i']))`` (all ``BC[i'] <=
-        pivot``); "right": times ``exp(-c (BC[i'] - pivot))`` (all ``BC[i'] > pivot``).
-        """
-        tree = {"plain": self.plain, "left": self.left, "right": self.right}[kind]
-        res = np.full(start.shape[0], -np.inf)
-        lo = start + self.size
-        hi = stop + self.size
-        while True:
-            active = lo < hi
-            if not bool(active.any()):
-                return res
-            for side in (0, 1):
-                if side == 0:
-                    pick = np.flatnonzero(active & ((lo & 1) == 1))
-                    idx = lo[pick]
-                    lo[pick] += 1
-                else:
-                    pick = np.flatnonzero(active & ((hi & 1) == 1))
-                    hi[pick] -= 1
-                    idx = hi[pick]
-                if pick.shape[0] == 0:
-                    continue
-                term = tree[idx]
-                if kind == "left":
-                    assert pivot is not None
-                    term = term - (pivot[pick] - self.node_hi[idx]).astype(np.float64) * self.factor
-                elif kind == "right":
-                    assert pivot is not None
-                    term = term - (self.node_lo[idx] - pivot[pick]).astype(np.float64) * self.factor
-                res[pick] = logaddexp(res[pick], term)
-            lo >>= 1
-            hi >>= 1
-
-    def query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
-        """:meth:`query` for queries of several kinds (indices into ``_KINDS``), kind by kind."""
-        res = np.full(start.shape[0], -np.inf)
-        for k, kind in enumerate(_KINDS):
-            q = np.flatnonzero(kinds == k)
-            res[q] = self.query(kind, start[q], stop[q], None if k == 0 else pivot[q])
-        return res
-
-
 # ----------------------------------------------------------------------------- blocked sums
 #: The largest block of :class:`_BlockedSums` (a power of two; :func:`_leaf_levels` picks the
 #: block of each input, at most this).
@@ -587,7 +588,8 @@ def _log_sum_rows(x: F64) -> F64:
 class _BlockedSums:
     """Range sums of ``exp(A[i'])`` (log space, no subtraction), at most four parts a query.
 
-    Three kinds of sums, as :class:`_Trees`: "plain"; "left", each term times ``exp(-c (ref -
+    Three kinds of sums (the segment trees of tests/mechanisms/joint_reference.py,
+    ``SegmentTrees``, are the oracle of its tests): "plain"; "left", each term times ``exp(-c (ref -
     BC[i']))`` with the reference at the range's last leaf; "right", times ``exp(-c (BC[i'] -
     ref))`` with the reference at its first leaf. The leaves are cut in blocks of ``b = 2^H``
     (:func:`_leaf_levels`), and a disjoint sparse table is built by doubling: at level ``h``
@@ -699,12 +701,12 @@ class _BlockedSums:
         left half of each segment of items adds the right half's sum."""
         _, _, count, inner = x.shape
         for level, (own_shift, other_shift) in enumerate(shifts, start=1):
-            x[level] = x[level - 1]
             half = 1 << (level - 1)
+            prev = x[level - 1].reshape(6, count >> level, 2, half, inner)
             seg = x[level].reshape(6, count >> level, 2, half, inner)
-            own = seg[:, :, 0]
-            other = seg[:, :, 1, :1] - other_shift
-            _lae(own - own_shift, other, out=own)
+            seg[:, :, 1] = prev[:, :, 1]  # the right halves as they are
+            other = prev[:, :, 1, :1] - other_shift
+            _lae(prev[:, :, 0] - own_shift, other, out=seg[:, :, 0])
 
     def parts(self, kind: int, start: I64, stop: I64, pivot: I64, extra: float = 0.0,
               out: tuple[I64, F64] | None = None) -> tuple[I64, F64]:  # fmt: skip
@@ -712,83 +714,80 @@ class _BlockedSums:
         of kind ``kind`` (an index into ``_KINDS``) and their shifts to the pivots, plus
         ``extra`` (a constant subtracted from every term: the cap); a missing part reads the
         ``-inf`` cell, with shift ``+inf``. Integers of ``BC`` and the pivots only. ``out``:
-        arrays of that shape to fill (else new ones)."""
+        arrays of that shape to fill (else new ones).
+
+        Row 0: the suffix of ``s = start`` (in its block, or up to where ``s`` and ``e = stop -
+        1`` part when both are in one block); row 3: the prefix of ``e`` (in its block, or from
+        where they part); rows 1 and 2: the table entries of the whole blocks between. Every
+        row is computed for every query at once (each entry the same integer or float
+        expression whichever case it falls in), and the rows a query lacks are set to the
+        missing part."""
         h, b, big, size = self.h, self.b, self.big, self.size
         bc, lo, hi = self.bc, self.block_lo, self.block_hi
         q = start.shape[0]
         if out is None:
             out = (np.empty((4, q), dtype=np.int64), np.empty((4, q)))
         index, shift = out
-        index.fill(self.empty)
-        shift.fill(np.inf)
         sign = (kind == 1) - (kind == 2)
         prow = int(_PREFIX_ROW[kind])
-
-        def put(row: int, at: I64, where: I64, left_ref: I64 | None, right_ref: I64 | None,
-                pv: I64) -> None:  # fmt: skip
-            index[row, at] = where
-            ref = left_ref if sign > 0 else right_ref
-            if ref is None:
-                shift[row, at] = extra
-                return
-            d = self._shift(sign * (pv - ref))
-            if extra:
-                d += extra
-            shift[row, at] = d
-
+        last_leaf = big - 1
         e = stop - 1
         bl, br = start >> h, e >> h
         nonempty = start < stop
-        # inside one block: the suffix of s and the prefix of e where they part
-        ins = np.flatnonzero(nonempty & (bl == br))
-        s, e_in, pv = start[ins], e[ins], pivot[ins]
-        part = _bit_length(s ^ e_in)
+        inside = nonempty & (bl == br)
+        across = nonempty & (bl < br)
+        # inside one block: the level where s and e part, and the first leaf of e's half
+        part = _bit_length(start ^ e)
         lev = np.maximum(part - 1, 0)
-        mid = (e_in >> lev) << lev
-        base = lev * (6 * big)
-        left_ref = right_ref = None
-        if sign:
-            left_ref = bc[np.where(part == 0, s, mid - 1)] if sign > 0 else None
-            right_ref = bc[s] if sign < 0 else None
-        put(0, ins, base + kind * big + self._at(s), left_ref, right_ref, pv)
-        two = np.flatnonzero(part > 0)
-        e2 = e_in[two]
-        if sign:
-            left_ref = bc[e2] if sign > 0 else None
-            right_ref = bc[mid[two]] if sign < 0 else None
-        put(3, ins[two], base[two] + prow * big + self._at(big - 1 - e2), left_ref, right_ref,
-            pv[two])  # fmt: skip
-        # across blocks: the suffix of s and the prefix of e in their blocks
-        acr = np.flatnonzero(nonempty & (bl < br))
-        s, e_ac, pv, b_l, b_r = start[acr], e[acr], pivot[acr], bl[acr], br[acr]
-        base = h * 6 * big
-        if sign:
-            left_ref = bc[b_l * b + b - 1] if sign > 0 else None
-            right_ref = bc[s] if sign < 0 else None
-        put(0, acr, base + kind * big + self._at(s), left_ref, right_ref, pv)
-        if sign:
-            left_ref = bc[e_ac] if sign > 0 else None
-            right_ref = bc[b_r * b] if sign < 0 else None
-        put(3, acr, base + prow * big + self._at(big - 1 - e_ac), left_ref, right_ref, pv)
-        # the whole blocks between: one table entry, or a suffix and a prefix at one level
-        some = np.flatnonzero(b_l + 1 <= b_r - 1)
-        at, first, last, pv = acr[some], b_l[some] + 1, b_r[some] - 1, pv[some]
-        part = _bit_length(first ^ last)
-        lev = np.maximum(part - 1, 0)
-        m = (last >> lev) << lev
-        base = self.table_base + lev * (6 * size)
-        one = part == 0
-        if sign:
-            left_ref = np.where(one, hi[first], hi[np.maximum(m - 1, 0)]) if sign > 0 else None
-            right_ref = lo[first] if sign < 0 else None
-        put(1, at, base + kind * size + first, left_ref, right_ref, pv)
-        two = np.flatnonzero(~one)
-        last = last[two]
-        if sign:
-            left_ref = hi[last] if sign > 0 else None
-            right_ref = lo[m[two]] if sign < 0 else None
-        put(2, at[two], base[two] + prow * size + (size - 1 - last), left_ref, right_ref,
-            pv[two])  # fmt: skip
+        mid = (e >> lev) << lev
+        s_at = np.minimum(start, last_leaf)
+        e_at = np.clip(e, 0, last_leaf)
+        # row 0: the suffix of s at level lev (inside) or h (across)
+        level0 = np.where(inside, lev, h)
+        index[0] = level0 * (6 * big) + kind * big + self._at(s_at)
+        if sign > 0:
+            ref0 = np.where(inside, np.where(part == 0, s_at, np.maximum(mid - 1, 0)),
+                            np.minimum(bl * b + b - 1, last_leaf))  # fmt: skip
+        else:
+            ref0 = s_at
+        # row 3: the prefix of e from where it parts from s (inside, part > 0) or in its block
+        level3 = np.where(inside, lev, h)
+        index[3] = level3 * (6 * big) + prow * big + self._at(last_leaf - e_at)
+        if sign > 0:
+            ref3 = e_at
+        else:
+            ref3 = np.where(inside, np.minimum(mid, last_leaf), np.clip(br * b, 0, last_leaf))
+        # rows 1 and 2: the whole blocks between, one table entry or a suffix and a prefix
+        first, last = bl + 1, br - 1
+        between = across & (first <= last)
+        tpart = _bit_length(first ^ last)
+        tlev = np.maximum(tpart - 1, 0)
+        tmid = (last >> tlev) << tlev
+        one = tpart == 0
+        first_at = np.clip(first, 0, size - 1)
+        last_at = np.clip(last, 0, size - 1)
+        tbase = self.table_base + tlev * (6 * size)
+        index[1] = tbase + kind * size + first_at
+        index[2] = tbase + prow * size + (size - 1 - last_at)
+        if sign > 0:
+            ref1 = np.where(one, first_at, np.clip(tmid - 1, 0, size - 1))
+            ref2 = last_at
+        else:
+            ref1 = first_at
+            ref2 = np.clip(tmid, 0, size - 1)
+        present = (nonempty, between, between & ~one, across | (inside & (part > 0)))
+        for row, ref in enumerate((ref0, ref1, ref2, ref3)):
+            if sign:
+                refs = (bc if row in (0, 3) else (hi if sign > 0 else lo))[ref]
+                d = self._shift(sign * (pivot - refs))
+                if extra:
+                    d += extra
+                shift[row] = d
+            else:
+                shift[row] = extra
+            missing = ~present[row]
+            index[row][missing] = self.empty
+            shift[row][missing] = np.inf
         return index, shift
 
     def sums(self, index: I64, shift: F64) -> F64:
@@ -927,28 +926,9 @@ def _forward(
     return alpha1, self_cost
 
 
-def _repeat(
-    plan: _Plan,
-    alpha1: F64,
-    self_cost: F64,
-    loglen: F64,
-    j: int,
-    r: int,
-    stop: int | None = None,
-) -> F64:
-    """Float ``alpha_{j+1}(., r)`` (0-based level ``j``, ``r`` outputs in the same interval):
-    ``alpha_{j-r+2}(., 1) + (r - 1) ln|I| - ln r! - sum of the r - 1 self costs``, one formula
-    (``stop``: the intervals before it only, each value the same float)."""
-    if r == 1:
-        out: F64 = alpha1[j, :stop]
-        return out
-    const = _repeat_const(plan, self_cost, j, r)
-    out = alpha1[j - r + 1, :stop] + ((r - 1) * loglen[:stop] - const)
-    return out
-
-
 def _repeat_const(plan: _Plan, self_cost: F64, j: int, r: int) -> float:
-    """``ln r! + sum of the r - 1 self costs`` of :func:`_repeat` (one float expression)."""
+    """``ln r! + sum of the r - 1 self costs`` of the repeat row ``r`` of :func:`_repeats`
+    (one float expression)."""
     return plan.log_fact[r] + float(self_cost[j - r + 2 : j + 1].sum())
 
 
@@ -970,16 +950,19 @@ def _repeats(
     stop: int | None = None,
     consts: list[F64] | None = None,
 ) -> F64:
-    """``(j + 1, intervals)``: row ``r - 1`` is :func:`_repeat` of ``r`` (the same floats, in
-    one broadcast operation; ``stop``: the intervals before it only; ``consts``:
-    :func:`_repeat_consts`, if already known)."""
+    """``(j + 1, intervals)``: row ``r - 1`` is float ``alpha_{j+1}(., r)`` (0-based level
+    ``j``, ``r`` outputs in the same interval), ``alpha_{j-r+2}(., 1) + ((r - 1) ln|I| - (ln r!
+    + sum of the r - 1 self costs))``, one formula for every ``r`` (tests/mechanisms/
+    joint_reference.py's ``repeat_row`` computes one row alone: the same floats), in one
+    broadcast operation; ``stop``: the intervals before it only; ``consts``:
+    :func:`_repeat_consts`, if already known."""
     count = loglen[:stop].shape[0]
     out: F64 = np.empty((j + 1, count))
     out[0] = alpha1[j, :stop]
     if j:
         const = (_repeat_consts(plan, self_cost) if consts is None else consts)[j]
         r = np.arange(1, j + 1)[:, None]  # r - 1
-        # row r - 1: alpha1[j - r + 1] + ((r - 1) ln|I| - const_r), as _repeat computes it
+        # row r - 1: alpha1[j - r + 1] + ((r - 1) ln|I| - const_r)
         np.add(alpha1[j - 1 :: -1, :stop], r * loglen[None, :stop] - const[:, None],
                out=out[1:])  # fmt: skip
     return out
@@ -1072,10 +1055,7 @@ def make_joint_quantiles(
     if row_eps <= 2 * joint_rounding_loss(len(levels)):
         least = float(2 * joint_rounding_loss(len(levels)) * (eps / row_eps))
         raise ParameterError(f"epsilon must exceed {least:.3g}, got {epsilon}")
-    plan = _Plan(levels, row_eps)
-    w = joint_resolution(resolution, lo, hi, row_eps)
-    step = decimal_step(w) if w > 0 else None
-    g = joint_subpoints(row_eps)
+    plan, w, step, g = _constants(tuple(levels), row_eps, resolution, lo, hi)
 
     def function(values: Any) -> list[float]:
         x = np.asarray(values, dtype=np.float64).ravel()  # read, never changed
@@ -1098,6 +1078,19 @@ def make_joint_quantiles(
         return sorted(points)
 
     return pure_dp_on_rows(function, eps)
+
+
+@kept
+def _constants(
+    levels: tuple[Fraction, ...], row_eps: Fraction, resolution: Any, lo: float, hi: float
+) -> tuple[_Plan, float, Fraction | None, int]:
+    """``(plan, w, step, G)`` of :func:`make_joint_quantiles`: the mechanism's constants, the
+    resolution, its decimal step (``None`` without one) and the moves' subpoints. Public
+    parameters only, kept (:func:`kept`): every plan of a release that shares them shares one
+    ``_Plan`` (read only)."""
+    w = joint_resolution(resolution, lo, hi, row_eps)
+    step = decimal_step(w) if w > 0 else None
+    return _Plan(list(levels), row_eps), w, step, joint_subpoints(row_eps)
 
 
 def joint_accuracy_terms(qs: Sequence[Any], epsilon: Any, confidence: float) -> tuple[float, float]:
@@ -1125,17 +1118,15 @@ def _accuracy_terms(
 def _levels(qs: Sequence[Any]) -> tuple[Fraction, ...]:
     """``sorted_levels(qs)`` as a tuple, kept for levels seen before (public parameters; each
     level keyed with its type, so that a kept answer is one for the same input)."""
-    try:
-        key = tuple((type(q), q) for q in qs)
-        hash(key)
-    except TypeError:
+    key = public_key(qs)
+    if key is None:
         return tuple(sorted_levels(qs))
-    return _sorted_levels(key)
+    return _sorted_levels(_Keyed(key, (qs,)))
 
 
 @functools.lru_cache(maxsize=256)
-def _sorted_levels(key: tuple[tuple[type, Any], ...]) -> tuple[Fraction, ...]:
-    return tuple(sorted_levels([q for _, q in key]))
+def _sorted_levels(keyed: _Keyed) -> tuple[Fraction, ...]:
+    return tuple(sorted_levels(keyed.args[0]))
 
 
 def joint_accuracy(
@@ -1155,6 +1146,18 @@ def joint_accuracy(
     and prints that number of rows, in the data's units; ``E_l`` depends on the rows and is
     named, with when it is 0.
     """
+    return _joint_accuracy(bounds, qs, epsilon, confidence, resolution)
+
+
+@kept
+def _joint_accuracy(
+    bounds: tuple[float, float],
+    qs: Sequence[Any],
+    epsilon: Any,
+    confidence: float,
+    resolution: Any,
+) -> list[str]:
+    """:func:`joint_accuracy`, kept (:func:`kept`: public parameters)."""
     lo, hi = check_bounds(bounds)
     m = len(_levels(qs))
     w = joint_resolution(resolution, lo, hi, epsilon)
@@ -1214,6 +1217,18 @@ def joint_accuracy_derivation(
     where ``E`` is the least total attainable by values in intervals at least ``l`` long
     between consecutive distinct values (or a bound): both depend on the rows.
     """
+    return _joint_accuracy_derivation(bounds, qs, epsilon, confidence, resolution)
+
+
+@kept
+def _joint_accuracy_derivation(
+    bounds: tuple[float, float],
+    qs: Sequence[Any],
+    epsilon: Any,
+    confidence: float,
+    resolution: Any,
+) -> list[str]:
+    """:func:`joint_accuracy_derivation`, kept (:func:`kept`: public parameters)."""
     lo, hi = check_bounds(bounds)
     m = len(_levels(qs))
     per_nat, tail = joint_accuracy_terms(qs, epsilon, confidence)

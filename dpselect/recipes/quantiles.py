@@ -65,6 +65,7 @@ from ..mechanisms.quantile_joint import (
     joint_resolution,
     joint_rounding_loss,
     joint_rows_bound,
+    kept,
     make_joint_quantiles,
     recorded_resolution,
 )
@@ -442,7 +443,7 @@ def _joint_plan(
 ) -> _Plan:
     # its own default (docs/quantiles.md), from the column type's step (public, the schema) or
     # the per-row epsilon the mechanism runs at
-    w = joint_resolution(resolution, *lo_hi, eps / max_rows, step)
+    w = _joint_resolution(resolution, *lo_hi, eps / max_rows, step)
     run_levels = anchored_levels(levels) if anchor else levels  # public: levels, epsilon
     anchors = len(run_levels) - len(levels)
     joint_mech = make_joint_quantiles(
@@ -472,6 +473,23 @@ def _joint_plan(
     return _Plan(run, "joint", text, accuracy, loss, w, derivation)
 
 
+#: :func:`joint_resolution`, kept for the public parameters seen last (each release builds
+#: several plans from them).
+_joint_resolution = kept(joint_resolution)
+
+
+@kept
+def _grain_grids(
+    lo_hi: tuple[float, float], public_w: float
+) -> tuple[list[int], list[tuple[Fraction, float | None]]]:
+    """The candidate exponents of the grain histogram for the public resolution ``public_w``
+    and, for each, its grid ``10^k`` and the joint resolution it gives
+    (:func:`recorded_resolution`): public parameters only, kept."""
+    exponents = grain_exponents(*lo_hi, decimal_step(public_w))
+    grids = [(Fraction(10) ** k, recorded_resolution(Fraction(10) ** k, *lo_hi)) for k in exponents]
+    return exponents, grids
+
+
 class _GrainPlan:
     """The auto rule's noisy grain histogram (:mod:`dpselect.mechanisms.decimal_grain`) and
     the joint plans it may pick, one per candidate grid, all built before the charge (so
@@ -492,15 +510,14 @@ class _GrainPlan:
         public: _Plan,
     ) -> None:
         assert public.w is not None
-        self.exponents = grain_exponents(*lo_hi, decimal_step(public.w))
+        exponents, grids = _grain_grids(lo_hi, public.w)
+        self.exponents = list(exponents)
         self.histogram = make_grain_histogram(self.exponents, eps_count, source=source,
                                               max_rows=max_rows)  # fmt: skip
         self.scale = max_rows / eps_count
         self.public = public
         self.plans: dict[int, _Plan] = {}
-        for k in self.exponents:
-            grid = Fraction(10) ** k
-            w = recorded_resolution(grid, *lo_hi)
+        for k, (grid, w) in zip(self.exponents, grids, strict=True):
             plan = public
             if w is not None and w != public.w:
                 plan = _joint_plan(lo_hi, levels, each, conf, None, False, source, work_progress,

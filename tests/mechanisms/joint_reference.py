@@ -90,6 +90,7 @@ import numpy.typing as npt
 from dpselect.core.arithmetic import float_down, float_up
 from dpselect.core.errors import ParameterError
 from dpselect.core.measurement import Measurement
+from dpselect.mechanisms import quantile_joint as qj
 from dpselect.mechanisms.quantile_continuous import (
     check_bounds,
     check_resolution,
@@ -865,3 +866,118 @@ def joint_accuracy_derivation(
         f"printed at l = {ref:.6g} (the resolution w, or (hi - lo) / 10^6 without one): "
         f"{rows:.6g} rows beyond E; each halving of l adds {halving:.4g} rows",
     ]
+
+
+# ----------------------------------------------------------------------------- oracles
+# Oracles of the current module (dpselect.mechanisms.quantile_joint), kept here since only
+# tests read them: the segment trees its blocked range sums are compared with, and one repeat
+# row computed alone (its `_repeats` computes all of them in one broadcast operation: the
+# same floats). Unlike the frozen copy above, these follow the module's current formulas.
+
+
+class SegmentTrees:
+    """Three segment trees over ``A[i']`` (log space) for range sums without subtraction.
+
+    The reference for :class:`_BlockedSums`, which the dynamic program uses (its tests
+    compare the two): ``O(log n)`` NumPy steps a query where the blocks take ``O(1)``.
+
+    ``plain[k]``: log of the sum of ``exp(A)`` over node ``k``'s leaves. ``left[k]``: the same
+    with each term times ``exp(-c (BC[hi_k] - BC[i']))`` (reference: the node's last leaf);
+    ``right[k]``: times ``exp(-c (BC[i'] - BC[lo_k]))`` (reference: its first leaf).
+    """
+
+    def __init__(self, a: F64, bc: I64, factor: float) -> None:
+        n = a.shape[0]
+        size = 1
+        while size < n:
+            size *= 2
+        self.size, self.factor = size, factor
+        bc_ext = np.concatenate((bc, np.full(size - n, bc[-1], dtype=np.int64)))
+        plain = np.full(2 * size, -np.inf)
+        plain[size : size + n] = a
+        left, right = plain.copy(), plain.copy()
+        node_lo = np.zeros(2 * size, dtype=np.int64)
+        node_hi = np.zeros(2 * size, dtype=np.int64)
+        node_lo[size:] = bc_ext
+        node_hi[size:] = bc_ext
+        width = size
+        start = size
+        while start > 1:
+            start //= 2
+            width //= 2
+            k = np.arange(start, 2 * start)
+            lc, rc = 2 * k, 2 * k + 1
+            node_lo[k] = node_lo[lc]
+            node_hi[k] = node_hi[rc]
+            plain[k] = qj.logaddexp(plain[lc], plain[rc])
+            with np.errstate(invalid="ignore"):
+                d_left = (node_hi[rc] - node_hi[lc]).astype(np.float64) * factor
+                d_right = (node_lo[rc] - node_lo[lc]).astype(np.float64) * factor
+                left[k] = qj.logaddexp(left[lc] - d_left, left[rc])
+                right[k] = qj.logaddexp(right[lc], right[rc] - d_right)
+        self.plain, self.left, self.right = plain, left, right
+        self.node_lo, self.node_hi = node_lo, node_hi
+
+    def query(self, kind: str, start: I64, stop: I64, pivot: I64 | None = None) -> F64:
+        """Log range sums over ``[start, stop)`` per query (``-inf`` when empty).
+
+        ``kind`` "plain"; "left": terms times ``exp(-c (pivot - BC[i']))`` (all ``BC[i'] <=
+        pivot``); "right": times ``exp(-c (BC[i'] - pivot))`` (all ``BC[i'] > pivot``).
+        """
+        tree = {"plain": self.plain, "left": self.left, "right": self.right}[kind]
+        res = np.full(start.shape[0], -np.inf)
+        lo = start + self.size
+        hi = stop + self.size
+        while True:
+            active = lo < hi
+            if not bool(active.any()):
+                return res
+            for side in (0, 1):
+                if side == 0:
+                    pick = np.flatnonzero(active & ((lo & 1) == 1))
+                    idx = lo[pick]
+                    lo[pick] += 1
+                else:
+                    pick = np.flatnonzero(active & ((hi & 1) == 1))
+                    hi[pick] -= 1
+                    idx = hi[pick]
+                if pick.shape[0] == 0:
+                    continue
+                term = tree[idx]
+                if kind == "left":
+                    assert pivot is not None
+                    term = term - (pivot[pick] - self.node_hi[idx]).astype(np.float64) * self.factor
+                elif kind == "right":
+                    assert pivot is not None
+                    term = term - (self.node_lo[idx] - pivot[pick]).astype(np.float64) * self.factor
+                res[pick] = qj.logaddexp(res[pick], term)
+            lo >>= 1
+            hi >>= 1
+
+    def query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
+        """:meth:`query` for queries of several kinds (indices into ``qj._KINDS``), kind by kind."""
+        res = np.full(start.shape[0], -np.inf)
+        for k, kind in enumerate(qj._KINDS):
+            q = np.flatnonzero(kinds == k)
+            res[q] = self.query(kind, start[q], stop[q], None if k == 0 else pivot[q])
+        return res
+
+
+def repeat_row(
+    plan: qj._Plan,
+    alpha1: F64,
+    self_cost: F64,
+    loglen: F64,
+    j: int,
+    r: int,
+    stop: int | None = None,
+) -> F64:
+    """Float ``alpha_{j+1}(., r)`` (0-based level ``j``, ``r`` outputs in the same interval):
+    ``alpha_{j-r+2}(., 1) + (r - 1) ln|I| - ln r! - sum of the r - 1 self costs``, one formula
+    (``stop``: the intervals before it only, each value the same float)."""
+    if r == 1:
+        out: F64 = alpha1[j, :stop]
+        return out
+    const = qj._repeat_const(plan, self_cost, j, r)
+    out = alpha1[j - r + 1, :stop] + ((r - 1) * loglen[:stop] - const)
+    return out

@@ -161,7 +161,7 @@ def test_forward_pass_within_the_bound_of_the_reference(monkeypatch, levels):
 
 def test_repeat_rows_are_the_same_floats_in_both_passes():
     """The forward pass sums, and the backward pass draws from, the repeat rows of
-    ``_repeats``: bit for bit ``_repeat`` of each ``r`` (the telescoping argument of
+    ``_repeats``: bit for bit ``ref.repeat_row`` of each ``r`` (the telescoping argument of
     docs/quantiles.md needs both passes to read the same floats)."""
     rng = np.random.default_rng(3)
     for m in (1, 2, 5, 9, 20):
@@ -173,7 +173,7 @@ def test_repeat_rows_are_the_same_floats_in_both_passes():
             for stop in (None, 37, 500):
                 rows = qj._repeats(plan, alpha1, self_cost, loglen, j, stop)
                 for r in range(1, j + 2):
-                    one = qj._repeat(plan, alpha1, self_cost, loglen, j, r, stop)
+                    one = ref.repeat_row(plan, alpha1, self_cost, loglen, j, r, stop)
                     assert _same(rows[r - 1], one), (m, j, r, stop)
 
 

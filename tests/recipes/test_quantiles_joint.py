@@ -31,6 +31,7 @@ from dpselect.mechanisms.quantile_recursive import _sorted_levels
 from dpselect.recipes import quantile
 from dpselect.sampling import InsecureSeededSource
 from tests.gof import chi2_statistic, chi2_threshold
+from tests.mechanisms.joint_reference import SegmentTrees, repeat_row
 
 
 # ----------------------------------------------------------------------------- brute force
@@ -236,7 +237,7 @@ def _check_float_bound(values, bounds, qs, eps):
             assert abs(exact - flint.arb(alpha1[0][i])) < eta
             checked += 1
         for j in range(plan.m):
-            reps = [qj._repeat(plan, alpha1, self_cost, loglen, j, r) for r in range(1, j + 2)]
+            reps = [repeat_row(plan, alpha1, self_cost, loglen, j, r) for r in range(1, j + 2)]
             for r in range(2, j + 2):  # the repeat formula
                 for i in range(nint):
                     base = alpha1[j - r + 1][i]
@@ -514,7 +515,7 @@ def test_joint_blocked_sums_agree_with_the_segment_tree():
         start = rng.integers(0, n + 1, 300)
         stop = rng.integers(0, n + 1, 300)
         start, stop = np.minimum(start, stop), np.maximum(start, stop)
-        tree, blocked = qj._Trees(a, bc, 0.01), qj._BlockedSums(a, bc, 0.01)
+        tree, blocked = SegmentTrees(a, bc, 0.01), qj._BlockedSums(a, bc, 0.01)
         last = bc[np.maximum(stop - 1, 0)] + rng.integers(0, 9, 300)
         first = bc[np.minimum(start, n - 1)] - 1 - rng.integers(0, 9, 300)
         for kind, pivot in (("plain", None), ("left", last), ("right", first)):
