@@ -130,45 +130,40 @@ def on_grid(x: F64, k: int) -> npt.NDArray[np.bool_]:
     """Whether each ``x`` is the float nearest a multiple of ``10^k`` (``|k| <= 22``: the
     power is an exact float, so the division or product by it is correctly rounded and a
     decimal with ``-k`` digits comes back as the float it parses to). NaN and infinities:
-    ``False``. Three passes over ``x`` and one temporary (the few rows that pass are then
-    checked to be finite)."""
+    ``False`` (an infinity passes the comparison, so finiteness is tested too). The same
+    passes for every row, whatever the values."""
     _check_exponent(k)
     x = np.asarray(x, dtype=np.float64)
     out: npt.NDArray[np.bool_] = np.equal(_rounded(x, k, np.empty_like(x)), x)
-    passed = np.flatnonzero(out)
-    if passed.shape[0]:  # an infinity passes the comparison: not a multiple of anything
-        out[passed] = np.isfinite(x[passed])
+    out &= np.isfinite(x)
     return out
 
 
 def grain_counts(values: Any, exponents: list[int]) -> I64:
     """The number of rows of each grain ``0..K`` (module docstring), ``K = len(exponents)``:
     a fixed function of each row alone, the same as counting ``on_grid`` grid by grid. NaN
-    and infinities lie on no grid (grain 0) and are set apart once; then one pass over the
-    rows on each grid, in two reused buffers, and a copy only of the rows that stay on a
-    grid when some leave it (on continuous data: one pass)."""
+    and infinities lie on no grid (grain 0): they are read as ``0.0`` and masked out. Every
+    row passes every grid in the same NumPy calls, whatever the values (no branch and no
+    early exit on what the rows hold, so neighbouring datasets run the same code path:
+    seed 001's postcondition), in two reused buffers."""
     for k in exponents:
         _check_exponent(k)
     x = np.asarray(values, dtype=np.float64).ravel()
+    n = x.shape[0]
+    alive = np.isfinite(x)  # on every grid so far
+    finite = np.where(alive, x, 0.0)
+    scratch = np.empty_like(finite)
+    on = np.empty(n, dtype=np.bool_)
     counts = np.zeros(len(exponents) + 1, dtype=np.int64)
-    finite = np.isfinite(x)
-    missing = x.shape[0] - int(np.count_nonzero(finite))
-    if missing:
-        x = x[finite]
-        counts[0] = missing
-    scratch = np.empty_like(x)
-    on = np.empty(x.shape[0], dtype=np.bool_)
-    rest = x
+    before = int(np.count_nonzero(alive))
+    counts[0] = n - before  # NaN and infinities
     for g, k in enumerate(exponents):
-        n = rest.shape[0]
-        found = np.equal(_rounded(rest, k, scratch[:n]), rest, out=on[:n])
-        kept = int(np.count_nonzero(found))
-        counts[g] += n - kept  # on the first g grids, not on this one
-        if kept == 0:
-            return counts
-        if kept < n:
-            rest = rest[found]
-    counts[len(exponents)] = rest.shape[0]
+        np.equal(_rounded(finite, k, scratch), finite, out=on)
+        alive &= on
+        now = int(np.count_nonzero(alive))
+        counts[g] += before - now  # on the first g grids, not on this one
+        before = now
+    counts[len(exponents)] = before
     return counts
 
 
