@@ -65,12 +65,14 @@ def test_an_error_inside_drops_the_cache_and_restores_the_setting(spark):
     spark.conf.set(KEY, "false")
     try:
         small = spark.range(5).withColumnRenamed("id", "v")
-        with pytest.raises(RuntimeError, match="inside"):
-            with spark_engine._materialised(small) as cached:
-                assert cached.count() == 5
-                assert not _nothing_cached(spark)
-                assert spark.conf.get(KEY) == "false"
-                raise RuntimeError("inside")
+        with (
+            pytest.raises(RuntimeError, match="inside"),
+            spark_engine._materialised(small) as cached,
+        ):
+            assert cached.count() == 5
+            assert not _nothing_cached(spark)
+            assert spark.conf.get(KEY) == "false"
+            raise RuntimeError("inside")
         assert _nothing_cached(spark)
         assert spark.conf.get(KEY) == "false"
     finally:
