@@ -77,3 +77,36 @@ def test_an_error_inside_drops_the_cache_and_restores_the_setting(spark):
         assert spark.conf.get(KEY) == "false"
     finally:
         spark.conf.unset(KEY)
+
+
+def test_a_session_refusing_the_cache_gets_the_plan_without_it(spark, table, monkeypatch):
+    from pyspark.errors import PySparkException
+    from pyspark.sql.classic.dataframe import DataFrame
+
+    expected = spark_engine.top_values(table, "item", 10, "u", 2, 7)
+
+    def refused(self, *args, **kwargs):
+        raise PySparkException("PERSIST is not supported here")
+
+    monkeypatch.setattr(DataFrame, "cache", refused)
+    assert spark_engine.top_values(table, "item", 10, "u", 2, 7) == expected
+    assert _nothing_cached(spark)
+    assert spark.conf.get(KEY, None) is None
+
+
+def test_a_session_refusing_the_setting_still_caches(spark, table, monkeypatch):
+    from pyspark.errors import PySparkException
+    from pyspark.sql.conf import RuntimeConfig
+
+    expected = spark_engine.top_values(table, "item", 10, "u", 2, 7)
+    allowed = RuntimeConfig.set
+
+    def refusing(self, key, value):
+        if key == KEY:
+            raise PySparkException(f"Cannot modify the value of {key}")
+        return allowed(self, key, value)
+
+    monkeypatch.setattr(RuntimeConfig, "set", refusing)
+    assert spark_engine.top_values(table, "item", 10, "u", 2, 7) == expected
+    assert _nothing_cached(spark)
+    assert spark.conf.get(KEY, None) is None

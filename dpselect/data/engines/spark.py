@@ -887,26 +887,54 @@ def _materialised(small: Any) -> Iterator[Any]:
     result either way, and the plan dpselect builds is the same for every data set (the
     choice of join is Spark's, as with adaptive execution). The cache keeps Spark's storage
     level (memory and disk): it never fails for many values, and is dropped even on an error.
-
-    The cached plan is planned with ``canChangeCachedPlanOutputPartitioning`` on (set for the
-    ``cache()`` call only, then restored): otherwise Spark plans it without adaptive
-    coalescing, in 200 tasks of a few rows each, which cost as much as the shuffle saved.
+    Where the session offers no cache (a Spark error from ``cache()`` itself, as on some
+    managed Connect services), ``small`` is yielded as it is: the plan without the cache,
+    the same result.
     """
-    spark = _spark(small)
-    old = spark.conf.get(_CACHED_PARTITIONING, None)
-    spark.conf.set(_CACHED_PARTITIONING, "true")
+    cached = _cached(small)
+    if cached is None:
+        yield small
+        return
     try:
-        cached = small.cache()
-    finally:
-        if old is None:
-            spark.conf.unset(_CACHED_PARTITIONING)
-        else:
-            spark.conf.set(_CACHED_PARTITIONING, old)
-    try:
-        cached.count()
         yield cached
     finally:
         cached.unpersist()
+
+
+def _cached(small: Any) -> Any:
+    """``small`` cached and computed (:func:`_materialised`), or ``None`` when the session
+    refuses to cache.
+
+    The cached plan is planned with ``canChangeCachedPlanOutputPartitioning`` on (set for the
+    ``cache()`` call only, then restored; left as it is where the session refuses the
+    setting): otherwise Spark plans it without adaptive coalescing, in 200 tasks of a few
+    rows each, which cost as much as the shuffle saved.
+    """
+    from pyspark.errors import PySparkException
+
+    conf = _spark(small).conf
+    try:
+        old = conf.get(_CACHED_PARTITIONING, None)
+        conf.set(_CACHED_PARTITIONING, "true")
+    except PySparkException:  # a managed session may refuse the setting: only slower
+        old, changed = None, False
+    else:
+        changed = True
+    try:
+        cached = small.cache()
+    except PySparkException:
+        return None
+    finally:
+        if changed and old is None:
+            conf.unset(_CACHED_PARTITIONING)
+        elif changed:
+            conf.set(_CACHED_PARTITIONING, old)
+    try:
+        cached.count()
+    except BaseException:
+        cached.unpersist()
+        raise
+    return cached
 
 
 def _value_ids(rows: Any, duck_type: str, salt: int) -> Any:
