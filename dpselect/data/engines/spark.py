@@ -881,15 +881,15 @@ def _materialised(small: Any) -> Iterator[Any]:
     Why: Spark estimates an aggregate's size from its input, so a join of the rows with the
     distinct values is planned as a sort-merge join, and adaptive execution shuffles both
     sides at once before it finds the values few enough to broadcast: at 10^7 rows the rows
-    were shuffled by value (305 MB) for nothing, then again by unit. Computed first, the
-    values carry their real size, and Spark's own rule (``autoBroadcastJoinThreshold``)
-    broadcasts them when they are small and keeps the sort-merge join otherwise: the same
-    result either way, and the plan dpselect builds is the same for every data set (the
-    choice of join is Spark's, as with adaptive execution). The cache keeps Spark's storage
-    level (memory and disk): it never fails for many values, and is dropped even on an error.
-    Where the session offers no cache (a Spark error from ``cache()`` itself, as on some
-    managed Connect services), ``small`` is yielded as it is: the plan without the cache,
-    the same result.
+    were shuffled by value for nothing, then again by unit (docs/performance.md, "Bounding
+    plans"). Computed first, the values carry their real size, and Spark's own rule
+    (``autoBroadcastJoinThreshold``) broadcasts them when they are small and keeps the
+    sort-merge join otherwise: the same result either way, and the plan dpselect builds is
+    the same for every data set (the choice of join is Spark's, as with adaptive execution).
+    The cache keeps Spark's storage level (memory and disk): it never fails for many values,
+    and is dropped even on an error. Where the session offers no cache (a Spark error from
+    ``cache()`` itself, as on some managed Connect services), ``small`` is yielded as it is:
+    the plan without the cache, the same result.
     """
     cached = _cached(small)
     if cached is None:
