@@ -13,11 +13,12 @@ the plain ``groupBy(item).count()`` of the same run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -294,6 +295,26 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
 
         return run
 
+    def values_not_cached(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """``fn`` with the distinct values' identities joined to the rows as planned, not
+        computed and cached first (``_materialised`` a pass-through): Spark plans a
+        sort-merge join and adaptive execution shuffles the rows by value before it finds
+        the values few enough to broadcast."""
+        cached_first = S._materialised
+
+        @contextlib.contextmanager
+        def passthrough(small: Any) -> Iterator[Any]:
+            yield small
+
+        def run(df: Any) -> Any:
+            S._materialised = passthrough
+            try:
+                return fn(df)
+            finally:
+                S._materialised = cached_first
+
+        return run
+
     fallback = "spark.sql.objectHashAggregate.sortBased.fallbackThreshold"
     partitions = "spark.sql.shuffle.partitions"
     first = "spark.sql.adaptive.coalescePartitions.parallelismFirst"
@@ -354,6 +375,7 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
         f"engine candidate_scores m={m}": engine_known,
         f"engine top_values m={m}": engine_unknown,
         f"engine top_values, digest bytes nullable m={m}": nullable_hex(engine_unknown),
+        f"engine top_values, values not cached first m={m}": values_not_cached(engine_unknown),
     }
 
 

@@ -35,7 +35,8 @@ and Spark Connect frames alike.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -869,6 +870,73 @@ def _value_codes(rows: Any, duck_type: str, salt: int) -> Any:
     return rows.select("v").distinct().select("v", code)
 
 
+_CACHED_PARTITIONING = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
+
+
+@contextlib.contextmanager
+def _materialised(small: Any) -> Iterator[Any]:
+    """``small`` (a frame of the distinct values and their codes) cached and computed before
+    the query that joins it with the rows is planned; the cache is dropped on exit.
+
+    Why: Spark estimates an aggregate's size from its input, so a join of the rows with the
+    distinct values is planned as a sort-merge join, and adaptive execution shuffles both
+    sides at once before it finds the values few enough to broadcast: at 10^7 rows the rows
+    were shuffled by value for nothing, then again by unit (docs/performance.md, "Bounding
+    plans"). Computed first, the values carry their real size, and Spark's own rule
+    (``autoBroadcastJoinThreshold``) broadcasts them when they are small and keeps the
+    sort-merge join otherwise: the same result either way, and the plan dpselect builds is
+    the same for every data set (the choice of join is Spark's, as with adaptive execution).
+    The cache keeps Spark's storage level (memory and disk): it never fails for many values,
+    and is dropped even on an error. Where the session offers no cache (a Spark error from
+    ``cache()`` itself, as on some managed Connect services), ``small`` is yielded as it is:
+    the plan without the cache, the same result.
+    """
+    cached = _cached(small)
+    if cached is None:
+        yield small
+        return
+    try:
+        yield cached
+    finally:
+        cached.unpersist()
+
+
+def _cached(small: Any) -> Any:
+    """``small`` cached and computed (:func:`_materialised`), or ``None`` when the session
+    refuses to cache.
+
+    The cached plan is planned with ``canChangeCachedPlanOutputPartitioning`` on (set for the
+    ``cache()`` call only, then restored; left as it is where the session refuses the
+    setting): otherwise Spark plans it without adaptive coalescing, in 200 tasks of a few
+    rows each, which cost as much as the shuffle saved.
+    """
+    from pyspark.errors import PySparkException
+
+    conf = _spark(small).conf
+    try:
+        old = conf.get(_CACHED_PARTITIONING, None)
+        conf.set(_CACHED_PARTITIONING, "true")
+    except PySparkException:  # a managed session may refuse the setting: only slower
+        old, changed = None, False
+    else:
+        changed = True
+    try:
+        cached = small.cache()
+    except PySparkException:
+        return None
+    finally:
+        if changed and old is None:
+            conf.unset(_CACHED_PARTITIONING)
+        elif changed:
+            conf.set(_CACHED_PARTITIONING, old)
+    try:
+        cached.count()
+    except BaseException:
+        cached.unpersist()
+        raise
+    return cached
+
+
 def _value_ids(rows: Any, duck_type: str, salt: int) -> Any:
     """The distinct values of ``rows.v`` with a 64-bit identity ``x = _packed(c, t)``, as
     ``(v, x)``: ``c`` the value's code (:func:`_value_codes`) and ``t`` its rank among the
@@ -1240,15 +1308,16 @@ def top_values(
     # minimum, or a sorted set: _smallest_per_user), and costs one more shuffle
     pairs = both.groupBy("u", "v").agg(_capped_rows(r)) if r > 1 else both
     carried = ["w"] if r > 1 else []
-    ids = _value_ids(both, duck_type, salt)  # one md5 per distinct value
-    coded = pairs.join(ids, on="v").select("u", "x", *carried)
-    kept = _kept_ids_per_user(coded, unit_type, salt, int(max_contributions), weighted=r > 1)
-    total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
-    counted = kept.groupBy("x").agg(total.alias("n")).join(ids, on="x").select("v", "n")
-    ordered = counted.orderBy(f.col("n").desc(), f.col("v").asc())
-    if int(limit) < 2**31 - 1:
-        ordered = ordered.limit(int(limit))
-    return [(r[0], int(r[1])) for r in ordered.collect()]
+    # one md5 per distinct value, computed before the rows are planned (_materialised)
+    with _materialised(_value_ids(both, duck_type, salt)) as ids:
+        coded = pairs.join(ids, on="v").select("u", "x", *carried)
+        kept = _kept_ids_per_user(coded, unit_type, salt, int(max_contributions), weighted=r > 1)
+        total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
+        counted = kept.groupBy("x").agg(total.alias("n")).join(ids, on="x").select("v", "n")
+        ordered = counted.orderBy(f.col("n").desc(), f.col("v").asc())
+        if int(limit) < 2**31 - 1:
+            ordered = ordered.limit(int(limit))
+        return [(r[0], int(r[1])) for r in ordered.collect()]
 
 
 #: No limit in practice: every value with a positive count (Spark's ``limit`` takes a Java

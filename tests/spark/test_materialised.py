@@ -1,0 +1,112 @@
+"""The distinct values of the unknown-domain plan are computed (cached) before the rows are
+planned, and the session is left as it was: no cached data, the one setting restored.
+
+Spark plans a join of the rows with an aggregate of them as a sort-merge join (the
+aggregate's size is estimated from its input); computed first, the values carry their real
+size and Spark broadcasts them when they are few (docs/spark.md, "Contribution bounding").
+"""
+
+import pandas as pd
+import pytest
+
+from dpselect.data.engines import spark as spark_engine
+
+KEY = spark_engine._CACHED_PARTITIONING
+
+
+@pytest.fixture
+def table(spark):
+    rows = pd.DataFrame({"u": [1, 1, 1, 2, 2, 3, 3, 3], "item": list("abcacbda")})
+    return spark_engine.open_spark_table(spark.createDataFrame(rows))
+
+
+def _nothing_cached(spark):
+    return bool(spark._jsparkSession.sharedState().cacheManager().isEmpty())
+
+
+@pytest.fixture
+def plans(monkeypatch):
+    """The optimised plans of every query collected while the test runs (classic)."""
+    from pyspark.sql.classic.dataframe import DataFrame
+
+    seen = []
+    run = DataFrame.collect
+
+    def recorded(self, *args, **kwargs):
+        seen.append(str(self._jdf.queryExecution().optimizedPlan().toString()))
+        return run(self, *args, **kwargs)
+
+    monkeypatch.setattr(DataFrame, "collect", recorded)
+    return seen
+
+
+@pytest.mark.parametrize("before", [None, "false", "true"])
+def test_top_values_leaves_no_cache_and_restores_the_setting(spark, table, before):
+    if before is None:
+        spark.conf.unset(KEY)
+    else:
+        spark.conf.set(KEY, before)
+    try:
+        assert table.top_values("item", 10, "u", 2, 7) == spark_engine.top_values(
+            table, "item", 10, "u", 2, 7
+        )
+        assert _nothing_cached(spark)
+        assert spark.conf.get(KEY, None) == before
+    finally:
+        spark.conf.unset(KEY)
+
+
+def test_the_rows_are_joined_with_the_cached_values(table, plans):
+    table.top_values("item", 10, "u", 2, 7)
+    assert any("InMemoryRelation" in plan for plan in plans)
+
+
+def test_an_error_inside_drops_the_cache_and_restores_the_setting(spark):
+    spark.conf.set(KEY, "false")
+    try:
+        small = spark.range(5).withColumnRenamed("id", "v")
+        with (
+            pytest.raises(RuntimeError, match="inside"),
+            spark_engine._materialised(small) as cached,
+        ):
+            assert cached.count() == 5
+            assert not _nothing_cached(spark)
+            assert spark.conf.get(KEY) == "false"
+            raise RuntimeError("inside")
+        assert _nothing_cached(spark)
+        assert spark.conf.get(KEY) == "false"
+    finally:
+        spark.conf.unset(KEY)
+
+
+def test_a_session_refusing_the_cache_gets_the_plan_without_it(spark, table, monkeypatch):
+    from pyspark.errors import PySparkException
+    from pyspark.sql.classic.dataframe import DataFrame
+
+    expected = spark_engine.top_values(table, "item", 10, "u", 2, 7)
+
+    def refused(self, *args, **kwargs):
+        raise PySparkException("PERSIST is not supported here")
+
+    monkeypatch.setattr(DataFrame, "cache", refused)
+    assert spark_engine.top_values(table, "item", 10, "u", 2, 7) == expected
+    assert _nothing_cached(spark)
+    assert spark.conf.get(KEY, None) is None
+
+
+def test_a_session_refusing_the_setting_still_caches(spark, table, monkeypatch):
+    from pyspark.errors import PySparkException
+    from pyspark.sql.conf import RuntimeConfig
+
+    expected = spark_engine.top_values(table, "item", 10, "u", 2, 7)
+    allowed = RuntimeConfig.set
+
+    def refusing(self, key, value):
+        if key == KEY:
+            raise PySparkException(f"Cannot modify the value of {key}")
+        return allowed(self, key, value)
+
+    monkeypatch.setattr(RuntimeConfig, "set", refusing)
+    assert spark_engine.top_values(table, "item", 10, "u", 2, 7) == expected
+    assert _nothing_cached(spark)
+    assert spark.conf.get(KEY, None) is None
