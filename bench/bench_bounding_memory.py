@@ -57,36 +57,21 @@ from _rss import kib_to_mib, rss_mib
 VALUES = 100_000
 
 
-def make_file(path: Path, rows: int, users: int) -> None:
-    """The file described in the module docstring (written to a temporary name first)."""
+def make_file(path: Path, rows: int, users: int, kind: str = "parquet") -> None:
+    """The file described in the module docstring (written to a temporary name first), as
+    Parquet (zstd) or, with ``kind="csv"``, as CSV text (``user_id,item``, a header line)."""
     import duckdb
 
     tmp = path.with_suffix(".tmp")
     con = duckdb.connect()
     con.execute("SET preserve_insertion_order = false")
+    options = "FORMAT csv, HEADER true" if kind == "csv" else "FORMAT parquet, COMPRESSION zstd"
     con.execute(
         f"""COPY (SELECT CAST(hash(i) % {users} AS BIGINT) AS user_id,
                    CAST(floor(exp(ln({VALUES}) * ((hash(i * 2 + 1) % 1000000007)
                                                    / 1000000007.0))) AS BIGINT) - 1 AS item
                  FROM range({rows}) t(i))
-            TO '{tmp}' (FORMAT parquet, COMPRESSION zstd)"""
-    )
-    os.replace(tmp, path)
-
-
-def make_csv(path: Path, rows: int, users: int) -> None:
-    """The rows of :func:`make_file` as CSV text (``user_id,item``, a header line)."""
-    import duckdb
-
-    tmp = path.with_suffix(".tmp")
-    con = duckdb.connect()
-    con.execute("SET preserve_insertion_order = false")
-    con.execute(
-        f"""COPY (SELECT CAST(hash(i) % {users} AS BIGINT) AS user_id,
-                   CAST(floor(exp(ln({VALUES}) * ((hash(i * 2 + 1) % 1000000007)
-                                                   / 1000000007.0))) AS BIGINT) - 1 AS item
-                 FROM range({rows}) t(i))
-            TO '{tmp}' (FORMAT csv, HEADER true)"""
+            TO '{tmp}' ({options})"""
     )
     os.replace(tmp, path)
 
@@ -188,7 +173,7 @@ def main() -> None:
     path = args.dir / f"bounding_{args.rows}_{users}.{args.format}"
     if not path.exists():
         start = time.perf_counter()
-        (make_csv if args.format == "csv" else make_file)(path, args.rows, users)
+        make_file(path, args.rows, users, args.format)
         print(f"wrote {path} in {time.perf_counter() - start:.0f} s")
     size = path.stat().st_size / 1e9
     print(f"{path}: {args.rows:,} rows, {users:,} users, {size:.1f} GB; m = {args.m}; "
