@@ -100,8 +100,11 @@ def child(job: str, path: str, m: int, budget_mb: float | None = None) -> None:
             unit_partitions.MEMORY_BUDGET = int(budget_mb * 2**20)
         schema = {"user_id": "BIGINT"} if csv else None
         table = open_table(path, schema=schema)
+        # the packed plan (candidates) runs its joins as written on a text source, so its
+        # lines count as Parquet rows; the other plans weight them (unit_partitions)
+        weight = 1 if job == "candidates" else unit_partitions.TEXT_ROW_WEIGHT
         rows = unit_partitions.source_rows(
-            table.connection, table.parquet_files, getattr(table, "source_files", None)
+            table.connection, table.parquet_files, table.source_files, text_weight=weight
         )
         budget = unit_partitions.memory_budget(table.connection)
         per_row = scores.TOP_VALUES_BYTES_PER_ROW

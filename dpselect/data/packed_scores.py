@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -475,12 +475,20 @@ def packed_candidate_scores(
     seed = scores.unit_seed_sql(unit_type)
     params = {"salt": salt_text(salt)}
     scores_out = np.zeros(len(candidates), dtype=np.int64)
-    rows = source_rows(table.connection, table.parquet_files, table.source_files)
+    from .tables import written_join_order
+
+    # a text source's reader under-reports its rows to DuckDB's optimizer: the joins run as
+    # written (the rows on the left, the candidates and the units built on the right), and
+    # its lines are then sized as Parquet rows (a public fact: the file format)
+    files = table.source_files
+    text = files is not None and files.kind != "parquet"
+    rows = source_rows(table.connection, table.parquet_files, files, text_weight=1)
     per_row = PACKED_MIN_BYTES_PER_ROW if m == 1 else PACKED_BYTES_PER_ROW
     parts = part_count(rows, per_row, memory_budget(table.connection))
     col_match, cand_match = scores.match_sql(f"data.{_quote(column)}", col_type, candidates)
     try:
         with (
+            written_join_order(table.connection) if text else nullcontext(),
             _unordered(table.connection),
             scores.candidates_source(table, candidates, progress is not None) as (source, cp),
         ):

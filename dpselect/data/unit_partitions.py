@@ -67,9 +67,11 @@ ROW_MARGIN = 1.25
 #: for when the parts are sized (:func:`source_rows`). DuckDB's CSV reader with a fixed
 #: dialect reports about 42 rows to its optimizer whatever the file's size, so the plans'
 #: joins build their hash tables on the rows of the text view rather than on the candidates
-#: and the units: per line of the row bound, at 10^8 rows, 5.0 times the packed plan's
-#: ``m = 1`` constant, 3.7 times its ``m > 1`` constant, 2.0 times ``top_values``'
-#: (docs/performance.md, "Data larger than memory"); 6 covers them with a margin.
+#: and the units: per line of the row bound, at 10^8 rows, 2.0 times ``top_values``'
+#: constant, and (with the optimizer choosing) 5.0 and 3.7 times the packed plan's ``m = 1``
+#: and ``m > 1`` constants (docs/performance.md, "Data larger than memory"); 6 covers them
+#: with a margin. The packed plan runs its joins as written on a text source
+#: (:func:`dpselect.data.tables.written_join_order`) and counts a line as one row.
 TEXT_ROW_WEIGHT = 6
 #: The bytes a text file's samples read: ``_SAMPLES`` windows of ``_WINDOW`` bytes, spread
 #: over the file (uncompressed), or the first ``_GZIP_INPUT`` compressed bytes (gzip).
@@ -142,7 +144,10 @@ class SourceFiles:
 
 
 def source_rows(
-    connection: Any, parquet_files: list[str] | None, source: SourceFiles | None = None
+    connection: Any,
+    parquet_files: list[str] | None,
+    source: SourceFiles | None = None,
+    text_weight: int = TEXT_ROW_WEIGHT,
 ) -> int:
     """The rows the hash parts are sized by, from metadata: the Parquet files' footers
     (exact), the text files' estimated lines (:func:`text_rows`, on the high side) times
@@ -160,6 +165,10 @@ def source_rows(
         The files behind the table, of any format
         (:attr:`dpselect.data.tables.Table.source_files`); read when ``parquet_files`` is
         empty.
+    text_weight : int, default TEXT_ROW_WEIGHT
+        The rows a line of a text source counts for: 1 for a plan that runs its joins in
+        the written order (:func:`dpselect.data.tables.written_join_order`), whose hash
+        tables are then built on the candidates and the units as on Parquet.
 
     Returns
     -------
@@ -179,7 +188,7 @@ def source_rows(
         return 0
     if source.kind == "parquet":
         return _footer_rows(connection, list(source.files))
-    return TEXT_ROW_WEIGHT * sum(text_rows(path, source.gzipped) for path in source.files)
+    return text_weight * sum(text_rows(path, source.gzipped) for path in source.files)
 
 
 def _footer_rows(connection: Any, files: list[str]) -> int:

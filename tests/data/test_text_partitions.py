@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dpselect.data import grouped_scores, packed_scores, scores, unit_partitions
+from dpselect.data import grouped_scores, packed_scores, scores, tables, unit_partitions
 from dpselect.data.scores import candidate_scores, top_values
 from dpselect.data.tables import open_table
 
@@ -241,3 +241,47 @@ def test_source_rows_of_every_source(tmp_path):
     frame = open_table(pa.table({"user_id": [1, 2], "site": ["a", "b"]}))
     assert frame.source_files is None
     assert unit_partitions.source_rows(frame.connection, None, frame.source_files) == 0
+
+
+def _disabled(connection: Any) -> str:
+    return str(connection.execute("SELECT current_setting('disabled_optimizers')").fetchall()[0][0])
+
+
+def test_the_written_join_order_is_counted_and_restored():
+    connection = tables._database()
+    before = _disabled(connection)
+    connection.execute("SET disabled_optimizers = 'top_n'")
+    try:
+        with tables.written_join_order(connection):
+            inner = set(_disabled(connection).split(","))
+            with tables.written_join_order(connection):
+                pass
+            assert set(_disabled(connection).split(",")) == inner  # still on for the first
+        assert inner == {"top_n", "join_order", "build_side_probe_side"}
+        assert _disabled(connection) == "top_n"
+    finally:
+        connection.execute(f"SET disabled_optimizers = '{before}'")
+
+
+def test_the_packed_plan_on_a_csv_runs_its_joins_as_written(tmp_path):
+    """The packed plan on a text source runs with the join-order optimizers off (seen from
+    another cursor while it runs) and restores them; the scores are those of the same rows
+    from Parquet (where the optimizer plans as it likes)."""
+    path, schema = _csv(tmp_path)
+    table = open_table(path, schema=schema)
+    other = tables._database().cursor()
+    seen: list[str] = []
+    before = _disabled(other)
+    got = packed_scores.packed_candidate_scores(
+        table, "site", SITES, "user_id", 3, 11, progress=lambda _: seen.append(_disabled(other))
+    )
+    assert any("build_side_probe_side" in s for s in seen)
+    assert _disabled(other) == before
+    frame = pa.Table.from_pylist(_rows())
+    parquet = tmp_path / "same.parquet"
+    pq.write_table(frame, parquet)
+    want = packed_scores.packed_candidate_scores(
+        open_table(str(parquet)), "site", SITES, "user_id", 3, 11
+    )
+    assert got.sum() > 0
+    assert np.array_equal(got, want)
