@@ -105,6 +105,7 @@ __all__ = [
     "JOINT_SUBPOINTS",
     "MAX_JOINT_LEVELS",
     "draw_state",
+    "forget_kept",
     "joint_accuracy",
     "joint_accuracy_derivation",
     "joint_accuracy_terms",
@@ -180,6 +181,17 @@ def public_key(value: Any) -> Any:
     return None
 
 
+#: The ``cache_clear`` of every :func:`kept` function (:func:`forget_kept`).
+_KEPT: list[Callable[[], None]] = []
+
+
+def forget_kept() -> None:
+    """Drop every answer :func:`kept` holds: for code that changes what a kept function
+    computes (a test that patches the mechanism's constants), before and after the change."""
+    for clear in _KEPT:
+        clear()
+
+
 def kept(function: Callable[_P, _R]) -> Callable[_P, _R]:
     """``function`` of public parameters, its answers kept for the 256 argument lists seen
     last (:func:`public_key`: the same answer for the same parameters; keyword arguments, or
@@ -190,6 +202,8 @@ def kept(function: Callable[_P, _R]) -> Callable[_P, _R]:
     @functools.lru_cache(maxsize=256)
     def call(keyed: _Keyed) -> _R:
         return function(*keyed.args)  # type: ignore[call-arg]
+
+    _KEPT.append(call.cache_clear)
 
     @functools.wraps(function)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
