@@ -45,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import scores
+from .join_order import written_join_order
 from .rules import FMIX32_STEPS, M32, salt_text
 from .text_lines import quote_identifier as _quote
 from .unit_partitions import memory_budget, part_count, part_filter_sql, source_rows
@@ -475,8 +476,6 @@ def packed_candidate_scores(
     seed = scores.unit_seed_sql(unit_type)
     params = {"salt": salt_text(salt)}
     scores_out = np.zeros(len(candidates), dtype=np.int64)
-    from .tables import written_join_order
-
     # a text source's reader under-reports its rows to DuckDB's optimizer: the joins run as
     # written (the rows on the left, the candidates and the units built on the right), and
     # its lines are then sized as Parquet rows (a public fact: the file format)

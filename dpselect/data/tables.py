@@ -59,7 +59,7 @@ from .text_lines import (
 from .unit_keys import RAW_KEY_TYPE, FrameUnits, ParquetUnits
 from .unit_partitions import SourceFiles
 
-__all__ = ["FILE_FORMATS", "Table", "one_column", "open_table", "written_join_order"]
+__all__ = ["FILE_FORMATS", "Table", "one_column", "open_table"]
 
 #: File suffix (before an optional ``.gz``) -> format.
 FILE_FORMATS: dict[str, str] = {
@@ -467,46 +467,6 @@ def _one_thread(connection: Any) -> Iterator[None]:
             if _SERIAL_USERS[0] == 0:
                 connection.execute(f"SET threads = {int(_SERIAL_USERS[1])}")
                 _SERIAL_USERS.clear()
-
-
-_ORDER_LOCK = threading.Lock()
-_ORDER_USERS: list[Any] = []  # [count, disabled optimizers before the first user]
-#: The optimizers that reorder joins and flip their sides by estimated row counts.
-_JOIN_ORDER_OPTIMIZERS = ("join_order", "build_side_probe_side")
-
-
-@contextmanager
-def written_join_order(connection: Any) -> Iterator[None]:
-    """DuckDB's joins run in the order the SQL writes them, each building its hash table on
-    the right-hand side, while at least one caller is inside.
-
-    For text sources (CSV, TSV, JSON lines): DuckDB's CSV reader reports about 42 rows to its
-    optimizer whatever the file's size, so the optimizer builds the joins of the bounding
-    plans on the rows instead of on the candidates and the units (several times the memory:
-    docs/performance.md, "Data larger than memory"). A plan that writes its small tables on
-    the right runs inside this. ``disabled_optimizers`` is a setting of the whole database
-    (DuckDB refuses it per session): the database is dpselect's own (:func:`_database`), the
-    setting is counted like :func:`_one_thread` (overlapping callers restore it when the last
-    one leaves), and it changes no result, only how a query is planned.
-    """
-    with _ORDER_LOCK:
-        if not _ORDER_USERS:
-            before = str(
-                connection.execute("SELECT current_setting('disabled_optimizers')").fetchall()[0][0]
-            )
-            names = [n.strip() for n in before.split(",") if n.strip()]
-            names += [n for n in _JOIN_ORDER_OPTIMIZERS if n not in names]
-            connection.execute(f"SET disabled_optimizers = '{','.join(names)}'")
-            _ORDER_USERS.extend([0, before])
-        _ORDER_USERS[0] += 1
-    try:
-        yield
-    finally:
-        with _ORDER_LOCK:
-            _ORDER_USERS[0] -= 1
-            if _ORDER_USERS[0] == 0:
-                connection.execute(f"SET disabled_optimizers = '{_ORDER_USERS[1]}'")
-                _ORDER_USERS.clear()
 
 
 def _is_frame(obj: Any) -> bool:

@@ -71,7 +71,7 @@ ROW_MARGIN = 1.25
 #: constant, and (with the optimizer choosing) 5.0 and 3.7 times the packed plan's ``m = 1``
 #: and ``m > 1`` constants (docs/performance.md, "Data larger than memory"); 6 covers them
 #: with a margin. The packed plan runs its joins as written on a text source
-#: (:func:`dpselect.data.tables.written_join_order`) and counts a line as one row.
+#: (:func:`dpselect.data.join_order.written_join_order`) and counts a line as one row.
 TEXT_ROW_WEIGHT = 6
 #: The bytes a text file's samples read: ``_SAMPLES`` windows of ``_WINDOW`` bytes, spread
 #: over the file (uncompressed), or the first ``_GZIP_INPUT`` compressed bytes (gzip).
@@ -167,7 +167,7 @@ def source_rows(
         empty.
     text_weight : int, default TEXT_ROW_WEIGHT
         The rows a line of a text source counts for: 1 for a plan that runs its joins in
-        the written order (:func:`dpselect.data.tables.written_join_order`), whose hash
+        the written order (:func:`dpselect.data.join_order.written_join_order`), whose hash
         tables are then built on the candidates and the units as on Parquet.
 
     Returns

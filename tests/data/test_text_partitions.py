@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dpselect.data import grouped_scores, packed_scores, scores, tables, unit_partitions
+from dpselect.data import grouped_scores, join_order, packed_scores, scores, tables, unit_partitions
 from dpselect.data.scores import candidate_scores, top_values
 from dpselect.data.tables import open_table
 
@@ -252,9 +252,9 @@ def test_the_written_join_order_is_counted_and_restored():
     before = _disabled(connection)
     connection.execute("SET disabled_optimizers = 'top_n'")
     try:
-        with tables.written_join_order(connection):
+        with join_order.written_join_order(connection):
             inner = set(_disabled(connection).split(","))
-            with tables.written_join_order(connection):
+            with join_order.written_join_order(connection):
                 pass
             assert set(_disabled(connection).split(",")) == inner  # still on for the first
         assert inner == {"top_n", "join_order", "build_side_probe_side"}
