@@ -6,6 +6,10 @@ aggregate's size is estimated from its input); computed first, the values carry 
 size and Spark broadcasts them when they are few (docs/spark.md, "Contribution bounding").
 """
 
+import threading
+import time
+import types
+
 import pandas as pd
 import pytest
 
@@ -110,3 +114,56 @@ def test_a_session_refusing_the_setting_still_caches(spark, table, monkeypatch):
     assert spark_engine.top_values(table, "item", 10, "u", 2, 7) == expected
     assert _nothing_cached(spark)
     assert spark.conf.get(KEY, None) is None
+
+
+class _SlowConf:
+    """A session's conf whose ``set`` waits, so two threads' saves and restores overlap."""
+
+    def __init__(self, conf):
+        self.conf = conf
+
+    def get(self, key, default=None):
+        return self.conf.get(key, default)
+
+    def set(self, key, value):
+        self.conf.set(key, value)
+        time.sleep(0.2)
+
+    def unset(self, key):
+        self.conf.unset(key)
+
+
+@pytest.mark.parametrize("before", [None, "false"])
+def test_two_threads_restore_the_setting(spark, monkeypatch, before):
+    """Thread A saves ``before`` and sets ``true``; without the lock thread B saves A's
+    ``true`` meanwhile and puts it back after A restored ``before`` (a variant without the
+    lock fails: ``'true' == 'false'``)."""
+    slow = types.SimpleNamespace(conf=_SlowConf(spark.conf))
+    monkeypatch.setattr(spark_engine, "_spark", lambda frame: slow)
+    if before is None:
+        spark.conf.unset(KEY)
+    else:
+        spark.conf.set(KEY, before)
+    try:
+        small = spark.range(5).withColumnRenamed("id", "v")
+        counts = []
+        errors = []
+
+        def query():
+            try:
+                with spark_engine._materialised(small) as cached:
+                    counts.append(cached.count())
+            except BaseException as error:  # reported below, from the test's thread
+                errors.append(error)
+
+        threads = [threading.Thread(target=query) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not errors
+        assert counts == [5, 5]
+        assert spark.conf.get(KEY, None) == before
+        assert _nothing_cached(spark)
+    finally:
+        spark.conf.unset(KEY)

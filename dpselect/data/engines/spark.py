@@ -36,6 +36,7 @@ and Spark Connect frames alike.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -872,6 +873,11 @@ def _value_codes(rows: Any, duck_type: str, salt: int) -> Any:
 
 _CACHED_PARTITIONING = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
 
+#: Held while :func:`_cached` sets, caches and restores the setting: two threads querying one
+#: session at once would otherwise interleave the save and the restore (the second saves the
+#: first's value and puts it back last).
+_CONF_LOCK = threading.Lock()
+
 
 @contextlib.contextmanager
 def _materialised(small: Any) -> Iterator[Any]:
@@ -908,27 +914,30 @@ def _cached(small: Any) -> Any:
     The cached plan is planned with ``canChangeCachedPlanOutputPartitioning`` on (set for the
     ``cache()`` call only, then restored; left as it is where the session refuses the
     setting): otherwise Spark plans it without adaptive coalescing, in 200 tasks of a few
-    rows each, which cost as much as the shuffle saved.
+    rows each, which cost as much as the shuffle saved. The set, the ``cache()`` and the
+    restore run under one module lock (:data:`_CONF_LOCK`), so threads sharing a session
+    restore the setting they found; the values are computed after the lock is released.
     """
     from pyspark.errors import PySparkException
 
     conf = _spark(small).conf
-    try:
-        old = conf.get(_CACHED_PARTITIONING, None)
-        conf.set(_CACHED_PARTITIONING, "true")
-    except PySparkException:  # a managed session may refuse the setting: only slower
-        old, changed = None, False
-    else:
-        changed = True
-    try:
-        cached = small.cache()
-    except PySparkException:
-        return None
-    finally:
-        if changed and old is None:
-            conf.unset(_CACHED_PARTITIONING)
-        elif changed:
-            conf.set(_CACHED_PARTITIONING, old)
+    with _CONF_LOCK:
+        try:
+            old = conf.get(_CACHED_PARTITIONING, None)
+            conf.set(_CACHED_PARTITIONING, "true")
+        except PySparkException:  # a managed session may refuse the setting: only slower
+            old, changed = None, False
+        else:
+            changed = True
+        try:
+            cached = small.cache()
+        except PySparkException:
+            return None
+        finally:
+            if changed and old is None:
+                conf.unset(_CACHED_PARTITIONING)
+            elif changed:
+                conf.set(_CACHED_PARTITIONING, old)
     try:
         cached.count()
     except BaseException:
