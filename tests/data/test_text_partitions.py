@@ -30,6 +30,8 @@ from dpselect.data import grouped_scores, join_order, packed_scores, scores, tab
 from dpselect.data.scores import candidate_scores, top_values
 from dpselect.data.tables import open_table
 
+from .test_grouped_partitions import _same  # bit-for-bit equality of the plans' answers
+
 ROWS = 2400
 SITES = [f"s{i}" for i in range(30)]
 GROUPS = ["a", "b", "c", "d"]
@@ -140,14 +142,6 @@ def _answers(path: str, schema: dict[str, str]) -> dict[str, Any]:
         "site", "grp", GROUPS, 5, "user_id", 2, 3, 11, 12
     )
     return out
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, np.ndarray):
-        return a.dtype == b.dtype and a.tobytes() == b.tobytes()
-    if isinstance(a, (list, tuple)) and a and isinstance(a[0], np.ndarray):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 def _nonempty(a: Any) -> bool:
