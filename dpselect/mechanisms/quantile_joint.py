@@ -77,7 +77,7 @@ import math
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -85,6 +85,7 @@ import numpy.typing as npt
 from ..core.arithmetic import float_down, float_up, printed_up
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
+from ..core.public_memo import kept
 from ..sampling.source import RandomSource, resolve_source
 from ..sampling.two_stage import draw_state
 from .quantile_continuous import (
@@ -105,7 +106,6 @@ __all__ = [
     "JOINT_SUBPOINTS",
     "MAX_JOINT_LEVELS",
     "draw_state",
-    "forget_kept",
     "joint_accuracy",
     "joint_accuracy_derivation",
     "joint_accuracy_terms",
@@ -116,16 +116,12 @@ __all__ = [
     "joint_rounding_loss",
     "joint_sensitivity",
     "joint_subpoints",
-    "kept",
     "make_joint_quantiles",
-    "public_key",
     "recorded_resolution",
 ]
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
 _log_lengths = log_lengths  # the name tests/recipes/test_quantiles_joint.py reads here
 
 #: The cap T on each gap's term c |...|.
@@ -136,84 +132,6 @@ JOINT_LOG_ERROR = Fraction(1, 2**22)
 MAX_JOINT_LEVELS = 64
 #: The default resolution is half the power of ten at most ``(hi - lo) / JOINT_STEP_DIVISOR``.
 JOINT_STEP_DIVISOR = 600
-
-
-# ----------------------------------------------------------------------------- kept constants
-class _Keyed:
-    """Arguments held under a key of their public values (:func:`public_key`): what
-    ``functools.lru_cache`` hashes and compares in their place."""
-
-    __slots__ = ("args", "key")
-
-    def __init__(self, key: tuple[Any, ...], args: tuple[Any, ...]) -> None:
-        self.key, self.args = key, args
-
-    def __hash__(self) -> int:
-        return hash(self.key)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Keyed) and self.key == other.key
-
-
-def public_key(value: Any) -> Any:
-    """A hashable key that equals another's only for the same public parameters: each number
-    with its type (``1``, ``1.0`` and ``True`` apart), floats by their bits (``-0.0`` apart
-    from ``0.0``), Fractions by numerator and denominator (cheaper to hash than the
-    Fraction), sequences item by item; ``None`` for anything else (not kept)."""
-    kind = type(value)
-    if kind is Fraction:
-        return (kind, value.numerator, value.denominator)
-    if kind is float or kind is np.float64:
-        return (kind, float(value).hex())
-    if kind is int or kind is bool or kind is str or value is None:
-        return (kind, value)
-    if kind is tuple or kind is list:
-        items = []
-        for item in value:
-            if type(item) is Fraction:  # the levels: no call a level
-                items.append((Fraction, item.numerator, item.denominator))
-                continue
-            k = public_key(item)
-            if k is None:
-                return None
-            items.append(k)
-        return (kind, tuple(items))
-    return None
-
-
-#: The ``cache_clear`` of every :func:`kept` function (:func:`forget_kept`).
-_KEPT: list[Callable[[], None]] = []
-
-
-def forget_kept() -> None:
-    """Drop every answer :func:`kept` holds: for code that changes what a kept function
-    computes (a test that patches the mechanism's constants), before and after the change."""
-    for clear in _KEPT:
-        clear()
-
-
-def kept(function: Callable[_P, _R]) -> Callable[_P, _R]:
-    """``function`` of public parameters, its answers kept for the 256 argument lists seen
-    last (:func:`public_key`: the same answer for the same parameters; keyword arguments, or
-    arguments without a key, are not kept). A list answer is copied on the way out, so that a
-    caller that changes it changes no kept answer. Errors are raised as by ``function``
-    (never kept)."""
-
-    @functools.lru_cache(maxsize=256)
-    def call(keyed: _Keyed) -> _R:
-        return function(*keyed.args)  # type: ignore[call-arg]
-
-    _KEPT.append(call.cache_clear)
-
-    @functools.wraps(function)
-    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        key = None if kwargs else public_key(args)
-        if key is None:
-            return function(*args, **kwargs)
-        out = call(_Keyed(key, args))
-        return list(out) if isinstance(out, list) else out  # type: ignore[return-value]
-
-    return wrapper
 
 
 # ----------------------------------------------------------------------------- parameters
@@ -1100,7 +1018,7 @@ def _constants(
 ) -> tuple[_Plan, float, Fraction | None, int]:
     """``(plan, w, step, G)`` of :func:`make_joint_quantiles`: the mechanism's constants, the
     resolution, its decimal step (``None`` without one) and the moves' subpoints. Public
-    parameters only, kept (:func:`kept`): every plan of a release that shares them shares one
+    parameters only, kept (:func:`~dpselect.core.public_memo.kept`): every plan of a release that shares them shares one
     ``_Plan`` (read only)."""
     w = joint_resolution(resolution, lo, hi, row_eps)
     step = decimal_step(w) if w > 0 else None
@@ -1129,20 +1047,14 @@ def _accuracy_terms(
     return per_nat, tail
 
 
+@kept
 def _levels(qs: Sequence[Any]) -> tuple[Fraction, ...]:
     """``sorted_levels(qs)`` as a tuple, kept for levels seen before (public parameters; each
     level keyed with its type, so that a kept answer is one for the same input)."""
-    key = public_key(qs)
-    if key is None:
-        return tuple(sorted_levels(qs))
-    return _sorted_levels(_Keyed(key, (qs,)))
+    return tuple(sorted_levels(qs))
 
 
-@functools.lru_cache(maxsize=256)
-def _sorted_levels(keyed: _Keyed) -> tuple[Fraction, ...]:
-    return tuple(sorted_levels(keyed.args[0]))
-
-
+@kept
 def joint_accuracy(
     bounds: tuple[float, float],
     qs: Sequence[Any],
@@ -1160,18 +1072,6 @@ def joint_accuracy(
     and prints that number of rows, in the data's units; ``E_l`` depends on the rows and is
     named, with when it is 0.
     """
-    return _joint_accuracy(bounds, qs, epsilon, confidence, resolution)
-
-
-@kept
-def _joint_accuracy(
-    bounds: tuple[float, float],
-    qs: Sequence[Any],
-    epsilon: Any,
-    confidence: float,
-    resolution: Any,
-) -> list[str]:
-    """:func:`joint_accuracy`, kept (:func:`kept`: public parameters)."""
     lo, hi = check_bounds(bounds)
     m = len(_levels(qs))
     w = joint_resolution(resolution, lo, hi, epsilon)
@@ -1216,6 +1116,7 @@ def joint_rows_bound(
     return float(np.nextafter(per_nat * (m * log_ratio + tail) * (1 + 2**-40), np.inf))
 
 
+@kept
 def joint_accuracy_derivation(
     bounds: tuple[float, float],
     qs: Sequence[Any],
@@ -1231,18 +1132,6 @@ def joint_accuracy_derivation(
     where ``E`` is the least total attainable by values in intervals at least ``l`` long
     between consecutive distinct values (or a bound): both depend on the rows.
     """
-    return _joint_accuracy_derivation(bounds, qs, epsilon, confidence, resolution)
-
-
-@kept
-def _joint_accuracy_derivation(
-    bounds: tuple[float, float],
-    qs: Sequence[Any],
-    epsilon: Any,
-    confidence: float,
-    resolution: Any,
-) -> list[str]:
-    """:func:`joint_accuracy_derivation`, kept (:func:`kept`: public parameters)."""
     lo, hi = check_bounds(bounds)
     m = len(_levels(qs))
     per_nat, tail = joint_accuracy_terms(qs, epsilon, confidence)

@@ -38,6 +38,7 @@ from ..core.deprecation import renamed_keyword
 from ..core.domains import atom_domain
 from ..core.errors import DataError, ParameterError
 from ..core.metrics import L1Distance
+from ..core.public_memo import kept
 from ..data.candidates import load_candidates
 from ..data.column_roles import check_column_role, recorded_step
 from ..data.engine import Engine
@@ -65,7 +66,6 @@ from ..mechanisms.quantile_joint import (
     joint_resolution,
     joint_rounding_loss,
     joint_rows_bound,
-    kept,
     make_joint_quantiles,
     recorded_resolution,
 )

@@ -18,6 +18,7 @@ import pytest
 
 from dpselect.core.arithmetic import float_up
 from dpselect.core.errors import ParameterError
+from dpselect.core.public_memo import forget_kept
 from dpselect.mechanisms import quantile_joint as qj
 from dpselect.mechanisms.quantile_joint import (
     JOINT_CAP,
@@ -158,13 +159,13 @@ def test_joint_law_test_fails_on_broken_variants(monkeypatch):
         self.log_fact = [0.0] * len(self.log_fact)
 
     monkeypatch.setattr(qj._Plan, "__init__", no_factorial)
-    qj.forget_kept()  # the good sampler's constants are kept: build the broken ones
+    forget_kept()  # the good sampler's constants are kept: build the broken ones
     try:
         bad = make_joint_quantiles(BOUNDS, qs, eps, resolution=0, source=InsecureSeededSource(13))
         assert not _fits(_cell_counts(bad, DATA, edges, cells, runs), probs)[0]
     finally:
         monkeypatch.undo()
-        qj.forget_kept()  # and never keep the broken ones for later tests
+        forget_kept()  # and never keep the broken ones for later tests
     # ...and at twice the epsilon
     double = make_joint_quantiles(
         BOUNDS, qs, 2 * eps, resolution=0, source=InsecureSeededSource(14)

@@ -1,5 +1,6 @@
-"""The kept constants of the joint mechanism (``kept``, ``public_key``): the same answer only
-for the same public parameters, and no kept answer a caller can change."""
+"""Answers of public parameters kept between calls (``dpselect.core.public_memo``: ``kept``,
+``public_key``): the same answer only for the same public parameters, and no kept answer a
+caller can change."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import numpy as np
 import pytest
 
 from dpselect.core.errors import ParameterError
-from dpselect.mechanisms.quantile_joint import joint_accuracy, kept, public_key
+from dpselect.core.public_memo import kept, public_key
+from dpselect.mechanisms.quantile_joint import joint_accuracy
 
 
 def test_public_keys_tell_types_signs_and_values_apart():
