@@ -300,87 +300,6 @@ def logaddexp(a: F64, b: F64) -> F64:
     return d
 
 
-# ----------------------------------------------------------------------------- segment trees
-class _Trees:
-    """Three segment trees over ``A[i']`` (log space) for range sums without subtraction.
-
-    The reference for :class:`_BlockedSums`, which the dynamic program uses (its tests
-    compare the two): ``O(log n)`` NumPy steps a query where the blocks take ``O(1)``.
-
-    ``plain[k]``: log of the sum of ``exp(A)`` over node ``k``'s leaves. ``left[k]``: the same
-    with each term times ``exp(-c (BC[hi_k] - BC[i']))`` (reference: the node's last leaf);
-    ``right[k]``: times ``exp(-c (BC[i'] - BC[lo_k]))`` (reference: its first leaf).
-    """
-
-    def __init__(self, a: F64, bc: I64, factor: float) -> None:
-        n = a.shape[0]
-        size = 1
-        while size < n:
-            size *= 2
-        self.size, self.factor = size, factor
-        bc_ext = np.concatenate((bc, np.full(size - n, bc[-1], dtype=np.int64)))
-        plain = np.full(2 * size, -np.inf)
-        plain[size : size + n] = a
-        left, right = plain.copy(), plain.copy()
-        node_lo = np.zeros(2 * size, dtype=np.int64)
-        node_hi = np.zeros(2 * size, dtype=np.int64)
-        node_lo[size:] = bc_ext
-        node_hi[size:] = bc_ext
-        width = size
-        start = size
-        while start > 1:
-            start //= 2
-            width //= 2
-            k = np.arange(start, 2 * start)
-            lc, rc = 2 * k, 2 * k + 1
-            node_lo[k] = node_lo[lc]
-            node_hi[k] = node_hi[rc]
-            plain[k] = logaddexp(plain[lc], plain[rc])
-            with np.errstate(invalid="ignore"):
-                d_left = (node_hi[rc] - node_hi[lc]).astype(np.float64) * factor
-                d_right = (node_lo[rc] - node_lo[lc]).astype(np.float64) * factor
-                left[k] = logaddexp(left[lc] - d_left, left[rc])
-                right[k] = logaddexp(right[lc], right[rc] - d_right)
-        self.plain, self.left, self.right = plain, left, right
-        self.node_lo, self.node_hi = node_lo, node_hi
-
-    def query(self, kind: str, start: I64, stop: I64, pivot: I64 | None = None) -> F64:
-        """Log range sums over ``[start, stop)`` per query (``-inf`` when empty).
-
-        ``kind`` "plain"; "left": terms times ``exp(-c (pivot - BC[i']))`` (all ``BC[i'] <=
-        pivot``); "right": times ``exp(-c (BC[i'] - pivot))`` (all ``BC[i'] > pivot``).
-        """
-        tree = {"plain": self.plain, "left": self.left, "right": self.right}[kind]
-        res = np.full(start.shape[0], -np.inf)
-        lo = start + self.size
-        hi = stop + self.size
-        while True:
-            active = lo < hi
-            if not bool(active.any()):
-                return res
-            for side in (0, 1):
-                if side == 0:
-                    pick = np.flatnonzero(active & ((lo & 1) == 1))
-                    idx = lo[pick]
-                    lo[pick] += 1
-                else:
-                    pick = np.flatnonzero(active & ((hi & 1) == 1))
-                    hi[pick] -= 1
-                    idx = hi[pick]
-                if pick.shape[0] == 0:
-                    continue
-                term = tree[idx]
-                if kind == "left":
-                    assert pivot is not None
-                    term = term - (pivot[pick] - self.node_hi[idx]).astype(np.float64) * self.factor
-                elif kind == "right":
-                    assert pivot is not None
-                    term = term - (self.node_lo[idx] - pivot[pick]).astype(np.float64) * self.factor
-                res[pick] = logaddexp(res[pick], term)
-            lo >>= 1
-            hi >>= 1
-
-
 # ----------------------------------------------------------------------------- blocked sums
 #: Leaves per block of :class:`_BlockedSums` (a power of two): the longest chain of
 #: ``logaddexp`` inside a block.
@@ -396,7 +315,7 @@ def _bit_length(x: I64) -> I64:
 class _BlockedSums:
     """Range sums of ``exp(A[i'])`` (log space, no subtraction) in ``O(1)`` per query.
 
-    Same three kinds and the same references as :class:`_Trees` ("plain"; "left": each term
+    Same three kinds and the same references as :class:`SegmentTrees` ("plain"; "left": each term
     times ``exp(-c (ref - BC[i']))`` with the reference at the range's last leaf; "right":
     ``exp(-c (BC[i'] - ref))`` with the reference at its first leaf). Leaves are cut in blocks
     of :data:`SUM_BLOCK`; inside a block every suffix (to the block's end) and prefix (from
