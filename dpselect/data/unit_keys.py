@@ -114,7 +114,7 @@ def _key(value: Any) -> bytes | None:
     if isinstance(value, decimal.Decimal):
         if not value.is_finite():
             return None if value.is_nan() else _TAG + b"d" + str(value).encode()
-        return _TAG + b"d" + format(value.normalize(), "f").encode()
+        return _TAG + b"d" + _decimal_text(value).encode()
     if kind == "pandas":
         import pandas as pd
 
@@ -145,6 +145,21 @@ def _key(value: Any) -> bytes | None:
             return None  # a missing or unkeyed item: the tuple keys nobody
         return _TAG + b"(" + b"".join(_length_prefixed(p) for p in parts if p is not None)
     return None
+
+
+def _decimal_text(value: decimal.Decimal) -> str:
+    """A finite decimal as ``[-]DIGITSeEXP``, its digits without trailing zeros (``0`` for
+    zero): one text per value, every digit kept. Read from ``as_tuple()``, not by
+    ``normalize()``, which rounds to the context's precision (28 digits by default: two
+    38-digit ids were one unit; privacy audit 2026-11-26), and never written out in plain
+    notation (``1E-999999`` would be a million characters)."""
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)  # finite
+    text = "".join(map(str, digits)).lstrip("0")
+    if not text:
+        return "0"  # zero, whatever its sign and exponent: equal values are one unit
+    stripped = text.rstrip("0")
+    return f"{'-' if sign else ''}{stripped}e{exponent + len(text) - len(stripped)}"
 
 
 def object_unit_keys(values: Iterable[Any]) -> Any:
