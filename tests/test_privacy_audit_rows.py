@@ -49,3 +49,36 @@ def test_decimal_object_units_keep_every_digit():
     assert object_unit_key(D("-0.00")) == object_unit_key(D("0"))
     assert object_unit_key(D("Infinity")) != object_unit_key(D("-Infinity"))
     assert object_unit_key(D("NaN")) is None and object_unit_key(D("sNaN")) is None
+
+
+# ----------------------------------------------------------------------------------------
+# NumPy datetimes in units that are multiples (``datetime64[3M]``, ``[2D]``): the key held the
+# count and the base unit, not the multiple, so 1970-04 (one unit of 3 months) and 1970-02
+# (one month) were one unit. An int whose str() is not its digits (an int subclass, an
+# ``(int, Enum)`` member) was keyed by that str(): ``str()`` of mixed types is not injective.
+# And ``np.timedelta64`` (an ``np.integer`` subclass) never reached its own branch: with a unit
+# it was no unit at all, and a generic one was keyed as the int it holds.
+
+
+class _SameText(int):
+    def __str__(self) -> str:
+        return "same"
+
+
+def test_numpy_time_multiples_and_int_subclasses_are_distinct_units():
+    import numpy as np
+
+    groups = [
+        [np.datetime64(1, "3M"), np.datetime64(1, "M")],  # 1970-04, 1970-02
+        [np.datetime64(1, "2D"), np.datetime64(1, "D")],  # 1970-01-03, 1970-01-02
+        [np.timedelta64(1, "10s"), np.timedelta64(1, "s"), np.timedelta64(3, "ms")],
+        [np.timedelta64(5), 5],  # a generic duration is not the int 5
+        [_SameText(1), _SameText(2), 3],
+    ]
+    for values in groups:
+        keys = [object_unit_key(v) for v in values]
+        assert None not in keys and len(set(keys)) == len(values), (values, keys)
+        assert _object_units(values) == len(values), values
+    # equal values of one type are one unit; the int subclass keys as the int it holds
+    assert object_unit_key(np.datetime64(2, "D")) == object_unit_key(np.datetime64(2, "D"))
+    assert object_unit_key(_SameText(3)) == object_unit_key(3)

@@ -91,22 +91,25 @@ def _key(value: Any) -> bytes | None:
     if kind == "numpy":
         import numpy as np
 
+        # times first: np.timedelta64 is an np.integer too
+        if isinstance(value, (np.datetime64, np.timedelta64)):
+            if np.isnat(value):
+                return None
+            unit, multiple = np.datetime_data(value.dtype)
+            tag = b"M" if isinstance(value, np.datetime64) else b"m"
+            # the count of units of ``multiple`` base units (datetime64[3M]): both in the key
+            step = "" if multiple == 1 else f"x{multiple}"
+            return _TAG + tag + f"{value.astype(np.int64)}{unit}{step}".encode()
         if isinstance(value, np.bool_):
             value = bool(value)
         elif isinstance(value, np.integer):
             value = int(value)
         elif isinstance(value, np.floating):
             value = float(value)
-        elif isinstance(value, (np.datetime64, np.timedelta64)):
-            if np.isnat(value):
-                return None
-            unit, _ = np.datetime_data(value.dtype)
-            tag = b"M" if isinstance(value, np.datetime64) else b"m"
-            return _TAG + tag + f"{value.astype(np.int64)}{unit}".encode()
     if isinstance(value, bool):
         return _TAG + (b"b1" if value else b"b0")
-    if isinstance(value, int):
-        return _TAG + b"i" + str(value).encode()
+    if isinstance(value, int):  # int's own digits: a subclass's str() may be anything
+        return _TAG + b"i" + int.__repr__(value).encode()
     if isinstance(value, float):
         if math.isnan(value):
             return None
