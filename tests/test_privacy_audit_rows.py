@@ -82,3 +82,64 @@ def test_numpy_time_multiples_and_int_subclasses_are_distinct_units():
     # equal values of one type are one unit; the int subclass keys as the int it holds
     assert object_unit_key(np.datetime64(2, "D")) == object_unit_key(np.datetime64(2, "D"))
     assert object_unit_key(_SameText(3)) == object_unit_key(3)
+
+
+# ----------------------------------------------------------------------------------------
+# Parquet columns DuckDB reads lossily: a decimal of more than 38 digits is read as DOUBLE
+# (10^60 and 10^60 + 1 one value), an INT96 timestamp (nanoseconds) as TIMESTAMP
+# (microseconds). As a privacy unit two people were one; now refused from the files' footers,
+# before any charge. As a ranked value or a number the rounding is harmless (each row still
+# counts toward one value) and they are read as before.
+
+
+def _lossy_parquet_files(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    wide = pa.table({"uid": pa.array([D(10**60), D(10**60 + 1)], pa.decimal256(76, 0)),
+                     "v": ["x", "x"], "n": [1.0, 2.0]})  # fmt: skip
+    pq.write_table(wide, tmp_path / "wide.parquet")
+    nanos = pa.table({"uid": pa.array([1, 2], pa.timestamp("ns")), "v": ["x", "x"],
+                      "n": [1.0, 2.0]})  # fmt: skip
+    pq.write_table(nanos, tmp_path / "int96.parquet", use_deprecated_int96_timestamps=True)
+    fine = pa.table({"uid": pa.array([D(10**36), D(10**36 + 1)], pa.decimal128(38, 0)),
+                     "v": ["x", "x"], "n": [1.0, 2.0]})  # fmt: skip
+    pq.write_table(fine, tmp_path / "fine.parquet")
+    pq.write_table(nanos, tmp_path / "nanos.parquet")  # INT64 nanoseconds: exact
+    return [tmp_path / "wide.parquet", tmp_path / "int96.parquet"], [
+        tmp_path / "fine.parquet",
+        tmp_path / "nanos.parquet",
+    ]
+
+
+def test_parquet_units_read_lossily_are_refused_before_the_charge(tmp_path):
+    import pytest
+
+    import dpselect as dp
+    from dpselect.accounting import Ledger
+    from dpselect.core.errors import DataError
+    from dpselect.sampling.source import InsecureSeededSource
+
+    lossy, exact = _lossy_parquet_files(tmp_path)
+    for path in exact:  # 38 digits, nanosecond timestamps: two units
+        assert _units_of_x(str(path)) == 2
+    book = Ledger.create(tmp_path / "book.db", 10.0, 1e-3)
+    calls = [
+        lambda p, **k: dp.top_k(p, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", **k),
+        lambda p, **k: dp.quantile(p, "n", 0.5, 1.0, bounds=(0, 3), privacy_unit="uid", **k),
+        lambda p, **k: dp.best_price(
+            p, 1.0, column="n", prices=[1, 2], max_price=2, privacy_unit="uid", **k
+        ),
+    ]
+    for path in lossy:
+        for call in calls:
+            with pytest.raises(DataError, match="privacy_unit 'uid'") as info:
+                call(str(path), ledger=book, source=InsecureSeededSource(1))
+            assert "\n" not in str(info.value)
+        with pytest.raises(DataError):
+            _units_of_x(str(path))
+        # ranked or numeric, the same columns are read as before (DOUBLE, TIMESTAMP)
+        dp.top_k(str(path), "uid", 1, 1.0, candidates=[1.0], ledger=book,
+                 source=InsecureSeededSource(1))  # fmt: skip
+    assert book.spent()[0] == 2.0  # only the two ranked releases were charged
+    book.close()

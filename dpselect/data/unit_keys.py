@@ -350,6 +350,13 @@ class ParquetUnits:
         from ..core.errors import DataError
         from .text_lines import quote_identifier
 
+        lossy = _lossy_parquet_type(self.files, column)
+        if lossy is not None:  # whatever is declared: the declared cast reads DuckDB's value
+            raise DataError(
+                f"{argument} {column!r} of {table.description}: its Parquet type {lossy} is "
+                f"read as {kind}, which makes distinct values one (two people one unit); store "
+                "it as text, an integer or a decimal of at most 38 digits"
+            )
         if not _text_type(kind) or (column in self.declared and not _text_type(
             self.declared[column]
         )):  # fmt: skip
@@ -388,6 +395,34 @@ class ParquetUnits:
             raise refusal
         table.connection.execute(f"CREATE OR REPLACE TEMP VIEW data AS {self.select} FROM {inner}")
         return hidden, RAW_KEY_TYPE
+
+
+def _lossy_parquet_type(files: list[str], column: str) -> str | None:
+    """The Parquet type of ``column`` in ``files`` (their footers: the schema) where DuckDB
+    reads it with a loss, else None: a decimal of more than 38 digits (read as DOUBLE), an
+    INT96 timestamp (nanoseconds, read as microseconds). Distinct values then read as one,
+    so it cannot key a unit (privacy audit 2026-11-26). A footer that cannot be read adds
+    nothing here (DuckDB read it already)."""
+    import pyarrow.parquet as pq
+    import pyarrow.types as pt
+
+    for path in files:
+        try:
+            metadata = pq.read_metadata(path)
+        except (OSError, ValueError):  # pragma: no cover - DuckDB read it
+            continue
+        arrow = metadata.schema.to_arrow_schema()
+        if column not in arrow.names:
+            continue
+        kind = arrow.field(column).type
+        if pt.is_decimal(kind) and kind.precision > 38:
+            return str(kind)
+        names = [metadata.schema.column(i).path for i in range(metadata.num_columns)]
+        if column in names and metadata.schema.column(names.index(column)).physical_type == (
+            "INT96"
+        ):  # fmt: skip
+            return "INT96 timestamp"
+    return None
 
 
 def _arrow_text(kind: Any) -> bool:
