@@ -143,3 +143,38 @@ def test_parquet_units_read_lossily_are_refused_before_the_charge(tmp_path):
                  source=InsecureSeededSource(1))  # fmt: skip
     assert book.spent()[0] == 2.0  # only the two ranked releases were charged
     book.close()
+
+
+# ----------------------------------------------------------------------------------------
+# A pandas datetime64[ns, tz] column is read by DuckDB as TIMESTAMP WITH TIME ZONE, in
+# microseconds: two ids 1 ns apart were one unit (the Arrow, polars and Parquet forms are
+# TIMESTAMPTZ_NS and refused by the gate). Now refused as a unit from the dtype, before any
+# charge; as a ranked value it is read as before.
+
+
+def test_pandas_zoned_nanosecond_units_are_refused_before_the_charge(tmp_path):
+    import pytest
+
+    import dpselect as dp
+    from dpselect.accounting import Ledger
+    from dpselect.core.errors import DataError
+    from dpselect.sampling.source import InsecureSeededSource
+
+    stamps = pd.Series(pd.to_datetime([1, 2], unit="ns", utc=True))
+    frame = pd.DataFrame({"uid": stamps, "v": ["x", "x"], "n": [1.0, 2.0]})
+    naive = frame.assign(uid=stamps.dt.tz_localize(None))  # TIMESTAMP_NS: exact, two units
+    assert _units_of_x(naive) == 2
+    micros = frame.assign(uid=stamps.astype("datetime64[us, UTC]") + pd.to_timedelta([0, 1], "us"))
+    assert _units_of_x(micros) == 2  # zoned microseconds: exact, accepted
+    book = Ledger.create(tmp_path / "book.db", 10.0, 1e-3)
+    src = InsecureSeededSource(1)
+    with pytest.raises(DataError, match="privacy_unit 'uid'") as info:
+        dp.top_k(frame, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", ledger=book, source=src)
+    assert "\n" not in str(info.value)
+    with pytest.raises(DataError, match="privacy_unit 'uid'"):
+        dp.quantile(frame, "n", 0.5, 1.0, bounds=(0, 3), privacy_unit="uid", ledger=book)
+    assert book.spent() == (0.0, 0.0)
+    dp.top_k(frame, "uid", 1, 1.0, candidates=[stamps[0]], ledger=book, source=src)  # ranked
+    dp.top_k(micros, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", ledger=book, source=src)
+    assert book.spent()[0] == 2.0
+    book.close()
