@@ -87,6 +87,27 @@ def test_numpy_time_multiples_and_int_subclasses_are_distinct_units():
 
 
 # ----------------------------------------------------------------------------------------
+# A NumPy long double (80-bit on x86) was keyed as float(value): 1 + 2^-60 and 1 were one
+# unit, and every value beyond float64's range was the unit ``inf``.
+
+
+def test_long_double_units_keep_their_precision():
+    import numpy as np
+    import pytest
+
+    wide = np.longdouble
+    if np.finfo(wide).nmant <= 52:
+        pytest.skip("long double is float64 on this platform: nothing is lost")
+    values = [wide(1), wide(1) + wide(2) ** -60, wide(10) ** 400, wide(10) ** 401, wide("inf")]
+    keys = [object_unit_key(v) for v in values]
+    assert None not in keys and len(set(keys)) == len(values), keys
+    assert _object_units(values) == len(values)
+    # a long double float64 holds exactly keys as that float
+    assert object_unit_key(wide(1.5)) == object_unit_key(1.5)
+    assert object_unit_key(wide("nan")) is None
+
+
+# ----------------------------------------------------------------------------------------
 # Parquet columns DuckDB reads lossily: a decimal of more than 38 digits is read as DOUBLE
 # (10^60 and 10^60 + 1 one value), an INT96 timestamp (nanoseconds) as TIMESTAMP
 # (microseconds). As a privacy unit two people were one; now refused from the files' footers,

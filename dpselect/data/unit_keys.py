@@ -105,7 +105,11 @@ def _key(value: Any) -> bytes | None:
         elif isinstance(value, np.integer):
             value = int(value)
         elif isinstance(value, np.floating):
-            value = float(value)
+            wide = value
+            value = float(wide)
+            if not math.isnan(value) and value != wide:  # a long double float64 cannot hold
+                numerator, denominator = wide.as_integer_ratio()  # exact
+                return _TAG + b"q" + f"{numerator}/{denominator}".encode()
     if isinstance(value, bool):
         return _TAG + (b"b1" if value else b"b0")
     if isinstance(value, int):  # int's own digits: a subclass's str() may be anything
