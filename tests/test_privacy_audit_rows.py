@@ -332,3 +332,45 @@ def test_one_adversarial_row_changes_no_outcome_shape(column, value, where, name
     rows.insert(where, {**rows[0], column: value})
     got = _outcome(recipe, _frame(rows, layout))
     assert got == _BASE_OUTCOMES[name, layout], (name, layout, column, value)
+
+
+# ----------------------------------------------------------------------------------------
+# select_hypothesis with privacy_unit an array of unit ids: a polars Series of Datetime("ns"),
+# Duration("ns") or Time, and an Arrow (or pandas ArrowDtype) time64("ns"), became Python
+# datetimes, timedeltas and times in microseconds, so ids 1 ns apart were one unit.
+
+
+def test_hypothesis_unit_arrays_of_nanoseconds_stay_distinct():
+    import numpy as np
+    import polars as pl
+    import pyarrow as pa
+
+    import dpselect as dp
+    from dpselect.data.kept_examples import example_unit_keys
+    from dpselect.recipes.hypothesis import _python_values
+    from dpselect.sampling.source import InsecureSeededSource
+
+    ns = [1, 2, 1001]
+    arrays = [
+        pl.Series(ns, dtype=pl.Datetime("ns")),
+        pl.Series(ns, dtype=pl.Datetime("ns", "UTC")),
+        pl.Series(ns, dtype=pl.Duration("ns")),
+        pl.Series(ns, dtype=pl.Time),
+        pa.array(ns, pa.time64("ns")),
+        pa.chunked_array(
+            [pa.array(ns[:1], pa.timestamp("ns")), pa.array(ns[1:], pa.timestamp("ns"))]
+        ),
+        pd.Series(pa.array(ns, pa.time64("ns")), dtype=pd.ArrowDtype(pa.time64("ns"))),
+    ]
+    for units in arrays:
+        keys = example_unit_keys(_python_values(units))
+        assert None not in keys and len(set(keys)) == 3, (units, keys)
+    # through the recipe: three units, one example each, r = 1: every mistake counts
+    X, y = np.zeros(3), np.ones(3, dtype=int)
+    rules = {"wrong": lambda x: np.zeros(len(x), dtype=int), "right": lambda x: np.ones(len(x))}
+    from dpselect.recipes.hypothesis import bounded_mistakes
+
+    for units in arrays:
+        keys = example_unit_keys(_python_values(units))
+        assert bounded_mistakes(X, y, keys, list(rules.values()), 1, salt=3) == [3, 0]
+        dp.select_hypothesis(X, y, rules, 1.0, privacy_unit=units, source=InsecureSeededSource(1))
