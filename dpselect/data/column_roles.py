@@ -29,6 +29,9 @@ decides whether the release fails). Refused, and why:
   footers).
 - nested types (``LIST``, ``STRUCT``, ``MAP``, ``UNION``, arrays), ``BIT``, ``BIGNUM`` and any
   other type not listed.
+- As a privacy unit only: a pandas ``datetime64[ns, tz]`` column, which DuckDB reads as
+  ``TIMESTAMP WITH TIME ZONE`` truncated to microseconds (two ids 1 ns apart would be one
+  unit: the key must be injective); as a ranked value it is accepted.
 """
 
 from __future__ import annotations
@@ -83,6 +86,9 @@ _HINTS = {
     "TIMESTAMPTZ_NS": "declare the column as TIMESTAMPTZ (schema=) to read it in microseconds",
 }
 _ARROW_COARSE_ZONED = re.compile(r"timestamp\[(s|ms)[,\]]")
+#: A zoned timestamp in nanoseconds that DuckDB reads as TIMESTAMP WITH TIME ZONE (a pandas
+#: ``datetime64[ns, tz]``): truncated to microseconds, so refused as a unit (not injective).
+_NANOS_ZONED = re.compile(r"timestamp\[ns, tz=")
 
 
 def _canonical(sql_type: str) -> str:
@@ -140,6 +146,13 @@ def check_column_role(
         arrow_type = str(table.arrow_types.get(column, ""))
     supported = supported_types(role)
     name = _canonical(sql_type)
+    if role == "unit" and name == "TIMESTAMP WITH TIME ZONE" and _NANOS_ZONED.match(arrow_type):
+        raise DataError(
+            f"{argument} {column!r} has type {sql_type} (pandas {arrow_type}){where}: its "
+            "nanoseconds are truncated to microseconds while the data is read, which makes "
+            "distinct values one (two people one unit); store it as timestamp[us] or without "
+            "a time zone (TIMESTAMP_NS) first"
+        )
     if name in supported and not _ARROW_COARSE_ZONED.match(arrow_type):
         if role == "unit" and not isinstance(table, str):
             # the injective key (text by its bytes, objects by type and value), or a refusal

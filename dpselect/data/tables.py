@@ -725,15 +725,17 @@ def _relation_table(data: Any) -> Any:
 
 
 def _pandas_scan_converted(frame: Any) -> dict[str, str]:
-    """A pandas frame's time-zoned timestamps in seconds or milliseconds, as Arrow prints
-    their type: DuckDB converts them to microseconds while scanning, before any declared type
-    applies, so one value beyond that range raises in the query (the gate refuses them)."""
+    """A pandas frame's time-zoned timestamps in seconds, milliseconds or nanoseconds, as
+    Arrow prints their type: DuckDB converts them to microseconds while scanning, before any
+    declared type applies, so one value beyond that range raises in the query (seconds and
+    milliseconds: the gate refuses them), and nanoseconds are truncated (two values 1 ns
+    apart are one: the gate refuses them as a privacy unit)."""
     if type(frame).__module__.split(".")[0] != "pandas":
         return {}
     out = {}
     for name, dtype in zip(frame.columns, frame.dtypes, strict=True):
         unit, zone = getattr(dtype, "unit", None), getattr(dtype, "tz", None)
-        if unit in ("s", "ms") and zone is not None:
+        if unit in ("s", "ms", "ns") and zone is not None:
             out[str(name)] = f"timestamp[{unit}, tz={zone}]"
     return out
 

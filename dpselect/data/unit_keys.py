@@ -91,22 +91,29 @@ def _key(value: Any) -> bytes | None:
     if kind == "numpy":
         import numpy as np
 
+        # times first: np.timedelta64 is an np.integer too
+        if isinstance(value, (np.datetime64, np.timedelta64)):
+            if np.isnat(value):
+                return None
+            unit, multiple = np.datetime_data(value.dtype)
+            tag = b"M" if isinstance(value, np.datetime64) else b"m"
+            # the count of units of ``multiple`` base units (datetime64[3M]): both in the key
+            step = "" if multiple == 1 else f"x{multiple}"
+            return _TAG + tag + f"{value.astype(np.int64)}{unit}{step}".encode()
         if isinstance(value, np.bool_):
             value = bool(value)
         elif isinstance(value, np.integer):
             value = int(value)
         elif isinstance(value, np.floating):
-            value = float(value)
-        elif isinstance(value, (np.datetime64, np.timedelta64)):
-            if np.isnat(value):
-                return None
-            unit, _ = np.datetime_data(value.dtype)
-            tag = b"M" if isinstance(value, np.datetime64) else b"m"
-            return _TAG + tag + f"{value.astype(np.int64)}{unit}".encode()
+            wide = value
+            value = float(wide)
+            if not math.isnan(value) and value != wide:  # a long double float64 cannot hold
+                numerator, denominator = wide.as_integer_ratio()  # exact
+                return _TAG + b"q" + f"{numerator}/{denominator}".encode()
     if isinstance(value, bool):
         return _TAG + (b"b1" if value else b"b0")
-    if isinstance(value, int):
-        return _TAG + b"i" + str(value).encode()
+    if isinstance(value, int):  # int's own digits: a subclass's str() may be anything
+        return _TAG + b"i" + int.__repr__(value).encode()
     if isinstance(value, float):
         if math.isnan(value):
             return None
@@ -114,7 +121,7 @@ def _key(value: Any) -> bytes | None:
     if isinstance(value, decimal.Decimal):
         if not value.is_finite():
             return None if value.is_nan() else _TAG + b"d" + str(value).encode()
-        return _TAG + b"d" + format(value.normalize(), "f").encode()
+        return _TAG + b"d" + _decimal_text(value).encode()
     if kind == "pandas":
         import pandas as pd
 
@@ -145,6 +152,21 @@ def _key(value: Any) -> bytes | None:
             return None  # a missing or unkeyed item: the tuple keys nobody
         return _TAG + b"(" + b"".join(_length_prefixed(p) for p in parts if p is not None)
     return None
+
+
+def _decimal_text(value: decimal.Decimal) -> str:
+    """A finite decimal as ``[-]DIGITSeEXP``, its digits without trailing zeros (``0`` for
+    zero): one text per value, every digit kept. Read from ``as_tuple()``, not by
+    ``normalize()``, which rounds to the context's precision (28 digits by default: two
+    38-digit ids were one unit; privacy audit 2026-11-26), and never written out in plain
+    notation (``1E-999999`` would be a million characters)."""
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)  # finite
+    text = "".join(map(str, digits)).lstrip("0")
+    if not text:
+        return "0"  # zero, whatever its sign and exponent: equal values are one unit
+    stripped = text.rstrip("0")
+    return f"{'-' if sign else ''}{stripped}e{exponent + len(text) - len(stripped)}"
 
 
 def object_unit_keys(values: Iterable[Any]) -> Any:
@@ -332,6 +354,13 @@ class ParquetUnits:
         from ..core.errors import DataError
         from .text_lines import quote_identifier
 
+        lossy = _lossy_parquet_type(self.files, column)
+        if lossy is not None:  # whatever is declared: the declared cast reads DuckDB's value
+            raise DataError(
+                f"{argument} {column!r} of {table.description}: its Parquet type {lossy} is "
+                f"read as {kind}, which makes distinct values one (two people one unit); store "
+                "it as text, an integer or a decimal of at most 38 digits"
+            )
         if not _text_type(kind) or (column in self.declared and not _text_type(
             self.declared[column]
         )):  # fmt: skip
@@ -370,6 +399,34 @@ class ParquetUnits:
             raise refusal
         table.connection.execute(f"CREATE OR REPLACE TEMP VIEW data AS {self.select} FROM {inner}")
         return hidden, RAW_KEY_TYPE
+
+
+def _lossy_parquet_type(files: list[str], column: str) -> str | None:
+    """The Parquet type of ``column`` in ``files`` (their footers: the schema) where DuckDB
+    reads it with a loss, else None: a decimal of more than 38 digits (read as DOUBLE), an
+    INT96 timestamp (nanoseconds, read as microseconds). Distinct values then read as one,
+    so it cannot key a unit (privacy audit 2026-11-26). A footer that cannot be read adds
+    nothing here (DuckDB read it already)."""
+    import pyarrow.parquet as pq
+    import pyarrow.types as pt
+
+    for path in files:
+        try:
+            metadata = pq.read_metadata(path)
+        except (OSError, ValueError):  # pragma: no cover - DuckDB read it
+            continue
+        arrow = metadata.schema.to_arrow_schema()
+        if column not in arrow.names:
+            continue
+        kind = arrow.field(column).type
+        if pt.is_decimal(kind) and kind.precision > 38:
+            return str(kind)
+        names = [metadata.schema.column(i).path for i in range(metadata.num_columns)]
+        if column in names and metadata.schema.column(names.index(column)).physical_type == (
+            "INT96"
+        ):  # fmt: skip
+            return "INT96 timestamp"
+    return None
 
 
 def _arrow_text(kind: Any) -> bool:

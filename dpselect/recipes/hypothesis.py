@@ -451,16 +451,45 @@ def _each(values: Any, convert: Callable[[Any], Any]) -> list[Any]:
     return out
 
 
+def _exact_arrow(chunk: Any) -> Any:
+    """An Arrow array of times, timestamps or durations as its stored integer counts (one
+    type per array, so distinct values stay distinct): Python's datetime, time and timedelta
+    hold microseconds, and ``to_pylist`` of nanoseconds made ids 1 ns apart one unit."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    kind = chunk.type
+    if pt.is_timestamp(kind) or pt.is_duration(kind) or pt.is_time(kind) or pt.is_date64(kind):
+        return chunk.cast(pa.int64())
+    return chunk
+
+
 def _python_values(values: Any) -> list[Any]:
     """Unit ids as Python objects, one per row, never raising on a row: a pyarrow array or
     chunked array chunk by chunk (a value that does not convert, such as a timestamp beyond
-    Python's range, is no unit), a Series by its values, anything else by :func:`_rows`."""
-    if type(values).__module__.split(".")[0] == "pyarrow":
+    Python's range, is no unit; times and durations as their integer counts:
+    :func:`_exact_arrow`), a polars Series and a pandas Series of an Arrow dtype as their
+    Arrow arrays, another Series by its values, anything else by :func:`_rows`."""
+    module = type(values).__module__.split(".")[0]
+    if type(values).__name__ == "Series" and (
+        module == "polars" or type(getattr(values, "dtype", None)).__name__ == "ArrowDtype"
+    ):  # fmt: skip
+        try:
+            if module == "polars":
+                values = values.to_arrow()
+            else:
+                import pyarrow as pa
+
+                values = pa.array(values)
+            module = "pyarrow"
+        except Exception:  # a type Arrow cannot hold (polars Object): by its values
+            pass
+    if module == "pyarrow":
         chunks = values.chunks if hasattr(values, "chunks") else [values]
         out: list[Any] = []
         for chunk in chunks:
             try:
-                out.extend(chunk.to_pylist())
+                out.extend(_exact_arrow(chunk).to_pylist())
             except Exception:
                 out.extend(_each(chunk, lambda scalar: scalar.as_py()))
         return out
