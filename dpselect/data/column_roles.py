@@ -31,7 +31,9 @@ decides whether the release fails). Refused, and why:
   other type not listed.
 - As a privacy unit only: a pandas ``datetime64[ns, tz]`` column, which DuckDB reads as
   ``TIMESTAMP WITH TIME ZONE`` truncated to microseconds (two ids 1 ns apart would be one
-  unit: the key must be injective); as a ranked value it is accepted.
+  unit: the key must be injective); as a ranked value it is accepted. Likewise an Arrow
+  ``date64`` column (a pyarrow table's or a pandas ``ArrowDtype``'s): its milliseconds are
+  read as a ``DATE``, any time of day dropped.
 """
 
 from __future__ import annotations
@@ -152,6 +154,13 @@ def check_column_role(
             "nanoseconds are truncated to microseconds while the data is read, which makes "
             "distinct values one (two people one unit); store it as timestamp[us] or without "
             "a time zone (TIMESTAMP_NS) first"
+        )
+    if role == "unit" and arrow_type.startswith("date64"):
+        raise DataError(
+            f"{argument} {column!r} has type {sql_type} (Arrow {arrow_type}){where}: its "
+            "milliseconds are read as a date, dropping any time of day they hold, which can "
+            "make distinct values one (two people one unit); cast it to date32 (whole days) "
+            "or to a timestamp first"
         )
     if name in supported and not _ARROW_COARSE_ZONED.match(arrow_type):
         if role == "unit" and not isinstance(table, str):

@@ -740,6 +740,25 @@ def _pandas_scan_converted(frame: Any) -> dict[str, str]:
     return out
 
 
+def _scan_dated(frame: Any) -> dict[str, str]:
+    """A frame's Arrow ``date64`` columns (a pyarrow table's, a pandas ``ArrowDtype``'s):
+    milliseconds since the epoch, which DuckDB reads as a ``DATE``, dropping any time of day
+    the values hold (the Arrow format asks for whole days but does not enforce it), before
+    any declared type applies; two values of one day would be one privacy unit, so the gate
+    refuses them as a unit (:func:`dpselect.data.column_roles.check_column_role`)."""
+    schema: Any = getattr(frame, "schema", None)
+    if hasattr(schema, "names") and hasattr(schema, "types"):  # pyarrow
+        pairs = [(n, str(t)) for n, t in zip(schema.names, schema.types, strict=True)]
+    elif type(frame).__module__.split(".")[0] == "pandas":
+        pairs = [
+            (n, str(getattr(d, "pyarrow_dtype", "")))
+            for n, d in zip(frame.columns, frame.dtypes, strict=True)
+        ]
+    else:  # polars: its Date is days (date32)
+        return {}
+    return {str(n): t for n, t in pairs if t.startswith("date64")}
+
+
 def _parquet_scan_converted(files: list[str]) -> dict[str, str]:
     """The Parquet columns stored as timestamps in milliseconds (or seconds), from the files'
     footers: DuckDB converts them to microseconds while scanning (before any declared type),
@@ -837,6 +856,7 @@ def open_table(data: Any, schema: Any = None) -> Engine:
         arrow = _frame_arrow_types(data)  # a declared column is read by TRY_CAST instead
         table.arrow_types = {c: t for c, t in arrow.items() if c not in declared}
         table.arrow_types.update(_pandas_scan_converted(data))
+        table.arrow_types.update(_scan_dated(data))
         table.float_columns = _float64_columns(data, declared)
         return table
     hint = (

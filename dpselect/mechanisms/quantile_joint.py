@@ -1018,8 +1018,8 @@ def _constants(
 ) -> tuple[_Plan, float, Fraction | None, int]:
     """``(plan, w, step, G)`` of :func:`make_joint_quantiles`: the mechanism's constants, the
     resolution, its decimal step (``None`` without one) and the moves' subpoints. Public
-    parameters only, kept (:func:`~dpselect.core.public_memo.kept`): every plan of a release that shares them shares one
-    ``_Plan`` (read only)."""
+    parameters only, kept (:func:`~dpselect.core.public_memo.kept`): every plan of a release
+    that shares them shares one ``_Plan`` (read only)."""
     w = joint_resolution(resolution, lo, hi, row_eps)
     step = decimal_step(w) if w > 0 else None
     return _Plan(list(levels), row_eps), w, step, joint_subpoints(row_eps)
