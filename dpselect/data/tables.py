@@ -841,12 +841,15 @@ def open_table(data: Any, schema: Any = None) -> Engine:
         data = _series_table(data, found[0])
     if _is_frame(data):
         module = type(data).__module__.split(".")[0]
-        registered, source_sql = _utf8_safe_frame(data), _FRAME_VIEW
+        description = description or f"the {module} table"
+        try:  # a polars type Arrow cannot hold (Int128): the schema, public
+            registered, source_sql = _utf8_safe_frame(data), _FRAME_VIEW
+        except Exception as exc:  # pyarrow's or polars' own errors
+            raise DataError(f"cannot read {description}: {_first_line(exc)}") from None
         if module == "pandas":
             registered = _utf8_safe_pandas(registered)
         else:
             registered, source_sql = _utf8_safe_arrow(registered)
-        description = description or f"the {module} table"
         try:  # a column type DuckDB cannot scan (Arrow float16, decimal256): public
             connection.register(_FRAME_VIEW, registered)
         except duckdb.Error as exc:

@@ -426,3 +426,15 @@ def test_tiny_epsilons_are_refused_or_released_before_any_wait(epsilon, kw, tmp_
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_polars_type_arrow_cannot_hold_is_a_one_line_data_error():
+    """polars' Int128 has no Arrow form: refused when the frame is opened (its schema, before
+    any charge) as a DataError naming the table, not pyarrow's own ArrowInvalid."""
+    from dpselect.core.errors import DataError
+    from dpselect.data.tables import open_table
+
+    frame = pl.DataFrame({"uid": pl.Series([1, 2], dtype=pl.Int128), "v": ["x", "y"]})
+    with pytest.raises(DataError, match="cannot read the polars table") as info:
+        open_table(frame)
+    assert "\n" not in str(info.value)
