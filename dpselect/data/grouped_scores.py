@@ -408,10 +408,11 @@ GROUPED_NUMBERS_BYTES_PER_ROW = 196
 #: plans size their parts (:func:`~.unit_partitions.source_rows`): their joins run as
 #: written there (:func:`~.join_order.text_join_order`, in :func:`_kept_parts`), and one
 #: line then costs less than the plan's constant above: in one part, at 10^7 and 5 * 10^7
-#: lines, 40.8 and 31.8 bytes with ``max_groups = m = 1`` (52), 74.7 and 59.4 with
-#: ``max_groups = 3`` (88), 136.9 and 128.7 for the cells (168), 45.7 and 29.9 for the
-#: groups found in the data (52), 136.0 and 155.0 for the numbers (196); with the
-#: optimizer's join order up to 190.5 (docs/performance.md, "Data larger than memory").
+#: lines, 45.7 and 31.8 bytes with ``max_groups = m = 1`` (52), 75.3 and 59.4 with
+#: ``max_groups = 3`` (88), 129.5 and 128.7 for the cells (168), 47.6 and 29.9 for the
+#: groups found in the data (52), 136.0 and 155.0 for the numbers (196): at most 0.92 of
+#: the constant; with the optimizer's join order up to 206.6 (docs/performance.md, "Data
+#: larger than memory").
 GROUPED_TEXT_ROW_WEIGHT = 1
 #: The temporary table that collects the parts' kept cells while a query runs.
 _KEPT_TABLE = "dpselect_grouped_kept"

@@ -752,10 +752,10 @@ TOP_VALUES_BYTES_PER_ROW = 32
 #: The rows a line of a text source (CSV, TSV, JSON lines) counts for when these plans size
 #: their parts (:func:`~.unit_partitions.source_rows`): their joins run as written there
 #: (:func:`~.join_order.text_join_order`), and one line then cost, in one part at 10^7
-#: lines, 47.8 bytes (``top_values``, ``m = 1``), 50.3 (``m = 3``) and 58.6 (the lists
+#: lines, 47.8 bytes (``top_values``, ``m = 1``), 55.4 (``m = 3``) and 59.5 (the lists
 #: plan of the candidate scores, ``m = 3``, ``max_rows_per_value = 2``; 99.0 to 112.2 with
 #: the optimizer's join order), at 5 * 10^7 lines 35.5 and 36.9 (``m = 3``): the largest
-#: over :data:`TOP_VALUES_BYTES_PER_ROW`, rounded up, ``ceil(58.6 / 32)``
+#: over :data:`TOP_VALUES_BYTES_PER_ROW`, rounded up, ``ceil(59.5 / 32)``
 #: (docs/performance.md, "Data larger than memory").
 TOP_VALUES_TEXT_ROW_WEIGHT = 2
 
