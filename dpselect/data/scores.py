@@ -500,6 +500,11 @@ def duckdb_candidate_scores(
     the rows are joined with the candidates first (so that a user's contributions are only
     spent on candidates), then grouped by user (:func:`_bounded_scores_sql`).
 
+    With a unit, on a text source (CSV, TSV, JSON lines) the joins run as written, the rows
+    probing the candidates and the units' seeds (:func:`~.join_order.text_join_order`), and
+    a line is sized as :data:`TOP_VALUES_TEXT_ROW_WEIGHT` rows for the hash parts: how the
+    query is planned, never what it returns.
+
     This is the SQL plan. For Parquet text the DuckDB engine may choose the dictionary plan
     first (:meth:`dpselect.data.engines.duckdb.DuckDBEngine.candidate_scores` with
     :mod:`dpselect.data.dictionary_scores`): the same rule, so the same scores.
