@@ -22,10 +22,24 @@ size``), in turns:
 - ``unknown``: the same without candidates, ``delta=1e-9`` (every value's bounded count,
   the unknown-domain plan of ``top_values``);
 - ``distinct``: DuckDB's ``SELECT count(*) FROM (SELECT DISTINCT user_id FROM ...)``, the
-  floor of any per-user rule.
+  floor of any per-user rule;
+- ``lists``: ``candidate_scores`` with the candidates and ``max_rows_per_value = 2`` (the
+  SQL lists plan of :func:`~dpselect.data.scores.duckdb_candidate_scores`);
+- ``grouped``, ``grouped3``, ``cells``, ``discovered``: the grouped plans over a third
+  column ``grp`` (200 groups, ``floor(exp(ln(200) U))`` with ``U`` another hash of ``i``:
+  Zipf-like; the file is then ``bounding_{rows}_{users}_grp``): ``grouped_value_counts``
+  of ``item`` by the 200 groups, limit 10, with ``max_groups = m = 1`` (one aggregate per
+  unit), ``max_groups = 3`` (the sorted lists), ``max_groups = 2, m = 3`` (the cells), and
+  ``discovered_value_counts`` (the groups found in the data, ``max_groups = m = 1``);
+  ``numbers``: ``grouped_values`` of ``item`` read as a number, ``max_groups = 2``,
+  ``max_rows = 3``.
 
 A job named ``JOB@MIB`` runs ``JOB`` with the budget ``MIB`` (``candidates@1e9``: one
-part), so one run can compare the default budget with one part.
+part), so one run can compare the default budget with one part. A job named ``JOB~opt``
+runs ``JOB`` as before the text sources' written join order: DuckDB's optimizer orders the
+joins of ``top_values``, the lists plan and the grouped plans, and a text line counts
+``TEXT_ROW_WEIGHT`` rows (the packed plan, ``candidates``, is not changed by it), so one
+run compares the two plans in turns (``unknown@1e9,unknown~opt@1e9``).
 
 Printed per job: wall time (the whole process, imports included), its ratio to ``plain``,
 peak RSS in MiB (``/usr/bin/time``'s KiB over 1024), the resident memory before the call
@@ -57,28 +71,96 @@ from _rss import kib_to_mib, rss_mib
 VALUES = 100_000
 
 
-def make_file(path: Path, rows: int, users: int, kind: str = "parquet") -> None:
+GROUPS = [f"g{k}" for k in range(200)]
+#: The jobs that read the column ``grp`` (the grouped plans).
+GROUPED_JOBS = ("grouped", "grouped3", "cells", "discovered", "numbers")
+
+
+def make_file(
+    path: Path, rows: int, users: int, kind: str = "parquet", groups: bool = False
+) -> None:
     """The file described in the module docstring (written to a temporary name first), as
-    Parquet (zstd) or, with ``kind="csv"``, as CSV text (``user_id,item``, a header line)."""
+    Parquet (zstd) or, with ``kind="csv"``, as CSV text (``user_id,item``, a header line);
+    ``groups``: with the third column ``grp``."""
     import duckdb
 
     tmp = path.with_suffix(".tmp")
     con = duckdb.connect()
     con.execute("SET preserve_insertion_order = false")
     options = "FORMAT csv, HEADER true" if kind == "csv" else "FORMAT parquet, COMPRESSION zstd"
+    grp = (
+        f""", 'g' || CAST(floor(exp(ln({len(GROUPS)}) * ((hash(i * 5 + 2) % 1000000007)
+                                                       / 1000000007.0))) - 1 AS BIGINT) AS grp"""
+        if groups
+        else ""
+    )
     con.execute(
         f"""COPY (SELECT CAST(hash(i) % {users} AS BIGINT) AS user_id,
                    CAST(floor(exp(ln({VALUES}) * ((hash(i * 2 + 1) % 1000000007)
                                                    / 1000000007.0))) AS BIGINT) - 1 AS item
+                   {grp}
                  FROM range({rows}) t(i))
             TO '{tmp}' ({options})"""
     )
     os.replace(tmp, path)
 
 
+def _optimizer_joins() -> None:
+    """The plans as before the text sources' written join order (``JOB~opt``): the
+    optimizer orders the joins and a line counts ``TEXT_ROW_WEIGHT`` rows."""
+    from contextlib import nullcontext
+
+    from dpselect.data import grouped_scores, scores, unit_partitions
+
+    for module in (scores, grouped_scores):
+        module.text_join_order = lambda table: nullcontext()  # type: ignore[attr-defined]
+    scores.TOP_VALUES_TEXT_ROW_WEIGHT = unit_partitions.TEXT_ROW_WEIGHT
+    grouped_scores.GROUPED_TEXT_ROW_WEIGHT = unit_partitions.TEXT_ROW_WEIGHT
+
+
+def _per_row(job: str, m: int) -> float:
+    """The bytes per row the plan of ``job`` is sized by."""
+    from dpselect.data import grouped_scores, packed_scores, scores
+
+    if job == "candidates":
+        return float(
+            packed_scores.PACKED_MIN_BYTES_PER_ROW if m == 1 else packed_scores.PACKED_BYTES_PER_ROW
+        )
+    return float({
+        "grouped": grouped_scores.GROUPED_MIN_BYTES_PER_ROW,
+        "grouped3": grouped_scores.GROUPED_LISTS_BYTES_PER_ROW,
+        "cells": grouped_scores.GROUPED_CELLS_BYTES_PER_ROW,
+        "discovered": grouped_scores.GROUPED_MIN_BYTES_PER_ROW,
+        "numbers": grouped_scores.GROUPED_NUMBERS_BYTES_PER_ROW,
+    }.get(job, scores.TOP_VALUES_BYTES_PER_ROW))  # fmt: skip
+
+
+def _grouped_call(job: str, table: object) -> object:
+    """The grouped plan of ``job`` on ``table`` (``item`` by ``grp``, unit ``user_id``)."""
+    if job == "discovered":
+        found = table.discovered_value_counts(  # type: ignore[attr-defined]
+            "item", "grp", 10, "user_id", 1, 1, 7, 8
+        )
+        return found.counts()[:3]
+    if job == "numbers":
+        numbers = table.grouped_values(  # type: ignore[attr-defined]
+            "item", "grp", GROUPS, privacy_unit="user_id", max_groups=2, max_rows=3, salt=7,
+            group_salt=8,
+        )  # fmt: skip
+        return [len(x) for x in numbers[:3]]
+    g, m = {"grouped": (1, 1), "grouped3": (3, 1), "cells": (2, 3)}[job]
+    counts = table.grouped_value_counts(  # type: ignore[attr-defined]
+        "item", "grp", GROUPS, 10, "user_id", g, m, 7, 8
+    )
+    return [c[:1] for c in counts[:3]]
+
+
 def child(job: str, path: str, m: int, budget_mb: float | None = None) -> None:
     """One job in this process; prints a JSON line with what it found."""
     start = time.perf_counter()
+    job, _, variant = job.partition("~")
+    if variant == "opt":
+        _optimizer_joins()
     out: dict[str, object] = {"job": job, "base_mib": rss_mib()}
     csv = path.endswith(".csv")
     if job in ("plain", "distinct"):
@@ -93,26 +175,23 @@ def child(job: str, path: str, m: int, budget_mb: float | None = None) -> None:
         out["result"] = str(duckdb.connect().execute(sql, [path]).fetchall()[:3])
     else:
         from dpselect.api import top_k
-        from dpselect.data import packed_scores, scores, unit_partitions
+        from dpselect.data import grouped_scores, scores, unit_partitions
+        from dpselect.data.scores import candidate_scores
         from dpselect.data.tables import open_table
 
         if budget_mb is not None:
             unit_partitions.MEMORY_BUDGET = int(budget_mb * 2**20)
         schema = {"user_id": "BIGINT"} if csv else None
         table = open_table(path, schema=schema)
-        # the packed plan (candidates) runs its joins as written on a text source, so its
-        # lines count as Parquet rows; the other plans weight them (unit_partitions)
-        weight = 1 if job == "candidates" else unit_partitions.TEXT_ROW_WEIGHT
+        # what a line of a text source counts for, by plan (unit_partitions.source_rows)
+        weight = 1 if job == "candidates" else scores.TOP_VALUES_TEXT_ROW_WEIGHT
+        if job in GROUPED_JOBS:
+            weight = grouped_scores.GROUPED_TEXT_ROW_WEIGHT
         rows = unit_partitions.source_rows(
             table.connection, table.parquet_files, table.source_files, text_weight=weight
         )
         budget = unit_partitions.memory_budget(table.connection)
-        per_row = scores.TOP_VALUES_BYTES_PER_ROW
-        if job == "candidates":
-            per_row = packed_scores.PACKED_BYTES_PER_ROW
-            if m == 1:
-                per_row = getattr(packed_scores, "PACKED_MIN_BYTES_PER_ROW", per_row)
-        out["parts"] = unit_partitions.part_count(rows, per_row, budget)
+        out["parts"] = unit_partitions.part_count(rows, _per_row(job, m), budget)
         out["rows_bound"] = rows
         out["budget_mib"] = budget / 2**20
         out["base_mib"] = rss_mib()
@@ -120,10 +199,17 @@ def child(job: str, path: str, m: int, budget_mb: float | None = None) -> None:
         if job == "candidates":
             found = top_k(path, "item", 10, 1.0, candidates=candidates, schema=schema,
                           privacy_unit="user_id", max_contributions=m)  # fmt: skip
+        elif job == "lists":
+            scored = candidate_scores(table, "item", candidates, "user_id", m, 7,
+                                      max_rows_per_value=2)  # fmt: skip
+            out["result"] = str(sorted(scored.tolist(), reverse=True)[:5])
+        elif job in GROUPED_JOBS:
+            out["result"] = str(_grouped_call(job, table))
         else:
             found = top_k(path, "item", 10, 1.0, delta=1e-9, privacy_unit="user_id",
                           max_contributions=m, schema=schema)  # fmt: skip
-        out["result"] = str(found.candidates[:5])
+        if job in ("candidates", "unknown"):
+            out["result"] = str(found.candidates[:5])
     out["seconds"] = time.perf_counter() - start
     print(json.dumps(out))
 
@@ -173,15 +259,17 @@ def main() -> None:
         return
     users = args.users or max(1, args.rows // 10)
     args.dir.mkdir(parents=True, exist_ok=True)
-    path = args.dir / f"bounding_{args.rows}_{users}.{args.format}"
+    jobs = args.jobs.split(",")
+    groups = any(j.split("@")[0].split("~")[0] in GROUPED_JOBS for j in jobs)
+    name = f"bounding_{args.rows}_{users}{'_grp' if groups else ''}.{args.format}"
+    path = args.dir / name
     if not path.exists():
         start = time.perf_counter()
-        make_file(path, args.rows, users, args.format)
+        make_file(path, args.rows, users, args.format, groups)
         print(f"wrote {path} in {time.perf_counter() - start:.0f} s")
     size = path.stat().st_size / 1e9
     print(f"{path}: {args.rows:,} rows, {users:,} users, {size:.1f} GB; m = {args.m}; "
           f"load {os.getloadavg()[0]:.1f}; cpus {os.cpu_count()}")  # fmt: skip
-    jobs = args.jobs.split(",")
     best: dict[str, dict[str, object]] = {}
     for _ in range(args.repeats):
         for job in jobs:

@@ -63,6 +63,7 @@ import numpy.typing as npt
 from ..core.errors import ParameterError
 from .discovered_groups import DiscoveredGroups, discovered_from_rows
 from .engine import Progress
+from .join_order import text_join_order
 from .rules import (
     M32,
     canonical_text_sql,
@@ -280,7 +281,7 @@ def _kept_cells_sql(
     else:
         counted = f"""SELECT CAST(v.g AS BIGINT) AS g, CAST(v.t AS BIGINT) AS t,
                              CAST(sum(least(v.n, {r})) AS BIGINT) AS n
-                      FROM chosen AS c JOIN vkeyed AS v ON c.u = v.u AND c.g = v.g AND c.p = v.p
+                      FROM vkeyed AS v JOIN chosen AS c ON v.u = c.u AND v.g = c.g AND v.p = c.p
                       GROUP BY 1, 2"""
     ctes = f"""seeds AS {seeds},
              cells AS (SELECT u, g{extra}, code, t, count(*) AS n FROM {rows}
@@ -403,6 +404,16 @@ GROUPED_CELLS_BYTES_PER_ROW = 168
 #: Numbers (``grouped_values``, ``discovered_values``: the pairs ``(unit, group, number)``
 #: and the window over them; 145.8 and 151.7, groups found in the data 193.3 and 183.6):
 GROUPED_NUMBERS_BYTES_PER_ROW = 196
+#: The rows a line of a text source (CSV, TSV, JSON lines) counts for when the grouped
+#: plans size their parts (:func:`~.unit_partitions.source_rows`): their joins run as
+#: written there (:func:`~.join_order.text_join_order`, in :func:`_kept_parts`), and one
+#: line then costs less than the plan's constant above: in one part, at 10^7 and 5 * 10^7
+#: lines, 45.7 and 31.8 bytes with ``max_groups = m = 1`` (52), 75.3 and 59.4 with
+#: ``max_groups = 3`` (88), 129.5 and 128.7 for the cells (168), 47.6 and 29.9 for the
+#: groups found in the data (52), 136.0 and 155.0 for the numbers (196): at most 0.92 of
+#: the constant; with the optimizer's join order up to 206.6 (docs/performance.md, "Data
+#: larger than memory").
+GROUPED_TEXT_ROW_WEIGHT = 1
 #: The temporary table that collects the parts' kept cells while a query runs.
 _KEPT_TABLE = "dpselect_grouped_kept"
 
@@ -443,7 +454,8 @@ def grouped_parts(
         per_row = GROUPED_LISTS_BYTES_PER_ROW
     else:
         per_row = GROUPED_CELLS_BYTES_PER_ROW
-    rows = source_rows(table.connection, table.parquet_files, table.source_files)
+    rows = source_rows(table.connection, table.parquet_files, table.source_files,
+                       text_weight=GROUPED_TEXT_ROW_WEIGHT)  # fmt: skip
     return part_count(rows, per_row, memory_budget(table.connection))
 
 
@@ -466,13 +478,20 @@ def _kept_parts(
     that meet ``condition``. Each unit falls in exactly one part and keeps there what it
     keeps in one pass (its rows and the salts alone decide), so the sums of the table's
     counts over the parts are the one-pass counts for every ``parts``.
+
+    On a text source the parts run with the joins as written
+    (:func:`~.join_order.text_join_order`): every plan here writes the rows on the left of
+    each join and the smaller side on the right (the public lists, the values' and groups'
+    tables, the units' seeds and kept groups), so DuckDB builds its hash tables on those,
+    whatever the text reader reports to the optimizer.
     """
     try:
         table.query(f"CREATE OR REPLACE TEMP TABLE {_KEPT_TABLE} ({columns})")
-        for j in range(parts):
-            sql = part_sql(part_filter_sql(unit, parts, j))
-            table.query(f"INSERT INTO {_KEPT_TABLE} {sql}", params,
-                        part_progress(progress, j, parts))  # fmt: skip
+        with text_join_order(table):  # text: the rows probe the lists, values and seeds
+            for j in range(parts):
+                sql = part_sql(part_filter_sql(unit, parts, j))
+                table.query(f"INSERT INTO {_KEPT_TABLE} {sql}", params,
+                            part_progress(progress, j, parts))  # fmt: skip
         yield _KEPT_TABLE
     finally:
         table.connection.execute(f"DROP TABLE IF EXISTS {_KEPT_TABLE}")

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
-__all__ = ["written_join_order"]
+__all__ = ["is_text_source", "text_join_order", "written_join_order"]
 
 _ORDER_LOCK = threading.Lock()
 _ORDER_USERS: list[Any] = []  # [count, disabled optimizers before the first user]
@@ -50,3 +50,47 @@ def written_join_order(connection: Any) -> Iterator[None]:
             if _ORDER_USERS[0] == 0:
                 connection.execute(f"SET disabled_optimizers = '{_ORDER_USERS[1]}'")
                 _ORDER_USERS.clear()
+
+
+def is_text_source(table: Any) -> bool:
+    """Whether ``table``'s view ``data`` reads text files (CSV, TSV, JSON lines, JSON, their
+    ``.gz``): a public fact, the file format of its
+    :attr:`~dpselect.data.tables.Table.source_files` (``None`` for a frame in memory).
+
+    Parameters
+    ----------
+    table : Table
+        A DuckDB table (anything with ``source_files``).
+
+    Returns
+    -------
+    bool
+        True for text files, False for Parquet files and frames.
+    """
+    files = getattr(table, "source_files", None)
+    return files is not None and files.kind != "parquet"
+
+
+def text_join_order(table: Any) -> AbstractContextManager[None]:
+    """:func:`written_join_order` on ``table``'s connection when its source is text
+    (:func:`is_text_source`), else nothing: Parquet files and frames report their rows to
+    DuckDB's optimizer, which keeps the join order there.
+
+    A plan whose SQL writes the rows on the left of each join and its small tables (the
+    candidates, the values, the groups, the units' seeds) on the right runs its scans of a
+    text source inside this. Only how the query is planned changes, never a result (the
+    tests compare the text sources' answers with Parquet's, bit for bit).
+
+    Parameters
+    ----------
+    table : Table
+        The DuckDB table the plan reads (its ``connection`` and ``source_files``).
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        A context manager to run the plan's queries in.
+    """
+    if is_text_source(table):
+        return written_join_order(table.connection)
+    return nullcontext()

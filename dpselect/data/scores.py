@@ -49,13 +49,14 @@ never depends on the rows (:mod:`dpselect.data.tables`), so neither does this ma
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from .candidates import as_arrow
+from .join_order import text_join_order
 from .rules import (
     BOUNDING_SEPARATOR,
     bounding_key,
@@ -499,6 +500,11 @@ def duckdb_candidate_scores(
     the rows are joined with the candidates first (so that a user's contributions are only
     spent on candidates), then grouped by user (:func:`_bounded_scores_sql`).
 
+    With a unit, on a text source (CSV, TSV, JSON lines) the joins run as written, the rows
+    probing the candidates and the units' seeds (:func:`~.join_order.text_join_order`), and
+    a line is sized as :data:`TOP_VALUES_TEXT_ROW_WEIGHT` rows for the hash parts: how the
+    query is planned, never what it returns.
+
     This is the SQL plan. For Parquet text the DuckDB engine may choose the dictionary plan
     first (:meth:`dpselect.data.engines.duckdb.DuckDBEngine.candidate_scores` with
     :mod:`dpselect.data.dictionary_scores`): the same rule, so the same scores.
@@ -510,7 +516,10 @@ def duckdb_candidate_scores(
         unit_type = table.require_column(privacy_unit, "privacy_unit")
         privacy_unit, unit_type = table.unit_column(privacy_unit)  # the injective key
     col_match, cand_match = match_sql(f"data.{_quote(column)}", col_type, candidates)
-    with candidates_source(table, candidates, progress is not None) as (source, params):
+    # with a unit, on a text source: the joins as written (the candidates and the units'
+    # seeds built on the right; join_order.text_join_order)
+    order = text_join_order(table) if unit_type is not None else nullcontext()
+    with order, candidates_source(table, candidates, progress is not None) as (source, params):
         cands = f"SELECT {cand_match} AS v, i FROM {source}"
         if privacy_unit is None or unit_type is None:
             sql = f"""
@@ -521,7 +530,8 @@ def duckdb_candidate_scores(
         elif int(max_contributions) > 1 or r > 1:
             params = params | {"salt": salt_text(salt)}
             unit, _ = unit_sql(privacy_unit, unit_type)
-            rows = source_rows(table.connection, table.parquet_files, table.source_files)
+            rows = source_rows(table.connection, table.parquet_files, table.source_files,
+                               text_weight=TOP_VALUES_TEXT_ROW_WEIGHT)  # fmt: skip
             parts = part_count(rows, TOP_VALUES_BYTES_PER_ROW, memory_budget(table.connection))
             counts = np.zeros(len(candidates), dtype=np.int64)
             for j in range(parts):  # hash parts of the units (unit_partitions)
@@ -744,6 +754,15 @@ _VALUES_TABLE = "dpselect_values"
 #: Bytes per row of the data that the unknown-domain plans hold for one hash part (DuckDB's
 #: hash tables of the part's units, or its lists): measured (docs/performance.md), rounded up.
 TOP_VALUES_BYTES_PER_ROW = 32
+#: The rows a line of a text source (CSV, TSV, JSON lines) counts for when these plans size
+#: their parts (:func:`~.unit_partitions.source_rows`): their joins run as written there
+#: (:func:`~.join_order.text_join_order`), and one line then cost, in one part at 10^7
+#: lines, 47.8 bytes (``top_values``, ``m = 1``), 55.4 (``m = 3``) and 59.5 (the lists
+#: plan of the candidate scores, ``m = 3``, ``max_rows_per_value = 2``; 99.0 to 112.2 with
+#: the optimizer's join order), at 5 * 10^7 lines 35.5 and 36.9 (``m = 3``): the largest
+#: over :data:`TOP_VALUES_BYTES_PER_ROW`, rounded up, ``ceil(59.5 / 32)``
+#: (docs/performance.md, "Data larger than memory").
+TOP_VALUES_TEXT_ROW_WEIGHT = 2
 
 
 def _top_values_by_rank(
@@ -764,43 +783,26 @@ def _top_values_by_rank(
     same counts for every number of parts), and the ``limit`` best ranks are turned back into
     values (ties by rank: the engine's order of the values).
 
-    Per part, ``m = 1`` and ``rows_cap = 1``: one SQL query, ``min(p)`` per unit
-    (:func:`_kept_sql`); otherwise DuckDB lists each unit's value ranks and
-    :func:`keep_smallest` keeps ``m`` per unit (:func:`kept_counts`).
+    Per part (:func:`_top_values_part`), ``m = 1`` and ``rows_cap = 1``: one SQL query,
+    ``min(p)`` per unit (:func:`_kept_sql`); otherwise DuckDB lists each unit's value ranks
+    and :func:`keep_smallest` keeps ``m`` per unit (:func:`kept_counts`). On a text source
+    the parts' joins run as written (:func:`~.join_order.text_join_order`), and a line is
+    sized as :data:`TOP_VALUES_TEXT_ROW_WEIGHT` rows.
     """
-    unit, valid = unit_sql(privacy_unit, unit_type)
-    seed = unit_seed_sql(unit_type)
-    rows = source_rows(table.connection, table.parquet_files, table.source_files)
+    unit, _ = unit_sql(privacy_unit, unit_type)
+    rows = source_rows(table.connection, table.parquet_files, table.source_files,
+                       text_weight=TOP_VALUES_TEXT_ROW_WEIGHT)  # fmt: skip
     parts = part_count(rows, TOP_VALUES_BYTES_PER_ROW, memory_budget(table.connection))
     try:
         table.query(f"CREATE OR REPLACE TEMP TABLE {_VALUES_TABLE} AS {vals}", params)
         codes = table.query_numpy(f"SELECT w FROM {_VALUES_TABLE} ORDER BY r")["w"]
         codes = np.asarray(codes, dtype=np.uint32)
         counts = np.zeros(len(codes), dtype=np.int64)
-        for j in range(parts):
-            part = part_filter_sql(unit, parts, j)
-            step = part_progress(progress, j, parts)
-            if m == 1 and rows_cap == 1:
-                pairs = f"""(SELECT {unit} AS u, vals.w AS w, vals.r AS r
-                            FROM data JOIN {_VALUES_TABLE} AS vals ON {col} = vals.v
-                            WHERE {valid} AND {part})"""
-                sql = f"""
-                    WITH seeds AS {_seeds_sql(privacy_unit, unit_type, part)}
-                    SELECT t AS r, count(*) AS n FROM {_kept_sql(pairs, "w", "r", 1)} GROUP BY t
-                """
-                found = table.query_numpy(sql, params, step)
-                counts[np.asarray(found["r"], dtype=np.int64)] += np.asarray(
-                    found["n"], dtype=np.int64
-                )
-                continue
-            sql = f"""
-                SELECT {seed} AS h, l
-                FROM (SELECT {unit} AS u, list(CAST(vals.r AS UINTEGER)) AS l
-                      FROM data JOIN {_VALUES_TABLE} AS vals ON {col} = vals.v
-                      WHERE {valid} AND {part} GROUP BY 1)
-                WHERE {unit_kept_sql(unit_type)}
-            """
-            counts += kept_counts(table, sql, params, m, len(codes), codes, step, rows_cap)
+        with text_join_order(table):  # text: the rows probe the values and the seeds
+            for j in range(parts):
+                counts += _top_values_part(table, col, privacy_unit, unit_type, m, codes,
+                                           params, part_filter_sql(unit, parts, j),
+                                           part_progress(progress, j, parts), rows_cap)  # fmt: skip
         ranks = np.flatnonzero(counts)
         best = ranks[np.lexsort((ranks, -counts[ranks]))][: max(int(limit), 0)]
         if len(best) == 0:
@@ -813,3 +815,44 @@ def _top_values_by_rank(
         return [(value_of[r], int(counts[r])) for r in best.tolist()]
     finally:
         table.connection.execute(f"DROP TABLE IF EXISTS {_VALUES_TABLE}")
+
+
+def _top_values_part(
+    table: Table,
+    col: str,
+    privacy_unit: str,
+    unit_type: str,
+    m: int,
+    codes: npt.NDArray[np.uint32],
+    params: dict[str, Any],
+    part: str,
+    progress: Progress,
+    rows_cap: int,
+) -> npt.NDArray[np.int64]:
+    """The counts of every value rank that the units of one hash part (``part``) keep, for
+    :func:`_top_values_by_rank`: ``m = 1`` and ``rows_cap = 1`` by one SQL query, ``min(p)``
+    per unit (:func:`_kept_sql`); otherwise from DuckDB's list of each unit's value ranks
+    (:func:`kept_counts`). The rows are written on the left of each join, the values' table
+    and the units' seeds on the right (the sides the hash tables are built on when the
+    joins run as written: :func:`~.join_order.text_join_order`)."""
+    unit, valid = unit_sql(privacy_unit, unit_type)
+    if m == 1 and rows_cap == 1:
+        pairs = f"""(SELECT {unit} AS u, vals.w AS w, vals.r AS r
+                    FROM data JOIN {_VALUES_TABLE} AS vals ON {col} = vals.v
+                    WHERE {valid} AND {part})"""
+        sql = f"""
+            WITH seeds AS {_seeds_sql(privacy_unit, unit_type, part)}
+            SELECT t AS r, count(*) AS n FROM {_kept_sql(pairs, "w", "r", 1)} GROUP BY t
+        """
+        found = table.query_numpy(sql, params, progress)
+        counts = np.zeros(len(codes), dtype=np.int64)
+        counts[np.asarray(found["r"], dtype=np.int64)] += np.asarray(found["n"], dtype=np.int64)
+        return counts
+    sql = f"""
+        SELECT {unit_seed_sql(unit_type)} AS h, l
+        FROM (SELECT {unit} AS u, list(CAST(vals.r AS UINTEGER)) AS l
+              FROM data JOIN {_VALUES_TABLE} AS vals ON {col} = vals.v
+              WHERE {valid} AND {part} GROUP BY 1)
+        WHERE {unit_kept_sql(unit_type)}
+    """
+    return kept_counts(table, sql, params, m, len(codes), codes, progress, rows_cap)

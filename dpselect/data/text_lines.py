@@ -35,7 +35,9 @@ column, no type, no error. Nothing is sniffed from the rows.
 from __future__ import annotations
 
 import gzip
+import os
 import re
+import threading
 import zlib
 from pathlib import Path
 
@@ -44,7 +46,9 @@ from ..core.errors import DataError
 __all__ = [
     "MAX_COLUMNS",
     "MAX_LINE_BYTES",
+    "check_gzip_stream",
     "csv_view_sql",
+    "gzip_line_ends",
     "json_view_sql",
     "raw_lines_sql",
     "read_csv_header",
@@ -123,7 +127,22 @@ def _unquote(field: str) -> str | None:
     return field or None
 
 
-def check_gzip_stream(path: Path) -> None:
+#: The line ends (``\n`` and ``\r`` bytes) of the gzip files :func:`check_gzip_stream`
+#: read, by the file's identity ``(real path, size, mtime_ns, inode)``: the exact row
+#: bound of :func:`dpselect.data.unit_partitions.text_rows` (:func:`gzip_line_ends`).
+_GZIP_LINE_ENDS: dict[tuple[str, int, int, int], int] = {}
+#: The most files remembered (the oldest is forgotten first).
+_GZIP_REMEMBERED = 64
+_GZIP_LOCK = threading.Lock()
+
+
+def _file_identity(path: str | os.PathLike[str]) -> tuple[str, int, int, int]:
+    """``(real path, size, mtime_ns, inode)``: a file changed or replaced has another."""
+    found = os.stat(path)
+    return os.path.realpath(path), found.st_size, found.st_mtime_ns, found.st_ino
+
+
+def check_gzip_stream(path: Path) -> int:
     """Decompress the whole gzip file once; :class:`DataError` if it is corrupt or truncated.
 
     Run when the table is opened, before any budget is charged. DuckDB's reader fails on a
@@ -132,16 +151,73 @@ def check_gzip_stream(path: Path) -> None:
     valid gzip stream is a property of the file, not of any one person's line: adding or
     removing a line of the text gives another valid stream. Cost: one pass of zlib at
     about 300-500 MB/s of text.
+
+    The same pass counts the text's line ends, the bytes ``\n`` and ``\r`` (the line rule
+    of the module docstring: a file has at most that many lines plus one, so at most that
+    many rows plus one), and remembers the count for :func:`gzip_line_ends` while the file
+    is unchanged: the hash parts are then sized by the exact bound rather than by an
+    estimate from the first MiB (:func:`dpselect.data.unit_partitions.text_rows`). Bytes
+    only: no line is split or parsed, no value read; the count chooses only how many scans
+    a plan makes, never a result.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The ``.gz`` file.
+
+    Returns
+    -------
+    int
+        The line ends (``\n`` and ``\r`` bytes) of the decompressed text.
+
+    Raises
+    ------
+    DataError
+        The file is not a complete gzip stream (corrupt, truncated, unreadable).
     """
+    ends = 0
     try:
+        before = _file_identity(path)
         with gzip.open(path, "rb") as handle:
-            while handle.read(1 << 20):
-                pass
+            while chunk := handle.read(1 << 20):
+                ends += chunk.count(b"\n")
+                if b"\r" in chunk:  # a memchr: most files have none
+                    ends += chunk.count(b"\r")
+        after = _file_identity(path)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise DataError(
             f"cannot read file {str(path)!r}: not a complete gzip stream ({exc}); "
             "nothing was charged"
         ) from None
+    if before == after:  # not rewritten while it was read
+        with _GZIP_LOCK:
+            _GZIP_LINE_ENDS.pop(after, None)
+            _GZIP_LINE_ENDS[after] = ends
+            while len(_GZIP_LINE_ENDS) > _GZIP_REMEMBERED:
+                del _GZIP_LINE_ENDS[next(iter(_GZIP_LINE_ENDS))]
+    return ends
+
+
+def gzip_line_ends(path: str | os.PathLike[str]) -> int | None:
+    """The line ends :func:`check_gzip_stream` counted in ``path``, or ``None`` when it has
+    not read the file as it is now (never read, or changed since). Never raises.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.gz`` file.
+
+    Returns
+    -------
+    int or None
+        The count of ``\n`` and ``\r`` bytes of its text, or ``None``.
+    """
+    try:
+        identity = _file_identity(path)
+    except (OSError, ValueError):
+        return None
+    with _GZIP_LOCK:
+        return _GZIP_LINE_ENDS.get(identity)
 
 
 def read_csv_header(path: Path, delimiter: str, gzipped: bool) -> list[str]:

@@ -14,8 +14,9 @@ memory (the state of one part's units and pairs) change.
 - **The number of parts** (:func:`part_count`): from metadata and settings, never from a
   value: a bound on the rows of the source files (:func:`source_rows`: the Parquet footers'
   row count; for CSV, TSV and JSON lines, their sizes over a mean line length read from
-  samples of their bytes, :func:`text_rows`, weighted by :data:`TEXT_ROW_WEIGHT`; frames in
-  memory are not split), the bytes a
+  samples of their bytes, or a ``.gz`` file's line ends counted when it was opened,
+  :func:`text_rows`, each line weighted by the plan's text weight; frames in memory are not
+  split), the bytes a
   plan holds per row (a constant of the plan, measured: docs/performance.md) and a memory
   budget (:data:`MEMORY_BUDGET`, by default a quarter of DuckDB's ``memory_limit``). The row
   bound is a fact about the data, but ``P`` changes no output (above): only how long the
@@ -36,6 +37,8 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from .text_lines import gzip_line_ends
 
 __all__ = [
     "MEMORY_BUDGET",
@@ -70,8 +73,11 @@ ROW_MARGIN = 1.25
 #: and the units: per line of the row bound, at 10^8 rows, 2.0 times ``top_values``'
 #: constant, and (with the optimizer choosing) 5.0 and 3.7 times the packed plan's ``m = 1``
 #: and ``m > 1`` constants (docs/performance.md, "Data larger than memory"); 6 covers them
-#: with a margin. The packed plan runs its joins as written on a text source
-#: (:func:`dpselect.data.join_order.written_join_order`) and counts a line as one row.
+#: with a margin. The default of :func:`source_rows`, for a plan whose joins the optimizer
+#: orders on a text source. dpselect's plans all run their joins as written there
+#: (:func:`dpselect.data.join_order.text_join_order`) and pass their own measured weight:
+#: 1 for the packed plan and the grouped plans, 2 for ``top_values`` and the lists plans
+#: (:data:`dpselect.data.scores.TOP_VALUES_TEXT_ROW_WEIGHT`).
 TEXT_ROW_WEIGHT = 6
 #: The bytes a text file's samples read: ``_SAMPLES`` windows of ``_WINDOW`` bytes, spread
 #: over the file (uncompressed), or the first ``_GZIP_INPUT`` compressed bytes (gzip).
@@ -150,9 +156,10 @@ def source_rows(
     text_weight: int = TEXT_ROW_WEIGHT,
 ) -> int:
     """The rows the hash parts are sized by, from metadata: the Parquet files' footers
-    (exact), the text files' estimated lines (:func:`text_rows`, on the high side) times
-    :data:`TEXT_ROW_WEIGHT` (a line of a text view costs the plans several Parquet rows'
-    memory), or ``0`` when the source is no file (a frame in memory: one part).
+    (exact), the text files' lines (:func:`text_rows`: estimated on the high side, or
+    counted for a ``.gz`` opened as a table) times ``text_weight`` (what one line of a text
+    view costs the plan in Parquet rows' memory), or ``0`` when the source is no file (a
+    frame in memory: one part).
 
     Parameters
     ----------
@@ -166,9 +173,11 @@ def source_rows(
         (:attr:`dpselect.data.tables.Table.source_files`); read when ``parquet_files`` is
         empty.
     text_weight : int, default TEXT_ROW_WEIGHT
-        The rows a line of a text source counts for: 1 for a plan that runs its joins in
-        the written order (:func:`dpselect.data.join_order.written_join_order`), whose hash
-        tables are then built on the candidates and the units as on Parquet.
+        The rows a line of a text source counts for: the plan's measured weight when it
+        runs its joins in the written order (:func:`dpselect.data.join_order.
+        text_join_order`), whose hash tables are then built on the candidates, values,
+        groups and units as on Parquet (1 for the packed and grouped plans, 2 for
+        ``top_values`` and the lists plans).
 
     Returns
     -------
@@ -213,6 +222,12 @@ def text_rows(path: str, gzipped: bool = False) -> int:
     their length (the lines are at least that long); when the file cannot be read (the scan
     then fails on its own), ``L = 16`` bytes and the gzip ratio is 8.
 
+    A gzip file opened as a table was decompressed in full then
+    (:func:`~dpselect.data.text_lines.check_gzip_stream`), which counted its line ends (the
+    bytes ``\n`` and ``\r``, every end of a line by the line rule): while the file is
+    unchanged its bound is that count plus one, exact (:func:`~dpselect.data.text_lines.
+    gzip_line_ends`), not an estimate.
+
     Parameters
     ----------
     path : str
@@ -231,6 +246,10 @@ def text_rows(path: str, gzipped: bool = False) -> int:
     of hash parts, which changes no score. It reads bytes, not rows (no value is parsed) and
     never raises: a read error gives the fallback.
     """
+    if gzipped:
+        counted = gzip_line_ends(path)  # read in full when the table was opened
+        if counted is not None:
+            return counted + 1
     try:
         size = os.stat(path).st_size
     except OSError:
