@@ -38,14 +38,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from . import scores
-from .join_order import written_join_order
+from .join_order import text_join_order
 from .rules import FMIX32_STEPS, M32, salt_text
 from .text_lines import quote_identifier as _quote
 from .unit_partitions import memory_budget, part_count, part_filter_sql, source_rows
@@ -479,15 +479,13 @@ def packed_candidate_scores(
     # a text source's reader under-reports its rows to DuckDB's optimizer: the joins run as
     # written (the rows on the left, the candidates and the units built on the right), and
     # its lines are then sized as Parquet rows (a public fact: the file format)
-    files = table.source_files
-    text = files is not None and files.kind != "parquet"
-    rows = source_rows(table.connection, table.parquet_files, files, text_weight=1)
+    rows = source_rows(table.connection, table.parquet_files, table.source_files, text_weight=1)
     per_row = PACKED_MIN_BYTES_PER_ROW if m == 1 else PACKED_BYTES_PER_ROW
     parts = part_count(rows, per_row, memory_budget(table.connection))
     col_match, cand_match = scores.match_sql(f"data.{_quote(column)}", col_type, candidates)
     try:
         with (
-            written_join_order(table.connection) if text else nullcontext(),
+            text_join_order(table),
             _unordered(table.connection),
             scores.candidates_source(table, candidates, progress is not None) as (source, cp),
         ):
