@@ -5,17 +5,25 @@ Nothing here reads data: a setting of dpselect's own database, switched while a 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
+from .held_setting import HeldSetting
+
 __all__ = ["is_text_source", "text_join_order", "written_join_order"]
 
-_ORDER_LOCK = threading.Lock()
-_ORDER_USERS: list[Any] = []  # [count, disabled optimizers before the first user]
 #: The optimizers that reorder joins and flip their sides by estimated row counts.
 _JOIN_ORDER_OPTIMIZERS = ("join_order", "build_side_probe_side")
+
+
+def _with_join_order_off(before: str) -> str:
+    """``disabled_optimizers``: the ones disabled before, and the join-order ones."""
+    names = [n.strip() for n in before.split(",") if n.strip()]
+    return ",".join(names + [n for n in _JOIN_ORDER_OPTIMIZERS if n not in names])
+
+
+_JOIN_ORDER_OFF = HeldSetting("disabled_optimizers", _with_join_order_off)
 
 
 @contextmanager
@@ -30,26 +38,11 @@ def written_join_order(connection: Any) -> Iterator[None]:
     the right runs inside this. ``disabled_optimizers`` is a setting of the whole database
     (DuckDB refuses it per session): the database is dpselect's own (one per process,
     :mod:`dpselect.data.tables`), the setting is counted (overlapping callers restore it
-    only when the last one leaves), and it changes no result, only how a query is planned.
+    only when the last one leaves: :class:`~dpselect.data.held_setting.HeldSetting`), and it
+    changes no result, only how a query is planned.
     """
-    with _ORDER_LOCK:
-        if not _ORDER_USERS:
-            before = str(
-                connection.execute("SELECT current_setting('disabled_optimizers')").fetchall()[0][0]
-            )
-            names = [n.strip() for n in before.split(",") if n.strip()]
-            names += [n for n in _JOIN_ORDER_OPTIMIZERS if n not in names]
-            connection.execute(f"SET disabled_optimizers = '{','.join(names)}'")
-            _ORDER_USERS.extend([0, before])
-        _ORDER_USERS[0] += 1
-    try:
+    with _JOIN_ORDER_OFF.held(connection):
         yield
-    finally:
-        with _ORDER_LOCK:
-            _ORDER_USERS[0] -= 1
-            if _ORDER_USERS[0] == 0:
-                connection.execute(f"SET disabled_optimizers = '{_ORDER_USERS[1]}'")
-                _ORDER_USERS.clear()
 
 
 def is_text_source(table: Any) -> bool:

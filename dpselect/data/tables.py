@@ -36,8 +36,7 @@ import glob
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -47,6 +46,7 @@ import duckdb
 from ..core.errors import DataError
 from .engine import Engine
 from .engines.duckdb import DuckDBEngine
+from .held_setting import HeldSetting
 from .schema import is_nested, parse_schema
 from .text_lines import (
     check_gzip_stream,
@@ -216,7 +216,7 @@ class Table(DuckDBEngine):
         if not serial:
             columns: dict[str, Any] = self._run(sql, params, progress, lambda r: r.fetchnumpy())
             return columns
-        with _one_thread(self.connection):
+        with _ONE_THREAD.held(self.connection):
             columns = self._run(sql, params, progress, lambda r: r.fetchnumpy())
         return columns
 
@@ -445,28 +445,9 @@ def _database() -> duckdb.DuckDBPyConnection:
         return _DATABASE[1]
 
 
-_SERIAL_LOCK = threading.Lock()
-_SERIAL_USERS: list[Any] = []  # [count, threads before the first user]
-
-
-@contextmanager
-def _one_thread(connection: Any) -> Iterator[None]:
-    """DuckDB's ``threads`` set to 1 while at least one caller is inside (counted, so that
-    overlapping callers restore the setting only when the last one leaves)."""
-    with _SERIAL_LOCK:
-        if not _SERIAL_USERS:
-            before = connection.execute("SELECT current_setting('threads')").fetchall()[0][0]
-            connection.execute("SET threads = 1")
-            _SERIAL_USERS.extend([0, int(before)])
-        _SERIAL_USERS[0] += 1
-    try:
-        yield
-    finally:
-        with _SERIAL_LOCK:
-            _SERIAL_USERS[0] -= 1
-            if _SERIAL_USERS[0] == 0:
-                connection.execute(f"SET threads = {int(_SERIAL_USERS[1])}")
-                _SERIAL_USERS.clear()
+#: DuckDB's ``threads`` set to 1 while at least one caller is inside
+#: (:meth:`Table.query_numpy` with ``serial=True``; counted across callers).
+_ONE_THREAD = HeldSetting("threads", lambda before: "1")
 
 
 def _is_frame(obj: Any) -> bool:
