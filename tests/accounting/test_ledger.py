@@ -123,7 +123,14 @@ def test_missing_file_is_refused(path):
 
 
 @pytest.mark.parametrize(
-    "content", [b"", b"garbage" * 100, os.urandom(4096), b"SQLite format 3\x00" + b"\x00" * 50]
+    "content",
+    [
+        b"",
+        b"garbage" * 100,
+        random.Random(4096).randbytes(4096),
+        b"SQLite format 3\x00" + b"\x00" * 50,
+    ],
+    ids=["empty", "garbage", "random bytes", "sqlite header"],  # the same ids in every process
 )
 def test_garbage_file_is_refused_and_left_unchanged(path, content):
     with open(path, "wb") as f:

@@ -352,6 +352,9 @@ class _Unfloatable:
     def __float__(self):
         raise RuntimeError("not a number")
 
+    def __repr__(self) -> str:  # the test's id: the same in every process (pytest -n)
+        return "_Unfloatable()"
+
 
 @pytest.mark.parametrize("bad", [math.nan, "abc", None, _Unfloatable()], ids=repr)
 @pytest.mark.parametrize("optimize", ["max", "min"])
