@@ -7,6 +7,12 @@ set), ``max_rows`` 1, 2 and 3, many units, ``-0.0`` beside ``0.0``, infinities, 
 numbers and units (dropped), groups (``within``), and numbers sharing a code: the code
 function is narrowed to 2 bits (or to one code) on both sides, so most numbers of a unit tie
 on the key and only the rank ``t`` within the code orders them.
+
+Each test fails against a broken plan: ``collect_set`` for ``collect_list`` (the equality
+tests with ``max_rows`` > 1, duplicates, shared codes, groups, the refusing session), ``max``
+for ``min`` (``max_rows`` = 1), the rank ``t`` taken in descending order (shared codes,
+groups with shared codes), the identities cached and never dropped (the equality tests and
+both cache tests), the identities not cached (the cache tests).
 """
 
 import math
