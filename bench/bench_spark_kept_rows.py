@@ -17,8 +17,9 @@ frame (the baseline), and ``dpselect.quantile(frame, "value", [0.5], epsilon=1,
 bounds=(0, 1000), privacy_unit="user_id", max_rows=m)`` with each plan. Each query runs
 once untimed, then ``--rounds`` interleaved rounds; the script prints every round's new/old
 ratio, the best times, their ratios to the plain count, and the driver's peak RSS (Python
-and the driver JVM). ``--cluster``: on a standalone cluster of a master and 2 workers of 1
-core (:func:`bench_spark_cluster.standalone_cluster`), else on ``local[2]``.
+and the driver JVM); the untimed runs' releases (one seeded source) are compared.
+``--cluster``: on a standalone cluster of a master and 2 workers of 1 core
+(:func:`bench_spark_cluster.standalone_cluster`), else on ``local[2]``.
 """
 
 from __future__ import annotations
@@ -134,8 +135,11 @@ def queries(frame: Any, ms: Sequence[int]) -> dict[str, Callable[[], Any]]:
 def run(spark: Any, path: Path, ms: Sequence[int], rounds: int, title: str) -> None:
     frame = spark.read.parquet(str(path))
     calls = queries(frame, ms)
-    for call in calls.values():
-        call()
+    first = {name: call() for name, call in calls.items()}  # untimed
+    for m in ms:  # the same seeded source: equal kept rows give equal releases
+        new, old = (first[f"quantile, max_rows = {m}, {p} plan"] for p in ("new", "old"))
+        same = list(new.values) == list(old.values)
+        print(f"m = {m}: the same release from both plans: {same} ({list(new.values)})")
     times: dict[str, list[float]] = {name: [] for name in calls}
     for r in range(rounds):
         for name, call in calls.items():
