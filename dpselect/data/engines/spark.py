@@ -489,8 +489,8 @@ class SparkTable:
         sql = _import_pyspark()
         if privacy_unit is not None:
             f = sql.functions
-            kept = kept_rows(self, column, privacy_unit, int(max_rows), salt)
-            found = kept.groupBy("x").agg(f.sum("w").alias("n")).collect()
+            with kept_rows(self, column, privacy_unit, int(max_rows), salt) as kept:
+                found = kept.groupBy("x").agg(f.sum("w").alias("n")).collect()
             values = np.asarray([r[0] for r in found], dtype=np.float64)
             return np.repeat(values, np.asarray([int(r[1]) for r in found], dtype=np.int64))
         f = sql.functions
@@ -1370,21 +1370,26 @@ class _UnitCap:
     salt: int
 
 
-def kept_rows(table: SparkTable, column: str, privacy_unit: str, max_rows: int, salt: int) -> Any:
+@contextlib.contextmanager
+def kept_rows(
+    table: SparkTable, column: str, privacy_unit: str, max_rows: int, salt: int
+) -> Iterator[Any]:
     """The rows each unit keeps, as a frame ``(x, w)``: a number and how many kept rows hold
-    it within one unit (the rule of :func:`dpselect.data.rules.kept_rows`, the same rows as
+    it (the rule of :func:`dpselect.data.rules.kept_rows`, the same rows as
     :func:`dpselect.data.engines.duckdb.kept_rows_sql`).
 
-    The rows (as a double plus ``0.0``; NULL and NaN dropped row by row) get their key (one
-    md5 per distinct value and one per unit: :func:`_kept_rows_of`) and are counted per
-    (unit, value), ``c``; a window per unit ordered by ``(key, value)`` gives the rows before
-    each pair, which keeps ``min(c, max_rows - before)``. Nothing is collected; a unit's kept
-    rows depend only on its rows and the salt.
+    A context manager: the distinct numbers' identities are cached while it is open
+    (:func:`_kept_rows_of`); consume (collect) the frame inside the ``with``.
+
+    The rows are the column as a double plus ``0.0`` (``-0.0`` is ``0.0``), NULL and NaN
+    dropped row by row, and a unit without a NULL or NaN key. Nothing is collected; a unit's
+    kept rows depend only on its rows and the salt.
     """
     duck_type = table.require_column(column)
     unit_type = table.require_column(privacy_unit, "privacy_unit")
     nums = _unit_numbers(table.frame, column, duck_type, privacy_unit, unit_type)
-    return _kept_rows_of(nums, unit_type, int(max_rows), salt)
+    with _kept_rows_of(nums, unit_type, int(max_rows), salt) as kept:
+        yield kept
 
 
 def _unit_numbers(
@@ -1403,61 +1408,90 @@ def _unit_numbers(
     )
 
 
+@contextlib.contextmanager
 def _kept_rows_of(
     nums: Any, unit_type: str, max_rows: int, salt: int, within: Sequence[str] = ()
-) -> Any:
+) -> Iterator[Any]:
     """The kept rows of ``nums`` (columns ``u``, ``v``, the number, and ``within``) as
-    ``(*within, x, w)``: the rule of :func:`kept_rows` applied in each ``(u, *within)``
-    separately (a grouped release: each unit's rows in each of its kept groups).
+    ``(*within, x, w)``, one row per ``(*within, x)``: ``w`` of the rows holding the number
+    ``x`` are kept, summed over the units. The rule of :func:`dpselect.data.rules.kept_rows`
+    applied in each ``(u, *within)`` separately (a grouped release: each unit's rows in each
+    of its kept groups): the unit's rows ordered by ``(row_key, v)``, the first
+    ``max_rows`` kept.
 
-    Each number's code is computed once per distinct number (:func:`_value_codes`, joined
-    back) and each unit's seed once per unit (:func:`_per_unit_seeds`: one ``groupBy(u)``,
-    the rows exploded again, still partitioned by unit); the key (it does not depend on
-    ``within``) is column arithmetic (:func:`_fmix32_steps`). The rows are then counted per
-    (unit, ``within``, number, key), ``c``, with no further shuffle, and a window per
-    ``(u, *within)`` ordered by ``(key, number)`` gives the rows before each pair, which
-    keeps ``min(c, max_rows - before)``.
+    A context manager: the identities of the distinct numbers are cached while it is open
+    (:func:`_materialised`); the frame must be consumed inside the ``with``.
+
+    The plan, the one of :func:`top_values` (docs/performance.md, "Spark kept rows"):
+
+    1. The distinct numbers with their identities ``x = _packed(c, t)`` (:func:`_value_ids`:
+       ``c`` the code, one md5 per distinct number; ``t`` the rank of ``v`` among the numbers
+       of code ``c``), computed and cached first, so that Spark broadcasts them to the rows
+       when they are few (no sort-merge join shuffling every row by number).
+    2. Each unit's seed once per unit (:func:`_per_unit_seeds`, the rows stay partitioned by
+       unit) and each row's key ``k`` of ``c`` in column arithmetic (:func:`_fmix32_steps`).
+    3. Per ``(u, *within)``, the ``max_rows`` smallest longs ``_packed(k, t)``, one per row
+       (duplicate rows give equal longs, each kept: a sorted list, not a set; a ``min`` for
+       ``max_rows = 1``), with no shuffle; the code read back from the key
+       (:func:`_codes_of_keys`), ``x`` rebuilt, the kept rows counted per ``(*within, x)``
+       and joined back to the cached identities for the number.
+
+    Why it is the rule: for one unit the key is a bijection of the code
+    (:func:`~dpselect.data.rules.bounding_key`), so two rows tie on the key only when their
+    numbers share a code, and then ``t`` orders them as the numbers themselves (Spark's
+    order of doubles: numeric, and ``-0.0`` and NaN never occur here). So ``(k, t)`` orders a
+    unit's rows as ``(row_key, v)`` does, equal longs being rows of one number, which are
+    interchangeable; ``_packed`` orders as ``(k, t)`` (``t < 2^32``).
     """
     sql = _import_pyspark()
     f = sql.functions
-    window = sql.Window
-    codes = _value_codes(nums, "DOUBLE", salt)  # one md5 per distinct number
-    coded = nums.join(codes, on="v").select("u", *within, "v", "c")
-    seeded = _per_unit_seeds(coded, unit_type, [salt], [*within, "v", "c"])  # one per unit
-    start = seeded.select(
-        "u", *within, "v", f.col("_b0").alias("_b"), f.col("c").bitwiseXOR(f.col("_a0")).alias("_x")
-    )
-    keyed = _fmix32_steps(start, ["u", *within, "v"])
-    pairs = keyed.groupBy("u", *within, "v", "k").agg(f.count(f.lit(1)).alias("c"))
-    before = f.coalesce(
-        f.sum("c").over(
-            window.partitionBy("u", *within)
-            .orderBy("k", "v")
-            .rowsBetween(window.unboundedPreceding, -1)
-        ),
-        f.lit(0),
-    )
-    r = int(max_rows)
-    ordered = pairs.select(*within, "v", "c", before.alias("before"))
-    kept = ordered.where(f.col("before") < f.lit(r))
-    return kept.select(
-        *within,
-        f.col("v").alias("x"),
-        f.least(f.col("c"), f.lit(r) - f.col("before")).alias("w"),
-    )
+    m = int(max_rows)
+    with _materialised(_value_ids(nums, "DOUBLE", salt)) as ids:
+        coded = nums.join(ids, on="v").select("u", *within, "x")
+        seeded = _per_unit_seeds(coded, unit_type, [salt], [*within, "x"])  # one md5 per unit
+        code = f.shiftright(f.col("x"), 32) + f.lit(1 << 31)
+        start = seeded.select(
+            "u", *within, "_a0", "_b0", _unpacked(f.col("x")).alias("t"),
+            f.col("_b0").alias("_b"), code.bitwiseXOR(f.col("_a0")).alias("_x"),
+        )  # fmt: skip
+        keyed = _fmix32_steps(start, ["u", *within, "_a0", "_b0", "t"])
+        ranked = keyed.select(
+            "u", *within, "_a0", "_b0", _packed(f.col("k"), f.col("t")).alias("p")
+        )
+        per_unit = ranked.groupBy("u", *within, "_a0", "_b0")  # partitioned by u: no shuffle
+        if m == 1:
+            kept = per_unit.agg(f.min("p").alias("p")).select(*within, "_a0", "_b0", "p")
+        else:  # a list, not a set: duplicate rows are kept rows each
+            smallest = f.slice(f.sort_array(f.collect_list("p")), 1, m)
+            kept = per_unit.agg(smallest.alias("ps")).select(
+                *within, "_a0", "_b0", f.explode("ps").alias("p")
+            )
+        split = kept.select(
+            *within, "_a0", "_b0",
+            (f.shiftright(f.col("p"), 32) + f.lit(1 << 31)).alias("k"),
+            _unpacked(f.col("p")).alias("t"),
+        )  # fmt: skip
+        codes = _codes_of_keys(split, [*within, "t"], "k", "_a0", "_b0", "c")
+        ids_kept = codes.select(*within, _packed(f.col("c"), f.col("t")).alias("x"))
+        counted = ids_kept.groupBy(*within, "x").agg(f.count(f.lit(1)).alias("w"))
+        yield counted.join(ids, on="x").select(*within, f.col("v").alias("x"), "w")
 
 
-def _number_rows(table: SparkTable, column: str, unit: _UnitCap | None) -> Any:
+@contextlib.contextmanager
+def _number_rows(table: SparkTable, column: str, unit: _UnitCap | None) -> Iterator[Any]:
     """The rows as ``(x, w)``: every number with weight 1, or with ``unit`` the kept rows
-    (:func:`kept_rows`), NULL, NaN and text that is no number dropped."""
+    (:func:`kept_rows`), NULL, NaN and text that is no number dropped. A context manager
+    (:func:`kept_rows` caches while open): consume the frame inside the ``with``."""
     sql = _import_pyspark()
     f = sql.functions
     if unit is not None:
-        return kept_rows(table, column, unit.privacy_unit, unit.max_rows, unit.salt)
+        with kept_rows(table, column, unit.privacy_unit, unit.max_rows, unit.salt) as kept:
+            yield kept
+        return
     duck_type = table.require_column(column)
     x = _as_double(f.col(column), duck_type)
     rows = table.frame.select(x.alias("x")).where(f.col("x").isNotNull() & ~f.isnan("x"))
-    return rows.select("x", f.lit(1).cast("long").alias("w"))
+    yield rows.select("x", f.lit(1).cast("long").alias("w"))
 
 
 def row_counts(table: SparkTable, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
@@ -1538,20 +1572,20 @@ def bucket_counts(
     sql = _import_pyspark()
     f = sql.functions
     m = len(edges)
-    rows = _number_rows(table, column, unit)
-    bucketed = _with_bucket(rows, edges)
-    if equal:
-        array = f.array(*[f.lit(float(e)) for e in edges])
-        hit = f.col("x") == f.element_at(array, f.greatest(f.col("b"), f.lit(1)))
-        flag = (f.col("b") > 0) & hit
-    else:
-        flag = f.lit(False)
-    grouped = (
-        bucketed.select("b", flag.alias("e"), "w")
-        .groupBy("b", "e")
-        .agg(f.sum("w").alias("n"))
-        .collect()
-    )
+    with _number_rows(table, column, unit) as rows:
+        bucketed = _with_bucket(rows, edges)
+        if equal:
+            array = f.array(*[f.lit(float(e)) for e in edges])
+            hit = f.col("x") == f.element_at(array, f.greatest(f.col("b"), f.lit(1)))
+            flag = (f.col("b") > 0) & hit
+        else:
+            flag = f.lit(False)
+        grouped = (
+            bucketed.select("b", flag.alias("e"), "w")
+            .groupBy("b", "e")
+            .agg(f.sum("w").alias("n"))
+            .collect()
+        )
     counts = np.zeros(m + 1, dtype=np.int64)
     ties = np.zeros(m, dtype=np.int64)
     for b, e, n in grouped:
@@ -1579,7 +1613,6 @@ def grid_counts(
     rows each unit keeps (:func:`kept_rows`)."""
     sql = _import_pyspark()
     f = sql.functions
-    rows = _number_rows(table, column, unit)
     lo, hi = float(lo), float(hi)
     scale = float(cells) / (hi - lo)
     # The estimate from the clamped row: ``floor`` of an unclamped one far outside the bounds
@@ -1587,11 +1620,6 @@ def grid_counts(
     # charge (privacy audit 2026-11-22). Clamped, the product is at most about ``cells``.
     clamped = f.least(f.greatest(f.col("x"), f.lit(lo)), f.lit(hi))
     raw = f.floor((clamped - f.lit(lo)) * f.lit(scale))
-    est = rows.select(
-        clamped.alias("x"),
-        "w",
-        f.least(f.greatest(raw, f.lit(0)), f.lit(cells - 1)).cast("long").alias("j"),
-    )
 
     def edge(j: Any) -> Any:  # lo + (hi - lo) * j / cells, as grid_edges computes it
         return f.lit(lo) + f.lit(hi - lo) * j.cast("double") / f.lit(float(cells))
@@ -1603,7 +1631,14 @@ def grid_counts(
         .otherwise(j)
     )
     counts = np.zeros(cells, dtype=np.int64)
-    for c, n in est.select(cell.alias("c"), "w").groupBy("c").agg(f.sum("w")).collect():
+    with _number_rows(table, column, unit) as rows:
+        est = rows.select(
+            clamped.alias("x"),
+            "w",
+            f.least(f.greatest(raw, f.lit(0)), f.lit(cells - 1)).cast("long").alias("j"),
+        )
+        found = est.select(cell.alias("c"), "w").groupBy("c").agg(f.sum("w")).collect()
+    for c, n in found:
         counts[int(c)] = int(n)
     return counts
 
@@ -2082,16 +2117,17 @@ def grouped_values(
         rows = rows.where(f.col("x").isNotNull() & ~f.isnan("x"))
         matched = rows.join(group_frame, on="gv")
         counted = matched.groupBy("g", "x").agg(f.count(f.lit(1)).alias("w"))
+        collected = counted.collect()
     else:
         nums = _unit_numbers(frame, column, duck_type, privacy_unit, unit_type,
                              by_col.alias("gv"))  # fmt: skip
         matched = nums.join(group_frame, on="gv").select("u", "g", "v")
         chosen = _kept_groups(matched.select("u", "g"), unit_type, group_salt, int(max_groups))
         in_kept = matched.join(chosen, on=["u", "g"], how="left_semi")
-        kept = _kept_rows_of(in_kept, unit_type, int(max_rows), salt, within=("g",))
-        counted = kept.groupBy("g", "x").agg(f.sum("w").cast("long").alias("w"))
+        with _kept_rows_of(in_kept, unit_type, int(max_rows), salt, within=("g",)) as kept:
+            collected = kept.select("g", "x", f.col("w").cast("long").alias("w")).collect()
     found: dict[int, list[tuple[float, int]]] = {}
-    for g, x, w in counted.collect():
+    for g, x, w in collected:
         found.setdefault(int(g), []).append((float(x), int(w)))
     for g, items in found.items():
         values = np.asarray([x for x, _ in items], dtype=np.float64)
@@ -2336,21 +2372,26 @@ def discovered_values(
         counted = matched.groupBy("g", "x").agg(f.count(f.lit(1)).alias("w"))
         total = f.sum("w").over(sql.Window.partitionBy("g")).cast("long")
         counted = counted.select("g", "x", "w", total.alias("p"))
-    else:
-        nums = _unit_numbers(frame, column, duck_type, privacy_unit, unit_type,
-                             by_col.alias("gv"))  # fmt: skip
-        matched = nums.join(ranked, on="gv").select("u", "g", "gt", "gk", "v")
-        chosen = _kept_groups(matched.select("u", f.col("gt").alias("g"), "gk"), unit_type,
-                              group_salt, int(max_groups), group_code=True)  # fmt: skip
-        people = chosen.groupBy("g").agg(f.count(f.lit(1)).cast("long").alias("p"))
-        in_kept = matched.select("u", "g", "v").join(chosen, on=["u", "g"], how="left_semi")
-        kept = _kept_rows_of(in_kept, unit_type, int(max_rows), salt, within=("g",))
-        counted = kept.groupBy("g", "x").agg(f.sum("w").cast("long").alias("w"))
-        counted = counted.join(people, on="g")
-    rows_back = counted.join(ranked.select("g", "gv"), on="g").orderBy("gv", "x")
-    found = [(int(g), gv, float(x), int(w), int(p)) for g, gv, x, w, p in
-             rows_back.select("g", "gv", "x", "w", "p").collect()]  # fmt: skip
+        return discovered_from_rows(_found_numbers(counted, ranked), "numbers")
+    nums = _unit_numbers(frame, column, duck_type, privacy_unit, unit_type,
+                         by_col.alias("gv"))  # fmt: skip
+    matched = nums.join(ranked, on="gv").select("u", "g", "gt", "gk", "v")
+    chosen = _kept_groups(matched.select("u", f.col("gt").alias("g"), "gk"), unit_type,
+                          group_salt, int(max_groups), group_code=True)  # fmt: skip
+    people = chosen.groupBy("g").agg(f.count(f.lit(1)).cast("long").alias("p"))
+    in_kept = matched.select("u", "g", "v").join(chosen, on=["u", "g"], how="left_semi")
+    with _kept_rows_of(in_kept, unit_type, int(max_rows), salt, within=("g",)) as kept:
+        counted = kept.select("g", "x", f.col("w").cast("long").alias("w")).join(people, on="g")
+        found = _found_numbers(counted, ranked)
     return discovered_from_rows(found, "numbers")
+
+
+def _found_numbers(counted: Any, ranked: Any) -> list[tuple[int, Any, float, int, int]]:
+    """``counted`` (``g``, ``x``, ``w``, ``p``) with each group's value ``gv``, collected in
+    the order of ``(gv, x)``: the rows of :func:`discovered_values`."""
+    rows_back = counted.join(ranked.select("g", "gv"), on="g").orderBy("gv", "x")
+    return [(int(g), gv, float(x), int(w), int(p)) for g, gv, x, w, p in
+            rows_back.select("g", "gv", "x", "w", "p").collect()]  # fmt: skip
 
 
 def check_engine(engine: Any) -> str:
