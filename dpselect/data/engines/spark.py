@@ -1613,6 +1613,9 @@ def grid_counts(
     rows each unit keeps (:func:`kept_rows`)."""
     sql = _import_pyspark()
     f = sql.functions
+    table.require_column(column)  # public facts first, as before the frame is opened
+    if unit is not None:
+        table.require_column(unit.privacy_unit, "privacy_unit")
     lo, hi = float(lo), float(hi)
     scale = float(cells) / (hi - lo)
     # The estimate from the clamped row: ``floor`` of an unclamped one far outside the bounds
