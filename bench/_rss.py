@@ -8,6 +8,7 @@ Linux reports both figures in KiB (``/proc/self/status``'s ``VmRSS: ... kB``,
 from __future__ import annotations
 
 import resource
+from pathlib import Path
 
 KIB_PER_MIB = 1024
 
@@ -24,6 +25,18 @@ def rss_mib() -> float:
 def peak_rss_mib() -> float:
     """This process's peak resident memory so far (``ru_maxrss``), in MiB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / KIB_PER_MIB
+
+
+def peak_rss_mib_of(pid: int) -> float:
+    """Another process's peak resident memory (``VmHWM``: a driver JVM), in MiB; NaN when
+    unreadable (the process is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / KIB_PER_MIB
+    except OSError:
+        pass
+    return float("nan")
 
 
 def kib_to_mib(kib: float) -> float:

@@ -36,7 +36,6 @@ import argparse
 import contextlib
 import json
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -49,6 +48,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _rss import peak_rss_mib, peak_rss_mib_of
 from bench_spark import make_file, value_names
 
 HOST = "127.0.0.1"
@@ -128,17 +128,6 @@ def standalone_cluster(workdir: Path) -> Iterator[str]:
                 proc.wait()
 
 
-def _vm_hwm_mb(pid: int) -> float:
-    """A process's peak resident memory (``VmHWM``), in MB; NaN when unreadable."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
-
-
 def _queries(frame: Any, names: list[str], m: int) -> dict[str, Callable[[], Any]]:
     from pyspark.sql import functions as f
 
@@ -201,8 +190,8 @@ def classic(url: str, path: Path, names: list[str], m: int, rounds: int) -> None
     frame = spark.read.parquet(str(path))
     best = run_rounds(_queries(frame, names, m), rounds)
     jvm = spark.sparkContext._gateway.proc.pid
-    py_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    memory = (f"driver peak RSS: Python {py_mb:.0f} MB, driver JVM {_vm_hwm_mb(jvm):.0f} MB; "
+    py_mb, jvm_mb = peak_rss_mib(), peak_rss_mib_of(jvm)
+    memory = (f"driver peak RSS: Python {py_mb:.0f} MiB, driver JVM {jvm_mb:.0f} MiB; "
               f"session start {start:.1f} s")  # fmt: skip
     report(f"standalone cluster {url}, {WORKERS} workers x {WORKER_CORES} core, best of "
            f"{rounds}", best, memory)  # fmt: skip
@@ -216,9 +205,9 @@ def connect_client(remote: str, path: str, m: int, rounds: int) -> None:
     spark = spark_session(remote=remote)
     frame = spark.read.parquet(path)
     best = run_rounds(_queries(frame, value_names(100_000), m), rounds)
-    py_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    py_mb = peak_rss_mib()
     report(f"Spark Connect ({remote}) on the same cluster, best of {rounds}", best,
-           f"client peak RSS: Python {py_mb:.0f} MB")  # fmt: skip
+           f"client peak RSS: Python {py_mb:.0f} MiB")  # fmt: skip
     spark.stop()
 
 

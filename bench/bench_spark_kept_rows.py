@@ -28,7 +28,6 @@ import argparse
 import contextlib
 import json
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -41,6 +40,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _rss import peak_rss_mib, peak_rss_mib_of
 
 ROWS_PER_USER = 10
 
@@ -91,16 +92,6 @@ def old_kept_rows_of(
     yield kept.select(
         *within, f.col("v").alias("x"), f.least(f.col("c"), f.lit(r) - f.col("before")).alias("w")
     )
-
-
-def _vm_hwm_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
 
 
 def queries(frame: Any, ms: Sequence[int]) -> dict[str, Callable[[], Any]]:
@@ -163,10 +154,8 @@ def run(spark: Any, path: Path, ms: Sequence[int], rounds: int, title: str) -> N
         ]  # fmt: skip
         print(f"m = {m}: new/old per round " + ", ".join(f"{x:.2f}x" for x in ratios))
     jvm = spark.sparkContext._gateway.proc.pid
-    py_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(
-        f"driver peak RSS: Python {py_mb:.0f} MB, driver JVM {_vm_hwm_mb(jvm):.0f} MB", flush=True
-    )
+    py_mib, jvm_mib = peak_rss_mib(), peak_rss_mib_of(jvm)
+    print(f"driver peak RSS: Python {py_mib:.0f} MiB, driver JVM {jvm_mib:.0f} MiB", flush=True)
 
 
 def main() -> None:
