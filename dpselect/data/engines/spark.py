@@ -1007,20 +1007,28 @@ def _kept_ids_per_user(rows: Any, unit_type: str, salt: int, m: int, weighted: b
     return codes.select(_packed(f.col("c"), f.col("t")).alias("x"), *carried)
 
 
-def _per_unit_seeds(rows: Any, unit_type: str, salts: Sequence[int], fields: Sequence[str]) -> Any:
-    """``rows`` (the unit ``u`` and ``fields``) with each unit's seeds beside every row:
-    columns ``u``, ``fields``, then ``_a{j}``, ``_b{j}`` (the two halves of
+def _per_unit_seeds(
+    rows: Any, unit_type: str, salts: Sequence[int], fields: Sequence[str], rows_count: bool = False
+) -> Any:
+    """``rows`` (the unit ``u`` and ``fields``) with each unit's seeds beside every distinct
+    item: columns ``u``, ``fields``, then ``_a{j}``, ``_b{j}`` (the two halves of
     :func:`dpselect.data.rules.unit_seed` with ``salts[j]``) for each salt.
 
     One ``groupBy(u)`` collecting the unit's items, so each seed (an md5) is computed once per
     unit, not per row; the items are exploded again (the rows stay partitioned by unit: the
-    per-unit choices after it need no second shuffle).
+    per-unit choices after it need no second shuffle). The items are collected as a set: a
+    unit's duplicate rows (the same ``fields``) come back once, which the choices of distinct
+    values and groups read the same way, and a unit holds at most its distinct items (with
+    candidates, at most the candidates) rather than all its rows. ``rows_count``: every row
+    comes back (a list), for the rule of rows per unit (:func:`_kept_rows_of`), where
+    duplicate rows are kept rows each.
     """
     sql = _import_pyspark()
     f = sql.functions
     single = len(fields) == 1
     item = f.col(fields[0]) if single else f.struct(*[f.col(c) for c in fields])
-    grouped = rows.groupBy("u").agg(f.collect_list(item).alias("items"))
+    collect = f.collect_list if rows_count else f.collect_set
+    grouped = rows.groupBy("u").agg(collect(item).alias("items"))
     seeded = _with_seeds(grouped, unit_type, salts, ["u", "items"])
     names = [n for j in range(len(salts)) for n in (f"_a{j}", f"_b{j}")]
     exploded = seeded.select("u", *names, f.explode("items").alias("it"))
@@ -1448,7 +1456,7 @@ def _kept_rows_of(
     m = int(max_rows)
     with _materialised(_value_ids(nums, "DOUBLE", salt)) as ids:
         coded = nums.join(ids, on="v").select("u", *within, "x")
-        seeded = _per_unit_seeds(coded, unit_type, [salt], [*within, "x"])  # one md5 per unit
+        seeded = _per_unit_seeds(coded, unit_type, [salt], [*within, "x"], rows_count=True)
         code = f.shiftright(f.col("x"), 32) + f.lit(1 << 31)
         start = seeded.select(
             "u", *within, "_a0", "_b0", _unpacked(f.col("x")).alias("t"),
