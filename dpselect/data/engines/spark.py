@@ -992,12 +992,7 @@ def _kept_ids_per_user(rows: Any, unit_type: str, salt: int, m: int, weighted: b
     p = _packed(f.col("k"), f.col("t"))
     item = f.struct(p.alias("p"), f.col("w")) if weighted else p
     ranked = keyed.select("u", "_a0", "_b0", item.alias("p"))
-    per_unit = ranked.groupBy("u", "_a0", "_b0")
-    if m == 1:
-        kept = per_unit.agg(f.min("p").alias("p"))
-    else:
-        smallest = f.slice(f.sort_array(f.collect_set("p")), 1, m)
-        kept = per_unit.agg(smallest.alias("ps")).select("_a0", "_b0", f.explode("ps").alias("p"))
+    kept = _smallest_per_group(ranked, ["u", "_a0", "_b0"], m)
     packed = f.col("p.p") if weighted else f.col("p")
     split = kept.select(
         "_a0", "_b0", *([f.col("p.w").alias("w")] if weighted else []),
@@ -1007,33 +1002,21 @@ def _kept_ids_per_user(rows: Any, unit_type: str, salt: int, m: int, weighted: b
     return codes.select(_packed(f.col("c"), f.col("t")).alias("x"), *carried)
 
 
-def _per_unit_seeds(
-    rows: Any, unit_type: str, salts: Sequence[int], fields: Sequence[str], rows_count: bool = False
-) -> Any:
-    """``rows`` (the unit ``u`` and ``fields``) with each unit's seeds beside every distinct
-    item: columns ``u``, ``fields``, then ``_a{j}``, ``_b{j}`` (the two halves of
+def _per_unit_seeds(rows: Any, unit_type: str, salts: Sequence[int], fields: Sequence[str]) -> Any:
+    """``rows`` (the unit ``u`` and ``fields``) with each unit's seeds beside every row:
+    columns ``u``, ``fields``, then ``_a{j}``, ``_b{j}`` (the two halves of
     :func:`dpselect.data.rules.unit_seed` with ``salts[j]``) for each salt.
 
-    One ``groupBy(u)`` collecting the unit's items, so each seed (an md5) is computed once per
-    unit, not per row; the items are exploded again (the rows stay partitioned by unit: the
-    per-unit choices after it need no second shuffle). The items are collected as a set: a
-    unit's duplicate rows (the same ``fields``) come back once, which the choices of distinct
-    values and groups read the same way, and a unit holds at most its distinct items (with
-    candidates, at most the candidates) rather than all its rows. ``rows_count``: every row
-    comes back (a list), for the rule of rows per unit (:func:`_kept_rows_of`), where
-    duplicate rows are kept rows each.
+    The seeds are computed once per distinct unit (one md5 per unit and salt, never per row)
+    and joined back to the rows by unit, the seeds on the build side of a shuffled hash join
+    (a task holds the seeds of its share of the units, never a unit's rows). The rows come
+    out partitioned by unit, so the per-unit choices after it (:func:`_smallest_per_group`)
+    need no second shuffle. Memory does not grow with one unit's rows: no plan gathers a
+    unit's items into one array (docs/spark.md, "Memory: no unit is held in one array").
     """
-    sql = _import_pyspark()
-    f = sql.functions
-    single = len(fields) == 1
-    item = f.col(fields[0]) if single else f.struct(*[f.col(c) for c in fields])
-    collect = f.collect_list if rows_count else f.collect_set
-    grouped = rows.groupBy("u").agg(collect(item).alias("items"))
-    seeded = _with_seeds(grouped, unit_type, salts, ["u", "items"])
     names = [n for j in range(len(salts)) for n in (f"_a{j}", f"_b{j}")]
-    exploded = seeded.select("u", *names, f.explode("items").alias("it"))
-    values = [(f.col("it") if single else f.col(f"it.{c}")).alias(c) for c in fields]
-    return exploded.select("u", *values, *names)
+    seeds = _with_seeds(rows.select("u").distinct(), unit_type, salts, ["u"])
+    return rows.join(seeds.hint("shuffle_hash"), on="u").select("u", *fields, *names)
 
 
 def _with_seeds(rows: Any, unit_type: str, salts: Sequence[int], keep: Sequence[str]) -> Any:
@@ -1137,14 +1120,42 @@ def _unit_rows(frame: Any, privacy_unit: str, unit_type: str) -> tuple[Any, Any]
 def _smallest_per_user(packed: Any, m: int) -> Any:
     """``packed`` (columns ``u`` and ``p``, a sortable column, equal only for duplicate rows of
     one (user, value)) -> the ``m`` smallest distinct ``p`` of each user, one row each (all of
-    them for users with at most ``m``). ``m = 1``: ``min`` (a code-generated hash
-    aggregation). ``m > 1``: the sorted set of the user's values, sliced."""
+    them for users with at most ``m``): :func:`_smallest_per_group` by ``u``."""
+    return _smallest_per_group(packed, ["u"], m).select("p")
+
+
+def _smallest_per_group(ranked: Any, by: Sequence[str], m: int, every_row: bool = False) -> Any:
+    """``ranked`` (columns ``by`` and ``p``, a sortable column) -> the ``m`` smallest ``p`` of
+    each ``by``, as rows ``(*by, p)``: distinct ``p`` (equal ``p`` are one item: the choice of
+    distinct values and groups), or with ``every_row`` the first ``m`` rows in the order of
+    ``p`` (equal ``p`` are rows each: the rule of rows per unit). All of them for groups with
+    at most ``m``.
+
+    ``m = 1``: a ``min`` per group (a code-generated hash aggregation). Otherwise a window
+    per group ordered by ``p`` (``dense_rank``, then the distinct rows; ``row_number`` for
+    ``every_row``) filtered to the first ``m``, which Spark runs as a sort with a group limit
+    (``WindowGroupLimit``): a group's rows are sorted and streamed, spilled to disk when they
+    are many, never held in one array (a sorted ``collect_set``/``collect_list`` ran a JVM of
+    1 GB out of memory on one unit of 10^7 rows). When ``ranked`` is partitioned by a
+    subset of ``by`` (the unit, after :func:`_per_unit_seeds`), no shuffle.
+
+    The kept ``p`` pass through a one-element ``explode``: it ends the lineage Spark's
+    dynamic partition pruning follows from a later join key back through the projections of
+    the key (:func:`_fmix32_steps`), where it inlined every step and grew the expression
+    exponentially (the optimizer ran out of memory before the query ran).
+    """
     sql = _import_pyspark()
     f = sql.functions
     if m == 1:
-        return packed.groupBy("u").agg(f.min("p").alias("p")).select("p")
-    smallest = f.slice(f.sort_array(f.collect_set("p")), 1, m)
-    return packed.groupBy("u").agg(smallest.alias("ps")).select(f.explode("ps").alias("p"))
+        kept = ranked.groupBy(*by).agg(f.min("p").alias("p"))
+    else:
+        order = sql.Window.partitionBy(*by).orderBy(f.col("p").asc())
+        rank = (f.row_number() if every_row else f.dense_rank()).over(order)
+        kept = ranked.select(*by, "p", rank.alias("_r")).where(f.col("_r") <= f.lit(int(m)))
+        kept = kept.select(*by, "p")
+        if not every_row:
+            kept = kept.distinct()
+    return kept.select(*by, f.explode(f.array("p")).alias("p"))
 
 
 def _canonical_text_sql_template(duck_type: str) -> str:
@@ -1456,7 +1467,7 @@ def _kept_rows_of(
     m = int(max_rows)
     with _materialised(_value_ids(nums, "DOUBLE", salt)) as ids:
         coded = nums.join(ids, on="v").select("u", *within, "x")
-        seeded = _per_unit_seeds(coded, unit_type, [salt], [*within, "x"], rows_count=True)
+        seeded = _per_unit_seeds(coded, unit_type, [salt], [*within, "x"])
         code = f.shiftright(f.col("x"), 32) + f.lit(1 << 31)
         start = seeded.select(
             "u", *within, "_a0", "_b0", _unpacked(f.col("x")).alias("t"),
@@ -1466,14 +1477,8 @@ def _kept_rows_of(
         ranked = keyed.select(
             "u", *within, "_a0", "_b0", _packed(f.col("k"), f.col("t")).alias("p")
         )
-        per_unit = ranked.groupBy("u", *within, "_a0", "_b0")  # partitioned by u: no shuffle
-        if m == 1:
-            kept = per_unit.agg(f.min("p").alias("p")).select(*within, "_a0", "_b0", "p")
-        else:  # a list, not a set: duplicate rows are kept rows each
-            smallest = f.slice(f.sort_array(f.collect_list("p")), 1, m)
-            kept = per_unit.agg(smallest.alias("ps")).select(
-                *within, "_a0", "_b0", f.explode("ps").alias("p")
-            )
+        # partitioned by u: no shuffle; every row, not distinct: duplicate rows are kept rows
+        kept = _smallest_per_group(ranked, ["u", *within, "_a0", "_b0"], m, every_row=True)
         split = kept.select(
             *within, "_a0", "_b0",
             (f.shiftright(f.col("p"), 32) + f.lit(1 << 31)).alias("k"),
@@ -1815,18 +1820,17 @@ def _grouped_kept(
     if max_groups == 1 and m == 1:
         best = ranked.groupBy("u").agg(f.min(f.struct(f.col("pg"), f.col("v"))).alias("b"))
         kept = best.select(f.col("b.pg").alias("pg"), f.col("b.v").alias("v"), f.lit(1).alias("f"))
-    else:
-        chosen = f.array(f.min("v")) if m == 1 else f.slice(f.sort_array(f.collect_set("v")), 1, m)
-        per_group = ranked.groupBy("u", "pg").agg(chosen.alias("vs"))
-        pair = f.struct(f.col("pg"), f.col("vs"))
-        if max_groups == 1:
-            per_unit = per_group.groupBy("u").agg(f.min(pair).alias("b"))
-        else:
-            best = f.slice(f.sort_array(f.collect_list(pair)), 1, max_groups)
-            per_unit = per_group.groupBy("u").agg(best.alias("bs"))
-            per_unit = per_unit.select(f.explode("bs").alias("b"))
-        kept = per_unit.select(f.col("b.pg").alias("pg"), f.posexplode("b.vs").alias("f", "v"))
-        kept = kept.select("pg", "v", (f.col("f") == f.lit(0)).cast("long").alias("f"))
+    else:  # the groups' ranks in the unit and the values' in each group: two windows
+        window = sql.Window
+        in_unit = f.dense_rank().over(window.partitionBy("u").orderBy(f.col("pg").asc()))
+        in_group = f.dense_rank().over(window.partitionBy("u", "pg").orderBy(f.col("v").asc()))
+        both = ranked.select("u", "pg", "v", in_unit.alias("_rg"), in_group.alias("_rv"))
+        chosen = both.where((f.col("_rg") <= f.lit(max_groups)) & (f.col("_rv") <= f.lit(m)))
+        first = (f.col("_rv") == f.lit(1)).cast("long").alias("f")
+        kept = chosen.select("u", "pg", "v", first).distinct()  # per unit: u stays
+        # a one-element explode ends the lineage of pg and v (see _smallest_per_group)
+        row = f.explode(f.array(f.struct("pg", "v", "f"))).alias("b")
+        kept = kept.select(row).select("b.pg", "b.v", "b.f")
     p = f.col("v.p") if weighted else f.col("v")
     x = p.getField("x") if coded else _unpacked(p)
     weight = [f.col("v.w").alias("w")] if weighted else []
@@ -1932,13 +1936,7 @@ def _kept_groups(
     p = _packed(f.col("k"), f.col("g"))
     if group_code:  # ordered by (key, tie-break), unique per unit; the identity rides along
         p = f.struct(p.alias("o"), _packed(f.col("gk"), f.col("g")).alias("id"))
-    ranked = keyed.select("u", p.alias("p"))
-    if max_groups == 1:
-        kept = ranked.groupBy("u").agg(f.min("p").alias("p"))
-    else:
-        smallest = f.slice(f.sort_array(f.collect_set("p")), 1, max_groups)
-        kept = ranked.groupBy("u").agg(smallest.alias("ps"))
-        kept = kept.select("u", f.explode("ps").alias("p"))
+    kept = _smallest_per_group(keyed.select("u", p.alias("p")), ["u"], max_groups)
     group = f.col("p.id") if group_code else _unpacked(f.col("p"))
     return kept.select("u", group.alias("g"))
 
