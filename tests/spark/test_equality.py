@@ -55,7 +55,14 @@ PENDING = pytest.mark.xfail(
 
 @PENDING
 @pytest.mark.parametrize("column", ["x", "s"])
-def test_scores_with_a_privacy_unit(datasets, column):
+@pytest.mark.parametrize("arrays", [True, False], ids=["unit arrays", "no arrays"])
+def test_scores_with_a_privacy_unit(datasets, column, arrays, monkeypatch):
+    # few candidates: a unit's positions in one set; many (forced here): the seeds joined
+    # back and a window (docs/spark.md, "Memory: no unit is held in one array")
+    from dpselect.data.engines import spark as spark_engine
+
+    if not arrays:
+        monkeypatch.setattr(spark_engine, "ARRAY_CANDIDATES", 0)
     for seed, (arrow, frame) in enumerate(datasets):
         for k in (1, 3):
             for cands in CANDIDATES[column][:2]:

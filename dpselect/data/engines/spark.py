@@ -802,8 +802,20 @@ def _hex_le(h: Any, first: int, count: int = 4) -> Any:
     return f.coalesce(f.conv(f.concat(*digits), 16, 10).cast("long"), f.lit(0).cast("long"))
 
 
+#: With at most this many public candidates a unit holds at most this many distinct items,
+#: and the candidate plan gathers them in one array per unit (:func:`_kept_per_user`): at
+#: most a few MB per unit in a task, whatever the rows.
+ARRAY_CANDIDATES = 100_000
+
+
 def _kept_per_user(
-    rows: Any, unit_type: str, salt: int, m: int, coded: bool = False, weighted: bool = False
+    rows: Any,
+    unit_type: str,
+    salt: int,
+    m: int,
+    coded: bool = False,
+    weighted: bool = False,
+    candidates: int | None = None,
 ) -> Any:
     """The values each user keeps (column ``x``, one row per kept (user, value)).
 
@@ -819,16 +831,29 @@ def _kept_per_user(
     smallest ``(key, x)``, ``key = fmix32(fmix32(code xor a) xor b)``, ``(a, b)`` the seed of
     the user.
 
-    The plan: one ``groupBy(u)`` collecting the user's items, so the seed (an md5) is
-    computed once per user, not per row; the items exploded again (the rows stay partitioned
-    by user: no second shuffle); the key in plain column arithmetic (code-generated), one
-    projection per step (:func:`_fmix32_steps`); then one aggregation per user
-    (:func:`_smallest_per_user`).
+    The plan: each user's seed (an md5) computed once per user, not per row; the key in
+    plain column arithmetic (code-generated), one projection per step
+    (:func:`_fmix32_steps`); then the ``m`` smallest per user. With ``candidates`` (the
+    public list's length) at most :data:`ARRAY_CANDIDATES`, a user holds at most that many
+    distinct items, and one ``groupBy(u)`` collects them as a set: the seed from it, the
+    items exploded again (still partitioned by user), and the ``m`` smallest from a sorted
+    set per user (:func:`_unit_item_seeds`; 1.2-1.8x faster than the plan for any number of
+    items, docs/performance.md, "Memory per unit"). Otherwise no array at all: the seeds
+    joined back (:func:`_per_unit_seeds`) and a window (:func:`_smallest_per_group`).
+    The same kept values either way.
     """
     sql = _import_pyspark()
     f = sql.functions
     fields = ["x", *(["c"] if coded else []), *(["w"] if weighted else [])]
-    seeded = _per_unit_seeds(rows, unit_type, [salt], fields)
+    few = candidates is not None and candidates <= ARRAY_CANDIDATES
+    if few:
+        seeded = _unit_item_seeds(rows, unit_type, [salt], fields)
+    else:
+        seeded = _per_unit_seeds(rows, unit_type, [salt], fields)
+
+    def smallest(packed: Any, m: int) -> Any:
+        return _smallest_per_group(packed, ["u"], m, in_array=few).select("p")
+
     code = "c" if coded else "x"  # without a code column, the candidate position itself
     carried = ["w"] if weighted else []
     a, b = f.col("_a0"), f.col("_b0")
@@ -838,17 +863,17 @@ def _kept_per_user(
         if coded:
             p = f.struct(f.struct(f.col("k"), f.col("x")).alias("p"), f.col("w"))
             ranked = keyed.select("u", p.alias("p"))
-            kept = _smallest_per_user(ranked, m)
+            kept = smallest(ranked, m)
             return kept.select(f.col("p.p.x").alias("x"), f.col("p.w").alias("w"))
         p = f.struct(_packed(f.col("k"), f.col("x")).alias("p"), f.col("w"))
-        kept = _smallest_per_user(keyed.select("u", p.alias("p")), m)
+        kept = smallest(keyed.select("u", p.alias("p")), m)
         return kept.select(_unpacked(f.col("p.p")).alias("x"), f.col("p.w").alias("w"))
     if not coded:
         ranked = keyed.select("u", _packed(f.col("k"), f.col("x")).alias("p"))
-        return _smallest_per_user(ranked, m).select(_unpacked(f.col("p")).alias("x"))
+        return smallest(ranked, m).select(_unpacked(f.col("p")).alias("x"))
     # (key, value): the value breaks ties of the 32-bit codes, in Spark's order
     ranked = keyed.select("u", f.struct(f.col("k"), f.col("x")).alias("p"))
-    return _smallest_per_user(ranked, m).select(f.col("p.x").alias("x"))
+    return smallest(ranked, m).select(f.col("p.x").alias("x"))
 
 
 def _value_codes(rows: Any, duck_type: str, salt: int) -> Any:
@@ -1117,19 +1142,35 @@ def _unit_rows(frame: Any, privacy_unit: str, unit_type: str) -> tuple[Any, Any]
     return _normalised(unit, unit_type), valid
 
 
-def _smallest_per_user(packed: Any, m: int) -> Any:
-    """``packed`` (columns ``u`` and ``p``, a sortable column, equal only for duplicate rows of
-    one (user, value)) -> the ``m`` smallest distinct ``p`` of each user, one row each (all of
-    them for users with at most ``m``): :func:`_smallest_per_group` by ``u``."""
-    return _smallest_per_group(packed, ["u"], m).select("p")
+def _unit_item_seeds(rows: Any, unit_type: str, salts: Sequence[int], fields: Sequence[str]) -> Any:
+    """``rows`` (``u`` and ``fields``) as the distinct ``(u, *fields)`` with each unit's
+    seeds (the columns of :func:`_per_unit_seeds`), from one ``groupBy(u)`` collecting the
+    unit's distinct items as a set (one md5 per unit), exploded again (still partitioned by
+    unit). Only where the items of a unit are bounded by a public number (at most
+    :data:`ARRAY_CANDIDATES` candidate positions): a set holds all of a unit's items."""
+    sql = _import_pyspark()
+    f = sql.functions
+    single = len(fields) == 1
+    item = f.col(fields[0]) if single else f.struct(*[f.col(c) for c in fields])
+    grouped = rows.groupBy("u").agg(f.collect_set(item).alias("items"))
+    seeded = _with_seeds(grouped, unit_type, salts, ["u", "items"])
+    names = [n for j in range(len(salts)) for n in (f"_a{j}", f"_b{j}")]
+    exploded = seeded.select("u", *names, f.explode("items").alias("it"))
+    values = [(f.col("it") if single else f.col(f"it.{c}")).alias(c) for c in fields]
+    return exploded.select("u", *values, *names)
 
 
-def _smallest_per_group(ranked: Any, by: Sequence[str], m: int, every_row: bool = False) -> Any:
+def _smallest_per_group(
+    ranked: Any, by: Sequence[str], m: int, every_row: bool = False, in_array: bool = False
+) -> Any:
     """``ranked`` (columns ``by`` and ``p``, a sortable column) -> the ``m`` smallest ``p`` of
     each ``by``, as rows ``(*by, p)``: distinct ``p`` (equal ``p`` are one item: the choice of
     distinct values and groups), or with ``every_row`` the first ``m`` rows in the order of
     ``p`` (equal ``p`` are rows each: the rule of rows per unit). All of them for groups with
     at most ``m``.
+
+    ``in_array`` (distinct only, where a public number bounds a group's items:
+    :data:`ARRAY_CANDIDATES`): the sorted set of the group's ``p``, sliced.
 
     ``m = 1``: a ``min`` per group (a code-generated hash aggregation). Otherwise a window
     per group ordered by ``p`` (``dense_rank``, then the distinct rows; ``row_number`` for
@@ -1148,6 +1189,9 @@ def _smallest_per_group(ranked: Any, by: Sequence[str], m: int, every_row: bool 
     f = sql.functions
     if m == 1:
         kept = ranked.groupBy(*by).agg(f.min("p").alias("p"))
+    elif in_array and not every_row:
+        smallest = f.slice(f.sort_array(f.collect_set("p")), 1, int(m))
+        kept = ranked.groupBy(*by).agg(smallest.alias("ps")).select(*by, f.explode("ps").alias("p"))
     else:
         order = sql.Window.partitionBy(*by).orderBy(f.col("p").asc())
         rank = (f.row_number() if every_row else f.dense_rank()).over(order)
@@ -1288,7 +1332,10 @@ def candidate_scores(
         pairs = rows.select("u", f.col("i").alias("x"))
         if r > 1:
             pairs = pairs.groupBy("u", "x").agg(_capped_rows(r))
-        kept = _kept_per_user(pairs, unit_type, salt, int(max_contributions), weighted=r > 1)
+        kept = _kept_per_user(
+            pairs, unit_type, salt, int(max_contributions), weighted=r > 1,
+            candidates=len(candidates),
+        )  # fmt: skip
         total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
         joined = kept.groupBy("x").agg(total.alias("n"))
     idx, counts = _fetch_pairs(joined)
@@ -1333,7 +1380,7 @@ def top_values(
     unit, valid = _unit_rows(frame, privacy_unit, unit_type)
     both = frame.where(present & valid).select(unit.alias("u"), value.alias("v"))
     # r = 1: no DISTINCT (u, v) first: the choice is the same over a user's duplicate rows (a
-    # minimum, or a sorted set: _smallest_per_user), and costs one more shuffle
+    # minimum, or a window over distinct keys: _smallest_per_group), and costs one more shuffle
     pairs = both.groupBy("u", "v").agg(_capped_rows(r)) if r > 1 else both
     carried = ["w"] if r > 1 else []
     # one md5 per distinct value, computed before the rows are planned (_materialised)
