@@ -1,5 +1,5 @@
-"""No Spark plan holds a privacy unit's items in one array (docs/spark.md, "Memory: no unit
-is held in one array").
+"""No Spark plan holds a privacy unit's items in one array, but where a public number bounds
+it (at most 10^5 candidates: docs/spark.md, "Memory: no unit is held in one array").
 
 - ``_per_unit_seeds`` gives every row with the rule's seeds of its unit
   (:func:`dpselect.data.rules.unit_seed`), computed once per unit and joined back;
