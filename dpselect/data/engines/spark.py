@@ -1036,8 +1036,9 @@ def _per_unit_seeds(rows: Any, unit_type: str, salts: Sequence[int], fields: Seq
     and joined back to the rows by unit, the seeds on the build side of a shuffled hash join
     (a task holds the seeds of its share of the units, never a unit's rows). The rows come
     out partitioned by unit, so the per-unit choices after it (:func:`_smallest_per_group`)
-    need no second shuffle. Memory does not grow with one unit's rows: no plan gathers a
-    unit's items into one array (docs/spark.md, "Memory: no unit is held in one array").
+    need no second shuffle. Memory does not grow with one unit's rows: nothing here gathers a
+    unit's items into one array (docs/spark.md, "Memory: no unit is held in one array"; only
+    the candidate plan with few public candidates does, :func:`_unit_item_seeds`).
     """
     names = [n for j in range(len(salts)) for n in (f"_a{j}", f"_b{j}")]
     seeds = _with_seeds(rows.select("u").distinct(), unit_type, salts, ["u"])
