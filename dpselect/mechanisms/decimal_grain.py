@@ -52,6 +52,7 @@ from .quantile_score import pure_dp_on_rows, unit_epsilon
 from .validate import check_epsilon
 
 __all__ = [
+    "GRAIN_CHUNK",
     "GRAIN_SPAN",
     "GRAIN_TOLERANCE",
     "grain_counts",
@@ -65,6 +66,8 @@ __all__ = [
 GRAIN_SPAN = 2
 #: A grid is the recording grid when at most this share of the (noisy) rows lies off it.
 GRAIN_TOLERANCE = Fraction(1, 10)
+#: Rows :func:`grain_counts` takes through every grid at once (256 KiB of floats: the cache).
+GRAIN_CHUNK = 1 << 15
 #: The finest spacing a candidate may have, as a share of ``hi - lo``: twice the least
 #: resolution (``(hi - lo) / 10^6``), so that half the step is never raised.
 _FINEST = Fraction(2, 10**6)
@@ -145,25 +148,34 @@ def grain_counts(values: Any, exponents: list[int]) -> I64:
     and infinities lie on no grid (grain 0): they are read as ``0.0`` and masked out. Every
     row passes every grid in the same NumPy calls, whatever the values (no branch and no
     early exit on what the rows hold, so neighbouring datasets run the same code path:
-    seed 001's postcondition), in two reused buffers."""
+    seed 001's postcondition). The rows go through in pieces of :data:`GRAIN_CHUNK` (the
+    number of pieces is the row count's, never the values'), each through every grid while
+    it is in the cache, in four buffers reused from piece to piece: 3.6 ms against 6.6 ms
+    for whole-column passes on 10^6 rows (docs/performance.md), the same counts."""
     for k in exponents:
         _check_exponent(k)
     x = np.asarray(values, dtype=np.float64).ravel()
     n = x.shape[0]
-    alive = np.isfinite(x)  # on every grid so far
-    finite = np.where(alive, x, 0.0)
-    scratch = np.empty_like(finite)
-    on = np.empty(n, dtype=np.bool_)
+    size = max(1, min(n, GRAIN_CHUNK))
+    finite, scratch = np.empty(size), np.empty(size)
+    alive, on = np.empty(size, dtype=np.bool_), np.empty(size, dtype=np.bool_)
     counts = np.zeros(len(exponents) + 1, dtype=np.int64)
-    before = int(np.count_nonzero(alive))
-    counts[0] = n - before  # NaN and infinities
-    for g, k in enumerate(exponents):
-        np.equal(_rounded(finite, k, scratch), finite, out=on)
-        alive &= on
-        now = int(np.count_nonzero(alive))
-        counts[g] += before - now  # on the first g grids, not on this one
-        before = now
-    counts[len(exponents)] = before
+    for first in range(0, n, size):
+        piece = x[first : first + size]
+        m = piece.shape[0]
+        live, fin, tmp, hit = alive[:m], finite[:m], scratch[:m], on[:m]
+        np.isfinite(piece, out=live)  # on every grid so far
+        np.copyto(fin, piece)
+        np.copyto(fin, 0.0, where=~live)
+        before = int(np.count_nonzero(live))
+        counts[0] += m - before  # NaN and infinities
+        for g, k in enumerate(exponents):
+            np.equal(_rounded(fin, k, tmp), fin, out=hit)
+            live &= hit
+            now = int(np.count_nonzero(live))
+            counts[g] += before - now  # on the first g grids, not on this one
+            before = now
+        counts[len(exponents)] += before
     return counts
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from dpselect import quantile
 from dpselect.core.errors import ParameterError
+from dpselect.mechanisms import decimal_grain
 from dpselect.mechanisms.decimal_grain import (
     GRAIN_TOLERANCE,
     grain_counts,
@@ -69,6 +70,28 @@ def test_grain_counts_match_the_decimal_reference(rows):
     for x in rows:
         expected[_grain_of(x, ks)] += 1
     assert grain_counts(np.array(rows, dtype=float), ks).tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 15])
+def test_grain_counts_in_pieces_are_the_whole_column_counts(monkeypatch, chunk):
+    # rows of every grain, NaN and infinities among them, over many pieces (the last one
+    # short): the counts of on_grid applied grid by grid to the whole column
+    rng = np.random.default_rng(chunk)
+    parts = [np.round(rng.uniform(-500, 500, 700), d) for d in (-1, 0, 1, 2, 3)]
+    x = np.concatenate([*parts, rng.uniform(0, 1, 300), NON_FINITE * 5])
+    rng.shuffle(x)
+    ks = [-3, -2, -1, 0, 1]
+    alive = np.ones(x.shape[0], dtype=bool)
+    expected = np.zeros(len(ks) + 1, dtype=np.int64)
+    for g, k in enumerate(ks):
+        now = alive & on_grid(x, k)
+        expected[g] += np.count_nonzero(alive & ~now)
+        alive = now
+    expected[len(ks)] = np.count_nonzero(alive)
+    monkeypatch.setattr(decimal_grain, "GRAIN_CHUNK", chunk)
+    assert grain_counts(x, ks).tolist() == expected.tolist()
+    assert expected.min() > 0  # every bin is reached
+    assert grain_counts(np.array([]), ks).tolist() == [0] * (len(ks) + 1)
 
 
 def test_one_row_moves_one_bin_and_one_unit_at_most_r():
