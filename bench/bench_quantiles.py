@@ -50,6 +50,7 @@ from typing import Any
 import duckdb
 import numpy as np
 import pandas as pd
+from _rss import peak_rss_mib
 
 from dpselect.mechanisms.quantile_continuous import make_continuous_quantile
 from dpselect.recipes import quantile
@@ -163,6 +164,7 @@ def joint_flights_speed() -> None:
         f"auto (the default) {best['auto']:.4f} s = {best['auto'] / best['tree']:.2f}x the "
         f"tree, joint {best['joint']:.4f} s = {best['joint'] / best['tree']:.2f}x"
     )
+    print(f"peak RSS of the process: {peak_rss_mib():.0f} MiB", flush=True)
 
 
 def diamonds(runs: int) -> None:

@@ -47,6 +47,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from _rss import peak_rss_mib
 
 from dpselect.api import top_k
 from dpselect.data.dictionary_scores import dictionary_candidate_scores
@@ -377,6 +378,8 @@ def main() -> None:
         )  # fmt: skip
         if args.memory:
             peak_memory(unit_path, args.values)
+        print(f"peak RSS of this process so far: {peak_rss_mib():.0f} MiB (one query alone "
+              "in a fresh process: --memory)", flush=True)  # fmt: skip
         if args.only_units:
             return
     size_mb = path.stat().st_size / 1e6
