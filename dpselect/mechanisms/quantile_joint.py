@@ -84,6 +84,7 @@ import numpy.typing as npt
 
 from ..core.arithmetic import float_down, float_up, printed_up
 from ..core.errors import ParameterError
+from ..core.halves import in_halves
 from ..core.measurement import Measurement
 from ..core.public_memo import kept
 from ..sampling.source import RandomSource, resolve_source
@@ -468,6 +469,17 @@ def _lae(a: F64, b: F64, out: F64 | None = None) -> F64:
 
 
 # ----------------------------------------------------------------------------- blocked sums
+#: From this many intervals on, the dynamic program's passes run in two halves on two threads
+#: (:func:`dpselect.core.halves.in_halves`: the same floats; below, a thread costs more than
+#: it saves).
+HALVES_INTERVALS = 8192
+
+
+def _rows_of(shifts: list[tuple[F64, F64]], rows: slice) -> list[tuple[F64, F64]]:
+    """The shifts of :meth:`_BlockedSums._level_shifts` for the rows ``rows`` only."""
+    return [(own[rows], other[rows]) for own, other in shifts]
+
+
 #: The largest block of :class:`_BlockedSums` (a power of two; :func:`_leaf_levels` picks the
 #: block of each input, at most this).
 SUM_BLOCK = 64
@@ -618,24 +630,34 @@ class _BlockedSums:
         padded[: self.n] = a
         leaf[0, :3] = padded.reshape(nb, b).T
         leaf[0, 3:] = padded[::-1].reshape(nb, b).T
-        with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
-            self._double(leaf, self._leaf_shifts)
-            table = v[self.table_base : self.empty].reshape(self.table_levels + 1, 6, size, 1)
-            table[0, :3, :nb, 0] = leaf[h, :3, 0]
-            table[0, :3, nb:] = -np.inf
-            table[0, 3:, size - nb :, 0] = leaf[h, 3:, 0]
-            table[0, 3:, : size - nb] = -np.inf
-            self._double(table, self._table_shifts)
+        table = v[self.table_base : self.empty].reshape(self.table_levels + 1, 6, size, 1)
+
+        def kinds(rows: slice) -> None:
+            """The doubling of the rows ``rows`` (independent of the other rows)."""
+            forward = slice(rows.start, min(rows.stop, 3))  # the leaves in order
+            backward = slice(max(rows.start, 3), rows.stop)  # the leaves reversed
+            with np.errstate(invalid="ignore"):  # -inf - -inf in _lae: both sums empty
+                self._double(leaf[:, rows], _rows_of(self._leaf_shifts, rows))
+                if forward.start < forward.stop:
+                    table[0, forward, :nb, 0] = leaf[h, forward, 0]
+                    table[0, forward, nb:] = -np.inf
+                if backward.start < backward.stop:
+                    table[0, backward, size - nb :, 0] = leaf[h, backward, 0]
+                    table[0, backward, : size - nb] = -np.inf
+                self._double(table[:, rows], _rows_of(self._table_shifts, rows))
+
+        # the three kinds in order and the three reversed: two halves on two threads
+        in_halves(kinds, 6, 2 if self.n >= HALVES_INTERVALS else 7)
 
     @staticmethod
     def _double(x: F64, shifts: list[tuple[F64, F64]]) -> None:
         """Level ``h`` of ``x`` (``(levels + 1, 6, items, inner)``) from level ``h - 1``: the
         left half of each segment of items adds the right half's sum."""
-        _, _, count, inner = x.shape
+        _, kinds, count, inner = x.shape
         for level, (own_shift, other_shift) in enumerate(shifts, start=1):
             half = 1 << (level - 1)
-            prev = x[level - 1].reshape(6, count >> level, 2, half, inner)
-            seg = x[level].reshape(6, count >> level, 2, half, inner)
+            prev = x[level - 1].reshape(kinds, count >> level, 2, half, inner)
+            seg = x[level].reshape(kinds, count >> level, 2, half, inner)
             seg[:, :, 1] = prev[:, :, 1]  # the right halves as they are
             other = prev[:, :, 1, :1] - other_shift
             _lae(prev[:, :, 0] - own_shift, other, out=seg[:, :, 0])
@@ -774,22 +796,33 @@ def _range_cuts(bc: I64, target: int, x_cap: int) -> tuple[I64, ...]:
     return pivot, k1, k2, k3, idx
 
 
-def _transition_parts(sums: _BlockedSums, bc: I64, target: int, x_cap: int) -> tuple[I64, F64]:
+#: One column block of :func:`_transition_parts`: its intervals and their parts.
+_Parts = list[tuple[slice, I64, F64]]
+
+
+def _transition_parts(sums: _BlockedSums, bc: I64, target: int, x_cap: int) -> _Parts:
     """The parts (:meth:`_BlockedSums.parts`, ``(16, n)``) of ``log sum_{i' < i} exp(beta[i'] -
     min(T, c |bc[i] - bc[i'] - target|))`` for every ``i``: the four ranges where the kernel
     changes form (capped left, uncapped left, uncapped right, capped right; the capped ones
     with ``T`` subtracted from each term), four parts each. Integers of ``bc`` and the target
-    only: the same for every level with the same target gap (:func:`_forward` keeps them)."""
+    only: the same for every level with the same target gap (:func:`_forward` keeps them).
+    As ``(intervals, index, shift)`` blocks: two halves of the intervals, each computed on its
+    own thread from :data:`HALVES_INTERVALS` intervals on, else one."""
     n = bc.shape[0]
     pivot, k1, k2, k3, idx = _range_cuts(bc, target, x_cap)
     zero = np.zeros(n, dtype=np.int64)
     cap = float(JOINT_CAP)
     pieces = ((0, zero, k1, cap), (1, k1, k2, 0.0), (2, k2, k3, 0.0), (0, k3, idx, cap))
-    index, shift = np.empty((16, n), dtype=np.int64), np.empty((16, n))
-    for p, (k, start, stop, extra) in enumerate(pieces):
-        rows = slice(4 * p, 4 * p + 4)
-        sums.parts(k, start, stop, pivot, extra, (index[rows], shift[rows]))
-    return index, shift
+
+    def block(at: slice) -> tuple[slice, I64, F64]:
+        count = at.stop - at.start
+        index, shift = np.empty((16, count), dtype=np.int64), np.empty((16, count))
+        for p, (k, start, stop, extra) in enumerate(pieces):
+            rows = slice(4 * p, 4 * p + 4)
+            sums.parts(k, start[at], stop[at], pivot[at], extra, (index[rows], shift[rows]))
+        return at, index, shift
+
+    return in_halves(block, n, HALVES_INTERVALS)
 
 
 def _transition(
@@ -799,18 +832,26 @@ def _transition(
     factor: float,
     x_cap: int,
     sums: _BlockedSums | None = None,
-    parts: tuple[I64, F64] | None = None,
+    parts: _Parts | None = None,
 ) -> F64:
     """``log sum_{i' < i} exp(beta[i'] - min(T, c |bc[i] - bc[i'] - target|))`` for every i:
     the sixteen parts of :func:`_transition_parts` summed by one :func:`_log_sum_rows` (``sums``
-    and ``parts``: built for the same ``bc``, ``factor`` and target, if already known)."""
+    and ``parts``: built for the same ``bc``, ``factor`` and target, if already known), a
+    block of intervals a thread."""
     if sums is None:
         sums = _BlockedSums(None, bc, factor)
     if parts is None:
         parts = _transition_parts(sums, bc, target, x_cap)
     sums.fill(beta)
-    with np.errstate(invalid="ignore"):  # -inf - +inf: a missing part stays -inf
-        return sums.sums(*parts)
+    out: F64 = np.empty(bc.shape[0])
+
+    def blocks(which: slice) -> None:
+        for at, index, shift in parts[which]:
+            with np.errstate(invalid="ignore"):  # -inf - +inf: a missing part stays -inf
+                out[at] = sums.sums(index, shift)
+
+    in_halves(blocks, len(parts), 2)
+    return out
 
 
 # ----------------------------------------------------------------------------- the mechanism
@@ -844,7 +885,7 @@ def _forward(
     sums = _BlockedSums(None, bc, plan.factor) if m > 1 else None
     consts = _repeat_consts(plan, self_cost)
     # by target gap (deciles have one): the parts of every range sum, read by every level
-    parts: dict[int, tuple[I64, F64]] = {}
+    parts: dict[int, _Parts] = {}
     for j in range(1, m):
         assert sums is not None
         beta = _beta(plan, alpha1, self_cost, loglen, j - 1, consts)
@@ -881,21 +922,23 @@ def _repeats(
     j: int,
     stop: int | None = None,
     consts: list[F64] | None = None,
+    start: int = 0,
 ) -> F64:
     """``(j + 1, intervals)``: row ``r - 1`` is float ``alpha_{j+1}(., r)`` (0-based level
     ``j``, ``r`` outputs in the same interval), ``alpha_{j-r+2}(., 1) + ((r - 1) ln|I| - (ln r!
     + sum of the r - 1 self costs))``, one formula for every ``r`` (tests/mechanisms/
     joint_reference.py's ``repeat_row`` computes one row alone: the same floats), in one
-    broadcast operation; ``stop``: the intervals before it only; ``consts``:
-    :func:`_repeat_consts`, if already known."""
-    count = loglen[:stop].shape[0]
+    broadcast operation; ``start``, ``stop``: the intervals from ``start`` and before
+    ``stop`` only; ``consts``: :func:`_repeat_consts`, if already known."""
+    cols = slice(start, stop)
+    count = loglen[cols].shape[0]
     out: F64 = np.empty((j + 1, count))
-    out[0] = alpha1[j, :stop]
+    out[0] = alpha1[j, cols]
     if j:
         const = (_repeat_consts(plan, self_cost) if consts is None else consts)[j]
         r = np.arange(1, j + 1)[:, None]  # r - 1
         # row r - 1: alpha1[j - r + 1] + ((r - 1) ln|I| - const_r)
-        np.add(alpha1[j - 1 :: -1, :stop], r * loglen[None, :stop] - const[:, None],
+        np.add(alpha1[j - 1 :: -1, cols], r * loglen[None, cols] - const[:, None],
                out=out[1:])  # fmt: skip
     return out
 
@@ -911,9 +954,16 @@ def _beta(
     """``log sum_r exp(alpha_{j+1}(., r))`` in float64: the terms of :func:`_repeats` (the same
     floats the backward pass reads), summed by one :func:`_log_sum_rows`."""
     if j == 0:
-        out: F64 = alpha1[0].copy()
-        return out
-    return _log_sum_rows(_repeats(plan, alpha1, self_cost, loglen, j, None, consts))
+        first: F64 = alpha1[0].copy()
+        return first
+    out: F64 = np.empty(loglen.shape[0])
+
+    def columns(at: slice) -> None:  # each column's sum alone: the same floats in halves
+        out[at] = _log_sum_rows(_repeats(plan, alpha1, self_cost, loglen, j, at.stop, consts,
+                                         at.start))  # fmt: skip
+
+    in_halves(columns, loglen.shape[0], HALVES_INTERVALS)
+    return out
 
 
 def _backward(

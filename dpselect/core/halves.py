@@ -1,0 +1,56 @@
+"""NumPy work cut in two independent halves, run on two threads at once.
+
+The machine's two cores (and DuckDB, the baseline of the benchmarks, uses every core): NumPy
+releases the GIL inside its loops, so two threads working on disjoint halves of the same
+arrays run side by side. :func:`in_halves` runs ``work`` on the first half in the calling
+thread and on the second in a worker thread of one process-wide pool of :data:`WORKERS`
+threads, created on first use.
+
+What may run in halves: work whose halves read shared inputs and write disjoint outputs,
+each half's floats computed by the same operations as in one pass (elementwise operations,
+reductions along the other axis, counts added up afterwards), so the result is the same to
+the bit whichever way it runs; the tests compare both. A worker never waits on the pool, so
+callers on many threads cannot deadlock it (their second halves queue). NumPy's error state
+(``np.errstate``) is per thread: ``work`` sets its own.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+__all__ = ["WORKERS", "in_halves"]
+
+#: Threads of the pool (the halves of a call run on the caller's and one of these).
+WORKERS = 2
+
+_T = TypeVar("_T")
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(WORKERS, thread_name_prefix="dpselect-halves")
+        return _POOL
+
+
+def in_halves(work: Callable[[slice], _T], n: int, least: int) -> list[_T]:
+    """``[work(slice(0, n // 2)), work(slice(n // 2, n))]``, the second on a worker thread at
+    the same time; ``[work(slice(0, n))]`` when ``n < least`` (a thread costs tens of
+    microseconds: only work long enough gains). An exception in either half is raised here,
+    after both have ended."""
+    if n < least or n < 2:
+        return [work(slice(0, n))]
+    mid = n // 2
+    second = _pool().submit(work, slice(mid, n))
+    try:
+        first = work(slice(0, mid))
+    except BaseException:
+        second.exception()  # both halves end before the first one's error is raised
+        raise
+    return [first, second.result()]
