@@ -374,7 +374,9 @@ def joint_moved_intervals(
     unchanged (module docstring). Each row moves by less than ``w``, a block of tied rows is
     spread over ``G`` points on both sides of its value, so a quantile can fall inside it.
     The rows land on at most ``G (hi - lo) / w + 2 G`` points, whatever their number: the
-    intervals come from counting rows per point (one pass, no sort of the rows).
+    intervals come from counting rows per point (one pass, no sort of the rows; from four
+    chunks of rows on, the two halves of the rows counted on two threads and their counts
+    added, :func:`dpselect.core.halves.in_halves`).
     """
     g = JOINT_SUBPOINTS if subpoints is None else subpoints
     d = w / g
@@ -387,17 +389,25 @@ def joint_moved_intervals(
         # a batch of chunks at a time: at least as many rows as points, so that adding a
         # batch's counts costs no more than finding them (the same counts)
         size = top + 2 * g + 1  # i <= top + g (module text)
-        per_point = np.zeros(size, dtype=np.int64)
-        batch = max(1, min(rows, -(-max(size, _MOVE_CHUNK) // _MOVE_CHUNK) * _MOVE_CHUNK))
-        points_of = np.empty(batch, dtype=np.int64)
-        for first_row in range(0, rows, batch):
-            stop_row = min(rows, first_row + batch)
-            for start in range(first_row, stop_row, _MOVE_CHUNK):
-                stop = min(stop_row, start + _MOVE_CHUNK)
-                _lattice_points(values[start:stop], moves[start:stop], lo, hi, d, g,
-                                points_of[start - first_row : stop - first_row])  # fmt: skip
-            counted = np.bincount(points_of[: stop_row - first_row])
-            per_point[: counted.shape[0]] += counted
+
+        def counted_rows(part: slice) -> I64:  # the rows of one half on their own thread
+            per_point = np.zeros(size, dtype=np.int64)
+            x, t = values[part], moves[part]
+            count = x.shape[0]
+            batch = max(1, min(count, -(-max(size, _MOVE_CHUNK) // _MOVE_CHUNK) * _MOVE_CHUNK))
+            points_of = np.empty(batch, dtype=np.int64)
+            for first_row in range(0, count, batch):
+                stop_row = min(count, first_row + batch)
+                for start in range(first_row, stop_row, _MOVE_CHUNK):
+                    stop = min(stop_row, start + _MOVE_CHUNK)
+                    _lattice_points(x[start:stop], t[start:stop], lo, hi, d, g,
+                                    points_of[start - first_row : stop - first_row])  # fmt: skip
+                counted = np.bincount(points_of[: stop_row - first_row])
+                per_point[: counted.shape[0]] += counted
+            return per_point
+
+        # two halves of the rows on two threads from 4 chunks on, their counts added
+        per_point = np.sum(in_halves(counted_rows, rows, 4 * _MOVE_CHUNK), axis=0)
         used = np.flatnonzero(per_point)
         weights = per_point[used]
     else:

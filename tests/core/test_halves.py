@@ -67,3 +67,17 @@ def test_the_joint_mechanism_in_halves_releases_the_same_values(monkeypatch, lev
         one_pass = _releases(values, levels, bounds, range(4))
         monkeypatch.setattr(qj, "HALVES_INTERVALS", 1)
         assert _releases(values, levels, bounds, range(4)) == one_pass
+
+
+def test_the_moved_rows_counted_in_halves_are_the_same_intervals(monkeypatch):
+    # pieces of 16 rows: the two halves of 5000 rows run on two threads; one piece of 2^20
+    # rows: one pass on this thread; the same intervals and counts
+    rng = np.random.default_rng(5)
+    values = np.concatenate([rng.normal(50, 10, 4000), np.full(1000, 50.0)])
+    words = qj.joint_move_words(InsecureSeededSource(2), values.shape[0], 16)
+    got = []
+    for chunk in (16, 1 << 20):
+        monkeypatch.setattr(qj, "_MOVE_CHUNK", chunk)
+        got.append(qj.joint_moved_intervals(values, 0.0, 100.0, 0.5, words, 16))
+    (edges, counts, n), (edges1, counts1, n1) = got
+    assert n == n1 == 5000 and np.array_equal(edges, edges1) and np.array_equal(counts, counts1)
