@@ -10,12 +10,14 @@ What may run in halves: work whose halves read shared inputs and write disjoint 
 each half's floats computed by the same operations as in one pass (elementwise operations,
 reductions along the other axis, counts added up afterwards), so the result is the same to
 the bit whichever way it runs; the tests compare both. A worker never waits on the pool, so
-callers on many threads cannot deadlock it (their second halves queue). NumPy's error state
-(``np.errstate``) is per thread: ``work`` sets its own.
+callers on many threads cannot deadlock it (their second halves queue), and a child made by
+``fork`` starts a pool of its own (the parent's threads are not copied into it). NumPy's error
+state (``np.errstate``) is per thread: ``work`` sets its own.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -37,6 +39,17 @@ def _pool() -> ThreadPoolExecutor:
         if _POOL is None:
             _POOL = ThreadPoolExecutor(WORKERS, thread_name_prefix="dpselect-halves")
         return _POOL
+
+
+def _forget_pool() -> None:
+    """In a child made by ``fork``: the parent's worker threads are not in it, so its pool
+    would queue work that nothing runs; the child makes its own on first use."""
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def in_halves(work: Callable[[slice], _T], n: int, least: int) -> list[_T]:

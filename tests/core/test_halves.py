@@ -81,3 +81,27 @@ def test_the_moved_rows_counted_in_halves_are_the_same_intervals(monkeypatch):
         got.append(qj.joint_moved_intervals(values, 0.0, 100.0, 0.5, words, 16))
     (edges, counts, n), (edges1, counts1, n1) = got
     assert n == n1 == 5000 and np.array_equal(edges, edges1) and np.array_equal(counts, counts1)
+
+
+def test_a_forked_child_runs_halves_on_a_pool_of_its_own():
+    # the parent's pool is made, then a child is forked: its halves must run (the parent's
+    # worker threads are not in the child; a pool that kept them would wait forever)
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork here")
+    code = textwrap.dedent("""
+        import os, sys
+        from dpselect.core.halves import in_halves
+        assert in_halves(lambda at: at.stop - at.start, 10, 2) == [5, 5]
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if in_halves(lambda at: at.stop - at.start, 10, 2) == [5, 5] else 3)
+        _, status = os.waitpid(pid, 0)
+        sys.exit(os.waitstatus_to_exitcode(status))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
