@@ -29,6 +29,18 @@ __all__ = ["WORKERS", "in_halves"]
 WORKERS = 2
 
 _T = TypeVar("_T")
+
+
+def _cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system tells it)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        return len(affinity(0))
+    return os.cpu_count() or 1  # pragma: no cover - no affinity call (macOS, Windows)
+
+
+#: With one core, two threads only take turns: every call then runs in one pass.
+_CORES = _cores()
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
@@ -55,9 +67,9 @@ if hasattr(os, "register_at_fork"):  # POSIX
 def in_halves(work: Callable[[slice], _T], n: int, least: int) -> list[_T]:
     """``[work(slice(0, n // 2)), work(slice(n // 2, n))]``, the second on a worker thread at
     the same time; ``[work(slice(0, n))]`` when ``n < least`` (a thread costs tens of
-    microseconds: only work long enough gains). An exception in either half is raised here,
-    after both have ended."""
-    if n < least or n < 2:
+    microseconds: only work long enough gains) or the process has one core. An exception in
+    either half is raised here, after both have ended."""
+    if n < least or n < 2 or _CORES < 2:
         return [work(slice(0, n))]
     mid = n // 2
     second = _pool().submit(work, slice(mid, n))

@@ -105,3 +105,12 @@ def test_a_forked_child_runs_halves_on_a_pool_of_its_own():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
     assert out.returncode == 0, out.stderr.decode()[-2000:]
+
+
+def test_one_core_runs_one_pass(monkeypatch):
+    from dpselect.core import halves
+
+    monkeypatch.setattr(halves, "_CORES", 1)
+    assert in_halves(lambda at: (at.start, at.stop, threading.get_ident()), 9, 2) == [
+        (0, 9, threading.get_ident())
+    ]
