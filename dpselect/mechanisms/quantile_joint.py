@@ -656,8 +656,10 @@ class _BlockedSums:
                     table[0, backward, : size - nb] = -np.inf
                 self._double(table[:, rows], _rows_of(self._table_shifts, rows))
 
-        # the three kinds in order and the three reversed: two halves on two threads
-        in_halves(kinds, 6, 2 if self.n >= HALVES_INTERVALS else 7)
+        if self.n >= HALVES_INTERVALS:  # the three kinds in order, the three reversed
+            in_halves(kinds, 6, 2)
+        else:
+            kinds(slice(0, 6))
 
     @staticmethod
     def _double(x: F64, shifts: list[tuple[F64, F64]]) -> None:
