@@ -73,6 +73,7 @@ from .rules import (
     is_floating,
     md5_bits_sql,
     normalised_sql,
+    number_kept_sql,
     salt_text,
 )
 from .scores import (
@@ -829,7 +830,7 @@ def duckdb_grouped_values(
                 SELECT CAST(grps.g AS BIGINT) AS g, nums.x AS v, CAST(count(*) AS BIGINT) AS n
                 FROM (SELECT {by_match} AS gv, {number} AS x FROM data) AS nums
                      JOIN grps ON nums.gv = grps.v
-                WHERE nums.x IS NOT NULL AND NOT isnan(nums.x) GROUP BY 1, 2"""
+                WHERE {number_kept_sql("nums.x")} GROUP BY 1, 2"""
         else:
             unit_key, unit_type = q.unit, q.unit_type
             unit, _ = unit_sql(unit_key, unit_type)
@@ -892,7 +893,7 @@ def _kept_group_rows_sql(
                       FROM (SELECT {unit} AS u, {group_cols}, {number} AS v
                             FROM data JOIN {grps_name} ON {by_match} = {grps_name.split()[-1]}.v
                             WHERE {valid} AND {part})
-                      WHERE v IS NOT NULL AND NOT isnan(v)),
+                      WHERE {number_kept_sql("v")}),
              pairs AS (SELECT u, g{gk}, v, count(*) AS c FROM nums GROUP BY u, g{gk}, v),
              kept_groups AS {"MATERIALIZED " if found else ""}({kept_groups}),
              codes AS (SELECT v, {code} AS w FROM (SELECT DISTINCT v FROM pairs)),
@@ -1165,7 +1166,7 @@ def duckdb_discovered_values(
         counted = f"""SELECT g, x AS v, CAST(count(*) AS BIGINT) AS n
                       FROM (SELECT {by_col} AS g, {number} AS x FROM data
                             WHERE data.{_quote(by)} IS NOT NULL)
-                      WHERE x IS NOT NULL AND NOT isnan(x) GROUP BY 1, 2"""
+                      WHERE {number_kept_sql("x")} GROUP BY 1, 2"""
         sql = f"""SELECT dense_rank() OVER (ORDER BY g) AS gi, g AS gv, v, n,
                          sum(n) OVER (PARTITION BY g) AS p
                   FROM ({counted})"""

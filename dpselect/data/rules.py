@@ -13,6 +13,9 @@ SQL, Spark columns), and the Python functions here are their reference:
   person keeps, bit-identical in every engine for the same salt;
 - **rows kept per unit** (:func:`row_key`, :func:`kept_rows`; docs/contribution_bounding.md,
   "Rows per unit"): which rows of a numeric column a unit keeps for quantiles and pricing;
+- **a number** (:func:`number_kept_sql`): whether a row holds a number, NaN and NULL
+  being none; every engine and every SQL or DataFrame builder filters numbers (and floating
+  units) by it, and nothing else;
 - **grids** (:func:`grid_size`, :func:`grid_edges`, :func:`grid_cell`,
   :func:`grid_cell_width`): the public grid a histogram engine rounds quantile rows to.
 
@@ -57,6 +60,7 @@ __all__ = [
     "kept_rows",
     "md5_bits_sql",
     "normalised_sql",
+    "number_kept_sql",
     "numeric_candidate_type",
     "row_key",
     "salt_text",
@@ -169,6 +173,35 @@ def canonical_text(value: Any) -> str:
 
 def is_floating(sql_type: str) -> bool:
     return sql_type.upper() in ("FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8")
+
+
+def number_kept_sql(expr: str) -> str:
+    """The condition that the DOUBLE ``expr`` holds a number: not NULL and not NaN (either sign).
+
+    The one definition of "a number" of the data layer, written for DuckDB SQL and Spark SQL
+    alike (both spell ``isnan`` and ``IS NOT NULL`` so). The infinities are numbers: they
+    sit at the ends of the order and every bounded mechanism clamps them to its bounds, as it
+    does any value outside them. NULL and NaN rows are no rows: they take no slot of a unit's
+    row cap and are in no group. ``-0.0`` is a number equal to ``0.0``.
+
+    The rule reads the row alone, so its result may not depend on the other rows of a file:
+    it relies on the readers being NaN-safe (a Parquet file's statistics never count NaN, so
+    a reader that trusts them folds ``isnan`` to false, or prunes a NaN row by a comparison;
+    see docs/contribution_bounding.md, "What a row's fate may depend on"). DuckDB reads
+    Parquet with ``can_have_nan`` (:func:`dpselect.data.tables.parquet_sql`); Spark frames are
+    read through :func:`dpselect.data.engines.spark.nan_safe_frame`.
+
+    Parameters
+    ----------
+    expr : str
+        A DOUBLE (or FLOAT) expression.
+
+    Returns
+    -------
+    str
+        A SQL condition, true exactly when the row holds a number.
+    """
+    return f"({expr} IS NOT NULL AND NOT isnan({expr}))"
 
 
 def normalised_sql(expr: str, sql_type: str) -> str:

@@ -67,6 +67,7 @@ from .rules import (
     keep_smallest,
     keep_smallest_counted,
     normalised_sql,
+    number_kept_sql,
     numeric_candidate_type,
     salt_text,
     unit_seed,
@@ -211,11 +212,8 @@ def keyed_sql(pairs: str, code: str, unit_type: str, salt_sql: str = "$salt") ->
 
 def unit_kept_sql(unit_type: str) -> str:
     """The condition on a distinct unit ``u`` (after grouping) that it is a unit: a floating
-    unit that is NaN is none. The per-row filter of :func:`unit_sql` uses ``isnan``, which
-    DuckDB folds to false when a Parquet file's statistics (which never count NaN) say the
-    column has none: all NaN rows were then one unit (issue 22). The engine's text of the
-    value cannot be folded; it is computed once per distinct unit, not per row. Shared with
-    :mod:`dpselect.data.dictionary_scores`.
+    unit that is NaN is none (:func:`dpselect.data.rules.number_kept_sql`, the rule of
+    :func:`unit_sql` too). Shared with :mod:`dpselect.data.dictionary_scores`.
 
     Parameters
     ----------
@@ -229,7 +227,7 @@ def unit_kept_sql(unit_type: str) -> str:
     """
     if not _is_floating(unit_type):
         return "TRUE"
-    return "lower(CAST(u AS VARCHAR)) NOT IN ('nan', '-nan')"
+    return number_kept_sql("u")
 
 
 def _seeds_sql(privacy_unit: str, unit_type: str, part: str = "TRUE") -> str:
@@ -571,9 +569,7 @@ def unit_sql(privacy_unit: str, unit_type: str) -> tuple[str, str]:
         SQL of the normalised unit and of the condition that the row has one.
     """
     unit = f"data.{_quote(privacy_unit)}"
-    valid = f"{unit} IS NOT NULL"
-    if _is_floating(unit_type):
-        valid += f" AND NOT isnan({unit})"
+    valid = number_kept_sql(unit) if _is_floating(unit_type) else f"{unit} IS NOT NULL"
     return normalised_sql(unit, unit_type), valid
 
 

@@ -59,7 +59,7 @@ from .text_lines import (
 from .unit_keys import RAW_KEY_TYPE, FrameUnits, ParquetUnits
 from .unit_partitions import SourceFiles
 
-__all__ = ["FILE_FORMATS", "Table", "one_column", "open_table"]
+__all__ = ["FILE_FORMATS", "Table", "one_column", "open_table", "parquet_sql"]
 
 #: File suffix (before an optional ``.gz``) -> format.
 FILE_FORMATS: dict[str, str] = {
@@ -364,12 +364,7 @@ def _open_file(
         table = Table(connection, description, columns, set(schema))
         table.source_files = SourceFiles(kind, (text,), gzipped)
         return table
-    # Text that is not valid UTF-8: every invalid byte read as "?", row by row (the default
-    # 'strict' raised in the score query, after the charge, on one such row; privacy audit
-    # 2026-11-22). data.dictionary_scores reads the dictionaries by the same rule.
-    source_sql = (
-        f"read_parquet({sql_string(text)}, union_by_name = true, utf8_validation = 'replace')"
-    )
+    source_sql = parquet_sql(text)
     table = _typed_table(connection, source_sql, description, schema)
     # the files DuckDB's read_parquet reads (its own glob rules), from the paths alone
     listed = connection.execute("SELECT file FROM glob(?)", [text]).fetchall()
@@ -380,6 +375,27 @@ def _open_file(
     table.unit_source = ParquetUnits(files, schema, _select_sql(schema))
     table.arrow_types = _parquet_scan_converted(files)
     return table
+
+
+def parquet_sql(path: str) -> str:
+    """The DuckDB reader of the Parquet files ``path`` (a path or glob): the only one there is.
+
+    - ``can_have_nan = true``: DuckDB otherwise takes a file's float statistics (min/max, which
+      never count NaN) as proof that a row group holds no NaN, and folds ``isnan`` or prunes a
+      comparison by them, so a NaN row's fate would depend on the other rows of its row group
+      (privacy audit 2026-12, issue 41; DuckDB issue 25521). With it, every row is judged on
+      its own (:func:`dpselect.data.rules.number_kept_sql`). DuckDB has it from 1.3.1 (the
+      project's minimum).
+    - ``utf8_validation = 'replace'``: text that is not valid UTF-8 is read with every invalid
+      byte as "?", row by row (the default 'strict' raised in the score query, after the
+      charge, on one such row; privacy audit 2026-11-22). :mod:`dpselect.data.dictionary_scores`
+      reads the dictionaries by the same rule.
+    - ``union_by_name = true``: files with their columns in other orders read as one table.
+    """
+    return (
+        f"read_parquet({sql_string(path)}, union_by_name = true, "
+        "utf8_validation = 'replace', can_have_nan = true)"
+    )
 
 
 def _check_schema_columns(schema: dict[str, str], names: Any, description: str) -> None:

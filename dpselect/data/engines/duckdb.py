@@ -19,7 +19,14 @@ import numpy.typing as npt
 from .. import dictionary_scores, grouped_scores, packed_scores, partitions, scores
 from ..discovered_groups import DiscoveredGroups
 from ..engine import Progress
-from ..rules import canonical_text_sql, hashed_text_sql, is_text, md5_bits_sql, salt_text
+from ..rules import (
+    canonical_text_sql,
+    hashed_text_sql,
+    is_text,
+    md5_bits_sql,
+    number_kept_sql,
+    salt_text,
+)
 from ..text_lines import quote_identifier as _quote
 
 if TYPE_CHECKING:
@@ -63,7 +70,7 @@ def kept_rows_sql(column: str, privacy_unit: str, unit_type: str, max_rows: int)
     return f"""
         WITH nums AS (SELECT u, v FROM (SELECT {unit} AS u, {number} AS v FROM data
                                         WHERE {valid})
-                      WHERE v IS NOT NULL AND NOT isnan(v)),
+                      WHERE {number_kept_sql("v")}),
              pairs AS (SELECT u, v, count(*) AS c FROM nums GROUP BY u, v),
              codes AS (SELECT v, {code} AS w FROM (SELECT DISTINCT v FROM pairs)),
              coded AS (SELECT pairs.u AS u, pairs.v AS v, pairs.c AS c, codes.w AS w
@@ -205,7 +212,7 @@ class DuckDBEngine:
         number = f"TRY_CAST(data.{_quote(column)} AS DOUBLE)"
         sql = f"""
             SELECT c FROM (SELECT {unit} AS u, count(*) AS c FROM data
-                           WHERE {valid} AND {number} IS NOT NULL AND NOT isnan({number})
+                           WHERE {valid} AND {number_kept_sql(number)}
                            GROUP BY 1)
             WHERE {scores.unit_kept_sql(unit_type)}
         """
@@ -295,7 +302,7 @@ class DuckDBEngine:
             return out_held
         sql = (
             f"SELECT v FROM (SELECT TRY_CAST({_quote(column)} AS DOUBLE) AS v FROM data) "
-            "WHERE v IS NOT NULL AND NOT isnan(v)"
+            f"WHERE {number_kept_sql('v')}"
         )
         table.connection.execute("SET SESSION preserve_insertion_order = false")
         # One DuckDB thread for this fetch: with two, the peak memory was about 3.3x the

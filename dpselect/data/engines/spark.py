@@ -60,6 +60,7 @@ from ..rules import (
     grid_cell_width,
     grid_edges,
     grid_size,
+    number_kept_sql,
     numeric_candidate_type,
 )
 from .spark_session import (
@@ -96,6 +97,7 @@ __all__ = [
     "is_spark_frame",
     "kept_rows",
     "match_multiplicity",
+    "nan_safe_frame",
     "open_spark_table",
     "read_files",
     "row_counts",
@@ -606,7 +608,7 @@ def open_spark_table(frame: Any, schema: Any = None) -> SparkTable:
     from ..schema import parse_schema
 
     declared = parse_schema(schema)
-    frame = _binary_text(frame)
+    frame = nan_safe_frame(_binary_text(frame))
     columns: dict[str, str] = {}
     spark_types: dict[str, str] = {}
     for fld in frame.schema.fields:
@@ -631,6 +633,30 @@ def open_spark_table(frame: Any, schema: Any = None) -> SparkTable:
                 f"(df.withColumn({column!r}, df[{column!r}].cast(...))) or drop it from schema"
             )
     return SparkTable(frame, "the Spark frame", columns, spark_types)
+
+
+def nan_safe_frame(frame: Any) -> Any:
+    """``frame`` with every floating column read as ``x + 0.0`` (a computed column): the
+    Spark engine's NaN-safe reader, applied to every frame it opens (files and users' frames).
+
+    Spark pushes a comparison on a column it reads from Parquet (``x > 5``, ``x = c``) down
+    to the files, where a row group whose min/max (which never count NaN) rule the comparison
+    out is skipped whole: a NaN row in it, which Spark's comparison keeps (NaN is the largest
+    double), was then dropped or kept by the other rows of its row group (measured: ``x > 5``
+    kept 3 of 4 rows). No reader option turns this off per read; a computed column is never
+    pushed down, so every row is judged on its own (docs/contribution_bounding.md, "What a
+    row's fate may depend on"). ``-0.0`` becomes ``0.0``, as every plan groups floats anyway.
+    Decided from the schema alone; the projection costs nothing measurable."""
+    sql = _import_pyspark()
+    f = sql.functions
+    changed, projected = False, []
+    for fld in frame.schema.fields:
+        col = f.col(_spark_quote(fld.name))
+        if fld.dataType.typeName() in ("double", "float"):
+            changed = True
+            col = col + f.lit(0.0).cast(fld.dataType.simpleString())
+        projected.append(col.alias(fld.name))
+    return frame.select(*projected) if changed else frame
 
 
 def _binary_text(frame: Any) -> Any:
@@ -1125,6 +1151,12 @@ def _expr_on(col: Any, template: str) -> Any:
     return sql.functions.expr(template.replace("__T__", f"`{col}`"))
 
 
+def _number_kept(name: str) -> Any:
+    """:func:`dpselect.data.rules.number_kept_sql` on the named column ``name`` of the plan."""
+    sql = _import_pyspark()
+    return sql.functions.expr(number_kept_sql(_spark_quote(name)))
+
+
 def _normalised(col: Any, duck_type: str) -> Any:
     """Floating values as grouped: plus 0.0 (-0.0 is 0.0); other types as they are."""
     sql = _import_pyspark()
@@ -1137,9 +1169,7 @@ def _unit_rows(frame: Any, privacy_unit: str, unit_type: str) -> tuple[Any, Any]
     sql = _import_pyspark()
     f = sql.functions
     unit = f.col(privacy_unit)
-    valid = unit.isNotNull()
-    if unit_type in _FLOATING:
-        valid = valid & ~f.isnan(unit)
+    valid = _number_kept(privacy_unit) if unit_type in _FLOATING else unit.isNotNull()
     return _normalised(unit, unit_type), valid
 
 
@@ -1471,7 +1501,7 @@ def _unit_numbers(
     return (
         frame.where(valid)
         .select(unit.alias("u"), number.alias("v"), *extra)
-        .where(f.col("v").isNotNull() & ~f.isnan("v"))
+        .where(_number_kept("v"))
     )
 
 
@@ -1551,7 +1581,7 @@ def _number_rows(table: SparkTable, column: str, unit: _UnitCap | None) -> Itera
         return
     duck_type = table.require_column(column)
     x = _as_double(f.col(column), duck_type)
-    rows = table.frame.select(x.alias("x")).where(f.col("x").isNotNull() & ~f.isnan("x"))
+    rows = table.frame.select(x.alias("x")).where(_number_kept("x"))
     yield rows.select("x", f.lit(1).cast("long").alias("w"))
 
 
@@ -1566,8 +1596,10 @@ def row_counts(table: SparkTable, column: str, privacy_unit: str) -> npt.NDArray
     unit, valid = _unit_rows(table.frame, privacy_unit, unit_type)
     x = _as_double(f.col(column), duck_type)
     counted = (
-        table.frame.where(valid & x.isNotNull() & ~f.isnan(x))
-        .groupBy(unit.alias("u"))
+        table.frame.where(valid)
+        .select(unit.alias("u"), x.alias("x"))
+        .where(_number_kept("x"))
+        .groupBy("u")
         .agg(f.count(f.lit(1)).alias("c"))
         .select("c")
     )
@@ -2171,7 +2203,7 @@ def grouped_values(
     if privacy_unit is None or unit_type is None:
         number = _as_double(f.col(column), duck_type) + f.lit(0.0)
         rows = frame.select(number.alias("x"), by_col.alias("gv"))
-        rows = rows.where(f.col("x").isNotNull() & ~f.isnan("x"))
+        rows = rows.where(_number_kept("x"))
         matched = rows.join(group_frame, on="gv")
         counted = matched.groupBy("g", "x").agg(f.count(f.lit(1)).alias("w"))
         collected = counted.collect()
@@ -2424,7 +2456,7 @@ def discovered_values(
     if privacy_unit is None or unit_type is None:
         number = _as_double(f.col(column), duck_type) + f.lit(0.0)
         rows = frame.select(number.alias("x"), by_col.alias("gv"))
-        rows = rows.where(f.col("x").isNotNull() & ~f.isnan("x"))
+        rows = rows.where(_number_kept("x"))
         matched = rows.join(ranked, on="gv")
         counted = matched.groupBy("g", "x").agg(f.count(f.lit(1)).alias("w"))
         total = f.sum("w").over(sql.Window.partitionBy("g")).cast("long")
