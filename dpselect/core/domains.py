@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .errors import DomainError
 
@@ -27,6 +28,8 @@ __all__ = [
     "NaNFloatDomain",
     "VectorDomain",
     "atom_domain",
+    "holds_number",
+    "kept_numbers",
     "vector_domain",
 ]
 
@@ -83,7 +86,7 @@ class AtomDomain(Domain):
         if arr.dtype.kind in _FLOAT_KINDS and not self.nan and bool(np.isnan(arr).any()):
             return False
         if self.bounds is not None and arr.size:
-            finite = arr[~np.isnan(arr)] if arr.dtype.kind in _FLOAT_KINDS else arr
+            finite = kept_numbers(arr) if arr.dtype.kind in _FLOAT_KINDS else arr
             lo, hi = self.bounds
             if finite.size and (finite.min() < lo or finite.max() > hi):
                 return False
@@ -195,3 +198,21 @@ def vector_domain(atom: AtomDomain, size: int | None = None) -> VectorDomain:
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
         raise DomainError(f"size must be a non-negative int or None, got {size!r}")
     return VectorDomain(atom, size)
+
+
+def holds_number(values: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+    """Which rows of ``values`` hold a number (:func:`kept_numbers`), row by row."""
+    out: npt.NDArray[np.bool_] = ~np.isnan(values)
+    return out
+
+
+def kept_numbers(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The rows of ``values`` that hold a number, in their order (a new array).
+
+    The one definition of a number for values already read, as
+    :func:`dpselect.data.rules.number_kept_sql` is for queries: NaN (either sign) is not a
+    number; the infinities are (clamped where bounds apply). Row by row: a row's fate
+    depends on that row alone (docs/contribution_bounding.md, "What a row's fate may depend
+    on")."""
+    out: npt.NDArray[np.float64] = values[holds_number(values)]
+    return out

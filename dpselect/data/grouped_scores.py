@@ -70,6 +70,7 @@ from .rules import (
     check_bounded_candidates,
     check_rows_per_value,
     hashed_text_sql,
+    holds_number,
     is_floating,
     md5_bits_sql,
     normalised_sql,
@@ -847,7 +848,7 @@ def duckdb_grouped_values(
     positions = np.asarray(np.ma.getdata(found["g"]), dtype=np.int64)
     values = np.asarray(np.ma.filled(found["v"], np.nan), dtype=np.float64)
     counts = np.asarray(np.ma.getdata(found["n"]), dtype=np.int64)
-    keep = ~np.isnan(values)
+    keep = holds_number(values)  # NULL read as NaN
     positions, values, counts = positions[keep], values[keep], counts[keep]
     out = []
     for position in range(len(groups)):

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..core.domains import holds_number, kept_numbers
 from ..core.errors import ParameterError
 
 __all__ = [
@@ -51,17 +52,20 @@ __all__ = [
     "grid_edges",
     "grid_size",
     "hashed_text_sql",
+    "holds_number",
     "is_floating",
     "is_text",
     "keep_smallest",
     "keep_smallest_counted",
     "kept_found_groups",
     "kept_groups",
+    "kept_numbers",
     "kept_rows",
     "md5_bits_sql",
     "normalised_sql",
     "number_kept_sql",
     "numeric_candidate_type",
+    "read_value_sql",
     "row_key",
     "salt_text",
     "unit_seed",
@@ -202,6 +206,22 @@ def number_kept_sql(expr: str) -> str:
         A SQL condition, true exactly when the row holds a number.
     """
     return f"({expr} IS NOT NULL AND NOT isnan({expr}))"
+
+
+def read_value_sql(expr: str, sql_type: str) -> str:
+    """``expr`` (of the DuckDB type ``sql_type``) as every engine reads it: a floating NaN is
+    NULL, a missing value; any other value as it is.
+
+    The one reading of NaN, by every input format alike: DuckDB already reads a pandas
+    frame's NaN as NULL, so Arrow, polars, Parquet and CSV (a declared floating type) read it
+    so too, as does Spark (:func:`dpselect.data.engines.spark.nan_safe_frame`). A NaN row
+    then holds no number and no ranked value, and is in no group, whatever the format
+    (issue 41: a ranked NaN was a value in Parquet and Arrow, none in pandas). Applied in the
+    view ``data`` (:mod:`dpselect.data.tables`), row by row.
+    """
+    if is_floating(sql_type):
+        return f"(CASE WHEN isnan({expr}) THEN NULL ELSE {expr} END)"
+    return expr
 
 
 def normalised_sql(expr: str, sql_type: str) -> str:

@@ -47,6 +47,7 @@ from ..core.errors import DataError
 from .engine import Engine
 from .engines.duckdb import DuckDBEngine
 from .held_setting import HeldSetting
+from .rules import is_floating, read_value_sql
 from .schema import is_nested, parse_schema
 from .text_lines import (
     check_gzip_stream,
@@ -140,6 +141,9 @@ class Table(DuckDBEngine):
     #: A pandas frame's float64 columns as the frame holds them (NumPy arrays, not copied):
     #: :meth:`quantile_values` reads them without a query (the same values, in the same order).
     float_columns: dict[str, Any] = field(default_factory=dict)
+    #: The projection of the view ``data`` over a typed source (declared types, NaN as
+    #: NULL): the unit readers rebuild the view with it.
+    select_sql: str = "SELECT *"
 
     def require_column(self, column: Any, argument: str = "column") -> str:
         """The column's DuckDB type; :class:`DataError` naming ``argument`` if it is absent
@@ -372,7 +376,7 @@ def _open_file(
     if not schema:
         table.parquet_files = files
     table.source_files = SourceFiles("parquet", tuple(files))
-    table.unit_source = ParquetUnits(files, schema, _select_sql(schema))
+    table.unit_source = ParquetUnits(files, schema, table.select_sql)
     table.arrow_types = _parquet_scan_converted(files)
     return table
 
@@ -419,21 +423,27 @@ def _typed_table(
         raise DataError(f"cannot read {description}: {_first_line(exc)}") from None
     names = [str(row[0]) for row in described]
     _check_schema_columns(schema, names, description)
-    connection.execute(f"CREATE TEMP VIEW data AS {_select_sql(schema)} FROM {source_sql}")
+    select = _select_sql(schema, {str(row[0]): str(row[1]) for row in described})
+    connection.execute(f"CREATE TEMP VIEW data AS {select} FROM {source_sql}")
     if schema:  # the declared types: read back from the view
         described = connection.execute("DESCRIBE data").fetchall()
     columns = {str(row[0]): str(row[1]) for row in described}  # else the source's, as is
-    return Table(connection, description, columns, set(columns))
+    table = Table(connection, description, columns, set(columns))
+    table.select_sql = select
+    return table
 
 
-def _select_sql(schema: dict[str, str]) -> str:
-    """The projection of the view ``data`` over a typed source: the declared types by
-    ``TRY_CAST``."""
-    replaced = ", ".join(
-        f"TRY_CAST({quote_identifier(c)} AS {t}) AS {quote_identifier(c)}"
-        for c, t in schema.items()
-    )
-    return f"SELECT * REPLACE ({replaced})" if schema else "SELECT *"
+def _select_sql(schema: dict[str, str], source_types: dict[str, str]) -> str:
+    """The projection of the view ``data`` over a typed source (``source_types``: its columns'
+    own types): the declared types by ``TRY_CAST``, and a floating NaN read as NULL
+    (:func:`dpselect.data.rules.read_value_sql`)."""
+    replaced = []
+    for c, own in source_types.items():
+        kind = schema.get(c, own)
+        expr = f"TRY_CAST({quote_identifier(c)} AS {kind})" if c in schema else quote_identifier(c)
+        if c in schema or is_floating(kind):
+            replaced.append(f"{read_value_sql(expr, kind)} AS {quote_identifier(c)}")
+    return f"SELECT * REPLACE ({', '.join(replaced)})" if replaced else "SELECT *"
 
 
 def _first_line(exc: BaseException) -> str:
@@ -852,7 +862,7 @@ def open_table(data: Any, schema: Any = None) -> Engine:
         except duckdb.Error as exc:
             raise DataError(f"cannot read {description}: {_first_line(exc)}") from None
         table = _typed_table(connection, source_sql, description, declared)
-        table.unit_source = FrameUnits(data, source_sql, _select_sql(declared), declared)
+        table.unit_source = FrameUnits(data, source_sql, table.select_sql, declared)
         arrow = _frame_arrow_types(data)  # a declared column is read by TRY_CAST instead
         table.arrow_types = {c: t for c, t in arrow.items() if c not in declared}
         table.arrow_types.update(_pandas_scan_converted(data))

@@ -42,6 +42,7 @@ import zlib
 from pathlib import Path
 
 from ..core.errors import DataError
+from .rules import read_value_sql
 
 __all__ = [
     "MAX_COLUMNS",
@@ -266,7 +267,7 @@ def read_csv_header(path: Path, delimiter: str, gzipped: bool) -> list[str]:
 
 def _typed(expression: str, column: str, schema: dict[str, str]) -> str:
     if column in schema and schema[column] != "VARCHAR":
-        return f"TRY_CAST({expression} AS {schema[column]})"
+        return read_value_sql(f"TRY_CAST({expression} AS {schema[column]})", schema[column])
     return expression
 
 

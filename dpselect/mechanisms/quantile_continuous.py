@@ -58,6 +58,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.arithmetic import float_down, float_up, plain_number
+from ..core.domains import kept_numbers
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..sampling.noisy_max import noisy_argmax
@@ -309,7 +310,7 @@ def _clamped(values: Any, lo: float, hi: float, overwrite_input: bool, presorted
         x[int(np.searchsorted(x, hi, side="right")) :] = hi
         return x
     if bool(np.isnan(x).any()):
-        x = x[~np.isnan(x)]
+        x = kept_numbers(x)
     np.clip(x, lo, hi, out=x)
     return x
 
@@ -620,7 +621,7 @@ class QuantileAccuracy:
     def holds(self, values: Any, released: float, level: Fraction) -> bool:
         """Whether the statement holds for ``released`` on ``values`` (clamped by the caller)."""
         x = np.asarray(values, dtype=np.float64)
-        x = x[~np.isnan(x)]
+        x = kept_numbers(x)
         n = x.shape[0]
         q = float(level)
         below = int(np.count_nonzero(x < released - 2 * self.resolution))

@@ -83,6 +83,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.arithmetic import float_down, float_up, printed_up
+from ..core.domains import kept_numbers
 from ..core.errors import ParameterError
 from ..core.halves import in_halves
 from ..core.measurement import Measurement
@@ -248,7 +249,7 @@ def joint_intervals(values: Any, lo: float, hi: float) -> tuple[F64, I64, int]:
     """``(edges, C, n)``: interval ends ``lo = e_0 < ... < e_{K+1} = hi`` between the distinct
     clamped values, ``C_i = #{x <= e_i}`` on ``I_i = [e_i, e_{i+1})``, and the row count."""
     x = np.array(values, dtype=np.float64).ravel()
-    x = x[~np.isnan(x)]
+    x = kept_numbers(x)
     np.clip(x, lo, hi, out=x)
     x.sort()
     inner = np.unique(x[(x > lo) & (x < hi)])
@@ -1054,7 +1055,7 @@ def make_joint_quantiles(
     def function(values: Any) -> list[float]:
         x = np.asarray(values, dtype=np.float64).ravel()  # read, never changed
         if bool(np.isnan(x).any()):
-            x = x[~np.isnan(x)]
+            x = kept_numbers(x)
         if w > 0 and x.shape[0] > 0:
             words = joint_move_words(source, x.shape[0], g)
             edges, counts, n = joint_moved_intervals(x, lo, hi, w, words, g)

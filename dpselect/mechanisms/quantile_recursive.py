@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.arithmetic import float_up, printed_up
+from ..core.domains import kept_numbers
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..sampling.source import RandomSource
@@ -129,7 +130,7 @@ def make_recursive_quantiles(
 
     def function(values: Any) -> list[float]:
         x = np.array(values, dtype=np.float64).ravel()
-        x = x[~np.isnan(x)]
+        x = kept_numbers(x)
         np.clip(x, lo, hi, out=x)
         x.sort()  # once: every part below is a slice of it, in order (clamping keeps order)
         out: list[float | None] = [None] * len(levels)

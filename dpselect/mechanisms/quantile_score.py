@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.arithmetic import float_up, plain_number
-from ..core.domains import AnyDomain
+from ..core.domains import AnyDomain, kept_numbers
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..core.measures import MaxDivergence
@@ -106,7 +106,7 @@ def candidate_rank_counts(values: Any, candidates: Any) -> tuple[I64, I64, int]:
     the row count, from one sort of the data (NaN rows dropped) and two ``searchsorted``.
     The same for every level: several levels share one call."""
     data = np.asarray(values, dtype=np.float64).ravel()
-    data = np.sort(data[~np.isnan(data)])
+    data = np.sort(kept_numbers(data))
     cands = np.asarray(candidates, dtype=np.float64).ravel()
     n = data.shape[0]
     below = np.searchsorted(data, cands, side="left").astype(np.int64)

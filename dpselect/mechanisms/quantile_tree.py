@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..core.domains import kept_numbers
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..sampling.discrete import sample_discrete_laplace
@@ -153,7 +154,7 @@ def tree_counts(values: Any, lo: float, hi: float, branching: int, height: int) 
     for start in range(0, rows.shape[0], _COUNT_CHUNK):
         x = rows[start : start + _COUNT_CHUNK]
         if bool(np.isnan(x).any()):
-            x = x[~np.isnan(x)]
+            x = kept_numbers(x)
         x = np.clip(x, lo, hi)
         level += np.bincount(leaf_index(x, edges, lo, hi), minlength=leaves)
     out = [level]

@@ -21,6 +21,7 @@ from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine
+from ..data.rules import kept_numbers
 
 __all__ = [
     "AUTO_FRACTION",
@@ -147,8 +148,7 @@ def memory_values(values: Any) -> F64:
     else:
         items = values.ravel().tolist() if isinstance(values, np.ndarray) else list(values)
         flat = np.fromiter((to_float(v) for v in items), dtype=np.float64, count=len(items))
-    out: F64 = flat[~np.isnan(flat)]
-    return out
+    return kept_numbers(flat)
 
 
 def jsonable(value: Any) -> Any:

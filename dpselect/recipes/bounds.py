@@ -46,6 +46,7 @@ from ..core.deprecation import warn_renamed
 from ..core.errors import ParameterError
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine
+from ..data.rules import kept_numbers
 from ..data.tables import open_table
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
@@ -341,7 +342,7 @@ def bin_scores(values: Any, bins: list[tuple[float, float]], level: Fraction) ->
     """``-|(B - A) #{x < l} - A #{x >= h}|`` for each bin ``[l, h)`` (exact integers)."""
     a, b = level.numerator, level.denominator
     data = np.sort(np.asarray(values, dtype=np.float64))
-    data = data[~np.isnan(data)]
+    data = kept_numbers(data)
     n = data.shape[0]
     lows = np.searchsorted(data, [lo for lo, _ in bins], side="left")
     highs = n - np.searchsorted(data, [hi for _, hi in bins], side="left")

@@ -23,6 +23,7 @@ from ..rules import (
     canonical_text_sql,
     hashed_text_sql,
     is_text,
+    kept_numbers,
     md5_bits_sql,
     number_kept_sql,
     salt_text,
@@ -264,8 +265,7 @@ class DuckDBEngine:
         )
         raw = self._table().connection.execute(sql).fetchnumpy()["v"]
         values = np.asarray(np.ma.filled(raw, np.nan), dtype=np.float64)
-        out: npt.NDArray[np.float64] = values[~np.isnan(values)]
-        return out
+        return kept_numbers(values)
 
     def quantile_values(
         self,
@@ -296,7 +296,7 @@ class DuckDBEngine:
             return self._kept_values(column, privacy_unit, max_rows, salt, progress)
         held = table.float_columns.get(column)
         if held is not None:  # a pandas float64 column: the query's result without the query
-            out_held: npt.NDArray[np.float64] = held[~np.isnan(held)]  # a new array, rows' order
+            out_held = kept_numbers(held)  # a new array, in the rows' order
             if progress is not None:
                 progress(100.0)
             return out_held

@@ -60,8 +60,10 @@ from ..rules import (
     grid_cell_width,
     grid_edges,
     grid_size,
+    kept_numbers,
     number_kept_sql,
     numeric_candidate_type,
+    read_value_sql,
 )
 from .spark_session import (
     CONNECT_INSTALL_HINT,
@@ -499,8 +501,7 @@ class SparkTable:
         value = _as_double(f.col(column), self.columns[column])
         rows = self.frame.select(value.alias("v")).where(f.col("v").isNotNull()).collect()
         values = np.asarray([r[0] for r in rows], dtype=np.float64)
-        out: npt.NDArray[np.float64] = values[~np.isnan(values)]
-        return out
+        return kept_numbers(values)
 
     def buyers_at(
         self,
@@ -645,7 +646,9 @@ def nan_safe_frame(frame: Any) -> Any:
     double), was then dropped or kept by the other rows of its row group (measured: ``x > 5``
     kept 3 of 4 rows). No reader option turns this off per read; a computed column is never
     pushed down, so every row is judged on its own (docs/contribution_bounding.md, "What a
-    row's fate may depend on"). ``-0.0`` becomes ``0.0``, as every plan groups floats anyway.
+    row's fate may depend on"). A NaN is read as NULL, a missing value, as every DuckDB input
+    reads it (:func:`dpselect.data.rules.read_value_sql`); ``-0.0`` becomes ``0.0``, as every
+    plan groups floats anyway.
     Decided from the schema alone; the projection costs nothing measurable."""
     sql = _import_pyspark()
     f = sql.functions
@@ -654,7 +657,8 @@ def nan_safe_frame(frame: Any) -> Any:
         col = f.col(_spark_quote(fld.name))
         if fld.dataType.typeName() in ("double", "float"):
             changed = True
-            col = col + f.lit(0.0).cast(fld.dataType.simpleString())
+            shifted = f"({_spark_quote(fld.name)} + CAST(0.0 AS {fld.dataType.simpleString()}))"
+            col = f.expr(read_value_sql(shifted, "DOUBLE"))  # NaN read as NULL, as DuckDB
         projected.append(col.alias(fld.name))
     return frame.select(*projected) if changed else frame
 

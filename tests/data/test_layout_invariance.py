@@ -1,0 +1,65 @@
+"""Issue 41: whether a row counts may depend only on that row (and, when bounding, its own
+unit's rows), never on another unit's rows, row order or the layout of a file (row groups,
+their statistics, NaN placement). Every recipe that reads numbers or filters rows gives the
+same release with a fixed seed on every layout of the same rows: DuckDB over Parquet, CSV,
+Arrow and pandas."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.layout_cases import layouts, recipes, release
+
+RECIPES = recipes()
+
+#: Known to differ with a fixed seed, and why (the law of the release does not differ).
+ORDER_DEPENDENT = {
+    # The joint method moves each row by its own word from the source, handed out in the
+    # order the rows are read: another row order pairs rows with other words. Each row's
+    # move is iid whatever its place, so the release's law (and privacy) is the same; only a
+    # seeded run is not reproducible across row orders (issue 41, left open).
+    "quantile joint": "joint moves are assigned to rows in row order",
+}
+
+
+def _param(name: str):
+    if name in ORDER_DEPENDENT:
+        return pytest.param(
+            name, marks=pytest.mark.xfail(strict=True, reason=ORDER_DEPENDENT[name])
+        )
+    return name
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    return layouts(tmp_path_factory.mktemp("layouts"))
+
+
+@pytest.mark.parametrize("name", [_param(n) for n in sorted(RECIPES)])
+def test_every_layout_gives_the_same_release(tables, name):
+    call = RECIPES[name]
+    reference = release(call, tables["pandas"])
+    differ = [layout for layout, data in tables.items() if release(call, data) != reference]
+    assert differ == [], f"{name}: these layouts release otherwise than pandas: {differ}"
+
+
+def test_the_layouts_hold_nan_where_statistics_miss_it(tables):
+    # A NaN beside finite rows in a row group whose min/max exclude it (pyarrow never counts
+    # NaN in min/max), and a row group of NaN rows only: the cases that DuckDB's statistics
+    # decided before the reader was NaN-safe.
+    import math
+
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(tables["parquet shuffled 5"]).metadata
+    x = meta.schema.names.index("x")
+    mixed = 0
+    for i in range(meta.num_row_groups):
+        stats = meta.row_group(i).column(x).statistics
+        if stats.has_min_max and math.isfinite(stats.min) and stats.null_count == 0:
+            rows = pq.ParquetFile(tables["parquet shuffled 5"]).read_row_group(i, ["x"])
+            mixed += any(math.isnan(v) for v in rows.column(0).to_pylist())
+    assert mixed > 0
+    by_x = pq.ParquetFile(tables["parquet by_x 5"])
+    last = by_x.read_row_group(by_x.metadata.num_row_groups - 1, ["x"]).column(0).to_pylist()
+    assert all(math.isnan(v) for v in last)
