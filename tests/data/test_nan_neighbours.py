@@ -10,8 +10,9 @@ numbers in D' and not in D, and ``z`` was released 0/60 on D and 60/60 on D'.
 The check: ``n`` seeded runs a side, the event's count ``c`` and ``c'``; with Clopper-Pearson
 bounds at a total false-failure rate of 1e-6, fail when the lower bound of one side's
 frequency exceeds ``e^epsilon`` times the upper bound of the other's plus ``delta``. With
-``n = 60`` the old leak (0/60 against 60/60) fails it: :func:`test_the_check_fails_on_the_old_reader`
-runs the check on the reader without ``can_have_nan`` and sees it fail.
+``n = 60`` the old leak (0/60 against 60/60) fails it:
+:func:`test_the_check_fails_on_the_old_reader` runs the check on the reader without
+``can_have_nan`` and sees it fail.
 """
 
 from __future__ import annotations
@@ -55,8 +56,10 @@ def _z_released(path: str, seed: int) -> bool:
     import dpselect as dp
     from dpselect.sampling.source import InsecureSeededSource
 
-    result = dp.quantile(path, "x", 0.5, EPSILON, bounds=(0, 20), by="g", delta=DELTA,
-                         privacy_unit="u", max_rows=2, source=InsecureSeededSource(seed))  # fmt: skip
+    result = dp.quantile(
+        path, "x", 0.5, EPSILON, bounds=(0, 20), by="g", delta=DELTA, privacy_unit="u",
+        max_rows=2, source=InsecureSeededSource(seed),
+    )  # fmt: skip
     return "z" in [row["group"] for row in result.to_dict()["releases"]]
 
 

@@ -36,7 +36,5 @@ def frames(spark, tmp_path_factory):
 def test_every_spark_layout_gives_the_same_release(frames, name):
     call = RECIPES[name]
     reference = release(call, frames["spark pandas"])
-    differ = [
-        layout for layout in SPARK_LAYOUTS if release(call, frames[layout]) != reference
-    ]
+    differ = [layout for layout in SPARK_LAYOUTS if release(call, frames[layout]) != reference]
     assert differ == [], f"{name}: these Spark layouts release otherwise: {differ}"
