@@ -132,6 +132,85 @@ KNOWN: dict[tuple[str, float, float | None], str] = {
     for name in ("top_k_by", "partition_selection", "partition_selection_unit", "quantile_by")
 }
 
+RAW = "a raw Python error (OverflowError, ZeroDivisionError) instead of a dpselect refusal"
+CHARGED = "refused after the ledger was charged"
+SLOW = "no answer within the time limit (a hang, or slow planning at an extreme epsilon)"
+# Found by the slow run (DPSELECT_PLAN_SECONDS=4) on 2026-12-06; to fix (issue 41 part 2).
+FOUND: dict[str, str] = {
+    "top_k-5e-324-1e-300": RAW,
+    "top_k-5e-324-1e-06": RAW,
+    "top_k-1e-09-1e-300": SLOW,
+    "top_k_unit-5e-324-1e-300": RAW,
+    "top_k_unit-5e-324-1e-06": RAW,
+    "top_k_unit-1e-09-1e-300": SLOW,
+    "top_k_unit_auto-5e-324-None": RAW,
+    "top_k_unit_auto-5e-324-1e-300": RAW,
+    "top_k_unit_auto-5e-324-1e-06": RAW,
+    "top_k_unit_auto-1e-300-1e-300": SLOW,
+    "top_k_unit_auto-1e-300-1e-06": SLOW,
+    "top_k_unit_auto-1e-20-1e-06": SLOW,
+    "top_k_unit_auto-1e+300-1e-300": RAW,
+    "top_k_unit_auto-1e+300-1e-06": RAW,
+    "top_k_unit_auto_gumbel-5e-324-None": RAW,
+    "top_k_unit_auto_gumbel-5e-324-1e-300": RAW,
+    "top_k_unit_auto_gumbel-5e-324-1e-06": RAW,
+    "top_k_unit_auto_gumbel-1e-300-None": RAW,
+    "top_k_unit_auto_gumbel-1e-300-1e-300": SLOW,
+    "top_k_unit_auto_gumbel-1e-300-1e-06": SLOW,
+    "top_k_unit_auto_gumbel-1e-20-1e-06": SLOW,
+    "top_k_unit_auto_gumbel-1e+300-None": RAW,
+    "top_k_unit_auto_gumbel-1e+300-1e-300": RAW,
+    "top_k_unit_auto_gumbel-1e+300-1e-06": RAW,
+    "top_k_cand-5e-324-None": RAW,
+    "top_k_cand-5e-324-1e-300": SLOW,
+    "top_k_cand-5e-324-1e-06": SLOW,
+    "top_k_cand-1e-300-1e-300": SLOW,
+    "top_k_cand-1e-300-1e-06": SLOW,
+    "top_k_cand-1e-20-1e-06": SLOW,
+    "top_k_cand-1e+300-1e-300": RAW,
+    "top_k_cand-1e+300-1e-06": RAW,
+    "top_k_by-1000000.0-1e-300": SLOW,
+    "top_k_by-1000000.0-1e-06": SLOW,
+    "partition_selection-1000000.0-None": SLOW,
+    "partition_selection-1000000.0-1e-300": SLOW,
+    "partition_selection-1000000.0-1e-06": SLOW,
+    "partition_selection-1e+300-None": SLOW,
+    "partition_selection-1e+300-1e-300": SLOW,
+    "partition_selection-1e+300-1e-06": SLOW,
+    "partition_selection_unit-1000000.0-None": SLOW,
+    "partition_selection_unit-1000000.0-1e-300": SLOW,
+    "partition_selection_unit-1000000.0-1e-06": SLOW,
+    "partition_selection_unit-1e+300-None": SLOW,
+    "partition_selection_unit-1e+300-1e-300": SLOW,
+    "partition_selection_unit-1e+300-1e-06": SLOW,
+    "quantile_autobounds-5e-324-None": RAW,
+    "quantile_autobounds-1e-300-None": CHARGED,
+    "quantile_autobounds-1e-20-None": CHARGED,
+    "quantile_autobounds_unit-5e-324-None": RAW,
+    "quantile_autobounds_unit-1e-300-None": CHARGED,
+    "quantile_autobounds_unit-1e-20-None": CHARGED,
+    "quantile_autorows-5e-324-None": RAW,
+    "quantile_autorows-1e-300-None": RAW,
+    "quantile_autorows-1e-20-None": CHARGED,
+    "quantile_autorows-1e-09-None": CHARGED,
+    "quantile_cand-5e-324-None": RAW,
+    "quantile_recursive-5e-324-None": CHARGED,
+    "quantile_recursive-1e-300-None": CHARGED,
+    "quantile_recursive-1e-20-None": CHARGED,
+    "quantile_tree-1e+300-None": CHARGED,
+    "quantile_by-1000000.0-1e-300": SLOW,
+    "quantile_by-1000000.0-1e-06": SLOW,
+    "quantile_by-1e+300-1e-300": SLOW,
+    "quantile_by-1e+300-1e-06": SLOW,
+    "best_price-5e-324-None": CHARGED,
+    "best_price_alpha-5e-324-None": CHARGED,
+    "best_price_unit-5e-324-None": CHARGED,
+    "select-5e-324-None": CHARGED,
+    "choose_bounds-5e-324-None": RAW,
+    "choose_max_contributions-5e-324-None": RAW,
+    "choose_max_contributions-1e-300-None": RAW,
+}
+
 
 def _alarm(signum: int, frame: Any) -> None:
     raise TimeoutError(f"no answer within {SECONDS} s")
@@ -143,12 +222,15 @@ def _params() -> list[Any]:
         for eps in EPSILONS:
             for delta in DELTAS:
                 marks = []
-                reason = KNOWN.get((name, eps, delta))
+                ident = f"{name}-{eps}-{delta}"
+                reason = KNOWN.get((name, eps, delta)) or FOUND.get(ident)
                 if reason is not None:
-                    marks.append(pytest.mark.xfail(strict=True, reason=reason))
+                    # a time-out at 4 s may answer within 20 s: not strict
+                    strict = reason != SLOW
+                    marks.append(pytest.mark.xfail(strict=strict, reason=reason))
                 if eps != 1.0 or reason is not None:
                     marks.append(pytest.mark.slow)
-                out.append(pytest.param(name, eps, delta, marks=marks, id=f"{name}-{eps}-{delta}"))
+                out.append(pytest.param(name, eps, delta, marks=marks, id=ident))
     return out
 
 
