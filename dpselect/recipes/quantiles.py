@@ -1314,7 +1314,10 @@ def quantile_with_auto_rows(
         result = quantile(
             data, column, given, eps_q, bounds=bounds, candidates=candidates,
             confidence=confidence, source=source, resolution=resolution, mechanism=mechanism,
-            progress=progress, schema=schema, auto_fraction=auto_fraction,
+            progress=progress, schema=schema,
+            # the bounds' share only where the bounds are chosen (fixed bounds or
+            # candidates refuse an auto_fraction, and the choice above is charged by now)
+            auto_fraction=auto_fraction if bounds == "auto" else None,
             privacy_unit=privacy_unit, max_rows=r,
         )  # fmt: skip
         line = (
