@@ -92,27 +92,69 @@ def ordered_values(values: Any) -> list[Any]:
 # Optimal partition selection (DVGM22)
 
 
+#: The epsilon the table of :func:`_pi_table` is computed at, at most: DVGM22's ``pi`` for a
+#: smaller epsilon satisfies the DP constraints of every larger one (they only loosen), so a
+#: larger epsilon runs this one's table (its ``1 - pi`` differs by less than ``e^-1024``).
+PI_EPSILON_CAP = Fraction(1024)
+#: A table longer than this is refused before anything runs (:func:`pi_steps_at_least`).
+MAX_PI_STEPS = 10**6
+
+
+def pi_steps_at_least(eps: Fraction, delta: Fraction) -> float:
+    """A lower bound on the table's length ``N`` (``pi(N) = 1``), from public parameters.
+
+    The first constraint alone gives ``pi(n) <= delta (e^(n eps) - 1) / (e^eps - 1)``
+    (induction), and the table ends only after ``pi(n - 1) >= 1 - delta``, at least
+    ``min(1/2, 1 - delta)``: ``N - 1 >= ln(1 + (e^eps - 1) h / delta) / eps`` with ``h`` that
+    bound. Computed in logarithms (no overflow at any epsilon or delta); a float estimate,
+    used only to refuse a table too long to compute before anything is charged."""
+    e = float(min(eps, PI_EPSILON_CAP))
+    h = min(0.5, float(1 - delta))
+    log_expm1 = e + math.log1p(-math.exp(-e)) if e > 1 else math.log(math.expm1(e))
+    log_x = log_expm1 + math.log(h) - math.log(float(delta))
+    log1p_x = log_x + math.log1p(math.exp(-log_x)) if log_x > 0 else math.log1p(math.exp(log_x))
+    return log1p_x / e + 1
+
+
 @functools.lru_cache(maxsize=32)
 def _pi_table(eps: Fraction, delta: Fraction, prec: int) -> tuple[tuple[arb, ...], int]:
-    """``pi(0..N)`` as balls at ``prec`` bits, and ``N``, the first ``n`` with ``pi(n) = 1``."""
+    """``pi(0..N)`` as balls at ``prec`` bits, and ``N``, the first ``n`` with ``pi(n) = 1``.
+
+    Computed as two balls, ``pi(n)`` and ``q(n) = 1 - pi(n)``, each kept with its own
+    relative precision however small it gets (module docstring's recurrence, rewritten):
+    ``pi(n) = min(e^eps pi(n-1) + delta, 1 - e^-eps (q(n-1) - delta), 1)`` and ``q(n) =
+    max(1 - e^eps pi(n-1) - delta, e^-eps (q(n-1) - delta), 0)``; ``pi(n) = 1`` exactly when
+    ``q(n-1) <= delta`` (both constraints then reach 1). A ball of ``pi`` alone near 1 at
+    ``prec`` bits cannot tell ``1 - e^-100`` from 1, so at a large epsilon the end was never
+    certified and the table ran to its length limit (about a minute, then a wrong message);
+    with ``q`` it ends within a few steps at any epsilon. The number of steps is about
+    ``ln(1/delta) / eps`` for small epsilon."""
     old = ctx.prec
     ctx.prec = prec
     try:
-        e, d = arb_of(eps), arb_of(delta)
+        e, d = arb_of(min(eps, PI_EPSILON_CAP)), arb_of(delta)
         grow, shrink = e.exp(), (-e).exp()
         table = [arb(0)]
+        p, q = arb(0), arb(1)
         while True:
-            prev = table[-1]
-            a = grow * prev + d
-            b = 1 - shrink * (1 - prev - d)
-            if a.lower() >= 1 and b.lower() >= 1:
+            if (q - d).upper() <= 0:  # q(n-1) <= delta: pi(n) = 1
                 table.append(arb(1))
                 return tuple(table), len(table) - 1
-            lo = min(a.lower(), b.lower(), arb(1))
-            hi = min(a.upper(), b.upper(), arb(1))
-            table.append(arb.union(lo, hi))
-            if len(table) > 10**7:  # pragma: no cover - eps >= 2^-20 keeps N small
-                raise ParameterError("epsilon is too small for optimal partition selection")
+            first = grow * p + d  # the first constraint
+            second = shrink * (q - d)  # 1 - the second constraint
+            p = arb.union(
+                min(first.lower(), 1 - second.upper(), arb(1)),
+                min(first.upper(), 1 - second.lower(), arb(1)),
+            )
+            q = arb.union(
+                max(1 - first.upper(), second.lower(), arb(0)),
+                max(1 - first.lower(), second.upper(), arb(0)),
+            )
+            table.append(p)
+            if len(table) > 4 * MAX_PI_STEPS:  # pragma: no cover - refused before (steps)
+                raise ParameterError(
+                    "epsilon and delta are too small for optimal partition selection"
+                )
     finally:
         ctx.prec = old
 
@@ -151,6 +193,13 @@ def make_optimal_partition_selection(
     dlt = Fraction(check_delta(delta, allow_zero=False))
     if eps < Fraction(1, 1 << 20):
         raise ParameterError(f"epsilon must be at least 2^-20 here, got {epsilon!r}")
+    if pi_steps_at_least(eps, dlt) > MAX_PI_STEPS:
+        raise ParameterError(
+            f"optimal partition selection at epsilon = {float(epsilon):g}, delta = "
+            f"{float(delta):g} needs a table of more than {MAX_PI_STEPS:,} release "
+            "probabilities (about ln(1/delta) / epsilon); raise delta or epsilon"
+        )
+    _pi_table(eps, dlt, 128)  # computed (and cached) now: before any charge
     domain = HistogramDomain()
 
     def function(histogram: Mapping[Hashable, int]) -> list[Any]:

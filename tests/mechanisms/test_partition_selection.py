@@ -278,3 +278,42 @@ def test_gaussian_threshold_neighbours_by_exact_enumeration():
     lower = type(plan)(**{**plan.__dict__, "threshold": plan.threshold - 3})
     low, low_plus = _law_threshold(d, lower), _law_threshold(d_plus, lower)
     assert delta_needed(low, low_plus, plan.epsilon) > plan.delta
+
+
+@pytest.mark.parametrize(
+    ("eps", "delta"), [(1.0, 1e-300), (100.0, 1e-6), (1e6, 1e-300), (1e300, 1e-6), (40.0, 0.3)]
+)
+def test_optimal_table_ends_at_any_large_epsilon_and_tiny_delta(eps, delta):
+    # A ball of pi near 1 could not certify pi = 1 at a large epsilon (the table ran to its
+    # length limit, a minute, then said "epsilon is too small"). Each entry's ball holds the
+    # recursion's exact value (mpmath at 4000 bits, from the capped epsilon: min(eps, 1024)),
+    # and the table ends where the exact recursion reaches 1.
+    import mpmath
+
+    from dpselect.mechanisms import partition_selection as ps
+
+    mpmath.mp.prec = 4000
+    e = mpmath.mpf(min(Fraction(eps), ps.PI_EPSILON_CAP))
+    d = mpmath.mpf(Fraction(delta).numerator) / Fraction(delta).denominator
+    table, last = ps._pi_table(Fraction(eps), Fraction(delta), 128)
+    p = mpmath.mpf(0)
+    for n in range(1, last + 1):
+        p = min(mpmath.exp(e) * p + d, 1 - mpmath.exp(-e) * (1 - p - d), mpmath.mpf(1))
+        exact = ps.arb(mpmath.nstr(p, 1200, strip_zeros=False))  # within 1e-1199 of p
+        off = table[n] - exact
+        assert off.lower() <= 1e-1100 and off.upper() >= -1e-1100, (n, p, table[n])
+        if n < last:
+            assert p < 1
+    assert p == 1
+    assert last <= 1400
+
+
+def test_optimal_table_too_long_is_refused_from_the_parameters():
+    # about ln(1/delta) / epsilon probabilities: refused at construction (before any charge)
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(ParameterError, match="raise delta or epsilon"):
+        make_optimal_partition_selection(1e-4, 1e-300)
+    assert time.perf_counter() - start < 1.0
+    make_optimal_partition_selection(1e-3, 1e-300)  # 1.4 million steps: computed, accepted
