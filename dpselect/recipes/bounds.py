@@ -58,6 +58,7 @@ from ._common import (
     numeric_column,
     open_ledger,
 )
+from .epsilon_range import check_epsilon_range
 from .release import charge_then_release
 from .result import Result
 
@@ -262,6 +263,7 @@ def choose_max_contributions(
     2
     """
     eps = Fraction(check_epsilon(epsilon))
+    check_epsilon_range(eps)
     rel = eps if release_epsilon is None else Fraction(check_epsilon(release_epsilon))
     if beta is None:  # 1 - confidence in decimal, exactly: confidence 0.95 is beta 0.05
         beta = float(1 - Fraction(str(check_confidence(confidence))))
@@ -481,6 +483,7 @@ def choose_bounds(
     True
     """
     eps = Fraction(check_epsilon(epsilon))
+    check_epsilon_range(eps)
     levels = _bound_levels(quantiles)
     if max_rows is not None and privacy_unit is None:
         raise ParameterError("max_rows applies only with a privacy_unit column")

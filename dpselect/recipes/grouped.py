@@ -31,6 +31,7 @@ from ..mechanisms.top_k_plan import CONFIDENCE, TopKPlan, plan_top_k
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource
 from ._common import open_ledger
+from .epsilon_range import check_epsilon_range
 from .grouping import (
     GroupedResult,
     charge_grouped,
@@ -123,6 +124,7 @@ def grouped_top_k(
 
     k = check_int(k, "k", minimum=1)
     eps = float(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
     mech = _check_mechanism(mechanism)
     r = check_rows_per_value(max_rows_per_value, privacy_unit)
     m = check_int(max_contributions, "max_contributions", minimum=1)
@@ -436,6 +438,7 @@ def grouped_partition_selection(
     )
 
     eps = float(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
     dlt = float(check_delta(delta, allow_zero=False))
     m = check_int(max_contributions, "max_contributions", minimum=1)
     if privacy_unit is None and m != 1:

@@ -334,6 +334,12 @@ def group_selection(
             "private groups (groups=None) are selected from the data: give delta > 0, or a "
             "public groups list"
         )
+    if eps < 2.0**-20:  # the least epsilon partition selection takes (module docstring)
+        raise ParameterError(
+            f"the private choice of the groups gets epsilon's share group_fraction, here "
+            f"{eps:.3g}, below 2^-20 (about 9.5e-07), the least partition selection takes: "
+            "raise epsilon or group_fraction, or give the groups"
+        )
     g = grouping.max_groups if privacy_unit is not None else 1
     if g == 1:
         m = make_optimal_partition_selection(eps, dlt, source=source)

@@ -104,6 +104,7 @@ from ._common import (
     precompose,
     to_float,
 )
+from .epsilon_range import check_epsilon_range
 from .release import charge_then_release
 from .result import Result
 
@@ -661,6 +662,7 @@ def select_hypothesis(
     ('x >= 10', 2)
     """
     eps = Fraction(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
     conf = check_confidence(confidence)
     names, items = _named(hypotheses)
     r = check_int(max_rows, "max_rows", minimum=1)

@@ -74,6 +74,7 @@ from ._common import (
     open_ledger,
     precompose,
 )
+from .epsilon_range import check_epsilon_range
 from .release import charge_then_release
 from .result import Result
 
@@ -438,6 +439,7 @@ def best_price(
     8.0
     """
     eps = Fraction(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
     conf = check_confidence(confidence)
     if n is not None:
         n = check_int(n, "n", minimum=2)

@@ -93,6 +93,7 @@ from ._common import (
     open_ledger,
 )
 from .bounds import bounds_choice_cost, choose_bounds
+from .epsilon_range import check_epsilon_range, stages_of_a_release
 from .grouping import (
     GroupedResult,
     charge_grouped,
@@ -728,6 +729,7 @@ def quantile(
     if auto_fraction is not None:
         raise ParameterError("auto_fraction applies only with bounds='auto'")
     eps = Fraction(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
     given, levels = _levels(q)
     conf = check_confidence(confidence)
     if (bounds is None) == (candidates is None):
@@ -1045,6 +1047,7 @@ def quantile_with_auto_bounds(
 
     method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
     eps = Fraction(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
     fraction = check_auto_fraction(auto_fraction)
     if candidates is not None:
         raise ParameterError(
@@ -1252,6 +1255,7 @@ def quantile_with_auto_rows(
     from .bounds import DEFAULT_CONTRIBUTIONS, choose_max_contributions, contribution_choice_cost
 
     eps = Fraction(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
     fraction = check_auto_fraction(auto_fraction)
     given, levels = _levels(q)
     conf = check_confidence(confidence)
@@ -1403,6 +1407,7 @@ def grouped_quantile(
             "bounds='auto' is not available with by: give bounds=(lo, hi) or candidates"
         )
     eps = float(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
     if privacy_unit is None and max_rows != 1:
         raise ParameterError("max_rows applies only with a privacy_unit column")
     r = check_int(max_rows, "max_rows", minimum=1)
@@ -1437,7 +1442,8 @@ def grouped_quantile(
         array = np.asarray(values, dtype=np.float64)
         return quantile(array, None, q, inner, source=src, **options)  # type: ignore[arg-type]
 
-    probe = run(np.zeros(0), None)
+    with stages_of_a_release():  # a stage's plan, on a share of a total checked above
+        probe = run(np.zeros(0), None)
     mechanism_text, accuracy_text = probe.method, "; ".join(probe.accuracy)
     method = probe.parameters["method"]
     if "noisy_rows" in probe.parameters:  # each group's noisy row count picks its mechanism

@@ -17,6 +17,7 @@ from ..data.column_roles import check_column_role
 from ..data.engine import Engine
 from ..data.tables import open_table
 from ._common import open_ledger
+from .epsilon_range import run_as_stages
 
 __all__ = [
     "charge_then", "charge_then_release", "check_unit_label", "open_checked", "open_ledger",
@@ -84,6 +85,7 @@ def charge_then(
     ParameterError, BudgetExceeded, LedgerError
         Refused before anything is charged or released.
     """
+    release = _staged(release)
     if book is None:
         return release()
     if privacy_unit == ROWS:  # a column named like row-level protection: ambiguous in the ledger
@@ -106,6 +108,12 @@ def charge_then(
             )
     out: T = book.charge_then(release, eps, delta, name, parameters, kind=kind, **recorded)
     return out
+
+
+def _staged(release: Callable[[], T]) -> Callable[[], T]:
+    """``release`` with the recipes it runs marked as stages of it (their shares are not
+    checked against the range of a total epsilon again: :mod:`.epsilon_range`)."""
+    return lambda: run_as_stages(release)
 
 
 def charge_then_release(

@@ -36,6 +36,7 @@ from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_optimize, check_scale, check_user_epsilon
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, check_confidence, jsonable, open_ledger
+from .epsilon_range import check_epsilon_range
 from .release import charge_then_release, check_unit_label
 from .result import Result
 
@@ -163,6 +164,7 @@ def select(
     'a'
     """
     eps = Fraction(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
     delta = check_scale(sensitivity, "sensitivity", allow_zero=False)
     conf = check_confidence(confidence)
     check_optimize(optimize)

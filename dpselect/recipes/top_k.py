@@ -30,6 +30,7 @@ from ..mechanisms.top_k_plan import plan_top_k as _plan
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource, resolve_source
 from ._common import AUTO_FRACTION, check_auto_fraction
+from .epsilon_range import check_epsilon_range
 from .grouping import check_no_grouping
 from .release import charge_then as _charge_then
 from .release import open_checked as _open
@@ -204,6 +205,7 @@ def top_k(
     check_no_grouping(groups, max_groups, group_fraction)
     k = check_int(k, "k", minimum=1)
     eps = float(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
     mech = _check_mechanism(mechanism)
     rows_cap = check_rows_per_value(max_rows_per_value, privacy_unit)
     auto_m = isinstance(max_contributions, str) and max_contributions == "auto"

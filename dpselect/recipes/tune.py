@@ -60,6 +60,7 @@ from ..mechanisms.tuning import (
 from ..mechanisms.validate import check_delta, check_epsilon
 from ..sampling.source import RandomSource, resolve_source
 from ._common import jsonable, open_ledger
+from .epsilon_range import check_epsilon_range
 from .release import charge_then, check_unit_label
 from .result import Result
 
@@ -193,6 +194,7 @@ def tune(
     2
     """
     eps = Fraction(check_epsilon(epsilon))
+    check_epsilon_range(eps)
     dlt = Fraction(check_delta(delta, allow_zero=False))
     if isinstance(configs, (str, bytes)) or not isinstance(configs, Sequence) or not configs:
         raise ParameterError("configs must be a non-empty list of public configurations")

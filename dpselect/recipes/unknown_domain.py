@@ -70,6 +70,7 @@ from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
+from .epsilon_range import check_epsilon_range
 from .release import charge_then, open_checked
 from .top_k_result import TopKResult
 from .unknown_domain_plans import (
@@ -231,6 +232,7 @@ def partition_selection(
 
     check_no_grouping(groups, max_groups, group_fraction)
     eps = float(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
     dlt = float(check_delta(delta, allow_zero=False))
     c = check_int(max_contributions, "max_contributions", minimum=1)
     if privacy_unit is None and c != 1:

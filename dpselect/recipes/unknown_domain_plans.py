@@ -180,10 +180,19 @@ def _least_tail_exponent(plan: ThresholdPlan, beta: float) -> int:
 
 
 def optimal_sure_count(eps: float, delta: float) -> int:
-    n = 1
-    while optimal_release_probability(n, eps, delta) < CONFIDENCE:
-        n += 1
-    return n
+    """The least count ``n >= 1`` that optimal partition selection releases with probability
+    at least ``CONFIDENCE`` (``pi`` is non-decreasing: a binary search over its table, which
+    may hold a million entries at a small epsilon)."""
+    lo, hi = 1, 2
+    while optimal_release_probability(hi, eps, delta) < CONFIDENCE:
+        lo, hi = hi + 1, 2 * hi
+    while lo < hi:  # the least n in [lo, hi] with pi(n) >= CONFIDENCE
+        mid = (lo + hi) // 2
+        if optimal_release_probability(mid, eps, delta) < CONFIDENCE:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 #: Ranking-noise standard deviations per rank of ``k`` that a top value needs above the
@@ -243,10 +252,9 @@ def _release_count(plan: ThresholdPlan, k: int) -> int:
     """The least count ``threshold + t`` at which ``k`` values all pass the threshold with
     probability at least ``TARGET`` (``P(Z <= -(t + 1)) <= 1 - TARGET^(1/k)``)."""
     miss = 1 - TARGET ** (1 / k)
-    t = 0
-    while _lower_tail(plan, t + 1) > miss:
-        t += 1
-    return plan.threshold + t
+    # the least t >= 0 with _lower_tail(plan, t + 1) <= miss (from the closed form: counting
+    # t up from 0 took a million steps at a scale of a million)
+    return plan.threshold + _least_tail_exponent(plan, miss) - 1
 
 
 def choose_unknown_domain(

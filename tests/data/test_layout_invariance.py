@@ -63,3 +63,27 @@ def test_the_layouts_hold_nan_where_statistics_miss_it(tables):
     by_x = pq.ParquetFile(tables["parquet by_x 5"])
     last = by_x.read_row_group(by_x.metadata.num_row_groups - 1, ["x"]).column(0).to_pylist()
     assert all(math.isnan(v) for v in last)
+
+
+@pytest.mark.parametrize("unit", [False, True])
+def test_hypothesis_selection_ignores_row_order(unit):
+    # select_hypothesis reads examples held in memory (no file): the rows in three orders,
+    # with and without a unit (the keyed rule keeps each unit's rows whatever their order)
+    import numpy as np
+
+    import dpselect as dp
+    from dpselect.sampling.source import InsecureSeededSource
+    from tests.layout_cases import table_columns
+
+    cols = table_columns()
+    x, u = cols["x"], cols["u"]
+    y = (np.nan_to_num(x) > 10.0).astype(int)
+    predictions = np.array([(x > t).astype(int) for t in (7.0, 10.0, 13.0)])
+    releases = []
+    for order in (np.arange(x.shape[0]), np.arange(x.shape[0])[::-1],
+                  np.random.default_rng(3).permutation(x.shape[0])):  # fmt: skip
+        extra = {"privacy_unit": u[order], "max_rows": 2} if unit else {}
+        result = dp.select_hypothesis(None, y[order], predictions[:, order], 1.0,
+                                      source=InsecureSeededSource(41), **extra)  # fmt: skip
+        releases.append(result.to_dict())
+    assert releases[0] == releases[1] == releases[2]

@@ -187,8 +187,8 @@ def value_counts(
 ) -> list[list[tuple[Any, int]]]:
     """The reference of ``grouped_value_counts`` (values grouped by their canonical text)."""
 
-    def cell(row: dict[str, Any]) -> Any:
-        return None if row[column] is None else _normal(row[column])
+    def cell(row: dict[str, Any]) -> Any:  # a NaN is a missing value (issue 41), not a value
+        return None if _is_missing(row[column]) else _normal(row[column])
 
     cells = _cells(rows, types, by, groups, privacy_unit, cell)
     counts: list[dict[str, list[Any]]] = [{} for _ in groups]  # text -> [value, count]
