@@ -3,6 +3,7 @@ command line (:mod:`dpselect.recipes.grouped`), and how their table is printed."
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -60,6 +61,14 @@ def grouping_arguments(
         raise click.UsageError("--groups, --max-groups and --group-fraction need --by")
     if by is None:
         return {}
+    typed = None if groups is None else groups.strip()
+    if typed and "," not in typed and typed.lstrip("+-").isdigit() and not os.path.isfile(typed):
+        raise click.BadParameter(  # a count typed where the list of groups goes
+            f"takes the public groups (a file, or a list 'a,b,c'), got the number {typed}: "
+            f"for how many groups a person counts in, use --max-groups; for the one group "
+            f"{typed!r}, write '{typed},'",
+            param_hint="--groups",
+        )
     return {
         "by": by,
         "groups": file_or_list(groups, "--groups"),

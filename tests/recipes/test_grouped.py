@@ -221,6 +221,17 @@ def test_cli_top_k_by_group(tmp_path):
     keys = run_cli("keys", path, "--column", "dest", "--epsilon", "1", "--delta", "1e-6",
                    "--by", "carrier", "--groups", "AA,DL", "--insecure-seed", "3")  # fmt: skip
     assert keys.returncode == 0, keys.stderr
+    # a count typed where the list goes (issue 44): refused, naming --groups, before any
+    # charge; the one group "0" is written "0,"
+    count = run_cli("top-k", path, "--column", "dest", "--k", "2", "--epsilon", "1",
+                    "--candidates", ",".join(DESTS), "--by", "carrier",
+                    "--groups", "0")  # fmt: skip
+    assert count.returncode == 2 and len(count.stderr.strip().splitlines()) == 1
+    assert "--groups" in count.stderr and "--max-groups" in count.stderr
+    one = run_cli("top-k", path, "--column", "dest", "--k", "2", "--epsilon", "1",
+                  "--candidates", ",".join(DESTS), "--by", "carrier", "--groups", "0,",
+                  "--insecure-seed", "1")  # fmt: skip
+    assert one.returncode == 0, one.stderr
 
 
 @pytest.mark.slow  # long: run by .ci/run's `pytest -m slow`

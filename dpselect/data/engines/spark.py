@@ -738,8 +738,15 @@ def typed_candidates(candidates: Sequence[Any], duck_type: str) -> Any:
 
 
 #: Candidates per row of the candidate frame (:func:`_candidate_frame`): a row holds two
-#: arrays, so a Java array never comes near its 2^31 - 1 element limit.
-CANDIDATES_PER_ROW = 1 << 20
+#: arrays, so a Java array never comes near its 2^31 - 1 element limit, and a row stays a
+#: few MB (a driver of 512 MB ran out of heap copying a row of 10^6 candidates; rows of 2^16
+#: take 10^6 in the same driver).
+CANDIDATES_PER_ROW = 1 << 16
+
+#: The most candidates broadcast to the rows (:func:`_matching`); a longer list is joined by
+#: a shuffle (sort-merge) join, which needs no driver memory: the broadcast of 1.5 million
+#: candidates ran a 512 MB driver out of memory after the charge. A public size decides.
+MAX_BROADCAST_CANDIDATES = 1 << 18
 
 
 def _candidate_frame(spark: Any, typed: Any, spark_type: Any) -> Any:
@@ -1264,8 +1271,9 @@ def _try_cast(col: Any, to: str) -> Any:
 
 
 def _matching(table: SparkTable, column: str, candidates: Sequence[Any]) -> tuple[Any, Any]:
-    """(the column as matched, the candidates as a broadcast frame ``(v, i)``, or ``None``
-    when no candidate converts): the score query joins the two on ``v``.
+    """(the column as matched, the candidates as a broadcast frame ``(v, i)`` (a frame with a
+    sort-merge hint beyond :data:`MAX_BROADCAST_CANDIDATES`), or ``None`` when no candidate
+    converts): the score query joins the two on ``v``.
 
     Public facts only: the frame's schema (the column's Spark type, with its collation) and
     the candidates, cast in the driver by DuckDB (:func:`typed_candidates`); no row is read.
@@ -1283,7 +1291,10 @@ def _matching(table: SparkTable, column: str, candidates: Sequence[Any]) -> tupl
         v_type = frame.schema[column].dataType
     else:
         v_type = t.DoubleType() if match_type == "DOUBLE" else t.LongType()
-    return col, f.broadcast(_candidate_frame(_spark(frame), typed, v_type))
+    candidates_frame = _candidate_frame(_spark(frame), typed, v_type)
+    if typed.num_rows > MAX_BROADCAST_CANDIDATES:  # a public size: no broadcast
+        return col, candidates_frame.hint("shuffle_merge")
+    return col, f.broadcast(candidates_frame)
 
 
 def match_multiplicity(table: SparkTable, column: str, candidates: Sequence[Any]) -> int:
