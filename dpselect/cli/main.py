@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -724,8 +725,24 @@ def _fmt(value: Any) -> str:
     return "" if value is None else f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
+#: The arguments of the running command, as typed (:func:`main`), for :func:`as_typed`.
+_TYPED: list[str] = []
+
+
 def _one_line(message: str) -> str:
-    return " ".join(as_given(str(message)).split())
+    return " ".join(as_typed(as_given(str(message)), _TYPED).split())
+
+
+def as_typed(message: str, args: list[str]) -> str:
+    """``message`` with each Python argument name of a flag the user typed written as that
+    flag (``group_fraction`` -> ``--group-fraction``): the recipes name their arguments, the
+    command line names its flags. Only names with an underscore (never an English word)."""
+    for arg in args:
+        flag = arg.split("=", 1)[0]
+        name = flag[2:].replace("-", "_")
+        if flag.startswith("--") and "_" in name:
+            message = re.sub(rf"(?<![\w-]){re.escape(name)}(?!\w)", flag, message)
+    return message
 
 
 def _ledger_argument(argv: list[str]) -> str | None:
@@ -845,6 +862,7 @@ def _quiet_library_logs() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run the command line; exit 2 with one line on stderr for bad input, 130 on Ctrl-C."""
     args = list(sys.argv[1:] if argv is None else argv)
+    _TYPED[:] = args
     _quiet_library_logs()
     if args[:1] == ["quantile"]:
         args = _auto_bounds_argv(args)

@@ -171,13 +171,14 @@ def jsonable(value: Any) -> Any:
 AUTO_FRACTION = 0.25
 
 
-def check_auto_fraction(fraction: Any) -> float:
-    """``auto_fraction`` in ``(0, 1)`` (``None``: :data:`AUTO_FRACTION`)."""
+def check_auto_fraction(fraction: Any, name: str = "auto_fraction") -> float:
+    """A share of epsilon in ``(0, 1)`` (``None``: :data:`AUTO_FRACTION`), refused naming
+    ``name``, the argument the caller typed (``auto_fraction``, ``group_fraction``)."""
     if fraction is None:
         return AUTO_FRACTION
     fraction = plain_number(fraction)
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float, Fraction)):
-        raise ParameterError(f"auto_fraction must be a number in (0, 1), got {fraction!r}")
+        raise ParameterError(f"{name} must be a number in (0, 1), got {fraction!r}")
     if not 0 < float(fraction) < 1:
-        raise ParameterError(f"auto_fraction must be in (0, 1), got {fraction!r}")
+        raise ParameterError(f"{name} must be in (0, 1), got {fraction!r}")
     return float(fraction)

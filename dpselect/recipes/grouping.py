@@ -251,7 +251,7 @@ def check_groups(
         return Grouping(by, listed, g, 0.0)
     from ._common import check_auto_fraction
 
-    return Grouping(by, None, g, check_auto_fraction(group_fraction))
+    return Grouping(by, None, g, check_auto_fraction(group_fraction, "group_fraction"))
 
 
 @dataclass(frozen=True)
@@ -311,7 +311,7 @@ def group_budget(
     """
     from ._common import check_auto_fraction
 
-    fraction = check_auto_fraction(group_fraction) if private else 0.0
+    fraction = check_auto_fraction(group_fraction, "group_fraction") if private else 0.0
     grouping = Grouping("", None if private else [], max_groups, fraction)
     b = split_budget(epsilon, delta, grouping, 0.5 if values_from_data else 1.0)
     return b.group_epsilon, b.group_delta, float_down(b.select_epsilon), float_down(b.select_delta)

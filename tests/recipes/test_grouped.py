@@ -232,6 +232,12 @@ def test_cli_top_k_by_group(tmp_path):
                   "--candidates", ",".join(DESTS), "--by", "carrier", "--groups", "0,",
                   "--insecure-seed", "1")  # fmt: skip
     assert one.returncode == 0, one.stderr
+    # the message names the flag typed, not the Python argument (issue 44)
+    share = run_cli("top-k", path, "--column", "dest", "--k", "2", "--epsilon", "1",
+                    "--candidates", ",".join(DESTS), "--by", "carrier", "--delta", "1e-6",
+                    "--group-fraction", "1.5")  # fmt: skip
+    assert share.returncode == 2 and "--group-fraction must be in (0, 1)" in share.stderr
+    assert "auto_fraction" not in share.stderr and "group_fraction" not in share.stderr
 
 
 @pytest.mark.slow  # long: run by .ci/run's `pytest -m slow`
