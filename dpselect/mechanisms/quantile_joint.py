@@ -49,7 +49,8 @@ epsilon of 2: :func:`joint_subpoints`) chosen by ``log2(G)`` fresh bits of the s
 rows to a word, :func:`joint_move_words`), and is reflected at the
 bounds (then clamped against float rounding; :func:`joint_moved_intervals`): a block of rows on a
 bound stays within ``w`` of it, and the rows land on at most ``G (hi - lo) / w + 2 G`` points,
-counted in one pass. This is a
+counted in two passes (the words go to the rows in the order of their nearest lattice points,
+so a seeded release does not depend on the row order). This is a
 randomised map applied row by row, independently of the other rows, so datasets that differ by one
 row stay datasets that differ by one row (couple the common rows' moves): the privacy proof is
 unchanged. A value held by ``k`` rows becomes ``k`` values spread within ``w`` of it, so the
@@ -322,36 +323,38 @@ def joint_move_words(
 _MOVE_CHUNK = 1 << 16
 
 
-def _lattice_points(
-    values: F64,
-    moves: npt.NDArray[np.uint64],
-    lo: float,
-    hi: float,
-    d: float,
-    g: int,
-    out: I64 | None = None,
-) -> I64:
-    """The lattice point ``i`` of each moved row, reflected at ``lo`` (as in the caller).
-
-    Two arrays of the rows' length (no other): the clamped rows, turned in place into their
-    lattice points, whose memory then holds the moves ``t``; and the points ``i`` (integers:
-    exact in any order), written into ``out`` if given (of the rows' length)."""
+def _nearest_points(values: F64, lo: float, hi: float, d: float, out: I64) -> I64:
+    """The nearest lattice point ``i`` of each row, clamped to the bounds, written into
+    ``out`` (of the rows' length): ``rint((clip(x, lo, hi) - lo) / d)``, whole numbers."""
     buf = np.clip(values, lo, hi)
     buf -= lo
     buf /= d
     np.rint(buf, out=buf)
-    if out is None:
-        i = buf.astype(np.int64)  # the nearest lattice point
-    else:
-        i = out
-        np.copyto(i, buf, casting="unsafe")  # as astype: whole numbers, exact
+    np.copyto(out, buf, casting="unsafe")  # as astype: whole numbers, exact
+    return out
+
+
+def _moved_points(nearest: I64, moves: npt.NDArray[np.uint64], g: int) -> I64:
+    """The lattice point of each row moved by ``(2 t + 1 - G)``, ``t`` the top ``log2(G)``
+    bits of its word, and reflected at ``lo`` (the point ``-i`` is ``i``), in place."""
     shift = 64 - (g.bit_length() - 1)
-    t = np.right_shift(moves, np.uint64(shift), out=buf.view(np.uint64))
+    t = np.right_shift(moves, np.uint64(shift))
     t <<= np.uint64(1)
-    i += t.view(np.int64)  # + 2 t
-    i += 1 - g  # in [-(g - 1), top + 1 + g - 1]
-    np.abs(i, out=i)  # reflected at lo: lo - i d is the lattice point -i
-    return i
+    nearest += t.view(np.int64)  # + 2 t
+    nearest += 1 - g  # in [-(g - 1), top + 1 + g - 1]
+    np.abs(nearest, out=nearest)
+    return nearest
+
+
+def _canonical_run(cumulative: I64, first: int, stop: int) -> I64:
+    """Rows ``first .. stop - 1`` of the rows in the order of their nearest lattice points
+    (``cumulative[c]``: how many rows have a nearest point at most ``c``): their points."""
+    a = int(np.searchsorted(cumulative, first, side="right"))  # the cell of row `first`
+    b = int(np.searchsorted(cumulative, stop - 1, side="right"))
+    ends = np.minimum(cumulative[a : b + 1], stop)
+    before = cumulative[a - 1 : b] if a > 0 else np.concatenate(([0], cumulative[:b]))
+    begins = np.maximum(before, first)
+    return np.repeat(np.arange(a, b + 1, dtype=np.int64), ends - begins)
 
 
 def joint_moved_intervals(
@@ -374,10 +377,18 @@ def joint_moved_intervals(
     one row still differ by one row (couple the common rows' words) and the privacy proof is
     unchanged (module docstring). Each row moves by less than ``w``, a block of tied rows is
     spread over ``G`` points on both sides of its value, so a quantile can fall inside it.
+
+    The words go to the rows in the order of their nearest lattice points, not in the order
+    the rows are read: the ``j``-th word moves the row of the ``j``-th smallest point. Each
+    row still gets its own uniform ``t``, independent of the others (the law is unchanged),
+    and with a seeded source the result no longer depends on the rows' order (issue 41: the
+    same table in another row order or file layout gives the same release).
+
     The rows land on at most ``G (hi - lo) / w + 2 G`` points, whatever their number: the
-    intervals come from counting rows per point (one pass, no sort of the rows; from four
-    chunks of rows on, the two halves of the rows counted on two threads and their counts
-    added, :func:`dpselect.core.halves.in_halves`).
+    intervals come from counting rows per point, in two passes without a sort of the rows
+    (the rows per nearest point, then the moved points of the rows in that order; each pass
+    in two halves of the rows on two threads from four chunks on, their counts added,
+    :func:`dpselect.core.halves.in_halves`).
     """
     g = JOINT_SUBPOINTS if subpoints is None else subpoints
     d = w / g
@@ -390,29 +401,43 @@ def joint_moved_intervals(
         # a batch of chunks at a time: at least as many rows as points, so that adding a
         # batch's counts costs no more than finding them (the same counts)
         size = top + 2 * g + 1  # i <= top + g (module text)
+        batch_rows = -(-max(size, _MOVE_CHUNK) // _MOVE_CHUNK) * _MOVE_CHUNK
 
-        def counted_rows(part: slice) -> I64:  # the rows of one half on their own thread
+        def counted(part: slice, fill: Callable[[int, int, I64], I64]) -> I64:
             per_point = np.zeros(size, dtype=np.int64)
-            x, t = values[part], moves[part]
-            count = x.shape[0]
-            batch = max(1, min(count, -(-max(size, _MOVE_CHUNK) // _MOVE_CHUNK) * _MOVE_CHUNK))
+            first_row, count = part.start, part.stop - part.start
+            batch = max(1, min(count, batch_rows))
             points_of = np.empty(batch, dtype=np.int64)
-            for first_row in range(0, count, batch):
-                stop_row = min(count, first_row + batch)
-                for start in range(first_row, stop_row, _MOVE_CHUNK):
-                    stop = min(stop_row, start + _MOVE_CHUNK)
-                    _lattice_points(x[start:stop], t[start:stop], lo, hi, d, g,
-                                    points_of[start - first_row : stop - first_row])  # fmt: skip
-                counted = np.bincount(points_of[: stop_row - first_row])
-                per_point[: counted.shape[0]] += counted
+            for b0 in range(0, count, batch):
+                b1 = min(count, b0 + batch)
+                for start in range(b0, b1, _MOVE_CHUNK):
+                    stop = min(b1, start + _MOVE_CHUNK)
+                    fill(first_row + start, first_row + stop,
+                         points_of[start - b0 : stop - b0])  # fmt: skip
+                counted_ = np.bincount(points_of[: b1 - b0])
+                per_point[: counted_.shape[0]] += counted_
             return per_point
 
-        # two halves of the rows on two threads from 4 chunks on, their counts added
-        per_point = np.sum(in_halves(counted_rows, rows, 4 * _MOVE_CHUNK), axis=0)
+        def nearest_of(start: int, stop: int, out: I64) -> I64:
+            return _nearest_points(values[start:stop], lo, hi, d, out)
+
+        nearest = np.sum(
+            in_halves(lambda part: counted(part, nearest_of), rows, 4 * _MOVE_CHUNK), axis=0
+        )
+        at_most = np.cumsum(nearest)  # rows whose nearest point is at most c
+
+        def moved_of(start: int, stop: int, out: I64) -> I64:
+            out[:] = _canonical_run(at_most, start, stop)
+            return _moved_points(out, moves[start:stop], g)
+
+        per_point = np.sum(
+            in_halves(lambda part: counted(part, moved_of), rows, 4 * _MOVE_CHUNK), axis=0
+        )
         used = np.flatnonzero(per_point)
         weights = per_point[used]
     else:
-        used, weights = np.unique(_lattice_points(values, moves, lo, hi, d, g), return_counts=True)
+        nearest_rows = np.sort(_nearest_points(values, lo, hi, d, np.empty(rows, np.int64)))
+        used, weights = np.unique(_moved_points(nearest_rows, moves, g), return_counts=True)
     points = lo + used * d
     points = np.where(points > hi, 2.0 * hi - points, points)  # reflected at hi
     points = np.clip(points, lo, hi)

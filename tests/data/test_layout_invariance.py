@@ -12,30 +12,13 @@ from tests.layout_cases import layouts, recipes, release
 
 RECIPES = recipes()
 
-#: Known to differ with a fixed seed, and why (the law of the release does not differ).
-ORDER_DEPENDENT = {
-    # The joint method moves each row by its own word from the source, handed out in the
-    # order the rows are read: another row order pairs rows with other words. Each row's
-    # move is iid whatever its place, so the release's law (and privacy) is the same; only a
-    # seeded run is not reproducible across row orders (issue 41, left open).
-    "quantile joint": "joint moves are assigned to rows in row order",
-}
-
-
-def _param(name: str):
-    if name in ORDER_DEPENDENT:
-        return pytest.param(
-            name, marks=pytest.mark.xfail(strict=True, reason=ORDER_DEPENDENT[name])
-        )
-    return name
-
 
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
     return layouts(tmp_path_factory.mktemp("layouts"))
 
 
-@pytest.mark.parametrize("name", [_param(n) for n in sorted(RECIPES)])
+@pytest.mark.parametrize("name", sorted(RECIPES))
 def test_every_layout_gives_the_same_release(tables, name):
     call = RECIPES[name]
     reference = release(call, tables["pandas"])

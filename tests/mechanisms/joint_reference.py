@@ -249,14 +249,14 @@ def joint_moved_intervals(
     one row still differ by one row (couple the common rows' words) and the privacy proof is
     unchanged (module docstring). Each row moves by less than ``w``, a block of tied rows is
     spread over ``G`` points on both sides of its value, so a quantile can fall inside it.
-    The rows land on at most ``G (hi - lo) / w + 2 G`` points, whatever their number: the
-    intervals come from counting rows per point (one pass, no sort of the rows).
+    The words go to the rows in the order of their nearest lattice points (here: sorted).
     """
     x = np.clip(values, lo, hi)
     g = JOINT_SUBPOINTS if subpoints is None else subpoints
     d = w / g
     top = math.floor((hi - lo) / d)  # lattice points lo + i d <= hi (up to float rounding)
-    lattice = np.rint((x - lo) / d).astype(np.int64)
+    # the words go to the rows in the order of their nearest lattice points (row-order free)
+    lattice = np.sort(np.rint((x - lo) / d).astype(np.int64))
     shift = 64 - (g.bit_length() - 1)
     t = (np.asarray(words, dtype=np.uint64) >> np.uint64(shift)).astype(np.int64)
     i = lattice + 2 * t + (1 - g)  # in [-(g - 1), top + 1 + g - 1]

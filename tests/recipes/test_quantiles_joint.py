@@ -533,11 +533,12 @@ def test_joint_blocked_sums_agree_with_the_segment_tree():
 
 # ----------------------------------------------------------------------------- moved rows
 def _moved_rows_reference(values, lo, hi, w, words):
-    """The rows moved one by one, in Fractions (the docstring of joint_moved_intervals)."""
+    """The rows moved one by one, in Fractions (the docstring of joint_moved_intervals): the
+    j-th word to the row of the j-th smallest value (the order of the lattice points)."""
     g = qj.JOINT_SUBPOINTS
     d = Fraction(w) / g
     out = []
-    for v, word in zip(values, words, strict=True):
+    for v, word in zip(np.sort(values), words, strict=True):
         x = min(max(Fraction(float(v)), Fraction(lo)), Fraction(hi))
         i = round((x - Fraction(lo)) / d)  # nearest lattice point (ties: either is in law)
         t = int(word) >> (64 - (g.bit_length() - 1))
@@ -569,8 +570,9 @@ def test_moved_intervals_equal_the_rows_moved_one_by_one(lo, hi, w):
     assert n == ref_n == values.shape[0]
     np.testing.assert_allclose(edges, ref_edges, rtol=0, atol=1e-9 * (hi - lo))
     assert np.array_equal(counts, ref_counts)
-    clamped = np.clip(values, lo, hi)
+    ordered = np.sort(values)  # the rows in the order the words went to them
+    clamped = np.clip(ordered, lo, hi)
     assert np.max(np.abs(np.asarray(moved) - clamped)) < w
-    block = np.asarray(moved)[values == (lo + hi) / 2]  # a tied block: G points both sides
+    block = np.asarray(moved)[ordered == (lo + hi) / 2]  # a tied block: G points both sides
     assert len(np.unique(block)) == qj.JOINT_SUBPOINTS
     assert abs(float(np.mean(block)) - (lo + hi) / 2) < w / 4

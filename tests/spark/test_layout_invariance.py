@@ -5,8 +5,6 @@ shuffled and sorted by ``x`` so that NaN rows fill row groups of their own or si
 finite rows whose min/max exclude them; several files; a file written by DuckDB) read by
 ``spark.read.parquet`` and opened by the Spark engine (its reader,
 ``nan_safe_frame``), and the same rows as a Spark frame made from pandas: one release each.
-The Spark engine collects a column's values in an order of its own, so the joint quantile
-method (row-order dependent with a fixed seed on DuckDB) agrees across layouts here.
 """
 
 from __future__ import annotations
