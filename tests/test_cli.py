@@ -127,7 +127,7 @@ BAD_INPUTS = {
     "corrupt gzip": (["--column", "site"], "flipped.csv.gz", "not a complete gzip stream"),
     "unsupported format": (["--column", "site"], "sites.txt", "unsupported format"),
     "missing column": (["--column", "nope"], None, "'nope' is not a column"),
-    "missing unit": (["--column", "site", "--privacy-unit", "who"], None, "privacy_unit 'who'"),
+    "missing unit": (["--column", "site", "--privacy-unit", "who"], None, "--privacy-unit 'who'"),
     "k < 1": (["--column", "site", "--k", 0], None, "k must be at least 1"),
     "eps = 0": (["--column", "site", "--epsilon", 0], None, "epsilon"),
     "eps < 0": (["--column", "site", "--epsilon", -1], None, "epsilon"),

@@ -332,7 +332,7 @@ def test_cli_top_k_and_quantile_auto_end_to_end(tmp_path, cli):
         (["top-k", "--k", 2, "--max-contributions", 2, "--auto-fraction", 0.5,
           "--privacy-unit", "user", "--candidates", "v0,v1"], "auto-fraction"),
         (["top-k", "--k", 2, "--max-contributions", "auto", "--auto-fraction", 2,
-          "--privacy-unit", "user", "--candidates", "v0,v1"], "auto_fraction"),
+          "--privacy-unit", "user", "--candidates", "v0,v1"], "--auto-fraction must be"),
         (["quantile", "--q", 0.5, "--bounds", "auto", "--candidates", "1,2"], "candidates"),
         (["quantile", "--q", 0.5, "--bounds", "auto", "--resolution", 0.1], "resolution"),
         (["quantile", "--q", 0.5, "--bounds", 0, 1, "--auto-fraction", 0.5], "auto-fraction"),
