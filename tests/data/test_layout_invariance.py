@@ -18,7 +18,15 @@ def tables(tmp_path_factory):
     return layouts(tmp_path_factory.mktemp("layouts"))
 
 
-@pytest.mark.parametrize("name", sorted(RECIPES))
+#: Run by default (the issue's measured cases); every other recipe runs in the slow stage.
+DEFAULT = {"quantile unit max_rows=1", "quantile by private groups", "quantile joint",
+           "top_k numbers unknown domain"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name",
+    [n if n in DEFAULT else pytest.param(n, marks=pytest.mark.slow) for n in sorted(RECIPES)],
+)
 def test_every_layout_gives_the_same_release(tables, name):
     call = RECIPES[name]
     reference = release(call, tables["pandas"])

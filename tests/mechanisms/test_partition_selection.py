@@ -316,4 +316,4 @@ def test_optimal_table_too_long_is_refused_from_the_parameters():
     with pytest.raises(ParameterError, match="raise delta or epsilon"):
         make_optimal_partition_selection(1e-4, 1e-300)
     assert time.perf_counter() - start < 1.0
-    make_optimal_partition_selection(1e-3, 1e-300)  # 1.4 million steps: computed, accepted
+    make_optimal_partition_selection(1e-2, 1e-300)  # about 140,000 steps: computed, accepted
