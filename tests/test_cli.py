@@ -81,7 +81,7 @@ def test_json_output_schema_and_seed(files):
     assert a.stdout == b.stdout  # same seed, same answer
     assert set(out) == {
         "candidates", "indices", "mechanism", "epsilon", "delta", "rho", "accuracy", "counts",
-        "ledger", "parameters", "stopped_early",
+        "ledger", "parameters", "stopped_early", "below_noise", "all_below_noise",
     }  # fmt: skip
     assert isinstance(out["candidates"], list) and len(out["candidates"]) == 2
     assert all(c in SITES for c in out["candidates"])

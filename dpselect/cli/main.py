@@ -92,6 +92,10 @@ def _print_result(result: TopKResult, as_json: bool) -> None:
     console.print(table)
     if result.stopped_early:
         console.print(result.stopped_early)
+    if result.all_below_noise:
+        from ..recipes.top_k_result import ALL_BELOW_NOISE
+
+        console.print(ALL_BELOW_NOISE)
     for key in ("max_contributions_choice", "candidates_note"):
         if result.parameters.get(key):
             console.print(str(result.parameters[key]))

@@ -181,8 +181,8 @@ def _selection_accuracy(noise: str, scale: float, k: int, n: int) -> str:
 def _below_noise(t: float) -> str:
     """What a noisy count below the noise level means (public: ``t`` is)."""
     return (
-        f"; a noisy count below {t:g} is indistinguishable from zero and is shown as "
-        "'< noise', never negative"
+        f"; a noisy count of at most {t:g} is indistinguishable from zero and is shown as "
+        "'< noise' (below_noise), never negative"
     )
 
 

@@ -130,11 +130,12 @@ class GroupedResult(Result):
             g = jsonable(group)
             if self.kind == "top_k":
                 values = [jsonable(v) for v in release.candidates]
-                counts = release.counts
+                counts, marks = release.counts, release.below_noise
                 for rank, value in enumerate(values, start=1):
                     row = {"group": g, "rank": rank, "value": value}
                     if counts is not None:
                         row["noisy_count"] = counts[rank - 1]
+                        row["below_noise"] = bool(marks[rank - 1])
                     rows.append(row)
             elif self.kind == "partition_selection":
                 rows.extend({"group": g, "value": jsonable(v)} for v in release.values)
@@ -146,7 +147,9 @@ class GroupedResult(Result):
         return rows
 
     def lines(self) -> list[list[str]]:
-        """The table as printed: a header and one row of text per released item."""
+        """The table as printed: a header and one row of text per released item; a top-k
+        group whose every count is below the noise is one line that says so (its entries are
+        in :meth:`to_frame` and ``to_dict``, each marked ``below_noise``)."""
         rows = self._rows()
         if self.kind == "top_k":
             header = ["group", "rank", "value"]
@@ -156,6 +159,11 @@ class GroupedResult(Result):
             body = []
             for group, release in zip(self.groups, self.releases, strict=True):
                 counts = release.shown_counts()
+                if release.all_below_noise:
+                    n = len(release.candidates)
+                    line = [str(group), "-", f"all {n} below the noise (as from no data)"]
+                    body.append(line + ([""] if with_counts else []))
+                    continue
                 for rank, value in enumerate(release.candidates, start=1):
                     line = [str(group), str(rank), str(value)]
                     if with_counts:
@@ -190,6 +198,12 @@ class GroupedResult(Result):
         empty = self.empty_groups()
         if empty:
             lines.insert(1, f"{len(empty)} groups released nothing (too rare to show privately)")
+        if self.kind == "top_k":
+            noise = [g for g, r in zip(self.groups, self.releases, strict=True)
+                     if r.all_below_noise]  # fmt: skip
+            if noise:
+                lines.insert(1, f"{len(noise)} groups: every count below the noise, a list "
+                             "indistinguishable from one drawn from no data")  # fmt: skip
         return lines
 
     def _text(self) -> str:

@@ -9,7 +9,12 @@ from typing import Any
 
 from .result import Result
 
-__all__ = ["TopKResult"]
+__all__ = ["ALL_BELOW_NOISE", "TopKResult"]
+
+#: The one line said of a list whose every count is below the noise level.
+ALL_BELOW_NOISE = (
+    "every count is below the noise: this list is indistinguishable from one drawn from no data"
+)
 
 
 @dataclass(frozen=True)
@@ -34,20 +39,56 @@ class TopKResult(Result):
             c if isinstance(c, (int, float, str)) else str(c) for c in self.candidates
         ]
         out["stopped_early"] = bool(self.stopped_early)
+        out["below_noise"] = self.below_noise
+        out["all_below_noise"] = self.all_below_noise
         return out
 
-    def shown_counts(self) -> list[str] | None:
-        """The noisy counts as printed: a count below the noise level ``t`` (the half-width of
-        the accuracy statement, ``parameters["count_halfwidth"]``; 1 where none is stated) is
-        indistinguishable from zero and shown as ``"< noise"``, clamped at 0, never negative.
-        ``counts`` and ``to_dict`` keep the released values (unbiased, possibly negative).
-        A function of the released counts and public parameters only."""
+    @property
+    def noise_level(self) -> float | None:
+        """The half-width ``t`` of the released counts' accuracy statement
+        (``parameters["count_halfwidth"]``; 1 where none is stated), or ``None`` without
+        counts. Public: a function of the mechanism, its scale and ``k`` or the number of
+        candidates."""
         if self.counts is None:
             return None
-        t = self.parameters.get("count_halfwidth") or 1
+        return float(self.parameters.get("count_halfwidth") or 1)
+
+    @property
+    def below_noise(self) -> list[bool] | None:
+        """Per entry, whether its noisy count is at most the noise level ``t``: such a count is
+        indistinguishable from zero (the entry may hold no data at all). ``None`` when no
+        counts were released (the ranking alone says nothing of the noise).
+
+        The rule reads the released counts and the public ``t`` only, so it is post-processing
+        (Dwork and Roth 2014, Proposition 2.1). Its error rates follow from ``t``'s definition
+        (every count within ``t`` of its truth with probability at least 95%, noise symmetric):
+        an entry whose true count is 0 goes unmarked, or one whose true count exceeds ``2 t``
+        is marked, each with probability at most 2.5% over the whole list (half the two-sided
+        union bound; docs/mechanisms_topk_counts.md, "Showing noisy counts")."""
+        if self.counts is None:
+            return None
+        t = self.noise_level
+        assert t is not None
+        return [c <= t for c in self.counts]  # released values only: public
+
+    @property
+    def all_below_noise(self) -> bool:
+        """Whether counts were released and every one is below the noise level: the whole list
+        is indistinguishable from one drawn from no data."""
+        marks = self.below_noise
+        return bool(marks) and all(marks or [])
+
+    def shown_counts(self) -> list[str] | None:
+        """The noisy counts as printed: a count at most the noise level ``t``
+        (:attr:`noise_level`) is indistinguishable from zero and shown as ``"< noise"``,
+        clamped at 0, never negative; the same entries :attr:`below_noise` marks. ``counts``
+        and ``to_dict`` keep the released values (unbiased, possibly negative)."""
+        if self.counts is None:
+            return None
+        marks = self.below_noise or []
         return [
-            f"{max(c, 0)} (< noise)" if c < t else str(c)  # released values only: public
-            for c in self.counts
+            f"{max(c, 0)} (< noise)" if low else str(c)
+            for c, low in zip(self.counts, marks, strict=True)
         ]
 
     def _rows(self) -> list[dict[str, Any]]:
@@ -55,8 +96,10 @@ class TopKResult(Result):
             {"rank": rank, "candidate": cand}
             for rank, cand in enumerate(self.to_dict()["candidates"], start=1)
         ]
-        for row, count in zip(rows, self.counts or [], strict=False):
+        marks = self.below_noise
+        for i, (row, count) in enumerate(zip(rows, self.counts or [], strict=False)):
             row["noisy_count"] = count
+            row["below_noise"] = bool(marks[i]) if marks is not None else None
         return rows
 
     def _text(self) -> str:
@@ -69,6 +112,8 @@ class TopKResult(Result):
         if self.rho is not None:
             cost += f", zCDP rho = {self.rho:.6g}"
         note = [self.stopped_early] if self.stopped_early else []
+        if self.all_below_noise:
+            note.append(ALL_BELOW_NOISE)
         for key in ("max_contributions_choice", "candidates_note"):
             if self.parameters.get(key):
                 note.append(str(self.parameters[key]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from html import escape
 
 import pytest
 
@@ -37,10 +38,10 @@ def test_top_k_frame_and_html():
     )  # fmt: skip
     assert isinstance(r, TopKResult)
     frame = r.to_frame()
-    assert list(frame.columns) == ["rank", "candidate", "noisy_count"]
+    assert list(frame.columns) == ["rank", "candidate", "noisy_count", "below_noise"]
     assert frame["candidate"].tolist() == r.to_dict()["candidates"]
     html = r._repr_html_()
-    assert html.startswith("<pre>") and "<table" in html and str(r).splitlines()[0] in html
+    assert html.startswith("<pre>") and "<table" in html and escape(str(r).splitlines()[0]) in html
 
 
 def test_preview_frame_has_one_row_per_epsilon():
