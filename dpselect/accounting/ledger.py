@@ -59,7 +59,7 @@ from dpselect.core.arithmetic import (
     plain_number,
     sqrt_down,
 )
-from dpselect.core.errors import BudgetExceeded, LedgerError, ParameterError
+from dpselect.core.errors import BudgetExceeded, LedgerError, ParameterError, given
 
 from .params import check_delta, check_loss
 from .zcdp import approx_dp_to_zcdp_budget, zcdp_to_approx_dp
@@ -174,7 +174,7 @@ def describe_unit(unit: str | None) -> str:
 
 def _check_unit(unit: str | None, argument: str = "privacy_unit") -> None:
     if unit is not None and (not isinstance(unit, str) or not unit):
-        raise ParameterError(f"{argument} must be a column name or {ROWS!r}, got {unit!r}")
+        raise ParameterError(f"{argument} must be a column name or {ROWS!r}, got {given(unit)}")
 
 
 @dataclass(frozen=True)

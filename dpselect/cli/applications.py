@@ -8,6 +8,7 @@ is computed, ``--insecure-seed`` makes a run reproducible and NOT private.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -219,6 +220,18 @@ def quantile_command(
 
     if bounds_auto and bounds is not None:
         raise click.UsageError("give --bounds once: LO HI, or auto")
+    if method != "split" and any(b <= a for a, b in itertools.pairwise(q)):
+        how = (
+            "the default method (auto: tree, joint or recursive) answers"
+            if method == "auto"
+            else f"--method {method} answers"
+        )
+        raise click.BadParameter(
+            f"levels must be strictly increasing (each once, in order), got {list(q)}: {how} "
+            "several levels together, split at them in order; sort them, or use --method split "
+            "(any order)",
+            param_hint="--q",
+        )
     rows = _max_rows(max_rows, allow_auto=True)
     if auto_fraction is not None and not bounds_auto and rows != "auto":
         raise click.UsageError("--auto-fraction applies only with --bounds auto or --max-rows auto")

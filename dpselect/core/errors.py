@@ -20,7 +20,27 @@ __all__ = [
     "ParameterError",
     "PrivacyBudgetExceeded",
     "PrivacyMapError",
+    "given",
 ]
+
+#: The longest repr an error message quotes in full.
+_SHORT = 60
+
+
+def given(value: object) -> str:
+    """``value`` as an error message quotes it: short. A column object (a pandas, polars or
+    Spark column, a NumPy array) is named by its type and name, never printed (its rows are
+    the private data, and a message is one line); any other repr is cut at 60 characters."""
+    kind = type(value)
+    name = getattr(value, "name", None)
+    if hasattr(value, "__len__") and hasattr(value, "dtype"):
+        label = f"a {kind.__module__.split('.')[0]} {kind.__name__}"
+        return label + (f" named {name!r}: pass the name, {name!r}" if isinstance(name, str)
+                        else " (pass a column's name)")  # fmt: skip
+    if kind.__name__ == "Column" and "spark" in kind.__module__:
+        return "a Spark Column (pass a column's name)"
+    text = repr(value)
+    return text if len(text) <= _SHORT else f"{text[: _SHORT - 3]}... (a {kind.__name__})"
 
 
 class DPSelectError(Exception):

@@ -43,7 +43,7 @@ from typing import Any, Protocol
 
 import duckdb
 
-from ..core.errors import DataError
+from ..core.errors import DataError, given
 from .engine import Engine
 from .engines.duckdb import DuckDBEngine
 from .held_setting import HeldSetting
@@ -149,7 +149,7 @@ class Table(DuckDBEngine):
         """The column's DuckDB type; :class:`DataError` naming ``argument`` if it is absent
         or nested (LIST, ARRAY, STRUCT, MAP, UNION: every use in dpselect is a scalar one)."""
         if not isinstance(column, str) or not column:
-            raise DataError(f"{argument} must be a column name, got {column!r}")
+            raise DataError(f"{argument} must be a column name, got {given(column)}")
         if self.json_source is not None and column not in self.columns:
             self.columns[column] = "VARCHAR"
             self._create_json_view()

@@ -92,7 +92,13 @@ def sorted_levels(qs: Sequence[Any]) -> list[Fraction]:
     tree and joint methods split at them in order)."""
     levels = [quantile_fraction(q) for q in qs]
     if any(b <= a for a, b in itertools.pairwise(levels)):
-        raise ParameterError("the recursive method needs strictly increasing levels q")
+        given = [float(q) for q in levels]
+        raise ParameterError(
+            f"q must be strictly increasing (each level once, in order), got {given}: the "
+            "methods that answer several levels together (recursive, tree, joint; 'auto' picks "
+            "one of them) split at the levels in order; sort them, or choose the 'split' method, "
+            "which takes them in any order"
+        )
     return levels
 
 

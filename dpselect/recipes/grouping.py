@@ -34,7 +34,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from ..core.arithmetic import float_down, float_up
-from ..core.errors import ParameterError
+from ..core.errors import ParameterError, given
 from ..data.candidates import load_candidates
 from ..data.discovered_groups import DiscoveredGroups
 from ..data.engine import Engine
@@ -240,7 +240,7 @@ def check_groups(
     """``by``, ``groups``, ``max_groups`` and ``group_fraction`` checked from public facts:
     the schema, the parameters and the group list (never a row)."""
     if not isinstance(by, str):
-        raise ParameterError(f"by must be a column name, got {by!r}")
+        raise ParameterError(f"by must be a column name, got {given(by)}")
     table.require_column(by, "by")
     if by == column:
         raise ParameterError("by must be another column than the one released (column)")

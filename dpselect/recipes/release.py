@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 from ..accounting.ledger import ROWS
-from ..core.errors import ParameterError
+from ..core.errors import ParameterError, given
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine
 from ..data.tables import open_table
@@ -147,7 +147,7 @@ def check_unit_label(privacy_unit: Any, argument: str = "privacy_unit") -> None:
     if privacy_unit is not None and (not isinstance(privacy_unit, str) or not privacy_unit):
         raise ParameterError(
             f"{argument} must be None (one record added or removed) or the unit's name as the "
-            f"ledger records it (a non-empty str), got {privacy_unit!r}"
+            f"ledger records it (a non-empty str), got {given(privacy_unit)}"
         )
 
 

@@ -337,6 +337,11 @@ def test_cli_top_k_and_quantile_auto_end_to_end(tmp_path, cli):
         (["quantile", "--q", 0.5, "--bounds", "auto", "--resolution", 0.1], "resolution"),
         (["quantile", "--q", 0.5, "--bounds", 0, 1, "--auto-fraction", 0.5], "auto-fraction"),
         (["quantile", "--q", 0.5, "--bounds", "auto", "--epsilon", 50], "budget"),
+        (["quantile", "--q", 0.75, "--q", 0.25, "--bounds", 0, 1],
+         "--q: levels must be strictly increasing (each once, in order), got [0.75, 0.25]: the "
+         "default method (auto"),
+        (["quantile", "--q", 0.5, "--q", 0.5, "--bounds", 0, 1, "--method", "tree"],
+         "--method tree answers several levels together"),
     ],
 )  # fmt: skip
 def test_cli_auto_refusals_one_line_exit_2_nothing_charged(tmp_path, cli, args, match):
@@ -353,3 +358,20 @@ def test_cli_auto_refusals_one_line_exit_2_nothing_charged(tmp_path, cli, args, 
     code, _out, err = cli(args[0], path, "--column", column, *rest, "--ledger", ledger)
     assert code == 2 and len(err.strip().splitlines()) == 1 and match in err, err
     assert len(Ledger.open(ledger)) == 0
+
+
+def test_messages_quote_what_was_typed_briefly():
+    """A column object where a name is expected is named by its type and name, not printed;
+    unsorted levels name q and the methods that need order, not one method never chosen."""
+    data = pd.DataFrame({"item": ["v0", "v1"] * 200, "user": range(400), "x": 1.0})
+    for kw in ({"privacy_unit": data["user"]}, {"by": data["item"]}):
+        with pytest.raises(dc.DPSelectError) as err:
+            top_k(data, "item", 1, 1.0, candidates=["v0"], **kw)
+        text = str(err.value)
+        assert "\n" not in text and len(text) < 120, text
+        assert "a pandas Series named" in text and "Length" not in text, text
+    with pytest.raises(dc.ParameterError, match=r"q must be strictly increasing.*'split'"):
+        quantile(data, "x", [0.75, 0.25], 1.0, bounds=(0, 2))
+    r = quantile(data, "x", [0.75, 0.25], 1.0, bounds=(0, 2), mechanism="split",
+                 source=InsecureSeededSource(1))  # fmt: skip
+    assert len(r.values) == 2

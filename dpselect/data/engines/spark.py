@@ -46,7 +46,7 @@ import duckdb
 import numpy as np
 import numpy.typing as npt
 
-from ...core.errors import DataError, ParameterError
+from ...core.errors import DataError, ParameterError, given
 from ..candidates import as_arrow
 from ..discovered_groups import DiscoveredGroups, discovered_from_rows
 from ..rules import (
@@ -462,7 +462,7 @@ class SparkTable:
     def require_column(self, column: Any, argument: str = "column") -> str:
         """The column's DuckDB type; :class:`DataError` naming ``argument`` if absent."""
         if not isinstance(column, str) or not column:
-            raise DataError(f"{argument} must be a column name, got {column!r}")
+            raise DataError(f"{argument} must be a column name, got {given(column)}")
         if column not in self.spark_types:
             known = ", ".join(sorted(self.spark_types)) or "none"
             raise DataError(
