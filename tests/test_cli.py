@@ -222,3 +222,20 @@ def test_plan_weighs_candidates_that_match_one_value(tmp_path, capsys):
     shown = json.loads(capsys.readouterr().out)
     assert shown == json.loads(json.dumps(preview_top_k(1, 3, 1.0, 0.0, 2).to_dict()))
     assert shown != json.loads(json.dumps(preview_top_k(1, 3, 1.0, 0.0, 1).to_dict()))
+
+
+def test_budget_show_never_cuts_a_label(tmp_path):
+    """At 80 columns, long mechanism and source labels wrap onto more lines, never end in an
+    ellipsis; the time is shown to the second."""
+    path = tmp_path / "l.db"
+    book = Ledger.create(path, 10.0, 1e-5)
+    label = "quantile/by/private_groups/recursive_and_a_very_long_mechanism_label"
+    book.charge(0.5, mechanism=label, source="file '/a/rather/long/path/to/some/data.parquet'")
+    book.close()
+    show = run_cli("budget", "show", "--ledger", path, columns=80)
+    assert show.returncode == 0, show.stderr
+    assert "…" not in show.stdout, show.stdout
+    cells = [line.split("│")[2].strip() for line in show.stdout.splitlines()
+             if line.startswith("│")]  # fmt: skip
+    assert "".join(cells) == label, show.stdout
+    assert "+00:00" not in show.stdout and "UTC" in show.stdout

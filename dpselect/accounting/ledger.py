@@ -57,6 +57,7 @@ from dpselect.core.arithmetic import (
     float_down,
     float_up,
     plain_number,
+    printed_down,
     sqrt_down,
 )
 from dpselect.core.errors import BudgetExceeded, LedgerError, ParameterError, given
@@ -948,11 +949,13 @@ class Ledger:
     def _refusal(self, t: _Totals, charged: tuple[Fraction, Fraction, Fraction]) -> str:
         if self._accounting == "basic":
             return (
-                f"charging epsilon={float_up(charged[0])!r}, delta={float_up(charged[1])!r} "
-                f"would exceed the budget (epsilon={float(self._budget_epsilon)!r}, "
+                f"charging epsilon={float_up(charged[0]):.6g}, "
+                f"delta={float_up(charged[1]):.6g} would exceed the budget "
+                f"(epsilon={float(self._budget_epsilon)!r}, "
                 f"delta={float(self._budget_delta)!r}) of {self._path!r}: remaining "
-                f"epsilon={float_down(self._budget_epsilon - t.epsilon)!r}, "
-                f"delta={float_down(self._budget_delta - t.delta)!r}; nothing was charged"
+                f"epsilon={printed_down(float_down(self._budget_epsilon - t.epsilon), 6)}, "
+                f"delta={printed_down(float_down(self._budget_delta - t.delta), 6)} (rounded "
+                "down: asking for them fits); nothing was charged"
             )
         left = self._budget_rho - t.rho
         return (

@@ -649,11 +649,11 @@ def budget_show(ledger: str, as_json: bool) -> None:
         click.echo(strict_dumps(info))
         return
     table = Table(title=f"ledger {book.path} ({book.accounting} accounting)")
-    for name in ("when", "mechanism", "unit", "source", "epsilon", "delta", "rho"):
-        table.add_column(name)
+    for name in ("when (UTC)", "mechanism", "unit", "source", "epsilon", "delta", "rho"):
+        table.add_column(name, overflow="fold")  # long labels wrap, never cut
     for e in entries:
         table.add_row(
-            str(getattr(e, "time", "")),
+            _when(str(getattr(e, "time", ""))),
             str(getattr(e, "mechanism", "")),
             "unknown" if e.privacy_unit is None else e.privacy_unit,
             "unknown" if e.source is None else e.source,
@@ -723,6 +723,12 @@ def _register_aliases(group: click.Group) -> None:
 
 
 _register_aliases(cli)
+
+
+def _when(iso: str) -> str:
+    """A ledger entry's time as shown: ``2026-12-06 23:04:18`` (UTC, to the second; the
+    ledger keeps the full ISO time, ``--json`` prints it)."""
+    return iso[:19].replace("T", " ") if len(iso) >= 19 and iso[10:11] == "T" else iso
 
 
 def _fmt(value: Any) -> str:

@@ -9,7 +9,7 @@ the true real value, so maps compute exactly with :class:`fractions.Fraction` an
 from __future__ import annotations
 
 import math
-from decimal import ROUND_CEILING, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from fractions import Fraction
 from numbers import Integral, Real
 from typing import Any
@@ -25,6 +25,7 @@ __all__ = [
     "float_up",
     "mul_up",
     "plain_number",
+    "printed_down",
     "printed_up",
     "sqrt_down",
     "sqrt_up",
@@ -196,6 +197,19 @@ def sqrt_up(a: Number) -> float:
     return float_up(upper)
 
 
+def printed_down(x: float, digits: int = 4) -> str:
+    """``x`` printed with ``digits`` significant digits, rounded *down*: the text of a printed
+    lower bound (what remains of a budget) is never above it, so the printed amount can be
+    asked for and fits.
+
+    Examples
+    --------
+    >>> printed_down(9.999999999999997e-07, 6), printed_down(0.40000000000064184, 6)
+    ('9.99999e-07', '0.4')
+    """
+    return "-" + printed_up(-x, digits) if x < 0 else _printed(x, digits, ROUND_FLOOR)
+
+
 def printed_up(x: float, digits: int = 4) -> str:
     """``x`` printed with ``digits`` significant digits, rounded *up* (toward +infinity): the
     text of a printed upper bound (an accuracy statement's error, a margin, a cost) is never
@@ -208,11 +222,16 @@ def printed_up(x: float, digits: int = 4) -> str:
     >>> printed_up(2.0), printed_up(123456.0), printed_up(-1.23456)
     ('2', '1.235e+05', '-1.234')
     """
+    return _printed(x, digits, ROUND_CEILING)
+
+
+def _printed(x: float, digits: int, mode: str) -> str:
+    """``x`` rounded to ``digits`` significant digits in the decimal rounding ``mode``."""
     if not math.isfinite(x) or x == 0:
         return f"{x:.{digits}g}"
     exact_x = Decimal(x)  # the float's exact value
     shift = exact_x.adjusted() - digits + 1
-    rounded = exact_x.scaleb(-shift).to_integral_value(rounding=ROUND_CEILING).scaleb(shift)
+    rounded = exact_x.scaleb(-shift).to_integral_value(rounding=mode).scaleb(shift)
     # ``rounded`` has at most ``digits`` significant digits (``10^digits`` has one), so the
     # nearest float prints back as it
     return f"{float(rounded):.{digits}g}"

@@ -28,6 +28,7 @@ grouping here, splits the budget here and returns a :class:`GroupedResult`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
@@ -81,6 +82,13 @@ _COMPOSITION = (
     "whole is ({G} epsilon_g, {G} delta_g)-DP (parallel composition, McSherry 2009, Theorem 4; "
     "basic composition across a person's groups, Dwork and Roth 2014, Theorem 3.16)"
 )
+
+
+def _statement(accuracy: str) -> str:
+    """An accuracy statement without its own ``accuracy`` labels (the summary line says it
+    once): ``accuracy (q = 0.5): ...`` becomes ``q = 0.5: ...``."""
+    text = re.sub(r"(^|; )accuracy \((q = [^)]*)\): ", r"\1\2: ", accuracy)
+    return text.removeprefix("accuracy: ")
 
 
 @dataclass(frozen=True)
@@ -193,7 +201,7 @@ class GroupedResult(Result):
             f"mechanism in each group: {self.mechanism}",
             cost,
             f"accounting: {self.accounting}",
-            f"accuracy, in each group: {self.accuracy.removeprefix('accuracy: ')}",
+            f"accuracy, in each group: {_statement(self.accuracy)}",
         ]
         empty = self.empty_groups()
         if empty:

@@ -318,3 +318,20 @@ def test_threads_may_share_a_ledger(path):
         t.join()
     assert sum(counts) == 16 == len(ledger)
     assert ledger.remaining() == (0.0, 0.0)
+
+
+def test_a_refusal_prints_what_remains_rounded_down_and_it_fits(tmp_path):
+    """The refusal prints short decimals (no 9.999999999999997e-07); what remains is rounded
+    down, so asking for exactly the printed amount is accepted."""
+    import re
+
+    ledger = Ledger.create(tmp_path / "l.db", 1.0, 1e-5)
+    for _ in range(3):
+        ledger.charge(0.2, 3e-6, mechanism="gaussian")
+    with pytest.raises(BudgetExceeded) as info:
+        ledger.charge(0.2, 3e-6, mechanism="gaussian")
+    text = str(info.value)
+    assert "remaining epsilon=0.399999, delta=9.99999e-07 " in text, text
+    left = re.search(r"remaining epsilon=([^,]+), delta=(\S+)", text)
+    assert left is not None, text
+    ledger.charge(float(left.group(1)), float(left.group(2)), mechanism="the rest")

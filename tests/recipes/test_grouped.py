@@ -286,3 +286,13 @@ def test_cli_plan_by_group_shows_the_per_group_budget(tmp_path):
                       "--delta", "1e-6", "--by", "carrier", "--plan")  # fmt: skip
     assert private.returncode == 0, private.stderr
     assert "epsilon_g = 0.75" in private.stdout and "selection of the groups" in private.stdout
+
+
+def test_grouped_quantile_summary_says_accuracy_once():
+    data = pd.DataFrame({"g": ["a", "b"] * 100, "x": [float(i % 7) for i in range(200)]})
+    for q in (0.5, [0.25, 0.5]):
+        r = dp.quantile(data, "x", q, 1.0, bounds=(0, 10), by="g", groups=["a", "b"],
+                        mechanism="split", source=dp.InsecureSeededSource(1))  # fmt: skip
+        line = next(s for s in r.summary() if s.startswith("accuracy"))
+        assert line.count("accuracy") == 1, line
+        assert line.startswith("accuracy, in each group: q = "), line
