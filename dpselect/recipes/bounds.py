@@ -13,19 +13,32 @@
   GEM's setting. ``epsilon``-DP (the map of GEM at distance 1).
 - :func:`choose_bounds`: clamping bounds ``(lower, upper)`` for a numeric column. The public
   *bins* are ``[2^j, 2^(j+1))``, their mirror images ``[-2^(j+1), -2^j)`` (``j = -8..40``)
-  and ``[-2^-8, 2^-8)``. A private quantile over bins (not points): bin ``[l, h)`` scores
-  ``-|(B - A) #{x < l} - A #{x >= h}|`` for the level ``A / B``; a value added or removed
-  changes at most one of the two counts by 1, so the score moves by at most ``max(A, B -
-  A)``, and the exponential mechanism (:func:`~dpselect.mechanisms.exponential.
-  make_exponential_mechanism`, not monotonic) at ``epsilon / 2`` picks one bin per level
-  (default 5% and 95%); the bounds are the hull of the two bins (the lower edge of the first
-  and the upper edge of the second when they come in order; never empty when noise swaps
-  them), ``epsilon``-DP by basic composition. Unlike a quantile over grid *points*,
-  every bin holding data scores above the empty bins below or above all the data (whose
-  scores tie at ``-A n`` or ``-(B - A) n``), so the bounds land next to the data, with
-  probability at least ``1 - beta`` once roughly ``n >= 4 max(A, B - A) ln(99 / beta) /
-  (min(A, B - A) epsilon)`` (99 bins; about 580 rows at the 5% level and ``epsilon = 1``,
-  ``beta = 0.05``); with fewer rows an empty bin far from the data is likely.
+  and ``[-2^-8, 2^-8)`` (99 bins). Two methods:
+
+  - ``method="histogram"`` (the default, and what ``quantile(..., bounds="auto")`` uses): the
+    bins' row counts plus exact discrete Laplace noise of scale ``max_rows / epsilon`` (one
+    unit adds or removes at most ``max_rows`` rows, each in one bin: L1 sensitivity
+    ``max_rows``; the Laplace mechanism, Dwork, McSherry, Nissim and Smith 2006, made exact
+    by :func:`~dpselect.mechanisms.laplace.make_laplace`): ``epsilon``-DP. The rest is
+    post-processing: bins whose noisy count is below a threshold ``T`` (no empty bin reaches
+    it with probability at least ``1 - EMPTY_BIN_RATE``, a union bound) count 0; the bounds are
+    the edges of the kept bins where the kept counts' cumulative sum crosses the low and high
+    levels, widened to contain 0. A bin needs about ``T + noise`` rows, ``T ~ (max_rows /
+    epsilon) ln(99 / (2 10^-3))``: 44 rows at ``epsilon = 0.25`` and one row per unit, whatever
+    the level; with fewer rows in every bin, the fullest noisy bin is used and the result
+    says so. Bounds are never far from the data: they are edges of bins that hold rows (or 0).
+  - ``method="levels"``: a private quantile over bins (not points) per level. Bin ``[l, h)``
+    scores ``-max(0, B #{x < l} - A n, A n - B #{x < h})`` for the level ``A / B`` (0 for the
+    bin holding the level's quantile, minus ``B`` times the distance of the target rank to the
+    bin's ranks otherwise); a value added or removed moves each term by at most ``max(A, B -
+    A)``, so the exponential mechanism (:func:`~dpselect.mechanisms.exponential.
+    make_exponential_mechanism`, not monotonic) at ``epsilon / 2`` picks one bin per level
+    (default 5% and 95%); the bounds are the hull of the two bins (never empty when noise
+    swaps them), ``epsilon``-DP by basic composition. Empty bins below (above) all the data
+    score ``-A n`` (``-(B - A) n``), so the data's bins win with probability at least ``1 -
+    beta`` once ``n >= 4 max(A, B - A) max_rows ln(98 / beta) / (A epsilon)`` (about 580 rows
+    at the 5% level, ``epsilon = 1``, ``beta = 0.05``; 19 times the histogram's need at the
+    same epsilon, which is why the histogram is the default).
 
 Both charge the ledger before reading the data and report what they chose and its cost.
 ``docs/private_selection.md`` has the maps and proofs.
@@ -37,19 +50,22 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from ..core.arithmetic import float_up
 from ..core.deprecation import warn_renamed
+from ..core.domains import atom_domain, vector_domain
 from ..core.errors import ParameterError
+from ..core.metrics import L1Distance
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine
 from ..data.rules import kept_numbers
 from ..data.tables import open_table
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
+from ..mechanisms.laplace import make_laplace
 from ..mechanisms.quantile_score import check_max_rows, quantile_fraction
 from ..mechanisms.validate import check_epsilon
 from ..sampling.source import RandomSource, resolve_source
@@ -63,7 +79,9 @@ from .release import charge_then_release
 from .result import Result
 
 __all__ = [
+    "BOUNDS_METHODS",
     "DEFAULT_CONTRIBUTIONS",
+    "EMPTY_BIN_RATE",
     "BoundsChoice",
     "ContributionChoice",
     "bin_scores",
@@ -75,6 +93,13 @@ __all__ = [
     "contribution_counts",
     "contribution_scores",
 ]
+
+#: The methods of :func:`choose_bounds`.
+BOUNDS_METHODS = ("histogram", "levels")
+
+#: The histogram method's threshold: with probability at least ``1 - EMPTY_BIN_RATE`` no bin
+#: without rows reaches it (a union bound over the bins).
+EMPTY_BIN_RATE = 1e-3
 
 #: Default candidates for the contribution bound: 1, 2, 4, ..., 256.
 DEFAULT_CONTRIBUTIONS = tuple(1 << j for j in range(9))
@@ -326,11 +351,18 @@ class BoundsChoice(Result):
     parameters: dict[str, Any] = field(default_factory=dict)
 
     def _text(self) -> str:
-        return (
-            f"bounds: [{self.lower:g}, {self.upper:g}] (private {self.quantiles[0]:g} and "
-            f"{self.quantiles[1]:g} quantiles over power-of-two bins; epsilon = "
-            f"{self.epsilon:.6g}, delta = 0)"
+        how = (
+            "a noisy histogram of power-of-two bins"
+            if self.parameters.get("method", "histogram") == "histogram"
+            else "power-of-two bins"
         )
+        text = (
+            f"bounds: [{self.lower:g}, {self.upper:g}] (private {self.quantiles[0]:g} and "
+            f"{self.quantiles[1]:g} quantiles over {how}; epsilon = {self.epsilon:.6g}, "
+            "delta = 0)"
+        )
+        note = self.parameters.get("note")
+        return f"{text}\n{note}" if note else text
 
 
 def bound_bins(low_exp: int = -8, high_exp: int = 40) -> list[tuple[float, float]]:
@@ -340,15 +372,29 @@ def bound_bins(low_exp: int = -8, high_exp: int = 40) -> list[tuple[float, float
     return [*neg, (-(2.0**low_exp), 2.0**low_exp), *pos]
 
 
-def bin_scores(values: Any, bins: list[tuple[float, float]], level: Fraction) -> list[int]:
-    """``-|(B - A) #{x < l} - A #{x >= h}|`` for each bin ``[l, h)`` (exact integers)."""
+def bin_score(level: Fraction, n: int, below: int, at_least_high: int) -> int:
+    """The score of bin ``[l, h)`` for the level ``A / B``: ``-max(0, B #{x < l} - A n,
+    A n - B #{x < h})``, minus ``B`` times the distance from the target rank ``A n / B`` to the
+    bin's ranks ``[#{x < l}, #{x < h}]`` (0 for a bin that holds the level's quantile).
+
+    ``below = #{x < l}``, ``at_least_high = #{x >= h}``. A row added or removed moves each of
+    the two terms by at most ``max(A, B - A)`` (by ``B - A`` or ``-A`` as it lies below ``l``,
+    between the edges or above ``h``), so the score, their maximum with 0, moves by at most
+    ``max(A, B - A)``: the exponential mechanism's sensitivity (module docstring). Empty bins
+    below all the data score ``-A n``, above it ``-(B - A) n``."""
     a, b = level.numerator, level.denominator
+    below_high = n - at_least_high
+    return -max(0, b * below - a * n, a * n - b * below_high)
+
+
+def bin_scores(values: Any, bins: list[tuple[float, float]], level: Fraction) -> list[int]:
+    """:func:`bin_score` of each bin ``[l, h)`` on the numbers in ``values`` (exact integers)."""
     data = np.sort(np.asarray(values, dtype=np.float64))
     data = kept_numbers(data)
     n = data.shape[0]
     lows = np.searchsorted(data, [lo for lo, _ in bins], side="left")
     highs = n - np.searchsorted(data, [hi for _, hi in bins], side="left")
-    return [-abs((b - a) * int(lt) - a * int(ge)) for lt, ge in zip(lows, highs, strict=True)]
+    return [bin_score(level, n, int(lt), int(ge)) for lt, ge in zip(lows, highs, strict=True)]
 
 
 def _engine_bin_scores(
@@ -367,14 +413,22 @@ def _engine_bin_scores(
     counts = [int(c) for c in table.buyers_at(column, edges, **unit)]
     n, k = counts[0], len(bins)
     at_least_low, at_least_high = counts[1 : 1 + k], counts[1 + k :]
-    out = []
-    for level in levels:
-        a, b = level.numerator, level.denominator
-        out.append(
-            [-abs((b - a) * (n - ge_l) - a * ge_h)
-             for ge_l, ge_h in zip(at_least_low, at_least_high, strict=True)]
-        )  # fmt: skip
-    return out
+    return [
+        [bin_score(level, n, n - ge_l, ge_h)
+         for ge_l, ge_h in zip(at_least_low, at_least_high, strict=True)]
+        for level in levels
+    ]  # fmt: skip
+
+
+def _engine_bin_counts(
+    table: Engine, column: str, bins: list[tuple[float, float]], unit: dict[str, Any]
+) -> list[int]:
+    """Each bin's row count ``#{x >= l} - #{x >= h}`` from the engine's counts at the edges
+    (:meth:`~dpselect.data.engine.Engine.buyers_at`; ``unit``: the kept rows, or empty)."""
+    edges = [*(lo for lo, _ in bins), *(hi for _, hi in bins)]
+    counts = [int(c) for c in table.buyers_at(column, edges, **unit)]
+    k = len(bins)
+    return [lo - hi for lo, hi in zip(counts[:k], counts[k:], strict=True)]
 
 
 def _bound_levels(quantiles: Any) -> list[Fraction]:
@@ -411,13 +465,88 @@ def _bin_mechanisms(
 
 
 def bounds_choice_cost(
-    epsilon: float | Fraction, quantiles: tuple[float, float] = (0.05, 0.95)
+    epsilon: float | Fraction,
+    quantiles: tuple[float, float] = (0.05, 0.95),
+    method: str = "histogram",
 ) -> float:
-    """What :func:`choose_bounds` costs at ``epsilon`` (the two picks' maps at distance 1,
-    summed and rounded up; at most ``epsilon``): public, computed without data."""
+    """What :func:`choose_bounds` costs at ``epsilon``: the noisy histogram's map at distance
+    ``max_rows`` (``method="histogram"``), or the two picks' maps at distance 1 summed and
+    rounded up (``"levels"``); at most ``epsilon``, public, computed without data."""
     eps = Fraction(check_epsilon(epsilon))
+    if _bounds_method(method) == "histogram":
+        return float(_noisy_bins(len(bound_bins()), eps, None, 1).map(1))
     mechanisms = _bin_mechanisms(_bound_levels(quantiles), len(bound_bins()), eps, None)
     return float_up(sum((Fraction(m.map(1)) for m in mechanisms), Fraction(0)))
+
+
+def _bounds_method(method: Any) -> str:
+    if method not in BOUNDS_METHODS:
+        raise ParameterError(f"method must be one of {list(BOUNDS_METHODS)}, got {method!r}")
+    return str(method)
+
+
+def _noisy_bins(n_bins: int, eps: Fraction, source: RandomSource | None, max_rows: int) -> Any:
+    """The Laplace mechanism on the bins' row counts: one unit adds or removes at most
+    ``max_rows`` rows, each in one bin, so the counts move by at most ``max_rows`` in L1 and
+    the discrete Laplace scale ``max_rows / eps`` makes the map ``eps`` at that distance
+    (:func:`~dpselect.mechanisms.laplace.make_laplace`; exact integer noise)."""
+    domain = vector_domain(atom_domain(int), size=n_bins)
+    return make_laplace(domain, L1Distance(), Fraction(max_rows) / eps, source=source)
+
+
+def empty_bin_threshold(scale: Fraction, n_bins: int, rate: float = EMPTY_BIN_RATE) -> int:
+    """The least integer ``t >= 1`` with ``n_bins P(Z >= t) <= rate`` for discrete Laplace
+    noise ``Z`` of ``scale``: ``P(Z >= t) = q^t / (1 + q)``, ``q = exp(-1 / scale)`` (from the
+    closed form, then corrected step by step; rounded toward a larger ``t``)."""
+    q = math.exp(-1 / float(scale))
+
+    def tail(t: int) -> float:
+        return n_bins * math.exp(-t / float(scale)) / (1 + q) * (1 + 1e-9)
+
+    t = max(1, math.floor(float(scale) * math.log(n_bins / (rate * (1 + q)))) - 2)
+    while t > 1 and tail(t - 1) <= rate:
+        t -= 1
+    while tail(t) > rate:
+        t += 1
+    return t
+
+
+def histogram_bounds(
+    noisy: Any, bins: list[tuple[float, float]], levels: list[Fraction], threshold: int
+) -> tuple[float, float, str]:
+    """The bounds from the bins' noisy counts (post-processing): the bins whose noisy count
+    reaches ``threshold`` are kept, the others count 0; the low (high) bound is the lower
+    (upper) edge of the kept bin where their cumulative count first reaches the low (high)
+    level of their total. Both are kept bins. When no bin reaches the threshold, the fullest
+    noisy bin gives both bounds, with a note saying so (a function of the noisy counts).
+
+    The bounds then always contain 0 (a public rule). Near 0 the bins are narrow (``[1, 2)``,
+    ``[1/2, 1)``, ...), so rows spread over them may leave every one below the threshold
+    while their total is large (arrival delays: the median's bin ``[-8, -4)`` was not kept on
+    2,500 rows); with 0 inside, those rows are inside the bounds. It widens the bounds by at
+    most a factor 2 (``[2^j, 2^(j+1))`` becomes ``[0, 2^(j+1))``), never by orders of
+    magnitude."""
+    counts = [int(c) for c in noisy]
+    kept = [c if c >= threshold else 0 for c in counts]
+    total = sum(kept)
+    if total == 0:
+        j = max(range(len(counts)), key=lambda i: (counts[i], -i))
+        note = (
+            f"no bin's noisy row count reached the threshold {threshold}: the bounds are the "
+            "fullest noisy bin and may be far from the data (too few rows for automatic "
+            "bounds at this epsilon; give bounds)"
+        )
+        return min(bins[j][0], 0.0), max(bins[j][1], 0.0), note
+    low = high = None
+    cum = 0
+    for j, c in enumerate(kept):
+        cum += c
+        if low is None and cum >= levels[0] * total:
+            low = j
+        if high is None and cum >= levels[1] * total:
+            high = j
+    assert low is not None and high is not None
+    return min(bins[low][0], 0.0), max(bins[high][1], 0.0), ""
 
 
 def choose_bounds(
@@ -431,11 +560,14 @@ def choose_bounds(
     schema: Any = None,
     privacy_unit: str | None = None,
     max_rows: int | None = None,
+    method: str = "histogram",
 ) -> BoundsChoice:
-    """Clamping bounds for ``column``: two private quantiles over power-of-two bins.
+    """Clamping bounds for ``column``: private quantiles over power-of-two bins.
 
-    ``epsilon``: the total pure-DP cost (``epsilon / 2`` per level, one row added or removed).
-    The module docstring gives the score, its sensitivity and the proof. The bounds are the
+    ``epsilon``: the total pure-DP cost (one row, or one unit, added or removed). ``method``:
+    ``"histogram"`` (a thresholded noisy histogram of the bins, the default) or ``"levels"``
+    (one exponential mechanism per level at ``epsilon / 2``); the module docstring gives both
+    laws, their sensitivities and proofs. The bounds are the
     hull of the two chosen bins, ``(min of their lower edges, max of their upper edges)``:
     the low level's lower edge and the high level's upper edge when the picks are in order,
     and never an empty interval when noise puts them the other way round (post-processing).
@@ -461,6 +593,8 @@ def choose_bounds(
         The budget ledger, the randomness (tests only) and declared column types.
     privacy_unit, max_rows : str and int, optional
         The column identifying people and the most rows one person keeps (default 1).
+    method : {"histogram", "levels"}, default "histogram"
+        How the bins are chosen (module docstring).
 
     Returns
     -------
@@ -485,6 +619,7 @@ def choose_bounds(
     eps = Fraction(check_epsilon(epsilon))
     check_epsilon_range(eps)
     levels = _bound_levels(quantiles)
+    how = _bounds_method(method)
     if max_rows is not None and privacy_unit is None:
         raise ParameterError("max_rows applies only with a privacy_unit column")
     rows = 1 if max_rows is None else check_max_rows(max_rows)
@@ -494,15 +629,23 @@ def choose_bounds(
         check_column_role(table, privacy_unit, "unit", "privacy_unit")
         table.unit_column(privacy_unit)
     bins = bound_bins()
+    noisy_bins = _noisy_bins(len(bins), eps, source, rows)
     mechanisms = _bin_mechanisms(levels, len(bins), eps, source, rows)
-    spent = float_up(sum((Fraction(m.map(1)) for m in mechanisms), Fraction(0)))
+    if how == "histogram":
+        spent = float(noisy_bins.map(rows))
+        threshold = empty_bin_threshold(Fraction(rows) / eps, len(bins))
+    else:
+        spent = float_up(sum((Fraction(m.map(1)) for m in mechanisms), Fraction(0)))
     book = open_ledger(ledger)
-    parameters = {
+    parameters: dict[str, Any] = {
         "column": column,
         "epsilon": float(eps),
         "quantiles": [float(q) for q in levels],
         "n_bins": len(bins),
+        "method": how,
     }
+    if how == "histogram":
+        parameters["threshold"] = threshold
     if privacy_unit is not None:
         parameters.update(privacy_unit=privacy_unit, max_rows=rows)
 
@@ -511,20 +654,27 @@ def choose_bounds(
         if privacy_unit is not None:  # the rows each unit keeps (the salt drawn after the charge)
             salt = resolve_source(source).bits(63)
             unit = {"privacy_unit": privacy_unit, "max_rows": rows, "salt": salt}
-        scores = _engine_bin_scores(table, column, bins, levels, unit)
-        lo_bin = bins[mechanisms[0](scores[0])]
-        hi_bin = bins[mechanisms[1](scores[1])]
-        lower, upper = min(lo_bin[0], hi_bin[0]), max(lo_bin[1], hi_bin[1])
+        note = ""
+        if how == "histogram":
+            counts = _engine_bin_counts(table, column, bins, unit)
+            lower, upper, note = histogram_bounds(noisy_bins(counts), bins, levels, threshold)
+        else:
+            scores = _engine_bin_scores(table, column, bins, levels, unit)
+            lo_bin = bins[mechanisms[0](scores[0])]
+            hi_bin = bins[mechanisms[1](scores[1])]
+            lower, upper = min(lo_bin[0], hi_bin[0]), max(lo_bin[1], hi_bin[1])
         return BoundsChoice(
             lower=lower,
             upper=upper,
             epsilon=spent,
             quantiles=(float(levels[0]), float(levels[1])),
             ledger=None if book is None else book.path,
-            parameters=parameters,
+            parameters={**parameters, "note": note} if note else parameters,
         )
 
+    # the histogram adds Laplace noise: pure epsilon-DP; the picks are exponential mechanisms
+    kind: Literal["pure", "bounded_range"] = "pure" if how == "histogram" else "bounded_range"
     return charge_then_release(
-        book, release, spent, "choose_bounds", parameters, privacy_unit=privacy_unit,
+        book, release, spent, "choose_bounds", parameters, kind, privacy_unit=privacy_unit,
         source=table.description,
     )  # fmt: skip

@@ -92,7 +92,7 @@ from ._common import (
     numeric_column,
     open_ledger,
 )
-from .bounds import bounds_choice_cost, choose_bounds
+from .bounds import bound_bins, bounds_choice_cost, choose_bounds
 from .epsilon_range import check_epsilon_range, stages_of_a_release
 from .grouping import (
     GroupedResult,
@@ -1020,23 +1020,24 @@ def quantile_with_auto_bounds(
       run with the bounds it released: ``eps_c + eps_q <= epsilon`` (basic composition, valid
       when the second mechanism's parameters are chosen from the first's output; Dwork and Roth
       2014, Thm 3.16, and the table in docs/accounting.md). The one ledger entry is charged as
-      bounded range when both parts are exponential mechanisms, and as pure epsilon-DP when the
-      quantiles may use the tree or the auto rule's noisy row count (Laplace noise).
+      pure epsilon-DP: the bounds' histogram adds Laplace noise (never bounded range, whose
+      zCDP conversion holds for exponential mechanisms only).
     - **Levels of the choice** (public, from ``q``): 5% and 95%, widened to 1% (99%) when a
-      requested level is below 5% (above 95%). A quantile is unchanged by clamping to bounds
-      that contain it; the low level's bin starts at or below that quantile and the high
-      level's bin ends above it, so levels in ``[5%, 95%]`` are kept whenever the two bins are
-      the data's own. That needs roughly ``n >= 4 max(A, B - A) ln(99 / beta) / (min(A, B - A)
-      eps_c / 2)`` rows (:mod:`~dpselect.recipes.bounds`): about 4600 rows at ``epsilon = 1``
-      with the default fraction (``eps_c = 0.25``) at 5%/95%, about 24000 at 1%/99%; with fewer,
-      an empty bin far from the data is a likely bound.
+      requested level is below 5% (above 95%). The bounds come from a noisy histogram of the
+      bins (:func:`~dpselect.recipes.bounds.choose_bounds`, ``method="histogram"``): only
+      bins whose noisy count passes a threshold count, so the bounds are edges of bins that
+      hold rows (or 0, always inside), never an empty bin far from the data; the kept bins'
+      cumulative counts pick the levels' bins. A bin is kept with probability 95% once it
+      holds about 54 rows at ``eps_c = 0.25`` (the threshold 44 plus the noise's 5% tail;
+      ``max_rows`` times that with a unit). With fewer rows in every bin,
+      the fullest noisy bin is used and the result's note says so.
     - **Resolution**: the default ``(hi - lo) / 10^6`` of the chosen bounds (post-processing);
       an explicit ``resolution`` is refused, since it would be fixed before ``hi - lo`` is known.
 
     - **Privacy unit** (``privacy_unit``, ``max_rows = r``): both parts read only the rows
       each unit keeps (at most ``r``, the keyed rule) and are calibrated for ``r`` rows per
-      unit (the bin scores' sensitivity ``r max(A, B - A)``; the quantiles at ``eps_q / r``
-      per row), so both costs hold per unit; the row counts above then read ``n / r``.
+      unit (the histogram's L1 sensitivity ``r``; the quantiles at ``eps_q / r`` per row), so
+      both costs hold per unit.
 
     One ledger entry, charged durably before anything is read; the result reports the chosen
     bounds and both costs. docs/private_selection.md ("bounds='auto'").
@@ -1108,19 +1109,22 @@ def quantile_with_auto_bounds(
             **unit,
         )
         line = (
-            f"bounds: [{picked.lower:g}, {picked.upper:g}], chosen privately (bins of the "
-            f"{choice_levels[0]:g} and {choice_levels[1]:g} quantiles over power-of-two bins) "
-            f"at epsilon = {spent_c:.6g}; the quantiles then ran at epsilon = {eps_q:.6g}"
+            f"bounds: [{picked.lower:g}, {picked.upper:g}], chosen privately (the bins of the "
+            f"{choice_levels[0]:g} and {choice_levels[1]:g} quantiles in a noisy histogram of "
+            f"power-of-two bins, the bins below its threshold dropped) at epsilon = "
+            f"{spent_c:.6g}; the quantiles then ran at epsilon = {eps_q:.6g}"
         )
+        if picked.parameters.get("note"):
+            line += f"; {picked.parameters['note']}"
         return _with_private_choice(
             result, "the bounds", line, spent_c, eps_q, total, book,
             {**parameters, "bounds": [picked.lower, picked.upper], "bounds_choice": line},
         )  # fmt: skip
 
-    # The tree and the auto rule's noisy count add Laplace noise: charged as pure epsilon-DP.
-    kind = charge_kind(chosen)
+    # The bounds' noisy histogram adds Laplace noise: the entry is pure epsilon-DP (never
+    # bounded range, whose zCDP conversion eps^2 / 8 holds for exponential mechanisms only).
     return charge_then_release(
-        book, release, total, "quantile/bounds=auto", parameters, kind,
+        book, release, total, "quantile/bounds=auto", parameters, "pure",
         privacy_unit=privacy_unit, source=table.description,
     )  # fmt: skip
 
@@ -1189,21 +1193,20 @@ def _rank_margin(
 
 
 def _bounds_rows_needed(levels: list[Fraction], epsilon: Fraction, confidence: float) -> Fraction:
-    """The rows ``bounds="auto"`` needs at ``max_rows = 1`` to put its bounds next to the data
-    with probability ``confidence``: ``4 max(A, B - A) ln(99 / beta) / (min(A, B - A) eps_c /
-    2)`` for the choice's levels ``A / B`` (:func:`auto_bound_levels`; ``eps_c`` the default
-    share of ``epsilon``; :mod:`dpselect.recipes.bounds`). With ``max_rows = r`` the bin
-    scores' sensitivity is ``r`` times larger, and so is this number. Public."""
+    """The rows a bin needs at ``max_rows = 1`` for ``bounds="auto"`` to keep it: the noisy
+    histogram's threshold (:func:`~dpselect.recipes.bounds.empty_bin_threshold`) at the
+    default share ``eps_c`` of ``epsilon``, plus the noise's ``confidence`` quantile (a bin
+    holding that many rows is kept with probability ``confidence``). With ``max_rows = r``
+    the noise scale is ``r`` times larger, and so is this number. Public; ``levels`` do not
+    enter (the histogram serves every level)."""
     from ._common import AUTO_FRACTION
+    from .bounds import empty_bin_threshold
 
     eps_c = epsilon * Fraction(AUTO_FRACTION)
+    n_bins = len(bound_bins())
     beta = 1.0 - float(confidence)
-    worst = Fraction(0)
-    for level in map(Fraction, auto_bound_levels(levels)):
-        a, b = level.limit_denominator(100).numerator, level.limit_denominator(100).denominator
-        need = 4 * max(a, b - a) * math.log(99 / beta) / (min(a, b - a) * float(eps_c) / 2)
-        worst = max(worst, Fraction(need))
-    return worst
+    margin = math.log(1 / (2 * beta)) / float(eps_c)  # P(Z < -margin) <= beta
+    return Fraction(empty_bin_threshold(1 / eps_c, n_bins)) + Fraction(math.ceil(margin))
 
 
 def quantile_with_auto_rows(
@@ -1334,8 +1337,9 @@ def quantile_with_auto_rows(
             {**parameters, "max_rows": r, "max_rows_choice": line},
         )  # fmt: skip
 
-    # the tree and the auto rule's noisy count add Laplace noise: pure; else bounded range
-    kind = charge_kind(chosen)
+    # the tree, the auto rule's noisy count and the auto bounds' histogram add Laplace noise:
+    # pure; else bounded range
+    kind = "pure" if bounds == "auto" else charge_kind(chosen)
     return charge_then_release(
         book, release, total, "quantile/max_rows=auto", parameters, kind,
         privacy_unit=privacy_unit, source=table.description,

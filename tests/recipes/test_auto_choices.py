@@ -199,8 +199,9 @@ def test_quantile_auto_bounds_one_entry(tmp_path):
     (entry,) = book.entries()
     assert entry.mechanism == "quantile/bounds=auto" and entry.epsilon == r.epsilon
     assert 0.999 <= r.epsilon <= 1.0
-    assert r.parameters["bounds"] == [64.0, 128.0] and 95 < r.values[0] < 105
-    assert any(line.startswith("bounds: [64, 128]") for line in r.notes)
+    assert r.parameters["bounds"] == [0.0, 128.0] and 95 < r.values[0] < 105
+    assert any(line.startswith("bounds: [0, 128]") for line in r.notes)
+    assert entry.kind == "pure"  # the bounds' histogram adds Laplace noise
     assert Fraction(r.parameters["choice_epsilon"]) + Fraction(r.parameters["query_epsilon"]) <= 1
 
 
@@ -247,7 +248,7 @@ def test_choose_bounds_swapped_bins_give_their_hull(monkeypatch):
             return 0.5
 
     monkeypatch.setattr(bounds_module, "_bin_mechanisms", lambda *a: [Fixed(), Fixed()])
-    r = choose_bounds(normal_frame(10), "x", 1.0)
+    r = choose_bounds(normal_frame(10), "x", 1.0, method="levels")
     assert (r.lower, r.upper) == (8.0, 32.0)
 
 
@@ -276,7 +277,7 @@ def test_python_m_dpselect_takes_bounds_auto(tmp_path):
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["parameters"]["bounds"] == [64.0, 128.0]
+    assert json.loads(proc.stdout)["parameters"]["bounds"] == [0.0, 128.0]
 
 
 def test_cli_top_k_and_quantile_auto_end_to_end(tmp_path, cli):

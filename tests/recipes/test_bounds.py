@@ -115,16 +115,22 @@ def test_choose_bounds_on_known_data(tmp_path):
     frame = pd.DataFrame({"x": rng.normal(100, 10, 2000)})
     book = Ledger.create(tmp_path / "l.db", 10.0)
     r = choose_bounds(frame, "x", 1.0, ledger=book, source=InsecureSeededSource(2))
-    assert (r.lower, r.upper) == (64.0, 128.0)
+    # the histogram method: the bin [64, 128) holds the 5% and 95% quantiles; 0 is inside
+    assert (r.lower, r.upper) == (0.0, 128.0)
     assert book.spent()[0] <= 1.0 and book.entries()[-1].mechanism == "choose_bounds"
-    picks = Counter(
-        (c.lower, c.upper)
-        for c in (choose_bounds(frame, "x", 1.0, source=InsecureSeededSource(i)) for i in range(20))
-    )
-    assert picks == Counter({(64.0, 128.0): 20})  # an empty bin: probability < 99 e^-25
+    assert book.entries()[-1].kind == "pure"  # Laplace noise: never charged as bounded range
+    for method, expected in (("histogram", (0.0, 128.0)), ("levels", (64.0, 128.0))):
+        picks = Counter(
+            (c.lower, c.upper)
+            for c in (choose_bounds(frame, "x", 1.0, source=InsecureSeededSource(i),
+                                    method=method) for i in range(20))
+        )  # fmt: skip
+        assert picks == Counter({expected: 20})  # an empty bin: probability < 99 e^-25
     negative = pd.DataFrame({"x": rng.normal(-3, 0.5, 2000)})
     r = choose_bounds(negative, "x", 1.0, source=InsecureSeededSource(3))
-    assert (r.lower, r.upper) == (-4.0, -2.0) and "bounds" in str(r)  # 5%: -3.8, 95%: -2.2
+    assert (r.lower, r.upper) == (-4.0, 0.0) and "bounds" in str(r)  # 5%: -3.8, 95%: -2.2
+    r = choose_bounds(negative, "x", 1.0, source=InsecureSeededSource(3), method="levels")
+    assert (r.lower, r.upper) == (-4.0, -2.0)
     text = pd.DataFrame({"x": ["1", "abc", None, "3"] * 50})  # text rows parse one by one
     r = choose_bounds(text, "x", 4.0, source=InsecureSeededSource(3))
     assert r.lower <= r.upper
