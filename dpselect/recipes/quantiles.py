@@ -68,6 +68,7 @@ from ..mechanisms.quantile_joint import (
     joint_rows_bound,
     make_joint_quantiles,
     recorded_resolution,
+    round_to_step,
 )
 from ..mechanisms.quantile_recursive import (
     make_recursive_quantiles,
@@ -397,6 +398,8 @@ class _Plan:
     w: float | None
     #: the theorem behind ``accuracy``, with its constants (``to_dict`` only)
     derivation: tuple[str, ...] = ()
+    #: how far the accuracy statement lets a value sit from its rank (the tree's leaf width)
+    slack: float | None = None
 
 
 def _tree_plan(
@@ -427,7 +430,32 @@ def _tree_plan(
         f"width; n rows after clamping; every noisy count within {shape.noise_bound} of its "
         "value; docs/quantiles.md, 'the tree'; a loose bound)"
     )
-    return _Plan(lambda values: list(mech(values)), "tree", text, [line], None, None)
+    return _Plan(lambda values: list(mech(values)), "tree", text, [line], None, None,
+                 slack=float(shape.leaf_width))  # fmt: skip
+
+
+def on_grid(
+    values: list[float], step: Fraction, lo_hi: tuple[float, float], slack: float
+) -> tuple[list[float], str | None]:
+    """The released values rounded to the column type's grid (multiples of ``step``: 1 for an
+    integer column, ``10^-s`` for ``DECIMAL(p, s)``; public, the schema), kept in the bounds:
+    post-processing (:func:`~dpselect.mechanisms.quantile_joint.round_to_step`, ties to even;
+    a monotone map, so the values stay in order).
+
+    Every row lies on the grid. A statement "at most ``q n + alpha`` rows lie below ``v - a``
+    and at most ``(1 - q) n + alpha`` above ``v + a``" still holds for the rounded ``k`` when
+    ``a < step / 2``: rounding down (``k <= v``) only shrinks the rows below ``k - a``, and the
+    rows above ``k + a`` are those above ``v + a`` (no grid point lies in ``(k + a, v + a]``,
+    an interval inside ``(k, k + step)``); symmetrically when rounding up. With ``a >=
+    step / 2`` it holds with ``a + step / 2``, and the returned line says so."""
+    lo, hi = lo_hi
+    rounded = [round_to_step(v, step, lo, hi) for v in values]
+    if slack < step / 2:
+        return rounded, None
+    return rounded, (
+        f"values rounded to the column type's grid (multiples of {float(step):g}, "
+        f"post-processing): each value's slack above widens by {float(step) / 2:g}"
+    )
 
 
 def _joint_plan(
@@ -758,6 +786,7 @@ def quantile(
     late_notes: list[str] = []
     late_count: list[int] = []
     late_grains: list[dict[str, Any]] = []  # the released grain histogram, if one was drawn
+    tree_slack: float | None = None  # the tree's leaf width, when the tree may run
     if chosen in ("joint", "tree", "count"):
         assert lo_hi is not None
         each = eps
@@ -774,6 +803,7 @@ def quantile(
                                      work_progress, r, step)  # fmt: skip
         first = tree_plan if chosen == "tree" else joint_plan
         assert first is not None
+        tree_slack = None if tree_plan is None else tree_plan.slack
         method_text, accuracy, rounding, w = first.text, first.accuracy, first.rounding, first.w
         derivation = first.derivation
         grid_w = first.w if first.w is not None else grid_w
@@ -941,6 +971,7 @@ def quantile(
         released = run(values)
         text, acc, loss, res = method_text, accuracy, rounding, w
         params = dict(parameters)
+        used = chosen
         if late:  # the plan the noisy count picked
             text, acc, loss, res = late[0].text, late[0].accuracy, late[0].rounding, late[0].w
             if grid_note is not None:
@@ -948,6 +979,17 @@ def quantile(
             params.update(method=late[0].name, resolution=res, noisy_rows=late_count[0])
             if late_grains:
                 params.update(grain_histogram=late_grains[0])
+            used = late[0].name
+        # On an integer or decimal column every method's values lie on the type's grid (the
+        # joint mechanism rounds its own; candidates are public values; Spark's grid of cells
+        # has its own statement). Public facts only: the type, the method, the bounds.
+        if step is not None and lo_hi is not None and cands is None and grid_note is None:
+            slack = tree_slack if used == "tree" else None if used == "joint" else 2 * (res or 0)
+            if slack is not None:
+                released, widened = on_grid(released, step, lo_hi, slack)
+                if widened is not None:
+                    acc = [*acc, widened]
+                params["on_grid"] = float(step)
         return QuantileResult(
             q=given,
             values=released,

@@ -152,3 +152,18 @@ def test_grouped_quantile_reads_the_step():
     for group in res.releases:
         assert group.resolution == 0.5
         assert all(v == round(v) for v in group.values)
+
+
+@pytest.mark.parametrize("method", ["split", "recursive", "tree", "joint", "auto"])
+def test_every_method_releases_values_on_an_integer_columns_grid(method):
+    """The type is public: on an int64 column every method's values are integers (the joint
+    mechanism rounds its own; the others are rounded after release, post-processing)."""
+    data = pd.DataFrame({"x": np.random.default_rng(0).integers(0, 100, 1000)})  # test data
+    for seed in range(3):
+        r = quantile(data, "x", [0.25, 0.5, 0.75], 1.0, bounds=(0, 100), mechanism=method,
+                     source=InsecureSeededSource(seed))  # fmt: skip
+        assert all(float(v).is_integer() for v in r.values), r.values
+        assert r.values == sorted(r.values)
+    floats = quantile(data.astype(float), "x", 0.5, 1.0, bounds=(0, 100), mechanism="split",
+                      source=InsecureSeededSource(1))  # fmt: skip
+    assert not float(floats.values[0]).is_integer()  # a float column: no grid
