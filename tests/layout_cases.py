@@ -164,4 +164,10 @@ def release(call: Callable[[Any, Any], Any], data: Any) -> Any:
     from dpselect.sampling.source import InsecureSeededSource
 
     result = call(data, InsecureSeededSource(41))
-    return result.to_dict() if hasattr(result, "to_dict") else result
+    if not hasattr(result, "to_dict"):
+        return result
+    out = result.to_dict()
+    # the row rules name the format's own rules (a CSV line that does not parse): public
+    # facts of the layout, not part of the release
+    out.get("parameters", {}).pop("row_rules", None)
+    return out

@@ -94,7 +94,8 @@ def print_grouped(result: Any, as_json: bool) -> None:
         table.add_row(*row)
     console = Console()
     console.print(table)
-    for line in result.summary():
-        console.print(line, highlight=False, markup=False)
+    for line in [*result.summary(), result.rules_line()]:
+        if line:
+            console.print(line, highlight=False, markup=False)
     if result.ledger is not None:
         console.print(f"charged to the ledger {result.ledger}")

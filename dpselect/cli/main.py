@@ -112,6 +112,8 @@ def _print_result(result: TopKResult, as_json: bool) -> None:
         cost += f", zCDP rho = {result.rho:.6g}"
     console.print(cost)
     console.print(result.accuracy)
+    if result.rules_line():
+        console.print(result.rules_line(), highlight=False, markup=False)
     if result.ledger is not None:
         console.print(f"charged to the ledger {result.ledger}")
 

@@ -15,6 +15,7 @@ from ..accounting.ledger import ROWS
 from ..core.errors import ParameterError, given
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine
+from ..data.row_rules import row_rules
 from ..data.tables import open_table
 from ._common import open_ledger
 from .epsilon_range import run_as_stages
@@ -85,7 +86,7 @@ def charge_then(
     ParameterError, BudgetExceeded, LedgerError
         Refused before anything is charged or released.
     """
-    release = _staged(release)
+    release = _staged(_stating_rules(release, row_rules(source, privacy_unit)))
     if book is None:
         return release()
     if privacy_unit == ROWS:  # a column named like row-level protection: ambiguous in the ledger
@@ -108,6 +109,20 @@ def charge_then(
             )
     out: T = book.charge_then(release, eps, delta, name, parameters, kind=kind, **recorded)
     return out
+
+
+def _stating_rules(release: Callable[[], T], rules: list[str]) -> Callable[[], T]:
+    """``release`` whose result carries the row rules that applied to its input
+    (``parameters["row_rules"]``; :mod:`dpselect.data.row_rules`: public, never a count)."""
+
+    def run() -> T:
+        out = release()
+        parameters = getattr(out, "parameters", None)
+        if rules and isinstance(parameters, dict):
+            parameters.setdefault("row_rules", list(rules))
+        return out
+
+    return run
 
 
 def _staged(release: Callable[[], T]) -> Callable[[], T]:

@@ -76,8 +76,15 @@ class Result:
             ) from None
         return pd.DataFrame(self._rows())
 
+    def rules_line(self) -> str:
+        """The row rules that applied to the input, as one line (``""`` when none are
+        recorded): which rows count for nothing, never how many (:mod:`dpselect.data.row_rules`)."""
+        rules = getattr(self, "parameters", {}).get("row_rules") or []
+        return "rows read: " + "; ".join(rules) if rules else ""
+
     def __str__(self) -> str:
-        return self._text()
+        line = self.rules_line()
+        return self._text() + (f"\n{line}" if line else "")
 
     def _repr_html_(self) -> str:
         """The notebook view: the report, then the items as a table when pandas is present."""
