@@ -175,23 +175,36 @@ def spark_target(spark_master: str | None) -> tuple[str | None, str | None]:
     return spark_master, remote
 
 
-def open_data(file: str, engine: str, spark_master: str | None) -> Any:
+def open_data(
+    file: str, engine: str, spark_master: str | None, schema: dict[str, str] | None = None
+) -> Any:
     """FILE as given (DuckDB reads it; ``-``: standard input, :func:`local_path`), or a Spark
-    frame over it."""
+    frame over it.
+
+    With ``--engine spark`` a CSV or TSV file's declared columns (``schema``, else the
+    command's parsed ``--schema`` from the click context) are read as their types by the rule
+    both engines share (:func:`dpselect.data.engines.spark.read_files`), so that both read
+    the file to the same values; a declared type the Spark engine does not read from text is
+    refused (exit 2, one line naming the column) before Spark starts, nothing charged.
+    """
     check_engine(engine, spark_master)
     if engine != "spark":
         return local_path(file)
     if file == STDIN:
         raise click.UsageError("FILE '-' (standard input) is read by --engine duckdb only")
-    if click.get_current_context().meta.get(_FORMAT_KEY) is not None:
+    ctx = click.get_current_context()
+    if ctx.meta.get(_FORMAT_KEY) is not None:
         raise click.UsageError("--format applies only to FILE '-' (standard input)")
     from pathlib import Path
 
     from ..core.errors import DataError
-    from ..data.engines.spark import read_files, spark_session
+    from ..data.engines.spark import check_text_schema, read_files, spark_session
 
+    if schema is None:
+        schema = ctx.params.get("schema")
     # A missing path is said first (a public fact), before Spark is needed or started.
     if not any(ch in file for ch in "*?[") and not Path(file).exists():
         raise DataError(f"data file {file!r} does not exist")
+    declared = check_text_schema(file, schema)  # before Spark starts: public facts only
     master, remote = spark_target(spark_master)
-    return read_files(spark_session(master, remote), file)
+    return read_files(spark_session(master, remote), file, declared)

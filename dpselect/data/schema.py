@@ -3,8 +3,11 @@
 A schema is public input (like the candidate list): ``{column: type}`` with DuckDB type names
 (``BIGINT``, ``DOUBLE``, ``VARCHAR``, ``DATE``, ``BOOLEAN``, ``DECIMAL(10,2)``, ...) or the
 Python types ``int``, ``float``, ``str``, ``bool`` (and ``datetime.date`` / ``datetime``).
-It is applied value by value with ``TRY_CAST`` (:mod:`dpselect.data.tables`): a value that
-does not convert is NULL, that is missing, never an error. Errors about the schema itself
+It is applied value by value (:mod:`dpselect.data.tables`): the text of a CSV, TSV or JSON
+column by the rule both engines share (:func:`dpselect.data.rules.declared_text_sql`:
+integers, ``FLOAT``/``DOUBLE``, ``BOOLEAN``, ``DATE``, ``VARCHAR``), other types and typed
+sources by DuckDB's ``TRY_CAST``: a value that does not convert is NULL, that is missing,
+never an error. Errors about the schema itself
 (an unknown type, a nested type, a malformed ``--schema`` spec) depend only on it and are
 raised at once, before anything is charged.
 

@@ -22,12 +22,16 @@ one), or raise an error. And one row must never change how another is read. So:
   accepted, read as text unless the schema says otherwise, and a key absent from every row is
   a column of nulls (every score 0). So a misspelt column name is *not* an error for JSON.
 
-``schema={column: type}`` (:mod:`dpselect.data.schema`) declares column types: applied with
-``TRY_CAST`` (a value that does not convert is NULL, missing), for text sources and typed ones
-alike (a type that contradicts a Parquet or frame column is converted value by value, never
-refused on the data). Nested columns (LIST, ARRAY, STRUCT, MAP, UNION) are refused by
-:meth:`Table.require_column`, from the schema, before anything is charged. The proof that one
-row added or removed changes only that row's own contribution is in docs/data_input.md.
+``schema={column: type}`` (:mod:`dpselect.data.schema`) declares column types, applied value
+by value (a value that does not convert is NULL, missing; never an error). The text of a CSV,
+TSV or JSON column is read by the rule both engines share
+(:func:`dpselect.data.rules.declared_text_sql`: integers, floats, booleans, dates, text;
+docs/data_input.md, "Declared types for text columns"), other declared types of such a column
+by DuckDB's ``TRY_CAST``. A type that contradicts a Parquet or frame column is converted by
+``TRY_CAST`` (never refused on the data). Nested columns (LIST, ARRAY, STRUCT, MAP, UNION) are
+refused by :meth:`Table.require_column`, from the schema, before anything is charged. The
+proof that one row added or removed changes only that row's own contribution is in
+docs/data_input.md.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from ..core.errors import DataError, given
 from .engine import Engine
 from .engines.duckdb import DuckDBEngine
 from .held_setting import HeldSetting
-from .rules import is_floating, read_value_sql
+from .rules import declared_text_sql, has_text_rule, is_floating, read_value_sql
 from .schema import is_nested, parse_schema
 from .text_lines import (
     check_gzip_stream,
@@ -191,7 +195,9 @@ class Table(DuckDBEngine):
     def _create_json_view(self) -> None:
         source = self.json_source
         assert source is not None
-        sql = json_view_sql(source.path, source.gzipped, source.array, self.columns, source.raw)
+        texts = {c: "VARCHAR" if has_text_rule(t) else t for c, t in self.columns.items()}
+        sql = json_view_sql(source.path, source.gzipped, source.array, texts, source.raw)
+        sql = _declared_text_view(sql, self.columns)
         self.connection.execute(f"CREATE OR REPLACE TEMP VIEW data AS {sql}")
 
     def query(
@@ -362,7 +368,8 @@ def _open_file(
         delimiter = "\t" if kind == "tsv" else ","
         names = read_csv_header(Path(text), delimiter, gzipped)
         _check_schema_columns(schema, names, description)
-        sql = csv_view_sql(text, gzipped, delimiter, names, schema)
+        cast = {c: t for c, t in schema.items() if not has_text_rule(t)}  # TRY_CAST
+        sql = _declared_text_view(csv_view_sql(text, gzipped, delimiter, names, cast), schema)
         connection.execute(f"CREATE TEMP VIEW data AS {sql}")
         columns = {name: schema.get(name, "VARCHAR") for name in names}
         table = Table(connection, description, columns, set(schema))
@@ -400,6 +407,34 @@ def parquet_sql(path: str) -> str:
         f"read_parquet({sql_string(path)}, union_by_name = true, "
         "utf8_validation = 'replace', can_have_nan = true)"
     )
+
+
+def _declared_text_view(sql: str, types: dict[str, str]) -> str:
+    """``sql`` (a SELECT of text columns: a CSV or JSON view) with every column whose type in
+    ``types`` the text rule reads replaced by its value under the rule
+    (:func:`dpselect.data.rules.declared_text_sql`, the rule the Spark engine applies too);
+    ``sql`` itself when there is none. Row by row: each value is read on its own.
+
+    Parameters
+    ----------
+    sql : str
+        A SELECT whose columns named in ``types`` hold text.
+    types : dict of str to str
+        Column -> declared DuckDB type (undeclared columns: ``VARCHAR``, left as they are).
+
+    Returns
+    -------
+    str
+        The SELECT with the declared types applied.
+    """
+    ruled = [c for c, t in types.items() if has_text_rule(t) and t.upper() != "VARCHAR"]
+    if not ruled:
+        return sql
+    replaced = ", ".join(
+        f"{declared_text_sql(quote_identifier(c), types[c])} AS {quote_identifier(c)}"
+        for c in ruled
+    )
+    return f"SELECT * REPLACE ({replaced}) FROM ({sql})"
 
 
 def _check_schema_columns(schema: dict[str, str], names: Any, description: str) -> None:
@@ -824,10 +859,12 @@ def open_table(data: Any, schema: Any = None) -> Engine:
     values (a pandas or polars Series, a 1-D NumPy array: :func:`one_column`, the column
     named by the Series' name, else ``"value"``).
 
-    ``schema``: ``{column: type}`` declared types (:mod:`dpselect.data.schema`), applied by
-    ``TRY_CAST``. Raises :class:`DataError` for a missing or unreadable file, an unsupported
-    format or object, a header that does not parse, a schema column that does not exist, and
-    :class:`~dpselect.core.errors.ParameterError` for a malformed schema: all public facts.
+    ``schema``: ``{column: type}`` declared types (:mod:`dpselect.data.schema`): CSV, TSV and
+    JSON text read by :func:`dpselect.data.rules.declared_text_sql` (other types, and typed
+    sources, by ``TRY_CAST``). Raises :class:`DataError` for a missing or unreadable file, an
+    unsupported format or object, a header that does not parse, a schema column that does not
+    exist, and :class:`~dpselect.core.errors.ParameterError` for a malformed schema: all public
+    facts.
     """
     if type(data).__module__.split(".")[0] == "pyspark":  # the Spark engine (its own module)
         from .engines.spark import is_spark_frame, open_spark_table

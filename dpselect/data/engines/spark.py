@@ -53,9 +53,11 @@ from ..rules import (
     M32,
     MAX_BOUNDED_CANDIDATES,
     MAX_CELLS,
+    SPARK_TEXT_TYPES,
     canonical_text_sql,
     check_bounded_candidates,
     check_rows_per_value,
+    declared_text_sql,
     grid_cell,
     grid_cell_width,
     grid_edges,
@@ -85,6 +87,7 @@ __all__ = [
     "bucket_counts",
     "candidate_scores",
     "check_bounded_candidates",
+    "check_text_schema",
     "contribution_counts",
     "ensure_java",
     "grid_cell",
@@ -143,13 +146,9 @@ _SPARK_READERS = {
 # DuckDB's reader (the default engine) takes the columns from the query instead.
 
 
-def read_files(spark: Any, path: str) -> Any:
-    """A Spark frame over a file, a glob of files or a directory of Parquet parts.
-
-    The schema is public: Parquet's own; CSV's header with every column text (no inference);
-    JSON is refused (its columns would come from the rows). The format comes from the suffix
-    (a directory: Parquet).
-    """
+def _reader_kind(path: str) -> tuple[str, str]:
+    """Spark's reader of ``path`` and the path's suffix, from the path alone (a directory:
+    Parquet); :class:`DataError` for a missing file or a format Spark does not read."""
     p = Path(path)
     suffix = p.suffix.lower()
     if p.is_dir():
@@ -162,6 +161,91 @@ def read_files(spark: Any, path: str) -> Any:
             f"data path {path!r} has an unsupported format for Spark "
             f"(use {', '.join(sorted(_SPARK_READERS))}, or a directory of Parquet parts)"
         )
+    return kind, suffix
+
+
+def check_text_schema(path: str, schema: Any) -> dict[str, str]:
+    """The declared ``schema`` (:func:`dpselect.data.schema.parse_schema`) for reading
+    ``path`` with Spark, checked from public facts only (the path's suffix, the schema),
+    before Spark starts and before anything is charged.
+
+    A CSV or TSV file's columns are text, read as the declared types by the rule both engines
+    share (:func:`dpselect.data.rules.declared_text_sql`): a type the rule does not convert
+    on Spark (:data:`dpselect.data.rules.SPARK_TEXT_TYPES`; e.g. ``DECIMAL(10,2)``,
+    ``TIMESTAMP``, ``HUGEINT``) is refused, naming the column. Parquet's types are its own
+    (checked against the schema when the table opens, :func:`open_spark_table`).
+
+    Parameters
+    ----------
+    path : str
+        The file, glob or directory to read.
+    schema : dict, str or None
+        The declared types.
+
+    Returns
+    -------
+    dict of str to str
+        The schema as ``{column: DuckDB type}``.
+
+    Raises
+    ------
+    DataError
+        The path does not exist or has a format Spark does not read.
+    ParameterError
+        A malformed schema, or a declared type that Spark does not read from CSV text.
+    """
+    from ..schema import parse_schema
+
+    declared = parse_schema(schema)
+    kind, _ = _reader_kind(path)
+    if kind == "csv":
+        for column, duck_type in declared.items():
+            if duck_type.upper() not in SPARK_TEXT_TYPES:
+                raise ParameterError(
+                    f"schema declares {column!r} as {duck_type}, which the Spark engine does "
+                    f"not read from CSV text (it reads {', '.join(SPARK_TEXT_TYPES)}; "
+                    "docs/data_input.md, 'Declared types for text columns'): declare one of "
+                    "those, or use --engine duckdb"
+                )
+    return declared
+
+
+def read_files(spark: Any, path: str, schema: Any = None) -> Any:
+    """A Spark frame over a file, a glob of files or a directory of Parquet parts.
+
+    The schema is public: Parquet's own; CSV's header with every column text (no inference),
+    each column declared in ``schema`` read as its type by the rule both engines share
+    (:func:`dpselect.data.rules.declared_text_sql`; :func:`check_text_schema` refuses a type
+    the rule does not read on Spark), so that DuckDB and Spark read the same file to the same
+    values; JSON is refused (its columns would come from the rows). The format comes from the
+    suffix (a directory: Parquet).
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+        The session that reads the files.
+    path : str
+        A file, a glob of files or a directory of Parquet parts.
+    schema : dict, str or None
+        Declared types (:func:`dpselect.data.schema.parse_schema`). A Parquet frame is
+        returned as it is (its types are checked against the schema when the table opens);
+        a declared column absent from a CSV header is left to that check too.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        The frame (not yet read: Spark reads the files when a query runs).
+
+    Raises
+    ------
+    DataError
+        A missing path, an unsupported format, a header that is not UTF-8, or Spark cannot
+        read the path (public facts).
+    ParameterError
+        A declared type Spark does not read from CSV text.
+    """
+    declared = check_text_schema(path, schema)
+    kind, suffix = _reader_kind(path)
     reader = spark.read
     try:
         if kind == "parquet":
@@ -175,11 +259,28 @@ def read_files(spark: Any, path: str) -> Any:
                 .option("encoding", "ISO-8859-1")
                 .csv(path)
             )
-            return _utf8_rows(frame, path)
+            return _declared_text(_utf8_rows(frame, path), declared)
         raise AssertionError(kind)  # pragma: no cover - the table above has no other kind
     except Exception as exc:  # an AnalysisException from a public fact (path, format)
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DataError(f"cannot read {path!r} with Spark: {first}") from None
+
+
+def _declared_text(frame: Any, declared: dict[str, str]) -> Any:
+    """``frame`` (a CSV's text columns) with each declared column read as its type by the
+    rule of :func:`dpselect.data.rules.declared_text_sql` (Spark SQL, with ``try_cast``: no
+    value raises, ANSI mode or not); other columns as they are. From the schema alone."""
+    ruled = {c: t for c, t in declared.items() if c in frame.columns and t.upper() != "VARCHAR"}
+    if not ruled:
+        return frame
+    f = _import_pyspark().functions
+    projected = [
+        f.expr(declared_text_sql(_spark_quote(c), ruled[c], "spark")).alias(c)
+        if c in ruled
+        else f.col(_spark_quote(c))
+        for c in frame.columns
+    ]
+    return frame.select(*projected)
 
 
 def _utf8_rows(frame: Any, path: str) -> Any:
@@ -235,6 +336,8 @@ class SparkTable:
     name: str = "spark"
     #: :meth:`person_values` would hold every person's values in the driver: refused.
     holds_persons_in_driver: bool = False
+    #: The columns of a declared schema (their types are public facts, text included).
+    declared: set[str] = field(default_factory=set)
 
     def candidate_scores(
         self,
@@ -543,9 +646,10 @@ class SparkTable:
         return match_multiplicity(self, column, candidates)
 
     def column_type_known(self, column: str) -> bool:
-        """Whether the type is a public fact: every non-text type of the frame's schema (a
-        text column, as from a CSV read by Spark, is parsed row by row)."""
-        return self.columns.get(column) != "VARCHAR"
+        """Whether the type is a public fact: every non-text type of the frame's schema, and
+        every declared column (a text column outside the schema, as from a CSV read by Spark,
+        is parsed row by row), as :meth:`dpselect.data.tables.Table.column_type_known`."""
+        return column in self.declared or self.columns.get(column) != "VARCHAR"
 
     def histogram_values(
         self,
@@ -602,9 +706,12 @@ def open_spark_table(frame: Any, schema: Any = None) -> SparkTable:
     *checked* against the frame's schema, never applied: every declared column must exist
     (:class:`DataError`, as for files) and have the declared type already
     (:class:`ParameterError` otherwise, naming the column, both types and the fix: cast the
-    column in Spark). dpselect does not convert types on Spark because Spark's and DuckDB's
-    text-to-number rules differ (DuckDB reads ``'1_000'`` and ``'0x10'`` as numbers, rounds
-    ``'2.5'`` to the integer 3), and the engines must agree. Everything here is public.
+    column in Spark). A user's frame is not converted here because Spark's own casts and
+    DuckDB's ``TRY_CAST`` differ (DuckDB reads ``'1_000'`` and ``'0x10'`` as numbers, rounds
+    ``'2.5'`` to the integer 3), and the engines must agree. A CSV read by :func:`read_files`
+    with the schema (the command line's ``--engine spark --schema``) has its text converted
+    already, by the rule both engines share (:func:`dpselect.data.rules.declared_text_sql`),
+    so its types are the declared ones. Everything here is public.
     """
     from ..schema import parse_schema
 
@@ -631,9 +738,11 @@ def open_spark_table(frame: Any, schema: Any = None) -> SparkTable:
                 f"schema declares {column!r} as {duck_type}, but the Spark frame's column is "
                 f"{spark_types[column]}: dpselect takes a Spark frame's types from its schema "
                 f"and does not convert them; cast the column in Spark "
-                f"(df.withColumn({column!r}, df[{column!r}].cast(...))) or drop it from schema"
+                f"(df.withColumn({column!r}, df[{column!r}].cast(...))) or drop it from schema "
+                "(a CSV's text is converted by the declared types when it is read with them: "
+                "read_files(spark, path, schema), or --schema on the command line)"
             )
-    return SparkTable(frame, "the Spark frame", columns, spark_types)
+    return SparkTable(frame, "the Spark frame", columns, spark_types, declared=set(declared))
 
 
 def nan_safe_frame(frame: Any) -> Any:
