@@ -18,8 +18,9 @@ column, no type, no error. Nothing is sniffed from the rows.
   separated by ``,`` (``\\t`` for TSV), each either unquoted (no quote, delimiter or NUL) or
   quoted (``"..."``, with ``""`` for a quote inside, no NUL); otherwise it is dropped. Quotes
   never span lines. An empty unquoted field is NULL; a quoted one is the empty string. Values
-  are text unless the schema declares a type (``TRY_CAST``, a value that does not convert is
-  NULL).
+  are text unless the schema declares a type (the declared text rule of
+  :func:`dpselect.data.rules.declared_text_sql` for integers, floats, booleans and dates,
+  ``TRY_CAST`` for the other types; a value that does not convert is NULL).
 - **JSON lines** (``.jsonl``, ``.ndjson``): a line is a row when it is a JSON object; a key's
   value is read as text (numbers as written, ``true``, nested values as JSON text), absent or
   ``null`` is NULL.
@@ -325,7 +326,9 @@ def json_view_sql(
 ) -> str:
     """SELECT of the JSON rows: each line one object or no row (module docstring).
 
-    ``columns``: name -> DuckDB type (``VARCHAR``: the value as text; others by ``TRY_CAST``).
+    ``columns``: name -> DuckDB type (``VARCHAR``: the value as text; others by
+    ``TRY_CAST``: :mod:`dpselect.data.tables` passes the types of the declared text rule as
+    ``VARCHAR`` and applies that rule over the view).
     ``array``: a ``.json`` file (leading ``[`` and trailing ``,`` / ``]`` removed per line).
     ``raw``: more columns, name -> key, each the privacy unit's key (injective, BLOB): a
     number, boolean, array or object is its JSON text (so the number ``17`` has the seed of
