@@ -397,6 +397,18 @@ def bin_scores(values: Any, bins: list[tuple[float, float]], level: Fraction) ->
     return [bin_score(level, n, int(lt), int(ge)) for lt, ge in zip(lows, highs, strict=True)]
 
 
+def _edge_counts(
+    table: Engine, column: str, bins: list[tuple[float, float]], unit: dict[str, Any]
+) -> tuple[int, list[int], list[int]]:
+    """``n`` and the counts ``#{x >= e}`` at the bins' lower and upper edges, from the engine
+    (:meth:`~dpselect.data.engine.Engine.buyers_at`, so Spark never collects the column).
+    ``unit``: ``privacy_unit``, ``max_rows`` and ``salt`` (the kept rows), or empty."""
+    edges = [-math.inf, *(lo for lo, _ in bins), *(hi for _, hi in bins)]
+    counts = [int(c) for c in table.buyers_at(column, edges, **unit)]
+    k = len(bins)
+    return counts[0], counts[1 : 1 + k], counts[1 + k :]
+
+
 def _engine_bin_scores(
     table: Engine,
     column: str,
@@ -404,15 +416,9 @@ def _engine_bin_scores(
     levels: list[Fraction],
     unit: dict[str, Any],
 ) -> list[list[int]]:
-    """:func:`bin_scores` of each level from the engine's counts ``#{x >= e}`` at the bins'
-    edges and at ``-inf`` (``n``): :meth:`~dpselect.data.engine.Engine.buyers_at`, so Spark
-    never collects the column; the same integers as :func:`bin_scores` on the values (``#{x <
-    l} = n - #{x >= l}``). ``unit``: ``privacy_unit``, ``max_rows`` and ``salt`` (the kept
-    rows), or empty."""
-    edges = [-math.inf, *(lo for lo, _ in bins), *(hi for _, hi in bins)]
-    counts = [int(c) for c in table.buyers_at(column, edges, **unit)]
-    n, k = counts[0], len(bins)
-    at_least_low, at_least_high = counts[1 : 1 + k], counts[1 + k :]
+    """:func:`bin_scores` of each level from the engine's edge counts (:func:`_edge_counts`):
+    the same integers as :func:`bin_scores` on the values (``#{x < l} = n - #{x >= l}``)."""
+    n, at_least_low, at_least_high = _edge_counts(table, column, bins, unit)
     return [
         [bin_score(level, n, n - ge_l, ge_h)
          for ge_l, ge_h in zip(at_least_low, at_least_high, strict=True)]
@@ -423,12 +429,9 @@ def _engine_bin_scores(
 def _engine_bin_counts(
     table: Engine, column: str, bins: list[tuple[float, float]], unit: dict[str, Any]
 ) -> list[int]:
-    """Each bin's row count ``#{x >= l} - #{x >= h}`` from the engine's counts at the edges
-    (:meth:`~dpselect.data.engine.Engine.buyers_at`; ``unit``: the kept rows, or empty)."""
-    edges = [*(lo for lo, _ in bins), *(hi for _, hi in bins)]
-    counts = [int(c) for c in table.buyers_at(column, edges, **unit)]
-    k = len(bins)
-    return [lo - hi for lo, hi in zip(counts[:k], counts[k:], strict=True)]
+    """Each bin's row count ``#{x >= l} - #{x >= h}`` (:func:`_edge_counts`)."""
+    _, at_least_low, at_least_high = _edge_counts(table, column, bins, unit)
+    return [lo - hi for lo, hi in zip(at_least_low, at_least_high, strict=True)]
 
 
 def _bound_levels(quantiles: Any) -> list[Fraction]:
@@ -630,7 +633,7 @@ def choose_bounds(
         table.unit_column(privacy_unit)
     bins = bound_bins()
     noisy_bins = _noisy_bins(len(bins), eps, source, rows)
-    mechanisms = _bin_mechanisms(levels, len(bins), eps, source, rows)
+    mechanisms = [] if how == "histogram" else _bin_mechanisms(levels, len(bins), eps, source, rows)
     if how == "histogram":
         spent = float(noisy_bins.map(rows))
         threshold = empty_bin_threshold(Fraction(rows) / eps, len(bins))
