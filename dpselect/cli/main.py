@@ -298,11 +298,6 @@ def _run_selection(
             )
         if privacy_unit is None:
             raise click.UsageError("--max-contributions auto needs --privacy-unit")
-        if candidates is None:
-            raise click.UsageError(
-                "--max-contributions auto needs --candidates (with values from the data give "
-                "a number)"
-            )
     elif auto_fraction is not None:
         raise click.UsageError("--auto-fraction applies only with --max-contributions auto")
     if plan:

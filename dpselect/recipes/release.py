@@ -168,8 +168,8 @@ def check_unit_label(privacy_unit: Any, argument: str = "privacy_unit") -> None:
 
 def open_checked(data: Any, column: str, privacy_unit: str | None, schema: Any = None) -> Engine:
     """The data as a table with its columns checked (public facts only): ``column`` ranked,
-    ``privacy_unit`` (if any) a unit column."""
-    table = open_table(data, schema=schema)
+    ``privacy_unit`` (if any) a unit column. An opened table is checked as it is."""
+    table = data if isinstance(data, Engine) else open_table(data, schema=schema)
     check_column_role(table, column, "ranked")
     if privacy_unit is not None:
         check_column_role(table, privacy_unit, "unit", "privacy_unit")

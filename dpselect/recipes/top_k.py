@@ -216,11 +216,6 @@ def top_k(
                 "max_contributions='auto' needs a privacy_unit column (without one each row "
                 "is a person and counts once)"
             )
-        if candidates is None:
-            raise ParameterError(
-                "max_contributions='auto' needs a public candidates list (with values from "
-                "the data give max_contributions as a number)"
-            )
     else:
         if auto_fraction is not None:
             raise ParameterError("auto_fraction applies only with max_contributions='auto'")
@@ -235,6 +230,15 @@ def top_k(
                 "without a public candidates list, give delta > 0: values that come from the "
                 "data can only be shown with a small chance of failure delta"
             )
+        if auto_m:
+            assert privacy_unit is not None
+            from .unknown_domain_auto import top_k_unknown_domain_auto_contributions
+
+            return top_k_unknown_domain_auto_contributions(
+                data, column, k, eps, float(check_delta(delta, allow_zero=False)),
+                privacy_unit, mech, counts, (ledger, source, progress, k_bar, fraction),
+                schema=schema, max_rows_per_value=rows_cap,
+            )  # fmt: skip
         from .unknown_domain import top_k_unknown_domain
 
         return top_k_unknown_domain(

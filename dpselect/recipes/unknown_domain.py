@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..core.arithmetic import printed_up
@@ -117,15 +118,43 @@ __all__ = [
     "KeysResult",
     "PolicyTopKPlan",
     "UnknownDomainOption",
+    "UnknownDomainPlan",
     "choose_keys_method",
     "choose_unknown_domain",
     "make_policy_top_k",
     "partition_selection",
     "policy_top_k_plan",
     "rank_released",
+    "run_unknown_domain_plan",
     "top_k_unknown_domain",
+    "unknown_domain_plan",
     "use_policy_top_k",
 ]
+
+
+@dataclass(frozen=True)
+class UnknownDomainPlan:
+    """One unknown-domain top-k, calibrated and checked, not yet charged: what it costs
+    (``spent``: epsilon, delta), how the result describes it, ``pick`` (after the charge:
+    the released values and, if asked, their noisy counts) and ``margin``, the count the
+    ``k``-th value needs for the path to find it (public: :class:`UnknownDomainOption`'s
+    criterion, the policy set union's sure count), which ``max_contributions="auto"`` weighs
+    against the contributions a bound keeps."""
+
+    pick: Callable[[], tuple[list[Any], list[Any] | None]]
+    spent: tuple[float, float]
+    mechanism: str
+    entry: str
+    accuracy: str
+    parameters: dict[str, Any]
+    described: str
+    margin: float
+
+
+def run_unknown_domain_plan(book: Any, plan: UnknownDomainPlan) -> TopKResult:
+    """Charge ``plan`` to ``book`` (``None``: no ledger), then run it."""
+    return _charge_then_result(book, plan.pick, plan.spent, plan.mechanism, plan.entry,
+                               plan.accuracy, plan.parameters, plan.described)  # fmt: skip
 
 
 def partition_selection(
@@ -394,19 +423,17 @@ def _policy_top_k(
     privacy_unit: str,
     c: int,
     counts: bool,
-    ledger: Any,
     source: RandomSource | None,
     progress: Progress,
     schema: Any = None,
     r: int = 1,
-) -> TopKResult:
+) -> UnknownDomainPlan:
     """Policy Laplace set union, then the top ``k`` of the released values (charged once;
     ``r``: ``max_rows_per_value``, both stages counting rows)."""
     plan = policy_top_k_plan(k, eps, delta, c, max_rows_per_value=r)
     measurement = make_policy_top_k(plan, counts=counts, source=source)
     spent_eps, spent_delta = (float(x) for x in measurement.map(1))
     table = open_checked(data, column, privacy_unit, schema)
-    book = open_ledger(ledger)
     sure = policy_sure_count(plan.set_union)
     accuracy = (
         f"accuracy: a value {counted_in_words(sure, r)} is "
@@ -429,9 +456,9 @@ def _policy_top_k(
         values, noisy = measurement(persons)
         return values, noisy if counts else None
 
-    return _charge_then_result(book, pick, (spent_eps, spent_delta), POLICY_TOP_K_NAME,
-                               "top_k/policy_top_k", accuracy,
-                               parameters, table.description)  # fmt: skip
+    return UnknownDomainPlan(pick, (spent_eps, spent_delta), POLICY_TOP_K_NAME,
+                             "top_k/policy_top_k", accuracy, parameters, table.description,
+                             float(sure))  # fmt: skip
 
 
 def top_k_unknown_domain(
@@ -452,7 +479,33 @@ def top_k_unknown_domain(
     schema: Any = None,
     max_rows_per_value: int = 1,
 ) -> TopKResult:
-    """The ``candidates=None`` path of :func:`dpselect.top_k` (module docstring).
+    """The ``candidates=None`` path of :func:`dpselect.top_k` (module docstring): the plan of
+    :func:`unknown_domain_plan`, charged, then run."""
+    plan = unknown_domain_plan(data, column, k, eps, delta, privacy_unit, max_contributions,
+                               mech, counts, source, progress, k_bar, schema=schema,
+                               max_rows_per_value=max_rows_per_value)  # fmt: skip
+    return run_unknown_domain_plan(open_ledger(ledger), plan)
+
+
+def unknown_domain_plan(
+    data: Any,
+    column: str,
+    k: int,
+    eps: float,
+    delta: float,
+    privacy_unit: str | None,
+    max_contributions: int,
+    mech: str,
+    counts: bool,
+    source: RandomSource | None,
+    progress: Progress,
+    k_bar: int | None,
+    *,
+    schema: Any = None,
+    max_rows_per_value: int = 1,
+) -> UnknownDomainPlan:
+    """The ``candidates=None`` top-k at ``max_contributions``, planned and checked from
+    public facts, not charged (module docstring).
 
     ``max_rows_per_value = r > 1``: every path calibrated to counts that move by ``r``
     (thresholding, the limited domain, and policy set union then the top-k, both stages
@@ -470,8 +523,8 @@ def top_k_unknown_domain(
             k, eps, delta, c, not _holds_persons(data, column, privacy_unit, schema)
         ):
             return _policy_top_k(
-                data, column, k, eps, delta, privacy_unit, c, counts, ledger, source, progress,
-                schema, r,
+                data, column, k, eps, delta, privacy_unit, c, counts, source, progress, schema,
+                r,
             )  # fmt: skip
         else:
             mech = choose_unknown_domain(k, eps, delta, c, r)[0].mechanism
@@ -487,8 +540,7 @@ def top_k_unknown_domain(
                 "top-k releases no counts)"
             )
         return _limited_domain(
-            data, column, k, eps, delta, privacy_unit, c, ledger, source, progress, k_bar, schema,
-            r,
+            data, column, k, eps, delta, privacy_unit, c, source, progress, k_bar, schema, r,
         )  # fmt: skip
     if k_bar is not None:
         raise ParameterError("k_bar applies only to the limited-domain mechanism")
@@ -497,8 +549,8 @@ def top_k_unknown_domain(
     measurement = make_threshold_partition_selection(plan, counts=True, source=source)
     spent_eps, spent_delta = (float(x) for x in measurement.map(1))
     table = open_checked(data, column, privacy_unit, schema)
-    book = open_ledger(ledger)
     sure = sure_release_count(plan)
+    option = next(o for o in choose_unknown_domain(k, eps, delta, c, r)[1] if o.mechanism == mech)
     half = noise_halfwidth(plan)
     accuracy = (
         f"accuracy: a value {counted_in_words(sure, r)} is "
@@ -520,9 +572,9 @@ def top_k_unknown_domain(
         ranked = rank_released(kept, k, source)
         return ranked, [kept[v] for v in ranked] if counts else None
 
-    return _charge_then_result(book, pick, (spent_eps, spent_delta), THRESHOLD_NAMES[noise],
-                               f"top_k/{noise}_threshold", accuracy,
-                               parameters, table.description)  # fmt: skip
+    return UnknownDomainPlan(pick, (spent_eps, spent_delta), THRESHOLD_NAMES[noise],
+                             f"top_k/{noise}_threshold", accuracy, parameters,
+                             table.description, float(option.criterion))  # fmt: skip
 
 
 def _limited_domain(
@@ -533,13 +585,12 @@ def _limited_domain(
     delta: float,
     privacy_unit: str | None,
     c: int,
-    ledger: Any,
     source: RandomSource | None,
     progress: Progress,
     k_bar: int | None,
     schema: Any = None,
     r: int = 1,
-) -> TopKResult:
+) -> UnknownDomainPlan:
     """DR19's limited-domain top-k, the rounds composed by the tightest adaptive theorem
     (``r``: ``max_rows_per_value``, its scale and threshold ``r`` times larger)."""
     k_bar = k + K_BAR_EXTRA if k_bar is None else check_int(k_bar, "k_bar", minimum=k)
@@ -555,7 +606,6 @@ def _limited_domain(
     spent_eps, spent_delta = (float(x) for x in measurement.map(r))
     theorem = limited_domain_accounting(per_round, k, delta / 2)[1]
     table = open_checked(data, column, privacy_unit, schema)
-    book = open_ledger(ledger)
     threshold = r * limited_domain_threshold(per_round, d_thr, k_bar, c)
     scale = r / per_round
     margin = threshold + scale * math.log(CONFIDENCE / (1 - CONFIDENCE))
@@ -577,9 +627,9 @@ def _limited_domain(
         top = top_values(table, column, k_bar + 1, privacy_unit, c, salt, progress, r)
         return list(measurement(dict(top))), None
 
-    return _charge_then_result(book, pick, (spent_eps, spent_delta), LIMITED_DOMAIN_NAME,
-                               "top_k/limited_domain", accuracy,
-                               parameters, table.description)  # fmt: skip
+    return UnknownDomainPlan(pick, (spent_eps, spent_delta), LIMITED_DOMAIN_NAME,
+                             "top_k/limited_domain", accuracy, parameters, table.description,
+                             float(margin))  # fmt: skip
 
 
 def _parameters(column: str, k: int, eps: float, delta: float, privacy_unit: str | None,

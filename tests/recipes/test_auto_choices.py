@@ -126,7 +126,7 @@ def test_most_common_auto_with_delta(tmp_path):
     "kwargs, match",
     [
         ({"max_contributions": "auto", "privacy_unit": None}, "privacy_unit"),
-        ({"max_contributions": "auto", "candidates": None, "delta": 1e-6}, "candidates"),
+        ({"max_contributions": "auto", "candidates": None}, "delta"),
         ({"max_contributions": "auto", "auto_fraction": 1.0}, "auto_fraction"),
         ({"max_contributions": "auto", "auto_fraction": "x"}, "auto_fraction"),
         ({"max_contributions": 2, "auto_fraction": 0.5}, "auto_fraction"),
@@ -324,8 +324,8 @@ def test_cli_top_k_and_quantile_auto_end_to_end(tmp_path, cli):
     [
         (["top-k", "--k", 2, "--max-contributions", "auto", "--candidates", "v0,v1"],
          "--privacy-unit"),
-        (["top-k", "--k", 2, "--max-contributions", "auto", "--privacy-unit", "user",
-          "--delta", 1e-6], "--candidates"),
+        (["top-k", "--k", 2, "--max-contributions", "auto", "--privacy-unit", "user"],
+         "delta"),
         (["top-k", "--k", 2, "--max-contributions", "auto", "--privacy-unit", "user",
           "--candidates", "v0,v1", "--plan"], "--plan"),
         (["top-k", "--k", 2, "--max-contributions", "lots", "--privacy-unit", "user",

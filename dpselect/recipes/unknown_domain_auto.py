@@ -1,0 +1,158 @@
+"""``top_k(..., max_contributions="auto")`` without a candidate list.
+
+The bound ``m`` (values per person) is chosen privately by the generalized exponential
+mechanism, then the unknown-domain top-k (:mod:`dpselect.recipes.unknown_domain`) runs at that
+``m``. Planned as a whole before anything is charged:
+
+- **Budget** (a public rule): ``auto_fraction * epsilon`` to the choice (GEM's map at distance
+  1, ``eps_c``: :func:`~dpselect.recipes.bounds.contribution_choice_cost`), the top-k
+  ``eps_q = epsilon - eps_c`` (rounded down) and the whole ``delta``.
+- **Plans**: the top-k is planned at every candidate bound ``m`` in
+  :data:`~dpselect.recipes.bounds.DEFAULT_CONTRIBUTIONS` (its mechanism, thresholds and cost
+  depend on ``m``; ``"auto"`` picks the mechanism per ``m`` by the same public rule as a given
+  ``m``), each checked before the charge; the charge is ``eps_c + max_m eps(m)`` and ``max_m
+  delta(m)`` (each at most ``eps_q`` and ``delta``: at most what was asked).
+- **Score** of ``m`` (the choice's utility): ``h_(k)(m) - margin(m)``, ``h_(k)(m)`` the
+  ``k``-th largest count of the histogram the top-k would read at bound ``m`` (each person's
+  distinct values, at most ``m`` of them by the bounding rule for one salt drawn after the
+  charge, at most ``r`` rows per value; 0 when fewer than ``k`` values exist) and
+  ``margin(m)`` the count the ``k``-th value needs for the plan at ``m`` to find it (public:
+  :attr:`~dpselect.recipes.unknown_domain.UnknownDomainPlan.margin`): how far the ``k``-th
+  value clears what the plan needs. With a threshold that grows with ``m``, a larger ``m``
+  pays for itself only when the values it adds lift the ``k``-th count more than the
+  threshold rises. (The score with candidates, the kept contributions ``sum_u min(c_u, m)``
+  minus the margin, rewards contributions to values that never reach the top ``k`` and, with
+  the unknown domain's thresholds, chose bounds that released nothing: on NYC flights'
+  destinations per plane, ``m = 64`` and no value over the Laplace threshold.)
+
+**Privacy.** For a fixed salt, one person added or removed changes every count of the
+histogram at ``m`` by at most ``r`` (they add at most ``r`` rows to each of at most ``m``
+values), so the ``k``-th largest count, an order statistic, moves by at most ``r``: every
+score has sensitivity ``r``, the margins are public. GEM (seed 002, the exponential
+mechanism's proof; docs/private_selection.md, "Generalized exponential mechanism") is then
+``eps_c``-DP, and a mixture over a data-independent salt of ``eps_c``-DP mechanisms is
+``eps_c``-DP. The top-k at the chosen ``m`` (its own salt) is ``(eps(m), delta(m))``-DP; the
+pair is their adaptive composition (seed 002, composition: the second mechanism may depend on
+the first's output), at most ``(eps_c + max_m eps(m), max_m delta(m))``, charged once before
+either runs.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from ..core.arithmetic import float_down, float_up
+from ..data.partitions import value_counts
+from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
+from ..sampling.source import RandomSource, resolve_source
+from ._common import open_ledger
+from .release import charge_then, open_checked
+from .top_k_result import TopKResult
+from .unknown_domain import UnknownDomainPlan, unknown_domain_plan
+from .unknown_domain_plans import Progress
+
+__all__ = ["kth_count", "top_k_unknown_domain_auto_contributions"]
+
+
+def kth_count(hist: dict[Any, int], k: int) -> int:
+    """The ``k``-th largest count of ``hist`` (0 when it holds fewer than ``k`` values)."""
+    top = sorted(hist.values(), reverse=True)
+    return int(top[k - 1]) if len(top) >= k else 0
+
+
+def top_k_unknown_domain_auto_contributions(
+    data: Any,
+    column: str,
+    k: int,
+    eps: float,
+    delta: float,
+    privacy_unit: str,
+    mech: str,
+    counts: bool,
+    options: tuple[Any, RandomSource | None, Progress, int | None, float],
+    *,
+    schema: Any = None,
+    max_rows_per_value: int = 1,
+) -> TopKResult:
+    """The unknown-domain top-k with ``m`` chosen privately (module docstring). ``options``:
+    ``(ledger, source, progress, k_bar, auto_fraction)``."""
+    from .bounds import DEFAULT_CONTRIBUTIONS
+
+    ledger, source, progress, k_bar, fraction = options
+    r = int(max_rows_per_value)
+    table = open_checked(data, column, privacy_unit, schema)
+    bounds = list(DEFAULT_CONTRIBUTIONS)
+    eps_choice = Fraction(eps) * Fraction(fraction)
+    gem = make_generalized_exponential_mechanism(
+        bounds, lambda scores, m: scores[m], [Fraction(r)] * len(bounds), eps_choice,
+        beta=0.05, source=source,
+    )  # fmt: skip
+    spent_c = float(gem.map(1))
+    eps_q = float_down(Fraction(eps) - Fraction(spent_c))
+    plans: dict[int, UnknownDomainPlan] = {}
+    for m in bounds:
+        plans[m] = unknown_domain_plan(table, column, k, eps_q, delta, privacy_unit, m, mech,
+                                       counts, source, progress, k_bar,
+                                       max_rows_per_value=r)  # fmt: skip
+    spent_eps = float_up(Fraction(spent_c) + max(Fraction(p.spent[0]) for p in plans.values()))
+    spent_delta = max(p.spent[1] for p in plans.values())
+    book = open_ledger(ledger)
+    parameters: dict[str, Any] = {
+        "column": column,
+        "k": k,
+        "epsilon": eps,
+        "delta": delta,
+        "privacy_unit": privacy_unit,
+        "max_contributions": "auto",
+        "max_contributions_candidates": bounds,
+        "max_rows_per_value": r,
+        "auto_fraction": fraction,
+        "choice_epsilon": spent_c,
+        "query_epsilon": eps_q,
+        "margins": {m: p.margin for m, p in plans.items()},
+    }
+
+    def release() -> TopKResult:
+        salt = resolve_source(source).bits(63)
+        family: dict[int, Fraction] = {}
+        for i, m in enumerate(bounds):
+            step = None if progress is None else _part(progress, i, len(bounds))
+            hist = value_counts(table, column, privacy_unit, m, salt, step, r)
+            family[m] = Fraction(kth_count(hist, k)) - Fraction(plans[m].margin)
+        m = int(gem(family))
+        plan = plans[m]
+        values, noisy = plan.pick()
+        chosen = dict(plan.parameters)
+        chosen.update(
+            {key: v for key, v in parameters.items() if key not in ("max_contributions",)},
+            max_contributions=m,
+            max_contributions_choice=(
+                f"max_contributions = {m}, chosen privately among {len(bounds)} bounds "
+                f"(1..{bounds[-1]}) by the generalized exponential mechanism at epsilon = "
+                f"{spent_c:.6g}; the top-k then ran at epsilon = {plan.spent[0]:.6g}, delta = "
+                f"{plan.spent[1]:.3g}"
+            ),
+        )
+        return TopKResult(
+            candidates=values,
+            indices=None,
+            mechanism=plan.mechanism,
+            epsilon=spent_eps,
+            delta=spent_delta,
+            rho=None,
+            accuracy=plan.accuracy,
+            counts=noisy,
+            ledger=None if book is None else book.path,
+            parameters=chosen,
+        )
+
+    return charge_then(
+        book, release, spent_eps, spent_delta, None, "approx", "top_k/max_contributions=auto",
+        parameters, privacy_unit=privacy_unit, source=table.description,
+    )  # fmt: skip
+
+
+def _part(progress: Any, i: int, parts: int) -> Any:
+    """The progress callback of the ``i``-th of ``parts`` histogram passes."""
+    return lambda p: progress((i + p) / (parts + 1))
