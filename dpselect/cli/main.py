@@ -283,8 +283,6 @@ def _run_selection(
 ) -> None:
     check_engine(engine, spark_master)
     grouped = grouping_arguments(by, groups, max_groups, group_fraction)
-    if grouped and max_contributions == "auto":
-        raise click.UsageError("--max-contributions auto is not available with --by")
     if max_rows_per_value != 1:
         if privacy_unit is None:
             raise click.UsageError("--max-rows-per-value needs --privacy-unit")

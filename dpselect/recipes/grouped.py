@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
 
-from ..core.arithmetic import float_up, printed_up
+from ..core.arithmetic import float_down, float_up, printed_up
 from ..core.errors import ParameterError
 from ..data.candidates import load_candidates
 from ..data.rules import check_bounded_candidates, check_rows_per_value
 from ..data.scores import candidate_multiplicity
+from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..mechanisms.limited_domain import limited_domain_threshold, make_limited_domain_top_k
 from ..mechanisms.partition_selection import (
     make_optimal_partition_selection,
@@ -30,7 +32,8 @@ from ..mechanisms.partition_selection import (
 from ..mechanisms.top_k_plan import CONFIDENCE, TopKPlan, plan_top_k
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource
-from ._common import open_ledger
+from ._common import check_auto_fraction, open_ledger
+from .bounds import DEFAULT_CONTRIBUTIONS
 from .epsilon_range import check_epsilon_range
 from .grouping import (
     GroupedResult,
@@ -67,7 +70,7 @@ def grouped_top_k(
     delta: float | None = None,
     privacy_unit: str | None = None,
     max_groups: int = 1,
-    max_contributions: int = 1,
+    max_contributions: int | Literal["auto"] = 1,
     max_rows_per_value: int = 1,
     mechanism: str = "auto",
     counts: bool = False,
@@ -77,6 +80,7 @@ def grouped_top_k(
     schema: Any = None,
     k_bar: int | None = None,
     group_fraction: float | None = None,
+    auto_fraction: float | None = None,
 ) -> GroupedResult:
     """The ``k`` most common values of ``column`` in every group of ``by``, in one query.
 
@@ -108,6 +112,10 @@ def grouped_top_k(
     group_fraction : float, optional
         The share of epsilon spent on selecting private groups (default
         :data:`GROUP_FRACTION`); with values from the data half of delta goes there too.
+    max_contributions : int or "auto", default 1
+        ``"auto"`` (with a privacy unit): one bound for every group, chosen privately with
+        ``auto_fraction`` (default 0.25) of epsilon before the groups' share is split
+        (:func:`_auto_contributions`).
 
     Returns
     -------
@@ -127,9 +135,22 @@ def grouped_top_k(
     check_epsilon_range(eps)
     mech = _check_mechanism(mechanism)
     r = check_rows_per_value(max_rows_per_value, privacy_unit)
-    m = check_int(max_contributions, "max_contributions", minimum=1)
-    if privacy_unit is None and m != 1:
-        raise ParameterError("max_contributions applies only with a privacy_unit column")
+    auto_m = isinstance(max_contributions, str) and max_contributions == "auto"
+    fraction = 0.0
+    if auto_m:
+        fraction = check_auto_fraction(auto_fraction)
+        if privacy_unit is None:
+            raise ParameterError(
+                "max_contributions='auto' needs a privacy_unit column (without one each row "
+                "is a person and counts once)"
+            )
+        bounds_m = list(DEFAULT_CONTRIBUTIONS)
+    else:
+        if auto_fraction is not None:
+            raise ParameterError("auto_fraction applies only with max_contributions='auto'")
+        bounds_m = [check_int(max_contributions, "max_contributions", minimum=1)]
+        if privacy_unit is None and bounds_m[0] != 1:
+            raise ParameterError("max_contributions applies only with a privacy_unit column")
     if not isinstance(counts, bool):
         raise ParameterError(f"counts must be a bool, got {counts!r}")
     value_mode = candidates is None
@@ -160,80 +181,242 @@ def grouped_top_k(
     # the groups' mechanisms need delta with values from the data or Gaussian noise: the
     # selection of private groups then takes half of delta, else all of it
     groups_use_delta = value_mode or mech == "gaussian_histogram"
-    budget = split_budget(eps, dlt, grouping, 0.5 if groups_use_delta else 1.0)
+    gem = None
+    spent_c = Fraction(0)
+    eps_groups = eps
+    if auto_m:  # the choice first (sensitivity G r: _auto_contributions), the rest split
+        gem = make_generalized_exponential_mechanism(
+            bounds_m, lambda scores, b: scores[b], [Fraction(grouping.max_groups * r)] *
+            len(bounds_m), Fraction(eps) * Fraction(fraction), beta=0.05, source=source,
+        )  # fmt: skip
+        spent_c = Fraction(gem.map(1))
+        eps_groups = float_down(Fraction(eps) - spent_c)
+    budget = split_budget(eps_groups, dlt, grouping, 0.5 if groups_use_delta else 1.0)
     book = open_ledger(ledger)
     zcdp = book is not None and book.accounting == "zcdp"
     selection = group_selection(grouping, budget, privacy_unit, source) if private else None
     select_cost = (0.0, 0.0) if selection is None else (selection[1], selection[2])
     eg, dg = budget.group_epsilon, budget.group_delta
-    rho: float | None = None
-    if cand_list is not None:
-        c = m if privacy_unit is not None else candidate_multiplicity(table, column, cand_list)
-        plan = plan_top_k(len(cand_list), k, eg, dg, mech, counts, c, source, zcdp and not private,
-                          max_rows_per_value=r)  # fmt: skip
-        each = (plan.epsilon, plan.delta)
-        kind: Literal["pure", "bounded_range", "approx"] = plan.kind
-        if zcdp and not private:
-            rho = float_up(grouping.max_groups * Fraction(plan.rho))
-        name, accuracy, method = plan.name, plan.accuracy, plan.method
-        run_group = _candidate_runner(cand_list, plan, counts, book)
-    else:
-        runner = _value_runner(k, eg, dg, m, r, mech, counts, k_bar, source, book)
-        each, name, accuracy, method, run_group, limit = runner
-        kind = "approx"
+    plans: dict[int, _GroupPlan] = {}
+    for m in bounds_m:  # every bound planned before the charge
+        plans[m] = _group_plan(table, column, cand_list, privacy_unit, k, eg, dg, mech, counts,
+                               (m, r, k_bar), source, book, zcdp and not private)  # fmt: skip
+    each = (max(p.each[0] for p in plans.values()), max(p.each[1] for p in plans.values()))
     total = total_cost(budget, grouping, each, select_cost)
+    if auto_m:
+        total = (float_up(Fraction(total[0]) + spent_c), total[1])
+    first = plans[bounds_m[0]]
+    kinds = {p.kind for p in plans.values()}
+    kind: Literal["pure", "bounded_range", "approx"] = (
+        "approx" if "approx" in kinds else "pure" if "pure" in kinds else "bounded_range"
+    )  # the choice (an exponential mechanism) is bounded range: composing keeps the kind
+    rho: float | None = None
+    if zcdp and not private and first.rho is not None:
+        worst = max(Fraction(p.rho or 0) for p in plans.values())
+        rho = float_up(spent_c**2 / 8 + grouping.max_groups * worst)
     if private:
         kind = "approx"
+    m = bounds_m[0]
+    method = first.method
     parameters = {
         "column": column, "k": k, "epsilon": eps, "delta": dlt, "by": by,
         "groups": "private" if private else len(grouping.listed or []),
         "max_groups": grouping.max_groups, "privacy_unit": privacy_unit,
-        "max_contributions": m, "max_rows_per_value": r, "mechanism": method,
-        "group_epsilon": each[0], "group_delta": each[1],
+        "max_contributions": "auto" if auto_m else m, "max_rows_per_value": r,
+        "mechanism": method, "group_epsilon": each[0], "group_delta": each[1],
         "n_candidates": None if cand_list is None else len(cand_list),
     }  # fmt: skip
+    if auto_m:
+        parameters.update(max_contributions_candidates=bounds_m, auto_fraction=fraction,
+                          choice_epsilon=float_up(spent_c))  # fmt: skip
     accounting = composition_text(
         grouping, privacy_unit, None if selection is None else selection[4]
     )
 
     def release() -> GroupedResult:
         salt, group_salt = draw_salts(source)
-        bounds = (privacy_unit, grouping.max_groups, m, salt, group_salt, progress, r)
-        if cand_list is not None:
-            if selection is None:
-                names = list(grouping.listed or [])
-                cells = table.grouped_candidate_scores(column, cand_list, by, names, *bounds)
-                rows = np.arange(len(names))
-            else:  # private groups: the persons and the scores from one scan
-                found = table.discovered_candidate_scores(column, cand_list, by, *bounds)
-                assert found.cells is not None
-                names, where = selected_groups(found, selection)
-                rows = np.full(len(found.groups), -1, dtype=np.int64)
-                rows[where] = np.arange(len(where))
-                cells = found.cells
-            g_idx, c_idx, n = cells
-            here = rows[g_idx] >= 0
-            dense = np.zeros((len(names), len(cand_list)), dtype=np.int64)
-            dense[rows[g_idx[here]], c_idx[here]] = n[here]
-            releases = [run_group(dense[j]) for j in range(len(names))]
-        else:
-            if selection is None:
-                names = list(grouping.listed or [])
-                lists = table.grouped_value_counts(column, by, names, limit, *bounds)
-            else:
-                found = table.discovered_value_counts(column, by, limit, *bounds)
-                assert found.values is not None
-                names, where = selected_groups(found, selection)
-                lists = [found.values[j] for j in where]
-            releases = [run_group(lists[j]) for j in range(len(names))]
+        scan = _Scan(table, column, by, cand_list, grouping, selection, privacy_unit,
+                     (salt, group_salt, progress, r))  # fmt: skip
+        chosen = bounds_m[0]
+        names, inputs = scan.inputs(chosen, plans[chosen].limit)
+        params = parameters
+        if gem is not None:  # one bound for all groups (_auto_contributions)
+            chosen, inputs = _auto_contributions(scan, names, plans, inputs, gem, k)
+            params = dict(parameters, max_contributions=chosen, mechanism=plans[chosen].method,
+                          max_contributions_choice=(
+                f"max_contributions = {chosen}, chosen privately among {len(bounds_m)} bounds "
+                f"(1..{bounds_m[-1]}) for every group by the generalized exponential mechanism "
+                f"at epsilon = {float_up(spent_c):.6g}; the groups then ran at epsilon = "
+                f"{float(eps_groups):.6g}"
+            ))  # fmt: skip
+        plan = plans[chosen]
+        releases = [plan.run(inputs[j]) for j in range(len(names))]
+        name, accuracy = plan.name, plan.accuracy
         return GroupedResult(
             "top_k", by, column, names, releases, total[0], total[1], rho, each[0], each[1],
             grouping.max_groups, chosen_by_text(grouping, selection, *select_cost), name,
-            accounting, accuracy, None if book is None else book.path, parameters,
+            accounting, accuracy, None if book is None else book.path, params,
         )  # fmt: skip
 
-    return charge_grouped(book, release, (total[0], total[1], rho), kind, f"top_k/by/{method}",
+    entry = "top_k/by/max_contributions=auto" if auto_m else f"top_k/by/{method}"
+    return charge_grouped(book, release, (total[0], total[1], rho), kind, entry,
                    parameters, privacy_unit, table)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _GroupPlan:
+    """One group's top-k at one bound ``m``, planned before the charge: its cost, the ledger
+    kind and zCDP ``rho`` of one group, its names, the runner on a group's input, how many
+    values per group it reads, and the count the ``k``-th value needs for it to be found
+    (public: :attr:`TopKPlan.margin`, or the unknown domain's criterion)."""
+
+    each: tuple[float, float]
+    kind: Literal["pure", "bounded_range", "approx"]
+    rho: float | None
+    name: str
+    accuracy: str
+    method: str
+    run: Callable[[Any], TopKResult]
+    limit: int | None
+    margin: float
+
+
+def _group_plan(
+    table: Any,
+    column: str,
+    cand_list: list[Any] | None,
+    privacy_unit: str | None,
+    k: int,
+    eg: float,
+    dg: float,
+    mech: str,
+    counts: bool,
+    bound: tuple[int, int, int | None],
+    source: RandomSource | None,
+    book: Any,
+    zcdp: bool,
+) -> _GroupPlan:
+    """The per-group plan at ``bound = (m, r, k_bar)`` (public facts only)."""
+    m, r, k_bar = bound
+    if cand_list is not None:
+        c = m if privacy_unit is not None else candidate_multiplicity(table, column, cand_list)
+        plan = plan_top_k(len(cand_list), k, eg, dg, mech, counts, c, source, zcdp,
+                          max_rows_per_value=r)  # fmt: skip
+        return _GroupPlan((plan.epsilon, plan.delta), plan.kind, plan.rho if zcdp else None,
+                          plan.name, plan.accuracy, plan.method,
+                          _candidate_runner(cand_list, plan, counts, book), None,
+                          float(plan.margin))  # fmt: skip
+    from .unknown_domain_plans import choose_unknown_domain
+
+    each, name, accuracy, method, run, limit = _value_runner(k, eg, dg, m, r, mech, counts,
+                                                             k_bar, source, book)  # fmt: skip
+    option = {"limited_domain": "gumbel", "laplace_threshold": "laplace_histogram",
+              "gaussian_threshold": "gaussian_histogram"}[method]  # fmt: skip
+    margin = next(o.criterion for o in choose_unknown_domain(k, eg, dg, m, r)[1]
+                  if o.mechanism == option)  # fmt: skip
+    return _GroupPlan(each, "approx", None, name, accuracy, method, run, limit, float(margin))
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """How a grouped top-k reads its groups' inputs after the charge (the salts drawn)."""
+
+    table: Any
+    column: str
+    by: str
+    cand_list: list[Any] | None
+    grouping: Any
+    selection: Any
+    privacy_unit: str | None
+    drawn: tuple[int, int, Progress, int]
+
+    def inputs(self, m: int, limit: int | None, names: list[Any] | None = None
+               ) -> tuple[list[Any], list[Any]]:  # fmt: skip
+        """The groups and each group's input at bound ``m``: its candidates' scores, or its
+        ``[(value, count)]``. Private groups: selected on the first call (``names=None``),
+        then the same groups read again (the selection runs once)."""
+        salt, group_salt, progress, r = self.drawn
+        bounds = (self.privacy_unit, self.grouping.max_groups, m, salt, group_salt, progress, r)
+        table, column, by, cands = self.table, self.column, self.by, self.cand_list
+        if cands is not None:
+            if self.selection is None:
+                names = list(self.grouping.listed or [])
+                cells = table.grouped_candidate_scores(column, cands, by, names, *bounds)
+                rows = np.arange(len(names))
+            else:  # private groups: the persons and the scores from one scan
+                found = table.discovered_candidate_scores(column, cands, by, *bounds)
+                assert found.cells is not None
+                if names is None:
+                    names = selected_groups(found, self.selection)[0]
+                rows = _rows_of(found.groups, names)
+                cells = found.cells
+            g_idx, c_idx, n = cells
+            here = rows[g_idx] >= 0
+            dense = np.zeros((len(names), len(cands)), dtype=np.int64)
+            dense[rows[g_idx[here]], c_idx[here]] = n[here]
+            return names, [dense[j] for j in range(len(names))]
+        if self.selection is None:
+            names = list(self.grouping.listed or [])
+            return names, list(table.grouped_value_counts(column, by, names, limit, *bounds))
+        found = table.discovered_value_counts(column, by, limit, *bounds)
+        assert found.values is not None
+        if names is None:
+            names = selected_groups(found, self.selection)[0]
+        where = {group: j for j, group in enumerate(found.groups)}
+        return names, [found.values[where[g]] if g in where else [] for g in names]
+
+
+def _rows_of(found_groups: Sequence[Any], names: list[Any]) -> Any:
+    """For each group ``found`` holds, its row among ``names`` (``-1``: not released)."""
+    rows = np.full(len(found_groups), -1, dtype=np.int64)
+    at = {group: i for i, group in enumerate(names)}
+    for j, group in enumerate(found_groups):
+        rows[j] = at.get(group, -1)
+    return rows
+
+
+def _auto_contributions(
+    scan: _Scan,
+    names: list[Any],
+    plans: dict[int, _GroupPlan],
+    first: list[Any],
+    gem: Any,
+    k: int,
+) -> tuple[int, list[Any]]:
+    """``max_contributions="auto"`` with ``by``: one bound ``m`` for every group, chosen by
+    the generalized exponential mechanism ``gem`` (after the charge), and the groups' inputs
+    at that ``m``.
+
+    Score of ``m``: ``sum_g h_(k),g(m) - |groups| margin(m)``, ``h_(k),g(m)`` the ``k``-th
+    largest count in group ``g`` at bound ``m`` (its candidates' scores, or its values'
+    counts; 0 with fewer than ``k``) for the salts drawn after the charge, over the released
+    groups (public ones, or the private ones selected before, whose selection is the first
+    stage of the adaptive composition), and ``margin(m)`` the count the ``k``-th value needs
+    for the plan at ``m`` (public). Sensitivity ``G r``: one person is in at most ``G =
+    max_groups`` groups (the keyed group rule) and moves every count of a group by at most
+    ``r``, so each ``k``-th largest count (an order statistic) by at most ``r``. GEM at these
+    sensitivities is ``eps_c``-DP (seed 002, the exponential mechanism's proof;
+    docs/private_selection.md, "Generalized exponential mechanism"); the groups' release at
+    the chosen ``m`` (at most the largest cost over ``m``, charged) composes adaptively after
+    it (docs/grouped_releases.md, "max_contributions='auto'")."""
+    inputs = {}
+    family: dict[int, Fraction] = {}
+    for i, m in enumerate(plans):
+        got = first if i == 0 else scan.inputs(m, plans[m].limit, names)[1]
+        inputs[m] = got
+        kth = sum(_kth(x, k) for x in got)
+        family[m] = Fraction(kth) - len(names) * Fraction(plans[m].margin)
+    chosen = int(gem(family))
+    return chosen, inputs[chosen]
+
+
+def _kth(group_input: Any, k: int) -> int:
+    """The ``k``-th largest count of one group's input (scores, or ``[(value, count)]``)."""
+    if isinstance(group_input, np.ndarray):
+        counts = sorted((int(c) for c in group_input), reverse=True)
+    else:
+        counts = sorted((int(c) for _, c in group_input), reverse=True)
+    return counts[k - 1] if len(counts) >= k else 0
 
 
 def _candidate_runner(

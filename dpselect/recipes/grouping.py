@@ -199,6 +199,7 @@ class GroupedResult(Result):
             f"{len(self.groups)} groups of {self.by!r} ({self.groups_chosen_by})",
             f"per group: epsilon_g = {self.group_epsilon:.6g}, delta_g = {self.group_delta:.3g}",
             f"mechanism in each group: {self.mechanism}",
+            *self._choice_line(),
             cost,
             f"accounting: {self.accounting}",
             f"accuracy, in each group: {_statement(self.accuracy)}",
@@ -213,6 +214,11 @@ class GroupedResult(Result):
                 lines.insert(1, f"{len(noise)} groups: every count below the noise, a list "
                              "indistinguishable from one drawn from no data")  # fmt: skip
         return lines
+
+    def _choice_line(self) -> list[str]:
+        """The line saying how ``max_contributions="auto"`` chose the bound, if it did."""
+        choice = self.parameters.get("max_contributions_choice")
+        return [str(choice)] if choice else []
 
     def _text(self) -> str:
         table = self.lines()

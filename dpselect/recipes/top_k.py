@@ -190,8 +190,6 @@ def top_k(
     """
     data, column = one_column(data, column)
     if by is not None:
-        if max_contributions == "auto" or auto_fraction is not None:
-            raise ParameterError("max_contributions='auto' is not available with by: give a number")
         from .grouped import grouped_top_k
 
         return grouped_top_k(
@@ -200,7 +198,7 @@ def top_k(
             max_contributions=max_contributions, max_rows_per_value=max_rows_per_value,
             mechanism="auto" if mechanism is None else mechanism, counts=counts,
             ledger=ledger, source=source, progress=progress, schema=schema, k_bar=k_bar,
-            group_fraction=group_fraction,
+            group_fraction=group_fraction, auto_fraction=auto_fraction,
         )  # fmt: skip
     check_no_grouping(groups, max_groups, group_fraction)
     k = check_int(k, "k", minimum=1)

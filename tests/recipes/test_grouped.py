@@ -137,9 +137,9 @@ ERRORS = [
     ({"by": "carrier"}, ParameterError, "delta > 0"),  # private groups need delta
     ({"by": "carrier", "groups": []}, ParameterError, "groups"),
     (
-        {"by": "carrier", "groups": CARRIERS, "max_contributions": "auto", "privacy_unit": "plane"},
+        {"by": "carrier", "groups": CARRIERS, "max_contributions": "auto", "auto_fraction": 1},
         ParameterError,
-        "auto",
+        "auto_fraction",
     ),
 ]
 

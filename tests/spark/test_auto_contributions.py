@@ -63,3 +63,25 @@ def test_top_k_auto_matches_duckdb(spark):
         assert (a.candidates, a.epsilon, a.delta) == (b.candidates, b.epsilon, b.delta)
         assert a.parameters["max_contributions"] == b.parameters["max_contributions"]
         assert a.parameters["max_contributions"] in DEFAULT_CONTRIBUTIONS
+
+
+def test_auto_without_candidates_and_by_match_duckdb(spark):
+    # max_contributions="auto" without candidates (the unknown-domain top-k) and with by=
+    # (one bound for every group, public and private groups): the same seed chooses the same
+    # bound and releases the same values on both engines.
+    pdf = _people(13)
+    pdf["region"] = [f"r{int(u[1:]) % 3}" if isinstance(u, str) else None for u in pdf["user"]]
+    sdf = spark.createDataFrame(pdf)
+    cases = [
+        {},
+        {"by": "region", "groups": ["r0", "r1", "r2", "r9"]},
+        {"by": "region"},
+        {"by": "region", "candidates": [f"v{i}" for i in range(16)]},
+    ]
+    for kw in cases:
+        kw = {"privacy_unit": "user", "max_contributions": "auto", "delta": 1e-6, **kw}
+        a = dp.top_k(pdf, "item", 2, 2.0, source=InsecureSeededSource(8), **kw)
+        b = dp.top_k(sdf, "item", 2, 2.0, source=InsecureSeededSource(8), **kw)
+        assert a.to_dict()["parameters"]["max_contributions"] in DEFAULT_CONTRIBUTIONS, kw
+        assert (a.epsilon, a.delta) == (b.epsilon, b.delta), kw
+        assert str(a).splitlines()[:-1] == str(b).splitlines()[:-1], kw
