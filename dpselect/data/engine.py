@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # annotations only: importing the interface loads no heavy mo
 
     from .discovered_groups import DiscoveredGroups
 
-__all__ = ["Engine", "Progress"]
+__all__ = ["Engine", "Progress", "is_opened_table"]
 
 #: ``progress(percent)``, polled while a query runs (an engine may ignore it).
 Progress = Callable[[float], None] | None
@@ -308,3 +308,12 @@ class Engine(Protocol):
         """The groups found, their persons and their kept numbers: :meth:`grouped_values`
         over the groups found."""
         ...
+
+
+def is_opened_table(data: Any) -> bool:
+    """Whether ``data`` is a table dpselect opened (an :class:`Engine` of its own classes).
+
+    ``isinstance(data, Engine)`` alone is not enough: the protocol check asks whether each
+    member exists, and a Spark Connect DataFrame answers every attribute name with a
+    ``Column``, so it would pass as an opened table and fail on the first call."""
+    return type(data).__module__.startswith("dpselect.") and isinstance(data, Engine)

@@ -171,6 +171,30 @@ def jsonable(value: Any) -> Any:
 AUTO_FRACTION = 0.25
 
 
+def check_contributions(
+    max_contributions: Any, auto_fraction: Any, privacy_unit: str | None
+) -> tuple[int | None, float]:
+    """``max_contributions`` and ``auto_fraction`` checked together (public facts only):
+    ``(m, 0.0)`` for a number ``m >= 1`` (not 1 only with a privacy unit; no
+    ``auto_fraction``), ``(None, fraction)`` for ``"auto"`` (which needs a privacy unit)."""
+    from ..mechanisms.validate import check_int
+
+    if isinstance(max_contributions, str) and max_contributions == "auto":
+        fraction = check_auto_fraction(auto_fraction)
+        if privacy_unit is None:
+            raise ParameterError(
+                "max_contributions='auto' needs a privacy_unit column (without one each row "
+                "is a person and counts once)"
+            )
+        return None, fraction
+    if auto_fraction is not None:
+        raise ParameterError("auto_fraction applies only with max_contributions='auto'")
+    m = check_int(max_contributions, "max_contributions", minimum=1)
+    if privacy_unit is None and m != 1:
+        raise ParameterError("max_contributions applies only with a privacy_unit column")
+    return m, 0.0
+
+
 def check_auto_fraction(fraction: Any, name: str = "auto_fraction") -> float:
     """A share of epsilon in ``(0, 1)`` (``None``: :data:`AUTO_FRACTION`), refused naming
     ``name``, the argument the caller typed (``auto_fraction``, ``group_fraction``)."""

@@ -60,7 +60,7 @@ from ..core.domains import atom_domain, vector_domain
 from ..core.errors import ParameterError
 from ..core.metrics import L1Distance
 from ..data.column_roles import check_column_role
-from ..data.engine import Engine
+from ..data.engine import Engine, is_opened_table
 from ..data.rules import kept_numbers
 from ..data.tables import open_table
 from ..mechanisms.exponential import make_exponential_mechanism
@@ -172,8 +172,9 @@ def _penalties(penalty: Any, candidates: list[int]) -> list[Fraction] | None:
 def _table(data: Any, schema: Any) -> Engine:
     """``data`` opened (an already opened table, any :class:`~dpselect.data.engine.Engine`,
     is used as it is)."""
-    if isinstance(data, Engine):
-        return data
+    if is_opened_table(data):
+        opened: Engine = data
+        return opened
     return open_table(data, schema=schema)
 
 

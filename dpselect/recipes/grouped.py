@@ -32,7 +32,7 @@ from ..mechanisms.partition_selection import (
 from ..mechanisms.top_k_plan import CONFIDENCE, TopKPlan, plan_top_k
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource
-from ._common import check_auto_fraction, open_ledger
+from ._common import check_contributions, open_ledger
 from .bounds import DEFAULT_CONTRIBUTIONS
 from .epsilon_range import check_epsilon_range
 from .grouping import (
@@ -135,22 +135,9 @@ def grouped_top_k(
     check_epsilon_range(eps)
     mech = _check_mechanism(mechanism)
     r = check_rows_per_value(max_rows_per_value, privacy_unit)
-    auto_m = isinstance(max_contributions, str) and max_contributions == "auto"
-    fraction = 0.0
-    if auto_m:
-        fraction = check_auto_fraction(auto_fraction)
-        if privacy_unit is None:
-            raise ParameterError(
-                "max_contributions='auto' needs a privacy_unit column (without one each row "
-                "is a person and counts once)"
-            )
-        bounds_m = list(DEFAULT_CONTRIBUTIONS)
-    else:
-        if auto_fraction is not None:
-            raise ParameterError("auto_fraction applies only with max_contributions='auto'")
-        bounds_m = [check_int(max_contributions, "max_contributions", minimum=1)]
-        if privacy_unit is None and bounds_m[0] != 1:
-            raise ParameterError("max_contributions applies only with a privacy_unit column")
+    given_m, fraction = check_contributions(max_contributions, auto_fraction, privacy_unit)
+    auto_m = given_m is None
+    bounds_m = list(DEFAULT_CONTRIBUTIONS) if given_m is None else [given_m]
     if not isinstance(counts, bool):
         raise ParameterError(f"counts must be a bool, got {counts!r}")
     value_mode = candidates is None

@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar
 from ..accounting.ledger import ROWS
 from ..core.errors import ParameterError, given
 from ..data.column_roles import check_column_role
-from ..data.engine import Engine
+from ..data.engine import Engine, is_opened_table
 from ..data.row_rules import row_rules
 from ..data.tables import open_table
 from ._common import open_ledger
@@ -169,7 +169,7 @@ def check_unit_label(privacy_unit: Any, argument: str = "privacy_unit") -> None:
 def open_checked(data: Any, column: str, privacy_unit: str | None, schema: Any = None) -> Engine:
     """The data as a table with its columns checked (public facts only): ``column`` ranked,
     ``privacy_unit`` (if any) a unit column. An opened table is checked as it is."""
-    table = data if isinstance(data, Engine) else open_table(data, schema=schema)
+    table = data if is_opened_table(data) else open_table(data, schema=schema)
     check_column_role(table, column, "ranked")
     if privacy_unit is not None:
         check_column_role(table, privacy_unit, "unit", "privacy_unit")

@@ -29,7 +29,7 @@ from ..mechanisms.top_k_plan import TopKPlan as _Plan
 from ..mechanisms.top_k_plan import plan_top_k as _plan
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource, resolve_source
-from ._common import AUTO_FRACTION, check_auto_fraction
+from ._common import AUTO_FRACTION, check_auto_fraction, check_contributions
 from .epsilon_range import check_epsilon_range
 from .grouping import check_no_grouping
 from .release import charge_then as _charge_then
@@ -206,20 +206,10 @@ def top_k(
     check_epsilon_range(eps)
     mech = _check_mechanism(mechanism)
     rows_cap = check_rows_per_value(max_rows_per_value, privacy_unit)
-    auto_m = isinstance(max_contributions, str) and max_contributions == "auto"
-    if auto_m:
-        fraction = check_auto_fraction(auto_fraction)
-        if privacy_unit is None:
-            raise ParameterError(
-                "max_contributions='auto' needs a privacy_unit column (without one each row "
-                "is a person and counts once)"
-            )
-    else:
-        if auto_fraction is not None:
-            raise ParameterError("auto_fraction applies only with max_contributions='auto'")
-        max_contributions = check_int(max_contributions, "max_contributions", minimum=1)
-        if privacy_unit is None and max_contributions != 1:
-            raise ParameterError("max_contributions applies only with a privacy_unit column")
+    given_m, fraction = check_contributions(max_contributions, auto_fraction, privacy_unit)
+    auto_m = given_m is None
+    if given_m is not None:
+        max_contributions = given_m
     if not isinstance(counts, bool):
         raise ParameterError(f"counts must be a bool, got {counts!r}")
     if candidates is None:

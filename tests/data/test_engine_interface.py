@@ -83,3 +83,22 @@ def test_the_check_finds_what_it_looks_for():
     source = "x = getattr(table, 'histogram_values', None)\ny = query.table.engine == 'spark'\n"
     assert _engine_questions(ast.parse(source)) == [1, 2]
     assert _engine_questions(ast.parse("z = getattr(query.table, 'engine', 'duckdb')")) == [1]
+
+
+def test_an_object_answering_every_attribute_is_not_an_opened_table():
+    # A Spark Connect DataFrame answers every attribute name with a Column: the Engine
+    # protocol check alone would take it for an opened table (the recipes then failed on
+    # their first call to it, after the ledger check).
+    import pandas as pd
+
+    from dpselect.data.engine import Engine, is_opened_table
+    from dpselect.data.tables import open_table
+
+    class AnswersEverything:
+        def __getattr__(self, name):
+            return object()
+
+    fake = AnswersEverything()
+    assert isinstance(fake, Engine)  # why the protocol alone is not enough
+    assert not is_opened_table(fake)
+    assert is_opened_table(open_table(pd.DataFrame({"x": [1]})))
