@@ -1,12 +1,15 @@
 """dpselect: differentially private selection with exact sampling and honest accounting.
 
 The top level is the task tier: the recipes, their results, the :class:`Ledger`, the errors
-and the randomness sources (``dpselect.__all__``, 35 names):
+and the randomness sources (``dpselect.__all__``, 38 names):
 
-- recipes: :func:`top_k`, :func:`most_common` (the main job), :func:`partition_selection`,
-  :func:`quantile`, :func:`best_price`, :func:`select_hypothesis`, :func:`select`,
-  :func:`tune`, :func:`choose_max_contributions`, :func:`choose_bounds`, :func:`preview`,
-  :func:`preview_top_k`, :func:`plot_preview`, and the ``dpselect`` command;
+- the front door: :class:`Session` (the data, its privacy unit, the :class:`Contributions`
+  bounds and the ledger, bound once; its queries carry the recipes' names);
+- recipes (shorthands that run one query): :func:`top_k`, :func:`most_common` (the main
+  job), :func:`partition_selection`, :func:`quantile`, :func:`best_price`,
+  :func:`select_hypothesis`, :func:`select`, :func:`tune`, :func:`choose_max_contributions`,
+  :func:`choose_bounds`, :func:`preview`, :func:`preview_top_k`, :func:`plot_preview`, and
+  the ``dpselect`` command;
 - their results, all derived from :class:`Result` (``to_dict()``, ``to_frame()``, ``str``).
 
 The framework tier lives in sub-namespaces (as OpenDP's ``dp.m`` and ``dp.t``):
@@ -63,15 +66,21 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and readers
         select_hypothesis,
         tune,
     )
+    from .recipes.contributions import Contributions
+    from .recipes.grouping import GroupedResult
     from .recipes.preview import TopKPreview, preview_top_k
     from .recipes.result import Result
     from .recipes.top_k import most_common, top_k
     from .recipes.top_k_result import TopKResult
     from .recipes.unknown_domain import KeysResult, partition_selection
     from .sampling.source import InsecureSeededSource, RandomSource, SystemRandomSource
+    from .session import Session
 
 #: The task tier: each public name and the module that defines it.
 _NAMED = {
+    # the front door
+    "Session": "session",
+    "Contributions": "recipes.contributions",
     # recipes
     "top_k": "recipes.top_k",
     "most_common": "recipes.top_k",
@@ -90,6 +99,7 @@ _NAMED = {
     "Result": "recipes.result",
     "TopKResult": "recipes.top_k_result",
     "KeysResult": "recipes.unknown_domain",
+    "GroupedResult": "recipes.grouping",
     "QuantileResult": "recipes",
     "PriceResult": "recipes",
     "HypothesisResult": "recipes",
@@ -117,8 +127,10 @@ __all__ = [
     "BudgetExceeded",
     "CalibrationError",
     "ContributionChoice",
+    "Contributions",
     "DPSelectError",
     "DataError",
+    "GroupedResult",
     "HypothesisResult",
     "InsecureSeededSource",
     "KeysResult",
@@ -131,6 +143,7 @@ __all__ = [
     "RandomSource",
     "Result",
     "SelectionResult",
+    "Session",
     "SystemRandomSource",
     "TopKPreview",
     "TopKResult",

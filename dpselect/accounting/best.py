@@ -101,29 +101,89 @@ class MechanismLoss:
 
     @classmethod
     def pure(cls, epsilon: float) -> MechanismLoss:
-        """An ``epsilon``-DP mechanism."""
+        """An ``epsilon``-DP mechanism.
+
+        Parameters
+        ----------
+        epsilon : float
+            The mechanism's ``epsilon >= 0``.
+
+        Returns
+        -------
+        MechanismLoss
+            A loss of kind ``"pure"``.
+        """
         return cls("pure", epsilon=epsilon)
 
     @classmethod
     def bounded_range(cls, epsilon: float) -> MechanismLoss:
-        """An ``epsilon``-bounded-range mechanism (exponential mechanism, Gumbel noisy max)."""
+        """An ``epsilon``-bounded-range mechanism (exponential mechanism, Gumbel noisy max).
+
+        Parameters
+        ----------
+        epsilon : float
+            The bounded-range parameter ``epsilon >= 0`` (for the exponential mechanism at Gumbel
+            scale ``s`` and range distance ``d``: ``d / s``).
+
+        Returns
+        -------
+        MechanismLoss
+            A loss of kind ``"bounded_range"``.
+        """
         return cls("bounded_range", epsilon=epsilon)
 
     @classmethod
     def zcdp(cls, rho: float) -> MechanismLoss:
-        """A ``rho``-zCDP mechanism."""
+        """A ``rho``-zCDP mechanism.
+
+        Parameters
+        ----------
+        rho : float
+            The mechanism's zCDP ``rho >= 0``.
+
+        Returns
+        -------
+        MechanismLoss
+            A loss of kind ``"zcdp"``.
+        """
         return cls("zcdp", rho=rho)
 
     @classmethod
     def gaussian(cls, sensitivity: float, sigma: float) -> MechanismLoss:
-        """The Gaussian mechanism: ``Delta^2 / (2 sigma^2)``-zCDP, rounded up."""
+        """The Gaussian mechanism: ``Delta^2 / (2 sigma^2)``-zCDP, rounded up.
+
+        Parameters
+        ----------
+        sensitivity : float
+            The query's L2 sensitivity ``Delta >= 0``.
+        sigma : float
+            The noise's standard deviation, ``> 0``.
+
+        Returns
+        -------
+        MechanismLoss
+            A loss of kind ``"zcdp"`` with ``rho = Delta^2 / (2 sigma^2)``.
+        """
         from .zcdp import gaussian_zcdp
 
         return cls("zcdp", rho=gaussian_zcdp(sensitivity, sigma))
 
     @classmethod
     def approx(cls, epsilon: float, delta: float) -> MechanismLoss:
-        """An ``(epsilon, delta)``-DP mechanism."""
+        """An ``(epsilon, delta)``-DP mechanism.
+
+        Parameters
+        ----------
+        epsilon : float
+            The mechanism's ``epsilon >= 0``.
+        delta : float
+            The mechanism's ``delta``, in ``[0, 1]``.
+
+        Returns
+        -------
+        MechanismLoss
+            A loss of kind ``"approx"``.
+        """
         return cls("approx", epsilon=epsilon, delta=delta)
 
     @property
@@ -175,6 +235,25 @@ def best_epsilon(
     ``adaptive=True`` (default) admits only theorems valid when each mechanism is chosen after
     seeing earlier outputs (its privacy parameter fixed in advance). With ``adaptive=False``
     the optimal non-adaptive bounded-range composition is tried as well.
+
+    Parameters
+    ----------
+    mechanisms : iterable of MechanismLoss
+        One loss per mechanism run (a mechanism run twice appears twice); none gives
+        ``(0, 0)`` by basic composition.
+    delta : float
+        The total ``delta`` allowed, in ``[0, 1]``. Basic composition needs the mechanisms'
+        deltas to sum to at most this; the zCDP and Renyi routes need ``delta > 0``.
+    adaptive : bool, default True
+        ``True``: only theorems valid for adaptively chosen mechanisms. ``False`` (the
+        mechanisms are fixed in advance) also tries the non-adaptive bounded-range theorem.
+
+    Returns
+    -------
+    CompositionResult
+        The least epsilon (rounded up), the delta it holds at (the sum of the mechanisms'
+        deltas for basic composition, else ``delta``), the theorem's name (one of
+        :data:`THEOREMS`) and, in ``candidates``, the epsilon of every theorem that applied.
     """
     mechs = list(mechanisms)
     for i, m in enumerate(mechs):

@@ -149,6 +149,19 @@ def make_composition(measurements: Sequence[Measurement]) -> Measurement:
     All must share the input domain, input metric and output measure (``MaxDivergence``,
     ``ZeroConcentratedDivergence``, ``Approximate`` or ``RenyiDivergence``). The privacy map is
     the exact sum of the members' losses, rounded up once.
+
+    Parameters
+    ----------
+    measurements : sequence of Measurement
+        At least one; all with the same input domain, input metric and output measure.
+
+    Returns
+    -------
+    Measurement
+        Its function returns the list of the members' outputs, in order; its map at ``d_in``
+        is the sum of the members' maps at ``d_in`` (under ``Approximate``, ``delta`` capped at
+        1; under ``RenyiDivergence``, the curves added by
+        :func:`~dpselect.accounting.compose_rdp`).
     """
     ms = list(measurements)
     domain, metric, measure = _common_input(ms)
@@ -310,6 +323,30 @@ def make_adaptive_composition(
     at ``d_in``. The privacy map is ``sum(d_mids)`` (rounded up) for any distance up to
     ``d_in``. Supported measures: ``MaxDivergence``, ``ZeroConcentratedDivergence``,
     ``Approximate``.
+
+    Parameters
+    ----------
+    input_domain : Domain
+        The data's domain; every query must have this input domain.
+    input_metric : Metric
+        The data's metric; every query must have it too. It validates ``d_in``.
+    output_measure : Measure
+        ``MaxDivergence()``, ``ZeroConcentratedDivergence()`` or ``Approximate(...)``; every
+        query must have this output measure.
+    d_in : number
+        The input distance the guarantee is for: each query's loss is read from its map at
+        ``d_in``.
+    d_mids : sequence
+        The loss allowed to each query in turn, in ``output_measure`` (``(epsilon, delta)``
+        tuples under ``Approximate``); not empty. Each answered query is charged its full
+        ``d_mids[i]``.
+
+    Returns
+    -------
+    Measurement
+        Its function returns an :class:`AdaptiveCompositor` over the data; its map is
+        ``sum(d_mids)`` (rounded up) at any distance up to ``d_in`` and raises
+        :class:`PrivacyMapError` above it.
     """
     if not isinstance(output_measure, (*_SCALAR, Approximate)):
         raise MeasureError(f"adaptive composition does not support {output_measure!r}")
@@ -348,6 +385,27 @@ def make_privacy_filter(
     exact running total above ``d_out``. The privacy map is ``d_out`` for any distance up to
     ``d_in``. Supported measures: ``MaxDivergence``, ``ZeroConcentratedDivergence``,
     ``Approximate`` (basic composition).
+
+    Parameters
+    ----------
+    input_domain : Domain
+        The data's domain; every query must have this input domain.
+    input_metric : Metric
+        The data's metric; every query must have it too. It validates ``d_in``.
+    output_measure : Measure
+        ``MaxDivergence()``, ``ZeroConcentratedDivergence()`` or ``Approximate(...)``; every
+        query must have this output measure.
+    d_in : number
+        The input distance the guarantee is for: each query's loss is read from its map at
+        ``d_in``.
+    d_out : number or (epsilon, delta) tuple
+        The budget, in ``output_measure``.
+
+    Returns
+    -------
+    Measurement
+        Its function returns a :class:`PrivacyFilter` over the data; its map is ``d_out`` at
+        any distance up to ``d_in`` and raises :class:`PrivacyMapError` above it.
     """
     if not isinstance(output_measure, (*_SCALAR, Approximate)):
         raise MeasureError(f"a privacy filter does not support {output_measure!r}")

@@ -43,6 +43,16 @@ def basic_composition(losses: Iterable[tuple[Number, Number]]) -> tuple[float, f
     ``losses`` is an iterable of ``(epsilon_i, delta_i)`` pairs. Valid for adaptively chosen
     mechanisms and parameters (seed 002; Rogers et al. 2016). ``delta`` is capped at 1. The sums
     are exact (:class:`~fractions.Fraction`) before the single upward rounding.
+
+    Parameters
+    ----------
+    losses : iterable of (epsilon, delta) tuples
+        Each mechanism's loss: ``epsilon_i >= 0`` and ``delta_i`` in ``[0, 1]``.
+
+    Returns
+    -------
+    tuple of (float, float)
+        ``(sum epsilon_i, min(1, sum delta_i))``, each rounded up.
     """
     eps_total, delta_total = Fraction(0), Fraction(0)
     for i, loss in enumerate(losses):
@@ -68,6 +78,22 @@ def advanced_composition(
     ``(sqrt(2k ln(1/delta')) epsilon + k epsilon (e^epsilon - 1), k delta + delta')``-DP for any
     ``delta' in (0, 1]``. Returns that pair, each rounded up. The formula is not capped at the
     basic bound ``k epsilon``; :func:`~dpselect.accounting.best_epsilon` takes the minimum.
+
+    Parameters
+    ----------
+    epsilon : float
+        Every mechanism's ``epsilon >= 0``.
+    k : int
+        The number of mechanisms, at least 1.
+    delta_prime : float
+        The slack ``delta'`` in ``(0, 1]``: smaller gives a larger total epsilon.
+    delta : float, default 0.0
+        Every mechanism's ``delta``, in ``[0, 1]``.
+
+    Returns
+    -------
+    tuple of (float, float)
+        The total ``(epsilon, delta)``: the formula above and ``min(1, k delta + delta')``.
     """
     eps = check_loss(epsilon, "epsilon")
     k = check_count(k)
@@ -82,6 +108,20 @@ def advanced_composition_corollary(target_epsilon: Number, k: int, delta_prime: 
 
     Valid for a target ``0 < eps' < 1`` (seed 002's corollary): ``k`` mechanisms at this
     epsilon are ``(eps', k delta + delta')``-DP. Rounded *down* (a smaller per-query budget).
+
+    Parameters
+    ----------
+    target_epsilon : float
+        The total ``eps'`` wanted, in ``(0, 1)``.
+    k : int
+        The number of mechanisms (queries), at least 1.
+    delta_prime : float
+        The slack ``delta'``, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        The per-query epsilon, rounded down.
     """
     target = check_loss(target_epsilon, "target_epsilon")
     if not 0 < target < 1:
@@ -102,6 +142,21 @@ def advanced_composition_inverse(target_epsilon: Number, k: int, delta_prime: Nu
     Solves ``sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1) <= target`` over floats with a
     certified check, so the returned epsilon always meets the target. It is at least the
     corollary's value (the corollary is a closed-form under-approximation of this root).
+
+    Parameters
+    ----------
+    target_epsilon : float
+        The total epsilon allowed, ``>= 0`` (0 gives 0).
+    k : int
+        The number of mechanisms, at least 1.
+    delta_prime : float
+        The slack ``delta'``, in ``(0, 1]``; the total delta is ``k delta + delta'`` for
+        per-query ``delta``.
+
+    Returns
+    -------
+    float
+        The per-query epsilon (a float whose total is certified ``<= target_epsilon``).
     """
     target = check_loss(target_epsilon, "target_epsilon")
     k = check_count(k)

@@ -316,6 +316,27 @@ class Ledger:
         :data:`ROWS`): it then refuses, before writing anything, every charge that protects
         another unit or names none. ``None`` (default): unbound, any unit is accepted and
         :meth:`unit_warning` says when units are mixed.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The new ledger file. It must not exist; its directory must exist and be writable.
+        epsilon : float
+            The budget's ``epsilon > 0``; a float is read as the decimal it prints as (``0.1`` is
+            exactly 1/10).
+        delta : float, default 0.0
+            The budget's ``delta``, in ``[0, 1)``, read the same way.
+        accounting : {"basic", "zcdp"}, default "basic"
+            How charges add up (module docstring), fixed for the ledger's life.
+        timeout : float, default 30.0
+            Seconds a charge waits for the write lock before raising :class:`LedgerError`.
+        privacy_unit : str or None, default None
+            :data:`ROWS` or a unit column's name: the one unit this ledger accepts charges for.
+
+        Returns
+        -------
+        Ledger
+            The new ledger, open for writing.
         """
         _check_unit(privacy_unit)
         p = os.fspath(path)
@@ -427,6 +448,20 @@ class Ledger:
         beside it (no write in progress) and a directory that is not writable, the file is
         opened as ``immutable``: no lock and no side file is needed, and nobody can be
         writing it. Charging a read-only ledger raises :class:`LedgerError`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The ledger file.
+        timeout : float, default 30.0
+            Seconds a charge waits for the write lock before raising :class:`LedgerError`.
+        read_only : bool, default False
+            Open without writing anything (see above).
+
+        Returns
+        -------
+        Ledger
+            The ledger, its integrity, schema and totals checked.
         """
         return cls(os.fspath(path), timeout=timeout, read_only=read_only, _token=_OPEN_TOKEN)
 
@@ -577,7 +612,14 @@ class Ledger:
 
     def check_privacy_unit(self, privacy_unit: str | None) -> None:
         """Refuse (``LedgerError``, one line) a query protecting ``privacy_unit`` (``None``:
-        not stated) when the ledger is bound to another unit; nothing is written."""
+        not stated) when the ledger is bound to another unit; nothing is written.
+
+        Parameters
+        ----------
+        privacy_unit : str or None
+            The unit the query protects: :data:`ROWS`, a unit column's name, or ``None`` (not
+            stated). An unbound ledger accepts any.
+        """
         bound = self._privacy_unit
         if bound is None or privacy_unit == bound:
             return
@@ -671,6 +713,17 @@ class Ledger:
 
         ``"approx"``: :meth:`spent`. ``"zcdp"``: the sum of the entries' ``rho`` (pure DP as
         ``eps^2/2``, bounded range as ``eps^2/8``); refused when an entry has ``delta > 0``.
+
+        Parameters
+        ----------
+        measure : {"approx", "zcdp"}, default "approx"
+            The measure of the total.
+
+        Returns
+        -------
+        LedgerTotal
+            The measure, the total (``(epsilon, delta)`` or ``rho``, rounded up) and the name of the
+            theorem behind it.
         """
         if measure == "approx":
             theorem = (
@@ -739,6 +792,32 @@ class Ledger:
         ``privacy_unit`` (:data:`ROWS` or a unit column; ``None``: not stated) and ``source``
         (the data's public description) are recorded with the entry; a ledger bound to a
         unit refuses any other (:meth:`check_privacy_unit`) before writing.
+
+        Parameters
+        ----------
+        epsilon : float
+            The release's ``epsilon >= 0``.
+        delta : float, default 0.0
+            The release's ``delta``, in ``[0, 1]``; 0 unless ``kind="approx"``. A zCDP ledger
+            refuses ``delta > 0``.
+        mechanism : str, default "unspecified"
+            The mechanism's name, recorded with the entry.
+        parameters : JSON-serialisable, optional
+            The mechanism's public parameters, recorded with the entry (no NaN or infinity).
+        kind : {"pure", "bounded_range", "approx"} or None, default None
+            The loss's class; ``None``: ``"pure"`` when ``delta == 0``, else ``"approx"``. A zCDP
+            ledger charges ``rho = epsilon^2 / 8`` for ``"bounded_range"``, ``epsilon^2 / 2``
+            otherwise.
+        privacy_unit : str or None, default None
+            Whom the release protects: :data:`ROWS`, a unit column's name, or ``None`` (not
+            stated).
+        source : str or None, default None
+            The data's public description (a path, "the pandas table"), never read from the rows.
+
+        Returns
+        -------
+        LedgerEntry
+            The recorded entry, committed.
         """
         eps = check_loss(epsilon, "epsilon")
         d = check_delta(delta)
@@ -775,6 +854,28 @@ class Ledger:
         In a basic ledger the charge is converted to ``(CKS epsilon at delta, delta)``, so
         ``delta`` is required; in a zCDP ledger ``rho`` is charged as is. ``privacy_unit`` and
         ``source``: as in :meth:`charge`.
+
+        Parameters
+        ----------
+        rho : float
+            The release's zCDP ``rho >= 0``.
+        mechanism : str, default "unspecified"
+            The mechanism's name, recorded with the entry.
+        parameters : JSON-serialisable, optional
+            The mechanism's public parameters, recorded with the entry (no NaN or infinity).
+        delta : float or None, default None
+            The ``delta`` in ``(0, 1]`` at which a basic ledger converts ``rho`` (required there);
+            a zCDP ledger only records it.
+        privacy_unit : str or None, default None
+            Whom the release protects: :data:`ROWS`, a unit column's name, or ``None`` (not
+            stated).
+        source : str or None, default None
+            The data's public description (a path, "the pandas table"), never read from the rows.
+
+        Returns
+        -------
+        LedgerEntry
+            The recorded entry, committed.
         """
         r = check_loss(rho, "rho")
         if self._accounting == "basic":
@@ -805,6 +906,34 @@ class Ledger:
 
         If the charge fails (``BudgetExceeded``, ``LedgerError``) ``release`` never runs. If
         ``release`` raises, the charge stands (the data may already have been touched).
+
+        Parameters
+        ----------
+        release : callable () -> T
+            The computation, run only after the charge is durable.
+        epsilon : float
+            The release's ``epsilon >= 0``.
+        delta : float, default 0.0
+            The release's ``delta``, in ``[0, 1]``; 0 unless ``kind="approx"``. A zCDP ledger
+            refuses ``delta > 0``.
+        mechanism : str, default "unspecified"
+            The mechanism's name, recorded with the entry.
+        parameters : JSON-serialisable, optional
+            The mechanism's public parameters, recorded with the entry (no NaN or infinity).
+        kind : {"pure", "bounded_range", "approx"} or None, default None
+            The loss's class; ``None``: ``"pure"`` when ``delta == 0``, else ``"approx"``. A zCDP
+            ledger charges ``rho = epsilon^2 / 8`` for ``"bounded_range"``, ``epsilon^2 / 2``
+            otherwise.
+        privacy_unit : str or None, default None
+            Whom the release protects: :data:`ROWS`, a unit column's name, or ``None`` (not
+            stated).
+        source : str or None, default None
+            The data's public description (a path, "the pandas table"), never read from the rows.
+
+        Returns
+        -------
+        T
+            What ``release()`` returned.
         """
         self.charge(
             epsilon,
@@ -829,7 +958,34 @@ class Ledger:
         privacy_unit: str | None = None,
         source: str | None = None,
     ) -> Iterator[LedgerEntry]:
-        """``with ledger.charging(eps, ...) as entry:`` charges durably before the block runs."""
+        """``with ledger.charging(eps, ...) as entry:`` charges durably before the block runs.
+
+        Parameters
+        ----------
+        epsilon : float
+            The release's ``epsilon >= 0``.
+        delta : float, default 0.0
+            The release's ``delta``, in ``[0, 1]``; 0 unless ``kind="approx"``. A zCDP ledger
+            refuses ``delta > 0``.
+        mechanism : str, default "unspecified"
+            The mechanism's name, recorded with the entry.
+        parameters : JSON-serialisable, optional
+            The mechanism's public parameters, recorded with the entry (no NaN or infinity).
+        kind : {"pure", "bounded_range", "approx"} or None, default None
+            The loss's class; ``None``: ``"pure"`` when ``delta == 0``, else ``"approx"``. A zCDP
+            ledger charges ``rho = epsilon^2 / 8`` for ``"bounded_range"``, ``epsilon^2 / 2``
+            otherwise.
+        privacy_unit : str or None, default None
+            Whom the release protects: :data:`ROWS`, a unit column's name, or ``None`` (not
+            stated).
+        source : str or None, default None
+            The data's public description (a path, "the pandas table"), never read from the rows.
+
+        Yields
+        ------
+        LedgerEntry
+            The recorded entry, committed before the block runs.
+        """
         yield self.charge(
             epsilon,
             delta,

@@ -82,7 +82,24 @@ def optimal_homogeneous_delta(
     epsilon: Number, k: int, epsilon_total: Number, delta: Number = 0.0
 ) -> float:
     """The smallest delta such that ``k`` adaptively composed ``(epsilon, delta)``-DP
-    mechanisms are ``(epsilon_total, delta_g)``-DP (KOV 2015, Theorem 3.3); rounded up."""
+    mechanisms are ``(epsilon_total, delta_g)``-DP (KOV 2015, Theorem 3.3); rounded up.
+
+    Parameters
+    ----------
+    epsilon : float
+        Every mechanism's ``epsilon >= 0``.
+    k : int
+        The number of mechanisms, at least 1.
+    epsilon_total : float
+        The total ``epsilon_g >= 0`` at which the total delta is wanted.
+    delta : float, default 0.0
+        Every mechanism's ``delta``, in ``[0, 1]``.
+
+    Returns
+    -------
+    float
+        The smallest total delta ``delta_g``, rounded up, at most 1.
+    """
     eps = check_loss(epsilon, "epsilon")
     k = check_count(k)
     eps_g = check_loss(epsilon_total, "epsilon_total")
@@ -99,6 +116,22 @@ def optimal_homogeneous_composition(
     The result is the smallest float whose total delta is certified ``<= delta_target``, so it
     is never below the exact optimum. Raises :class:`ParameterError` when ``delta_target`` is
     below ``1 - (1 - delta)^k``, which no total epsilon reaches.
+
+    Parameters
+    ----------
+    epsilon : float
+        Every mechanism's ``epsilon >= 0``.
+    k : int
+        The number of mechanisms, at least 1.
+    delta_target : float
+        The total delta allowed, in ``[0, 1]``.
+    delta : float, default 0.0
+        Every mechanism's ``delta``, in ``[0, 1]``.
+
+    Returns
+    -------
+    float
+        The total epsilon, in ``[0, k epsilon]`` (rounded up).
     """
     eps = check_loss(epsilon, "epsilon")
     k = check_count(k)
@@ -131,6 +164,19 @@ def kov_heterogeneous_composition(
 
     ``losses`` are ``(eps_l, delta_l)`` pairs of adaptively composed mechanisms; ``eps~`` is the
     minimum of the three bounds in the module docstring.
+
+    Parameters
+    ----------
+    losses : iterable of (epsilon, delta) tuples
+        Each mechanism's loss: ``epsilon_l >= 0`` and ``delta_l`` in ``[0, 1]``.
+    delta_slack : float
+        The slack ``delta~``, in ``(0, 1]``: smaller gives a larger total epsilon.
+
+    Returns
+    -------
+    tuple of (float, float)
+        The total ``(epsilon, delta)``: ``eps~`` (0 when every epsilon is 0) and
+        ``1 - (1 - delta_slack) prod(1 - delta_l)``, each rounded up.
     """
     pairs = []
     for i, loss in enumerate(losses):
@@ -227,7 +273,22 @@ def _br_delta(eps: Fraction, k: int, eps_g: Fraction) -> arb:
 
 def bounded_range_composition_delta(epsilon: Number, k: int, epsilon_total: Number) -> float:
     """The optimal delta of ``k`` non-adaptively composed ``epsilon``-bounded-range mechanisms
-    at total ``epsilon_total`` (Dong, Durfee, Rogers 2020, Theorem 3); rounded up."""
+    at total ``epsilon_total`` (Dong, Durfee, Rogers 2020, Theorem 3); rounded up.
+
+    Parameters
+    ----------
+    epsilon : float
+        Every mechanism's bounded-range ``epsilon >= 0``.
+    k : int
+        The number of mechanisms, at least 1.
+    epsilon_total : float
+        The total ``epsilon_g >= 0`` at which the total delta is wanted.
+
+    Returns
+    -------
+    float
+        The optimal total delta, rounded up, at most 1.
+    """
     eps = check_loss(epsilon, "epsilon")
     k = check_count(k)
     eps_g = check_loss(epsilon_total, "epsilon_total")
@@ -265,6 +326,20 @@ def bounded_range_composition(epsilon: Number, k: int, delta: Number) -> float:
     optimum, never below it). The cost grows as ``k^2``. Not valid for adaptively chosen
     mechanisms: use :func:`~dpselect.accounting.zcdp_to_approx_dp` of ``k eps^2 / 8``, or the
     Renyi route, there.
+
+    Parameters
+    ----------
+    epsilon : float
+        Every mechanism's bounded-range ``epsilon >= 0``.
+    k : int
+        The number of mechanisms, at least 1.
+    delta : float
+        The total delta allowed, in ``(0, 1]``.
+
+    Returns
+    -------
+    float
+        The total epsilon, in ``[0, k epsilon]`` (0 when ``epsilon`` is 0).
     """
     eps = check_loss(epsilon, "epsilon")
     k = check_count(k)

@@ -66,7 +66,19 @@ def _check_order(alpha: float) -> Fraction:
 
 
 def zcdp_rdp(rho: Number) -> RenyiCurve:
-    """``rho``-zCDP as a Renyi curve: ``alpha -> alpha rho`` (Bun and Steinke 2016, Def. 1.1)."""
+    """``rho``-zCDP as a Renyi curve: ``alpha -> alpha rho`` (Bun and Steinke 2016, Def. 1.1).
+
+    Parameters
+    ----------
+    rho : float
+        The zCDP parameter, ``>= 0``.
+
+    Returns
+    -------
+    RenyiCurve
+        ``alpha -> alpha rho``, rounded up (an order that is not a finite number ``> 1`` raises
+        :class:`ParameterError`).
+    """
     r = check_loss(rho, "rho")
 
     def curve(alpha: float) -> float:
@@ -76,7 +88,20 @@ def zcdp_rdp(rho: Number) -> RenyiCurve:
 
 
 def gaussian_rdp(sensitivity: Number, sigma: Number) -> RenyiCurve:
-    """Gaussian mechanism: ``alpha -> alpha Delta^2 / (2 sigma^2)`` (Mironov 2017, Prop. 7)."""
+    """Gaussian mechanism: ``alpha -> alpha Delta^2 / (2 sigma^2)`` (Mironov 2017, Prop. 7).
+
+    Parameters
+    ----------
+    sensitivity : float
+        The query's L2 sensitivity ``Delta >= 0``.
+    sigma : float
+        The noise's standard deviation, ``> 0``.
+
+    Returns
+    -------
+    RenyiCurve
+        ``alpha -> alpha Delta^2 / (2 sigma^2)``, rounded up.
+    """
     d, s = check_loss(sensitivity, "sensitivity"), check_loss(sigma, "sigma")
     if s == 0:
         raise ParameterError("sigma must be positive")
@@ -91,7 +116,19 @@ def _pure_formula(alpha: Fraction, eps: Fraction) -> arb:
 
 
 def pure_dp_rdp(epsilon: Number) -> RenyiCurve:
-    """``eps``-DP as a Renyi curve: randomized response's divergence, the worst case."""
+    """``eps``-DP as a Renyi curve: randomized response's divergence, the worst case.
+
+    Parameters
+    ----------
+    epsilon : float
+        The mechanism's ``epsilon >= 0``.
+
+    Returns
+    -------
+    RenyiCurve
+        ``alpha -> D_alpha`` of randomized response at ``epsilon``, rounded up and never above
+        ``epsilon``.
+    """
     eps = check_loss(epsilon, "epsilon")
 
     def curve(alpha: float) -> float:
@@ -120,6 +157,17 @@ def bounded_range_rdp(epsilon: Number) -> RenyiCurve:
     """``eps``-bounded range (exponential mechanism) as a Renyi curve, exact worst case.
 
     Never above ``alpha eps^2 / 8`` (the zCDP bound) nor the ``eps``-DP curve.
+
+    Parameters
+    ----------
+    epsilon : float
+        The bounded-range ``epsilon >= 0`` (the exponential mechanism's range distance over its
+        Gumbel scale).
+
+    Returns
+    -------
+    RenyiCurve
+        ``alpha -> D_alpha`` of the worst ``epsilon``-bounded-range mechanism, rounded up.
     """
     eps = check_loss(epsilon, "epsilon")
 
@@ -137,6 +185,16 @@ def compose_rdp(curves: Iterable[RenyiCurve]) -> RenyiCurve:
     """Composition: the sum of the curves, order by order, rounded up (Mironov 2017, Prop. 1).
 
     A curve object passed several times is evaluated once per order and multiplied.
+
+    Parameters
+    ----------
+    curves : iterable of RenyiCurve
+        The curves of the composed mechanisms (read once, when called).
+
+    Returns
+    -------
+    RenyiCurve
+        The order-wise sum, rounded up; ``inf`` at an order where any member is infinite.
     """
     counts: dict[int, tuple[RenyiCurve, int]] = {}
     for part in curves:
@@ -180,6 +238,21 @@ def rdp_to_approx_dp(
     refined by a golden-section search between the best order's neighbours.
 
     ``epsilon`` is rounded up and valid at the returned order (and so for the mechanism).
+
+    Parameters
+    ----------
+    curve : RenyiCurve
+        The mechanism's Renyi curve.
+    delta : float
+        The target ``delta``, in ``(0, 1]`` (``delta = 1`` gives epsilon 0).
+    orders : sequence of float, default DEFAULT_ORDERS
+        The grid of orders searched (finite, ``> 1``, not empty).
+
+    Returns
+    -------
+    tuple of (float, float)
+        ``(epsilon, alpha)``: the least epsilon found (rounded up, at least 0) and the order
+        that gave it.
     """
     d = check_delta(delta, allow_zero=False)
     if d == 1:

@@ -49,7 +49,18 @@ __all__ = [
 
 
 def pure_dp_to_zcdp(epsilon: Number) -> float:
-    """``eps``-DP is ``eps^2 / 2``-zCDP (Bun and Steinke 2016, Proposition 1.4); rounded up."""
+    """``eps``-DP is ``eps^2 / 2``-zCDP (Bun and Steinke 2016, Proposition 1.4); rounded up.
+
+    Parameters
+    ----------
+    epsilon : float
+        The mechanism's ``epsilon >= 0``.
+
+    Returns
+    -------
+    float
+        ``rho = epsilon^2 / 2``, rounded up.
+    """
     eps = check_loss(epsilon, "epsilon")
     return float_up(eps * eps / 2)
 
@@ -59,6 +70,16 @@ def bounded_range_to_zcdp(epsilon: Number) -> float:
 
     Applies to the exponential mechanism and Gumbel noisy max / top-k (seed 004), not to
     permute-and-flip or Laplace noisy max. Rounded up.
+
+    Parameters
+    ----------
+    epsilon : float
+        The bounded-range ``epsilon >= 0``.
+
+    Returns
+    -------
+    float
+        ``rho = epsilon^2 / 8``, rounded up.
     """
     eps = check_loss(epsilon, "epsilon")
     return float_up(eps * eps / 8)
@@ -66,7 +87,20 @@ def bounded_range_to_zcdp(epsilon: Number) -> float:
 
 def gaussian_zcdp(sensitivity: Number, sigma: Number) -> float:
     """Gaussian noise of standard deviation ``sigma`` on an L2-sensitivity-``Delta`` query is
-    ``Delta^2 / (2 sigma^2)``-zCDP (Bun and Steinke 2016, Proposition 1.6); rounded up."""
+    ``Delta^2 / (2 sigma^2)``-zCDP (Bun and Steinke 2016, Proposition 1.6); rounded up.
+
+    Parameters
+    ----------
+    sensitivity : float
+        The query's L2 sensitivity ``Delta >= 0``.
+    sigma : float
+        The noise's standard deviation, ``> 0``.
+
+    Returns
+    -------
+    float
+        ``rho = Delta^2 / (2 sigma^2)``, rounded up.
+    """
     d = check_loss(sensitivity, "sensitivity")
     s = check_loss(sigma, "sigma")
     if s == 0:
@@ -76,7 +110,18 @@ def gaussian_zcdp(sensitivity: Number, sigma: Number) -> float:
 
 def zcdp_composition(rhos: Iterable[Number]) -> float:
     """zCDP composition: the sum of the ``rho``s, exact then rounded up (Bun and Steinke
-    2016, Lemma 2.3; valid adaptively)."""
+    2016, Lemma 2.3; valid adaptively).
+
+    Parameters
+    ----------
+    rhos : iterable of float
+        Each mechanism's ``rho >= 0``.
+
+    Returns
+    -------
+    float
+        The total ``rho``, rounded up.
+    """
     total = Fraction(0)
     for i, rho in enumerate(rhos):
         total += check_loss(rho, f"rhos[{i}]")
@@ -101,6 +146,19 @@ def cks_optimal_order(rho: Number, delta: Number) -> float:
     (alpha - 1)^2``, so the minimiser solves ``ln(1/delta) - log1p(beta) = rho beta^2``, a
     single root in ``(0, sqrt(ln(1/delta) / rho)]``, found by bisection in floats. Only the
     *evaluation* at the chosen order needs to be rigorous: any order gives a valid bound.
+
+    Parameters
+    ----------
+    rho : float
+        The zCDP parameter, ``> 0``.
+    delta : float
+        The target ``delta``, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        ``beta = alpha - 1 > 0``, the order at which to evaluate
+        :func:`cks_epsilon_at_order` (a float estimate, not a certified minimiser).
     """
     r = float(rho)
     log_inv = -math.log(float(delta))
@@ -119,7 +177,22 @@ def cks_optimal_order(rho: Number, delta: Number) -> float:
 
 
 def cks_epsilon_at_order(rho: Number, delta: Number, beta: float) -> float:
-    """The CKS bound at order ``alpha = 1 + beta``, rounded up (valid for any ``beta > 0``)."""
+    """The CKS bound at order ``alpha = 1 + beta``, rounded up (valid for any ``beta > 0``).
+
+    Parameters
+    ----------
+    rho : float
+        The zCDP parameter, ``>= 0``.
+    delta : float
+        The target ``delta``, in ``(0, 1]``.
+    beta : float
+        The order minus one, ``alpha - 1 > 0``.
+
+    Returns
+    -------
+    float
+        The epsilon of ``(epsilon, delta)``-DP, rounded up.
+    """
     r = check_loss(rho, "rho")
     d = check_delta(delta, allow_zero=False)
     if not beta > 0:
@@ -142,6 +215,20 @@ def zcdp_to_approx_dp(
     Proposition 1.3). ``method="cks"`` (default): Canonne, Kamath, Steinke 2020, Corollary 13,
     minimised over the Renyi order; never larger than Bun-Steinke. For ``rho = 0.125`` and
     ``delta = 1e-6`` it gives about 2.4191 (Bun-Steinke: about 2.4536).
+
+    Parameters
+    ----------
+    rho : float
+        The zCDP parameter, ``>= 0``.
+    delta : float
+        The target ``delta``, in ``(0, 1]``.
+    method : {"cks", "bun_steinke"}, default "cks"
+        The conversion theorem.
+
+    Returns
+    -------
+    float
+        The epsilon, rounded up; 0 when ``rho = 0`` or ``delta = 1``.
     """
     r = check_loss(rho, "rho")
     d = check_delta(delta, allow_zero=False)
@@ -169,6 +256,18 @@ def approx_dp_to_zcdp_budget(epsilon: Number, delta: Number) -> float:
     Used to turn an ``(epsilon, delta)`` budget into a zCDP budget: spending at most this
     ``rho`` in total (even with adaptively chosen ``rho``s) guarantees ``(epsilon, delta)``-DP.
     The conversion of the returned value is certified to be ``<= epsilon``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget's ``epsilon >= 0`` (0 gives ``rho = 0``).
+    delta : float
+        The budget's ``delta``, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        The largest ``rho`` found whose CKS conversion at ``delta`` is ``<= epsilon``.
     """
     eps = check_loss(epsilon, "epsilon")
     d = check_delta(delta, allow_zero=False)

@@ -462,7 +462,14 @@ def preview_command(
 
 
 def register(cli: click.Group) -> None:
-    """Add the application subcommands to the ``dpselect`` group."""
+    """Add the application subcommands to the ``dpselect`` group.
+
+    Parameters
+    ----------
+    cli : click.Group
+        The ``dpselect`` command group; ``quantile``, ``price`` and ``preview`` are added to
+        it in place.
+    """
     cli.add_command(quantile_command)
     cli.add_command(price_command)
     cli.add_command(preview_command)

@@ -57,7 +57,19 @@ def _keep_format(ctx: click.Context, param: click.Parameter, value: str | None) 
 
 
 def format_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add ``--format csv|tsv|jsonl`` (the format of FILE ``-``, standard input)."""
+    """Add ``--format csv|tsv|jsonl`` (the format of FILE ``-``, standard input).
+
+    Parameters
+    ----------
+    func : callable
+        A click command callback. The option is not passed to it: its value is kept in
+        ``ctx.meta`` and read by :func:`local_path` and :func:`open_data`.
+
+    Returns
+    -------
+    callable
+        ``func`` with the option added.
+    """
     return click.option(
         "--format",
         type=click.Choice(sorted(STDIN_FORMATS)),
@@ -74,7 +86,19 @@ def _keep_remote(ctx: click.Context, param: click.Parameter, value: str | None) 
 
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add ``--engine``, ``--spark-master``, ``--spark-remote`` and ``--format`` to a command."""
+    """Add ``--engine``, ``--spark-master``, ``--spark-remote`` and ``--format`` to a command.
+
+    Parameters
+    ----------
+    func : callable
+        A click command callback; it receives ``engine`` and ``spark_master`` as keyword
+        arguments (``--spark-remote`` and ``--format`` are kept in ``ctx.meta`` instead).
+
+    Returns
+    -------
+    callable
+        ``func`` with the four options added.
+    """
     func = format_option(func)
     func = click.option(
         "--spark-remote",
@@ -104,7 +128,27 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def local_path(file: str) -> str:
     """FILE as a path DuckDB reads: standard input (``-``) copied to a temporary file, read
-    once per command; any other FILE as given (``--format`` is then refused)."""
+    once per command; any other FILE as given (``--format`` is then refused).
+
+    Must be called inside a click command (it reads and writes the current context).
+
+    Parameters
+    ----------
+    file : str
+        The FILE argument: a path, or ``"-"`` for standard input.
+
+    Returns
+    -------
+    str
+        ``file`` itself, or the path of the temporary copy of standard input (suffixed by
+        ``--format``, default ``.csv``; the same path on every call within one command,
+        removed when the command ends).
+
+    Raises
+    ------
+    click.UsageError
+        ``--format`` given with a file, or FILE ``-`` while standard input is a terminal.
+    """
     ctx = click.get_current_context()
     fmt = ctx.meta.get(_FORMAT_KEY)
     if file != STDIN:
@@ -137,7 +181,20 @@ _STDIN_PATHS: list[str] = []
 
 
 def as_given(message: str) -> str:
-    """``message`` with the temporary file of standard input named as the user gave it."""
+    """``message`` with the temporary file of standard input named as the user gave it.
+
+    Parameters
+    ----------
+    message : str
+        An error message that may name a temporary copy of standard input made by
+        :func:`local_path` in this process.
+
+    Returns
+    -------
+    str
+        ``message`` with each such path (quoted or not) replaced by ``-`` and
+        ``file '<path>'`` by ``standard input ('-')``.
+    """
     for path in _STDIN_PATHS:
         message = message.replace(f"file {path!r}", "standard input ('-')")
         message = message.replace(repr(path), "'-'").replace(path, "-")
@@ -152,7 +209,21 @@ def spark_remote() -> str | None:
 
 def check_engine(engine: str, spark_master: str | None) -> None:
     """Refuse ``--spark-master`` / ``--spark-remote`` without ``--engine spark`` (they would
-    be ignored), and the two together."""
+    be ignored), and the two together.
+
+    Parameters
+    ----------
+    engine : str
+        ``--engine``: ``"duckdb"`` or ``"spark"``.
+    spark_master : str or None
+        ``--spark-master``; ``None`` when not given. ``--spark-remote`` is read from the
+        click context (:func:`spark_remote`).
+
+    Raises
+    ------
+    click.UsageError
+        A Spark option without ``--engine spark``, or both Spark options.
+    """
     remote = spark_remote()
     for name, value in (("--spark-master", spark_master), ("--spark-remote", remote)):
         if engine != "spark" and value is not None:
@@ -168,7 +239,20 @@ def check_engine(engine: str, spark_master: str | None) -> None:
 
 def spark_target(spark_master: str | None) -> tuple[str | None, str | None]:
     """``(master, remote)`` for :func:`~dpselect.data.engines.spark_session.spark_session`:
-    a ``sc://`` URL given to ``--spark-master`` is a Spark Connect server."""
+    a ``sc://`` URL given to ``--spark-master`` is a Spark Connect server.
+
+    Parameters
+    ----------
+    spark_master : str or None
+        ``--spark-master``; ``None`` when not given.
+
+    Returns
+    -------
+    tuple of (str or None, str or None)
+        ``(master, remote)``: ``(None, spark_master)`` for a ``sc://`` URL, otherwise
+        ``spark_master`` and ``--spark-remote`` as given (either may be ``None``; both
+        ``None`` lets the session use ``SPARK_REMOTE`` or ``local[*]``).
+    """
     remote = spark_remote()
     if spark_master is not None and spark_master.startswith("sc://"):
         return None, spark_master
@@ -186,6 +270,34 @@ def open_data(
     both engines share (:func:`dpselect.data.engines.spark.read_files`), so that both read
     the file to the same values; a declared type the Spark engine does not read from text is
     refused (exit 2, one line naming the column) before Spark starts, nothing charged.
+
+    Parameters
+    ----------
+    file : str
+        The FILE argument: a path (with ``--engine spark`` also a glob or a directory of
+        Parquet parts), or ``"-"`` for standard input (DuckDB only).
+    engine : str
+        ``--engine``: ``"duckdb"`` or ``"spark"``.
+    spark_master : str or None
+        ``--spark-master``; ``None`` when not given.
+    schema : dict of str to str, optional
+        Declared column types (column name -> type name) for a CSV or TSV file read by Spark;
+        ``None``: the command's ``schema`` parameter from the click context, if any.
+
+    Returns
+    -------
+    str or pyspark.sql.DataFrame
+        The path DuckDB reads (:func:`local_path`), or a Spark frame over ``file``.
+
+    Raises
+    ------
+    click.UsageError
+        Bad engine options (:func:`check_engine`), FILE ``-`` with Spark, or ``--format``
+        with a file.
+    DataError
+        With Spark: ``file`` (not a glob) does not exist, or has a format Spark does not read.
+    ParameterError
+        With Spark: a malformed schema, or a declared type Spark does not read from text.
     """
     check_engine(engine, spark_master)
     if engine != "spark":

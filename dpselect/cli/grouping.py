@@ -16,7 +16,19 @@ __all__ = ["grouping_arguments", "grouping_options", "print_grouped"]
 
 
 def grouping_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The four grouping options of ``top-k``, ``mode``, ``keys`` and ``quantile``."""
+    """The four grouping options of ``top-k``, ``mode``, ``keys`` and ``quantile``.
+
+    Parameters
+    ----------
+    func : callable
+        A click command callback; it receives the options as the keyword arguments ``by``,
+        ``groups``, ``max_groups`` and ``group_fraction``.
+
+    Returns
+    -------
+    callable
+        ``func`` decorated with the four :func:`click.option` decorators.
+    """
     options = [
         click.option(
             "--by",
@@ -56,7 +68,36 @@ def grouping_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def grouping_arguments(
     by: str | None, groups: str | None, max_groups: int, group_fraction: float | None
 ) -> dict[str, Any]:
-    """The recipes' keyword arguments for the options (``--groups`` a file or a list)."""
+    """The recipes' keyword arguments for the options (``--groups`` a file or a list).
+
+    Parameters
+    ----------
+    by : str or None
+        ``--by``: the column whose values form the groups; ``None`` for an ungrouped release
+        (then the other three options must keep their defaults).
+    groups : str or None
+        ``--groups``: the public groups, a file (one per line) or ``'a,b,c'``; ``None`` to
+        select the groups privately.
+    max_groups : int
+        ``--max-groups``: how many groups one privacy unit's rows may count toward.
+    group_fraction : float or None
+        ``--group-fraction``: the share of epsilon that selects the groups privately;
+        ``None`` for the recipe's default.
+
+    Returns
+    -------
+    dict
+        ``{}`` without ``by``; otherwise ``by``, ``groups`` (``None``, a file's path or a
+        list, see :func:`~dpselect.cli.lists.file_or_list`), ``max_groups`` and
+        ``group_fraction``, to pass on to the recipe.
+
+    Raises
+    ------
+    click.UsageError
+        One of the other options was given without ``--by``.
+    click.BadParameter
+        ``--groups`` is a bare number (a count typed where the list goes) or a bad list.
+    """
     if by is None and (groups is not None or max_groups != 1 or group_fraction is not None):
         raise click.UsageError("--groups, --max-groups and --group-fraction need --by")
     if by is None:
@@ -79,7 +120,15 @@ def grouping_arguments(
 
 def print_grouped(result: Any, as_json: bool) -> None:
     """A :class:`~dpselect.recipes.grouped.GroupedResult`: JSON, or a rich table and the
-    summary lines (cost, per-group epsilon, accounting, accuracy)."""
+    summary lines (cost, per-group epsilon, accounting, accuracy).
+
+    Parameters
+    ----------
+    result : GroupedResult
+        The grouped release to print.
+    as_json : bool
+        ``--json``: print ``result.to_dict()`` as one line of strict JSON instead.
+    """
     if as_json:
         click.echo(strict_dumps(result.to_dict()))
         return

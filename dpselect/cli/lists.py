@@ -19,7 +19,31 @@ _FILE_SUFFIXES = (".txt", ".csv", ".tsv", ".lst", ".list", ".json", ".jsonl")
 
 
 def file_or_list(text: str | None, option: str, numbers: bool = False) -> Any:
-    """The path itself (a file), or the inline list (``numbers``: parsed as floats)."""
+    """The path itself (a file), or the inline list (``numbers``: parsed as floats).
+
+    Parameters
+    ----------
+    text : str or None
+        The option's value as typed: a path to an existing file, or a comma-separated list;
+        ``None`` when the option was not given (returned unchanged).
+    option : str
+        The option's name as the user writes it (``"--candidates"``), for error messages.
+    numbers : bool, default False
+        Parse the inline values as floats (``--prices``); a file is returned as its path
+        either way.
+
+    Returns
+    -------
+    str or list of str or list of float or None
+        ``text`` itself when it is ``None`` or names a file; otherwise the stripped,
+        non-empty comma-separated values (floats with ``numbers``).
+
+    Raises
+    ------
+    click.BadParameter
+        ``text`` looks like a path but names no file, has no values, or (``numbers``) has a
+        value that is not a number.
+    """
     if text is None or os.path.isfile(text):
         return text
     if "," not in text and (os.sep in text or text.lower().endswith(_FILE_SUFFIXES)):

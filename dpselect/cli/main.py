@@ -865,7 +865,18 @@ def _quiet_library_logs() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the command line; exit 2 with one line on stderr for bad input, 130 on Ctrl-C."""
+    """Run the command line; exit 2 with one line on stderr for bad input, 130 on Ctrl-C.
+
+    Always ends the process with :func:`sys.exit` (on Ctrl-C with :func:`os._exit`): 0 on
+    success, 2 for bad input or a refused charge, 1 for an internal error (no traceback
+    unless ``DPSELECT_DEBUG`` is set), 130 on an interrupt (after saying what was charged to
+    the ``--ledger``, if any).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name; ``None``: ``sys.argv[1:]``.
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     _TYPED[:] = args
     _quiet_library_logs()

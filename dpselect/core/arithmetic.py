@@ -42,6 +42,17 @@ def plain_number(value: Any) -> Any:
     cannot hold 0.1); ``np.float64`` (a ``float`` subclass) becomes a plain ``float``.
     Booleans (``bool``, ``numpy.bool_``), Python numbers, Fractions and anything else are
     returned unchanged, for the caller's own check to accept or refuse.
+
+    Parameters
+    ----------
+    value : object
+        Any value, typically a number a caller passed (a NumPy scalar or a Python number).
+
+    Returns
+    -------
+    object
+        An ``int`` for a non-bool :class:`numbers.Integral`, a ``float`` for any other
+        :class:`numbers.Real` that is not a Fraction, else ``value`` itself.
     """
     if type(value) in (int, float) or isinstance(value, (bool, Fraction)):
         return value
@@ -55,7 +66,29 @@ def plain_number(value: Any) -> Any:
 
 
 def exact(x: Real | Number, name: str = "value") -> Fraction:
-    """Return ``x`` as an exact :class:`Fraction`; infinities and NaN are refused."""
+    """Return ``x`` as an exact :class:`Fraction`; infinities and NaN are refused.
+
+    Parameters
+    ----------
+    x : int, float or Fraction
+        The number. Anything else that ``float()`` accepts goes through ``float`` first (a
+        NumPy integer beyond 2^53 is then rounded: pass it through :func:`plain_number`).
+    name : str, default "value"
+        The argument's name, quoted in error messages.
+
+    Returns
+    -------
+    Fraction
+        The exact value of ``x`` (for a float, its binary value, not the decimal it prints
+        as: see :func:`as_decimal`).
+
+    Raises
+    ------
+    TypeError
+        ``x`` is a bool.
+    ValueError
+        ``x`` is infinite or NaN.
+    """
     if isinstance(x, Fraction):
         return x
     if isinstance(x, bool):
@@ -69,7 +102,19 @@ def exact(x: Real | Number, name: str = "value") -> Fraction:
 
 
 def float_up(q: Fraction | int) -> float:
-    """The smallest float that is >= ``q`` (``inf`` when ``q`` is beyond the float range)."""
+    """The smallest float that is >= ``q`` (``inf`` when ``q`` is beyond the float range).
+
+    Parameters
+    ----------
+    q : Fraction or int
+        The exact value to round (anything :class:`Fraction` accepts, floats exactly).
+
+    Returns
+    -------
+    float
+        ``q`` rounded toward +infinity: ``inf`` above the largest float, the most negative
+        finite float below it (never ``-inf``).
+    """
     q = Fraction(q)
     try:
         f = float(q)
@@ -83,7 +128,19 @@ def float_up(q: Fraction | int) -> float:
 
 
 def float_down(q: Fraction | int) -> float:
-    """The largest float that is <= ``q`` (``-inf`` when below the float range; 0 is +0.0)."""
+    """The largest float that is <= ``q`` (``-inf`` when below the float range; 0 is +0.0).
+
+    Parameters
+    ----------
+    q : Fraction or int
+        The exact value to round (anything :class:`Fraction` accepts, floats exactly).
+
+    Returns
+    -------
+    float
+        ``q`` rounded toward -infinity: the largest finite float above the float range
+        (never ``inf``).
+    """
     return -float_up(-Fraction(q)) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
@@ -93,6 +150,22 @@ def as_decimal(x: Number) -> Fraction:
     ``0.1`` typed by a user is the decimal 1/10, while the float ``0.1`` is
     ``0.1000000000000000055...``: ten charges of that float exceed a budget of 1. ``repr`` of a
     float is the shortest decimal that rounds back to it, i.e. what was typed.
+
+    Parameters
+    ----------
+    x : int, float or Fraction
+        A finite number. A float must be a Python ``float`` whose ``repr`` is a decimal
+        (convert NumPy scalars with :func:`plain_number` first).
+
+    Returns
+    -------
+    Fraction
+        For a float, the decimal ``repr(x)`` prints; otherwise ``Fraction(x)``.
+
+    Raises
+    ------
+    ValueError
+        ``x`` is an infinite or NaN float.
     """
     if isinstance(x, float):
         if not math.isfinite(x):
@@ -107,6 +180,18 @@ def decimal_target(x: Number) -> Number:
     A mechanism calibrated to this target has a loss (its map value) at most the decimal the
     user typed, so ten releases at ``epsilon=0.1`` fit a budget of ``1`` exactly. Ints and
     Fractions are exact already and come back unchanged; floats move by at most one ulp.
+
+    Parameters
+    ----------
+    x : int, float or Fraction
+        A target as the user typed it (``epsilon``, a budget); a float as for
+        :func:`as_decimal` (finite, a Python ``float``).
+
+    Returns
+    -------
+    int, float or Fraction
+        ``x`` itself unless it is a float; for a float, ``x`` or the float just below it,
+        whichever is the largest float ``<=`` the decimal.
     """
     if not isinstance(x, float):
         return x
@@ -120,7 +205,19 @@ def _as_fraction_or_inf(x: Number) -> Fraction | float:
 
 
 def add_up(a: Number, b: Number) -> float:
-    """``a + b`` rounded up to a float."""
+    """``a + b`` rounded up to a float.
+
+    Parameters
+    ----------
+    a, b : int, float or Fraction
+        The operands, of either sign. Infinite floats are added as floats (``inf + -inf``
+        gives ``nan``); NaN is refused with ``ValueError``.
+
+    Returns
+    -------
+    float
+        The smallest float ``>=`` the exact sum.
+    """
     fa, fb = _as_fraction_or_inf(a), _as_fraction_or_inf(b)
     if isinstance(fa, float) or isinstance(fb, float):
         return float(fa) + float(fb)
@@ -128,7 +225,20 @@ def add_up(a: Number, b: Number) -> float:
 
 
 def mul_up(a: Number, b: Number) -> float:
-    """``a * b`` rounded up to a float, for non-negative operands (``0 * inf`` is 0)."""
+    """``a * b`` rounded up to a float, for non-negative operands (``0 * inf`` is 0).
+
+    Parameters
+    ----------
+    a, b : int, float or Fraction
+        Non-negative operands; ``inf`` is allowed. Negative operands and NaN raise
+        ``ValueError``.
+
+    Returns
+    -------
+    float
+        The smallest float ``>=`` the exact product; ``inf`` when one operand is ``inf`` and
+        the other positive.
+    """
     fa, fb = _as_fraction_or_inf(a), _as_fraction_or_inf(b)
     if fa < 0 or fb < 0:
         raise ValueError("mul_up expects non-negative operands")
@@ -143,6 +253,20 @@ def div_up(a: Number, b: Number) -> float:
     """``a / b`` rounded up to a float, for ``a >= 0`` and ``b >= 0``.
 
     ``0 / b`` is 0 for any ``b``; ``a / 0`` is ``inf`` for ``a > 0``; ``a / inf`` is 0.
+
+    Parameters
+    ----------
+    a : int, float or Fraction
+        The dividend, ``>= 0`` (``inf`` allowed: ``inf / b`` is ``inf`` for ``b > 0``, also
+        for ``b = inf``).
+    b : int, float or Fraction
+        The divisor, ``>= 0`` (``0`` and ``inf`` allowed). Negative values and NaN raise
+        ``ValueError``.
+
+    Returns
+    -------
+    float
+        The smallest float ``>=`` the exact quotient, with the conventions above.
     """
     fa, fb = _as_fraction_or_inf(a), _as_fraction_or_inf(b)
     if fa < 0 or fb < 0:
@@ -167,6 +291,16 @@ def sqrt_down(a: Number) -> float:
 
     For displays of what still fits in a budget, which must never over-state it (exact
     integer square roots, as :func:`sqrt_up`).
+
+    Parameters
+    ----------
+    a : int, float or Fraction
+        Any number but NaN (``ValueError``); ``inf`` gives ``inf``, ``-inf`` gives ``0.0``.
+
+    Returns
+    -------
+    float
+        A float never above the real square root of ``a`` (and at most two ulps below).
     """
     fa = _as_fraction_or_inf(a)
     if isinstance(fa, float):
@@ -179,7 +313,18 @@ def sqrt_down(a: Number) -> float:
 
 
 def sqrt_up(a: Number) -> float:
-    """The square root of ``a >= 0`` rounded up to a float (exact integer square roots)."""
+    """The square root of ``a >= 0`` rounded up to a float (exact integer square roots).
+
+    Parameters
+    ----------
+    a : int, float or Fraction
+        A non-negative number (``inf`` allowed); negative values and NaN raise ``ValueError``.
+
+    Returns
+    -------
+    float
+        A float never below the real square root of ``a`` (and at most two ulps above).
+    """
     fa = _as_fraction_or_inf(a)
     if fa < 0:
         raise ValueError("sqrt_up expects a non-negative operand")
@@ -202,6 +347,19 @@ def printed_down(x: float, digits: int = 4) -> str:
     lower bound (what remains of a budget) is never above it, so the printed amount can be
     asked for and fits.
 
+    Parameters
+    ----------
+    x : float
+        The value to print, a lower bound; a negative value prints with its sign (and its
+        magnitude rounded up). Infinities and NaN print as ``format`` writes them.
+    digits : int, default 4
+        Significant digits kept.
+
+    Returns
+    -------
+    str
+        ``x`` in ``f"{value:.{digits}g}"`` form, for a value at most ``x``.
+
     Examples
     --------
     >>> printed_down(9.999999999999997e-07, 6), printed_down(0.40000000000064184, 6)
@@ -214,6 +372,19 @@ def printed_up(x: float, digits: int = 4) -> str:
     """``x`` printed with ``digits`` significant digits, rounded *up* (toward +infinity): the
     text of a printed upper bound (an accuracy statement's error, a margin, a cost) is never
     below the bound it prints, which rounding to nearest (``f"{x:.4g}"``) does not ensure.
+
+    Parameters
+    ----------
+    x : float
+        The value to print, an upper bound; a negative value prints with its sign (and its
+        magnitude rounded down). Infinities and NaN print as ``format`` writes them.
+    digits : int, default 4
+        Significant digits kept.
+
+    Returns
+    -------
+    str
+        ``x`` in ``f"{value:.{digits}g}"`` form, for a value at least ``x``.
 
     Examples
     --------

@@ -57,6 +57,28 @@ def binary_search(
     counts as failing. Without ``bounds``, powers of two from 2^-80 to 2^80 (or 0 to 2^62 for
     ints) are probed for a change of outcome. Raises :class:`CalibrationError` when the
     predicate passes nowhere or everywhere in the range.
+
+    Parameters
+    ----------
+    predicate : callable
+        ``predicate(value) -> bool``, monotone in ``value``.
+    bounds : tuple or None, default None
+        ``(lower, upper)``, ``lower <= upper``, not NaN: the closed range searched; the
+        predicate must pass at exactly one end. ``None``: found by probing powers of two.
+    T : type or None, default None
+        ``int`` or ``float`` (not a NumPy type): the type searched. ``None``: the type of
+        ``bounds[0]``, or ``float`` without bounds.
+
+    Returns
+    -------
+    int or float
+        The passing value next to the boundary: its neighbour (the next int, or the adjacent
+        float) toward the failing end fails.
+
+    Raises
+    ------
+    CalibrationError
+        Bad ``T`` or ``bounds``, or no change of outcome in the range.
     """
     if T is None:
         T = type(bounds[0]) if bounds is not None else float
@@ -108,6 +130,30 @@ def binary_search_param(
 
     For a scale this is the smallest passing scale; for an epsilon parameter, the largest.
     The returned value is verified once more before it is returned.
+
+    Parameters
+    ----------
+    make_chain : callable
+        ``make_chain(param)`` builds a Transformation or Measurement with parameter ``param``;
+        its ``check`` must be monotone in ``param``.
+    d_in : int, float or Fraction
+        The input distance (for example 1 neighbouring record).
+    d_out : object
+        The privacy target, in the form of the measurement's output measure.
+    bounds : tuple or None, default None
+        The range of ``param`` searched, as for :func:`binary_search`.
+    T : type or None, default None
+        ``int`` or ``float``, as for :func:`binary_search`.
+
+    Returns
+    -------
+    int or float
+        The passing parameter nearest the boundary.
+
+    Raises
+    ------
+    CalibrationError
+        As for :func:`binary_search`.
     """
 
     def predicate(param: Any) -> bool:

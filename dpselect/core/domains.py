@@ -41,6 +41,18 @@ class Domain:
     """A set of values, with a membership test."""
 
     def member(self, x: Any) -> bool:  # pragma: no cover - abstract
+        """Whether ``x`` belongs to this domain.
+
+        Parameters
+        ----------
+        x : object
+            The value to test (a single value or a whole dataset, by the domain).
+
+        Returns
+        -------
+        bool
+            ``True`` when ``x`` is a member; never raises for a non-member.
+        """
         raise NotImplementedError
 
 
@@ -54,6 +66,18 @@ class AnyDomain(Domain):
     description: str = "any value"
 
     def member(self, x: Any) -> bool:
+        """Whether ``x`` belongs to the domain: always.
+
+        Parameters
+        ----------
+        x : object
+            Any value (not inspected).
+
+        Returns
+        -------
+        bool
+            ``True``.
+        """
         return True
 
 
@@ -70,6 +94,20 @@ class AtomDomain(Domain):
         raise NotImplementedError
 
     def member(self, x: Any) -> bool:
+        """Whether ``x`` is one number of this domain's kind, within ``bounds``.
+
+        Parameters
+        ----------
+        x : object
+            A scalar: a Python or NumPy integer (``IntDomain``), or a Python or NumPy float or
+            integer (float domains). Bools are never members.
+
+        Returns
+        -------
+        bool
+            ``False`` for another kind, for NaN unless ``nan``, and for a value (infinities
+            included) outside the closed ``bounds``.
+        """
         if not self._kind_ok(x):
             return False
         if isinstance(x, (float, np.floating)) and math.isnan(float(x)):
@@ -80,7 +118,21 @@ class AtomDomain(Domain):
         return True
 
     def member_array(self, arr: np.ndarray[Any, Any]) -> bool:
-        """Vectorised membership of every element of a NumPy array."""
+        """Vectorised membership of every element of a NumPy array.
+
+        Parameters
+        ----------
+        arr : numpy.ndarray
+            The values, of any shape. Its dtype must pass :meth:`dtype_ok`: unlike
+            :meth:`member`, an integer array is never a member of a float domain.
+
+        Returns
+        -------
+        bool
+            ``True`` when every element is a member: no NaN unless ``nan``, and every other
+            element (infinities included) within ``bounds``. An empty array of a right dtype is
+            a member.
+        """
         if not self.dtype_ok(arr.dtype):
             return False
         if arr.dtype.kind in _FLOAT_KINDS and not self.nan and bool(np.isnan(arr).any()):
@@ -93,6 +145,18 @@ class AtomDomain(Domain):
         return True
 
     def dtype_ok(self, dtype: np.dtype[Any]) -> bool:  # pragma: no cover - abstract
+        """Whether arrays of ``dtype`` hold values of this domain's kind.
+
+        Parameters
+        ----------
+        dtype : numpy.dtype
+            The dtype of an array.
+
+        Returns
+        -------
+        bool
+            ``True`` when the dtype's kind fits the domain (bounds and NaN are not checked).
+        """
         raise NotImplementedError
 
 
@@ -106,6 +170,18 @@ class IntDomain(AtomDomain):
         return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
     def dtype_ok(self, dtype: np.dtype[Any]) -> bool:
+        """Whether arrays of ``dtype`` hold integers (signed or unsigned, not bool).
+
+        Parameters
+        ----------
+        dtype : numpy.dtype
+            The dtype of an array.
+
+        Returns
+        -------
+        bool
+            ``True`` for the kinds ``"i"`` and ``"u"``.
+        """
         return dtype.kind in _INT_KINDS
 
     def __repr__(self) -> str:
@@ -122,6 +198,18 @@ class FloatDomain(AtomDomain):
         return isinstance(x, (float, np.floating, int, np.integer)) and not isinstance(x, bool)
 
     def dtype_ok(self, dtype: np.dtype[Any]) -> bool:
+        """Whether arrays of ``dtype`` hold floats (integer dtypes do not pass).
+
+        Parameters
+        ----------
+        dtype : numpy.dtype
+            The dtype of an array.
+
+        Returns
+        -------
+        bool
+            ``True`` for the kind ``"f"`` (float16 to longdouble).
+        """
         return dtype.kind in _FLOAT_KINDS
 
     def __repr__(self) -> str:
@@ -147,6 +235,29 @@ def atom_domain(
 
     ``nan`` applies to floats only and defaults to ``False`` (NaN is not a member).
     ``bounds=(lo, hi)`` restricts members to the closed interval.
+
+    Parameters
+    ----------
+    T : type, default float
+        ``int`` or ``float``; a NumPy integer or floating type stands for them.
+    nan : bool or None, default None
+        Whether NaN is a member (floats only: ``True`` with ``int`` raises); ``None`` means
+        ``False``.
+    bounds : tuple of two numbers or None, default None
+        Closed ``(lower, upper)`` bounds with ``lower <= upper``, never NaN (infinities are
+        allowed); ``None``: no bounds.
+
+    Returns
+    -------
+    AtomDomain
+        An :class:`IntDomain`, a :class:`FloatDomain` or, for ``nan=True``, a
+        :class:`NaNFloatDomain`.
+
+    Raises
+    ------
+    DomainError
+        Malformed or NaN bounds, ``lower > upper``, ``nan=True`` with ``int``, or another
+        ``T``.
     """
     if bounds is not None:
         if not (isinstance(bounds, tuple) and len(bounds) == 2):
@@ -175,6 +286,19 @@ class VectorDomain(Domain):
     size: int | None = None
 
     def member(self, x: Any) -> bool:
+        """Whether ``x`` is a vector of ``element_domain`` values, of length ``size`` if set.
+
+        Parameters
+        ----------
+        x : object
+            A 1-d NumPy array (checked with :meth:`AtomDomain.member_array`) or a sequence
+            other than ``str`` and ``bytes`` (checked element by element).
+
+        Returns
+        -------
+        bool
+            ``True`` when ``x`` has the right length and every element is a member.
+        """
         if isinstance(x, np.ndarray):
             if x.ndim != 1:
                 return False
@@ -192,7 +316,25 @@ class VectorDomain(Domain):
 
 
 def vector_domain(atom: AtomDomain, size: int | None = None) -> VectorDomain:
-    """The domain of vectors of ``atom`` values, of fixed length ``size`` when given."""
+    """The domain of vectors of ``atom`` values, of fixed length ``size`` when given.
+
+    Parameters
+    ----------
+    atom : AtomDomain
+        The domain of each element (from :func:`atom_domain`).
+    size : int or None, default None
+        The length every member has (a non-negative int); ``None``: any length.
+
+    Returns
+    -------
+    VectorDomain
+        The domain.
+
+    Raises
+    ------
+    DomainError
+        ``atom`` is not an atom domain, or ``size`` is not a non-negative int or ``None``.
+    """
     if not isinstance(atom, AtomDomain):
         raise DomainError(f"atom must be an atom domain, got {atom!r}")
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
@@ -201,7 +343,19 @@ def vector_domain(atom: AtomDomain, size: int | None = None) -> VectorDomain:
 
 
 def holds_number(values: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
-    """Which rows of ``values`` hold a number (:func:`kept_numbers`), row by row."""
+    """Which rows of ``values`` hold a number (:func:`kept_numbers`), row by row.
+
+    Parameters
+    ----------
+    values : numpy.ndarray of float64
+        Values already read, one per row (a 1-d array).
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        Of the shape of ``values``: ``True`` where the value is not NaN (infinities are
+        numbers).
+    """
     out: npt.NDArray[np.bool_] = ~np.isnan(values)
     return out
 
@@ -213,6 +367,17 @@ def kept_numbers(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     :func:`dpselect.data.rules.number_kept_sql` is for queries: NaN (either sign) is not a
     number; the infinities are (clamped where bounds apply). Row by row: a row's fate
     depends on that row alone (docs/contribution_bounding.md, "What a row's fate may depend
-    on")."""
+    on").
+
+    Parameters
+    ----------
+    values : numpy.ndarray of float64
+        Values already read, one per row (a 1-d array).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        A new 1-d array of the values that are not NaN, infinities included, in row order.
+    """
     out: npt.NDArray[np.float64] = values[holds_number(values)]
     return out

@@ -30,7 +30,20 @@ _SHORT = 60
 def given(value: object) -> str:
     """``value`` as an error message quotes it: short. A column object (a pandas, polars or
     Spark column, a NumPy array) is named by its type and name, never printed (its rows are
-    the private data, and a message is one line); any other repr is cut at 60 characters."""
+    the private data, and a message is one line); any other repr is cut at 60 characters.
+
+    Parameters
+    ----------
+    value : object
+        The argument at fault.
+
+    Returns
+    -------
+    str
+        Its ``repr`` when at most 60 characters; else the first 57 characters, ``...`` and
+        its type name; or, for an object with ``__len__`` and ``dtype`` (or a Spark column),
+        a label naming its type and name.
+    """
     kind = type(value)
     name = getattr(value, "name", None)
     if hasattr(value, "__len__") and hasattr(value, "dtype"):

@@ -68,7 +68,23 @@ def in_halves(work: Callable[[slice], _T], n: int, least: int) -> list[_T]:
     """``[work(slice(0, n // 2)), work(slice(n // 2, n))]``, the second on a worker thread at
     the same time; ``[work(slice(0, n))]`` when ``n < least`` (a thread costs tens of
     microseconds: only work long enough gains) or the process has one core. An exception in
-    either half is raised here, after both have ended."""
+    either half is raised here, after both have ended.
+
+    Parameters
+    ----------
+    work : callable
+        ``work(rows) -> result`` for a ``slice`` of rows; halves must write disjoint outputs
+        and give the same bits as one pass (module docstring).
+    n : int
+        The number of rows, ``>= 0``.
+    least : int
+        The smallest ``n`` worth splitting (below it, and for ``n < 2``, one pass).
+
+    Returns
+    -------
+    list
+        The results in row order: two (first half, second half) or one (the whole range).
+    """
     if n < least or n < 2 or _CORES < 2:
         return [work(slice(0, n))]
     mid = n // 2

@@ -36,7 +36,20 @@ class NotCertified(ArithmeticError):
 
 
 def arb_of(x: Number) -> arb:
-    """A ball holding ``x`` exactly when it is a float or a small int (else a tight ball)."""
+    """A ball holding ``x`` exactly when it is a float or a small int (else a tight ball).
+
+    Parameters
+    ----------
+    x : int, float or Fraction
+        The value. Other ints and Fractions are rounded to the current ``ctx`` precision
+        (a ball that still contains ``x``).
+
+    Returns
+    -------
+    flint.arb
+        A ball containing ``x``: exact for a float (infinities included; NaN gives a NaN
+        ball) or for an int below 2^53 in magnitude.
+    """
     if isinstance(x, float):
         return arb(x)
     q = Fraction(x)
@@ -52,28 +65,87 @@ def _fraction_of_exact(x: arb) -> Fraction:
 
 
 def upper_fraction(x: arb) -> Fraction:
-    """An exact rational ``>=`` every point of the ball ``x``."""
+    """An exact rational ``>=`` every point of the ball ``x``.
+
+    Parameters
+    ----------
+    x : flint.arb
+        A finite ball.
+
+    Returns
+    -------
+    Fraction
+        The ball's upper end, exactly.
+
+    Raises
+    ------
+    NotCertified
+        ``x`` is infinite or NaN.
+    """
     if not x.is_finite():
         raise NotCertified(f"no finite upper bound: {x}")
     return _fraction_of_exact(x.upper())
 
 
 def lower_fraction(x: arb) -> Fraction:
-    """An exact rational ``<=`` every point of the ball ``x``."""
+    """An exact rational ``<=`` every point of the ball ``x``.
+
+    Parameters
+    ----------
+    x : flint.arb
+        A finite ball.
+
+    Returns
+    -------
+    Fraction
+        The ball's lower end, exactly.
+
+    Raises
+    ------
+    NotCertified
+        ``x`` is infinite or NaN.
+    """
     if not x.is_finite():
         raise NotCertified(f"no finite lower bound: {x}")
     return _fraction_of_exact(x.lower())
 
 
 def upper_float(x: arb) -> float:
-    """The smallest float ``>=`` the upper end of ``x`` (``inf`` for an unbounded ball)."""
+    """The smallest float ``>=`` the upper end of ``x`` (``inf`` for an unbounded ball).
+
+    Parameters
+    ----------
+    x : flint.arb
+        A ball; an infinite or NaN ball gives ``inf``.
+
+    Returns
+    -------
+    float
+        An upper bound of every point of ``x``.
+    """
     if not x.is_finite():
         return math.inf
     return float_up(upper_fraction(x))
 
 
 def lower_float(x: arb) -> float:
-    """The largest float ``<=`` the lower end of ``x``."""
+    """The largest float ``<=`` the lower end of ``x``.
+
+    Parameters
+    ----------
+    x : flint.arb
+        A finite ball (unlike :func:`upper_float`, an infinite or NaN ball raises).
+
+    Returns
+    -------
+    float
+        A lower bound of every point of ``x``.
+
+    Raises
+    ------
+    NotCertified
+        ``x`` is infinite or NaN.
+    """
     return float_down(lower_fraction(x))
 
 
@@ -92,6 +164,21 @@ def evaluate(formula: Callable[[], arb], accuracy_bits: int = 60) -> arb:
     """Evaluate ``formula`` at increasing precision until its ball is ``accuracy_bits`` narrow.
 
     The last ball computed is returned even when it is wider: it still holds the true value.
+
+    Parameters
+    ----------
+    formula : callable
+        ``formula() -> arb``, called once per precision in :data:`PRECISIONS` (bits) with
+        ``ctx.prec`` set to it, until the result is accurate.
+    accuracy_bits : int, default 60
+        The relative accuracy wanted, in bits (a ball around 0 is accurate when its radius
+        is below ``2^-accuracy_bits``; an exact ball always is).
+
+    Returns
+    -------
+    flint.arb
+        The first accurate ball, else the one computed at the highest precision (possibly
+        infinite or NaN).
     """
     result = arb("nan")
     for prec in PRECISIONS:
@@ -107,6 +194,20 @@ def certainly_at_most(formula: Callable[[], arb], target: Fraction) -> bool:
 
     Precision is raised while the answer is undecided; undecided at the end counts as ``False``
     (the conservative answer for a privacy check).
+
+    Parameters
+    ----------
+    formula : callable
+        ``formula() -> arb``, evaluated at each precision in :data:`PRECISIONS` (bits) in
+        turn; an infinite or NaN ball counts as undecided.
+    target : Fraction
+        The bound to compare with, exactly.
+
+    Returns
+    -------
+    bool
+        ``True`` when a ball's upper end is ``<= target``; ``False`` when a ball lies above
+        ``target`` or no precision decides.
     """
     for prec in PRECISIONS:
         with ctx.workprec(prec):

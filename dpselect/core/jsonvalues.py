@@ -52,10 +52,37 @@ def json_ready(value: Any) -> Any:
 
 
 def json_dict(value: Mapping[str, Any]) -> dict[str, Any]:
-    """A result's dictionary as :func:`json_ready` makes it (what every ``to_dict`` returns)."""
+    """A result's dictionary as :func:`json_ready` makes it (what every ``to_dict`` returns).
+
+    Parameters
+    ----------
+    value : Mapping
+        The result's fields by name.
+
+    Returns
+    -------
+    dict
+        A new dict of the same keys, each value passed through :func:`json_ready`.
+    """
     return {key: json_ready(item) for key, item in value.items()}
 
 
 def strict_dumps(value: Any) -> str:
-    """``value`` as strict JSON text (:func:`json_ready`, sorted keys, ``allow_nan=False``)."""
+    """``value`` as strict JSON text (:func:`json_ready`, sorted keys, ``allow_nan=False``).
+
+    Parameters
+    ----------
+    value : object
+        As for :func:`json_ready`; mapping keys must be strings (or sortable JSON keys).
+
+    Returns
+    -------
+    str
+        One line of JSON text with sorted keys; never ``NaN`` or ``Infinity``.
+
+    Raises
+    ------
+    TypeError
+        A value has no JSON form, or the keys of a mapping cannot be sorted.
+    """
     return json.dumps(json_ready(value), sort_keys=True, allow_nan=False)

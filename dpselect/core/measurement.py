@@ -46,11 +46,43 @@ class Transformation:
         return self.function(x)
 
     def map(self, d_in: Any) -> Any:
-        """The output distance of inputs ``d_in`` apart (never an under-statement)."""
+        """The output distance of inputs ``d_in`` apart (never an under-statement).
+
+        Parameters
+        ----------
+        d_in : int, float or Fraction
+            The input distance under ``input_metric``: a non-negative number (an int under
+            :class:`SymmetricDistance` and :class:`ChangeOneDistance`).
+
+        Returns
+        -------
+        object
+            The output distance under ``output_metric``, from ``stability_map``.
+
+        Raises
+        ------
+        MetricError
+            ``d_in`` is not a valid distance under ``input_metric``.
+        PrivacyMapError
+            The stability map returned ``None``.
+        """
         return _validated_map(self.input_metric, self.stability_map, d_in)
 
     def check(self, d_in: Any, d_out: Any) -> bool:
-        """Whether inputs ``d_in`` apart give outputs at most ``d_out`` apart."""
+        """Whether inputs ``d_in`` apart give outputs at most ``d_out`` apart.
+
+        Parameters
+        ----------
+        d_in : int, float or Fraction
+            The input distance, as for :meth:`map`.
+        d_out : int, float or Fraction
+            The output distance to stay within, under ``output_metric``.
+
+        Returns
+        -------
+        bool
+            ``map(d_in) <= d_out``.
+        """
         return bool(self.map(d_in) <= d_out)
 
     def __rshift__(self, other: Any) -> Any:
@@ -93,11 +125,46 @@ class Measurement:
         return self.function(x)
 
     def map(self, d_in: Any) -> Any:
-        """The privacy loss of inputs ``d_in`` apart, rounded toward a larger loss."""
+        """The privacy loss of inputs ``d_in`` apart, rounded toward a larger loss.
+
+        Parameters
+        ----------
+        d_in : int, float or Fraction
+            The input distance under ``input_metric``: a non-negative number (an int under
+            :class:`SymmetricDistance` and :class:`ChangeOneDistance`).
+
+        Returns
+        -------
+        object
+            The loss in the form of ``output_measure``: ``epsilon`` (:class:`MaxDivergence`),
+            ``rho`` (:class:`ZeroConcentratedDivergence`), an ``(epsilon, delta)`` tuple
+            (:class:`Approximate`) or a curve ``alpha -> epsilon`` (:class:`RenyiDivergence`).
+
+        Raises
+        ------
+        MetricError
+            ``d_in`` is not a valid distance under ``input_metric``.
+        PrivacyMapError
+            The privacy map returned ``None``.
+        """
         return _validated_map(self.input_metric, self.privacy_map, d_in)
 
     def check(self, d_in: Any, d_out: Any) -> bool:
-        """Whether inputs ``d_in`` apart are ``d_out``-close under the output measure."""
+        """Whether inputs ``d_in`` apart are ``d_out``-close under the output measure.
+
+        Parameters
+        ----------
+        d_in : int, float or Fraction
+            The input distance, as for :meth:`map`.
+        d_out : object
+            The privacy target in the form of ``output_measure`` (see
+            :meth:`Measure.compare <dpselect.core.measures.Measure.compare>`).
+
+        Returns
+        -------
+        bool
+            ``output_measure.compare(map(d_in), d_out)``: the loss is within the target.
+        """
         return self.output_measure.compare(self.map(d_in), d_out)
 
     def __rshift__(self, postprocess: Any) -> Measurement:
@@ -136,7 +203,25 @@ def _check_link(left: Transformation, right: Transformation | Measurement) -> No
 
 
 def make_chain(*pieces: Any) -> Any:
-    """Chain ``pieces`` left to right with ``>>``."""
+    """Chain ``pieces`` left to right with ``>>``.
+
+    Parameters
+    ----------
+    *pieces : Transformation, Measurement or callable
+        At least one piece: Transformations, then at most one Measurement, then
+        post-processing functions of its output. Each link must match the previous piece's
+        output domain and metric.
+
+    Returns
+    -------
+    Transformation or Measurement
+        The chain (the piece itself when only one is given).
+
+    Raises
+    ------
+    ChainError
+        No piece, or two neighbouring pieces that cannot be chained.
+    """
     if not pieces:
         raise ChainError("make_chain needs at least one piece")
     out = pieces[0]

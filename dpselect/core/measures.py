@@ -42,6 +42,25 @@ class Measure:
     """A privacy measure. Subclasses are frozen dataclasses compared by value."""
 
     def compare(self, loss: Any, target: Any) -> bool:  # pragma: no cover - abstract
+        """Whether the privacy ``loss`` is no larger than ``target``.
+
+        Parameters
+        ----------
+        loss : object
+            A computed privacy loss (a map's value) in this measure's form.
+        target : object
+            The privacy target ``d_out``, in the same form.
+
+        Returns
+        -------
+        bool
+            ``True`` when ``loss`` is within ``target``.
+
+        Raises
+        ------
+        MeasureError
+            ``loss`` or ``target`` is not of the measure's form.
+        """
         raise NotImplementedError
 
 
@@ -50,6 +69,19 @@ class MaxDivergence(Measure):
     """Pure differential privacy: ``d_out`` is ``epsilon >= 0``."""
 
     def compare(self, loss: Any, target: Any) -> bool:
+        """Whether the ``epsilon`` of ``loss`` is at most that of ``target``.
+
+        Parameters
+        ----------
+        loss, target : int, float or Fraction
+            The computed ``epsilon`` and the target ``epsilon``: non-negative, not NaN
+            (``inf`` allowed); anything else raises :class:`MeasureError`.
+
+        Returns
+        -------
+        bool
+            ``loss <= target``.
+        """
         return bool(_scalar(loss, "privacy loss") <= _scalar(target, "d_out"))
 
 
@@ -58,6 +90,19 @@ class ZeroConcentratedDivergence(Measure):
     """Zero-concentrated DP: ``d_out`` is ``rho >= 0``."""
 
     def compare(self, loss: Any, target: Any) -> bool:
+        """Whether the ``rho`` of ``loss`` is at most that of ``target``.
+
+        Parameters
+        ----------
+        loss, target : int, float or Fraction
+            The computed ``rho`` and the target ``rho``: non-negative, not NaN (``inf``
+            allowed); anything else raises :class:`MeasureError`.
+
+        Returns
+        -------
+        bool
+            ``loss <= target``.
+        """
         return bool(_scalar(loss, "privacy loss") <= _scalar(target, "d_out"))
 
 
@@ -66,6 +111,26 @@ class RenyiDivergence(Measure):
     """Renyi DP: the loss is a curve ``alpha -> epsilon``; a target is ``(alpha, epsilon)``."""
 
     def compare(self, loss: Any, target: Any) -> bool:
+        """Whether the curve ``loss`` is within ``epsilon`` at the target's order ``alpha``.
+
+        Parameters
+        ----------
+        loss : callable
+            The computed curve ``alpha -> epsilon(alpha)``; its value at ``alpha`` must be a
+            non-negative number.
+        target : tuple
+            ``(alpha, epsilon)``: an order ``alpha > 1`` and a non-negative ``epsilon``.
+
+        Returns
+        -------
+        bool
+            ``loss(alpha) <= epsilon``.
+
+        Raises
+        ------
+        MeasureError
+            ``loss`` is not callable, ``target`` is not a pair, or ``alpha <= 1``.
+        """
         if not callable(loss):
             raise MeasureError("a Renyi privacy loss must be a curve alpha -> epsilon")
         if not (isinstance(target, tuple) and len(target) == 2):
@@ -88,6 +153,25 @@ class Approximate(Measure):
             raise MeasureError("Approximate is defined over MaxDivergence only")
 
     def compare(self, loss: Any, target: Any) -> bool:
+        """Whether ``loss`` is within ``target`` in both ``epsilon`` and ``delta``.
+
+        Parameters
+        ----------
+        loss, target : tuple
+            ``(epsilon, delta)`` pairs, the computed loss and the target: ``epsilon`` as for
+            :class:`MaxDivergence`, ``delta`` a number in ``[0, 1]``.
+
+        Returns
+        -------
+        bool
+            ``True`` when both the ``epsilon`` and the ``delta`` of ``loss`` are at most
+            those of ``target``.
+
+        Raises
+        ------
+        MeasureError
+            A value is not an ``(epsilon, delta)`` pair, or a number is out of range.
+        """
         for name, value in (("privacy loss", loss), ("d_out", target)):
             if not (isinstance(value, tuple) and len(value) == 2):
                 raise MeasureError(f"{name} under Approximate must be an (epsilon, delta) tuple")

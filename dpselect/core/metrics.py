@@ -46,7 +46,13 @@ class Metric:
     """A distance between inputs. Subclasses are frozen dataclasses compared by value."""
 
     def validate(self, d_in: Number) -> None:
-        """Raise :class:`MetricError` unless ``d_in`` is a non-negative number."""
+        """Raise :class:`MetricError` unless ``d_in`` is a non-negative number.
+
+        Parameters
+        ----------
+        d_in : int, float or Fraction
+            An input distance: not a bool, not NaN, ``>= 0`` (``inf`` is accepted).
+        """
         _check_distance(d_in)
 
 
@@ -55,6 +61,13 @@ class SymmetricDistance(Metric):
     """Size of the symmetric difference of two datasets (add/remove neighbours, d = 1)."""
 
     def validate(self, d_in: Number) -> None:
+        """Raise :class:`MetricError` unless ``d_in`` is a non-negative ``int``.
+
+        Parameters
+        ----------
+        d_in : int
+            The number of records added or removed (a Python ``int``, not a bool).
+        """
         _check_distance(d_in)
         if not isinstance(d_in, int):
             raise MetricError(f"d_in under SymmetricDistance must be an int, got {d_in!r}")
@@ -65,6 +78,13 @@ class ChangeOneDistance(Metric):
     """Number of records changed between two datasets of equal size (change-one, d = 1)."""
 
     def validate(self, d_in: Number) -> None:
+        """Raise :class:`MetricError` unless ``d_in`` is a non-negative ``int``.
+
+        Parameters
+        ----------
+        d_in : int
+            The number of records changed (a Python ``int``, not a bool).
+        """
         _check_distance(d_in)
         if not isinstance(d_in, int):
             raise MetricError(f"d_in under ChangeOneDistance must be an int, got {d_in!r}")
@@ -96,6 +116,21 @@ class LInfDistance(Metric):
         ``d_in`` when monotonic, else ``2 * d_in`` (seed 001, Section 1.1), computed exactly for
         ints and Fractions and rounded up for floats (doubling a float is exact or overflows
         to ``inf``, which is an upper bound).
+
+        Parameters
+        ----------
+        d_in : int, float or Fraction
+            The L-infinity distance of the two score vectors, ``>= 0`` (validated).
+
+        Returns
+        -------
+        int, float or Fraction
+            ``d_in`` (monotonic) or ``2 * d_in``, of the type of ``d_in``.
+
+        Raises
+        ------
+        MetricError
+            ``d_in`` is not a non-negative number.
         """
         self.validate(d_in)
         if self.monotonic:

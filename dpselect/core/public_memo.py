@@ -43,7 +43,20 @@ def public_key(value: Any) -> Any:
     """A hashable key that equals another's only for the same public parameters: each number
     with its type (``1``, ``1.0`` and ``True`` apart), floats by their bits (``-0.0`` apart
     from ``0.0``), Fractions by numerator and denominator (cheaper to hash than the
-    Fraction), sequences item by item; ``None`` for anything else (not kept)."""
+    Fraction), sequences item by item; ``None`` for anything else (not kept).
+
+    Parameters
+    ----------
+    value : object
+        A public parameter: ``None``, a ``bool``, ``int``, ``str``, ``float`` (or
+        ``numpy.float64``), ``Fraction``, or a ``tuple`` or ``list`` of these (nested).
+
+    Returns
+    -------
+    tuple or None
+        The key (the exact type comes first, so a tuple and a list differ), or ``None`` when
+        ``value`` or any item in it has no key (for example an array or a NumPy integer).
+    """
     kind = type(value)
     if kind is Fraction:
         return (kind, value.numerator, value.denominator)
@@ -81,7 +94,18 @@ def kept(function: Callable[_P, _R]) -> Callable[_P, _R]:
     last (:func:`public_key`: the same answer for the same parameters; keyword arguments, or
     arguments without a key, are not kept). A list answer is copied on the way out, so that a
     caller that changes it changes no kept answer. Errors are raised as by ``function``
-    (never kept)."""
+    (never kept).
+
+    Parameters
+    ----------
+    function : callable
+        A pure function of public parameters (its answer depends on its arguments only).
+
+    Returns
+    -------
+    callable
+        A wrapper with ``function``'s signature and metadata (:func:`functools.wraps`).
+    """
 
     @functools.lru_cache(maxsize=256)
     def call(keyed: Keyed) -> _R:

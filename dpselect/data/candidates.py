@@ -225,7 +225,22 @@ def numbers_as_text_note(candidates: Sequence[Any], column: str, table: Engine) 
 
 
 def candidates_note(candidates: Sequence[Any], column: str, table: Engine) -> str | None:
-    """:func:`header_note` and :func:`numbers_as_text_note`, one per line, or None."""
+    """:func:`header_note` and :func:`numbers_as_text_note`, one per line, or None.
+
+    Parameters
+    ----------
+    candidates : sequence
+        The loaded candidates (:func:`load_candidates`).
+    column : str
+        The name of the ranked column.
+    table : Engine
+        The opened data (:class:`dpselect.data.engine.Engine`); only its schema is read.
+
+    Returns
+    -------
+    str or None
+        The notes that apply, joined by line breaks, or ``None`` when neither does.
+    """
     notes = [header_note(candidates, column), numbers_as_text_note(candidates, column, table)]
     shown = [note for note in notes if note is not None]
     return "\n".join(shown) if shown else None
@@ -255,6 +270,19 @@ def as_arrow(values: Sequence[Any]) -> Any:
 
     Only str, int (no bool) and float lists are converted: those are what DuckDB then casts to
     the column's type, exactly as it would cast the same Python values.
+
+    Parameters
+    ----------
+    values : sequence
+        The candidates; a :class:`CandidateList` whose ``arrow`` array was already built
+        returns that array.
+
+    Returns
+    -------
+    pyarrow.Array or None
+        A ``string``, ``int64`` or ``float64`` array of the values, in order; ``None`` for
+        fewer than :data:`ARROW_MIN_CANDIDATES` values (not already built), without
+        pyarrow, for mixed or other types, or ints beyond int64.
     """
     built = getattr(values, "arrow", None)
     if built is not None:

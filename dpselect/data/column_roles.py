@@ -108,7 +108,18 @@ def recorded_step(sql_type: str) -> Fraction | None:
     the type alone (a public fact, like the schema): ``1`` for the integer types, ``10^-s``
     for ``DECIMAL(p, s)``, ``None`` for the others (floats, and text, whose values are parsed
     row by row). The joint quantile mechanism takes half of it as its default resolution
-    (:func:`dpselect.mechanisms.quantile_joint.joint_resolution`)."""
+    (:func:`dpselect.mechanisms.quantile_joint.joint_resolution`).
+
+    Parameters
+    ----------
+    sql_type : str
+        A DuckDB type name (any case and spacing, e.g. ``"decimal(10, 2)"``).
+
+    Returns
+    -------
+    fractions.Fraction or None
+        The grid's spacing, exact, or ``None`` when the type fixes none.
+    """
     upper = " ".join(sql_type.strip().upper().split())
     if upper in _INTEGERS:
         return Fraction(1)
@@ -119,14 +130,44 @@ def recorded_step(sql_type: str) -> Fraction | None:
 
 
 def supported_types(role: Role) -> tuple[str, ...]:
-    """The DuckDB types ``role`` accepts."""
+    """The DuckDB types ``role`` accepts.
+
+    Parameters
+    ----------
+    role : {"unit", "ranked", "numeric"}
+        The column's role (module docstring).
+
+    Returns
+    -------
+    tuple of str
+        The accepted type names (``DECIMAL(p,s)`` and ``ENUM`` stand for every one).
+
+    Raises
+    ------
+    ValueError
+        ``role`` is not one of the three roles.
+    """
     if role not in ROLES:
         raise ValueError(f"role must be one of {sorted(ROLES)}, got {role!r}")
     return ROLES[role]
 
 
 def type_supported(sql_type: str, role: Role) -> bool:
-    """Whether a column of the DuckDB type ``sql_type`` can play ``role`` (schema only)."""
+    """Whether a column of the DuckDB type ``sql_type`` can play ``role`` (schema only).
+
+    Parameters
+    ----------
+    sql_type : str
+        A DuckDB type name (any case; every ``DECIMAL(p,s)`` and ``ENUM`` included).
+    role : {"unit", "ranked", "numeric"}
+        The column's role (module docstring).
+
+    Returns
+    -------
+    bool
+        Whether the type is in :data:`ROLES` for ``role``. Unlike :func:`check_column_role`
+        it reads the type name only, not the Arrow type a frame is scanned from.
+    """
     return _canonical(sql_type) in supported_types(role)
 
 
@@ -139,6 +180,29 @@ def check_column_role(
     ``require_column`` refuses a missing or nested column), or a DuckDB type name.
     Reads the schema only (the column's type, and for Arrow frames the Arrow type DuckDB
     converts while scanning), so it may and must run before the ledger is charged.
+
+    Parameters
+    ----------
+    table : Engine or str
+        The opened table holding ``column``, or the column's DuckDB type name itself.
+    column : object
+        The column's name (shown in the error; with a type name it is not looked up).
+    role : {"unit", "ranked", "numeric"}
+        The column's role (module docstring). A unit column of an opened table is also
+        checked for an injective key (:meth:`~dpselect.data.engine.Engine.unit_column`).
+    argument : str, default ``"column"``
+        The argument's name in error messages (``"privacy_unit"``, ``"by"``, ...).
+
+    Returns
+    -------
+    str
+        The column's DuckDB type, as the table reports it.
+
+    Raises
+    ------
+    DataError
+        The column is missing or nested, or its type (or the Arrow type it is scanned from)
+        cannot play ``role``, or it has no injective unit key.
     """
     if isinstance(table, str):
         sql_type, where, arrow_type = table, "", ""

@@ -75,6 +75,28 @@ def dictionary_files(
 
     Public facts only: the table's source (Parquet files, no declared schema), DuckDB's column
     types, the files' own schemas (footer metadata) and whether pyarrow is installed.
+
+    Parameters
+    ----------
+    table : Table
+        The opened DuckDB table (its ``parquet_files``: ``None`` or empty unless it reads
+        Parquet files with no declared schema).
+    column : str
+        The ranked column; the plan needs it to be text (``VARCHAR``, Arrow ``string`` or
+        ``large_string`` in every file).
+    col_type : str
+        ``column``'s DuckDB type.
+    privacy_unit : str
+        The privacy unit column (not ``column`` itself).
+    unit_type : str
+        ``privacy_unit``'s DuckDB type; an integer, text or floating type, stored as the
+        matching Arrow type in every file.
+
+    Returns
+    -------
+    list of str or None
+        The table's Parquet files, when every one has both columns with one and the same
+        pair of Arrow types; ``None`` otherwise, or without pyarrow.
     """
     files = table.parquet_files
     if not files or col_type.upper() != "VARCHAR" or unit_type.upper() not in _UNIT_TYPES:
@@ -285,7 +307,38 @@ def dictionary_candidate_scores(
 ) -> npt.NDArray[np.int64]:
     """:func:`~.scores.candidate_scores` with a privacy unit, on the files of
     :func:`dictionary_files` (same rule, same scores; module docstring), ``max_rows_per_value``
-    included."""
+    included.
+
+    Parameters
+    ----------
+    table : Table
+        The opened DuckDB table, whose connection groups the streamed rows by unit.
+    files : sequence of str
+        The Parquet files to read, as :func:`dictionary_files` returned them.
+    column : str
+        The ranked text column.
+    candidates : sequence
+        The public candidate list; distinct strings are matched by a plain lookup, any other
+        list by the SQL of :func:`~.scores.match_sql`.
+    privacy_unit : str
+        The privacy unit column (text units are keyed by their raw bytes).
+    unit_type : str
+        ``privacy_unit``'s DuckDB type.
+    m : int
+        ``max_contributions``: the most distinct candidates each unit keeps.
+    salt : int
+        The per-query salt of the bounding rule, drawn independently of the data.
+    progress : callable, optional
+        Called with the percentage of rows read (up to 99) after each batch.
+    max_rows_per_value : int, default 1
+        ``r``: each kept candidate adds the unit's rows with it, at most ``r`` (1: each
+        unit adds 1).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The score of every candidate, in the list's order.
+    """
     r = int(max_rows_per_value)
     col_type = "VARCHAR"
     distinct_text = all(isinstance(c, str) for c in candidates) and len(set(candidates)) == len(

@@ -73,7 +73,29 @@ def discovered_from_rows(
     """The :class:`DiscoveredGroups` of an engine's result rows ``(group key, group, item,
     n, persons)``, sorted by group key (then by the item order of ``kind``): ``values`` lists
     ``(value, n)`` per group (``keep_items=False``: the groups and persons only, for a limit
-    of 0), ``cells`` the candidate cells, ``numbers`` each number repeated ``n`` times."""
+    of 0), ``cells`` the candidate cells, ``numbers`` each number repeated ``n`` times.
+
+    Parameters
+    ----------
+    rows : iterable of tuple
+        ``(group key, group, item, n, persons)``, already sorted by group key (rows of one
+        group are consecutive; a new key starts a new group). The group key is the group's
+        index in the engine's order, ``group`` its value, ``item`` a value, a candidate
+        position or a number (by ``kind``), ``n`` the item's bounded count and ``persons``
+        the group's persons (read from its first row).
+    kind : {"values", "cells", "numbers"}
+        What the items are: values with their counts, candidate positions with their scores,
+        or numbers kept ``n`` times.
+    keep_items : bool, default True
+        ``False``: the items are dropped (``values`` is a list of empty lists); used for
+        ``kind="values"`` with a limit of 0.
+
+    Returns
+    -------
+    DiscoveredGroups
+        ``groups`` and ``persons`` in the order of the rows, with ``values``, ``cells`` or
+        ``numbers`` set by ``kind``.
+    """
     groups: list[Any] = []
     persons: list[int] = []
     items: list[list[tuple[Any, int]]] = []

@@ -175,7 +175,27 @@ def check_grouped_bounds(
 
 def duckdb_group_multiplicity(table: Table, by: str, groups: Sequence[Any]) -> int:
     """The most groups of the list one value of ``by`` matches (:func:`match_multiplicity` of
-    the list on ``by``'s type; an empty list: 1). Public: the schema and the list only."""
+    the list on ``by``'s type; an empty list: 1). Public: the schema and the list only.
+
+    Parameters
+    ----------
+    table : Table
+        The DuckDB table holding ``by``.
+    by : str
+        The group column.
+    groups : sequence
+        The public group list, matched on ``by`` as candidates are on a column.
+
+    Returns
+    -------
+    int
+        At least 1: without a privacy unit, the most groups one row counts in.
+
+    Raises
+    ------
+    DataError
+        ``by`` is not a column of the table (or is nested).
+    """
     by_type = table.require_column(by, "by")
     if len(groups) == 0:
         return 1
@@ -1152,6 +1172,19 @@ def duckdb_discovered_values(
     """Every group of ``by`` found among the rows holding a number, with its persons and its
     kept numbers (sorted), in one scan: :func:`duckdb_grouped_values` with the groups found
     in the data (:mod:`dpselect.data.discovered_groups`).
+
+    Parameters
+    ----------
+    table, column, by, privacy_unit, max_groups, max_rows, salt, group_salt
+        As in :func:`duckdb_grouped_values`, without the group list: every non-NULL value of
+        ``by`` (among the rows holding a number) is a group, and ``group_salt`` keys the
+        unit's choice of groups by the group's value code.
+
+    Returns
+    -------
+    DiscoveredGroups
+        The groups some unit keeps (engine order), their persons (without a privacy unit:
+        their rows holding a number) and each group's kept numbers, sorted.
 
     Privacy
     -------

@@ -43,7 +43,14 @@ class HeldSetting:
     @contextmanager
     def held(self, connection: Any) -> Iterator[None]:
         """The setting changed on ``connection``'s database while the caller is inside
-        (counted across callers; restored when the last one leaves, also on errors)."""
+        (counted across callers; restored when the last one leaves, also on errors).
+
+        Parameters
+        ----------
+        connection : duckdb.DuckDBPyConnection
+            A connection (or cursor) to dpselect's own database: the setting is read and set
+            through it, and holds for the whole database.
+        """
         with self._lock:
             if self._users == 0:
                 found = connection.execute(f"SELECT current_setting('{self.name}')")

@@ -40,6 +40,11 @@ def written_join_order(connection: Any) -> Iterator[None]:
     :mod:`dpselect.data.tables`), the setting is counted (overlapping callers restore it
     only when the last one leaves: :class:`~dpselect.data.held_setting.HeldSetting`), and it
     changes no result, only how a query is planned.
+
+    Parameters
+    ----------
+    connection : duckdb.DuckDBPyConnection
+        A connection (or cursor) to dpselect's own database, on which the plan runs.
     """
     with _JOIN_ORDER_OFF.held(connection):
         yield

@@ -37,6 +37,17 @@ def example_unit_keys(units: Sequence[Any]) -> list[bytes | None]:
     """The injective key of each example's unit (:func:`object_unit_key`; ``None``: no unit).
 
     Never raises: a value without an injective encoding is no unit, by a rule of its own.
+
+    Parameters
+    ----------
+    units : sequence
+        Each example's privacy unit (any Python value, e.g. a person's id).
+
+    Returns
+    -------
+    list of bytes or None
+        The unit key of each example, in order; ``None`` for a missing unit (``None``, NaN)
+        or a value without an injective encoding (that example is kept by no unit).
     """
     return [object_unit_key(unit) for unit in units]
 

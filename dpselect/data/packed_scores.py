@@ -91,6 +91,12 @@ def invert_fmix32(x: npt.NDArray[np.uint32]) -> None:
     ``fmix32`` is a composition of bijections of 32-bit words: ``x ^= x >> s`` (inverted by
     ``x ^ (x >> s) ^ (x >> 2s) ^ ...``) and multiplications by odd constants (inverted by
     the constant's inverse modulo ``2^32``); the steps are undone in reverse order.
+
+    Parameters
+    ----------
+    x : numpy.ndarray of uint32
+        Words to invert, overwritten with their preimages (``fmix32`` of the result is the
+        input). Returns nothing.
     """
     for op, k in reversed(FMIX32_STEPS):
         if op == "xs":

@@ -44,7 +44,32 @@ def value_counts(
 ) -> dict[Any, int]:
     """``{value: persons}`` for every non-NULL value of ``column`` (module docstring), by the
     engine that holds ``table`` (:meth:`dpselect.data.engine.Engine.value_counts`);
-    ``max_rows_per_value = r > 1``: each person's rows with the value, at most ``r``."""
+    ``max_rows_per_value = r > 1``: each person's rows with the value, at most ``r``.
+
+    Parameters
+    ----------
+    table : Engine
+        The opened data.
+    column : str
+        The column whose non-NULL values are the partitions.
+    privacy_unit : str or None, default None
+        The privacy unit column; ``None``: each row is its own unit (row counts).
+    max_contributions : int, default 1
+        ``m``: with a privacy unit, the most distinct values each unit keeps.
+    salt : int, default 0
+        The per-query salt of the bounding rule, drawn independently of the data.
+    progress : callable or None, default None
+        Called with the percentage of the scan done while the query runs.
+    max_rows_per_value : int, default 1
+        ``r``: each kept value counts the unit's rows with it, at most ``r`` (1: once);
+        other than 1 only with a privacy unit.
+
+    Returns
+    -------
+    dict
+        ``{value: count}`` for every value some unit keeps: the units keeping it (without a
+        privacy unit, its rows; with ``r > 1``, the units' capped rows).
+    """
     if int(max_rows_per_value) == 1:
         return table.value_counts(column, privacy_unit, max_contributions, salt, progress)
     return table.value_counts(column, privacy_unit, max_contributions, salt, progress,
@@ -62,7 +87,32 @@ def person_values(
 ) -> list[list[Any]]:
     """Each person's kept values (:func:`duckdb_person_values`), by the engine that holds
     ``table`` (:meth:`dpselect.data.engine.Engine.person_values`; Spark refuses it).
-    ``max_rows_per_value = r > 1``: each kept value repeated once per row, at most ``r``."""
+    ``max_rows_per_value = r > 1``: each kept value repeated once per row, at most ``r``.
+
+    Parameters
+    ----------
+    table : Engine
+        The opened data (DuckDB; the Spark engine refuses this method).
+    column : str
+        The column whose non-NULL values are the partitions.
+    privacy_unit : str
+        The privacy unit column (required: the output is per unit).
+    max_contributions : int
+        ``m``: the most distinct values each unit keeps.
+    salt : int, default 0
+        The per-query salt of the bounding rule, drawn independently of the data.
+    progress : callable or None, default None
+        Called with the percentage of the scan done while the query runs.
+    max_rows_per_value : int, default 1
+        ``r``: each kept value comes once per row of the unit holding it, at most ``r``
+        times (1: once).
+
+    Returns
+    -------
+    list of list
+        One list per unit (units with a kept value only), in the keyed order of
+        :func:`duckdb_person_values`: the unit's kept values.
+    """
     if int(max_rows_per_value) == 1:
         return table.person_values(column, privacy_unit, max_contributions, salt, progress)
     return table.person_values(column, privacy_unit, max_contributions, salt, progress,
@@ -92,6 +142,38 @@ def duckdb_person_values(
     the person's rows with ``v`` (the same kept values as ``r = 1``: the choice reads the
     person's distinct values only), so each value's total over persons is exactly
     ``value_counts(..., max_rows_per_value=r)``; ``r = 1`` is the list of distinct kept values.
+
+    Parameters
+    ----------
+    table : Table
+        The opened data (a DuckDB table).
+    column : str
+        The column whose non-NULL values are the partitions.
+    privacy_unit : str
+        The privacy unit column (required: the output is per unit).
+    max_contributions : int
+        ``m``: the most distinct values each unit keeps.
+    salt : int, default 0
+        The per-query salt of the bounding rule, drawn independently of the data.
+    progress : callable or None, default None
+        Called with the percentage of the scan done while the query runs.
+    max_rows_per_value : int, default 1
+        ``r``: each kept value comes once per row of the unit holding it, at most ``r``
+        times (1: once).
+
+    Returns
+    -------
+    list of list
+        One list per unit that keeps a value, units sorted by their keyed hash: the unit's
+        kept values, each once (``r = 1``) or ``min(n, r)`` times.
+
+    Raises
+    ------
+    DataError
+        ``column`` or ``privacy_unit`` is not a usable column, or the unit has no injective
+        key.
+    ParameterError
+        A bad ``max_rows_per_value``.
     """
     m = int(max_contributions)
     r = check_rows_per_value(max_rows_per_value, privacy_unit)

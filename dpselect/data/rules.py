@@ -116,26 +116,78 @@ FMIX32_STEPS = _FMIX32
 
 
 def salt_text(salt: int) -> str:
-    """The salt as hashed: the decimal digits of ``salt mod 2^64``."""
+    """The salt as hashed: the decimal digits of ``salt mod 2^64``.
+
+    Parameters
+    ----------
+    salt : int
+        The per-query salt of a bounding rule, drawn from the randomness source
+        independently of the data (any int; negative ones wrap modulo ``2^64``).
+
+    Returns
+    -------
+    str
+        The decimal text the md5 inputs start with (the SQL plans pass it as ``$salt``).
+    """
     return str(int(salt) & _SALT_MASK)
 
 
 def fmix32(x: int) -> int:
-    """murmur3's ``fmix32`` of ``x`` (0 <= x < 2^32): a bijection of 32-bit words."""
+    """murmur3's ``fmix32`` of ``x`` (0 <= x < 2^32): a bijection of 32-bit words.
+
+    Parameters
+    ----------
+    x : int
+        A 32-bit word.
+
+    Returns
+    -------
+    int
+        Its image, also a 32-bit word.
+    """
     for op, k in _FMIX32:
         x = x ^ (x >> k) if op == "xs" else (x * k) & _M32
     return x
 
 
 def unit_seed(salt: int, unit_text: str) -> int:
-    """The user's 64-bit seed: little-endian first 8 bytes of md5(salt, "u", unit text)."""
+    """The user's 64-bit seed: little-endian first 8 bytes of md5(salt, "u", unit text).
+
+    Parameters
+    ----------
+    salt : int
+        The per-query salt (:func:`salt_text`).
+    unit_text : str
+        The privacy unit's canonical text (:func:`canonical_text` of its value).
+
+    Returns
+    -------
+    int
+        The seed, ``0 <= seed < 2^64``: its low half ``a`` and high half ``b`` key the unit's
+        :func:`bounding_key`.
+    """
     text = BOUNDING_SEPARATOR.join((salt_text(salt), "u", unit_text))
     return int.from_bytes(hashlib.md5(text.encode("utf-8")).digest()[:8], "little")
 
 
 def value_code(salt: int, value_text: str, tag: str = "v") -> int:
     """A value's 32-bit code on the unknown-domain path (md5 of salt, ``tag``, value text);
-    a group found in the data is coded with the tag ``g`` (:func:`kept_found_groups`)."""
+    a group found in the data is coded with the tag ``g`` (:func:`kept_found_groups`).
+
+    Parameters
+    ----------
+    salt : int
+        The per-query salt (for a group, the group rule's salt).
+    value_text : str
+        The value's canonical text (:func:`canonical_text`).
+    tag : str, default ``"v"``
+        ``"v"`` for a ranked value, ``"g"`` for a group found in the data.
+
+    Returns
+    -------
+    int
+        The code: the first 4 bytes of the md5, little-endian, ``0 <= code < 2^32``.
+    """
     text = BOUNDING_SEPARATOR.join((salt_text(salt), tag, value_text))
     return int.from_bytes(hashlib.md5(text.encode("utf-8")).digest()[:4], "little")
 
@@ -145,6 +197,21 @@ def bounding_key(salt: int, unit_text: str, code: int) -> int:
 
     A two-round Even-Mansour construction over ``fmix32`` keyed by the user's seed; for a
     fixed user it is a bijection of the code, so distinct candidate positions never tie.
+
+    Parameters
+    ----------
+    salt : int
+        The per-query salt.
+    unit_text : str
+        The privacy unit's canonical text (:func:`unit_seed`).
+    code : int
+        The value's 32-bit code: a candidate's 0-based position, or :func:`value_code` of a
+        value (or group) found in the data.
+
+    Returns
+    -------
+    int
+        The 32-bit key; each unit keeps the values of smallest key.
     """
     seed = unit_seed(salt, unit_text)
     return fmix32(fmix32(code ^ (seed & _M32)) ^ (seed >> 32))
@@ -157,6 +224,17 @@ def canonical_text(value: Any) -> str:
     53-bit integer significand and ``E`` the power of two (``0``, ``inf``, ``-inf``, ``nan``
     for the special values; ``-0.0`` is ``0``); dates ISO ``YYYY-MM-DD``; timestamps the
     integer microseconds since 1970-01-01 (UTC; naive timestamps read as UTC).
+
+    Parameters
+    ----------
+    value : object
+        A unit or a value as Python holds it. Decimals are written in plain notation and
+        bytes as upper-case hex; any other type is its ``str`` (not portable).
+
+    Returns
+    -------
+    str
+        The text hashed by :func:`unit_seed` and :func:`value_code`.
     """
     import datetime as dt
     import decimal
@@ -191,6 +269,18 @@ def canonical_text(value: Any) -> str:
 
 
 def is_floating(sql_type: str) -> bool:
+    """Whether the DuckDB type ``sql_type`` is a floating type (NaN and ``-0.0`` possible).
+
+    Parameters
+    ----------
+    sql_type : str
+        A type name, any case.
+
+    Returns
+    -------
+    bool
+        True for ``FLOAT``, ``DOUBLE``, ``REAL``, ``FLOAT4`` and ``FLOAT8``.
+    """
     return sql_type.upper() in ("FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8")
 
 
@@ -233,6 +323,18 @@ def read_value_sql(expr: str, sql_type: str) -> str:
     then holds no number and no ranked value, and is in no group, whatever the format
     (issue 41: a ranked NaN was a value in Parquet and Arrow, none in pandas). Applied in the
     view ``data`` (:mod:`dpselect.data.tables`), row by row.
+
+    Parameters
+    ----------
+    expr : str
+        A SQL expression of one column's value in a row.
+    sql_type : str
+        Its DuckDB type.
+
+    Returns
+    -------
+    str
+        A SQL expression: ``expr`` with NaN read as NULL for a floating type, else ``expr``.
     """
     if is_floating(sql_type):
         return f"(CASE WHEN isnan({expr}) THEN NULL ELSE {expr} END)"
@@ -240,7 +342,20 @@ def read_value_sql(expr: str, sql_type: str) -> str:
 
 
 def normalised_sql(expr: str, sql_type: str) -> str:
-    """``expr`` as grouped: floating values plus ``0.0`` (so ``-0.0`` is ``+0.0``), else as is."""
+    """``expr`` as grouped: floating values plus ``0.0`` (so ``-0.0`` is ``+0.0``), else as is.
+
+    Parameters
+    ----------
+    expr : str
+        A SQL expression of a value or a unit.
+    sql_type : str
+        Its DuckDB type.
+
+    Returns
+    -------
+    str
+        A SQL expression: ``expr`` as DOUBLE plus ``0.0`` for a floating type, else ``expr``.
+    """
     if is_floating(sql_type):
         return f"(CAST({expr} AS DOUBLE) + CAST(0.0 AS DOUBLE))"
     return expr
@@ -306,7 +421,25 @@ TEXT_DATE_PATTERN = "[0-9]{4}-[0-9]{2}-[0-9]{2}"
 def has_text_rule(sql_type: str, dialect: str = "duckdb") -> bool:
     """Whether the declared type ``sql_type`` (a DuckDB name) is read from text by the rule
     of :func:`declared_text_sql` in ``dialect``: :data:`TEXT_RULE_TYPES` in DuckDB, the keys
-    of :data:`SPARK_TEXT_TYPES` in Spark."""
+    of :data:`SPARK_TEXT_TYPES` in Spark.
+
+    Parameters
+    ----------
+    sql_type : str
+        A declared type, a DuckDB name (any case, surrounding blanks ignored).
+    dialect : {"duckdb", "spark"}, default ``"duckdb"``
+        The engine reading the text.
+
+    Returns
+    -------
+    bool
+        Whether the rule reads it; otherwise DuckDB uses ``TRY_CAST`` and Spark refuses it.
+
+    Raises
+    ------
+    ValueError
+        An unknown dialect.
+    """
     if dialect not in ("duckdb", "spark"):
         raise ValueError(f"dialect must be 'duckdb' or 'spark', got {dialect!r}")
     t = sql_type.strip().upper()
@@ -510,6 +643,25 @@ def canonical_text_sql(expr: str, sql_type: str, dialect: str = "duckdb") -> str
     the Spark engine; its equality with DuckDB is that engine's test). Types: text, booleans,
     integers, decimals (plain notation with the column's scale), dates, timestamps, floats,
     blobs (upper-case hex); anything else is the engine's own text (not portable).
+
+    Parameters
+    ----------
+    expr : str
+        A SQL expression of a unit or a value.
+    sql_type : str
+        Its DuckDB type (callers pass ``"DOUBLE"`` for every floating type).
+    dialect : {"duckdb", "spark"}, default ``"duckdb"``
+        The SQL spelling.
+
+    Returns
+    -------
+    str
+        A text SQL expression (``VARCHAR`` or Spark ``STRING``), the hashed text of the value.
+
+    Raises
+    ------
+    ValueError
+        An unknown dialect.
     """
     if dialect not in ("duckdb", "spark"):
         raise ValueError(f"dialect must be 'duckdb' or 'spark', got {dialect!r}")
@@ -562,6 +714,20 @@ def md5_bits_sql(text_sql: str, first_bytes: int, dialect: str = "duckdb") -> st
     DuckDB: ``md5_number`` is the digest read as a little-endian 128-bit integer, so its low
     64 (or 32) bits are the first 8 (or 4) bytes, as UBIGINT (``md5_number_upper`` is the same
     number, but a macro through BIT and VARCHAR text, about 6x slower).
+
+    Parameters
+    ----------
+    text_sql : str
+        A text SQL expression, usually :func:`hashed_text_sql`.
+    first_bytes : int
+        4 (a value code, :func:`value_code`) or 8 (a unit seed, :func:`unit_seed`).
+    dialect : {"duckdb", "spark"}, default ``"duckdb"``
+        The SQL spelling (anything but ``"spark"`` is DuckDB).
+
+    Returns
+    -------
+    str
+        A SQL expression of the number: ``UBIGINT`` in DuckDB, ``DECIMAL(20, 0)`` in Spark.
     """
     if dialect == "spark":
         h = f"md5({text_sql})"
@@ -572,7 +738,24 @@ def md5_bits_sql(text_sql: str, first_bytes: int, dialect: str = "duckdb") -> st
 
 
 def hashed_text_sql(tag: str, text_sql: str, salt_sql: str = "$salt") -> str:
-    """SQL of the hashed text ``salt \x1f tag \x1f text`` (the salt as a text parameter)."""
+    """SQL of the hashed text ``salt \\x1f tag \\x1f text`` (the salt as a text parameter).
+
+    Parameters
+    ----------
+    tag : str
+        ``"u"`` (a unit's seed), ``"v"`` (a value's code) or ``"g"`` (a group's code); put
+        into the SQL as a literal.
+    text_sql : str
+        A text SQL expression: the canonical text (:func:`canonical_text_sql`).
+    salt_sql : str, default ``"$salt"``
+        SQL of the salt's text (:func:`salt_text`), by default the query parameter ``$salt``
+        (a grouped release's group rule uses ``$group_salt``).
+
+    Returns
+    -------
+    str
+        A text SQL expression (``concat_ws`` with the separator ``chr(31)``).
+    """
     return f"concat_ws(chr(31), {salt_sql}, '{tag}', {text_sql})"
 
 
@@ -602,6 +785,25 @@ def keep_smallest(
     ``(key, tie)``; for ``m`` up to 8 the ``m`` smallest distinct ``p`` of each run are found
     by ``m`` rounds of a segmented minimum (each round removes every copy of the last
     minimum), beyond that by one sort.
+
+    Parameters
+    ----------
+    seeds : numpy.ndarray of uint64
+        Each user's seed (:func:`unit_seed`), one per run.
+    lengths : numpy.ndarray of int64
+        The length of each user's run, each ``>= 1``.
+    codes : numpy.ndarray of uint32
+        Each entry's code (a candidate position or a value's :func:`value_code`).
+    ties : numpy.ndarray of uint32
+        Each entry's tie-break, below ``2^32 - 1`` (a candidate position or a value's rank);
+        equal ties are the same value.
+    m : int
+        ``max_contributions``: the most distinct entries each user keeps.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The kept ties, every user's together (``bincount`` gives each value's score).
     """
     return _keep(seeds, lengths, codes, ties, m, 1)[0]
 
@@ -622,6 +824,13 @@ def keep_smallest_counted(
     ``r = max_rows_per_value`` (docs/contribution_bounding.md, "Rows per value"). A
     user's weights depend on that user's entries only, so one user moves each score by at
     most ``r``, at most ``m`` scores.
+
+    Parameters
+    ----------
+    seeds, lengths, codes, ties, m
+        As in :func:`keep_smallest`.
+    max_rows_per_value : int
+        ``r >= 1``: the cap on one user's rows counted for one kept value.
 
     Returns
     -------
@@ -694,6 +903,18 @@ def check_rows_per_value(max_rows_per_value: Any, privacy_unit: str | None) -> i
     Public facts only (the parameter and whether a unit is given), so the recipes raise it
     before any charge; the engines check again.
 
+    Parameters
+    ----------
+    max_rows_per_value : int
+        The most rows one unit counts for each value it keeps.
+    privacy_unit : str or None
+        The privacy unit column; ``None`` when rows are the units.
+
+    Returns
+    -------
+    int
+        ``max_rows_per_value`` as an int.
+
     Raises
     ------
     ParameterError
@@ -728,6 +949,20 @@ def row_key(salt: int, unit_text: str, value: float) -> int:
     ``bounding_key(salt, unit_text, value_code(salt, canonical_text(value)))``: the key of
     the unknown-domain path with the row's value (a float64, ``-0.0`` read as ``0.0``) as the
     value. Rows of one unit with equal values have equal keys.
+
+    Parameters
+    ----------
+    salt : int
+        The per-query salt of the row rule.
+    unit_text : str
+        The unit's canonical text.
+    value : float
+        The row's number (not NaN).
+
+    Returns
+    -------
+    int
+        The 32-bit key; each unit keeps its rows of smallest ``(key, value)``.
     """
     x = float(value) + 0.0  # -0.0 is 0.0, as the engines normalise it
     return bounding_key(salt, unit_text, value_code(salt, canonical_text(x)))
@@ -769,6 +1004,18 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 def is_text(sql_type: str) -> bool:
+    """Whether the DuckDB type ``sql_type`` is text (``VARCHAR``, any case).
+
+    Parameters
+    ----------
+    sql_type : str
+        A type name as DuckDB reports it (``VARCHAR``, not an alias such as ``TEXT``).
+
+    Returns
+    -------
+    bool
+        True for ``VARCHAR`` only: a text column, matched with number candidates by value.
+    """
     return sql_type.upper() == "VARCHAR"
 
 
@@ -776,6 +1023,19 @@ def numeric_candidate_type(candidates: Sequence[Any]) -> str | None:
     """``"BIGINT"`` (all int in int64), ``"DOUBLE"`` (float, or int and float), or ``None``.
 
     ``bool`` is not a number here (``True`` is not matched to ``"1"``).
+
+    Parameters
+    ----------
+    candidates : sequence
+        The public candidate list.
+
+    Returns
+    -------
+    str or None
+        The type a text column is read as to match the candidates by value: ``"BIGINT"``
+        when all are int within int64, ``"DOUBLE"`` when all are int or float and one is a
+        float; ``None`` (matched as text) for an empty list, any other type, or an int
+        outside int64 with no float.
     """
     kinds = set(map(type, candidates))
     if not kinds or not kinds <= {int, float}:
@@ -794,7 +1054,19 @@ MAX_BOUNDED_CANDIDATES = (1 << 32) - 1
 
 def check_bounded_candidates(count: int) -> None:
     """Public: with a privacy unit a candidate's code is its position, a 32-bit word
-    (docs/contribution_bounding.md, rule 4): at most :data:`MAX_BOUNDED_CANDIDATES`."""
+    (docs/contribution_bounding.md, rule 4): at most :data:`MAX_BOUNDED_CANDIDATES`.
+
+    Parameters
+    ----------
+    count : int
+        The number of candidates (or listed groups), checked only when a privacy unit is
+        given (the caller's choice).
+
+    Raises
+    ------
+    ParameterError
+        More than :data:`MAX_BOUNDED_CANDIDATES`.
+    """
     if count > MAX_BOUNDED_CANDIDATES:
         raise ParameterError(
             f"candidates: at most {MAX_BOUNDED_CANDIDATES} (2^32 - 1) candidates with a "
@@ -813,7 +1085,25 @@ MAX_CELLS = 1 << 20
 
 def grid_size(lo: float, hi: float, resolution: float | None) -> int:
     """``G = ceil((hi - lo) / w)`` cells (``w`` default ``(hi - lo) / 10^6``), 1 to
-    :data:`MAX_CELLS`."""
+    :data:`MAX_CELLS`.
+
+    Parameters
+    ----------
+    lo, hi : float
+        The public bounds, ``lo < hi``.
+    resolution : float or None
+        The grid's cell width ``w > 0`` (checked by the caller); ``None``: ``(hi - lo) / 10^6``.
+
+    Returns
+    -------
+    int
+        The number of cells, at least 1 and at most :data:`MAX_CELLS`.
+
+    Raises
+    ------
+    ParameterError
+        ``hi - lo`` overflows a float.
+    """
     if not math.isfinite(hi - lo):
         raise ParameterError(
             f"bounds ({lo:g}, {hi:g}) are too wide for the Spark engine's grid: hi - lo "
@@ -824,7 +1114,20 @@ def grid_size(lo: float, hi: float, resolution: float | None) -> int:
 
 
 def grid_edges(lo: float, hi: float, cells: int) -> npt.NDArray[np.float64]:
-    """The left edges ``lo + (hi - lo) j / cells``, ``j = 0..cells-1`` (float)."""
+    """The left edges ``lo + (hi - lo) j / cells``, ``j = 0..cells-1`` (float).
+
+    Parameters
+    ----------
+    lo, hi : float
+        The public bounds.
+    cells : int
+        The number of cells (:func:`grid_size`).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The ``cells`` left edges, increasing, the first ``lo`` (``hi`` is not included).
+    """
     edges: npt.NDArray[np.float64] = lo + (hi - lo) * np.arange(cells, dtype=np.float64) / cells
     return edges
 
@@ -832,7 +1135,23 @@ def grid_edges(lo: float, hi: float, cells: int) -> npt.NDArray[np.float64]:
 def grid_cell(
     values: npt.NDArray[np.float64], lo: float, hi: float, cells: int
 ) -> npt.NDArray[np.int64]:
-    """The cell of each value, by the arithmetic :func:`grid_counts` runs on Spark."""
+    """The cell of each value, by the arithmetic :func:`grid_counts` runs on Spark.
+
+    Parameters
+    ----------
+    values : numpy.ndarray of float64
+        Numbers (no NaN); each is clamped to ``[lo, hi]`` first.
+    lo, hi : float
+        The public bounds.
+    cells : int
+        The number of cells (:func:`grid_size`).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        For each value the cell ``j`` with ``g_j <= x < g_{j+1}`` (:func:`grid_edges`, the
+        last cell closed at ``hi``), in ``0 .. cells - 1``.
+    """
     lo, hi = float(lo), float(hi)
     scale = float(cells) / (hi - lo)
     x = np.clip(np.asarray(values, dtype=np.float64), lo, hi)
@@ -854,7 +1173,21 @@ def grid_cell_width(lo: float, hi: float, cells: int) -> float:
     """The widest cell of the float grid (``max g_{j+1} - g_j``, ``g_cells = hi``), rounded
     up: a row rounded down to its cell's left edge moves by less than this. It is ``(hi - lo)
     / cells`` up to rounding, at most the resolution ``w`` unless the grid is capped at
-    :data:`MAX_CELLS` (``w < (hi - lo) / 2^20``). Public parameters only."""
+    :data:`MAX_CELLS` (``w < (hi - lo) / 2^20``). Public parameters only.
+
+    Parameters
+    ----------
+    lo, hi : float
+        The public bounds.
+    cells : int
+        The number of cells (:func:`grid_size`).
+
+    Returns
+    -------
+    float
+        The widest cell's width, two float steps up: how far rounding a row down to its
+        cell's edge may move it.
+    """
     points = np.append(grid_edges(lo, hi, cells), float(hi))
     widest = float(np.max(np.diff(points)))  # each difference within 2^-53 relative
     return float(np.nextafter(np.nextafter(widest, np.inf), np.inf))

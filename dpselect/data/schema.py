@@ -55,7 +55,19 @@ def _connection() -> Any:
 
 def is_nested(type_name: str) -> bool:
     """Whether a DuckDB type (as ``DESCRIBE`` prints it) is nested: LIST, ARRAY, STRUCT, MAP,
-    UNION (``VARCHAR[]``, ``INTEGER[3]``, ``STRUCT(a INTEGER)``, ``MAP(VARCHAR, INTEGER)``)."""
+    UNION (``VARCHAR[]``, ``INTEGER[3]``, ``STRUCT(a INTEGER)``, ``MAP(VARCHAR, INTEGER)``).
+
+    Parameters
+    ----------
+    type_name : str
+        A DuckDB type name, any case.
+
+    Returns
+    -------
+    bool
+        Whether it ends with ``]`` (a list or an array) or starts with ``STRUCT``, ``MAP``,
+        ``UNION`` or ``LIST``.
+    """
     upper = type_name.strip().upper()
     return upper.endswith("]") or upper.startswith(_NESTED_PREFIXES)
 
@@ -65,6 +77,28 @@ def check_type_name(type_name: Any, column: str, argument: str = "schema") -> st
 
     The name is resolved by DuckDB itself (``CAST(NULL AS type)``), so aliases such as ``INT``,
     ``TEXT`` or ``FLOAT8`` work, and only the public schema is read.
+
+    Parameters
+    ----------
+    type_name : str or type
+        A DuckDB type name (aliases included), or one of the Python types of
+        :data:`PYTHON_TYPES`.
+    column : str
+        The column it is declared for (named in errors).
+    argument : str, default ``"schema"``
+        The argument's name in errors (``"--schema"`` on the command line).
+
+    Returns
+    -------
+    str
+        The type as DuckDB names it (``"INTEGER"`` for ``"INT"``; the mapped name for a
+        Python type).
+
+    Raises
+    ------
+    ParameterError
+        An unsupported Python type, a value that is not a type name, a name DuckDB does not
+        know, or a nested type.
     """
     if isinstance(type_name, type):
         if type_name not in PYTHON_TYPES:
@@ -105,7 +139,27 @@ def check_type_name(type_name: Any, column: str, argument: str = "schema") -> st
 
 
 def parse_schema(schema: Any, argument: str = "schema") -> dict[str, str]:
-    """``schema`` (None, a mapping, or a ``col:TYPE,...`` string) as ``{column: DuckDB type}``."""
+    """``schema`` (None, a mapping, or a ``col:TYPE,...`` string) as ``{column: DuckDB type}``.
+
+    Parameters
+    ----------
+    schema : dict or str or None
+        ``{column: type}`` (each type as :func:`check_type_name` takes it), a spec string
+        (:func:`parse_schema_spec`), or ``None`` for no declared types.
+    argument : str, default ``"schema"``
+        The argument's name in errors.
+
+    Returns
+    -------
+    dict of str to str
+        Each declared column's canonical DuckDB type; ``{}`` for ``None``.
+
+    Raises
+    ------
+    ParameterError
+        ``schema`` is of another kind, a column name is not a non-empty string, or a type is
+        refused by :func:`check_type_name`.
+    """
     if schema is None:
         return {}
     if isinstance(schema, str):
@@ -128,6 +182,24 @@ def parse_schema_spec(spec: str, argument: str = "--schema") -> dict[str, str]:
 
     Commas inside parentheses belong to the type (``price:DECIMAL(10,2)``); the last colon of
     an item separates the column from its type, so column names may contain colons.
+
+    Parameters
+    ----------
+    spec : str
+        The spec, e.g. ``"age:BIGINT,price:DECIMAL(10,2)"``; column names and types are
+        stripped of surrounding blanks.
+    argument : str, default ``"--schema"``
+        The argument's name in errors.
+
+    Returns
+    -------
+    dict of str to str
+        Each column's canonical DuckDB type (:func:`check_type_name`), in the spec's order.
+
+    Raises
+    ------
+    ParameterError
+        An item without a column or a type, a column named twice, or a refused type.
     """
     items: list[str] = []
     depth, start = 0, 0

@@ -379,7 +379,24 @@ def candidates_source(
 
 
 def match_sql(column_sql: str, col_type: str, candidates: Sequence[Any]) -> tuple[str, str]:
-    """SQL of (the column's value as matched, the candidate ``c`` as matched) (module doc)."""
+    """SQL of (the column's value as matched, the candidate ``c`` as matched) (module doc).
+
+    Parameters
+    ----------
+    column_sql : str
+        SQL of the column's value in a row (e.g. ``data."city"``).
+    col_type : str
+        The column's DuckDB type (from the schema, never the rows).
+    candidates : sequence
+        The public candidate list; it decides, with ``col_type``, how values are matched.
+
+    Returns
+    -------
+    tuple of (str, str)
+        Two SQL expressions to compare with ``=``: the column's value (``column_sql``, or a
+        text column read as ``DOUBLE``/integral ``BIGINT`` for number candidates) and the
+        candidate (the candidates' column ``c``, ``TRY_CAST`` to the matching type).
+    """
     number = numeric_candidate_type(candidates) if _is_text(col_type) else None
     if number == "DOUBLE":
         return f"TRY_CAST({column_sql} AS DOUBLE)", "TRY_CAST(c AS DOUBLE)"
@@ -401,6 +418,18 @@ def match_multiplicity(col_type: str, candidates: Sequence[Any]) -> int:
     one value (``4`` and ``4.0`` on a text column, ``"7"`` and ``"07"`` on an integer one).
     With a privacy unit the bounding rule keeps candidate *positions*, so such candidates
     count toward ``max_contributions`` like any others.
+
+    Parameters
+    ----------
+    col_type : str
+        The column's DuckDB type.
+    candidates : sequence
+        The public candidate list.
+
+    Returns
+    -------
+    int
+        The most candidates that convert to one value (at least 1).
     """
     import duckdb
 
@@ -431,6 +460,20 @@ def candidate_multiplicity(table: Engine, column: str, candidates: Sequence[Any]
     (:func:`dpselect.data.engines.spark.match_multiplicity`), with the Spark score query's
     join, whose equality is the column's. Both read the schema and the candidates only, never
     a row, so the number is public and is known before the charge.
+
+    Parameters
+    ----------
+    table : Engine
+        The opened data.
+    column : str
+        The ranked column.
+    candidates : sequence
+        The public candidate list.
+
+    Returns
+    -------
+    int
+        The most candidates one value matches (at least 1).
     """
     return table.candidate_multiplicity(column, candidates)
 
@@ -466,7 +509,34 @@ def candidate_scores(
 ) -> npt.NDArray[np.int64]:
     """The score of every candidate, in the candidate list's order (module docstring), by
     the engine that holds ``table`` (:meth:`dpselect.data.engine.Engine.candidate_scores`;
-    DuckDB: :func:`duckdb_candidate_scores`)."""
+    DuckDB: :func:`duckdb_candidate_scores`).
+
+    Parameters
+    ----------
+    table : Engine
+        The opened data.
+    column : str
+        The ranked column.
+    candidates : sequence
+        The public candidate list (:func:`~dpselect.data.candidates.load_candidates`).
+    privacy_unit : str or None, default None
+        The privacy unit column; ``None``: each row is its own unit (row counts).
+    max_contributions : int, default 1
+        ``m``: with a privacy unit, the most distinct candidates each unit keeps.
+    salt : int, default 0
+        The per-query salt of the bounding rule, drawn independently of the data (used only
+        with a privacy unit).
+    progress : callable or None, default None
+        Called with the percentage of the scan done while the query runs.
+    max_rows_per_value : int, default 1
+        ``r``: with a privacy unit, each kept candidate adds the unit's rows with it, at most
+        ``r``; it must be 1 without a unit.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The score of every candidate (0 for one absent from the data).
+    """
     if int(max_rows_per_value) == 1:  # the call every engine has always taken
         return table.candidate_scores(
             column, candidates, privacy_unit, max_contributions, salt, progress
@@ -506,6 +576,40 @@ def duckdb_candidate_scores(
     This is the SQL plan. For Parquet text the DuckDB engine may choose the dictionary plan
     first (:meth:`dpselect.data.engines.duckdb.DuckDBEngine.candidate_scores` with
     :mod:`dpselect.data.dictionary_scores`): the same rule, so the same scores.
+
+    Parameters
+    ----------
+    table : Table
+        The opened DuckDB table (its view ``data``).
+    column : str
+        The ranked column.
+    candidates : sequence
+        The public candidate list (:func:`~dpselect.data.candidates.load_candidates`).
+    privacy_unit : str or None, default None
+        The privacy unit column; ``None``: each row is its own unit (row counts).
+    max_contributions : int, default 1
+        ``m``: with a privacy unit, the most distinct candidates each unit keeps.
+    salt : int, default 0
+        The per-query salt of the bounding rule, drawn independently of the data (used only
+        with a privacy unit).
+    progress : callable or None, default None
+        Called with the percentage of the scan done while the query runs.
+    max_rows_per_value : int, default 1
+        ``r``: with a privacy unit, each kept candidate adds the unit's rows with it, at most
+        ``r``; it must be 1 without a unit.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The score of every candidate, in the list's order.
+
+    Raises
+    ------
+    DataError
+        ``column`` or ``privacy_unit`` is not a usable column, or the unit has no injective
+        key (:meth:`~dpselect.data.tables.Table.unit_column`).
+    ParameterError
+        A bad ``max_rows_per_value`` (:func:`check_rows_per_value`).
     """
     col_type = table.require_column(column)
     r = check_rows_per_value(max_rows_per_value, privacy_unit)
@@ -686,7 +790,35 @@ def top_values(
 ) -> list[tuple[Any, int]]:
     """The ``limit`` values with the largest bounded counts, ties by value, by the engine
     that holds ``table`` (:meth:`dpselect.data.engine.Engine.top_values`; DuckDB:
-    :func:`duckdb_top_values`)."""
+    :func:`duckdb_top_values`).
+
+    Parameters
+    ----------
+    table : Engine
+        The opened data.
+    column : str
+        The ranked column (every non-NULL value is a candidate).
+    limit : int
+        The most values returned.
+    privacy_unit : str or None, default None
+        The privacy unit column; ``None``: each row is its own unit (row counts).
+    max_contributions : int, default 1
+        ``m``: with a privacy unit, the most distinct values each unit keeps.
+    salt : int, default 0
+        The per-query salt of the bounding rule, drawn independently of the data (used only
+        with a privacy unit).
+    progress : callable or None, default None
+        Called with the percentage of the scan done while the query runs.
+    max_rows_per_value : int, default 1
+        ``r``: with a privacy unit, each kept value adds the unit's rows with it, at most
+        ``r``; it must be 1 without a unit.
+
+    Returns
+    -------
+    list of (object, int)
+        Up to ``limit`` pairs ``(value, bounded count)``, largest count first, ties by the
+        engine's order of the values.
+    """
     if int(max_rows_per_value) == 1:
         return table.top_values(column, limit, privacy_unit, max_contributions, salt, progress)
     return table.top_values(column, limit, privacy_unit, max_contributions, salt, progress,
@@ -714,6 +846,41 @@ def duckdb_top_values(
     ``max_contributions`` of them, each by 1 (the l0 sensitivity). With a privacy unit each
     distinct value gets a code (:func:`value_code`, one md5 per distinct value) and a user
     keeps the values with the smallest (:func:`bounding_key`, value).
+
+    Parameters
+    ----------
+    table : Table
+        The opened DuckDB table (its view ``data``).
+    column : str
+        The ranked column (every non-NULL value is a candidate).
+    limit : int
+        The most values returned.
+    privacy_unit : str or None, default None
+        The privacy unit column; ``None``: each row is its own unit (row counts).
+    max_contributions : int, default 1
+        ``m``: with a privacy unit, the most distinct values each unit keeps.
+    salt : int, default 0
+        The per-query salt of the bounding rule, drawn independently of the data (used only
+        with a privacy unit).
+    progress : callable or None, default None
+        Called with the percentage of the scan done while the query runs.
+    max_rows_per_value : int, default 1
+        ``r``: with a privacy unit, each kept value adds the unit's rows with it, at most
+        ``r``; it must be 1 without a unit.
+
+    Returns
+    -------
+    list of (object, int)
+        Up to ``limit`` pairs ``(value, bounded count)``, largest count first, ties by value;
+        only values with a positive count (floating values normalised, ``-0.0`` as ``0.0``).
+
+    Raises
+    ------
+    DataError
+        ``column`` or ``privacy_unit`` is not a usable column, or the unit has no injective
+        key.
+    ParameterError
+        A bad ``max_rows_per_value`` (:func:`check_rows_per_value`).
     """
     col_type = table.require_column(column)
     r = check_rows_per_value(max_rows_per_value, privacy_unit)

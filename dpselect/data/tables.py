@@ -48,7 +48,7 @@ from typing import Any, Protocol
 import duckdb
 
 from ..core.errors import DataError, given
-from .engine import Engine
+from .engine import Engine, is_opened_table
 from .engines.duckdb import DuckDBEngine
 from .held_setting import HeldSetting
 from .rules import declared_text_sql, has_text_rule, is_floating, read_value_sql
@@ -864,8 +864,12 @@ def open_table(data: Any, schema: Any = None) -> Engine:
     sources, by ``TRY_CAST``). Raises :class:`DataError` for a missing or unreadable file, an
     unsupported format or object, a header that does not parse, a schema column that does not
     exist, and :class:`~dpselect.core.errors.ParameterError` for a malformed schema: all public
-    facts.
+    facts. A table already opened (by this function; :class:`dpselect.Session` opens its data
+    once) is returned as it is: its schema was declared when it was opened.
     """
+    if is_opened_table(data):
+        opened: Engine = data
+        return opened
     if type(data).__module__.split(".")[0] == "pyspark":  # the Spark engine (its own module)
         from .engines.spark import is_spark_frame, open_spark_table
 

@@ -66,7 +66,18 @@ _RAW_DELIMITER = "\x01"
 
 
 def sql_string(text: str) -> str:
-    """``text`` as a SQL string literal."""
+    """``text`` as a SQL string literal.
+
+    Parameters
+    ----------
+    text : str
+        Any text (a path, a pattern, a JSON pointer).
+
+    Returns
+    -------
+    str
+        ``text`` in single quotes, each quote inside doubled.
+    """
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -79,6 +90,20 @@ def raw_lines_sql(path: str, gzipped: bool, skip_first: bool) -> str:
     """A DuckDB table function reading the file's lines as the VARCHAR column ``line``.
 
     ``path`` may be a glob; ``skip_first``: drop the first line (the CSV header).
+
+    Parameters
+    ----------
+    path : str
+        The file, or a glob of files.
+    gzipped : bool
+        Whether the file is gzip-compressed (read with ``compression = 'gzip'``).
+    skip_first : bool
+        Drop the first line (a CSV or TSV header); ``False`` for JSON.
+
+    Returns
+    -------
+    str
+        SQL of a DuckDB ``read_csv`` call, to use as a relation in ``FROM``.
     """
     return (
         f"read_csv({sql_string(path)}, columns = {{'line': 'VARCHAR'}}, header = false, "
@@ -154,7 +179,7 @@ def check_gzip_stream(path: Path) -> int:
     removing a line of the text gives another valid stream. Cost: one pass of zlib at
     about 300-500 MB/s of text.
 
-    The same pass counts the text's line ends, the bytes ``\n`` and ``\r`` (the line rule
+    The same pass counts the text's line ends, the bytes ``\\n`` and ``\\r`` (the line rule
     of the module docstring: a file has at most that many lines plus one, so at most that
     many rows plus one), and remembers the count for :func:`gzip_line_ends` while the file
     is unchanged: the hash parts are then sized by the exact bound rather than by an
@@ -170,7 +195,7 @@ def check_gzip_stream(path: Path) -> int:
     Returns
     -------
     int
-        The line ends (``\n`` and ``\r`` bytes) of the decompressed text.
+        The line ends (``\\n`` and ``\\r`` bytes) of the decompressed text.
 
     Raises
     ------
@@ -212,7 +237,7 @@ def gzip_line_ends(path: str | os.PathLike[str]) -> int | None:
     Returns
     -------
     int or None
-        The count of ``\n`` and ``\r`` bytes of its text, or ``None``.
+        The count of ``\\n`` and ``\\r`` bytes of its text, or ``None``.
     """
     try:
         identity = _file_identity(path)
@@ -227,6 +252,27 @@ def read_csv_header(path: Path, delimiter: str, gzipped: bool) -> list[str]:
 
     The first line ends at the first ``\\n`` or ``\\r`` (the line rule); a UTF-8 byte-order
     mark is dropped. An empty name becomes ``column<i>`` (as pandas' unnamed index column).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The CSV or TSV file (one file, not a glob).
+    delimiter : str
+        The field delimiter: ``","`` (CSV) or ``"\\t"`` (TSV).
+    gzipped : bool
+        Whether the file is gzip-compressed.
+
+    Returns
+    -------
+    list of str
+        The column names, in order (``column<i>`` for an empty one, ``i`` from 0).
+
+    Raises
+    ------
+    DataError
+        The file cannot be read, or the header line is empty, too long, not UTF-8, does not
+        parse in the fixed dialect, names more than :data:`MAX_COLUMNS` columns or one
+        column twice.
     """
     opener = gzip.open if gzipped else open
     description = f"file {str(path)!r}"
@@ -281,6 +327,27 @@ def csv_view_sql(
     the field matched right after the match of ``j`` fields and delimiters (the parse of a
     matching line is unique). Columns a query does not use are
     never extracted (DuckDB drops unused view columns).
+
+    Parameters
+    ----------
+    path : str
+        The file, or a glob of files sharing the header.
+    gzipped : bool
+        Whether the file is gzip-compressed.
+    delimiter : str
+        The field delimiter: ``","`` (CSV) or ``"\\t"`` (TSV).
+    names : list of str
+        The column names of the header (:func:`read_csv_header`); a line is a row only with
+        exactly this many fields.
+    schema : dict of str to str
+        Column -> DuckDB type read by ``TRY_CAST`` (NaN read as NULL); columns absent or
+        ``VARCHAR`` stay text. :mod:`dpselect.data.tables` passes only the types outside the
+        declared text rule and applies that rule over the view.
+
+    Returns
+    -------
+    str
+        SQL of a ``SELECT`` with one column per name (the header line skipped).
     """
     n = len(names)
     f = _field_pattern(delimiter)
@@ -337,6 +404,26 @@ def json_view_sql(
     such JSON text: the number ``1`` and the string ``"1"`` differ. JSON ``null`` and an
     absent key are NULL. No function here can fail on a row (``json_type`` sees only valid
     JSON, whatever order DuckDB evaluates the branches in).
+
+    Parameters
+    ----------
+    path : str
+        The file, or a glob of files.
+    gzipped : bool
+        Whether the file is gzip-compressed.
+    array : bool
+        ``True`` for a ``.json`` file (one record per line of an array), ``False`` for JSON
+        lines.
+    columns : dict of str to str
+        Key (also the column's name) -> DuckDB type of the value read.
+    raw : dict of str to str, optional
+        Column name -> JSON key, for the privacy unit's injective BLOB key; ``None``: none.
+
+    Returns
+    -------
+    str
+        SQL of a ``SELECT`` with the columns of ``columns`` then those of ``raw`` (a single
+        NULL column ``_`` when both are empty), one row per line holding a JSON object.
     """
     strip = r"regexp_extract(line, '^\s*\[?\s*(.*?)\s*[,\]]?\s*$', 1)"
     record = strip if array else "line"

@@ -73,6 +73,16 @@ def object_unit_key(value: Any) -> bytes | None:
     significand and exponent for floats, the bytes themselves, ISO text, length-prefixed keys
     of a tuple's items). Missing values (``None``, NaN, ``pd.NA``, ``NaT``) and objects of any
     other type give ``None``. Never raises.
+
+    Parameters
+    ----------
+    value : object
+        One row's privacy unit value, as Python holds it.
+
+    Returns
+    -------
+    bytes or None
+        The unit's key, or ``None`` when the row has no unit (its rows count for nobody).
     """
     try:
         return _key(value)
@@ -174,6 +184,17 @@ def object_unit_keys(values: Iterable[Any]) -> Any:
 
     A column of plain valid ``str`` (and missing values) is converted in C by pyarrow (the same
     bytes :func:`object_unit_key` gives); any other column value by value.
+
+    Parameters
+    ----------
+    values : iterable
+        The privacy unit value of each row, in order (e.g. a pandas ``object`` column as a
+        NumPy array).
+
+    Returns
+    -------
+    pyarrow.Array
+        A ``binary`` array of the keys, one per value, null where a row has no unit.
     """
     import pyarrow as pa
 
@@ -192,7 +213,19 @@ def object_unit_keys(values: Iterable[Any]) -> Any:
 def arrow_unit_keys(array: Any) -> Any | None:
     """The raw-byte keys of an Arrow text column (string, large or view; a dictionary of
     them), as a binary array of the same length; ``None`` for any other type (the column is
-    grouped by value as it is). Never validates or repairs the bytes: that is the point."""
+    grouped by value as it is). Never validates or repairs the bytes: that is the point.
+
+    Parameters
+    ----------
+    array : pyarrow.Array or pyarrow.ChunkedArray
+        The unit column as Arrow holds it.
+
+    Returns
+    -------
+    pyarrow.Array or pyarrow.ChunkedArray or None
+        The same bytes viewed as ``binary`` (``large_binary`` for large or view strings;
+        chunked for a chunked input), nulls kept; ``None`` when the column is not text.
+    """
     import pyarrow as pa
     import pyarrow.types as pt
 
@@ -266,6 +299,26 @@ class FrameUnits:
     def key_column(
         self, table: Table, column: str, kind: str, argument: str
     ) -> tuple[str, str] | None:
+        """The hidden column of raw-byte keys for the unit ``column``, added to the view
+        ``data`` (by position), or ``None`` where the column keys units as it is.
+
+        Parameters
+        ----------
+        table : Table
+            The table over this frame; its view ``data`` is replaced by one with the hidden
+            column (every key column asked for so far).
+        column : str
+            The privacy unit column.
+        kind, argument : str
+            The column's DuckDB type and the argument's name (unused here: a frame's keys
+            are always readable).
+
+        Returns
+        -------
+        tuple of (str, str) or None
+            ``(hidden column, RAW_KEY_TYPE)`` for a text or object column; ``None`` for a
+            declared or typed column (grouped by value).
+        """
         import pyarrow as pa
 
         if column in self.declared:
@@ -347,6 +400,33 @@ class ParquetUnits:
     def key_column(
         self, table: Table, column: str, kind: str, argument: str
     ) -> tuple[str, str] | None:
+        """The hidden column of raw-byte keys for the text unit ``column``, read through a
+        pyarrow dataset of the files, or ``None`` where the column keys units as it is.
+
+        Parameters
+        ----------
+        table : Table
+            The table over these files; for a text unit its view ``data`` is replaced by one
+            reading the dataset, with the hidden column.
+        column : str
+            The privacy unit column.
+        kind : str
+            The column's DuckDB type.
+        argument : str
+            The argument's name in errors (``"privacy_unit"``).
+
+        Returns
+        -------
+        tuple of (str, str) or None
+            ``(hidden column, RAW_KEY_TYPE)`` for a text column; ``None`` for a typed
+            column, or one declared as a type other than text (grouped by value).
+
+        Raises
+        ------
+        DataError
+            A Parquet type DuckDB reads with a loss (a decimal over 38 digits, INT96), or a
+            text column whose bytes cannot be read apart (schemas that differ, hive columns).
+        """
         import pyarrow as pa
         import pyarrow.dataset as ds
         import pyarrow.parquet as pq

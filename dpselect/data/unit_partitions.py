@@ -224,7 +224,7 @@ def text_rows(path: str, gzipped: bool = False) -> int:
 
     A gzip file opened as a table was decompressed in full then
     (:func:`~dpselect.data.text_lines.check_gzip_stream`), which counted its line ends (the
-    bytes ``\n`` and ``\r``, every end of a line by the line rule): while the file is
+    bytes ``\\n`` and ``\\r``, every end of a line by the line rule): while the file is
     unchanged its bound is that count plus one, exact (:func:`~dpselect.data.text_lines.
     gzip_line_ends`), not an estimate.
 

@@ -134,6 +134,21 @@ def per_round_epsilon(kind: str, k: int, epsilon: float, delta: float) -> tuple[
     ``delta = 0``: ``epsilon / k`` rounded down (basic composition). Otherwise a bisection on
     :func:`~dpselect.accounting.best_epsilon` (adaptive theorems only when ``k > 1``): every
     returned value is one whose composition was checked to fit.
+
+    Parameters
+    ----------
+    kind : {"pure", "bounded_range"}
+        The class of each round: ``"pure"`` (permute-and-flip, Laplace report-noisy-max) or
+        ``"bounded_range"`` (the exponential mechanism, one-shot Gumbel).
+    k : int
+        The number of rounds, at least 1.
+    epsilon, delta : float
+        The total target; ``delta = 0`` means basic composition.
+
+    Returns
+    -------
+    tuple of (float, str)
+        The per-round epsilon and the name of the theorem whose total was checked to fit.
     """
     if delta == 0:
         eps0 = float(Fraction(epsilon) / k)
@@ -179,7 +194,26 @@ def per_round_epsilon(kind: str, k: int, epsilon: float, delta: float) -> tuple[
 
 def composed_epsilon(kind: str, k: int, per_round: float, delta: float) -> tuple[float, str]:
     """The certified total epsilon at ``delta > 0`` of ``k`` rounds of ``kind`` at
-    ``per_round``, and its theorem (the same theorems :func:`per_round_epsilon` inverts)."""
+    ``per_round``, and its theorem (the same theorems :func:`per_round_epsilon` inverts).
+
+    Parameters
+    ----------
+    kind : {"pure", "bounded_range"}
+        ``"pure"``: optimal homogeneous composition (KOV 2015, Thm 3.3); any other value is
+        read as ``"bounded_range"``: :func:`~dpselect.accounting.best_epsilon` (adaptive
+        theorems only when ``k > 1``).
+    k : int
+        The number of rounds, at least 1.
+    per_round : float
+        Each round's epsilon, ``>= 0``.
+    delta : float
+        The total delta, in ``(0, 1)``.
+
+    Returns
+    -------
+    tuple of (float, str)
+        The total epsilon (rounded up) and the theorem's name.
+    """
     if kind == "pure":
         return optimal_homogeneous_composition(per_round, k, delta), KOV_HOMOGENEOUS
     r = best_epsilon([MechanismLoss.bounded_range(per_round)] * k, delta, adaptive=k > 1)
@@ -190,7 +224,23 @@ def gaussian_histogram_sigma(
     c: int, epsilon: float, delta: float, max_rows_per_value: int = 1
 ) -> float:
     """The smallest sigma (rounded up) with ``c r^2 / (2 sigma^2)`` within the zCDP budget
-    (``r = max_rows_per_value``: the counts' L2 sensitivity is ``r sqrt(c)``)."""
+    (``r = max_rows_per_value``: the counts' L2 sensitivity is ``r sqrt(c)``).
+
+    Parameters
+    ----------
+    c : int
+        ``max_contributions``: how many counts one person changes.
+    epsilon, delta : float
+        The target, ``delta`` in ``(0, 1)``; its zCDP budget is
+        :func:`~dpselect.accounting.approx_dp_to_zcdp_budget`.
+    max_rows_per_value : int, default 1
+        ``r``: how much one person moves each of their counts.
+
+    Returns
+    -------
+    float
+        ``sigma``, the discrete Gaussian's parameter (``sigma^2`` its variance parameter).
+    """
     rho = Fraction(approx_dp_to_zcdp_budget(epsilon, delta))
     if rho == 0:  # below the smallest float: no sigma the exact sampler can take
         raise ParameterError(
@@ -275,7 +325,28 @@ def _log_prob_histogram(a: float, k: int, m: int, noise: str) -> float:
 def gap_needed(mechanism: str, k: int, n: int, scale: float, target: float = TARGET) -> float:
     """The criterion: the smallest gap (score units, to 1/128 of ``scale``) at which
     ``mechanism`` returns the ``k`` leaders of the reference instance with probability
-    ``target``; 0 when ``k >= n``."""
+    ``target``; 0 when ``k >= n``.
+
+    Parameters
+    ----------
+    mechanism : str
+        ``"gumbel"``, ``"permute_and_flip"``, ``"laplace_histogram"`` or
+        ``"gaussian_histogram"``; any other name is computed as ``"gaussian_histogram"``.
+    k : int
+        The number of leaders the mechanism must return.
+    n : int
+        The number of candidates (the reference instance has ``n - k`` tied others).
+    scale : float
+        The mechanism's noise scale in score units: the Gumbel or exponential scale per round,
+        the Laplace ``b`` or the Gaussian ``sigma``.
+    target : float, default TARGET
+        The probability of returning exactly the leaders, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        The gap in score units (``inf`` if beyond ``10^6`` scales).
+    """
     m = n - k
     if m <= 0:
         return 0.0
@@ -375,6 +446,27 @@ def choose_top_k(
     in :data:`METHOD_NAMES`. ``max_rows_per_value = r``: the choice at ``r = 1``, each
     option's scale and gap multiplied by ``r`` (module docstring: every scale is ``r`` times
     its ``r = 1`` value).
+
+    Parameters
+    ----------
+    k : int
+        How many values are released, at least 1.
+    n : int
+        The number of public candidates.
+    epsilon, delta : float
+        The target guarantee at one person (``delta = 0``: pure DP; the Gaussian histogram is
+        considered only for ``delta > 0``).
+    max_contributions : int, default 1
+        ``c``: how many counts one person changes.
+    max_rows_per_value : int, default 1
+        ``r``: how much one person moves each of their counts (scales the reported scales and
+        gaps only).
+
+    Returns
+    -------
+    tuple of (TopKOption, tuple of TopKOption)
+        The chosen option, and every option considered: permute-and-flip, Gumbel, the Laplace
+        histogram and, for ``delta > 0``, the Gaussian histogram.
     """
     best, options = _choose(int(k), int(n), float(epsilon), float(delta), int(max_contributions))
     r = int(max_rows_per_value)

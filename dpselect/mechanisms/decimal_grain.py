@@ -82,7 +82,20 @@ def grain_exponents(lo: float, hi: float, public_step: Fraction) -> list[int]:
     ten of ``public_step`` (the decimal step of the public default resolution), at least ``2
     (hi - lo) / 10^6`` and at most ``(hi - lo) / 2`` (the steps the joint mechanism's
     :func:`~dpselect.mechanisms.quantile_joint.recorded_resolution` takes as they are).
-    Public: the bounds and the public step only."""
+    Public: the bounds and the public step only.
+
+    Parameters
+    ----------
+    lo, hi : float
+        The column's public bounds, ``lo < hi``.
+    public_step : Fraction
+        The public default step, ``> 0``: the candidates centre on its power of ten.
+
+    Returns
+    -------
+    list of int
+        The candidate exponents, increasing (at most ``2 GRAIN_SPAN + 1``; possibly none).
+    """
     width = Fraction(hi) - Fraction(lo)
     if width <= 0 or public_step <= 0:
         raise ParameterError(f"bounds must satisfy lo < hi, got ({lo}, {hi})")
@@ -135,7 +148,20 @@ def on_grid(x: F64, k: int) -> npt.NDArray[np.bool_]:
     power is an exact float, so the division or product by it is correctly rounded and a
     decimal with ``-k`` digits comes back as the float it parses to). NaN and infinities:
     ``False`` (an infinity passes the comparison, so finiteness is tested too). The same
-    passes for every row, whatever the values."""
+    passes for every row, whatever the values.
+
+    Parameters
+    ----------
+    x : ndarray of float64
+        The values (anything :func:`numpy.asarray` reads as floats).
+    k : int
+        The grid's exponent: the grid is ``10^k``, ``|k| <= 22``.
+
+    Returns
+    -------
+    ndarray of bool
+        For each value, whether it lies on the grid; the shape of ``x``.
+    """
     _check_exponent(k)
     x = np.asarray(x, dtype=np.float64)
     out: npt.NDArray[np.bool_] = np.equal(_rounded(x, k, np.empty_like(x)), x)
@@ -155,7 +181,21 @@ def grain_counts(values: Any, exponents: list[int]) -> I64:
     GRAIN_CHUNK`` rows on the two halves of the rows on two threads
     (:func:`dpselect.core.halves.in_halves`), their counts added: the same counts. On 10^6
     rows, 2.4 ms against 6.6 ms in whole-column passes on one thread (3.9 ms in pieces on
-    one thread; docs/performance.md)."""
+    one thread; docs/performance.md).
+
+    Parameters
+    ----------
+    values : array-like of float
+        The rows (flattened and read as float64).
+    exponents : list of int
+        The candidate exponents ``k_1 < ... < k_K`` (:func:`grain_exponents`), each
+        ``|k| <= 22``.
+
+    Returns
+    -------
+    ndarray of int64
+        ``K + 1`` counts: entry ``g`` is the number of rows of grain ``g``.
+    """
     for k in exponents:
         _check_exponent(k)
     x = np.asarray(values, dtype=np.float64).ravel()
@@ -207,6 +247,23 @@ def make_grain_histogram(
     discrete Laplace mechanism of scale ``max_rows / epsilon`` is ``epsilon``-DP at that
     sensitivity (seed 002; :func:`~dpselect.mechanisms.laplace.make_laplace`'s map, checked
     here to be at most ``epsilon``); group privacy for ``d_in`` units.
+
+    Parameters
+    ----------
+    exponents : list of int
+        The candidate exponents (:func:`grain_exponents`; public).
+    epsilon : float
+        The histogram's ``epsilon > 0`` per privacy unit.
+    source : RandomSource or None, default None
+        Where the noise's random bits come from; ``None`` is the CSPRNG.
+    max_rows : int, default 1
+        ``r``: the most rows one privacy unit keeps.
+
+    Returns
+    -------
+    Measurement
+        From a 1-D array of rows (``SymmetricDistance``) to the list of ``K + 1`` noisy counts
+        (``MaxDivergence``).
     """
     eps = Fraction(check_epsilon(epsilon))
     per_row = unit_epsilon(eps, max_rows)  # eps / r
@@ -226,7 +283,21 @@ def recorded_exponent(noisy: list[int], exponents: list[int]) -> int | None:
     """The exponent ``k`` of the recording grid ``10^k`` read from the noisy grain histogram
     (post-processing): the coarsest candidate ``k_i`` whose noisy off-grid rows (grains
     ``0..i-1``) are at most ``GRAIN_TOLERANCE`` of the noisy total, if the total is positive;
-    else ``None``."""
+    else ``None``.
+
+    Parameters
+    ----------
+    noisy : list of int
+        The noisy grain histogram, ``len(exponents) + 1`` counts (:func:`make_grain_histogram`).
+    exponents : list of int
+        The candidate exponents it was built with, increasing.
+
+    Returns
+    -------
+    int or None
+        The exponent ``k`` of the recording grid ``10^k``, or ``None`` when no candidate
+        passes or the noisy total is not positive.
+    """
     if len(noisy) != len(exponents) + 1:
         raise ParameterError("noisy must hold one count per grain (len(exponents) + 1)")
     total = sum(noisy)

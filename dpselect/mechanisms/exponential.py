@@ -91,6 +91,37 @@ def make_exponential_mechanism(
     exponential mechanism theorem; seed 001, Section 3.1), rounded up; to zCDP with
     ``output_measure=ZeroConcentratedDivergence()``: ``(d_in range / scale)^2 / 8`` (bounded
     range, seed 004).
+
+    Parameters
+    ----------
+    candidates : sequence
+        The public candidates (a list or tuple, not empty).
+    score : callable (data, candidate) -> number
+        The score; a NaN, a non-number or an exception counts as the worst score.
+    sensitivity : float
+        ``Delta > 0``: how much any candidate's score moves between neighbours at distance 1.
+    epsilon : float or None, default None
+        The loss at ``d_in = 1``, ``> 0``. Give exactly one of ``epsilon`` and ``scale``.
+    scale : float or None, default None
+        The Gumbel scale, ``>= 0`` (0 is the exact argmax, with an infinite loss).
+    monotonic : bool, default False
+        Whether every score moves in the same direction between neighbours (range distance
+        ``Delta`` instead of ``2 Delta``).
+    optimize : {"max", "min"}, default "max"
+        Select the highest or the lowest score.
+    input_domain : Domain or None, default None
+        The data's domain, recorded on the measurement; ``None``: any dataset the score reads.
+    input_metric : Metric or None, default None
+        The dataset metric, ``SymmetricDistance()`` by default; ``d_in`` is in its units.
+    output_measure : Measure or None, default None
+        ``MaxDivergence()`` (default) or ``ZeroConcentratedDivergence()``.
+    source : RandomSource or None, default None
+        Where the noise's random bits come from; ``None`` is the CSPRNG.
+
+    Returns
+    -------
+    Measurement
+        From the data to one of ``candidates``.
     """
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
         raise ParameterError("candidates must be a sequence (list or tuple) of public values")

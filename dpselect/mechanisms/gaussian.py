@@ -107,6 +107,13 @@ def make_gaussian(
     Theorem 14 for independent coordinates). On the lattice ``s = sigma / 2^k`` and
     ``D <= Delta' / 2^k`` (triangle inequality through the rounding), so
     ``rho = Delta'^2 / (2 sigma^2)``. Floats are post-processing of the exact lattice point.
+
+    Returns
+    -------
+    Measurement
+        From ``input_domain`` (``input_metric``) to the noisy value, of the data's type (int or
+        float; a NumPy array for vectors), with output measure ``ZeroConcentratedDivergence()``
+        or the ``Approximate`` measure given.
     """
     metric = check_noise_metric(input_domain, input_metric, vector_metric=L2Distance)
     sigma = Fraction(check_scale(scale, allow_zero=False))
@@ -188,6 +195,20 @@ def gaussian_sigma_classic(sensitivity: Real, epsilon: Real, delta: Real) -> flo
     (Dwork and Roth 2014, Theorem A.1; seed 002, Gaussian mechanism). Outside that range the
     formula is not proven and is refused (:class:`ParameterError`): use
     :func:`gaussian_sigma_analytic`, valid for every ``eps > 0``.
+
+    Parameters
+    ----------
+    sensitivity : float
+        The query's L2 sensitivity ``Delta > 0``.
+    epsilon : float
+        The target epsilon, in ``(0, 1)``.
+    delta : float
+        The target delta, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        ``sigma``, rounded up.
     """
     d = _positive(sensitivity, "sensitivity")
     eps = Fraction(check_epsilon(epsilon))
@@ -225,6 +246,20 @@ def gaussian_delta_analytic(sensitivity: Real, sigma: Real, epsilon: Real) -> fl
     eps sigma/Delta)`` (Balle and Wang 2018, Theorem 8: the condition is necessary and
     sufficient for the continuous Gaussian mechanism). ``epsilon >= 0``; a sensitivity of 0
     gives 0. Evaluated in ``arb`` and rounded up.
+
+    Parameters
+    ----------
+    sensitivity : float
+        The query's L2 sensitivity ``Delta >= 0``.
+    sigma : float
+        The noise's standard deviation, ``> 0``.
+    epsilon : float
+        The epsilon at which delta is wanted, ``>= 0``.
+
+    Returns
+    -------
+    float
+        ``delta`` in ``[0, 1]``.
     """
     d = Fraction(check_scale(sensitivity, "sensitivity"))
     s = _positive(sigma, "sigma")
@@ -242,6 +277,20 @@ def gaussian_sigma_analytic(sensitivity: Real, epsilon: Real, delta: Real) -> fl
     whose condition was *certified* in ``arb`` (undecided counts as failing), so the result
     never under-states ``sigma``: its own ``delta`` is ``<= delta`` and the next float down
     fails (or could not be certified). Valid for every ``eps > 0``.
+
+    Parameters
+    ----------
+    sensitivity : float
+        The query's L2 sensitivity ``Delta > 0``.
+    epsilon : float
+        The target epsilon, ``> 0``.
+    delta : float
+        The target delta, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        ``sigma``, the noise's standard deviation.
     """
     d = _positive(sensitivity, "sensitivity")
     eps = Fraction(check_epsilon(epsilon))

@@ -73,7 +73,22 @@ _FLOOR = -(1 << 62)
 
 
 def gem_threshold(k: int, beta: Any, epsilon: Any) -> Fraction:
-    """RS16's ``t = 2 ln(k / beta) / epsilon``, rounded up to a rational (public)."""
+    """RS16's ``t = 2 ln(k / beta) / epsilon``, rounded up to a rational (public).
+
+    Parameters
+    ----------
+    k : int
+        The number of candidates.
+    beta : float
+        The utility statement's failure probability, in ``(0, 1)``.
+    epsilon : float
+        The mechanism's ``epsilon > 0``.
+
+    Returns
+    -------
+    Fraction
+        ``t``, in score units per unit of sensitivity.
+    """
     b, e = Fraction(beta), Fraction(epsilon)
     return upper_fraction(evaluate(lambda: 2 * (arb_of(Fraction(k)) / arb_of(b)).log() / arb_of(e)))
 
@@ -94,6 +109,23 @@ def gem_shifts(
 
     A score that is NaN, infinite or not a number is the worst: its shift is ``-2^62`` and it
     takes no part in the others' minima (so it never raises). ``sign = -1`` minimises.
+
+    Parameters
+    ----------
+    scores : sequence
+        One score per candidate (any value; see above).
+    sensitivities : sequence of Fraction
+        ``Delta_i > 0``, one per candidate (the same length as ``scores``).
+    t : Fraction
+        RS16's ``t`` (:func:`gem_threshold`).
+    sign : int, default 1
+        ``1`` maximises the scores, ``-1`` minimises them.
+
+    Returns
+    -------
+    ndarray of int64
+        One integer shift per candidate, in ``[-2^62, 0]`` (0 for the candidate of largest
+        ``a``).
     """
     a: list[Fraction | None] = []
     for q, d in zip(scores, sensitivities, strict=True):
@@ -133,6 +165,35 @@ def make_generalized_exponential_mechanism(
     Map (``MaxDivergence``, or ``ZeroConcentratedDivergence`` via bounded range):
     ``d_in -> 2 (d_in + 2^-40) / scale`` with ``scale = 2 (1 + 2^-40) / epsilon`` rounded up,
     so ``map(1) <= epsilon``; zCDP ``(2 (d_in + 2^-40) / scale)^2 / 8``.
+
+    Parameters
+    ----------
+    candidates : sequence
+        The public candidates (a list or tuple, not empty).
+    score : callable (data, candidate) -> number
+        The score; a NaN, a non-number or an exception counts as the worst score.
+    sensitivities : sequence of float
+        ``Delta_i > 0``, one per candidate, public.
+    epsilon : float
+        The loss at ``d_in = 1``, ``> 0``.
+    beta : float, default 0.05
+        The utility statement's failure probability, in ``(0, 1)``; sets ``t``, not the
+        privacy loss.
+    optimize : {"max", "min"}, default "max"
+        Select the highest or the lowest score.
+    input_domain : Domain or None, default None
+        The data's domain, recorded on the measurement; ``None``: any dataset the score reads.
+    input_metric : Metric or None, default None
+        The dataset metric, ``SymmetricDistance()`` by default; ``d_in`` is in its units.
+    output_measure : Measure or None, default None
+        ``MaxDivergence()`` (default) or ``ZeroConcentratedDivergence()``.
+    source : RandomSource or None, default None
+        Where the noise's random bits come from; ``None`` is the CSPRNG.
+
+    Returns
+    -------
+    Measurement
+        From the data to one of ``candidates``.
     """
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
         raise ParameterError("candidates must be a sequence (list or tuple) of public values")

@@ -151,6 +151,12 @@ def make_gumbel_top_k_with_counts(
     Returns a :class:`Measurement` whose function returns :class:`NoisyTopK` ``(indices,
     counts)``. The law and the map are in the module docstring (seed 004, Theorem 1; Cesar
     and Rogers 2021, Lemma 3.2; Canonne, Kamath and Steinke 2020; Bun and Steinke 2016).
+
+    Returns
+    -------
+    Measurement
+        From count vectors to :class:`NoisyTopK` (``k`` indices best first, their noisy
+        counts), in ``output_measure``.
     """
     domain = check_count_vector_domain(input_domain)
     metric = check_count_metric(input_metric)

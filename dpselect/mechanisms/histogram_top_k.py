@@ -63,6 +63,20 @@ def rank_noisy_counts(
     is the default of the mechanism: with exact integer noise, ties are frequent (discrete
     Laplace of scale 0.5 is 0 with probability 0.76), and a fixed index rule favours low
     indices at every tie, which lost p@5 against continuous-noise peers (issue 11).
+
+    Parameters
+    ----------
+    noisy : array-like of int
+        The noisy counts, 1-D (int64, or object for Python ints beyond int64).
+    k : int
+        How many indices to return, ``0 <= k <= len(noisy)``.
+    source : RandomSource or None, default None
+        The bits that order ties; ``None``: ties go to the lower index (no randomness).
+
+    Returns
+    -------
+    ndarray of int64
+        The ``k`` indices, best first.
     """
     arr = np.asarray(noisy)
     n = arr.shape[0]
@@ -97,6 +111,20 @@ def histogram_noise_tail(noise: HistogramNoise, scale: Fraction | float, t: int)
     Discrete Laplace of scale ``b``: exactly ``2 q^(t+1) / (1 + q)`` with ``q = e^(-1/b)``.
     Discrete Gaussian of parameter ``sigma^2``: at most ``2 exp(-(t+1)^2 / (2 sigma^2))`` (it
     is ``sigma^2``-sub-Gaussian: CKS 2020, Corollary 9).
+
+    Parameters
+    ----------
+    noise : {"laplace", "gaussian"}
+        The noise's law (anything but ``"laplace"`` is read as ``"gaussian"``).
+    scale : Fraction or float
+        The Laplace scale ``b`` or the Gaussian ``sigma``, ``> 0``.
+    t : int
+        The half-width, in counts (``t < 0`` gives 1).
+
+    Returns
+    -------
+    float
+        A bound on ``P(|Z| > t)``, in ``[0, 1]``.
     """
     if t < 0:
         return 1.0
@@ -130,6 +158,30 @@ def make_noisy_histogram_top_k(
     Privacy map: Laplace, ``MaxDivergence``: ``d_in c r / b``; Gaussian,
     ``ZeroConcentratedDivergence``: ``d_in^2 c r^2 / (2 sigma^2)``; both rounded up (L1
     sensitivity ``c r``, L2 ``r sqrt(c)``: module docstring).
+
+    Parameters
+    ----------
+    n : int
+        The number of counts (public candidates), at least 1.
+    k : int
+        How many indices are released, ``1 <= k <= n``.
+    noise : {"laplace", "gaussian"}
+        Discrete Laplace (pure DP) or discrete Gaussian (zCDP) noise.
+    scale : float or Fraction
+        The Laplace ``b`` in ``[2^-64, 2^52]``, or the Gaussian ``sigma`` with ``sigma^2`` in
+        ``[2^-64, 2^100]``.
+    max_contributions : int, default 1
+        ``c``: how many counts one person changes, at least 1.
+    source : RandomSource or None, default None
+        Where the noise's random bits come from; ``None`` is the CSPRNG.
+    max_rows_per_value : int, default 1
+        ``r``: how much one person moves each of their counts, at least 1.
+
+    Returns
+    -------
+    Measurement
+        From integer vectors of length ``n`` to :class:`NoisyTopK`; output measure
+        ``MaxDivergence()`` (Laplace) or ``ZeroConcentratedDivergence()`` (Gaussian).
     """
     n = check_int(n, "n", minimum=1)
     k = check_int(k, "k", minimum=1)

@@ -69,6 +69,12 @@ def make_laplace(
     (triangle inequality through the rounding: ``lattice`` module), so ``eps = Delta' / b``.
     The float output is post-processing of the exactly sampled lattice point. This is seed
     002's Laplace theorem, made exact.
+
+    Returns
+    -------
+    Measurement
+        From ``input_domain`` (``input_metric``) to the noisy value, of the data's type (int or
+        float; a NumPy array for vectors), with output measure ``MaxDivergence()``.
     """
     metric = check_noise_metric(input_domain, input_metric, vector_metric=L1Distance)
     b = Fraction(check_scale(scale, allow_zero=False))

@@ -82,6 +82,16 @@ def granularity_exponent(scale: Fraction) -> int:
 
     Raises :class:`ParameterError` when ``2^k`` would be below the smallest float
     (``scale < 2^-1044``).
+
+    Parameters
+    ----------
+    scale : Fraction
+        The noise scale (Laplace ``b`` or Gaussian ``sigma``), ``> 0``.
+
+    Returns
+    -------
+    int
+        The lattice exponent ``k = floor(log2(scale)) - 30``.
     """
     k = _floor_log2(scale) - GRANULARITY_BITS
     if k < _K_MIN:
@@ -97,6 +107,23 @@ def rounded_sensitivity(d_in: Fraction, k: int | None, dimension: int, norm: int
 
     ``k is None`` means no rounding (int data). ``d_in == 0`` stays 0. The L2 slack uses an
     upper bound of ``sqrt(dimension)``, so the result is never below the true bound.
+
+    Parameters
+    ----------
+    d_in : Fraction
+        The distance before rounding, ``>= 0``, in data units.
+    k : int or None
+        The lattice exponent; ``None`` for int data (no rounding).
+    dimension : int
+        The number of coordinates ``d``.
+    norm : {1, 2}
+        The norm of ``d_in`` and of the result.
+
+    Returns
+    -------
+    Fraction
+        ``d_in + d 2^k`` (L1) or ``d_in + sqrt(d) 2^k`` (L2); ``d_in`` when ``k`` is ``None`` or
+        ``d_in == 0``.
     """
     if d_in == 0 or k is None:
         return d_in
@@ -155,7 +182,22 @@ class Lattice:
 
     # ---------------------------------------------------------------- data -> lattice
     def to_lattice(self, values: Any, size: int | None) -> Ints:
-        """Lattice indices of ``values`` (a 1-D array-like of length ``size`` if given)."""
+        """Lattice indices of ``values`` (a 1-D array-like of length ``size`` if given).
+
+        Parameters
+        ----------
+        values : array-like
+            The data: integers for the integer lattice, numbers (no NaN) otherwise.
+        size : int or None
+            The length ``values`` must have; ``None``: any length.
+
+        Returns
+        -------
+        ndarray of int64 or object
+            The lattice indices: the values clamped to the bounds and, for float data, divided
+            by ``2^k`` and rounded to the nearest integer (ties to even); an object array of
+            Python ints when they exceed the int64-safe range.
+        """
         if self.k is None:
             return self._ints(values, size)
         return self._floats(values, size, self.k)
@@ -215,7 +257,19 @@ class Lattice:
 
     # ---------------------------------------------------------------- lattice -> data
     def from_lattice(self, z: Ints) -> npt.NDArray[Any]:
-        """Data-typed values of lattice points ``z`` (post-processing of the exact sample)."""
+        """Data-typed values of lattice points ``z`` (post-processing of the exact sample).
+
+        Parameters
+        ----------
+        z : ndarray of int64 or object
+            Lattice indices (the noisy ones).
+
+        Returns
+        -------
+        ndarray
+            ``z`` itself for int data; for float data, the floats nearest ``z 2^k`` (``+-inf``
+            beyond the float range).
+        """
         if self.k is None:
             return z
         if z.dtype == object:
@@ -291,7 +345,20 @@ class NoisePlan:
         return self.lattice.k
 
     def sensitivity(self, d_in: Fraction, norm: int) -> Fraction:
-        """Bound on the lattice distance of inputs ``d_in`` apart (:func:`rounded_sensitivity`)."""
+        """Bound on the lattice distance of inputs ``d_in`` apart (:func:`rounded_sensitivity`).
+
+        Parameters
+        ----------
+        d_in : Fraction
+            The distance of two inputs in the input metric (L1 or L2).
+        norm : {1, 2}
+            The norm of ``d_in`` and of the result.
+
+        Returns
+        -------
+        Fraction
+            The distance after rounding, in data units (``d_in`` itself for int data).
+        """
         if self.k is None:
             return d_in
         assert self.dimension is not None  # guaranteed by plan_noise for float data
@@ -301,6 +368,17 @@ class NoisePlan:
         """The mechanism's function: data -> lattice -> ``+ sample(n)`` -> data type.
 
         ``sample(n)`` returns ``n`` exact integer noise values.
+
+        Parameters
+        ----------
+        sample : callable (int) -> ndarray of int
+            ``sample(n)``: ``n`` exact integer noise values, in lattice units.
+
+        Returns
+        -------
+        callable
+            The mechanism's function: a scalar or a vector of the domain to its noisy value of the
+            same shape and type (int or float; an ndarray for vectors).
         """
 
         def function(data: Any) -> Any:
@@ -319,6 +397,19 @@ def plan_noise(input_domain: Any, scale: Fraction) -> NoisePlan:
 
     Refuses (:class:`DomainError`) NaN-admitting or non-numeric domains and float vector
     domains without a size (the rounding slack ``d 2^k`` needs ``d``).
+
+    Parameters
+    ----------
+    input_domain : Domain
+        An ``atom_domain`` or ``vector_domain`` of int or non-NaN float atoms (float vectors
+        with a size).
+    scale : Fraction
+        The noise scale, ``> 0``: it sets ``k`` for float data.
+
+    Returns
+    -------
+    NoisePlan
+        The lattice (``k = None`` for int data), the shape and the dimension.
     """
     atom, size, is_vector = _atom_of(input_domain)
     if isinstance(atom, IntDomain):
@@ -334,7 +425,23 @@ def plan_noise(input_domain: Any, scale: Fraction) -> NoisePlan:
 
 def check_noise_metric(input_domain: Any, input_metric: Any, vector_metric: type[Metric]) -> Metric:
     """``input_metric`` if it fits: ``vector_metric`` for vectors; for a scalar either
-    ``L1Distance`` or ``L2Distance`` (both are ``|x - x'|`` for one number)."""
+    ``L1Distance`` or ``L2Distance`` (both are ``|x - x'|`` for one number).
+
+    Parameters
+    ----------
+    input_domain : Domain
+        The mechanism's input domain (an atom or a vector domain).
+    input_metric : Metric
+        The metric to check.
+    vector_metric : type of Metric
+        The metric class vectors need (``L1Distance`` for Laplace, ``L2Distance`` for
+        Gaussian).
+
+    Returns
+    -------
+    Metric
+        ``input_metric``, unchanged.
+    """
     is_vector = isinstance(input_domain, VectorDomain)
     allowed: tuple[type[Metric], ...] = (vector_metric,) if is_vector else (L1Distance, L2Distance)
     if type(input_metric) not in allowed:

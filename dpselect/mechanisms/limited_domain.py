@@ -98,6 +98,19 @@ class HistogramDomain(Domain):
     """Mappings ``{item: count}``: hashable items, integer counts in ``[0, 2^53]``."""
 
     def member(self, x: Any) -> bool:
+        """Whether ``x`` is a histogram of this domain.
+
+        Parameters
+        ----------
+        x : object
+            The candidate input.
+
+        Returns
+        -------
+        bool
+            ``True`` when ``x`` is a mapping with hashable items and integer counts (not
+            ``bool``) in ``[0, 2^53]``.
+        """
         if not isinstance(x, Mapping):
             return False
         for item, count in x.items():
@@ -114,7 +127,25 @@ class HistogramDomain(Domain):
 
 
 def limited_domain_threshold(epsilon: Any, delta: Any, k_bar: int, l0: int | None) -> float:
-    """``1 + ln(min(Delta, k_bar) / delta) / epsilon``, rounded up: ``h_bot - h_(k_bar+1)``."""
+    """``1 + ln(min(Delta, k_bar) / delta) / epsilon``, rounded up: ``h_bot - h_(k_bar+1)``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The per-round ``epsilon > 0``.
+    delta : float
+        The threshold's ``delta``, in ``(0, 1)``.
+    k_bar : int
+        How many of the true top counts the mechanism looks at.
+    l0 : int or None
+        ``Delta``, the most counts one user changes (``max_contributions``); ``None``:
+        unrestricted (``k_bar`` is used).
+
+    Returns
+    -------
+    float
+        ``h_bot - h_(k_bar+1)``, in counts.
+    """
     m = k_bar if l0 is None else min(l0, k_bar)
     eps, dlt = Fraction(epsilon), Fraction(delta)
     return upper_float(evaluate(lambda: 1 + (arb(m) / arb_of(dlt)).log() / arb_of(eps)))
@@ -133,7 +164,22 @@ def _bounded_range_term(eps: Fraction, k: int, delta_prime: Fraction) -> arb:
 
 
 def limited_domain_epsilon(epsilon: Any, k: int, delta_prime: Any) -> float:
-    """DR19 Theorem 1's ``epsilon*`` (module docstring), each term rounded up, the least kept."""
+    """DR19 Theorem 1's ``epsilon*`` (module docstring), each term rounded up, the least kept.
+
+    Parameters
+    ----------
+    epsilon : float
+        The per-round ``epsilon > 0``.
+    k : int
+        The number of rounds (items released at most).
+    delta_prime : float
+        The composition slack ``delta'``, in ``[0, 1)`` (0: ``k epsilon``).
+
+    Returns
+    -------
+    float
+        ``epsilon*``.
+    """
     eps, dp = Fraction(epsilon), Fraction(delta_prime)
     best = float_up(k * eps)
     if dp > 0:
@@ -161,6 +207,22 @@ def limited_domain_accounting(
     because DR19's proof of Theorem 1 uses only that the ranking is ``k`` adaptive
     ``epsilon``-bounded-range rounds, for which each of these theorems is a valid bound.
     Every candidate is rounded up, so the least is an upper bound (never under-states).
+
+    Parameters
+    ----------
+    epsilon : float
+        The per-round ``epsilon > 0``.
+    k : int
+        The number of rounds (items released at most).
+    delta_prime : float
+        The composition slack ``delta'``, in ``[0, 1)`` (0: the closed forms, ``k epsilon``).
+    accounting : {"tightest", "dr19"}, default "tightest"
+        Which bounds are tried.
+
+    Returns
+    -------
+    tuple of (float, str)
+        ``epsilon*`` and the name of the theorem that gave it.
     """
     if accounting not in ("tightest", "dr19"):
         raise ParameterError(f"accounting must be 'tightest' or 'dr19', got {accounting!r}")
@@ -244,6 +306,12 @@ def make_limited_domain_top_k(
     from :func:`limited_domain_accounting` (module docstring);
     ``d_in > r`` raises :class:`PrivacyMapError` (the threshold covers counts that move by
     ``r``).
+
+    Returns
+    -------
+    Measurement
+        From :class:`HistogramDomain` mappings to a list of at most ``k`` items, best first,
+        with output measure ``Approximate(MaxDivergence())``.
     """
     k = check_int(k, "k", minimum=1)
     k_bar = check_int(k_bar, "k_bar", minimum=1)

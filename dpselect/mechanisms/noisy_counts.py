@@ -43,7 +43,20 @@ class NoisyTopK(NamedTuple):
 
 
 def check_count_vector_domain(domain: Any, name: str = "input_domain") -> VectorDomain:
-    """A ``vector_domain(atom_domain(int), size=d)``: integer counts, ``d`` fixed and public."""
+    """A ``vector_domain(atom_domain(int), size=d)``: integer counts, ``d`` fixed and public.
+
+    Parameters
+    ----------
+    domain : Domain
+        The domain to check.
+    name : str, default "input_domain"
+        The argument's name, quoted in the :class:`DomainError`.
+
+    Returns
+    -------
+    VectorDomain
+        ``domain``, unchanged.
+    """
     vector = check_non_nan_vector_domain(domain, name)
     if not isinstance(vector.element_domain, IntDomain):
         raise DomainError(
@@ -64,6 +77,18 @@ def check_count_metric(metric: Any, name: str = "input_metric") -> LInfDistance:
     :class:`~dpselect.core.metrics.RangeDistance` is refused: a range distance bounds the
     *differences* of score changes, not the changes themselves, and the released counts need
     the latter.
+
+    Parameters
+    ----------
+    metric : Metric
+        The metric to check.
+    name : str, default "input_metric"
+        The argument's name, quoted in the :class:`MetricError`.
+
+    Returns
+    -------
+    LInfDistance
+        ``metric``, unchanged.
     """
     if type(metric) is not LInfDistance:
         raise MetricError(
@@ -74,7 +99,20 @@ def check_count_metric(metric: Any, name: str = "input_metric") -> LInfDistance:
 
 
 def check_k(k: Any, d: int) -> int:
-    """An int ``k`` with ``1 <= k <= d``."""
+    """An int ``k`` with ``1 <= k <= d``.
+
+    Parameters
+    ----------
+    k : int
+        The number of indices to release.
+    d : int
+        The number of candidates.
+
+    Returns
+    -------
+    int
+        ``k`` as a Python ``int``.
+    """
     check_int(k, "k", minimum=1)
     if k > d:
         raise ParameterError(f"k must be at most the number of candidates d = {d}, got {k}")
@@ -86,6 +124,16 @@ def count_vector(x: Any) -> npt.NDArray[np.int64]:
 
     Clamping is monotone and 1-Lipschitz, so sensitivity and monotonicity carry over; it avoids
     an overflow error that would depend on the data (seed 001, postcondition 1).
+
+    Parameters
+    ----------
+    x : array-like of int
+        The counts (any integer dtype, or Python ints).
+
+    Returns
+    -------
+    ndarray of int64
+        The clamped counts.
     """
     arr = np.asarray(x)
     if arr.dtype.kind == "O" or arr.dtype == np.uint64:
@@ -96,7 +144,21 @@ def count_vector(x: Any) -> npt.NDArray[np.int64]:
 
 
 def noisy_values(counts: npt.NDArray[np.int64], noise: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """``counts + noise`` without int64 overflow (Python ints where needed)."""
+    """``counts + noise`` without int64 overflow (Python ints where needed).
+
+    Parameters
+    ----------
+    counts : ndarray of int64
+        The true counts.
+    noise : ndarray of int
+        One integer noise value per count.
+
+    Returns
+    -------
+    ndarray
+        ``counts + noise`` in the shape of ``counts``: int64 when every sum fits, else an
+        object array of Python ints.
+    """
     total = [int(c) + int(z) for c, z in zip(counts.tolist(), noise.tolist(), strict=True)]
     if all(-_INT64_MAX <= v <= _INT64_MAX for v in total):
         return np.asarray(total, dtype=np.int64).reshape(counts.shape)

@@ -104,6 +104,20 @@ def oneshot_laplace_scale(k: int, d: int, epsilon: Any, delta: Any) -> Fraction:
     Returned as the exact rational value of the smallest float above the real ``b`` (more
     noise than the theorem asks for is always allowed: ``b' >= b`` is the theorem's scale for
     an ``epsilon' <= epsilon``).
+
+    Parameters
+    ----------
+    k : int
+        The size of the released set.
+    d : int
+        The number of candidates.
+    epsilon, delta : float
+        The selection's target (the constructor checks the theorem's range).
+
+    Returns
+    -------
+    Fraction
+        ``b``, the Laplace scale.
     """
     eps, dlt = Fraction(epsilon), Fraction(delta)
 
@@ -117,7 +131,22 @@ def oneshot_laplace_scale(k: int, d: int, epsilon: Any, delta: Any) -> Fraction:
 def sample_floor_laplace(
     scale: Fraction, size: int, source: RandomSource | None = None
 ) -> npt.NDArray[np.int64]:
-    """``floor(L)`` for ``size`` i.i.d. Laplace(``scale``) variables, exactly (module doc)."""
+    """``floor(L)`` for ``size`` i.i.d. Laplace(``scale``) variables, exactly (module doc).
+
+    Parameters
+    ----------
+    scale : Fraction
+        The Laplace scale ``b``, in ``[2^-64, 2^52]`` (the exact sampler's range).
+    size : int
+        How many variables, ``>= 0``.
+    source : RandomSource or None, default None
+        Where the random bits come from; ``None`` is the CSPRNG.
+
+    Returns
+    -------
+    ndarray of int64
+        ``size`` values of ``floor(L)``.
+    """
     src = resolve_source(source)
     # P(Z != 0) = 2q / (1 + q); draw in batches sized from it (only the speed depends on it).
     q = math.exp(-1.0 / float(scale))
@@ -252,6 +281,25 @@ def oneshot_laplace_top_k(
     Returns the ``k`` indices sorted by candidate index (no order information) or, with
     ``count_scale``, :class:`NoisyTopK` of those indices and ``counts[i] + Z_i`` with fresh
     exact discrete Laplace ``Z_i`` of scale ``count_scale`` (independent of the selection).
+
+    Parameters
+    ----------
+    counts : ndarray of int64
+        The true counts, one per candidate.
+    scale : Fraction
+        The selection's Laplace scale ``b``.
+    k : int
+        The size of the released set, ``1 <= k <= len(counts)``.
+    source : RandomSource or None, default None
+        Where the random bits come from; ``None`` is the CSPRNG.
+    count_scale : Fraction or None, default None
+        The scale of the released counts' fresh discrete Laplace noise; ``None``: release the
+        indices only.
+
+    Returns
+    -------
+    ndarray of int64 or NoisyTopK
+        The ``k`` indices, sorted by index; with ``count_scale``, with their noisy counts.
     """
     src = resolve_source(source)
     ranked = _oneshot_laplace_ranking(counts, scale, k, src)
@@ -317,6 +365,12 @@ def make_oneshot_laplace_top_k(
     With ``count_scale = t``, ``k d_in / t`` is added to ``eps`` (the counts' Laplace mechanism,
     L1 sensitivity ``k d_in``; basic composition, Dwork and Roth 2014, Theorem 3.16). The sum
     is exact in rationals, then rounded up to a float.
+
+    Returns
+    -------
+    Measurement
+        From count vectors to the ``k`` indices sorted by index (or, with ``count_scale``, a
+        :class:`NoisyTopK`), with output measure ``Approximate(MaxDivergence())``.
     """
     if input_domain is None:
         if d is None:

@@ -80,7 +80,18 @@ ThresholdNoise = Literal["laplace", "gaussian"]
 
 def ordered_values(values: Any) -> list[Any]:
     """Values in a fixed order that does not depend on their counts (sorted when they are
-    mutually comparable, else by type name and ``repr``): released sets are shown this way."""
+    mutually comparable, else by type name and ``repr``): released sets are shown this way.
+
+    Parameters
+    ----------
+    values : iterable
+        Hashable values (a mapping gives its keys).
+
+    Returns
+    -------
+    list
+        The values in that fixed order.
+    """
     vals = list(values)
     try:
         return sorted(vals)
@@ -160,7 +171,21 @@ def _pi_table(eps: Fraction, delta: Fraction, prec: int) -> tuple[tuple[arb, ...
 
 
 def optimal_release_probability(n: int, epsilon: Any, delta: Any) -> float:
-    """``pi(n)`` of DVGM22 (module docstring), to float precision (for docs and tests)."""
+    """``pi(n)`` of DVGM22 (module docstring), to float precision (for docs and tests).
+
+    Parameters
+    ----------
+    n : int
+        The value's count (persons); ``n <= 0`` gives 0.
+    epsilon, delta : float
+        The mechanism's parameters, ``epsilon > 0`` and ``delta`` in ``(0, 1)`` (not checked
+        here).
+
+    Returns
+    -------
+    float
+        ``pi(n)``, in ``[0, 1]``.
+    """
     table, last = _pi_table(Fraction(epsilon), Fraction(delta), 128)
     return 1.0 if n >= last else float(table[max(n, 0)].mid())
 
@@ -188,6 +213,23 @@ def make_optimal_partition_selection(
     ``d_in = 0 -> (0, 0)``, ``1 -> (epsilon, delta)`` (DVGM22, Theorem 1: the constraints
     hold between every ``n - 1`` and ``n``, values are independent, and a person changes one
     value's count); ``d_in > 1`` raises :class:`PrivacyMapError`.
+
+    Parameters
+    ----------
+    epsilon : float
+        The guarantee's epsilon at one person, at least ``2^-20``.
+    delta : float
+        The guarantee's delta at one person, in ``(0, 1)``. The table of ``pi`` (about
+        ``ln(1/delta) / epsilon`` steps) must stay within :data:`MAX_PI_STEPS`.
+    source : RandomSource or None, default None
+        Where the trials' random bits come from; ``None`` is the CSPRNG.
+
+    Returns
+    -------
+    Measurement
+        From a :class:`~dpselect.mechanisms.limited_domain.HistogramDomain` mapping
+        (``SymmetricDistance``) to the list of released values
+        (``Approximate(MaxDivergence())``).
     """
     eps = Fraction(check_epsilon(epsilon))
     dlt = Fraction(check_delta(delta, allow_zero=False))
@@ -304,6 +346,18 @@ def discrete_gaussian_tail(sigma2: Fraction, m: int) -> float:
     Below ``m - 1/2 < sigma`` the bound ``1/2`` is used (``P(Z >= 1) < 1/2`` by symmetry);
     such an ``m`` is far from any threshold for ``delta < 0.1``. Its excess over the exact
     tail is below 10^-3 relative at the thresholds used (tested).
+
+    Parameters
+    ----------
+    sigma2 : Fraction
+        The law's parameter ``sigma^2 > 0``.
+    m : int
+        The threshold, at least 1.
+
+    Returns
+    -------
+    float
+        A bound on ``P(Z >= m)``.
     """
     if m < 1:
         raise ParameterError(f"m must be at least 1, got {m}")
@@ -375,6 +429,25 @@ def threshold_plan(
     each of their ``c`` counts by at most ``r``; the threshold is then ``r + m`` with ``m``
     the least with ``c P(Z >= m)`` within the threshold's delta (module docstring, "Rows per
     value").
+
+    Parameters
+    ----------
+    noise : {"laplace", "gaussian"}
+        The noise added to each count.
+    epsilon : float
+        The target epsilon at one person, ``> 0``.
+    delta : float
+        The target delta at one person, in ``(0, 1)``.
+    max_contributions : int, default 1
+        ``c``: how many values one person adds to, at least 1.
+    max_rows_per_value : int, default 1
+        ``r``: how much one person adds to each of their values' counts, at least 1.
+
+    Returns
+    -------
+    ThresholdPlan
+        The noise scale (``b`` or ``sigma``), the integer threshold and the guarantee at one
+        person.
     """
     c = check_int(max_contributions, "max_contributions", minimum=1)
     r = check_int(max_rows_per_value, "max_rows_per_value", minimum=1)
@@ -443,7 +516,25 @@ def make_threshold_partition_selection(
 ) -> Measurement:
     """Thresholding by ``plan`` (:func:`threshold_plan`): ``{value: noisy count}`` of the values
     whose noisy count reaches the threshold (``counts=False``: the values only, in
-    :func:`ordered_values` order). Map at one person: ``(plan.epsilon, plan.delta)``."""
+    :func:`ordered_values` order). Map at one person: ``(plan.epsilon, plan.delta)``.
+
+    Parameters
+    ----------
+    plan : ThresholdPlan
+        The calibration (:func:`threshold_plan`).
+    counts : bool, default True
+        Release each released value's noisy count too.
+    source : RandomSource or None, default None
+        Where the noise's random bits come from; ``None`` is the CSPRNG.
+
+    Returns
+    -------
+    Measurement
+        From a :class:`~dpselect.mechanisms.limited_domain.HistogramDomain` mapping
+        (``SymmetricDistance``) to ``{value: noisy count}`` (or the list of values) over values
+        with a positive true count (``Approximate(MaxDivergence())``); ``d_in > 1`` raises
+        :class:`PrivacyMapError`.
+    """
     scale = Fraction(check_scale(plan.scale, allow_zero=False))
     domain = HistogramDomain()
 

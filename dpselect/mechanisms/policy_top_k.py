@@ -76,7 +76,30 @@ def policy_top_k_plan(
     max_rows_per_value: int = 1,
 ) -> PolicyTopKPlan:
     """Calibrate :func:`make_policy_top_k` to ``(epsilon, delta)`` at one person
-    (``max_rows_per_value = r``: both stages at ``r``)."""
+    (``max_rows_per_value = r``: both stages at ``r``).
+
+    Parameters
+    ----------
+    k : int
+        How many values are released at most, at least 1.
+    epsilon : float
+        The total epsilon at one person, ``> 0``, read as the decimal it was typed as.
+    delta : float
+        The total delta at one person, in ``(0, 1)``; half goes to the set union.
+    max_contributions : int
+        ``c``: how many values one person holds, at least 1.
+    fraction : Fraction, default POLICY_TOP_K_FRACTION
+        The set union's share of ``epsilon``, in ``(0, 1)``.
+    alpha : float, default POLICY_TOP_K_ALPHA
+        The policy's cutoff ``Gamma = rho + alpha * b``, ``alpha >= 0`` (utility only).
+    max_rows_per_value : int, default 1
+        ``r``: how many of a person's rows of one value count, at least 1.
+
+    Returns
+    -------
+    PolicyTopKPlan
+        The set union's plan and the top-k stage's ``(epsilon_top_k, delta_top_k)``.
+    """
     k = check_int(k, "k", minimum=1)
     c = check_int(max_contributions, "max_contributions", minimum=1)
     r = check_int(max_rows_per_value, "max_rows_per_value", minimum=1)
@@ -112,6 +135,21 @@ def make_policy_top_k(
     Vadhan 2010; Dwork and Roth 2014, Theorem 3.16) the pipeline is ``(eps_1 + epsilon_top_k,
     delta_1 + delta_top_k)``-DP at one person: the map, rounded up; ``d_in > 1`` raises
     (``docs/partition_selection.md``, section 3).
+
+    Parameters
+    ----------
+    plan : PolicyTopKPlan
+        The calibration (:func:`policy_top_k_plan`).
+    counts : bool, default False
+        Also release the top-k stage's noisy counts.
+    source : RandomSource or None, default None
+        Where the random bits of both stages come from; ``None`` is the CSPRNG.
+
+    Returns
+    -------
+    Measurement
+        From the persons' value lists (``SymmetricDistance``) to ``(values, counts)``, with
+        ``counts`` a list of ints or ``None`` (``Approximate(MaxDivergence())``).
     """
     set_union = make_policy_set_union(plan.set_union, source=source)
     e1, d1 = set_union.map(1)

@@ -142,6 +142,12 @@ def make_select_private_candidate(
 
     Map (``MaxDivergence``): ``d_in -> 2 eps(d_in)`` with a threshold, ``3 eps(d_in)``
     without, ``eps(d_in)`` the run's map, computed exactly and rounded up.
+
+    Returns
+    -------
+    Measurement
+        From the run's input to one ``(score, candidate)`` release of the run, or ``None``,
+        with output measure ``MaxDivergence()``.
     """
     run = _check_run(measurement)
     if not isinstance(run.output_measure, MaxDivergence):
@@ -209,6 +215,20 @@ def renyi_delta(
     ``min(1, min_alpha exp((alpha - 1)(D_alpha - eps)) (1 - 1/alpha)^alpha / (alpha - 1))``
     (Canonne, Kamath and Steinke 2020, Proposition 12; the inverse of
     :func:`~dpselect.accounting.rdp_to_approx_dp`'s conversion), each term rounded up.
+
+    Parameters
+    ----------
+    curve : RenyiCurve
+        The mechanism's Renyi curve.
+    epsilon : float
+        The epsilon at which delta is wanted.
+    orders : sequence of float, default DEFAULT_ORDERS
+        The orders tried (finite, ``> 1``, not empty).
+
+    Returns
+    -------
+    Fraction
+        ``delta``, in ``[0, 1]`` (1 when no order gives a bound below 1).
     """
     eps_q = Fraction(epsilon)
     # choose the order by a float estimate, then bound that order's term rigorously (any order
@@ -256,6 +276,25 @@ def repeat_and_select_rdp(
 
     Each term is computed in ``arb`` and rounded up (``eps^`` rounded down, which only raises
     ``delta^``), then the sum is rounded up to a float.
+
+    Parameters
+    ----------
+    curve : RenyiCurve
+        The Renyi curve of one run (at the input distance considered).
+    distribution : {"truncated_negative_binomial", "poisson"}
+        The law of the number of runs ``K``.
+    mean : float or None, default None
+        The Poisson mean ``mu``, in ``(0, MAX_MEAN]``; only with ``"poisson"``.
+    eta, gamma : float or None, default None
+        The truncated negative binomial's ``eta >= 0`` and ``gamma`` in ``(0, 1)``; only with
+        ``"truncated_negative_binomial"``.
+    orders : sequence of float, default DEFAULT_ORDERS
+        The orders of the inner minimisations (finite, ``> 1``, not empty).
+
+    Returns
+    -------
+    RenyiCurve
+        The curve of the best of ``K`` runs (each order rounded up, at least 0).
     """
     grid = _orders(orders)
     base = curve
@@ -360,6 +399,10 @@ def make_repeat_and_select(
         ``"truncated_negative_binomial"`` with ``eta >= 0`` and ``gamma`` in ``(0, 1)``
         (``eta = 1``: geometric, mean ``1/gamma``; ``eta = 0``: logarithmic), or
         ``"poisson"`` with ``mean``. The mean number of runs is at most ``10^5``.
+    mean, eta, gamma:
+        The law's parameters (:func:`repeat_and_select_rdp`): ``mean > 0`` for
+        ``"poisson"``; ``eta >= 0`` and ``gamma`` in ``(0, 1)`` for the truncated negative
+        binomial. Give only those of the chosen law.
     orders:
         The Renyi orders used for the inner minimisations (any set gives a valid bound).
     source:
@@ -369,6 +412,12 @@ def make_repeat_and_select(
     runs (the first on ties), or ``None`` when ``K = 0`` (Poisson only). ``K`` is not
     released. Map: ``d_in -> curve`` (``RenyiDivergence``), :func:`repeat_and_select_rdp` of
     the run's curve at ``d_in``.
+
+    Returns
+    -------
+    Measurement
+        From the run's input to the best ``(score, candidate)`` release, or ``None``, with
+        output measure ``RenyiDivergence()`` (its map returns a Renyi curve).
     """
     run = _check_run(measurement)
     if not isinstance(run.output_measure, (ZeroConcentratedDivergence, RenyiDivergence)):

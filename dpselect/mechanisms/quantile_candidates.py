@@ -53,6 +53,24 @@ def make_candidate_quantile(
     privacy unit holds at most ``r`` input rows, the score's sensitivity per unit is ``r
     Delta`` and the scale ``2 r Delta / eps``; ``d_in`` counts units
     (:mod:`.quantile_score`, "Rows per unit").
+
+    Parameters
+    ----------
+    candidates : sequence of float
+        The public candidate values (at least one), in any order; the output is one of them.
+    q : float or Fraction
+        The quantile level in ``[0, 1]``, read as ``a / b`` (:func:`quantile_fraction`).
+    epsilon : float or Fraction
+        The privacy loss for one privacy unit added or removed (``d_in = 1``).
+    source : RandomSource, optional
+        The randomness (``None``: the private default; a seeded source for tests only).
+    max_rows : int, default 1
+        ``r``: the most input rows one privacy unit holds.
+
+    Returns
+    -------
+    Measurement
+        From a 1-D array of numbers to the chosen candidate (a float); map ``d_in * epsilon``.
     """
     level = quantile_fraction(q)
     eps = Fraction(check_epsilon(epsilon))
@@ -89,6 +107,26 @@ def make_candidate_quantiles(
     rounded up: the basic composition of ``m`` mechanisms that are each ``epsilon_each``-DP
     (Dwork and Roth 2014, Theorem 3.16; seed 002, simple composition), each run on the same
     rows (group privacy for ``d_in > 1``, as in :func:`make_candidate_quantile`).
+
+    Parameters
+    ----------
+    candidates : sequence of float
+        The public candidate values (at least one), shared by every level.
+    qs : sequence of float or Fraction
+        The levels in ``[0, 1]`` (at least one), in any order; repeats allowed.
+    epsilon_each : float or Fraction
+        The privacy loss of each level's draw for one privacy unit; the whole costs ``m`` times
+        it.
+    source : RandomSource, optional
+        The randomness (``None``: the private default; a seeded source for tests only).
+    max_rows : int, default 1
+        ``r``: the most input rows one privacy unit holds.
+
+    Returns
+    -------
+    Measurement
+        From a 1-D array of numbers to the list of ``m`` chosen candidates (floats), in the order
+        of ``qs``; map ``d_in * m * epsilon_each``.
     """
     levels = [quantile_fraction(q) for q in qs]
     if not levels:
@@ -113,7 +151,26 @@ def make_candidate_quantiles(
 
 def candidate_accuracy(q: Any, epsilon: Any, m: int, confidence: float) -> float:
     """``alpha`` in rows: the chosen candidate's excess ``max(0, #below - q n, #above - (1 -
-    q) n)`` is within ``alpha`` of the best candidate's with probability ``>= confidence``."""
+    q) n)`` is within ``alpha`` of the best candidate's with probability ``>= confidence``.
+
+    Parameters
+    ----------
+    q : float or Fraction
+        The quantile level in ``[0, 1]`` (:func:`quantile_fraction`).
+    epsilon : float or Fraction
+        The row-level epsilon of the draw (``epsilon / max_rows`` of a mechanism built with
+        ``max_rows``; for several levels, one level's share).
+    m : int
+        The number of candidates (at least 1).
+    confidence : float
+        The probability in ``[0, 1)`` with which the bound holds (``1 - beta``).
+
+    Returns
+    -------
+    float
+        ``alpha``, in rows, rounded up: ``(2 Delta / (epsilon b)) (ln m + ln(1 / (1 -
+        confidence)))``.
+    """
     level = quantile_fraction(q)
     eps = Fraction(check_epsilon(epsilon))
     t = (math.log(m) - math.log1p(-confidence)) * (1 + 2**-40)

@@ -109,7 +109,18 @@ _LN2 = math.log(2.0)
 
 # ----------------------------------------------------------------------------- parameters
 def check_bounds(bounds: Any) -> tuple[float, float]:
-    """``(lo, hi)``: two finite numbers with ``lo < hi``."""
+    """``(lo, hi)``: two finite numbers with ``lo < hi``.
+
+    Parameters
+    ----------
+    bounds : pair of numbers
+        The public clamping bounds ``(lo, hi)`` (not a str; bools refused).
+
+    Returns
+    -------
+    lo, hi : float
+        The bounds as floats, finite, with ``lo < hi``.
+    """
     if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or len(bounds) != 2:
         raise ParameterError(f"bounds must be a pair (lo, hi), got {bounds!r}")
     out = []
@@ -133,7 +144,18 @@ def _min_resolution(lo: float, hi: float) -> float:
 
 
 def default_resolution(lo: float, hi: float) -> float:
-    """``(hi - lo) / 10^6``, raised to the smallest resolution allowed if needed."""
+    """``(hi - lo) / 10^6``, raised to the smallest resolution allowed if needed.
+
+    Parameters
+    ----------
+    lo, hi : float
+        The public bounds, ``lo < hi`` (:func:`check_bounds`).
+
+    Returns
+    -------
+    float
+        The default resolution ``w`` (rounded up), in the data's units.
+    """
     width = Fraction(hi) - Fraction(lo)
     return max(float_up(width / 10**RESOLUTION_DIGITS), _min_resolution(lo, hi))
 
@@ -179,7 +201,18 @@ def _round_down_diff(x: F64, w: float) -> F64:
 
 
 def log_lengths(left: F64, right: F64) -> F64:
-    """``ln(right - left)`` in float64 (relative length error <= 2^-53; no overflow)."""
+    """``ln(right - left)`` in float64 (relative length error <= 2^-53; no overflow).
+
+    Parameters
+    ----------
+    left, right : numpy.ndarray of float64
+        The interval ends, elementwise ``left < right`` (a zero length gives ``-inf``).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        ``ln(right - left)`` of each interval, also when ``right - left`` overflows a float.
+    """
     with np.errstate(over="ignore"):
         length = right - left
     out: F64 = np.log(length)
@@ -190,7 +223,23 @@ def log_lengths(left: F64, right: F64) -> F64:
 
 
 def interval_log_weights(length_logs: F64, excess: I64, factor: float) -> F64:
-    """``ln(length) - min(T, factor * s)`` in float64, within ``LOG_WEIGHT_ERROR``."""
+    """``ln(length) - min(T, factor * s)`` in float64, within ``LOG_WEIGHT_ERROR``.
+
+    Parameters
+    ----------
+    length_logs : numpy.ndarray of float64
+        ``ln`` of each interval's length (:func:`log_lengths`).
+    excess : numpy.ndarray of int64
+        The rank excess ``s`` on each interval (constant there; ``b`` times rows).
+    factor : float
+        ``f = eps' / (2 Delta)``, rounded down, ``eps'`` the row-level epsilon less
+        ``ROUNDING_LOSS``.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        Each interval's unnormalised log-weight ``ln(length) - min(SCORE_CAP, f s)``.
+    """
     term = np.minimum(excess.astype(np.float64) * factor, float(SCORE_CAP))
     out: F64 = length_logs - term
     return out
@@ -522,6 +571,18 @@ def uniform_float(left: float, right: float, source: RandomSource | None = None)
 
     ``X = left + U (right - left)`` with ``U`` a :class:`LazyUniform`: 64 binary digits first,
     64 more whenever the dyadic interval holding ``U`` maps across a float boundary.
+
+    Parameters
+    ----------
+    left, right : float
+        The interval's ends; ``right <= left`` returns ``left`` (nothing is drawn).
+    source : RandomSource, optional
+        The randomness (``None``: the private default; a seeded source for tests only).
+
+    Returns
+    -------
+    float
+        The float at or below the exact uniform draw, in ``[left, right]``.
     """
     src = resolve_source(source)
     lo_q, width = Fraction(left), Fraction(right) - Fraction(left)
@@ -543,6 +604,20 @@ def shortest_decimal(value: float, low: float, high: float) -> float:
 
     A fixed function of its arguments (post-processing); ``value`` itself when no shorter
     decimal fits. ``low <= value <= high``.
+
+    Parameters
+    ----------
+    value : float
+        The sampled value.
+    low, high : float
+        The window the result must lie in (public: ``value`` plus or minus ``w (1 - 2^-10)``,
+        kept in the bounds).
+
+    Returns
+    -------
+    float
+        ``value`` rounded to the fewest significant digits (1 to 17) that land in ``[low,
+        high]``; ``value`` itself when it is 0, outside the window, or no shorter decimal fits.
     """
     if value == 0.0 or not low <= value <= high:
         return value
@@ -583,6 +658,37 @@ def make_continuous_quantile(
     (:mod:`.quantile_score`, "Rows per unit"). ``presorted=True``: every input is promised in
     increasing order (a caller that sorted it, e.g. once for several levels); the output is
     the same as without the promise, found faster.
+
+    Parameters
+    ----------
+    bounds : pair of float
+        The public bounds ``(lo, hi)``, ``lo < hi``: the rows are clamped to them and the output
+        lies in them.
+    q : float or Fraction
+        The quantile level in ``[0, 1]``, read as ``a / b`` (:func:`quantile_fraction`).
+    epsilon : float or Fraction
+        The privacy loss for one privacy unit added or removed (``d_in = 1``); the row-level
+        ``epsilon / max_rows`` must exceed ``2 ROUNDING_LOSS`` (``2^-31``).
+    resolution : float, optional
+        The public ``w``, in the data's units, in ``[2^-38 max(|lo|, |hi|, hi - lo), (hi - lo) /
+        4]`` (default :func:`default_resolution`).
+    source : RandomSource, optional
+        The randomness (``None``: the private default; a seeded source for tests only).
+    round_to_resolution : bool, default True
+        Release the shortest decimal within ``w (1 - 2^-10)`` of the sample (else the sample).
+    overwrite_input : bool, default False
+        Clamp and reorder a float64 input array in place instead of copying it.
+    progress : callable, optional
+        ``progress(fraction)``, fractions of the work done up to 1.0 (reads no randomness).
+    max_rows : int, default 1
+        ``r``: the most input rows one privacy unit holds.
+    presorted : bool, default False
+        The caller promises every input in increasing order (NaN last): the same output, faster.
+
+    Returns
+    -------
+    Measurement
+        From a 1-D array of numbers to one float in ``[lo, hi]``; map ``d_in * epsilon``.
     """
     lo, hi = check_bounds(bounds)
     level = quantile_fraction(q)
@@ -619,7 +725,23 @@ class QuantileAccuracy:
         self.confidence = confidence
 
     def holds(self, values: Any, released: float, level: Fraction) -> bool:
-        """Whether the statement holds for ``released`` on ``values`` (clamped by the caller)."""
+        """Whether the statement holds for ``released`` on ``values`` (clamped by the caller).
+
+        Parameters
+        ----------
+        values : array_like of float
+            The rows the statement is about (NaN dropped here; already clamped to the bounds).
+        released : float
+            The released value ``v``.
+        level : Fraction
+            The level ``q`` it was released for.
+
+        Returns
+        -------
+        bool
+            True when at most ``q n + alpha`` rows lie below ``v - 2 w`` and at most ``(1 - q) n +
+            alpha`` above ``v + 2 w`` (``n`` the rows kept). For tests: it reads the data.
+        """
         x = np.asarray(values, dtype=np.float64)
         x = kept_numbers(x)
         n = x.shape[0]
@@ -632,7 +754,27 @@ class QuantileAccuracy:
 def continuous_accuracy(
     bounds: tuple[float, float], q: Any, epsilon: Any, confidence: float, resolution: Any = None
 ) -> QuantileAccuracy:
-    """``alpha`` (rows) of the accuracy theorem at ``confidence``, rounded up."""
+    """``alpha`` (rows) of the accuracy theorem at ``confidence``, rounded up.
+
+    Parameters
+    ----------
+    bounds : pair of float
+        The public bounds ``(lo, hi)``.
+    q : float or Fraction
+        The quantile level in ``[0, 1]``.
+    epsilon : float or Fraction
+        The row-level epsilon the mechanism ran at (``epsilon / max_rows``; with several levels,
+        one level's share), rounding loss included; it must exceed ``ROUNDING_LOSS``.
+    confidence : float
+        The probability ``1 - beta`` in ``[0, 1)`` with which the statement holds.
+    resolution : float, optional
+        The resolution ``w`` (default :func:`default_resolution`).
+
+    Returns
+    -------
+    QuantileAccuracy
+        ``alpha`` (rows, rounded up), the resolution ``w`` and the confidence.
+    """
     lo, hi = check_bounds(bounds)
     level = quantile_fraction(q)
     eps = Fraction(check_epsilon(epsilon))

@@ -139,7 +139,22 @@ JOINT_STEP_DIVISOR = 600
 
 # ----------------------------------------------------------------------------- parameters
 def joint_gaps(levels: Sequence[Fraction]) -> tuple[int, list[int]]:
-    """``(B, [g_1, ..., g_{m+1}])``: the common denominator and the target gaps times ``B``."""
+    """``(B, [g_1, ..., g_{m+1}])``: the common denominator and the target gaps times ``B``.
+
+    Parameters
+    ----------
+    levels : sequence of Fraction
+        The levels ``q_1 < ... < q_m`` as exact fractions
+        (:func:`~.quantile_recursive.sorted_levels`).
+
+    Returns
+    -------
+    B : int
+        The least common denominator of the levels (at most ``10^6``, else refused).
+    gaps : list of int
+        The ``m + 1`` target gaps ``g_j = B (q_j - q_{j-1})`` (``q_0 = 0``, ``q_{m+1} = 1``),
+        summing to ``B``.
+    """
     denom = 1
     for lv in levels:
         denom = denom * lv.denominator // math.gcd(denom, lv.denominator)
@@ -154,13 +169,35 @@ def joint_gaps(levels: Sequence[Fraction]) -> tuple[int, list[int]]:
 
 
 def joint_sensitivity(levels: Sequence[Fraction]) -> int:
-    """``Delta = 2 (B - min_j g_j)``: the score's sensitivity under adding or removing a row."""
+    """``Delta = 2 (B - min_j g_j)``: the score's sensitivity under adding or removing a row.
+
+    Parameters
+    ----------
+    levels : sequence of Fraction
+        The levels ``q_1 < ... < q_m`` as exact fractions.
+
+    Returns
+    -------
+    int
+        ``Delta``, in units of the integer score (``B`` times rows).
+    """
     denom, gaps = joint_gaps(levels)
     return 2 * (denom - min(gaps))
 
 
 def joint_rounding_loss(m: int) -> Fraction:
-    """``4 rho = 12 (m + 1) JOINT_LOG_ERROR``: what the float log-weights add to the loss."""
+    """``4 rho = 12 (m + 1) JOINT_LOG_ERROR``: what the float log-weights add to the loss.
+
+    Parameters
+    ----------
+    m : int
+        The number of levels.
+
+    Returns
+    -------
+    Fraction
+        The share of epsilon that pays for the float log-weights, exactly.
+    """
     return 12 * (m + 1) * JOINT_LOG_ERROR
 
 
@@ -221,7 +258,22 @@ def joint_resolution(
 def recorded_resolution(step: Fraction | None, lo: float, hi: float) -> float | None:
     """The joint mechanism's default resolution for values on a public grid of spacing
     ``step`` (:func:`joint_resolution`): ``step / 2`` rounded up, raised to ``(hi - lo) /
-    10^6``; ``None`` without a step or when ``step > (hi - lo) / 2``."""
+    10^6``; ``None`` without a step or when ``step > (hi - lo) / 2``.
+
+    Parameters
+    ----------
+    step : Fraction or None
+        The public spacing of the column's values (1 for integers, ``10^-s`` for ``DECIMAL(p,
+        s)``), or ``None`` when the column has none.
+    lo, hi : float
+        The public bounds, ``lo < hi``.
+
+    Returns
+    -------
+    float or None
+        The resolution ``w``, in the data's units, or ``None`` (then the epsilon-based default
+        applies).
+    """
     if step is None:
         return None
     half = float_up(Fraction(step) / 2)
@@ -248,7 +300,24 @@ def round_to_step(value: float, step: Fraction, lo: float, hi: float) -> float:
 # ----------------------------------------------------------------------------- intervals
 def joint_intervals(values: Any, lo: float, hi: float) -> tuple[F64, I64, int]:
     """``(edges, C, n)``: interval ends ``lo = e_0 < ... < e_{K+1} = hi`` between the distinct
-    clamped values, ``C_i = #{x <= e_i}`` on ``I_i = [e_i, e_{i+1})``, and the row count."""
+    clamped values, ``C_i = #{x <= e_i}`` on ``I_i = [e_i, e_{i+1})``, and the row count.
+
+    Parameters
+    ----------
+    values : array_like of float
+        The rows (private; NaN dropped, the rest clamped to ``[lo, hi]``).
+    lo, hi : float
+        The public bounds.
+
+    Returns
+    -------
+    edges : numpy.ndarray of float64
+        The ``K + 2`` interval ends, ``lo`` first and ``hi`` last.
+    C : numpy.ndarray of int64
+        ``C_i``, the rows at or below ``e_i``, for each of the ``K + 1`` intervals.
+    n : int
+        The number of rows kept.
+    """
     x = np.array(values, dtype=np.float64).ravel()
     x = kept_numbers(x)
     np.clip(x, lo, hi, out=x)
@@ -282,7 +351,18 @@ JOINT_FINE_EPSILON = 2
 
 def joint_subpoints(epsilon: Any = None) -> int:
     """``G`` for a per-row ``epsilon`` (public): ``JOINT_SUBPOINTS``, or
-    ``JOINT_FINE_SUBPOINTS`` above ``JOINT_FINE_EPSILON`` (``None``: ``JOINT_SUBPOINTS``)."""
+    ``JOINT_FINE_SUBPOINTS`` above ``JOINT_FINE_EPSILON`` (``None``: ``JOINT_SUBPOINTS``).
+
+    Parameters
+    ----------
+    epsilon : float or Fraction, optional
+        The per-row epsilon the mechanism runs at (public).
+
+    Returns
+    -------
+    int
+        ``G``, the number of points a row may move to.
+    """
     if epsilon is not None and Fraction(epsilon) > JOINT_FINE_EPSILON:
         return JOINT_FINE_SUBPOINTS
     return JOINT_SUBPOINTS
@@ -306,6 +386,20 @@ def joint_move_words(
     words, so the moves are independent and uniform on ``0..G-1``, the same law as one word a
     row (``tests/mechanisms/test_quantile_joint_moves.py`` fits it), from ``1 / (64 // b)`` of
     the random bytes.
+
+    Parameters
+    ----------
+    source : RandomSource or None
+        The randomness (``None``: the private default; a seeded source for tests only).
+    n : int
+        The number of rows (words returned).
+    subpoints : int, optional
+        ``G``, a power of two at least 2 (default ``JOINT_SUBPOINTS``).
+
+    Returns
+    -------
+    numpy.ndarray of uint64
+        ``n`` words, each holding one row's move in its top ``log2(G)`` bits.
     """
     g = JOINT_SUBPOINTS if subpoints is None else subpoints
     bits = g.bit_length() - 1
@@ -389,6 +483,28 @@ def joint_moved_intervals(
     (the rows per nearest point, then the moved points of the rows in that order; each pass
     in two halves of the rows on two threads from four chunks on, their counts added,
     :func:`dpselect.core.halves.in_halves`).
+
+    Parameters
+    ----------
+    values : numpy.ndarray of float64
+        The rows, NaN already dropped (clamped here).
+    lo, hi : float
+        The public bounds.
+    w : float
+        The resolution, ``> 0``, in the data's units.
+    words : numpy.ndarray of uint64
+        One word per row (:func:`joint_move_words`, the same ``G``).
+    subpoints : int, optional
+        ``G`` (default ``JOINT_SUBPOINTS``).
+
+    Returns
+    -------
+    edges : numpy.ndarray of float64
+        The interval ends between the distinct moved points, ``lo`` first and ``hi`` last.
+    C : numpy.ndarray of int64
+        The moved rows at or below each interval's left end.
+    n : int
+        The number of rows.
     """
     g = JOINT_SUBPOINTS if subpoints is None else subpoints
     d = w / g
@@ -1063,6 +1179,31 @@ def make_joint_quantiles(
     r``: each privacy unit holds at most ``r`` input rows; the mechanism runs at ``eps / r``
     per row (the utility's sensitivity times ``r``), so ``d_in`` counts units
     (:mod:`.quantile_score`, "Rows per unit").
+
+    Parameters
+    ----------
+    bounds : pair of float
+        The public bounds ``(lo, hi)``: the rows are clamped to them.
+    qs : sequence of float or Fraction
+        The levels in ``[0, 1]``, strictly increasing (at most ``MAX_JOINT_LEVELS``).
+    epsilon : float or Fraction
+        The privacy loss for one privacy unit added or removed (``d_in = 1``); the row-level
+        ``epsilon / max_rows`` must exceed ``2 joint_rounding_loss(m)``.
+    resolution : float, optional
+        The public ``w`` of the tie handling, in the data's units (``None``: the default; ``0``:
+        none, the plain GJK21 mechanism).
+    source : RandomSource, optional
+        The randomness (``None``: the private default; a seeded source for tests only).
+    progress : callable, optional
+        ``progress(fraction)`` after each level of the forward pass, then 1.0.
+    max_rows : int, default 1
+        ``r``: the most input rows one privacy unit holds.
+
+    Returns
+    -------
+    Measurement
+        From a 1-D array of numbers to the ``m`` values, increasing (rounded to the decimal step
+        of ``w`` when ``w > 0``); map ``d_in * epsilon``.
     """
     lo, hi = check_bounds(bounds)
     levels = list(_levels(qs))
@@ -1118,6 +1259,23 @@ def joint_accuracy_terms(qs: Sequence[Any], epsilon: Any, confidence: float) -> 
     ``confidence``, the total gap error is at most ``E + A (m ln((hi - lo) / l) + t)`` rows.
 
     ``A = 1 / (c B)`` (rows per unit of score), ``t = ln(1 / (1 - confidence)) + 2 rho``.
+
+    Parameters
+    ----------
+    qs : sequence of float or Fraction
+        The levels in ``[0, 1]``, strictly increasing.
+    epsilon : float or Fraction
+        The row-level epsilon the mechanism ran at (``epsilon / max_rows``), rounding loss
+        included.
+    confidence : float
+        The probability ``1 - beta`` in ``[0, 1)`` with which the statement holds.
+
+    Returns
+    -------
+    A : float
+        Rows per unit of score, ``1 / (c B)``, rounded up.
+    t : float
+        ``ln(1 / (1 - confidence)) + 2 rho``, rounded up.
     """
     return _accuracy_terms(_levels(qs), Fraction(check_epsilon(epsilon)), confidence)
 
@@ -1159,6 +1317,26 @@ def joint_accuracy(
     The line fixes the public ``l = w`` (the resolution; ``(hi - lo) / 10^6`` without one)
     and prints that number of rows, in the data's units; ``E_l`` depends on the rows and is
     named, with when it is 0.
+
+    Parameters
+    ----------
+    bounds : pair of float
+        The public bounds ``(lo, hi)``.
+    qs : sequence of float or Fraction
+        The levels in ``[0, 1]``, strictly increasing.
+    epsilon : float or Fraction
+        The row-level epsilon the mechanism ran at (``epsilon / max_rows``), rounding loss
+        included; it also sets the default resolution.
+    confidence : float
+        The probability ``1 - beta`` in ``[0, 1)`` with which the statement holds.
+    resolution : float, optional
+        The resolution ``w`` the mechanism used (``None``: :func:`joint_resolution`'s default
+        from the bounds and ``epsilon``, without a column step; ``0``: none).
+
+    Returns
+    -------
+    list of str
+        One line: the rows beyond ``E`` at the reference length ``l = w``, in words.
     """
     lo, hi = check_bounds(bounds)
     m = len(_levels(qs))
@@ -1219,6 +1397,27 @@ def joint_accuracy_derivation(
     resolution) with ``sum_j |c_j - (q_j - q_{j-1}) n| <= E + A (m ln((hi - lo) / l) + t)``,
     where ``E`` is the least total attainable by values in intervals at least ``l`` long
     between consecutive distinct values (or a bound): both depend on the rows.
+
+    Parameters
+    ----------
+    bounds : pair of float
+        The public bounds ``(lo, hi)``.
+    qs : sequence of float or Fraction
+        The levels in ``[0, 1]``, strictly increasing.
+    epsilon : float or Fraction
+        The row-level epsilon the mechanism ran at (``epsilon / max_rows``), rounding loss
+        included; it also sets the default resolution.
+    confidence : float
+        The probability ``1 - beta`` in ``[0, 1)`` with which the statement holds.
+    resolution : float, optional
+        The resolution ``w`` the mechanism used (``None``: :func:`joint_resolution`'s default
+        from the bounds and ``epsilon``, without a column step; ``0``: none).
+
+    Returns
+    -------
+    list of str
+        Three lines: the theorem with its constants, the values of ``A``, ``t``, ``hi - lo``
+        and ``m``, and the bound at the printed ``l``.
     """
     lo, hi = check_bounds(bounds)
     m = len(_levels(qs))

@@ -59,7 +59,18 @@ F64 = npt.NDArray[np.float64]
 
 
 def recursive_depth(m: int) -> int:
-    """Rounds of the recursion for ``m`` levels: ``ceil(log2(m + 1))``."""
+    """Rounds of the recursion for ``m`` levels: ``ceil(log2(m + 1))``.
+
+    Parameters
+    ----------
+    m : int
+        The number of levels (at least 1).
+
+    Returns
+    -------
+    int
+        The number of rounds (at least 1): each value is released at ``epsilon / depth``.
+    """
     return max(1, math.ceil(math.log2(m + 1)))
 
 
@@ -70,6 +81,17 @@ def recursive_tree(
 
     ``left_anc``/``right_anc`` are the indices of the levels bounding ``j``'s part (``None``:
     the bound ``lo`` / ``hi``); the relative level is ``(q_j - Q_left) / (Q_right - Q_left)``.
+
+    Parameters
+    ----------
+    levels : sequence of Fraction
+        The levels, strictly increasing (:func:`sorted_levels`).
+
+    Returns
+    -------
+    list of tuple
+        One ``(j, left_anc, right_anc, relative level)`` per level, in release order (breadth
+        first, each part's middle level first); ``j`` indexes ``levels``.
     """
     out: list[tuple[int, int | None, int | None, Fraction]] = []
     stack: list[tuple[int, int, int | None, int | None]] = [(0, len(levels), None, None)]
@@ -89,7 +111,18 @@ def recursive_tree(
 
 def sorted_levels(qs: Sequence[Any]) -> list[Fraction]:
     """The levels ``qs`` as exact fractions, refused unless strictly increasing (the recursive,
-    tree and joint methods split at them in order)."""
+    tree and joint methods split at them in order).
+
+    Parameters
+    ----------
+    qs : sequence of float or Fraction
+        The quantile levels in ``[0, 1]``.
+
+    Returns
+    -------
+    list of Fraction
+        Each level as ``a / b`` (:func:`~.quantile_score.quantile_fraction`), in the order given.
+    """
     levels = [quantile_fraction(q) for q in qs]
     if any(b <= a for a, b in itertools.pairwise(levels)):
         given = [float(q) for q in levels]
@@ -120,7 +153,33 @@ def make_recursive_quantiles(
     after each value is released (public: the tree's shape depends on ``m`` only).
     ``max_rows = r``: each privacy unit holds at most ``r`` input rows; every round runs at
     ``eps / (r depth)`` per row, so ``d_in`` counts units (:mod:`.quantile_score`, "Rows per
-    unit": the whole mechanism is ``eps / r``-DP per row, hence ``eps``-DP per unit)."""
+    unit": the whole mechanism is ``eps / r``-DP per row, hence ``eps``-DP per unit).
+
+    Parameters
+    ----------
+    bounds : pair of float
+        The public bounds ``(lo, hi)``: the rows are clamped to them.
+    qs : sequence of float or Fraction
+        The levels in ``[0, 1]``, strictly increasing; every relative level must keep a
+        denominator of at most ``10^6``.
+    epsilon : float or Fraction
+        The total privacy loss for one privacy unit added or removed (``d_in = 1``).
+    resolution : float, optional
+        The public resolution ``w`` of every continuous draw, in the data's units (default
+        ``(hi - lo) / 10^6``).
+    source : RandomSource, optional
+        The randomness (``None``: the private default; a seeded source for tests only).
+    progress : callable, optional
+        ``progress(fraction)`` after each value released.
+    max_rows : int, default 1
+        ``r``: the most input rows one privacy unit holds.
+
+    Returns
+    -------
+    Measurement
+        From a 1-D array of numbers (NaN dropped) to the ``m`` values, in the order of ``qs``;
+        map ``d_in * epsilon``.
+    """
     lo, hi = check_bounds(bounds)
     levels = sorted_levels(qs)
     eps = Fraction(check_epsilon(epsilon))
@@ -176,7 +235,28 @@ def recursive_alphas(
     confidence: float,
     resolution: Any = None,
 ) -> list[float]:
-    """``A_j`` for every level: the sum of the node bounds on its path (module docstring)."""
+    """``A_j`` for every level: the sum of the node bounds on its path (module docstring).
+
+    Parameters
+    ----------
+    bounds : pair of float
+        The public bounds ``(lo, hi)``.
+    qs : sequence of float or Fraction
+        The levels, strictly increasing.
+    epsilon : float or Fraction
+        The row-level epsilon of the whole mechanism (``epsilon / max_rows``); each node runs at
+        ``epsilon / depth``.
+    confidence : float
+        The probability ``1 - beta`` with which every value's statement holds at once (each node
+        at ``1 - beta / m``).
+    resolution : float, optional
+        The resolution ``w`` (default ``(hi - lo) / 10^6``).
+
+    Returns
+    -------
+    list of float
+        ``A_j`` in rows (rounded up), one per level in the order of ``qs``.
+    """
     lo, hi = check_bounds(bounds)
     levels = sorted_levels(qs)
     m = len(levels)
@@ -198,7 +278,26 @@ def recursive_accuracy(
     confidence: float,
     resolution: Any = None,
 ) -> list[str]:
-    """The accuracy lines printed for the recursive method."""
+    """The accuracy lines printed for the recursive method.
+
+    Parameters
+    ----------
+    bounds : pair of float
+        The public bounds ``(lo, hi)``.
+    qs : sequence of float or Fraction
+        The levels, strictly increasing.
+    epsilon : float or Fraction
+        The row-level epsilon of the whole mechanism (``epsilon / max_rows``).
+    confidence : float
+        The probability with which all the statements hold at once.
+    resolution : float, optional
+        The resolution ``w`` (default ``(hi - lo) / 10^6``).
+
+    Returns
+    -------
+    list of str
+        A heading line, then one line ``q = ...: A = ...`` per level (:func:`recursive_alphas`).
+    """
     lo, hi = check_bounds(bounds)
     w = check_resolution(resolution, lo, hi)
     alphas = recursive_alphas((lo, hi), qs, epsilon, confidence, w)

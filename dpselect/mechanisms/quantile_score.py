@@ -70,7 +70,18 @@ MAX_DENOMINATOR = 10**6
 
 
 def quantile_fraction(q: Any) -> Fraction:
-    """The fraction ``a / b`` standing for the level ``q`` (nearest with ``b <= 10^6``)."""
+    """The fraction ``a / b`` standing for the level ``q`` (nearest with ``b <= 10^6``).
+
+    Parameters
+    ----------
+    q : int, float or Fraction
+        The quantile level, in ``[0, 1]`` (0.5: the median); NumPy scalars are read as numbers.
+
+    Returns
+    -------
+    Fraction
+        ``a / b``, the fraction nearest ``q`` with ``b <= MAX_DENOMINATOR`` (``10^6``).
+    """
     q = plain_number(q)
     if isinstance(q, bool) or not isinstance(q, (int, float, Fraction, np.floating)):
         raise ParameterError(f"q must be a number in [0, 1], got {type(q).__name__}")
@@ -83,7 +94,19 @@ def quantile_fraction(q: Any) -> Fraction:
 
 
 def score_sensitivity(level: Fraction) -> int:
-    """``Delta = max(a, b - a)`` for ``q = a / b``: the rank excess's sensitivity."""
+    """``Delta = max(a, b - a)`` for ``q = a / b``: the rank excess's sensitivity.
+
+    Parameters
+    ----------
+    level : Fraction
+        The level ``q = a / b`` (:func:`quantile_fraction`).
+
+    Returns
+    -------
+    int
+        ``Delta = max(a, b - a)``: how much the integer rank excess moves when one row is added
+        or removed.
+    """
     a, b = level.numerator, level.denominator
     return max(a, b - a)
 
@@ -93,6 +116,21 @@ def rank_excess(below: Any, above: Any, n: int, level: Fraction) -> I64:
 
     ``below``/``above`` are counts of rows strictly below/above each point. Exact in int64
     while ``b n < 2^62`` (``b <= 10^6``: up to ``4 * 10^12`` rows).
+
+    Parameters
+    ----------
+    below, above : array_like of int
+        For each point, the number of rows strictly below it and strictly above it.
+    n : int
+        The number of rows.
+    level : Fraction
+        The level ``q = a / b`` (:func:`quantile_fraction`).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The rank excess ``s`` of each point: ``b`` times the excess in rows (0 at a
+        ``q``-quantile).
     """
     a, b = level.numerator, level.denominator
     lo = np.asarray(below, dtype=np.int64) * b - a * n
@@ -104,7 +142,22 @@ def rank_excess(below: Any, above: Any, n: int, level: Fraction) -> I64:
 def candidate_rank_counts(values: Any, candidates: Any) -> tuple[I64, I64, int]:
     """``(below, above, n)``: the rows strictly below and strictly above each candidate, and
     the row count, from one sort of the data (NaN rows dropped) and two ``searchsorted``.
-    The same for every level: several levels share one call."""
+    The same for every level: several levels share one call.
+
+    Parameters
+    ----------
+    values : array_like of float
+        The data (the private rows); NaN rows are dropped.
+    candidates : array_like of float
+        The points whose ranks are counted.
+
+    Returns
+    -------
+    below, above : numpy.ndarray of int64
+        For each candidate, in the order given, the rows strictly below it and strictly above it.
+    n : int
+        The number of rows kept (NaN dropped).
+    """
     data = np.asarray(values, dtype=np.float64).ravel()
     data = np.sort(kept_numbers(data))
     cands = np.asarray(candidates, dtype=np.float64).ravel()
@@ -118,6 +171,20 @@ def rank_excess_of_candidates(values: Any, candidates: Any, level: Fraction) -> 
     """The rank excess of every candidate, from one sort of the data and two searchsorted.
 
     ``values``: the data (NaN rows dropped here); ``candidates``: numbers.
+
+    Parameters
+    ----------
+    values : array_like of float
+        The data (the private rows).
+    candidates : array_like of float
+        The candidate points.
+    level : Fraction
+        The level ``q = a / b`` (:func:`quantile_fraction`).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The rank excess of each candidate, in the order given (:func:`rank_excess`).
     """
     below, above, n = candidate_rank_counts(values, candidates)
     return rank_excess(below, above, n, level)
@@ -125,7 +192,20 @@ def rank_excess_of_candidates(values: Any, candidates: Any, level: Fraction) -> 
 
 def unit_epsilon(epsilon: Fraction, max_rows: Any) -> Fraction:
     """The row-level epsilon ``eps / r`` at which a mechanism runs so that it is ``eps``-DP
-    for one unit of at most ``r = max_rows`` rows (module docstring: group privacy). Exact."""
+    for one unit of at most ``r = max_rows`` rows (module docstring: group privacy). Exact.
+
+    Parameters
+    ----------
+    epsilon : Fraction
+        The epsilon for one privacy unit (distance 1).
+    max_rows : int
+        ``r >= 1``, the most rows one privacy unit holds.
+
+    Returns
+    -------
+    Fraction
+        ``epsilon / r``, exactly: the epsilon for one row added or removed.
+    """
     return Fraction(epsilon) / check_max_rows(max_rows)
 
 
@@ -137,6 +217,21 @@ def pure_dp_on_rows(function: Any, epsilon: Fraction) -> Measurement:
     (rounded up; ``inf`` at ``d_in = inf``). A mechanism built with ``max_rows = r`` runs at
     ``epsilon / r`` per row, and ``d_in`` then counts units of at most ``r`` rows (module
     docstring); read as rows, the map only over-states the loss.
+
+    Parameters
+    ----------
+    function : callable
+        The mechanism's function from a 1-D array of numbers to its output; it must be
+        ``epsilon``-DP for one row (or, with ``max_rows = r``, one unit of ``r`` rows) added or
+        removed.
+    epsilon : Fraction
+        That epsilon, at distance 1.
+
+    Returns
+    -------
+    Measurement
+        ``function`` with ``SymmetricDistance`` input and the ``MaxDivergence`` map ``d_in *
+        epsilon`` (rounded up).
     """
 
     def privacy_map(d_in: Any) -> float:

@@ -80,7 +80,20 @@ _SCALE_MAX = Fraction(1 << 52)
 
 
 def check_shape(branching: Any, height: Any) -> tuple[int, int]:
-    """``(b, h)``: integers with ``b >= 2``, ``h >= 1`` and ``b^h <= TREE_MAX_LEAVES``."""
+    """``(b, h)``: integers with ``b >= 2``, ``h >= 1`` and ``b^h <= TREE_MAX_LEAVES``.
+
+    Parameters
+    ----------
+    branching : int
+        ``b``, the children of each bucket (at least 2).
+    height : int
+        ``h``, the measured levels (at least 1).
+
+    Returns
+    -------
+    b, h : int
+        The shape as Python ints.
+    """
     for name, v, least in (("branching", branching, 2), ("height", height, 1)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
             raise ParameterError(f"{name} must be an integer >= {least}, got {v!r}")
@@ -93,7 +106,21 @@ def check_shape(branching: Any, height: Any) -> tuple[int, int]:
 
 
 def tree_scale(height: int, epsilon: Any) -> Fraction:
-    """The discrete Laplace scale ``h / eps`` (exact) for L1 sensitivity ``h``."""
+    """The discrete Laplace scale ``h / eps`` (exact) for L1 sensitivity ``h``.
+
+    Parameters
+    ----------
+    height : int
+        ``h``, the measured levels (the L1 sensitivity for one row).
+    epsilon : float or Fraction
+        The row-level epsilon (``epsilon / max_rows`` for units of ``max_rows`` rows); refused
+        when ``h / epsilon > 2^52``.
+
+    Returns
+    -------
+    Fraction
+        The exact scale ``h / epsilon``, in counts.
+    """
     eps = Fraction(check_epsilon(epsilon))
     scale = Fraction(height) / eps
     if scale > _SCALE_MAX:
@@ -104,7 +131,20 @@ def tree_scale(height: int, epsilon: Any) -> Fraction:
 
 
 def tree_leaf_edges(lo: float, hi: float, leaves: int) -> F64:
-    """The ``leaves + 1`` leaf edges ``lo + k (hi - lo) / leaves`` (floats, increasing)."""
+    """The ``leaves + 1`` leaf edges ``lo + k (hi - lo) / leaves`` (floats, increasing).
+
+    Parameters
+    ----------
+    lo, hi : float
+        The public bounds, ``lo < hi``.
+    leaves : int
+        The number of leaves, ``b^h``.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The edges, from exactly ``lo`` to exactly ``hi``, non-decreasing.
+    """
     k = np.arange(leaves + 1, dtype=np.float64)
     edges: F64 = lo + (hi - lo) * (k / leaves)
     edges[0], edges[-1] = lo, hi
@@ -120,6 +160,20 @@ def leaf_index(x: npt.NDArray[np.float64], edges: npt.NDArray[np.float64], lo: f
     edges[g + 1]`` (or ``g`` is the last leaf and ``edges[g] <= x``), which makes ``g`` the
     answer whatever the float rounding of the guess (the edges increase); the other rows
     (off by a rounding, or among repeated edges) get the binary search itself.
+
+    Parameters
+    ----------
+    x : numpy.ndarray of float64
+        The rows, already clamped to ``[lo, hi]`` (no NaN).
+    edges : numpy.ndarray of float64
+        The leaf edges (:func:`tree_leaf_edges`).
+    lo, hi : float
+        The bounds the edges span.
+
+    Returns
+    -------
+    numpy.ndarray of intp
+        The leaf of each row, in ``0 .. leaves - 1``.
     """
     leaves = edges.shape[0] - 1
     with np.errstate(over="ignore", invalid="ignore"):
@@ -145,6 +199,20 @@ def tree_counts(values: Any, lo: float, hi: float, branching: int, height: int) 
 
     Each row goes to one leaf by a fixed function of the row (the last leaf edge at or below
     it: :func:`leaf_index`), so adding or removing a row changes one count per level by one.
+
+    Parameters
+    ----------
+    values : array_like of float
+        The rows (private; NaN dropped, the rest clamped to ``[lo, hi]``).
+    lo, hi : float
+        The public bounds.
+    branching, height : int
+        The tree's shape ``b`` and ``h`` (:func:`check_shape`).
+
+    Returns
+    -------
+    list of numpy.ndarray of int64
+        The exact counts of levels ``1..h`` in order, level ``l`` holding ``b^l`` counts.
     """
     leaves = branching**height
     rows = np.asarray(values, dtype=np.float64).ravel()  # read, never changed
@@ -174,6 +242,18 @@ def consistent_counts(noisy: Sequence[npt.NDArray[Any]], branching: int) -> list
     ``z``; each child gets ``z`` plus ``1 / b`` of its parent's residual (the children of a
     node have equal variances). Output: every level sums exactly to its parent. A function of
     the noisy counts only (post-processing).
+
+    Parameters
+    ----------
+    noisy : sequence of array_like
+        The noisy counts of levels ``1..h`` in order (level ``l``: ``b^l`` counts).
+    branching : int
+        ``b``, the children of each bucket.
+
+    Returns
+    -------
+    list of numpy.ndarray of float64
+        The consistent counts of levels ``1..h``, in the same layout.
     """
     h = len(noisy)
     z: list[F64] = [np.asarray(c, dtype=np.float64) for c in noisy]
@@ -207,6 +287,26 @@ def tree_descend(
     taken as zero; the child where the cumulative share crosses the node's share ``f`` is
     entered with ``f`` rescaled; at a leaf the value is interpolated linearly. A function of
     ``counts`` and public parameters only.
+
+    Parameters
+    ----------
+    counts : sequence of numpy.ndarray of float64
+        The counts of levels ``1..h`` (:func:`consistent_counts`).
+    qs : sequence of float
+        The levels in ``[0, 1]``.
+    lo, hi : float
+        The public bounds the leaves span.
+    branching : int
+        ``b``, the children of each bucket.
+    thresholds : sequence of float, optional
+        One threshold per level ``1..h``, in counts (default 0: only counts at or below 0 are
+        dropped).
+
+    Returns
+    -------
+    list of float
+        One value in ``[lo, hi]`` per level, sorted in increasing order (the order of ``qs``
+        when the levels increase).
     """
     h = len(counts)
     leaves = branching**h
@@ -248,7 +348,26 @@ def noisy_tree_counts(
     source: RandomSource | None = None,
 ) -> list[I64]:
     """The counts of levels ``1..h`` plus independent exact discrete Laplace noise of
-    ``scale``, all drawn in one vectorised call (the mechanism's only random step)."""
+    ``scale``, all drawn in one vectorised call (the mechanism's only random step).
+
+    Parameters
+    ----------
+    values : array_like of float
+        The rows (private; NaN dropped, the rest clamped to ``[lo, hi]``).
+    lo, hi : float
+        The public bounds.
+    branching, height : int
+        The tree's shape ``b`` and ``h``.
+    scale : Fraction
+        The discrete Laplace scale (:func:`tree_scale`).
+    source : RandomSource, optional
+        The randomness (``None``: the private default; a seeded source for tests only).
+
+    Returns
+    -------
+    list of numpy.ndarray of int64
+        The noisy counts of levels ``1..h`` in order (level ``l``: ``b^l`` counts).
+    """
     exact = tree_counts(values, lo, hi, branching, height)
     sizes = [c.shape[0] for c in exact]
     noise = sample_discrete_laplace(scale, sum(sizes), resolve_source(source))
@@ -279,6 +398,30 @@ def make_tree_quantiles(
     one unit moves the counts of each tree level by at most ``r`` in L1 (``h r`` in all); the
     noise scale is ``h r / eps`` (``tree_scale`` at ``eps / r``) and ``d_in`` counts units
     (:mod:`.quantile_score`, "Rows per unit").
+
+    Parameters
+    ----------
+    bounds : pair of float
+        The public bounds ``(lo, hi)``: the rows are clamped to them.
+    qs : sequence of float or Fraction
+        The levels in ``[0, 1]``, strictly increasing.
+    epsilon : float or Fraction
+        The privacy loss for one privacy unit added or removed (``d_in = 1``).
+    branching : int, default 16
+        ``b``, the children of each bucket (at least 2).
+    height : int, default 3
+        ``h``, the measured levels; ``b^h`` leaves, at most ``TREE_MAX_LEAVES``.
+    threshold : float, default 0.0
+        The descent's cut, a finite number ``>= 0`` of standard deviations.
+    source : RandomSource, optional
+        The randomness (``None``: the private default; a seeded source for tests only).
+    max_rows : int, default 1
+        ``r``: the most input rows one privacy unit holds.
+
+    Returns
+    -------
+    Measurement
+        From a 1-D array of numbers to the ``m`` values, increasing; map ``d_in * epsilon``.
     """
     lo, hi = check_bounds(bounds)
     levels = sorted_levels(qs)
@@ -357,7 +500,27 @@ def tree_accuracy(
     released value ``v`` for level ``q`` has at most ``q n + E`` rows below ``v - width`` and at
     most ``(1 - q) n + E`` rows above ``v + width`` (``width`` the leaf width, ``n`` the rows),
     with ``E = b sum_l (t a_l + tau_l)`` (``a_l``: :func:`_consistency_norms`, ``tau_l`` the
-    descent's thresholds). Rounded up."""
+    descent's thresholds). Rounded up.
+
+    Parameters
+    ----------
+    bounds : pair of float
+        The public bounds ``(lo, hi)``.
+    epsilon : float or Fraction
+        The row-level epsilon of the noisy counts (``epsilon / max_rows``).
+    confidence : float
+        The probability ``1 - beta`` in ``[0, 1)`` with which every count is within ``t``.
+    branching, height : int
+        The tree's shape ``b`` and ``h``.
+    threshold : float
+        The descent's cut, in standard deviations (as given to :func:`make_tree_quantiles`).
+
+    Returns
+    -------
+    TreeShape
+        ``b``, ``h``, the leaf width (the widest float leaf, in the data's units), the noise
+        bound ``t`` (counts) and ``E`` (``rank_error``, rows).
+    """
     lo, hi = check_bounds(bounds)
     b, h = check_shape(branching, height)
     scale = tree_scale(h, epsilon)

@@ -75,6 +75,25 @@ def selection_loss(d_range: Any, scale: Any, k: int, noise: str, measure: Measur
 
     Exact rational arithmetic, one rounding up at the end; 0 when ``d_range`` is 0,
     ``inf`` when ``scale`` is 0 and ``d_range`` is positive.
+
+    Parameters
+    ----------
+    d_range : number
+        The range distance of the score vectors, ``>= 0`` (``inf`` allowed).
+    scale : number
+        The noise scale, ``>= 0``.
+    k : int
+        The number of selections (rounds).
+    noise : str
+        ``"gumbel"``, ``"exponential"`` or ``"laplace"``; only ``"gumbel"`` has the
+        bounded-range zCDP divisor 8, the others 2.
+    measure : Measure
+        ``MaxDivergence()`` or ``ZeroConcentratedDivergence()``.
+
+    Returns
+    -------
+    float
+        ``epsilon`` or ``rho``, rounded up.
     """
     if d_range < 0:
         raise MetricError(f"the range distance must be non-negative, got {d_range!r}")
@@ -103,7 +122,18 @@ def _check_metric(metric: Any) -> LInfDistance:
 
 def check_selection_measure(measure: Any) -> Measure:
     """``measure`` if it is one a selection's map answers in (:func:`selection_loss`):
-    ``MaxDivergence()`` or ``ZeroConcentratedDivergence()``; anything else is refused."""
+    ``MaxDivergence()`` or ``ZeroConcentratedDivergence()``; anything else is refused.
+
+    Parameters
+    ----------
+    measure : Measure
+        The output measure to check.
+
+    Returns
+    -------
+    Measure
+        ``measure``, unchanged.
+    """
     if not isinstance(measure, (MaxDivergence, ZeroConcentratedDivergence)):
         raise MeasureError(
             "output_measure must be MaxDivergence() or ZeroConcentratedDivergence(), "
@@ -216,6 +246,25 @@ def make_report_noisy_max_gumbel(
     "max"/"min" (seed 001, Function, lines 7-18). Privacy map to ``MaxDivergence``: the range
     distance (x2 unless monotonic) divided by ``scale``, rounded up; 0 at ``d_in = 0``,
     infinite when ``scale`` is 0 (seed 001, Section 3.1). ``source`` is for tests only.
+
+    Parameters
+    ----------
+    input_domain : VectorDomain
+        ``vector_domain`` of int or non-NaN float atoms: one score per public candidate.
+    input_metric : LInfDistance
+        ``LInfDistance(monotonic=...)`` (each score moves by at most ``d_in``) or
+        ``RangeDistance()`` (``d_in`` bounds the range distance itself).
+    scale : float
+        The Gumbel scale, ``>= 0`` (0: the exact argmax, with an infinite loss).
+    optimize : {"max", "min"}, default "max"
+        Select the highest or the lowest score.
+    source : RandomSource or None, default None
+        Where the noise's random bits come from; ``None`` is the CSPRNG.
+
+    Returns
+    -------
+    Measurement
+        From score vectors to the chosen index (an ``int``), ``MaxDivergence()``.
     """
     return _make_selection(
         input_domain, input_metric, MaxDivergence(), scale, None, "gumbel", optimize, source
@@ -234,6 +283,18 @@ def make_base_exponential_candidates_gumbel(
     (seed 000, Theorem 2.1). Privacy relation ``d_out * temperature >= d_in`` (seed 000,
     Section 3, line 8), i.e. the map ``d_in / temperature`` rounded up. (Seed 000's listing
     writes ``scores[i] * temperature``; its text and proof use ``s_i / tau``, as here.)
+
+    Parameters
+    ----------
+    temperature : float
+        ``tau``, the Gumbel scale, ``>= 0``.
+    source : RandomSource or None, default None
+        Where the noise's random bits come from; ``None`` is the CSPRNG.
+
+    Returns
+    -------
+    Measurement
+        From float score vectors to the chosen index (an ``int``), ``MaxDivergence()``.
     """
     return make_report_noisy_max_gumbel(
         vector_domain(atom_domain(float)), RangeDistance(), temperature, "max", source=source
@@ -255,6 +316,29 @@ def make_noisy_max(
     ``noise="gumbel"`` is the exponential mechanism; "exponential" is permute-and-flip in law;
     "laplace" is classic report-noisy-max. Privacy maps: the module table (bounded range
     ``eps^2/8`` only for Gumbel).
+
+    Parameters
+    ----------
+    input_domain : VectorDomain
+        ``vector_domain`` of int or non-NaN float atoms: one score per public candidate.
+    input_metric : LInfDistance
+        ``LInfDistance(monotonic=...)`` (each score moves by at most ``d_in``) or
+        ``RangeDistance()`` (``d_in`` bounds the range distance itself).
+    output_measure : Measure
+        ``MaxDivergence()`` or ``ZeroConcentratedDivergence()``.
+    scale : float
+        The noise scale, ``>= 0`` (0: the exact argmax, with an infinite loss).
+    noise : {"gumbel", "exponential", "laplace"}, default "gumbel"
+        The noise law.
+    optimize : {"max", "min"}, default "max"
+        Select the highest or the lowest score.
+    source : RandomSource or None, default None
+        Where the noise's random bits come from; ``None`` is the CSPRNG.
+
+    Returns
+    -------
+    Measurement
+        From score vectors to the chosen index (an ``int``).
     """
     return _make_selection(
         input_domain, input_metric, output_measure, scale, None, noise, optimize, source
@@ -279,6 +363,31 @@ def make_noisy_top_k(
     times the one-round loss (module table). ``k`` must be at most the vector size when the
     domain fixes it; otherwise the engine checks it against each input's length (a public
     fact: the number of candidates).
+
+    Parameters
+    ----------
+    input_domain : VectorDomain
+        ``vector_domain`` of int or non-NaN float atoms: one score per public candidate.
+    input_metric : LInfDistance
+        ``LInfDistance(monotonic=...)`` (each score moves by at most ``d_in``) or
+        ``RangeDistance()`` (``d_in`` bounds the range distance itself).
+    output_measure : Measure
+        ``MaxDivergence()`` or ``ZeroConcentratedDivergence()``.
+    k : int
+        How many indices are released, ``>= 0``.
+    scale : float
+        The noise scale, ``>= 0`` (0: the exact top ``k``, with an infinite loss).
+    noise : {"gumbel", "exponential", "laplace"}, default "gumbel"
+        The noise law.
+    optimize : {"max", "min"}, default "max"
+        Select the highest or the lowest scores.
+    source : RandomSource or None, default None
+        Where the noise's random bits come from; ``None`` is the CSPRNG.
+
+    Returns
+    -------
+    Measurement
+        From score vectors to an int64 array of ``k`` indices, best first.
     """
     return _make_selection(
         input_domain, input_metric, output_measure, scale, k, noise, optimize, source

@@ -127,6 +127,20 @@ def l1_update(
     in :func:`ordered_values` order. Spends exactly ``min(budget, total gap)``. ``caps``: the
     most units this person may add to each value (rows per value); the gap of a value is
     then its room ``min(cutoff - weight, cap)``.
+
+    Parameters
+    ----------
+    weights : dict
+        The weights so far, in units (a missing value has 0); updated in place.
+    values : sequence
+        The person's distinct values.
+    cutoff : int
+        ``Gamma``, in units.
+    budget : int
+        The person's budget, in units (``r`` times the policy's units).
+    caps : dict or None, default None
+        The most units the person may add to each value (``min(rows, r)`` units); ``None``: no
+        cap.
     """
     gaps = {v: cutoff - weights.get(v, 0) for v in values}
     if caps is not None:
@@ -176,6 +190,20 @@ def l2_update(
     in decreasing order of ``y_v / caps[v]``), a free value gets ``isqrt(floor(A y_v^2 /
     S))`` with ``A = budget^2 - sum of the squared caps of the capped values`` and ``S`` the
     free values' ``sum y^2``.
+
+    Parameters
+    ----------
+    weights : dict
+        The weights so far, in units (a missing value has 0); updated in place.
+    values : sequence
+        The person's distinct values.
+    cutoff : int
+        ``Gamma``, in units.
+    budget : int
+        The person's budget, in units (``r`` times the policy's units).
+    caps : dict or None, default None
+        The most units the person may add to each value (``min(rows, r)`` units); ``None``: no
+        cap.
     """
     gaps = {v: cutoff - weights.get(v, 0) for v in values}
     open_ = [v for v in ordered_values(gaps) if gaps[v] > 0]
@@ -226,7 +254,25 @@ def policy_weights(
 
     ``max_rows_per_value = r > 1``: a value repeated ``n`` times in a person's list is ``n``
     rows; the person spends a budget of ``r`` (l1 or l2 norm) and adds at most ``min(n, r)``
-    to it (module docstring)."""
+    to it (module docstring).
+
+    Parameters
+    ----------
+    persons : sequence of sequences
+        Each person's values (a value once per row), in processing order.
+    noise : {"laplace", "gaussian"}
+        The l1 update (Policy Laplace) or, for any other value, the l2 update (Policy
+        Gaussian).
+    cutoff : int
+        ``Gamma``, in units (:attr:`SetUnionPlan.cutoff_units`).
+    max_rows_per_value : int, default 1
+        ``r``: the person's budget and the most they add to one value.
+
+    Returns
+    -------
+    dict
+        The weight, in units, of every value the updates touched.
+    """
     weights: dict[Hashable, int] = {}
     r = int(max_rows_per_value)
     if r > 1:
@@ -302,7 +348,7 @@ def _map_values(
     max_rows_per_value: int = 1,
 ) -> tuple[float, float] | None:
     """The map at one person (module docstring), rounded up; ``None`` when its conditions
-    fail (``rho`` too small). ``max_rows_per_value = r`` (Laplace): the new values' weights
+    fail (``rho`` too small). ``max_rows_per_value = r``: the new values' weights
     are at most ``r`` and the distance at most ``r`` (``docs/partition_selection.md``,
     section 6)."""
     old = ctx.prec
@@ -368,9 +414,29 @@ def set_union_plan(
     delta at most ``delta``, the map's epsilon is at most ``epsilon``. Gaussian: half of
     ``delta`` to the CKS conversion, half to the new values; ``sigma`` the smallest such that
     the map's epsilon fits. ``Gamma = rho + alpha * scale`` (a public tuning constant). The
-    returned plan's map is certified in ``arb``. ``max_rows_per_value = r`` (Laplace only;
-    Gaussian refused at ``r > 1``, module docstring): budget and caps ``r``, the map at
+    returned plan's map is certified in ``arb``. ``max_rows_per_value = r`` (Laplace and
+    Gaussian; ``docs/partition_selection.md``, section 6): budget and caps ``r``, the map at
     ``r`` (about ``r`` times the scale and ``rho`` of ``r = 1``).
+
+    Parameters
+    ----------
+    noise : {"laplace", "gaussian"}
+        Policy Laplace or Policy Gaussian.
+    epsilon : float
+        The target epsilon at one person, ``> 0``.
+    delta : float
+        The target delta at one person, in ``(0, 1)``.
+    max_contributions : int
+        ``c``: how many distinct values one person holds, at least 1.
+    alpha : float, default DEFAULT_ALPHA
+        ``Gamma = rho + alpha * scale``, ``alpha >= 0`` finite (utility only).
+    max_rows_per_value : int, default 1
+        ``r``: the budget and the per-value cap of one person, at least 1.
+
+    Returns
+    -------
+    SetUnionPlan
+        The noise scale, ``rho``, ``Gamma`` and the certified ``(epsilon, delta)``.
     """
     c = check_int(max_contributions, "max_contributions", minimum=1)
     rows = check_int(max_rows_per_value, "max_rows_per_value", minimum=1)
@@ -472,6 +538,19 @@ def make_policy_set_union(plan: SetUnionPlan, *, source: RandomSource | None = N
     :func:`ordered_values` order. Map to ``Approximate(MaxDivergence())`` at one person:
     ``(plan.epsilon, plan.delta)`` (module docstring; proof in ``docs/partition_selection.md``,
     section 5; GGKSSY20 Theorem 5.3); ``d_in > 1`` raises :class:`PrivacyMapError`.
+
+    Parameters
+    ----------
+    plan : SetUnionPlan
+        The calibration (:func:`set_union_plan`).
+    source : RandomSource or None, default None
+        Where the trials' random bits come from; ``None`` is the CSPRNG.
+
+    Returns
+    -------
+    Measurement
+        From the persons' value lists (``SymmetricDistance``) to the list of released values
+        (``Approximate(MaxDivergence())``).
     """
     domain = PersonValuesDomain(plan.max_contributions)
     cutoff = plan.cutoff_units

@@ -132,7 +132,32 @@ def resolve_top_k_method(
     zcdp_ledger: bool = False,
 ) -> str:
     """The mechanism to run (choice-module name): ``mech`` itself, or the public choice (a
-    function of ``k, n, eps, delta, c``, ``counts`` and the ledger's accounting only)."""
+    function of ``k, n, eps, delta, c``, ``counts`` and the ledger's accounting only).
+
+    Parameters
+    ----------
+    mech : str
+        ``"auto"`` or a mechanism of ``dpselect.recipes``' ``MECHANISMS`` (``"exponential"``
+        is read as ``"permute_and_flip"``).
+    k : int
+        How many values are released.
+    n : int
+        The number of candidates.
+    eps, delta : float
+        The target at one person.
+    c : int
+        ``max_contributions``.
+    counts : bool
+        Whether noisy counts are released too.
+    zcdp_ledger : bool, default False
+        Whether a zCDP ledger is charged (``"auto"`` then weighs only
+        :data:`ZCDP_LEDGER_OPTIONS`).
+
+    Returns
+    -------
+    str
+        A choice-module name, or ``"gumbel_counts"``.
+    """
     if mech != "auto":
         key = _CHOICE_KEY.get(mech, mech)
         if key == "gaussian_histogram" and delta == 0:
@@ -214,6 +239,32 @@ def plan_top_k(
     (monotonic; data.scores): the selection maps are taken at ``d_in = r``. Each person moves
     at most ``c`` of them (histograms: L1 ``c r``, L2 ``r sqrt(c)``). ``r = 1`` is the plan
     of one count per person and value.
+
+    Parameters
+    ----------
+    n : int
+        The number of candidates.
+    k : int
+        How many values are released.
+    eps, delta : float
+        The target at one person (``delta = 0``: pure DP).
+    mech : str
+        ``"auto"`` or a mechanism name (:func:`resolve_top_k_method`).
+    counts : bool
+        Whether noisy counts are released too.
+    c : int
+        ``max_contributions``: how many scores one person moves.
+    source : RandomSource or None
+        Where the measurement's random bits come from; ``None`` is the CSPRNG.
+    zcdp_ledger : bool, default False
+        Whether a zCDP ledger is charged (:func:`resolve_top_k_method`).
+    max_rows_per_value : int, default 1
+        ``r``: how much one person moves each score.
+
+    Returns
+    -------
+    TopKPlan
+        The calibrated measurement, its cost and its accuracy statement.
     """
     r = int(max_rows_per_value)
     method = resolve_top_k_method(mech, k, n, eps, delta, c, counts, zcdp_ledger)
@@ -276,7 +327,31 @@ def plan_histogram_top_k(
     max_rows_per_value: int = 1,
 ) -> TopKPlan:
     """A noisy-histogram top-k calibrated to counts of L1 sensitivity ``c r`` (Laplace) or L2
-    sensitivity ``r sqrt(c)`` (Gaussian), ``r = max_rows_per_value``."""
+    sensitivity ``r sqrt(c)`` (Gaussian), ``r = max_rows_per_value``.
+
+    Parameters
+    ----------
+    n : int
+        The number of candidates.
+    k : int
+        How many values are released.
+    eps, delta : float
+        The target at one person; ``delta`` (in ``(0, 1)``) is used by the Gaussian
+        histogram only.
+    method : {"laplace_histogram", "gaussian_histogram"}
+        The histogram's noise (any other value: Gaussian, which needs ``delta > 0``).
+    c : int
+        ``max_contributions``: how many counts one person moves.
+    source : RandomSource or None
+        Where the noise's random bits come from; ``None`` is the CSPRNG.
+    max_rows_per_value : int, default 1
+        ``r``: how much one person moves each count.
+
+    Returns
+    -------
+    TopKPlan
+        The calibrated measurement, its cost and its accuracy statement.
+    """
     r = int(max_rows_per_value)
     rows_note = " x max_rows_per_value" if r > 1 else ""
     if method == "laplace_histogram":
@@ -342,7 +417,26 @@ def plan_gumbel_counts(
 ) -> TopKPlan:
     """One-shot Gumbel with Laplace counts, calibrated at L-infinity distance
     ``r = max_rows_per_value`` (its map's ``d_in``: the ranking's range distance and each
-    count's shift)."""
+    count's shift).
+
+    Parameters
+    ----------
+    n : int
+        The number of candidates.
+    k : int
+        How many values are released.
+    eps : float
+        The target epsilon at one person (pure DP), half for the ranking, half for the counts.
+    source : RandomSource or None
+        Where the noise's random bits come from; ``None`` is the CSPRNG.
+    max_rows_per_value : int, default 1
+        ``r``: how much one person moves each count.
+
+    Returns
+    -------
+    TopKPlan
+        The calibrated measurement, its cost and its accuracy statement.
+    """
     r = int(max_rows_per_value)
     domain = vector_domain(atom_domain(int), size=n)
     metric = LInfDistance(monotonic=True)
@@ -391,6 +485,20 @@ def calibrate_scale(make: Callable[[float], Measurement], epsilon: float, d_in: 
     gumbel_counts), so ``scale = float_up(map_at_1 / epsilon)`` is within an ulp or two of the
     answer: it is moved by ulps while the map's own check decides, which replaces a binary
     search of about 200 constructions by a handful. Binary search remains the fallback.
+
+    Parameters
+    ----------
+    make : callable (float) -> Measurement
+        Builds the ``MaxDivergence`` measurement at a scale.
+    epsilon : float
+        The loss allowed at ``d_in``.
+    d_in : int, default 1
+        The input distance at which the loss is checked.
+
+    Returns
+    -------
+    float
+        The scale.
     """
     scale = float_up(Fraction(make(1.0).map(d_in)) / Fraction(epsilon))
     for _ in range(4):

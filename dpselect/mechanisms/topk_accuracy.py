@@ -50,7 +50,26 @@ def _tail(noise: str, a: float) -> float:
 
 
 def selection_alpha(noise: str, scale: float | Fraction, k: int, n: int, beta: float) -> float:
-    """The ``alpha`` of the peeled-selection statement (module docstring), rounded up."""
+    """The ``alpha`` of the peeled-selection statement (module docstring), rounded up.
+
+    Parameters
+    ----------
+    noise : str
+        ``"gumbel"``, ``"exponential"`` or (any other value) ``"laplace"``.
+    scale : float or Fraction
+        The noise scale of each round, in score units.
+    k : int
+        The number of rounds (values released).
+    n : int
+        The number of candidates.
+    beta : float
+        The statement's failure probability, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        ``alpha``, in score units (0 when no other candidate remains).
+    """
     m = _others(k, n)
     if m <= 0:
         return 0.0
@@ -85,10 +104,44 @@ def _smallest_t(noise: HistogramNoise, scale: float | Fraction, copies: int, bet
 
 def histogram_halfwidth(noise: HistogramNoise, scale: float | Fraction, n: int, beta: float) -> int:
     """``t`` with every one of ``n`` noisy counts within ``t`` of the truth w.p. ``1 - beta``;
-    the ranking statement's ``alpha`` is ``2 t``."""
+    the ranking statement's ``alpha`` is ``2 t``.
+
+    Parameters
+    ----------
+    noise : {"laplace", "gaussian"}
+        The noise's law.
+    scale : float or Fraction
+        The Laplace ``b`` or the Gaussian ``sigma``.
+    n : int
+        The number of noisy counts.
+    beta : float
+        The statement's failure probability, in ``(0, 1)``.
+
+    Returns
+    -------
+    int
+        The half-width ``t >= 0``, in counts.
+    """
     return _smallest_t(noise, scale, n, beta)
 
 
 def count_halfwidth(noise: HistogramNoise, scale: float | Fraction, k: int, beta: float) -> int:
-    """``t`` with all ``k`` freshly noised counts within ``t`` of the truth w.p. ``1 - beta``."""
+    """``t`` with all ``k`` freshly noised counts within ``t`` of the truth w.p. ``1 - beta``.
+
+    Parameters
+    ----------
+    noise : {"laplace", "gaussian"}
+        The noise's law.
+    scale : float or Fraction
+        The Laplace ``b`` or the Gaussian ``sigma``.
+    k : int
+        The number of released counts.
+    beta : float
+        The statement's failure probability, in ``(0, 1)``.
+
+    Returns
+    -------
+    int
+        The half-width ``t >= 0``, in counts.
+    """
     return _smallest_t(noise, scale, k, beta)

@@ -47,6 +47,18 @@ def tnb_gamma_for_mean(eta: Any, mean: Any) -> Fraction:
 
     The mean decreases in ``gamma``; bisection on ``arb`` evaluations. The privacy map uses
     the exact mean of the returned ``gamma``, so the approximation only affects utility.
+
+    Parameters
+    ----------
+    eta : float
+        The law's ``eta >= 0``.
+    mean : float
+        The mean number of runs wanted, finite and ``> 1``.
+
+    Returns
+    -------
+    Fraction
+        ``gamma``, in ``(0, 1)``.
     """
     target = float(mean)
     if not (math.isfinite(target) and target > 1):
@@ -66,7 +78,24 @@ def tnb_gamma_for_mean(eta: Any, mean: Any) -> Fraction:
 
 def total_epsilon(rho: float, delta: Fraction, distribution: Any, law: dict[str, Any]) -> float:
     """The ``epsilon`` at ``delta`` of the best of the runs (law ``distribution`` with
-    parameters ``law``), each ``rho``-zCDP: its Renyi curve converted (PS22)."""
+    parameters ``law``), each ``rho``-zCDP: its Renyi curve converted (PS22).
+
+    Parameters
+    ----------
+    rho : float
+        Each run's zCDP ``rho``.
+    delta : Fraction
+        The target delta, in ``(0, 1)``.
+    distribution : str
+        The law of the number of runs (:func:`repeat_and_select_rdp`).
+    law : dict
+        The law's parameters as keywords: ``{"mean": mu}`` or ``{"eta": ..., "gamma": ...}``.
+
+    Returns
+    -------
+    float
+        The epsilon of the whole, rounded up.
+    """
     curve = repeat_and_select_rdp(zcdp_rdp(rho), distribution, **law)
     return rdp_to_approx_dp(curve, delta)[0]
 
@@ -79,6 +108,22 @@ def per_run_rho(
 
     Bisection on a log scale below the zCDP budget of ``(eps, delta)``; the total is
     increasing in rho. Cached: the answer depends on public parameters only.
+
+    Parameters
+    ----------
+    eps : Fraction
+        The total epsilon allowed.
+    delta : Fraction
+        The target delta, in ``(0, 1)``.
+    distribution : str
+        The law of the number of runs (:func:`repeat_and_select_rdp`).
+    law_items : tuple of (str, value) pairs
+        The law's parameters, as sorted ``dict`` items (hashable for the cache).
+
+    Returns
+    -------
+    float
+        The per-run ``rho`` (0 when none was found).
     """
     law = dict(law_items)
     lo, hi = 0.0, float(approx_dp_to_zcdp_budget(eps, delta))
@@ -99,7 +144,22 @@ def per_run_rho(
 
 def check_run(m: Any, config: Any, rho: Fraction) -> Measurement:
     """``m``, built by ``train(config, rho)``, if it is a zCDP measurement costing at most
-    ``rho`` at distance 1; else refused."""
+    ``rho`` at distance 1; else refused.
+
+    Parameters
+    ----------
+    m : object
+        What ``train(config, rho)`` returned.
+    config : object
+        The configuration, quoted in the errors.
+    rho : Fraction
+        The per-run ``rho`` it was given.
+
+    Returns
+    -------
+    Measurement
+        ``m``, unchanged.
+    """
     if not isinstance(m, Measurement):
         raise ParameterError(
             f"train(config, rho) must return a dpselect Measurement, got {type(m).__name__} "
@@ -120,14 +180,43 @@ def check_run(m: Any, config: Any, rho: Fraction) -> Measurement:
 
 def rho_per_run_if_composed(eps: Fraction, delta: Fraction, n: int) -> float:
     """The per-run ``rho`` of running each of ``n`` configurations once and paying for all of
-    them by composition: the zCDP budget of ``(eps, delta)`` over ``n``."""
+    them by composition: the zCDP budget of ``(eps, delta)`` over ``n``.
+
+    Parameters
+    ----------
+    eps : Fraction
+        The total epsilon.
+    delta : Fraction
+        The total delta, in ``(0, 1)``.
+    n : int
+        The number of configurations.
+
+    Returns
+    -------
+    float
+        The per-run ``rho``.
+    """
     return float(approx_dp_to_zcdp_budget(eps, delta)) / n
 
 
 def make_random_run(runs: Sequence[Measurement], source: RandomSource) -> Measurement:
     """One run: a configuration drawn uniformly (index ``i``) and ``runs[i]`` run on the data,
     released as ``(score, (i, model))`` (``(-inf, (i, None))`` when the run's output is not a
-    pair). zCDP; the map is the largest of the runs' maps, rounded up."""
+    pair). zCDP; the map is the largest of the runs' maps, rounded up.
+
+    Parameters
+    ----------
+    runs : sequence of Measurement
+        One zCDP measurement per configuration (not empty), all with the same input metric,
+        each releasing ``(score, model)``.
+    source : RandomSource
+        The randomness of the configuration draw (not ``None``).
+
+    Returns
+    -------
+    Measurement
+        One run, ``ZeroConcentratedDivergence()``.
+    """
 
     def one_run(x: Any) -> Any:
         i = uniform_index(len(runs), source)

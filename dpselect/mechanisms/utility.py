@@ -103,6 +103,30 @@ def utility_bound(
     ``OPT``. Proof: seed 003, Theorem 3 (the numerator holds at most ``|O|`` terms ``<=
     exp(eps c' / (c Delta))``, the denominator at least ``|O*|`` terms equal to
     ``exp(eps OPT / (c Delta))``); seed 002, same theorem. Evaluated in ``arb``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The mechanism's ``epsilon > 0``.
+    sensitivity : float
+        The score's sensitivity ``Delta > 0``.
+    n_candidates : int
+        ``|O|``, the number of candidates, at least 1.
+    n_optimal : int, default 1
+        ``|O*|``, the number of candidates scoring ``OPT``, in ``[1, n_candidates]``.
+    t : float or None, default None
+        The exponent ``t >= 0`` of the probability ``e^-t``.
+    confidence : float or None, default None
+        ``1 - e^-t``, in ``(0, 1)``.
+    monotonic : bool, default False
+        Whether the score is monotonic (``c = 1`` instead of 2).
+    loss : float or None, default None
+        The shortfall from ``OPT``, ``>= 0``, in score units.
+
+    Returns
+    -------
+    UtilityBound
+        The loss, the probability, ``t`` and the parameters.
     """
     eps = Fraction(check_epsilon(epsilon))
     delta = Fraction(check_scale(sensitivity, "sensitivity", allow_zero=False))
@@ -204,6 +228,20 @@ def selection_probabilities(scores: Any, scale: Real, noise: str | NoiseFamily =
 
     ``scores`` is a non-empty 1-D sequence of finite numbers and ``scale > 0``. Probabilities
     below the float range (about ``1e-308``) underflow to 0.
+
+    Parameters
+    ----------
+    scores : sequence of float
+        One finite score per candidate.
+    scale : float
+        The noise scale, ``> 0``.
+    noise : {"gumbel", "exponential", "laplace"} or NoiseFamily, default "gumbel"
+        The noise law.
+
+    Returns
+    -------
+    ndarray of float64
+        ``P[i]`` for every candidate ``i``.
     """
     family = get_family(noise).name
     a = _scaled_gaps(scores, Fraction(check_scale(scale, allow_zero=False)))
@@ -391,6 +429,18 @@ def hair_colour_example(
     worst case, where the exact probability of not answering 'dark' is
     ``3 e^-5 / (1 + 3 e^-5) ~ 0.0198`` (exponential mechanism, weights ``exp(eps s / 2)``).
     ``epsilon`` defaults to exactly 1/10 (the float 0.1 is slightly larger).
+
+    Parameters
+    ----------
+    counts : dict of str to int or None, default None
+        The colour counts, ``'dark'`` among the largest; ``None``: the worst case above.
+    epsilon : float, default Fraction(1, 10)
+        The mechanism's epsilon.
+
+    Returns
+    -------
+    HairColourExample
+        The counts, epsilon, the theorem's bound and the exact probabilities.
     """
     if counts is None:
         counts = {"dark": 500, "blond": 400, "brown": 400, "red": 400}

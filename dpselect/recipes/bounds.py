@@ -107,7 +107,24 @@ DEFAULT_CONTRIBUTIONS = tuple(1 << j for j in range(9))
 
 @dataclass(frozen=True)
 class ContributionChoice(Result):
-    """The chosen contribution bound and its cost."""
+    """The chosen contribution bound and its cost.
+
+    Attributes
+    ----------
+    max_contributions : int
+        The chosen bound ``L``, one of the candidate bounds: distinct values per person (rows
+        with a number per person with ``unit_counts="rows"``).
+    epsilon : float
+        The choice's pure-DP cost (``delta = 0``, one person added or removed): the
+        generalized exponential mechanism's loss, what the ledger was charged.
+    n_candidates : int
+        The number of candidate bounds chosen among.
+    ledger : str or None
+        The path of the ledger charged for this release; ``None`` without a ledger.
+    parameters : dict
+        The public parameters (``column``, ``privacy_unit``, ``epsilon``, ``release_epsilon``,
+        ``candidates``, ``penalty``, and ``unit_counts`` when ``"rows"``).
+    """
 
     max_contributions: int
     epsilon: float
@@ -127,7 +144,22 @@ def contribution_counts(table: Engine, column: str, privacy_unit: str) -> np.nda
     """``c_u``: each person's number of distinct non-null values of ``column`` (one row per
     person with a non-null unit, in no particular order). A person's count reads only their
     rows. Computed by the engine that holds ``table``
-    (:meth:`dpselect.data.engine.Engine.contribution_counts`)."""
+    (:meth:`dpselect.data.engine.Engine.contribution_counts`).
+
+    Parameters
+    ----------
+    table : Engine
+        The opened table.
+    column : str
+        The column whose distinct values are counted.
+    privacy_unit : str
+        The column identifying people.
+
+    Returns
+    -------
+    numpy.ndarray
+        One count ``c_u >= 0`` per person (0: only nulls), int64 (private data).
+    """
     return table.contribution_counts(column, privacy_unit)
 
 
@@ -140,6 +172,23 @@ def contribution_scores(
     """``sum_u min(c_u, L) - penalty(L)`` for each candidate ``L`` (exact).
 
     ``penalty(L)`` is ``penalties[i]`` when given, else ``L / release_epsilon``.
+
+    Parameters
+    ----------
+    counts : array_like of int
+        ``c_u`` per person (:func:`contribution_counts`).
+    candidates : list of int
+        The candidate bounds ``L``.
+    release_epsilon : Fraction, optional
+        The later release's epsilon for the default penalty ``L / release_epsilon``; needed
+        without ``penalties``.
+    penalties : list of Fraction, optional
+        The public penalty of each candidate, in the same order (replaces the default).
+
+    Returns
+    -------
+    list of Fraction
+        The score of each candidate, in the order of ``candidates``.
     """
     c = np.asarray(counts, dtype=np.int64)
     if penalties is None:
@@ -193,7 +242,22 @@ def contribution_choice_cost(
     epsilon: float | Fraction, candidates: Any = None, beta: float = 0.05
 ) -> float:
     """What :func:`choose_max_contributions` costs at ``epsilon`` (GEM's map at distance 1,
-    at most ``epsilon``): public, computed without data."""
+    at most ``epsilon``): public, computed without data.
+
+    Parameters
+    ----------
+    epsilon : float or Fraction
+        The epsilon given to the choice.
+    candidates : list of int, optional
+        The candidate bounds (default :data:`DEFAULT_CONTRIBUTIONS`).
+    beta : float, default 0.05
+        GEM's ``beta`` in ``(0, 1)`` (it sets the threshold, not the cost bound).
+
+    Returns
+    -------
+    float
+        The choice's pure-DP cost for one person added or removed (at most ``epsilon``).
+    """
     eps = Fraction(check_epsilon(epsilon))
     return float(_gem(_contribution_candidates(candidates), eps, beta, None).map(1))
 
@@ -342,7 +406,28 @@ def choose_max_contributions(
 # ----------------------------------------------------------------------------- clamping bounds
 @dataclass(frozen=True)
 class BoundsChoice(Result):
-    """The chosen clamping bounds and their cost."""
+    """The chosen clamping bounds and their cost.
+
+    Attributes
+    ----------
+    lower : float
+        The lower clamping bound: a bin edge ``-2^j`` or ``2^j`` (``j = -8..41``), or 0 (the
+        histogram method's bounds always contain 0).
+    upper : float
+        The upper clamping bound: a bin edge, or 0, likewise.
+    epsilon : float
+        The choice's pure-DP cost (``delta = 0``; one row, or one unit, added or removed):
+        what the ledger was charged.
+    quantiles : tuple of float
+        The low and high levels whose private estimates give the bounds (default
+        ``(0.05, 0.95)``).
+    ledger : str or None
+        The path of the ledger charged for this release; ``None`` without a ledger.
+    parameters : dict
+        The public parameters (``column``, ``epsilon``, ``quantiles``, ``n_bins``, ``method``,
+        ``threshold`` for the histogram, ``privacy_unit`` and ``max_rows`` with a unit) and a
+        ``note`` when no bin reached the threshold.
+    """
 
     lower: float
     upper: float
@@ -367,7 +452,18 @@ class BoundsChoice(Result):
 
 
 def bound_bins(low_exp: int = -8, high_exp: int = 40) -> list[tuple[float, float]]:
-    """The public bins ``[-2^(j+1), -2^j)``, ``[-2^low, 2^low)``, ``[2^j, 2^(j+1))``."""
+    """The public bins ``[-2^(j+1), -2^j)``, ``[-2^low, 2^low)``, ``[2^j, 2^(j+1))``.
+
+    Parameters
+    ----------
+    low_exp, high_exp : int, default -8 and 40
+        The least and largest exponent ``j`` of the bins ``[2^j, 2^(j+1))``.
+
+    Returns
+    -------
+    list of (float, float)
+        The ``2 (high_exp - low_exp + 1) + 1`` bins ``(l, h)``, increasing (99 by default).
+    """
     neg = [(-(2.0 ** (j + 1)), -(2.0**j)) for j in range(high_exp, low_exp - 1, -1)]
     pos = [(2.0**j, 2.0 ** (j + 1)) for j in range(low_exp, high_exp + 1)]
     return [*neg, (-(2.0**low_exp), 2.0**low_exp), *pos]
@@ -389,7 +485,22 @@ def bin_score(level: Fraction, n: int, below: int, at_least_high: int) -> int:
 
 
 def bin_scores(values: Any, bins: list[tuple[float, float]], level: Fraction) -> list[int]:
-    """:func:`bin_score` of each bin ``[l, h)`` on the numbers in ``values`` (exact integers)."""
+    """:func:`bin_score` of each bin ``[l, h)`` on the numbers in ``values`` (exact integers).
+
+    Parameters
+    ----------
+    values : array_like of float
+        The data (the private rows; NaN dropped).
+    bins : list of (float, float)
+        The bins ``[l, h)`` (:func:`bound_bins`).
+    level : Fraction
+        The level ``A / B``.
+
+    Returns
+    -------
+    list of int
+        The score (``<= 0``) of each bin, in the order of ``bins``.
+    """
     data = np.sort(np.asarray(values, dtype=np.float64))
     data = kept_numbers(data)
     n = data.shape[0]
@@ -475,7 +586,22 @@ def bounds_choice_cost(
 ) -> float:
     """What :func:`choose_bounds` costs at ``epsilon``: the noisy histogram's map at distance
     ``max_rows`` (``method="histogram"``), or the two picks' maps at distance 1 summed and
-    rounded up (``"levels"``); at most ``epsilon``, public, computed without data."""
+    rounded up (``"levels"``); at most ``epsilon``, public, computed without data.
+
+    Parameters
+    ----------
+    epsilon : float or Fraction
+        The epsilon given to the choice.
+    quantiles : (float, float), default (0.05, 0.95)
+        The low and high levels (used by ``"levels"``; ``0 < low < high < 1``).
+    method : {"histogram", "levels"}, default "histogram"
+        The method of :func:`choose_bounds`.
+
+    Returns
+    -------
+    float
+        The choice's pure-DP cost for one privacy unit added or removed (at most ``epsilon``).
+    """
     eps = Fraction(check_epsilon(epsilon))
     if _bounds_method(method) == "histogram":
         return float(_noisy_bins(len(bound_bins()), eps, None, 1).map(1))

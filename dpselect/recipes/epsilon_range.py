@@ -38,7 +38,15 @@ T = TypeVar("T")
 def check_epsilon_range(epsilon: Any, name: str = "epsilon") -> None:
     """Refuse a total ``epsilon`` (already a checked finite number > 0) outside
     :data:`EPSILON_RANGE`, naming ``name``; a stage of a release is not checked (its share
-    comes from a total in range)."""
+    comes from a total in range).
+
+    Parameters
+    ----------
+    epsilon : int, float or Fraction
+        The total epsilon a user gave, already checked finite and positive.
+    name : str, default "epsilon"
+        The argument's name in the error message.
+    """
     if _IN_RELEASE.get():
         return
     lo, hi = EPSILON_RANGE
@@ -60,6 +68,17 @@ def stages_of_a_release() -> Iterator[None]:
 
 
 def run_as_stages(release: Callable[[], T]) -> T:
-    """``release()``, its inner recipe calls marked as stages (:func:`stages_of_a_release`)."""
+    """``release()``, its inner recipe calls marked as stages (:func:`stages_of_a_release`).
+
+    Parameters
+    ----------
+    release : callable
+        The release, already checked and charged.
+
+    Returns
+    -------
+    object
+        What ``release()`` returns.
+    """
     with stages_of_a_release():
         return release()

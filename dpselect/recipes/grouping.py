@@ -100,6 +100,51 @@ class GroupedResult(Result):
     :class:`~dpselect.recipes.quantiles.QuantileResult`), each with its own per-group cost
     and accuracy statement; ``epsilon``/``delta``/``rho`` are what the whole release cost
     (what the ledger was charged).
+
+    Attributes
+    ----------
+    kind : str
+        The recipe grouped: ``"top_k"``, ``"partition_selection"`` or ``"quantile"``.
+    by : str
+        The column whose values form the groups.
+    column : str
+        The column released in each group.
+    groups : list
+        The groups answered: every group of the public ``groups`` list, in its order, or the
+        groups selected privately (``groups=None``), in a fixed order.
+    releases : list
+        ``releases[j]`` is the answer of ``groups[j]``: a :class:`TopKResult`, a
+        :class:`~dpselect.recipes.unknown_domain.KeysResult` or a
+        :class:`~dpselect.recipes.quantiles.QuantileResult`.
+    epsilon : float
+        The whole release's ``epsilon`` (what a basic ledger is charged): ``max_groups`` times
+        ``group_epsilon``, plus the private groups' selection and, with
+        ``max_contributions="auto"``, the bound's choice.
+    delta : float
+        The whole release's ``delta``, composed the same way.
+    rho : float or None
+        The zCDP cost charged to a zCDP ledger (top-k with public groups); ``None``
+        otherwise (no ledger or a basic one, private groups, partition selection, quantiles).
+    group_epsilon : float
+        ``epsilon_g``: the ``epsilon`` of one group's release.
+    group_delta : float
+        ``delta_g``: the ``delta`` of one group's release (0 for quantiles).
+    max_groups : int
+        ``G``: the most groups one person's rows count toward (``max_groups`` with a privacy
+        unit; without one, how many listed groups one value of ``by`` matches, usually 1).
+    groups_chosen_by : str
+        How the groups were chosen: ``"public list"``, or the private selection and its cost.
+    mechanism : str
+        The mechanism each group ran, cited by name (each release names its own).
+    accounting : str
+        Why the whole costs what it does: the composition over the groups.
+    accuracy : str
+        One group's accuracy statement.
+    ledger : str or None
+        The path of the ledger charged for this release; ``None`` without a ledger.
+    parameters : dict
+        The query's public parameters (``column``, ``by``, ``epsilon``, ``delta``, ``groups``,
+        ``max_groups``, ``privacy_unit``, ...).
     """
 
     kind: str  # "top_k", "partition_selection" or "quantile"
@@ -252,7 +297,34 @@ def check_groups(
     group_fraction: Any,
 ) -> Grouping:
     """``by``, ``groups``, ``max_groups`` and ``group_fraction`` checked from public facts:
-    the schema, the parameters and the group list (never a row)."""
+    the schema, the parameters and the group list (never a row).
+
+    Parameters
+    ----------
+    table : Engine
+        The opened table (its schema only is read, and with a public list and no unit, how
+        many listed groups one value of ``by`` matches).
+    column : str
+        The column released in each group (``by`` must be another).
+    by : str
+        The column whose values form the groups.
+    groups : sequence, str, path or None
+        The public list of groups (or a text file of them, one a line); ``None``: private
+        groups, selected from the data.
+    privacy_unit : str or None
+        The column identifying people (``None``: each row is a person).
+    max_groups : int
+        ``G >= 1``, the most groups a person's rows count toward (only with a unit; 1 without).
+    group_fraction : float or None
+        The share of epsilon in ``(0, 1)`` for selecting private groups (``None``:
+        :data:`GROUP_FRACTION`); refused with a public list.
+
+    Returns
+    -------
+    Grouping
+        ``by``, the public list (or ``None``), ``G`` (at most the list's length) and the
+        selection's share of epsilon (0 with a public list).
+    """
     if not isinstance(by, str):
         raise ParameterError(f"by must be a column name, got {given(by)}")
     table.require_column(by, "by")
@@ -299,7 +371,23 @@ def split_budget(
 ) -> GroupBudget:
     """The split: private groups take ``fraction`` of epsilon and ``delta_to_select`` of delta
     for the selection; the rest is divided by ``G`` (each person is in at most ``G`` groups),
-    rounded down so that ``G`` times a group's cost stays within the rest."""
+    rounded down so that ``G`` times a group's cost stays within the rest.
+
+    Parameters
+    ----------
+    eps, delta : float
+        The budget to split (after any private choice of a contribution bound).
+    grouping : Grouping
+        The checked grouping (:func:`check_groups`).
+    delta_to_select : float
+        The share of ``delta`` in ``[0, 1]`` for the selection of private groups.
+
+    Returns
+    -------
+    GroupBudget
+        The totals, the selection's ``(epsilon, delta)`` (0 with a public list) and each group's
+        ``(epsilon_g, delta_g)``.
+    """
     e, d = Fraction(eps), Fraction(delta)
     se = e * Fraction(grouping.fraction) if grouping.listed is None else Fraction(0)
     sd = d * Fraction(delta_to_select) if grouping.listed is None else Fraction(0)
@@ -353,7 +441,32 @@ def group_selection(
     DVGM22's optimal rule when a person is in one group (``G = 1``); else thresholding of
     exact Laplace or Gaussian counts with each person counting toward at most ``G`` groups
     (L0 ``G``, the one with the lower count released at 95%). Returns the measurement, its
-    ``(epsilon, delta)``, the contributions it bounds persons to, and its name."""
+    ``(epsilon, delta)``, the contributions it bounds persons to, and its name.
+
+    Parameters
+    ----------
+    grouping : Grouping
+        The checked grouping, with private groups (``listed`` is ``None``).
+    budget : GroupBudget
+        The split (:func:`split_budget`): the selection runs at its ``select_epsilon`` and
+        ``select_delta`` (``delta > 0`` and ``epsilon >= 2^-20`` needed).
+    privacy_unit : str or None
+        The column identifying people (``None``: rows, ``G = 1``).
+    source : RandomSource or None
+        The randomness (``None``: the private default; a seeded source for tests only).
+
+    Returns
+    -------
+    measurement : Measurement
+        The selection, from a mapping of each group to the number of persons holding it (rows
+        without a unit) to the released groups.
+    epsilon, delta : float
+        Its privacy map at distance 1 (one person).
+    max_contributions : int
+        The groups each person counts toward in the selection (``G``, 1 without a unit).
+    name : str
+        The mechanism's name, as results cite it.
+    """
     from .unknown_domain_plans import OPTIMAL_NAME, rows_threshold_method
 
     eps, dlt = float_down(budget.select_epsilon), float_down(budget.select_delta)
@@ -385,7 +498,24 @@ def group_selection(
 def total_cost(
     budget: GroupBudget, grouping: Grouping, each: tuple[float, float], select: tuple[float, float]
 ) -> tuple[float, float]:
-    """The charge: the selection plus ``G`` times one group's cost, rounded up."""
+    """The charge: the selection plus ``G`` times one group's cost, rounded up.
+
+    Parameters
+    ----------
+    budget : GroupBudget
+        The split (:func:`split_budget`); not read.
+    grouping : Grouping
+        The checked grouping, giving ``G``.
+    each : (float, float)
+        One group's ``(epsilon, delta)`` as spent.
+    select : (float, float)
+        The private groups' selection's ``(epsilon, delta)`` (``(0, 0)`` with a public list).
+
+    Returns
+    -------
+    epsilon, delta : float
+        The whole release's cost, ``select + G each``, rounded up.
+    """
     g = grouping.max_groups
     eps = float_up(Fraction(select[0]) + g * Fraction(each[0]))
     dlt = float_up(Fraction(select[1]) + g * Fraction(each[1]))
@@ -393,6 +523,24 @@ def total_cost(
 
 
 def composition_text(grouping: Grouping, privacy_unit: str | None, select_name: str | None) -> str:
+    """The accounting sentence of a grouped release: why it costs ``G`` times a group.
+
+    Parameters
+    ----------
+    grouping : Grouping
+        The checked grouping, giving ``G`` and ``by``.
+    privacy_unit : str or None
+        The column identifying people (it sets the reason each person is in at most ``G``
+        groups).
+    select_name : str or None
+        The name of the private groups' selection, appended as a first stage (``None``: a
+        public list).
+
+    Returns
+    -------
+    str
+        The sentence (:data:`_COMPOSITION` filled in), citing the composition theorems.
+    """
     g = grouping.max_groups
     if privacy_unit is not None:
         why = f"max_groups = {g}, the keyed rule of docs/contribution_bounding.md"
@@ -411,7 +559,22 @@ def composition_text(grouping: Grouping, privacy_unit: str | None, select_name: 
 def selected_groups(found: DiscoveredGroups, selection: Any) -> tuple[list[Any], list[int]]:
     """The private groups released: the selection (:func:`group_selection`) run on the
     persons of the groups one scan found (:mod:`dpselect.data.discovered_groups`), shown in
-    a fixed order, with each group's index in ``found``."""
+    a fixed order, with each group's index in ``found``.
+
+    Parameters
+    ----------
+    found : DiscoveredGroups
+        The groups one scan found, with how many persons (rows without a unit) keep each.
+    selection : tuple
+        What :func:`group_selection` returned (its measurement is run here: the private step).
+
+    Returns
+    -------
+    groups : list
+        The released groups, in a fixed order (:func:`ordered_values`).
+    indices : list of int
+        Each released group's position in ``found.groups``.
+    """
     measurement = selection[0]
     chosen = ordered_values(measurement(dict(found.counts())))
     where = {group: j for j, group in enumerate(found.groups)}
@@ -419,12 +582,39 @@ def selected_groups(found: DiscoveredGroups, selection: Any) -> tuple[list[Any],
 
 
 def draw_salts(source: RandomSource | None) -> tuple[int, int]:
-    """The value rule's salt and the group rule's salt: drawn apart, after the charge."""
+    """The value rule's salt and the group rule's salt: drawn apart, after the charge.
+
+    Parameters
+    ----------
+    source : RandomSource or None
+        The randomness (``None``: the private default; a seeded source for tests only).
+
+    Returns
+    -------
+    value_salt, group_salt : int
+        Two independent 63-bit salts for the keyed rules.
+    """
     src = resolve_source(source)
     return src.bits(63), src.bits(63)
 
 
 def chosen_by_text(grouping: Grouping, selection: Any, eps: float, delta: float) -> str:
+    """How the groups were chosen, in words (``GroupedResult.groups_chosen_by``).
+
+    Parameters
+    ----------
+    grouping : Grouping
+        The checked grouping.
+    selection : tuple or None
+        What :func:`group_selection` returned (``None`` with a public list).
+    eps, delta : float
+        The selection's cost as spent.
+
+    Returns
+    -------
+    str
+        ``"public list"``, or the selection's name and its ``(epsilon, delta)``.
+    """
     if grouping.listed is not None:
         return "public list"
     return f"chosen privately by {selection[4]} at epsilon = {eps:.4g}, delta = {delta:.3g}"
@@ -440,6 +630,36 @@ def charge_grouped(
     privacy_unit: str | None,
     table: Engine,
 ) -> GroupedResult:
+    """Charge a grouped release's whole cost to ``book`` in one entry, then run it.
+
+    A zCDP ledger takes ``rho`` when given and refuses a cost with ``delta > 0`` otherwise
+    (:func:`~dpselect.recipes.release.charge_then`).
+
+    Parameters
+    ----------
+    book : Ledger or None
+        The ledger (``None``: no ledger; the release just runs).
+    release : callable
+        The release, run once the charge is durable (the only step that reads rows).
+    cost : (float, float, float or None)
+        The whole release's ``(epsilon, delta, rho)`` (:func:`total_cost`; ``rho`` ``None``
+        without a zCDP cost).
+    kind : {"pure", "bounded_range", "approx"}
+        The kind of the ``(epsilon, delta)`` charge.
+    name : str
+        The ledger entry's mechanism name.
+    parameters : dict
+        The ledger entry's public parameters.
+    privacy_unit : str or None
+        The unit the release protects (``None``: rows).
+    table : Engine
+        The opened table, whose public description the ledger records.
+
+    Returns
+    -------
+    GroupedResult
+        What ``release`` returns.
+    """
     refusal = (
         "this grouped release costs (epsilon, delta) with delta > 0, which the zCDP ledger "
         f"{getattr(book, 'path', None)} cannot take: use a basic ledger"
@@ -451,6 +671,16 @@ def charge_grouped(
 
 
 def check_no_grouping(groups: Any, max_groups: Any, group_fraction: Any) -> None:
-    """``groups``, ``max_groups`` and ``group_fraction`` apply only with ``by``."""
+    """``groups``, ``max_groups`` and ``group_fraction`` apply only with ``by``.
+
+    Parameters
+    ----------
+    groups : object
+        Must be ``None`` without ``by``.
+    max_groups : object
+        Must be 1 without ``by``.
+    group_fraction : object
+        Must be ``None`` without ``by``.
+    """
     if groups is not None or group_fraction is not None or max_groups != 1:
         raise ParameterError("groups, max_groups and group_fraction apply only with by")

@@ -122,7 +122,19 @@ Hypothesis = Callable[[Any], Any]
 
 
 def threshold_hypotheses(thresholds: Sequence[float]) -> dict[float, Hypothesis]:
-    """The threshold class ``h_t(x) = 1 if x >= t else 0`` on 1-D data, one per threshold."""
+    """The threshold class ``h_t(x) = 1 if x >= t else 0`` on 1-D data, one per threshold.
+
+    Parameters
+    ----------
+    thresholds : sequence of float
+        The public thresholds ``t``.
+
+    Returns
+    -------
+    dict of float to callable
+        ``{t: h_t}``, each ``h_t`` mapping a 1-D array (or list) of values to an int64 array of
+        labels; a value that is not a number predicts 0.
+    """
 
     def make(t: float) -> Hypothesis:
         def h(x: Any) -> npt.NDArray[np.int64]:
@@ -151,6 +163,25 @@ def pac_sample_size(
     ``2 ln(2|C|/beta) / alpha^2 + 2 c (ln |C| + ln(2/beta)) / (alpha eps)`` rounded up, with
     ``beta = 1 - confidence`` and ``c = 1`` (monotonic, add/remove privacy, as
     :func:`select_hypothesis`) or ``c = 2`` (the seed's change-one form).
+
+    Parameters
+    ----------
+    n_hypotheses : int
+        ``|C|``, the size of the public hypothesis class (at least 1).
+    alpha : float
+        The target error, in ``(0, 1)``.
+    epsilon : float
+        The selection's epsilon, for one example (or unit) added or removed.
+    confidence : float, default 0.95
+        The probability ``1 - beta`` with which the error is at most ``alpha``.
+    monotonic : bool, default True
+        ``True``: the add/remove form of :func:`select_hypothesis` (``c = 1``); ``False``: the
+        seed's change-one form (``c = 2``).
+
+    Returns
+    -------
+    int
+        The number of examples (or units) enough, rounded up.
     """
     size = check_int(n_hypotheses, "n_hypotheses", minimum=1)
     a = float(check_epsilon(alpha, "alpha"))
@@ -227,6 +258,20 @@ def mistakes(X: Any, y: Any, hypotheses: Sequence[Any]) -> list[int]:
     hypothesis gives a number of predictions different from the number of labels (it is not
     applied row by row, against the caller's obligation), every unmatched label or
     prediction counts as a mistake; no error depends on the data.
+
+    Parameters
+    ----------
+    X : object
+        The examples, passed whole to each callable hypothesis.
+    y : array_like
+        The labels, one per example.
+    hypotheses : sequence
+        Callables ``h(X) -> labels`` or their precomputed predictions (one per example).
+
+    Returns
+    -------
+    list of int
+        The mistakes of each hypothesis, in order (unmatched labels or predictions included).
     """
     labels = _rows(y)
     out = []
@@ -299,6 +344,26 @@ def bounded_mistakes(
     :func:`~dpselect.data.kept_examples.kept_examples`, an example encoded by its mistake
     vector. Adding or removing one unit moves every count by at most ``max_rows``, all in the
     same direction. Never raises on the rows.
+
+    Parameters
+    ----------
+    X : object
+        The examples, passed whole to each callable hypothesis.
+    labels : array_like
+        The labels ``y``, one per example.
+    unit_keys : sequence of bytes or None
+        Each example's unit key (``None``: no unit, the example is kept by none).
+    hypotheses : sequence
+        Callables ``h(X) -> labels`` or their precomputed predictions.
+    max_rows : int
+        ``r >= 1``, the most examples a unit keeps.
+    salt : int
+        The keyed rule's salt, drawn independently of the data.
+
+    Returns
+    -------
+    list of int
+        Each hypothesis's mistakes on the kept examples, in order.
     """
     rows = _rows(labels)
     packed = _mistake_bits(X, labels, rows, hypotheses)
@@ -331,6 +396,24 @@ def make_hypothesis_selection(
     each unit keeps at most ``r`` examples (:func:`bounded_mistakes`), and the mechanism's
     sensitivity is ``r`` (module docstring, "Privacy"), so the map is the same, ``d_in eps``,
     with ``d_in`` counting units added or removed.
+
+    Parameters
+    ----------
+    hypotheses : sequence
+        The public class: callables ``h(X) -> labels`` or their precomputed predictions.
+    epsilon : float or Fraction
+        The privacy loss for one example (or one unit) added or removed.
+    source : RandomSource, optional
+        The randomness (``None``: the private default; a seeded source for tests only).
+    max_rows : int, optional
+        ``r``, the most examples one unit keeps; given, the input carries the unit ids
+        (``None``: one example per unit).
+
+    Returns
+    -------
+    Measurement
+        From ``(X, y)`` (or ``(X, y, units)``) to the index of the selected hypothesis; map
+        ``d_in * epsilon`` at most.
 
     Privacy
     -------
@@ -366,7 +449,39 @@ def make_hypothesis_selection(
 
 @dataclass(frozen=True)
 class HypothesisResult(Result):
-    """The selected hypothesis, its cost, and the guarantees that come with it."""
+    """The selected hypothesis, its cost, and the guarantees that come with it.
+
+    Attributes
+    ----------
+    name : object
+        The selected hypothesis' name: its key when the hypotheses were a mapping, else its
+        position.
+    index : int
+        The selected hypothesis' position among the hypotheses, in the order given.
+    epsilon : float
+        The pure-DP cost (``delta = 0``), for one example (or, with ``privacy_unit``, one
+        unit) added or removed.
+    n_hypotheses : int
+        ``|C|``, the number of public hypotheses.
+    accuracy : str
+        The utility theorem's statement: with probability at least ``confidence``, at most how
+        many more mistakes than the best hypothesis (on the kept examples, with a unit).
+    alpha : float
+        The target error of the sample-size guarantee, as given.
+    sample_size : int
+        The number of examples (units, with ``privacy_unit``) the guarantee needs for error at
+        most ``alpha``: computed from public parameters, not the size of the data.
+    guarantee : str
+        The sample-size guarantee (seed 003, Theorem 6), as a sentence.
+    hypothesis : object
+        The selected hypothesis itself (a callable, or a row of predictions); left out of
+        :meth:`to_dict`, ``repr`` and comparisons.
+    ledger : str or None
+        The path of the ledger charged for this release; ``None`` without a ledger.
+    parameters : dict
+        The public parameters (``epsilon``, ``n_hypotheses``, ``alpha``, and ``privacy_unit``
+        and ``max_rows`` with a unit).
+    """
 
     name: Any
     index: int

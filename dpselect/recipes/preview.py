@@ -74,7 +74,31 @@ class PreviewRow:
 
 @dataclass(frozen=True)
 class PreviewResult(Result):
-    """A preview of a selection over hypothetical scores, for one or several ``epsilon``."""
+    """A preview of a selection over hypothetical scores, for one or several ``epsilon``.
+
+    Attributes
+    ----------
+    names : list
+        The candidates' names: the keys of a mapping of scores, else the positions
+        ``0, 1, ...``.
+    scores : list of float
+        The hypothetical scores, in the order of ``names``.
+    sensitivity : float
+        ``Delta``: how much one person changes any score.
+    monotonic : bool
+        Whether the scale is ``Delta / eps`` (monotonic scores) rather than ``2 Delta / eps``.
+    mechanism : str
+        The selection previewed: ``"gumbel"``, ``"permute_and_flip"`` or ``"laplace"``
+        (``"exponential"`` when given in that deprecated spelling).
+    confidence : float
+        The confidence of the utility theorem's loss (``PreviewRow.loss``).
+    rows : list of PreviewRow
+        One per ``epsilon``, in the order given: the scale, each candidate's selection
+        probability (in the order of ``names``), ``p_best``, ``p_wrong``, and the theorem's
+        ``bound_wrong`` and ``loss`` (``None`` unless ``mechanism`` is ``"gumbel"``).
+    note : str
+        That the preview read no data and spent no budget.
+    """
 
     names: list[Any]
     scores: list[float]
@@ -395,7 +419,29 @@ class TopKPreviewRow:
 
 @dataclass(frozen=True)
 class TopKPreview(Result):
-    """The top-k options at ``(k, epsilon, delta, n, max_contributions)``: no data read."""
+    """The top-k options at ``(k, epsilon, delta, n, max_contributions)``: no data read.
+
+    Attributes
+    ----------
+    k : int
+        How many values the top-k would release.
+    n_candidates : int or None
+        The number of public candidates; ``None`` for values from the data.
+    epsilon : float
+        The ``epsilon`` of the top-k previewed.
+    delta : float
+        Its ``delta`` (0 by default; values from the data need ``delta > 0``).
+    max_contributions : int
+        How many values each person counts toward.
+    rows : list of TopKPreviewRow
+        One per option weighed, ``chosen`` marking the one ``mechanism="auto"`` runs: its
+        noise scale and accounting, and, with candidates, ``gap_90`` and ``alpha_95``; for
+        values from the data, ``threshold``, ``noise_sd`` and ``needed``.
+    note : str
+        That only public parameters were used: no data read, no budget spent.
+    max_rows_per_value : int
+        How many of a person's rows count toward one value (1: a score counts persons).
+    """
 
     k: int
     n_candidates: int | None

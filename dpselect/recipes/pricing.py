@@ -136,14 +136,47 @@ def _decimal(value: Any) -> Fraction:
 
 
 def default_alpha(n: int, epsilon: Any, max_price: Any = 1.0) -> float:
-    """The seed's grid step ``max_price * ln(n) / (n eps)`` for a public ``n >= 2``."""
+    """The seed's grid step ``max_price * ln(n) / (n eps)`` for a public ``n >= 2``.
+
+    Parameters
+    ----------
+    n : int
+        A public number of buyers (a published count or an estimate), at least 2.
+    epsilon : float
+        The price's epsilon.
+    max_price : float, default 1.0
+        The largest price considered, ``> 0``.
+
+    Returns
+    -------
+    float
+        The grid step ``alpha``, in price units.
+    """
     n = check_int(n, "n", minimum=2)
     eps = float(check_epsilon(epsilon))
     return float(_positive(max_price, "max_price")) * math.log(n) / (n * eps)
 
 
 def price_grid(prices: Any = None, alpha: Any = None, max_price: Any = 1.0) -> PriceGrid:
-    """The public candidate prices: a given list, or the grid ``{alpha, ..., J alpha}``."""
+    """The public candidate prices: a given list, or the grid ``{alpha, ..., J alpha}``.
+
+    Parameters
+    ----------
+    prices : sequence or str or path, optional
+        A public list of prices in ``(0, max_price]`` (or a text file of them, one a line); not
+        with ``alpha``.
+    alpha : float, optional
+        The grid step, ``0 < alpha <= max_price``, at most ``MAX_GRID`` prices (needed without
+        ``prices``; see :func:`default_alpha`).
+    max_price : float, default 1.0
+        The largest price considered, ``> 0``.
+
+    Returns
+    -------
+    PriceGrid
+        The prices, their multiples of the common unit, the unit and ``alpha`` (``None`` for a
+        list).
+    """
     top = _positive(max_price, "max_price")
     if prices is not None:
         if alpha is not None:
@@ -197,6 +230,18 @@ def revenue_scores(valuations: Any, grid: PriceGrid) -> list[int]:
     Valuations that are not numbers (NaN, ``"abc"``, ``None``, ...) are missing and dropped,
     each on its own (:func:`memory_values`). Clamped at ``2^53`` (monotone and 1-Lipschitz).
     ``valuations`` may also be :class:`BuyerCounts` at the grid's prices (an engine's summary).
+
+    Parameters
+    ----------
+    valuations : array_like or BuyerCounts
+        The valuations (private; one per bid), or an engine's buyer counts at the grid's prices.
+    grid : PriceGrid
+        The candidate prices (:func:`price_grid`).
+
+    Returns
+    -------
+    list of int
+        The revenue of each price, in units of ``grid.unit``, in the grid's order.
     """
     if isinstance(valuations, BuyerCounts):
         if list(valuations.prices) != list(grid.prices):
@@ -223,6 +268,23 @@ def make_price_mechanism(
     ``max_rows = r``: one buyer holds at most ``r`` input valuations (bids), so each revenue
     moves by at most ``r max(prices)``: the score's sensitivity is ``r max(multiples)`` in
     units of the grid (module docstring), and ``d_in`` counts buyers.
+
+    Parameters
+    ----------
+    grid : PriceGrid
+        The candidate prices (:func:`price_grid`).
+    epsilon : float or Fraction
+        The privacy loss for one buyer added or removed.
+    source : RandomSource, optional
+        The randomness (``None``: the private default; a seeded source for tests only).
+    max_rows : int, default 1
+        ``r``, the most bids one buyer holds.
+
+    Returns
+    -------
+    Measurement
+        From the valuations (or :class:`BuyerCounts`) to the chosen price; map ``d_in *
+        epsilon`` at most.
     """
     mech = make_exponential_mechanism(
         list(range(len(grid.prices))),
@@ -239,7 +301,38 @@ def make_price_mechanism(
 
 @dataclass(frozen=True)
 class PriceResult(Result):
-    """A private price with the seed's revenue guarantee beside it."""
+    """A private price with the seed's revenue guarantee beside it.
+
+    Attributes
+    ----------
+    price : float
+        The chosen price, one of the candidate prices.
+    epsilon : float
+        The pure-DP cost (``delta = 0``), for one buyer added or removed.
+    n_prices : int
+        ``|H|``, the number of candidate prices.
+    alpha : float or None
+        The grid's step, in price units (the candidates are ``alpha, 2 alpha, ...``);
+        ``None`` when a list of prices was given.
+    n : int or None
+        The public number of buyers given by the caller; ``None`` when not given.
+    selection_loss : float
+        The revenue the selection may lose against the best candidate price, with probability
+        at least ``confidence``: ``(Delta / eps)(ln |H| + t)``, ``t = -ln(1 - confidence)``,
+        ``Delta = max_rows max(prices)``.
+    discretization_loss : float or None
+        The revenue lost at most by rounding prices down to the grid: ``alpha n max_rows``;
+        ``None`` without both a grid (``alpha``) and ``n``.
+    confidence : float
+        The confidence of the revenue guarantee.
+    accuracy : str
+        The revenue guarantee, as a sentence (formerly ``guarantee``).
+    ledger : str or None
+        The path of the ledger charged for this release; ``None`` without a ledger.
+    parameters : dict
+        The public parameters (``epsilon``, ``n_prices``, ``alpha``, ``max_price``, ``n``,
+        ``column``, and ``privacy_unit`` and ``max_rows`` with a unit).
+    """
 
     price: float
     epsilon: float

@@ -94,6 +94,7 @@ from ._common import (
     open_ledger,
 )
 from .bounds import bound_bins, bounds_choice_cost, choose_bounds
+from .contributions import Contributions, merged
 from .epsilon_range import check_epsilon_range, stages_of_a_release
 from .grouping import (
     GroupedResult,
@@ -140,7 +141,24 @@ _TEXT_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".csv.gz", ".tsv
 
 
 def quantile_scores(values: Any, candidates: Any, q: Any) -> list[int]:
-    """The score ``-s(x, c)`` (minus the rank excess) of each candidate, from one sort."""
+    """The score ``-s(x, c)`` (minus the rank excess) of each candidate, from one sort.
+
+    Parameters
+    ----------
+    values : array_like of float
+        The data (the private rows; NaN dropped).
+    candidates : array_like of float
+        The candidate values.
+    q : float or Fraction
+        The quantile level in ``[0, 1]``, read as ``a / b``
+        (:func:`~dpselect.mechanisms.quantile_score.quantile_fraction`).
+
+    Returns
+    -------
+    list of int
+        ``-s(x, c)`` for each candidate in the order given: 0 at a ``q``-quantile, else minus
+        ``b`` times the rows too many on one side.
+    """
     level = quantile_fraction(q)
     return [-int(s) for s in rank_excess_of_candidates(values, candidates, level)]
 
@@ -224,14 +242,69 @@ def quantile_values(
     """The column as float64; NULL, NaN and text that does not parse are dropped row by row
     (:meth:`dpselect.data.engine.Engine.quantile_values` without candidates or bounds: every
     row's value; ``TRY_CAST`` maps each row on its own, a 1-stable map). ``progress(percent)``
-    is polled while the scan runs."""
+    is polled while the scan runs.
+
+    Parameters
+    ----------
+    table : Engine
+        The opened table (:func:`dpselect.data.tables.open_table`).
+    column : str
+        The numeric column.
+    progress : callable, optional
+        ``progress(percent)``, polled during the scan.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        Every row's value that holds a number, in no particular order (private data).
+    """
     return table.quantile_values(column, progress=progress)
 
 
 # ----------------------------------------------------------------------------- the result
 @dataclass(frozen=True)
 class QuantileResult(Result):
-    """Private quantiles: the values released, what they cost, how accurate they are."""
+    """Private quantiles: the values released, what they cost, how accurate they are.
+
+    Attributes
+    ----------
+    q : list of float
+        The levels asked for, in the order given.
+    values : list of float
+        The released value of each level, in the order of ``q`` (on the column type's grid
+        for an integer or decimal column).
+    method : str
+        The mechanism that ran, in words (with its bounds or candidates).
+    epsilon : float
+        The total privacy cost charged (at distance 1: one unit added or removed).
+    epsilon_each : float
+        The epsilon of one mechanism run (the whole epsilon, less the share of a noisy row
+        count, for the one-draw methods; ``epsilon / m`` for a split).
+    budget_split : str
+        How epsilon was shared between the stages, in words.
+    accuracy : list of str
+        The accuracy statements (one per level, or one for all levels), each the conclusion
+        of a theorem in docs/quantiles.md at the stated confidence.
+    levels : list of str
+        The levels as exact fractions (``"1/2"``), as the mechanisms used them.
+    rounding_loss : float or None
+        The part of epsilon that pays for float log-weights (``None``: none, for the tree and
+        the exact candidate mechanism).
+    resolution : float or None
+        The public resolution ``w`` of the continuous mechanisms (``None`` for candidates
+        and the tree).
+    notes : list of str
+        Notes on the input and the rules that applied (the privacy unit's row bound, the
+        noisy row count and the method it picked).
+    ledger : str or None
+        The path of the ledger charged (``None``: no ledger).
+    parameters : dict
+        The public parameters of the release as recorded in the ledger, and what a stage
+        released (the noisy row count, the grain histogram).
+    derivation : list of str
+        The accuracy theorem evaluated in numbers, with its constants (in ``to_dict`` and
+        ``--json``, not in ``str``).
+    """
 
     q: list[float]
     values: list[float]
@@ -622,6 +695,7 @@ def quantile(
     max_groups: int = 1,
     group_fraction: float | None = None,
     delta: float | None = None,
+    contributions: Contributions | None = None,
 ) -> Any:
     """The ``q``-quantile(s) of a numeric ``column``, privately (``q = 0.5``: the median).
 
@@ -690,6 +764,11 @@ def quantile(
         (:func:`dpselect.recipes.grouped.grouped_quantile`), as for :func:`dpselect.top_k`.
     delta : float, optional
         With ``by`` and private groups only: the delta of their selection.
+    contributions : Contributions, optional
+        Every contribution bound as one value (:class:`~dpselect.Contributions`; each row is
+        one value, so ``values_per_unit`` is the most rows a unit keeps), in place of
+        ``max_rows``, ``max_groups``, ``auto_fraction`` and ``group_fraction`` (giving both
+        is refused).
 
     Returns
     -------
@@ -715,6 +794,15 @@ def quantile(
     """
     method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
     data, column = one_column(data, column)
+    bound_args = merged(
+        contributions, "quantile", privacy_unit,
+        {"max_rows": max_rows, "max_groups": max_groups, "auto_fraction": auto_fraction,
+         "group_fraction": group_fraction},
+        {"max_rows": None, "max_groups": 1, "auto_fraction": None, "group_fraction": None},
+        by=by, groups=groups, auto_bounds=isinstance(bounds, str) and bounds == "auto",
+    )  # fmt: skip
+    max_rows, max_groups = bound_args["max_rows"], bound_args["max_groups"]
+    auto_fraction, group_fraction = bound_args["auto_fraction"], bound_args["group_fraction"]
     if by is not None:
         if auto_fraction is not None or work_progress is not None or progress is not None:
             raise ParameterError("auto_fraction and progress callbacks do not apply with by")
@@ -1019,7 +1107,19 @@ def quantile(
 
 def auto_bound_levels(levels: Sequence[Fraction]) -> tuple[float, float]:
     """The choice's levels for the requested ``levels`` (the public rule: "Levels of the
-    choice" in :func:`quantile_with_auto_bounds`)."""
+    choice" in :func:`quantile_with_auto_bounds`).
+
+    Parameters
+    ----------
+    levels : sequence of Fraction
+        The requested quantile levels (at least one).
+
+    Returns
+    -------
+    low, high : float
+        The levels of the bounds' choice: 0.05 (0.01 when a level is below 1/20) and 0.95 (0.99
+        when a level is above 19/20).
+    """
     low = 0.05 if min(levels) >= Fraction(1, 20) else 0.01
     high = 0.95 if max(levels) <= Fraction(19, 20) else 0.99
     return low, high
@@ -1085,6 +1185,44 @@ def quantile_with_auto_bounds(
     bounds and both costs. docs/private_selection.md ("bounds='auto'").
 
     Every refusal comes from public facts before the charge.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation or Table
+        The private rows, as for :func:`quantile`.
+    column : str
+        A numeric column.
+    q : float or list of float
+        The quantile level(s) in ``[0, 1]``.
+    epsilon : float
+        The total privacy cost (the choice and the quantiles), for one row (or one unit)
+        added or removed, in ``[2^-20, 2^20]``.
+    candidates : None
+        Refused: the bounds are for the continuous mechanism.
+    confidence : float, default 0.95
+        The confidence of the accuracy statements.
+    ledger, source, progress, schema
+        The budget ledger, the randomness (tests only), a scan progress callback
+        ``progress(percent)`` and declared column types, as for :func:`quantile`.
+    resolution : None
+        Refused: the default ``(hi - lo) / 10^6`` of the chosen bounds is used.
+    mechanism : str, default "auto"
+        The quantile method, as for :func:`quantile`.
+    auto_fraction : float, optional
+        The share of ``epsilon`` in ``(0, 1)`` for the bounds' choice (default 0.25).
+    method : str, optional
+        Deprecated spelling of ``mechanism``.
+    privacy_unit : str, optional
+        The column identifying people (each row is a person without it).
+    max_rows : int, optional
+        The most rows one unit keeps (default 1; only with ``privacy_unit``; ``"auto"`` is
+        refused here: :func:`quantile` chooses it first).
+
+    Returns
+    -------
+    QuantileResult
+        The quantiles, the total cost, the budget split and the chosen bounds (in ``notes``
+        and ``parameters["bounds"]``).
     """
     from ._common import check_auto_fraction
 
@@ -1295,6 +1433,41 @@ def quantile_with_auto_rows(
 
     Every refusal comes from public facts before the charge. docs/quantiles.md ("Privacy
     units").
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation or Table
+        The private rows, as for :func:`quantile`.
+    column : str
+        A numeric column.
+    q : float or list of float
+        The quantile level(s) in ``[0, 1]``.
+    epsilon : float
+        The total privacy cost (the choice and the quantiles), for one unit (all its rows)
+        added or removed, in ``[2^-20, 2^20]``.
+    privacy_unit : str
+        The column identifying the units.
+    bounds : (float, float) or "auto", optional
+        Public clamping bounds (``"auto"``: chosen privately as well); give exactly one of
+        ``bounds`` and ``candidates``.
+    candidates : list, optional
+        Public candidate values (instead of ``bounds``).
+    confidence : float, default 0.95
+        The confidence of the accuracy statements (and of the margins the choice weighs).
+    ledger, source, resolution, progress, schema
+        The budget ledger, the randomness (tests only), the resolution ``w`` for fixed bounds,
+        a scan progress callback and declared column types, as for :func:`quantile`.
+    mechanism : str, default "auto"
+        The quantile method, as for :func:`quantile`.
+    auto_fraction : float, optional
+        The share of ``epsilon`` in ``(0, 1)`` for the choice of ``max_rows`` (default 0.25);
+        with ``bounds="auto"`` also the bounds' share of the rest.
+
+    Returns
+    -------
+    QuantileResult
+        The quantiles, the total cost, the budget split and the chosen ``max_rows`` (in
+        ``notes`` and ``parameters["max_rows"]``).
     """
     from ._common import check_auto_fraction
     from .bounds import DEFAULT_CONTRIBUTIONS, choose_max_contributions, contribution_choice_cost

@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar
 from ..accounting.ledger import ROWS
 from ..core.errors import ParameterError, given
 from ..data.column_roles import check_column_role
-from ..data.engine import Engine, is_opened_table
+from ..data.engine import Engine
 from ..data.row_rules import row_rules
 from ..data.tables import open_table
 from ._common import open_ledger
@@ -149,6 +149,28 @@ def charge_then_release(
     ``epsilon``-bounded-range (so ``epsilon^2 / 8``-zCDP in a zCDP ledger, seed 004);
     ``kind="pure"`` for anything that adds Laplace noise (``epsilon^2 / 2``-zCDP).
     ``privacy_unit`` and ``source``: as in :func:`charge_then`.
+
+    Parameters
+    ----------
+    book : Ledger or None
+        The ledger (``None``: the release just runs).
+    release : callable
+        The release; it runs only once the charge is durable.
+    epsilon : float
+        The pure ``epsilon`` charged (delta 0), for one unit added or removed.
+    mechanism : str
+        The ledger entry's mechanism name.
+    parameters : dict
+        The ledger entry's public parameters.
+    kind : {"pure", "bounded_range"}, default "bounded_range"
+        How a zCDP ledger converts ``epsilon``.
+    privacy_unit, source : str or None
+        Whom the release protects (``None``: rows) and the data's public description.
+
+    Returns
+    -------
+    object
+        What ``release`` returns.
     """
     return charge_then(
         book, release, epsilon, 0.0, None, kind, mechanism, parameters,
@@ -158,7 +180,15 @@ def charge_then_release(
 
 def check_unit_label(privacy_unit: Any, argument: str = "privacy_unit") -> None:
     """A unit given as a label only (recipes whose data is not a table: ``select``, ``tune``):
-    ``None`` (rows) or a non-empty str, refused before any charge otherwise."""
+    ``None`` (rows) or a non-empty str, refused before any charge otherwise.
+
+    Parameters
+    ----------
+    privacy_unit : object
+        The unit label given (``None``: one record added or removed).
+    argument : str, default "privacy_unit"
+        The argument's name in the error message.
+    """
     if privacy_unit is not None and (not isinstance(privacy_unit, str) or not privacy_unit):
         raise ParameterError(
             f"{argument} must be None (one record added or removed) or the unit's name as the "
@@ -168,8 +198,25 @@ def check_unit_label(privacy_unit: Any, argument: str = "privacy_unit") -> None:
 
 def open_checked(data: Any, column: str, privacy_unit: str | None, schema: Any = None) -> Engine:
     """The data as a table with its columns checked (public facts only): ``column`` ranked,
-    ``privacy_unit`` (if any) a unit column. An opened table is checked as it is."""
-    table = data if is_opened_table(data) else open_table(data, schema=schema)
+    ``privacy_unit`` (if any) a unit column. An opened table is checked as it is.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation or Table
+        The private rows (only the schema is read here).
+    column : str
+        The column to rank (its role checked from the schema).
+    privacy_unit : str or None
+        The unit column, checked as one when given.
+    schema : dict, optional
+        Declared column types (:func:`dpselect.data.tables.open_table`).
+
+    Returns
+    -------
+    Engine
+        The opened table.
+    """
+    table = open_table(data, schema=schema)  # an opened table as it is
     check_column_role(table, column, "ranked")
     if privacy_unit is not None:
         check_column_role(table, privacy_unit, "unit", "privacy_unit")

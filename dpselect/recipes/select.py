@@ -45,7 +45,34 @@ __all__ = ["SelectionResult", "select"]
 
 @dataclass(frozen=True)
 class SelectionResult(Result):
-    """A privately selected candidate, its cost and the utility theorem's statement."""
+    """A privately selected candidate, its cost and the utility theorem's statement.
+
+    Attributes
+    ----------
+    candidate : object
+        The selected candidate, one of ``candidates``.
+    index : int
+        Its position in ``candidates``.
+    epsilon : float
+        The pure-DP cost (``delta = 0``), for one record (or one ``privacy_unit``) added or
+        removed.
+    n_candidates : int
+        The number of public candidates.
+    sensitivity : float
+        ``Delta``, the bound on how much one record (or unit) changes any score, as given.
+    monotonic : bool
+        Whether the monotonic form ``exp(eps s / Delta)`` was used (else
+        ``exp(eps s / (2 Delta))``).
+    accuracy : str
+        The utility theorem's statement: with probability at least ``confidence``, how far the
+        selected candidate's score may be from the best (largest, or smallest with
+        ``optimize="min"``) score.
+    ledger : str or None
+        The path of the ledger charged for this release; ``None`` without a ledger.
+    parameters : dict
+        The public parameters (``epsilon``, ``sensitivity``, ``monotonic``, ``n_candidates``,
+        ``optimize``, and ``privacy_unit`` when given).
+    """
 
     candidate: Any
     index: int

@@ -30,6 +30,7 @@ from ..mechanisms.top_k_plan import plan_top_k as _plan
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource, resolve_source
 from ._common import AUTO_FRACTION, check_auto_fraction, check_contributions
+from .contributions import Contributions, merged
 from .epsilon_range import check_epsilon_range
 from .grouping import check_no_grouping
 from .release import charge_then as _charge_then
@@ -50,6 +51,12 @@ __all__ = [
     "top_k",
 ]
 
+#: The loose contribution arguments' defaults (given otherwise, they conflict with
+#: ``contributions=``).
+_LOOSE_DEFAULTS: dict[str, Any] = {
+    "max_contributions": 1, "max_rows_per_value": 1, "max_groups": 1, "auto_fraction": None,
+    "group_fraction": None,
+}  # fmt: skip
 LIMITED_DOMAIN = "limited-domain top-k, values from the data (Durfee and Rogers 2019)"
 Progress = Callable[[float], None] | None
 
@@ -76,6 +83,7 @@ def top_k(
     groups: Any = None,
     max_groups: int = 1,
     group_fraction: float | None = None,
+    contributions: Contributions | None = None,
 ) -> Any:
     """The ``k`` most common values of ``column``, privately, at an ``(epsilon, delta)`` target.
 
@@ -158,6 +166,10 @@ def top_k(
     groups, max_groups, group_fraction
         With ``by``: the public groups (list or file; ``None``: selected privately), the
         groups one person counts in, the share of epsilon selecting private groups.
+    contributions : Contributions, optional
+        Every contribution bound as one value (:class:`~dpselect.Contributions`), in place
+        of ``max_contributions``, ``max_rows_per_value``, ``max_groups``, ``auto_fraction``
+        and ``group_fraction`` (giving both is refused).
 
     Returns
     -------
@@ -189,6 +201,16 @@ def top_k(
     1.0
     """
     data, column = one_column(data, column)
+    bound_args = merged(
+        contributions, "top_k", privacy_unit,
+        {"max_contributions": max_contributions, "max_rows_per_value": max_rows_per_value,
+         "max_groups": max_groups, "auto_fraction": auto_fraction,
+         "group_fraction": group_fraction},
+        _LOOSE_DEFAULTS, by=by, groups=groups,
+    )  # fmt: skip
+    max_contributions = bound_args["max_contributions"]
+    max_rows_per_value, max_groups = bound_args["max_rows_per_value"], bound_args["max_groups"]
+    auto_fraction, group_fraction = bound_args["auto_fraction"], bound_args["group_fraction"]
     if by is not None:
         from .grouped import grouped_top_k
 

@@ -37,7 +37,19 @@ MECHANISMS: dict[str, str] = {
 
 def check_mechanism(mechanism: Any) -> Mechanism:
     """``mechanism`` checked against :data:`MECHANISMS` (``None``: ``"auto"``); the deprecated
-    ``"exponential"`` warns."""
+    ``"exponential"`` warns.
+
+    Parameters
+    ----------
+    mechanism : str or None
+        A key of :data:`MECHANISMS`, or ``None``.
+
+    Returns
+    -------
+    str
+        The name as given (``"auto"`` for ``None``; ``"exponential"`` is returned unchanged, for
+        the caller to map).
+    """
     if mechanism is None:
         return "auto"
     if mechanism not in MECHANISMS:

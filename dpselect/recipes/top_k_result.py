@@ -19,7 +19,41 @@ ALL_BELOW_NOISE = (
 
 @dataclass(frozen=True)
 class TopKResult(Result):
-    """A private top-k release: the ranked candidates, what it cost, how accurate it is."""
+    """A private top-k release: the ranked candidates, what it cost, how accurate it is.
+
+    Attributes
+    ----------
+    candidates : list
+        The released values, best first: entries of the public candidate list, or values
+        found in the data (unknown domain). Fewer than ``k`` when values from the data stop
+        early (:attr:`stopped_early`).
+    indices : list of int or None
+        Each released value's position in the public candidate list, in the same order;
+        ``None`` when the values came from the data.
+    mechanism : str
+        The mechanism that ran, cited by name.
+    epsilon : float
+        The ``epsilon`` of the release's ``(epsilon, delta)`` guarantee, what a basic ledger is
+        charged (with ``max_contributions="auto"``, the choice of the bound included; in a
+        :class:`~dpselect.recipes.grouping.GroupedResult`, one group's cost).
+    delta : float
+        The ``delta`` of that guarantee (0 for the pure-DP mechanisms).
+    rho : float or None
+        The zCDP cost, what a zCDP ledger is charged (public candidates); ``None`` for values
+        from the data and for the groups of a grouped release.
+    accuracy : str
+        The accuracy statement, at 95% confidence: how far each returned value's score may be
+        from the true one of its rank, and the noisy counts' half-width when they are released.
+    counts : list of int or None
+        The noisy counts of the released values, in the same order (unbiased, possibly
+        negative); ``None`` unless ``counts=True`` was asked of a mechanism that releases them.
+    ledger : str or None
+        The path of the ledger charged for this release; ``None`` without a ledger.
+    parameters : dict
+        The query's public parameters (``k``, ``epsilon``, ``delta``, ``max_contributions``,
+        ``mechanism``, ...) and notes: ``count_halfwidth`` (the noise level of
+        :attr:`noise_level`), ``candidates_note``, ``max_contributions_choice``.
+    """
 
     candidates: list[Any]
     indices: list[int] | None  # positions in the candidate list (None: values from the data)

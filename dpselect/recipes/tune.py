@@ -69,7 +69,39 @@ __all__ = ["TuneResult", "tnb_gamma_for_mean", "tune"]
 
 @dataclass(frozen=True)
 class TuneResult(Result):
-    """The best run's ``(score, model)`` and configuration, with the privacy accounting."""
+    """The best run's ``(score, model)`` and configuration, with the privacy accounting.
+
+    Attributes
+    ----------
+    config : object
+        The configuration of the released run, one of ``configs``; ``None`` when the Poisson
+        law drew no run at all.
+    score : object
+        That run's score, as its measurement released it (noisy); ``None`` when no run.
+    model : object
+        That run's model (left out of :meth:`to_dict`); ``None`` when no run.
+    epsilon : float
+        The ``epsilon`` of the whole release's ``(epsilon, delta)`` guarantee (what the ledger
+        was charged).
+    delta : float
+        The ``delta`` of that guarantee.
+    rho_per_run : float
+        The zCDP budget each run was built with (``train(config, rho)``): the largest one that
+        keeps the whole within ``(epsilon, delta)``.
+    rho_per_run_if_composed : float
+        For comparison, the per-run ``rho`` of running every configuration once and paying by
+        composition: ``rho_total / len(configs)``, ``rho_total`` the zCDP budget of
+        ``(epsilon, delta)``.
+    mean_runs : float
+        The mean of the law of the number of runs, as given.
+    distribution : str
+        That law: ``"truncated_negative_binomial"`` or ``"poisson"``.
+    ledger : str or None
+        The path of the ledger charged for this release; ``None`` without a ledger.
+    parameters : dict
+        The public parameters (``epsilon``, ``delta``, ``n_configs``, ``mean_runs``,
+        ``distribution``, ``eta``, ``rho_per_run``, and ``privacy_unit`` when given).
+    """
 
     config: Any
     score: Any

@@ -71,6 +71,7 @@ from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
+from .contributions import Contributions, merged
 from .epsilon_range import check_epsilon_range
 from .release import charge_then, open_checked
 from .top_k_result import TopKResult
@@ -152,7 +153,20 @@ class UnknownDomainPlan:
 
 
 def run_unknown_domain_plan(book: Any, plan: UnknownDomainPlan) -> TopKResult:
-    """Charge ``plan`` to ``book`` (``None``: no ledger), then run it."""
+    """Charge ``plan`` to ``book`` (``None``: no ledger), then run it.
+
+    Parameters
+    ----------
+    book : Ledger or None
+        The opened ledger (``None``: no ledger).
+    plan : UnknownDomainPlan
+        The plan (:func:`unknown_domain_plan`).
+
+    Returns
+    -------
+    TopKResult
+        The released values (and noisy counts if asked), at the plan's ``(epsilon, delta)``.
+    """
     return _charge_then_result(book, plan.pick, plan.spent, plan.mechanism, plan.entry,
                                plan.accuracy, plan.parameters, plan.described)  # fmt: skip
 
@@ -178,6 +192,7 @@ def partition_selection(
     groups: Any = None,
     max_groups: int = 1,
     group_fraction: float | None = None,
+    contributions: Contributions | None = None,
 ) -> Any:
     """The values of ``column`` that can be published, at ``(epsilon, delta)`` (one person).
 
@@ -224,6 +239,10 @@ def partition_selection(
         A column of groups: the values publishable in every group, in one query
         (:func:`dpselect.recipes.grouped.grouped_partition_selection`), as for
         :func:`dpselect.top_k`.
+    contributions : Contributions, optional
+        Every contribution bound as one value (:class:`~dpselect.Contributions`), in place
+        of ``max_contributions``, ``max_rows_per_value``, ``max_groups`` and
+        ``group_fraction`` (giving both is refused).
 
     Returns
     -------
@@ -248,6 +267,17 @@ def partition_selection(
     """
     data, column = one_column(data, column)  # a Series or 1-D array: column None
     method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
+    bound_args = merged(
+        contributions, "partition_selection", privacy_unit,
+        {"max_contributions": max_contributions, "max_rows_per_value": max_rows_per_value,
+         "max_groups": max_groups, "group_fraction": group_fraction},
+        {"max_contributions": 1, "max_rows_per_value": 1, "max_groups": 1,
+         "group_fraction": None},
+        by=by, groups=groups,
+    )  # fmt: skip
+    max_contributions = bound_args["max_contributions"]
+    max_rows_per_value, max_groups = bound_args["max_rows_per_value"], bound_args["max_groups"]
+    group_fraction = bound_args["group_fraction"]
     if by is not None:
         from .grouped import grouped_partition_selection
 
@@ -398,7 +428,27 @@ def use_policy_top_k(k: int, epsilon: float, delta: float, max_contributions: in
     as many of the top 10 as Gaussian thresholding or more (airport name words: 0.557 / 0.830
     against 0.533 / 0.797; Zipf persons: 1.000 both); at epsilon 0.5 slightly fewer (0.293
     against 0.307), and with 2 or 5 values or at epsilon 0.1 clearly fewer (the set union's
-    half of the budget costs the ranking more than its lower threshold gains)."""
+    half of the budget costs the ranking more than its lower threshold gains).
+
+    Parameters
+    ----------
+    k : int
+        How many values to release (not used by the rule).
+    epsilon : float
+        The release's epsilon.
+    delta : float
+        The release's delta (not used by the rule).
+    max_contributions : int
+        The most distinct values one person keeps.
+    spark : bool, default False
+        Whether the data are on the Spark engine (it does not hold persons in the driver).
+
+    Returns
+    -------
+    bool
+        True for the policy path: not Spark, ``max_contributions >=
+        POLICY_TOP_K_MIN_CONTRIBUTIONS`` (10) and ``epsilon >= POLICY_TOP_K_MIN_EPSILON`` (1).
+    """
     del k, delta  # the measured rule did not depend on them; kept for a stable signature
     return (
         not spark
@@ -480,7 +530,46 @@ def top_k_unknown_domain(
     max_rows_per_value: int = 1,
 ) -> TopKResult:
     """The ``candidates=None`` path of :func:`dpselect.top_k` (module docstring): the plan of
-    :func:`unknown_domain_plan`, charged, then run."""
+    :func:`unknown_domain_plan`, charged, then run.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation or Table
+        The private rows, as for :func:`dpselect.top_k`.
+    column : str
+        The column whose values are released.
+    k : int
+        How many values to release.
+    eps, delta : float
+        The release's ``(epsilon, delta)``, for one person (or row) added or removed.
+    privacy_unit : str or None
+        The column identifying people (``None``: each row is a person).
+    max_contributions : int
+        The most distinct values one person keeps.
+    mech : str
+        ``"auto"``, ``"laplace_histogram"``, ``"gaussian_histogram"`` or ``"gumbel"`` (the
+        limited domain).
+    counts : bool
+        Whether to release the noisy counts too (histogram mechanisms only).
+    ledger : Ledger, str, path or None
+        The budget ledger charged before the data are read (``None``: none).
+    source : RandomSource or None
+        The randomness (``None``: the private default; a seeded source for tests only).
+    progress : callable or None
+        ``progress(percent)`` while the data are scanned.
+    k_bar : int or None
+        The limited domain's ``k_bar >= k`` (default ``k + 10``); implies ``"gumbel"`` under
+        ``"auto"`` and is refused by the other mechanisms.
+    schema : dict, optional
+        Declared column types.
+    max_rows_per_value : int, default 1
+        ``r``, the most rows one person adds to one value's count (only with a unit).
+
+    Returns
+    -------
+    TopKResult
+        The released values, best first (and their noisy counts with ``counts``).
+    """
     plan = unknown_domain_plan(data, column, k, eps, delta, privacy_unit, max_contributions,
                                mech, counts, source, progress, k_bar, schema=schema,
                                max_rows_per_value=max_rows_per_value)  # fmt: skip
@@ -513,7 +602,44 @@ def unknown_domain_plan(
     applies the same rule as at ``r = 1`` (:func:`use_policy_top_k`; measured at ``r`` = 10
     and 50 on NYC flights, ``bench/bench_rows_set_union.py``: precision 0.730 and 0.865
     against 0.755 and 0.850 for the thresholding ``"auto"`` picks, equal within the 95%
-    intervals)."""
+    intervals).
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation or Table
+        The private rows, as for :func:`dpselect.top_k`.
+    column : str
+        The column whose values are released.
+    k : int
+        How many values to release.
+    eps, delta : float
+        The release's ``(epsilon, delta)``, for one person (or row) added or removed.
+    privacy_unit : str or None
+        The column identifying people (``None``: each row is a person).
+    max_contributions : int
+        The most distinct values one person keeps.
+    mech : str
+        ``"auto"``, ``"laplace_histogram"``, ``"gaussian_histogram"`` or ``"gumbel"`` (the
+        limited domain).
+    counts : bool
+        Whether to release the noisy counts too (histogram mechanisms only).
+    source : RandomSource or None
+        The randomness (``None``: the private default; a seeded source for tests only).
+    progress : callable or None
+        ``progress(percent)`` while the data are scanned.
+    k_bar : int or None
+        The limited domain's ``k_bar >= k`` (default ``k + 10``); implies ``"gumbel"`` under
+        ``"auto"`` and is refused by the other mechanisms.
+    schema : dict, optional
+        Declared column types.
+    max_rows_per_value : int, default 1
+        ``r``, the most rows one person adds to one value's count (only with a unit).
+
+    Returns
+    -------
+    UnknownDomainPlan
+        The calibrated plan: its cost, its statements and ``pick`` (run only after a charge).
+    """
     c = max_contributions
     r = check_rows_per_value(max_rows_per_value, privacy_unit)
     if mech == "auto":

@@ -56,7 +56,20 @@ __all__ = ["kth_count", "mechanism_at", "top_k_unknown_domain_auto_contributions
 
 
 def kth_count(hist: dict[Any, int], k: int) -> int:
-    """The ``k``-th largest count of ``hist`` (0 when it holds fewer than ``k`` values)."""
+    """The ``k``-th largest count of ``hist`` (0 when it holds fewer than ``k`` values).
+
+    Parameters
+    ----------
+    hist : dict
+        Each value's (bounded, exact) count.
+    k : int
+        The rank, at least 1.
+
+    Returns
+    -------
+    int
+        The ``k``-th largest count, or 0.
+    """
     top = sorted(hist.values(), reverse=True)
     return int(top[k - 1]) if len(top) >= k else 0
 
@@ -76,7 +89,41 @@ def top_k_unknown_domain_auto_contributions(
     max_rows_per_value: int = 1,
 ) -> TopKResult:
     """The unknown-domain top-k with ``m`` chosen privately (module docstring). ``options``:
-    ``(ledger, source, progress, k_bar, auto_fraction)``."""
+    ``(ledger, source, progress, k_bar, auto_fraction)``.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation or Table
+        The private rows, as for :func:`dpselect.top_k`.
+    column : str
+        The column whose values are released.
+    k : int
+        How many values to release.
+    eps, delta : float
+        The whole release's ``(epsilon, delta)`` (the choice and the top-k), for one person
+        added or removed.
+    privacy_unit : str
+        The column identifying people.
+    mech : str
+        The top-k mechanism, ``"auto"`` or one of :func:`unknown_domain_plan`'s (per bound:
+        :func:`mechanism_at`).
+    counts : bool
+        Whether to release the noisy counts too.
+    options : tuple
+        ``(ledger, source, progress, k_bar, auto_fraction)``: the budget ledger, the randomness
+        (tests only), ``progress(percent)``, the limited domain's ``k_bar`` (or ``None``) and the
+        choice's share of ``eps`` in ``(0, 1)``.
+    schema : dict, optional
+        Declared column types.
+    max_rows_per_value : int, default 1
+        ``r``, the most rows one person adds to one value's count.
+
+    Returns
+    -------
+    TopKResult
+        The released values (and noisy counts if asked) at the chosen ``m``, with the total cost
+        and the choice in ``parameters["max_contributions_choice"]``.
+    """
     from .bounds import DEFAULT_CONTRIBUTIONS
 
     ledger, source, progress, k_bar, fraction = options
@@ -177,7 +224,28 @@ def mechanism_at(mech: str, k: int, eps: float, delta: float, m: int, r: int,
     0.43, 0.41; 10 runs each). Grouped releases keep the whole family
     (:func:`dpselect.recipes.grouped.grouped_top_k`): the top 3 per origin had 0.39, 0.69 and
     0.72 with it against 0.49, 0.59 and 0.60 with thresholding only (best fixed bound 0.56,
-    0.70, 0.73), better in two cells of three."""
+    0.70, 0.73), better in two cells of three.
+
+    Parameters
+    ----------
+    mech : str
+        The mechanism asked for (``"auto"`` or a name).
+    k : int
+        How many values to release.
+    eps, delta : float
+        The top-k's ``(epsilon, delta)``.
+    m : int
+        The bound on distinct values per person.
+    r : int
+        ``max_rows_per_value``.
+    k_bar : int or None
+        The limited domain's ``k_bar``: given, ``"auto"`` means ``"gumbel"``.
+
+    Returns
+    -------
+    str
+        ``"laplace_histogram"``, ``"gaussian_histogram"``, ``"gumbel"``, or ``mech`` as given.
+    """
     if mech != "auto" or k_bar is not None:
         return "gumbel" if mech == "auto" else mech
     options = choose_unknown_domain(k, eps, delta, m, r)[1]

@@ -98,6 +98,22 @@ def choose_keys_method(
     with each person bounded to one value, which released more values than thresholding with
     ``max_contributions`` values in every measured cell and more than the policy at smaller
     epsilon (``bench/bench_utility.py --set-union``; docs/performance.md).
+
+    Parameters
+    ----------
+    epsilon : float
+        The partition selection's epsilon, for one person added or removed.
+    delta : float
+        Its delta (not used by the rule).
+    max_contributions : int
+        The most distinct values one person keeps.
+    spark : bool, default False
+        Whether the data are on the Spark engine (it does not hold persons in the driver).
+
+    Returns
+    -------
+    {"optimal", "policy_laplace"}
+        The method to run.
     """
     del delta  # the measured ranking did not depend on it; kept for a stable signature
     if max_contributions == 1:
@@ -109,7 +125,31 @@ def choose_keys_method(
 
 @dataclass(frozen=True)
 class KeysResult(Result):
-    """The values that may be published, what it cost, and how likely a value is shown."""
+    """The values that may be published, what it cost, and how likely a value is shown.
+
+    Attributes
+    ----------
+    values : list
+        The released values, in a fixed order that does not depend on their counts (sorted
+        when comparable, else by type name and ``repr``); empty when none was released.
+    mechanism : str
+        The partition selection that ran, cited by name.
+    epsilon : float
+        The ``epsilon`` of the release's ``(epsilon, delta)`` guarantee (what the ledger was
+        charged; in a :class:`~dpselect.recipes.grouping.GroupedResult`, one group's).
+    delta : float
+        The ``delta`` of that guarantee.
+    accuracy : str
+        How likely a value is released: the count (of persons or rows) above which it is
+        released with probability at least 95%, and the ``delta`` bound for a value one person
+        holds.
+    ledger : str or None
+        The path of the ledger charged for this release; ``None`` without a ledger.
+    parameters : dict
+        The query's public parameters (``column``, ``epsilon``, ``delta``, ``privacy_unit``,
+        ``max_contributions``, ``mechanism``, the rule's threshold or scale, ...); empty for
+        the groups of a grouped release.
+    """
 
     values: list[Any]
     mechanism: str
@@ -142,7 +182,19 @@ class KeysResult(Result):
 
 def sure_release_count(plan: ThresholdPlan) -> int:
     """The least count released with probability >= CONFIDENCE: ``threshold + t`` with
-    ``P(Z <= -(t + 1)) <= 1 - CONFIDENCE``."""
+    ``P(Z <= -(t + 1)) <= 1 - CONFIDENCE``.
+
+    Parameters
+    ----------
+    plan : ThresholdPlan
+        A calibrated thresholding (noise law, scale and threshold).
+
+    Returns
+    -------
+    int
+        The count (persons, or rows with ``max_rows_per_value > 1``) released with probability
+        at least 95%.
+    """
     return plan.threshold + _least_tail_exponent(plan, 1 - CONFIDENCE) - 1
 
 
@@ -157,7 +209,19 @@ def _lower_tail(plan: ThresholdPlan, m: int) -> float:
 
 
 def noise_halfwidth(plan: ThresholdPlan) -> int:
-    """``t`` with ``P(|Z| > t) <= 1 - CONFIDENCE`` for one value."""
+    """``t`` with ``P(|Z| > t) <= 1 - CONFIDENCE`` for one value.
+
+    Parameters
+    ----------
+    plan : ThresholdPlan
+        A calibrated thresholding (noise law and scale).
+
+    Returns
+    -------
+    int
+        ``t >= 0``, in counts: one value's noisy count is within ``+-t`` of its count with
+        probability at least 95%.
+    """
     return _least_tail_exponent(plan, (1 - CONFIDENCE) / 2) - 1
 
 
@@ -182,7 +246,19 @@ def _least_tail_exponent(plan: ThresholdPlan, beta: float) -> int:
 def optimal_sure_count(eps: float, delta: float) -> int:
     """The least count ``n >= 1`` that optimal partition selection releases with probability
     at least ``CONFIDENCE`` (``pi`` is non-decreasing: a binary search over its table, which
-    may hold a million entries at a small epsilon)."""
+    may hold a million entries at a small epsilon).
+
+    Parameters
+    ----------
+    eps, delta : float
+        The optimal partition selection's ``(epsilon, delta)``, for one person.
+
+    Returns
+    -------
+    int
+        The least number of persons holding a value that releases it with probability at least
+        95%.
+    """
     lo, hi = 1, 2
     while optimal_release_probability(hi, eps, delta) < CONFIDENCE:
         lo, hi = hi + 1, 2 * hi
@@ -244,7 +320,22 @@ class UnknownDomainOption:
 
 
 def limited_domain_per_round(k: int, eps: float, delta: float) -> float:
-    """The limited domain's per-round epsilon: half of delta to the composition."""
+    """The limited domain's per-round epsilon: half of delta to the composition.
+
+    Parameters
+    ----------
+    k : int
+        The number of rounds (values released).
+    eps, delta : float
+        The whole release's ``(epsilon, delta)``; half of ``delta`` goes to the composition
+        (the other half to the threshold).
+
+    Returns
+    -------
+    float
+        The largest per-round epsilon whose ``k`` bounded-range rounds compose within ``(eps,
+        delta / 2)``.
+    """
     return per_round_epsilon("bounded_range", k, eps, delta / 2)[0]
 
 
@@ -271,6 +362,24 @@ def choose_unknown_domain(
     count (``bench/bench_utility.py --unknown-c``, docs/performance.md).
     ``max_rows_per_value = r``: every option calibrated to counts that move by ``r``
     (thresholds, scales and the limited domain's threshold, all about ``r`` times larger).
+
+    Parameters
+    ----------
+    k : int
+        The number of values to release.
+    epsilon, delta : float
+        The release's ``(epsilon, delta)``, for one person added or removed.
+    max_contributions : int, default 1
+        The most distinct values one person keeps.
+    max_rows_per_value : int, default 1
+        ``r``, the most rows one person adds to one value's count.
+
+    Returns
+    -------
+    best : UnknownDomainOption
+        The option with the least criterion (ties: the lower threshold).
+    options : list of UnknownDomainOption
+        Every option, in the order Laplace thresholding, Gaussian thresholding, limited domain.
     """
     r = int(max_rows_per_value)
     n = k + REFERENCE_OTHERS
@@ -314,6 +423,21 @@ def rank_released(kept: dict[Any, int], k: int, source: RandomSource | None = No
     order, e.g. by value, favours the same values at every tie: on airports by state it put the
     11th state, IL with 88 airports, before the 10th, MN with 89, whenever their noisy counts
     tied). Post-processing of the thresholding's output: no privacy cost.
+
+    Parameters
+    ----------
+    kept : dict
+        The released values and their noisy counts (the thresholding's output).
+    k : int
+        How many to return.
+    source : RandomSource, optional
+        The randomness that breaks ties (``None``: the private default; a seeded source for
+        tests only).
+
+    Returns
+    -------
+    list
+        At most ``k`` values, the largest noisy count first.
     """
     values = ordered_values(kept)
     noisy = np.array([kept[v] for v in values], dtype=object)
@@ -327,7 +451,22 @@ def rows_threshold_method(
     """Partition selection's ``"auto"`` with ``max_rows_per_value > 1``: the thresholding
     (Laplace or Gaussian, both calibrated at ``r``) whose count released with probability
     :data:`CONFIDENCE` is lower (Laplace on a tie, or when Gaussian cannot meet the target):
-    a pure function of public parameters."""
+    a pure function of public parameters.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The thresholding's ``(epsilon, delta)``, for one person added or removed.
+    max_contributions : int
+        The most distinct values one person keeps.
+    max_rows_per_value : int
+        ``r``, the most rows one person adds to one value's count.
+
+    Returns
+    -------
+    {"laplace", "gaussian"}
+        The noise of the thresholding to run.
+    """
     sure = {}
     for noise in ("laplace", "gaussian"):
         try:
@@ -342,7 +481,20 @@ def rows_threshold_method(
 
 
 def counted_in_words(count: int, rows_cap: int) -> str:
-    """A value's count in words: persons, or (``max_rows_per_value > 1``) rows."""
+    """A value's count in words: persons, or (``max_rows_per_value > 1``) rows.
+
+    Parameters
+    ----------
+    count : int
+        The count (persons, or rows with ``rows_cap > 1``).
+    rows_cap : int
+        ``max_rows_per_value``: 1 counts persons, more counts rows.
+
+    Returns
+    -------
+    str
+        The phrase, e.g. ``"held by at least 12 persons (after contribution bounding)"``.
+    """
     if rows_cap == 1:
         return f"held by at least {count} persons (after contribution bounding)"
     return (
@@ -352,5 +504,17 @@ def counted_in_words(count: int, rows_cap: int) -> str:
 
 
 def ordinal(n: int) -> str:
+    """``n`` as an English ordinal: ``1st``, ``2nd``, ``3rd``, ``11th``, ``21st``, ...
+
+    Parameters
+    ----------
+    n : int
+        A non-negative integer.
+
+    Returns
+    -------
+    str
+        The number with its suffix.
+    """
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"

@@ -418,6 +418,12 @@ def sample_discrete_laplace(
         ``None`` for one ``int``; an int or a tuple of ints for an int64 array of that shape.
     source:
         Where the random bits come from; ``None`` means the CSPRNG.
+
+    Returns
+    -------
+    int or numpy.ndarray of int64
+        One sample (``size=None``) or an array of shape ``size`` (``dtype=object`` in the
+        negligible case of a value outside int64, module docstring).
     """
     law = _LaplaceLaw(_bounded(scale, "scale", _SCALE_MIN, _SCALE_MAX))
     return _finish(law.sample, _shape(size), resolve_source(source))
@@ -446,6 +452,12 @@ def sample_discrete_gaussian(
         ``None`` for one ``int``; an int or a tuple of ints for an int64 array of that shape.
     source:
         Where the random bits come from; ``None`` means the CSPRNG.
+
+    Returns
+    -------
+    int or numpy.ndarray of int64
+        One sample (``size=None``) or an array of shape ``size`` (``dtype=object`` in the
+        negligible case of a value outside int64, module docstring).
     """
     law = _GaussianLaw(_bounded(sigma2, "sigma2", _SIGMA2_MIN, _SIGMA2_MAX))
     return _finish(law.sample, _shape(size), resolve_source(source))
@@ -472,6 +484,11 @@ def sample_bernoulli_exp(
         ``None`` for one ``bool``; an int or a tuple of ints for a bool array of that shape.
     source:
         Where the random bits come from; ``None`` means the CSPRNG.
+
+    Returns
+    -------
+    bool or numpy.ndarray of bool
+        One trial (``size=None``) or an array of shape ``size``.
     """
     xq = _rational(x, "x")
     if xq < 0:

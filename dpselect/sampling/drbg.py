@@ -60,7 +60,29 @@ _RESEED_ON_FORK = True
 
 def chacha20_keystream(key: bytes, n: int, counter: int = 0, nonce: bytes = _NONCE_ZERO) -> bytes:
     """``n`` bytes of the RFC 8439 ChaCha20 keystream of ``key`` (32 bytes) and ``nonce`` (12
-    bytes), starting at block ``counter`` (OpenSSL via ``cryptography``)."""
+    bytes), starting at block ``counter`` (OpenSSL via ``cryptography``).
+
+    Parameters
+    ----------
+    key : bytes
+        The 256-bit key (32 bytes).
+    n : int
+        The number of keystream bytes, ``>= 0``.
+    counter : int, default 0
+        The first 64-byte block's counter, in ``[0, 2^32)``.
+    nonce : bytes, default 12 zero bytes
+        The 96-bit nonce (12 bytes).
+
+    Returns
+    -------
+    bytes
+        The ``n`` keystream bytes (the encryption of ``n`` zero bytes).
+
+    Raises
+    ------
+    ParameterError
+        ``key`` is not 32 bytes or ``nonce`` not 12 bytes.
+    """
     if len(key) != 32 or len(nonce) != 12:
         raise ParameterError("key must be 32 bytes and nonce 12 bytes")
     full_nonce = counter.to_bytes(4, "little") + nonce
@@ -119,6 +141,24 @@ class ChaCha20Source(RandomSource):
 
     # -- RandomSource ---------------------------------------------------------------------
     def read(self, n: int) -> bytes:
+        """``n`` bytes of the generator, each request under a fresh one-time key.
+
+        Parameters
+        ----------
+        n : int
+            The number of bytes, ``>= 0``; at most :data:`SMALL_READ` bytes come from the
+            buffer, larger reads from their own one-time keys (1 GiB per key).
+
+        Returns
+        -------
+        bytes
+            ``n`` random bytes.
+
+        Raises
+        ------
+        ParameterError
+            ``n`` is negative.
+        """
         if n < 0:
             raise ParameterError(f"n must be non-negative, got {n}")
         if n <= SMALL_READ:

@@ -58,7 +58,18 @@ _ONE_MINUS_ULP = 1.0 - 2.0**-GRID_BITS
 
 
 def grid_points(words: U64) -> F64:
-    """``1 + j 2^-52`` with ``j = w >> 12``: exact floats in [1, 2), built from the bits."""
+    """``1 + j 2^-52`` with ``j = w >> 12``: exact floats in [1, 2), built from the bits.
+
+    Parameters
+    ----------
+    words : numpy.ndarray of uint64
+        Random words (the first 64 binary digits of uniforms); not modified.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        A new array of the shape of ``words``.
+    """
     x = np.right_shift(words, np.uint64(64 - GRID_BITS))
     np.bitwise_or(x, _EXPONENT_OF_ONE, out=x)
     points: F64 = x.view(np.float64)
@@ -66,13 +77,35 @@ def grid_points(words: U64) -> F64:
 
 
 def grid_upper(words: U64) -> F64:
-    """``(j + 1) 2^-52``, exactly (Sterbenz: the subtraction of floats in [1/2, 2] is exact)."""
+    """``(j + 1) 2^-52``, exactly (Sterbenz: the subtraction of floats in [1/2, 2] is exact).
+
+    Parameters
+    ----------
+    words : numpy.ndarray of uint64
+        Random words; ``j = w >> 12`` for each word ``w`` (not modified).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        A new array of the upper ends of the words' grid intervals, in ``[2^-52, 1]``.
+    """
     v = grid_points(words)
     return np.subtract(v, _ONE_MINUS_ULP, out=v)
 
 
 def grid_lower(words: U64) -> F64:
-    """``j 2^-52``, exactly."""
+    """``j 2^-52``, exactly.
+
+    Parameters
+    ----------
+    words : numpy.ndarray of uint64
+        Random words; ``j = w >> 12`` for each word ``w`` (not modified).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        A new array of the lower ends of the words' grid intervals, in ``[0, 1 - 2^-52]``.
+    """
     v = grid_points(words)
     return np.subtract(v, 1.0, out=v)
 
@@ -95,6 +128,18 @@ class NoiseFamily:
         """``q + g(v)`` in float64, overwriting ``v``; use the returned array.
 
         ``v`` holds exact grid points in [0, 1]; the ends give ±inf where ``g`` does.
+
+        Parameters
+        ----------
+        q : numpy.ndarray of float64 or float
+            The scaled shifts ``shift / scale``: an array of the shape of ``v``, or a scalar.
+        v : numpy.ndarray of float64
+            Grid points (:func:`grid_lower`, :func:`grid_upper`); overwritten.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            ``q + g(v)``: ``v`` itself, or a new array for the Laplace family.
         """
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             if self.name == "gumbel":  # q - log(-log v)
@@ -117,12 +162,35 @@ class NoiseFamily:
             return np.add(q, a, out=a)
 
     def float_g(self, v: F64) -> F64:
-        """``g(v)`` in float64 for exact grid points ``v`` in [0, 1] (±inf at the ends)."""
+        """``g(v)`` in float64 for exact grid points ``v`` in [0, 1] (±inf at the ends).
+
+        Parameters
+        ----------
+        v : numpy.ndarray of float64
+            Grid points in [0, 1] (array-like; copied, not modified).
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            ``g`` at each point; at points of the 52-bit grid, within
+            :data:`NOISE_ABS_ERROR` of the real value where finite.
+        """
         return self.add_noise_inplace(0.0, np.array(v, dtype=np.float64))
 
     def float_g_inverse(self, x: F64) -> F64:
         """An approximation of ``g^-1(x)`` in [0, 1], elementwise (not certified: callers that
-        rely on it check the result with :meth:`float_g` and the error bound)."""
+        rely on it check the result with :meth:`float_g` and the error bound).
+
+        Parameters
+        ----------
+        x : numpy.ndarray of float64
+            Noise values (array-like; ``-inf`` and ``inf`` allowed).
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            Approximations of the ``u`` with ``g(u) = x``, in [0, 1].
+        """
         with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
             x = np.asarray(x, dtype=np.float64)
             if self.name == "gumbel":  # exp(-exp(-x))
@@ -134,15 +202,50 @@ class NoiseFamily:
             return out
 
     def float_upper(self, words: U64) -> F64:
-        """``g`` at the upper end ``(j + 1) 2^-52`` of each word's grid interval."""
+        """``g`` at the upper end ``(j + 1) 2^-52`` of each word's grid interval.
+
+        Parameters
+        ----------
+        words : numpy.ndarray of uint64
+            Random words (not modified).
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            ``g((j + 1) 2^-52)`` per word, ``inf`` where ``j + 1 = 2^52``.
+        """
         return self.float_g(grid_upper(words))
 
     def float_lower(self, words: U64) -> F64:
-        """``g`` at the lower end ``j 2^-52`` of each word's grid interval."""
+        """``g`` at the lower end ``j 2^-52`` of each word's grid interval.
+
+        Parameters
+        ----------
+        words : numpy.ndarray of uint64
+            Random words (not modified).
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            ``g(j 2^-52)`` per word, ``g(0)`` (:attr:`g_at_zero`) where ``j = 0``.
+        """
         return self.float_g(grid_lower(words))
 
     def arb_at(self, m: int, b: int) -> Any:
-        """An arb ball holding ``g(m / 2^b)`` for ``0 < m < 2^b`` at the current precision."""
+        """An arb ball holding ``g(m / 2^b)`` for ``0 < m < 2^b`` at the current precision.
+
+        Parameters
+        ----------
+        m : int
+            The numerator, ``0 < m < 2^b`` (the ends 0 and ``2^b`` are not handled here).
+        b : int
+            The number of binary digits: the point is ``m / 2^b``.
+
+        Returns
+        -------
+        flint.arb
+            A ball containing ``g(m / 2^b)``, computed at ``flint.ctx.prec``.
+        """
         x = flint.arb((m, -b))
         r = flint.arb(((1 << b) - m, -b))  # 1 - x, exact
         half = 2 * m <= (1 << b)
@@ -157,6 +260,17 @@ class NoiseFamily:
         """Arb balls ``(lo, hi)`` with ``lo <= g(U) <= hi`` for every ``U`` in ``u``'s interval.
 
         An end at 0 or 1 gives ``g(0)`` or ``g(1)`` (possibly infinite) as an exact ball.
+
+        Parameters
+        ----------
+        u : LazyUniform
+            The lazy uniform: ``U`` lies in ``[prefix / 2^nbits, (prefix + 1) / 2^nbits]``.
+
+        Returns
+        -------
+        tuple of flint.arb
+            ``(lo, hi)``: balls holding ``g`` at the two ends of ``u``'s interval, at
+            ``flint.ctx.prec``.
         """
         m, b = u.prefix, u.nbits
         lo = flint.arb(self.g_at_zero) if m == 0 else self.arb_at(m, b)
@@ -164,7 +278,22 @@ class NoiseFamily:
         return lo, hi
 
     def exact_g(self, m: int, b: int, prec: int) -> Any:
-        """``g(m / 2^b)`` as an arb ball at ``prec`` bits (test and reference helper)."""
+        """``g(m / 2^b)`` as an arb ball at ``prec`` bits (test and reference helper).
+
+        Parameters
+        ----------
+        m : int
+            The numerator, ``0 <= m <= 2^b`` (the ends give ``g(0)`` and ``g(1)``).
+        b : int
+            The number of binary digits: the point is ``m / 2^b``.
+        prec : int
+            The working precision, in bits.
+
+        Returns
+        -------
+        flint.arb
+            A ball containing ``g(m / 2^b)`` (exact, possibly infinite, at the ends).
+        """
         with flint.ctx.workprec(prec):
             if m == 0:
                 return flint.arb(self.g_at_zero)
@@ -181,7 +310,23 @@ FAMILIES: dict[str, NoiseFamily] = {f.name: f for f in (GUMBEL, EXPONENTIAL, LAP
 
 
 def get_family(noise: str | NoiseFamily) -> NoiseFamily:
-    """The family named ``noise`` ("gumbel", "exponential" or "laplace")."""
+    """The family named ``noise`` ("gumbel", "exponential" or "laplace").
+
+    Parameters
+    ----------
+    noise : str or NoiseFamily
+        A family's name, or a family (returned as it is).
+
+    Returns
+    -------
+    NoiseFamily
+        :data:`GUMBEL`, :data:`EXPONENTIAL`, :data:`LAPLACE` or ``noise`` itself.
+
+    Raises
+    ------
+    ParameterError
+        ``noise`` is neither a family nor one of the three names.
+    """
     if isinstance(noise, NoiseFamily):
         return noise
     if isinstance(noise, str) and noise in FAMILIES:

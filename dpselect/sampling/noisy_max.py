@@ -119,6 +119,32 @@ def noisy_argmax(
     multiplied by +1 (maximise) or -1 (minimise). ``noise`` is "gumbel" (the exponential
     mechanism, seed 001 Theorem 1.1: P[i] proportional to exp(shift_i / scale)),
     "exponential" (permute-and-flip in law) or "laplace". ``source`` defaults to the CSPRNG.
+
+    Parameters
+    ----------
+    shifts : array_like
+        The scores, a non-empty 1-d array of float64, float32, int64 or int32; no NaN,
+        ``inf`` and ``-inf`` allowed (module docstring, "Edges").
+    scale : int, float or Fraction
+        The noise scale, in the units of ``shifts`` (``2 Delta / epsilon`` for the exponential
+        mechanism): finite and ``>= 0`` (NumPy floats are accepted); ``0`` gives the exact
+        argmax, ties to the lowest index.
+    noise : str or NoiseFamily, default "gumbel"
+        The noise family (:func:`~dpselect.sampling.noise.get_family`).
+    source : RandomSource or None, default None
+        Where the random bits come from; ``None`` means the default private source.
+
+    Returns
+    -------
+    int
+        The index of the winning candidate in ``shifts``.
+
+    Raises
+    ------
+    ParameterError
+        A bad dtype, shape, empty ``shifts``, ``scale``, ``noise`` or ``source``.
+    DomainError
+        ``shifts`` contains NaN.
     """
     return int(noisy_top_k(shifts, scale, 1, noise=noise, source=source)[0])
 
@@ -135,6 +161,31 @@ def noisy_top_k(
     With Gumbel noise the ranked list has the law of ``k`` rounds of the exponential
     mechanism without replacement (seed 004, Theorem 1). Arguments as in
     :func:`noisy_argmax`; ``0 <= k <= len(shifts)``.
+
+    Parameters
+    ----------
+    shifts : array_like
+        The scores, as for :func:`noisy_argmax`.
+    scale : int, float or Fraction
+        The noise scale, as for :func:`noisy_argmax` (``0``: the exact top ``k``).
+    k : int
+        How many indices to return, ``0 <= k <= len(shifts)`` (a NumPy integer is accepted).
+    noise : str or NoiseFamily, default "gumbel"
+        The noise family (:func:`~dpselect.sampling.noise.get_family`).
+    source : RandomSource or None, default None
+        Where the random bits come from; ``None`` means the default private source.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        ``k`` distinct indices into ``shifts``, best first.
+
+    Raises
+    ------
+    ParameterError
+        A bad dtype, shape, empty ``shifts``, ``scale``, ``k``, ``noise`` or ``source``.
+    DomainError
+        ``shifts`` contains NaN.
     """
     arr, hi, lo = _validate_shifts(shifts)
     scale_v = _validate_scale(scale)

@@ -32,14 +32,47 @@ class RandomSource(ABC):
 
     @abstractmethod
     def read(self, n: int) -> bytes:
-        """``n`` random bytes."""
+        """``n`` random bytes.
+
+        Parameters
+        ----------
+        n : int
+            The number of bytes, ``>= 0``.
+
+        Returns
+        -------
+        bytes
+            ``n`` independent, uniformly random bytes.
+        """
 
     def words(self, n: int) -> U64:
-        """``n`` random 64-bit words (little-endian), as a NumPy array."""
+        """``n`` random 64-bit words (little-endian), as a NumPy array.
+
+        Parameters
+        ----------
+        n : int
+            The number of words, ``>= 0`` (``8 n`` bytes are read).
+
+        Returns
+        -------
+        numpy.ndarray of uint64
+            ``n`` words, each the first 64 binary digits of a uniform in (0, 1).
+        """
         return np.frombuffer(self.read(8 * n), dtype="<u8").astype(np.uint64, copy=False)
 
     def bits(self, k: int) -> int:
-        """A uniformly random integer in ``[0, 2^k)``."""
+        """A uniformly random integer in ``[0, 2^k)``.
+
+        Parameters
+        ----------
+        k : int
+            The number of random bits; ``k <= 0`` reads nothing and gives 0.
+
+        Returns
+        -------
+        int
+            The top ``k`` bits of ``ceil(k / 8)`` bytes read (little-endian).
+        """
         if k <= 0:
             return 0
         nbytes = (k + 7) // 8

@@ -66,6 +66,24 @@ def sample_bernoulli(p: Any, source: RandomSource | None = None) -> bool:
     next block ``u`` of ``U``, ``u < P`` means ``U < p`` and ``u > P`` means ``U > p``; on
     equality the comparison moves to the next block with ``p <- p 2^64 - P``. Each block
     decides with probability ``1 - 2^-64``.
+
+    Parameters
+    ----------
+    p : int, float or Fraction
+        The probability, in ``[0, 1]`` (a float taken exactly; NaN refused). ``0`` and ``1``
+        read no random bits.
+    source : RandomSource or None, default None
+        Where the random bits come from; ``None`` means the default private source.
+
+    Returns
+    -------
+    bool
+        ``True`` with probability ``p``.
+
+    Raises
+    ------
+    ParameterError
+        ``p`` is not a number in ``[0, 1]``.
     """
     q = _probability(p, "p", allow_zero=True, allow_one=True)
     if q == 0:
@@ -85,7 +103,26 @@ def sample_bernoulli(p: Any, source: RandomSource | None = None) -> bool:
 
 
 def sample_geometric(p: Any, source: RandomSource | None = None) -> int:
-    """Trials up to the first success of ``Bernoulli(p)``, ``p`` in ``(0, 1]``: ``t >= 1``."""
+    """Trials up to the first success of ``Bernoulli(p)``, ``p`` in ``(0, 1]``: ``t >= 1``.
+
+    Parameters
+    ----------
+    p : int, float or Fraction
+        The success probability, in ``(0, 1]`` (a float taken exactly). The expected number
+        of trials is ``1 / p``.
+    source : RandomSource or None, default None
+        Where the random bits come from; ``None`` means the default private source.
+
+    Returns
+    -------
+    int
+        ``t >= 1``, with ``P(t) = p (1 - p)^(t - 1)``.
+
+    Raises
+    ------
+    ParameterError
+        ``p`` is not a number in ``(0, 1]``.
+    """
     q = _probability(p, "p", allow_zero=False, allow_one=True)
     src = resolve_source(source)
     t = 1
@@ -144,6 +181,23 @@ def sample_poisson(mean: Any, source: RandomSource | None = None) -> int:
     """``K ~ Poisson(mean)``, ``P(K = k) = e^-mean mean^k / k!``, ``k >= 0``, exactly.
 
     ``mean`` is a rational in ``(0, 10^5]`` (a float taken exactly).
+
+    Parameters
+    ----------
+    mean : int, float or Fraction
+        The mean, in ``(0, 10^5]`` (:data:`MAX_MEAN`); a finite float is taken exactly.
+    source : RandomSource or None, default None
+        Where the random bits come from; ``None`` means the default private source.
+
+    Returns
+    -------
+    int
+        ``K >= 0``.
+
+    Raises
+    ------
+    ParameterError
+        ``mean`` is not a finite number in ``(0, 10^5]``.
     """
     mu = _rational(mean, "mean")
     if not 0 < mu <= MAX_MEAN:
@@ -176,7 +230,25 @@ def _tnb_parameters(eta: Any, gamma: Any) -> tuple[Fraction, Fraction]:
 def truncated_negative_binomial_mean(eta: Any, gamma: Any) -> arb:
     """``E[K]`` for ``D_{eta, gamma}`` as an ``arb`` ball (Papernot and Steinke 2022, Sec. 2):
     ``eta (1 - gamma) / (gamma (1 - gamma^eta))`` for ``eta > 0``,
-    ``(1/gamma - 1) / ln(1/gamma)`` for ``eta = 0``."""
+    ``(1/gamma - 1) / ln(1/gamma)`` for ``eta = 0``.
+
+    Parameters
+    ----------
+    eta : int, float or Fraction
+        The shape, ``>= 0`` (0: logarithmic law, 1: geometric law); floats exactly.
+    gamma : int, float or Fraction
+        The parameter in ``(0, 1)``; floats exactly.
+
+    Returns
+    -------
+    flint.arb
+        A ball containing the mean, at the current ``ctx`` precision.
+
+    Raises
+    ------
+    ParameterError
+        ``eta < 0``, ``gamma`` outside ``(0, 1)``, or either is not a finite number.
+    """
     e, g = _tnb_parameters(eta, gamma)
     ge, ee = _ball(g), _ball(e)
     if e == 0:
@@ -191,6 +263,26 @@ def sample_truncated_negative_binomial(
 
     ``eta >= 0`` and ``gamma`` in ``(0, 1)`` are rationals (floats taken exactly); the mean
     must be at most ``10^5``.
+
+    Parameters
+    ----------
+    eta : int, float or Fraction
+        The shape, ``>= 0`` (0: logarithmic law, 1: geometric law).
+    gamma : int, float or Fraction
+        The parameter in ``(0, 1)``; a smaller ``gamma`` means a larger mean (more runs).
+    source : RandomSource or None, default None
+        Where the random bits come from; ``None`` means the default private source.
+
+    Returns
+    -------
+    int
+        ``K >= 1``, with law ``D_{eta, gamma}``.
+
+    Raises
+    ------
+    ParameterError
+        Parameters out of range, or a mean not certainly below ``10^5``
+        (:func:`truncated_negative_binomial_mean` at 128 bits).
     """
     e, g = _tnb_parameters(eta, gamma)
     with ctx.workprec(128):

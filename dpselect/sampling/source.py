@@ -65,6 +65,24 @@ class SystemRandomSource(RandomSource):
         self._buf, self._pos, self._pid = b"", 0, os.getpid()
 
     def read(self, n: int) -> bytes:
+        """``n`` bytes of ``os.urandom``, small reads served from the block buffer.
+
+        Parameters
+        ----------
+        n : int
+            The number of bytes, ``>= 0``; reads of at least ``block_size`` bytes go straight
+            to ``os.urandom``.
+
+        Returns
+        -------
+        bytes
+            ``n`` random bytes, never shared with a forked child or parent.
+
+        Raises
+        ------
+        ParameterError
+            ``n`` is negative.
+        """
         if n < 0:
             raise ParameterError(f"n must be non-negative, got {n}")
         if n >= self._block_size:
@@ -104,6 +122,24 @@ class InsecureSeededSource(RandomSource):
         self._bitgen = np.random.PCG64(seed)
 
     def read(self, n: int) -> bytes:
+        """The next ``n`` bytes of the seeded stream.
+
+        Parameters
+        ----------
+        n : int
+            The number of bytes, ``>= 0``. ``ceil(n / 8)`` words of the stream are used (the
+            unused bytes of the last one are dropped).
+
+        Returns
+        -------
+        bytes
+            ``n`` bytes, the same for the same seed and the same calls.
+
+        Raises
+        ------
+        ParameterError
+            ``n`` is negative.
+        """
         if n < 0:
             raise ParameterError(f"n must be non-negative, got {n}")
         words = -(-n // 8)
@@ -111,6 +147,18 @@ class InsecureSeededSource(RandomSource):
         return raw.tobytes()[:n]
 
     def words(self, n: int) -> U64:
+        """The next ``n`` 64-bit outputs of the seeded stream (as :meth:`RandomSource.words`).
+
+        Parameters
+        ----------
+        n : int
+            The number of words, ``>= 0``.
+
+        Returns
+        -------
+        numpy.ndarray of uint64
+            ``n`` words, the same values :meth:`read` of ``8 n`` bytes would give.
+        """
         return np.asarray(self._bitgen.random_raw(n), dtype=np.uint64)
 
     def __repr__(self) -> str:
@@ -130,7 +178,20 @@ class ScriptedSource(RandomSource):
 
     @classmethod
     def from_words(cls, words: list[int], then: RandomSource | None = None) -> ScriptedSource:
-        """A source whose first ``words(len(words))`` call returns ``words``."""
+        """A source whose first ``words(len(words))`` call returns ``words``.
+
+        Parameters
+        ----------
+        words : list of int
+            Words in ``[0, 2^64)``, replayed as 8 little-endian bytes each.
+        then : RandomSource or None, default None
+            The source read after the script; ``None``: ``InsecureSeededSource(0)``.
+
+        Returns
+        -------
+        ScriptedSource
+            The source.
+        """
         raw = b"".join(int(w).to_bytes(8, "little") for w in words)
         return cls(raw, then)
 
@@ -145,6 +206,18 @@ class ScriptedSource(RandomSource):
         return self._pos >= len(self._script)
 
     def read(self, n: int) -> bytes:
+        """The next ``n`` scripted bytes, continued from ``then`` once the script runs out.
+
+        Parameters
+        ----------
+        n : int
+            The number of bytes, ``>= 0`` (not checked here).
+
+        Returns
+        -------
+        bytes
+            ``n`` bytes: the unread part of the script first, then bytes of ``then``.
+        """
         take = self._script[self._pos : self._pos + n]
         self._pos += len(take)
         if len(take) < n:
@@ -163,7 +236,23 @@ _default_lock = threading.Lock()
 
 def source_by_name(name: str) -> RandomSource:
     """The process-wide private source called ``name``: ``"chacha20"`` (the default,
-    :class:`~dpselect.sampling.drbg.ChaCha20Source`) or ``"os"`` (:class:`SystemRandomSource`)."""
+    :class:`~dpselect.sampling.drbg.ChaCha20Source`) or ``"os"`` (:class:`SystemRandomSource`).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`SOURCE_NAMES`.
+
+    Returns
+    -------
+    RandomSource
+        The one source of that name in this process, created on first use (private).
+
+    Raises
+    ------
+    ParameterError
+        ``name`` is not one of :data:`SOURCE_NAMES`.
+    """
     if name not in SOURCE_NAMES:
         raise ParameterError(f"source name must be one of {list(SOURCE_NAMES)}, got {name!r}")
     with _default_lock:
@@ -188,7 +277,24 @@ def default_source() -> RandomSource:
 
 def resolve_source(source: RandomSource | str | None) -> RandomSource:
     """``source`` itself, the named private source (``"chacha20"``, ``"os"``), or the default
-    when ``None``; anything else is refused."""
+    when ``None``; anything else is refused.
+
+    Parameters
+    ----------
+    source : RandomSource, str or None
+        A source, the name of a private one (:func:`source_by_name`), or ``None`` for
+        :func:`default_source`.
+
+    Returns
+    -------
+    RandomSource
+        The source to read from.
+
+    Raises
+    ------
+    ParameterError
+        ``source`` is of another type, or an unknown name.
+    """
     if source is None:
         return default_source()
     if isinstance(source, str):

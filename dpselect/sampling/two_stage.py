@@ -34,7 +34,20 @@ def exp_sum_ball(v: F64, exact: bool) -> Any:
     ``exp(v - M)``; each term is within a relative ``2^-42`` (the rounding of ``v - M``, ``|v -
     M| <= 745`` where the term is not below the smallest normal, and ``exp`` to a few ulps) or
     an absolute ``2^-1072`` (underflow), and the sum of ``N`` positive terms within a relative
-    ``N 2^-53``: the radius ``S (2^-40 + N 2^-52) + N 2^-1000`` covers both, generously."""
+    ``N 2^-53``: the radius ``S (2^-40 + N 2^-52) + N 2^-1000`` covers both, generously.
+
+    Parameters
+    ----------
+    v : numpy.ndarray of float64
+        Log-weights (1-d); ``-inf`` entries are terms 0, NaN and ``+inf`` are not allowed.
+    exact : bool
+        ``True``: every term in arb (slow, tight); ``False``: the float sum with its radius.
+
+    Returns
+    -------
+    flint.arb
+        A ball containing ``sum exp(v)``; exactly 0 when no entry is finite.
+    """
     from flint import arb
 
     finite = v[np.isfinite(v)]
@@ -55,7 +68,18 @@ def share_bound(near: F64, far: F64) -> float:
     """``p_ub >= Z_far / (Z_near + Z_far)``: ``Z_far <= N exp(M_far)`` (``N`` terms) and
     ``Z_near >= exp(M_near)`` (one of its terms), so ``p <= N exp(M_far - M_near)``; the float
     difference and ``log``/``exp`` are covered by a slack of ``2^-30 (1 + |M_far - M_near|)``
-    in the exponent and a factor ``1 + 2^-40``. Both maxima finite (``draw_state`` checks)."""
+    in the exponent and a factor ``1 + 2^-40``. Both maxima finite (``draw_state`` checks).
+
+    Parameters
+    ----------
+    near, far : numpy.ndarray of float64
+        The log-weights of the two parts (1-d, non-empty, each with a finite maximum).
+
+    Returns
+    -------
+    float
+        ``p_ub`` in ``[5e-324, 1]``: ``1.0`` when the bound gives nothing.
+    """
     gap = float(far.max()) - float(near.max())
     log_p = math.log(far.shape[0]) + gap + 2.0**-30 * (1.0 + abs(gap))
     if log_p >= 0:
@@ -82,7 +106,24 @@ def draw_state(weights: F64, source: RandomSource | None, heavy_gap: float = HEA
     with its exact share of the mass and then a state with its exact share of the part: the
     product is the law asked for, whatever the split (the split, read from the weights, only
     decides how much work the draw takes), with random words for the few heavy states of row 0
-    instead of all ``R k`` states when both trials say near."""
+    instead of all ``R k`` states when both trials say near.
+
+    Parameters
+    ----------
+    weights : numpy.ndarray of float64
+        Log-weights of shape ``(R, k)``, ``R >= 1``: ``-inf`` for a state that cannot be
+        drawn; at least one finite entry, no NaN or ``+inf``.
+    source : RandomSource or None
+        Where the random bits come from; ``None`` means the default private source.
+    heavy_gap : float, default HEAVY_GAP
+        The gap, in nats (40), below row 0's maximum beyond which a state of row 0 is drawn
+        by the second trial; it changes the work done, never the law.
+
+    Returns
+    -------
+    int
+        The drawn state's flat (row-major) index ``r k + i``.
+    """
     src = resolve_source(source)
     near = weights[0]
     if weights.shape[0] > 1:

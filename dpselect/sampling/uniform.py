@@ -32,16 +32,48 @@ class LazyUniform:
 
     @classmethod
     def from_word(cls, word: int) -> LazyUniform:
-        """A uniform whose first 64 digits are the bits of ``word``."""
+        """A uniform whose first 64 digits are the bits of ``word``.
+
+        Parameters
+        ----------
+        word : int
+            A 64-bit word in ``[0, 2^64)`` (a NumPy ``uint64`` is accepted).
+
+        Returns
+        -------
+        LazyUniform
+            ``LazyUniform(word, 64)``.
+        """
         return cls(int(word), 64)
 
     @classmethod
     def sample(cls, source: RandomSource, nbits: int = 64) -> LazyUniform:
-        """A fresh uniform with its first ``nbits`` digits read from ``source``."""
+        """A fresh uniform with its first ``nbits`` digits read from ``source``.
+
+        Parameters
+        ----------
+        source : RandomSource
+            Where the digits come from (not ``None``).
+        nbits : int, default 64
+            The number of digits read now.
+
+        Returns
+        -------
+        LazyUniform
+            The uniform, known to ``nbits`` digits.
+        """
         return cls(source.bits(nbits), nbits)
 
     def refine(self, source: RandomSource, k: int = REFINE_BITS) -> None:
-        """Read ``k`` more digits."""
+        """Read ``k`` more digits.
+
+        Parameters
+        ----------
+        source : RandomSource
+            Where the digits come from (not ``None``).
+        k : int, default REFINE_BITS
+            The number of digits read (64); the interval shrinks by ``2^k``.
+        """
         self.prefix = (self.prefix << k) | source.bits(k)
         self.nbits += k
 
@@ -57,7 +89,25 @@ class LazyUniform:
 
 
 def uniform_index(n: int, source: RandomSource) -> int:
-    """Uniform on ``{0, ..., n-1}``, exactly (rejection on ``ceil(log2 n)`` random bits)."""
+    """Uniform on ``{0, ..., n-1}``, exactly (rejection on ``ceil(log2 n)`` random bits).
+
+    Parameters
+    ----------
+    n : int
+        The number of outcomes, ``>= 1``.
+    source : RandomSource
+        Where the random bits come from (not ``None``).
+
+    Returns
+    -------
+    int
+        An index in ``[0, n)``, each with probability ``1 / n``.
+
+    Raises
+    ------
+    ValueError
+        ``n < 1``.
+    """
     if n < 1:
         raise ValueError("uniform_index needs n >= 1")
     bits = max(1, (n - 1).bit_length())
@@ -75,6 +125,19 @@ def bernoulli_from_balls(probability: Callable[[int], Any], source: RandomSource
     soon as ``U``'s interval lies on one side of the ball; otherwise ``U`` reads more digits,
     or the ball is recomputed at twice the precision when it is wider than ``U``'s interval.
     ``P(U < p) = p`` exactly; the loop ends with probability 1.
+
+    Parameters
+    ----------
+    probability : callable
+        ``probability(prec) -> arb``, called with ``prec`` = 128, 256, ... bits as needed
+        (possibly several times at one precision); ``p`` must lie in ``[0, 1]``.
+    source : RandomSource
+        Where the random bits come from (not ``None``).
+
+    Returns
+    -------
+    bool
+        ``True`` with probability ``p``.
     """
     from flint import arb, ctx
 

@@ -1,0 +1,362 @@
+"""The front door: a :class:`Session` holds the private data, whom it protects, the contribution
+bounds and the ledger, bound once; its queries take only what is specific to them.
+
+As Tumult's ``Session`` (data, protected change and budget bound at creation) and OpenDP's
+``Context`` (``privacy_unit``, ``privacy_loss``, queries that inherit them), with the bounds as
+one typed value (:class:`~dpselect.Contributions`, as PipelineDP's ``AggregateParams``), a
+durable ledger and the exact mechanisms of the recipes. Each query method runs the recipe of
+the same name (:func:`dpselect.top_k`, :func:`~dpselect.most_common`,
+:func:`~dpselect.partition_selection`, :func:`~dpselect.quantile`) on the table the session
+opened, with the session's unit, bounds, ledger and source: the same release, for a fixed
+seed, as the recipe called with the same arguments (tests/test_session_front_door.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any, Literal
+
+from .accounting.ledger import ROWS, Ledger
+from .core.errors import ParameterError
+from .data.column_roles import check_column_role
+from .data.engine import Engine
+from .data.tables import open_table
+from .recipes.contributions import Contributions
+from .recipes.grouping import GroupedResult
+from .recipes.quantiles import QuantileResult
+from .recipes.release import open_ledger
+from .recipes.top_k_mechanisms import Mechanism
+from .recipes.top_k_result import TopKResult
+from .recipes.unknown_domain_plans import KeysResult
+from .sampling.source import RandomSource
+
+__all__ = ["Session"]
+
+Progress = Callable[[float], None] | None
+#: The mechanisms of a partition selection (:func:`dpselect.partition_selection`).
+KeysMechanism = Literal[
+    "auto", "optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian"
+]
+
+
+class Session:
+    """Private data opened once, with whom it protects, its contribution bounds and its ledger.
+
+    Opening reads the schema once (``schema``: declared column types, as for
+    :func:`dpselect.top_k`), checks the unit column's type once (public facts: refused here,
+    before any query), opens the ledger once and checks that it is bound to this unit. Every
+    query charges that ledger (when there is one) before it reads a row.
+
+    Parameters
+    ----------
+    data : str, path, DataFrame, relation, Series or array
+        The private rows: a CSV, Parquet or JSON lines path, a pandas, polars or pyarrow
+        table, a DuckDB relation or a Spark DataFrame.
+    privacy_unit : str, optional
+        The column identifying a person: every release protects all of one person's rows.
+        Without it each row is its own unit.
+    contributions : Contributions, optional
+        The contribution bounds of every query (default: one value, one row per value, one
+        group per unit); a query may give its own.
+    ledger : Ledger or path, optional
+        The durable privacy-budget ledger every query charges first.
+    schema : dict, optional
+        Declared column types (``{column: type}``) for text files.
+    source : RandomSource, optional
+        The randomness; the default is the OS CSPRNG. A seeded source is for tests and
+        reproducible demos only, and is not private.
+
+    Raises
+    ------
+    DataError
+        The data cannot be opened, or the unit column does not exist or has a type a unit
+        cannot have (from the schema).
+    ParameterError
+        A malformed argument.
+    LedgerError
+        The ledger cannot be opened, or is bound to another privacy unit.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dpselect as dp
+    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
+    >>> visits = pd.DataFrame({"user": [1, 1, 2, 2, 3, 4, 5, 5, 6, 7],
+    ...                        "site": list("aabcaabaca")})
+    >>> with dp.Session(visits, privacy_unit="user",
+    ...                 contributions=dp.Contributions(values_per_unit=2),
+    ...                 source=InsecureSeededSource(1)) as session:
+    ...     session.top_k("site", 2, epsilon=1.0, candidates=["a", "b", "c"]).candidates
+    ['a', 'c']
+    """
+
+    def __init__(
+        self,
+        data: Any,
+        *,
+        privacy_unit: str | None = None,
+        contributions: Contributions | None = None,
+        ledger: Ledger | str | None = None,
+        schema: dict[str, str] | None = None,
+        source: RandomSource | None = None,
+    ) -> None:
+        if contributions is not None and not isinstance(contributions, Contributions):
+            raise ParameterError(
+                "contributions must be a dpselect.Contributions, got "
+                f"{type(contributions).__name__}"
+            )
+        if privacy_unit is not None and (not isinstance(privacy_unit, str) or not privacy_unit):
+            raise ParameterError(
+                f"privacy_unit must be a column name, got {type(privacy_unit).__name__}"
+            )
+        self._table: Engine = open_table(data, schema=schema)
+        if privacy_unit is not None:
+            check_column_role(self._table, privacy_unit, "unit", "privacy_unit")
+            self._table.unit_column(privacy_unit)
+        self._owns_ledger = ledger is not None and not isinstance(ledger, Ledger)
+        self._ledger = open_ledger(ledger)
+        if self._ledger is not None:
+            self._ledger.check_privacy_unit(ROWS if privacy_unit is None else privacy_unit)
+        self._unit = privacy_unit
+        self._contributions = contributions if contributions is not None else Contributions()
+        self._source = source
+
+    # --- what the session holds ---------------------------------------------------------------
+
+    @property
+    def privacy_unit(self) -> str | None:
+        """The unit column (``None``: each row is its own unit)."""
+        return self._unit
+
+    @property
+    def contributions(self) -> Contributions:
+        """The contribution bounds every query uses unless it gives its own."""
+        return self._contributions
+
+    @property
+    def ledger(self) -> Ledger | None:
+        """The ledger every query charges (``None``: none)."""
+        return self._ledger
+
+    @property
+    def table(self) -> Engine:
+        """The opened data (its engine and public schema)."""
+        return self._table
+
+    def __repr__(self) -> str:
+        unit = "each row" if self._unit is None else repr(self._unit)
+        lines = [
+            f"Session over {self._table.description} ({len(self._table.columns)} columns, "
+            f"{self._table.name} engine)",
+            f"  privacy unit: {unit}",
+            f"  {self._contributions}",
+        ]
+        if self._ledger is None:
+            lines.append("  ledger: none (nothing recorded)")
+        else:
+            eps, delta = self._ledger.spent()
+            lines.append(f"  ledger: {self._ledger.path} (spent epsilon {eps:g}, delta {delta:g})")
+        return "\n".join(lines)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the ledger the session opened from a path (a :class:`Ledger` given stays
+        open: its owner closes it)."""
+        if self._owns_ledger and self._ledger is not None:
+            self._ledger.close()
+
+    # --- queries ------------------------------------------------------------------------------
+
+    def _common(self, contributions: Contributions | None) -> dict[str, Any]:
+        return {
+            "privacy_unit": self._unit,
+            "contributions": self._contributions if contributions is None else contributions,
+            "ledger": self._ledger,
+            "source": self._source,
+        }
+
+    def top_k(
+        self,
+        column: str,
+        k: int,
+        *,
+        epsilon: float,
+        delta: float | None = None,
+        candidates: Sequence[Any] | str | None = None,
+        mechanism: Mechanism = "auto",
+        by: str | None = None,
+        groups: Sequence[Any] | str | None = None,
+        counts: bool = False,
+        contributions: Contributions | None = None,
+        progress: Progress = None,
+    ) -> TopKResult | GroupedResult:
+        """The ``k`` most common values of ``column``: :func:`dpselect.top_k` on this session.
+
+        Parameters
+        ----------
+        column : str
+            The column whose values are ranked.
+        k : int
+            How many values to release, ranked.
+        epsilon, delta : float
+            The query's privacy cost (``delta`` defaults to 0; values found in the data,
+            without ``candidates``, need ``delta > 0``).
+        candidates : list or path, optional
+            The public candidate values (a list or a text file, one per line).
+        mechanism : str, default "auto"
+            A key of :data:`dpselect.recipes.top_k.MECHANISMS`, or ``"auto"``.
+        by, groups : optional
+            A column of groups and the public groups (``None``: chosen privately).
+        counts : bool, default False
+            Also release noisy counts.
+        contributions : Contributions, optional
+            This query's bounds, in place of the session's.
+        progress : callable, optional
+            Called with the fraction done.
+
+        Returns
+        -------
+        TopKResult or GroupedResult
+            As :func:`dpselect.top_k`.
+        """
+        from .recipes.top_k import top_k
+
+        result: TopKResult | GroupedResult = top_k(
+            self._table, column, k, epsilon, candidates=candidates, delta=delta,
+            mechanism=mechanism, counts=counts, progress=progress, by=by, groups=groups,
+            **self._common(contributions),
+        )  # fmt: skip
+        return result
+
+    def most_common(
+        self,
+        column: str,
+        *,
+        epsilon: float,
+        delta: float | None = None,
+        candidates: Sequence[Any] | str | None = None,
+        mechanism: Mechanism = "auto",
+        by: str | None = None,
+        groups: Sequence[Any] | str | None = None,
+        contributions: Contributions | None = None,
+    ) -> TopKResult | GroupedResult:
+        """The most common value of ``column``: :meth:`top_k` with ``k = 1``.
+
+        Parameters
+        ----------
+        column, epsilon, delta, candidates, mechanism, by, groups, contributions
+            As :meth:`top_k`.
+
+        Returns
+        -------
+        TopKResult or GroupedResult
+            One value (``result.candidates[0]``), its cost and accuracy.
+        """
+        return self.top_k(column, 1, epsilon=epsilon, delta=delta, candidates=candidates,
+                          mechanism=mechanism, by=by, groups=groups,
+                          contributions=contributions)  # fmt: skip
+
+    def partition_selection(
+        self,
+        column: str,
+        *,
+        epsilon: float,
+        delta: float,
+        mechanism: KeysMechanism = "auto",
+        by: str | None = None,
+        groups: Sequence[Any] | str | None = None,
+        contributions: Contributions | None = None,
+        progress: Progress = None,
+    ) -> KeysResult | GroupedResult:
+        """The values of ``column`` that can be published: :func:`dpselect.partition_selection`
+        on this session.
+
+        Parameters
+        ----------
+        column : str
+            The column whose values may be published.
+        epsilon, delta : float
+            The query's privacy cost (``delta > 0``).
+        mechanism : str, default "auto"
+            ``"optimal"``, ``"laplace"``, ``"gaussian"``, ``"policy_laplace"``,
+            ``"policy_gaussian"`` or ``"auto"``.
+        by, groups, contributions, progress
+            As :meth:`top_k`.
+
+        Returns
+        -------
+        KeysResult or GroupedResult
+            As :func:`dpselect.partition_selection`.
+        """
+        from .recipes.unknown_domain import partition_selection
+
+        result: KeysResult | GroupedResult = partition_selection(
+            self._table, column, epsilon, delta, mechanism=mechanism,
+            progress=progress, by=by, groups=groups, **self._common(contributions),
+        )  # fmt: skip
+        return result
+
+    def quantile(
+        self,
+        column: str,
+        q: float | Sequence[float],
+        *,
+        epsilon: float,
+        bounds: tuple[float, float] | str | None = None,
+        candidates: Sequence[float] | str | None = None,
+        mechanism: str = "auto",
+        resolution: float | None = None,
+        by: str | None = None,
+        groups: Sequence[Any] | str | None = None,
+        delta: float | None = None,
+        contributions: Contributions | None = None,
+    ) -> QuantileResult | GroupedResult:
+        """The ``q``-quantile(s) of a numeric ``column``: :func:`dpselect.quantile` on this
+        session (each row is one value: ``values_per_unit`` is the most rows a unit keeps).
+
+        Parameters
+        ----------
+        column : str
+            A numeric column.
+        q : float or list of float
+            The level(s) in ``[0, 1]``.
+        epsilon : float
+            The query's privacy cost.
+        bounds : (float, float) or "auto", optional
+            Public value bounds (``"auto"``: chosen privately); or give ``candidates``.
+        candidates : list or path, optional
+            Public candidate values.
+        mechanism : str, default "auto"
+            ``"auto"``, ``"tree"``, ``"joint"``, ``"recursive"`` or ``"split"``.
+        resolution : float, optional
+            The public resolution ``w`` of the continuous mechanisms.
+        by, groups, contributions
+            As :meth:`top_k`.
+        delta : float, optional
+            With ``by`` and private groups only: the delta of their selection.
+
+        Returns
+        -------
+        QuantileResult or GroupedResult
+            As :func:`dpselect.quantile` (its accuracy lines at the default confidence,
+            95%).
+        """
+        from .recipes.quantiles import quantile
+
+        result: QuantileResult | GroupedResult = quantile(
+            self._table, column, q, epsilon, bounds=bounds, candidates=candidates,
+            mechanism=mechanism, resolution=resolution, by=by,
+            groups=groups, delta=delta, **self._common(contributions),
+        )  # fmt: skip
+        return result

@@ -1,0 +1,258 @@
+"""The front door: :class:`dpselect.Session` and :class:`dpselect.Contributions`.
+
+A session's query is the recipe's release for a fixed seed (same values, same parameters);
+the data is opened once; the unit column and the ledger's binding are checked at opening;
+every contribution bound is validated in one place and refused, with the reason, before any
+charge where a query does not use it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpselect as dp
+from dpselect.accounting import Ledger
+from dpselect.core.errors import DataError, LedgerError, ParameterError
+from dpselect.sampling import InsecureSeededSource
+
+
+def _visits(n: int = 3000) -> pd.DataFrame:
+    rng = np.random.default_rng(4)
+    return pd.DataFrame(
+        {
+            "user": rng.integers(0, 400, n),
+            "site": rng.choice(list("abcdefgh"), n, p=[0.3, 0.2, 0.15, 0.1, 0.1, 0.05, 0.05, 0.05]),
+            "country": rng.choice(["fr", "de", "it"], n),
+            "minutes": rng.gamma(2.0, 10.0, n).round(1),
+        }
+    )
+
+
+def _same(a: Any, b: Any) -> None:
+    left, right = a.to_dict(), b.to_dict()
+    assert left == right
+
+
+CASES: list[tuple[str, dict[str, Any], dict[str, Any], dp.Contributions]] = [
+    (
+        "top_k",
+        {"column": "site", "k": 3, "epsilon": 1.0, "candidates": list("abcdefgh")},
+        {"max_contributions": 3, "max_rows_per_value": 2},
+        dp.Contributions(values_per_unit=3, rows_per_value=2),
+    ),
+    (
+        "top_k",
+        {"column": "site", "k": 2, "epsilon": 1.0, "delta": 1e-6},
+        {"max_contributions": 2},
+        dp.Contributions(values_per_unit=2),
+    ),
+    (
+        "top_k",
+        {"column": "site", "k": 2, "epsilon": 1.0, "candidates": list("abcdefgh")},
+        {"max_contributions": "auto", "auto_fraction": 0.3},
+        dp.Contributions(values_per_unit="auto", auto_share=0.3),
+    ),
+    (
+        "top_k",
+        {"column": "site", "k": 2, "epsilon": 2.0, "candidates": list("abcdefgh"),
+         "by": "country", "groups": ["fr", "de", "it"]},
+        {"max_contributions": 2, "max_groups": 2},
+        dp.Contributions(values_per_unit=2, groups_per_unit=2),
+    ),
+    (
+        "partition_selection",
+        {"column": "site", "epsilon": 1.0, "delta": 1e-6},
+        {"max_contributions": 2},
+        dp.Contributions(values_per_unit=2),
+    ),
+    (
+        "quantile",
+        {"column": "minutes", "q": [0.25, 0.5, 0.75], "epsilon": 1.0, "bounds": (0.0, 200.0)},
+        {"max_rows": 4},
+        dp.Contributions(values_per_unit=4),
+    ),
+    (
+        "quantile",
+        {"column": "minutes", "q": 0.5, "epsilon": 1.0, "bounds": (0.0, 200.0)},
+        {"max_rows": "auto", "auto_fraction": 0.2},
+        dp.Contributions(values_per_unit="auto", auto_share=0.2),
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("query", "args", "loose", "bounds"), CASES)
+def test_session_query_is_the_recipe_release(
+    query: str, args: dict[str, Any], loose: dict[str, Any], bounds: dp.Contributions
+) -> None:
+    """Same seed: the recipe with loose bounds, the recipe with ``contributions=`` and the
+    session's query release the same result (a session that dropped its bounds or its unit
+    would release another: the m = 1 case below differs)."""
+    data = _visits()
+    recipe = getattr(dp, query)
+    positional = [args.pop("column")] + [args.pop(key) for key in ("k", "q") if key in args]
+    by_loose = recipe(data, *positional, privacy_unit="user", source=InsecureSeededSource(9),
+                      **args, **loose)  # fmt: skip
+    by_value = recipe(data, *positional, privacy_unit="user", source=InsecureSeededSource(9),
+                      contributions=bounds, **args)  # fmt: skip
+    with dp.Session(data, privacy_unit="user", contributions=bounds,
+                    source=InsecureSeededSource(9)) as session:  # fmt: skip
+        by_session = getattr(session, query)(*positional, **args)
+    _same(by_loose, by_value)
+    _same(by_loose, by_session)
+    with dp.Session(data, privacy_unit="user", source=InsecureSeededSource(9)) as session:
+        unbounded = getattr(session, query)(*positional, **args)
+    assert unbounded.to_dict() != by_session.to_dict()  # the bounds reach the release
+
+
+def test_session_opens_the_data_once(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dpselect.data.tables as tables
+
+    path = tmp_path / "visits.csv"
+    _visits(500).to_csv(path, index=False)
+    calls: list[Any] = []
+    real = tables._open_file
+
+    def counted(*a: Any, **k: Any) -> Any:
+        calls.append(a[0])
+        return real(*a, **k)
+
+    monkeypatch.setattr(tables, "_open_file", counted)
+    with dp.Session(str(path), privacy_unit="user",
+                    contributions=dp.Contributions(values_per_unit=2)) as session:  # fmt: skip
+        session.top_k("site", 2, epsilon=1.0, candidates=list("abcdefgh"))
+        session.most_common("site", epsilon=1.0, candidates=list("abcdefgh"))
+        session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0.0, 200.0),
+                         contributions=dp.Contributions(values_per_unit=3))  # fmt: skip
+        session.partition_selection("site", epsilon=1.0, delta=1e-6)
+    assert len(calls) == 1
+
+
+def test_session_checks_unit_and_ledger_at_opening(tmp_path: Any) -> None:
+    data = _visits(200)
+    with pytest.raises(DataError, match="person"):
+        dp.Session(data, privacy_unit="person")
+    book = Ledger.create(tmp_path / "l.db", 5.0, privacy_unit="user")
+    with pytest.raises(LedgerError, match="bound to"):
+        dp.Session(data, privacy_unit="site", ledger=book)
+    with pytest.raises(LedgerError, match="bound to"):
+        dp.Session(data, ledger=book)  # rows: another unit
+    assert book.spent() == (0.0, 0.0)
+    with dp.Session(data, privacy_unit="user", ledger=book) as session:
+        session.top_k("site", 1, epsilon=0.5, candidates=list("abcdefgh"))
+        assert "spent epsilon 0.5" in repr(session)
+    assert book.spent()[0] == pytest.approx(0.5)
+    assert len(book.entries()) == 1
+
+
+def test_session_opened_from_a_ledger_path_closes_it(tmp_path: Any) -> None:
+    path = tmp_path / "l.db"
+    Ledger.create(path, 5.0).close()
+    with dp.Session(_visits(200), ledger=str(path)) as session:
+        session.most_common("site", epsilon=0.25, candidates=list("abcdefgh"))
+    assert Ledger.open(path).spent()[0] == pytest.approx(0.25)
+
+
+def test_session_prints_what_it_holds() -> None:
+    with dp.Session(_visits(50), privacy_unit="user",
+                    contributions=dp.Contributions(values_per_unit="auto")) as session:  # fmt: skip
+        text = repr(session)
+    assert "privacy unit: 'user'" in text
+    assert "values chosen privately (auto, 0.25 of epsilon)" in text
+    assert "ledger: none" in text
+    assert session.contributions == dp.Contributions(values_per_unit="auto")
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"values_per_unit": 0}, r"values_per_unit=\.\.\.\) must be at least 1"),
+        ({"values_per_unit": 2.5}, r"values_per_unit=\.\.\.\) must be an int >= 1 or 'auto'"),
+        ({"values_per_unit": True}, "values_per_unit"),
+        ({"values_per_unit": "all"}, "values_per_unit"),
+        ({"rows_per_value": "auto"}, r"rows_per_value=\.\.\.\) must be an int >= 1"),
+        ({"groups_per_unit": 0}, "groups_per_unit"),
+        ({"auto_share": 1.0}, r"auto_share=\.\.\.\) must be in \(0, 1\)"),
+        ({"auto_share": "half"}, "auto_share"),
+    ],
+)
+def test_contributions_validated_when_made(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(ParameterError, match=message):
+        dp.Contributions(**fields)
+
+
+def test_contributions_are_frozen_and_typed() -> None:
+    value = dp.Contributions(values_per_unit=np.int64(3))
+    assert value.values_per_unit == 3 and type(value.values_per_unit) is int
+    with pytest.raises(AttributeError):
+        value.values_per_unit = 4  # type: ignore[misc]
+    assert value.to_dict() == {"values_per_unit": 3, "rows_per_value": 1,
+                               "groups_per_unit": 1, "auto_share": None}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda d, c, b: dp.top_k(d, "site", 1, 1.0, candidates=list("ab"), max_contributions=2,
+                               privacy_unit="user", contributions=c, ledger=b),
+         "either as contributions= or as max_contributions"),
+        (lambda d, c, b: dp.top_k(d, "site", 1, 1.0, candidates=list("ab"), contributions=c,
+                                  ledger=b),
+         "need a privacy_unit"),
+        (lambda d, c, b: dp.quantile(d, "minutes", 0.5, 1.0, bounds=(0, 100),
+                                  privacy_unit="user",
+                                  contributions=dp.Contributions(rows_per_value=2), ledger=b),
+         "does not apply to a quantile"),
+        (lambda d, c, b: dp.top_k(d, "site", 1, 1.0, candidates=list("ab"), privacy_unit="user",
+                               contributions=dp.Contributions(groups_per_unit=2), ledger=b),
+         "only to a grouped release"),
+        (lambda d, c, b: dp.top_k(d, "site", 1, 1.0, candidates=list("ab"), privacy_unit="user",
+                               contributions=dp.Contributions(auto_share=0.5), ledger=b),
+         "only where a choice is automatic"),
+        (lambda d, c, b: dp.partition_selection(d, "site", 1.0, 1e-6, privacy_unit="user",
+                                             contributions=dp.Contributions(
+                                                 values_per_unit="auto"), ledger=b),
+         "not planned for partition_selection"),
+        (lambda d, c, b: dp.top_k(d, "site", 1, 1.0, candidates=list("ab"), privacy_unit="user",
+                               contributions={"values_per_unit": 2}, ledger=b),
+         "must be a dpselect.Contributions"),
+    ],
+)  # fmt: skip
+def test_bounds_a_query_does_not_use_are_refused_before_any_charge(
+    tmp_path: Any, call: Any, message: str
+) -> None:
+    book = Ledger.create(tmp_path / "l.db", 5.0)
+    data = _visits(100)
+    with pytest.raises(ParameterError, match=message):
+        call(data, dp.Contributions(values_per_unit=2), book)
+    assert book.spent() == (0.0, 0.0)
+
+
+def test_a_private_group_choice_takes_the_auto_share() -> None:
+    data = _visits()
+    common = {"epsilon": 2.0, "delta": 1e-6, "candidates": list("abcdefgh"), "by": "country",
+              "privacy_unit": "user", "source": InsecureSeededSource(3)}  # fmt: skip
+    loose = dp.top_k(data, "site", 2, group_fraction=0.4, **common)
+    common["source"] = InsecureSeededSource(3)
+    typed = dp.top_k(data, "site", 2, contributions=dp.Contributions(auto_share=0.4), **common)
+    _same(loose, typed)
+
+
+def test_session_methods_keep_the_contract() -> None:
+    """At most 12 parameters and 3 positional ones, the rest keyword-only, a precise return
+    type (no ``Any``), for the session and each of its queries."""
+    from dpselect import session as module
+
+    for name in ("__init__", "top_k", "most_common", "partition_selection", "quantile"):
+        fn = getattr(dp.Session, name)
+        params = list(inspect.signature(fn).parameters.values())[1:]  # without self
+        assert len(params) <= 12, name
+        positional = [p for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+        assert len(positional) <= 3, name
+        hints = typing.get_type_hints(fn, vars(module))
+        assert hints["return"] is not Any, name
