@@ -256,3 +256,21 @@ def test_session_methods_keep_the_contract() -> None:
         assert len(positional) <= 3, name
         hints = typing.get_type_hints(fn, vars(module))
         assert hints["return"] is not Any, name
+
+
+def test_every_unit_release_prints_its_contribution_bounds() -> None:
+    data = _visits(400)
+    cands = list("abcdefgh")
+    with dp.Session(data, privacy_unit="user", source=InsecureSeededSource(2),
+                    contributions=dp.Contributions(values_per_unit=3, rows_per_value=2,
+                                                   groups_per_unit=2)) as session:  # fmt: skip
+        top = session.top_k("site", 2, epsilon=1.0, candidates=cands, by="country",
+                            groups=["fr", "de", "it"])  # fmt: skip
+        keys = session.partition_selection(
+            "site", epsilon=1.0, delta=1e-6, contributions=dp.Contributions(values_per_unit=2)
+        )
+    line = "contributions per unit: 3 values, 2 rows per value, 2 groups"
+    assert f"privacy unit: 'user' (epsilon protects all the rows of one unit); {line}" in str(top)
+    assert "contributions per unit: 2 values, 1 row per value, 1 group" in str(keys)
+    plain = dp.top_k(data, "site", 2, 1.0, candidates=cands)  # each row its own unit
+    assert "contributions per unit" not in str(plain)

@@ -82,9 +82,25 @@ class Result:
         rules = getattr(self, "parameters", {}).get("row_rules") or []
         return "rows read: " + "; ".join(rules) if rules else ""
 
+    def contributions_line(self) -> str:
+        """Whom the release protects and the contribution bounds it was made at, as one line
+        (``""`` without a privacy unit, or for a result that states its bounds itself): the
+        :class:`~dpselect.Contributions` the recorded parameters stand for."""
+        from .contributions import Contributions
+
+        parameters = getattr(self, "parameters", {}) or {}
+        unit = parameters.get("privacy_unit")
+        m = parameters.get("max_contributions")
+        if not unit or not isinstance(m, int) or isinstance(m, bool):
+            return ""
+        bounds = Contributions(values_per_unit=m,
+                               rows_per_value=int(parameters.get("max_rows_per_value") or 1),
+                               groups_per_unit=int(parameters.get("max_groups") or 1))  # fmt: skip
+        return f"privacy unit: {unit!r} (epsilon protects all the rows of one unit); {bounds}"
+
     def __str__(self) -> str:
-        line = self.rules_line()
-        return self._text() + (f"\n{line}" if line else "")
+        lines = [line for line in (self.contributions_line(), self.rules_line()) if line]
+        return "\n".join([self._text(), *lines])
 
     def _repr_html_(self) -> str:
         """The notebook view: the report, then the items as a table when pandas is present."""
