@@ -6,7 +6,8 @@ As Tumult's ``Session`` (data, protected change and budget bound at creation) an
 one typed value (:class:`~dpselect.Contributions`, as PipelineDP's ``AggregateParams``), a
 durable ledger and the exact mechanisms of the recipes. Each query method runs the recipe of
 the same name (:func:`dpselect.top_k`, :func:`~dpselect.most_common`,
-:func:`~dpselect.partition_selection`, :func:`~dpselect.quantile`) on the table the session
+:func:`~dpselect.partition_selection`, :func:`~dpselect.quantile`,
+:func:`~dpselect.best_price`) on the table the session
 opened, with the session's unit, bounds, ledger and source: the same release, for a fixed
 seed, as the recipe called with the same arguments (tests/test_session_front_door.py).
 """
@@ -24,6 +25,7 @@ from .data.engine import Engine
 from .data.tables import open_table
 from .recipes.contributions import Contributions
 from .recipes.grouping import GroupedResult
+from .recipes.pricing import PriceResult
 from .recipes.quantiles import QuantileResult
 from .recipes.release import open_ledger
 from .recipes.top_k_mechanisms import Mechanism
@@ -360,3 +362,54 @@ class Session:
             groups=groups, delta=delta, **self._common(contributions),
         )  # fmt: skip
         return result
+
+    def best_price(
+        self,
+        column: str,
+        *,
+        epsilon: float,
+        prices: Sequence[float] | str | None = None,
+        alpha: float | None = None,
+        max_price: float = 1.0,
+        n: int | None = None,
+        contributions: Contributions | None = None,
+    ) -> PriceResult:
+        """A revenue-maximising price for a digital good from the buyers' valuations in
+        ``column`` (seed 003): :func:`dpselect.best_price` on this session (each row is one
+        bid: ``values_per_unit`` is the most bids a unit keeps).
+
+        Parameters
+        ----------
+        column : str
+            The numeric column of valuations (bids).
+        epsilon : float
+            The query's privacy cost (pure DP).
+        prices : list or path, optional
+            The public candidate prices; else the grid ``alpha, 2 alpha, ... <= max_price``.
+        alpha : float, optional
+            The grid's step (default from the public ``n``: ``max_price ln(n) / (n eps)``).
+        max_price : float, default 1.0
+            The largest price of the grid.
+        n : int, optional
+            The public number of buyers (needed for the default grid).
+        contributions : Contributions, optional
+            This query's bounds, in place of the session's (``values_per_unit`` only).
+
+        Returns
+        -------
+        PriceResult
+            As :func:`dpselect.best_price`.
+        """
+        from .recipes.pricing import best_price
+
+        bounds = self._contributions if contributions is None else contributions
+        if not isinstance(bounds, Contributions):
+            raise ParameterError(
+                f"contributions must be a dpselect.Contributions, got {type(bounds).__name__}"
+            )
+        rows = bounds.arguments("best_price", self._unit)["max_rows"]
+        return best_price(
+            self._table, epsilon, prices=prices, alpha=alpha, max_price=max_price, n=n,
+            column=column, ledger=self._ledger, source=self._source,
+            privacy_unit=self._unit, max_rows=rows,
+        )  # fmt: skip

@@ -248,7 +248,14 @@ def test_session_methods_keep_the_contract() -> None:
     type (no ``Any``), for the session and each of its queries."""
     from dpselect import session as module
 
-    for name in ("__init__", "top_k", "most_common", "partition_selection", "quantile"):
+    for name in (
+        "__init__",
+        "top_k",
+        "most_common",
+        "partition_selection",
+        "quantile",
+        "best_price",
+    ):
         fn = getattr(dp.Session, name)
         params = list(inspect.signature(fn).parameters.values())[1:]  # without self
         assert len(params) <= 12, name
@@ -274,3 +281,18 @@ def test_every_unit_release_prints_its_contribution_bounds() -> None:
     assert "contributions per unit: 2 values, 1 row per value, 1 group" in str(keys)
     plain = dp.top_k(data, "site", 2, 1.0, candidates=cands)  # each row its own unit
     assert "contributions per unit" not in str(plain)
+
+
+def test_session_best_price_is_the_recipe_release() -> None:
+    rng = np.random.default_rng(6)
+    bids = pd.DataFrame({"buyer": rng.integers(0, 300, 1500), "bid": rng.uniform(0, 1, 1500)})
+    loose = dp.best_price(bids, 1.0, n=300, column="bid", privacy_unit="buyer", max_rows=3,
+                          source=InsecureSeededSource(5))  # fmt: skip
+    with dp.Session(bids, privacy_unit="buyer", source=InsecureSeededSource(5),
+                    contributions=dp.Contributions(values_per_unit=3)) as session:  # fmt: skip
+        typed = session.best_price("bid", epsilon=1.0, n=300)
+        with pytest.raises(ParameterError, match="best_price takes"):
+            session.best_price(
+                "bid", epsilon=1.0, n=300, contributions=dp.Contributions(values_per_unit="auto")
+            )
+    _same(loose, typed)

@@ -12,12 +12,12 @@ reason, before anything is read or charged. The same value is accepted by
 The fields and the arguments they stand for:
 
 =====================  ==========================================  ==========================
-field                  top-k, most common, partition selection      quantile
+field                  top-k, most common, partition selection      quantile, best price
 =====================  ==========================================  ==========================
 ``values_per_unit``    ``max_contributions`` (distinct values)      ``max_rows`` (each row is
-                                                                     one value)
+                                                                     one value or bid)
 ``rows_per_value``     ``max_rows_per_value``                       (not used: 1)
-``groups_per_unit``    ``max_groups`` (with ``by=``)                ``max_groups``
+``groups_per_unit``    ``max_groups`` (with ``by=``)                ``max_groups`` (quantile)
 ``auto_share``         ``auto_fraction`` (``values_per_unit="auto"``) and ``group_fraction``
                        (private groups); the quantile's ``bounds="auto"`` too
 =====================  ==========================================  ==========================
@@ -38,8 +38,8 @@ from ..core.errors import ParameterError, given
 __all__ = ["Contributions", "Query"]
 
 #: The queries a :class:`Contributions` maps to (``most_common`` is a top-k).
-Query = Literal["top_k", "partition_selection", "quantile"]
-_QUERIES = ("top_k", "partition_selection", "quantile")
+Query = Literal["top_k", "partition_selection", "quantile", "best_price"]
+_QUERIES = ("top_k", "partition_selection", "quantile", "best_price")
 
 
 def _bound(value: Any, name: str, auto: bool) -> int | Literal["auto"]:
@@ -161,7 +161,7 @@ class Contributions:
 
         Parameters
         ----------
-        query : {"top_k", "partition_selection", "quantile"}
+        query : {"top_k", "partition_selection", "quantile", "best_price"}
             The query the bounds are for.
         privacy_unit : str or None
             The unit column (``None``: each row is its own unit).
@@ -197,6 +197,13 @@ class Contributions:
                 "(values_per_unit='auto', private groups with by= and no groups, or a "
                 "quantile's bounds='auto')"
             )
+        if query == "best_price":
+            if auto_values or self.rows_per_value != 1:
+                raise ParameterError(
+                    "best_price takes Contributions(values_per_unit=n) only: the most bids one "
+                    "unit keeps, a number (each row is one bid)"
+                )
+            return {"max_rows": None if privacy_unit is None else self.values_per_unit}
         out: dict[str, Any] = {"max_groups": self.groups_per_unit}
         out["group_fraction"] = self.auto_share if private_groups else None
         if query == "quantile":
