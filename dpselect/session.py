@@ -23,7 +23,7 @@ from .core.errors import ParameterError
 from .data.column_roles import check_column_role
 from .data.engine import Engine
 from .data.tables import open_table
-from .recipes.contributions import Contributions
+from .recipes.contributions import Contributions, as_contributions
 from .recipes.grouping import GroupedResult
 from .recipes.pricing import PriceResult
 from .recipes.quantiles import QuantileResult
@@ -103,11 +103,6 @@ class Session:
         schema: dict[str, str] | None = None,
         source: RandomSource | None = None,
     ) -> None:
-        if contributions is not None and not isinstance(contributions, Contributions):
-            raise ParameterError(
-                "contributions must be a dpselect.Contributions, got "
-                f"{type(contributions).__name__}"
-            )
         if privacy_unit is not None and (not isinstance(privacy_unit, str) or not privacy_unit):
             raise ParameterError(
                 f"privacy_unit must be a column name, got {type(privacy_unit).__name__}"
@@ -121,7 +116,9 @@ class Session:
         if self._ledger is not None:
             self._ledger.check_privacy_unit(ROWS if privacy_unit is None else privacy_unit)
         self._unit = privacy_unit
-        self._contributions = contributions if contributions is not None else Contributions()
+        self._contributions = (
+            Contributions() if contributions is None else as_contributions(contributions)
+        )
         self._source = source
 
     # --- what the session holds ---------------------------------------------------------------
@@ -402,11 +399,7 @@ class Session:
         """
         from .recipes.pricing import best_price
 
-        bounds = self._contributions if contributions is None else contributions
-        if not isinstance(bounds, Contributions):
-            raise ParameterError(
-                f"contributions must be a dpselect.Contributions, got {type(bounds).__name__}"
-            )
+        bounds = self._contributions if contributions is None else as_contributions(contributions)
         rows = bounds.arguments("best_price", self._unit)["max_rows"]
         return best_price(
             self._table, epsilon, prices=prices, alpha=alpha, max_price=max_price, n=n,

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from ..core.arithmetic import plain_number
 from ..core.errors import ParameterError, given
 
-__all__ = ["Contributions", "Query"]
+__all__ = ["Contributions", "Query", "as_contributions", "merged"]
 
 #: The queries a :class:`Contributions` maps to (``most_common`` is a top-k).
 Query = Literal["top_k", "partition_selection", "quantile", "best_price"]
@@ -227,6 +227,26 @@ class Contributions:
         return out
 
 
+def as_contributions(value: Any) -> Contributions:
+    """``value`` if it is a :class:`Contributions`, else refused naming ``contributions``.
+
+    Parameters
+    ----------
+    value : object
+        What the caller gave as ``contributions=``.
+
+    Returns
+    -------
+    Contributions
+        ``value`` itself.
+    """
+    if not isinstance(value, Contributions):
+        raise ParameterError(
+            f"contributions must be a dpselect.Contributions, got {type(value).__name__}"
+        )
+    return value
+
+
 def merged(
     contributions: Any,
     query: Query,
@@ -237,13 +257,29 @@ def merged(
 ) -> dict[str, Any]:
     """The loose bound arguments ``loose`` of a recipe, replaced by ``contributions`` when it
     is given (a :class:`Contributions`); refused when both are given (a loose argument that
-    differs from its default in ``defaults``), naming the argument typed."""
+    differs from its default in ``defaults``), naming the argument typed.
+
+    Parameters
+    ----------
+    contributions : Contributions or None
+        What the caller gave as ``contributions=`` (``None``: the loose arguments stand).
+    query : {"top_k", "partition_selection", "quantile", "best_price"}
+        The recipe's query.
+    privacy_unit : str or None
+        The unit column.
+    loose, defaults : dict
+        The recipe's loose bound arguments as given, and their defaults.
+    **facts
+        ``by``, ``groups`` and ``auto_bounds``, as :meth:`Contributions.arguments` takes them.
+
+    Returns
+    -------
+    dict
+        The loose arguments to use, with the same keys as ``loose``.
+    """
     if contributions is None:
         return loose
-    if not isinstance(contributions, Contributions):
-        raise ParameterError(
-            f"contributions must be a dpselect.Contributions, got {type(contributions).__name__}"
-        )
+    contributions = as_contributions(contributions)
     typed = [name for name, value in loose.items() if value != defaults.get(name)]
     if typed:
         raise ParameterError(
