@@ -160,10 +160,13 @@ def cks_optimal_order(rho: Number, delta: Number) -> float:
         ``beta = alpha - 1 > 0``, the order at which to evaluate
         :func:`cks_epsilon_at_order` (a float estimate, not a certified minimiser).
     """
-    r = float(rho)
-    log_inv = -math.log(float(delta))
-    if not (r > 0 and log_inv > 0):
-        raise ParameterError("cks_optimal_order needs rho > 0 and delta < 1")
+    r, d = float(rho), float(delta)
+    if not (r > 0 and math.isfinite(r) and 0 < d < 1):
+        raise ParameterError(
+            f"cks_optimal_order needs a finite rho > 0 and delta in (0, 1), got rho = {rho!r}, "
+            f"delta = {delta!r}"
+        )
+    log_inv = -math.log(d)
     lo, hi = 0.0, math.sqrt(log_inv / r)
     while True:
         mid = 0.5 * (lo + hi)

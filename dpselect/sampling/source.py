@@ -211,13 +211,20 @@ class ScriptedSource(RandomSource):
         Parameters
         ----------
         n : int
-            The number of bytes, ``>= 0`` (not checked here).
+            The number of bytes, ``>= 0``.
 
         Returns
         -------
         bytes
             ``n`` bytes: the unread part of the script first, then bytes of ``then``.
+
+        Raises
+        ------
+        ParameterError
+            ``n`` is negative.
         """
+        if n < 0:
+            raise ParameterError(f"n must be non-negative, got {n}")
         take = self._script[self._pos : self._pos + n]
         self._pos += len(take)
         if len(take) < n:

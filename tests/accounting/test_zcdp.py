@@ -86,3 +86,13 @@ def test_zcdp_budget_inverts_the_conversion():
     assert zcdp_to_approx_dp(rho * (1 + 1e-12), 1e-6) > 1.0 - 1e-9
     assert rho == pytest.approx(0.02435597, rel=1e-6)
     assert approx_dp_to_zcdp_budget(0.0, 1e-6) == 0.0
+
+
+@pytest.mark.parametrize(("rho", "delta"), [(0.5, 0.0), (0.5, 1.0), (0.0, 1e-6), (-1.0, 1e-6),
+                                            (float("inf"), 1e-6), (0.5, float("nan"))])  # fmt: skip
+def test_cks_optimal_order_refuses_what_it_cannot_convert(rho: float, delta: float) -> None:
+    from dpselect.accounting.zcdp import cks_optimal_order
+    from dpselect.core.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="cks_optimal_order needs"):
+        cks_optimal_order(rho, delta)

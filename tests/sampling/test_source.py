@@ -143,3 +143,13 @@ def test_lazy_uniform_refines_and_knows_its_ends():
     assert not top.at_one
     fresh = LazyUniform.sample(InsecureSeededSource(2), nbits=10)
     assert 0 <= fresh.prefix < 2**10 and fresh.nbits == 10
+
+
+def test_scripted_source_refuses_a_negative_read() -> None:
+    from dpselect.core.errors import ParameterError
+    from dpselect.sampling.source import ScriptedSource
+
+    source = ScriptedSource(bytes(6))
+    with pytest.raises(ParameterError, match="non-negative"):
+        source.read(-1)
+    assert source.read(6) == bytes(6)  # nothing was consumed
