@@ -711,8 +711,9 @@ class Ledger:
     def total(self, measure: Literal["approx", "zcdp"] = "approx") -> LedgerTotal:
         """The spent total in ``measure`` and the theorem behind it.
 
-        ``"approx"``: :meth:`spent`. ``"zcdp"``: the sum of the entries' ``rho`` (pure DP as
-        ``eps^2/2``, bounded range as ``eps^2/8``); refused when an entry has ``delta > 0``.
+        ``"approx"``: :meth:`spent`. ``"zcdp"``: the sum of the entries' ``rho`` (pure DP, and
+        an approximate entry with ``delta = 0``, as ``eps^2/2``; bounded range as ``eps^2/8``);
+        refused when an entry has ``delta > 0``.
 
         Parameters
         ----------
@@ -739,7 +740,8 @@ class Ledger:
                     rho += Fraction(entry.rho or 0.0)
                 elif entry.kind == "bounded_range":
                     rho += Fraction(entry.epsilon or 0.0) ** 2 / 8
-                elif entry.kind == "pure":
+                elif entry.kind == "pure" or not entry.delta:
+                    # (eps, 0)-DP is pure eps-DP: eps^2 / 2 (Bun-Steinke 2016, Prop. 1.4)
                     rho += Fraction(entry.epsilon or 0.0) ** 2 / 2
                 else:
                     raise ParameterError(

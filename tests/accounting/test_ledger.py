@@ -335,3 +335,16 @@ def test_a_refusal_prints_what_remains_rounded_down_and_it_fits(tmp_path):
     left = re.search(r"remaining epsilon=([^,]+), delta=(\S+)", text)
     assert left is not None, text
     ledger.charge(float(left.group(1)), float(left.group(2)), mechanism="the rest")
+
+
+def test_zcdp_total_reads_an_approx_entry_without_delta_as_pure(tmp_path) -> None:
+    from dpselect.accounting import Ledger
+    from dpselect.core.errors import ParameterError
+
+    book = Ledger.create(tmp_path / "l.db", 10.0, 1e-5)
+    book.charge(1.0, 0.0, kind="approx")
+    book.charge(0.5, 0.0, kind="bounded_range")
+    assert book.total("zcdp").value == pytest.approx(1.0 / 2 + 0.25 / 8)
+    book.charge(0.5, 1e-6, kind="approx")
+    with pytest.raises(ParameterError, match="with delta > 0"):
+        book.total("zcdp")
