@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import sys
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -87,6 +88,12 @@ def _validate_scale(scale: Any) -> float | Fraction:
     if isinstance(scale, Fraction):
         if scale < 0:
             raise ParameterError(f"scale must be non-negative, got {scale}")
+        # the error bounds divide by the scale in floats: it must have a positive float
+        if scale > 0 and not (2.0**-1022 <= scale <= Fraction(sys.float_info.max)):
+            raise ParameterError(
+                "scale must be 0 or within the normal float range [2^-1022, 2^1024), got a "
+                f"Fraction near 2^{scale.numerator.bit_length() - scale.denominator.bit_length()}"
+            )
         return scale
     value = float(scale)
     if math.isnan(value) or math.isinf(value):

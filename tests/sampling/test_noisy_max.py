@@ -318,3 +318,11 @@ def test_grid_ends_are_exact():
         assert Fraction(float(a)) == Fraction(j, 1 << 52)
         assert Fraction(float(b)) == Fraction(j + 1, 1 << 52)
         assert Fraction(float(a)) <= Fraction(w, 1 << 64) < Fraction(w + 1, 1 << 64) <= b
+
+
+@pytest.mark.parametrize("scale", [Fraction(1, 10**400), Fraction(10**400)])
+def test_a_fraction_scale_outside_the_float_range_is_refused(scale: Fraction) -> None:
+    from dpselect.core.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="normal float range"):
+        noisy_argmax(np.array([1.0, 2.0]), scale)
