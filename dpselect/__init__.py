@@ -1,10 +1,11 @@
 """dpselect: differentially private selection with exact sampling and honest accounting.
 
 The top level is the task tier: the recipes, their results, the :class:`Ledger`, the errors
-and the randomness sources (``dpselect.__all__``, 38 names):
+and the randomness sources (``dpselect.__all__``, 40 names):
 
 - the front door: :class:`Session` (the data, its privacy unit, the :class:`Contributions`
-  bounds and the ledger, bound once; its queries carry the recipes' names);
+  bounds and the ledger, bound once; its queries carry the recipes' names), and
+  :func:`explain`, which returns any query's :class:`Plan` before it is paid;
 - recipes (shorthands that run one query): :func:`top_k`, :func:`most_common` (the main
   job), :func:`partition_selection`, :func:`quantile`, :func:`best_price`,
   :func:`select_hypothesis`, :func:`select`, :func:`tune`, :func:`choose_max_contributions`,
@@ -47,6 +48,8 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and readers
         LedgerError,
         ParameterError,
     )
+    from .planning import Plan, explain
+    from .planning.contributions import Contributions
     from .recipes import (
         BoundsChoice,
         ContributionChoice,
@@ -66,7 +69,6 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and readers
         select_hypothesis,
         tune,
     )
-    from .recipes.contributions import Contributions
     from .recipes.grouping import GroupedResult
     from .recipes.preview import TopKPreview, preview_top_k
     from .recipes.result import Result
@@ -80,7 +82,9 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and readers
 _NAMED = {
     # the front door
     "Session": "session",
-    "Contributions": "recipes.contributions",
+    "Contributions": "planning",
+    "Plan": "planning",
+    "explain": "planning",
     # recipes
     "top_k": "recipes.top_k",
     "most_common": "recipes.top_k",
@@ -137,6 +141,7 @@ __all__ = [
     "Ledger",
     "LedgerError",
     "ParameterError",
+    "Plan",
     "PreviewResult",
     "PriceResult",
     "QuantileResult",
@@ -151,6 +156,7 @@ __all__ = [
     "best_price",
     "choose_bounds",
     "choose_max_contributions",
+    "explain",
     "most_common",
     "partition_selection",
     "plot_preview",

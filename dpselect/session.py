@@ -23,7 +23,7 @@ from .core.errors import ParameterError
 from .data.column_roles import check_column_role
 from .data.engine import Engine
 from .data.tables import open_table
-from .recipes.contributions import Contributions, as_contributions
+from .planning.contributions import Contributions, as_contributions
 from .recipes.grouping import GroupedResult
 from .recipes.pricing import PriceResult
 from .recipes.quantiles import QuantileResult

@@ -37,12 +37,13 @@ LAYER = {
     "accounting": 2,
     "mechanisms": 2,
     "data": 3,
-    "recipes": 4,
-    "api": 4,
-    "cli": 5,
-    "session": 5,  # the front door: a Session runs the recipes
-    "__init__": 5,  # the package's face (``dpselect.__version__``, lazy re-exports)
-    "__main__": 5,
+    "planning": 4,  # what a release will do (Contributions, Plan, explain), below the recipes
+    "recipes": 5,
+    "api": 5,
+    "cli": 6,
+    "session": 6,  # the front door: a Session runs the recipes
+    "__init__": 6,  # the package's face (``dpselect.__version__``, lazy re-exports)
+    "__main__": 6,
 }
 
 #: Known violations left to another part of issue 23; these lists must only shrink (the test

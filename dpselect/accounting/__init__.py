@@ -19,7 +19,7 @@ from .composition import (
     advanced_composition_inverse,
     basic_composition,
 )
-from .ledger import APPLICATION_ID, ROWS, Ledger, LedgerEntry, LedgerTotal, UnitTotal
+from .ledger import APPLICATION_ID, ROWS, Ledger, LedgerEntry, LedgerTotal, Quote, UnitTotal
 from .optimal import (
     bounded_range_composition,
     bounded_range_composition_delta,
@@ -60,6 +60,7 @@ __all__ = [
     "LedgerTotal",
     "MechanismLoss",
     "PrivacyFilter",
+    "Quote",
     "RenyiCurve",
     "UnitTotal",
     "advanced_composition",

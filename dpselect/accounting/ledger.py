@@ -65,7 +65,9 @@ from dpselect.core.errors import BudgetExceeded, LedgerError, ParameterError, gi
 from .params import check_delta, check_loss
 from .zcdp import approx_dp_to_zcdp_budget, zcdp_to_approx_dp
 
-__all__ = ["APPLICATION_ID", "ROWS", "Ledger", "LedgerEntry", "LedgerTotal", "UnitTotal"]
+__all__ = [
+    "APPLICATION_ID", "ROWS", "Ledger", "LedgerEntry", "LedgerTotal", "Quote", "UnitTotal",
+]  # fmt: skip
 
 #: SQLite ``application_id`` of a dpselect ledger (ASCII "dpSL").
 APPLICATION_ID = 0x6470534C
@@ -149,6 +151,29 @@ class LedgerEntry:
     charged_rho: Fraction
     privacy_unit: str | None = None
     source: str | None = None
+
+
+@dataclass(frozen=True)
+class Quote:
+    """What a charge would count against a ledger's budget (:meth:`Ledger.quote`), in the
+    ledger's own accounting, and whether it fits the budget now; nothing is written.
+
+    Attributes
+    ----------
+    charged_epsilon, charged_delta, charged_rho : Fraction
+        The exact amounts a charge would add (a basic ledger counts ``epsilon`` and ``delta``,
+        a zCDP ledger ``rho``).
+    fits : bool
+        Whether the budget holds them now.
+    refusal : str or None
+        The message the charge would be refused with (``None`` when it fits).
+    """
+
+    charged_epsilon: Fraction
+    charged_delta: Fraction
+    charged_rho: Fraction
+    fits: bool
+    refusal: str | None
 
 
 @dataclass(frozen=True)
@@ -821,6 +846,18 @@ class Ledger:
         LedgerEntry
             The recorded entry, committed.
         """
+        priced, charged = self._priced(epsilon, delta, kind)
+        native = (float(epsilon), float(delta), None)
+        return self._record(priced, native, charged, mechanism, parameters, privacy_unit, source)
+
+    def _priced(
+        self,
+        epsilon: Number,
+        delta: Number,
+        kind: Literal["pure", "bounded_range", "approx"] | None,
+    ) -> tuple[ChargeKind, tuple[Fraction, Fraction, Fraction]]:
+        """The kind and the exact ``(epsilon, delta, rho)`` an ``(epsilon, delta)`` charge
+        counts against this ledger's budget (:meth:`charge`, :meth:`quote`)."""
         eps = check_loss(epsilon, "epsilon")
         d = check_delta(delta)
         if kind is None:
@@ -830,16 +867,13 @@ class Ledger:
         if kind != "approx" and d > 0:
             raise ParameterError(f"a {kind!r} charge has delta = 0, got delta={delta!r}")
         if self._accounting == "basic":
-            charged = (eps, d, Fraction(0))
-        else:
-            if d > 0:
-                raise ParameterError(
-                    "this zCDP ledger cannot take an (epsilon, delta > 0) charge; describe the "
-                    "mechanism's zCDP loss with charge_zcdp instead"
-                )
-            charged = (Fraction(0), Fraction(0), eps * eps / (8 if kind == "bounded_range" else 2))
-        native = (float(epsilon), float(delta), None)
-        return self._record(kind, native, charged, mechanism, parameters, privacy_unit, source)
+            return kind, (eps, d, Fraction(0))
+        if d > 0:
+            raise ParameterError(
+                "this zCDP ledger cannot take an (epsilon, delta > 0) charge; describe the "
+                "mechanism's zCDP loss with charge_zcdp instead"
+            )
+        return kind, (Fraction(0), Fraction(0), eps * eps / (8 if kind == "bounded_range" else 2))
 
     def charge_zcdp(
         self,
@@ -879,18 +913,80 @@ class Ledger:
         LedgerEntry
             The recorded entry, committed.
         """
-        r = check_loss(rho, "rho")
-        if self._accounting == "basic":
-            if delta is None:
-                raise ParameterError(
-                    "a basic ledger converts zCDP charges to (epsilon, delta): pass delta"
-                )
-            d = check_delta(delta, allow_zero=False)
-            charged = (Fraction(zcdp_to_approx_dp(r, d)), d, Fraction(0))
-        else:
-            charged = (Fraction(0), Fraction(0), r)
+        charged = self._priced_zcdp(rho, delta)
         native = (None, None if delta is None else float(delta), float(rho))
         return self._record("zcdp", native, charged, mechanism, parameters, privacy_unit, source)
+
+    def _priced_zcdp(
+        self, rho: Number, delta: Number | None
+    ) -> tuple[Fraction, Fraction, Fraction]:
+        """The exact ``(epsilon, delta, rho)`` a ``rho``-zCDP charge counts against this
+        ledger's budget (:meth:`charge_zcdp`, :meth:`quote_zcdp`)."""
+        r = check_loss(rho, "rho")
+        if self._accounting == "zcdp":
+            return Fraction(0), Fraction(0), r
+        if delta is None:
+            raise ParameterError(
+                "a basic ledger converts zCDP charges to (epsilon, delta): pass delta"
+            )
+        d = check_delta(delta, allow_zero=False)
+        return Fraction(zcdp_to_approx_dp(r, d)), d, Fraction(0)
+
+    def quote(
+        self,
+        epsilon: Number,
+        delta: Number = 0.0,
+        *,
+        kind: Literal["pure", "bounded_range", "approx"] | None = None,
+        privacy_unit: str | None = None,
+    ) -> Quote:
+        """What :meth:`charge` would count against the budget, and whether it fits now;
+        nothing is written (the budget may change before a charge: only the charge decides).
+
+        Parameters
+        ----------
+        epsilon, delta, kind, privacy_unit
+            As in :meth:`charge`.
+
+        Returns
+        -------
+        Quote
+            The exact amounts, whether they fit, and the refusal :meth:`charge` would raise.
+
+        Raises
+        ------
+        ParameterError, LedgerError
+            What :meth:`charge` would raise before writing.
+        """
+        _, charged = self._priced(epsilon, delta, kind)
+        return self._quoted(charged, privacy_unit)
+
+    def quote_zcdp(
+        self, rho: Number, *, delta: Number | None = None, privacy_unit: str | None = None
+    ) -> Quote:
+        """What :meth:`charge_zcdp` would count against the budget, and whether it fits now;
+        nothing is written.
+
+        Parameters
+        ----------
+        rho, delta, privacy_unit
+            As in :meth:`charge_zcdp`.
+
+        Returns
+        -------
+        Quote
+            The exact amounts, whether they fit, and the refusal a charge would raise.
+        """
+        return self._quoted(self._priced_zcdp(rho, delta), privacy_unit)
+
+    def _quoted(self, charged: tuple[Fraction, Fraction, Fraction], unit: str | None) -> Quote:
+        _check_unit(unit)
+        self.check_privacy_unit(unit)
+        t = self._totals()
+        new = _Totals(t.epsilon + charged[0], t.delta + charged[1], t.rho + charged[2],
+                      t.entries + 1)  # fmt: skip
+        fits = self._fits(new)
+        return Quote(*charged, fits, None if fits else self._refusal(t, charged))
 
     def charge_then(
         self,

@@ -20,6 +20,7 @@ import click
 from ..core.jsonvalues import strict_dumps
 from ..data.schema import parse_schema_spec
 from .engines import engine_options, open_data
+from .explaining import EXPLAIN_OPTION, run_or_explain
 from .grouping import grouping_arguments, grouping_options, print_grouped
 from .lists import file_or_list
 from .seeding import source_from_seed
@@ -177,6 +178,7 @@ _CONFIDENCE = click.option(
 )
 @_CONFIDENCE
 @_LEDGER
+@EXPLAIN_OPTION
 @_JSON
 @_SEED
 @_SCHEMA
@@ -203,6 +205,7 @@ def quantile_command(
     method: str,
     confidence: float,
     ledger: str | None,
+    explain: bool,
     as_json: bool,
     insecure_seed: int | None,
     schema: dict[str, str] | None,
@@ -239,7 +242,8 @@ def quantile_command(
     if delta is not None and not grouped:
         raise click.UsageError("--delta applies to quantile only with --by (private groups)")
     if grouped:
-        result = quantile(
+        grouped_result = run_or_explain(
+            explain, as_json, quantile,
             open_data(file, engine, spark_master), column, list(q), epsilon,
             bounds="auto" if bounds_auto else None if bounds is None else (bounds[0], bounds[1]),
             candidates=_file_or_list(candidates, "--candidates"), confidence=confidence,
@@ -247,10 +251,14 @@ def quantile_command(
             mechanism=method, schema=schema, privacy_unit=privacy_unit,
             max_rows=1 if rows is None else rows, delta=delta, **grouped,
         )  # fmt: skip
-        print_grouped(result, as_json)
+        if grouped_result is not None:
+            print_grouped(grouped_result, as_json)
         return
-    with _scan_progress((not as_json) and sys.stderr.isatty()) as (progress, work):
-        result = quantile(
+    with _scan_progress((not as_json) and sys.stderr.isatty() and not explain) as (progress, work):
+        result = run_or_explain(
+            explain,
+            as_json,
+            quantile,
             open_data(file, engine, spark_master),
             column,
             list(q),
@@ -269,7 +277,8 @@ def quantile_command(
             privacy_unit=privacy_unit,
             max_rows=rows,
         )
-    _emit(result, as_json)
+    if result is not None:
+        _emit(result, as_json)
 
 
 _Progress = Callable[[float], None]
@@ -335,6 +344,7 @@ def _scan_progress(enabled: bool) -> Iterator[tuple[_Progress | None, _Progress 
 )
 @_CONFIDENCE
 @_LEDGER
+@EXPLAIN_OPTION
 @_JSON
 @_SEED
 @_SCHEMA
@@ -351,6 +361,7 @@ def price_command(
     max_rows: str | None,
     confidence: float,
     ledger: str | None,
+    explain: bool,
     as_json: bool,
     insecure_seed: int | None,
     schema: dict[str, str] | None,
@@ -362,7 +373,10 @@ def price_command(
 
     rows = _max_rows(max_rows, allow_auto=False)
     assert not isinstance(rows, str)  # "auto" is refused by _max_rows here
-    result = best_price(
+    result = run_or_explain(
+        explain,
+        as_json,
+        best_price,
         open_data(file, engine, spark_master),
         epsilon,
         prices=_file_or_list(prices, "--prices"),
@@ -377,7 +391,8 @@ def price_command(
         privacy_unit=privacy_unit,
         max_rows=rows,
     )
-    _emit(result, as_json)
+    if result is not None:
+        _emit(result, as_json)
 
 
 @click.command("preview")

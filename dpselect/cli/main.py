@@ -27,6 +27,7 @@ from ..core.jsonvalues import strict_dumps
 from ..data.schema import parse_schema_spec
 from .applications import register as register_applications
 from .engines import as_given, check_engine, engine_options, format_option, local_path, open_data
+from .explaining import EXPLAIN_OPTION, run_or_explain
 from .grouping import grouping_arguments, grouping_options, print_grouped
 from .lists import file_or_list
 from .seeding import source_from_seed
@@ -241,6 +242,7 @@ def _selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
             default=None,
             help="Budget ledger to charge before the answer is shown.",
         ),
+        EXPLAIN_OPTION,
         click.option("--json", "as_json", is_flag=True, help="Machine-readable output."),
         SCHEMA_OPTION,
         click.option(
@@ -271,6 +273,7 @@ def _run_selection(
     counts: bool,
     plan: bool,
     ledger: str | None,
+    explain: bool,
     as_json: bool,
     insecure_seed: int | None,
     schema: dict[str, str] | None = None,
@@ -331,8 +334,11 @@ def _run_selection(
 
     data = open_data(file, engine, spark_master)
     show_bar = (not as_json) and sys.stderr.isatty() and engine == "duckdb"
-    with _progress(show_bar) as progress:
-        result = top_k(
+    with _progress(show_bar and not explain) as progress:
+        result = run_or_explain(
+            explain,
+            as_json,
+            top_k,
             data,
             column,
             k,
@@ -352,6 +358,8 @@ def _run_selection(
             max_rows_per_value=max_rows_per_value,
             **grouped,
         )
+    if result is None:  # --explain: the plan was printed
+        return
     if grouped:
         print_grouped(result, as_json)
         return
@@ -489,6 +497,7 @@ def mode_command(**kwargs: Any) -> None:
     "2020, Policy Laplace); else the threshold with the lower cut.",
 )
 @click.option("--ledger", type=str, default=None, help="Budget ledger to charge first.")
+@EXPLAIN_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option(
     "--insecure-seed",
@@ -508,6 +517,7 @@ def keys_command(
     max_rows_per_value: int,
     method: str,
     ledger: str | None,
+    explain: bool,
     as_json: bool,
     insecure_seed: int | None,
     by: str | None,
@@ -523,14 +533,17 @@ def keys_command(
     from ..recipes.unknown_domain import partition_selection
 
     grouped = grouping_arguments(by, groups, max_groups, group_fraction)
-    show_bar = (not as_json) and sys.stderr.isatty()
+    show_bar = (not as_json) and sys.stderr.isatty() and not explain
     with _progress(show_bar) as progress:
-        result = partition_selection(
+        result = run_or_explain(
+            explain, as_json, partition_selection,
             local_path(file), column, epsilon, delta, privacy_unit, max_contributions,
             mechanism=method,  # type: ignore[arg-type]
             ledger=ledger, source=source_from_seed(insecure_seed), progress=progress,
             max_rows_per_value=max_rows_per_value, **grouped,
         )  # fmt: skip
+    if result is None:  # --explain: the plan was printed
+        return
     if grouped:
         print_grouped(result, as_json)
         return

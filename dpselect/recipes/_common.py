@@ -22,6 +22,7 @@ from ..core.measurement import Measurement
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine
 from ..data.rules import kept_numbers
+from ..planning.contributions import AUTO_FRACTION
 
 __all__ = [
     "AUTO_FRACTION",
@@ -164,11 +165,6 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, Fraction):
         return float(value)
     return str(value)
-
-
-#: The default share of epsilon spent on choosing ``max_contributions`` or ``bounds`` when
-#: they are ``"auto"`` (a public rule; the rest goes to the query).
-AUTO_FRACTION = 0.25
 
 
 def check_contributions(

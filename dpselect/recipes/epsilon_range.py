@@ -25,7 +25,9 @@ from typing import Any, TypeVar
 
 from ..core.errors import ParameterError
 
-__all__ = ["EPSILON_RANGE", "check_epsilon_range", "run_as_stages", "stages_of_a_release"]
+__all__ = [
+    "EPSILON_RANGE", "check_epsilon_range", "in_a_stage", "run_as_stages", "stages_of_a_release",
+]  # fmt: skip
 
 #: The total epsilon a recipe accepts: ``[2^-20, 2^20]``.
 EPSILON_RANGE = (Fraction(1, 1 << 20), Fraction(1 << 20))
@@ -55,6 +57,17 @@ def check_epsilon_range(epsilon: Any, name: str = "epsilon") -> None:
         raise ParameterError(
             f"{name} must lie in [2^-20, 2^20] (about 9.5e-07 to 1.05e+06), got {float(value):g}"
         )
+
+
+def in_a_stage() -> bool:
+    """Whether the current call is a stage of a release (:func:`stages_of_a_release`).
+
+    Returns
+    -------
+    bool
+        ``True`` inside a release's stages (its charge is the enclosing release's).
+    """
+    return _IN_RELEASE.get()
 
 
 @contextmanager

@@ -84,6 +84,7 @@ from ..mechanisms.quantile_score import (
 )
 from ..mechanisms.quantile_tree import make_tree_quantiles, tree_accuracy
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
+from ..planning.contributions import Contributions, merged
 from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     CONFIDENCE,
@@ -94,7 +95,6 @@ from ._common import (
     open_ledger,
 )
 from .bounds import bound_bins, bounds_choice_cost, choose_bounds
-from .contributions import Contributions, merged
 from .epsilon_range import check_epsilon_range, stages_of_a_release
 from .grouping import (
     GroupedResult,

@@ -9,16 +9,19 @@ the release runs (the release is the only step that reads private rows). Used by
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal, TypeVar
 
-from ..accounting.ledger import ROWS
+from ..accounting.ledger import ROWS, Quote
 from ..core.errors import ParameterError, given
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine
 from ..data.row_rules import row_rules
 from ..data.tables import open_table
+from ..planning.explaining import explaining, stop_here
+from ..planning.plan import Plan
 from ._common import open_ledger
-from .epsilon_range import run_as_stages
+from .epsilon_range import in_a_stage, run_as_stages
 
 __all__ = [
     "charge_then", "charge_then_release", "check_unit_label", "open_checked", "open_ledger",
@@ -86,8 +89,15 @@ def charge_then(
     ParameterError, BudgetExceeded, LedgerError
         Refused before anything is charged or released.
     """
-    release = _staged(_stating_rules(release, row_rules(source, privacy_unit)))
+    rules = row_rules(source, privacy_unit)
+    release = _staged(_stating_rules(release, rules))
+    planned = Plan(name, float(eps), float(delta), kind, None if rho is None else float(rho),
+                   dict(parameters), privacy_unit, source, tuple(rules))  # fmt: skip
+    # under explain(), the release's own charge hands back its plan (a stage's is part of it)
+    explain_now = explaining() and not in_a_stage()
     if book is None:
+        if explain_now:
+            stop_here(planned)
         return release()
     if privacy_unit == ROWS:  # a column named like row-level protection: ambiguous in the ledger
         raise ParameterError(
@@ -99,6 +109,8 @@ def charge_then(
     recorded = {"privacy_unit": unit, "source": source}
     if book.accounting == "zcdp":
         if rho is not None:
+            if explain_now:
+                _stop_with_quote(planned, book, book.quote_zcdp(rho, privacy_unit=unit))
             book.charge_zcdp(rho, mechanism=name, parameters=parameters, **recorded)
             return release()
         if delta > 0:
@@ -107,8 +119,18 @@ def charge_then(
                 or f"this release costs (epsilon, delta) with delta > 0, which the zCDP ledger "
                 f"{book.path} cannot take: use a basic ledger, or a mechanism with a zCDP cost"
             )
+    if explain_now:
+        _stop_with_quote(planned, book, book.quote(eps, delta, kind=kind, privacy_unit=unit))
     out: T = book.charge_then(release, eps, delta, name, parameters, kind=kind, **recorded)
     return out
+
+
+def _stop_with_quote(planned: Plan, book: Any, quote: Quote) -> None:
+    """Under :func:`~dpselect.explain`: hand back ``planned`` with what ``book`` would be
+    charged and whether it fits (:meth:`~dpselect.accounting.Ledger.quote`)."""
+    stop_here(replace(planned, ledger=book.path, fits=quote.fits, refusal=quote.refusal,
+                      charged=(quote.charged_epsilon, quote.charged_delta, quote.charged_rho),
+                      _accounting=book.accounting))  # fmt: skip
 
 
 def _stating_rules(release: Callable[[], T], rules: list[str]) -> Callable[[], T]:

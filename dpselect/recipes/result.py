@@ -13,6 +13,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from ..core.jsonvalues import json_dict
+from ..planning.contributions import contributions_line
 
 __all__ = ["Result"]
 
@@ -86,16 +87,11 @@ class Result:
         """Whom the release protects and the contribution bounds it was made at, as one line
         (``""`` without a privacy unit, or for a result that states its bounds itself): the
         :class:`~dpselect.Contributions` the recorded parameters stand for."""
-        from .contributions import Contributions
-
         parameters = getattr(self, "parameters", {}) or {}
-        unit = parameters.get("privacy_unit")
-        m = parameters.get("max_contributions")
-        if not unit or not isinstance(m, int) or isinstance(m, bool):
+        bounds = contributions_line(parameters)
+        if not bounds:
             return ""
-        bounds = Contributions(values_per_unit=m,
-                               rows_per_value=int(parameters.get("max_rows_per_value") or 1),
-                               groups_per_unit=int(parameters.get("max_groups") or 1))  # fmt: skip
+        unit = parameters["privacy_unit"]
         return f"privacy unit: {unit!r} (epsilon protects all the rows of one unit); {bounds}"
 
     def __str__(self) -> str:

@@ -28,9 +28,9 @@ from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.top_k_plan import TopKPlan as _Plan
 from ..mechanisms.top_k_plan import plan_top_k as _plan
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
+from ..planning.contributions import Contributions, merged
 from ..sampling.source import RandomSource, resolve_source
 from ._common import AUTO_FRACTION, check_auto_fraction, check_contributions
-from .contributions import Contributions, merged
 from .epsilon_range import check_epsilon_range
 from .grouping import check_no_grouping
 from .release import charge_then as _charge_then

@@ -43,3 +43,20 @@ def test_spark_releases_or_refuses_before_charge(frame, tmp_path: Any, name: str
             assert book.spent() != before
             released.append(eps)
     assert 1.0 in released
+
+
+@pytest.mark.parametrize("name", TABLE_RECIPES)
+def test_spark_explain_is_the_charge(frame, tmp_path: Any, name: str) -> None:
+    """``dp.explain`` on a Spark frame: the plan names the release, cost and parameters the
+    run then charges, and explaining charges nothing (tests/test_explain.py on DuckDB)."""
+    delta = 1e-6 if name in ("top_k_unit", "top_k_by", "quantile_by") else None
+    book = dp.Ledger.create(tmp_path / "l.db", 1e6, 0.5)
+    plan = dp.explain(_call, name, 1.0, delta, book, frame)
+    assert len(book) == 0
+    _call(name, 1.0, delta, book, frame)
+    (entry,) = book.entries()
+    assert (plan.query, plan.kind, plan.epsilon, plan.delta) == (
+        entry.mechanism, entry.kind, entry.epsilon, entry.delta,
+    )  # fmt: skip
+    assert plan.charged == (entry.charged_epsilon, entry.charged_delta, entry.charged_rho)
+    assert plan.fits is True and plan.source == entry.source

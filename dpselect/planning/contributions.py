@@ -35,7 +35,13 @@ from typing import Any, Literal
 from ..core.arithmetic import plain_number
 from ..core.errors import ParameterError, given
 
-__all__ = ["Contributions", "Query", "as_contributions", "merged"]
+__all__ = [
+    "AUTO_FRACTION", "Contributions", "Query", "as_contributions", "contributions_line", "merged",
+]  # fmt: skip
+
+#: The default share of epsilon spent on choosing ``max_contributions`` or ``bounds`` when
+#: they are ``"auto"`` (a public rule; the rest goes to the query).
+AUTO_FRACTION = 0.25
 
 #: The queries a :class:`Contributions` maps to (``most_common`` is a top-k).
 Query = Literal["top_k", "partition_selection", "quantile", "best_price"]
@@ -124,8 +130,6 @@ class Contributions:
         return (self.values_per_unit, self.rows_per_value, self.groups_per_unit) != (1, 1, 1)
 
     def __str__(self) -> str:
-        from ._common import AUTO_FRACTION
-
         share = AUTO_FRACTION if self.auto_share is None else self.auto_share
         values = (
             f"values chosen privately (auto, {share:g} of epsilon)"
@@ -288,3 +292,28 @@ def merged(
         )
     args = contributions.arguments(query, privacy_unit, **facts)
     return {name: args[name] for name in loose if name in args}
+
+
+def contributions_line(parameters: dict[str, Any]) -> str:
+    """The contribution bounds a release's recorded ``parameters`` were made at, as
+    :class:`Contributions` prints them (``"contributions per unit: 3 values, ..."``); ``""``
+    without a privacy unit or a numeric ``max_contributions`` (a release that states its
+    bounds itself, such as a quantile's ``max_rows``).
+
+    Parameters
+    ----------
+    parameters : dict
+        A release's public parameters (its ledger entry's).
+
+    Returns
+    -------
+    str
+        One line, or ``""``.
+    """
+    m = parameters.get("max_contributions")
+    if not parameters.get("privacy_unit") or not isinstance(m, int) or isinstance(m, bool):
+        return ""
+    bounds = Contributions(values_per_unit=m,
+                           rows_per_value=int(parameters.get("max_rows_per_value") or 1),
+                           groups_per_unit=int(parameters.get("max_groups") or 1))  # fmt: skip
+    return str(bounds)

@@ -1,0 +1,13 @@
+"""Planning: what a release will do, decided from public facts before anything is charged.
+
+:class:`Contributions` holds the contribution bounds of a privacy unit as one value;
+:class:`Plan` holds a release's decided cost, mechanism and shares, and :func:`explain` returns
+it for any query without reading a row or charging (docs/session.md, "Explain before paying").
+This package sits below the recipes: they build what it describes.
+"""
+
+from .contributions import Contributions
+from .explaining import explain
+from .plan import Plan
+
+__all__ = ["Contributions", "Plan", "explain"]
