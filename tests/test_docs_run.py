@@ -1,4 +1,4 @@
-"""Every code block of README.md and docs/*.md runs as written.
+"""Every code block of README.md and docs/**/*.md (the guides too) runs as written.
 
 A fenced block's info string says what it is:
 
@@ -35,7 +35,7 @@ import dpselect  # noqa: F401  (imported from the tested tree before the directo
 from tests.cli_process import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
-DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 LANGUAGES = {"python", "bash", "console", "text"}
 TAGS = {"spark", "slow"}
 FENCE = re.compile(r"^(```+|~~~+)\s*(.*)$")
