@@ -100,7 +100,7 @@ def main() -> None:
 
     from bench_spark import value_names
 
-    from dpselect.data import spark_engine as se
+    from dpselect.data.engines import spark as se
 
     names = value_names(args.values)
     print("load start", _load(), flush=True)

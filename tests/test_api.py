@@ -14,9 +14,9 @@ import pytest
 
 import dpselect.recipes.top_k as api
 from dpselect.accounting.ledger import Ledger
-from dpselect.api import TopKResult, most_common, top_k
 from dpselect.core.errors import BudgetExceeded, DataError, ParameterError
 from dpselect.mechanisms.limited_domain import limited_domain_threshold
+from dpselect.recipes.top_k import TopKResult, most_common, top_k
 from dpselect.recipes.unknown_domain import _ld_per_round
 from dpselect.sampling.source import InsecureSeededSource
 

@@ -38,7 +38,6 @@ LAYER = {
     "mechanisms": 2,
     "data": 3,
     "recipes": 4,
-    "api": 4,
     "cli": 5,
     "session": 5,  # the front door: a Session runs the recipes
     "__init__": 5,  # the package's face (``dpselect.__version__``, lazy re-exports)

@@ -156,7 +156,7 @@ PATHS = {
         d, "s", 1.0, 1e-6, privacy_unit="x", **k
     ),
     "partition_selection policy, x the unit": lambda d, c, **k: dp.partition_selection(
-        d, "s", 4.0, 1e-6, privacy_unit="x", max_contributions=2, method="policy_laplace", **k
+        d, "s", 4.0, 1e-6, privacy_unit="x", max_contributions=2, mechanism="policy_laplace", **k
     ),
     "quantile bounds": lambda d, c, **k: dp.quantile(d, "x", 0.5, 1.0, bounds=(0, 100), **k),
     "quantile candidates": lambda d, c, **k: dp.quantile(
