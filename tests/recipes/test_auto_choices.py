@@ -220,7 +220,7 @@ def test_auto_bound_levels_cover_the_requested_levels():
         ({"bounds": "auto", "auto_fraction": 0.0}, "auto_fraction"),
         ({"bounds": (0, 1), "auto_fraction": 0.5}, "auto_fraction"),
         ({"bounds": "automatic"}, "bounds"),
-        ({"bounds": "auto", "method": "recursive", "q": 0.5, "column": "nope"}, "nope"),
+        ({"bounds": "auto", "mechanism": "recursive", "q": 0.5, "column": "nope"}, "nope"),
         ({"bounds": "auto", "epsilon": 20.0}, "budget"),
     ],
 )
