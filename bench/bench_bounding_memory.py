@@ -174,10 +174,10 @@ def child(job: str, path: str, m: int, budget_mb: float | None = None) -> None:
         )
         out["result"] = str(duckdb.connect().execute(sql, [path]).fetchall()[:3])
     else:
-        from dpselect.api import top_k
         from dpselect.data import grouped_scores, scores, unit_partitions
         from dpselect.data.scores import candidate_scores
         from dpselect.data.tables import open_table
+        from dpselect.recipes.top_k import top_k
 
         if budget_mb is not None:
             unit_partitions.MEMORY_BUDGET = int(budget_mb * 2**20)

@@ -64,7 +64,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
-    from dpselect.data.spark_engine import spark_session
+    from dpselect.data.engines.spark import spark_session
     from dpselect.data.tables import open_table
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -20,7 +20,7 @@ mean absolute error over the nine deciles, averaged over ``runs`` runs (with a 9
 interval for the mean), on Seattle daily
 maximum temperatures (vega_datasets, 1461 rows on a 0.1 grid: ties), penguin body mass
 (palmerpenguins, 342 rows) and a synthetic lognormal (10,000 rows); ``--held-out`` and
-``--fresh`` for other columns. Compared: dpselect's default (``method="auto"``: 1/20 of
+``--fresh`` for other columns. Compared: dpselect's default (``mechanism="auto"``: 1/20 of
 epsilon to a noisy row count ``N``, then the quantile tree if ``eps' N < 1000``, else the
 joint exponential mechanism, its resolution from the bounds: half the power of ten at most
 ``(hi - lo) / 600``, values rounded to that power of ten; two unreleased anchor levels below
@@ -28,7 +28,7 @@ epsilon 0.2), the tree and the joint mechanism by name, the same with the public
 ``resolution`` set to half the data's recording step (0.05 degree, 12.5 g; a public fact
 about the measurement, so ties become likely outputs), the recursive quantiles by name,
 dpselect's even split
-(``method="split"``: the tie-aware continuous mechanism at eps / 9 each), OpenDP 0.16
+(``mechanism="split"``: the tie-aware continuous mechanism at eps / 9 each), OpenDP 0.16
 ``make_private_quantile`` (exponential mechanism over a grid of candidates, eps / 9 each),
 diffprivlib ``tools.quantile`` (eps split over the deciles) and PipelineDP's percentile
 (its quantile tree, Laplace noise, one aggregation of nine percentiles).
@@ -172,7 +172,7 @@ def joint_flights_speed() -> None:
 
 def joint_flights_cli(x: np.ndarray, rounds: int = 7) -> None:
     """The same deciles as a user runs them on a file: ``dpselect quantile flights.parquet
-    --column distance --q 0.1 ... --q 0.9 --epsilon 1 --bounds 0 5000 --method M`` in a fresh
+    --column distance --q 0.1 ... --q 0.9 --epsilon 1 --bounds 0 5000 --mechanism M`` in a fresh
     process each time (the start, the imports, the file read and the release; no ledger),
     ``M`` the tree and the default in turns, ``rounds`` times; the best and the median wall
     time of each, and the default's ratio to the tree (issue 25's baseline, the tree at 0.87
@@ -186,7 +186,7 @@ def joint_flights_cli(x: np.ndarray, rounds: int = 7) -> None:
         pq.write_table(pa.table({"distance": x}), path)
     levels = [arg for q in DECILES for arg in ("--q", f"{q:g}")]
     common = [sys.executable, "-m", "dpselect", "quantile", str(path), "--column", "distance",
-              *levels, "--epsilon", "1", "--bounds", "0", "5000", "--method"]  # fmt: skip
+              *levels, "--epsilon", "1", "--bounds", "0", "5000", "--mechanism"]  # fmt: skip
     times: dict[str, list[float]] = {"tree": [], "auto": []}
     for _ in range(rounds):
         for method, took in times.items():

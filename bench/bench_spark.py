@@ -215,7 +215,7 @@ def main() -> None:
     names = value_names(args.values)
 
     import dpselect as dp
-    from dpselect.data.spark_engine import spark_session
+    from dpselect.data.engines.spark import spark_session
     from dpselect.sampling.source import InsecureSeededSource
 
     load_start = _load()

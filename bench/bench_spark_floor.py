@@ -17,7 +17,7 @@ medians and ratios against the plain query of the same rounds:
   NumPy and pyarrow), which the Spark engine does not (docs/spark.md); the seed text here is
   an int64 unit's (``str``), so this is a measurement, not a general implementation. With
   ``--check-rows N`` it first checks its scores against the engine's on the N-row file;
-- dpselect's plan: ``spark_engine.candidate_scores(..., "user_id", 3, salt)``.
+- dpselect's plan: ``dpselect.data.engines.spark.candidate_scores(..., "user_id", 3, salt)``.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def main() -> None:
 
     from bench_spark import value_names
 
-    from dpselect.data import spark_engine as se
+    from dpselect.data.engines import spark as se
 
     names = value_names(args.values)
     print("load start", _load(), flush=True)

@@ -49,10 +49,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from _rss import peak_rss_mib
 
-from dpselect.api import top_k
 from dpselect.data.dictionary_scores import dictionary_candidate_scores
 from dpselect.data.scores import candidate_scores, duckdb_candidate_scores
 from dpselect.data.tables import open_table
+from dpselect.recipes.top_k import top_k
 
 COLUMN = "item"
 SEED = 20260101

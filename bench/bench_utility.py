@@ -41,7 +41,7 @@ Metrics (mean over trials, 95% interval: Wilson for proportions, normal for mean
 
 Calibration, each to the same (epsilon, delta) at one person:
 - dpselect: ``mechanism="auto"`` (``dpselect.mechanisms.choice``) exactly as ``top_k`` runs it,
-  applied to the count vector (``dpselect.api._plan``); unknown domain as
+  applied to the count vector (``dpselect.mechanisms.top_k_plan.plan_top_k``); unknown domain as
   ``top_k(candidates=None)`` runs it after ``value_counts`` (``recipes.unknown_domain``:
   ``choose_unknown_domain``, the thresholding, ``rank_released`` with equal noisy counts in
   random order).

@@ -23,16 +23,14 @@ The framework tier lives in sub-namespaces (as OpenDP's ``dp.m`` and ``dp.t``):
 - ``dpselect.data``: data files and frames to score vectors (DuckDB, Spark).
 
 Everything is loaded on first use (PEP 562), so ``import dpselect`` and the ``dpselect``
-command start fast. The framework names that used to be re-exported here (``dp.make_laplace``,
-``dp.vector_domain``, ...) still resolve, with a :class:`DeprecationWarning` naming their
-sub-namespace.
+command start fast. Framework names are read from their sub-namespace
+(``dpselect.mechanisms.make_laplace``, ``dpselect.core.vector_domain``), not from the top level.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-import warnings
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -170,9 +168,6 @@ __all__ = [
 ]
 
 _SUBPACKAGES = ("accounting", "core", "data", "mechanisms", "recipes", "sampling")
-#: Sub-namespaces whose names were re-exported here before issue 23; they still resolve, with a
-#: DeprecationWarning (the first package that has the name wins, as the star imports did).
-_DEPRECATED_FROM = ("recipes", "mechanisms", "core")
 
 
 def _module(name: str) -> Any:
@@ -187,17 +182,7 @@ def __getattr__(name: str) -> Any:
     elif name in _NAMED:
         value = getattr(_module(_NAMED[name]), name)
     else:
-        for pkg in _DEPRECATED_FROM:
-            module = _module(pkg)
-            if name in module.__all__:
-                warnings.warn(
-                    f"dpselect.{name} is deprecated at the top level: use "
-                    f"dpselect.{pkg}.{name} (issue 23: the top level holds the task tier)",
-                    DeprecationWarning,
-                    stacklevel=2,
-                )
-                return getattr(module, name)  # not cached: every use warns
-        # a submodule such as ``dpselect.api``, as after the eager imports
+        # a submodule such as ``dpselect.session``, as after the eager imports
         if importlib.util.find_spec(f"{__name__}.{name}") is None:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         value = _module(name)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpselect.api import most_common, top_k
+from dpselect import most_common, top_k
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "visits.parquet"

@@ -128,8 +128,8 @@ def recipes() -> dict[str, Callable[[Any, Any], Any]]:
     unit = {"privacy_unit": "u"}
     return {
         "quantile": q(bounds=(0, 20)),
-        "quantile tree": q(bounds=(0, 20), method="tree"),
-        "quantile joint": q(bounds=(0, 20), method="joint"),
+        "quantile tree": q(bounds=(0, 20), mechanism="tree"),
+        "quantile joint": q(bounds=(0, 20), mechanism="joint"),
         "quantile unit max_rows=1": q(bounds=(0, 20), max_rows=1, **unit),
         "quantile unit max_rows=auto": q(bounds=(0, 20), max_rows="auto", **unit),
         "quantile auto bounds": q(bounds="auto"),

@@ -14,9 +14,9 @@ import pytest
 
 import dpselect.recipes.top_k as api
 from dpselect.accounting.ledger import Ledger
-from dpselect.api import TopKResult, most_common, top_k
 from dpselect.core.errors import BudgetExceeded, DataError, ParameterError
 from dpselect.mechanisms.limited_domain import limited_domain_threshold
+from dpselect.recipes.top_k import TopKResult, most_common, top_k
 from dpselect.recipes.unknown_domain import _ld_per_round
 from dpselect.sampling.source import InsecureSeededSource
 
@@ -180,7 +180,11 @@ def test_zcdp_ledger(tmp_path):
             ParameterError,
             "histogram",
         ),
-        ({"candidates": None, "delta": 1e-6, "mechanism": "exponential"}, ParameterError, "gumbel"),
+        (
+            {"candidates": None, "delta": 1e-6, "mechanism": "permute_and_flip"},
+            ParameterError,
+            "gumbel",
+        ),
         ({"mechanism": "gaussian_histogram"}, ParameterError, "delta > 0"),
         ({"candidates": None, "delta": 1e-6, "mechanism": "laplace"}, ParameterError, "gumbel"),
         ({"candidates": None, "delta": 1e-6, "k_bar": 1}, ParameterError, "k_bar"),
@@ -306,7 +310,7 @@ def test_delta_with_candidates_is_used():
 
 
 def test_methods_cited_by_name():
-    for mech in ["gumbel", "exponential", "laplace", "laplace_histogram"]:
+    for mech in ["gumbel", "permute_and_flip", "laplace", "laplace_histogram"]:
         r = top_k(visits(), "site", 2, 1.0, candidates=SITES, mechanism=mech,
                   source=InsecureSeededSource(0))  # fmt: skip
         assert "seed" not in r.mechanism and "(" in r.mechanism

@@ -20,9 +20,9 @@ import pandas as pd
 import pytest
 
 from dpselect.accounting.ledger import Ledger
-from dpselect.api import top_k
 from dpselect.core.errors import DataError, DPSelectError, ParameterError
 from dpselect.recipes import best_price, quantile
+from dpselect.recipes.top_k import top_k
 from dpselect.sampling.source import InsecureSeededSource
 
 from .cli_process import run_cli
@@ -87,9 +87,9 @@ def json_commands(files):
         "keys policy": f"{keys} {unit} 3",
         "median": f"{q} --q 0.5 --bounds 0 1000",
         "quartiles": f"{q} --q 0.25 --q 0.5 --q 0.75 --bounds 0 1000",
-        "joint": f"{q} --q 0.25 --q 0.75 --bounds 0 1000 --method joint",
-        "tree": f"{q} --q 0.25 --q 0.75 --bounds 0 1000 --method tree",
-        "recursive": f"{q} --q 0.25 --q 0.75 --bounds 0 1000 --method recursive",
+        "joint": f"{q} --q 0.25 --q 0.75 --bounds 0 1000 --mechanism joint",
+        "tree": f"{q} --q 0.25 --q 0.75 --bounds 0 1000 --mechanism tree",
+        "recursive": f"{q} --q 0.25 --q 0.75 --bounds 0 1000 --mechanism recursive",
         "quantile candidates": f"{q} --q 0.5 --candidates 100,200,300",
         "quantile auto bounds": f"{q} --q 0.5 --bounds auto",
         "price": f"price {data} --column income --epsilon 1 --max-price 500 --n 100 --json",
@@ -155,7 +155,7 @@ def test_numpy_scalars_are_numbers(tmp_path):
                  confidence=np.float32(0.9), source=seeded())  # fmt: skip
     assert q.parameters["bounds"] == [0.0, 60.0]
     quantile(df, "v", [np.float64(0.25), np.float32(0.75)], np.int64(1), bounds=(0, 60),
-             resolution=np.float32(0.5), method="joint", source=seeded())  # fmt: skip
+             resolution=np.float32(0.5), mechanism="joint", source=seeded())  # fmt: skip
     best_price(df, np.float32(1), column="v", max_price=np.int64(60), n=np.int64(55),
                source=seeded())  # fmt: skip
     book = Ledger.create(str(tmp_path / "np.ledger"), np.float32(2), np.float64(1e-6))
@@ -305,7 +305,7 @@ def test_format_only_with_standard_input_and_spark_master_only_with_spark(files)
 
 # ------------------------------------------------------------------ item 5: readable accuracy
 def test_joint_statement_is_evaluated(files):
-    result = quantile(frame(), "v", [0.25, 0.5, 0.75], 1.0, bounds=(0, 60), method="joint",
+    result = quantile(frame(), "v", [0.25, 0.5, 0.75], 1.0, bounds=(0, 60), mechanism="joint",
                       source=seeded())  # fmt: skip
     text = str(result)
     assert " E + " not in text and "ln((hi - lo) / l)" not in text, text

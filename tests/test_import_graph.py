@@ -39,7 +39,6 @@ LAYER = {
     "data": 3,
     "planning": 4,  # what a release will do (Contributions, Plan, explain), below the recipes
     "recipes": 5,
-    "api": 5,
     "cli": 6,
     "session": 6,  # the front door: a Session runs the recipes
     "__init__": 6,  # the package's face (``dpselect.__version__``, lazy re-exports)

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpselect.api import top_k
 from dpselect.data.scores import candidate_scores, match_multiplicity
 from dpselect.data.tables import open_table
+from dpselect.recipes.top_k import top_k
 from dpselect.sampling.source import InsecureSeededSource
 
 # ----------------------------------------------------------------------------------------

@@ -54,7 +54,6 @@ def test_lazy_package_exposes_every_public_name():
     for name in ("sampling", "data", "core", "mechanisms", "accounting", "recipes"):
         assert getattr(dpselect, name) is not None and name in dir(dpselect)
     assert set(names) <= set(dir(dpselect))
-    assert dpselect.api.top_k is dpselect.top_k
     namespace: dict[str, object] = {}
     exec("from dpselect import *", namespace)
     assert set(names) <= set(namespace)
@@ -62,23 +61,6 @@ def test_lazy_package_exposes_every_public_name():
         dpselect.no_such_name  # noqa: B018
     with pytest.raises(ImportError):
         exec("from dpselect import no_such_name", {})
-
-
-def test_framework_names_moved_to_their_namespace_still_resolve_with_a_warning():
-    import dpselect
-    import dpselect.core
-    import dpselect.mechanisms
-    import dpselect.recipes
-
-    for pkg in (dpselect.core, dpselect.mechanisms, dpselect.recipes):
-        for name in pkg.__all__:
-            if name in dpselect.__all__:
-                assert getattr(dpselect, name) is getattr(pkg, name), name
-                continue
-            with pytest.warns(DeprecationWarning, match=f"dpselect.{pkg.__name__[9:]}.{name}"):
-                assert getattr(dpselect, name) is getattr(pkg, name), name
-    with pytest.warns(DeprecationWarning):
-        exec("from dpselect import make_laplace", {})
 
 
 def test_core_errors_import_alone_and_core_names_resolve():
@@ -92,8 +74,8 @@ def test_core_errors_import_alone_and_core_names_resolve():
 
 
 def test_cli_mechanism_names_match_the_api():
-    from dpselect.api import MECHANISMS
     from dpselect.cli.main import MECHANISM_NAMES
+    from dpselect.recipes.top_k import MECHANISMS
 
     assert list(MECHANISM_NAMES) == sorted(MECHANISMS)
 

@@ -122,7 +122,7 @@ _CONFIDENCE = click.option(
     required=True,
     multiple=True,
     type=float,
-    help="Quantile level in [0, 1] (0.5: the median); repeat for several (see --method).",
+    help="Quantile level in [0, 1] (0.5: the median); repeat for several (see --mechanism).",
 )
 @click.option("--epsilon", required=True, type=float, help="Total privacy cost.")
 @click.option(
@@ -166,7 +166,6 @@ _CONFIDENCE = click.option(
 )
 @click.option(
     "--mechanism",
-    "--method",  # the former name, kept
     "method",
     type=click.Choice(["auto", "split", "recursive", "joint", "tree"]),
     default="auto",
@@ -227,11 +226,11 @@ def quantile_command(
         how = (
             "the default method (auto: tree, joint or recursive) answers"
             if method == "auto"
-            else f"--method {method} answers"
+            else f"--mechanism {method} answers"
         )
         raise click.BadParameter(
             f"levels must be strictly increasing (each once, in order), got {list(q)}: {how} "
-            "several levels together, split at them in order; sort them, or use --method split "
+            "several levels together, split at them in order; sort them, or use --mechanism split "
             "(any order)",
             param_hint="--q",
         )
@@ -415,7 +414,7 @@ def price_command(
 )
 @click.option(
     "--mechanism",
-    type=click.Choice(["gumbel", "permute_and_flip", "exponential", "laplace"]),
+    type=click.Choice(["gumbel", "permute_and_flip", "laplace"]),
     default="gumbel",
     show_default=True,
 )

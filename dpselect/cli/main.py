@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 #: library (tests/cli/test_startup.py checks that they agree).
 MECHANISM_NAMES = (
     "auto",
-    "exponential",
     "gaussian_histogram",
     "gumbel",
     "laplace",
@@ -485,7 +484,6 @@ def mode_command(**kwargs: Any) -> None:
 @ROWS_PER_VALUE_OPTION
 @click.option(
     "--mechanism",
-    "--method",  # the former name, kept
     "method",
     type=click.Choice(
         ["auto", "optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian"]

@@ -70,7 +70,6 @@ from flint import arb
 
 from ..accounting.best import MechanismLoss, best_epsilon
 from ..core.arithmetic import float_down, float_up
-from ..core.deprecation import renamed_parameters
 from ..core.domains import Domain
 from ..core.errors import DomainError, MetricError, ParameterError, PrivacyMapError
 from ..core.intervals import arb_of, evaluate, upper_float
@@ -255,7 +254,6 @@ def _ranked(histogram: Mapping[Any, Any]) -> list[tuple[Any, int]]:
     return pairs
 
 
-@renamed_parameters(l0_sensitivity="max_contributions")
 def make_limited_domain_top_k(
     k: int,
     k_bar: int,

@@ -63,7 +63,6 @@ __all__ = [
 
 #: The confidence of the accuracy statements.
 CONFIDENCE = 0.95
-_CHOICE_KEY = {"exponential": "permute_and_flip"}  # api name -> choice module name
 _NOISE = {"permute_and_flip": "exponential", "gumbel": "gumbel", "laplace": "laplace"}
 GUMBEL_WITH_COUNTS = (
     "exponential mechanism, one-shot Gumbel top-k (Durfee and Rogers 2019), then discrete "
@@ -137,8 +136,7 @@ def resolve_top_k_method(
     Parameters
     ----------
     mech : str
-        ``"auto"`` or a mechanism of ``dpselect.recipes``' ``MECHANISMS`` (``"exponential"``
-        is read as ``"permute_and_flip"``).
+        ``"auto"`` or a mechanism of ``dpselect.recipes``' ``MECHANISMS``.
     k : int
         How many values are released.
     n : int
@@ -159,7 +157,7 @@ def resolve_top_k_method(
         A choice-module name, or ``"gumbel_counts"``.
     """
     if mech != "auto":
-        key = _CHOICE_KEY.get(mech, mech)
+        key = mech
         if key == "gaussian_histogram" and delta == 0:
             raise ParameterError('mechanism="gaussian_histogram" needs delta > 0')
         if counts and key in _NOISE:

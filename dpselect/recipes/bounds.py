@@ -55,7 +55,6 @@ from typing import Any, Literal
 import numpy as np
 
 from ..core.arithmetic import float_up
-from ..core.deprecation import warn_renamed
 from ..core.domains import atom_domain, vector_domain
 from ..core.errors import ParameterError
 from ..core.metrics import L1Distance
@@ -290,7 +289,6 @@ def choose_max_contributions(
     source: RandomSource | None = None,
     penalty: Callable[[int], Any] | None = None,
     schema: Any = None,
-    beta: float | None = None,
     unit_counts: str = "values",
 ) -> ContributionChoice:
     """A contribution bound for ``column`` per ``privacy_unit``, chosen privately (module doc).
@@ -323,8 +321,8 @@ def choose_max_contributions(
     release_epsilon : float, optional
         The epsilon of the later release (default ``epsilon``).
     confidence : float, default 0.95
-        The confidence of the generalized exponential mechanism's guarantee (``beta``, its
-        deprecated form, is ``1 - confidence``).
+        The confidence of the generalized exponential mechanism's guarantee (its ``beta`` is
+        ``1 - confidence``).
     ledger, source, penalty, schema
         The budget ledger, the randomness (tests only), a public penalty rule and declared
         column types.
@@ -355,12 +353,8 @@ def choose_max_contributions(
     eps = Fraction(check_epsilon(epsilon))
     check_epsilon_range(eps)
     rel = eps if release_epsilon is None else Fraction(check_epsilon(release_epsilon))
-    if beta is None:  # 1 - confidence in decimal, exactly: confidence 0.95 is beta 0.05
-        beta = float(1 - Fraction(str(check_confidence(confidence))))
-    else:
-        warn_renamed("beta=", "confidence= (1 - beta)")
-        if confidence != 0.95:
-            raise ParameterError("give confidence or its deprecated form beta, not both")
+    # 1 - confidence in decimal, exactly: confidence 0.95 is beta 0.05
+    beta = float(1 - Fraction(str(check_confidence(confidence))))
     if unit_counts not in ("values", "rows"):
         raise ParameterError(f"unit_counts must be 'values' or 'rows', got {unit_counts!r}")
     cands = _contribution_candidates(candidates)

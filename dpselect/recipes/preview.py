@@ -30,7 +30,6 @@ from typing import Any, Literal
 import numpy as np
 
 from ..core.arithmetic import as_decimal, float_up, printed_up
-from ..core.deprecation import warn_renamed
 from ..core.errors import ParameterError
 from ..mechanisms.utility import selection_probabilities, utility_bound
 from ..mechanisms.validate import check_epsilon, check_scale
@@ -47,13 +46,10 @@ __all__ = [
     "preview_top_k",
 ]
 
-#: "exponential" is the deprecated spelling of "permute_and_flip" (issue 23: "exponential" is
-#: the Gumbel exponential mechanism in make_exponential_mechanism).
-Mechanism = Literal["gumbel", "permute_and_flip", "exponential", "laplace"]
+Mechanism = Literal["gumbel", "permute_and_flip", "laplace"]
 _MECHANISMS = {
     "gumbel": "exponential mechanism (Gumbel report-noisy-max)",
     "permute_and_flip": "permute-and-flip (report-noisy-max with exponential noise)",
-    "exponential": "permute-and-flip (report-noisy-max with exponential noise)",
     "laplace": "report-noisy-max with Laplace noise",
 }
 NOTE = "computed from the scores given (public or hypothetical): no data read, no budget spent"
@@ -88,8 +84,7 @@ class PreviewResult(Result):
     monotonic : bool
         Whether the scale is ``Delta / eps`` (monotonic scores) rather than ``2 Delta / eps``.
     mechanism : str
-        The selection previewed: ``"gumbel"``, ``"permute_and_flip"`` or ``"laplace"``
-        (``"exponential"`` when given in that deprecated spelling).
+        The selection previewed: ``"gumbel"``, ``"permute_and_flip"`` or ``"laplace"``.
     confidence : float
         The confidence of the utility theorem's loss (``PreviewRow.loss``).
     rows : list of PreviewRow
@@ -225,8 +220,6 @@ def _row(
 def _check_mechanism(mechanism: Any) -> Mechanism:
     if mechanism not in _MECHANISMS:
         raise ParameterError(f"mechanism must be one of {sorted(_MECHANISMS)}, got {mechanism!r}")
-    if mechanism == "exponential":
-        warn_renamed('mechanism="exponential"', 'mechanism="permute_and_flip"', stacklevel=4)
     return mechanism  # type: ignore[no-any-return]
 
 
@@ -256,8 +249,7 @@ def preview(
     monotonic : bool, default False
         True when every score moves in the same direction between neighbours.
     mechanism : {"gumbel", "permute_and_flip", "laplace"}, default "gumbel"
-        The selection's noise (``"exponential"``: deprecated spelling of
-        ``"permute_and_flip"``).
+        The selection's noise.
     confidence : float, default 0.95
         The confidence of the utility theorem's bound.
 

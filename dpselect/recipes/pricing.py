@@ -49,14 +49,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..core.deprecation import warn_renamed
 from ..core.errors import DataError, ParameterError
 from ..core.measurement import Measurement
 from ..data.candidates import load_candidates
@@ -326,7 +325,7 @@ class PriceResult(Result):
     confidence : float
         The confidence of the revenue guarantee.
     accuracy : str
-        The revenue guarantee, as a sentence (formerly ``guarantee``).
+        The revenue guarantee, as a sentence.
     ledger : str or None
         The path of the ledger charged for this release; ``None`` without a ledger.
     parameters : dict
@@ -345,16 +344,6 @@ class PriceResult(Result):
     accuracy: str
     ledger: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def guarantee(self) -> str:
-        """Deprecated name of :attr:`accuracy` (the revenue guarantee's text)."""
-        warn_renamed("PriceResult.guarantee", "PriceResult.accuracy", stacklevel=3)
-        return self.accuracy
-
-    def _dict(self) -> dict[str, Any]:
-        """The fields, and ``"guarantee"`` (the former name of ``"accuracy"``) as before."""
-        return {**asdict(self), "guarantee": self.accuracy}
 
     def _text(self) -> str:
         return "\n".join(

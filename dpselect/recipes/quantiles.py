@@ -14,7 +14,7 @@
   (:mod:`dpselect.mechanisms.quantile_joint`: all levels in one draw); one charge for both
   parts, made before any row is read. Above 20 levels the recursive algorithm of Kaplan,
   Schnapp and Stemmer (2022) (:mod:`dpselect.mechanisms.quantile_recursive`); basic
-  composition (``epsilon / m`` each) on request (``method="split"``) and with candidates. The
+  composition (``epsilon / m`` each) on request (``mechanism="split"``) and with candidates. The
   rule reads ``m``, epsilon and the paid count ``N`` only; docs/quantiles.md has the
   evidence.
 
@@ -34,7 +34,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.arithmetic import float_down, float_up, printed_up
-from ..core.deprecation import renamed_keyword
 from ..core.domains import atom_domain
 from ..core.errors import DataError, ParameterError
 from ..core.metrics import L1Distance
@@ -126,13 +125,13 @@ __all__ = [
 ]
 
 F64 = npt.NDArray[np.float64]
-#: ``method="auto"`` uses the joint mechanism for 2 to this many levels (docs/quantiles.md).
+#: ``mechanism="auto"`` uses the joint mechanism for 2 to this many levels (docs/quantiles.md).
 JOINT_AUTO_MAX_LEVELS = 20
 _METHODS = ("auto", "split", "recursive", "joint", "tree")
 #: The tree's shape (public): branching ``b`` and height ``h`` (``b^h`` leaves), and the
 #: descent's threshold in standard deviations (docs/quantiles.md, "the tree").
 TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD = 8, 2, 1.0
-#: ``method="auto"`` (2 to 20 levels with bounds) spends this share of epsilon on a noisy
+#: ``mechanism="auto"`` (2 to 20 levels with bounds) spends this share of epsilon on a noisy
 #: row count ``N``, then runs the tree if ``eps' N < TREE_AUTO_LIMIT`` (``eps'`` the rest of
 #: epsilon), else the joint mechanism (docs/quantiles.md, "Choosing the method").
 TREE_COUNT_FRACTION = Fraction(1, 20)
@@ -410,7 +409,7 @@ def _candidate_line(level: Fraction, eps: Fraction, m: int, conf: float) -> str:
     )
 
 
-#: Until the tree: ``method="auto"`` added two anchor levels to the joint mechanism below this
+#: Until the tree: ``mechanism="auto"`` added two anchor levels to the joint mechanism below this
 #: epsilon (docs/quantiles.md, "Anchor levels"; no longer used by the recipe).
 JOINT_ANCHOR_EPSILON = 0.2
 _ANCHOR_NOTE = (
@@ -687,7 +686,6 @@ def quantile(
     schema: Any = None,
     auto_fraction: float | None = None,
     work_progress: Callable[[float], None] | None = None,
-    method: str | None = None,
     privacy_unit: str | None = None,
     max_rows: int | str | None = None,
     by: str | None = None,
@@ -752,8 +750,6 @@ def quantile(
     ledger, source, resolution, progress, schema, auto_fraction, work_progress
         The budget ledger, the randomness (tests only), the output grid, progress callbacks,
         declared column types and the share of ``epsilon`` for ``bounds="auto"``.
-    method : str, optional
-        Deprecated spelling of ``mechanism``.
     privacy_unit : str, optional
         The column identifying people (each row is a person without it).
     max_rows : int or "auto", optional
@@ -792,7 +788,7 @@ def quantile(
     >>> result.values
     [501.463]
     """
-    method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
+    method = mechanism
     data, column = one_column(data, column)
     bound_args = merged(
         contributions, "quantile", privacy_unit,
@@ -1101,8 +1097,7 @@ def quantile(
     )  # fmt: skip
 
 
-# ``bounds="auto"`` (formerly its own module, dpselect/recipes/auto_bounds.py, which imported
-# this one while this one imported it)
+# ``bounds="auto"``: the bounds chosen privately, then the quantiles
 
 
 def auto_bound_levels(levels: Sequence[Fraction]) -> tuple[float, float]:
@@ -1140,7 +1135,6 @@ def quantile_with_auto_bounds(
     progress: Callable[[float], None] | None = None,
     schema: Any = None,
     auto_fraction: float | None = None,
-    method: str | None = None,
     privacy_unit: str | None = None,
     max_rows: int | None = None,
 ) -> QuantileResult:
@@ -1210,8 +1204,6 @@ def quantile_with_auto_bounds(
         The quantile method, as for :func:`quantile`.
     auto_fraction : float, optional
         The share of ``epsilon`` in ``(0, 1)`` for the bounds' choice (default 0.25).
-    method : str, optional
-        Deprecated spelling of ``mechanism``.
     privacy_unit : str, optional
         The column identifying people (each row is a person without it).
     max_rows : int, optional
@@ -1226,7 +1218,7 @@ def quantile_with_auto_bounds(
     """
     from ._common import check_auto_fraction
 
-    method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
+    method = mechanism
     eps = Fraction(check_user_epsilon(epsilon))
     check_epsilon_range(eps)
     fraction = check_auto_fraction(auto_fraction)

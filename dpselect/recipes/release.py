@@ -3,7 +3,7 @@
 :func:`open_checked` opens the data (:mod:`dpselect.data`) and checks the roles of its columns
 from the schema; :func:`charge_then` charges a ledger in its own accounting, durably, before
 the release runs (the release is the only step that reads private rows). Used by
-:func:`dpselect.api.top_k` and every recipe that charges a ledger.
+:func:`dpselect.top_k` and every recipe that charges a ledger.
 """
 
 from __future__ import annotations

@@ -29,7 +29,6 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from ..core.arithmetic import printed_up
-from ..core.deprecation import renamed_parameters
 from ..core.errors import ParameterError
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
@@ -111,7 +110,6 @@ class SelectionResult(Result):
         )
 
 
-@renamed_parameters(score_fn="score")
 def select(
     candidates: Sequence[Any],
     score: Callable[[Any, Any], float],

@@ -145,8 +145,7 @@ def top_k(
         How many values each person counts toward (``"auto"``: chosen privately).
     mechanism : str, default "auto"
         A key of :data:`MECHANISMS` (``"permute_and_flip"``, ``"gumbel"``, ``"laplace"``,
-        ``"laplace_histogram"``, ``"gaussian_histogram"``); ``"exponential"`` is the
-        deprecated spelling of ``"permute_and_flip"``.
+        ``"laplace_histogram"``, ``"gaussian_histogram"``).
     ledger : Ledger or str, optional
         The budget ledger (or its path) charged before any data is read.
     source : RandomSource, optional

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..core.deprecation import warn_renamed
 from ..core.errors import ParameterError
 from ..mechanisms.choice import METHOD_NAMES
 
@@ -18,7 +17,6 @@ Mechanism = Literal[
     "auto",
     "gumbel",
     "permute_and_flip",
-    "exponential",  # deprecated spelling of "permute_and_flip"
     "laplace",
     "laplace_histogram",
     "gaussian_histogram",
@@ -28,7 +26,6 @@ MECHANISMS: dict[str, str] = {
     "auto": "the most accurate for (k, epsilon, delta, candidates, max_contributions)",
     "gumbel": METHOD_NAMES["gumbel"],
     "permute_and_flip": METHOD_NAMES["permute_and_flip"],
-    "exponential": METHOD_NAMES["permute_and_flip"] + " (deprecated name: permute_and_flip)",
     "laplace": METHOD_NAMES["laplace"],
     "laplace_histogram": METHOD_NAMES["laplace_histogram"],
     "gaussian_histogram": METHOD_NAMES["gaussian_histogram"],
@@ -36,8 +33,7 @@ MECHANISMS: dict[str, str] = {
 
 
 def check_mechanism(mechanism: Any) -> Mechanism:
-    """``mechanism`` checked against :data:`MECHANISMS` (``None``: ``"auto"``); the deprecated
-    ``"exponential"`` warns.
+    """``mechanism`` checked against :data:`MECHANISMS` (``None``: ``"auto"``).
 
     Parameters
     ----------
@@ -47,13 +43,10 @@ def check_mechanism(mechanism: Any) -> Mechanism:
     Returns
     -------
     str
-        The name as given (``"auto"`` for ``None``; ``"exponential"`` is returned unchanged, for
-        the caller to map).
+        The name as given (``"auto"`` for ``None``).
     """
     if mechanism is None:
         return "auto"
     if mechanism not in MECHANISMS:
         raise ParameterError(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
-    if mechanism == "exponential":  # "exponential" is Gumbel in make_exponential_mechanism
-        warn_renamed('mechanism="exponential"', 'mechanism="permute_and_flip"', stacklevel=4)
     return mechanism  # type: ignore[no-any-return]

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..core.arithmetic import printed_up
-from ..core.deprecation import renamed_keyword
 from ..core.errors import ParameterError
 from ..data.partitions import person_values, value_counts
 from ..data.rules import check_rows_per_value
@@ -186,7 +185,6 @@ def partition_selection(
     source: RandomSource | None = None,
     progress: Progress = None,
     schema: Any = None,
-    method: str | None = None,
     max_rows_per_value: int = 1,
     by: str | None = None,
     groups: Any = None,
@@ -226,8 +224,6 @@ def partition_selection(
     ledger, source, progress, schema
         The budget ledger, the randomness (tests only), a progress callback and declared
         column types.
-    method : str, optional
-        Deprecated spelling of ``mechanism``.
     max_rows_per_value : int, default 1
         With a ``privacy_unit``: each person adds their rows with a value, at most this many,
         to its count: thresholding calibrated to L-infinity ``r``, L1 ``c r``, L2 ``r
@@ -266,7 +262,7 @@ def partition_selection(
     ['a']
     """
     data, column = one_column(data, column)  # a Series or 1-D array: column None
-    method = renamed_keyword("mechanism", mechanism, "method", method, "auto")
+    method = mechanism
     bound_args = merged(
         contributions, "partition_selection", privacy_unit,
         {"max_contributions": max_contributions, "max_rows_per_value": max_rows_per_value,

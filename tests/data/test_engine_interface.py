@@ -15,7 +15,7 @@ from dpselect.data.engines.spark import SparkTable
 from dpselect.data.tables import Table, open_table
 
 PACKAGE = Path(dpselect.__file__).parent
-RECIPE_FILES = [*sorted((PACKAGE / "recipes").rglob("*.py")), PACKAGE / "api.py"]
+RECIPE_FILES = sorted((PACKAGE / "recipes").rglob("*.py"))
 
 
 def _protocol_members() -> set[str]:

@@ -156,7 +156,7 @@ PATHS = {
         d, "s", 1.0, 1e-6, privacy_unit="x", **k
     ),
     "partition_selection policy, x the unit": lambda d, c, **k: dp.partition_selection(
-        d, "s", 4.0, 1e-6, privacy_unit="x", max_contributions=2, method="policy_laplace", **k
+        d, "s", 4.0, 1e-6, privacy_unit="x", max_contributions=2, mechanism="policy_laplace", **k
     ),
     "quantile bounds": lambda d, c, **k: dp.quantile(d, "x", 0.5, 1.0, bounds=(0, 100), **k),
     "quantile candidates": lambda d, c, **k: dp.quantile(
@@ -394,7 +394,7 @@ def test_an_epsilon_the_samplers_cannot_take_is_refused_before_the_charge(epsilo
     [
         {"delta": 1e-6},  # thresholding: looped without end at 1e-20
         {"delta": 1e-6, "candidates": ["a", "b"], "mechanism": "gaussian_histogram"},
-        {"delta": 1e-6, "method": "gaussian"},
+        {"delta": 1e-6, "mechanism": "gaussian"},
     ],
     ids=["threshold", "gaussian_histogram", "gaussian_threshold"],
 )
@@ -412,7 +412,7 @@ def test_tiny_epsilons_are_refused_or_released_before_any_wait(epsilon, kw, tmp_
     previous = signal.signal(signal.SIGALRM, too_long)
     signal.alarm(30)
     try:
-        if "method" in kw and kw["method"] == "gaussian":
+        if kw.get("mechanism") == "gaussian":
             args = {k: v for k, v in kw.items() if k != "delta"}
             call = lambda: dp.partition_selection(data, "site", epsilon, kw["delta"], ledger=book,  # noqa: E731
                                                   **args)  # fmt: skip

@@ -191,7 +191,7 @@ def test_partition_selection_api_and_errors(tmp_path):
     )
     assert r2.values == ["big", "mid"] and "Policy Laplace" in r2.mechanism  # c > 1: GGKSSY20
     r3 = dpselect.partition_selection(
-        df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, method="laplace",
+        df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, mechanism="laplace",
         source=InsecureSeededSource(0),
     )  # fmt: skip
     assert r3.values == ["big", "mid"] and "threshold" in r3.mechanism

@@ -353,12 +353,12 @@ def test_partition_selection_policy_methods_and_ledger(tmp_path):
     )
     assert (r.epsilon, r.delta) == (plan.epsilon, plan.delta) and r.values
     g = dpselect.partition_selection(
-        df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, method="policy_gaussian",
+        df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, mechanism="policy_gaussian",
         source=InsecureSeededSource(0),
     )  # fmt: skip
     assert "Policy Gaussian" in g.mechanism and "whatever the other values" in g.accuracy
     with pytest.raises(ParameterError, match="privacy_unit"):
-        dpselect.partition_selection(df, "v", 1.0, 1e-6, method="policy_laplace")
+        dpselect.partition_selection(df, "v", 1.0, 1e-6, mechanism="policy_laplace")
     # c = 1 stays with DVGM22's optimum
     one = dpselect.partition_selection(df, "v", 1.0, 1e-6, privacy_unit="u",
                                        source=InsecureSeededSource(0))  # fmt: skip
@@ -372,7 +372,7 @@ def test_keys_command_policy(tmp_path):
     _frame(2, 1500).to_csv(path, index=False)
     out = CliRunner().invoke(
         cli, ["keys", str(path), "--column", "v", "--epsilon", "1", "--delta", "1e-6",
-              "--privacy-unit", "u", "--max-contributions", "3", "--method", "policy_laplace",
+              "--privacy-unit", "u", "--max-contributions", "3", "--mechanism", "policy_laplace",
               "--insecure-seed", "3"],
     )  # fmt: skip
     assert out.exit_code == 0, out.output

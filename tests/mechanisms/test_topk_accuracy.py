@@ -52,7 +52,7 @@ def _instances(alpha, k, n, base):
 
 CASES = [
     # (mechanism, k, n, epsilon, delta, counts)
-    ("exponential", 1, 40, 1.0, 0.0, False),
+    ("permute_and_flip", 1, 40, 1.0, 0.0, False),
     ("gumbel", 3, 40, 1.0, 0.0, False),
     ("gumbel", 3, 40, 2.0, 1e-6, False),
     ("laplace", 2, 30, 1.0, 0.0, False),

@@ -565,7 +565,7 @@ def test_limited_domain_map():
         (dict(delta=0.0), dc.ParameterError),
         (dict(delta=1.0), dc.ParameterError),
         (dict(delta_prime=-0.1), dc.ParameterError),
-        (dict(l0_sensitivity=0), dc.ParameterError),
+        (dict(max_contributions=0), dc.ParameterError),
         (dict(epsilon=1e-320), dc.ParameterError),  # the threshold overflows
         (dict(input_metric=LINF), dc.MetricError),  # not monotonic
         (dict(input_metric=dc.SymmetricDistance()), dc.MetricError),
@@ -681,7 +681,7 @@ def neighbouring_histograms(draw):
 @settings(max_examples=40, deadline=None)
 @given(neighbouring_histograms())
 def test_limited_domain_never_raises_on_neighbours(pair):
-    m = make_limited_domain_top_k(2, 3, 1.0, 1e-4, l0_sensitivity=3)
+    m = make_limited_domain_top_k(2, 3, 1.0, 1e-4, max_contributions=3)
     for hist in pair:
         out = m(hist)
         assert len(out) <= 2 and all(item in hist for item in out)

@@ -15,11 +15,11 @@ import pytest
 
 import dpselect.core as dc
 from dpselect.accounting.ledger import Ledger
-from dpselect.api import AUTO_FRACTION, top_k
 from dpselect.recipes import bounds as bounds_module
 from dpselect.recipes import choose_bounds, choose_max_contributions, quantile
-from dpselect.recipes.auto_bounds import auto_bound_levels
 from dpselect.recipes.bounds import contribution_choice_cost
+from dpselect.recipes.quantiles import auto_bound_levels
+from dpselect.recipes.top_k import AUTO_FRACTION, top_k
 from dpselect.sampling import InsecureSeededSource
 
 CANDS = [f"v{i}" for i in range(12)]
@@ -111,7 +111,7 @@ def test_top_k_auto_zcdp_ledger_charges_the_composed_rho(tmp_path):
 
 def test_most_common_auto_with_delta(tmp_path):
     book = Ledger.create(tmp_path / "l.db", 10.0, 1e-5)
-    from dpselect.api import most_common
+    from dpselect.recipes.top_k import most_common
 
     r = most_common(
         frame(), "item", 1.0, candidates=CANDS, privacy_unit="user", delta=1e-6,
@@ -220,7 +220,7 @@ def test_auto_bound_levels_cover_the_requested_levels():
         ({"bounds": "auto", "auto_fraction": 0.0}, "auto_fraction"),
         ({"bounds": (0, 1), "auto_fraction": 0.5}, "auto_fraction"),
         ({"bounds": "automatic"}, "bounds"),
-        ({"bounds": "auto", "method": "recursive", "q": 0.5, "column": "nope"}, "nope"),
+        ({"bounds": "auto", "mechanism": "recursive", "q": 0.5, "column": "nope"}, "nope"),
         ({"bounds": "auto", "epsilon": 20.0}, "budget"),
     ],
 )
@@ -341,8 +341,8 @@ def test_cli_top_k_and_quantile_auto_end_to_end(tmp_path, cli):
         (["quantile", "--q", 0.75, "--q", 0.25, "--bounds", 0, 1],
          "--q: levels must be strictly increasing (each once, in order), got [0.75, 0.25]: the "
          "default method (auto"),
-        (["quantile", "--q", 0.5, "--q", 0.5, "--bounds", 0, 1, "--method", "tree"],
-         "--method tree answers several levels together"),
+        (["quantile", "--q", 0.5, "--q", 0.5, "--bounds", 0, 1, "--mechanism", "tree"],
+         "--mechanism tree answers several levels together"),
     ],
 )  # fmt: skip
 def test_cli_auto_refusals_one_line_exit_2_nothing_charged(tmp_path, cli, args, match):

@@ -84,7 +84,7 @@ def test_best_price_result_and_ledger(tmp_path):
         source=InsecureSeededSource(2),
     )
     assert r.price in (1, 1.01, 3.01, 3.02) and r.epsilon == 1.0 and r.n_prices == 4
-    assert r.discretization_loss is None and "best listed price" in r.guarantee
+    assert r.discretization_loss is None and "best listed price" in r.accuracy
     assert book.spent()[0] == 1.0 and book.entries()[-1].mechanism == "best_price"
     assert r.to_dict()["price"] == r.price and "price:" in str(r)
 

@@ -296,7 +296,7 @@ def test_quantile_recipe_list_of_levels_splits_the_budget(tmp_path):
         bounds=(0, 200),
         ledger=book,
         source=InsecureSeededSource(1),
-        method="split",
+        mechanism="split",
     )
     assert r.epsilon == 1.5 and r.epsilon_each == 0.5
     assert "epsilon / 3" in r.budget_split and r.levels == ["1/4", "1/2", "9/10"]
@@ -340,16 +340,16 @@ def test_quantile_recipe_recursive_for_many_levels():
         1.0,
         bounds=(0, 2000),
         source=InsecureSeededSource(4),
-        method="recursive",
+        mechanism="recursive",
     )
     assert "Kaplan" in r.method and r.epsilon_each == 0.25 and len(r.values) == 9
     assert r.values == sorted(r.values)
     assert all(abs(v - 1000 * q) < 100 for v, q in zip(r.values, deciles, strict=True))
     assert r.to_dict()["parameters"]["method"] == "recursive"
-    split = quantile(data, "income", deciles, 1.0, bounds=(0, 2000), method="split")
+    split = quantile(data, "income", deciles, 1.0, bounds=(0, 2000), mechanism="split")
     assert split.epsilon_each == pytest.approx(1 / 9)
     with pytest.raises(ParameterError, match="needs bounds"):
-        quantile(data, "income", deciles, 1.0, candidates=[1, 2], method="recursive")
+        quantile(data, "income", deciles, 1.0, candidates=[1, 2], mechanism="recursive")
 
 
 @pytest.mark.parametrize(

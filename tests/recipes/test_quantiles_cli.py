@@ -60,10 +60,10 @@ def test_deciles_recursive_json(tmp_path):
     result = json.loads(out)
     # auto: 0.95 N >= 700 here (N about 1000), so the noisy count picks the joint mechanism
     assert result["parameters"]["method"] == "joint" and len(result["values"]) == 9
-    code, out, err = run(*args, "--method", "recursive")
+    code, out, err = run(*args, "--mechanism", "recursive")
     assert code == 0, err
     assert json.loads(out)["parameters"]["method"] == "recursive"
-    code, out, err = run(*args, "--method", "split", "--resolution", 0.5)
+    code, out, err = run(*args, "--mechanism", "split", "--resolution", 0.5)
     assert code == 0, err
     assert json.loads(out)["parameters"]["method"] == "split"
     code, out, err = run(*args, "--resolution", 1000)

@@ -347,16 +347,16 @@ def test_quantile_recipe_auto_is_joint_and_methods_by_name():
     assert seen and seen[-1] == 1.0 and seen == sorted(seen)
     rec: list[float] = []
     quantile(
-        data, "v", deciles, 1.0, bounds=(0, 2000), method="recursive", work_progress=rec.append
+        data, "v", deciles, 1.0, bounds=(0, 2000), mechanism="recursive", work_progress=rec.append
     )
     assert len(rec) == 9 and rec[-1] == 1.0 and rec == sorted(rec)
     many = quantile(data, "v", [k / 100 for k in range(1, 30)], 1.0, bounds=(0, 2000))
     assert "Kaplan" in many.method  # more than 20 levels: recursive
     for name in ("joint", "recursive", "split"):
-        out = quantile(data, "v", [0.25, 0.75], 1.0, bounds=(0, 2000), method=name)
+        out = quantile(data, "v", [0.25, 0.75], 1.0, bounds=(0, 2000), mechanism=name)
         assert out.to_dict()["parameters"]["method"] == name
     with pytest.raises(ParameterError, match="needs bounds"):
-        quantile(data, "v", deciles, 1.0, candidates=[1, 2], method="joint")
+        quantile(data, "v", deciles, 1.0, candidates=[1, 2], mechanism="joint")
     one = quantile(data, "v", 0.5, 1.0, bounds=(0, 2000))
     assert one.to_dict()["parameters"]["method"] == "split"  # one level: continuous
 
@@ -379,11 +379,11 @@ def test_continuous_progress_bar_and_same_output():
     data = pd.DataFrame({"v": np.arange(1, 1001, dtype=float)})
     seen: list[float] = []
     with_bar = quantile(
-        data, "v", [0.25, 0.75], 1.0, bounds=(0, 2000), method="split",
+        data, "v", [0.25, 0.75], 1.0, bounds=(0, 2000), mechanism="split",
         source=InsecureSeededSource(8), work_progress=seen.append,
     )  # fmt: skip
     plain = quantile(
-        data, "v", [0.25, 0.75], 1.0, bounds=(0, 2000), method="split",
+        data, "v", [0.25, 0.75], 1.0, bounds=(0, 2000), mechanism="split",
         source=InsecureSeededSource(8),
     )  # fmt: skip
     assert with_bar.values == plain.values
@@ -414,7 +414,7 @@ def test_joint_default_resolution_shrinks_with_epsilon_above_one():
     assert qj.joint_resolution(None, -20.0, 50.0, 2) == 0.005
     assert qj.joint_resolution(0.25, 0.0, 1.0, 100) == 0.25  # a given w is kept
     data = pd.DataFrame({"v": np.arange(1, 101, dtype=float)})
-    res = quantile(data, "v", [0.25, 0.75], 4.0, bounds=(0, 20000), method="joint")
+    res = quantile(data, "v", [0.25, 0.75], 4.0, bounds=(0, 20000), mechanism="joint")
     assert res.resolution == 0.5 and "multiple of 1" in " ".join(res.accuracy)
 
 
@@ -439,19 +439,19 @@ def test_joint_default_resolution_and_decimal_rounding():
         assert abs(r - v) <= 0.05 + 1e-12 and abs(round(r * 10) - r * 10) < 1e-9
     data = pd.DataFrame({"v": rng.normal(10.0, 5.0, 300)})
     r = quantile(
-        data, "v", [0.1, 0.5, 0.9], 1.0, bounds=(-20, 50), method="joint",
+        data, "v", [0.1, 0.5, 0.9], 1.0, bounds=(-20, 50), mechanism="joint",
         source=InsecureSeededSource(3),
     )  # fmt: skip
     assert r.resolution == 0.05 and r.parameters["resolution"] == 0.05
     assert all(abs(round(v * 10) - v * 10) < 1e-9 for v in r.values)
-    split = quantile(data, "v", [0.1, 0.9], 1.0, bounds=(-20, 50), method="split")
+    split = quantile(data, "v", [0.1, 0.9], 1.0, bounds=(-20, 50), mechanism="split")
     assert split.resolution == float_up(Fraction(70, 10**6))  # the continuous default stays
 
 
 def test_anchor_levels_unreleased_and_no_longer_used_by_auto(monkeypatch):
     """The joint mechanism with two anchors (q_1 / 20, 1 - (1 - q_m) / 20) releases the m
     others at the epsilon asked for (the anchors' values are dropped: post-processing); since
-    the tree takes small eps n, method="auto" no longer adds them (docs/quantiles.md)."""
+    the tree takes small eps n, mechanism="auto" no longer adds them (docs/quantiles.md)."""
     from dpselect.recipes import quantiles as recipe
     from dpselect.recipes.quantiles import JOINT_ANCHOR_EPSILON, anchored_levels
 
@@ -467,7 +467,7 @@ def test_anchor_levels_unreleased_and_no_longer_used_by_auto(monkeypatch):
     assert plan.rounding == float_up(qj.joint_rounding_loss(11))
     monkeypatch.setattr(recipe, "TREE_AUTO_LIMIT", 0)  # the noisy count always picks joint
     for r in (
-        quantile(data, "v", deciles, 0.1, bounds=(0, 2000), method="joint"),
+        quantile(data, "v", deciles, 0.1, bounds=(0, 2000), mechanism="joint"),
         quantile(data, "v", deciles, 0.1, bounds=(0, 2000)),
         quantile(data, "v", deciles, 1.0, bounds=(0, 2000)),
     ):

@@ -177,7 +177,7 @@ def test_empty_and_one_value_columns_answer_in_the_bounds(rows):
     out = m(np.array(rows, dtype=float))
     assert len(out) == 9 and out == sorted(out) and all(-10 <= v <= 10 for v in out)
     r = quantile(pd.DataFrame({"v": np.array(rows, dtype=float)}), "v", DECILES, 0.5,
-                 bounds=(-10, 10), method="tree", source=InsecureSeededSource(6))  # fmt: skip
+                 bounds=(-10, 10), mechanism="tree", source=InsecureSeededSource(6))  # fmt: skip
     assert len(r.values) == 9 and all(-10 <= v <= 10 for v in r.values)
 
 
@@ -203,26 +203,26 @@ def test_bad_parameters_raise_before_any_charge(tmp_path):
     with pytest.raises(ParameterError, match="epsilon"):
         make_tree_quantiles((0, 1), [0.5], 1e-20)
     with pytest.raises(ParameterError, match="needs bounds"):
-        quantile(frame, "v", [0.2, 0.8], 1.0, candidates=[1, 2], method="tree", ledger=book)
+        quantile(frame, "v", [0.2, 0.8], 1.0, candidates=[1, 2], mechanism="tree", ledger=book)
     with pytest.raises(ParameterError, match="resolution"):
-        quantile(frame, "v", [0.2, 0.8], 1.0, bounds=(0, 3), method="tree", resolution=0.1,
+        quantile(frame, "v", [0.2, 0.8], 1.0, bounds=(0, 3), mechanism="tree", resolution=0.1,
                  ledger=book)  # fmt: skip
     with pytest.raises(ParameterError, match="bounds"):
-        quantile(frame, "v", [0.2, 0.8], 1.0, bounds=(3, 0), method="tree", ledger=book)
+        quantile(frame, "v", [0.2, 0.8], 1.0, bounds=(3, 0), mechanism="tree", ledger=book)
     assert book.spent()[0] == 0
 
 
 def test_tree_and_auto_are_charged_once_as_pure_dp(tmp_path):
     book = Ledger.create(tmp_path / "l.db", 5.0)
     frame = pd.DataFrame({"v": np.arange(100, dtype=float)})
-    r = quantile(frame, "v", DECILES, 1.0, bounds=(0, 200), method="tree", ledger=book,
+    r = quantile(frame, "v", DECILES, 1.0, bounds=(0, 200), mechanism="tree", ledger=book,
                  source=InsecureSeededSource(8))  # fmt: skip
     assert "quantile tree" in r.method and book.entries()[-1].kind == "pure"
     r = quantile(frame, "v", DECILES, 1.0, bounds=(0, 200), ledger=book,
                  source=InsecureSeededSource(9))  # fmt: skip
     assert book.entries()[-1].kind == "pure" and len(book.entries()) == 2
     assert book.spent()[0] == pytest.approx(2.0) and "noisy row count" in r.notes[-1]
-    r = quantile(frame, "v", DECILES, 1.0, bounds=(0, 200), method="joint", ledger=book)
+    r = quantile(frame, "v", DECILES, 1.0, bounds=(0, 200), mechanism="joint", ledger=book)
     assert book.entries()[-1].kind == "bounded_range"
     r = quantile(frame, "v", DECILES, 1.0, bounds="auto", ledger=book)
     assert book.entries()[-1].kind == "pure" and len(r.values) == 9
@@ -262,7 +262,7 @@ def test_cli_method_tree_end_to_end(tmp_path):
     path = tmp_path / "v.csv"
     path.write_text("v\n" + "\n".join(str(i % 97) for i in range(500)) + "\n")
     args = [path, "--column", "v", "--epsilon", 2, "--bounds", 0, 200, "--json"]
-    args += ["--q", 0.25, "--q", 0.5, "--q", 0.75, "--method", "tree", "--insecure-seed", 3]
+    args += ["--q", 0.25, "--q", 0.5, "--q", 0.75, "--mechanism", "tree", "--insecure-seed", 3]
     proc = subprocess.run(
         [sys.executable, "-m", "dpselect", "quantile", *map(str, args)],
         capture_output=True, text=True, timeout=120,

@@ -8,9 +8,9 @@ from html import escape
 import pytest
 
 import dpselect as dp
-from dpselect.api import TopKResult
 from dpselect.recipes import BoundsChoice, ContributionChoice, PreviewResult
 from dpselect.recipes.result import Result
+from dpselect.recipes.top_k import TopKResult
 from dpselect.sampling import InsecureSeededSource
 
 RESULTS = (

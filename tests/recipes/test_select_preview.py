@@ -43,7 +43,7 @@ def test_preview_several_epsilons_monotonic_and_other_mechanisms():
     p = preview([3, 1, 0], [0.1, 1, 10], monotonic=True)
     assert [r.scale for r in p.rows] == [10.0, 1.0, 0.1]
     assert p.rows[0].p_best < p.rows[1].p_best < p.rows[2].p_best
-    pf = preview([3, 1, 0], 1.0, monotonic=True, mechanism="exponential")
+    pf = preview([3, 1, 0], 1.0, monotonic=True, mechanism="permute_and_flip")
     assert pf.rows[0].bound_wrong is None and pf.rows[0].p_best >= p.rows[1].p_best
     lap = preview([3, 1, 0], 1.0, mechanism="laplace")
     assert sum(lap.rows[0].probabilities) == pytest.approx(1.0, abs=1e-9)
@@ -129,7 +129,7 @@ def test_select_minimise_ledger_and_refusal(tmp_path):
 def test_plot_preview_writes_a_png(tmp_path):
     out = plot_preview(HAIR, tmp_path / "p.png", epsilon=[0.1])
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    auto = plot_preview([3, 1, 0], tmp_path / "q.png", monotonic=True, mechanism="exponential")
+    auto = plot_preview([3, 1, 0], tmp_path / "q.png", monotonic=True, mechanism="permute_and_flip")
     assert auto.stat().st_size > 1000
     assert np.isfinite(auto.stat().st_size)
 

@@ -22,7 +22,7 @@ TEST_CONF = {
 def spark():
     pytest.importorskip("pyspark", reason="pyspark is not installed: pip install 'dpselect[spark]'")
     from dpselect.core.errors import DataError
-    from dpselect.data.spark_engine import spark_session
+    from dpselect.data.engines.spark import spark_session
 
     try:
         session = spark_session("local[1]", **TEST_CONF)

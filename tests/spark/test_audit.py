@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpselect.core.errors import ParameterError
-from dpselect.data import spark_engine
+from dpselect.data.engines import spark as spark_engine
 from dpselect.data.tables import open_table
 from dpselect.recipes import quantile
 from dpselect.sampling.source import InsecureSeededSource
@@ -24,7 +24,7 @@ def test_grid_counts_take_rows_far_outside_the_bounds(spark):
     expected = np.bincount(spark_engine.grid_cell(np.array(FAR), 0.0, 10.0, cells), minlength=cells)
     np.testing.assert_array_equal(counts, expected)
     for method in ("split", "joint"):
-        got = quantile(frame, "v", [0.25, 0.75], 1.0, bounds=(0, 10), method=method,
+        got = quantile(frame, "v", [0.25, 0.75], 1.0, bounds=(0, 10), mechanism=method,
                        source=InsecureSeededSource(1))  # fmt: skip
         assert all(0 <= v <= 10 for v in got.values)
 

@@ -99,7 +99,7 @@ def test_quantile_scores_from_the_spark_histogram(datasets):
 
 
 def test_grid_histogram_is_rounding_down_to_the_grid(datasets):
-    from dpselect.data.spark_engine import grid_cell, grid_counts, grid_edges
+    from dpselect.data.engines.spark import grid_cell, grid_counts, grid_edges
 
     for arrow, frame in datasets:
         for column in ("d", "x"):

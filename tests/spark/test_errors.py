@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dpselect.core.errors import DataError
-from dpselect.data import spark_engine
+from dpselect.data.engines import spark as spark_engine
 
 
 def test_no_pyspark(monkeypatch):

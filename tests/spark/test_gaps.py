@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpselect.core.errors import DataError, ParameterError
-from dpselect.data import spark_engine
+from dpselect.data.engines import spark as spark_engine
 from dpselect.data.tables import open_table
 from dpselect.mechanisms.quantile_continuous import continuous_accuracy, make_continuous_quantile
 from dpselect.recipes import best_price, quantile
@@ -93,10 +93,10 @@ def test_quantile_line_on_spark_names_the_grid(spark):
     r = quantile(df, "x", 0.5, 1.0, bounds=(0.0, 64.0), source=InsecureSeededSource(1))
     assert "value + 2w + d" in r.accuracy[0] and "d = 6.4e-05" in r.accuracy[0]
     levels = [0.2, 0.5, 0.8]
-    rec = quantile(df, "x", levels, 1.0, bounds=(0, 64), method="recursive",
+    rec = quantile(df, "x", levels, 1.0, bounds=(0, 64), mechanism="recursive",
                    source=InsecureSeededSource(1))  # fmt: skip
     assert "2w + d" in rec.accuracy[-1] and "Spark engine" in rec.accuracy[-1]
-    joint = quantile(df, "x", levels, 1.0, bounds=(0, 64), method="joint",
+    joint = quantile(df, "x", levels, 1.0, bounds=(0, 64), mechanism="joint",
                      source=InsecureSeededSource(1))  # fmt: skip
     assert "within d above a released value" in joint.accuracy[-1]
 

@@ -25,11 +25,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpselect.api import top_k
 from dpselect.core.errors import DataError
 from dpselect.data import scores
 from dpselect.data.engines import spark as spark_engine
 from dpselect.data.tables import open_table
+from dpselect.recipes.top_k import top_k
 from dpselect.sampling.source import InsecureSeededSource
 
 NAN = float("nan")

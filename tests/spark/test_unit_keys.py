@@ -42,7 +42,7 @@ def test_invalid_utf8_text_units_are_distinct_and_equal_in_both_engines(spark, t
 def test_csv_lines_that_are_not_utf8_are_no_rows_in_both_engines(spark, tmp_path):
     """Spark's CSV decoder read b"u\\xff" and b"u\\xfe" both as "u\\ufffd" (one unit); DuckDB drops
     such a line. Spark now drops it too, and valid multi-byte text is unchanged."""
-    from dpselect.data.spark_engine import read_files
+    from dpselect.data.engines.spark import read_files
 
     path = tmp_path / "units.csv"
     path.write_bytes(

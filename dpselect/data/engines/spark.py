@@ -528,7 +528,7 @@ class SparkTable:
         into the driver."""
         raise ParameterError(
             "policy set union reads each person's values into the driver: use the DuckDB "
-            "engine (method='laplace' or 'gaussian' runs on Spark)"
+            "engine (mechanism='laplace' or 'gaussian' runs on Spark)"
         )
 
     def contribution_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
