@@ -366,7 +366,7 @@ class Session:
         *,
         epsilon: float,
         prices: Sequence[float] | str | None = None,
-        alpha: float | None = None,
+        price_step: float | None = None,
         max_price: float = 1.0,
         n: int | None = None,
         contributions: Contributions | None = None,
@@ -382,8 +382,9 @@ class Session:
         epsilon : float
             The query's privacy cost (pure DP).
         prices : list or path, optional
-            The public candidate prices; else the grid ``alpha, 2 alpha, ... <= max_price``.
-        alpha : float, optional
+            The public candidate prices; else the grid ``price_step, 2 price_step, ...``, up
+            to ``max_price``.
+        price_step : float, optional
             The grid's step (default from the public ``n``: ``max_price ln(n) / (n eps)``).
         max_price : float, default 1.0
             The largest price of the grid.
@@ -402,7 +403,7 @@ class Session:
         bounds = self._contributions if contributions is None else as_contributions(contributions)
         rows = bounds.arguments("best_price", self._unit)["max_rows"]
         return best_price(
-            self._table, epsilon, prices=prices, alpha=alpha, max_price=max_price, n=n,
+            self._table, epsilon, prices=prices, price_step=price_step, max_price=max_price, n=n,
             column=column, ledger=self._ledger, source=self._source,
             privacy_unit=self._unit, max_rows=rows,
         )  # fmt: skip

@@ -51,7 +51,7 @@ def main() -> None:
     X_test, y_test = synthetic(20000, rng, w_true)  # fresh data, to judge the choice
 
     models = {lam: classifier(ridge(X_train, y_train, lam)) for lam in LAMBDAS}
-    result = select_hypothesis(X_held, y_held, models, epsilon=1.0, alpha=0.05)
+    result = select_hypothesis(X_held, y_held, models, epsilon=1.0, target_error=0.05)
     print(result)
     print()
     print("test error of every candidate on fresh synthetic data (for illustration):")

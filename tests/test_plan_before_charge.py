@@ -127,7 +127,7 @@ def _call(name: str, eps: float, delta: float | None, book: Any, frame: Any = No
     if name.startswith("best_price"):
         kw = dict(common)
         if "alpha" in name:
-            kw["alpha"] = 0.1
+            kw["price_step"] = 0.1
         else:
             kw["prices"] = [0.1, 0.3, 0.5, 0.7, 0.9]
         if "unit" in name:

@@ -62,3 +62,39 @@ def test_price_result_accuracy():
     r = dp.best_price([0.2, 0.5, 0.7, 0.9] * 10, 1.0, n=40, source=InsecureSeededSource(6))
     assert r.to_dict()["accuracy"] == r.accuracy
     assert r.accuracy in str(r)
+
+
+def _public_names() -> list[tuple[str, str]]:
+    """Every parameter and result field of the task tier (``dpselect.__all__``,
+    ``dpselect.recipes.__all__``, the Session's methods): ``(owner, name)``."""
+    import dataclasses
+    import inspect
+
+    import dpselect.recipes as recipes
+
+    out = []
+    owners = [(n, getattr(dp, n)) for n in dp.__all__]
+    owners += [(n, getattr(recipes, n)) for n in recipes.__all__]
+    owners += [(f"Session.{n}", getattr(dp.Session, n)) for n in dir(dp.Session)
+               if not n.startswith("_")]  # fmt: skip
+    for owner, obj in owners:
+        if dataclasses.is_dataclass(obj):
+            out += [(owner, f.name) for f in dataclasses.fields(obj)]
+        if callable(obj):
+            try:
+                out += [(owner, p) for p in inspect.signature(obj).parameters]
+            except (TypeError, ValueError):
+                continue
+    return out
+
+
+def test_one_word_one_meaning() -> None:
+    """``alpha`` is the Renyi order only (dpselect.accounting); the task tier says
+    ``price_step``, ``target_error`` and ``margin_95``; ``bounds`` is value bounds only."""
+    names = _public_names()
+    assert ("best_price", "price_step") in names and ("select_hypothesis", "target_error") in names
+    assert not [x for x in names if "alpha" in x[1]]
+    assert {x[0] for x in names if x[1] == "bounds"} <= {"quantile", "Session.quantile"}
+    runner = CliRunner()
+    assert "--price-step" in runner.invoke(cli, ["price", "--help"]).output
+    assert "--alpha" not in runner.invoke(cli, ["price", "--help"]).output

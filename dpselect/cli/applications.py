@@ -322,7 +322,12 @@ def _scan_progress(enabled: bool) -> Iterator[tuple[_Progress | None, _Progress 
     default=None,
     help="Public candidate prices: a text file (one per line) or '1,1.01,3.01'.",
 )
-@click.option("--alpha", type=float, default=None, help="Grid step: prices alpha, 2 alpha, ...")
+@click.option(
+    "--price-step",
+    type=float,
+    default=None,
+    help="Grid step: prices s, 2 s, ... up to --max-price (the seed's alpha).",
+)
 @click.option(
     "--max-price", type=float, default=1.0, show_default=True, help="Largest price considered."
 )
@@ -331,7 +336,8 @@ def _scan_progress(enabled: bool) -> Iterator[tuple[_Progress | None, _Progress 
     "n",
     type=int,
     default=None,
-    help="Public number of buyers (or an estimate): sets the default alpha = ln(n)/(n eps).",
+    help="Public number of buyers (or an estimate): sets the default --price-step, "
+    "max_price ln(n)/(n eps).",
 )
 @_UNIT
 @click.option(
@@ -353,7 +359,7 @@ def price_command(
     column: str,
     epsilon: float,
     prices: str | None,
-    alpha: float | None,
+    price_step: float | None,
     max_price: float,
     n: int | None,
     privacy_unit: str | None,
@@ -379,7 +385,7 @@ def price_command(
         open_data(file, engine, spark_master),
         epsilon,
         prices=_file_or_list(prices, "--prices"),
-        alpha=alpha,
+        price_step=price_step,
         max_price=max_price,
         n=n,
         column=column,

@@ -28,7 +28,7 @@ from .hypothesis import (
     threshold_hypotheses,
 )
 from .preview import PreviewResult, PreviewRow, plot_preview, preview
-from .pricing import PriceResult, best_price, default_alpha, price_grid
+from .pricing import PriceResult, best_price, default_price_step, price_grid
 from .quantiles import QuantileResult, quantile
 from .select import SelectionResult, select
 from .tune import TuneResult, tune
@@ -46,7 +46,7 @@ __all__ = [
     "best_price",
     "choose_bounds",
     "choose_max_contributions",
-    "default_alpha",
+    "default_price_step",
     "pac_sample_size",
     "plot_preview",
     "preview",

@@ -20,15 +20,16 @@ With ``beta = 1 - confidence`` split in halves:
 
 - selection (utility theorem, monotonic): with probability ``>= 1 - beta/2`` the selected
   ``h`` makes at most ``(1/eps)(ln |C| + ln(2/beta))`` mistakes, since ``c*`` makes none;
-  that is at most ``alpha n / 2`` once ``n >= 2 (ln |C| + ln(2/beta)) / (alpha eps)``;
+  that is at most ``target_error n / 2`` once ``n >= 2 (ln |C| + ln(2/beta)) / (target_error eps)``;
 - generalisation (Hoeffding and a union bound over ``C``): with probability ``>= 1 - beta/2``
-  every ``h`` has ``err_D(h) <= err_S(h) + alpha / 2`` once ``n >= 2 ln(2|C|/beta) /
-  alpha^2``.
+  every ``h`` has ``err_D(h) <= err_S(h) + target_error / 2`` once ``n >= 2 ln(2|C|/beta) /
+  target_error^2``.
 
-So ``n >= 2 ln(2|C|/beta) / alpha^2 + 2 (ln |C| + ln(2/beta)) / (alpha eps)`` examples give
-``err_D(h) <= alpha`` with probability at least ``confidence``: the seed's ``Omega(log|C| /
-alpha^2 + log|C| / (alpha eps))``. :func:`pac_sample_size` computes it (the sum, which is at
-least the maximum of the two conditions, as in the seed's statement).
+So ``n >= 2 ln(2|C|/beta) / target_error^2 + 2 (ln |C| + ln(2/beta)) / (target_error eps)``
+examples give ``err_D(h) <= target_error`` with probability at least ``confidence``: the
+seed's ``Omega(log|C| / alpha^2 + log|C| / (alpha eps))`` with ``alpha = target_error``.
+:func:`pac_sample_size` computes it (the sum, which is at least the maximum of the two
+conditions, as in the seed's statement).
 
 **A person may contribute several examples** (``privacy_unit``, ``max_rows = r``). The unit of
 privacy is then the person: neighbouring datasets differ by *all* the examples of one unit.
@@ -57,15 +58,15 @@ from the others', with a bag of any number of examples, from any law), and some 
 ``C`` labels every example
 correctly. Let ``M_u(h)`` be the mistakes of ``h`` on unit ``u``'s kept examples (at most
 ``r``), and ``err_r(h) = E[M_u(h)] / r`` (for the salt drawn). Then ``n`` counts **units**,
-and the same ``n`` as above suffices: ``n >= 2 ln(2|C|/beta) / alpha^2 + 2 (ln |C| +
-ln(2/beta)) / (alpha eps)`` units give ``err_r(h) <= alpha`` with probability at least
+and the same ``n`` as above suffices: ``n >= 2 ln(2|C|/beta) / target_error^2 + 2 (ln |C| +
+ln(2/beta)) / (target_error eps)`` units give ``err_r(h) <= target_error`` with probability at least
 ``confidence``. Proof: ``c*`` makes no mistake on any kept example, so (utility theorem,
 monotonic, ``Delta = r``) with probability ``>= 1 - beta/2`` the selected ``h`` makes at most
 ``(r/eps)(ln |C| + ln(2/beta))`` mistakes, i.e. ``(1/n) sum_u M_u(h) / r <= (ln |C| +
-ln(2/beta)) / (n eps) <= alpha / 2``; given the salt, the ``M_u(h) / r`` are i.i.d. in
+ln(2/beta)) / (n eps) <= target_error / 2``; given the salt, the ``M_u(h) / r`` are i.i.d. in
 ``[0, 1]`` across units (a unit's kept examples depend on that unit alone), so Hoeffding and
-a union bound over ``C`` give ``err_r(h) <= (1/n) sum_u M_u(h) / r + alpha / 2`` for every
-``h`` with probability ``>= 1 - beta/2`` once ``n >= 2 ln(2|C|/beta) / alpha^2``. Counting
+a union bound over ``C`` give ``err_r(h) <= (1/n) sum_u M_u(h) / r + target_error / 2`` for every
+``h`` with probability ``>= 1 - beta/2`` once ``n >= 2 ln(2|C|/beta) / target_error^2``. Counting
 kept examples instead of units would be wrong: the examples of one unit are not independent.
 Two cases read plainly: with units holding at most ``r`` examples nothing is dropped and
 ``err_r(h)`` is the expected mistakes on a unit's examples over ``r``, whatever the salt; with
@@ -153,14 +154,16 @@ def threshold_hypotheses(thresholds: Sequence[float]) -> dict[float, Hypothesis]
 
 def pac_sample_size(
     n_hypotheses: int,
-    alpha: float,
+    target_error: float,
     epsilon: float,
     confidence: float = CONFIDENCE,
     monotonic: bool = True,
 ) -> int:
-    """Examples enough for error ``<= alpha`` at ``confidence`` (Theorem 6, module docstring).
+    """Examples enough for error ``<= target_error`` at ``confidence`` (Theorem 6, module
+    docstring).
 
-    ``2 ln(2|C|/beta) / alpha^2 + 2 c (ln |C| + ln(2/beta)) / (alpha eps)`` rounded up, with
+    ``2 ln(2|C|/beta) / target_error^2 + 2 c (ln |C| + ln(2/beta)) / (target_error eps)``
+    rounded up, with
     ``beta = 1 - confidence`` and ``c = 1`` (monotonic, add/remove privacy, as
     :func:`select_hypothesis`) or ``c = 2`` (the seed's change-one form).
 
@@ -168,12 +171,12 @@ def pac_sample_size(
     ----------
     n_hypotheses : int
         ``|C|``, the size of the public hypothesis class (at least 1).
-    alpha : float
+    target_error : float
         The target error, in ``(0, 1)``.
     epsilon : float
         The selection's epsilon, for one example (or unit) added or removed.
     confidence : float, default 0.95
-        The probability ``1 - beta`` with which the error is at most ``alpha``.
+        The probability ``1 - beta`` with which the error is at most ``target_error``.
     monotonic : bool, default True
         ``True``: the add/remove form of :func:`select_hypothesis` (``c = 1``); ``False``: the
         seed's change-one form (``c = 2``).
@@ -184,9 +187,9 @@ def pac_sample_size(
         The number of examples (or units) enough, rounded up.
     """
     size = check_int(n_hypotheses, "n_hypotheses", minimum=1)
-    a = float(check_epsilon(alpha, "alpha"))
+    a = float(check_epsilon(target_error, "target_error"))
     if a >= 1:
-        raise ParameterError(f"alpha must be in (0, 1), got {alpha}")
+        raise ParameterError(f"target_error must be in (0, 1), got {target_error}")
     eps = float(check_epsilon(epsilon))
     beta = 1 - check_confidence(confidence)
     c = 1 if monotonic else 2
@@ -466,11 +469,11 @@ class HypothesisResult(Result):
     accuracy : str
         The utility theorem's statement: with probability at least ``confidence``, at most how
         many more mistakes than the best hypothesis (on the kept examples, with a unit).
-    alpha : float
+    target_error : float
         The target error of the sample-size guarantee, as given.
     sample_size : int
         The number of examples (units, with ``privacy_unit``) the guarantee needs for error at
-        most ``alpha``: computed from public parameters, not the size of the data.
+        most ``target_error``: computed from public parameters, not the size of the data.
     guarantee : str
         The sample-size guarantee (seed 003, Theorem 6), as a sentence.
     hypothesis : object
@@ -479,7 +482,7 @@ class HypothesisResult(Result):
     ledger : str or None
         The path of the ledger charged for this release; ``None`` without a ledger.
     parameters : dict
-        The public parameters (``epsilon``, ``n_hypotheses``, ``alpha``, and ``privacy_unit``
+        The public parameters (``epsilon``, ``n_hypotheses``, ``target_error``, and ``privacy_unit``
         and ``max_rows`` with a unit).
     """
 
@@ -488,7 +491,7 @@ class HypothesisResult(Result):
     epsilon: float
     n_hypotheses: int
     accuracy: str
-    alpha: float
+    target_error: float
     sample_size: int
     guarantee: str
     hypothesis: Any = field(default=None, repr=False, compare=False)
@@ -503,7 +506,7 @@ class HypothesisResult(Result):
             "epsilon": self.epsilon,
             "n_hypotheses": self.n_hypotheses,
             "accuracy": self.accuracy,
-            "alpha": self.alpha,
+            "target_error": self.target_error,
             "sample_size": self.sample_size,
             "guarantee": self.guarantee,
             "ledger": self.ledger,
@@ -694,7 +697,7 @@ def select_hypothesis(
     y: Any,
     hypotheses: Any,
     epsilon: float,
-    alpha: float = 0.1,
+    target_error: float = 0.1,
     confidence: float = CONFIDENCE,
     ledger: Any = None,
     source: RandomSource | None = None,
@@ -710,8 +713,8 @@ def select_hypothesis(
     models' predictions computed beforehand); the class must not depend on ``(X, y)``.
     ``epsilon``: pure DP for one example added or removed (with ``privacy_unit``: for one
     unit, all its examples, added or removed); the ledger is charged before the hypotheses are
-    evaluated. ``alpha`` is the target error of the reported sample-size guarantee (Theorem 6,
-    module docstring). ``source`` is for tests and demos only.
+    evaluated. ``target_error`` is the error the reported sample-size guarantee is stated for
+    (Theorem 6, module docstring). ``source`` is for tests and demos only.
 
     Parameters
     ----------
@@ -721,7 +724,7 @@ def select_hypothesis(
         The public hypotheses (callables ``h(x) -> label``), a dict names them.
     epsilon : float
         The privacy cost.
-    alpha : float, default 0.1
+    target_error : float, default 0.1
         The target excess error of the PAC guarantee.
     confidence, ledger, source
         The guarantee's confidence, the budget ledger and the randomness (tests only).
@@ -789,7 +792,7 @@ def select_hypothesis(
             raise ParameterError("unit_name applies only with a privacy_unit")
     else:
         label, _ = _check_units(X, y, privacy_unit, unit_name)
-    size = pac_sample_size(len(items), alpha, float(eps), conf)
+    size = pac_sample_size(len(items), target_error, float(eps), conf)
     bound = utility_bound(eps, r, len(items), confidence=conf, monotonic=True)
     if label is None:
         accuracy = (
@@ -798,7 +801,8 @@ def select_hypothesis(
         )
         guarantee = (
             f"guarantee (seed 003, Theorem 6): if the examples are i.i.d. and some hypothesis "
-            f"labels them all correctly, n >= {size} examples give error <= {float(alpha):g} "
+            f"labels them all correctly, n >= {size} examples give error <= "
+            f"{float(target_error):g} "
             f"with probability at least {conf:.0%} (|C| = {len(items)}, eps = {float(eps):g})"
         )
     else:
@@ -810,7 +814,8 @@ def select_hypothesis(
         guarantee = (
             f"guarantee (seed 003, Theorem 6 for units): if the units are i.i.d. and some "
             f"hypothesis labels every example correctly, n >= {size} units give at most "
-            f"{float(alpha):g} r expected mistakes on one unit's kept examples (r = {r}) with "
+            f"{float(target_error):g} r expected mistakes on one unit's kept examples (r = {r}) "
+            "with "
             f"probability at least {conf:.0%} (|C| = {len(items)}, eps = {float(eps):g})"
         )
     mechanism = make_hypothesis_selection(
@@ -820,7 +825,7 @@ def select_hypothesis(
     parameters: dict[str, Any] = {
         "epsilon": float(eps),
         "n_hypotheses": len(items),
-        "alpha": float(alpha),
+        "target_error": float(target_error),
     }
     if label is not None:
         parameters.update(privacy_unit=label, max_rows=r)
@@ -834,7 +839,7 @@ def select_hypothesis(
             epsilon=float(eps),
             n_hypotheses=len(items),
             accuracy=accuracy,
-            alpha=float(alpha),
+            target_error=float(target_error),
             sample_size=size,
             guarantee=guarantee,
             hypothesis=items[index],

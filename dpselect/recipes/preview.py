@@ -400,7 +400,7 @@ class TopKPreviewRow:
     accounting: str
     #: ``None`` where no reference gap is computed (the measured policy rule)
     gap_90: float | None
-    alpha_95: float | None
+    margin_95: float | None
     chosen: bool
     #: values from the data: the threshold, the ranking noise's standard deviation and the
     #: predicted count a top value needs (``UnknownDomainOption.criterion``; least wins)
@@ -427,7 +427,7 @@ class TopKPreview(Result):
         How many values each person counts toward.
     rows : list of TopKPreviewRow
         One per option weighed, ``chosen`` marking the one ``mechanism="auto"`` runs: its
-        noise scale and accounting, and, with candidates, ``gap_90`` and ``alpha_95``; for
+        noise scale and accounting, and, with candidates, ``gap_90`` and ``margin_95``; for
         values from the data, ``threshold``, ``noise_sd`` and ``needed``.
     note : str
         That only public parameters were used: no data read, no budget spent.
@@ -487,16 +487,16 @@ class TopKPreview(Result):
             return "\n".join(lines)
         lines.append(
             "gap 90%: the margin the true top k must lead the others by to come back exactly "
-            "with probability 90% (reference instance); alpha 95%: every returned value's "
-            "score is within alpha of the same rank's true score with probability 95%"
+            "with probability 90% (reference instance); margin 95%: every returned value's "
+            "score is within the margin of the same rank's true score with probability 95%"
         )
         for r in self.rows:
-            alpha = "-" if r.alpha_95 is None else f"{printed_up(r.alpha_95)}"
+            margin = "-" if r.margin_95 is None else f"{printed_up(r.margin_95)}"
             gap = "n/a" if r.gap_90 is None else f"{r.gap_90:.4g}"
             mark = "*" if r.chosen else " "
             lines.append(
                 f"{mark} {r.mechanism:<20} scale {r.scale:<10.4g} gap 90% {gap:<10} "
-                f"alpha 95% {alpha:<10} {r.accounting}"
+                f"margin 95% {margin:<10} {r.accounting}"
             )
         lines.append("* the mechanism mechanism='auto' runs")
         return "\n".join(lines)
@@ -602,11 +602,11 @@ def preview_top_k(
             hnoise: Literal["laplace", "gaussian"] = (
                 "laplace" if o.mechanism == "laplace_histogram" else "gaussian"
             )
-            alpha: float = 2 * histogram_halfwidth(hnoise, o.scale, n, beta)
+            margin: float = 2 * histogram_halfwidth(hnoise, o.scale, n, beta)
         else:
             noise = "exponential" if o.mechanism == "permute_and_flip" else "gumbel"
-            alpha = selection_alpha(noise, o.scale, k, n, beta)
+            margin = selection_alpha(noise, o.scale, k, n, beta)
         rows.append(
-            TopKPreviewRow(o.mechanism, o.name, o.scale, o.accounting, o.gap, alpha, o is chosen)
+            TopKPreviewRow(o.mechanism, o.name, o.scale, o.accounting, o.gap, margin, o is chosen)
         )
     return TopKPreview(k, n, eps, dlt, c, rows, max_rows_per_value=r)

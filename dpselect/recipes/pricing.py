@@ -5,11 +5,12 @@ The revenue ``p |{i : v_i >= p}|`` is irregular in ``p`` (seed 003: valuations $
 give revenue $3 at $1, $1.01 at $1.01, $3.01 at $3.01 and $0 at $3.02), so the price is
 *selected* among candidate prices with the revenue as score, not computed and noised.
 
-**Candidates.** The public grid ``{alpha, 2 alpha, ..., J alpha}`` with ``J = floor(max_price
-/ alpha)``, or a public list of prices in ``(0, max_price]``. Every candidate is a multiple
-``j u`` of a public unit ``u`` (``alpha`` for the grid; for a list, the largest ``u`` dividing
-every price written in decimals, so $3.01 with $1 has ``u = 0.01``). The default ``alpha``
-is ``max_price ln(n) / (n eps)``, the seed's ``ln(n) / (n eps)`` with prices scaled to
+**Candidates.** The public grid ``{price_step, 2 price_step, ..., J price_step}`` (the seed's
+``alpha``) with ``J = floor(max_price / price_step)``, or a public list of prices in ``(0,
+max_price]``. Every candidate is a multiple ``j u`` of a public unit ``u`` (``price_step`` for
+the grid; for a list, the largest ``u`` dividing every price written in decimals, so $3.01
+with $1 has ``u = 0.01``). The default ``price_step`` is ``max_price ln(n) / (n eps)``, the
+seed's ``ln(n) / (n eps)`` with prices scaled to
 ``[0, max_price]``. The number of buyers ``n`` is private under adding or removing a buyer,
 so the default needs a **public** ``n`` (a published count or an estimate) from the caller:
 ``n`` only sets the grid and the reported guarantee, never the privacy.
@@ -23,14 +24,14 @@ mechanism uses ``exp(eps s / Delta)`` (seed 001's monotonic form; the seed's ``2
 for any score). The release is ``eps``-DP (and ``eps``-bounded-range) for one buyer added or
 removed; a buyer *changing* valuation is two such steps (``2 eps``).
 
-**Guarantee (seed 003).** Let ``gamma`` be the best revenue over all prices in
-``[0, max_price]`` and ``OPT`` the best over the candidates. Rounding any price down to the
-grid loses at most ``alpha`` per buyer: ``OPT >= gamma - alpha n``. The utility theorem (seed
+**Guarantee (seed 003).** Let ``gamma`` be the best revenue over all prices in ``[0,
+max_price]`` and ``OPT`` the best over the candidates. Rounding any price down to the grid loses
+at most ``price_step`` per buyer: ``OPT >= gamma - price_step n``. The utility theorem (seed
 003, Theorem 3, monotonic form) gives ``revenue >= OPT - (Delta / eps)(ln |H| + t)`` with
-probability at least ``1 - e^-t``. Together: ``revenue >= gamma - alpha n - (Delta / eps)
-(ln |H| + t)``; with ``alpha = ln(n)/(n eps)`` and ``max_price = 1`` this is ``gamma -
-O(ln(n) / eps)`` as in the seed. Both terms are reported (they use public numbers only;
-neither ``gamma`` nor ``OPT`` is released).
+probability at least ``1 - e^-t``. Together: ``revenue >= gamma - price_step n - (Delta / eps)
+(ln |H| + t)``; with ``price_step = ln(n)/(n eps)`` and ``max_price = 1`` this is ``gamma -
+O(ln(n) / eps)`` as in the seed. Both terms are reported (they use public numbers only; neither
+``gamma`` nor ``OPT`` is released).
 
 **Buyers with several bids** (``privacy_unit=COL, max_rows=r``, table input): each buyer
 keeps at most ``r`` bids, chosen by the salted keyed rule of docs/contribution_bounding.md
@@ -40,7 +41,7 @@ kept bids, so every count moves by at most ``r`` (all the same way) and every sc
 most ``r max(prices)``: the mechanism is calibrated to ``Delta = r max(prices)``
 (:func:`make_price_mechanism`), ``eps``-DP per buyer, and the guarantee's selection term is
 ``(r max(prices) / eps)(ln |H| + t)``; with a public number of buyers ``n``, at most ``r n``
-bids lose at most ``alpha`` each to the grid (``alpha r n``). For an array of valuations
+bids lose at most ``price_step`` each to the grid (``price_step r n``). For an array of valuations
 there is no unit column: ``privacy_unit`` is refused (open the bids as a table with a buyer
 column instead).
 """
@@ -83,7 +84,7 @@ __all__ = [
     "PriceGrid",
     "PriceResult",
     "best_price",
-    "default_alpha",
+    "default_price_step",
     "make_price_mechanism",
     "price_grid",
     "revenue_scores",
@@ -104,7 +105,7 @@ class PriceGrid:
     prices: list[float]
     multiples: list[int]
     unit: Fraction
-    alpha: float | None
+    price_step: float | None
 
     @property
     def sensitivity(self) -> Fraction:
@@ -134,7 +135,7 @@ def _decimal(value: Any) -> Fraction:
     return Fraction(repr(number))
 
 
-def default_alpha(n: int, epsilon: Any, max_price: Any = 1.0) -> float:
+def default_price_step(n: int, epsilon: Any, max_price: Any = 1.0) -> float:
     """The seed's grid step ``max_price * ln(n) / (n eps)`` for a public ``n >= 2``.
 
     Parameters
@@ -149,37 +150,37 @@ def default_alpha(n: int, epsilon: Any, max_price: Any = 1.0) -> float:
     Returns
     -------
     float
-        The grid step ``alpha``, in price units.
+        The grid step ``price_step``, in price units.
     """
     n = check_int(n, "n", minimum=2)
     eps = float(check_epsilon(epsilon))
     return float(_positive(max_price, "max_price")) * math.log(n) / (n * eps)
 
 
-def price_grid(prices: Any = None, alpha: Any = None, max_price: Any = 1.0) -> PriceGrid:
-    """The public candidate prices: a given list, or the grid ``{alpha, ..., J alpha}``.
+def price_grid(prices: Any = None, price_step: Any = None, max_price: Any = 1.0) -> PriceGrid:
+    """The public candidate prices: a given list, or the grid ``{price_step, ..., J price_step}``.
 
     Parameters
     ----------
     prices : sequence or str or path, optional
         A public list of prices in ``(0, max_price]`` (or a text file of them, one a line); not
-        with ``alpha``.
-    alpha : float, optional
-        The grid step, ``0 < alpha <= max_price``, at most ``MAX_GRID`` prices (needed without
-        ``prices``; see :func:`default_alpha`).
+        with ``price_step``.
+    price_step : float, optional
+        The grid step, ``0 < price_step <= max_price``, at most ``MAX_GRID`` prices (needed without
+        ``prices``; see :func:`default_price_step`).
     max_price : float, default 1.0
         The largest price considered, ``> 0``.
 
     Returns
     -------
     PriceGrid
-        The prices, their multiples of the common unit, the unit and ``alpha`` (``None`` for a
+        The prices, their multiples of the common unit, the unit and ``price_step`` (``None`` for a
         list).
     """
     top = _positive(max_price, "max_price")
     if prices is not None:
-        if alpha is not None:
-            raise ParameterError("give prices or alpha, not both")
+        if price_step is not None:
+            raise ParameterError("give prices or price_step, not both")
         values = load_candidates(prices, "prices")
         exact = [_decimal(p) for p in values]
         for p in exact:
@@ -197,16 +198,18 @@ def price_grid(prices: Any = None, alpha: Any = None, max_price: Any = 1.0) -> P
                 f"(for example cents); the unit of these prices is {float(unit):.3g}"
             )
         return PriceGrid([float(p) for p in exact], multiples, unit, None)
-    if alpha is None:
-        raise ParameterError("give prices, alpha, or a public n for the default alpha")
-    step = _positive(alpha, "alpha")
+    if price_step is None:
+        raise ParameterError("give prices, price_step, or a public n for the default price_step")
+    step = _positive(price_step, "price_step")
     if step > top:
-        raise ParameterError(f"alpha must be at most max_price = {float(top):g}, got {alpha}")
+        raise ParameterError(
+            f"price_step must be at most max_price = {float(top):g}, got {price_step}"
+        )
     count = math.floor(top / step)
     if count > MAX_GRID:
         raise ParameterError(
-            f"alpha = {float(step):.3g} makes {count} grid prices (at most {MAX_GRID}); "
-            "choose a larger alpha"
+            f"price_step = {float(step):.3g} makes {count} grid prices (at most {MAX_GRID}); "
+            "choose a larger price_step"
         )
     multiples = list(range(1, count + 1))
     return PriceGrid([float(j * step) for j in multiples], multiples, step, float(step))
@@ -310,8 +313,8 @@ class PriceResult(Result):
         The pure-DP cost (``delta = 0``), for one buyer added or removed.
     n_prices : int
         ``|H|``, the number of candidate prices.
-    alpha : float or None
-        The grid's step, in price units (the candidates are ``alpha, 2 alpha, ...``);
+    price_step : float or None
+        The grid's step, in price units (the candidates are ``price_step, 2 price_step, ...``);
         ``None`` when a list of prices was given.
     n : int or None
         The public number of buyers given by the caller; ``None`` when not given.
@@ -320,8 +323,8 @@ class PriceResult(Result):
         at least ``confidence``: ``(Delta / eps)(ln |H| + t)``, ``t = -ln(1 - confidence)``,
         ``Delta = max_rows max(prices)``.
     discretization_loss : float or None
-        The revenue lost at most by rounding prices down to the grid: ``alpha n max_rows``;
-        ``None`` without both a grid (``alpha``) and ``n``.
+        The revenue lost at most by rounding prices down to the grid: ``price_step n max_rows``;
+        ``None`` without both a grid (``price_step``) and ``n``.
     confidence : float
         The confidence of the revenue guarantee.
     accuracy : str
@@ -329,14 +332,14 @@ class PriceResult(Result):
     ledger : str or None
         The path of the ledger charged for this release; ``None`` without a ledger.
     parameters : dict
-        The public parameters (``epsilon``, ``n_prices``, ``alpha``, ``max_price``, ``n``,
+        The public parameters (``epsilon``, ``n_prices``, ``price_step``, ``max_price``, ``n``,
         ``column``, and ``privacy_unit`` and ``max_rows`` with a unit).
     """
 
     price: float
     epsilon: float
     n_prices: int
-    alpha: float | None
+    price_step: float | None
     n: int | None
     selection_loss: float
     discretization_loss: float | None
@@ -374,7 +377,7 @@ def _guarantee(
     delta = f"Delta = {float(grid.sensitivity):g}"
     if r > 1:
         delta = f"Delta = max_rows max(prices) = {float(grid.sensitivity * r):g}"
-    if grid.alpha is None or n is None:
+    if grid.price_step is None or n is None:
         text = (
             f"guarantee: with probability at least {confidence:.0%}, the revenue at this price "
             f"is at least the best listed price's revenue minus {selection:.6g} "
@@ -382,13 +385,13 @@ def _guarantee(
             f"{len(grid.prices)}, t = {t:.3g}; utility theorem, seed 003)"
         )
         return selection, None, text
-    discretization = grid.alpha * n * r
-    an = "alpha n" if r == 1 else "alpha max_rows n"
+    discretization = grid.price_step * n * r
+    an = "price_step n" if r == 1 else "price_step max_rows n"
     text = (
         f"guarantee: with probability at least {confidence:.0%}, revenue >= gamma - {an} - "
         f"(Delta/eps)(ln |H| + t) = gamma - {discretization:.6g} - {selection:.6g}, gamma the "
-        f"best revenue at any price in [0, {max_price:g}] (alpha = "
-        f"{grid.alpha:.6g}, n = {n} public, |H| = {len(grid.prices)}, t = {t:.3g}; seed 003)"
+        f"best revenue at any price in [0, {max_price:g}] (price_step = "
+        f"{grid.price_step:.6g}, n = {n} public, |H| = {len(grid.prices)}, t = {t:.3g}; seed 003)"
     )
     if r > 1:
         text += f" ({delta})"
@@ -449,7 +452,7 @@ def best_price(
     valuations: Any,
     epsilon: float,
     prices: Any = None,
-    alpha: float | None = None,
+    price_step: float | None = None,
     max_price: float = 1.0,
     n: int | None = None,
     column: str | None = None,
@@ -464,12 +467,12 @@ def best_price(
 
     ``valuations``: the buyers' valuations (a sequence or array), or a data file / table with
     ``column=``. Candidates: ``prices`` (a public list or a text file), or the grid
-    ``{alpha, 2 alpha, ..., <= max_price}``; without either, ``alpha = max_price ln(n) /
-    (n eps)`` for the **public** number of buyers ``n`` (required then: the true count is
-    private). ``epsilon``: pure DP for one buyer added or removed; the ledger is charged
+    ``{price_step, 2 price_step, ..., <= max_price}``; without either, ``price_step = max_price
+    ln(n) / (n eps)`` for the **public** number of buyers ``n`` (required then: the true count
+    is private). ``epsilon``: pure DP for one buyer added or removed; the ledger is charged
     before the valuations are read. The result carries the seed's revenue guarantee at
-    ``confidence``. ``source`` is for tests and demos only. ``schema``: declared column
-    types of a data file (with ``column=``; see :func:`dpselect.data.tables.open_table`).
+    ``confidence``. ``source`` is for tests and demos only. ``schema``: declared column types of
+    a data file (with ``column=``; see :func:`dpselect.data.tables.open_table`).
 
     ``privacy_unit`` (table input with ``column=``): a column identifying buyers who may place
     several bids; ``epsilon`` then protects one buyer. Each buyer keeps at most ``max_rows``
@@ -486,8 +489,8 @@ def best_price(
     epsilon : float
         The privacy cost.
     prices : list of float, optional
-        The public candidate prices (default: a grid from ``alpha`` and ``max_price``).
-    alpha : float, optional
+        The public candidate prices (default: a grid from ``price_step`` and ``max_price``).
+    price_step : float, optional
         The grid's relative step (:func:`dpselect.recipes.price_grid`).
     max_price : float, default 1.0
         The public upper bound on a valuation (the revenue score's sensitivity).
@@ -525,19 +528,19 @@ def best_price(
     conf = check_confidence(confidence)
     if n is not None:
         n = check_int(n, "n", minimum=2)
-    if prices is None and alpha is None:
+    if prices is None and price_step is None:
         if n is None:
             raise ParameterError(
-                "give prices, alpha, or n: the default alpha = ln(n) / (n eps) needs a public "
-                "number of buyers n (the true count is private)"
+                "give prices, price_step, or n: the default price_step = ln(n) / (n eps) needs "
+                "a public number of buyers n (the true count is private)"
             )
-        alpha = default_alpha(n, eps, max_price)
+        price_step = default_price_step(n, eps, max_price)
     if max_rows is not None and privacy_unit is None:
         raise ParameterError(
             "max_rows applies only with a privacy_unit column (without one each bid is a buyer)"
         )
     r = 1 if max_rows is None else check_max_rows(max_rows)
-    grid = price_grid(prices, alpha, max_price)
+    grid = price_grid(prices, price_step, max_price)
     selection, discretization, text = _guarantee(grid, eps, n, float(max_price), conf, r)
     mechanism = make_price_mechanism(grid, eps, source=source, max_rows=r)
     opened, read = _valuation_values(valuations, column, grid, schema, privacy_unit, r, source)
@@ -546,7 +549,7 @@ def best_price(
     parameters = {
         "epsilon": float(eps),
         "n_prices": len(grid.prices),
-        "alpha": grid.alpha,
+        "price_step": grid.price_step,
         "max_price": float(max_price),
         "n": n,
         "column": column,
@@ -559,7 +562,7 @@ def best_price(
             price=float(mechanism(read())),
             epsilon=float(eps),
             n_prices=len(grid.prices),
-            alpha=grid.alpha,
+            price_step=grid.price_step,
             n=n,
             selection_loss=selection,
             discretization_loss=discretization,

@@ -63,7 +63,7 @@ def pricing() -> None:
     rng = np.random.default_rng(3)
     v = rng.beta(2, 5, n)
     result = best_price(v, eps, n=n, source=InsecureSeededSource(1))
-    grid = price_grid(alpha=result.alpha, max_price=1.0)
+    grid = price_grid(price_step=result.price_step, max_price=1.0)
     mech = make_price_mechanism(grid, eps, source=InsecureSeededSource(2))
     sv = np.sort(v)
     gamma = max(sv[i] * (n - i) for i in range(n))
@@ -71,16 +71,16 @@ def pricing() -> None:
     rev = dict(zip(grid.prices, np.asarray(grid.prices) * counts, strict=True))
     opt = max(rev.values())
     got = np.array([rev[mech(v)] for _ in range(runs)])
-    bound = gamma - result.alpha * n - result.selection_loss
+    bound = gamma - result.price_step * n - result.selection_loss
     print(
-        f"  n = {n} Beta(2, 5) valuations, eps = {eps:g}: alpha = {result.alpha:.6g}, "
+        f"  n = {n} Beta(2, 5) valuations, eps = {eps:g}: alpha = {result.price_step:.6g}, "
         f"|H| = {len(grid.prices)}, gamma = {gamma:.1f}, grid OPT = {opt:.1f}"
     )
     print(
         f"  {runs} runs: mean revenue {got.mean():.1f}, "
         f"5th percentile {np.quantile(got, 0.05):.1f}, "
         f"min {got.min():.1f}; seed's bound gamma - alpha n - loss = {bound:.1f} "
-        f"(alpha n = {result.alpha * n:.2f}, loss = {result.selection_loss:.2f}); "
+        f"(alpha n = {result.price_step * n:.2f}, loss = {result.selection_loss:.2f}); "
         f"below the bound: {(got < bound).mean():.3%}"
     )
 
@@ -95,7 +95,9 @@ def pac() -> None:
     errors = []
     for _ in range(runs):
         xs = rng.random(n)
-        r = select_hypothesis(xs, (xs >= target).astype(int), hyps, eps, alpha=alpha, source=source)
+        r = select_hypothesis(
+            xs, (xs >= target).astype(int), hyps, eps, target_error=alpha, source=source
+        )
         errors.append(abs(r.name - target))
     e = np.array(errors)
     print(

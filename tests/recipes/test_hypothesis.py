@@ -34,7 +34,7 @@ def test_pac_sample_size_formula():
     assert pac_sample_size(size, alpha, eps, monotonic=False) > 1827
     # Omega(log|C| / alpha^2 + log|C| / (alpha eps)): the privacy term grows like 1 / eps.
     assert pac_sample_size(size, alpha, eps / 10) == math.ceil(generalisation + 10 * selection)
-    with pytest.raises(ParameterError, match="alpha"):
+    with pytest.raises(ParameterError, match="target_error"):
         pac_sample_size(10, 1.5, 1.0)
 
 
@@ -93,7 +93,7 @@ def test_theorem_6_holds_statistically_on_a_threshold_class():
     for _ in range(runs):
         xs = rng.random(n)
         y = (xs >= target).astype(int)
-        r = select_hypothesis(xs, y, hyps, eps, alpha=alpha, confidence=conf, source=source)
+        r = select_hypothesis(xs, y, hyps, eps, target_error=alpha, confidence=conf, source=source)
         too_wrong += abs(r.name - target) > alpha  # true error of h_t under U[0, 1]
         excess.append(mistakes(xs, y, [r.hypothesis])[0])
     assert too_wrong <= stats.binom.isf(ALPHA, runs, 1 - conf)

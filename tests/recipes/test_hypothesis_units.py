@@ -331,7 +331,8 @@ def test_theorem_6_for_units_holds_statistically():
     for _ in range(runs):
         xs = rng.random(n * r)
         y = (xs >= target).astype(int)
-        res = select_hypothesis(xs, y, hyps, eps, alpha=alpha, confidence=conf, source=source,
-                                privacy_unit=np.repeat(np.arange(n), r), max_rows=r)  # fmt: skip
+        res = select_hypothesis(xs, y, hyps, eps, target_error=alpha, confidence=conf,
+                                source=source, privacy_unit=np.repeat(np.arange(n), r),
+                                max_rows=r)  # fmt: skip
         too_wrong += abs(res.name - target) > alpha
     assert too_wrong <= stats.binom.isf(ALPHA, runs, 1 - conf)

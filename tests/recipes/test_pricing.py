@@ -12,7 +12,7 @@ from scipy import stats
 
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import DataError, ParameterError
-from dpselect.recipes import best_price, default_alpha, preview, price_grid
+from dpselect.recipes import best_price, default_price_step, preview, price_grid
 from dpselect.recipes.pricing import make_price_mechanism, revenue_scores
 from dpselect.sampling import InsecureSeededSource
 from tests.gof import ALPHA, assert_fits
@@ -66,10 +66,10 @@ def test_seed_003_example_on_a_cent_grid():
     assert 0.1 < p.rows[2].p_best < 0.3
 
 
-def test_default_alpha_is_the_seeds():
-    assert default_alpha(1000, 1.0) == pytest.approx(math.log(1000) / 1000)
-    assert default_alpha(1000, 0.5, max_price=10) == pytest.approx(10 * math.log(1000) / 500)
-    grid = price_grid(alpha=0.3, max_price=1.0)
+def test_default_price_step_is_the_seeds():
+    assert default_price_step(1000, 1.0) == pytest.approx(math.log(1000) / 1000)
+    assert default_price_step(1000, 0.5, max_price=10) == pytest.approx(10 * math.log(1000) / 500)
+    grid = price_grid(price_step=0.3, max_price=1.0)
     assert grid.prices == pytest.approx([0.3, 0.6, 0.9]) and grid.multiples == [1, 2, 3]
 
 
@@ -94,9 +94,9 @@ def test_best_price_result_and_ledger(tmp_path):
     [
         ({}, ParameterError, "public number of buyers"),
         ({"n": 1}, ParameterError, "at least 2"),
-        ({"alpha": 2.0}, ParameterError, "at most max_price"),
-        ({"alpha": 1e-9}, ParameterError, "grid prices"),
-        ({"alpha": 0.1, "prices": [0.5]}, ParameterError, "not both"),
+        ({"price_step": 2.0}, ParameterError, "at most max_price"),
+        ({"price_step": 1e-9}, ParameterError, "grid prices"),
+        ({"price_step": 0.1, "prices": [0.5]}, ParameterError, "not both"),
         ({"prices": [0.5, 2.0]}, ParameterError, "at most max_price"),
         ({"prices": [0.5, -1]}, ParameterError, "positive"),
         ({"prices": [1 / 3, 0.5]}, ParameterError, "common unit"),
@@ -117,18 +117,18 @@ def test_revenue_guarantee_holds_over_many_runs():
     n, eps, conf = 1000, 1.0, 0.95
     valuations = rng.beta(2, 5, n)
     r = best_price(valuations, eps, n=n)  # alpha = ln(n) / (n eps)
-    grid = price_grid(alpha=r.alpha, max_price=1.0)
+    grid = price_grid(price_step=r.price_step, max_price=1.0)
     m = make_price_mechanism(grid, eps, source=InsecureSeededSource(4))
     v = np.sort(valuations)
     gamma = max(v[i] * (n - i) for i in range(n))  # best revenue at any price in [0, 1]
     revenues = {p: revenue(v, p) for p in grid.prices}
     opt = max(revenues.values())
-    assert opt >= gamma - r.alpha * n  # the discretisation argument
+    assert opt >= gamma - r.price_step * n  # the discretisation argument
     runs = 400
     got = np.array([revenues[m(valuations)] for _ in range(runs)])
     limit = stats.binom.isf(ALPHA, runs, 1 - conf)
     assert (got < opt - r.selection_loss).sum() <= limit
-    assert (got < gamma - r.alpha * n - r.selection_loss).sum() <= limit
+    assert (got < gamma - r.price_step * n - r.selection_loss).sum() <= limit
     # And the mechanism does much better than its worst case: typically a few percent off.
     assert np.median(got) > 0.9 * opt
 

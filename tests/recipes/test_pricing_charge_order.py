@@ -45,11 +45,11 @@ class Watched(list):  # type: ignore[type-arg]
         ({"epsilon": 5.0}, BudgetExceeded, ""),
         ({"epsilon": -1.0}, ParameterError, "epsilon"),
         ({"prices": [0.5, 2.0]}, ParameterError, "at most max_price"),
-        ({"prices": [0.5], "alpha": 0.1}, ParameterError, "not both"),
+        ({"prices": [0.5], "price_step": 0.1}, ParameterError, "not both"),
         ({"prices": None}, ParameterError, "public number of buyers"),
         ({"n": 1, "prices": None}, ParameterError, "n"),
         ({"confidence": 1.5}, ParameterError, "confidence"),
-        ({"alpha": 1e-9, "prices": None}, ParameterError, "grid prices"),
+        ({"price_step": 1e-9, "prices": None}, ParameterError, "grid prices"),
     ],
 )
 def test_refusals_come_before_the_charge_and_read_nothing(tmp_path: Path, kwargs, error, match):

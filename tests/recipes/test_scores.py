@@ -77,7 +77,7 @@ def test_revenue_score_sensitivity_and_monotonic():
 
 
 def test_revenue_on_the_alpha_grid():
-    grid = price_grid(alpha=0.25, max_price=1.0)
+    grid = price_grid(price_step=0.25, max_price=1.0)
     assert grid.prices == [0.25, 0.5, 0.75, 1.0]
     largest, mixed = sweep(lambda v: revenue_scores(v, grid), [0.1, 0.3, 0.6, 1.0], 4)
     assert largest == 4 and not mixed

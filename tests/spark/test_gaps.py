@@ -44,7 +44,7 @@ def test_best_price_on_spark_never_collects_the_column(prices_frame, monkeypatch
         raise AssertionError("the Spark path collected the column")
 
     monkeypatch.setattr(spark_engine.SparkTable, "column_values", refuse)
-    for kw in ({"prices": [1.0, 2.5, 5.0, 9.0]}, {"alpha": 0.05, "max_price": 10.0}):
+    for kw in ({"prices": [1.0, 2.5, 5.0, 9.0]}, {"price_step": 0.05, "max_price": 10.0}):
         kw = {"max_price": 10.0, **kw}
         a = best_price(pdf, 2.0, column="v", source=InsecureSeededSource(3), **kw)
         b = best_price(prices_frame, 2.0, column="v", source=InsecureSeededSource(3), **kw)
