@@ -22,15 +22,8 @@ from .engines.spark import (
     top_values,
     typed_candidates,
 )
-from .rules import (
-    MAX_BOUNDED_CANDIDATES,
-    MAX_CELLS,
-    check_bounded_candidates,
-    grid_cell,
-    grid_cell_width,
-    grid_edges,
-    grid_size,
-)
+from .grids import MAX_CELLS, grid_cell, grid_cell_width, grid_edges, grid_size
+from .rules import MAX_BOUNDED_CANDIDATES, check_bounded_candidates
 
 __all__ = [
     "INSTALL_HINT",
