@@ -21,7 +21,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dpselect.mechanisms.quantile_joint import joint_resolution, make_joint_quantiles
+from dpselect.mechanisms.quantile_joint import make_joint_quantiles
+from dpselect.mechanisms.quantile_joint_parameters import joint_resolution
 from dpselect.sampling.source import InsecureSeededSource
 
 DECILES = [i / 10 for i in range(1, 10)]

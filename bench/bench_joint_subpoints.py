@@ -28,6 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_quantiles import datasets, fresh_datasets, held_out_datasets
 
 import dpselect.mechanisms.quantile_joint as qj
+import dpselect.mechanisms.quantile_joint_moves as qjm
+import dpselect.mechanisms.quantile_joint_parameters as qjp
 from dpselect.sampling.source import InsecureSeededSource
 
 DECILES = [i / 10 for i in range(1, 10)]
@@ -51,13 +53,13 @@ def columns() -> dict[str, tuple[np.ndarray, tuple[float, float]]]:
 
 def with_subpoints(g: int, bounds: tuple[float, float], eps: float, w: float) -> Any:
     """The joint mechanism with ``G = g`` at every epsilon (it reads ``G`` when it is made)."""
-    kept = qj.JOINT_SUBPOINTS, qj.JOINT_FINE_SUBPOINTS
-    qj.JOINT_SUBPOINTS = qj.JOINT_FINE_SUBPOINTS = g
+    kept = qjm.JOINT_SUBPOINTS, qjm.JOINT_FINE_SUBPOINTS
+    qjm.JOINT_SUBPOINTS = qjm.JOINT_FINE_SUBPOINTS = g
     try:
         source = InsecureSeededSource(1000 * g + int(eps * 10))
         return qj.make_joint_quantiles(bounds, DECILES, eps, resolution=w, source=source)
     finally:
-        qj.JOINT_SUBPOINTS, qj.JOINT_FINE_SUBPOINTS = kept
+        qjm.JOINT_SUBPOINTS, qjm.JOINT_FINE_SUBPOINTS = kept
 
 
 def main() -> None:
@@ -74,7 +76,7 @@ def main() -> None:
         truth = np.quantile(x, DECILES, method="inverted_cdf")
         step = Fraction(1) if name in INTEGER else None
         for eps in args.eps:
-            w = qj.joint_resolution(None, lo, hi, eps, step)
+            w = qjp.joint_resolution(None, lo, hi, eps, step)
             mechs = {g: with_subpoints(g, (lo, hi), eps, w) for g in SUBPOINTS}
             errs: dict[int, list[float]] = {g: [] for g in SUBPOINTS}
             for _ in range(args.runs):
@@ -83,8 +85,8 @@ def main() -> None:
                     errs[g].append(float(np.mean(np.abs(out - truth))))
             cells = []
             for g in SUBPOINTS:
-                words = qj.joint_move_words(InsecureSeededSource(5), x.shape[0], g)
-                points = qj.joint_moved_intervals(x, lo, hi, w, words, g)[1].shape[0]
+                words = qjm.joint_move_words(InsecureSeededSource(5), x.shape[0], g)
+                points = qjm.joint_moved_intervals(x, lo, hi, w, words, g)[1].shape[0]
                 e = errs[g]
                 half = 1.96 * float(np.std(e, ddof=1)) / math.sqrt(len(e))
                 cells.append(f"{np.mean(e):.3g} +- {half:.2g} ({points})")

@@ -364,7 +364,7 @@ def kept_numbers(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """The rows of ``values`` that hold a number, in their order (a new array).
 
     The one definition of a number for values already read, as
-    :func:`dpselect.data.rules.number_kept_sql` is for queries: NaN (either sign) is not a
+    :func:`dpselect.data.values.number_kept_sql` is for queries: NaN (either sign) is not a
     number; the infinities are (clamped where bounds apply). Row by row: a row's fate
     depends on that row alone (docs/contribution_bounding.md, "What a row's fate may depend
     on").

@@ -108,7 +108,7 @@ def recorded_step(sql_type: str) -> Fraction | None:
     the type alone (a public fact, like the schema): ``1`` for the integer types, ``10^-s``
     for ``DECIMAL(p, s)``, ``None`` for the others (floats, and text, whose values are parsed
     row by row). The joint quantile mechanism takes half of it as its default resolution
-    (:func:`dpselect.mechanisms.quantile_joint.joint_resolution`).
+    (:func:`dpselect.mechanisms.quantile_joint_parameters.joint_resolution`).
 
     Parameters
     ----------

@@ -66,15 +66,10 @@ from .engine import Progress
 from .join_order import text_join_order
 from .rules import (
     M32,
-    canonical_text_sql,
     check_bounded_candidates,
     check_rows_per_value,
     hashed_text_sql,
-    holds_number,
-    is_floating,
     md5_bits_sql,
-    normalised_sql,
-    number_kept_sql,
     salt_text,
 )
 from .scores import (
@@ -95,6 +90,7 @@ from .unit_partitions import (
     part_progress,
     source_rows,
 )
+from .values import canonical_text_sql, holds_number, is_floating, normalised_sql, number_kept_sql
 
 if TYPE_CHECKING:
     from .tables import Table

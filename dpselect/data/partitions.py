@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .rules import canonical_text_sql, check_rows_per_value, normalised_sql, salt_text
+from .rules import check_rows_per_value, salt_text
 from .rules import hashed_text_sql as _hashed_text_sql
-from .rules import is_floating as _is_floating
 from .rules import md5_bits_sql as _md5_bits_sql
 from .scores import keyed_sql, unit_sql
 from .text_lines import quote_identifier as _quote
+from .values import canonical_text_sql, normalised_sql
+from .values import is_floating as _is_floating
 
 if TYPE_CHECKING:
     from .engine import Engine

@@ -4,7 +4,7 @@ A schema is public input (like the candidate list): ``{column: type}`` with Duck
 (``BIGINT``, ``DOUBLE``, ``VARCHAR``, ``DATE``, ``BOOLEAN``, ``DECIMAL(10,2)``, ...) or the
 Python types ``int``, ``float``, ``str``, ``bool`` (and ``datetime.date`` / ``datetime``).
 It is applied value by value (:mod:`dpselect.data.tables`): the text of a CSV, TSV or JSON
-column by the rule both engines share (:func:`dpselect.data.rules.declared_text_sql`:
+column by the rule both engines share (:func:`dpselect.data.text_casts.declared_text_sql`:
 integers, ``FLOAT``/``DOUBLE``, ``BOOLEAN``, ``DATE``, ``VARCHAR``), other types and typed
 sources by DuckDB's ``TRY_CAST``: a value that does not convert is NULL, that is missing,
 never an error. Errors about the schema itself

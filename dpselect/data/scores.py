@@ -60,15 +60,10 @@ from .join_order import text_join_order
 from .rules import (
     BOUNDING_SEPARATOR,
     bounding_key,
-    canonical_text,
-    canonical_text_sql,
     check_rows_per_value,
     fmix32,
     keep_smallest,
     keep_smallest_counted,
-    normalised_sql,
-    number_kept_sql,
-    numeric_candidate_type,
     salt_text,
     unit_seed,
     value_code,
@@ -80,8 +75,6 @@ from .rules import (
     M32 as _M32,
 )
 from .rules import hashed_text_sql as _hashed_text_sql
-from .rules import is_floating as _is_floating
-from .rules import is_text as _is_text
 from .rules import md5_bits_sql as _md5_bits_sql
 from .text_lines import quote_identifier as _quote
 from .unit_keys import RAW_KEY_TYPE
@@ -92,6 +85,15 @@ from .unit_partitions import (
     part_progress,
     source_rows,
 )
+from .values import (
+    canonical_text,
+    canonical_text_sql,
+    normalised_sql,
+    number_kept_sql,
+    numeric_candidate_type,
+)
+from .values import is_floating as _is_floating
+from .values import is_text as _is_text
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -212,7 +214,7 @@ def keyed_sql(pairs: str, code: str, unit_type: str, salt_sql: str = "$salt") ->
 
 def unit_kept_sql(unit_type: str) -> str:
     """The condition on a distinct unit ``u`` (after grouping) that it is a unit: a floating
-    unit that is NaN is none (:func:`dpselect.data.rules.number_kept_sql`, the rule of
+    unit that is NaN is none (:func:`dpselect.data.values.number_kept_sql`, the rule of
     :func:`unit_sql` too). Shared with :mod:`dpselect.data.dictionary_scores`.
 
     Parameters

@@ -25,7 +25,7 @@ one), or raise an error. And one row must never change how another is read. So:
 ``schema={column: type}`` (:mod:`dpselect.data.schema`) declares column types, applied value
 by value (a value that does not convert is NULL, missing; never an error). The text of a CSV,
 TSV or JSON column is read by the rule both engines share
-(:func:`dpselect.data.rules.declared_text_sql`: integers, floats, booleans, dates, text;
+(:func:`dpselect.data.text_casts.declared_text_sql`: integers, floats, booleans, dates, text;
 docs/data_input.md, "Declared types for text columns"), other declared types of such a column
 by DuckDB's ``TRY_CAST``. A type that contradicts a Parquet or frame column is converted by
 ``TRY_CAST`` (never refused on the data). Nested columns (LIST, ARRAY, STRUCT, MAP, UNION) are
@@ -51,8 +51,8 @@ from ..core.errors import DataError, given
 from .engine import Engine, is_opened_table
 from .engines.duckdb import DuckDBEngine
 from .held_setting import HeldSetting
-from .rules import declared_text_sql, has_text_rule, is_floating, read_value_sql
 from .schema import is_nested, parse_schema
+from .text_casts import declared_text_sql, has_text_rule
 from .text_lines import (
     check_gzip_stream,
     csv_view_sql,
@@ -63,6 +63,7 @@ from .text_lines import (
 )
 from .unit_keys import RAW_KEY_TYPE, FrameUnits, ParquetUnits
 from .unit_partitions import SourceFiles
+from .values import is_floating, read_value_sql
 
 __all__ = ["FILE_FORMATS", "Table", "one_column", "open_table", "parquet_sql"]
 
@@ -395,7 +396,7 @@ def parquet_sql(path: str) -> str:
       never count NaN) as proof that a row group holds no NaN, and folds ``isnan`` or prunes a
       comparison by them, so a NaN row's fate would depend on the other rows of its row group
       (privacy audit 2026-12, issue 41; DuckDB issue 25521). With it, every row is judged on
-      its own (:func:`dpselect.data.rules.number_kept_sql`). DuckDB has it from 1.3.1 (the
+      its own (:func:`dpselect.data.values.number_kept_sql`). DuckDB has it from 1.3.1 (the
       project's minimum).
     - ``utf8_validation = 'replace'``: text that is not valid UTF-8 is read with every invalid
       byte as "?", row by row (the default 'strict' raised in the score query, after the
@@ -412,7 +413,7 @@ def parquet_sql(path: str) -> str:
 def _declared_text_view(sql: str, types: dict[str, str]) -> str:
     """``sql`` (a SELECT of text columns: a CSV or JSON view) with every column whose type in
     ``types`` the text rule reads replaced by its value under the rule
-    (:func:`dpselect.data.rules.declared_text_sql`, the rule the Spark engine applies too);
+    (:func:`dpselect.data.text_casts.declared_text_sql`, the rule the Spark engine applies too);
     ``sql`` itself when there is none. Row by row: each value is read on its own.
 
     Parameters
@@ -471,7 +472,7 @@ def _typed_table(
 def _select_sql(schema: dict[str, str], source_types: dict[str, str]) -> str:
     """The projection of the view ``data`` over a typed source (``source_types``: its columns'
     own types): the declared types by ``TRY_CAST``, and a floating NaN read as NULL
-    (:func:`dpselect.data.rules.read_value_sql`)."""
+    (:func:`dpselect.data.values.read_value_sql`)."""
     replaced = []
     for c, own in source_types.items():
         kind = schema.get(c, own)
@@ -860,7 +861,7 @@ def open_table(data: Any, schema: Any = None) -> Engine:
     named by the Series' name, else ``"value"``).
 
     ``schema``: ``{column: type}`` declared types (:mod:`dpselect.data.schema`): CSV, TSV and
-    JSON text read by :func:`dpselect.data.rules.declared_text_sql` (other types, and typed
+    JSON text read by :func:`dpselect.data.text_casts.declared_text_sql` (other types, and typed
     sources, by ``TRY_CAST``). Raises :class:`DataError` for a missing or unreadable file, an
     unsupported format or object, a header that does not parse, a schema column that does not
     exist, and :class:`~dpselect.core.errors.ParameterError` for a malformed schema: all public

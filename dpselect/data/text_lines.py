@@ -19,7 +19,7 @@ column, no type, no error. Nothing is sniffed from the rows.
   quoted (``"..."``, with ``""`` for a quote inside, no NUL); otherwise it is dropped. Quotes
   never span lines. An empty unquoted field is NULL; a quoted one is the empty string. Values
   are text unless the schema declares a type (the declared text rule of
-  :func:`dpselect.data.rules.declared_text_sql` for integers, floats, booleans and dates,
+  :func:`dpselect.data.text_casts.declared_text_sql` for integers, floats, booleans and dates,
   ``TRY_CAST`` for the other types; a value that does not convert is NULL).
 - **JSON lines** (``.jsonl``, ``.ndjson``): a line is a row when it is a JSON object; a key's
   value is read as text (numbers as written, ``true``, nested values as JSON text), absent or
@@ -43,7 +43,7 @@ import zlib
 from pathlib import Path
 
 from ..core.errors import DataError
-from .rules import read_value_sql
+from .values import read_value_sql
 
 __all__ = [
     "MAX_COLUMNS",

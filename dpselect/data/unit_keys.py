@@ -39,7 +39,7 @@ import uuid
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .rules import canonical_text
+from .values import canonical_text
 
 if TYPE_CHECKING:
     from .tables import Table

@@ -81,7 +81,7 @@ def grain_exponents(lo: float, hi: float, public_step: Fraction) -> list[int]:
     """The candidate exponents ``k`` (increasing): ``10^k`` within ``GRAIN_SPAN`` powers of
     ten of ``public_step`` (the decimal step of the public default resolution), at least ``2
     (hi - lo) / 10^6`` and at most ``(hi - lo) / 2`` (the steps the joint mechanism's
-    :func:`~dpselect.mechanisms.quantile_joint.recorded_resolution` takes as they are).
+    :func:`~dpselect.mechanisms.quantile_joint_parameters.recorded_resolution` takes as they are).
     Public: the bounds and the public step only.
 
     Parameters

@@ -21,7 +21,7 @@ from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine
-from ..data.rules import kept_numbers
+from ..data.values import kept_numbers
 from ..planning.contributions import AUTO_FRACTION
 
 __all__ = [

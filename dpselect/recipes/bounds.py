@@ -60,8 +60,8 @@ from ..core.errors import ParameterError
 from ..core.metrics import L1Distance
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine, is_opened_table
-from ..data.rules import kept_numbers
 from ..data.tables import open_table
+from ..data.values import kept_numbers
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..mechanisms.laplace import make_laplace

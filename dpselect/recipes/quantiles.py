@@ -57,15 +57,17 @@ from ..mechanisms.quantile_continuous import (
     make_continuous_quantile,
 )
 from ..mechanisms.quantile_joint import (
-    MAX_JOINT_LEVELS,
-    decimal_step,
     joint_accuracy,
     joint_accuracy_derivation,
+    joint_rows_bound,
+    make_joint_quantiles,
+)
+from ..mechanisms.quantile_joint_parameters import (
+    MAX_JOINT_LEVELS,
+    decimal_step,
     joint_gaps,
     joint_resolution,
     joint_rounding_loss,
-    joint_rows_bound,
-    make_joint_quantiles,
     recorded_resolution,
     round_to_step,
 )
@@ -511,8 +513,8 @@ def on_grid(
 ) -> tuple[list[float], str | None]:
     """The released values rounded to the column type's grid (multiples of ``step``: 1 for an
     integer column, ``10^-s`` for ``DECIMAL(p, s)``; public, the schema), kept in the bounds:
-    post-processing (:func:`~dpselect.mechanisms.quantile_joint.round_to_step`, ties to even;
-    a monotone map, so the values stay in order).
+    post-processing (:func:`~dpselect.mechanisms.quantile_joint_parameters.round_to_step`, ties
+    to even; a monotone map, so the values stay in order).
 
     Every row lies on the grid. A statement "at most ``q n + alpha`` rows lie below ``v - a``
     and at most ``(1 - q) n + alpha`` above ``v + a``" still holds for the rounded ``k`` when

@@ -10,6 +10,8 @@ import pytest
 
 from dpselect.core.halves import in_halves
 from dpselect.mechanisms import quantile_joint as qj
+from dpselect.mechanisms import quantile_joint_moves as qjm
+from dpselect.mechanisms import quantile_joint_sums as qjs
 from dpselect.sampling import InsecureSeededSource
 
 
@@ -63,9 +65,11 @@ def test_the_joint_mechanism_in_halves_releases_the_same_values(monkeypatch, lev
     rng = np.random.default_rng(3)
     for values, bounds in ((rng.normal(50, 10, 4000), (0, 100)),
                            (np.round(rng.lognormal(3, 1, 3000), 1), (0, 500))):  # fmt: skip
-        monkeypatch.setattr(qj, "HALVES_INTERVALS", 10**9)
+        for module in (qj, qjs):  # the passes (quantile_joint) and the range sums' doubling
+            monkeypatch.setattr(module, "HALVES_INTERVALS", 10**9)
         one_pass = _releases(values, levels, bounds, range(4))
-        monkeypatch.setattr(qj, "HALVES_INTERVALS", 1)
+        for module in (qj, qjs):
+            monkeypatch.setattr(module, "HALVES_INTERVALS", 1)
         assert _releases(values, levels, bounds, range(4)) == one_pass
 
 
@@ -74,11 +78,11 @@ def test_the_moved_rows_counted_in_halves_are_the_same_intervals(monkeypatch):
     # rows: one pass on this thread; the same intervals and counts
     rng = np.random.default_rng(5)
     values = np.concatenate([rng.normal(50, 10, 4000), np.full(1000, 50.0)])
-    words = qj.joint_move_words(InsecureSeededSource(2), values.shape[0], 16)
+    words = qjm.joint_move_words(InsecureSeededSource(2), values.shape[0], 16)
     got = []
     for chunk in (16, 1 << 20):
-        monkeypatch.setattr(qj, "_MOVE_CHUNK", chunk)
-        got.append(qj.joint_moved_intervals(values, 0.0, 100.0, 0.5, words, 16))
+        monkeypatch.setattr(qjm, "_MOVE_CHUNK", chunk)
+        got.append(qjm.joint_moved_intervals(values, 0.0, 100.0, 0.5, words, 16))
     (edges, counts, n), (edges1, counts1, n1) = got
     assert n == n1 == 5000 and np.array_equal(edges, edges1) and np.array_equal(counts, counts1)
 

@@ -20,8 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpselect.data.rules import bounding_key, canonical_text, kept_found_groups, value_code
+from dpselect.data.rules import bounding_key, kept_found_groups, value_code
 from dpselect.data.tables import open_table
+from dpselect.data.values import canonical_text
 
 CANDIDATES = ["x", "y", "z", "w"]
 

@@ -25,15 +25,10 @@ from hypothesis import strategies as st
 
 from dpselect.core.errors import DataError, ParameterError
 from dpselect.data import Engine, grouped_scores
-from dpselect.data.rules import (
-    bounding_key,
-    canonical_text,
-    kept_groups,
-    kept_rows,
-    value_code,
-)
+from dpselect.data.rules import bounding_key, kept_groups, kept_rows, value_code
 from dpselect.data.scores import candidate_scores, top_values
 from dpselect.data.tables import open_table
+from dpselect.data.values import canonical_text
 
 GROUPS = ["a", "b", "c", "d"]
 CANDIDATES = ["x", "y", "z", "w"]

@@ -110,14 +110,15 @@ def test_the_check_catches_the_old_leak():
 def test_the_check_fails_on_the_old_reader(tmp_path, monkeypatch):
     # the broken variant: DuckDB's Parquet reader without can_have_nan (the release before
     # issue 41) and NaN not read as NULL; z is then released on D' and never on D
-    from dpselect.data import rules, tables
+    from dpselect.data import tables
+    from dpselect.data import values as value_rules
 
     safe = tables.parquet_sql
     monkeypatch.setattr(
         tables, "parquet_sql", lambda path: safe(path).replace(", can_have_nan = true", "")
     )
     monkeypatch.setattr(tables, "read_value_sql", lambda expr, sql_type: expr)
-    monkeypatch.setattr(rules, "read_value_sql", lambda expr, sql_type: expr)
+    monkeypatch.setattr(value_rules, "read_value_sql", lambda expr, sql_type: expr)
     c, c2 = _counts(_files(tmp_path))
     with pytest.raises(AssertionError):
         assert_within_epsilon(c, c2, RUNS)

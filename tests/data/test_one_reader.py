@@ -4,7 +4,7 @@ Every DuckDB read of Parquet goes through :func:`dpselect.data.tables.parquet_sq
 ``can_have_nan = true``), every Spark read of Parquet through
 :func:`dpselect.data.engines.spark.read_files` (and every Spark frame through
 :func:`dpselect.data.engines.spark.nan_safe_frame`), and every test of NaN lives in
-:mod:`dpselect.data.rules` (``number_kept_sql``, ``read_value_sql``), for values already read in
+:mod:`dpselect.data.values` (``number_kept_sql``, ``read_value_sql``), for values already read in
 :func:`dpselect.core.domains.kept_numbers`. The scan below reads
 the package's source: a read or a NaN test written anywhere else fails it, and
 :func:`test_the_scan_finds_a_stray_reader` shows that it does on a package made to break the
@@ -29,7 +29,7 @@ RULES: list[tuple[str, re.Pattern[str], tuple[str, str | None]]] = [
      ("data/engines/spark.py", "read_files")),
     ("a NaN test", re.compile(r"(?<![\w.])isnan\s*\(|\bf\.isnan\b|functions\.isnan\b|"
                               r"'-?nan'"),
-     ("data/rules.py", None)),
+     ("data/values.py", None)),
     ("a NumPy number filter", re.compile(r"~\s*np\.isnan\s*\("),
      ("core/domains.py", "holds_number")),
 ]  # fmt: skip

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpselect.data import rules
+from dpselect.data import values as value_rules
 from dpselect.data.tables import open_table
 
 
@@ -27,7 +28,7 @@ def _reference(units, values, salt, r):
     for u, x in zip(units, values, strict=True):
         if u is None or x is None or (isinstance(x, float) and math.isnan(x)):
             continue
-        rows.append((rules.canonical_text(u), float(x)))
+        rows.append((value_rules.canonical_text(u), float(x)))
     kept = rules.kept_rows(salt, rows, r)
     return np.sort(np.array([x for xs in kept.values() for x in xs], dtype=np.float64))
 

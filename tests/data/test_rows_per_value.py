@@ -22,7 +22,6 @@ from dpselect.data import dictionary_scores
 from dpselect.data.partitions import value_counts
 from dpselect.data.rules import (
     bounding_key,
-    canonical_text,
     fmix32,
     keep_smallest,
     keep_smallest_counted,
@@ -30,6 +29,7 @@ from dpselect.data.rules import (
 )
 from dpselect.data.scores import candidate_scores, top_values
 from dpselect.data.tables import open_table
+from dpselect.data.values import canonical_text
 
 CANDIDATES = [f"s{i}" for i in range(8)]
 

@@ -1,7 +1,7 @@
 """Issue 44: the rule that reads a CSV or JSON column's text as its declared type.
 
 Both engines read the same file to the same values (tests/spark/test_csv_schema.py compares
-them), so the rule is written once (:func:`dpselect.data.rules.declared_text_sql`) and is
+them), so the rule is written once (:func:`dpselect.data.text_casts.declared_text_sql`) and is
 stricter than DuckDB's ``TRY_CAST``, whose lenient readings (``'1_000'`` and ``'0x10'`` as
 numbers, ``'2.5'`` rounded to the integer 3) Spark does not share. Here on DuckDB only (the
 base install), through real files read by :func:`dpselect.data.tables.open_table`, with the
@@ -20,14 +20,14 @@ from decimal import Decimal
 import duckdb
 import pytest
 
-from dpselect.data.rules import (
+from dpselect.data.tables import open_table
+from dpselect.data.text_casts import (
     SPARK_TEXT_TYPES,
     TEXT_RULE_TYPES,
     declared_text_sql,
     declared_text_value,
     has_text_rule,
 )
-from dpselect.data.tables import open_table
 
 INF = math.inf
 #: The declared columns of the CSV below: each holds the row's text.

@@ -91,6 +91,7 @@ from dpselect.core.arithmetic import float_down, float_up
 from dpselect.core.errors import ParameterError
 from dpselect.core.measurement import Measurement
 from dpselect.mechanisms import quantile_joint as qj
+from dpselect.mechanisms import quantile_joint_sums as qjs
 from dpselect.mechanisms.quantile_continuous import (
     check_bounds,
     check_resolution,
@@ -101,8 +102,8 @@ from dpselect.mechanisms.quantile_continuous import (
 # the moves and the states drawn as the module draws them (5 bits a move; the states in two
 # stages): the same laws as this reference's one word a row and one noisy_argmax, so that the
 # releases stay comparable bit for bit
-from dpselect.mechanisms.quantile_joint import JOINT_SUBPOINTS as _module_subpoints
-from dpselect.mechanisms.quantile_joint import joint_move_words, joint_subpoints
+from dpselect.mechanisms.quantile_joint_moves import JOINT_SUBPOINTS as _module_subpoints
+from dpselect.mechanisms.quantile_joint_moves import joint_move_words, joint_subpoints
 from dpselect.mechanisms.quantile_recursive import sorted_levels
 from dpselect.mechanisms.quantile_score import MAX_DENOMINATOR, pure_dp_on_rows, unit_epsilon
 from dpselect.mechanisms.validate import check_epsilon
@@ -797,8 +798,9 @@ def joint_accuracy_derivation(
 class SegmentTrees:
     """Three segment trees over ``A[i']`` (log space) for range sums without subtraction.
 
-    The reference for :class:`_BlockedSums`, which the dynamic program uses (its tests
-    compare the two): ``O(log n)`` NumPy steps a query where the blocks take ``O(1)``.
+    The reference for :class:`dpselect.mechanisms.quantile_joint_sums.BlockedSums`, which the
+    dynamic program uses (its tests compare the two): ``O(log n)`` NumPy steps a query where the
+    blocks take ``O(1)``.
 
     ``plain[k]``: log of the sum of ``exp(A)`` over node ``k``'s leaves. ``left[k]``: the same
     with each term times ``exp(-c (BC[hi_k] - BC[i']))`` (reference: the node's last leaf);
@@ -828,12 +830,12 @@ class SegmentTrees:
             lc, rc = 2 * k, 2 * k + 1
             node_lo[k] = node_lo[lc]
             node_hi[k] = node_hi[rc]
-            plain[k] = qj.logaddexp(plain[lc], plain[rc])
+            plain[k] = qjs.logaddexp(plain[lc], plain[rc])
             with np.errstate(invalid="ignore"):
                 d_left = (node_hi[rc] - node_hi[lc]).astype(np.float64) * factor
                 d_right = (node_lo[rc] - node_lo[lc]).astype(np.float64) * factor
-                left[k] = qj.logaddexp(left[lc] - d_left, left[rc])
-                right[k] = qj.logaddexp(right[lc], right[rc] - d_right)
+                left[k] = qjs.logaddexp(left[lc] - d_left, left[rc])
+                right[k] = qjs.logaddexp(right[lc], right[rc] - d_right)
         self.plain, self.left, self.right = plain, left, right
         self.node_lo, self.node_hi = node_lo, node_hi
 
@@ -869,14 +871,14 @@ class SegmentTrees:
                 elif kind == "right":
                     assert pivot is not None
                     term = term - (self.node_lo[idx] - pivot[pick]).astype(np.float64) * self.factor
-                res[pick] = qj.logaddexp(res[pick], term)
+                res[pick] = qjs.logaddexp(res[pick], term)
             lo >>= 1
             hi >>= 1
 
     def query_many(self, kinds: I64, start: I64, stop: I64, pivot: I64) -> F64:
-        """:meth:`query` for queries of several kinds (indices into ``qj._KINDS``), kind by kind."""
+        """:meth:`query` for queries of several kinds (indices into ``qjs._KINDS``), by kind."""
         res = np.full(start.shape[0], -np.inf)
-        for k, kind in enumerate(qj._KINDS):
+        for k, kind in enumerate(qjs._KINDS):
             q = np.flatnonzero(kinds == k)
             res[q] = self.query(kind, start[q], stop[q], None if k == 0 else pivot[q])
         return res

@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpselect.mechanisms import quantile_joint as qj
+from dpselect.mechanisms import quantile_joint_moves as qjm
 from dpselect.sampling.source import InsecureSeededSource
 from tests.gof import assert_fits, chi2_statistic, chi2_threshold
 
-G = qj.JOINT_SUBPOINTS
+G = qjm.JOINT_SUBPOINTS
 BITS = G.bit_length() - 1
 
 
@@ -33,14 +33,14 @@ def _pair_counts(t, first, g=G):
 
 
 def test_subpoints_follow_the_per_row_epsilon():
-    assert qj.MOVES_PER_WORD == 64 // BITS == 16 and G == 16
-    assert qj.joint_subpoints(None) == qj.joint_subpoints(1) == qj.joint_subpoints(2) == G
-    assert qj.joint_subpoints(2.0001) == qj.joint_subpoints(50) == qj.JOINT_FINE_SUBPOINTS == 32
+    assert qjm.MOVES_PER_WORD == 64 // BITS == 16 and G == 16
+    assert qjm.joint_subpoints(None) == qjm.joint_subpoints(1) == qjm.joint_subpoints(2) == G
+    assert qjm.joint_subpoints(2.0001) == qjm.joint_subpoints(50) == qjm.JOINT_FINE_SUBPOINTS == 32
 
 
 def test_words_hold_only_the_moves_and_are_reproducible():
-    a = qj.joint_move_words(InsecureSeededSource(3), 1000)
-    b = qj.joint_move_words(InsecureSeededSource(3), 1000)
+    a = qjm.joint_move_words(InsecureSeededSource(3), 1000)
+    b = qjm.joint_move_words(InsecureSeededSource(3), 1000)
     assert a.dtype == np.uint64 and a.shape == (1000,)
     assert np.array_equal(a, b)
     assert not np.any(a & np.uint64((1 << (64 - BITS)) - 1))  # only the top bits are set
@@ -61,14 +61,14 @@ def _check(t, g=G):
     assert_fits(_pair_counts(t, across, g), uniform_pairs)
 
 
-@pytest.mark.parametrize("g", [G, qj.JOINT_FINE_SUBPOINTS])
+@pytest.mark.parametrize("g", [G, qjm.JOINT_FINE_SUBPOINTS])
 def test_moves_are_uniform_and_independent(g):
     """600,000 rows: single moves (``G`` cells), pairs in a word and across words (``G^2``
     cells; ``G = 16``: 256 cells, about 560,000 and 37,500 pairs; ``G = 32``: 1,024 cells,
     about 550,000 and 50,000 pairs): a factor-2 bias on one cell or a shared bit between
     neighbours is far beyond the thresholds (``test_overlapping_fields_fail``,
     ``test_a_biased_move_fails``)."""
-    words = qj.joint_move_words(InsecureSeededSource(8), 600_000, g)
+    words = qjm.joint_move_words(InsecureSeededSource(8), 600_000, g)
     assert not np.any(words & np.uint64((1 << (64 - (g.bit_length() - 1))) - 1))
     _check(_moves(words, g), g)
 
@@ -77,12 +77,12 @@ def test_overlapping_fields_fail():
     """The same checks fail when neighbouring rows share one bit (fields ``log2(G) - 1`` bits
     apart)."""
     raw = InsecureSeededSource(9).words(50_000)
-    fields = np.arange(qj.MOVES_PER_WORD, dtype=np.uint64) * np.uint64(BITS - 1)
+    fields = np.arange(qjm.MOVES_PER_WORD, dtype=np.uint64) * np.uint64(BITS - 1)
     top = np.uint64(((1 << BITS) - 1) << (64 - BITS))
     words = (np.left_shift(raw[:, None], fields[None, :]) & top).reshape(-1)
     t = _moves(words)
     i = np.arange(t.shape[0] - 1)
-    inside = i[(i % qj.MOVES_PER_WORD) != qj.MOVES_PER_WORD - 1]
+    inside = i[(i % qjm.MOVES_PER_WORD) != qjm.MOVES_PER_WORD - 1]
     stat, df = chi2_statistic(_pair_counts(t, inside), np.full(G * G, 1 / G**2))
     assert stat > chi2_threshold(df)
 
@@ -90,7 +90,7 @@ def test_overlapping_fields_fail():
 def test_a_biased_move_fails():
     """The single-move check of ``_check`` fails when one move is twice as likely as the others
     (600,000 rows, as in ``test_moves_are_uniform_and_independent``)."""
-    t = _moves(qj.joint_move_words(InsecureSeededSource(8), 600_000))
+    t = _moves(qjm.joint_move_words(InsecureSeededSource(8), 600_000))
     rng = np.random.default_rng(1)
     # a factor-2 bug: move 0 twice as likely as each other move (probability 2 / (G + 1))
     redo = (t != 0) & (rng.random(t.shape[0]) < 1 / (G + 1))
@@ -109,7 +109,7 @@ def test_moved_intervals_in_chunks_match_the_reference(monkeypatch):
     words = rng.integers(0, 2**64, x.shape[0], dtype=np.uint64)
     want = ref.joint_moved_intervals(x, 0.0, 100.0, 0.05, words)
     for chunk in (1, 7, 1000, 1 << 16):
-        monkeypatch.setattr(qj, "_MOVE_CHUNK", chunk)
-        got = qj.joint_moved_intervals(x, 0.0, 100.0, 0.05, words)
+        monkeypatch.setattr(qjm, "_MOVE_CHUNK", chunk)
+        got = qjm.joint_moved_intervals(x, 0.0, 100.0, 0.05, words)
         assert np.array_equal(got[0].view(np.int64), want[0].view(np.int64)), chunk
         assert np.array_equal(got[1], want[1]) and got[2] == want[2], chunk

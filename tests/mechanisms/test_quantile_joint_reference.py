@@ -1,6 +1,6 @@
 """The joint mechanism's fast code against exact sums and against its frozen reference.
 
-The range sums (:class:`dpselect.mechanisms.quantile_joint._BlockedSums`: doubling inside
+The range sums (:class:`dpselect.mechanisms.quantile_joint_sums.BlockedSums`: doubling inside
 blocks and over them, every range's parts summed at once) take their float operations in
 another order than :mod:`tests.mechanisms.joint_reference` (the module before its speed-ups,
 one chain of ``logaddexp`` a block), so their floats differ by rounding. The tests here check
@@ -21,6 +21,9 @@ import numpy as np
 import pytest
 
 from dpselect.mechanisms import quantile_joint as qj
+from dpselect.mechanisms import quantile_joint_moves as qjm
+from dpselect.mechanisms import quantile_joint_parameters as qjp
+from dpselect.mechanisms import quantile_joint_sums as qjs
 
 from . import joint_reference as ref
 
@@ -50,7 +53,7 @@ def test_logaddexp_within_one_operation_and_exact_on_empty_sums():
         b[rng.random(2000) < 0.1] = -np.inf
         tie = rng.random(2000) < 0.05
         b[tie] = a[tie]
-        got = qj.logaddexp(a, b)
+        got = qjs.logaddexp(a, b)
         with flint.ctx.workprec(200):
             for x, y, g in list(zip(a, b, got, strict=True))[::7]:
                 if x == y == -math.inf:
@@ -93,7 +96,7 @@ def test_range_sums_within_the_bound_against_arb(monkeypatch, levels):
     operations of the exact sum, ``k`` the operations a value passes (the block's levels, the
     table's, one shift and one sum of the parts: docs/quantiles.md)."""
     if levels is not None:
-        monkeypatch.setattr(qj, "_leaf_levels", lambda n: levels)
+        monkeypatch.setattr(qjs, "_leaf_levels", lambda n: levels)
     rng = np.random.default_rng(17 if levels is None else levels)
     for n in (1, 2, 3, 7, 8, 9, 33, 64, 150):
         a = rng.normal(0, 30, n)
@@ -101,7 +104,7 @@ def test_range_sums_within_the_bound_against_arb(monkeypatch, levels):
         bc = np.cumsum(rng.integers(0, 40, n)) * 3
         start, stop = rng.integers(0, n + 1, 60), rng.integers(0, n + 1, 60)
         start, stop = np.minimum(start, stop), np.maximum(start, stop)
-        sums = qj._BlockedSums(a, bc, 0.05)
+        sums = qjs.BlockedSums(a, bc, 0.05)
         ops = sums.h + sums.table_levels + 2 + 8  # a _log_sum_rows counts as 8 operations
         last = bc[np.maximum(stop - 1, 0)] + rng.integers(0, 9, 60)
         first = bc[np.minimum(start, n - 1)] - 1 - rng.integers(0, 9, 60)
@@ -137,16 +140,16 @@ def test_forward_pass_within_the_bound_of_the_reference(monkeypatch, levels):
     ``JOINT_LOG_ERROR`` in both, and an error in the previous level passes through at most
     unchanged: docs/quantiles.md), on many inputs, levels and epsilons (capped terms at 50)."""
     if levels is not None:
-        monkeypatch.setattr(qj, "_leaf_levels", lambda n: levels)
+        monkeypatch.setattr(qjs, "_leaf_levels", lambda n: levels)
     rng = np.random.default_rng(5 if levels is None else 6 + levels)
-    eta = float(qj.JOINT_LOG_ERROR)
+    eta = float(qjp.JOINT_LOG_ERROR)
     for trial in range(24 if levels is None else 8):
         x = _data(rng, trial % 4, int(rng.integers(1, 3000)))
         levels_q = sorted({int(v) for v in rng.integers(1, 100, int(rng.integers(1, 12)))})
         qs = [Fraction(v, 100) for v in levels_q]
         eps = float(rng.choice([0.1, 0.5, 1.0, 3.0, 50.0]))
         plan, old_plan = qj._Plan(qs, Fraction(eps)), ref._Plan(qs, Fraction(eps))
-        edges, counts, n = qj.joint_intervals(x, 0.0, 100.0)
+        edges, counts, n = qjm.joint_intervals(x, 0.0, 100.0)
         bc = counts * plan.denom
         loglen = qj.log_lengths(edges[:-1], edges[1:])
         got, cost = qj._forward(plan, loglen, bc, n, None)
@@ -184,10 +187,10 @@ def test_moved_intervals_are_bit_identical():
         x = np.concatenate([rng.normal(50, 30, n), [0.0, 100.0, -5.0, 105.0]])
         words = rng.integers(0, 2**64, x.shape[0], dtype=np.uint64)
         w = float(rng.choice([0.001, 0.05, 0.3, 2.0]))
-        got = qj.joint_moved_intervals(x, 0.0, 100.0, w, words)
+        got = qjm.joint_moved_intervals(x, 0.0, 100.0, w, words)
         want = ref.joint_moved_intervals(x, 0.0, 100.0, w, words)
         assert _same(got[0], want[0]) and np.array_equal(got[1], want[1]), trial
         assert got[2] == want[2]
         short = (list(x[:50]), 0.0, 100.0, w, list(words[:50]))
-        got, want = qj.joint_moved_intervals(*short), ref.joint_moved_intervals(*short)
+        got, want = qjm.joint_moved_intervals(*short), ref.joint_moved_intervals(*short)
         assert _same(got[0], want[0]) and np.array_equal(got[1], want[1])

@@ -20,13 +20,16 @@ from dpselect.core.arithmetic import float_up
 from dpselect.core.errors import ParameterError
 from dpselect.core.public_memo import forget_kept
 from dpselect.mechanisms import quantile_joint as qj
-from dpselect.mechanisms.quantile_joint import (
+from dpselect.mechanisms import quantile_joint_moves as qjm
+from dpselect.mechanisms import quantile_joint_parameters as qjp
+from dpselect.mechanisms import quantile_joint_sums as qjs
+from dpselect.mechanisms.quantile_joint import make_joint_quantiles
+from dpselect.mechanisms.quantile_joint_moves import joint_intervals
+from dpselect.mechanisms.quantile_joint_parameters import (
     JOINT_CAP,
     JOINT_LOG_ERROR,
-    joint_intervals,
     joint_rounding_loss,
     joint_sensitivity,
-    make_joint_quantiles,
 )
 from dpselect.mechanisms.quantile_recursive import _sorted_levels
 from dpselect.recipes import quantile
@@ -65,7 +68,7 @@ def brute_law(data, bounds, qs, eps, drop_factorial=False):
 def log_density(data, bounds, qs, eps, point, factor):
     """ln p_x(point) of the ideal mechanism with factor c (points strictly increasing)."""
     levels = _sorted_levels(qs)
-    denom, gaps = qj.joint_gaps(levels)
+    denom, gaps = qjp.joint_gaps(levels)
     edges, counts, n = joint_intervals(data, *bounds)
 
     def score(seq):
@@ -126,12 +129,12 @@ def test_joint_law_matches_brute_force(qs, eps, runs):
 @pytest.mark.parametrize("block", [1, 2])
 def test_joint_law_matches_brute_force_through_every_range_sum_path(monkeypatch, block):
     """The exact law on a tiny input with blocks of 1 or 2 intervals, so that the dynamic
-    program's left and right range sums go through every path of _BlockedSums (inside one
+    program's left and right range sums go through every path of BlockedSums (inside one
     block, suffix and prefix across blocks, one and two sparse-table entries; the capped
     "plain" sums need epsilon in the hundreds: test_joint_blocked_sums_agree_with_the_segment
     _tree covers them); chi-square at 1e-6, 12000 runs: enough to fail the same sums with
     the kernel rate doubled (block 2: statistic 217 against the threshold 147)."""
-    monkeypatch.setattr(qj, "SUM_BLOCK", block)
+    monkeypatch.setattr(qjs, "SUM_BLOCK", block)
     data = [0.5, 1.0, 1.5, 2.0, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]  # 12 intervals
     qs, eps = [0.3, 0.7], 1.0
     edges, cells, probs = brute_law(data, BOUNDS, qs, eps)
@@ -298,7 +301,7 @@ def test_joint_float_bound_on_larger_data_with_capped_terms(monkeypatch, levels)
     """``levels``: blocks of ``2^levels`` intervals forced, so that the range sums go through
     the sparse table over blocks too (default: the block _leaf_levels picks)."""
     if levels is not None:
-        monkeypatch.setattr(qj, "_leaf_levels", lambda n: levels)
+        monkeypatch.setattr(qjs, "_leaf_levels", lambda n: levels)
     rng = np.random.default_rng(5)
     values = np.round(rng.lognormal(3, 1, 60), 1).tolist()  # ties; capped terms at eps 200
     _check_float_bound(values, (0.0, 1000.0), [0.2, 0.4, 0.6, 0.8], 200.0)
@@ -406,13 +409,13 @@ def test_serial_fetch_restores_duckdb_threads():
 def test_joint_default_resolution_shrinks_with_epsilon_above_one():
     """Above epsilon 1 the default step shrinks like the mechanism's rows per unit of score
     (1 / epsilon); at or below 1 it is the bounds' rule; the recipe reports the w it used."""
-    assert qj.joint_resolution(None, 0.0, 20000.0) == 5.0  # step 10
-    assert qj.joint_resolution(None, 0.0, 20000.0, 1) == 5.0
-    assert qj.joint_resolution(None, 0.0, 20000.0, 0.1) == 5.0  # never coarser below 1
-    assert qj.joint_resolution(None, 0.0, 20000.0, 4) == 0.5  # step 1: 20000 / 2400 = 8.3
-    assert qj.joint_resolution(None, -20.0, 50.0, Fraction(19, 20)) == 0.05
-    assert qj.joint_resolution(None, -20.0, 50.0, 2) == 0.005
-    assert qj.joint_resolution(0.25, 0.0, 1.0, 100) == 0.25  # a given w is kept
+    assert qjp.joint_resolution(None, 0.0, 20000.0) == 5.0  # step 10
+    assert qjp.joint_resolution(None, 0.0, 20000.0, 1) == 5.0
+    assert qjp.joint_resolution(None, 0.0, 20000.0, 0.1) == 5.0  # never coarser below 1
+    assert qjp.joint_resolution(None, 0.0, 20000.0, 4) == 0.5  # step 1: 20000 / 2400 = 8.3
+    assert qjp.joint_resolution(None, -20.0, 50.0, Fraction(19, 20)) == 0.05
+    assert qjp.joint_resolution(None, -20.0, 50.0, 2) == 0.005
+    assert qjp.joint_resolution(0.25, 0.0, 1.0, 100) == 0.25  # a given w is kept
     data = pd.DataFrame({"v": np.arange(1, 101, dtype=float)})
     res = quantile(data, "v", [0.25, 0.75], 4.0, bounds=(0, 20000), mechanism="joint")
     assert res.resolution == 0.5 and "multiple of 1" in " ".join(res.accuracy)
@@ -421,21 +424,21 @@ def test_joint_default_resolution_shrinks_with_epsilon_above_one():
 def test_joint_default_resolution_and_decimal_rounding():
     """The default w is half the power of ten at most (hi - lo) / 600 (public: the bounds),
     the values are rounded to that power of ten, never past the bounds, by at most w."""
-    assert qj.joint_resolution(None, -20.0, 50.0) == 0.05
-    assert qj.joint_resolution(None, 0.0, 500.0) == 0.05
-    assert qj.joint_resolution(None, 2000.0, 7000.0) == 0.5
-    assert qj.joint_resolution(None, 0.0, 600.0) == 0.5
-    assert qj.joint_resolution(0, 0.0, 1.0) == 0.0 and qj.joint_resolution(0.25, 0.0, 1.0) == 0.25
+    assert qjp.joint_resolution(None, -20.0, 50.0) == 0.05
+    assert qjp.joint_resolution(None, 0.0, 500.0) == 0.05
+    assert qjp.joint_resolution(None, 2000.0, 7000.0) == 0.5
+    assert qjp.joint_resolution(None, 0.0, 600.0) == 0.5
+    assert qjp.joint_resolution(0, 0.0, 1.0) == 0.0 and qjp.joint_resolution(0.25, 0.0, 1.0) == 0.25
     for w, step in ((0.05, Fraction(1, 10)), (0.5, Fraction(1)), (0.25, Fraction(1, 10))):
-        assert qj.decimal_step(w) == step and step <= 2 * w < 10 * step
+        assert qjp.decimal_step(w) == step and step <= 2 * w < 10 * step
     step = Fraction(1, 10)
-    assert qj.round_to_step(12.34, step, 0.0, 100.0) == 12.3
-    assert qj.round_to_step(12.25, step, 0.0, 100.0) == 12.2  # a tie: to the even multiple
-    assert qj.round_to_step(99.99, step, 0.0, 99.97) == 99.97  # never past the bounds
-    assert qj.round_to_step(-0.04, step, -1.0, 1.0) == 0.0
+    assert qjp.round_to_step(12.34, step, 0.0, 100.0) == 12.3
+    assert qjp.round_to_step(12.25, step, 0.0, 100.0) == 12.2  # a tie: to the even multiple
+    assert qjp.round_to_step(99.99, step, 0.0, 99.97) == 99.97  # never past the bounds
+    assert qjp.round_to_step(-0.04, step, -1.0, 1.0) == 0.0
     rng = np.random.default_rng(5)
     for v in rng.uniform(-20, 50, 200):
-        r = qj.round_to_step(float(v), step, -20.0, 50.0)
+        r = qjp.round_to_step(float(v), step, -20.0, 50.0)
         assert abs(r - v) <= 0.05 + 1e-12 and abs(round(r * 10) - r * 10) < 1e-9
     data = pd.DataFrame({"v": rng.normal(10.0, 5.0, 300)})
     r = quantile(
@@ -464,7 +467,7 @@ def test_anchor_levels_unreleased_and_no_longer_used_by_auto(monkeypatch):
     assert len(low) == 9 and low == sorted(low) and "anchor" in plan.text
     assert JOINT_ANCHOR_EPSILON > 0.1
     assert "m + 3 gaps" in "\n".join(plan.accuracy)
-    assert plan.rounding == float_up(qj.joint_rounding_loss(11))
+    assert plan.rounding == float_up(qjp.joint_rounding_loss(11))
     monkeypatch.setattr(recipe, "TREE_AUTO_LIMIT", 0)  # the noisy count always picks joint
     for r in (
         quantile(data, "v", deciles, 0.1, bounds=(0, 2000), mechanism="joint"),
@@ -502,7 +505,7 @@ def test_joint_logaddexp_is_the_bounded_formula_and_exact_on_empty_sums():
     rng = np.random.default_rng(9)
     a = np.concatenate((rng.normal(0, 1e5, 5000), [-np.inf, -np.inf, 3.0, -1e300, 7.5]))
     b = np.concatenate((rng.normal(0, 1e5, 5000), [-np.inf, 2.0, -np.inf, -1e300, 7.5]))
-    got, ref = qj.logaddexp(a, b), np.logaddexp(a, b)
+    got, ref = qjs.logaddexp(a, b), np.logaddexp(a, b)
     finite = np.isfinite(ref)
     assert np.all(np.abs(got - ref)[finite] <= 2.0**-52 * np.abs(ref[finite]) + 2.0**-48)
     assert got[-5] == -np.inf and got[-4] == 2.0 and got[-3] == 3.0
@@ -520,7 +523,7 @@ def test_joint_blocked_sums_agree_with_the_segment_tree():
         start = rng.integers(0, n + 1, 300)
         stop = rng.integers(0, n + 1, 300)
         start, stop = np.minimum(start, stop), np.maximum(start, stop)
-        tree, blocked = SegmentTrees(a, bc, 0.01), qj._BlockedSums(a, bc, 0.01)
+        tree, blocked = SegmentTrees(a, bc, 0.01), qjs.BlockedSums(a, bc, 0.01)
         last = bc[np.maximum(stop - 1, 0)] + rng.integers(0, 9, 300)
         first = bc[np.minimum(start, n - 1)] - 1 - rng.integers(0, 9, 300)
         for kind, pivot in (("plain", None), ("left", last), ("right", first)):
@@ -535,7 +538,7 @@ def test_joint_blocked_sums_agree_with_the_segment_tree():
 def _moved_rows_reference(values, lo, hi, w, words):
     """The rows moved one by one, in Fractions (the docstring of joint_moved_intervals): the
     j-th word to the row of the j-th smallest value (the order of the lattice points)."""
-    g = qj.JOINT_SUBPOINTS
+    g = qjm.JOINT_SUBPOINTS
     d = Fraction(w) / g
     out = []
     for v, word in zip(np.sort(values), words, strict=True):
@@ -564,7 +567,7 @@ def test_moved_intervals_equal_the_rows_moved_one_by_one(lo, hi, w):
          np.full(700, (lo + hi) / 2), np.round(rng.uniform(lo, hi, 1000), 1)]
     )  # fmt: skip
     words = rng.integers(0, 2**64, values.shape[0], dtype=np.uint64)
-    edges, counts, n = qj.joint_moved_intervals(values, lo, hi, w, words)
+    edges, counts, n = qjm.joint_moved_intervals(values, lo, hi, w, words)
     moved = _moved_rows_reference(values, lo, hi, w, words)
     ref_edges, ref_counts, ref_n = joint_intervals(moved, lo, hi)
     assert n == ref_n == values.shape[0]
@@ -574,5 +577,5 @@ def test_moved_intervals_equal_the_rows_moved_one_by_one(lo, hi, w):
     clamped = np.clip(ordered, lo, hi)
     assert np.max(np.abs(np.asarray(moved) - clamped)) < w
     block = np.asarray(moved)[ordered == (lo + hi) / 2]  # a tied block: G points both sides
-    assert len(np.unique(block)) == qj.JOINT_SUBPOINTS
+    assert len(np.unique(block)) == qjm.JOINT_SUBPOINTS
     assert abs(float(np.mean(block)) - (lo + hi) / 2) < w / 4

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from dpselect.data.column_roles import recorded_step
-from dpselect.mechanisms import quantile_joint as qj
+from dpselect.mechanisms import quantile_joint_parameters as qjp
 from dpselect.recipes import quantile
 from dpselect.sampling import InsecureSeededSource
 
@@ -38,19 +38,19 @@ def test_recorded_step_from_the_type_alone(sql_type, step):
 
 
 def test_joint_resolution_with_a_step():
-    assert qj.joint_resolution(None, 0.0, 20000.0, 1, Fraction(1)) == 0.5
-    assert qj.joint_resolution(None, 0.0, 20000.0, 0.1, Fraction(1)) == 0.5  # any epsilon
-    w = qj.joint_resolution(None, 0.0, 100.0, 1, Fraction(1, 100))
-    assert w >= 0.005 and qj.decimal_step(w) == Fraction(1, 100)  # rounded up, same step
+    assert qjp.joint_resolution(None, 0.0, 20000.0, 1, Fraction(1)) == 0.5
+    assert qjp.joint_resolution(None, 0.0, 20000.0, 0.1, Fraction(1)) == 0.5  # any epsilon
+    w = qjp.joint_resolution(None, 0.0, 100.0, 1, Fraction(1, 100))
+    assert w >= 0.005 and qjp.decimal_step(w) == Fraction(1, 100)  # rounded up, same step
     # a step too coarse for the bounds: the bounds' rule
-    assert qj.joint_resolution(None, 0.0, 1.0, 1, Fraction(1)) == qj.joint_resolution(
+    assert qjp.joint_resolution(None, 0.0, 1.0, 1, Fraction(1)) == qjp.joint_resolution(
         None, 0.0, 1.0, 1
     )
-    assert qj.joint_resolution(None, 0.0, 2.0, 1, Fraction(1)) == 0.5  # step = (hi - lo) / 2
+    assert qjp.joint_resolution(None, 0.0, 2.0, 1, Fraction(1)) == 0.5  # step = (hi - lo) / 2
     # a step finer than (hi - lo) / 10^6: raised to it, as every default
-    assert qj.joint_resolution(None, 0.0, 1e8, 1, Fraction(1)) == 100.0
-    assert qj.joint_resolution(0.25, 0.0, 100.0, 1, Fraction(1)) == 0.25  # a given w is kept
-    assert qj.joint_resolution(0, 0.0, 100.0, 1, Fraction(1)) == 0.0
+    assert qjp.joint_resolution(None, 0.0, 1e8, 1, Fraction(1)) == 100.0
+    assert qjp.joint_resolution(0.25, 0.0, 100.0, 1, Fraction(1)) == 0.25  # a given w is kept
+    assert qjp.joint_resolution(0, 0.0, 100.0, 1, Fraction(1)) == 0.0
 
 
 def test_integer_column_reads_its_step_float_column_keeps_the_bounds_rule():
@@ -113,8 +113,8 @@ def test_declared_decimal_column(tmp_path):
         mechanism="joint",
         source=InsecureSeededSource(1),
     )
-    assert qj.decimal_step(typed.resolution) == Fraction(1, 100)
-    assert qj.decimal_step(text.resolution) == Fraction(1, 10)  # (hi - lo) / 600: step 0.1
+    assert qjp.decimal_step(typed.resolution) == Fraction(1, 100)
+    assert qjp.decimal_step(text.resolution) == Fraction(1, 10)  # (hi - lo) / 600: step 0.1
 
 
 def test_a_tied_integer_comes_back_exactly():

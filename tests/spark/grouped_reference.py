@@ -11,7 +11,7 @@ method's parameters, and returns what the engine method returns:
 
 Matching (of candidates on ``column`` and groups on ``by``) covers what the tests use: a value
 equals a candidate of its own type (floats compared as numbers, so ``-0.0`` is ``0.0``); on a
-text column, numeric candidates (:func:`dpselect.data.rules.numeric_candidate_type`) match
+text column, numeric candidates (:func:`dpselect.data.values.numeric_candidate_type`) match
 texts that are plain decimal numbers by value (``DOUBLE``: any such text; ``BIGINT``: texts of
 integers only).
 """
@@ -24,14 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from dpselect.data.rules import (
-    bounding_key,
-    canonical_text,
-    kept_groups,
-    kept_rows,
-    numeric_candidate_type,
-    value_code,
-)
+from dpselect.data.rules import bounding_key, kept_groups, kept_rows, value_code
+from dpselect.data.values import canonical_text, numeric_candidate_type
 
 Rows = Sequence[dict[str, Any]]
 

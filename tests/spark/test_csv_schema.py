@@ -1,7 +1,7 @@
 """Issue 44: ``--engine spark`` with a CSV and ``--schema``.
 
 Spark reads a CSV's declared columns by the same rule as DuckDB
-(:func:`dpselect.data.rules.declared_text_sql`): the tricky texts of
+(:func:`dpselect.data.text_casts.declared_text_sql`): the tricky texts of
 tests/data/test_text_casts.py and random ones read to the same values, bit for bit, in both
 engines; the command line then releases the same answer from either engine, and a declared
 type the rule does not read on Spark is refused in one line before anything is charged.
@@ -19,8 +19,8 @@ pytest.importorskip("pyspark", reason="pyspark is not installed: pip install 'dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import DataError, ParameterError
 from dpselect.data.engines.spark import read_files
-from dpselect.data.rules import SPARK_TEXT_TYPES, declared_text_value
 from dpselect.data.tables import Table, open_table
+from dpselect.data.text_casts import SPARK_TEXT_TYPES, declared_text_value
 from tests.cli_process import run_cli
 from tests.data.test_text_casts import EXPECTED, TYPES, same, write_tricky_csv
 

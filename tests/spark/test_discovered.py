@@ -9,8 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from dpselect.data.rules import canonical_text
 from dpselect.data.tables import open_table
+from dpselect.data.values import canonical_text
 
 from .test_grouped import SALTS, TYPES, grouped_rows, spark_frame
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from dpselect.core.errors import DataError, ParameterError
-from dpselect.data.rules import canonical_text
 from dpselect.data.tables import open_table
+from dpselect.data.values import canonical_text
 
 from . import grouped_reference as ref
 

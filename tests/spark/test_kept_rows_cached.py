@@ -22,6 +22,7 @@ import pyarrow as pa
 import pytest
 
 from dpselect.data import rules
+from dpselect.data import values as value_rules
 from dpselect.data.engines import spark as spark_engine
 from dpselect.data.tables import open_table
 
@@ -74,7 +75,7 @@ def _reference(rows, m, salt, groups=None):
         if u is None or v is None or math.isnan(v):
             continue
         g = groups[j] if groups is not None else 0
-        by.setdefault((g, u), []).append((rules.canonical_text(u), v))
+        by.setdefault((g, u), []).append((value_rules.canonical_text(u), v))
     out: dict[object, list[float]] = {}
     for (g, _), items in by.items():
         for kept in rules.kept_rows(salt, items, m).values():

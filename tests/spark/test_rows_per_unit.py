@@ -8,7 +8,7 @@ kept rows give.
 import numpy as np
 import pytest
 
-from dpselect.data.rules import grid_cell, grid_edges, grid_size
+from dpselect.data.grids import grid_cell, grid_edges, grid_size
 from dpselect.data.tables import open_table
 from dpselect.mechanisms.quantile_score import quantile_fraction, rank_excess_of_candidates
 

@@ -19,16 +19,9 @@ import numpy.typing as npt
 from .. import dictionary_scores, grouped_scores, packed_scores, partitions, scores
 from ..discovered_groups import DiscoveredGroups
 from ..engine import Progress
-from ..rules import (
-    canonical_text_sql,
-    hashed_text_sql,
-    is_text,
-    kept_numbers,
-    md5_bits_sql,
-    number_kept_sql,
-    salt_text,
-)
+from ..rules import hashed_text_sql, md5_bits_sql, salt_text
 from ..text_lines import quote_identifier as _quote
+from ..values import canonical_text_sql, is_text, kept_numbers, number_kept_sql
 
 if TYPE_CHECKING:
     from ..tables import Table

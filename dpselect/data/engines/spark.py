@@ -49,19 +49,11 @@ import numpy.typing as npt
 from ...core.errors import DataError, ParameterError, given
 from ..candidates import as_arrow
 from ..discovered_groups import DiscoveredGroups, discovered_from_rows
-from ..rules import (
-    M32,
-    MAX_BOUNDED_CANDIDATES,
-    MAX_CELLS,
-    SPARK_TEXT_TYPES,
+from ..grids import MAX_CELLS, grid_cell, grid_cell_width, grid_edges, grid_size
+from ..rules import M32, MAX_BOUNDED_CANDIDATES, check_bounded_candidates, check_rows_per_value
+from ..text_casts import SPARK_TEXT_TYPES, declared_text_sql
+from ..values import (
     canonical_text_sql,
-    check_bounded_candidates,
-    check_rows_per_value,
-    declared_text_sql,
-    grid_cell,
-    grid_cell_width,
-    grid_edges,
-    grid_size,
     kept_numbers,
     number_kept_sql,
     numeric_candidate_type,
