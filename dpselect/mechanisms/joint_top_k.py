@@ -163,15 +163,15 @@ class _Profile:
         """Float estimates of ``log N(E)`` on an array of levels ``E >= 0``."""
         thresholds = np.subtract.outer(_values(self.top, self.asc.dtype), levels)
         n = self.at_least(thresholds).astype(np.float64)  # (q, len(levels))
-        out = np.zeros(n.shape[1], dtype=np.float64)
-        for b in range(len(self.top)):
-            offsets = np.arange(self.first[b] - 1, self.first[b] - 1 + self.length[b])
-            out += np.log(n[b][:, None] - offsets[None, :]).sum(axis=1)
+        block = np.repeat(np.arange(len(self.top)), self.length)
+        offsets = np.arange(self.k, dtype=np.float64)  # position i (0-based) takes i away
+        out: npt.NDArray[np.float64] = np.log(n[block] - offsets[:, None]).sum(axis=0)
         return out
 
-    def events(self, lo: int, hi: int) -> tuple[list[int], list[int], list[int]]:
+    def events(self, lo: int, hi: int) -> tuple[list[int], list[int], list[int], list[bool]]:
         """The level changes ``E = top[b] - v`` in ``[lo, hi]`` (``lo >= 1``), by increasing
-        ``E``: the levels, the blocks and each block's new ``n``."""
+        ``E``: the levels, the blocks, each block's new factor, and whether the event is the
+        last of its level."""
         levels, blocks, sizes = [], [], []
         for b, top in enumerate(self.top):
             j0 = int(np.searchsorted(self.asc, _scalar(top - hi, self.asc.dtype), "left"))
@@ -183,40 +183,44 @@ class _Profile:
             blocks.append(np.full(j1 - j0, b, dtype=np.int64))
             sizes.append(self.cum[self.n_distinct - 1 - np.arange(j0, j1)])
         if not levels:
-            return [], [], []
+            return [], [], [], []
         all_levels = np.concatenate(levels)
         order = np.argsort(all_levels, kind="stable")
-        return (
-            [int(v) for v in all_levels[order].tolist()],
-            np.concatenate(blocks)[order].tolist(),
-            np.concatenate(sizes)[order].tolist(),
-        )
+        all_levels = all_levels[order]
+        block_of = np.concatenate(blocks)[order]
+        n = np.concatenate(sizes)[order]
+        first = np.asarray(self.first, dtype=np.int64)[block_of]
+        single = np.asarray(self.length, dtype=np.int64)[block_of] == 1
+        factors: list[int] = (n - first + 1).tolist()  # blocks of one position
+        for idx in np.flatnonzero(~single).tolist():
+            factors[idx] = self.factor(int(block_of[idx]), int(n[idx]))
+        last = np.ones(all_levels.shape[0], dtype=bool)
+        last[:-1] = all_levels[1:] != all_levels[:-1]
+        return [int(v) for v in all_levels.tolist()], block_of.tolist(), factors, last.tolist()
 
     def level_counts(self, lo: int, hi: int) -> list[tuple[int, int]]:
         """``(E, m(E))`` for every level ``E`` in ``[lo, hi]`` with ``m(E) > 0``, exactly."""
         out: list[tuple[int, int]] = []
-        if lo <= 0:
-            sizes = self.sizes(0)
-            factors = [self.factor(b, n) for b, n in enumerate(sizes)]
-            total = math.prod(factors)
+        start = max(lo, 0)
+        sizes = self.sizes(start - 1 if start > 0 else 0)
+        factors = [self.factor(b, n) for b, n in enumerate(sizes)]
+        total = math.prod(factors)
+        if start == 0:
             if hi >= 0:
                 out.append((0, total))
-            lo = 1
-        else:
-            sizes = self.sizes(lo - 1)
-            factors = [self.factor(b, n) for b, n in enumerate(sizes)]
-            total = math.prod(factors)
-        if hi < lo:
+            start = 1
+        if hi < start:
             return out
-        levels, blocks, news = self.events(lo, hi)
-        previous = total
-        for idx, (level, b, n) in enumerate(zip(levels, blocks, news, strict=True)):
-            new = self.factor(b, n)
-            total = total // factors[b] * new
+        levels, blocks, news, lasts = self.events(start, hi)
+        num = den = 1  # the changes of one level, as small products
+        for level, b, new, last in zip(levels, blocks, news, lasts, strict=True):
+            num *= new
+            den *= factors[b]
             factors[b] = new
-            if idx + 1 == len(levels) or levels[idx + 1] != level:
-                out.append((level, total - previous))
-                previous = total
+            if last:
+                grown = total * num // den
+                out.append((level, grown - total))
+                total, num, den = grown, 1, 1
         return out
 
     @property
