@@ -91,27 +91,33 @@ def test_level_counts_match_enumeration(counts, k):
         assert all(w >= 0 for w in weights)
 
 
-def test_window_levels_are_the_exact_ones_and_the_tails_bound_the_rest():
+@pytest.mark.parametrize(("k", "scale"), [(4, Fraction(3, 2)), (10, Fraction(20)), (3, 0.25)])
+def test_window_levels_are_the_exact_ones_and_the_tails_bound_the_rest(k, scale):
     rng = np.random.default_rng(5)
-    counts = (rng.zipf(1.6, size=300) * 3).astype(np.int64)
-    scale = Fraction(3, 2)
-    prepared = jt._Prepared(jt._normalised(counts), 4, scale, small=0)
-    full = jt._profile(jt._normalised(counts), 4, None)
+    counts = (rng.zipf(1.6, size=2000) * 3).astype(np.int64)
+    scale = Fraction(scale)
+    values = jt._normalised(counts)
+    window = jt._Prepared(values, k, scale, small=0).window
+    full = jt._profile(values, k, None)
     every = dict(full.level_counts(0, full.max_level))
-    window = prepared.window
     for level, m in window.levels:
         assert every[level] == m
     inside = {level for level, _ in window.levels}
     lo, hi = min(inside), max(inside)
     below = sum(m for level, m in every.items() if level < lo)
-    above = sum(m for level, m in every.items() if level > hi)
-    assert below <= window.lower_tail and above <= window.upper_count
-    assert all(level >= window.upper_level for level in every if level > hi)
+    assert below <= window.lower_tail
+    # every sequence above the window is counted in a chunk whose level is at most its own
+    for count_level in window.upper:
+        assert count_level[1] > hi
+    above = sorted((level, m) for level, m in every.items() if level > hi)
+    chunks = sorted(window.upper, key=lambda cl: cl[1])
+    assert sum(m for _, m in above) == sum(c for c, _ in chunks)
     with ctx.workprec(128):
+        exact_above = sum((jt._exp_ball(e, scale) * m for e, m in above), arb(0))
+        bound = sum((jt._exp_ball(level, scale) * c for c, level in chunks), arb(0))
+        assert exact_above <= bound
         _, z = window.weights(scale)
-        tails = arb(window.lower_tail) + arb(window.upper_count) * jt._exp_ball(
-            window.upper_level, scale
-        )
+        tails = arb(window.lower_tail) + bound
         assert tails < z * arb(2) ** -70  # the left-out mass is negligible
 
 
@@ -155,7 +161,7 @@ def test_the_law_with_a_window_and_its_fallback(bits):
     counts, k, scale = [6, 3, 3, 1, 0], 3, Fraction(2)
     prepared = jt._Prepared(jt._normalised(np.asarray(counts)), k, scale, bits=bits, small=0)
     if bits == 1:
-        assert prepared.window.lower_tail > 0 and prepared.window.upper_count > 0
+        assert prepared.window.lower_tail > 0 and prepared.window.upper
     tally = _draw_counts(prepared, 20_000, seed=12 + bits)
     if bits == 1:
         assert prepared.full is not None  # the fallback ran
