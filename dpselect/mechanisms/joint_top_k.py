@@ -14,16 +14,21 @@ Exact sampling, in three steps (docs/mechanisms.md, "Joint exponential top-k"):
    number of sequences with error ``<= E`` is ``N(E) = prod_i (n_i(E) - (i - 1))`` and
    ``m(E) = N(E) - N(E - 1)`` sequences have error exactly ``E`` (Python ints). Positions
    with equal counts form blocks sharing one ``n``; ``N`` changes only at the levels
-   ``E = c_(i) - v`` (``v`` a distinct count), visited in increasing order with one exact
-   division and one multiplication each.
+   ``E = c_(i) - v`` (``v`` a distinct count), visited in increasing order: a level's
+   changes of factors as two small products, then one exact multiplication and division of
+   ``N`` (``O(k D)`` steps for ``D`` distinct counts).
 2. **The level.** ``E`` is drawn with probability ``m(E) exp(-E / scale) / Z`` by inversion
    with a lazily read uniform ``U`` and python-flint ``arb`` balls at increasing precision. The
    levels are visited in decreasing weight (a float estimate: the order does not change the
-   law). For speed, only a window of levels is computed at first: the levels outside it weigh
-   at most ``2^-80`` of ``Z`` (an exact bound: ``N(E_lo - 1)`` below, ``(N_total - N(E_hi))
-   exp(-(E_hi + 1) / scale)`` above), carried as an interval in ``Z``; should ``U`` fall where
-   that interval matters, every level is computed and the walk resumes with the same ``U`` and
-   the same order, so the released level is the ideal one.
+   law). ``Z`` is one polynomial with the integer coefficients ``m(E)`` evaluated at
+   ``exp(-1 / scale)``; the weights of the levels the walk visits are computed as it goes.
+   For speed, only a window ``[E_lo, E_hi]`` of levels is computed at first: the levels
+   outside it weigh about ``2^-80`` of ``Z`` at most, by exact bounds (``N(E_lo - 1)`` below;
+   above, chunks ``(g, g']`` of ``N(g') - N(g)`` sequences of weight at most
+   ``exp(-(g + 1) / scale)``, and ``N_total - N(g)`` beyond the last), carried as an interval
+   in ``Z``; should ``U`` fall where that interval matters, every level is computed and the
+   walk resumes with the same ``U`` and the same order, so the released level is the ideal
+   one.
 3. **The sequence.** Given ``E``, the first position ``i*`` whose error equals ``E`` is drawn
    with probability proportional to ``prod_{i<i*}(|S_i(<E)| - (i-1)) |T_{i*}(E)|
    prod_{i>i*}(|S_i(<=E)| - (i-1))`` (``S_i(<=E) = {j : c_(i) - c_j <= E}``, ``S_i(<E)``
