@@ -19,6 +19,7 @@ from .gaussian import (
 )
 from .generalized_exponential import make_generalized_exponential_mechanism
 from .histogram_top_k import make_noisy_histogram_top_k
+from .joint_top_k import make_joint_top_k
 from .laplace import make_laplace
 from .partition_selection import (
     make_optimal_partition_selection,
@@ -69,6 +70,7 @@ __all__ = [
     "make_grain_histogram",
     "make_gumbel_top_k_with_counts",
     "make_joint_quantiles",
+    "make_joint_top_k",
     "make_laplace",
     "make_limited_domain_top_k",
     "make_noisy_histogram_top_k",
