@@ -75,6 +75,8 @@ def _call(name: str, eps: float, delta: float | None, book: Any, frame: Any = No
             kw["max_contributions"] = "auto"
         if "gumbel" in name:
             kw["mechanism"] = "gumbel"
+        if "joint" in name:
+            kw["mechanism"] = "joint"
         if "by" in name:
             kw["by"] = "group"
         if "cand" in name or "auto" in name:
@@ -148,6 +150,7 @@ def _call(name: str, eps: float, delta: float | None, book: Any, frame: Any = No
 
 RECIPES = [
     "top_k", "top_k_unit", "top_k_unit_auto", "top_k_unit_auto_gumbel", "top_k_cand",
+    "top_k_cand_joint",
     "top_k_by", "partition_selection", "partition_selection_unit",
     "quantile", "quantile_unit", "quantile_autobounds", "quantile_autobounds_unit",
     "quantile_autorows", "quantile_cand", "quantile_recursive", "quantile_tree",

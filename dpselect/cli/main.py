@@ -41,6 +41,7 @@ MECHANISM_NAMES = (
     "auto",
     "gaussian_histogram",
     "gumbel",
+    "joint",
     "laplace",
     "laplace_histogram",
     "permute_and_flip",

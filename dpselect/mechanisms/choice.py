@@ -94,6 +94,10 @@ METHOD_NAMES: dict[str, str] = {
         "noisy histogram: discrete Gaussian counts, the k largest (Canonne, Kamath and "
         "Steinke 2020)"
     ),
+    "joint": (
+        "joint exponential mechanism over ordered k-sequences (Gillenwater et al. 2022), "
+        "sampled exactly"
+    ),
 }
 
 _F = npt.NDArray[np.float64]

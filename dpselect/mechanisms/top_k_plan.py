@@ -57,6 +57,7 @@ __all__ = [
     "calibrate_scale",
     "plan_gumbel_counts",
     "plan_histogram_top_k",
+    "plan_joint_top_k",
     "plan_top_k",
     "resolve_top_k_method",
 ]
@@ -160,6 +161,10 @@ def resolve_top_k_method(
         key = mech
         if key == "gaussian_histogram" and delta == 0:
             raise ParameterError('mechanism="gaussian_histogram" needs delta > 0')
+        if counts and key == "joint":
+            raise ParameterError(
+                'counts=True is available with mechanism="gumbel" or a histogram mechanism'
+            )
         if counts and key in _NOISE:
             if key != "gumbel":
                 raise ParameterError(
@@ -266,6 +271,8 @@ def plan_top_k(
     """
     r = int(max_rows_per_value)
     method = resolve_top_k_method(mech, k, n, eps, delta, c, counts, zcdp_ledger)
+    if method == "joint":
+        return plan_joint_top_k(n, k, eps, source, max_rows_per_value=r)
     if method == "gumbel_counts":
         return plan_gumbel_counts(n, k, eps, source, max_rows_per_value=r)
     if method in ("laplace_histogram", "gaussian_histogram"):
@@ -311,6 +318,79 @@ def plan_top_k(
         _selection_accuracy(noise, scale, k, n),
         False,
         selection_alpha(noise, scale, k, n, 1 - CONFIDENCE),
+    )
+
+
+def plan_joint_top_k(
+    n: int, k: int, eps: float, source: RandomSource | None, max_rows_per_value: int = 1
+) -> TopKPlan:
+    """The joint exponential mechanism (:func:`~dpselect.mechanisms.make_joint_top_k`,
+    Gillenwater et al. 2022) calibrated to a pure ``eps`` at one person.
+
+    One person moves every score by at most ``r = max_rows_per_value``, all the same way: the
+    error ``E(s)`` of every sequence moves by at most ``r`` (whatever ``max_contributions``), so
+    the map at ``d_in = r`` is ``2 r / scale`` and ``scale = 2 r / eps`` (rounded so the map
+    holds). The whole list is one exponential mechanism: ``eps``-DP and ``eps``-bounded-range
+    (``eps^2 / 8``-zCDP), with no split across the ``k`` positions. Its statement: with
+    probability at least ``1 - beta``, ``E(s) <= scale (ln(n! / (n - k)!) + ln(1 / beta))``
+    (the exponential mechanism's utility theorem, seed 002, over the ``n! / (n - k)!``
+    sequences): every ``i``-th value returned has a score at least the ``i``-th largest
+    minus that margin.
+
+    Parameters
+    ----------
+    n : int
+        The number of candidates.
+    k : int
+        How many values are released.
+    eps : float
+        The pure epsilon at one person.
+    source : RandomSource or None
+        Where the measurement's random bits come from; ``None`` is the CSPRNG.
+    max_rows_per_value : int, default 1
+        ``r``: how much one person moves each score.
+
+    Returns
+    -------
+    TopKPlan
+        The calibrated measurement, its cost and its accuracy statement.
+    """
+    from .joint_top_k import make_joint_top_k
+
+    r = int(max_rows_per_value)
+
+    def make(scale: float, measure: Measure | None = None) -> Measurement:
+        domain = vector_domain(atom_domain(int), size=n)
+        return make_joint_top_k(domain, LInfDistance(monotonic=True), measure or MaxDivergence(),
+                                k, scale, source=source)  # fmt: skip
+
+    scale = calibrate_scale(make, eps, d_in=r)
+    measurement = make(scale)
+    log_sequences = math.lgamma(n + 1) - math.lgamma(n - k + 1)
+    margin = float_up(
+        Fraction(scale) * Fraction(log_sequences + math.log(1 / (1 - CONFIDENCE)))
+        * (1 + Fraction(1, 2**40))
+    )  # fmt: skip
+    accuracy = (
+        f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
+        f"least {_largest(k)} minus {printed_up(margin)} (scores are counts after contribution "
+        "bounding; the joint exponential mechanism's utility theorem over the "
+        f"{n}!/({n}-{k})! ordered sequences)"
+    )
+    return TopKPlan(
+        measurement,
+        "joint",
+        METHOD_NAMES["joint"],
+        scale,
+        None,
+        float(measurement.map(r)),
+        0.0,
+        float(make(scale, ZeroConcentratedDivergence()).map(r)),
+        "bounded_range",
+        "one exponential mechanism over the whole list (no composition)",
+        accuracy,
+        False,
+        margin,
     )
 
 

@@ -20,6 +20,7 @@ Mechanism = Literal[
     "laplace",
     "laplace_histogram",
     "gaussian_histogram",
+    "joint",
 ]
 #: The mechanisms ``mechanism=`` accepts, cited by name. "auto" picks one by public facts.
 MECHANISMS: dict[str, str] = {
@@ -29,6 +30,7 @@ MECHANISMS: dict[str, str] = {
     "laplace": METHOD_NAMES["laplace"],
     "laplace_histogram": METHOD_NAMES["laplace_histogram"],
     "gaussian_histogram": METHOD_NAMES["gaussian_histogram"],
+    "joint": METHOD_NAMES["joint"],
 }
 
 

@@ -34,7 +34,13 @@ def seeded():
 
 def test_top_k_matches_duckdb(visits):
     pdf, sdf = visits
-    for kw in ({}, {"privacy_unit": "user_id", "max_contributions": 2}, {"counts": True}):
+    for kw in (
+        {},
+        {"privacy_unit": "user_id", "max_contributions": 2},
+        {"counts": True},
+        {"mechanism": "joint"},
+        {"mechanism": "joint", "privacy_unit": "user_id", "max_contributions": 2},
+    ):
         a = dp.top_k(pdf, "site", 3, 1.0, candidates=[*SITES, "absent"], source=seeded(), **kw)
         b = dp.top_k(sdf, "site", 3, 1.0, candidates=[*SITES, "absent"], source=seeded(), **kw)
         assert (a.candidates, a.counts, a.epsilon) == (b.candidates, b.counts, b.epsilon)

@@ -1,0 +1,115 @@
+"""``top_k(..., mechanism="joint")``: the joint exponential mechanism as a top-k recipe.
+
+The recipe runs :func:`~dpselect.mechanisms.make_joint_top_k` (whose exact law is tested in
+tests/mechanisms/test_joint_top_k.py) on the candidates' scores, calibrated to the whole
+epsilon at one person: ``scale = 2 r / epsilon`` whatever ``max_contributions`` (one person
+moves every score by at most ``r``, so every sequence's error by at most ``r``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpselect as dp
+from dpselect.core import LInfDistance, MaxDivergence, atom_domain, vector_domain
+from dpselect.core.errors import ParameterError
+from dpselect.data.scores import candidate_scores
+from dpselect.data.tables import open_table
+from dpselect.mechanisms import make_joint_top_k
+from dpselect.sampling import InsecureSeededSource
+from tests.cli_process import run_cli
+
+CANDIDATES = list("abcdefgh")
+
+
+def _frame() -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    weights = np.arange(8, 0, -1) / 36
+    return pd.DataFrame({
+        "user": rng.integers(0, 400, 4000),
+        "page": rng.choice(CANDIDATES, 4000, p=weights),
+    })  # fmt: skip
+
+
+FRAME = _frame()
+
+
+@pytest.mark.parametrize(("unit", "r", "m"), [(None, 1, 1), ("user", 1, 3), ("user", 2, 3)])
+def test_the_plan_is_one_exponential_mechanism_at_the_whole_epsilon(unit, r, m) -> None:
+    bounds = dp.Contributions(values_per_unit=m, rows_per_value=r) if unit else None
+    plan = dp.explain(dp.top_k, FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint",
+                      privacy_unit=unit, contributions=bounds)  # fmt: skip
+    assert plan.query == "top_k/joint" and plan.kind == "bounded_range"
+    assert (plan.epsilon, plan.delta) == (1.0, 0.0)
+    assert plan.parameters["scale"] == pytest.approx(2 * r, rel=1e-12)  # 2 r / epsilon
+    assert plan.parameters["scale"] >= 2 * r  # rounded so that the map holds
+
+
+def test_the_release_is_the_mechanism_on_the_scores() -> None:
+    """For a fixed seed: the recipe's draw is the mechanism's on the same scores (after the
+    63 bits of the bounding salt the recipe reads first)."""
+    for seed in range(5):
+        got = dp.top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint",
+                       source=InsecureSeededSource(seed))  # fmt: skip
+        src = InsecureSeededSource(seed)
+        salt = src.bits(63)
+        counts = candidate_scores(open_table(FRAME), "page", CANDIDATES, None, 1, salt)
+        mech = make_joint_top_k(vector_domain(atom_domain(int), size=8),
+                                LInfDistance(monotonic=True), MaxDivergence(), 3,
+                                got.parameters["scale"], source=src)  # fmt: skip
+        assert got.indices == [int(i) for i in mech(counts)]
+        assert got.candidates == [CANDIDATES[i] for i in got.indices]
+
+
+def test_the_accuracy_statement_is_the_utility_theorem() -> None:
+    r = dp.top_k(FRAME, "page", 3, 0.5, candidates=CANDIDATES, mechanism="joint",
+                 source=InsecureSeededSource(1))  # fmt: skip
+    scale = r.parameters["scale"]
+    margin = scale * (math.log(math.perm(8, 3)) + math.log(20))  # at 95%: beta = 1/20
+    printed = float(re.search(r"minus ([0-9.]+)", r.accuracy).group(1))  # type: ignore[union-attr]
+    assert margin <= printed <= margin * 1.01  # rounded up, never down
+    assert "8!/(8-3)! ordered sequences" in r.accuracy
+
+
+def test_grouped_and_per_unit_releases_run() -> None:
+    df = FRAME.assign(g=np.where(np.arange(len(FRAME)) % 2 == 0, "x", "y"))
+    grouped = dp.top_k(df, "page", 2, 1.0, candidates=CANDIDATES, mechanism="joint", by="g",
+                       groups=["x", "y"], source=InsecureSeededSource(2))  # fmt: skip
+    assert [row["group"] for row in grouped.to_dict()["rows"]][:1] == ["x"]
+    unit = dp.top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint",
+                    privacy_unit="user", contributions=dp.Contributions(values_per_unit=2),
+                    source=InsecureSeededSource(2))  # fmt: skip
+    assert len(unit.candidates) == 3 and unit.parameters["max_contributions"] == 2
+
+
+def test_refusals_name_the_reason() -> None:
+    with pytest.raises(ParameterError, match="counts=True"):
+        dp.top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint", counts=True)
+    with pytest.raises(ParameterError, match="without a candidates list"):
+        dp.top_k(FRAME, "page", 3, 1.0, delta=1e-6, mechanism="joint")
+
+
+def test_a_zcdp_ledger_is_charged_the_bounded_range_cost(tmp_path) -> None:
+    book = dp.Ledger.create(tmp_path / "z.db", 4.0, 1e-6, accounting="zcdp")
+    dp.top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint", ledger=book,
+             source=InsecureSeededSource(3))  # fmt: skip
+    (entry,) = book.entries()
+    assert entry.charged_rho == Fraction(1, 8)  # epsilon^2 / 8, the whole list at once
+
+
+def test_the_command_line_takes_mechanism_joint(tmp_path) -> None:
+    data = tmp_path / "visits.csv"
+    FRAME.to_csv(data, index=False)
+    done = run_cli("top-k", data, "--column", "page", "--k", "3", "--epsilon", "1",
+                   "--candidates", ",".join(CANDIDATES), "--mechanism", "joint",
+                   "--insecure-seed", "4", "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown["parameters"]["mechanism"] == "joint" and len(shown["candidates"]) == 3
