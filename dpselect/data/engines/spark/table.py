@@ -61,7 +61,8 @@ SPARK_TO_DUCKDB: dict[str, str] = {
 @dataclass
 class SparkTable:
     """A Spark frame with its public schema as DuckDB type names: the Spark implementation of
-    :class:`dpselect.data.engine.Engine` (the methods delegate to this module's functions).
+    :class:`dpselect.data.engine.Engine` (the methods delegate to the functions of the package's
+    other modules).
     """
 
     frame: Any
@@ -127,8 +128,8 @@ class SparkTable:
         return {value: int(n) for value, n in rows}
 
     # --------------------------------------------------------------- grouped releases
-    # One scan for every group of a public list ``groups`` matched on ``by`` (the section
-    # "grouped releases" of this module; docs/contribution_bounding.md, "Groups per unit").
+    # One scan for every group of a public list ``groups`` matched on ``by`` (the module
+    # grouped.py of this package; docs/contribution_bounding.md, "Groups per unit").
     def grouped_candidate_scores(
         self,
         column: str,
