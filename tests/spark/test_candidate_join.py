@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpselect.data import scores
-from dpselect.data.engines import spark as spark_engine
+from dpselect.data.engines.spark import matching as spark_matching
 from dpselect.data.tables import open_table
 
 from .helpers import both, random_rows
@@ -23,10 +23,10 @@ def test_a_long_list_is_joined_by_sort_merge_with_the_same_scores(spark, monkeyp
     cands = list(range(45))
     broadcast = scores.candidate_scores(open_table(frame), "x", cands, privacy_unit="user",
                                         max_contributions=2)  # fmt: skip
-    monkeypatch.setattr(spark_engine, "MAX_BROADCAST_CANDIDATES", 10)
-    monkeypatch.setattr(spark_engine, "CANDIDATES_PER_ROW", 7)  # several rows of candidates
+    monkeypatch.setattr(spark_matching, "MAX_BROADCAST_CANDIDATES", 10)
+    monkeypatch.setattr(spark_matching, "CANDIDATES_PER_ROW", 7)  # several rows of candidates
     table = open_table(frame)
-    _, joined = spark_engine._matching(table, "x", cands)
+    _, joined = spark_matching._matching(table, "x", cands)
     assert "shuffle_merge" in joined._jdf.queryExecution().logical().toString().lower()
     merged = scores.candidate_scores(table, "x", cands, privacy_unit="user",
                                      max_contributions=2)  # fmt: skip

@@ -59,10 +59,10 @@ PENDING = pytest.mark.xfail(
 def test_scores_with_a_privacy_unit(datasets, column, arrays, monkeypatch):
     # few candidates: a unit's positions in one set; many (forced here): the seeds joined
     # back and a window (docs/spark.md, "Memory: no unit is held in one array")
-    from dpselect.data.engines import spark as spark_engine
+    from dpselect.data.engines.spark import bounding
 
     if not arrays:
-        monkeypatch.setattr(spark_engine, "ARRAY_CANDIDATES", 0)
+        monkeypatch.setattr(bounding, "ARRAY_CANDIDATES", 0)
     for seed, (arrow, frame) in enumerate(datasets):
         for k in (1, 3):
             for cands in CANDIDATES[column][:2]:
@@ -120,9 +120,9 @@ def test_many_candidates_in_a_frame_of_several_rows(datasets, monkeypatch):
     """1,500 text candidates on a text column (an Arrow array: no DuckDB cast) and integers on
     an integer column, in a candidate frame of several rows (``CANDIDATES_PER_ROW`` lowered to
     7, the last row shorter): the same scores as DuckDB, with and without a privacy unit."""
-    from dpselect.data.engines import spark as spark_engine
+    from dpselect.data.engines.spark import matching
 
-    monkeypatch.setattr(spark_engine, "CANDIDATES_PER_ROW", 7)
+    monkeypatch.setattr(matching, "CANDIDATES_PER_ROW", 7)
     many = {"s": [str(i) for i in range(1500)] + ["07", ""], "x": list(range(-3, 1497))}
     for arrow, frame in datasets:
         for column, cands in many.items():

@@ -24,6 +24,8 @@ import pytest
 from dpselect.data import rules
 from dpselect.data import values as value_rules
 from dpselect.data.engines import spark as spark_engine
+from dpselect.data.engines.spark import keys as spark_keys
+from dpselect.data.engines.spark import rows as spark_rows
 from dpselect.data.tables import open_table
 
 SALTS = (0, 987654321, 2**63 - 1)
@@ -88,8 +90,8 @@ def _spark_kept(frame, m, salt, within=False):
     from pyspark.sql import functions as f
 
     extra = [f.col("g")] if within else []
-    nums = spark_engine._unit_numbers(frame, "v", "DOUBLE", "u", "BIGINT", *extra)
-    with spark_engine._kept_rows_of(nums, "BIGINT", m, salt, within=("g",) if within else ()) as k:
+    nums = spark_rows._unit_numbers(frame, "v", "DOUBLE", "u", "BIGINT", *extra)
+    with spark_rows._kept_rows_of(nums, "BIGINT", m, salt, within=("g",) if within else ()) as k:
         found = k.select(f.col("g") if within else f.lit(0).alias("g"), "x", "w").collect()
     keys = [(g, x) for g, x, _ in found]
     assert len(keys) == len(set(keys)), "one row per (group, number)"
@@ -105,7 +107,7 @@ def _narrow_codes(monkeypatch, bits):
     so distinct numbers share codes."""
     mask = (1 << bits) - 1
     original_rule = rules.value_code
-    original_spark = spark_engine._value_codes
+    original_spark = spark_keys._value_codes
 
     def rule(salt, text, tag="v"):
         return original_rule(salt, text, tag) & mask
@@ -118,7 +120,7 @@ def _narrow_codes(monkeypatch, bits):
         )
 
     monkeypatch.setattr(rules, "value_code", rule)
-    monkeypatch.setattr(spark_engine, "_value_codes", spark_codes)
+    monkeypatch.setattr(spark_keys, "_value_codes", spark_codes)
 
 
 def _nothing_cached(spark):
@@ -195,7 +197,7 @@ def test_the_cache_is_dropped_after_the_block_and_on_an_error(spark):
     assert _nothing_cached(spark)
     with (
         pytest.raises(RuntimeError, match="inside"),
-        spark_engine._number_rows(table, "v", spark_engine._UnitCap("u", 1, 9)),
+        spark_rows._number_rows(table, "v", spark_rows._UnitCap("u", 1, 9)),
     ):
         raise RuntimeError("inside")
     assert _nothing_cached(spark)
@@ -225,7 +227,7 @@ def test_a_session_refusing_the_cache_still_works(spark, monkeypatch):
         got = np.sort(table.column_values("v", privacy_unit="u", max_rows=m, salt=17))
         assert got.tolist() == _reference(rows, m, 17)[0]
         counts = spark_engine.grid_counts(
-            table, "v", -3.0, 3.0, 12, spark_engine._UnitCap("u", m, 17)
+            table, "v", -3.0, 3.0, 12, spark_rows._UnitCap("u", m, 17)
         )
         assert int(counts.sum()) == len(_reference(rows, m, 17)[0])
     assert _nothing_cached(spark)

@@ -14,8 +14,9 @@ import pandas as pd
 import pytest
 
 from dpselect.data.engines import spark as spark_engine
+from dpselect.data.engines.spark import cache as spark_cache
 
-KEY = spark_engine._CACHED_PARTITIONING
+KEY = spark_cache._CACHED_PARTITIONING
 
 
 @pytest.fixture
@@ -71,7 +72,7 @@ def test_an_error_inside_drops_the_cache_and_restores_the_setting(spark):
         small = spark.range(5).withColumnRenamed("id", "v")
         with (
             pytest.raises(RuntimeError, match="inside"),
-            spark_engine._materialised(small) as cached,
+            spark_cache._materialised(small) as cached,
         ):
             assert cached.count() == 5
             assert not _nothing_cached(spark)
@@ -139,7 +140,7 @@ def test_two_threads_restore_the_setting(spark, monkeypatch, before):
     ``true`` meanwhile and puts it back after A restored ``before`` (a variant without the
     lock fails: ``'true' == 'false'``)."""
     slow = types.SimpleNamespace(conf=_SlowConf(spark.conf))
-    monkeypatch.setattr(spark_engine, "_spark", lambda frame: slow)
+    monkeypatch.setattr(spark_cache, "_spark", lambda frame: slow)
     if before is None:
         spark.conf.unset(KEY)
     else:
@@ -151,7 +152,7 @@ def test_two_threads_restore_the_setting(spark, monkeypatch, before):
 
         def query():
             try:
-                with spark_engine._materialised(small) as cached:
+                with spark_cache._materialised(small) as cached:
                     counts.append(cached.count())
             except BaseException as error:  # reported below, from the test's thread
                 errors.append(error)

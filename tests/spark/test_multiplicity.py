@@ -28,6 +28,8 @@ import pytest
 from dpselect.core.errors import DataError
 from dpselect.data import scores
 from dpselect.data.engines import spark as spark_engine
+from dpselect.data.engines.spark import columns as spark_columns
+from dpselect.data.engines.spark import matching as spark_matching
 from dpselect.data.tables import open_table
 from dpselect.recipes.top_k import top_k
 from dpselect.sampling.source import InsecureSeededSource
@@ -90,20 +92,20 @@ def spark_matches_per_value(table, cands):
     from pyspark.sql import types as t
 
     frame = table.frame
-    spark = spark_engine._spark(frame)
+    spark = spark_columns._spark(frame)
     duck_type = table.require_column("x")
     dtype = frame.schema["x"].dataType
-    col, match_type = spark_engine._numeric_match(f.col("x"), duck_type, cands)
+    col, match_type = spark_matching._numeric_match(f.col("x"), duck_type, cands)
     typed = spark_engine.typed_candidates(cands, match_type)
     if typed.num_rows == 0:
         return 0
     v_type = dtype
     if match_type != duck_type:
         v_type = t.DoubleType() if match_type == "DOUBLE" else t.LongType()
-    candidates = spark_engine._candidate_frame(spark, typed, v_type)
+    candidates = spark_matching._candidate_frame(spark, typed, v_type)
     probes = []
     if match_type == duck_type:  # the typed candidates as the column's values
-        probes.append(spark_engine._candidate_frame(spark, typed, dtype).toDF("x", "probe"))
+        probes.append(spark_matching._candidate_frame(spark, typed, dtype).toDF("x", "probe"))
     if duck_type == "VARCHAR":  # the candidates' spellings as the column's text
         texts = sorted({s for c in cands for s in _spelt(c)})
         text_probes = _frame(spark, dtype.simpleString(), texts)

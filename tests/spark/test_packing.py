@@ -13,7 +13,7 @@ from dpselect import top_k
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import ParameterError
 from dpselect.data import rules
-from dpselect.data.engines import spark as spark_engine
+from dpselect.data.engines.spark import keys as spark_keys
 from dpselect.sampling.source import InsecureSeededSource
 
 EDGES = [0, 1, (1 << 31) - 1, 1 << 31, (1 << 31) + 5, (1 << 32) - 2, (1 << 32) - 1]
@@ -24,13 +24,13 @@ def test_packed_orders_as_key_then_position_and_unpacks(spark):
 
     pairs = [(k, x) for k in EDGES for x in EDGES]
     frame = spark.createDataFrame(pd.DataFrame(pairs, columns=["k", "x"]).astype("int64"))
-    packed = spark_engine._packed(f.col("k"), f.col("x"))
+    packed = spark_keys._packed(f.col("k"), f.col("x"))
     rows = frame.select("k", "x", packed.alias("p")).collect()
     rows = [(r[0], r[1], r[2]) for r in rows]
     by_p = sorted(rows, key=lambda r: r[2])
     assert [(k, x) for k, x, _ in by_p] == sorted(pairs)  # orders as (key, position)
     assert len({p for _, _, p in rows}) == len(pairs)  # distinct
-    back = frame.select("x", spark_engine._unpacked(packed).alias("y")).collect()
+    back = frame.select("x", spark_keys._unpacked(packed).alias("y")).collect()
     assert all(r[0] == r[1] for r in back)
     # and the old packing really broke there (so this test can fail)
     small = frame.where(f.col("k") < (1 << 31))  # the old packing overflows beyond

@@ -26,10 +26,10 @@ def datasets(spark):
 @pytest.mark.parametrize(("m", "r"), [(1, 2), (3, 25), (3, 1)])
 @pytest.mark.parametrize("arrays", [True, False], ids=["unit arrays", "no arrays"])
 def test_scores_and_counts_equal_duckdbs(datasets, m, r, arrays, monkeypatch):
-    from dpselect.data.engines import spark as spark_engine
+    from dpselect.data.engines.spark import bounding
 
     if not arrays:  # the candidate plan without a set per unit (forced: few candidates here)
-        monkeypatch.setattr(spark_engine, "ARRAY_CANDIDATES", 0)
+        monkeypatch.setattr(bounding, "ARRAY_CANDIDATES", 0)
     for seed, (arrow, frame) in enumerate(datasets):
         kw = {"privacy_unit": "user", "max_contributions": m, "salt": 77 + seed,
               "max_rows_per_value": r}  # fmt: skip

@@ -24,7 +24,8 @@ import textwrap
 import pytest
 
 from dpselect.data import rules
-from dpselect.data.engines import spark as spark_engine
+from dpselect.data.engines.spark import bounding as spark_bounding
+from dpselect.data.engines.spark import keys as spark_keys
 
 SALT = 987654321
 
@@ -36,7 +37,7 @@ def _frame(spark):
 
 
 def test_every_row_gets_its_units_seeds(spark):
-    out = spark_engine._per_unit_seeds(_frame(spark), "BIGINT", [SALT, 5], ["p"]).collect()
+    out = spark_keys._per_unit_seeds(_frame(spark), "BIGINT", [SALT, 5], ["p"]).collect()
     assert len(out) == 3001
     assert sum(1 for r in out if r["u"] == 7 and r["p"] == 0) == 1000
     for r in out:  # the rule's seed of each unit and salt, its two halves
@@ -47,18 +48,18 @@ def test_every_row_gets_its_units_seeds(spark):
 
 @pytest.mark.parametrize("m", [1, 2, 3, 5])
 def test_the_m_smallest_distinct_keys(spark, m):
-    out = spark_engine._smallest_per_group(_frame(spark), ["u"], m).collect()
+    out = spark_bounding._smallest_per_group(_frame(spark), ["u"], m).collect()
     assert sorted((r["u"], r["p"]) for r in out) == [(7, p) for p in range(min(m, 3))] + [(8, 5)]
 
 
 @pytest.mark.parametrize("m", [1, 2, 3, 1500])
 def test_the_first_m_rows(spark, m):
     frame = spark.createDataFrame([(7, 2), (7, 0), (7, 0), (7, 1), (8, 5)], "u long, p long")
-    out = spark_engine._smallest_per_group(frame, ["u"], m, every_row=True).collect()
+    out = spark_bounding._smallest_per_group(frame, ["u"], m, every_row=True).collect()
     expected = sorted([(7, p) for p in [0, 0, 1, 2][:m]] + [(8, 5)])
     assert sorted((r["u"], r["p"]) for r in out) == expected
     # unit 7's rows in key order: 1000 rows of 0, then 1000 of 1, 1000 of 2
-    big = spark_engine._smallest_per_group(_frame(spark), ["u"], m, every_row=True).collect()
+    big = spark_bounding._smallest_per_group(_frame(spark), ["u"], m, every_row=True).collect()
     kept = sorted(r["p"] for r in big if r["u"] == 7)
     assert kept == sorted(([0] * 1000 + [1] * 1000 + [2] * 1000)[:m])
 
