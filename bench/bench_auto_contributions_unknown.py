@@ -19,7 +19,7 @@ import time
 import numpy as np
 import pandas as pd
 
-import dpselect as dp
+from dpselect.recipes.top_k import top_k as recipe_top_k
 
 
 def flights() -> pd.DataFrame:
@@ -42,7 +42,7 @@ def recall(frame: pd.DataFrame, k: int, eps: float, m: object, by: str | None) -
     kw: dict[str, object] = {"delta": 1e-6, "privacy_unit": "tailnum", "max_contributions": m}
     if by is not None:
         kw.update(by=by, groups=sorted(frame[by].unique()))
-    r = dp.top_k(frame, "dest", k, eps, **kw)
+    r = recipe_top_k(frame, "dest", k, eps, **kw)
     want = truth(frame, k, by)
     if by is None:
         return len(set(r.candidates) & want[None]) / k

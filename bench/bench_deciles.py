@@ -62,10 +62,12 @@ def jobs(path: Path, m: int, methods: tuple[str, ...] = METHODS) -> dict[str, Ca
         if method == "joint" and m > 64:
             continue
         if method == "candidates":
-            out[method] = lambda: quantile(str(path), "v", levels, 1.0, candidates=candidates)
+            out[method] = lambda: quantile(
+                str(path), "v", levels, epsilon=1.0, candidates=candidates
+            )
         else:
             out[method] = lambda method=method: quantile(
-                str(path), "v", levels, 1.0, bounds=BOUNDS, mechanism=method
+                str(path), "v", levels, epsilon=1.0, bounds=BOUNDS, mechanism=method
             )
     return out
 

@@ -57,11 +57,11 @@ def main() -> None:
     for method in args.methods:
         if method == "candidates":
             jobs["dpselect quantile, candidates (1,001)"] = lambda: quantile(
-                x, None, DECILES, 1.0, candidates=candidates
+                x, None, DECILES, epsilon=1.0, candidates=candidates
             )
         else:
             jobs[f"dpselect quantile, mechanism={method}"] = lambda m=method: quantile(
-                x, None, DECILES, 1.0, bounds=BOUNDS, mechanism=m
+                x, None, DECILES, epsilon=1.0, bounds=BOUNDS, mechanism=m
             )
     best = {name: float("inf") for name in jobs}
     for _ in range(args.repeats):  # in turns: the load hits every job alike

@@ -58,6 +58,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _rss import peak_rss_mib, rss_mib
 
+from dpselect.recipes.top_k import top_k as recipe_top_k
+
 GROUPS = [f"g{k:03d}" for k in range(200)]
 VALUES = 10**6
 
@@ -181,15 +183,13 @@ def one(name: str, path: str, budget_mb: float | None = None) -> dict[str, float
     elif name == "candidates ungrouped":
         table.candidate_scores("val", candidates, "user", 1, 7)
     elif name.startswith("release "):
-        from dpselect import top_k
-
         grouping = {
             "release ungrouped": {},
             "release public": {"by": "grp", "groups": GROUPS},
             "release private": {"by": "grp"},
         }[name]
         start = time.perf_counter()
-        top_k(path, "val", 10, 1.0, delta=1e-6, privacy_unit="user", **grouping)
+        recipe_top_k(path, "val", 10, 1.0, delta=1e-6, privacy_unit="user", **grouping)
     else:
         raise ValueError(name)
     seconds = time.perf_counter() - start

@@ -47,10 +47,10 @@ def main() -> None:
     hyps = threshold_hypotheses(np.round(np.linspace(0, 1, args.hypotheses), 6))
 
     def rows() -> None:
-        select_hypothesis(X, y, hyps, 1.0, source=InsecureSeededSource(2))
+        select_hypothesis(X, y, hyps, epsilon=1.0, source=InsecureSeededSource(2))
 
     def per_unit() -> None:
-        select_hypothesis(X, y, hyps, 1.0, source=InsecureSeededSource(2),
+        select_hypothesis(X, y, hyps, epsilon=1.0, source=InsecureSeededSource(2),
                           privacy_unit=people, max_rows=args.max_rows)  # fmt: skip
 
     base = timed(rows, args.repeats)

@@ -32,7 +32,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-import dpselect as dp
+from dpselect.recipes.quantiles import quantile as recipe_quantile
 
 DECILES = [i / 10 for i in range(1, 10)]
 Run = Callable[[pd.DataFrame, str, tuple[float, float], float, int], list[float]]
@@ -55,7 +55,7 @@ def _dpselect(method: str) -> Run:
     def run(data: pd.DataFrame, column: str, bounds: tuple[float, float], eps: float,
             r: int) -> list[float]:  # fmt: skip
         unit = "tailnum" if "tailnum" in data.columns else "person"
-        return dp.quantile(data, column, DECILES, eps, bounds=bounds, mechanism=method,
+        return recipe_quantile(data, column, DECILES, eps, bounds=bounds, mechanism=method,
                            privacy_unit=unit, max_rows=r).values  # fmt: skip
 
     return run

@@ -43,9 +43,9 @@ from bench_quantiles import (
     held_out_datasets,
 )
 
-from dpselect import quantile
 from dpselect.mechanisms.quantile_joint_parameters import joint_resolution
 from dpselect.recipes.quantiles import TREE_AUTO_LIMIT, TREE_COUNT_FRACTION
+from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.sampling.source import InsecureSeededSource
 
 
@@ -86,10 +86,10 @@ def main() -> None:
             w = joint_resolution(None, lo, hi, each)
             new, old, grids = [], [], collections.Counter()
             for _ in range(args.runs):
-                r = quantile(frame, "v", DECILES, eps, bounds=(lo, hi), source=source)
+                r = recipe_quantile(frame, "v", DECILES, eps, bounds=(lo, hi), source=source)
                 new.append(float(np.mean(np.abs(np.array(r.values) - truth))))
                 grids[r.resolution] += 1
-                r = quantile(frame, "v", DECILES, eps, bounds=(lo, hi), resolution=w,
+                r = recipe_quantile(frame, "v", DECILES, eps, bounds=(lo, hi), resolution=w,
                              source=source)  # fmt: skip
                 old.append(float(np.mean(np.abs(np.array(r.values) - truth))))
             m_new, c_new = _cell(new)

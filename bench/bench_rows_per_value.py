@@ -32,6 +32,7 @@ import pandas as pd
 import dpselect as dp
 from dpselect.data.scores import candidate_scores
 from dpselect.data.tables import open_table
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 
 PLANES, MAX_FLIGHTS, DESTINATIONS = 4000, 575, 100
@@ -78,7 +79,7 @@ def main() -> None:
     mechanism: dict[int, str] = {}
 
     def run(r: int, seed: int) -> dp.TopKResult:
-        return dp.top_k(df, "dest", 10, 1.0, candidates=candidates, privacy_unit="tailnum",
+        return recipe_top_k(df, "dest", 10, 1.0, candidates=candidates, privacy_unit="tailnum",
                         max_contributions=4, max_rows_per_value=r,
                         source=InsecureSeededSource(seed))  # fmt: skip
 

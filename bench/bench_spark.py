@@ -39,6 +39,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dpselect.recipes.top_k import top_k as recipe_top_k
+
 SEED = 20260102
 ROWS_PER_USER = 10
 
@@ -214,7 +216,6 @@ def main() -> None:
         make_file(path, args.rows, args.values)
     names = value_names(args.values)
 
-    import dpselect as dp
     from dpselect.data.engines.spark import spark_session
     from dpselect.sampling.source import InsecureSeededSource
 
@@ -235,7 +236,7 @@ def main() -> None:
             kw["candidates"] = names
         else:  # the unknown-domain path (delta > 0)
             kw["delta"] = 1e-6
-        return lambda: dp.top_k(df, "item", 10, 1.0, source=InsecureSeededSource(1), **kw)
+        return lambda: recipe_top_k(df, "item", 10, 1.0, source=InsecureSeededSource(1), **kw)
 
     print(f"Spark session start {start:.1f} s", flush=True)
     rows = _Rows()

@@ -51,6 +51,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _rss import peak_rss_mib, peak_rss_mib_of
 from bench_spark import make_file, value_names
 
+from dpselect.recipes.top_k import top_k as recipe_top_k
+
 HOST = "127.0.0.1"
 WORKERS = 2
 WORKER_CORES = 1
@@ -131,7 +133,6 @@ def standalone_cluster(workdir: Path) -> Iterator[str]:
 def _queries(frame: Any, names: list[str], m: int) -> dict[str, Callable[[], Any]]:
     from pyspark.sql import functions as f
 
-    import dpselect as dp
     from dpselect.sampling.source import InsecureSeededSource
 
     unit = {"privacy_unit": "user_id", "max_contributions": m}
@@ -140,11 +141,13 @@ def _queries(frame: Any, names: list[str], m: int) -> dict[str, Callable[[], Any
         return frame.groupBy("item").count().orderBy(f.desc("count")).limit(10).collect()
 
     def known() -> Any:
-        return dp.top_k(frame, "item", 10, 1.0, candidates=names,
+        return recipe_top_k(frame, "item", 10, 1.0, candidates=names,
                         source=InsecureSeededSource(1), **unit)  # fmt: skip
 
     def unknown() -> Any:
-        return dp.top_k(frame, "item", 10, 1.0, delta=1e-6, source=InsecureSeededSource(1), **unit)
+        return recipe_top_k(
+            frame, "item", 10, 1.0, delta=1e-6, source=InsecureSeededSource(1), **unit
+        )
 
     return {
         "plain Spark groupBy(item).count() top-10": plain,

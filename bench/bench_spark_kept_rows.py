@@ -43,6 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _rss import peak_rss_mib, peak_rss_mib_of
 
+from dpselect.recipes.quantiles import quantile as recipe_quantile
+
 ROWS_PER_USER = 10
 
 
@@ -95,7 +97,6 @@ def old_kept_rows_of(
 
 
 def queries(frame: Any, ms: Sequence[int]) -> dict[str, Callable[[], Any]]:
-    import dpselect as dp
     from dpselect.data.engines.spark import rows as spark_rows
     from dpselect.sampling.source import InsecureSeededSource
 
@@ -108,7 +109,7 @@ def queries(frame: Any, ms: Sequence[int]) -> dict[str, Callable[[], Any]]:
         def run() -> Any:
             spark_rows._kept_rows_of = plan
             try:
-                return dp.quantile(frame, "value", [0.5], epsilon=1.0, bounds=(0.0, 1000.0),
+                return recipe_quantile(frame, "value", [0.5], epsilon=1.0, bounds=(0.0, 1000.0),
                                    privacy_unit="user_id", max_rows=m,
                                    source=InsecureSeededSource(1))  # fmt: skip
             finally:

@@ -34,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_spark import make_file, value_names
 
+from dpselect.recipes.top_k import top_k as recipe_top_k
+
 
 def load_other(path: str) -> tuple[Callable[[str], None], list[str]]:
     """A switch between the engine's functions (``"new"``) and those of the module at ``path``
@@ -74,14 +76,13 @@ def load_other(path: str) -> tuple[Callable[[str], None], list[str]]:
 def run(spark: Any, path: Path, use: Callable[[str], None], rounds: int) -> None:
     from pyspark.sql import functions as f
 
-    import dpselect as dp
     from dpselect.sampling.source import InsecureSeededSource
 
     frame = spark.read.parquet(str(path))
     cands = value_names(100_000)
 
     def top_k(m: int, **kw: Any) -> Callable[[], Any]:
-        return lambda: dp.top_k(frame, "item", 10, 1.0, privacy_unit="user_id",
+        return lambda: recipe_top_k(frame, "item", 10, 1.0, privacy_unit="user_id",
                                 max_contributions=m, source=InsecureSeededSource(1),
                                 **kw).candidates  # fmt: skip
 

@@ -47,7 +47,7 @@ def timed(path: Path, names: list[str], k: int, repeats: int) -> tuple[float, st
     times, chosen = [], ""
     for _ in range(repeats):
         start = time.perf_counter()
-        result = top_k(str(path), "item", k, 1.0, candidates=names)
+        result = top_k(str(path), "item", k, epsilon=1.0, candidates=names)
         times.append(time.perf_counter() - start)
         chosen = str(result.parameters.get("mechanism"))
     return statistics.median(times), chosen

@@ -57,12 +57,10 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and readers
         QuantileResult,
         SelectionResult,
         TuneResult,
-        best_price,
         choose_bounds,
         choose_max_contributions,
         plot_preview,
         preview,
-        quantile,
         select,
         select_hypothesis,
         tune,
@@ -70,11 +68,11 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and readers
     from .recipes.grouping import GroupedResult
     from .recipes.preview import TopKPreview, preview_top_k
     from .recipes.result import Result
-    from .recipes.top_k import most_common, top_k
     from .recipes.top_k_result import TopKResult
-    from .recipes.unknown_domain import KeysResult, partition_selection
+    from .recipes.unknown_domain import KeysResult
     from .sampling.source import InsecureSeededSource, RandomSource, SystemRandomSource
     from .session import Session
+    from .shorthands import best_price, most_common, partition_selection, quantile, top_k
 
 #: The task tier: each public name and the module that defines it.
 _NAMED = {
@@ -84,11 +82,11 @@ _NAMED = {
     "Plan": "planning",
     "explain": "planning",
     # recipes
-    "top_k": "recipes.top_k",
-    "most_common": "recipes.top_k",
-    "partition_selection": "recipes.unknown_domain",
-    "quantile": "recipes",
-    "best_price": "recipes",
+    "top_k": "shorthands",
+    "most_common": "shorthands",
+    "partition_selection": "shorthands",
+    "quantile": "shorthands",
+    "best_price": "shorthands",
     "select_hypothesis": "recipes",
     "select": "recipes",
     "tune": "recipes",

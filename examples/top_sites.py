@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpselect import most_common, top_k
+from dpselect import Contributions, Session
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "visits.parquet"
@@ -21,15 +21,16 @@ SITES = HERE / "sites.txt"
 
 
 def main() -> None:
-    common = dict(candidates=SITES, privacy_unit="user_id", max_contributions=3)
-    print("Private top-5 sites (epsilon = 1):")
-    print(top_k(DATA, "site", k=5, epsilon=1.0, **common))
-    print()
-    print("Private top-5 sites with noisy user counts (epsilon = 1, half for the counts):")
-    print(top_k(DATA, "site", k=5, epsilon=1.0, counts=True, **common))
-    print()
-    print("Private most visited site (epsilon = 0.5):")
-    print(most_common(DATA, "site", epsilon=0.5, **common))
+    bounds = Contributions(values_per_unit=3)
+    with Session(DATA, privacy_unit="user_id", contributions=bounds) as session:
+        print("Private top-5 sites (epsilon = 1):")
+        print(session.top_k("site", 5, epsilon=1.0, candidates=SITES))
+        print()
+        print("Private top-5 sites with noisy user counts (epsilon = 1, half for the counts):")
+        print(session.top_k("site", 5, epsilon=1.0, candidates=SITES, counts=True))
+        print()
+        print("Private most visited site (epsilon = 0.5):")
+        print(session.most_common("site", epsilon=0.5, candidates=SITES))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from dpselect.recipes.pricing import best_price as recipe_best_price
+from dpselect.recipes.quantiles import quantile as recipe_quantile
+from dpselect.recipes.top_k import top_k as recipe_top_k
+from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
+
 ROWS = 240
 
 
@@ -89,14 +94,14 @@ def recipes() -> dict[str, Callable[[Any, Any], Any]]:
     def q(**kw: Any) -> Callable[[Any, Any], Any]:
         def call(data: Any, source: Any) -> Any:
             d, extra = _args(data)
-            return dp.quantile(d, "x", [0.25, 0.5, 0.75], 1.0, source=source, **extra, **kw)
+            return recipe_quantile(d, "x", [0.25, 0.5, 0.75], 1.0, source=source, **extra, **kw)
 
         return call
 
     def price(**kw: Any) -> Callable[[Any, Any], Any]:
         def call(data: Any, source: Any) -> Any:
             d, extra = _args(data)
-            return dp.best_price(d, 1.0, column="x", prices=[5, 8, 10, 12, 15], max_price=20,
+            return recipe_best_price(d, 1.0, column="x", prices=[5, 8, 10, 12, 15], max_price=20,
                                  source=source, **extra, **kw)  # fmt: skip
 
         return call
@@ -104,14 +109,14 @@ def recipes() -> dict[str, Callable[[Any, Any], Any]]:
     def top(**kw: Any) -> Callable[[Any, Any], Any]:
         def call(data: Any, source: Any) -> Any:
             d, extra = _args(data)
-            return dp.top_k(d, "k", 2, 1.0, source=source, counts=True, **extra, **kw)
+            return recipe_top_k(d, "k", 2, 1.0, source=source, counts=True, **extra, **kw)
 
         return call
 
     def parts(**kw: Any) -> Callable[[Any, Any], Any]:
         def call(data: Any, source: Any) -> Any:
             d, extra = _args(data)
-            return dp.partition_selection(
+            return recipe_partition_selection(
                 d, "k", 1.0, 1e-6, privacy_unit="u", max_contributions=2, source=source,
                 **extra, **kw,
             )  # fmt: skip

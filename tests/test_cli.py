@@ -220,8 +220,12 @@ def test_plan_weighs_candidates_that_match_one_value(tmp_path, capsys):
               "--candidates", "4,04,5", "--schema", "v:BIGINT", "--plan", "--json"])  # fmt: skip
     assert exit_info.value.code == 0
     shown = json.loads(capsys.readouterr().out)
-    assert shown == json.loads(json.dumps(preview_top_k(1, 3, 1.0, 0.0, 2).to_dict()))
-    assert shown != json.loads(json.dumps(preview_top_k(1, 3, 1.0, 0.0, 1).to_dict()))
+    assert shown == json.loads(
+        json.dumps(preview_top_k(1, 3, 1.0, delta=0.0, max_contributions=2).to_dict())
+    )
+    assert shown != json.loads(
+        json.dumps(preview_top_k(1, 3, 1.0, delta=0.0, max_contributions=1).to_dict())
+    )
 
 
 def test_budget_show_never_cuts_a_label(tmp_path):

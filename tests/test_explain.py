@@ -93,17 +93,17 @@ def test_no_release_runs_under_explain(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_budget_that_does_not_fit_is_shown_not_raised(tmp_path: Any) -> None:
     book = dp.Ledger.create(tmp_path / "l.db", 0.5, 1e-6)
-    plan = dp.explain(dp.top_k, FRAME, "word", 2, 1.0, candidates=["w1", "w2"], ledger=book)
+    plan = dp.explain(dp.top_k, FRAME, "word", 2, epsilon=1.0, candidates=["w1", "w2"], ledger=book)
     assert plan.fits is False and plan.refusal is not None
     assert "does not fit" in str(plan)
     with pytest.raises(BudgetExceeded) as refused:
-        dp.top_k(FRAME, "word", 2, 1.0, candidates=["w1", "w2"], ledger=book)
+        dp.top_k(FRAME, "word", 2, epsilon=1.0, candidates=["w1", "w2"], ledger=book)
     assert str(refused.value) == plan.refusal
 
 
 def test_a_refusal_is_raised_as_when_run() -> None:
     with pytest.raises(ParameterError, match="delta"):
-        dp.explain(dp.top_k, FRAME, "word", 2, 1.0)  # values from the data need delta > 0
+        dp.explain(dp.top_k, FRAME, "word", 2, epsilon=1.0)  # values from the data need delta > 0
     with pytest.raises(ParameterError, match="without a charge"):
         dp.explain(sorted, [3, 1, 2])
 
@@ -113,7 +113,8 @@ def test_a_session_query_is_explained_like_its_shorthand() -> None:
     session = dp.Session(FRAME, privacy_unit="user", contributions=bounds)
     cands = [f"w{i}" for i in range(12)]
     plan = dp.explain(session.top_k, "word", 3, epsilon=1.0, candidates=cands)
-    same = dp.explain(dp.top_k, FRAME, "word", 3, 1.0, candidates=cands, privacy_unit="user",
+    same = dp.explain(dp.top_k, FRAME, "word", 3, epsilon=1.0, candidates=cands,
+                      privacy_unit="user",
                       contributions=bounds)  # fmt: skip
     assert plan == same
     assert "contributions per unit: 2 values" in str(plan)

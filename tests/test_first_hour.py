@@ -122,7 +122,9 @@ def test_plan_text_says_na_not_nan(files):
 def test_to_dict_of_a_plan_is_strict_json():
     from dpselect.recipes.preview import preview_top_k
 
-    out = json.dumps(preview_top_k(2, None, 1.0, 1e-6, 4).to_dict(), allow_nan=False)
+    out = json.dumps(
+        preview_top_k(2, None, 1.0, delta=1e-6, max_contributions=4).to_dict(), allow_nan=False
+    )
     row = strict_json(out)["rows"][0]
     assert row["mechanism"] == "policy_top_k" and row["gap_90"] is None
 

@@ -43,6 +43,7 @@ LAYER = {
     "recipes": 5,
     "cli": 6,
     "session": 6,  # the front door: a Session runs the recipes
+    "shorthands": 6,  # the one-call shorthands: one query, the recipe's release
     "__init__": 6,  # the package's face (``dpselect.__version__``, lazy re-exports)
     "__main__": 6,
 }

@@ -15,11 +15,12 @@ import duckdb
 import pandas as pd
 import pytest
 
-import dpselect as dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.arithmetic import as_decimal, decimal_target
 from dpselect.core.errors import BudgetExceeded, LedgerError
 from dpselect.data.tables import open_table
+from dpselect.recipes.quantiles import quantile as recipe_quantile
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
 
 from .cli_process import run_cli
@@ -47,12 +48,12 @@ def test_ten_charges_of_a_tenth_fit_a_budget_of_one(tmp_path):
     book = Ledger.create(tmp_path / "l.db", 1.0)
     frame = pd.DataFrame({"x": ["a", "b", "a"]})
     for i in range(10):
-        dp.top_k(
+        recipe_top_k(
             frame, "x", 1, 0.1, candidates=["a", "b"], ledger=book, source=InsecureSeededSource(i)
         )
     assert book.spent()[0] <= 1.0
     with pytest.raises(BudgetExceeded):  # and not one more: the budget is still enforced
-        dp.top_k(
+        recipe_top_k(
             frame, "x", 1, 0.1, candidates=["a", "b"], ledger=book, source=InsecureSeededSource(11)
         )
     assert len(book) == 10
@@ -62,7 +63,7 @@ def test_a_tenth_through_the_recipes_fits_too(tmp_path):
     book = Ledger.create(tmp_path / "l.db", 0.3)
     frame = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]})
     for i in range(3):
-        dp.quantile(
+        recipe_quantile(
             frame, "x", 0.5, 0.1, bounds=(0.0, 10.0), ledger=book, source=InsecureSeededSource(i)
         )
     assert len(book) == 3

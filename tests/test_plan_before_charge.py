@@ -17,6 +17,10 @@ import pytest
 
 import dpselect as dp
 from dpselect.core.errors import DPSelectError
+from dpselect.recipes.pricing import best_price as recipe_best_price
+from dpselect.recipes.quantiles import quantile as recipe_quantile
+from dpselect.recipes.top_k import top_k as recipe_top_k
+from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 
 # the epsilons, and both ends of the range a recipe accepts (2^-20 and 2^20)
@@ -83,12 +87,12 @@ def _call(name: str, eps: float, delta: float | None, book: Any, frame: Any = No
             kw["candidates"] = [f"w{i}" for i in range(12)]
         elif delta is None:
             return None  # values from the data need delta > 0
-        return dp.top_k(f, "word", 3, eps, **kw)
+        return recipe_top_k(f, "word", 3, eps, **kw)
     if name.startswith("partition_selection"):
         kw = dict(common)
         if "unit" in name:
             kw["privacy_unit"] = "user"
-        return dp.partition_selection(f, "word", eps, 1e-6 if delta is None else delta, **kw)
+        return recipe_partition_selection(f, "word", eps, 1e-6 if delta is None else delta, **kw)
     if name.startswith("quantile"):
         kw = dict(common)
         if ("by" in name) == (delta is None):
@@ -113,7 +117,7 @@ def _call(name: str, eps: float, delta: float | None, book: Any, frame: Any = No
             kw["mechanism"] = "tree"
         if "by" in name:
             kw["by"] = "group"
-        return dp.quantile(f, "value", 0.5, eps, **kw)
+        return recipe_quantile(f, "value", 0.5, eps, **kw)
     if name == "tune":
         if delta is None:
             return None  # tune is (epsilon, delta)-DP: delta > 0
@@ -124,7 +128,7 @@ def _call(name: str, eps: float, delta: float | None, book: Any, frame: Any = No
         values = f["value"].to_numpy()
         predictions = np.array([(values > t).astype(int) for t in (40.0, 50.0, 60.0)])
         unit = {"privacy_unit": f["user"].to_numpy(), "max_rows": 2} if "unit" in name else {}
-        return dp.select_hypothesis(None, (values > 50.0).astype(int), predictions, eps,
+        return dp.select_hypothesis(None, (values > 50.0).astype(int), predictions, epsilon=eps,
                                     **unit, **common)  # fmt: skip
     if name.startswith("best_price"):
         kw = dict(common)
@@ -134,17 +138,17 @@ def _call(name: str, eps: float, delta: float | None, book: Any, frame: Any = No
             kw["prices"] = [0.1, 0.3, 0.5, 0.7, 0.9]
         if "unit" in name:
             kw.update(column="price", privacy_unit="user", max_rows=2)
-            return dp.best_price(f, eps, **kw)
-        return dp.best_price(f["price"].to_numpy(), eps, **kw)
+            return recipe_best_price(f, eps, **kw)
+        return recipe_best_price(f["price"].to_numpy(), eps, **kw)
     if name == "select":
         return dp.select(
             [10.0, 40.0, 50.0, 60.0], lambda c, d: -float(np.abs(d - c).sum()) / len(d),
-            f["value"].to_numpy(), eps, sensitivity=100.0 / len(f), **common,
+            f["value"].to_numpy(), epsilon=eps, sensitivity=100.0 / len(f), **common,
         )  # fmt: skip
     if name == "choose_bounds":
         return dp.choose_bounds(f, "value", eps, **common)
     if name == "choose_max_contributions":
-        return dp.choose_max_contributions(f, "word", "user", eps, **common)
+        return dp.choose_max_contributions(f, "word", "user", epsilon=eps, **common)
     raise AssertionError(name)
 
 

@@ -21,6 +21,9 @@ from hypothesis import strategies as st
 from dpselect.data.scores import candidate_scores
 from dpselect.data.tables import open_table
 from dpselect.data.unit_keys import object_unit_key
+from dpselect.recipes.pricing import best_price as recipe_best_price
+from dpselect.recipes.quantiles import quantile as recipe_quantile
+from dpselect.recipes.top_k import top_k as recipe_top_k
 
 D = decimal.Decimal
 
@@ -138,7 +141,6 @@ def _lossy_parquet_files(tmp_path):
 def test_parquet_units_read_lossily_are_refused_before_the_charge(tmp_path):
     import pytest
 
-    import dpselect as dp
     from dpselect.accounting import Ledger
     from dpselect.core.errors import DataError
     from dpselect.sampling.source import InsecureSeededSource
@@ -148,9 +150,9 @@ def test_parquet_units_read_lossily_are_refused_before_the_charge(tmp_path):
         assert _units_of_x(str(path)) == 2
     book = Ledger.create(tmp_path / "book.db", 10.0, 1e-3)
     calls = [
-        lambda p, **k: dp.top_k(p, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", **k),
-        lambda p, **k: dp.quantile(p, "n", 0.5, 1.0, bounds=(0, 3), privacy_unit="uid", **k),
-        lambda p, **k: dp.best_price(
+        lambda p, **k: recipe_top_k(p, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", **k),
+        lambda p, **k: recipe_quantile(p, "n", 0.5, 1.0, bounds=(0, 3), privacy_unit="uid", **k),
+        lambda p, **k: recipe_best_price(
             p, 1.0, column="n", prices=[1, 2], max_price=2, privacy_unit="uid", **k
         ),
     ]
@@ -162,7 +164,7 @@ def test_parquet_units_read_lossily_are_refused_before_the_charge(tmp_path):
         with pytest.raises(DataError):
             _units_of_x(str(path))
         # ranked or numeric, the same columns are read as before (DOUBLE, TIMESTAMP)
-        dp.top_k(str(path), "uid", 1, 1.0, candidates=[1.0], ledger=book,
+        recipe_top_k(str(path), "uid", 1, 1.0, candidates=[1.0], ledger=book,
                  source=InsecureSeededSource(1))  # fmt: skip
     assert book.spent()[0] == 2.0  # only the two ranked releases were charged
     book.close()
@@ -192,13 +194,15 @@ def test_pandas_zoned_nanosecond_units_are_refused_before_the_charge(tmp_path):
     book = Ledger.create(tmp_path / "book.db", 10.0, 1e-3)
     src = InsecureSeededSource(1)
     with pytest.raises(DataError, match="privacy_unit 'uid'") as info:
-        dp.top_k(frame, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", ledger=book, source=src)
+        recipe_top_k(
+            frame, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", ledger=book, source=src
+        )
     assert "\n" not in str(info.value)
     with pytest.raises(DataError, match="privacy_unit 'uid'"):
-        dp.quantile(frame, "n", 0.5, 1.0, bounds=(0, 3), privacy_unit="uid", ledger=book)
+        dp.quantile(frame, "n", 0.5, epsilon=1.0, bounds=(0, 3), privacy_unit="uid", ledger=book)
     assert book.spent() == (0.0, 0.0)
-    dp.top_k(frame, "uid", 1, 1.0, candidates=[stamps[0]], ledger=book, source=src)  # ranked
-    dp.top_k(micros, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", ledger=book, source=src)
+    recipe_top_k(frame, "uid", 1, 1.0, candidates=[stamps[0]], ledger=book, source=src)  # ranked
+    recipe_top_k(micros, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", ledger=book, source=src)
     assert book.spent()[0] == 2.0
     book.close()
 
@@ -230,14 +234,16 @@ def test_arrow_date64_units_are_refused_before_the_charge(tmp_path):
     src = InsecureSeededSource(1)
     for frame in (arrow, pandas):
         with pytest.raises(DataError, match=r"privacy_unit 'uid'.*date64") as info:
-            dp.top_k(frame, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", ledger=book,
+            recipe_top_k(frame, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", ledger=book,
                      source=src)  # fmt: skip
         assert "\n" not in str(info.value)
         with pytest.raises(DataError, match="privacy_unit 'uid'"):
-            dp.quantile(frame, "n", 0.5, 1.0, bounds=(0, 3), privacy_unit="uid", ledger=book)
+            dp.quantile(
+                frame, "n", 0.5, epsilon=1.0, bounds=(0, 3), privacy_unit="uid", ledger=book
+            )
     assert book.spent() == (0.0, 0.0)
-    dp.top_k(arrow, "uid", 1, 1.0, candidates=[days[0].as_py()], ledger=book, source=src)
-    dp.top_k(whole, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", ledger=book, source=src)
+    recipe_top_k(arrow, "uid", 1, 1.0, candidates=[days[0].as_py()], ledger=book, source=src)
+    recipe_top_k(whole, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", ledger=book, source=src)
     assert book.spent()[0] == 2.0
     book.close()
 
@@ -269,10 +275,10 @@ def _recipes():
     cands = ["a", "b", "c", "zz"]
     rules = {"a": lambda x: ["a"] * len(x), "b": lambda x: ["b"] * len(x)}
     return {
-        "top_k": lambda d, **k: dp.top_k(
+        "top_k": lambda d, **k: recipe_top_k(
             d, "s", 2, 1.0, candidates=cands, counts=True, mechanism="laplace_histogram", **k
         ),
-        "top_k unit": lambda d, **k: dp.top_k(
+        "top_k unit": lambda d, **k: recipe_top_k(
             d,
             "s",
             2,
@@ -283,13 +289,13 @@ def _recipes():
             max_rows_per_value=2,
             **k,
         ),
-        "top_k by": lambda d, **k: dp.top_k(
+        "top_k by": lambda d, **k: recipe_top_k(
             d, "s", 1, 1.0, candidates=cands, by="g", groups=["g", "h", "q"], **k
         ),
-        "quantile tree": lambda d, **k: dp.quantile(
+        "quantile tree": lambda d, **k: recipe_quantile(
             d, "x", [0.25, 0.5], 1.0, bounds=(0, 20), mechanism="tree", **k
         ),
-        "quantile joint unit": lambda d, **k: dp.quantile(
+        "quantile joint unit": lambda d, **k: recipe_quantile(
             d,
             "x",
             [0.25, 0.75],
@@ -300,16 +306,22 @@ def _recipes():
             max_rows=2,
             **k,
         ),
-        "quantile split": lambda d, **k: dp.quantile(
+        "quantile split": lambda d, **k: recipe_quantile(
             d, "x", [0.5, 0.9], 1.0, bounds=(0, 20), mechanism="split", **k
         ),
-        "quantile candidates": lambda d, **k: dp.quantile(
+        "quantile candidates": lambda d, **k: recipe_quantile(
             d, "x", 0.5, 1.0, candidates=[0, 5, 10, 15], **k
         ),
         "select_hypothesis unit": lambda d, **k: dp.select_hypothesis(
-            d["x"].to_numpy(), d["s"].to_numpy(), rules, 1.0, privacy_unit=d["u"], max_rows=2, **k
+            d["x"].to_numpy(),
+            d["s"].to_numpy(),
+            rules,
+            epsilon=1.0,
+            privacy_unit=d["u"],
+            max_rows=2,
+            **k,
         ),
-        "best_price unit": lambda d, **k: dp.best_price(
+        "best_price unit": lambda d, **k: recipe_best_price(
             d, 1.0, column="x", prices=[1, 5, 10], max_price=20, privacy_unit="u", max_rows=2, **k
         ),
     }
@@ -412,4 +424,6 @@ def test_hypothesis_unit_arrays_of_nanoseconds_stay_distinct():
     for units in arrays:
         keys = example_unit_keys(_python_values(units))
         assert bounded_mistakes(X, y, keys, list(rules.values()), 1, salt=3) == [3, 0]
-        dp.select_hypothesis(X, y, rules, 1.0, privacy_unit=units, source=InsecureSeededSource(1))
+        dp.select_hypothesis(
+            X, y, rules, epsilon=1.0, privacy_unit=units, source=InsecureSeededSource(1)
+        )

@@ -11,6 +11,10 @@ from click.testing import CliRunner
 
 import dpselect as dp
 from dpselect.cli.main import cli
+from dpselect.recipes.pricing import best_price as recipe_best_price
+from dpselect.recipes.quantiles import quantile as recipe_quantile
+from dpselect.recipes.top_k import top_k as recipe_top_k
+from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 
 
@@ -44,28 +48,28 @@ def test_old_keywords_are_unknown():
 
     values = pd.Series([float(i) for i in range(1, 101)])
     with pytest.raises(TypeError, match="method"):
-        dp.quantile(values, None, 0.5, 1.0, bounds=(0, 100), method="split")  # type: ignore[call-arg]
+        recipe_quantile(values, None, 0.5, 1.0, bounds=(0, 100), method="split")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="method"):
-        dp.partition_selection(values, None, 1.0, 1e-6, method="laplace")  # type: ignore[call-arg]
+        recipe_partition_selection(values, None, 1.0, 1e-6, method="laplace")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="score_fn"):
         dp.select(["a"], data=[], epsilon=1.0, sensitivity=1, score_fn=len)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="l0_sensitivity"):
         make_limited_domain_top_k(2, 3, 1.0, 1e-4, l0_sensitivity=3)  # type: ignore[call-arg]
     frame = pd.DataFrame({"user": [1, 1, 2], "item": list("aab")})
     with pytest.raises(TypeError, match="beta"):
-        dp.choose_max_contributions(frame, "item", "user", 1.0, beta=0.05)  # type: ignore[call-arg]
+        dp.choose_max_contributions(frame, "item", "user", epsilon=1.0, beta=0.05)  # type: ignore[call-arg]
 
 
 def test_exponential_is_not_a_mechanism_name():
     with pytest.raises(dp.ParameterError, match="mechanism must be one of"):
-        dp.top_k(pd.Series(list("aab")), None, 1, 1.0, candidates=["a", "b"],
+        recipe_top_k(pd.Series(list("aab")), None, 1, 1.0, candidates=["a", "b"],
                  mechanism="exponential", source=InsecureSeededSource(1))  # type: ignore[arg-type]  # fmt: skip
     with pytest.raises(dp.ParameterError, match="mechanism must be one of"):
         dp.preview([3, 1], 1.0, mechanism="exponential")  # type: ignore[arg-type]
 
 
 def test_price_result_has_no_guarantee():
-    r = dp.best_price([0.2, 0.5, 0.9] * 10, 1.0, n=30, source=InsecureSeededSource(6))
+    r = recipe_best_price([0.2, 0.5, 0.9] * 10, 1.0, n=30, source=InsecureSeededSource(6))
     assert "guarantee" not in r.to_dict()
     with pytest.raises(AttributeError):
         r.guarantee  # type: ignore[attr-defined]  # noqa: B018

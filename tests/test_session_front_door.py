@@ -19,6 +19,10 @@ import pytest
 import dpselect as dp
 from dpselect.accounting import Ledger
 from dpselect.core.errors import DataError, LedgerError, ParameterError
+from dpselect.recipes.pricing import best_price as recipe_best_price
+from dpselect.recipes.quantiles import quantile as recipe_quantile
+from dpselect.recipes.top_k import top_k as recipe_top_k
+from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 
 
@@ -94,7 +98,8 @@ def test_session_query_is_the_recipe_release(
     session's query release the same result (a session that dropped its bounds or its unit
     would release another: the m = 1 case below differs)."""
     data = _visits()
-    recipe = getattr(dp, query)
+    recipe = {"top_k": recipe_top_k, "partition_selection": recipe_partition_selection,
+              "quantile": recipe_quantile}[query]  # fmt: skip
     positional = [args.pop("column")] + [args.pop(key) for key in ("k", "q") if key in args]
     by_loose = recipe(data, *positional, privacy_unit="user", source=InsecureSeededSource(9),
                       **args, **loose)  # fmt: skip
@@ -198,27 +203,31 @@ def test_contributions_are_frozen_and_typed() -> None:
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda d, c, b: dp.top_k(d, "site", 1, 1.0, candidates=list("ab"), max_contributions=2,
+        (lambda d, c, b: recipe_top_k(d, "site", 1, 1.0, candidates=list("ab"), max_contributions=2,
                                privacy_unit="user", contributions=c, ledger=b),
          "either as contributions= or as max_contributions"),
-        (lambda d, c, b: dp.top_k(d, "site", 1, 1.0, candidates=list("ab"), contributions=c,
+        (lambda d, c, b: dp.top_k(d, "site", 1, epsilon=1.0, candidates=list("ab"), contributions=c,
                                   ledger=b),
          "need a privacy_unit"),
-        (lambda d, c, b: dp.quantile(d, "minutes", 0.5, 1.0, bounds=(0, 100),
+        (lambda d, c, b: dp.quantile(d, "minutes", 0.5, epsilon=1.0, bounds=(0, 100),
                                   privacy_unit="user",
                                   contributions=dp.Contributions(rows_per_value=2), ledger=b),
          "does not apply to a quantile"),
-        (lambda d, c, b: dp.top_k(d, "site", 1, 1.0, candidates=list("ab"), privacy_unit="user",
+        (lambda d, c, b: dp.top_k(d, "site", 1, epsilon=1.0, candidates=list("ab"),
+                                  privacy_unit="user",
                                contributions=dp.Contributions(groups_per_unit=2), ledger=b),
          "only to a grouped release"),
-        (lambda d, c, b: dp.top_k(d, "site", 1, 1.0, candidates=list("ab"), privacy_unit="user",
+        (lambda d, c, b: dp.top_k(d, "site", 1, epsilon=1.0, candidates=list("ab"),
+                                  privacy_unit="user",
                                contributions=dp.Contributions(auto_share=0.5), ledger=b),
          "only where a choice is automatic"),
-        (lambda d, c, b: dp.partition_selection(d, "site", 1.0, 1e-6, privacy_unit="user",
+        (lambda d, c, b: dp.partition_selection(d, "site", epsilon=1.0, delta=1e-6,
+                                                privacy_unit="user",
                                              contributions=dp.Contributions(
                                                  values_per_unit="auto"), ledger=b),
          "not planned for partition_selection"),
-        (lambda d, c, b: dp.top_k(d, "site", 1, 1.0, candidates=list("ab"), privacy_unit="user",
+        (lambda d, c, b: dp.top_k(d, "site", 1, epsilon=1.0, candidates=list("ab"),
+                                  privacy_unit="user",
                                contributions={"values_per_unit": 2}, ledger=b),
          "must be a dpselect.Contributions"),
     ],
@@ -237,9 +246,9 @@ def test_a_private_group_choice_takes_the_auto_share() -> None:
     data = _visits()
     common = {"epsilon": 2.0, "delta": 1e-6, "candidates": list("abcdefgh"), "by": "country",
               "privacy_unit": "user", "source": InsecureSeededSource(3)}  # fmt: skip
-    loose = dp.top_k(data, "site", 2, group_fraction=0.4, **common)
+    loose = recipe_top_k(data, "site", 2, group_fraction=0.4, **common)
     common["source"] = InsecureSeededSource(3)
-    typed = dp.top_k(data, "site", 2, contributions=dp.Contributions(auto_share=0.4), **common)
+    typed = recipe_top_k(data, "site", 2, contributions=dp.Contributions(auto_share=0.4), **common)
     _same(loose, typed)
 
 
@@ -279,14 +288,14 @@ def test_every_unit_release_prints_its_contribution_bounds() -> None:
     line = "contributions per unit: 3 values, 2 rows per value, 2 groups"
     assert f"privacy unit: 'user' (epsilon protects all the rows of one unit); {line}" in str(top)
     assert "contributions per unit: 2 values, 1 row per value, 1 group" in str(keys)
-    plain = dp.top_k(data, "site", 2, 1.0, candidates=cands)  # each row its own unit
+    plain = dp.top_k(data, "site", 2, epsilon=1.0, candidates=cands)  # each row its own unit
     assert "contributions per unit" not in str(plain)
 
 
 def test_session_best_price_is_the_recipe_release() -> None:
     rng = np.random.default_rng(6)
     bids = pd.DataFrame({"buyer": rng.integers(0, 300, 1500), "bid": rng.uniform(0, 1, 1500)})
-    loose = dp.best_price(bids, 1.0, n=300, column="bid", privacy_unit="buyer", max_rows=3,
+    loose = recipe_best_price(bids, 1.0, n=300, column="bid", privacy_unit="buyer", max_rows=3,
                           source=InsecureSeededSource(5))  # fmt: skip
     with dp.Session(bids, privacy_unit="buyer", source=InsecureSeededSource(5),
                     contributions=dp.Contributions(values_per_unit=3)) as session:  # fmt: skip
@@ -296,3 +305,103 @@ def test_session_best_price_is_the_recipe_release() -> None:
                 "bid", epsilon=1.0, n=300, contributions=dp.Contributions(values_per_unit="auto")
             )
     _same(loose, typed)
+
+
+def _public_callables() -> list[str]:
+    return [
+        name
+        for name in dp.__all__
+        if callable(getattr(dp, name)) and not inspect.isclass(getattr(dp, name))
+    ]
+
+
+@pytest.mark.parametrize("name", _public_callables())
+def test_every_public_callable_keeps_the_contract(name: str) -> None:
+    """Issue 42's contract for every top-level callable (the shorthands included): at most 12
+    parameters, at most 3 positional (the rest keyword-only), a precise return type."""
+    signature = inspect.signature(getattr(dp, name))
+    params = list(signature.parameters.values())
+    assert len(params) <= 12, name
+    if name != "explain":  # explain(query, *args, **kwargs) takes the query's own arguments
+        assert not [p for p in params if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)], name
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    assert len(positional) <= 3, name
+    annotation = str(signature.return_annotation)
+    assert annotation not in ("Any", str(inspect.Signature.empty)), name
+    assert "Any" not in annotation.replace("|", " ").split(), name
+
+
+SHORTHANDS = [
+    ("top_k", "dpselect.recipes.top_k", "top_k", ("d", "c", 3),
+     {"epsilon": 1.0, "delta": 1e-6, "candidates": ["a"], "mechanism": "gumbel",
+      "privacy_unit": "u", "by": "g", "groups": ["x"], "ledger": "l"}),
+    ("most_common", "dpselect.recipes.top_k", "top_k", ("d", "c"),
+     {"epsilon": 1.0, "delta": 1e-6, "candidates": ["a"], "mechanism": "gumbel",
+      "privacy_unit": "u", "by": "g", "groups": ["x"], "ledger": "l"}),
+    ("partition_selection", "dpselect.recipes.unknown_domain", "partition_selection",
+     ("d", "c"), {"epsilon": 1.0, "delta": 1e-6, "mechanism": "laplace", "privacy_unit": "u",
+                  "by": "g", "groups": ["x"], "ledger": "l"}),
+    ("quantile", "dpselect.recipes.quantiles", "quantile", ("d", "c", 0.5),
+     {"epsilon": 1.0, "bounds": (0, 1), "candidates": [0.5], "mechanism": "tree",
+      "privacy_unit": "u", "by": "g", "groups": ["x"], "ledger": "l"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "module", "recipe", "args", "kwargs"), SHORTHANDS)
+def test_a_shorthand_forwards_every_argument_to_its_recipe(
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    module: str,
+    recipe: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> None:
+    """The shorthand is the recipe's release: every argument reaches the recipe unchanged
+    (a shorthand that dropped one, or passed a default in its place, fails here)."""
+    import importlib
+
+    seen: dict[str, Any] = {}
+
+    def record(*a: Any, **k: Any) -> str:
+        names = ["data", "column", "k" if recipe == "top_k" else "q", "epsilon"]
+        if recipe == "partition_selection":
+            names = ["data", "column", "epsilon", "delta"]
+        seen.update(zip(names, a, strict=False), **k)
+        return "released"
+
+    monkeypatch.setattr(importlib.import_module(module), recipe, record)
+    bounds = dp.Contributions(values_per_unit=2)
+    assert getattr(dp, name)(*args, contributions=bounds, **kwargs) == "released"
+    assert seen["data"] == "d" and seen["column"] == "c" and seen["contributions"] is bounds
+    for key, value in kwargs.items():
+        assert seen[key] == value, key
+    if name == "most_common":
+        assert seen["k"] == 1
+    elif len(args) == 3:
+        assert seen["k" if name == "top_k" else "q"] == args[2]
+
+
+def test_best_price_maps_its_bound_to_the_recipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dpselect.recipes.pricing as pricing
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(pricing, "best_price", lambda v, e, **k: seen.update(k, v=v, e=e))
+    dp.best_price("d", epsilon=2.0, prices=[1.0], price_step=None, max_price=3.0, n=10,
+                  column="bid", privacy_unit="u", ledger="l",
+                  contributions=dp.Contributions(values_per_unit=4))  # fmt: skip
+    assert (seen["v"], seen["e"], seen["max_rows"], seen["privacy_unit"]) == ("d", 2.0, 4, "u")
+    assert (seen["prices"], seen["max_price"], seen["n"], seen["column"], seen["ledger"]) == (
+        [1.0],
+        3.0,
+        10,
+        "bid",
+        "l",
+    )
+
+
+def test_what_a_session_adds_is_not_a_shorthand_argument() -> None:
+    """A seeded source, a schema, progress or the loose bounds are a session's (or the
+    recipe's) to take: the shorthand refuses them by name, as Python does."""
+    for extra in ("source", "schema", "progress", "max_contributions", "counts"):
+        with pytest.raises(TypeError, match=extra):
+            dp.top_k(_visits(10), "site", 1, epsilon=1.0, **{extra: None})

@@ -8,13 +8,15 @@ from click.testing import CliRunner
 
 import dpselect as dp
 from dpselect.cli.main import COMMAND_ALIASES, cli
+from dpselect.recipes.pricing import best_price as recipe_best_price
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 
 COUNTS = pd.Series(["a"] * 9 + ["b"] * 7 + ["c"] * 3 + ["d"])
 
 
 def _top(mechanism: str) -> dp.TopKResult:
-    return dp.top_k(
+    return recipe_top_k(
         COUNTS, None, k=2, epsilon=1.0, candidates=["a", "b", "c", "d"],
         mechanism=mechanism, source=InsecureSeededSource(3),
     )  # fmt: skip
@@ -59,7 +61,7 @@ def test_cli_mechanism_flag(tmp_path, args, value):
 
 
 def test_price_result_accuracy():
-    r = dp.best_price([0.2, 0.5, 0.7, 0.9] * 10, 1.0, n=40, source=InsecureSeededSource(6))
+    r = recipe_best_price([0.2, 0.5, 0.7, 0.9] * 10, 1.0, n=40, source=InsecureSeededSource(6))
     assert r.to_dict()["accuracy"] == r.accuracy
     assert r.accuracy in str(r)
 

@@ -421,7 +421,14 @@ def _print_plan(
 ) -> None:
     from ..recipes.preview import preview_top_k
 
-    result = preview_top_k(k, n, epsilon, delta or 0.0, max_contributions, max_rows_per_value)
+    result = preview_top_k(
+        k,
+        n,
+        epsilon,
+        delta=delta or 0.0,
+        max_contributions=max_contributions,
+        max_rows_per_value=max_rows_per_value,
+    )
     if as_json:
         shown = result.to_dict()
         if note is not None:

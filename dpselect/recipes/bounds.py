@@ -280,8 +280,8 @@ def choose_max_contributions(
     data: Any,
     column: str,
     privacy_unit: str,
-    epsilon: float | Fraction,
     *,
+    epsilon: float | Fraction,
     candidates: Any = None,
     release_epsilon: float | None = None,
     confidence: float = 0.95,
@@ -346,7 +346,7 @@ def choose_max_contributions(
     >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
     >>> visits = pd.DataFrame({"user": [1, 1, 2, 2, 3, 4, 5, 5, 6, 7],
     ...                        "site": list("aabcaabaca")})
-    >>> dp.choose_max_contributions(visits, "site", "user", 1.0, candidates=[1, 2, 4],
+    >>> dp.choose_max_contributions(visits, "site", "user", epsilon=1.0, candidates=[1, 2, 4],
     ...                             source=InsecureSeededSource(1)).max_contributions
     2
     """

@@ -227,6 +227,7 @@ def preview(
     scores: Any,
     epsilon: Any,
     sensitivity: float = 1,
+    *,
     monotonic: bool = False,
     mechanism: Mechanism = "gumbel",
     confidence: float = CONFIDENCE,
@@ -306,6 +307,7 @@ def plot_preview(
     scores: Any,
     path: str | Path,
     epsilon: Any = None,
+    *,
     sensitivity: float = 1,
     monotonic: bool = False,
     mechanism: Mechanism = "gumbel",
@@ -356,7 +358,7 @@ def plot_preview(
     marks = [float(e) for e in _epsilons(epsilon)] if epsilon is not None else []
     delta = float(check_scale(sensitivity, "sensitivity", allow_zero=False))
     grid = _grid(values, delta, monotonic, marks)
-    result = preview(scores, list(grid), sensitivity, monotonic, mechanism)
+    result = preview(scores, list(grid), sensitivity, monotonic=monotonic, mechanism=mechanism)
     p_best = [row.p_best for row in result.rows]
     fig = Figure(figsize=(7, 4.2), dpi=110)
     FigureCanvasAgg(fig)
@@ -369,7 +371,7 @@ def plot_preview(
         )
     for e in marks:
         ax.axvline(e, color="0.4", ls=":", lw=1)
-        p = preview(scores, e, sensitivity, monotonic, mechanism).rows[0].p_best
+        p = preview(scores, e, sensitivity, monotonic=monotonic, mechanism=mechanism).rows[0].p_best
         ax.annotate(f"ε = {e:g}\nP = {p:.3f}", (e, p), textcoords="offset points", xytext=(6, -28))
     ax.set_xscale("log")
     ax.set_ylim(-0.02, 1.02)
@@ -511,6 +513,7 @@ def preview_top_k(
     k: int,
     n_candidates: int | None,
     epsilon: float,
+    *,
     delta: float = 0.0,
     max_contributions: int = 1,
     max_rows_per_value: int = 1,

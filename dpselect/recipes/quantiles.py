@@ -674,7 +674,7 @@ def _choose_method(method: str, m: int, bounds: bool) -> str:
 
 def quantile(
     data: Any,
-    column: str,
+    column: str | None,
     q: float | Sequence[float],
     epsilon: float,
     bounds: tuple[float, float] | str | None = None,
@@ -1523,7 +1523,7 @@ def quantile_with_auto_rows(
 
     def release() -> QuantileResult:
         choice = choose_max_contributions(
-            table, column, privacy_unit, eps_choice, candidates=candidates_r,
+            table, column, privacy_unit, epsilon=eps_choice, candidates=candidates_r,
             penalty=lambda r: margins[r], source=source, unit_counts="rows",
         )  # fmt: skip
         r = choice.max_contributions
@@ -1653,7 +1653,7 @@ def grouped_quantile(
     # before the charge (nothing read, nothing charged)
     def run(values: Any, src: RandomSource | None = source) -> Any:
         array = np.asarray(values, dtype=np.float64)
-        return quantile(array, None, q, inner, source=src, **options)  # type: ignore[arg-type]
+        return quantile(array, None, q, inner, source=src, **options)
 
     with stages_of_a_release():  # a stage's plan, on a share of a total checked above
         probe = run(np.zeros(0), None)

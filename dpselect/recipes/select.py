@@ -114,6 +114,7 @@ def select(
     candidates: Sequence[Any],
     score: Callable[[Any, Any], float],
     data: Any,
+    *,
     epsilon: float,
     sensitivity: float,
     monotonic: bool = False,
@@ -121,7 +122,6 @@ def select(
     confidence: float = CONFIDENCE,
     ledger: Any = None,
     source: RandomSource | None = None,
-    *,
     privacy_unit: str | None = None,
 ) -> SelectionResult:
     """Select one of ``candidates`` privately, by the exponential mechanism on ``score``.

@@ -63,7 +63,7 @@ Progress = Callable[[float], None] | None
 
 def top_k(
     data: Any,
-    column: str,
+    column: str | None,
     k: int,
     epsilon: float,
     candidates: Any = None,
@@ -533,7 +533,7 @@ def _top_k_auto_contributions(
             query.table,
             query.column,
             query.privacy_unit,  # type: ignore[arg-type]
-            eps_choice,
+            epsilon=eps_choice,
             candidates=bounds,
             penalty=lambda m: margins[m],
             source=query.source,

@@ -172,7 +172,7 @@ def run_unknown_domain_plan(book: Any, plan: UnknownDomainPlan) -> TopKResult:
 
 def partition_selection(
     data: Any,
-    column: str,
+    column: str | None,
     epsilon: float,
     delta: float,
     privacy_unit: str | None = None,

@@ -12,9 +12,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
-import dpselect
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import LedgerError, ParameterError
+from dpselect.recipes.top_k import top_k as recipe_top_k
+from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 
 
@@ -32,20 +33,20 @@ Query = Callable[[Ledger, str | None], Any]
 
 
 def _top_k_candidates(book: Ledger, unit: str | None) -> Any:
-    return dpselect.top_k(_visits(), "site", 2, 1.0, candidates=["a", "b", "c", "d"],
+    return recipe_top_k(_visits(), "site", 2, 1.0, candidates=["a", "b", "c", "d"],
                           privacy_unit=unit, max_contributions=2 if unit else 1, ledger=book,
                           source=InsecureSeededSource(1))  # fmt: skip
 
 
 def _top_k_gumbel(book: Ledger, unit: str | None) -> Any:
-    return dpselect.top_k(_visits(), "site", 2, 1.0, candidates=["a", "b", "c", "d"],
+    return recipe_top_k(_visits(), "site", 2, 1.0, candidates=["a", "b", "c", "d"],
                           privacy_unit=unit, mechanism="gumbel", ledger=book,
                           source=InsecureSeededSource(1))  # fmt: skip
 
 
 def _partition(mechanism: str, m: int) -> Query:
     def query(book: Ledger, unit: str | None) -> Any:
-        return dpselect.partition_selection(
+        return recipe_partition_selection(
             _visits(), "site", 1.0, 1e-5, privacy_unit=unit, max_contributions=m if unit else 1,
             mechanism=mechanism, ledger=book, source=InsecureSeededSource(2),
         )  # fmt: skip
@@ -55,7 +56,7 @@ def _partition(mechanism: str, m: int) -> Query:
 
 def _unknown_top_k(mechanism: str, m: int, k_bar: int | None = None) -> Query:
     def query(book: Ledger, unit: str | None) -> Any:
-        return dpselect.top_k(
+        return recipe_top_k(
             _visits(), "site", 2, 1.0, delta=1e-5, privacy_unit=unit,
             max_contributions=m if unit else 1, mechanism=mechanism, k_bar=k_bar,
             ledger=book, source=InsecureSeededSource(3),

@@ -13,6 +13,7 @@ import pytest
 import dpselect
 from dpselect.accounting.ledger import APPLICATION_ID, ROWS, Ledger
 from dpselect.core.errors import LedgerError
+from dpselect.recipes.top_k import top_k as recipe_top_k
 
 from ..cli_process import run_cli
 
@@ -28,7 +29,7 @@ def _visits() -> pd.DataFrame:
 
 
 def _top_k(ledger: Ledger) -> object:
-    return dpselect.top_k(
+    return recipe_top_k(
         _visits(), "site", 1, 1.0, candidates=["a", "b", "c"], privacy_unit="user_id",
         max_contributions=2, ledger=ledger,
     )  # fmt: skip
@@ -37,7 +38,7 @@ def _top_k(ledger: Ledger) -> object:
 def test_entries_record_unit_and_source(tmp_path: Path) -> None:
     book = Ledger.create(tmp_path / "l.db", 10.0)
     _top_k(book)
-    dpselect.quantile(_visits(), "x", 0.5, 1.0, bounds=(0.0, 10.0), ledger=book)
+    dpselect.quantile(_visits(), "x", 0.5, epsilon=1.0, bounds=(0.0, 10.0), ledger=book)
     first, second = Ledger.open(tmp_path / "l.db").entries()
     assert first.privacy_unit == "user_id"
     assert second.privacy_unit == ROWS
@@ -54,7 +55,7 @@ def test_bound_ledger_refuses_another_unit_before_anything(tmp_path: Path) -> No
     _top_k(book)
     before = (book.spent(), len(book))
     with pytest.raises(LedgerError, match=r"bound to the unit column 'user_id'.*protects rows"):
-        dpselect.quantile(_visits(), "x", 0.5, 1.0, bounds=(0.0, 10.0), ledger=book)
+        dpselect.quantile(_visits(), "x", 0.5, epsilon=1.0, bounds=(0.0, 10.0), ledger=book)
     ran: list[int] = []
     with pytest.raises(LedgerError, match="unknown unit"):  # a direct charge naming no unit
         book.charge_then(lambda: ran.append(1), 1.0)
@@ -67,7 +68,7 @@ def test_bound_ledger_refuses_another_unit_before_anything(tmp_path: Path) -> No
 
 def test_ledger_bound_to_rows(tmp_path: Path) -> None:
     book = Ledger.create(tmp_path / "l.db", 10.0, privacy_unit=ROWS)
-    dpselect.quantile(_visits(), "x", 0.5, 1.0, bounds=(0.0, 10.0), ledger=book)
+    dpselect.quantile(_visits(), "x", 0.5, epsilon=1.0, bounds=(0.0, 10.0), ledger=book)
     with pytest.raises(LedgerError, match="bound to rows"):
         _top_k(book)
     assert len(book) == 1
@@ -77,7 +78,7 @@ def test_unbound_ledger_warns_about_mixed_units(tmp_path: Path) -> None:
     book = Ledger.create(tmp_path / "l.db", 10.0)
     _top_k(book)
     assert book.unit_warning() is None
-    dpselect.quantile(_visits(), "x", 0.5, 1.0, bounds=(0.0, 10.0), ledger=book)
+    dpselect.quantile(_visits(), "x", 0.5, epsilon=1.0, bounds=(0.0, 10.0), ledger=book)
     warning = book.unit_warning()
     assert warning is not None and "\n" not in warning
     assert "user_id" in warning and "rows" in warning
@@ -145,7 +146,7 @@ def test_old_ledger_file_is_migrated_when_charged(tmp_path: Path) -> None:
     _old_ledger(path)
     book = Ledger.open(path)
     assert book.spent() == (1.0, 0.0)
-    dpselect.quantile(_visits(), "x", 0.5, 1.0, bounds=(0.0, 10.0), ledger=book)
+    dpselect.quantile(_visits(), "x", 0.5, epsilon=1.0, bounds=(0.0, 10.0), ledger=book)
     units = [u.privacy_unit for u in Ledger.open(path).units()]
     assert units == [None, ROWS]
     assert book.unit_warning() is not None  # unknown and rows: not one guarantee
@@ -190,5 +191,5 @@ def test_a_unit_column_named_rows_is_refused_with_a_ledger(tmp_path):
     book = Ledger.create(tmp_path / "l.db", 10.0, 1e-3, privacy_unit="rows")
     data = pd.DataFrame({"rows": [1, 2, 3], "v": ["a", "b", "a"]})
     with pytest.raises(ParameterError, match="reserves"):
-        dp.top_k(data, "v", 1, 1.0, candidates=["a", "b"], privacy_unit="rows", ledger=book)
+        dp.top_k(data, "v", 1, epsilon=1.0, candidates=["a", "b"], privacy_unit="rows", ledger=book)
     assert book.spent() == (0.0, 0.0)

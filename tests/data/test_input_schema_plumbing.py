@@ -4,9 +4,12 @@ import json
 
 import pytest
 
-import dpselect as dp
 from dpselect.cli.main import main
 from dpselect.core.errors import ParameterError
+from dpselect.recipes.pricing import best_price as recipe_best_price
+from dpselect.recipes.quantiles import quantile as recipe_quantile
+from dpselect.recipes.top_k import most_common as recipe_most_common
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
 
 
@@ -21,19 +24,20 @@ def data(tmp_path):
 
 def test_python_api_schema(data):
     path = data / "d.csv"
-    got = dp.top_k(path, "n", 1, 50.0, candidates=[0, 1, 2, 3, 9], schema={"n": int},
+    got = recipe_top_k(path, "n", 1, 50.0, candidates=[0, 1, 2, 3, 9], schema={"n": int},
                    source=InsecureSeededSource(1))  # fmt: skip
     assert got.candidates[0] in (0, 1, 2, 3)
-    assert dp.most_common(path, "site", 1.0, candidates=["a", "b"], schema={"n": "BIGINT"},
+    assert recipe_most_common(path, "site", 1.0, candidates=["a", "b"], schema={"n": "BIGINT"},
                           source=InsecureSeededSource(1)).candidates  # fmt: skip
-    q = dp.quantile(path, "n", 0.5, 1.0, bounds=(0, 10), schema={"n": "DOUBLE"},
+    q = recipe_quantile(path, "n", 0.5, 1.0, bounds=(0, 10), schema={"n": "DOUBLE"},
                     source=InsecureSeededSource(2))  # fmt: skip
     assert 0 <= q.values[0] <= 10
-    price = dp.best_price(path, 1.0, prices=[1, 2, 3], max_price=3, column="n", schema={"n": float},
+    price = recipe_best_price(path, 1.0, prices=[1, 2, 3], max_price=3, column="n",
+                              schema={"n": float},
                           source=InsecureSeededSource(3))  # fmt: skip
     assert price.price in (1, 2, 3)
     with pytest.raises(ParameterError, match="unknown type"):
-        dp.top_k(path, "n", 1, 1.0, candidates=[0, 1], schema={"n": "NOPE"})
+        recipe_top_k(path, "n", 1, 1.0, candidates=[0, 1], schema={"n": "NOPE"})
 
 
 def run(capsys, *args):

@@ -74,7 +74,7 @@ def test_hypothesis_selection_ignores_row_order(unit):
     for order in (np.arange(x.shape[0]), np.arange(x.shape[0])[::-1],
                   np.random.default_rng(3).permutation(x.shape[0])):  # fmt: skip
         extra = {"privacy_unit": u[order], "max_rows": 2} if unit else {}
-        result = dp.select_hypothesis(None, y[order], predictions[:, order], 1.0,
+        result = dp.select_hypothesis(None, y[order], predictions[:, order], epsilon=1.0,
                                       source=InsecureSeededSource(41), **extra)  # fmt: skip
         releases.append(result.to_dict())
     assert releases[0] == releases[1] == releases[2]

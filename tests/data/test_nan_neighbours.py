@@ -22,6 +22,8 @@ import math
 import numpy as np
 import pytest
 
+from dpselect.recipes.quantiles import quantile as recipe_quantile
+
 RUNS = 60
 EPSILON = 1.0
 DELTA = 1e-6
@@ -53,10 +55,9 @@ def _files(tmp):
 
 
 def _z_released(path: str, seed: int) -> bool:
-    import dpselect as dp
     from dpselect.sampling.source import InsecureSeededSource
 
-    result = dp.quantile(
+    result = recipe_quantile(
         path, "x", 0.5, EPSILON, bounds=(0, 20), by="g", delta=DELTA, privacy_unit="u",
         max_rows=2, source=InsecureSeededSource(seed),
     )  # fmt: skip

@@ -7,8 +7,9 @@ import json
 
 import pandas as pd
 
-import dpselect as dp
 from dpselect.data.row_rules import row_rules
+from dpselect.recipes.quantiles import quantile as recipe_quantile
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
 
@@ -31,7 +32,7 @@ def test_results_state_them_the_same_whatever_the_rows(tmp_path):
     dirty.write_bytes(b"v,u\na,1\nb,2\n\xff\xfe,3\na,\n")
     said = []
     for path in (clean, dirty):
-        r = dp.top_k(str(path), "v", 1, 1.0, candidates=["a", "b"], privacy_unit="u",
+        r = recipe_top_k(str(path), "v", 1, 1.0, candidates=["a", "b"], privacy_unit="u",
                      source=InsecureSeededSource(1))  # fmt: skip
         rules = r.parameters["row_rules"]
         assert str(r).endswith("rows read: " + "; ".join(rules))
@@ -39,7 +40,7 @@ def test_results_state_them_the_same_whatever_the_rows(tmp_path):
         assert not any(ch.isdigit() for ch in words)  # no count of anything
         said.append([line.replace(path.name, "") for line in rules])
     assert said[0] == said[1]
-    q = dp.quantile(pd.DataFrame({"x": [1.0, 2.0, None]}), "x", 0.5, 1.0, bounds=(0, 3),
+    q = recipe_quantile(pd.DataFrame({"x": [1.0, 2.0, None]}), "x", 0.5, 1.0, bounds=(0, 3),
                     source=InsecureSeededSource(1))  # fmt: skip
     assert q.parameters["row_rules"] == row_rules("the pandas table", None)
     assert "rows read: a row whose value is missing" in str(q)

@@ -28,6 +28,7 @@ from dpselect.data.text_casts import (
     declared_text_value,
     has_text_rule,
 )
+from dpselect.recipes.top_k import top_k as recipe_top_k
 
 INF = math.inf
 #: The declared columns of the CSV below: each holds the row's text.
@@ -173,14 +174,13 @@ def test_json_text_is_read_by_the_same_rule(tmp_path):
 
 
 def test_a_recipe_counts_what_the_rule_reads(tmp_path):
-    import dpselect as dp
     from dpselect.sampling.source import InsecureSeededSource
 
     path = tmp_path / "r.csv"
     # one person per row: 1 written four ways is one unit under the rule ('1.0' and '1_0'
     # are no unit: their rows count for nothing)
     path.write_text("u,v\n1,a\n 1,a\n001,a\n+1,b\n1.0,b\n1_0,b\n2,b\n")
-    result = dp.top_k(path, "v", 1, 50.0, candidates=["a", "b"], privacy_unit="u",
+    result = recipe_top_k(path, "v", 1, 50.0, candidates=["a", "b"], privacy_unit="u",
                       max_contributions=2, counts=True, schema={"u": "BIGINT"},
                       source=InsecureSeededSource(3))  # fmt: skip
     # unit 1: a (3 rows) and b (1 row), unit 2: b; each unit counts once per value

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpselect import quantile
 from dpselect.core.errors import ParameterError
 from dpselect.mechanisms import decimal_grain
 from dpselect.mechanisms.decimal_grain import (
@@ -23,6 +22,7 @@ from dpselect.mechanisms.decimal_grain import (
     on_grid,
     recorded_exponent,
 )
+from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.sampling import InsecureSeededSource
 
 #: Two-sided normal quantile of a 1e-6 false-failure rate.
@@ -168,16 +168,17 @@ def test_auto_quantiles_of_float_prices_come_back_on_their_grid():
     released values are whole dollars. Continuous rows keep the default from the bounds."""
     rng = np.random.default_rng(2)
     prices = np.round(rng.lognormal(7, 0.8, 20000))
-    r = quantile(pd.DataFrame({"p": prices}), "p", [0.25, 0.5, 0.75], 1.0, bounds=(0, 20000),
+    r = recipe_quantile(pd.DataFrame({"p": prices}), "p", [0.25, 0.5, 0.75], 1.0, bounds=(0, 20000),
                  source=InsecureSeededSource(3))  # fmt: skip
     assert "recording grid 1 (resolution 0.5)" in r.notes[-1] and r.resolution == 0.5
     assert all(v == round(v) for v in r.values)
     assert "grain" in r.budget_split and r.parameters["noisy_rows"] > 0
     assert r.parameters["grain_histogram"]["recording_grid"] == 1.0
-    typed = quantile(pd.DataFrame({"p": prices.astype(np.int64)}), "p", [0.25, 0.5, 0.75], 1.0,
+    typed = recipe_quantile(pd.DataFrame({"p": prices.astype(np.int64)}), "p", [0.25, 0.5, 0.75],
+                            1.0,
                      bounds=(0, 20000), source=InsecureSeededSource(3))  # fmt: skip
     assert "grain" not in typed.budget_split and typed.resolution == 0.5  # the schema says 1
-    cont = quantile(pd.DataFrame({"p": prices + rng.uniform(0, 1, prices.shape[0])}), "p",
+    cont = recipe_quantile(pd.DataFrame({"p": prices + rng.uniform(0, 1, prices.shape[0])}), "p",
                     [0.25, 0.5, 0.75], 1.0, bounds=(0, 20000),
                     source=InsecureSeededSource(3))  # fmt: skip
     assert "no recording grid" in cont.notes[-1] and cont.resolution == 5.0
@@ -190,7 +191,7 @@ def test_each_group_of_a_grouped_release_reads_its_own_grid():
          "v": np.concatenate([np.round(rng.lognormal(7, 0.8, 5000)),
                               np.round(rng.uniform(0, 100, 5000), 1)])}
     )  # fmt: skip
-    r = quantile(frame, "v", [0.25, 0.5, 0.75], 2.0, bounds=(0, 20000), by="g",
+    r = recipe_quantile(frame, "v", [0.25, 0.5, 0.75], 2.0, bounds=(0, 20000), by="g",
                  groups=["a", "b"], source=InsecureSeededSource(5))  # fmt: skip
     assert "decimal grain" in r.mechanism
     assert [g.resolution for g in r.releases] == [0.5, 0.05]
@@ -202,7 +203,7 @@ def test_with_a_privacy_unit_the_histogram_counts_kept_rows_at_scale_r_over_eps_
     rng = np.random.default_rng(6)
     frame = pd.DataFrame({"user": np.repeat(np.arange(4000), 5),
                           "v": np.round(rng.uniform(0, 1000, 20000), 1)})  # fmt: skip
-    r = quantile(frame, "v", [0.25, 0.5, 0.75], 1.0, bounds=(0, 1000), privacy_unit="user",
+    r = recipe_quantile(frame, "v", [0.25, 0.5, 0.75], 1.0, bounds=(0, 1000), privacy_unit="user",
                  max_rows=3, source=InsecureSeededSource(7))  # fmt: skip
     assert "discrete Laplace of scale 60," in r.notes[-1]
     assert abs(r.parameters["noisy_rows"] - 12000) < 60 * 30  # 4,000 persons x 3 kept rows

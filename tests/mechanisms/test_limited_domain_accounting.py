@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpselect
 from dpselect.accounting import Ledger
 from dpselect.accounting.optimal import bounded_range_composition_delta
 from dpselect.core.errors import ParameterError
@@ -30,6 +29,7 @@ from dpselect.mechanisms.limited_domain import (
     limited_domain_threshold,
     make_limited_domain_top_k,
 )
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
 from tests.sampling.laws import plackett_luce
 
@@ -78,7 +78,7 @@ def test_ledger_is_charged_what_the_map_states(tmp_path):
     path = tmp_path / "ledger.db"
     Ledger.create(path, 10.0, 1e-4)
     k, eps, delta = 4, 1.0, 1e-6
-    out = dpselect.top_k(
+    out = recipe_top_k(
         frame, "site", k, eps, delta=delta, mechanism="gumbel", ledger=str(path),
         source=InsecureSeededSource(3),
     )  # fmt: skip

@@ -19,6 +19,7 @@ from dpselect.mechanisms.partition_selection import (
     threshold_plan,
 )
 from dpselect.recipes.unknown_domain import _noise_halfwidth, _sure_release_count
+from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling.source import InsecureSeededSource
 from tests.release_laws import delta_needed, independent_release_law
 
@@ -183,27 +184,27 @@ def test_partition_selection_api_and_errors(tmp_path):
     df = pd.DataFrame(
         {"u": range(300), "v": ["big"] * 200 + ["mid"] * 90 + [f"r{i}" for i in range(10)]}
     )
-    r = dpselect.partition_selection(df, "v", 1.0, 1e-6, source=InsecureSeededSource(0))
+    r = recipe_partition_selection(df, "v", 1.0, 1e-6, source=InsecureSeededSource(0))
     assert r.values == ["big", "mid"] and "Desfontaines" in r.mechanism
     assert (r.epsilon, r.delta) == (1.0, 1e-6)
-    r2 = dpselect.partition_selection(
+    r2 = recipe_partition_selection(
         df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, source=InsecureSeededSource(0)
     )
     assert r2.values == ["big", "mid"] and "Policy Laplace" in r2.mechanism  # c > 1: GGKSSY20
-    r3 = dpselect.partition_selection(
+    r3 = recipe_partition_selection(
         df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, mechanism="laplace",
         source=InsecureSeededSource(0),
     )  # fmt: skip
     assert r3.values == ["big", "mid"] and "threshold" in r3.mechanism
     with pytest.raises(ParameterError, match="max_contributions"):
-        dpselect.partition_selection(df, "v", 1.0, 1e-6, max_contributions=2)
+        recipe_partition_selection(df, "v", 1.0, 1e-6, max_contributions=2)
     with pytest.raises(ParameterError, match="delta"):
-        dpselect.partition_selection(df, "v", 1.0, 0.0)
+        dpselect.partition_selection(df, "v", epsilon=1.0, delta=0.0)
     from dpselect.accounting.ledger import Ledger
 
     path = str(tmp_path / "b.ledger")
     Ledger.create(path, 2.0, 1e-5)
-    dpselect.partition_selection(df, "v", 1.0, 1e-6, ledger=path)
+    dpselect.partition_selection(df, "v", epsilon=1.0, delta=1e-6, ledger=path)
     assert Ledger.open(path).spent() == (1.0, 1e-6)
 
 

@@ -14,7 +14,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpselect import quantile
 from dpselect.core.arithmetic import float_up
 from dpselect.core.errors import ParameterError
 from dpselect.mechanisms.quantile_candidates import (
@@ -22,6 +21,7 @@ from dpselect.mechanisms.quantile_candidates import (
     make_candidate_quantiles,
 )
 from dpselect.mechanisms.quantile_continuous import make_continuous_quantile
+from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.sampling.source import InsecureSeededSource
 
 
@@ -90,7 +90,7 @@ def test_split_recipe_matches_one_mechanism_each():
     for trial in range(6):
         x = _data(rng, trial % 3, 2000)
         qs = [0.1, 0.5, 0.9]
-        got = quantile(x, None, qs, 1.0, bounds=(0, 100), mechanism="split",
+        got = recipe_quantile(x, None, qs, 1.0, bounds=(0, 100), mechanism="split",
                        source=InsecureSeededSource(trial)).values  # fmt: skip
         src = InsecureSeededSource(trial)
         each = Fraction(1) / 3
@@ -98,7 +98,7 @@ def test_split_recipe_matches_one_mechanism_each():
                 for q in qs]  # fmt: skip
         assert got == want, trial
         cands = list(np.linspace(0, 100, 101))
-        got = quantile(x, None, qs, 1.0, candidates=cands,
+        got = recipe_quantile(x, None, qs, 1.0, candidates=cands,
                        source=InsecureSeededSource(trial)).values  # fmt: skip
         src = InsecureSeededSource(trial)
         want = [make_candidate_quantile(cands, q, each, source=src)(x) for q in qs]

@@ -31,6 +31,7 @@ from dpselect.mechanisms.set_union import (
     policy_weights,
     set_union_plan,
 )
+from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling.source import InsecureSeededSource
 from tests.release_laws import delta_needed, independent_release_law
 
@@ -340,7 +341,7 @@ def test_partition_selection_policy_methods_and_ledger(tmp_path):
     df = _frame(1, 1500)
     path = tmp_path / "ledger.db"
     Ledger.create(path, 10.0, 1e-4)
-    r = dpselect.partition_selection(
+    r = recipe_partition_selection(
         df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, ledger=str(path),
         source=InsecureSeededSource(0),
     )  # fmt: skip
@@ -352,15 +353,15 @@ def test_partition_selection_policy_methods_and_ledger(tmp_path):
         plan.delta,
     )
     assert (r.epsilon, r.delta) == (plan.epsilon, plan.delta) and r.values
-    g = dpselect.partition_selection(
+    g = recipe_partition_selection(
         df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, mechanism="policy_gaussian",
         source=InsecureSeededSource(0),
     )  # fmt: skip
     assert "Policy Gaussian" in g.mechanism and "whatever the other values" in g.accuracy
     with pytest.raises(ParameterError, match="privacy_unit"):
-        dpselect.partition_selection(df, "v", 1.0, 1e-6, mechanism="policy_laplace")
+        dpselect.partition_selection(df, "v", epsilon=1.0, delta=1e-6, mechanism="policy_laplace")
     # c = 1 stays with DVGM22's optimum
-    one = dpselect.partition_selection(df, "v", 1.0, 1e-6, privacy_unit="u",
+    one = recipe_partition_selection(df, "v", 1.0, 1e-6, privacy_unit="u",
                                        source=InsecureSeededSource(0))  # fmt: skip
     assert "Desfontaines" in one.mechanism
 
@@ -397,7 +398,7 @@ def test_choose_keys_method_is_a_pure_function_of_public_facts():
 
 def test_optimal_with_more_contributions_keeps_one_value_per_person():
     df = _frame(4, 800)
-    r = dpselect.partition_selection(
+    r = recipe_partition_selection(
         df, "v", 0.2, 1e-6, privacy_unit="u", max_contributions=4, source=InsecureSeededSource(1)
     )  # auto below POLICY_MIN_EPSILON
     assert "bounded to one value" in r.mechanism and r.parameters["values_kept_per_person"] == 1

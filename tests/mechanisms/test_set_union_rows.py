@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpselect as dp
 from dpselect.accounting import Ledger
 from dpselect.data.partitions import person_values, value_counts
 from dpselect.mechanisms.policy_top_k import make_policy_top_k, policy_top_k_plan
@@ -29,6 +28,8 @@ from dpselect.mechanisms.set_union import (
     policy_weights,
     set_union_plan,
 )
+from dpselect.recipes.top_k import top_k as recipe_top_k
+from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling.source import InsecureSeededSource
 from tests.mechanisms.set_union_cases import (
     EXTRAS,
@@ -251,21 +252,21 @@ def test_person_values_with_rows_match_value_counts():
 def test_partition_selection_at_r(tmp_path):
     df = _frame(1, 600)
     book = Ledger.create(tmp_path / "l.db", 10.0, 1e-3)
-    res = dp.partition_selection(df, "v", 1.0, 1e-6, "u", 3, mechanism="policy_laplace",
+    res = recipe_partition_selection(df, "v", 1.0, 1e-6, "u", 3, mechanism="policy_laplace",
                                  max_rows_per_value=4, ledger=book,
                                  source=InsecureSeededSource(2))  # fmt: skip
     assert res.parameters["max_rows_per_value"] == 4 and "rows" in res.accuracy
     assert res.values and res.epsilon <= 1.0
-    opt = dp.partition_selection(df, "v", 1.0, 1e-6, "u", 3, mechanism="optimal",
+    opt = recipe_partition_selection(df, "v", 1.0, 1e-6, "u", 3, mechanism="optimal",
                                  max_rows_per_value=4, ledger=book,
                                  source=InsecureSeededSource(2))  # fmt: skip
     assert opt.parameters["selected_by"] == "persons" and "persons" in opt.accuracy
     # by persons: the same set as r = 1 for the same seed
-    same = dp.partition_selection(df, "v", 1.0, 1e-6, "u", 3, mechanism="optimal",
+    same = recipe_partition_selection(df, "v", 1.0, 1e-6, "u", 3, mechanism="optimal",
                                   source=InsecureSeededSource(2))  # fmt: skip
     assert opt.values == same.values
     assert len(book.entries()) == 2
-    gauss = dp.partition_selection(df, "v", 1.0, 1e-6, "u", 3, mechanism="policy_gaussian",
+    gauss = recipe_partition_selection(df, "v", 1.0, 1e-6, "u", 3, mechanism="policy_gaussian",
                                    max_rows_per_value=4, ledger=book,
                                    source=InsecureSeededSource(2))  # fmt: skip
     assert gauss.values and "rows" in gauss.accuracy
@@ -278,9 +279,9 @@ def test_auto_at_r_selects_byrandom_persons(eps, c):
     of ``r = 1`` (the optimal rule or Policy Laplace, by persons) and releases the same set
     for the same seed; never Policy Gaussian or thresholding at ``r``."""
     df = _frame(3, 500)
-    at_r = dp.partition_selection(df, "v", eps, 1e-6, "u", c, max_rows_per_value=7,
+    at_r = recipe_partition_selection(df, "v", eps, 1e-6, "u", c, max_rows_per_value=7,
                                   source=InsecureSeededSource(5))  # fmt: skip
-    at_1 = dp.partition_selection(df, "v", eps, 1e-6, "u", c, source=InsecureSeededSource(5))
+    at_1 = recipe_partition_selection(df, "v", eps, 1e-6, "u", c, source=InsecureSeededSource(5))
     assert at_r.values == at_1.values and at_r.parameters["selected_by"] == "persons"
     assert at_r.parameters["mechanism"] == at_1.parameters["mechanism"]
     assert at_r.parameters["mechanism"] in ("optimal", "policy_laplace")
@@ -290,7 +291,7 @@ def test_auto_at_r_selects_byrandom_persons(eps, c):
 def test_top_k_policy_path_at_r(tmp_path):
     df = _frame(2, 600)
     book = Ledger.create(tmp_path / "l.db", 10.0, 1e-3)
-    res = dp.top_k(df, "v", 3, 2.0, delta=1e-6, privacy_unit="u", max_contributions=10,
+    res = recipe_top_k(df, "v", 3, 2.0, delta=1e-6, privacy_unit="u", max_contributions=10,
                    max_rows_per_value=4, ledger=book, source=InsecureSeededSource(3))  # fmt: skip
     assert res.parameters["mechanism"] == "policy_top_k"
     assert res.parameters["max_rows_per_value"] == 4 and "rows" in res.accuracy

@@ -96,7 +96,7 @@ def pac() -> None:
     for _ in range(runs):
         xs = rng.random(n)
         r = select_hypothesis(
-            xs, (xs >= target).astype(int), hyps, eps, target_error=alpha, source=source
+            xs, (xs >= target).astype(int), hyps, epsilon=eps, target_error=alpha, source=source
         )
         errors.append(abs(r.name - target))
     e = np.array(errors)
@@ -108,7 +108,7 @@ def pac() -> None:
         errs = []
         for _ in range(runs):
             xs = rng.random(n_small)
-            r = select_hypothesis(xs, (xs >= target).astype(int), hyps, eps, source=source)
+            r = select_hypothesis(xs, (xs >= target).astype(int), hyps, epsilon=eps, source=source)
             errs.append(abs(r.name - target))
         print(f"  n = {n_small}: mean error {np.mean(errs):.4f}, max {np.max(errs):.4f}")
 

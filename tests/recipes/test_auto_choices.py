@@ -55,7 +55,7 @@ def test_top_k_auto_one_composed_entry_and_the_chosen_bound_is_used(tmp_path):
     # The same seed replays the same choice: the query ran with the bound GEM released.
     margins = _margins(len(CANDS), 3, query)
     again = choose_max_contributions(
-        data, "item", "user", Fraction(2.0) * Fraction(AUTO_FRACTION),
+        data, "item", "user", epsilon=Fraction(2.0) * Fraction(AUTO_FRACTION),
         candidates=r.parameters["max_contributions_candidates"],
         penalty=lambda L: margins[L], source=InsecureSeededSource(5),
     )  # fmt: skip
@@ -182,7 +182,9 @@ def test_choose_max_contributions_penalty_is_checked_before_the_charge(tmp_path)
     book = Ledger.create(tmp_path / "l.db", 10.0)
     for bad in (3, lambda L: float("nan"), lambda L: "x"):
         with pytest.raises(dc.ParameterError, match="penalty"):
-            choose_max_contributions(frame(20, 0), "item", "user", 1.0, penalty=bad, ledger=book)
+            choose_max_contributions(
+                frame(20, 0), "item", "user", epsilon=1.0, penalty=bad, ledger=book
+            )
     assert len(book) == 0
     assert contribution_choice_cost(0.5) <= 0.5
 

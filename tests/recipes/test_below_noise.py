@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dpselect import top_k
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 from tests.gof import ALPHA
 
@@ -30,7 +30,7 @@ TRIALS = 200
 
 def _release(data: pd.DataFrame, mechanism: str, seed: int, **kw):
     delta = 1e-6 if mechanism == "gaussian_histogram" else 0.0
-    return top_k(data, "v", 5, 1.0, candidates=CANDIDATES, mechanism=mechanism, counts=True,
+    return recipe_top_k(data, "v", 5, 1.0, candidates=CANDIDATES, mechanism=mechanism, counts=True,
                  delta=delta, source=InsecureSeededSource(seed), **kw)  # fmt: skip
 
 
@@ -64,7 +64,7 @@ def test_every_form_marks_the_same_entries():
 
 
 def test_a_ranking_without_counts_marks_nothing():
-    r = top_k(_no_data(), "v", 3, 1.0, candidates=CANDIDATES, source=InsecureSeededSource(1))
+    r = recipe_top_k(_no_data(), "v", 3, 1.0, candidates=CANDIDATES, source=InsecureSeededSource(1))
     assert r.counts is None and r.below_noise is None and not r.all_below_noise
     assert r.to_dict()["below_noise"] is None and "below_noise" not in r.to_frame()
 
@@ -77,7 +77,7 @@ def test_a_list_of_pure_noise_says_so_in_one_line():
 
 def test_grouped_rows_and_a_group_of_pure_noise():
     data = pd.DataFrame({"g": ["a"] * 80 + ["b"] * 2, "v": ["c0"] * 80 + ["c1"] * 2})
-    r = top_k(data, "v", 3, 2.0, candidates=CANDIDATES, by="g", groups=["a", "b", "z"],
+    r = recipe_top_k(data, "v", 3, 2.0, candidates=CANDIDATES, by="g", groups=["a", "b", "z"],
               mechanism="laplace_histogram", counts=True,
               source=InsecureSeededSource(4))  # fmt: skip
     rows = r.to_frame()

@@ -46,7 +46,7 @@ def test_choose_max_contributions_on_known_data(tmp_path):
             frame,
             "item",
             "user",
-            10.0,
+            epsilon=10.0,
             candidates=cands,
             release_epsilon=0.01,
             source=InsecureSeededSource(i),
@@ -59,7 +59,7 @@ def test_choose_max_contributions_on_known_data(tmp_path):
     best = cands[int(np.argmax([float(s) for s in scores]))]
     assert best == 4 and picks.most_common(1)[0][0] == 4
     assert book.spent()[0] <= 10.0 and book.entries()[-1].mechanism == "choose_max_contributions"
-    r = choose_max_contributions(frame, "item", "user", 2.0, source=InsecureSeededSource(1))
+    r = choose_max_contributions(frame, "item", "user", epsilon=2.0, source=InsecureSeededSource(1))
     assert "max_contributions" in str(r) and r.to_dict()["epsilon"] <= 2.0
 
 
@@ -89,16 +89,21 @@ def test_choose_max_contributions_neighbours_exact():
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda f, b: choose_max_contributions(f, "missing", "u", 1.0, ledger=b), "missing"),
+        (
+            lambda f, b: choose_max_contributions(f, "missing", "u", epsilon=1.0, ledger=b),
+            "missing",
+        ),
         (lambda f, b: choose_bounds(f, "x", 1.0, quantiles=(0.9, 0.1), ledger=b), "quantiles"),
         (lambda f, b: choose_bounds(f, "missing", 1.0, ledger=b), "missing"),
         (lambda f, b: choose_bounds(f, "x", -1.0, ledger=b), "epsilon"),
         (
-            lambda f, b: choose_max_contributions(f, "x", "u", 1.0, candidates=[0], ledger=b),
+            lambda f, b: choose_max_contributions(
+                f, "x", "u", epsilon=1.0, candidates=[0], ledger=b
+            ),
             "candidates",
         ),
-        (lambda f, b: choose_max_contributions(f, "x", "nope", 1.0, ledger=b), "nope"),
-        (lambda f, b: choose_max_contributions(f, "x", "u", -1.0, ledger=b), "epsilon"),
+        (lambda f, b: choose_max_contributions(f, "x", "nope", epsilon=1.0, ledger=b), "nope"),
+        (lambda f, b: choose_max_contributions(f, "x", "u", epsilon=-1.0, ledger=b), "epsilon"),
     ],
 )
 def test_refusals_before_the_charge(tmp_path, call, match):

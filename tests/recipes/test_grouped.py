@@ -14,6 +14,10 @@ from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import DataError, ParameterError
 from dpselect.mechanisms.top_k_plan import plan_top_k
 from dpselect.recipes.grouped import GroupedResult
+from dpselect.recipes.quantiles import quantile as recipe_quantile
+from dpselect.recipes.top_k import most_common as recipe_most_common
+from dpselect.recipes.top_k import top_k as recipe_top_k
+from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
 from tests.gof import assert_fits
@@ -39,7 +43,7 @@ def book(tmp_path):
 
 def test_public_groups_every_group_answers_one_charge(book):
     data = flights()
-    res = dp.top_k(data, "dest", 2, 1.0, candidates=DESTS, by="carrier", groups=CARRIERS,
+    res = recipe_top_k(data, "dest", 2, 1.0, candidates=DESTS, by="carrier", groups=CARRIERS,
                    ledger=book, source=InsecureSeededSource(1))  # fmt: skip
     assert isinstance(res, GroupedResult)
     assert res.groups == CARRIERS
@@ -59,7 +63,7 @@ def test_public_groups_every_group_answers_one_charge(book):
 
 def test_max_groups_divides_epsilon_and_the_ledger_records_the_unit(book):
     data = flights()
-    res = dp.top_k(data, "dest", 2, 1.0, candidates=DESTS, by="carrier", groups=CARRIERS,
+    res = recipe_top_k(data, "dest", 2, 1.0, candidates=DESTS, by="carrier", groups=CARRIERS,
                    privacy_unit="plane", max_groups=3, max_contributions=2, ledger=book,
                    source=InsecureSeededSource(2))  # fmt: skip
     assert res.max_groups == 3
@@ -74,7 +78,7 @@ def test_max_groups_divides_epsilon_and_the_ledger_records_the_unit(book):
 
 
 def test_noisy_counts_and_json(book):
-    res = dp.top_k(flights(), "dest", 2, 1.0, candidates=DESTS, by="carrier", groups=CARRIERS,
+    res = recipe_top_k(flights(), "dest", 2, 1.0, candidates=DESTS, by="carrier", groups=CARRIERS,
                    counts=True, mechanism="laplace_histogram",
                    source=InsecureSeededSource(3))  # fmt: skip
     out = res.to_dict()
@@ -85,7 +89,7 @@ def test_noisy_counts_and_json(book):
 
 
 def test_values_from_the_data_per_group():
-    res = dp.top_k(flights(rows=20000), "dest", 2, 2.0, delta=1e-5, by="carrier",
+    res = recipe_top_k(flights(rows=20000), "dest", 2, 2.0, delta=1e-5, by="carrier",
                    groups=CARRIERS, source=InsecureSeededSource(4))  # fmt: skip
     assert res.releases[3].candidates == []  # ZZ has no rows: nothing passes the threshold
     assert res.releases[0].candidates[0] == "D0"
@@ -95,7 +99,7 @@ def test_values_from_the_data_per_group():
 
 def test_private_groups_are_selected_then_answered(book):
     data = flights(rows=20000)
-    res = dp.top_k(data, "dest", 1, 2.0, candidates=DESTS, by="carrier", delta=1e-5,
+    res = recipe_top_k(data, "dest", 1, 2.0, candidates=DESTS, by="carrier", delta=1e-5,
                    ledger=book, source=InsecureSeededSource(5))  # fmt: skip
     assert res.groups == ["AA", "DL", "UA"]  # ZZ is not in the data: never selected
     assert "chosen privately" in res.groups_chosen_by
@@ -105,10 +109,10 @@ def test_private_groups_are_selected_then_answered(book):
 
 def test_most_common_and_partition_selection_by_group():
     data = flights(rows=20000)
-    mode = dp.most_common(data, "dest", 2.0, candidates=DESTS, by="carrier", groups=CARRIERS,
+    mode = recipe_most_common(data, "dest", 2.0, candidates=DESTS, by="carrier", groups=CARRIERS,
                           source=InsecureSeededSource(6))  # fmt: skip
     assert [r.candidates[0] for r in mode.releases[:3]] == ["D0", "D2", "D4"]
-    keys = dp.partition_selection(data, "dest", 2.0, 1e-5, by="carrier", groups=CARRIERS,
+    keys = recipe_partition_selection(data, "dest", 2.0, 1e-5, by="carrier", groups=CARRIERS,
                                   source=InsecureSeededSource(7))  # fmt: skip
     assert keys.kind == "partition_selection"
     assert keys.releases[3].values == []
@@ -120,7 +124,7 @@ def test_quantile_by_group():
     data = pd.DataFrame({"g": rng.choice(["a", "b"], 20000),
                          "x": rng.uniform(0, 100, 20000)})  # fmt: skip
     data.loc[data.g == "b", "x"] += 100
-    res = dp.quantile(data, "x", [0.25, 0.5], 1.0, bounds=(0, 200), by="g", groups=["a", "b"],
+    res = recipe_quantile(data, "x", [0.25, 0.5], 1.0, bounds=(0, 200), by="g", groups=["a", "b"],
                       source=InsecureSeededSource(9))  # fmt: skip
     a, b = res.releases
     assert abs(a.values[1] - 50) < 3 and abs(b.values[1] - 150) < 3
@@ -147,7 +151,7 @@ ERRORS = [
 @pytest.mark.parametrize(("kwargs", "error", "match"), ERRORS)
 def test_errors_before_the_charge(book, kwargs, error, match):
     with pytest.raises(error, match=match):
-        dp.top_k(flights(), "dest", 2, 1.0, candidates=DESTS, ledger=book, **kwargs)
+        recipe_top_k(flights(), "dest", 2, 1.0, candidates=DESTS, ledger=book, **kwargs)
     assert book.entries() == []
 
 
@@ -156,14 +160,14 @@ def test_quantile_errors_before_the_charge(book):
                           ({"max_rows": 2}, "max_rows")]:  # fmt: skip
         args = {"q": 0.5, "bounds": (0, 10), **kwargs}
         with pytest.raises(ParameterError, match=match):
-            dp.quantile(flights(), "plane", args.pop("q"), 1.0, by="carrier", groups=CARRIERS,
+            recipe_quantile(flights(), "plane", args.pop("q"), 1.0, by="carrier", groups=CARRIERS,
                         ledger=book, **args)  # fmt: skip
     assert book.entries() == []
 
 
 def test_empty_data_is_valid():
     empty = flights().iloc[:0]
-    res = dp.top_k(empty, "dest", 2, 1.0, candidates=DESTS, by="carrier", groups=CARRIERS,
+    res = recipe_top_k(empty, "dest", 2, 1.0, candidates=DESTS, by="carrier", groups=CARRIERS,
                    privacy_unit="plane", source=InsecureSeededSource(10))  # fmt: skip
     assert [len(r.candidates) for r in res.releases] == [2, 2, 2, 2]
 
@@ -183,7 +187,7 @@ def test_a_groups_answer_has_the_law_of_the_mechanism_at_the_per_group_epsilon()
     picks = {"AA": [0, 0], "DL": [0, 0]}
     eps_g = None
     for _ in range(n):
-        res = dp.top_k(data, "v", 1, 0.5, candidates=["c0", "c1"], by="g", groups=["AA", "DL"],
+        res = recipe_top_k(data, "v", 1, 0.5, candidates=["c0", "c1"], by="g", groups=["AA", "DL"],
                        privacy_unit="p", max_groups=2, mechanism="gumbel", source=src)  # fmt: skip
         eps_g = res.group_epsilon
         for g, r in zip(res.groups, res.releases, strict=True):
@@ -261,7 +265,7 @@ def test_each_groups_accuracy_statement_holds_by_simulation():
     src = InsecureSeededSource(13)
     failures = trials = 0
     for _ in range(300):
-        res = dp.top_k(data, "v", 40, 1.0, candidates=cands, by="g", groups=["a", "b"],
+        res = recipe_top_k(data, "v", 40, 1.0, candidates=cands, by="g", groups=["a", "b"],
                        privacy_unit="p", max_groups=2, mechanism="laplace_histogram",
                        counts=True, source=src)  # fmt: skip
         for g, rel in zip(res.groups, res.releases, strict=True):
@@ -291,7 +295,7 @@ def test_cli_plan_by_group_shows_the_per_group_budget(tmp_path):
 def test_grouped_quantile_summary_says_accuracy_once():
     data = pd.DataFrame({"g": ["a", "b"] * 100, "x": [float(i % 7) for i in range(200)]})
     for q in (0.5, [0.25, 0.5]):
-        r = dp.quantile(data, "x", q, 1.0, bounds=(0, 10), by="g", groups=["a", "b"],
+        r = recipe_quantile(data, "x", q, 1.0, bounds=(0, 10), by="g", groups=["a", "b"],
                         mechanism="split", source=dp.InsecureSeededSource(1))  # fmt: skip
         line = next(s for s in r.summary() if s.startswith("accuracy"))
         assert line.count("accuracy") == 1, line

@@ -32,6 +32,10 @@ import pytest
 from scipy import stats
 
 import dpselect as dp
+from dpselect.recipes.quantiles import quantile as recipe_quantile
+from dpselect.recipes.top_k import most_common as recipe_most_common
+from dpselect.recipes.top_k import top_k as recipe_top_k
+from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 from tests.gof import ALPHA
 
@@ -121,8 +125,8 @@ def _top_k_failures(mechanism, delta, k, private, calls, counts=False, n=12, see
     def call(frame, src=None, private=False):
         args = {"source": src, **groups_args(private), **common}
         if k == 1:  # most_common(by=...) is top_k(by=...) with k = 1
-            return dp.most_common(frame, "v", 1.0, **args)
-        return dp.top_k(frame, "v", k, 1.0, **args)
+            return recipe_most_common(frame, "v", 1.0, **args)
+        return recipe_top_k(frame, "v", k, 1.0, **args)
 
     text = call(paired([]), None, private).accuracy
     alpha = number(SELECTION, text)
@@ -220,7 +224,7 @@ def _threshold_failures(mechanism, rows, private, calls, seed=2):
     its noisy count within the stated half-width?), three values of one person each."""
 
     def call(frame, src=None, private=False):
-        return dp.top_k(frame, "v", 6, 1.0, delta=1e-3, by="g", privacy_unit="p",
+        return recipe_top_k(frame, "v", 6, 1.0, delta=1e-3, by="g", privacy_unit="p",
                         max_groups=2, max_rows_per_value=rows, mechanism=mechanism,
                         counts=True, source=src, **groups_args(private))  # fmt: skip
 
@@ -281,7 +285,7 @@ def _limited_domain_failures(private, calls, seed=3):
     threshold is released, so the statement is "v is released"."""
 
     def call(frame, src=None, private=False):
-        return dp.top_k(frame, "v", 2, 1.0, delta=1e-3, by="g", privacy_unit="p",
+        return recipe_top_k(frame, "v", 2, 1.0, delta=1e-3, by="g", privacy_unit="p",
                         max_groups=2, mechanism="gumbel", k_bar=2, source=src,
                         **groups_args(private))  # fmt: skip
 
@@ -336,7 +340,7 @@ def _keys_failures(mechanism, rows, private, calls, delta=0.02, seed=4):
     person each (each released with probability at most the stated one)."""
 
     def call(frame, src=None, private=False):
-        return dp.partition_selection(frame, "v", 1.0, delta, by="g", privacy_unit="p",
+        return recipe_partition_selection(frame, "v", 1.0, delta, by="g", privacy_unit="p",
                                       max_groups=2, max_rows_per_value=rows,
                                       mechanism=mechanism, source=src,
                                       **groups_args(private))  # fmt: skip
@@ -413,7 +417,7 @@ def _quantile_failures(kind, unit, max_rows, private, calls, seed=5):
         options["delta"] = 1e-3
 
     def call(frame, src=None, private=False):
-        return dp.quantile(frame, "x", 0.5, 1.0, by="g", source=src, **groups_args(private),
+        return recipe_quantile(frame, "x", 0.5, 1.0, by="g", source=src, **groups_args(private),
                            **options)  # fmt: skip
 
     text = call(paired([], "x"), None, private).accuracy
@@ -478,7 +482,7 @@ def _quartile_failures(size, calls, seed=6):
     statement must be one the summary lists; it is checked for the mechanism the group ran."""
 
     def call(frame, src=None):
-        return dp.quantile(frame, "x", QUARTILES, 1.0, bounds=(0, size + 1), by="g",
+        return recipe_quantile(frame, "x", QUARTILES, 1.0, bounds=(0, size + 1), by="g",
                            privacy_unit="p", max_groups=2, source=src, groups=PUBLIC)  # fmt: skip
 
     summary = call(paired([], "x")).accuracy
@@ -534,7 +538,7 @@ def test_quartile_statements_quick():
 def test_the_summary_of_the_count_rule_names_both_mechanisms():
     """With 2 to 20 levels each group's noisy row count picks its mechanism: the summary
     states both statements, not the one a probe on no rows picked."""
-    res = dp.quantile(paired([], "x"), "x", QUARTILES, 1.0, bounds=(0, 10), by="g",
+    res = dp.quantile(paired([], "x"), "x", QUARTILES, epsilon=1.0, bounds=(0, 10), by="g",
                       groups=["a"])  # fmt: skip
     assert "with the tree, " in res.accuracy and "with the joint mechanism, " in res.accuracy
     assert "quantile tree" in res.mechanism and "joint exponential mechanism" in res.mechanism
@@ -553,7 +557,7 @@ def _split_failures(calls, seed=7):
     ``2w`` from 50 breaks the level's statement."""
 
     def call(frame, src=None):
-        return dp.quantile(frame, "x", [0.25, 0.75], 1.0, bounds=(0, 100), mechanism="split",
+        return recipe_quantile(frame, "x", [0.25, 0.75], 1.0, bounds=(0, 100), mechanism="split",
                            by="g", privacy_unit="p", max_groups=2, max_rows=2, source=src,
                            groups=PUBLIC)  # fmt: skip
 
@@ -611,7 +615,7 @@ def test_recursive_quantiles_statement_holds_per_group():
     src = InsecureSeededSource(12)
     failures = trials = 0
     for _ in range(30):
-        res = dp.quantile(frame, "x", qs, 1.0, bounds=(0, 100), by="g", groups=groups,
+        res = recipe_quantile(frame, "x", qs, 1.0, bounds=(0, 100), by="g", groups=groups,
                           source=src)  # fmt: skip
         for group, release in zip(res.groups, res.releases, strict=True):
             text = " ".join(release.accuracy)

@@ -55,15 +55,17 @@ def test_prediction_matrix_and_mapping_inputs(tmp_path):
     y = np.array([0, 1, 1, 0, 1])
     predictions = np.array([[0, 1, 1, 0, 1], [1, 1, 1, 1, 1], [0, 0, 0, 0, 0]])
     book = Ledger.create(tmp_path / "l.db", 60.0)
-    r = select_hypothesis(None, y, predictions, 50.0, ledger=book, source=InsecureSeededSource(3))
+    r = select_hypothesis(
+        None, y, predictions, epsilon=50.0, ledger=book, source=InsecureSeededSource(3)
+    )
     assert r.index == 0 and r.name == 0  # eps = 50: the perfect row, with overwhelming odds
     assert book.entries()[-1].mechanism == "select_hypothesis"
     named = {"all ones": lambda X: np.ones(len(X)), "copy": lambda X: np.asarray(X)}
-    r = select_hypothesis([0, 1, 1], [0, 1, 1], named, 50.0, source=InsecureSeededSource(4))
+    r = select_hypothesis([0, 1, 1], [0, 1, 1], named, epsilon=50.0, source=InsecureSeededSource(4))
     assert r.name == "copy" and r.to_dict()["name"] == "copy" and "selected" in str(r)
     assert "n >= " in r.guarantee and r.sample_size == pac_sample_size(2, 0.1, 50.0)
     with pytest.raises(BudgetExceeded):
-        select_hypothesis(None, y, predictions, 20.0, ledger=book)
+        select_hypothesis(None, y, predictions, epsilon=20.0, ledger=book)
 
 
 @pytest.mark.parametrize(
@@ -77,7 +79,7 @@ def test_prediction_matrix_and_mapping_inputs(tmp_path):
 )
 def test_hypothesis_errors(hypotheses, match):
     with pytest.raises(ParameterError, match=match):
-        select_hypothesis([0.1], [0], hypotheses, 1.0)
+        select_hypothesis([0.1], [0], hypotheses, epsilon=1.0)
 
 
 @pytest.mark.slow  # long: run by .ci/run's `pytest -m slow`
@@ -93,7 +95,9 @@ def test_theorem_6_holds_statistically_on_a_threshold_class():
     for _ in range(runs):
         xs = rng.random(n)
         y = (xs >= target).astype(int)
-        r = select_hypothesis(xs, y, hyps, eps, target_error=alpha, confidence=conf, source=source)
+        r = select_hypothesis(
+            xs, y, hyps, epsilon=eps, target_error=alpha, confidence=conf, source=source
+        )
         too_wrong += abs(r.name - target) > alpha  # true error of h_t under U[0, 1]
         excess.append(mistakes(xs, y, [r.hypothesis])[0])
     assert too_wrong <= stats.binom.isf(ALPHA, runs, 1 - conf)
@@ -120,7 +124,7 @@ def test_select_hypothesis_with_odd_labels_charges_and_releases(tmp_path):
         None,
         [0, 1, [1, 2], "abc"],
         [[0, 1, 1, 1], [0, 1, 0, 0]],
-        1.0,
+        epsilon=1.0,
         ledger=book,
         source=InsecureSeededSource(1),
     )

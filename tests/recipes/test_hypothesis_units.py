@@ -172,7 +172,7 @@ def test_the_accuracy_line_holds_on_adversarial_units():
     X, y, units = _several_examples()
     hyps = list(threshold_hypotheses(np.linspace(0.3, 0.7, 20)).values())
     counts = bounded_mistakes(X, y, example_unit_keys(units), hyps, 2, salt=1)
-    result = select_hypothesis(X, y, hyps, 1.0, privacy_unit=units, max_rows=2)
+    result = select_hypothesis(X, y, hyps, epsilon=1.0, privacy_unit=units, max_rows=2)
     loss = float(result.accuracy.split("at most ")[1].split(" ")[0])
     m = make_hypothesis_selection(hyps, 1.0, source=InsecureSeededSource(12), max_rows=2)
     draws = 1000
@@ -229,7 +229,7 @@ def test_recipe_with_a_unit_array_and_the_ledger(tmp_path: Path):
     X, y, people = _data()
     book = Ledger.create(tmp_path / "l.db", 10.0)
     r = select_hypothesis(
-        X, y, RULES, 1.0, ledger=book, privacy_unit=people, max_rows=2,
+        X, y, RULES, epsilon=1.0, ledger=book, privacy_unit=people, max_rows=2,
         source=InsecureSeededSource(1),
     )  # fmt: skip
     assert r.name == "x >= 10"
@@ -239,8 +239,10 @@ def test_recipe_with_a_unit_array_and_the_ledger(tmp_path: Path):
     (entry,) = book.entries()
     assert entry.privacy_unit == "privacy_unit array" and entry.mechanism == "select_hypothesis"
     # named: the Series' name, or unit_name
-    select_hypothesis(X, y, RULES, 1.0, ledger=book, privacy_unit=pd.Series(people, name="pid"))
-    select_hypothesis(X, y, RULES, 1.0, ledger=book, privacy_unit=people, unit_name="pid")
+    select_hypothesis(
+        X, y, RULES, epsilon=1.0, ledger=book, privacy_unit=pd.Series(people, name="pid")
+    )
+    select_hypothesis(X, y, RULES, epsilon=1.0, ledger=book, privacy_unit=people, unit_name="pid")
     assert [e.privacy_unit for e in book.entries()][1:] == ["pid", "pid"]
 
 
@@ -253,11 +255,11 @@ def test_recipe_with_a_unit_column_of_a_table(tmp_path: Path):
 
     rules = {"x >= 5": at_least(5), "x >= 10": at_least(10)}
     book = Ledger.create(tmp_path / "l.db", 10.0, privacy_unit="person")
-    r = select_hypothesis(frame, y, rules, 2.0, ledger=book, privacy_unit="person",
+    r = select_hypothesis(frame, y, rules, epsilon=2.0, ledger=book, privacy_unit="person",
                           max_rows=3, source=InsecureSeededSource(2))  # fmt: skip
     assert r.name == "x >= 10" and book.entries()[0].privacy_unit == "person"
     arrow = pa.table({"x": X, "person": [f"p{p}" for p in people]})
-    r = select_hypothesis(arrow, y, {"x >= 10": lambda t: np.asarray(t["x"]) >= 10}, 1.0,
+    r = select_hypothesis(arrow, y, {"x >= 10": lambda t: np.asarray(t["x"]) >= 10}, epsilon=1.0,
                           ledger=book, privacy_unit="person")  # fmt: skip
     assert r.index == 0 and len(book) == 2
 
@@ -281,7 +283,7 @@ def test_errors_come_before_the_charge(tmp_path: Path, kwargs, error, match):
     X, y, _ = _data()
     book = Ledger.create(tmp_path / "l.db", 10.0)
     with pytest.raises(error, match=match):
-        select_hypothesis(X, y, RULES, 1.0, ledger=book, **kwargs)
+        select_hypothesis(X, y, RULES, epsilon=1.0, ledger=book, **kwargs)
     assert book.spent() == (0.0, 0.0) and len(book) == 0
 
 
@@ -290,13 +292,15 @@ def test_missing_unit_column_and_bound_ledger_refuse_before_the_charge(tmp_path:
     frame = pd.DataFrame({"x": X, "person": people, 1: people})
     book = Ledger.create(tmp_path / "l.db", 10.0, privacy_unit="person")
     with pytest.raises(DataError, match="'user' is not a column"):
-        select_hypothesis(frame, y, RULES, 1.0, ledger=book, privacy_unit="user")
+        select_hypothesis(frame, y, RULES, epsilon=1.0, ledger=book, privacy_unit="user")
     with pytest.raises(DataError, match="'1' is not a column"):  # the column is the int 1
-        select_hypothesis(frame, y, RULES, 1.0, ledger=book, privacy_unit="1")
+        select_hypothesis(frame, y, RULES, epsilon=1.0, ledger=book, privacy_unit="1")
     with pytest.raises(LedgerError, match="bound to the unit column 'person'"):
-        select_hypothesis(X, y, RULES, 1.0, ledger=book)  # rows
+        select_hypothesis(X, y, RULES, epsilon=1.0, ledger=book)  # rows
     with pytest.raises(LedgerError, match="bound to the unit column 'person'"):
-        select_hypothesis(X, y, RULES, 1.0, ledger=book, privacy_unit=people)  # unnamed array
+        select_hypothesis(
+            X, y, RULES, epsilon=1.0, ledger=book, privacy_unit=people
+        )  # unnamed array
     assert book.spent() == (0.0, 0.0) and len(book) == 0
 
 
@@ -305,12 +309,12 @@ def test_odd_unit_ids_never_raise_after_the_charge(tmp_path: Path):
     y = [0, 1, 1, 0, 1, 0]
     units = [[1, 2], None, float("nan"), object(), b"\xff", "é"]
     book = Ledger.create(tmp_path / "l.db", 10.0)
-    r = select_hypothesis(None, y, [[0, 1, 1, 0, 1, 0], [1] * 6], 1.0, ledger=book,
+    r = select_hypothesis(None, y, [[0, 1, 1, 0, 1, 0], [1] * 6], epsilon=1.0, ledger=book,
                           privacy_unit=units, source=InsecureSeededSource(3))  # fmt: skip
     assert r.index in (0, 1) and book.spent() == (1.0, 0.0)
     # a pyarrow timestamp beyond Python's range converts to no unit, not to an error
     stamps = pa.array([0, 300 * 10**15, None, 1, 1, 2], type=pa.timestamp("us"))
-    r = select_hypothesis(None, y, [[0, 1, 1, 0, 1, 0], [1] * 6], 1.0, ledger=book,
+    r = select_hypothesis(None, y, [[0, 1, 1, 0, 1, 0], [1] * 6], epsilon=1.0, ledger=book,
                           privacy_unit=stamps, source=InsecureSeededSource(3))  # fmt: skip
     assert book.spent() == (2.0, 0.0)
     keys = example_unit_keys([None, None, None, 1, 1, 2])
@@ -331,7 +335,7 @@ def test_theorem_6_for_units_holds_statistically():
     for _ in range(runs):
         xs = rng.random(n * r)
         y = (xs >= target).astype(int)
-        res = select_hypothesis(xs, y, hyps, eps, target_error=alpha, confidence=conf,
+        res = select_hypothesis(xs, y, hyps, epsilon=eps, target_error=alpha, confidence=conf,
                                 source=source, privacy_unit=np.repeat(np.arange(n), r),
                                 max_rows=r)  # fmt: skip
         too_wrong += abs(res.name - target) > alpha

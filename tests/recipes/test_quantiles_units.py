@@ -19,7 +19,6 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-import dpselect
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import DataError, DPSelectError, LedgerError, ParameterError
 from dpselect.data.tables import open_table
@@ -38,8 +37,10 @@ from dpselect.mechanisms.quantile_score import (
     score_sensitivity,
 )
 from dpselect.mechanisms.quantile_tree import make_tree_quantiles, tree_accuracy
+from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.pricing import make_price_mechanism, price_grid
 from dpselect.recipes.quantiles import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD
+from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.sampling import InsecureSeededSource
 from dpselect.sampling.source import resolve_source
 from tests.gof import ALPHA, assert_fits, fits
@@ -146,7 +147,7 @@ def test_result_names_the_unit_and_runs_every_method():
         {"candidates": list(range(0, 101, 5))},
         {"bounds": "auto"},
     ):
-        result = dpselect.quantile(
+        result = recipe_quantile(
             frame, "delay", [0.25, 0.5, 0.75], 2.0, privacy_unit="tail", max_rows=4,
             source=InsecureSeededSource(1), **kw,
         )  # fmt: skip
@@ -159,7 +160,7 @@ def test_result_names_the_unit_and_runs_every_method():
 
 def test_privacy_unit_defaults_to_one_row_and_matches_the_row_count():
     frame = _planes()
-    result = dpselect.quantile(
+    result = recipe_quantile(
         frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
         source=InsecureSeededSource(2),
     )  # fmt: skip
@@ -168,7 +169,7 @@ def test_privacy_unit_defaults_to_one_row_and_matches_the_row_count():
 
 def test_auto_rule_reads_the_row_level_epsilon():
     frame = _planes()
-    result = dpselect.quantile(
+    result = recipe_quantile(
         frame, "delay", [0.1, 0.5, 0.9], 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
         max_rows=8, source=InsecureSeededSource(2),
     )  # fmt: skip
@@ -183,13 +184,13 @@ def _ledger(tmp_path, unit=None):
 def test_the_ledger_records_the_unit(tmp_path):
     book = _ledger(tmp_path)
     frame = _planes()
-    dpselect.quantile(frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
+    recipe_quantile(frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
                       max_rows=3, ledger=book)  # fmt: skip
-    dpselect.quantile(frame, "delay", 0.5, 1.0, bounds="auto", privacy_unit="tail",
+    recipe_quantile(frame, "delay", 0.5, 1.0, bounds="auto", privacy_unit="tail",
                       max_rows=3, ledger=book)  # fmt: skip
-    dpselect.quantile(frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
+    recipe_quantile(frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
                       max_rows="auto", ledger=book)  # fmt: skip
-    dpselect.best_price(frame, 1.0, prices=[5, 10, 20], max_price=100, column="delay",
+    recipe_best_price(frame, 1.0, prices=[5, 10, 20], max_price=100, column="delay",
                         privacy_unit="tail", max_rows=2, ledger=book)  # fmt: skip
     entries = book.entries()
     assert [e.privacy_unit for e in entries] == ["tail"] * 4
@@ -209,7 +210,7 @@ def test_errors_come_before_the_charge(tmp_path):
 
     def q(**kw):
         args = {"bounds": (0.0, 100.0), "ledger": book, **kw}
-        return lambda: dpselect.quantile(frame, "delay", 0.5, 1.0, **args)
+        return lambda: recipe_quantile(frame, "delay", 0.5, 1.0, **args)
 
     _refused(book, q(max_rows=3), ParameterError, "max_rows applies only with a privacy_unit")
     for bad in (0, -2, 1.5, "two", True):
@@ -219,7 +220,7 @@ def test_errors_come_before_the_charge(tmp_path):
     _refused(book, q(bounds="auto", max_rows=2), ParameterError, "max_rows applies only")
 
     def price(valuations, **kw):
-        return lambda: dpselect.best_price(valuations, 1.0, prices=[1, 2], max_price=2,
+        return lambda: recipe_best_price(valuations, 1.0, prices=[1, 2], max_price=2,
                                            ledger=book, **kw)  # fmt: skip
 
     _refused(book, price([1.0, 2.0], privacy_unit="tail"), ParameterError,
@@ -233,7 +234,7 @@ def test_a_ledger_bound_to_another_unit_refuses_first(tmp_path):
     frame = _planes()
 
     def run():
-        return dpselect.quantile(frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0),
+        return recipe_quantile(frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0),
                                  privacy_unit="tail", max_rows=2, ledger=book)  # fmt: skip
 
     _refused(book, run, LedgerError, "'owner'")
@@ -241,7 +242,7 @@ def test_a_ledger_bound_to_another_unit_refuses_first(tmp_path):
 
 def test_max_rows_auto_is_private_and_shows_its_split():
     frame = _planes()
-    result = dpselect.quantile(
+    result = recipe_quantile(
         frame, "delay", [0.1, 0.5, 0.9], 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
         max_rows="auto", source=InsecureSeededSource(4),
     )  # fmt: skip
@@ -259,7 +260,7 @@ def test_price_per_buyer_is_the_row_level_mechanism_at_eps_over_r():
     per_row = make_price_mechanism(grid, Fraction(1, 3), source=InsecureSeededSource(8))
     assert [per_unit(values) for _ in range(20)] == [per_row(values) for _ in range(20)]
     frame = _planes()
-    result = dpselect.best_price(frame, 1.0, prices=[5, 10, 20], max_price=100, column="delay",
+    result = recipe_best_price(frame, 1.0, prices=[5, 10, 20], max_price=100, column="delay",
                                  privacy_unit="tail", max_rows=3,
                                  source=InsecureSeededSource(1))  # fmt: skip
     assert "Delta = max_rows max(prices) = 60" in result.accuracy
@@ -326,7 +327,7 @@ def _recipe_failures(runs, r, eps, *, line_eps=None):
     statement = QuantileAccuracy(alpha, w, CONF)
     failures = 0
     for seed in range(runs):
-        result = dpselect.quantile(frame, "delay", q, eps, bounds=bounds, privacy_unit="tail",
+        result = recipe_quantile(frame, "delay", q, eps, bounds=bounds, privacy_unit="tail",
                                    max_rows=r, source=InsecureSeededSource(seed))  # fmt: skip
         if line_eps is None:
             assert f"{alpha:.4g} rows" in result.accuracy[0]

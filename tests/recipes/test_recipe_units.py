@@ -27,11 +27,13 @@ DATA = list("aaaab")
 def test_select_records_the_unit_and_a_bound_ledger_checks_it(tmp_path: Path):
     book = Ledger.create(tmp_path / "l.db", 10.0, privacy_unit="user_id")
     with pytest.raises(LedgerError, match=r"bound to the unit column 'user_id'.*protects rows"):
-        dp.select(["a", "b"], _count, DATA, 1.0, 1, ledger=book)
+        dp.select(["a", "b"], _count, DATA, epsilon=1.0, sensitivity=1, ledger=book)
     with pytest.raises(LedgerError, match="'other'"):
-        dp.select(["a", "b"], _count, DATA, 1.0, 1, ledger=book, privacy_unit="other")
+        dp.select(
+            ["a", "b"], _count, DATA, epsilon=1.0, sensitivity=1, ledger=book, privacy_unit="other"
+        )
     assert len(book) == 0 and book.spent() == (0.0, 0.0)
-    r = dp.select(["a", "b"], _count, DATA, 1.0, 4, monotonic=True, ledger=book,
+    r = dp.select(["a", "b"], _count, DATA, epsilon=1.0, sensitivity=4, monotonic=True, ledger=book,
                   privacy_unit="user_id", source=InsecureSeededSource(1))  # fmt: skip
     assert r.parameters["privacy_unit"] == "user_id"
     (entry,) = book.entries()
@@ -40,7 +42,15 @@ def test_select_records_the_unit_and_a_bound_ledger_checks_it(tmp_path: Path):
 
 def test_select_without_a_unit_charges_rows_as_before(tmp_path: Path):
     book = Ledger.create(tmp_path / "l.db", 10.0)
-    r = dp.select(["a", "b"], _count, DATA, 1.0, 1, ledger=book, source=InsecureSeededSource(1))
+    r = dp.select(
+        ["a", "b"],
+        _count,
+        DATA,
+        epsilon=1.0,
+        sensitivity=1,
+        ledger=book,
+        source=InsecureSeededSource(1),
+    )
     assert "privacy_unit" not in r.parameters
     assert book.entries()[0].privacy_unit == ROWS
 
@@ -49,7 +59,9 @@ def test_select_without_a_unit_charges_rows_as_before(tmp_path: Path):
 def test_select_refuses_a_bad_label_before_the_charge(tmp_path: Path, unit: Any):
     book = Ledger.create(tmp_path / "l.db", 10.0)
     with pytest.raises(ParameterError, match="privacy_unit"):
-        dp.select(["a", "b"], _count, DATA, 1.0, 1, ledger=book, privacy_unit=unit)
+        dp.select(
+            ["a", "b"], _count, DATA, epsilon=1.0, sensitivity=1, ledger=book, privacy_unit=unit
+        )
     assert len(book) == 0
 
 

@@ -11,6 +11,7 @@ import dpselect as dp
 from dpselect.recipes import BoundsChoice, ContributionChoice, PreviewResult
 from dpselect.recipes.result import Result
 from dpselect.recipes.top_k import TopKResult
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 
 RESULTS = (
@@ -32,7 +33,7 @@ def test_choices_derive_from_the_base():
 
 def test_top_k_frame_and_html():
     pd = pytest.importorskip("pandas")
-    r = dp.top_k(
+    r = recipe_top_k(
         pd.Series([1, 1, 2, 3]), None, k=2, epsilon=1.0, candidates=[1, 2, 3],
         source=InsecureSeededSource(0), counts=True,
     )  # fmt: skip
@@ -58,7 +59,7 @@ def test_to_frame_without_pandas_names_the_extra(monkeypatch):
     from dpselect.core.errors import DPSelectError
     from dpselect.sampling import InsecureSeededSource
 
-    result = dp.select(["a", "b"], lambda d, c: d.count(c), list("aab"), 1.0, 1,
+    result = dp.select(["a", "b"], lambda d, c: d.count(c), list("aab"), epsilon=1.0, sensitivity=1,
                        source=InsecureSeededSource(1))  # fmt: skip
     monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas now raises ImportError
     with pytest.raises(DPSelectError, match=r"dpselect\[pandas\]"):

@@ -18,6 +18,7 @@ from dpselect.data.scores import candidate_scores
 from dpselect.data.tables import open_table
 from dpselect.mechanisms.generalized_exponential import gem_threshold
 from dpselect.recipes.bounds import DEFAULT_CONTRIBUTIONS
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
 from tests.gof import assert_fits, fits
@@ -92,7 +93,7 @@ def test_one_composed_charge_and_the_chosen_bound_is_used(tmp_path):
     rng = np.random.default_rng(3)  # test data only
     df = pd.DataFrame({"unit": rng.integers(0, 80, 4000), "item": rng.choice(CANDS, 4000)})
     book = Ledger.create(tmp_path / "l.db", 10.0)
-    res = dp.top_k(df, "item", 2, 1.0, candidates=CANDS, privacy_unit="unit",
+    res = recipe_top_k(df, "item", 2, 1.0, candidates=CANDS, privacy_unit="unit",
                    max_contributions="auto", max_rows_per_value=5, ledger=book,
                    source=InsecureSeededSource(9))  # fmt: skip
     entries = book.entries()
@@ -116,7 +117,7 @@ def test_r_one_is_unchanged(monkeypatch):
 
     monkeypatch.setattr(top_k_module, "_choose_rows_bound", boom)
     df = even_frame()
-    res = dp.top_k(df, "item", 2, 1.0, candidates=CANDS, privacy_unit="unit",
+    res = recipe_top_k(df, "item", 2, 1.0, candidates=CANDS, privacy_unit="unit",
                    max_contributions="auto", source=InsecureSeededSource(1))  # fmt: skip
     assert "max_rows_per_value" not in res.parameters or res.parameters["max_rows_per_value"] == 1
 
@@ -140,7 +141,7 @@ def test_cli_top_k_auto_with_rows_per_value(tmp_path):
 def test_refusals_before_the_charge(tmp_path, bad):
     book = Ledger.create(tmp_path / "l.db", 10.0)
     with pytest.raises(dp.ParameterError, match="max_rows_per_value"):
-        dp.top_k(even_frame(), "item", 2, 1.0, candidates=CANDS, privacy_unit="unit",
+        recipe_top_k(even_frame(), "item", 2, 1.0, candidates=CANDS, privacy_unit="unit",
                  max_contributions="auto", max_rows_per_value=bad, ledger=book)  # fmt: skip
     assert book.entries() == []
 
@@ -153,7 +154,7 @@ def test_the_recipe_replays_gem_with_the_plans_margins_at_r():
     kw = {"candidates": CANDS, "privacy_unit": "unit", "max_contributions": "auto",
           "max_rows_per_value": 6}  # fmt: skip
     for seed in range(3):
-        res = dp.top_k(df, "item", 2, 2.0, source=InsecureSeededSource(seed), **kw)
+        res = recipe_top_k(df, "item", 2, 2.0, source=InsecureSeededSource(seed), **kw)
         eps_q = res.parameters["query_epsilon"]
         margins = {m: Fraction(top_k_module._plan(6, 2, eps_q, 0.0, "auto", False, m, None,
                                                   max_rows_per_value=6).margin)
@@ -168,7 +169,7 @@ def test_the_recipe_replays_gem_with_the_plans_margins_at_r():
 
 def test_the_values_criterion_runs(monkeypatch):
     monkeypatch.setattr(top_k_module, "ROWS_CRITERION", "values")
-    res = dp.top_k(even_frame(), "item", 2, 1.0, candidates=CANDS, privacy_unit="unit",
+    res = recipe_top_k(even_frame(), "item", 2, 1.0, candidates=CANDS, privacy_unit="unit",
                    max_contributions="auto", max_rows_per_value=2,
                    source=InsecureSeededSource(1))  # fmt: skip
     assert res.parameters["max_contributions"] in BOUNDS and len(res.candidates) == 2

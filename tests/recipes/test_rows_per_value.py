@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpselect as dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import ParameterError
+from dpselect.recipes.top_k import top_k as recipe_top_k
+from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
 
@@ -45,23 +46,23 @@ BAD = [
 @pytest.mark.parametrize(("kwargs", "match"), BAD)
 def test_top_k_errors_before_the_charge(book, kwargs, match):
     with pytest.raises(ParameterError, match=match):
-        dp.top_k(flights(), "dest", 3, 1.0, candidates=CANDS, ledger=book, **kwargs)
+        recipe_top_k(flights(), "dest", 3, 1.0, candidates=CANDS, ledger=book, **kwargs)
     if kwargs.get("max_contributions") != "auto":  # values from the data
         with pytest.raises(ParameterError, match=match):
-            dp.top_k(flights(), "dest", 3, 1.0, delta=1e-6, ledger=book, **kwargs)
+            recipe_top_k(flights(), "dest", 3, 1.0, delta=1e-6, ledger=book, **kwargs)
     assert book.entries() == []
 
 
 def test_partition_selection_policy_gaussian_at_r(book):
     """Policy Gaussian at r: the projection on the capped ball (docs/partition_selection.md,
     section 6); without a unit, rows per value are refused before the charge."""
-    res = dp.partition_selection(flights(), "dest", 1.0, 1e-6, "plane", 2,
+    res = recipe_partition_selection(flights(), "dest", 1.0, 1e-6, "plane", 2,
                                  mechanism="policy_gaussian", ledger=book,
                                  max_rows_per_value=5)  # fmt: skip
     assert res.parameters["max_rows_per_value"] == 5 and res.epsilon <= 1.0
     assert len(book.entries()) == 1
     with pytest.raises(ParameterError, match="applies only with a privacy_unit"):
-        dp.partition_selection(flights(), "dest", 1.0, 1e-6, ledger=book, max_rows_per_value=5)
+        recipe_partition_selection(flights(), "dest", 1.0, 1e-6, ledger=book, max_rows_per_value=5)
     assert len(book.entries()) == 1
 
 
@@ -70,7 +71,7 @@ def test_r_one_is_todays_answer(mechanism):
     df = flights(1)
     delta = 1e-6 if mechanism == "gaussian_histogram" else 0.0
     runs = [
-        dp.top_k(
+        recipe_top_k(
             df,
             "dest",
             3,
@@ -92,14 +93,14 @@ def test_r_one_is_todays_answer(mechanism):
 
 def test_rows_change_the_scale_and_are_recorded(book):
     df = flights(2)
-    one = dp.top_k(df, "dest", 3, 1.0, candidates=CANDS, privacy_unit="plane",
+    one = recipe_top_k(df, "dest", 3, 1.0, candidates=CANDS, privacy_unit="plane",
                    max_contributions=2, mechanism="laplace_histogram", counts=True,
                    source=InsecureSeededSource(4))  # fmt: skip
-    ten = dp.top_k(df, "dest", 3, 1.0, candidates=CANDS, privacy_unit="plane",
+    ten = recipe_top_k(df, "dest", 3, 1.0, candidates=CANDS, privacy_unit="plane",
                    max_contributions=2, mechanism="laplace_histogram", counts=True,
                    ledger=book, source=InsecureSeededSource(4))  # fmt: skip
     assert ten.parameters["max_rows_per_value"] == 1
-    ten = dp.top_k(df, "dest", 3, 1.0, candidates=CANDS, privacy_unit="plane",
+    ten = recipe_top_k(df, "dest", 3, 1.0, candidates=CANDS, privacy_unit="plane",
                    max_contributions=2, mechanism="laplace_histogram", counts=True,
                    ledger=book, source=InsecureSeededSource(4), max_rows_per_value=10)  # fmt: skip
     assert ten.parameters["scale"] == pytest.approx(10 * one.parameters["scale"])
@@ -111,19 +112,19 @@ def test_rows_change_the_scale_and_are_recorded(book):
 @pytest.mark.parametrize("mechanism", ["auto", "laplace_histogram", "gaussian_histogram", "gumbel"])
 def test_unknown_domain_with_rows(mechanism):
     df = flights(3, rows=6000)
-    result = dp.top_k(df, "dest", 3, 2.0, delta=1e-5, privacy_unit="plane", max_contributions=2,
+    result = recipe_top_k(df, "dest", 3, 2.0, delta=1e-5, privacy_unit="plane", max_contributions=2,
                       mechanism=mechanism, source=InsecureSeededSource(1),
                       max_rows_per_value=20)  # fmt: skip
     assert result.parameters["max_rows_per_value"] == 20
     assert set(result.candidates) <= set(CANDS) and result.epsilon <= 2.0
     assert "policy" not in result.mechanism.lower()
-    keys = dp.partition_selection(df, "dest", 2.0, 1e-5, "plane", 2, max_rows_per_value=20,
+    keys = recipe_partition_selection(df, "dest", 2.0, 1e-5, "plane", 2, max_rows_per_value=20,
                                   source=InsecureSeededSource(1))  # fmt: skip
     # a released set: "auto" selects by persons (docs/partition_selection.md, section 6)
     assert keys.parameters["mechanism"] in ("optimal", "policy_laplace")
     assert keys.parameters["max_rows_per_value"] == 20
     assert keys.parameters["selected_by"] == "persons" and "persons" in keys.accuracy
-    rows = dp.partition_selection(df, "dest", 2.0, 1e-5, "plane", 2, max_rows_per_value=20,
+    rows = recipe_partition_selection(df, "dest", 2.0, 1e-5, "plane", 2, max_rows_per_value=20,
                                   mechanism="laplace", source=InsecureSeededSource(1))  # fmt: skip
     assert "rows (at most 20 per person and value" in rows.accuracy
 

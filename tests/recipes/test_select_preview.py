@@ -80,7 +80,9 @@ def test_select_samples_the_law_the_preview_computes():
 
     source = InsecureSeededSource(1)
     draws = Counter(
-        select(candidates, count, rows, 0.8, 1, monotonic=True, source=source).candidate
+        select(
+            candidates, count, rows, epsilon=0.8, sensitivity=1, monotonic=True, source=source
+        ).candidate
         for _ in range(2000)
     )
     law = preview({c: count(rows, c) for c in candidates}, 0.8, monotonic=True)
@@ -104,8 +106,8 @@ def test_select_minimise_ledger_and_refusal(tmp_path):
         [0, 5, 10],
         score,
         5,
-        1.0,
-        1,
+        epsilon=1.0,
+        sensitivity=1,
         optimize="min",
         ledger=book,
         source=InsecureSeededSource(2),
@@ -114,16 +116,18 @@ def test_select_minimise_ledger_and_refusal(tmp_path):
     assert "smallest score" in r.accuracy and book.spent()[0] == 1.0
     calls.clear()
     with pytest.raises(BudgetExceeded):
-        select([0, 5, 10], score, 5, 0.5, 1, ledger=book)
+        select([0, 5, 10], score, 5, epsilon=0.5, sensitivity=1, ledger=book)
     assert calls == []  # refused before the score function ever saw the data
-    r = select([1, 1], lambda d, c: 0, None, 1.0, 1, source=InsecureSeededSource(3))
+    r = select(
+        [1, 1], lambda d, c: 0, None, epsilon=1.0, sensitivity=1, source=InsecureSeededSource(3)
+    )
     assert r.index in (0, 1) and r.to_dict()["candidate"] == 1 and "selected: 1" in str(r)
     with pytest.raises(ParameterError, match="sensitivity"):
-        select([1], score, 5, 1.0, 0)
+        select([1], score, 5, epsilon=1.0, sensitivity=0)
     with pytest.raises(ParameterError, match="candidates"):
-        select("ab", score, 5, 1.0, 1)
+        select("ab", score, 5, epsilon=1.0, sensitivity=1)
     with pytest.raises(ParameterError, match="callable"):
-        select([1], 3, 5, 1.0, 1)
+        select([1], 3, 5, epsilon=1.0, sensitivity=1)
 
 
 def test_plot_preview_writes_a_png(tmp_path):
@@ -143,8 +147,8 @@ def test_select_nan_score_is_worst_for_min_and_max():
                 list(scores),
                 lambda data, c: scores[c],
                 None,
-                1.0,
-                100.0,
+                epsilon=1.0,
+                sensitivity=100.0,
                 optimize=optimize,
                 source=InsecureSeededSource(i),
             ).candidate

@@ -23,6 +23,7 @@ from dpselect.core.errors import ParameterError
 from dpselect.data.scores import candidate_scores
 from dpselect.data.tables import open_table
 from dpselect.mechanisms import make_joint_top_k
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
 
@@ -44,7 +45,8 @@ FRAME = _frame()
 @pytest.mark.parametrize(("unit", "r", "m"), [(None, 1, 1), ("user", 1, 3), ("user", 2, 3)])
 def test_the_plan_is_one_exponential_mechanism_at_the_whole_epsilon(unit, r, m) -> None:
     bounds = dp.Contributions(values_per_unit=m, rows_per_value=r) if unit else None
-    plan = dp.explain(dp.top_k, FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint",
+    plan = dp.explain(dp.top_k, FRAME, "page", 3, epsilon=1.0, candidates=CANDIDATES,
+                      mechanism="joint",
                       privacy_unit=unit, contributions=bounds)  # fmt: skip
     assert plan.query == "top_k/joint" and plan.kind == "bounded_range"
     assert (plan.epsilon, plan.delta) == (1.0, 0.0)
@@ -56,7 +58,7 @@ def test_the_release_is_the_mechanism_on_the_scores() -> None:
     """For a fixed seed: the recipe's draw is the mechanism's on the same scores (after the
     63 bits of the bounding salt the recipe reads first)."""
     for seed in range(5):
-        got = dp.top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint",
+        got = recipe_top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint",
                        source=InsecureSeededSource(seed))  # fmt: skip
         src = InsecureSeededSource(seed)
         salt = src.bits(63)
@@ -69,7 +71,7 @@ def test_the_release_is_the_mechanism_on_the_scores() -> None:
 
 
 def test_the_accuracy_statement_is_the_utility_theorem() -> None:
-    r = dp.top_k(FRAME, "page", 3, 0.5, candidates=CANDIDATES, mechanism="joint",
+    r = recipe_top_k(FRAME, "page", 3, 0.5, candidates=CANDIDATES, mechanism="joint",
                  source=InsecureSeededSource(1))  # fmt: skip
     scale = r.parameters["scale"]
     margin = scale * (math.log(math.perm(8, 3)) + math.log(20))  # at 95%: beta = 1/20
@@ -80,10 +82,10 @@ def test_the_accuracy_statement_is_the_utility_theorem() -> None:
 
 def test_grouped_and_per_unit_releases_run() -> None:
     df = FRAME.assign(g=np.where(np.arange(len(FRAME)) % 2 == 0, "x", "y"))
-    grouped = dp.top_k(df, "page", 2, 1.0, candidates=CANDIDATES, mechanism="joint", by="g",
+    grouped = recipe_top_k(df, "page", 2, 1.0, candidates=CANDIDATES, mechanism="joint", by="g",
                        groups=["x", "y"], source=InsecureSeededSource(2))  # fmt: skip
     assert [row["group"] for row in grouped.to_dict()["rows"]][:1] == ["x"]
-    unit = dp.top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint",
+    unit = recipe_top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint",
                     privacy_unit="user", contributions=dp.Contributions(values_per_unit=2),
                     source=InsecureSeededSource(2))  # fmt: skip
     assert len(unit.candidates) == 3 and unit.parameters["max_contributions"] == 2
@@ -91,14 +93,14 @@ def test_grouped_and_per_unit_releases_run() -> None:
 
 def test_refusals_name_the_reason() -> None:
     with pytest.raises(ParameterError, match="counts=True"):
-        dp.top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint", counts=True)
+        recipe_top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint", counts=True)
     with pytest.raises(ParameterError, match="without a candidates list"):
-        dp.top_k(FRAME, "page", 3, 1.0, delta=1e-6, mechanism="joint")
+        dp.top_k(FRAME, "page", 3, epsilon=1.0, delta=1e-6, mechanism="joint")
 
 
 def test_a_zcdp_ledger_is_charged_the_bounded_range_cost(tmp_path) -> None:
     book = dp.Ledger.create(tmp_path / "z.db", 4.0, 1e-6, accounting="zcdp")
-    dp.top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint", ledger=book,
+    recipe_top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint", ledger=book,
              source=InsecureSeededSource(3))  # fmt: skip
     (entry,) = book.entries()
     assert entry.charged_rho == Fraction(1, 8)  # epsilon^2 / 8, the whole list at once

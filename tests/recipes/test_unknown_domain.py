@@ -13,6 +13,7 @@ from dpselect.mechanisms.partition_selection import (
     ordered_values,
     threshold_plan,
 )
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.recipes.unknown_domain import choose_unknown_domain, rank_released
 from dpselect.sampling import InsecureSeededSource
 
@@ -101,7 +102,6 @@ def test_use_policy_top_k_is_a_pure_function_of_public_parameters():
 def test_top_k_without_candidates_runs_policy_top_k_with_many_values_and_charges_once(tmp_path):
     import pandas as pd
 
-    from dpselect import top_k
     from dpselect.accounting.ledger import Ledger
     from dpselect.recipes.unknown_domain import POLICY_TOP_K_NAME
 
@@ -109,14 +109,14 @@ def test_top_k_without_candidates_runs_policy_top_k_with_many_values_and_charges
     rows += [(f"w{i}", "c") for i in range(250)] + [(f"x{i}", f"r{i}") for i in range(30)]
     df = pd.DataFrame(rows, columns=["user", "item"])
     book = Ledger.create(tmp_path / "l.db", 2.0, 1e-5)
-    r = top_k(df, "item", 2, 1.0, delta=1e-6, privacy_unit="user", max_contributions=10,
+    r = recipe_top_k(df, "item", 2, 1.0, delta=1e-6, privacy_unit="user", max_contributions=10,
               counts=True, ledger=book, source=InsecureSeededSource(8))  # fmt: skip
     assert r.mechanism == POLICY_TOP_K_NAME
     assert set(r.candidates) == {"a", "b"} and r.counts is not None and len(r.counts) == 2
     assert r.epsilon <= 1.0 * (1 + 1e-15) and r.delta <= 1e-6 * (1 + 1e-15)
     assert len(book.entries()) == 1
     assert book.spent() == pytest.approx((r.epsilon, r.delta))
-    r2 = top_k(df, "item", 2, 1.0, delta=1e-6, privacy_unit="user", max_contributions=2,
+    r2 = recipe_top_k(df, "item", 2, 1.0, delta=1e-6, privacy_unit="user", max_contributions=2,
                source=InsecureSeededSource(8))  # fmt: skip
     assert r2.mechanism != POLICY_TOP_K_NAME  # thresholding with few values per person
 
@@ -143,7 +143,7 @@ def test_choose_unknown_domain_predicts_from_threshold_and_ranking_noise():
 def test_plan_shows_the_unknown_domain_comparison():
     import dpselect as dp
 
-    text = str(dp.preview_top_k(10, None, 0.5, 1e-6, 4))
+    text = str(dp.preview_top_k(10, None, 0.5, delta=1e-6, max_contributions=4))
     assert "threshold 118" in text and "needed 163.3" in text
     chosen = [line for line in text.splitlines() if line.startswith("* laplace_histogram")]
     assert len(chosen) == 1

@@ -18,6 +18,7 @@ from dpselect.cli.main import main
 from dpselect.data.partitions import value_counts
 from dpselect.data.tables import open_table
 from dpselect.recipes import unknown_domain_auto
+from dpselect.recipes.top_k import top_k as recipe_top_k
 
 
 def _visits(seed: int = 0, persons: int = 300) -> pd.DataFrame:
@@ -57,7 +58,7 @@ def test_the_score_moves_by_at_most_r_when_one_person_goes(r):
 def test_charged_once_within_the_budget(tmp_path):
     path = tmp_path / "budget.db"
     Ledger.create(path, epsilon=2.0, delta=1e-5)
-    result = dp.top_k(_visits(), "site", 3, 1.0, delta=1e-6, privacy_unit="user",
+    result = recipe_top_k(_visits(), "site", 3, 1.0, delta=1e-6, privacy_unit="user",
                       max_contributions="auto", ledger=path,
                       source=dp.InsecureSeededSource(3))  # fmt: skip
     assert result.epsilon <= 1.0 and result.delta <= 1e-6
@@ -74,15 +75,15 @@ def test_refusals_come_before_any_charge(tmp_path):
     Ledger.create(path, epsilon=1.0, delta=1e-5)
     data = _visits()
     with pytest.raises(dp.ParameterError, match="delta"):
-        dp.top_k(data, "site", 3, 0.5, privacy_unit="user", max_contributions="auto",
+        recipe_top_k(data, "site", 3, 0.5, privacy_unit="user", max_contributions="auto",
                  ledger=path)  # fmt: skip
     with pytest.raises(dp.ParameterError, match="privacy_unit"):
-        dp.top_k(data, "site", 3, 0.5, delta=1e-6, max_contributions="auto", ledger=path)
+        recipe_top_k(data, "site", 3, 0.5, delta=1e-6, max_contributions="auto", ledger=path)
     with pytest.raises(dp.ParameterError, match="auto_fraction"):
-        dp.top_k(data, "site", 3, 0.5, delta=1e-6, privacy_unit="user",
+        recipe_top_k(data, "site", 3, 0.5, delta=1e-6, privacy_unit="user",
                  max_contributions="auto", auto_fraction=1.5, ledger=path)  # fmt: skip
     with pytest.raises(dp.BudgetExceeded):
-        dp.top_k(data, "site", 3, 2.0, delta=1e-6, privacy_unit="user",
+        recipe_top_k(data, "site", 3, 2.0, delta=1e-6, privacy_unit="user",
                  max_contributions="auto", ledger=path)  # fmt: skip
     assert Ledger.open(path).entries() == []
 
@@ -122,7 +123,7 @@ def _destinations() -> pd.DataFrame:
 def _released(mechanism: str, seeds: range) -> list[tuple[int, int]]:
     out = []
     for seed in seeds:
-        r = dp.top_k(_destinations(), "dest", 5, 1.0, delta=1e-6, privacy_unit="tailnum",
+        r = recipe_top_k(_destinations(), "dest", 5, 1.0, delta=1e-6, privacy_unit="tailnum",
                      max_contributions="auto", mechanism=mechanism,
                      source=dp.InsecureSeededSource(seed))  # fmt: skip
         out.append((r.parameters["max_contributions"], len(r.candidates)))
@@ -162,7 +163,7 @@ def _grouped_visits() -> pd.DataFrame:
 def test_grouped_auto_is_planned_and_charged_once(tmp_path, candidates, groups):
     path = tmp_path / "budget.db"
     Ledger.create(path, epsilon=2.0, delta=1e-5)
-    result = dp.top_k(_grouped_visits(), "site", 2, 1.0, delta=1e-6, privacy_unit="user",
+    result = recipe_top_k(_grouped_visits(), "site", 2, 1.0, delta=1e-6, privacy_unit="user",
                       max_contributions="auto", by="region", groups=groups,
                       candidates=candidates, ledger=path,
                       source=dp.InsecureSeededSource(5))  # fmt: skip

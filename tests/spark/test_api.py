@@ -14,6 +14,8 @@ import dpselect as dp
 from dpselect.cli.main import main
 from dpselect.core.errors import DataError
 from dpselect.recipes import best_price, quantile
+from dpselect.recipes.top_k import most_common as recipe_most_common
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
 
 from .helpers import both, random_rows
@@ -41,17 +43,17 @@ def test_top_k_matches_duckdb(visits):
         {"mechanism": "joint"},
         {"mechanism": "joint", "privacy_unit": "user_id", "max_contributions": 2},
     ):
-        a = dp.top_k(pdf, "site", 3, 1.0, candidates=[*SITES, "absent"], source=seeded(), **kw)
-        b = dp.top_k(sdf, "site", 3, 1.0, candidates=[*SITES, "absent"], source=seeded(), **kw)
+        a = recipe_top_k(pdf, "site", 3, 1.0, candidates=[*SITES, "absent"], source=seeded(), **kw)
+        b = recipe_top_k(sdf, "site", 3, 1.0, candidates=[*SITES, "absent"], source=seeded(), **kw)
         assert (a.candidates, a.counts, a.epsilon) == (b.candidates, b.counts, b.epsilon)
 
 
 def test_most_common_and_the_unknown_domain_path(visits):
     pdf, sdf = visits
-    a = dp.most_common(sdf, "site", 2.0, candidates=SITES, source=seeded())
+    a = recipe_most_common(sdf, "site", 2.0, candidates=SITES, source=seeded())
     assert a.candidates[0] in SITES
-    a = dp.top_k(pdf, "site", 2, 2.0, delta=1e-6, source=seeded())
-    b = dp.top_k(sdf, "site", 2, 2.0, delta=1e-6, source=seeded())
+    a = recipe_top_k(pdf, "site", 2, 2.0, delta=1e-6, source=seeded())
+    b = recipe_top_k(sdf, "site", 2, 2.0, delta=1e-6, source=seeded())
     assert a.candidates == b.candidates and a.delta == b.delta
 
 
@@ -86,10 +88,10 @@ def test_schema_errors_come_from_the_schema(spark):
 
     _, sdf = both(spark, random_rows(1, n=10))
     with pytest.raises(DataError, match="not a column"):
-        dp.top_k(sdf, "nope", 1, 1.0, candidates=["a"])
+        dp.top_k(sdf, "nope", 1, epsilon=1.0, candidates=["a"])
     arrays = sdf.select(f.array("x").alias("xs"))
     with pytest.raises(DataError, match="does not compare"):
-        dp.top_k(arrays, "xs", 1, 1.0, candidates=["a"])
+        dp.top_k(arrays, "xs", 1, epsilon=1.0, candidates=["a"])
 
 
 @pytest.fixture(scope="module")

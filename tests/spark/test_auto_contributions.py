@@ -7,7 +7,6 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-import dpselect as dp
 from dpselect.data.tables import open_table
 from dpselect.recipes.bounds import (
     DEFAULT_CONTRIBUTIONS,
@@ -15,6 +14,7 @@ from dpselect.recipes.bounds import (
     contribution_counts,
     contribution_scores,
 )
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
 
 from .helpers import both, random_rows
@@ -47,8 +47,12 @@ def test_choose_max_contributions_chooses_as_duckdb(spark):
     pdf = _people(7)
     sdf = spark.createDataFrame(pdf)
     for seed in (1, 2, 3):
-        a = choose_max_contributions(pdf, "item", "user", 0.5, source=InsecureSeededSource(seed))
-        b = choose_max_contributions(sdf, "item", "user", 0.5, source=InsecureSeededSource(seed))
+        a = choose_max_contributions(
+            pdf, "item", "user", epsilon=0.5, source=InsecureSeededSource(seed)
+        )
+        b = choose_max_contributions(
+            sdf, "item", "user", epsilon=0.5, source=InsecureSeededSource(seed)
+        )
         assert (a.max_contributions, a.epsilon) == (b.max_contributions, b.epsilon)
 
 
@@ -58,8 +62,8 @@ def test_top_k_auto_matches_duckdb(spark):
     cands = [f"v{i}" for i in range(16)]
     for seed in (5, 6):
         kw = {"candidates": cands, "privacy_unit": "user", "max_contributions": "auto"}
-        a = dp.top_k(pdf, "item", 3, 2.0, source=InsecureSeededSource(seed), **kw)
-        b = dp.top_k(sdf, "item", 3, 2.0, source=InsecureSeededSource(seed), **kw)
+        a = recipe_top_k(pdf, "item", 3, 2.0, source=InsecureSeededSource(seed), **kw)
+        b = recipe_top_k(sdf, "item", 3, 2.0, source=InsecureSeededSource(seed), **kw)
         assert (a.candidates, a.epsilon, a.delta) == (b.candidates, b.epsilon, b.delta)
         assert a.parameters["max_contributions"] == b.parameters["max_contributions"]
         assert a.parameters["max_contributions"] in DEFAULT_CONTRIBUTIONS
@@ -80,8 +84,8 @@ def test_auto_without_candidates_and_by_match_duckdb(spark):
     ]
     for kw in cases:
         kw = {"privacy_unit": "user", "max_contributions": "auto", "delta": 1e-6, **kw}
-        a = dp.top_k(pdf, "item", 2, 2.0, source=InsecureSeededSource(8), **kw)
-        b = dp.top_k(sdf, "item", 2, 2.0, source=InsecureSeededSource(8), **kw)
+        a = recipe_top_k(pdf, "item", 2, 2.0, source=InsecureSeededSource(8), **kw)
+        b = recipe_top_k(sdf, "item", 2, 2.0, source=InsecureSeededSource(8), **kw)
         assert a.to_dict()["parameters"]["max_contributions"] in DEFAULT_CONTRIBUTIONS, kw
         assert (a.epsilon, a.delta) == (b.epsilon, b.delta), kw
         assert str(a).splitlines()[:-1] == str(b).splitlines()[:-1], kw

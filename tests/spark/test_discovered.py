@@ -11,6 +11,9 @@ import pytest
 
 from dpselect.data.tables import open_table
 from dpselect.data.values import canonical_text
+from dpselect.recipes.quantiles import quantile as recipe_quantile
+from dpselect.recipes.top_k import top_k as recipe_top_k
+from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 
 from .test_grouped import SALTS, TYPES, grouped_rows, spark_frame
 
@@ -65,20 +68,19 @@ def test_duckdb_and_spark_find_the_same_groups(data, case):
 
 
 def test_private_group_recipes_run_on_spark_as_on_duckdb(data):
-    import dpselect as dp
     from dpselect.sampling import InsecureSeededSource
 
     rows, spark, _ = data
     runs = []
     for src, kw in ((spark.frame, {}), (pa.Table.from_pylist(rows), {"schema": TYPES})):
-        top = dp.top_k(src, "x", 2, 4.0, delta=1e-3, candidates=[0, 1, 2, 3], by="grp",
+        top = recipe_top_k(src, "x", 2, 4.0, delta=1e-3, candidates=[0, 1, 2, 3], by="grp",
                        privacy_unit="user", max_groups=2, source=InsecureSeededSource(1),
                        **kw)  # fmt: skip
-        values = dp.top_k(src, "s", 2, 4.0, delta=1e-3, by="grp", privacy_unit="user",
+        values = recipe_top_k(src, "s", 2, 4.0, delta=1e-3, by="grp", privacy_unit="user",
                           source=InsecureSeededSource(4), **kw)  # fmt: skip
-        keys = dp.partition_selection(src, "x", 4.0, 1e-3, by="grp",
+        keys = recipe_partition_selection(src, "x", 4.0, 1e-3, by="grp",
                                       source=InsecureSeededSource(2), **kw)  # fmt: skip
-        q = dp.quantile(src, "d", 0.5, 4.0, bounds=(0, 4), delta=1e-3, by="grp",
+        q = recipe_quantile(src, "d", 0.5, 4.0, bounds=(0, 4), delta=1e-3, by="grp",
                         privacy_unit="user", max_rows=2, source=InsecureSeededSource(3),
                         **kw)  # fmt: skip
         runs.append((q.groups, [r.values for r in q.releases]))

@@ -14,6 +14,7 @@ from dpselect.data.tables import open_table
 from dpselect.mechanisms.quantile_continuous import continuous_accuracy, make_continuous_quantile
 from dpselect.recipes import best_price, quantile
 from dpselect.recipes._common import column_values
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
 
 
@@ -64,14 +65,13 @@ def test_schema_is_checked_against_the_frame(spark):
 
 
 def test_schema_through_the_recipes(spark):
-    import dpselect as dp
 
     df = spark.createDataFrame([(i % 5, "ab"[i % 2]) for i in range(40)], "u long, s string")
-    r = dp.top_k(df, "s", 1, 1.0, candidates=["a", "b"], schema={"s": "VARCHAR"},
+    r = recipe_top_k(df, "s", 1, 1.0, candidates=["a", "b"], schema={"s": "VARCHAR"},
                  source=InsecureSeededSource(1))  # fmt: skip
     assert r.candidates[0] in ("a", "b")
     with pytest.raises(ParameterError, match="cast the column in Spark"):
-        dp.top_k(df, "s", 1, 1.0, candidates=["a"], schema={"s": "BIGINT"})
+        recipe_top_k(df, "s", 1, 1.0, candidates=["a"], schema={"s": "BIGINT"})
 
 
 def test_grid_cells_hold_the_row_exactly():

@@ -16,6 +16,9 @@ import pytest
 from dpselect.core.errors import DataError, ParameterError
 from dpselect.data.tables import open_table
 from dpselect.data.values import canonical_text
+from dpselect.recipes.quantiles import quantile as recipe_quantile
+from dpselect.recipes.top_k import top_k as recipe_top_k
+from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 
 from . import grouped_reference as ref
 
@@ -288,7 +291,6 @@ def test_the_grouped_recipes_run_on_spark_as_on_duckdb(data):
     answers as DuckDB for the same seeded source (the engines' inputs are equal)."""
     import pyarrow as pa
 
-    import dpselect as dp
     from dpselect.sampling import InsecureSeededSource
 
     rows, table = data
@@ -296,7 +298,7 @@ def test_the_grouped_recipes_run_on_spark_as_on_duckdb(data):
     duck = pa.Table.from_pylist(rows)
     runs = []
     for src, kw in ((frame, {}), (duck, {"schema": TYPES})):
-        top = dp.top_k(
+        top = recipe_top_k(
             src,
             "x",
             2,
@@ -309,10 +311,10 @@ def test_the_grouped_recipes_run_on_spark_as_on_duckdb(data):
             source=InsecureSeededSource(1),
             **kw,
         )
-        keys = dp.partition_selection(
+        keys = recipe_partition_selection(
             src, "x", 1.0, 1e-3, by="grp", groups=TEXT_GROUPS, source=InsecureSeededSource(2), **kw
         )
-        q = dp.quantile(
+        q = recipe_quantile(
             src,
             "d",
             0.5,

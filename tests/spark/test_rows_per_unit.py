@@ -11,6 +11,7 @@ import pytest
 from dpselect.data.grids import grid_cell, grid_edges, grid_size
 from dpselect.data.tables import open_table
 from dpselect.mechanisms.quantile_score import quantile_fraction, rank_excess_of_candidates
+from dpselect.recipes.quantiles import quantile as recipe_quantile
 
 from .helpers import both, random_rows
 
@@ -77,11 +78,10 @@ def test_row_counts_equal_duckdb(datasets):
 
 
 def test_quantile_recipe_per_unit_on_spark(datasets):
-    import dpselect
     from dpselect.sampling import InsecureSeededSource
 
     _arrow, frame = datasets[0]
-    result = dpselect.quantile(
+    result = recipe_quantile(
         frame, "d", [0.25, 0.75], 1.0, bounds=(0.0, 10.0), privacy_unit="user", max_rows=2,
         source=InsecureSeededSource(1),
     )  # fmt: skip
@@ -89,11 +89,10 @@ def test_quantile_recipe_per_unit_on_spark(datasets):
 
 
 def test_auto_rows_and_auto_bounds_per_unit_on_spark(datasets):
-    import dpselect
     from dpselect.sampling import InsecureSeededSource
 
     _arrow, frame = datasets[0]
-    result = dpselect.quantile(
+    result = recipe_quantile(
         frame, "d", 0.5, 1.0, bounds="auto", privacy_unit="user", max_rows="auto",
         source=InsecureSeededSource(2),
     )  # fmt: skip

@@ -8,6 +8,8 @@ from dpselect.core.errors import ParameterError
 from dpselect.data import scores
 from dpselect.data.partitions import value_counts
 from dpselect.data.tables import open_table
+from dpselect.recipes.top_k import top_k as recipe_top_k
+from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 
 from .helpers import both, random_rows
 
@@ -53,7 +55,6 @@ def test_without_a_unit_r_is_refused(datasets):
 def test_top_k_and_partition_selection_match_duckdb(spark):
     import pandas as pd
 
-    import dpselect as dp
     from dpselect.sampling.source import InsecureSeededSource
 
     sites = ["news", "mail", "search", "video", "maps"]
@@ -62,15 +63,15 @@ def test_top_k_and_partition_selection_match_duckdb(spark):
     sdf = spark.createDataFrame(pdf)
     kw = {"privacy_unit": "user_id", "max_contributions": 2, "max_rows_per_value": 9,
           "counts": True}  # fmt: skip
-    a = dp.top_k(pdf, "site", 3, 1.0, candidates=sites, source=InsecureSeededSource(5), **kw)
-    b = dp.top_k(sdf, "site", 3, 1.0, candidates=sites, source=InsecureSeededSource(5), **kw)
+    a = recipe_top_k(pdf, "site", 3, 1.0, candidates=sites, source=InsecureSeededSource(5), **kw)
+    b = recipe_top_k(sdf, "site", 3, 1.0, candidates=sites, source=InsecureSeededSource(5), **kw)
     assert (a.candidates, a.counts, a.parameters) == (b.candidates, b.counts, b.parameters)
-    a = dp.top_k(pdf, "site", 2, 2.0, delta=1e-6, source=InsecureSeededSource(6), **kw)
-    b = dp.top_k(sdf, "site", 2, 2.0, delta=1e-6, source=InsecureSeededSource(6), **kw)
+    a = recipe_top_k(pdf, "site", 2, 2.0, delta=1e-6, source=InsecureSeededSource(6), **kw)
+    b = recipe_top_k(sdf, "site", 2, 2.0, delta=1e-6, source=InsecureSeededSource(6), **kw)
     assert (a.candidates, a.counts) == (b.candidates, b.counts)
-    a = dp.partition_selection(pdf, "site", 1.0, 1e-6, "user_id", 2, max_rows_per_value=9,
+    a = recipe_partition_selection(pdf, "site", 1.0, 1e-6, "user_id", 2, max_rows_per_value=9,
                                source=InsecureSeededSource(7))  # fmt: skip
-    b = dp.partition_selection(sdf, "site", 1.0, 1e-6, "user_id", 2, max_rows_per_value=9,
+    b = recipe_partition_selection(sdf, "site", 1.0, 1e-6, "user_id", 2, max_rows_per_value=9,
                                source=InsecureSeededSource(7))  # fmt: skip
     assert a.values == b.values
 
@@ -79,14 +80,13 @@ def test_top_k_auto_contributions_at_r_equal_duckdbs(datasets):
     """``max_contributions="auto"`` with ``max_rows_per_value``: GEM reads the candidates' kept
     rows (the engine's scores), so Spark chooses the same bound and releases the same values
     as DuckDB for the same seed."""
-    import dpselect as dp
     from dpselect.sampling import InsecureSeededSource
 
     arrow, frame = datasets[0]
     cands = [str(i) for i in range(45)]
     kw = {"candidates": cands, "privacy_unit": "user", "max_contributions": "auto",
           "max_rows_per_value": 4}  # fmt: skip
-    runs = [dp.top_k(data, "s", 3, 1.0, source=InsecureSeededSource(12), **kw)
+    runs = [recipe_top_k(data, "s", 3, 1.0, source=InsecureSeededSource(12), **kw)
             for data in (arrow, frame)]  # fmt: skip
     assert runs[0].candidates == runs[1].candidates
     assert runs[0].parameters["max_contributions"] == runs[1].parameters["max_contributions"]
