@@ -208,7 +208,7 @@ def test_contributions_are_frozen_and_typed() -> None:
          "either as contributions= or as max_contributions"),
         (lambda d, c, b: dp.top_k(d, "site", 1, epsilon=1.0, candidates=list("ab"), contributions=c,
                                   ledger=b),
-         "need a privacy_unit"),
+         "other than 1 needs privacy_unit="),
         (lambda d, c, b: dp.quantile(d, "minutes", 0.5, epsilon=1.0, bounds=(0, 100),
                                   privacy_unit="user",
                                   contributions=dp.Contributions(rows_per_value=2), ledger=b),

@@ -28,7 +28,8 @@ PipelineDP's ``AggregateParams`` holds the same bounds (``max_partitions_contrib
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -36,7 +37,8 @@ from ..core.arithmetic import plain_number
 from ..core.errors import ParameterError, given
 
 __all__ = [
-    "AUTO_FRACTION", "Contributions", "Query", "as_contributions", "contributions_line", "merged",
+    "AUTO_FRACTION", "PYTHON_SPELLING", "Contributions", "Query", "as_contributions",
+    "contributions_line", "merged",
 ]  # fmt: skip
 
 #: The default share of epsilon spent on choosing ``max_contributions`` or ``bounds`` when
@@ -48,15 +50,30 @@ Query = Literal["top_k", "partition_selection", "quantile", "best_price"]
 _QUERIES = ("top_k", "partition_selection", "quantile", "best_price")
 
 
+#: How a refusal names each field and the query facts it speaks of, as a Python caller typed
+#: them; the command line passes its own flags (``spelling=``), so that a message names what
+#: the user typed (issue 44).
+PYTHON_SPELLING: Mapping[str, str] = {
+    "values_per_unit": "Contributions(values_per_unit=...)",
+    "rows_per_value": "Contributions(rows_per_value=...)",
+    "groups_per_unit": "Contributions(groups_per_unit=...)",
+    "auto_share": "Contributions(auto_share=...)",
+    "privacy_unit": "privacy_unit=",
+    "by": "by=",
+    "groups": "groups=",
+    "bounds": "bounds=",
+}
+
+
 def _bound(value: Any, name: str, auto: bool) -> int | Literal["auto"]:
     if auto and isinstance(value, str) and value == "auto":
         return "auto"
     number = plain_number(value)
     if isinstance(number, bool) or not isinstance(number, int):
         rule = "an int >= 1 or 'auto'" if auto else "an int >= 1"
-        raise ParameterError(f"Contributions({name}=...) must be {rule}, got {given(value)}")
+        raise ParameterError(f"{name} must be {rule}, got {given(value)}")
     if number < 1:
-        raise ParameterError(f"Contributions({name}=...) must be at least 1, got {number}")
+        raise ParameterError(f"{name} must be at least 1, got {number}")
     return number
 
 
@@ -80,6 +97,10 @@ class Contributions:
         The share of epsilon in ``(0, 1)`` an automatic choice spends (``values_per_unit=
         "auto"``, private groups, a quantile's ``bounds="auto"``); default 0.25. Given only
         where some choice is automatic.
+    spelling : mapping, optional
+        How refusals name each field and query fact (default :data:`PYTHON_SPELLING`); the
+        command line passes its flags (``--max-contributions``, ...). Not part of the value:
+        not compared, printed or recorded.
 
     Raises
     ------
@@ -100,27 +121,31 @@ class Contributions:
     rows_per_value: int = 1
     groups_per_unit: int = 1
     auto_share: float | None = None
+    spelling: Mapping[str, str] | None = field(
+        default=None, compare=False, repr=False, kw_only=True
+    )
+
+    def _say(self, name: str) -> str:
+        return (self.spelling or PYTHON_SPELLING).get(name, PYTHON_SPELLING[name])
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "values_per_unit", _bound(self.values_per_unit, "values_per_unit", True)
-        )
-        object.__setattr__(
-            self, "rows_per_value", _bound(self.rows_per_value, "rows_per_value", False)
-        )
-        object.__setattr__(
-            self, "groups_per_unit", _bound(self.groups_per_unit, "groups_per_unit", False)
-        )
+        say = self._say
+        values = _bound(self.values_per_unit, say("values_per_unit"), True)
+        object.__setattr__(self, "values_per_unit", values)
+        rows = _bound(self.rows_per_value, say("rows_per_value"), False)
+        object.__setattr__(self, "rows_per_value", rows)
+        groups = _bound(self.groups_per_unit, say("groups_per_unit"), False)
+        object.__setattr__(self, "groups_per_unit", groups)
         if self.auto_share is not None:
             share = plain_number(self.auto_share)
             if isinstance(share, bool) or not isinstance(share, (int, float, Fraction)):
                 raise ParameterError(
-                    f"Contributions(auto_share=...) must be a number in (0, 1), got "
+                    f"{say('auto_share')} must be a number in (0, 1), got "
                     f"{given(self.auto_share)}"
                 )
             if not 0 < float(share) < 1:
                 raise ParameterError(
-                    f"Contributions(auto_share=...) must be in (0, 1), got {self.auto_share!r}"
+                    f"{say('auto_share')} must be in (0, 1), got {self.auto_share!r}"
                 )
             object.__setattr__(self, "auto_share", float(share))
 
@@ -181,31 +206,33 @@ class Contributions:
             ``max_contributions``/``max_rows``, ``max_rows_per_value``, ``max_groups``,
             ``auto_fraction`` and ``group_fraction``, as the query takes them.
         """
+        say = self._say
         if query not in _QUERIES:
             raise ParameterError(f"query must be one of {', '.join(_QUERIES)}, got {query!r}")
         if privacy_unit is None and (self.values_per_unit != 1 or self.rows_per_value != 1):
+            typed = "values_per_unit" if self.values_per_unit != 1 else "rows_per_value"
             raise ParameterError(
-                "Contributions(values_per_unit, rows_per_value) other than 1 need a "
-                "privacy_unit column (without one each row is its own unit and counts once)"
+                f"{say(typed)} other than 1 needs {say('privacy_unit')} (a unit column; without "
+                "one each row is its own unit and counts once)"
             )
         if by is None and self.groups_per_unit != 1:
             raise ParameterError(
-                "Contributions(groups_per_unit=...) applies only to a grouped release (by=)"
+                f"{say('groups_per_unit')} applies only to a grouped release ({say('by')})"
             )
         private_groups = by is not None and groups is None
         auto_values = self.values_per_unit == "auto"
         automatic = auto_values or private_groups or (query == "quantile" and auto_bounds)
         if self.auto_share is not None and not automatic:
             raise ParameterError(
-                "Contributions(auto_share=...) applies only where a choice is automatic "
-                "(values_per_unit='auto', private groups with by= and no groups, or a "
-                "quantile's bounds='auto')"
+                f"{say('auto_share')} applies only where a choice is automatic "
+                f"({say('values_per_unit')} 'auto', private groups: {say('by')} without "
+                f"{say('groups')}, or a quantile's {say('bounds')} 'auto')"
             )
         if query == "best_price":
             if auto_values or self.rows_per_value != 1:
                 raise ParameterError(
-                    "best_price takes Contributions(values_per_unit=n) only: the most bids one "
-                    "unit keeps, a number (each row is one bid)"
+                    f"best_price takes {say('values_per_unit')} only, a number: the most bids "
+                    "one unit keeps (each row is one bid)"
                 )
             return {"max_rows": None if privacy_unit is None else self.values_per_unit}
         out: dict[str, Any] = {"max_groups": self.groups_per_unit}
@@ -213,15 +240,15 @@ class Contributions:
         if query == "quantile":
             if self.rows_per_value != 1:
                 raise ParameterError(
-                    "Contributions(rows_per_value=...) does not apply to a quantile: each row is "
-                    "one value; bound a unit's rows with values_per_unit"
+                    f"{say('rows_per_value')} does not apply to a quantile: each row is one "
+                    f"value; bound a unit's rows with {say('values_per_unit')}"
                 )
             out["max_rows"] = None if privacy_unit is None else self.values_per_unit
             out["auto_fraction"] = self.auto_share if (auto_values or auto_bounds) else None
             return out
         if query == "partition_selection" and auto_values:
             raise ParameterError(
-                "Contributions(values_per_unit='auto') is not planned for partition_selection: "
+                f"{say('values_per_unit')} 'auto' is not planned for partition_selection: "
                 "give a number"
             )
         out["max_contributions"] = self.values_per_unit
