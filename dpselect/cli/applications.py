@@ -19,6 +19,7 @@ import click
 
 from ..core.jsonvalues import strict_dumps
 from ..data.schema import parse_schema_spec
+from .contributions import flag_contributions
 from .engines import engine_options, open_data
 from .explaining import EXPLAIN_OPTION, run_or_explain
 from .grouping import grouping_arguments, grouping_options, print_grouped
@@ -235,9 +236,11 @@ def quantile_command(
             param_hint="--q",
         )
     rows = _max_rows(max_rows, allow_auto=True)
-    if auto_fraction is not None and not bounds_auto and rows != "auto":
-        raise click.UsageError("--auto-fraction applies only with --bounds auto or --max-rows auto")
     grouped = grouping_arguments(by, groups, max_groups, group_fraction)
+    per_unit = flag_contributions(
+        rows, values_flag="--max-rows", groups=max_groups, auto_fraction=auto_fraction,
+        group_fraction=group_fraction,
+    )  # fmt: skip
     if delta is not None and not grouped:
         raise click.UsageError("--delta applies to quantile only with --by (private groups)")
     if grouped:
@@ -248,7 +251,7 @@ def quantile_command(
             candidates=_file_or_list(candidates, "--candidates"), confidence=confidence,
             ledger=ledger, source=source_from_seed(insecure_seed), resolution=resolution,
             mechanism=method, schema=schema, privacy_unit=privacy_unit,
-            max_rows=1 if rows is None else rows, delta=delta, **grouped,
+            contributions=per_unit, delta=delta, **grouped,
         )  # fmt: skip
         if grouped_result is not None:
             print_grouped(grouped_result, as_json)
@@ -271,10 +274,9 @@ def quantile_command(
             mechanism=method,
             progress=progress,
             schema=schema,
-            auto_fraction=auto_fraction,
             work_progress=work,
             privacy_unit=privacy_unit,
-            max_rows=rows,
+            contributions=per_unit,
         )
     if result is not None:
         _emit(result, as_json)
@@ -377,7 +379,8 @@ def price_command(
     from ..recipes import best_price
 
     rows = _max_rows(max_rows, allow_auto=False)
-    assert not isinstance(rows, str)  # "auto" is refused by _max_rows here
+    bounds = flag_contributions(rows, values_flag="--max-rows")
+    kept = bounds.arguments("best_price", privacy_unit)["max_rows"]  # a flag-named refusal
     result = run_or_explain(
         explain,
         as_json,
@@ -394,7 +397,7 @@ def price_command(
         source=source_from_seed(insecure_seed),
         schema=schema,
         privacy_unit=privacy_unit,
-        max_rows=rows,
+        max_rows=kept,
     )
     if result is not None:
         _emit(result, as_json)

@@ -87,9 +87,10 @@ def grouping_arguments(
     Returns
     -------
     dict
-        ``{}`` without ``by``; otherwise ``by``, ``groups`` (``None``, a file's path or a
-        list, see :func:`~dpselect.cli.lists.file_or_list`), ``max_groups`` and
-        ``group_fraction``, to pass on to the recipe.
+        ``{}`` without ``by``; otherwise ``by`` and ``groups`` (``None``, a file's path or a
+        list, see :func:`~dpselect.cli.lists.file_or_list`), to pass on to the recipe
+        (``--max-groups`` and ``--group-fraction`` go into its ``contributions``:
+        :func:`~dpselect.cli.contributions.flag_contributions`).
 
     Raises
     ------
@@ -110,12 +111,7 @@ def grouping_arguments(
             f"{typed!r}, write '{typed},'",
             param_hint="--groups",
         )
-    return {
-        "by": by,
-        "groups": file_or_list(groups, "--groups"),
-        "max_groups": max_groups,
-        "group_fraction": group_fraction,
-    }
+    return {"by": by, "groups": file_or_list(groups, "--groups")}
 
 
 def print_grouped(result: Any, as_json: bool) -> None:

@@ -26,6 +26,7 @@ from ..core.errors import BudgetExceeded, DPSelectError
 from ..core.jsonvalues import strict_dumps
 from ..data.schema import parse_schema_spec
 from .applications import register as register_applications
+from .contributions import flag_contributions
 from .engines import as_given, check_engine, engine_options, format_option, local_path, open_data
 from .explaining import EXPLAIN_OPTION, run_or_explain
 from .grouping import grouping_arguments, grouping_options, print_grouped
@@ -286,11 +287,10 @@ def _run_selection(
 ) -> None:
     check_engine(engine, spark_master)
     grouped = grouping_arguments(by, groups, max_groups, group_fraction)
-    if max_rows_per_value != 1:
-        if privacy_unit is None:
-            raise click.UsageError("--max-rows-per-value needs --privacy-unit")
-        if max_rows_per_value < 1:
-            raise click.UsageError("--max-rows-per-value must be an integer >= 1")
+    bounds = flag_contributions(
+        max_contributions, rows_per_value=max_rows_per_value, groups=max_groups,
+        auto_fraction=auto_fraction, group_fraction=group_fraction,
+    )  # fmt: skip
     if max_contributions == "auto":
         if plan:
             raise click.UsageError(
@@ -299,8 +299,6 @@ def _run_selection(
             )
         if privacy_unit is None:
             raise click.UsageError("--max-contributions auto needs --privacy-unit")
-    elif auto_fraction is not None:
-        raise click.UsageError("--auto-fraction applies only with --max-contributions auto")
     if plan:
         from ..data.candidates import candidates_note, load_candidates
 
@@ -346,7 +344,7 @@ def _run_selection(
             candidates=file_or_list(candidates, "--candidates"),
             delta=delta,
             privacy_unit=privacy_unit,
-            max_contributions=max_contributions,  # type: ignore[arg-type]
+            contributions=bounds,
             mechanism=mechanism,  # type: ignore[arg-type]
             ledger=ledger,
             source=source_from_seed(insecure_seed),
@@ -354,8 +352,6 @@ def _run_selection(
             progress=progress,
             k_bar=k_bar,
             schema=schema,
-            auto_fraction=auto_fraction,
-            max_rows_per_value=max_rows_per_value,
             **grouped,
         )
     if result is None:  # --explain: the plan was printed
@@ -539,14 +535,18 @@ def keys_command(
     from ..recipes.unknown_domain import partition_selection
 
     grouped = grouping_arguments(by, groups, max_groups, group_fraction)
+    bounds = flag_contributions(
+        max_contributions, rows_per_value=max_rows_per_value, groups=max_groups,
+        group_fraction=group_fraction,
+    )  # fmt: skip
     show_bar = (not as_json) and sys.stderr.isatty() and not explain
     with _progress(show_bar) as progress:
         result = run_or_explain(
             explain, as_json, partition_selection,
-            local_path(file), column, epsilon, delta, privacy_unit, max_contributions,
+            local_path(file), column, epsilon, delta, privacy_unit, contributions=bounds,
             mechanism=method,  # type: ignore[arg-type]
             ledger=ledger, source=source_from_seed(insecure_seed), progress=progress,
-            max_rows_per_value=max_rows_per_value, **grouped,
+            **grouped,
         )  # fmt: skip
     if result is None:  # --explain: the plan was printed
         return

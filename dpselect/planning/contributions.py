@@ -140,8 +140,7 @@ class Contributions:
             share = plain_number(self.auto_share)
             if isinstance(share, bool) or not isinstance(share, (int, float, Fraction)):
                 raise ParameterError(
-                    f"{say('auto_share')} must be a number in (0, 1), got "
-                    f"{given(self.auto_share)}"
+                    f"{say('auto_share')} must be a number in (0, 1), got {given(self.auto_share)}"
                 )
             if not 0 < float(share) < 1:
                 raise ParameterError(
