@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dpselect.core.errors import DataError
 from dpselect.data.scores import candidate_scores
 from dpselect.data.tables import open_table
 from dpselect.data.unit_keys import object_unit_key
@@ -63,11 +64,29 @@ def test_object_column_units_never_merge(values: list[object]) -> None:
         {"uid": pd.Series(list(distinct.values()), dtype=object), "v": ["x"] * len(distinct)}
     )
     assert _units_of_x(frame) == len(distinct)
-    categorical = frame.assign(uid=frame["uid"].astype("category"))
+    try:
+        categorical = frame.assign(uid=frame["uid"].astype("category"))
+    except UnicodeEncodeError:  # pandas >= 3 keeps categories as Arrow strings: no lone
+        return  # surrogate ('\ud800') can be one, so there is no categorical column to read
     # pandas itself makes equal values one category (0 and 0.0, 1 and True): the categorical
     # holds one value for them, so its units are its distinct codes
     codes = categorical["uid"].cat.codes
+    categories = categorical["uid"].cat.categories
+    if any(isinstance(c, str) and not c.isascii() and _lone_surrogate(c) for c in categories):
+        # the categories are the column's dtype (public): DuckDB cannot convert a lone
+        # surrogate, and opening the table says so, before any query
+        with pytest.raises(DataError, match="surrogate"):
+            _units_of_x(categorical)
+        return
     assert _units_of_x(categorical) == codes[codes >= 0].nunique()
+
+
+def _lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def test_object_keys_distinguish_the_audits_merges() -> None:
