@@ -10,7 +10,7 @@ instead of charging, so a user sees the mechanism and every share before paying
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -63,6 +63,8 @@ class Plan:
         Whether the ledger's budget holds the charge now (``None`` without a ledger).
     refusal : str or None
         The message the charge would be refused with now, when it does not fit.
+    accounting : {"basic", "zcdp"} or None
+        The ledger's accounting, in which :attr:`charged` counts (``None`` without a ledger).
     """
 
     query: str
@@ -78,7 +80,7 @@ class Plan:
     charged: tuple[Fraction, Fraction, Fraction] | None = None
     fits: bool | None = None
     refusal: str | None = None
-    _accounting: str | None = field(default=None, repr=False)
+    accounting: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as strict JSON values (``--explain --json``).
@@ -106,6 +108,7 @@ class Plan:
             "ledger_charge": charged,
             "fits": self.fits,
             "refusal": self.refusal,
+            "accounting": self.accounting,
         }
         return json_dict(out)
 
@@ -155,7 +158,7 @@ class Plan:
         if self.ledger is None:
             return "  ledger: none (nothing would be recorded)"
         assert self.charged is not None
-        if self._accounting == "zcdp":
+        if self.accounting == "zcdp":
             charge = f"rho {float_up(self.charged[2]):.6g}"
         else:
             charge = (

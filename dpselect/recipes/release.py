@@ -91,13 +91,17 @@ def charge_then(
     """
     rules = row_rules(source, privacy_unit)
     release = _staged(_stating_rules(release, rules))
-    planned = Plan(name, float(eps), float(delta), kind, None if rho is None else float(rho),
-                   dict(parameters), privacy_unit, source, tuple(rules))  # fmt: skip
-    # under explain(), the release's own charge hands back its plan (a stage's is part of it)
+    # under explain(), the release's own charge hands back its plan (a stage's is part of it);
+    # otherwise no plan is built
     explain_now = explaining() and not in_a_stage()
+
+    def planned() -> Plan:
+        return Plan(name, float(eps), float(delta), kind, None if rho is None else float(rho),
+                    dict(parameters), privacy_unit, source, tuple(rules))  # fmt: skip
+
     if book is None:
         if explain_now:
-            stop_here(planned)
+            stop_here(planned())
         return release()
     if privacy_unit == ROWS:  # a column named like row-level protection: ambiguous in the ledger
         raise ParameterError(
@@ -110,7 +114,7 @@ def charge_then(
     if book.accounting == "zcdp":
         if rho is not None:
             if explain_now:
-                _stop_with_quote(planned, book, book.quote_zcdp(rho, privacy_unit=unit))
+                _stop_with_quote(planned(), book, book.quote_zcdp(rho, privacy_unit=unit))
             book.charge_zcdp(rho, mechanism=name, parameters=parameters, **recorded)
             return release()
         if delta > 0:
@@ -120,7 +124,7 @@ def charge_then(
                 f"{book.path} cannot take: use a basic ledger, or a mechanism with a zCDP cost"
             )
     if explain_now:
-        _stop_with_quote(planned, book, book.quote(eps, delta, kind=kind, privacy_unit=unit))
+        _stop_with_quote(planned(), book, book.quote(eps, delta, kind=kind, privacy_unit=unit))
     out: T = book.charge_then(release, eps, delta, name, parameters, kind=kind, **recorded)
     return out
 
@@ -130,7 +134,7 @@ def _stop_with_quote(planned: Plan, book: Any, quote: Quote) -> None:
     charged and whether it fits (:meth:`~dpselect.accounting.Ledger.quote`)."""
     stop_here(replace(planned, ledger=book.path, fits=quote.fits, refusal=quote.refusal,
                       charged=(quote.charged_epsilon, quote.charged_delta, quote.charged_rho),
-                      _accounting=book.accounting))  # fmt: skip
+                      accounting=book.accounting))  # fmt: skip
 
 
 def _stating_rules(release: Callable[[], T], rules: list[str]) -> Callable[[], T]:
