@@ -38,24 +38,24 @@ PRICE = ["price", "--column", "minutes", "--epsilon", "1", "--prices", "10,20,30
          "--max-price", "100"]  # fmt: skip
 
 REFUSALS = [
-    (TOP + ["--max-contributions", "2"], "--max-contributions other than 1 needs --privacy-unit"),
-    (TOP + ["--max-contributions", "0", "--privacy-unit", "user"],
+    ([*TOP, "--max-contributions", "2"], "--max-contributions other than 1 needs --privacy-unit"),
+    ([*TOP, "--max-contributions", "0", "--privacy-unit", "user"],
      "--max-contributions must be at least 1"),
-    (TOP + ["--max-rows-per-value", "2"], "--max-rows-per-value other than 1 needs --privacy-unit"),
-    (TOP + ["--privacy-unit", "user", "--auto-fraction", "0.3"],
+    ([*TOP, "--max-rows-per-value", "2"], "--max-rows-per-value other than 1 needs --privacy-unit"),
+    ([*TOP, "--privacy-unit", "user", "--auto-fraction", "0.3"],
      "--auto-fraction applies only where a choice is automatic"),
-    (TOP + ["--privacy-unit", "user", "--by", "country", "--delta", "1e-6",
+    ([*TOP, "--privacy-unit", "user", "--by", "country", "--delta", "1e-6",
             "--group-fraction", "1.5"], "--group-fraction must be in (0, 1)"),
-    (TOP + ["--privacy-unit", "user", "--by", "country", "--delta", "1e-6",
+    ([*TOP, "--privacy-unit", "user", "--by", "country", "--delta", "1e-6",
             "--max-contributions", "auto", "--auto-fraction", "0.2", "--group-fraction", "0.3"],
      "--auto-fraction and --group-fraction set one share"),
-    (KEYS + ["--max-rows-per-value", "0", "--privacy-unit", "user"],
+    ([*KEYS, "--max-rows-per-value", "0", "--privacy-unit", "user"],
      "--max-rows-per-value must be at least 1"),
-    (QUANTILE + ["--max-rows", "0", "--privacy-unit", "user"], "--max-rows must be at least 1"),
-    (QUANTILE + ["--max-rows", "3"], "--max-rows other than 1 needs --privacy-unit"),
-    (QUANTILE + ["--auto-fraction", "0.3"],
+    ([*QUANTILE, "--max-rows", "0", "--privacy-unit", "user"], "--max-rows must be at least 1"),
+    ([*QUANTILE, "--max-rows", "3"], "--max-rows other than 1 needs --privacy-unit"),
+    ([*QUANTILE, "--auto-fraction", "0.3"],
      "--auto-fraction applies only where a choice is automatic"),
-    (PRICE + ["--max-rows", "2"], "--max-rows other than 1 needs --privacy-unit"),
+    ([*PRICE, "--max-rows", "2"], "--max-rows other than 1 needs --privacy-unit"),
 ]  # fmt: skip
 
 
@@ -78,8 +78,8 @@ def test_the_flags_reach_the_release_as_the_python_value(visits: Any) -> None:
     """Same seed: the command line's bounds are the release's (recorded in its parameters)."""
     import json
 
-    result = run_cli("top-k", visits, *TOP[1:], "--privacy-unit", "user", "--max-contributions",
-                     "2", "--max-rows-per-value", "3", "--json", "--insecure-seed", "4")  # fmt: skip
+    flags = ["--privacy-unit", "user", "--max-contributions", "2", "--max-rows-per-value", "3"]
+    result = run_cli("top-k", visits, *TOP[1:], *flags, "--json", "--insecure-seed", "4")
     assert result.returncode == 0, result.stderr
     parameters = json.loads(result.stdout)["parameters"]
     assert (parameters["max_contributions"], parameters["max_rows_per_value"]) == (2, 3)
