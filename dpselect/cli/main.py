@@ -322,8 +322,10 @@ def _run_selection(
                 c = candidate_multiplicity(table, column, cand_list)
         n = None if cand_list is None else len(cand_list)
         if grouped:
+            shares = {"max_groups": bounds.groups_per_unit, "group_fraction": bounds.auto_share}
             epsilon, delta = _group_plan_header(
-                grouped, file, engine, spark_master, schema, privacy_unit, epsilon, delta,
+                {**grouped, **shares}, file, engine, spark_master, schema, privacy_unit, epsilon,
+                delta,
                 cand_list is None or mechanism == "gaussian_histogram", as_json,
             )  # fmt: skip
         _print_plan(k, n, epsilon, delta, c, as_json, note, max_rows_per_value)
