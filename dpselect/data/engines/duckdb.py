@@ -289,10 +289,8 @@ class DuckDBEngine:
             return self._kept_values(column, privacy_unit, max_rows, salt, progress)
         held = table.float_columns.get(column)
         if held is not None:  # a pandas float64 column: the query's result without the query
-            out_held = kept_numbers(held)  # a new array, in the rows' order
-            if progress is not None:
-                progress(100.0)
-            return out_held
+            out_held = kept_numbers(held)  # a new array, in the rows' order (no query: quick,
+            return out_held  # so no progress reported, as for a query under a second)
         sql = (
             f"SELECT v FROM (SELECT TRY_CAST({_quote(column)} AS DOUBLE) AS v FROM data) "
             f"WHERE {number_kept_sql('v')}"
