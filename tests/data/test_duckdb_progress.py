@@ -161,6 +161,23 @@ def test_top_k_releases_the_same_with_and_without_progress(monkeypatch):
     assert seen and all(0.0 <= p <= 100.0 for p in seen) and seen[-1] == 100.0
 
 
+def test_the_passes_of_auto_bounds_share_one_rising_bar(monkeypatch):
+    """``max_contributions="auto"`` runs one pass per bound; each maps its percent into its
+    share of ``0 .. 100`` (read as a fraction before: every pass's end at about ``100 / n``)."""
+    monkeypatch.setattr(duckdb_progress, "REPORT_AFTER_SECONDS", 0.0)  # every query reports
+    users = [u for u in range(400) for _ in range(3)]
+    frame = pd.DataFrame(
+        {"user": users, "item": [f"v{(u * 7 + i) % 11}" for i, u in enumerate(users)]}
+    )
+    seen: list[float] = []
+    dpselect.top_k(
+        frame, "item", 3, 1.0, delta=1e-6, privacy_unit="user", max_contributions="auto",
+        source=InsecureSeededSource(2), progress=seen.append,
+    )  # fmt: skip
+    assert len(seen) >= 3 and seen == sorted(seen) and seen[-1] == 100.0
+    assert all(0.0 <= p <= 100.0 for p in seen) and seen[-2] > 50.0
+
+
 def _cli_on_a_terminal(script: str, *args: str) -> tuple[int, str, str]:
     """``script`` then the command ``args`` in a new process whose stderr is a terminal (a
     pseudo-terminal: the bar shows on a TTY only); its exit code, stdout and stderr."""
