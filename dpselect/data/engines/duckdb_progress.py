@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 import duckdb
 
-__all__ = ["POLL_SECONDS", "REPORT_AFTER_SECONDS", "QueryProgress", "run_query"]
+__all__ = ["POLL_SECONDS", "REPORT_AFTER_SECONDS", "QueryProgress", "run_query", "track_progress"]
 
 #: A query reports its progress only once it has run this long (seconds).
 REPORT_AFTER_SECONDS = 1.0
