@@ -222,7 +222,7 @@ class Session:
         contributions : Contributions, optional
             This query's bounds, in place of the session's.
         progress : callable, optional
-            Called with the fraction done.
+            Called with the percentage done (``0 .. 100``) while a query runs over a second.
 
         Returns
         -------

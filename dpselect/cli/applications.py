@@ -287,7 +287,8 @@ _Progress = Callable[[float], None]
 
 @contextmanager
 def _scan_progress(enabled: bool) -> Iterator[tuple[_Progress | None, _Progress | None]]:
-    """Rich progress bars on stderr (TTY only): reading the column (percent), then the
+    """Rich progress bars on stderr (TTY only), each from its first report: reading the
+    column (percent: DuckDB's own query progress, for a query over a second), then the
     mechanism's work (fraction: of the levels for the joint and recursive methods, of the rows
     processed for the continuous one)."""
     if not enabled:
@@ -303,15 +304,20 @@ def _scan_progress(enabled: bool) -> Iterator[tuple[_Progress | None, _Progress 
         console=Console(stderr=True),
         transient=True,
     ) as bar:
-        task = bar.add_task("reading the column", total=100.0)
+        scan: list[Any] = []  # from the first report: DuckDB reports a query over a second
         work: list[Any] = []
+
+        def on_scan(percent: float) -> None:
+            if not scan:
+                scan.append(bar.add_task("reading the column", total=100.0))
+            bar.update(scan[0], completed=percent)
 
         def on_work(fraction: float) -> None:
             if not work:
                 work.append(bar.add_task("computing the quantiles", total=1.0))
             bar.update(work[0], completed=fraction)
 
-        yield (lambda percent: bar.update(task, completed=percent)), on_work
+        yield on_scan, on_work
 
 
 @click.command("price")

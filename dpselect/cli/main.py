@@ -57,7 +57,9 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 
 @contextmanager
 def _progress(enabled: bool) -> Iterator[Callable[[float], None] | None]:
-    """A rich progress bar on stderr while the data is scanned (TTY only)."""
+    """A rich progress bar on stderr while the data is scanned (TTY only): DuckDB's own
+    query progress (``progress(percent)``), shown from the first report (a query over a
+    second, :mod:`dpselect.data.engines.duckdb_progress`): nothing for a quick run."""
     if not enabled:
         yield None
         return
@@ -68,8 +70,19 @@ def _progress(enabled: bool) -> Iterator[Callable[[float], None] | None]:
     with Progress(
         TextColumn("scanning"), BarColumn(), TaskProgressColumn(), console=console, transient=True
     ) as bar:
-        task = bar.add_task("scan", total=100.0)
-        yield lambda percent: bar.update(task, completed=percent)
+        yield _lazy_task(bar, "scan")
+
+
+def _lazy_task(bar: Any, name: str) -> Callable[[float], None]:
+    """``progress(percent)`` updating a task of ``bar`` added at the first report."""
+    task: list[Any] = []
+
+    def report(percent: float) -> None:
+        if not task:
+            task.append(bar.add_task(name, total=100.0))
+        bar.update(task[0], completed=percent)
+
+    return report
 
 
 def _print_result(result: TopKResult, as_json: bool) -> None:

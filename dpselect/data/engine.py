@@ -26,7 +26,9 @@ if TYPE_CHECKING:  # annotations only: importing the interface loads no heavy mo
 
 __all__ = ["Engine", "Progress", "is_opened_table"]
 
-#: ``progress(percent)``, polled while a query runs (an engine may ignore it).
+#: ``progress(percent)``, ``0 .. 100``, called while a query runs (an engine may ignore it;
+#: DuckDB reports its own query progress for a query over a second,
+#: :mod:`dpselect.data.engines.duckdb_progress`).
 Progress = Callable[[float], None] | None
 
 

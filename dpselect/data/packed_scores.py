@@ -504,6 +504,4 @@ def packed_candidate_scores(
                 )  # fmt: skip
     finally:
         table.connection.execute(f"DROP TABLE IF EXISTS {_SEEDS_TABLE}")
-    if progress is not None:
-        progress(100.0)
     return scores_out

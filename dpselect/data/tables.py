@@ -39,7 +39,6 @@ from __future__ import annotations
 import glob
 import os
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +49,7 @@ import duckdb
 from ..core.errors import DataError, given
 from .engine import Engine, is_opened_table
 from .engines.duckdb import DuckDBEngine
+from .engines.duckdb_progress import run_query
 from .held_setting import HeldSetting
 from .schema import is_nested, parse_schema
 from .text_casts import declared_text_sql, has_text_rule
@@ -207,7 +207,8 @@ class Table(DuckDBEngine):
         params: list[Any] | dict[str, Any] | None = None,
         progress: Callable[[float], None] | None = None,
     ) -> list[tuple[Any, ...]]:
-        """Run ``sql`` and fetch every row; ``progress(percent)`` is polled while it runs."""
+        """Run ``sql`` and fetch every row; ``progress(percent)`` is told DuckDB's progress
+        while it runs (a query over a second: :mod:`~.engines.duckdb_progress`)."""
         rows: list[tuple[Any, ...]] = self._run(sql, params, progress, lambda r: r.fetchall())
         return rows
 
@@ -256,56 +257,15 @@ class Table(DuckDBEngine):
         fetch: Callable[[Any], Any],
         relation: bool = False,
     ) -> Any:
-        # The query runs in a worker thread so that Ctrl-C (KeyboardInterrupt, delivered to the
-        # main thread) interrupts DuckDB at once (connection.interrupt) instead of when the
-        # scan ends; the KeyboardInterrupt is then re-raised for the CLI to report.
-        if progress is not None:
-            # DuckDB tracks progress only with its progress bar on (printing stays off).
-            self.connection.execute("SET SESSION enable_progress_bar = true")
-            self.connection.execute("SET SESSION enable_progress_bar_print = false")
-        result: list[Any] = []
-        failure: list[BaseException] = []
+        # Every query of the engine's methods runs here, through run_query: in a worker thread
+        # (Ctrl-C interrupts DuckDB at once), DuckDB's own progress reported to ``progress``
+        # for a query that runs over a second (dpselect.data.engines.duckdb_progress).
+        def call() -> Any:
+            if relation:  # a relation streams Arrow batches without an extra copy
+                return fetch(self.connection.sql(sql, params=params or None))
+            return fetch(self.connection.execute(sql, params or []))
 
-        # Completion is signalled by an Event, not Thread.join/is_alive: a KeyboardInterrupt
-        # that lands inside join() can leave is_alive() False while the thread still runs.
-        done = threading.Event()
-
-        def run() -> None:
-            try:
-                if relation:  # a relation streams Arrow batches without an extra copy
-                    result.append(fetch(self.connection.sql(sql, params=params or None)))
-                else:
-                    result.append(fetch(self.connection.execute(sql, params or [])))
-            except BaseException as exc:  # re-raised in the caller's thread
-                failure.append(exc)
-            finally:
-                done.set()
-
-        threading.Thread(target=run, daemon=True).start()
-        try:
-            while not done.wait(0.1):
-                if progress is None:
-                    continue
-                try:
-                    percent = float(self.connection.query_progress())
-                except (duckdb.Error, RuntimeError):  # pragma: no cover - depends on timing
-                    percent = -1.0
-                if percent >= 0:
-                    progress(percent)
-        except KeyboardInterrupt:
-            # Repeat: an interrupt that arrives before DuckDB starts executing is lost.
-            deadline = time.monotonic() + 10.0
-            while not done.is_set() and time.monotonic() < deadline:
-                self.connection.interrupt()
-                done.wait(0.05)
-            failure.clear()
-            result.clear()
-            raise
-        if failure:
-            raise failure[0]
-        if progress is not None:
-            progress(100.0)
-        return result[0]
+        return run_query(self.connection, call, progress)
 
 
 def _split_suffix(path: str) -> tuple[str, bool]:

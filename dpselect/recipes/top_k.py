@@ -591,12 +591,12 @@ def _choose_rows_bound(
 
 
 def _share(progress: Progress, i: int, bounds: list[int]) -> Progress:
-    """The progress callback of the ``i``-th of ``len(bounds)`` scoring passes (its fraction
+    """The progress callback of the ``i``-th of ``len(bounds)`` scoring passes (its percent
     mapped into the pass's share of the whole), or ``None``."""
     if progress is None:
         return None
     report = progress
-    return lambda p: report((i + p) / len(bounds))
+    return lambda p: report((100.0 * i + min(max(p, 0.0), 100.0)) / len(bounds))
 
 
 def most_common(

@@ -202,8 +202,8 @@ def top_k_unknown_domain_auto_contributions(
 
 
 def _part(progress: Any, i: int, parts: int) -> Any:
-    """The progress callback of the ``i``-th of ``parts`` histogram passes."""
-    return lambda p: progress((i + p) / (parts + 1))
+    """The progress callback (percent) of the ``i``-th of ``parts`` histogram passes."""
+    return lambda p: progress((100.0 * i + min(max(p, 0.0), 100.0)) / (parts + 1))
 
 
 def mechanism_at(mech: str, k: int, eps: float, delta: float, m: int, r: int,

@@ -235,6 +235,9 @@ def test_candidate_paths_and_progress_agree(monkeypatch, arrow, with_progress):
     expected = [scores(df), scores(df, "user_id", 2, 5)]
     if not arrow:  # no pyarrow: the list goes as a query parameter
         monkeypatch.setattr(scores_module, "as_arrow", lambda values: None)
+    from dpselect.data.engines import duckdb_progress
+
+    monkeypatch.setattr(duckdb_progress, "REPORT_AFTER_SECONDS", 0.0)  # every query reports
     seen = []
     progress = seen.append if with_progress else None
     table = open_table(df)

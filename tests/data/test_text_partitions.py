@@ -259,10 +259,13 @@ def test_the_written_join_order_is_counted_and_restored():
         connection.execute(f"SET disabled_optimizers = '{before}'")
 
 
-def test_the_packed_plan_on_a_csv_runs_its_joins_as_written(tmp_path):
+def test_the_packed_plan_on_a_csv_runs_its_joins_as_written(tmp_path, monkeypatch):
     """The packed plan on a text source runs with the join-order optimizers off (seen from
     another cursor while it runs) and restores them; the scores are those of the same rows
     from Parquet (where the optimizer plans as it likes)."""
+    from dpselect.data.engines import duckdb_progress
+
+    monkeypatch.setattr(duckdb_progress, "REPORT_AFTER_SECONDS", 0.0)  # every query reports
     path, schema = _csv(tmp_path)
     table = open_table(path, schema=schema)
     other = tables._database().cursor()

@@ -193,7 +193,7 @@ class DuckDBEngine:
             f"SELECT count(DISTINCT {_quote(column)}) AS c FROM data "
             f"WHERE {_quote(privacy_unit)} IS NOT NULL GROUP BY {_quote(privacy_unit)}"
         )
-        raw = self._table().connection.execute(sql).fetchnumpy()["c"]
+        raw = self._table().query_numpy(sql)["c"]
         return np.asarray(raw, dtype=np.int64)
 
     def row_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
@@ -210,7 +210,7 @@ class DuckDBEngine:
                            GROUP BY 1)
             WHERE {scores.unit_kept_sql(unit_type)}
         """
-        raw = table.connection.execute(sql).fetchnumpy()["c"]
+        raw = table.query_numpy(sql)["c"]
         return np.asarray(raw, dtype=np.int64)
 
     def _kept_values(
@@ -256,7 +256,7 @@ class DuckDBEngine:
             f"SELECT v FROM (SELECT TRY_CAST({_quote(column)} AS DOUBLE) AS v FROM data) "
             "WHERE v IS NOT NULL"
         )
-        raw = self._table().connection.execute(sql).fetchnumpy()["v"]
+        raw = self._table().query_numpy(sql)["v"]
         values = np.asarray(np.ma.filled(raw, np.nan), dtype=np.float64)
         return kept_numbers(values)
 
@@ -289,10 +289,8 @@ class DuckDBEngine:
             return self._kept_values(column, privacy_unit, max_rows, salt, progress)
         held = table.float_columns.get(column)
         if held is not None:  # a pandas float64 column: the query's result without the query
-            out_held = kept_numbers(held)  # a new array, in the rows' order
-            if progress is not None:
-                progress(100.0)
-            return out_held
+            out_held = kept_numbers(held)  # a new array, in the rows' order (no query: quick,
+            return out_held  # so no progress reported, as for a query under a second)
         sql = (
             f"SELECT v FROM (SELECT TRY_CAST({_quote(column)} AS DOUBLE) AS v FROM data) "
             f"WHERE {number_kept_sql('v')}"
