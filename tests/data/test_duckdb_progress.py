@@ -15,10 +15,10 @@ import duckdb
 import pandas as pd
 import pytest
 
-import dpselect
 from dpselect.data.engines import duckdb_progress
 from dpselect.data.engines.duckdb_progress import QueryProgress
 from dpselect.data.tables import open_table
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 
 #: About 2 s here (2 cores, shared): one scan of 2 * 10^8 generated rows.
@@ -149,7 +149,7 @@ def test_top_k_releases_the_same_with_and_without_progress(monkeypatch):
     runs = {}
     for with_progress in (False, True):
         seen: list[float] = []
-        result = dpselect.top_k(
+        result = recipe_top_k(
             frame, "item", 3, 1.0, candidates=candidates, privacy_unit="user",
             max_contributions=2, counts=True, source=InsecureSeededSource(7),
             progress=seen.append if with_progress else None,
@@ -170,7 +170,7 @@ def test_the_passes_of_auto_bounds_share_one_rising_bar(monkeypatch):
         {"user": users, "item": [f"v{(u * 7 + i) % 11}" for i, u in enumerate(users)]}
     )
     seen: list[float] = []
-    dpselect.top_k(
+    recipe_top_k(
         frame, "item", 3, 1.0, delta=1e-6, privacy_unit="user", max_contributions="auto",
         source=InsecureSeededSource(2), progress=seen.append,
     )  # fmt: skip
