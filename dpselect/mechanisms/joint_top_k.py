@@ -149,6 +149,7 @@ class _Profile:
     k: int
     d: int
     complete: bool  # every candidate is in the profile
+    floor: int | None = None  # the candidates below it are not (levels up to top[-1] - floor)
 
     @property
     def n_distinct(self) -> int:
@@ -339,7 +340,7 @@ def _profile(
         start = int(cum[b - 1]) + 1 if b > 0 else 1
         first.append(start)
         length.append(min(int(cum[b]), k) - start + 1)
-    return _Profile(asc, cum, top, first, length, k, d, complete)
+    return _Profile(asc, cum, top, first, length, k, d, complete, None if complete else floor)
 
 
 # --------------------------------------------------------------------------- the level
@@ -665,7 +666,8 @@ def _fast_law(profile: _Profile, scale: Fraction, bits: int, slack: float = 1.0)
     """
     s = float(scale)
     top_level = profile.max_level
-    cap = top_level if profile.complete else profile.top[-1] - _int(profile.asc[0])
+    # levels up to cap are counted right: every threshold top[b] - E is at or above the floor
+    cap = top_level if profile.floor is None else profile.top[-1] - profile.floor
     if cap < 0:
         return None
     reach = _reach(profile.d, profile.k, scale, bits)
