@@ -788,7 +788,7 @@ def _items_by_profile(
 
 
 #: Inputs with ``k d`` at most this are handled without a window (few levels in all).
-_SMALL = 4096
+_SMALL = 64
 
 
 class _Prepared:
