@@ -674,8 +674,8 @@ def _fast_law(profile: _Profile, scale: Fraction, bits: int, slack: float = 1.0)
     search = min(cap, math.floor(reach))
     if search + 1 <= _GRID:
         grid = np.arange(search + 1, dtype=np.int64)
-    else:
-        grid = np.unique((np.arange(_GRID, dtype=np.int64) * search) // (_GRID - 1))
+    else:  # Python ints: search * g may not fit in int64
+        grid = np.asarray(sorted({search * g // (_GRID - 1) for g in range(_GRID)}), np.int64)
     scores = profile.log_counts(grid) - grid / s
     best = int(np.argmax(scores))
     mode, log_z = int(grid[best]), float(scores[best]) - 1e-6  # Z >= N(mode) w(mode)
@@ -751,8 +751,10 @@ def _fast_law(profile: _Profile, scale: Fraction, bits: int, slack: float = 1.0)
     else:
         below = 0.0
     above = math.exp(log_total - (hi + 1) / s - m) * (1 + tau + 1e-9) if upper else 0.0
-    low = c * (1 - tau) - below
-    high = c * (1 + tau) + below
+    # exp may underflow (to 0 or a subnormal): at most 2^-1022 per term, Z >= 1 here
+    floor_error = (levels.shape[0] + 2) * 2.0**-1000
+    low = c * (1 - tau) - below - floor_error
+    high = c * (1 + tau) + below + floor_error
     return _FastLaw(levels, low, high, below, float(low[-1]), float(high[-1]) + above, m)
 
 
