@@ -85,6 +85,8 @@ __all__ = ["joint_top_k_loss", "make_joint_top_k"]
 WINDOW_BITS = 80
 #: Grid points for the float search of the heaviest level.
 _GRID = 1024
+#: Grid points for the fast law's search of the mode (only the window's width depends on it).
+_FAST_GRID = 256
 #: Chunks bounding the mass above the window.
 _CHUNKS = 128
 #: Counts whose range is below this are handled as int64 (else as Python ints).
@@ -672,10 +674,11 @@ def _fast_law(profile: _Profile, scale: Fraction, bits: int, slack: float = 1.0)
         return None
     reach = _reach(profile.d, profile.k, scale, bits)
     search = min(cap, math.floor(reach))
-    if search + 1 <= _GRID:
+    if search + 1 <= _FAST_GRID:
         grid = np.arange(search + 1, dtype=np.int64)
     else:  # Python ints: search * g may not fit in int64
-        grid = np.asarray(sorted({search * g // (_GRID - 1) for g in range(_GRID)}), np.int64)
+        points = {search * g // (_FAST_GRID - 1) for g in range(_FAST_GRID)}
+        grid = np.asarray(sorted(points), np.int64)
     scores = profile.log_counts(grid) - grid / s
     best = int(np.argmax(scores))
     mode, log_z = int(grid[best]), float(scores[best]) - 1e-6  # Z >= N(mode) w(mode)
@@ -797,7 +800,11 @@ class _Prepared:
     """The exact law on one count vector: prepared once, then any number of draws.
 
     ``bits=None`` computes every level at once; otherwise a window of levels first
-    (module docstring), every level only when a draw needs it (then cached).
+    (module docstring), every level only when a draw needs it (then cached). ``fast``: the
+    float64 law with certified bounds (int64 counts; :func:`_fast_law`) decides the level,
+    the exact ``arb`` walk over every level (increasing ``E``, the same ``U``) when it does
+    not; ``fast=False`` runs the exact window walk. ``slack`` widens the fast law's bounds
+    (tests: ``1e300`` sends every draw to the exact path).
     """
 
     def __init__(

@@ -240,6 +240,13 @@ def plan_top_k(
 ) -> TopKPlan:
     """Calibrate the chosen mechanism to ``(eps, delta)`` at one person.
 
+    ``mech="auto"``: the criterion's pick (:func:`resolve_top_k_method`), or the joint
+    exponential mechanism (Gillenwater, Joseph, Munoz Medina and Ribero Diaz, ICML 2022) when
+    :func:`joint_may_compete` and its 95% bound on the ranked error ``E = max_i (c_(i) -
+    c_{s_i})`` (its accuracy line's margin: the utility theorem) is below the margin of the
+    pick's own accuracy line; the plan's accuracy line then states both numbers. Public facts
+    only: ``n, k, eps, c, r``.
+
     Selection scores move by at most ``r = max_rows_per_value`` each, all the same way
     (monotonic; data.scores): the selection maps are taken at ``d_in = r``. Each person moves
     at most ``c`` of them (histograms: L1 ``c r``, L2 ``r sqrt(c)``). ``r = 1`` is the plan
