@@ -618,8 +618,10 @@ def _block_logs(profile: _Profile, blocks: npt.NDArray[np.int64], n: npt.NDArray
         for t in range(1, profile.length[b]):
             acc += np.log(base[rows] - t)
         out[rows] = acc
-    # each log within _ULPS ulp of a value <= 64 in magnitude, the sum of `length` terms
-    err = (length * (2 * _ULPS + 2 * length) * 64.0) * _U
+    # each log within _ULPS ulp (2 _ULPS _U relative) of a value in [0, log d], the sum of
+    # `length` terms
+    log_d = math.log(max(profile.d, 2)) * (1 + 1e-12)
+    err = (length * (2 * _ULPS + 2 * length) * log_d) * _U
     return out, err
 
 
