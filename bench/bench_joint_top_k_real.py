@@ -21,11 +21,13 @@ value, ``r = 1``):
 For each vector, ``k`` and ``epsilon`` (pure DP, ``delta = 0``, the whole list at
 ``epsilon``): the plans of :func:`~dpselect.mechanisms.top_k_plan.plan_top_k` for
 ``mechanism="joint"`` (one exponential mechanism, scale ``2 / epsilon`` whatever ``c``),
-``"gumbel"`` (one-shot Gumbel top-k, ``k`` rounds at ``epsilon / k``) and ``"auto"`` (what
-the planner picks), each run ``runs`` times on the same counts (CSPRNG). Printed: the mean
-time of a call and the ratio joint / Gumbel; the paper's error ``E = max_i (c_(i) - c_{s_i})``
-and precision@k (the share of released values whose count is at least ``c_(k)``: ties
-count), each as a mean with its 95% half-width (``1.96 sd / sqrt(runs)``).
+``"gumbel"`` (one-shot Gumbel top-k, ``k`` rounds at ``epsilon / k``), ``"auto"`` (what
+the planner picks) and, where "auto" picks the joint mechanism, what it picked before the
+joint mechanism competed ("auto without joint", ``resolve_top_k_method``), each run
+``runs`` times on the same counts (CSPRNG). Printed: the mean time of a call and the ratio
+joint / Gumbel; the paper's error ``E = max_i (c_(i) - c_{s_i})`` and precision@k (the
+share of released values whose count is at least ``c_(k)``: ties count), each as a mean
+with its 95% half-width (``1.96 sd / sqrt(runs)``).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpselect.mechanisms.top_k_plan import plan_top_k
+from dpselect.mechanisms.top_k_plan import plan_top_k, resolve_top_k_method
 
 
 def _flights():  # type: ignore[no-untyped-def]
@@ -104,8 +106,12 @@ def run(counts: np.ndarray, c: int, k: int, eps: float, runs: int) -> dict[str, 
     top = np.sort(counts)[::-1][:k]
     kth = top[-1]
     out: dict[str, dict] = {}
-    for mech in ("joint", "gumbel", "auto"):
-        plan = plan_top_k(n, k, eps, 0.0, mech, False, c, None)
+    before = resolve_top_k_method("auto", k, n, eps, 0.0, c, False)  # auto's pick without joint
+    for mech in ("joint", "gumbel", "auto", "before"):
+        if mech == "before" and out["auto"]["method"] == before:
+            out[mech] = out["auto"]
+            continue
+        plan = plan_top_k(n, k, eps, 0.0, before if mech == "before" else mech, False, c, None)
         plan.measurement(counts)  # warm up
         times, errs, precs = [], [], []
         for _ in range(runs):
@@ -134,25 +140,30 @@ def main() -> None:
     args = parser.parse_args()
     print(
         "| data (n, c) | k | eps | auto runs | time joint / Gumbel | E joint | E Gumbel | "
-        "E auto | precision joint | precision Gumbel | precision auto |"
+        "E auto | E auto without joint | precision joint | precision Gumbel | precision auto | "
+        "precision auto without joint |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in args.data:
         counts, c = DATA[name]()
         for k in args.ks:
             for eps in args.epsilons:
                 r = run(counts, c, k, eps, args.runs)
-                j, g, a = r["joint"], r["gumbel"], r["auto"]
+                j, g, a, b = r["joint"], r["gumbel"], r["auto"], r["before"]
 
                 def cell(v: tuple[float, float], fmt: str = ".1f") -> str:
                     return f"{v[0]:{fmt}} +- {v[1]:{fmt}}"
+
+                def same(a: dict, b: dict, key: str, fmt: str = ".1f") -> str:
+                    return "=" if a is b else f"{b['method']}: {cell(b[key], fmt)}"
 
                 print(
                     f"| {name} ({counts.shape[0]}, {c}) | {k} | {eps:g} | {a['method']} | "
                     f"{j['time'] * 1e3:.2f} / {g['time'] * 1e3:.2f} ms = "
                     f"{j['time'] / g['time']:.1f}x | {cell(j['E'])} | {cell(g['E'])} | "
-                    f"{cell(a['E'])} | {cell(j['prec'], '.3f')} | {cell(g['prec'], '.3f')} | "
-                    f"{cell(a['prec'], '.3f')} |",
+                    f"{cell(a['E'])} | {same(a, b, 'E')} | {cell(j['prec'], '.3f')} | "
+                    f"{cell(g['prec'], '.3f')} | {cell(a['prec'], '.3f')} | "
+                    f"{same(a, b, 'prec', '.3f')} |",
                     flush=True,
                 )
 
