@@ -183,3 +183,15 @@ def test_the_recipe_runs_joint_under_auto_where_units_hold_many_values() -> None
     one = top_k(frame, "page", 10, 1.0, candidates=pages, privacy_unit="user",
                 max_contributions=1, source=InsecureSeededSource(4))  # fmt: skip
     assert one.parameters["mechanism"] == "laplace_histogram"
+
+
+@pytest.mark.parametrize(("n", "c", "k", "eps"), JOINT_CELLS[:2] + OTHER_CELLS[:1])
+def test_the_preview_marks_what_auto_runs(n, c, k, eps) -> None:
+    from dpselect.mechanisms.top_k_plan import plan_top_k
+
+    preview = dp.preview_top_k(k, n, epsilon=eps, max_contributions=c)
+    (chosen,) = [row for row in preview.rows if row.chosen]
+    assert chosen.mechanism == plan_top_k(n, k, eps, 0.0, "auto", False, c, None).method
+    (joint,) = [row for row in preview.rows if row.mechanism == "joint"]
+    scale = joint.scale  # the reference instance's gap, in closed form
+    assert joint.gap_90 == pytest.approx(scale * (math.log(math.comb(n, k) - 1) + math.log(9)))
