@@ -6,6 +6,10 @@
   test at ``ALPHA = 1e-6`` (tests/gof.py), for the paths with and without the window and with
   a window so narrow that the fallback to every level runs often; and the same test rejecting
   two broken variants (the scale halved; the first position drawn uniformly);
+- the fast law (Wu and Zhang's pruning, the pruned mass as an interval): its bounds hold the
+  exact cumulative weights and decide all but a few draws; its draws fit the enumerated law
+  when it decides, when every draw is sent to the exact path, and on instances where pruning
+  triggers; a fast law that drops the pruned mass is rejected;
 - the privacy map (rounded up) and, on small instances, that every sequence's exact
   probability moves by at most ``exp(epsilon)`` between neighbouring count vectors;
 - the parameter errors and the edge cases (``k = d``, ``d = 1``, all counts equal).
