@@ -29,6 +29,19 @@ Exact sampling, in three steps (docs/mechanisms.md, "Joint exponential top-k"):
    in ``Z``; should ``U`` fall where that interval matters, every level is computed and the
    walk resumes with the same ``U`` and the same order, so the released level is the ideal
    one.
+   **The fast law** (int64 counts, ``k d`` above :data:`_SMALL`), after the pruning of Wu
+   and Zhang ("Faster Differentially Private Top-k Selection: A Joint Exponential Mechanism
+   with Pruning", NeurIPS 2024): the candidates whose count is below ``c_(k)`` minus the
+   reach (where every sequence using one weighs about ``2^-80`` of ``Z`` at most) are not in
+   the profile, the counts below ``c_(k)`` share one table slot per distinct value, and the
+   levels outside a window ``[lo, hi]`` around the mode are one group. Inside the window the
+   cumulative weights ``C(E)`` at the levels where ``N`` changes are computed in float64 from
+   ``log N`` (summation by parts: positive terms only) with a rigorous error bound, and the
+   group's mass enters as an interval (``N(lo - 1)`` below, ``d!/(d-k)! exp(-(hi+1)/scale)``
+   above). The level is the one inversion with ``U`` picks, in increasing ``E``, when the
+   bounds decide; otherwise (about once in 10^4 draws, or whenever ``U`` lands where the
+   pruned mass matters) every level is counted exactly and the ``arb`` walk above runs with
+   the same ``U`` in the same order, so the released level is the ideal one.
 3. **The sequence.** Given ``E``, the first position ``i*`` whose error equals ``E`` is drawn
    with probability proportional to ``prod_{i<i*}(|S_i(<E)| - (i-1)) |T_{i*}(E)|
    prod_{i>i*}(|S_i(<=E)| - (i-1))`` (``S_i(<=E) = {j : c_(i) - c_j <= E}``, ``S_i(<E)``
@@ -72,6 +85,8 @@ __all__ = ["joint_top_k_loss", "make_joint_top_k"]
 WINDOW_BITS = 80
 #: Grid points for the float search of the heaviest level.
 _GRID = 1024
+#: Grid points for the fast law's search of the mode (only the window's width depends on it).
+_FAST_GRID = 256
 #: Chunks bounding the mass above the window.
 _CHUNKS = 128
 #: Counts whose range is below this are handled as int64 (else as Python ints).
@@ -136,6 +151,7 @@ class _Profile:
     k: int
     d: int
     complete: bool  # every candidate is in the profile
+    floor: int | None = None  # the candidates below it are not (levels up to top[-1] - floor)
 
     @property
     def n_distinct(self) -> int:
@@ -283,8 +299,24 @@ def _normalised(x: Any) -> npt.NDArray[Any]:
     return out
 
 
-def _distinct(values: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], npt.NDArray[np.int64]]:
-    """Distinct values ascending and their multiplicities."""
+def _distinct(
+    values: npt.NDArray[Any], pivot: int | None = None
+) -> tuple[npt.NDArray[Any], npt.NDArray[np.int64]]:
+    """Distinct values ascending and their multiplicities. ``pivot``: a value with few values
+    above it (the ``k``-th largest), counted apart so that one long gap at the top does not
+    make the counting table as long as the range."""
+    if values.dtype.kind != "O" and values.shape[0] > 0 and pivot is not None:
+        lo = int(values.min())
+        if lo <= pivot and pivot - lo <= 4 * values.shape[0] + (1 << 16):
+            above = values[values > pivot]
+            clipped = np.bincount(np.minimum(values, pivot) - lo)
+            clipped[-1] -= above.shape[0]
+            present = np.flatnonzero(clipped)
+            high, high_mult = np.unique(above, return_counts=True)
+            return (
+                np.concatenate(((present + lo).astype(np.int64), high.astype(np.int64))),
+                np.concatenate((clipped[present], high_mult)).astype(np.int64),
+            )
     if values.dtype.kind != "O" and values.shape[0] > 0:
         lo, hi = int(values.min()), int(values.max())
         if hi - lo <= 4 * values.shape[0] + (1 << 16):
@@ -295,11 +327,13 @@ def _distinct(values: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], npt.NDArray[n
     return uniq, counts.astype(np.int64)
 
 
-def _profile(values: npt.NDArray[Any], k: int, floor: int | None) -> _Profile:
+def _profile(
+    values: npt.NDArray[Any], k: int, floor: int | None, pivot: int | None = None
+) -> _Profile:
     d = int(values.shape[0])
     kept = values if floor is None else values[values >= _scalar(floor, values.dtype)]
     complete = kept.shape[0] == d
-    asc, mult = _distinct(kept)
+    asc, mult = _distinct(kept, pivot)
     cum = np.cumsum(mult[::-1]).astype(np.int64)
     q = int(np.searchsorted(cum, k, side="left")) + 1
     top = [int(v) for v in asc[::-1][:q].tolist()]
@@ -308,7 +342,7 @@ def _profile(values: npt.NDArray[Any], k: int, floor: int | None) -> _Profile:
         start = int(cum[b - 1]) + 1 if b > 0 else 1
         first.append(start)
         length.append(min(int(cum[b]), k) - start + 1)
-    return _Profile(asc, cum, top, first, length, k, d, complete)
+    return _Profile(asc, cum, top, first, length, k, d, complete, None if complete else floor)
 
 
 # --------------------------------------------------------------------------- the level
@@ -563,15 +597,216 @@ def _items(values: npt.NDArray[Any], ranks: list[int]) -> npt.NDArray[np.int64]:
     return out
 
 
+# --------------------------------------------------------------------------- the fast level
+#: The unit roundoff of float64.
+_U = 2.0**-53
+#: Bound on the error of one float64 ``log``, ``exp`` or ``expm1``, in units of ``_U`` times the
+#: result (libm and NumPy's SIMD loops are within 4 ulp; docs/mechanisms.md takes 16).
+_ULPS = 16.0
+
+
+def _block_logs(profile: _Profile, blocks: npt.NDArray[np.int64], n: npt.NDArray[np.int64]) -> Any:
+    """``log`` of each block's factor ``perm(n - first + 1, length)``, in float64, and a bound
+    on the absolute error of each (arrays)."""
+    first = np.asarray(profile.first, dtype=np.int64)[blocks]
+    length = np.asarray(profile.length, dtype=np.int64)[blocks]
+    base = (n - first + 1).astype(np.float64)  # exact: below 2^53 (n <= d)
+    out = np.log(base)
+    for b in np.unique(blocks[length > 1]).tolist():
+        rows = blocks == b
+        acc = out[rows].copy()
+        for t in range(1, profile.length[b]):
+            acc += np.log(base[rows] - t)
+        out[rows] = acc
+    # each log within _ULPS ulp (2 _ULPS _U relative) of a value in [0, log d], the sum of
+    # `length` terms
+    log_d = math.log(max(profile.d, 2)) * (1 + 1e-12)
+    err = (length * (2 * _ULPS + 2 * length) * log_d) * _U
+    return out, err
+
+
+@dataclass
+class _FastLaw:
+    """The level's law in float64 with certified bounds (see :func:`_fast_law`)."""
+
+    levels: npt.NDArray[np.int64]  # breakpoints b_0 < b_1 < ..., where N changes
+    low: npt.NDArray[np.float64]  # lower bounds of C(b_j) (scaled)
+    high: npt.NDArray[np.float64]  # upper bounds of C(b_j) (scaled)
+    below: float  # upper bound of C(b_0 - 1) (scaled)
+    z_low: float
+    z_high: float
+    log_scale: float  # every bound above is a multiple of exp(-log_scale)
+
+    def level(self, u: LazyUniform) -> int | None:
+        """The level inversion with ``U`` picks, or ``None`` when the bounds do not decide."""
+        scale = 2.0**-u.nbits
+        ulo = u.prefix * scale * (1 - 4 * _U)  # exact products up to rounding, widened
+        uhi = (u.prefix + 1) * scale * (1 + 4 * _U)
+        tlo, thi = ulo * self.z_low * (1 - 4 * _U), uhi * self.z_high * (1 + 4 * _U)
+        j = int(np.searchsorted(self.low, thi, side="right"))  # first j with low[j] > thi
+        if j >= self.levels.shape[0]:
+            return None  # U Z may be in the mass above the levels computed
+        previous = self.below if j == 0 else float(self.high[j - 1])
+        if previous > tlo:
+            return None  # not separated: the exact path decides
+        return int(self.levels[j])
+
+
+def _fast_law(profile: _Profile, scale: Fraction, bits: int, slack: float = 1.0) -> _FastLaw | None:
+    """The cumulative weights ``C(E) = sum_{E' <= E} m(E') exp(-E' / scale)`` at the levels
+    where ``N`` changes, in float64 with rigorous error bounds, over a window ``[lo, hi]`` of
+    levels outside which the mass is at most about ``2^-bits`` of ``Z`` (counted in the bounds).
+
+    Summation by parts makes every term positive (no cancellation of ``N(E) - N(E - 1)``):
+    with ``w(E) = exp(-E / scale)`` and ``N_i`` the value of ``N`` on ``[b_i, b_{i+1})``,
+    ``C(b_j) = delta + N_j w(b_j) + sum_{i<j} N_i (w(b_i) - w(b_{i+1}))`` where ``|delta| <=
+    N(lo - 1)``. ``log N`` is a cumulative sum of the changes of ``log`` of one factor per
+    event (all ``>= 0``), so its error is at most ``gamma_n (|log N(lo)| + sum of changes)``
+    plus the errors of the logs. This is the pruning of Wu and Zhang ("Faster Differentially
+    Private Top-k Selection: A Joint Exponential Mechanism with Pruning", NeurIPS 2024): the
+    candidates far below share one count per distinct value and the levels far from the mode
+    are one bounded group, never enumerated; here the group's mass is kept as an interval, and
+    a draw that falls where it matters goes to the exact path. ``None`` when the window is empty.
+    """
+    s = float(scale)
+    top_level = profile.max_level
+    # levels up to cap are counted right: every threshold top[b] - E is at or above the floor
+    cap = top_level if profile.floor is None else profile.top[-1] - profile.floor
+    if cap < 0:
+        return None
+    reach = _reach(profile.d, profile.k, scale, bits)
+    search = min(cap, math.floor(reach))
+    if search + 1 <= _FAST_GRID:
+        grid = np.arange(search + 1, dtype=np.int64)
+    else:  # Python ints: search * g may not fit in int64
+        points = {search * g // (_FAST_GRID - 1) for g in range(_FAST_GRID)}
+        grid = np.asarray(sorted(points), np.int64)
+    scores = profile.log_counts(grid) - grid / s
+    best = int(np.argmax(scores))
+    mode, log_z = int(grid[best]), float(scores[best]) - 1e-6  # Z >= N(mode) w(mode)
+    cut = log_z - bits * _LN2
+    a, b = 0, mode  # lo: the largest level <= mode with log N(lo - 1) <= cut
+    while a < b:
+        mid = (a + b + 1) // 2
+        if profile.log_counts(np.asarray([mid - 1], dtype=np.int64))[0] <= cut:
+            a = mid
+        else:
+            b = mid - 1
+    lo = a
+    log_total = float(
+        np.log(np.arange(profile.d - profile.k + 1, profile.d + 1, dtype=np.float64)).sum()
+    )
+    log_total += 1e-9 * profile.k  # >= log(d! / (d - k)!)
+    hi = math.ceil(s * (log_total - log_z + bits * _LN2))
+    hi = max(mode, min(hi, cap))
+    upper = not (profile.complete and hi >= top_level)
+    # the events (b, v) with level top[b] - v in (lo, hi], per block by increasing level
+    top = np.asarray(profile.top, dtype=np.int64)
+    nd = profile.n_distinct
+    j0 = np.searchsorted(profile.asc, top - hi, side="left")
+    j1 = np.searchsorted(profile.asc, top - lo, side="left")
+    cnt = (j1 - j0).astype(np.int64)
+    q = top.shape[0]
+    blocks = np.repeat(np.arange(q, dtype=np.int64), cnt)
+    starts = np.concatenate(([0], np.cumsum(cnt)[:-1]))
+    within = np.arange(blocks.shape[0], dtype=np.int64) - np.repeat(starts, cnt)
+    j = np.repeat(j1 - 1, cnt) - within
+    ev_levels = top[blocks] - profile.asc[j]
+    ev_n = profile.cum[nd - 1 - j]
+    at_lo = profile.at_least(top - lo)
+    base_logs, base_err = _block_logs(profile, np.arange(q, dtype=np.int64), at_lo)
+    ev_logs, ev_err = _block_logs(profile, blocks, ev_n)
+    previous = np.empty_like(ev_logs)
+    if ev_logs.shape[0]:
+        previous[1:] = ev_logs[:-1]
+        first_of_block = starts[cnt > 0]
+        previous[first_of_block] = base_logs[cnt > 0]
+    changes = ev_logs - previous
+    order = np.argsort(ev_levels, kind="stable")
+    ev_levels, changes = ev_levels[order], changes[order]
+    log_n_lo = float(base_logs.sum())
+    log_n = log_n_lo + np.cumsum(changes)
+    last = np.ones(ev_levels.shape[0], dtype=bool)
+    last[:-1] = ev_levels[1:] != ev_levels[:-1]
+    levels = np.concatenate(([lo], ev_levels[last]))
+    log_n = np.concatenate(([log_n_lo], log_n[last]))
+    n_terms = ev_levels.shape[0] + q + 2
+    err_log = (
+        (n_terms + 2) * _U * (abs(log_n_lo) + float(np.abs(changes).sum()))
+        + float(base_err.sum())
+        + 2 * float(ev_err.sum())
+    )
+    # scaled weights: exp(log N_j - b_j / s - M)
+    exponent = log_n - levels / s
+    m = float(exponent.max())
+    heads = np.exp(exponent - m)
+    gaps = -np.expm1(-np.diff(levels) / s)
+    steps = heads[:-1] * gaps
+    c = heads.copy()
+    c[1:] += np.cumsum(steps)
+    magnitude = float(np.abs(levels).max()) / s + float(np.abs(log_n).max()) + abs(m)
+    tau = (
+        slack
+        * 2
+        * (math.expm1(err_log) + 2 * _ULPS * _U * (magnitude + levels.shape[0] + 8) + 1e-15)
+    )
+    if lo > 0:
+        log_below = float(profile.log_counts(np.asarray([lo - 1], dtype=np.int64))[0])
+        below = math.exp(log_below + err_log + 1e-9 - m)  # N(lo - 1), scaled
+    else:
+        below = 0.0
+    above = math.exp(log_total - (hi + 1) / s - m) * (1 + tau + 1e-9) if upper else 0.0
+    # exp may underflow (to 0 or a subnormal): at most 2^-1022 per term, Z >= 1 here
+    floor_error = (levels.shape[0] + 2) * 2.0**-1000
+    low = c * (1 - tau) - below - floor_error
+    high = c * (1 + tau) + below + floor_error
+    return _FastLaw(levels, low, high, below, float(low[-1]), float(high[-1]) + above, m)
+
+
+def _items_by_profile(
+    values: npt.NDArray[Any], ranks: list[int], profile: _Profile
+) -> npt.NDArray[np.int64]:
+    """The candidates at the given ranks of the order (count descending, index ascending),
+    from the profile's distinct counts (the ranks are below the candidates it holds): one
+    pass to find the candidates holding the counts needed, one stable radix sort of those."""
+    if values.dtype.kind == "O":
+        return _items(values, ranks)
+    desc = profile.asc[::-1]
+    r = np.asarray(ranks, dtype=np.int64)
+    t = np.searchsorted(profile.cum, r, side="right")
+    offset = r - np.where(t > 0, profile.cum[np.maximum(t - 1, 0)], 0)
+    needed = np.unique(desc[t])  # ascending, at most k values
+    span = int(needed[-1] - needed[0])
+    if span <= 4 * values.shape[0] + (1 << 16):  # a lookup table over the needed range
+        table = np.full(span + 2, -1, dtype=np.int16)
+        table[needed - needed[0]] = np.arange(needed.shape[0], dtype=np.int16)
+        shifted = values - needed[0]
+        np.clip(shifted, -1, span + 1, out=shifted)
+        found = table[shifted]  # -1 (the last slot) for values outside the range
+        idx = np.flatnonzero(found >= 0)
+        group = found[idx].astype(np.uint16)
+    else:
+        idx = np.flatnonzero(np.isin(values, needed))
+        group = np.searchsorted(needed, values[idx]).astype(np.uint16)  # <= k groups
+    order = idx[np.argsort(group, kind="stable")]  # by group, then index (a radix sort)
+    starts = np.concatenate(([0], np.cumsum(np.bincount(group, minlength=needed.shape[0]))))
+    g = np.searchsorted(needed, desc[t])
+    return order[starts[g] + offset].astype(np.int64)
+
+
 #: Inputs with ``k d`` at most this are handled without a window (few levels in all).
-_SMALL = 4096
+_SMALL = 64
 
 
 class _Prepared:
     """The exact law on one count vector: prepared once, then any number of draws.
 
     ``bits=None`` computes every level at once; otherwise a window of levels first
-    (module docstring), every level only when a draw needs it (then cached).
+    (module docstring), every level only when a draw needs it (then cached). ``fast``: the
+    float64 law with certified bounds (int64 counts; :func:`_fast_law`) decides the level,
+    the exact ``arb`` walk over every level (increasing ``E``, the same ``U``) when it does
+    not; ``fast=False`` runs the exact window walk. ``slack`` widens the fast law's bounds
+    (tests: ``1e300`` sends every draw to the exact path).
     """
 
     def __init__(
@@ -581,22 +816,45 @@ class _Prepared:
         scale: Fraction,
         bits: int | None = WINDOW_BITS,
         small: int = _SMALL,
+        fast: bool = True,
+        slack: float = 1.0,
     ) -> None:
-        self.values, self.k, self.scale = values, k, scale
+        self.values, self.k, self.scale, self.bits = values, k, scale, bits
         d = int(values.shape[0])
         self.order: npt.NDArray[np.int64] | None = None
         if k * d <= small:
             bits = None
-        floor = None
+        floor = kth = None
         if bits is not None and values.dtype.kind != "O":
             reach = _reach(d, k, scale, bits)
             kth = int(np.partition(values, d - k)[d - k])
             if reach < kth:
                 floor = kth - math.floor(reach)
-        self.profile = _profile(values, k, floor)
-        self.window = _window(self.profile, scale, bits)
+        self.profile = _profile(values, k, floor, kth)
+        self.law: _FastLaw | None = None
+        if fast and bits is not None and values.dtype.kind != "O":
+            self.law = _fast_law(self.profile, scale, bits, slack)
+        self._window = None if self.law is not None else _window(self.profile, scale, bits)
         self.full: tuple[_Profile, _Window] | None = None
+        self.ascending: tuple[_Profile, _Window] | None = None
         self.sets: dict[int, tuple[list[int], list[int], list[int]]] = {}
+
+    @property
+    def window(self) -> _Window:
+        """The exact window of levels (computed on first use when the fast law is used)."""
+        if self._window is None:
+            self._window = _window(self.profile, self.scale, self.bits)
+        return self._window
+
+    def _every_level_ascending(self) -> tuple[_Profile, _Window]:
+        """Every level exactly, by increasing ``E``: the order of the fast law's inversion."""
+        if self.ascending is None:
+            profile = self.profile
+            if not profile.complete:
+                profile = _profile(self.values, self.k, None)
+            levels = profile.level_counts(0, profile.max_level)
+            self.ascending = (profile, _Window(levels, 0, []))
+        return self.ascending
 
     def _everything(self) -> tuple[_Profile, _Window]:
         if self.full is None:
@@ -609,14 +867,25 @@ class _Prepared:
     def draw(self, source: RandomSource) -> npt.NDArray[np.int64]:
         """One release: the level by inversion, then the sequence."""
         u = LazyUniform.sample(source)
-        profile, window = self.profile, self.window
-        idx = _walk(window, self.scale, u, source)
-        if idx is None:  # the levels outside the window matter: all of them, same U
-            profile, window = self._everything()
+        profile = self.profile
+        found = None if self.law is None else self.law.level(u)
+        if found is not None:
+            level = found
+        elif self.law is not None:  # the float bounds did not decide: exactly, same U and order
+            profile, window = self._every_level_ascending()
             idx = _walk(window, self.scale, u, source)
             if idx is None:  # pragma: no cover - a window with no tail always decides
                 raise AssertionError("the inversion over every level did not decide")
-        level = window.levels[idx][0]
+            level = window.levels[idx][0]
+        else:
+            window = self.window
+            idx = _walk(window, self.scale, u, source)
+            if idx is None:  # the levels outside the window matter: all of them, same U
+                profile, window = self._everything()
+                idx = _walk(window, self.scale, u, source)
+                if idx is None:  # pragma: no cover - a window with no tail always decides
+                    raise AssertionError("the inversion over every level did not decide")
+            level = window.levels[idx][0]
         if level not in self.sets:
             n_lt, n_le = _position_sets(profile, level)
             self.sets[level] = (n_lt, n_le, _first_position_weights(n_lt, n_le))
@@ -625,7 +894,7 @@ class _Prepared:
             if self.order is None:
                 self.order = _descending(self.values)
             return self.order[ranks]
-        return _items(self.values, ranks)
+        return _items_by_profile(self.values, ranks, profile)
 
 
 # --------------------------------------------------------------------------- constructor

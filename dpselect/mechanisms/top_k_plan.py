@@ -21,6 +21,7 @@ the same as at ``r = 1`` (:mod:`dpselect.mechanisms.choice`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ __all__ = [
     "ZCDP_LEDGER_OPTIONS",
     "TopKPlan",
     "calibrate_scale",
+    "joint_may_compete",
     "plan_gumbel_counts",
     "plan_histogram_top_k",
     "plan_joint_top_k",
@@ -238,6 +240,13 @@ def plan_top_k(
 ) -> TopKPlan:
     """Calibrate the chosen mechanism to ``(eps, delta)`` at one person.
 
+    ``mech="auto"``: the criterion's pick (:func:`resolve_top_k_method`), or the joint
+    exponential mechanism (Gillenwater, Joseph, Munoz Medina and Ribero Diaz, ICML 2022) when
+    :func:`joint_may_compete` and its 95% bound on the ranked error ``E = max_i (c_(i) -
+    c_{s_i})`` (its accuracy line's margin: the utility theorem) is below the margin of the
+    pick's own accuracy line; the plan's accuracy line then states both numbers. Public facts
+    only: ``n, k, eps, c, r``.
+
     Selection scores move by at most ``r = max_rows_per_value`` each, all the same way
     (monotonic; data.scores): the selection maps are taken at ``d_in = r``. Each person moves
     at most ``c`` of them (histograms: L1 ``c r``, L2 ``r sqrt(c)``). ``r = 1`` is the plan
@@ -273,6 +282,42 @@ def plan_top_k(
     method = resolve_top_k_method(mech, k, n, eps, delta, c, counts, zcdp_ledger)
     if method == "joint":
         return plan_joint_top_k(n, k, eps, source, max_rows_per_value=r)
+    plan = _plan_top_k(n, k, eps, delta, method, c, source, r)
+    if mech == "auto" and joint_may_compete(k, n, delta, counts, zcdp_ledger):
+        joint = plan_joint_top_k(n, k, eps, source, max_rows_per_value=r)
+        if joint.margin < plan.margin:
+            return dataclasses.replace(joint, accuracy=joint.accuracy + _joint_chosen(plan, joint))
+    return plan
+
+
+def joint_may_compete(k: int, n: int, delta: float, counts: bool, zcdp_ledger: bool) -> bool:
+    """Whether ``mechanism="auto"`` weighs the joint exponential mechanism: a pure-DP target
+    (``delta = 0``) charged to a basic ledger, no counts released, ``2 <= k < n``. (In a zCDP
+    ledger it would cost ``epsilon^2 / 8`` for the whole list where one-shot Gumbel costs
+    ``epsilon^2 / (8 k)``; with ``delta > 0`` the others' budgets are not the joint's.)"""
+    return delta == 0 and not counts and not zcdp_ledger and 2 <= k < n
+
+
+def _joint_chosen(other: TopKPlan, joint: TopKPlan) -> str:
+    """The comparison "auto" made, as the plan states it (public numbers only)."""
+    return (
+        f"; mechanism 'auto' chose it because this bound on the ranked error E = max_i (i-th "
+        f"largest score - score of the i-th value returned), {printed_up(joint.margin)}, is "
+        f"below the {printed_up(other.margin)} that {other.method} states at the same guarantee"
+    )
+
+
+def _plan_top_k(
+    n: int,
+    k: int,
+    eps: float,
+    delta: float,
+    method: str,
+    c: int,
+    source: RandomSource | None,
+    r: int,
+) -> TopKPlan:
+    """The plan of one resolved mechanism other than the joint one."""
     if method == "gumbel_counts":
         return plan_gumbel_counts(n, k, eps, source, max_rows_per_value=r)
     if method in ("laplace_histogram", "gaussian_histogram"):

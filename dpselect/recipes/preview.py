@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
@@ -555,6 +555,7 @@ def preview_top_k(
     ['laplace_histogram']
     """
     from ..mechanisms.choice import METHOD_NAMES, choose_top_k
+    from ..mechanisms.top_k_plan import joint_may_compete, plan_joint_top_k, plan_top_k
     from ..mechanisms.topk_accuracy import histogram_halfwidth, selection_alpha
     from ..mechanisms.validate import check_delta, check_int
     from .unknown_domain import policy_top_k_plan, use_policy_top_k
@@ -612,4 +613,17 @@ def preview_top_k(
         rows.append(
             TopKPreviewRow(o.mechanism, o.name, o.scale, o.accounting, o.gap, margin, o is chosen)
         )
+    if joint_may_compete(k, n, dlt, False, False):  # what top_k's plan weighs after these
+        joint = plan_joint_top_k(n, k, eps, None, max_rows_per_value=r)
+        picked = plan_top_k(n, k, eps, dlt, "auto", False, c, None, max_rows_per_value=r)
+        if picked.method == "joint":
+            rows = [replace(row, chosen=False) for row in rows]
+        # the reference instance: P(the k leaders) = 1 / (1 + (C(n, k) - 1) exp(-g / scale))
+        gap = joint.scale * (math.log(math.comb(n, k) - 1) + math.log(9)) if k < n else 0.0
+        rows.append(
+            TopKPreviewRow(
+                "joint", joint.name, joint.scale, joint.accounting, gap, joint.margin,
+                picked.method == "joint",
+            )
+        )  # fmt: skip
     return TopKPreview(k, n, eps, dlt, c, rows, max_rows_per_value=r)

@@ -101,7 +101,10 @@ def top_k(
     ``(k, epsilon, delta, number of candidates, max_contributions)`` by the criterion of
     :mod:`dpselect.mechanisms.choice` (never the data): permute-and-flip, one-shot Gumbel, a
     noisy histogram (Laplace, or Gaussian when ``delta > 0``), each calibrated by the tightest
-    valid accounting; the result names the method, the theorem and the scale. Any key of
+    valid accounting; then, at ``delta = 0`` with a basic ledger and no counts, the joint
+    exponential mechanism (Gillenwater et al. 2022) if its 95% bound on the ranked error is
+    the lower (:func:`dpselect.mechanisms.top_k_plan.plan_top_k`: where a unit holds many
+    values and ``k`` is large); the result names the method, the theorem and the scale. Any key of
     :data:`MECHANISMS` fixes the mechanism instead. ``counts=True`` also releases noisy counts
     (free with a histogram; one-shot Gumbel spends half on them).
 

@@ -6,6 +6,10 @@
   test at ``ALPHA = 1e-6`` (tests/gof.py), for the paths with and without the window and with
   a window so narrow that the fallback to every level runs often; and the same test rejecting
   two broken variants (the scale halved; the first position drawn uniformly);
+- the fast law (Wu and Zhang's pruning, the pruned mass as an interval): its bounds hold the
+  exact cumulative weights and decide all but a few draws; its draws fit the enumerated law
+  when it decides, when every draw is sent to the exact path, and on instances where pruning
+  triggers; a fast law that drops the pruned mass is rejected;
 - the privacy map (rounded up) and, on small instances, that every sequence's exact
   probability moves by at most ``exp(epsilon)`` between neighbouring count vectors;
 - the parameter errors and the edge cases (``k = d``, ``d = 1``, all counts equal).
@@ -34,6 +38,7 @@ from dpselect.core.errors import DomainError, MeasureError, MetricError, Paramet
 from dpselect.mechanisms import joint_top_k as jt
 from dpselect.mechanisms import make_joint_top_k
 from dpselect.sampling import InsecureSeededSource
+from dpselect.sampling.uniform import LazyUniform
 from tests.gof import assert_fits, chi2_statistic, chi2_threshold
 
 INTS = vector_domain(atom_domain(int))
@@ -97,7 +102,7 @@ def test_window_levels_are_the_exact_ones_and_the_tails_bound_the_rest(k, scale)
     counts = (rng.zipf(1.6, size=2000) * 3).astype(np.int64)
     scale = Fraction(scale)
     values = jt._normalised(counts)
-    window = jt._Prepared(values, k, scale, small=0).window
+    window = jt._Prepared(values, k, scale, small=0, fast=False).window
     full = jt._profile(values, k, None)
     every = dict(full.level_counts(0, full.max_level))
     for level, m in window.levels:
@@ -159,7 +164,9 @@ def test_the_law_with_a_window_and_its_fallback(bits):
     """``small=0`` forces the window on a small input; 1 bit leaves levels out below and
     above it, so the fallback to every level (same U, same order) runs on many draws."""
     counts, k, scale = [6, 3, 3, 1, 0], 3, Fraction(2)
-    prepared = jt._Prepared(jt._normalised(np.asarray(counts)), k, scale, bits=bits, small=0)
+    prepared = jt._Prepared(
+        jt._normalised(np.asarray(counts)), k, scale, bits=bits, small=0, fast=False
+    )
     if bits == 1:
         assert prepared.window.lower_tail > 0 and prepared.window.upper
     tally = _draw_counts(prepared, 20_000, seed=12 + bits)
@@ -167,6 +174,88 @@ def test_the_law_with_a_window_and_its_fallback(bits):
         assert prepared.full is not None  # the fallback ran
     stat, df = _chi2(counts, k, scale, tally)
     assert stat <= chi2_threshold(df), (stat, df)
+
+
+@pytest.mark.parametrize(("k", "scale"), [(4, Fraction(3, 2)), (10, Fraction(20)), (3, 0.25)])
+def test_the_fast_bounds_hold_the_exact_cumulative_weights(k, scale):
+    """The float law's bounds (Wu and Zhang's pruning, kept as intervals) contain the exact
+    ``C(b_j)`` and ``Z`` computed from the integer level counts with ``arb`` balls."""
+    rng = np.random.default_rng(5)
+    counts = (rng.zipf(1.6, size=2000) * 3).astype(np.int64)
+    scale = Fraction(scale)
+    values = jt._normalised(counts)
+    law = jt._Prepared(values, k, scale, small=0).law
+    assert law is not None
+    full = jt._profile(values, k, None)
+    every = sorted(full.level_counts(0, full.max_level))
+    with ctx.workprec(256):
+        shift = arb(law.log_scale).exp()
+        weights = [(e, jt._exp_ball(e, scale) * m) for e, m in every]
+        z = sum((w for _, w in weights), arb(0)) / shift
+        assert law.z_low <= z.lower() and z.upper() <= law.z_high
+        for level, low, high in zip(law.levels.tolist(), law.low, law.high, strict=True):
+            c = sum((w for e, w in weights if e <= level), arb(0)) / shift
+            assert low <= c.lower() and c.upper() <= high, level
+        assert (law.high - law.low <= 1e-6 * law.z_high).all()  # narrow enough to decide
+    source = InsecureSeededSource(7)
+    undecided = sum(law.level(LazyUniform.sample(source)) is None for _ in range(2_000))
+    assert undecided <= 20  # the exact path is the exception (expected well below 1%)
+
+
+#: Pruning triggers (``bits=0``): the candidates at 2 (or 1) are below the floor, outside the
+#: profile and the window, a few percent of the mass; the draws landing there go to the exact
+#: path (every level, same ``U``, same order).
+PRUNED_CASES = [
+    ([10, 9, 9, 9] + [2] * 200, 1, Fraction(1)),
+    ([11, 11, 9] + [1] * 30, 2, Fraction(1)),
+]
+
+
+def _pruned(counts, k, scale, **kwargs):
+    prepared = jt._Prepared(jt._normalised(np.asarray(counts)), k, scale, bits=0, small=0, **kwargs)
+    assert not prepared.profile.complete  # the low candidates were pruned
+    assert prepared.law is not None and prepared.law.z_high > prepared.law.z_low
+    return prepared
+
+
+@pytest.mark.parametrize(("counts", "k", "scale"), PRUNED_CASES)
+def test_the_law_through_the_fast_path_with_pruning(counts, k, scale):
+    prepared = _pruned(counts, k, scale)
+    tally = _draw_counts(prepared, 20_000, seed=31 + k)
+    assert prepared.ascending is not None  # some draws fell where the pruned mass matters
+    assert any(counts[i] <= 2 for s in tally for i in s)  # and released pruned candidates
+    stat, df = _chi2(counts, k, scale, tally)
+    assert stat <= chi2_threshold(df), (stat, df)
+
+
+@pytest.mark.parametrize(("counts", "k", "scale"), LAW_CASES)
+def test_the_law_through_the_fast_path_and_through_its_exact_fallback(counts, k, scale):
+    """``small=0``: the float law decides (almost) every draw; ``slack=1e300``: it never
+    decides and every draw takes the exact path."""
+    for slack in (1.0, 1e300):
+        prepared = jt._Prepared(jt._normalised(np.asarray(counts)), k, scale, small=0, slack=slack)
+        tally = _draw_counts(prepared, 20_000, seed=41)
+        assert (prepared.ascending is not None) == (slack > 1)
+        stat, df = _chi2(counts, k, scale, tally)
+        assert stat <= chi2_threshold(df), (stat, df)
+
+
+def test_dropping_the_pruned_mass_is_rejected(monkeypatch):
+    """Power: a fast law that forgets the pruned mass (no interval for it, so it never goes to
+    the exact path) fails the test on the first pruned case."""
+
+    def dropped(*args, **kwargs):
+        law = original(*args, **kwargs)
+        return jt._FastLaw(
+            law.levels, law.low, law.high, 0.0, law.z_low, float(law.high[-1]), law.log_scale
+        )
+
+    original = jt._fast_law
+    monkeypatch.setattr(jt, "_fast_law", dropped)
+    counts, k, scale = PRUNED_CASES[0]
+    prepared = jt._Prepared(jt._normalised(np.asarray(counts)), k, scale, bits=0, small=0)
+    stat, df = _chi2(counts, k, scale, _draw_counts(prepared, 20_000, seed=32))
+    assert stat > chi2_threshold(df), (stat, df)
 
 
 def test_the_law_through_the_measurement():

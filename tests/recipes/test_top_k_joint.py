@@ -115,3 +115,85 @@ def test_the_command_line_takes_mechanism_joint(tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     shown = json.loads(done.stdout)
     assert shown["parameters"]["mechanism"] == "joint" and len(shown["candidates"]) == 3
+
+
+# ------------------------------------------------------------------ the automatic choice
+#: (n, c, k, epsilon) where the joint mechanism's 95% bound on the ranked error E is below the
+#: bound of what "auto" picks otherwise (permute-and-flip peeled k times: a unit holds many
+#: values), and cells where it is not (one value per unit: the noisy histogram; small k).
+JOINT_CELLS = [(104, 47, 20, 0.1), (104, 47, 20, 1.0), (104, 47, 20, 10.0), (56, 20, 10, 1.0)]
+OTHER_CELLS = [
+    (104, 1, 20, 1.0),  # c = 1: the Laplace histogram, 16 against 188
+    (4043, 1, 10, 0.1),
+    (57, 1, 20, 10.0),
+    (104, 47, 5, 1.0),  # peeled, but k = 5: permute-and-flip's bound is the lower
+    (223, 47, 20, 1.0),  # peeled, k = 20, more candidates: 213 against 221
+]
+
+
+@pytest.mark.parametrize(("n", "c", "k", "eps"), JOINT_CELLS)
+def test_auto_picks_joint_where_its_error_bound_is_the_lower(n, c, k, eps) -> None:
+    from dpselect.mechanisms.top_k_plan import plan_top_k
+
+    plan = plan_top_k(n, k, eps, 0.0, "auto", False, c, None)
+    other = plan_top_k(n, k, eps, 0.0, "permute_and_flip", False, c, None)
+    joint = plan_top_k(n, k, eps, 0.0, "joint", False, c, None)
+    assert plan.method == "joint" and plan.margin == joint.margin < other.margin
+    assert (plan.epsilon, plan.delta) == (joint.epsilon, 0.0) and plan.epsilon <= eps
+    words = re.search(r"E = max_i .*, ([0-9.]+), is below the ([0-9.]+) that (\w+)", plan.accuracy)
+    assert words is not None and words.group(3) == "permute_and_flip"
+    assert float(words.group(1)) < float(words.group(2))
+    # the same public facts, the same choice: it reads no data
+    assert plan_top_k(n, k, eps, 0.0, "auto", False, c, None).method == "joint"
+
+
+@pytest.mark.parametrize(("n", "c", "k", "eps"), OTHER_CELLS)
+def test_auto_keeps_its_choice_where_joint_bounds_no_better(n, c, k, eps) -> None:
+    from dpselect.mechanisms.top_k_plan import plan_top_k
+
+    plan = plan_top_k(n, k, eps, 0.0, "auto", False, c, None)
+    joint = plan_top_k(n, k, eps, 0.0, "joint", False, c, None)
+    assert plan.method != "joint" and plan.margin <= joint.margin
+    assert "chose it" not in plan.accuracy
+
+
+def test_auto_weighs_joint_only_for_pure_dp_without_counts_in_a_basic_ledger() -> None:
+    from dpselect.mechanisms.top_k_plan import plan_top_k
+
+    n, c, k, eps = JOINT_CELLS[1]
+    assert plan_top_k(n, k, eps, 1e-6, "auto", False, c, None).method != "joint"
+    assert plan_top_k(n, k, eps, 0.0, "auto", True, c, None).method != "joint"
+    assert plan_top_k(n, k, eps, 0.0, "auto", False, c, None, zcdp_ledger=True).method != "joint"
+    r4 = plan_top_k(n, k, eps, 0.0, "auto", False, c, None, max_rows_per_value=4)
+    assert r4.method == "joint"  # every bound is r times its r = 1 value: the same choice
+
+
+def test_the_recipe_runs_joint_under_auto_where_units_hold_many_values() -> None:
+    from dpselect.recipes.top_k import top_k
+
+    rng = np.random.default_rng(3)
+    pages = [f"p{i:02d}" for i in range(56)]
+    weights = 1 / np.arange(1, 57)
+    frame = pd.DataFrame({
+        "user": rng.integers(0, 300, 6000),
+        "page": rng.choice(pages, 6000, p=weights / weights.sum()),
+    })  # fmt: skip
+    many = top_k(frame, "page", 10, 1.0, candidates=pages, privacy_unit="user",
+                 max_contributions=20, source=InsecureSeededSource(4))  # fmt: skip
+    assert many.parameters["mechanism"] == "joint" and many.parameters["chosen_by"] == "auto"
+    assert "mechanism 'auto' chose it" in many.accuracy
+    one = top_k(frame, "page", 10, 1.0, candidates=pages, privacy_unit="user",
+                max_contributions=1, source=InsecureSeededSource(4))  # fmt: skip
+    assert one.parameters["mechanism"] == "laplace_histogram"
+
+
+@pytest.mark.parametrize(("n", "c", "k", "eps"), JOINT_CELLS[:2] + OTHER_CELLS[:1])
+def test_the_preview_marks_what_auto_runs(n, c, k, eps) -> None:
+    from dpselect.mechanisms.top_k_plan import plan_top_k
+
+    preview = dp.preview_top_k(k, n, epsilon=eps, max_contributions=c)
+    (chosen,) = [row for row in preview.rows if row.chosen]
+    assert chosen.mechanism == plan_top_k(n, k, eps, 0.0, "auto", False, c, None).method
+    (joint,) = [row for row in preview.rows if row.mechanism == "joint"]
+    scale = joint.scale  # the reference instance's gap, in closed form
+    assert joint.gap_90 == pytest.approx(scale * (math.log(math.comb(n, k) - 1) + math.log(9)))
