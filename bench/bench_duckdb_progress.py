@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 
 import duckdb
 
-import dpselect
 from dpselect.data.tables import open_table
+from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 
 QUERY = "SELECT item, count(DISTINCT user_id) AS n FROM data GROUP BY item"
@@ -61,7 +61,7 @@ def _top_k(path: Path, with_progress: bool) -> tuple[float, int]:
         calls[0] += 1
 
     t0 = time.perf_counter()
-    dpselect.top_k(
+    recipe_top_k(
         str(path), "item", 3, 1.0, candidates=[f"v{i}" for i in range(50)],
         privacy_unit="user_id", max_contributions=3, source=InsecureSeededSource(1),
         progress=count if with_progress else None,
