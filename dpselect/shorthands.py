@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from .core.errors import ParameterError
 from .planning.contributions import Contributions, as_contributions
 
 if TYPE_CHECKING:
@@ -299,6 +300,12 @@ def quantile(
     """
     from .recipes.quantiles import quantile as run
 
+    if by is not None and groups is None:
+        raise ParameterError(
+            "quantile(by=...) without groups selects the groups privately, which needs a "
+            "delta: give the public groups, or use dp.Session(data, ...).quantile(..., by=..., "
+            "delta=...)"
+        )
     result: QuantileResult | GroupedResult = run(
         data, column, q, epsilon, bounds=bounds, candidates=candidates, mechanism=mechanism,
         privacy_unit=privacy_unit, contributions=contributions, by=by, groups=groups,

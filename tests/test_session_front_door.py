@@ -405,3 +405,14 @@ def test_what_a_session_adds_is_not_a_shorthand_argument() -> None:
     for extra in ("source", "schema", "progress", "max_contributions", "counts"):
         with pytest.raises(TypeError, match=extra):
             dp.top_k(_visits(10), "site", 1, epsilon=1.0, **{extra: None})
+
+
+def test_a_grouped_quantile_shorthand_with_private_groups_points_to_the_session() -> None:
+    """The shorthand takes no delta: private groups are refused before any charge, naming
+    where the delta goes."""
+    with pytest.raises(ParameterError, match=r"Session\(data, ...\).quantile"):
+        dp.quantile(_visits(50), "minutes", 0.5, epsilon=1.0, bounds=(0, 100), by="country")
+    with dp.Session(_visits(300), source=InsecureSeededSource(1)) as session:
+        grouped = session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0, 100), by="country",
+                                   delta=1e-6)  # fmt: skip
+    assert grouped is not None
