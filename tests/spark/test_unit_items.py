@@ -81,17 +81,20 @@ frame = spark.range(n).select(
     (f.col("id") % 3).cast("string").alias("grp"),
     f.col("id").cast("double").alias("value"),
 )
+three = dpselect.Contributions(values_per_unit=3)
 jobs = {
     "top_k, unknown domain": lambda: dpselect.top_k(
-        frame, "item", 3, 1.0, delta=1e-6, privacy_unit="user_id", max_contributions=3),
+        frame, "item", 3, epsilon=1.0, delta=1e-6, privacy_unit="user_id", contributions=three),
     "top_k, candidates": lambda: dpselect.top_k(
-        frame, "item", 3, 1.0, candidates=[str(i) for i in range(0, 200_000, 2)],
-        privacy_unit="user_id", max_contributions=3),
+        frame, "item", 3, epsilon=1.0, candidates=[str(i) for i in range(0, 200_000, 2)],
+        privacy_unit="user_id", contributions=three),
     "quantile, max_rows = 3": lambda: dpselect.quantile(
-        frame, "value", [0.5], 1.0, bounds=(0, n), privacy_unit="user_id", max_rows=3),
+        frame, "value", [0.5], epsilon=1.0, bounds=(0, n), privacy_unit="user_id",
+        contributions=three),
     "grouped top_k": lambda: dpselect.top_k(
-        frame, "item", 2, 1.0, delta=1e-6, by="grp", groups=["0", "1", "2"], privacy_unit="user_id",
-        max_contributions=3, max_groups=2),
+        frame, "item", 2, epsilon=1.0, delta=1e-6, by="grp", groups=["0", "1", "2"],
+        privacy_unit="user_id",
+        contributions=dpselect.Contributions(values_per_unit=3, groups_per_unit=2)),
 }
 for name, job in jobs.items():
     job()
