@@ -47,6 +47,7 @@ from ..mechanisms.partition_selection import (
     threshold_plan,
 )
 from ..mechanisms.validate import check_int
+from ..planning.budget import divide, first_share
 from ..sampling.source import RandomSource, resolve_source
 from ._common import jsonable
 from .release import charge_then
@@ -388,11 +389,12 @@ def split_budget(
         The totals, the selection's ``(epsilon, delta)`` (0 with a public list) and each group's
         ``(epsilon_g, delta_g)``.
     """
-    e, d = Fraction(eps), Fraction(delta)
-    se = e * Fraction(grouping.fraction) if grouping.listed is None else Fraction(0)
-    sd = d * Fraction(delta_to_select) if grouping.listed is None else Fraction(0)
+    private = grouping.listed is None
+    s = first_share(eps, grouping.fraction if private else 0, delta=delta,
+                    delta_fraction=delta_to_select if private else 0)  # fmt: skip
     g = grouping.max_groups
-    return GroupBudget(e, d, se, sd, float_down((e - se) / g), float_down((d - sd) / g))
+    return GroupBudget(s.epsilon, s.delta, s.first_epsilon, s.first_delta,
+                       divide(s.rest_epsilon, g), divide(s.rest_delta, g))  # fmt: skip
 
 
 def group_budget(
