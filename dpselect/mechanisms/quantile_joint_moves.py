@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -252,49 +253,82 @@ def joint_moved_intervals(
     values = np.asarray(values, dtype=np.float64).ravel()
     moves = np.asarray(words, dtype=np.uint64).ravel()
     rows = int(values.shape[0])
+    lattice = _Lattice(lo, hi, d, g, top)
     if top + 2 * g <= max(1 << 22, 4 * rows):
-        # lattice points chunk by chunk (the temporaries of a chunk stay in the cache), counted
-        # a batch of chunks at a time: at least as many rows as points, so that adding a
-        # batch's counts costs no more than finding them (the same counts)
-        size = top + 2 * g + 1  # i <= top + g (:mod:`.quantile_joint`)
-        batch_rows = -(-max(size, _MOVE_CHUNK) // _MOVE_CHUNK) * _MOVE_CHUNK
-
-        def counted(part: slice, fill: Callable[[int, int, I64], I64]) -> I64:
-            per_point = np.zeros(size, dtype=np.int64)
-            first_row, count = part.start, part.stop - part.start
-            batch = max(1, min(count, batch_rows))
-            points_of = np.empty(batch, dtype=np.int64)
-            for b0 in range(0, count, batch):
-                b1 = min(count, b0 + batch)
-                for start in range(b0, b1, _MOVE_CHUNK):
-                    stop = min(b1, start + _MOVE_CHUNK)
-                    fill(first_row + start, first_row + stop,
-                         points_of[start - b0 : stop - b0])  # fmt: skip
-                counted_ = np.bincount(points_of[: b1 - b0])
-                per_point[: counted_.shape[0]] += counted_
-            return per_point
-
-        def nearest_of(start: int, stop: int, out: I64) -> I64:
-            return _nearest_points(values[start:stop], lo, hi, d, out)
-
-        nearest = np.sum(
-            in_halves(lambda part: counted(part, nearest_of), rows, 4 * _MOVE_CHUNK), axis=0
-        )
-        at_most = np.cumsum(nearest)  # rows whose nearest point is at most c
-
-        def moved_of(start: int, stop: int, out: I64) -> I64:
-            out[:] = _canonical_run(at_most, start, stop)
-            return _moved_points(out, moves[start:stop], g)
-
-        per_point = np.sum(
-            in_halves(lambda part: counted(part, moved_of), rows, 4 * _MOVE_CHUNK), axis=0
-        )
-        used = np.flatnonzero(per_point)
-        weights = per_point[used]
+        used, weights = _counted_points(values, moves, lattice)
     else:
         nearest_rows = np.sort(_nearest_points(values, lo, hi, d, np.empty(rows, np.int64)))
         used, weights = np.unique(_moved_points(nearest_rows, moves, g), return_counts=True)
-    points = lo + used * d
+    edges, counts = _point_intervals(used, weights, lattice)
+    return edges, counts, rows
+
+
+@dataclass(frozen=True)
+class _Lattice:
+    """The lattice ``lo + i d`` of the moves (public): the bounds, the step ``d = w / G``, ``G``
+    and ``top``, the last point at most ``hi``."""
+
+    lo: float
+    hi: float
+    d: float
+    g: int
+    top: int
+
+
+def _counted_points(
+    values: F64, moves: npt.NDArray[np.uint64], lattice: _Lattice
+) -> tuple[I64, I64]:
+    """``(used, weights)``: the occupied moved lattice points, increasing, and the rows on each,
+    counted per point in two passes (nearest points, then the moved points of the rows in
+    that order) without a sort of the rows."""
+    lo, hi, d, g = lattice.lo, lattice.hi, lattice.d, lattice.g
+    rows = int(values.shape[0])
+    # lattice points chunk by chunk (the temporaries of a chunk stay in the cache), counted
+    # a batch of chunks at a time: at least as many rows as points, so that adding a
+    # batch's counts costs no more than finding them (the same counts)
+    size = lattice.top + 2 * g + 1  # i <= top + g (:mod:`.quantile_joint`)
+    batch_rows = -(-max(size, _MOVE_CHUNK) // _MOVE_CHUNK) * _MOVE_CHUNK
+
+    def counted(part: slice, fill: Callable[[int, int, I64], I64]) -> I64:
+        per_point = np.zeros(size, dtype=np.int64)
+        first_row, count = part.start, part.stop - part.start
+        batch = max(1, min(count, batch_rows))
+        points_of = np.empty(batch, dtype=np.int64)
+        for b0 in range(0, count, batch):
+            b1 = min(count, b0 + batch)
+            for start in range(b0, b1, _MOVE_CHUNK):
+                stop = min(b1, start + _MOVE_CHUNK)
+                fill(first_row + start, first_row + stop,
+                     points_of[start - b0 : stop - b0])  # fmt: skip
+            counted_ = np.bincount(points_of[: b1 - b0])
+            per_point[: counted_.shape[0]] += counted_
+        return per_point
+
+    def nearest_of(start: int, stop: int, out: I64) -> I64:
+        return _nearest_points(values[start:stop], lo, hi, d, out)
+
+    nearest = np.sum(
+        in_halves(lambda part: counted(part, nearest_of), rows, 4 * _MOVE_CHUNK), axis=0
+    )
+    at_most = np.cumsum(nearest)  # rows whose nearest point is at most c
+
+    def moved_of(start: int, stop: int, out: I64) -> I64:
+        out[:] = _canonical_run(at_most, start, stop)
+        return _moved_points(out, moves[start:stop], g)
+
+    per_point = np.sum(
+        in_halves(lambda part: counted(part, moved_of), rows, 4 * _MOVE_CHUNK), axis=0
+    )
+    used = np.flatnonzero(per_point)
+    return used, per_point[used]
+
+
+def _point_intervals(used: I64, weights: I64, lattice: _Lattice) -> tuple[F64, I64]:
+    """``(edges, C)`` of :func:`joint_moved_intervals` from the moved lattice points ``used``
+    (``i`` of ``lo + i d``) and the rows on each: reflected at ``hi``, clamped, equal points
+    merged."""
+    lo, hi = lattice.lo, lattice.hi
+    points = lo + used * lattice.d
     points = np.where(points > hi, 2.0 * hi - points, points)  # reflected at hi
     points = np.clip(points, lo, hi)
     order = np.argsort(points, kind="stable")  # the points only (few), not the rows
@@ -309,4 +343,4 @@ def joint_moved_intervals(
     cumulative = np.cumsum(merged)
     below = np.searchsorted(distinct, edges[:-1], side="right")
     counts = np.where(below > 0, cumulative[np.maximum(below - 1, 0)], 0).astype(np.int64)
-    return edges, counts, rows
+    return edges, counts
