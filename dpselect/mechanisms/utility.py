@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -130,67 +131,101 @@ def utility_bound(
     """
     eps = Fraction(check_epsilon(epsilon))
     delta = Fraction(check_scale(sensitivity, "sensitivity", allow_zero=False))
-    n = check_int(n_candidates, "n_candidates", minimum=1)
-    n_opt = check_int(n_optimal, "n_optimal", minimum=1)
-    if n_opt > n:
-        raise ParameterError(f"n_optimal must be at most n_candidates ({n}), got {n_opt}")
+    n, n_opt = _check_counts(n_candidates, n_optimal)
     if not isinstance(monotonic, bool):
         raise ParameterError(f"monotonic must be a bool, got {type(monotonic).__name__}")
-    given = [
-        name for name, v in (("t", t), ("confidence", confidence), ("loss", loss)) if v is not None
-    ]
-    if len(given) != 1:
-        raise ParameterError(f"give exactly one of t, confidence or loss (got {given or 'none'})")
+    _check_one_given(t, confidence, loss)
     unit = (1 if monotonic else 2) * delta / eps  # the loss per unit of log-probability
 
     def log_ratio() -> arb:
         return (arb_of(n) / arb_of(n_opt)).log()
 
     if loss is not None:
-        lq = Fraction(check_scale(loss, "loss"))
-
-        def t_of() -> arb:
-            return arb_of(lq / unit) - log_ratio()
-
-        def prob_of() -> arb:
-            return (-t_of()).exp()
-
-        loss_up = float_up(lq)
+        terms = _terms_at_loss(loss, unit, log_ratio)
     else:
-        if t is not None:
-            tq = Fraction(check_scale(t, "t"))
-
-            def t_of() -> arb:
-                return arb_of(tq)
-
-            def prob_of() -> arb:
-                return (-arb_of(tq)).exp()
-
-        else:
-            c = _number(confidence, "confidence")
-            if not 0 < c < 1:
-                raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}")
-
-            def t_of() -> arb:
-                return -(1 - arb_of(c)).log()
-
-            def prob_of() -> arb:
-                return 1 - arb_of(c)
-
-        def loss_of() -> arb:
-            return arb_of(unit) * (log_ratio() + t_of())
-
-        loss_up = upper_float(evaluate(loss_of))
+        terms = _terms_at_exponent(t, confidence, unit, log_ratio)
     return UtilityBound(
-        loss=loss_up,
-        probability=min(1.0, upper_float(evaluate(prob_of))),
-        t=lower_float(evaluate(t_of)),
+        loss=terms.loss,
+        probability=min(1.0, upper_float(evaluate(terms.probability))),
+        t=lower_float(evaluate(terms.t)),
         epsilon=float(eps),
         sensitivity=float(delta),
         n_candidates=n,
         n_optimal=n_opt,
         monotonic=monotonic,
     )
+
+
+def _check_counts(n_candidates: Any, n_optimal: Any) -> tuple[int, int]:
+    """``(|O|, |O*|)`` checked: whole numbers, ``1 <= |O*| <= |O|``."""
+    n = check_int(n_candidates, "n_candidates", minimum=1)
+    n_opt = check_int(n_optimal, "n_optimal", minimum=1)
+    if n_opt > n:
+        raise ParameterError(f"n_optimal must be at most n_candidates ({n}), got {n_opt}")
+    return n, n_opt
+
+
+def _check_one_given(t: Any, confidence: Any, loss: Any) -> None:
+    """Refuse unless exactly one of ``t``, ``confidence`` and ``loss`` is given."""
+    given = [
+        name for name, v in (("t", t), ("confidence", confidence), ("loss", loss)) if v is not None
+    ]
+    if len(given) != 1:
+        raise ParameterError(f"give exactly one of t, confidence or loss (got {given or 'none'})")
+
+
+@dataclass(frozen=True)
+class _Terms:
+    """The theorem's terms in one direction: ``t`` and ``e^-t`` as ``arb`` expressions (for
+    :func:`~dpselect.core.intervals.evaluate`) and the loss, rounded up."""
+
+    t: Callable[[], arb]
+    probability: Callable[[], arb]
+    loss: float
+
+
+def _terms_at_loss(loss: Any, unit: Fraction, log_ratio: Callable[[], arb]) -> _Terms:
+    """The terms given the loss: ``t = loss / unit - ln(|O| / |O*|)``, the loss as given."""
+    lq = Fraction(check_scale(loss, "loss"))
+
+    def t_of() -> arb:
+        return arb_of(lq / unit) - log_ratio()
+
+    def prob_of() -> arb:
+        return (-t_of()).exp()
+
+    return _Terms(t=t_of, probability=prob_of, loss=float_up(lq))
+
+
+def _terms_at_exponent(
+    t: Any, confidence: Any, unit: Fraction, log_ratio: Callable[[], arb]
+) -> _Terms:
+    """The terms given ``t`` or the confidence ``1 - e^-t``: ``loss = unit (ln(|O| / |O*|) +
+    t)``, rounded up."""
+    if t is not None:
+        tq = Fraction(check_scale(t, "t"))
+
+        def t_of() -> arb:
+            return arb_of(tq)
+
+        def prob_of() -> arb:
+            return (-arb_of(tq)).exp()
+
+    else:
+        c = _number(confidence, "confidence")
+        if not 0 < c < 1:
+            raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}")
+
+        def t_of() -> arb:
+            return -(1 - arb_of(c)).log()
+
+        def prob_of() -> arb:
+            return 1 - arb_of(c)
+
+    def loss_of() -> arb:
+        return arb_of(unit) * (log_ratio() + t_of())
+
+    return _Terms(t=t_of, probability=prob_of, loss=upper_float(evaluate(loss_of)))
 
 
 def _number(value: Any, name: str) -> Fraction:
