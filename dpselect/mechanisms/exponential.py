@@ -6,6 +6,12 @@
 the same direction between neighbours), by report-noisy-max with Gumbel noise on the exact
 engine. The candidate list must be public: a candidate set derived from the private data is
 not covered by this guarantee (seed 003's warning).
+
+**Law and privacy map.** ``P[c] ∝ exp(sign * score(x, c) / scale)`` (seed 001, Theorem 1.1).
+Map: ``d_in * range / scale`` with ``range = Delta`` if monotonic else ``2 Delta`` (seed 002,
+exponential mechanism theorem; seed 001, Section 3.1), rounded up; to zCDP with
+``output_measure=ZeroConcentratedDivergence()``: ``(d_in range / scale)^2 / 8`` (bounded
+range, seed 004).
 """
 
 from __future__ import annotations
@@ -86,11 +92,8 @@ def make_exponential_mechanism(
     ``Delta / eps`` when ``monotonic``, rounded up so the loss never exceeds ``epsilon``) or
     ``scale`` (the Gumbel scale). The measurement returns the chosen candidate itself.
 
-    Law: ``P[c] ∝ exp(sign * score(x, c) / scale)`` (seed 001, Theorem 1.1). Privacy map:
-    ``d_in * range / scale`` with ``range = Delta`` if monotonic else ``2 Delta`` (seed 002,
-    exponential mechanism theorem; seed 001, Section 3.1), rounded up; to zCDP with
-    ``output_measure=ZeroConcentratedDivergence()``: ``(d_in range / scale)^2 / 8`` (bounded
-    range, seed 004).
+    Law and privacy map (``d_in * range / scale``, ``range = Delta`` if monotonic else ``2
+    Delta``, rounded up): the module docstring (seeds 001, 002, 004).
 
     Parameters
     ----------
@@ -123,12 +126,7 @@ def make_exponential_mechanism(
     Measurement
         From the data to one of ``candidates``.
     """
-    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
-        raise ParameterError("candidates must be a sequence (list or tuple) of public values")
-    if len(candidates) == 0:
-        raise ParameterError("candidates must not be empty")
-    if not callable(score):
-        raise ParameterError("score must be a callable score(data, candidate) -> number")
+    check_candidates(candidates, score)
     delta = check_scale(sensitivity, "sensitivity", allow_zero=False)
     if (epsilon is None) == (scale is None):
         raise ParameterError("give exactly one of epsilon and scale")
@@ -138,11 +136,7 @@ def make_exponential_mechanism(
     measure = check_selection_measure(output_measure or MaxDivergence())
     metric = input_metric or SymmetricDistance()
     range_sensitivity = Fraction(delta) * (1 if monotonic else 2)
-    if epsilon is not None:
-        eps = Fraction(check_epsilon(epsilon))
-        gumbel_scale: Fraction | float = float_up(range_sensitivity / eps)
-    else:
-        gumbel_scale = check_scale(scale)
+    gumbel_scale = _gumbel_scale(range_sensitivity, epsilon, scale)
     cands = list(candidates)
 
     def function(data: Any) -> Any:
@@ -154,6 +148,67 @@ def make_exponential_mechanism(
         d_range = Fraction(d_in) * range_sensitivity if d_in != math.inf else math.inf
         return selection_loss(d_range, gumbel_scale, 1, "gumbel", measure)
 
+    return scored_measurement(input_domain, metric, measure, function, privacy_map)
+
+
+def _gumbel_scale(
+    range_sensitivity: Fraction,
+    epsilon: float | int | Fraction | None,
+    scale: float | int | Fraction | None,
+) -> Fraction | float:
+    """The Gumbel scale: ``range / epsilon`` rounded up when ``epsilon`` is given, else the
+    ``scale`` given (checked)."""
+    if epsilon is not None:
+        eps = Fraction(check_epsilon(epsilon))
+        return float_up(range_sensitivity / eps)
+    return check_scale(scale)
+
+
+def check_candidates(candidates: Any, score: Any) -> None:
+    """Refuse a candidate list that is not a non-empty sequence, or a score not callable.
+
+    Parameters
+    ----------
+    candidates : Any
+        The public candidates (a list or tuple, not empty).
+    score : Any
+        The score function ``score(data, candidate)``.
+    """
+    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
+        raise ParameterError("candidates must be a sequence (list or tuple) of public values")
+    if len(candidates) == 0:
+        raise ParameterError("candidates must not be empty")
+    if not callable(score):
+        raise ParameterError("score must be a callable score(data, candidate) -> number")
+
+
+def scored_measurement(
+    input_domain: Domain | None,
+    metric: Metric,
+    measure: Measure,
+    function: Callable[[Any], Any],
+    privacy_map: Callable[[Any], float],
+) -> Measurement:
+    """The measurement of a selection over datasets read by the user's score function.
+
+    Parameters
+    ----------
+    input_domain : Domain or None
+        The data's domain; ``None``: any dataset the score reads.
+    metric : Metric
+        The dataset metric.
+    measure : Measure
+        The output measure.
+    function : callable
+        From the data to the chosen candidate.
+    privacy_map : callable
+        From ``d_in`` to the loss.
+
+    Returns
+    -------
+    Measurement
+        The measurement.
+    """
     return Measurement(
         input_domain=input_domain or AnyDomain("datasets scored by the user's score function"),
         input_metric=metric,

@@ -48,7 +48,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..core.arithmetic import float_up
-from ..core.domains import AnyDomain, Domain
+from ..core.domains import Domain
 from ..core.errors import ParameterError
 from ..core.intervals import arb_of, evaluate, upper_fraction
 from ..core.measurement import Measurement
@@ -56,7 +56,7 @@ from ..core.measures import MaxDivergence, Measure
 from ..core.metrics import Metric, SymmetricDistance
 from ..sampling.noisy_max import noisy_argmax
 from ..sampling.source import RandomSource
-from .exponential import user_scores
+from .exponential import check_candidates, scored_measurement, user_scores
 from .report_noisy_max import check_selection_measure, selection_loss
 from .validate import check_epsilon, check_optimize, check_scale, optimize_sign
 
@@ -195,20 +195,8 @@ def make_generalized_exponential_mechanism(
     Measurement
         From the data to one of ``candidates``.
     """
-    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
-        raise ParameterError("candidates must be a sequence (list or tuple) of public values")
-    if len(candidates) == 0:
-        raise ParameterError("candidates must not be empty")
-    if not callable(score):
-        raise ParameterError("score must be a callable score(data, candidate) -> number")
-    if isinstance(sensitivities, (str, bytes)) or not isinstance(sensitivities, Sequence):
-        raise ParameterError("sensitivities must be a sequence of numbers, one per candidate")
-    if len(sensitivities) != len(candidates):
-        raise ParameterError(
-            f"sensitivities must have one entry per candidate ({len(candidates)}), "
-            f"got {len(sensitivities)}"
-        )
-    deltas = [Fraction(check_scale(d, "sensitivities", allow_zero=False)) for d in sensitivities]
+    check_candidates(candidates, score)
+    deltas = _check_sensitivities(sensitivities, len(candidates))
     eps = Fraction(check_epsilon(epsilon))
     if isinstance(beta, bool) or not isinstance(beta, (int, float, Fraction)) or not 0 < beta < 1:
         raise ParameterError(f"beta must be a number in (0, 1), got {beta!r}")
@@ -232,10 +220,16 @@ def make_generalized_exponential_mechanism(
             return math.inf
         return selection_loss(2 * (Fraction(d_in) + slack), scale, 1, "gumbel", measure)
 
-    return Measurement(
-        input_domain=input_domain or AnyDomain("datasets scored by the user's score function"),
-        input_metric=metric,
-        output_measure=measure,
-        function=function,
-        privacy_map=privacy_map,
-    )
+    return scored_measurement(input_domain, metric, measure, function, privacy_map)
+
+
+def _check_sensitivities(sensitivities: Any, count: int) -> list[Fraction]:
+    """The per-candidate sensitivities, checked (a sequence of ``count`` numbers ``> 0``), as
+    fractions."""
+    if isinstance(sensitivities, (str, bytes)) or not isinstance(sensitivities, Sequence):
+        raise ParameterError("sensitivities must be a sequence of numbers, one per candidate")
+    if len(sensitivities) != count:
+        raise ParameterError(
+            f"sensitivities must have one entry per candidate ({count}), got {len(sensitivities)}"
+        )
+    return [Fraction(check_scale(d, "sensitivities", allow_zero=False)) for d in sensitivities]
