@@ -185,13 +185,7 @@ def make_recursive_quantiles(
     eps = Fraction(check_epsilon(epsilon))
     w = check_resolution(resolution, lo, hi)
     each = unit_epsilon(eps, max_rows) / recursive_depth(len(levels))
-    tree = recursive_tree(levels)
-    for _, _, _, rel in tree:
-        if rel.denominator > MAX_DENOMINATOR:
-            raise ParameterError(
-                f"the levels give a relative level {rel} with a denominator above "
-                f"{MAX_DENOMINATOR}: round the levels (e.g. to 1/1000)"
-            )
+    tree = _checked_tree(levels)
 
     def function(values: Any) -> list[float]:
         x = np.array(values, dtype=np.float64).ravel()
@@ -205,27 +199,67 @@ def make_recursive_quantiles(
             p_lo, p_hi = (lo if la is None else out[la]), (hi if ra is None else out[ra])
             assert p_lo is not None and p_hi is not None
             rows = parts.pop(j)
-            if Fraction(p_hi) - Fraction(p_lo) < 4 * Fraction(w):
-                v = float(p_lo + (p_hi - p_lo) / 2)  # no data read: every row is within 2w
-            else:
-                mech = make_continuous_quantile(
-                    (p_lo, p_hi), rel, each, resolution=w, source=source, overwrite_input=True,
-                    presorted=True,
-                )  # fmt: skip
-                v = float(mech(rows))
+            v = _part_value(rows, p_lo, p_hi, rel, each, w, source)
             out[j] = v
-            cut = int(np.searchsorted(rows, v, side="right"))  # rows <= v, then rows > v
-            left, right = rows[:cut], rows[cut:]
-            for child, c_la, c_ra, _ in tree:  # hand j's children their rows
-                if out[child] is None and c_ra == j and c_la == la:
-                    parts[child] = left
-                elif out[child] is None and c_la == j and c_ra == ra:
-                    parts[child] = right
+            _hand_down(tree, out, parts, (j, la, ra), rows, v)
             if progress is not None:
                 progress(done / len(tree))
         return [float(v) for v in out]  # type: ignore[arg-type]
 
     return pure_dp_on_rows(function, eps)
+
+
+def _checked_tree(levels: list[Fraction]) -> list[tuple[int, int | None, int | None, Fraction]]:
+    """:func:`recursive_tree` of the levels, refused when a relative level's denominator
+    exceeds ``MAX_DENOMINATOR``."""
+    tree = recursive_tree(levels)
+    for _, _, _, rel in tree:
+        if rel.denominator > MAX_DENOMINATOR:
+            raise ParameterError(
+                f"the levels give a relative level {rel} with a denominator above "
+                f"{MAX_DENOMINATOR}: round the levels (e.g. to 1/1000)"
+            )
+    return tree
+
+
+def _part_value(
+    rows: F64,
+    p_lo: float,
+    p_hi: float,
+    rel: Fraction,
+    each: Fraction,
+    w: float,
+    source: RandomSource | None,
+) -> float:
+    """The value released for one part ``[p_lo, p_hi]`` (its sorted rows ``rows``): its
+    midpoint when narrower than ``4 w``, else the continuous mechanism at level ``rel``."""
+    if Fraction(p_hi) - Fraction(p_lo) < 4 * Fraction(w):
+        return float(p_lo + (p_hi - p_lo) / 2)  # no data read: every row is within 2w
+    mech = make_continuous_quantile(
+        (p_lo, p_hi), rel, each, resolution=w, source=source, overwrite_input=True,
+        presorted=True,
+    )  # fmt: skip
+    return float(mech(rows))
+
+
+def _hand_down(
+    tree: list[tuple[int, int | None, int | None, Fraction]],
+    out: list[float | None],
+    parts: dict[int, F64],
+    node: tuple[int, int | None, int | None],
+    rows: F64,
+    v: float,
+) -> None:
+    """Hand the rows of level ``j``'s part (``node = (j, la, ra)``, released at ``v``) to
+    its children still to release: rows ``<= v`` to the left one, the others to the right."""
+    j, la, ra = node
+    cut = int(np.searchsorted(rows, v, side="right"))  # rows <= v, then rows > v
+    left, right = rows[:cut], rows[cut:]
+    for child, c_la, c_ra, _ in tree:  # hand j's children their rows
+        if out[child] is None and c_ra == j and c_la == la:
+            parts[child] = left
+        elif out[child] is None and c_la == j and c_ra == ra:
+            parts[child] = right
 
 
 def recursive_alphas(
