@@ -299,25 +299,7 @@ def _breakpoints(
     # ``x_high >= c_right + w`` have ``d >= c_right``: only the band between needs breakpoints.
     x_low = float_down(Fraction(c_left) - Fraction(w))
     x_high = float_up(Fraction(c_right) + Fraction(w))
-    below, above = 0, 0
-    bands: list[F64] = []
-    if presorted:  # the rows below x_low, above x_high, and the band between: one slice
-        below = int(np.searchsorted(x, x_low, side="left"))
-        above = n - int(np.searchsorted(x, x_high, side="right"))
-        bands.append(x[below : n - above])
-        if progress is not None:
-            progress(0.9)
-    for start in range(0, 0 if presorted else n, _CHUNK):
-        chunk = x[start : start + _CHUNK]
-        low = chunk < x_low
-        high = chunk > x_high
-        below += int(np.count_nonzero(low))
-        above += int(np.count_nonzero(high))
-        bands.append(chunk[~(low | high)])
-        if progress is not None:
-            done = min(n, start + _CHUNK) / n
-            progress(PARTITION_SHARE + (0.9 - PARTITION_SHARE) * done)
-    band = np.concatenate(bands) if bands else np.empty(0)
+    below, above, band = _band(x, x_low, x_high, progress, presorted)
     u = _round_up_sum(band, w)
     d = _round_down_diff(band, w)
     below += int(np.count_nonzero(u <= c_left))
@@ -338,6 +320,34 @@ def _breakpoints(
     if hi > c_right:
         capped.append((c_right, hi))
     return left, right, excess, capped
+
+
+def _band(
+    x: F64, x_low: float, x_high: float, progress: Callable[[float], None] | None, presorted: bool
+) -> tuple[int, int, F64]:
+    """``(below, above, band)``: how many rows of ``x`` are below ``x_low`` and above ``x_high``,
+    and the rows between (one slice of sorted rows, else a chunked pass; progress to 0.9)."""
+    n = x.shape[0]
+    below, above = 0, 0
+    bands: list[F64] = []
+    if presorted:  # the rows below x_low, above x_high, and the band between: one slice
+        below = int(np.searchsorted(x, x_low, side="left"))
+        above = n - int(np.searchsorted(x, x_high, side="right"))
+        bands.append(x[below : n - above])
+        if progress is not None:
+            progress(0.9)
+    for start in range(0, 0 if presorted else n, _CHUNK):
+        chunk = x[start : start + _CHUNK]
+        low = chunk < x_low
+        high = chunk > x_high
+        below += int(np.count_nonzero(low))
+        above += int(np.count_nonzero(high))
+        bands.append(chunk[~(low | high)])
+        if progress is not None:
+            done = min(n, start + _CHUNK) / n
+            progress(PARTITION_SHARE + (0.9 - PARTITION_SHARE) * done)
+    band = np.concatenate(bands) if bands else np.empty(0)
+    return below, above, band
 
 
 def _clamped(values: Any, lo: float, hi: float, overwrite_input: bool, presorted: bool) -> F64:
@@ -646,18 +656,8 @@ def make_continuous_quantile(
 
     Input: a 1-D array of values (NaN dropped, the rest clamped); output: a float in ``[lo,
     hi]``. Privacy map (``SymmetricDistance`` to ``MaxDivergence``): ``d_in * eps`` (module
-    docstring; ``ROUNDING_LOSS`` of it pays for the float log-weights). ``resolution`` is the
-    public ``w`` (default ``(hi - lo) / 10^6``); ``round_to_resolution=False`` releases the
-    sampled float itself instead of the shortest decimal within ``w (1 - 2^-10)``;
-    ``overwrite_input=True`` clamps and reorders a float64 input array in place (no copy). Linear
-    time apart from sorting the ``O(T / eps)`` rows nearest the quantile. ``progress(fraction)``
-    is called as the work advances, ending with 1.0 (a progress bar: the fractions are those of
-    the rows processed, shown to the data owner only; no randomness is read and the output
-    does not change). ``max_rows = r``: each privacy unit holds at most ``r`` input rows; the
-    mechanism runs at ``eps / r`` per row (rounding loss included), so ``d_in`` counts units
-    (:mod:`.quantile_score`, "Rows per unit"). ``presorted=True``: every input is promised in
-    increasing order (a caller that sorted it, e.g. once for several levels); the output is
-    the same as without the promise, found faster.
+    docstring; ``ROUNDING_LOSS`` of it pays for the float log-weights). Linear time apart from
+    sorting the ``O(T / eps)`` rows nearest the quantile.
 
     Parameters
     ----------
@@ -675,15 +675,20 @@ def make_continuous_quantile(
     source : RandomSource, optional
         The randomness (``None``: the private default; a seeded source for tests only).
     round_to_resolution : bool, default True
-        Release the shortest decimal within ``w (1 - 2^-10)`` of the sample (else the sample).
+        Release the shortest decimal within ``w (1 - 2^-10)`` of the sample (else the sampled
+        float itself).
     overwrite_input : bool, default False
         Clamp and reorder a float64 input array in place instead of copying it.
     progress : callable, optional
-        ``progress(fraction)``, fractions of the work done up to 1.0 (reads no randomness).
+        ``progress(fraction)``, the fractions of the rows processed, up to 1.0: a progress bar
+        shown to the data owner only (it reads no randomness and changes no output).
     max_rows : int, default 1
-        ``r``: the most input rows one privacy unit holds.
+        ``r``: the most input rows one privacy unit holds; the mechanism runs at ``eps / r``
+        per row (rounding loss included), so ``d_in`` counts units (:mod:`.quantile_score`,
+        "Rows per unit").
     presorted : bool, default False
-        The caller promises every input in increasing order (NaN last): the same output, faster.
+        The caller promises every input in increasing order (NaN last; e.g. sorted once for
+        several levels): the same output, faster.
 
     Returns
     -------
