@@ -423,21 +423,14 @@ def make_joint_quantiles(
             f"the joint method takes at most {MAX_JOINT_LEVELS} levels, got {len(levels)}"
         )
     eps = Fraction(check_epsilon(epsilon))
-    row_eps = unit_epsilon(eps, max_rows)
-    if row_eps <= 2 * joint_rounding_loss(len(levels)):
-        least = float(2 * joint_rounding_loss(len(levels)) * (eps / row_eps))
-        raise ParameterError(f"epsilon must exceed {least:.3g}, got {epsilon}")
+    row_eps = _row_epsilon(eps, max_rows, len(levels), epsilon)
     plan, w, step, g = _constants(tuple(levels), row_eps, resolution, lo, hi)
 
     def function(values: Any) -> list[float]:
         x = np.asarray(values, dtype=np.float64).ravel()  # read, never changed
         if bool(np.isnan(x).any()):
             x = kept_numbers(x)
-        if w > 0 and x.shape[0] > 0:
-            words = joint_move_words(source, x.shape[0], g)
-            edges, counts, n = joint_moved_intervals(x, lo, hi, w, words, g)
-        else:
-            edges, counts, n = joint_intervals(x, lo, hi)
+        edges, counts, n = _row_intervals(x, lo, hi, w, g, source)
         bc = counts * plan.denom
         loglen = log_lengths(edges[:-1], edges[1:])
         alpha1, self_cost = _forward(plan, loglen, bc, n, progress)
@@ -450,6 +443,27 @@ def make_joint_quantiles(
         return sorted(points)
 
     return pure_dp_on_rows(function, eps)
+
+
+def _row_epsilon(eps: Fraction, max_rows: int, m: int, epsilon: Any) -> Fraction:
+    """The per-row epsilon ``eps / max_rows``, refused unless above ``2
+    joint_rounding_loss(m)`` (``epsilon``: as given, for the message)."""
+    row_eps = unit_epsilon(eps, max_rows)
+    if row_eps <= 2 * joint_rounding_loss(m):
+        least = float(2 * joint_rounding_loss(m) * (eps / row_eps))
+        raise ParameterError(f"epsilon must exceed {least:.3g}, got {epsilon}")
+    return row_eps
+
+
+def _row_intervals(
+    x: F64, lo: float, hi: float, w: float, g: int, source: RandomSource | None
+) -> tuple[F64, I64, int]:
+    """``(edges, C, n)`` of the rows ``x`` (NaN dropped): each row moved by the tie handling
+    (:func:`joint_moved_intervals`, ``G = g``) when ``w > 0``, else as they are."""
+    if w > 0 and x.shape[0] > 0:
+        words = joint_move_words(source, x.shape[0], g)
+        return joint_moved_intervals(x, lo, hi, w, words, g)
+    return joint_intervals(x, lo, hi)
 
 
 @kept

@@ -19,6 +19,7 @@ __all__ = ["HALVES_INTERVALS", "SUM_BLOCK", "BlockedSums", "log_sum_rows", "loga
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
+B8 = npt.NDArray[np.bool_]
 
 
 #: :func:`logaddexp` raises ``-|a - b|`` to this: ``exp`` of it is below ``2^-54``, so ``1 +
@@ -279,7 +280,6 @@ class BlockedSums:
         expression whichever case it falls in), and the rows a query lacks are set to the
         missing part."""
         h, b, big, size = self.h, self.b, self.big, self.size
-        bc, lo, hi = self.bc, self.block_lo, self.block_hi
         q = start.shape[0]
         if out is None:
             out = (np.empty((4, q), dtype=np.int64), np.empty((4, q)))
@@ -332,10 +332,27 @@ class BlockedSums:
             ref1 = first_at
             ref2 = np.clip(tmid, 0, size - 1)
         present = (nonempty, between, between & ~one, across | (inside & (part > 0)))
-        for row, ref in enumerate((ref0, ref1, ref2, ref3)):
+        self._part_shifts(sign, (ref0, ref1, ref2, ref3), present, pivot, extra, out)
+        return index, shift
+
+    def _part_shifts(
+        self,
+        sign: int,
+        refs: tuple[I64, I64, I64, I64],
+        present: tuple[B8, B8, B8, B8],
+        pivot: I64,
+        extra: float,
+        out: tuple[I64, F64],
+    ) -> None:
+        """Each part's shift to the pivots, from its reference leaf (rows 0 and 3) or block
+        (rows 1 and 2), plus ``extra``; the parts not ``present`` set to the ``-inf`` cell,
+        shift ``+inf`` (:meth:`parts`)."""
+        index, shift = out
+        for row, ref in enumerate(refs):
             if sign:
-                refs = (bc if row in (0, 3) else (hi if sign > 0 else lo))[ref]
-                d = self._shift(sign * (pivot - refs))
+                blocks = self.block_hi if sign > 0 else self.block_lo
+                at = (self.bc if row in (0, 3) else blocks)[ref]
+                d = self._shift(sign * (pivot - at))
                 if extra:
                     d += extra
                 shift[row] = d
@@ -344,7 +361,6 @@ class BlockedSums:
             missing = ~present[row]
             index[row][missing] = self.empty
             shift[row][missing] = np.inf
-        return index, shift
 
     def sums(self, index: I64, shift: F64) -> F64:
         """The sums of the parts ``(index, shift)`` of :meth:`parts` (stacked in any number of
