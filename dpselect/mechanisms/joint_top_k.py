@@ -59,7 +59,9 @@ most ``d_in`` in one direction, so ``c_(i)`` and ``c_{s_i}`` both move within ``
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -235,6 +237,31 @@ class _Prepared:
 
 
 # --------------------------------------------------------------------------- constructor
+@dataclass(frozen=True)
+class _JointParameters:
+    """The checked arguments of :func:`make_joint_top_k`."""
+
+    domain: VectorDomain
+    metric: LInfDistance
+    measure: Measure
+    k: int
+    scale: Fraction
+
+    def release(self, x: Any, source: RandomSource | None) -> npt.NDArray[np.int64]:
+        """One release on the counts ``x`` (refused when shorter than ``k``)."""
+        size = len(x)
+        if size < self.k:
+            raise ParameterError(
+                f"k must be at most the number of candidates ({size}), got {self.k}"
+            )
+        values = _normalised(x)
+        return _Prepared(values, self.k, self.scale).draw(resolve_source(source))
+
+    def loss(self, d_in: Any) -> float:
+        """The privacy map: :func:`joint_top_k_loss` at the metric's range distance."""
+        return joint_top_k_loss(self.metric.range_distance(d_in), self.scale, self.measure)
+
+
 def _check_domain(domain: Any) -> VectorDomain:
     if not isinstance(domain, VectorDomain) or not isinstance(domain.element_domain, IntDomain):
         raise DomainError(
@@ -242,6 +269,23 @@ def _check_domain(domain: Any) -> VectorDomain:
             f"integers for the exact law, got {domain!r}"
         )
     return domain
+
+
+def _joint_parameters(
+    input_domain: Any, input_metric: Any, output_measure: Any, k: Any, scale: Any
+) -> _JointParameters:
+    """The arguments of :func:`make_joint_top_k`, checked in order (domain, metric, measure,
+    ``k``, ``k`` against the domain's size, scale)."""
+    domain = _check_domain(input_domain)
+    if not isinstance(input_metric, LInfDistance):
+        raise MetricError(f"input_metric must be LInfDistance(monotonic=...), got {input_metric!r}")
+    metric = input_metric
+    measure = check_selection_measure(output_measure)
+    k = check_int(k, "k", minimum=1)
+    if domain.size is not None and k > domain.size:
+        raise ParameterError(f"k must be at most the number of candidates ({domain.size}), got {k}")
+    exact_scale = Fraction(check_scale(scale, "scale", allow_zero=False))
+    return _JointParameters(domain, metric, measure, k, exact_scale)
 
 
 def make_joint_top_k(
@@ -256,17 +300,12 @@ def make_joint_top_k(
     """The joint exponential mechanism for top-k (Gillenwater et al. 2022), exactly.
 
     Releases an ordered sequence ``s`` of ``k`` distinct indices with probability
-    proportional to ``exp(-E(s) / scale)``, where ``E(s) = max_i (c_(i) - c_{s_i})`` and
-    ``c_(1) >= c_(2) >= ...`` are the counts in decreasing order (Gillenwater, Joseph, Munoz
-    Medina and Ribero Diaz, ICML 2022). The paper's calibration is ``scale = 2 Delta /
-    epsilon``. Sampling is exact (module docstring): integer level counts, the level by
-    inversion with ``arb`` balls, the sequence by exact uniform choices.
-
-    Privacy: ``E(s)`` has sensitivity ``Delta_u = d_in`` under a monotonic metric (``c_(i)``
-    and ``c_{s_i}`` move in the same direction by at most ``d_in``, so their difference by at
-    most ``d_in``) and ``2 d_in`` otherwise; as an exponential mechanism the release is
-    ``epsilon = 2 Delta_u / scale``-DP and ``epsilon``-bounded range, so ``epsilon^2 / 8``-zCDP
-    (Durfee and Rogers 2019; Cesar and Rogers 2021). Both rounded up.
+    proportional to ``exp(-E(s) / scale)``, ``E(s) = max_i (c_(i) - c_{s_i})`` with ``c_(1) >=
+    c_(2) >= ...`` the counts in decreasing order (the paper's calibration: ``scale = 2 Delta
+    / epsilon``), sampled exactly (module docstring). Privacy: ``E(s)`` has sensitivity
+    ``Delta_u = d_in`` under a monotonic metric, else ``2 d_in``; the release is ``epsilon = 2
+    Delta_u / scale``-DP and ``epsilon``-bounded range, so ``epsilon^2 / 8``-zCDP (Durfee and
+    Rogers 2019; Cesar and Rogers 2021). Both rounded up.
 
     Parameters
     ----------
@@ -319,30 +358,5 @@ def make_joint_top_k(
     >>> sorted(m([50, 3, 40, 1]).tolist())  # the two large counts, but for odds of ~1e-7
     [0, 2]
     """
-    domain = _check_domain(input_domain)
-    if not isinstance(input_metric, LInfDistance):
-        raise MetricError(f"input_metric must be LInfDistance(monotonic=...), got {input_metric!r}")
-    metric = input_metric
-    measure = check_selection_measure(output_measure)
-    k = check_int(k, "k", minimum=1)
-    if domain.size is not None and k > domain.size:
-        raise ParameterError(f"k must be at most the number of candidates ({domain.size}), got {k}")
-    exact_scale = Fraction(check_scale(scale, "scale", allow_zero=False))
-
-    def function(x: Any) -> npt.NDArray[np.int64]:
-        size = len(x)
-        if size < k:
-            raise ParameterError(f"k must be at most the number of candidates ({size}), got {k}")
-        values = _normalised(x)
-        return _Prepared(values, k, exact_scale).draw(resolve_source(source))
-
-    def privacy_map(d_in: Any) -> float:
-        return joint_top_k_loss(metric.range_distance(d_in), exact_scale, measure)
-
-    return Measurement(
-        input_domain=domain,
-        input_metric=metric,
-        output_measure=measure,
-        function=function,
-        privacy_map=privacy_map,
-    )
+    p = _joint_parameters(input_domain, input_metric, output_measure, k, scale)
+    return Measurement(p.domain, p.metric, p.measure, partial(p.release, source=source), p.loss)

@@ -76,22 +76,20 @@ class _FastLaw:
         return int(self.levels[j])
 
 
-def _fast_law(profile: _Profile, scale: Fraction, bits: int, slack: float = 1.0) -> _FastLaw | None:
-    """The cumulative weights ``C(E) = sum_{E' <= E} m(E') exp(-E' / scale)`` at the levels
-    where ``N`` changes, in float64 with rigorous error bounds, over a window ``[lo, hi]`` of
-    levels outside which the mass is at most about ``2^-bits`` of ``Z`` (counted in the bounds).
+@dataclass(frozen=True)
+class _FastWindow:
+    """The window ``[lo, hi]`` of levels of the fast law, around the mode."""
 
-    Summation by parts makes every term positive (no cancellation of ``N(E) - N(E - 1)``):
-    with ``w(E) = exp(-E / scale)`` and ``N_i`` the value of ``N`` on ``[b_i, b_{i+1})``,
-    ``C(b_j) = delta + N_j w(b_j) + sum_{i<j} N_i (w(b_i) - w(b_{i+1}))`` where ``|delta| <=
-    N(lo - 1)``. ``log N`` is a cumulative sum of the changes of ``log`` of one factor per
-    event (all ``>= 0``), so its error is at most ``gamma_n (|log N(lo)| + sum of changes)``
-    plus the errors of the logs. This is the pruning of Wu and Zhang ("Faster Differentially
-    Private Top-k Selection: A Joint Exponential Mechanism with Pruning", NeurIPS 2024): the
-    candidates far below share one count per distinct value and the levels far from the mode
-    are one bounded group, never enumerated; here the group's mass is kept as an interval, and
-    a draw that falls where it matters goes to the exact path. ``None`` when the window is empty.
-    """
+    lo: int
+    hi: int
+    log_total: float  # >= log(d! / (d - k)!)
+    upper: bool  # whether levels above hi (or pruned candidates) carry mass
+
+
+def _fast_window(profile: _Profile, scale: Fraction, bits: int) -> _FastWindow | None:
+    """The window outside which the levels weigh at most about ``2^-bits`` of ``Z``: the mode
+    by a grid search, ``lo`` below it by bisection, ``hi`` above it from ``d!/(d-k)!``.
+    ``None`` when no level is counted right (the floor above every top count)."""
     s = float(scale)
     top_level = profile.max_level
     # levels up to cap are counted right: every threshold top[b] - E is at or above the floor
@@ -124,6 +122,23 @@ def _fast_law(profile: _Profile, scale: Fraction, bits: int, slack: float = 1.0)
     hi = math.ceil(s * (log_total - log_z + bits * _LN2))
     hi = max(mode, min(hi, cap))
     upper = not (profile.complete and hi >= top_level)
+    return _FastWindow(lo, hi, log_total, upper)
+
+
+@dataclass(frozen=True)
+class _LogCounts:
+    """``log N`` in float64 at ``lo`` and at the levels in ``(lo, hi]`` where ``N`` changes,
+    with a bound on the absolute error of each."""
+
+    levels: npt.NDArray[np.int64]  # lo, then the breakpoints b_1 < b_2 < ...
+    log_n: npt.NDArray[np.float64]
+    err_log: float
+
+
+def _window_log_counts(profile: _Profile, lo: int, hi: int) -> _LogCounts:
+    """``log N`` over the window: ``log N(lo)``, then a cumulative sum of the changes of
+    ``log`` of one block's factor per event (all ``>= 0``, so the error is at most ``gamma_n
+    (|log N(lo)| + sum of changes)`` plus the errors of the logs)."""
     # the events (b, v) with level top[b] - v in (lo, hi], per block by increasing level
     top = np.asarray(profile.top, dtype=np.int64)
     nd = profile.n_distinct
@@ -160,6 +175,32 @@ def _fast_law(profile: _Profile, scale: Fraction, bits: int, slack: float = 1.0)
         + float(base_err.sum())
         + 2 * float(ev_err.sum())
     )
+    return _LogCounts(levels, log_n, err_log)
+
+
+def _fast_law(profile: _Profile, scale: Fraction, bits: int, slack: float = 1.0) -> _FastLaw | None:
+    """The cumulative weights ``C(E) = sum_{E' <= E} m(E') exp(-E' / scale)`` at the levels
+    where ``N`` changes, in float64 with rigorous error bounds, over a window ``[lo, hi]`` of
+    levels outside which the mass is at most about ``2^-bits`` of ``Z`` (counted in the bounds).
+
+    Summation by parts makes every term positive (no cancellation of ``N(E) - N(E - 1)``):
+    with ``w(E) = exp(-E / scale)`` and ``N_i`` the value of ``N`` on ``[b_i, b_{i+1})``,
+    ``C(b_j) = delta + N_j w(b_j) + sum_{i<j} N_i (w(b_i) - w(b_{i+1}))`` where ``|delta| <=
+    N(lo - 1)``. ``log N`` is a cumulative sum of the changes of ``log`` of one factor per
+    event (all ``>= 0``), so its error is at most ``gamma_n (|log N(lo)| + sum of changes)``
+    plus the errors of the logs. This is the pruning of Wu and Zhang ("Faster Differentially
+    Private Top-k Selection: A Joint Exponential Mechanism with Pruning", NeurIPS 2024): the
+    candidates far below share one count per distinct value and the levels far from the mode
+    are one bounded group, never enumerated; here the group's mass is kept as an interval, and
+    a draw that falls where it matters goes to the exact path. ``None`` when the window is empty.
+    """
+    window = _fast_window(profile, scale, bits)
+    if window is None:
+        return None
+    s = float(scale)
+    lo, hi, log_total, upper = window.lo, window.hi, window.log_total, window.upper
+    counts = _window_log_counts(profile, lo, hi)
+    levels, log_n, err_log = counts.levels, counts.log_n, counts.err_log
     # scaled weights: exp(log N_j - b_j / s - M)
     exponent = log_n - levels / s
     m = float(exponent.max())
