@@ -114,6 +114,25 @@ def _count_loss(
     return k * Fraction(per_count)
 
 
+def _top_k_with_counts(
+    x: Any,
+    scale: Fraction,
+    k: int,
+    noise: CountNoise,
+    count_scale: Fraction,
+    source: RandomSource | None,
+) -> NoisyTopK:
+    """One release: the one-shot Gumbel top-``k`` indices, then their counts plus fresh noise
+    (drawn after the selection)."""
+    counts = count_vector(x)
+    indices = noisy_top_k(counts, scale, k, "gumbel", source)
+    if noise == "laplace":
+        z = sample_discrete_laplace(count_scale, k, source)
+    else:
+        z = sample_discrete_gaussian(count_scale * count_scale, k, source)
+    return NoisyTopK(indices, noisy_values(counts[indices], z))
+
+
 def make_gumbel_top_k_with_counts(
     input_domain: Any,
     input_metric: Any,
@@ -170,13 +189,7 @@ def make_gumbel_top_k_with_counts(
     )
 
     def function(x: Any) -> NoisyTopK:
-        counts = count_vector(x)
-        indices = noisy_top_k(counts, exact_scale, k, "gumbel", source)
-        if noise == "laplace":
-            z = sample_discrete_laplace(exact_count_scale, k, source)
-        else:
-            z = sample_discrete_gaussian(exact_count_scale * exact_count_scale, k, source)
-        return NoisyTopK(indices, noisy_values(counts[indices], z))
+        return _top_k_with_counts(x, exact_scale, k, noise, exact_count_scale, source)
 
     def privacy_map(d_in: Any) -> float:
         d_range = metric.range_distance(d_in)

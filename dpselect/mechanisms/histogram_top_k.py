@@ -24,6 +24,7 @@ all scores, the histogram pays for ``c`` counts once: it wins when ``c`` is smal
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -137,6 +138,49 @@ def histogram_noise_tail(noise: HistogramNoise, scale: Fraction | float, t: int)
     return min(1.0, bound * (1 + 1e-12))
 
 
+def _check_sampler_range(noise: HistogramNoise, s: Fraction) -> None:
+    """Refuses a scale outside the exact sampler's range (Laplace ``b``, Gaussian ``sigma^2``)."""
+    # The exact samplers' ranges, checked here and not when sampling: a recipe charges the
+    # ledger between the construction and the call (issue 22: epsilon 1e-20 charged, then
+    # failed).
+    if noise == "laplace" and not LAPLACE_SCALE_RANGE[0] <= s <= LAPLACE_SCALE_RANGE[1]:
+        raise ParameterError(
+            f"scale must lie in [2^-64, 2^52] (the exact discrete Laplace sampler's range), "
+            f"got {float(s):.6g}: epsilon is too small or too large for Laplace counts"
+        )
+    if noise == "gaussian" and not GAUSSIAN_SIGMA2_RANGE[0] <= s * s <= GAUSSIAN_SIGMA2_RANGE[1]:
+        raise ParameterError(
+            f"scale must lie in [2^-32, 2^50] (the exact discrete Gaussian sampler's range of "
+            f"sigma^2 is [2^-64, 2^100]), got {float(s):.6g}: epsilon or delta is too small "
+            "or too large for Gaussian counts"
+        )
+
+
+@dataclass(frozen=True)
+class _HistogramLoss:
+    """The map of :func:`make_noisy_histogram_top_k`: Laplace ``d_in c r / b``, Gaussian
+    ``d_in^2 c r^2 / (2 sigma^2)``, rounded up."""
+
+    noise: HistogramNoise
+    c: int
+    r: int
+    s: Fraction
+
+    def __call__(self, d_in: Any) -> float:
+        """The loss at ``d_in`` (``>= 0``)."""
+        if d_in < 0:
+            raise MetricError(f"d_in must be non-negative, got {d_in!r}")
+        if d_in == 0:
+            return 0.0
+        if isinstance(d_in, float) and math.isinf(d_in):
+            return math.inf
+        d = Fraction(d_in)
+        c, r, s = self.c, self.r, self.s
+        if self.noise == "laplace":
+            return float_up(d * c * r / s)
+        return float_up(d * d * c * r * r / (2 * s * s))
+
+
 def make_noisy_histogram_top_k(
     n: int,
     k: int,
@@ -192,20 +236,7 @@ def make_noisy_histogram_top_k(
     if noise not in ("laplace", "gaussian"):
         raise ParameterError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
     s = Fraction(check_scale(scale, allow_zero=False))
-    # The exact samplers' ranges, checked here and not when sampling: a recipe charges the
-    # ledger between the construction and the call (issue 22: epsilon 1e-20 charged, then
-    # failed).
-    if noise == "laplace" and not LAPLACE_SCALE_RANGE[0] <= s <= LAPLACE_SCALE_RANGE[1]:
-        raise ParameterError(
-            f"scale must lie in [2^-64, 2^52] (the exact discrete Laplace sampler's range), "
-            f"got {float(s):.6g}: epsilon is too small or too large for Laplace counts"
-        )
-    if noise == "gaussian" and not GAUSSIAN_SIGMA2_RANGE[0] <= s * s <= GAUSSIAN_SIGMA2_RANGE[1]:
-        raise ParameterError(
-            f"scale must lie in [2^-32, 2^50] (the exact discrete Gaussian sampler's range of "
-            f"sigma^2 is [2^-64, 2^100]), got {float(s):.6g}: epsilon or delta is too small "
-            "or too large for Gaussian counts"
-        )
+    _check_sampler_range(noise, s)
 
     def function(x: Any) -> NoisyTopK:
         counts = count_vector(x)
@@ -217,22 +248,10 @@ def make_noisy_histogram_top_k(
         idx = rank_noisy_counts(noisy, k, resolve_source(source))
         return NoisyTopK(idx, noisy[idx])
 
-    def privacy_map(d_in: Any) -> float:
-        if d_in < 0:
-            raise MetricError(f"d_in must be non-negative, got {d_in!r}")
-        if d_in == 0:
-            return 0.0
-        if isinstance(d_in, float) and math.isinf(d_in):
-            return math.inf
-        d = Fraction(d_in)
-        if noise == "laplace":
-            return float_up(d * c * r / s)
-        return float_up(d * d * c * r * r / (2 * s * s))
-
     return Measurement(
         input_domain=vector_domain(atom_domain(int), size=n),
         input_metric=SymmetricDistance(),
         output_measure=MaxDivergence() if noise == "laplace" else ZeroConcentratedDivergence(),
         function=function,
-        privacy_map=privacy_map,
+        privacy_map=_HistogramLoss(noise, c, r, s),
     )

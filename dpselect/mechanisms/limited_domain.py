@@ -254,6 +254,85 @@ def _ranked(histogram: Mapping[Any, Any]) -> list[tuple[Any, int]]:
     return pairs
 
 
+def _limited_metric(input_metric: Any) -> LInfDistance:
+    """``LInfDistance(monotonic=True)`` (the default), the only metric DR19's theorem covers."""
+    metric = LInfDistance(monotonic=True) if input_metric is None else input_metric
+    if type(metric) is not LInfDistance or not metric.monotonic:
+        raise MetricError(
+            "input_metric must be LInfDistance(monotonic=True): DR19's threshold and per-round "
+            f"epsilon are proven for add/remove neighbours; got {metric!r}"
+        )
+    return metric
+
+
+def _scaled_threshold(
+    eps: Fraction, dlt: Fraction, k_bar: int, max_contributions: int | None, r: int
+) -> float:
+    """The threshold ``h_bot`` for ``r = 1`` times ``r`` (rounded up), refused if infinite."""
+    bottom = limited_domain_threshold(eps, dlt, k_bar, max_contributions)
+    if r > 1:  # rounded up: a higher threshold only lowers the bad event's probability
+        bottom = float_up(r * Fraction(bottom))
+    if not math.isfinite(bottom):
+        raise ParameterError("ln(min(Delta, k_bar) / delta) / epsilon overflows a float")
+    return bottom
+
+
+@dataclass(frozen=True)
+class _LimitedDomainRelease:
+    """The function of :func:`make_limited_domain_top_k`: the top ``k_bar`` counts shifted by
+    the ``(k_bar + 1)``-th, the threshold ``bottom`` last, Gumbel noise, stop at the first
+    position that is not a true item."""
+
+    domain: HistogramDomain
+    k: int
+    k_bar: int
+    bottom: float
+    gumbel_scale: Fraction
+    source: RandomSource | None
+
+    def __call__(self, histogram: Any) -> list[Any]:
+        """At most ``k`` items of ``histogram``, best first."""
+        if not self.domain.member(histogram):
+            raise DomainError(
+                "the input must be a mapping {item: count} with hashable items and integer "
+                "counts in [0, 2^53]"
+            )
+        k_bar = self.k_bar
+        ranked = _ranked(histogram)
+        top = ranked[:k_bar]
+        base = ranked[k_bar][1] if len(ranked) > k_bar else 0
+        shifts = np.empty(k_bar + 1, dtype=np.float64)
+        shifts[: len(top)] = [count - base for _, count in top]  # exact: |count| <= 2^53
+        shifts[len(top) : k_bar] = -base  # phantoms (only when base == 0)
+        shifts[k_bar] = self.bottom
+        out: list[Any] = []
+        for position in noisy_top_k(shifts, self.gumbel_scale, self.k, "gumbel", self.source):
+            if position >= len(top):  # bottom, or a phantom: stop
+                break
+            out.append(top[position][0])
+        return out
+
+
+@dataclass(frozen=True)
+class _LimitedDomainLoss:
+    """The map of :func:`make_limited_domain_top_k` (DR19, Theorem 1), up to ``d_in = r``."""
+
+    r: int
+    epsilon_star: float
+    delta_star: float
+
+    def __call__(self, d_in: Any) -> tuple[float, float]:
+        """``(epsilon*, delta + delta')`` for ``0 < d_in <= r``; ``(0, 0)`` at 0."""
+        if d_in == 0:
+            return (0.0, 0.0)
+        if d_in > self.r:
+            raise PrivacyMapError(
+                f"the limited-domain threshold covers counts that move by at most {self.r}; "
+                f"d_in = {d_in} (build the mechanism for a group with a larger threshold instead)"
+            )
+        return (self.epsilon_star, self.delta_star)
+
+
 def make_limited_domain_top_k(
     k: int,
     k_bar: int,
@@ -301,9 +380,8 @@ def make_limited_domain_top_k(
     is valid) and returns a list of at most ``k`` items, best first; fewer than ``k`` means the
     noisy threshold came first. The map to ``Approximate(MaxDivergence())`` is DR19, Theorem 1:
     ``d_in = 0 -> (0, 0)``; ``0 < d_in <= 1 -> (epsilon*, delta + delta')`` with ``epsilon*``
-    from :func:`limited_domain_accounting` (module docstring);
-    ``d_in > r`` raises :class:`PrivacyMapError` (the threshold covers counts that move by
-    ``r``).
+    from :func:`limited_domain_accounting` (module docstring); ``d_in > r`` raises
+    :class:`PrivacyMapError` (the threshold covers counts that move by ``r``).
 
     Returns
     -------
@@ -321,56 +399,17 @@ def make_limited_domain_top_k(
     if max_contributions is not None:
         max_contributions = check_int(max_contributions, "max_contributions", minimum=1)
     r = check_int(max_rows_per_value, "max_rows_per_value", minimum=1)
-    metric = LInfDistance(monotonic=True) if input_metric is None else input_metric
-    if type(metric) is not LInfDistance or not metric.monotonic:
-        raise MetricError(
-            "input_metric must be LInfDistance(monotonic=True): DR19's threshold and per-round "
-            f"epsilon are proven for add/remove neighbours; got {metric!r}"
-        )
+    metric = _limited_metric(input_metric)
     domain = HistogramDomain()
     gumbel_scale = r / eps  # exact (a Fraction): the threshold below is r times its own
-    bottom = limited_domain_threshold(eps, dlt, k_bar, max_contributions)
-    if r > 1:  # rounded up: a higher threshold only lowers the bad event's probability
-        bottom = float_up(r * Fraction(bottom))
-    if not math.isfinite(bottom):
-        raise ParameterError("ln(min(Delta, k_bar) / delta) / epsilon overflows a float")
+    bottom = _scaled_threshold(eps, dlt, k_bar, max_contributions, r)
     epsilon_star, _ = limited_domain_accounting(eps, k, dp, accounting)
     delta_star = float_up(min(dlt + dp, Fraction(1)))
-
-    def function(histogram: Any) -> list[Any]:
-        if not domain.member(histogram):
-            raise DomainError(
-                "the input must be a mapping {item: count} with hashable items and integer "
-                "counts in [0, 2^53]"
-            )
-        ranked = _ranked(histogram)
-        top = ranked[:k_bar]
-        base = ranked[k_bar][1] if len(ranked) > k_bar else 0
-        shifts = np.empty(k_bar + 1, dtype=np.float64)
-        shifts[: len(top)] = [count - base for _, count in top]  # exact: |count| <= 2^53
-        shifts[len(top) : k_bar] = -base  # phantoms (only when base == 0)
-        shifts[k_bar] = bottom
-        out: list[Any] = []
-        for position in noisy_top_k(shifts, gumbel_scale, k, "gumbel", source):
-            if position >= len(top):  # bottom, or a phantom: stop
-                break
-            out.append(top[position][0])
-        return out
-
-    def privacy_map(d_in: Any) -> tuple[float, float]:
-        if d_in == 0:
-            return (0.0, 0.0)
-        if d_in > r:
-            raise PrivacyMapError(
-                f"the limited-domain threshold covers counts that move by at most {r}; d_in = "
-                f"{d_in} (build the mechanism for a group with a larger threshold instead)"
-            )
-        return (epsilon_star, delta_star)
 
     return Measurement(
         input_domain=domain,
         input_metric=metric,
         output_measure=Approximate(MaxDivergence()),
-        function=function,
-        privacy_map=privacy_map,
+        function=_LimitedDomainRelease(domain, k, k_bar, bottom, gumbel_scale, source),
+        privacy_map=_LimitedDomainLoss(r, epsilon_star, delta_star),
     )

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -60,7 +61,7 @@ import numpy.typing as npt
 from flint import arb, ctx, fmpq
 
 from ..core.arithmetic import float_up
-from ..core.domains import atom_domain, vector_domain
+from ..core.domains import VectorDomain, atom_domain, vector_domain
 from ..core.errors import ParameterError
 from ..core.intervals import arb_of, evaluate, upper_float
 from ..core.measurement import Measurement
@@ -311,6 +312,99 @@ def oneshot_laplace_top_k(
 
 
 # --------------------------------------------------------------------------------- constructor
+def _oneshot_domain(input_domain: Any, d: Any) -> VectorDomain:
+    """The input domain: ``input_domain``, or ``vector_domain(atom_domain(int), size=d)``."""
+    if input_domain is None:
+        if d is None:
+            raise ParameterError("give input_domain (with a size) or d, the number of candidates")
+        input_domain = vector_domain(atom_domain(int), size=check_int(d, "d", minimum=1))
+    elif d is not None:
+        raise ParameterError("give input_domain or d, not both")
+    return check_count_vector_domain(input_domain)
+
+
+def _qsz_target(epsilon: Any, delta: Any) -> tuple[Fraction, Fraction]:
+    """``(epsilon, delta)`` as exact rationals, checked inside QSZ21 Theorem 2.2's range."""
+    eps = Fraction(check_epsilon(epsilon))
+    if not eps < QSZ_EPSILON_BOUND:
+        raise ParameterError(
+            f"epsilon must be below 0.2, the range where Qiao, Su and Zhang (2021), Theorem 2.2, "
+            f"proves the one-shot Laplace mechanism private; got {epsilon}"
+        )
+    dlt = Fraction(check_delta(delta, allow_zero=False))
+    if not dlt < QSZ_DELTA_BOUND:
+        raise ParameterError(
+            f"delta must be below 0.05, the range where Qiao, Su and Zhang (2021), Theorem 2.2, "
+            f"proves the one-shot Laplace mechanism private; got {delta}"
+        )
+    return eps, dlt
+
+
+def _selection_scale(k: int, d: int, eps: Fraction, dlt: Fraction) -> Fraction:
+    """The selection's Laplace scale, refused beyond the exact sampler's range."""
+    scale = oneshot_laplace_scale(k, d, eps, dlt)
+    if scale > _MAX_SCALE:
+        raise ParameterError(
+            f"the Laplace scale 8 sqrt(k ln(d/delta))/epsilon = {float(scale):.3g} exceeds 2^52, "
+            "the exact sampler's range: epsilon is too small"
+        )
+    return scale
+
+
+def _checked_count_scale(count_scale: Any) -> Fraction | None:
+    """The scale of the fresh counts' noise as an exact rational (``None``: no counts)."""
+    if count_scale is None:
+        return None
+    t = Fraction(check_scale(count_scale, "count_scale", allow_zero=False))
+    if not _MIN_SCALE <= t <= _MAX_SCALE:
+        raise ParameterError(
+            f"count_scale must lie in [2^-64, 2^52], the exact discrete Laplace sampler's "
+            f"range; got {count_scale}"
+        )
+    return t
+
+
+@dataclass(frozen=True)
+class _OneshotLoss:
+    """The map to ``Approximate(MaxDivergence())``, ``d_in -> (eps, delta)``, selection first.
+
+    - ``d_in = 0``: ``(0, 0)``.
+    - ``epsilon * d_in < 0.2``: ``(epsilon * d_in, delta)`` (QSZ21, Theorem 2.2, applied to the
+      counts divided by ``d_in``, whose noise is Laplace(``b / d_in``));
+    - otherwise, or when smaller: ``(d d_in / b, 0)``: the whole noisy vector ``y`` is the
+      Laplace mechanism on a query of L1 sensitivity ``d d_in`` (Dwork and Roth 2014,
+      Theorem 3.6) and the output is a post-processing of ``y``.
+
+    With ``count_scale = t``, ``k d_in / t`` is added to ``eps`` (the counts' Laplace mechanism,
+    L1 sensitivity ``k d_in``; basic composition, Dwork and Roth 2014, Theorem 3.16). The sum
+    is exact in rationals, then rounded up to a float.
+    """
+
+    metric: LInfDistance
+    k: int
+    d: int
+    epsilon: Fraction
+    delta_out: float
+    scale: Fraction
+    count_scale: Fraction | None
+
+    def __call__(self, d_in: Any) -> tuple[float, float]:
+        """``(eps, delta)`` at ``d_in``, checked by the metric first."""
+        self.metric.validate(d_in)
+        if d_in == 0:
+            return (0.0, 0.0)
+        if math.isinf(d_in):
+            return (math.inf, 0.0)
+        dq = Fraction(d_in)
+        t = self.count_scale
+        counts_loss = Fraction(0) if t is None else self.k * dq / t
+        pure = self.d * dq / self.scale
+        scaled = self.epsilon * dq
+        if scaled < QSZ_EPSILON_BOUND and scaled < pure:
+            return (float_up(scaled + counts_loss), self.delta_out)
+        return (float_up(pure + counts_loss), 0.0)
+
+
 def make_oneshot_laplace_top_k(
     k: int,
     epsilon: float | Fraction,
@@ -353,18 +447,11 @@ def make_oneshot_laplace_top_k(
     indices and ``x_i + Z_i``, ``Z_i`` fresh discrete Laplace (the module docstring gives the
     exact sampling).
 
-    The map to ``Approximate(MaxDivergence())``, ``d_in -> (eps, delta)``, selection first:
-
-    - ``d_in = 0``: ``(0, 0)``.
-    - ``epsilon * d_in < 0.2``: ``(epsilon * d_in, delta)`` (QSZ21, Theorem 2.2, applied to the
-      counts divided by ``d_in``, whose noise is Laplace(``b / d_in``));
-    - otherwise, or when smaller: ``(d d_in / b, 0)``: the whole noisy vector ``y`` is the
-      Laplace mechanism on a query of L1 sensitivity ``d d_in`` (Dwork and Roth 2014,
-      Theorem 3.6) and the output is a post-processing of ``y``.
-
-    With ``count_scale = t``, ``k d_in / t`` is added to ``eps`` (the counts' Laplace mechanism,
-    L1 sensitivity ``k d_in``; basic composition, Dwork and Roth 2014, Theorem 3.16). The sum
-    is exact in rationals, then rounded up to a float.
+    The map to ``Approximate(MaxDivergence())``: ``(epsilon d_in, delta)`` while ``epsilon
+    d_in < 0.2`` (QSZ21, Theorem 2.2), else (or when smaller) the pure ``(d d_in / b, 0)`` of
+    the whole noisy vector (Dwork and Roth 2014, Theorem 3.6); with ``count_scale = t``, plus
+    ``k d_in / t`` (basic composition, Dwork and Roth 2014, Theorem 3.16). Exact in rationals,
+    then rounded up.
 
     Returns
     -------
@@ -372,66 +459,23 @@ def make_oneshot_laplace_top_k(
         From count vectors to the ``k`` indices sorted by index (or, with ``count_scale``, a
         :class:`NoisyTopK`), with output measure ``Approximate(MaxDivergence())``.
     """
-    if input_domain is None:
-        if d is None:
-            raise ParameterError("give input_domain (with a size) or d, the number of candidates")
-        input_domain = vector_domain(atom_domain(int), size=check_int(d, "d", minimum=1))
-    elif d is not None:
-        raise ParameterError("give input_domain or d, not both")
-    domain = check_count_vector_domain(input_domain)
+    domain = _oneshot_domain(input_domain, d)
     metric = check_count_metric(LInfDistance() if input_metric is None else input_metric)
     d = domain.size
     assert d is not None  # checked above
     k = check_k(k, d)
-    eps = Fraction(check_epsilon(epsilon))
-    if not eps < QSZ_EPSILON_BOUND:
-        raise ParameterError(
-            f"epsilon must be below 0.2, the range where Qiao, Su and Zhang (2021), Theorem 2.2, "
-            f"proves the one-shot Laplace mechanism private; got {epsilon}"
-        )
-    dlt = Fraction(check_delta(delta, allow_zero=False))
-    if not dlt < QSZ_DELTA_BOUND:
-        raise ParameterError(
-            f"delta must be below 0.05, the range where Qiao, Su and Zhang (2021), Theorem 2.2, "
-            f"proves the one-shot Laplace mechanism private; got {delta}"
-        )
-    scale = oneshot_laplace_scale(k, d, eps, dlt)
-    if scale > _MAX_SCALE:
-        raise ParameterError(
-            f"the Laplace scale 8 sqrt(k ln(d/delta))/epsilon = {float(scale):.3g} exceeds 2^52, "
-            "the exact sampler's range: epsilon is too small"
-        )
-    t: Fraction | None = None
-    if count_scale is not None:
-        t = Fraction(check_scale(count_scale, "count_scale", allow_zero=False))
-        if not _MIN_SCALE <= t <= _MAX_SCALE:
-            raise ParameterError(
-                f"count_scale must lie in [2^-64, 2^52], the exact discrete Laplace sampler's "
-                f"range; got {count_scale}"
-            )
+    eps, dlt = _qsz_target(epsilon, delta)
+    scale = _selection_scale(k, d, eps, dlt)
+    t = _checked_count_scale(count_scale)
     delta_out = float_up(dlt)
 
     def function(x: Any) -> npt.NDArray[np.int64] | NoisyTopK:
         return oneshot_laplace_top_k(count_vector(x), scale, k, source, count_scale=t)
-
-    def privacy_map(d_in: Any) -> tuple[float, float]:
-        metric.validate(d_in)
-        if d_in == 0:
-            return (0.0, 0.0)
-        if math.isinf(d_in):
-            return (math.inf, 0.0)
-        dq = Fraction(d_in)
-        counts_loss = Fraction(0) if t is None else k * dq / t
-        pure = d * dq / scale
-        scaled = eps * dq
-        if scaled < QSZ_EPSILON_BOUND and scaled < pure:
-            return (float_up(scaled + counts_loss), delta_out)
-        return (float_up(pure + counts_loss), 0.0)
 
     return Measurement(
         input_domain=domain,
         input_metric=metric,
         output_measure=Approximate(MaxDivergence()),
         function=function,
-        privacy_map=privacy_map,
+        privacy_map=_OneshotLoss(metric, k, d, eps, delta_out, scale, t),
     )

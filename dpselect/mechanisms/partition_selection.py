@@ -454,24 +454,55 @@ def threshold_plan(
     eps = Fraction(check_epsilon(epsilon))
     dlt = Fraction(check_delta(delta, allow_zero=False))
     if noise == "laplace":
-        b = Fraction(float_up(Fraction(c * r) / eps))
-        _check_range(b, LAPLACE_SCALE_RANGE, "Laplace", "scale")
-        m = _laplace_tail_exponent(b, c, dlt)
-        p = upper_float(
-            evaluate(lambda: (-arb(m) / arb_of(b)).exp() / (1 + (-1 / arb_of(b)).exp()))
-        )
-        if not -math.log1p(-p) * (1 + 1e-9) <= float(r / b) * (1 - 1e-12):
-            raise ParameterError("delta is too large for Laplace thresholding at this epsilon")
-        spent = float_up(Fraction(c * r) / b)
-        # c p <= delta is certified in arb (_laplace_tail_exponent): delta itself is the bound
-        return ThresholdPlan("laplace", float(b), m + r, c, p, spent, float(dlt), 0.0, r)
+        return _laplace_threshold_plan(eps, dlt, c, r)
     if noise != "gaussian":
         raise ParameterError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+    return _gaussian_threshold_plan(eps, dlt, c, r)
+
+
+def _laplace_threshold_plan(eps: Fraction, dlt: Fraction, c: int, r: int) -> ThresholdPlan:
+    """Laplace thresholding: ``b = c r / epsilon`` (rounded up), all of ``delta`` to the
+    threshold."""
+    b = Fraction(float_up(Fraction(c * r) / eps))
+    _check_range(b, LAPLACE_SCALE_RANGE, "Laplace", "scale")
+    m = _laplace_tail_exponent(b, c, dlt)
+    p = upper_float(evaluate(lambda: (-arb(m) / arb_of(b)).exp() / (1 + (-1 / arb_of(b)).exp())))
+    if not -math.log1p(-p) * (1 + 1e-9) <= float(r / b) * (1 - 1e-12):
+        raise ParameterError("delta is too large for Laplace thresholding at this epsilon")
+    spent = float_up(Fraction(c * r) / b)
+    # c p <= delta is certified in arb (_laplace_tail_exponent): delta itself is the bound
+    return ThresholdPlan("laplace", float(b), m + r, c, p, spent, float(dlt), 0.0, r)
+
+
+def _gaussian_threshold_plan(eps: Fraction, dlt: Fraction, c: int, r: int) -> ThresholdPlan:
+    """Gaussian thresholding: half of ``delta`` to the threshold, half to the conversion."""
     d_thr, d_noise = dlt / 2, dlt / 2
-    lo_s, hi_s = 1e-3, 1e9
     # c * P(Z >= m) <= d_thr is required below, so c (-ln(1 - p)) <= c (-ln(1 - d_thr / c)):
     # the sigma search uses that bound (the threshold does not move epsilon otherwise).
     p_cap = -math.log1p(-float(d_thr / c)) * (1 + 1e-9)
+    sigma = _least_sigma(eps, dlt, c, r, d_noise, p_cap)
+    sigma2 = Fraction(sigma) ** 2
+    _check_range(sigma2, GAUSSIAN_SIGMA2_RANGE, "Gaussian", "sigma^2")
+    # the threshold: the least m with c P(Z >= m) <= d_thr, P by the exact tail (arb); the
+    # sub-Gaussian m (CKS 2020, Corollary 9) satisfies it and starts the search
+    start = math.ceil(sigma * math.sqrt(2 * math.log(float(c / d_thr))) * (1 + 1e-9)) + 1
+    m = _least_gaussian_tail_exponent(sigma2, c, d_thr, start)
+    p = discrete_gaussian_tail(sigma2, m)
+    rho = Fraction(c * r * r) / (2 * sigma2)
+    eps1 = zcdp_to_approx_dp(rho, d_noise)
+    spent = float_up(Fraction(eps1) + c * Fraction(-math.log1p(-p) * (1 + 1e-9)))
+    return ThresholdPlan(
+        "gaussian", sigma, m + r, c, p, spent, float_up(d_noise + c * Fraction(p)),
+        float(d_noise), r,
+    )  # fmt: skip
+
+
+def _least_sigma(
+    eps: Fraction, dlt: Fraction, c: int, r: int, d_noise: Fraction, p_cap: float
+) -> float:
+    """The least ``sigma`` (geometric bisection over ``[1e-3, 1e9]``) whose CKS conversion of
+    ``rho = c r^2 / (2 sigma^2)`` plus the threshold's ``c p_cap`` is within ``epsilon``."""
+    lo_s, hi_s = 1e-3, 1e9
 
     def eps_for(sigma: float) -> Fraction:
         rho = Fraction(c * r * r) / (2 * Fraction(sigma) ** 2)
@@ -492,20 +523,7 @@ def threshold_plan(
             f"{float(dlt):.6g} (the threshold alone costs {c * p_cap:.3g}, and the noise "
             "more): give a larger epsilon or use Laplace noise"
         )
-    sigma2 = Fraction(sigma) ** 2
-    _check_range(sigma2, GAUSSIAN_SIGMA2_RANGE, "Gaussian", "sigma^2")
-    # the threshold: the least m with c P(Z >= m) <= d_thr, P by the exact tail (arb); the
-    # sub-Gaussian m (CKS 2020, Corollary 9) satisfies it and starts the search
-    start = math.ceil(sigma * math.sqrt(2 * math.log(float(c / d_thr))) * (1 + 1e-9)) + 1
-    m = _least_gaussian_tail_exponent(sigma2, c, d_thr, start)
-    p = discrete_gaussian_tail(sigma2, m)
-    rho = Fraction(c * r * r) / (2 * sigma2)
-    eps1 = zcdp_to_approx_dp(rho, d_noise)
-    spent = float_up(Fraction(eps1) + c * Fraction(-math.log1p(-p) * (1 + 1e-9)))
-    return ThresholdPlan(
-        "gaussian", sigma, m + r, c, p, spent, float_up(d_noise + c * Fraction(p)),
-        float(d_noise), r,
-    )  # fmt: skip
+    return sigma
 
 
 def make_threshold_partition_selection(

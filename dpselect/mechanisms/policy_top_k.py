@@ -20,6 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..core.arithmetic import float_down, float_up
 from ..core.errors import ParameterError, PrivacyMapError
@@ -116,6 +117,49 @@ def policy_top_k_plan(
     return PolicyTopKPlan(k, c, su, eps2, dlt2, r)
 
 
+def _held_counts(
+    persons: Sequence[Sequence[Hashable]], released: list[Any], r: int
+) -> npt.NDArray[np.int64]:
+    """For each released value, its rows summed over the persons, each person's at most ``r``
+    (``r = 1``: the persons holding it)."""
+    held: Counter[Any] = Counter()
+    for values in persons:  # each person's rows of a value, at most r (r = 1: persons)
+        held.update({v: min(n, r) for v, n in Counter(values).items()})
+    return np.array([held[v] for v in released], dtype=np.int64)
+
+
+def _top_k_stage(
+    plan: PolicyTopKPlan,
+    released: list[Any],
+    scores: npt.NDArray[np.int64],
+    counts: bool,
+    source: RandomSource | None,
+) -> tuple[list[Any], list[int] | None]:
+    """Stage 2: the known-domain top-k on the released values' counts, planned for ``|S|``
+    candidates within ``(epsilon_top_k, delta_top_k)``."""
+    top = plan_top_k(
+        len(released),
+        min(plan.k, len(released)),
+        plan.epsilon_top_k,
+        plan.delta_top_k,
+        "auto",
+        counts,
+        plan.max_contributions,
+        source,
+        max_rows_per_value=plan.max_rows_per_value,
+    )
+    if top.epsilon > plan.epsilon_top_k or top.delta > plan.delta_top_k:
+        raise PrivacyMapError("the top-k stage exceeds its share")  # pragma: no cover
+    out = top.measurement(scores)
+    if top.returns_counts:
+        indices, noisy = out
+    else:
+        indices, noisy = out, None
+    idx = [int(i) for i in np.asarray(indices)]
+    values = [released[i] for i in idx]
+    return values, ([int(x) for x in noisy] if counts and noisy is not None else None)
+
+
 def make_policy_top_k(
     plan: PolicyTopKPlan, *, counts: bool = False, source: RandomSource | None = None
 ) -> Measurement:
@@ -162,32 +206,8 @@ def make_policy_top_k(
         released = set_union(persons)
         if not released:
             return [], ([] if counts else None)
-        r = plan.max_rows_per_value
-        held: Counter[Any] = Counter()
-        for values in persons:  # each person's rows of a value, at most r (r = 1: persons)
-            held.update({v: min(n, r) for v, n in Counter(values).items()})
-        scores = np.array([held[v] for v in released], dtype=np.int64)
-        top = plan_top_k(
-            len(released),
-            min(plan.k, len(released)),
-            plan.epsilon_top_k,
-            plan.delta_top_k,
-            "auto",
-            counts,
-            plan.max_contributions,
-            source,
-            max_rows_per_value=plan.max_rows_per_value,
-        )
-        if top.epsilon > plan.epsilon_top_k or top.delta > plan.delta_top_k:
-            raise PrivacyMapError("the top-k stage exceeds its share")  # pragma: no cover
-        out = top.measurement(scores)
-        if top.returns_counts:
-            indices, noisy = out
-        else:
-            indices, noisy = out, None
-        idx = [int(i) for i in np.asarray(indices)]
-        values = [released[i] for i in idx]
-        return values, ([int(x) for x in noisy] if counts and noisy is not None else None)
+        scores = _held_counts(persons, released, plan.max_rows_per_value)
+        return _top_k_stage(plan, released, scores, counts, source)
 
     def privacy_map(d_in: Any) -> tuple[float, float]:
         if d_in == 0:

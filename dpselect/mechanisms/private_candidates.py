@@ -38,7 +38,7 @@ that is not a ``(score, candidate)`` pair, counts as the worst score: it never r
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -115,6 +115,38 @@ def _pure_loss(measurement: Measurement, d_in: Any) -> Fraction | float:
 
 
 # ----------------------------------------------------------------------------- LT19
+def _check_threshold(threshold: Any) -> float | None:
+    """The threshold as a float (``None``: none), refused unless a finite number."""
+    if threshold is not None:
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float, Fraction)):
+            raise ParameterError(f"threshold must be a number, got {type(threshold).__name__}")
+        if not math.isfinite(float(threshold)):
+            raise ParameterError(f"threshold must be finite, got {threshold!r}")
+    return None if threshold is None else float(threshold)
+
+
+def _first_above(run: Measurement, x: Any, bar: float, stop: Fraction, src: RandomSource) -> Any:
+    """LT19, Algorithm 1: the first run with ``score >= bar``, or ``None`` at a stop."""
+    while True:
+        release = run(x)
+        if _score(release) >= bar:
+            return release
+        if sample_bernoulli(stop, src):
+            return None
+
+
+def _best_until_stop(run: Measurement, x: Any, stop: Fraction, src: RandomSource) -> Any:
+    """LT19, Algorithm 2: runs until a stop (at least one), the best (the first on ties)."""
+    best = run(x)
+    best_score = _score(best)
+    while not sample_bernoulli(stop, src):
+        release = run(x)
+        score = _score(release)
+        if score > best_score:
+            best, best_score = release, score
+    return best
+
+
 def make_select_private_candidate(
     measurement: Measurement,
     stop_probability: float | Fraction,
@@ -157,32 +189,14 @@ def make_select_private_candidate(
             f"make_repeat_and_select, got {run.output_measure!r}"
         )
     stop = _check_stop(stop_probability, allow_zero=False)
-    factor = 3
-    if threshold is not None:
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float, Fraction)):
-            raise ParameterError(f"threshold must be a number, got {type(threshold).__name__}")
-        if not math.isfinite(float(threshold)):
-            raise ParameterError(f"threshold must be finite, got {threshold!r}")
-        factor = 2
-    bar = None if threshold is None else float(threshold)
+    bar = _check_threshold(threshold)
+    factor = 3 if bar is None else 2
 
     def function(x: Any) -> Any:
         src = resolve_source(source)
         if bar is not None:
-            while True:
-                release = run(x)
-                if _score(release) >= bar:
-                    return release
-                if sample_bernoulli(stop, src):
-                    return None
-        best = run(x)
-        best_score = _score(best)
-        while not sample_bernoulli(stop, src):
-            release = run(x)
-            score = _score(release)
-            if score > best_score:
-                best, best_score = release, score
-        return best
+            return _first_above(run, x, bar, stop, src)
+        return _best_until_stop(run, x, stop, src)
 
     def privacy_map(d_in: Any) -> float:
         loss = _pure_loss(run, d_in)
@@ -297,74 +311,91 @@ def repeat_and_select_rdp(
         The curve of the best of ``K`` runs (each order rounded up, at least 0).
     """
     grid = _orders(orders)
-    base = curve
+    curve = _cached(curve)
+    if distribution == "truncated_negative_binomial":
+        return _tnb_curve(curve, mean, eta, gamma, grid)
+    if distribution == "poisson":
+        return _poisson_curve(curve, mean, eta, gamma, grid)
+    raise ParameterError(
+        f'distribution must be "poisson" or "truncated_negative_binomial", got {distribution!r}'
+    )
+
+
+def _cached(base: RenyiCurve) -> RenyiCurve:
+    """The run's curve, each order evaluated once."""
     cache: dict[float, float] = {}
 
-    def cached(alpha: float) -> float:  # the run's curve, each order evaluated once
+    def cached(alpha: float) -> float:
         value = cache.get(alpha)
         if value is None:
             value = cache[alpha] = base(alpha)
         return value
 
-    curve = cached
+    return cached
 
-    if distribution == "truncated_negative_binomial":
-        if mean is not None:
-            raise ParameterError("give eta and gamma for the truncated negative binomial, not mean")
-        if eta is None or gamma is None:
-            raise ParameterError("the truncated negative binomial needs eta (>= 0) and gamma")
-        truncated_negative_binomial_mean(eta, gamma)  # validates eta and gamma (public)
-        e, g = Fraction(eta), Fraction(gamma)
-        log_mean = upper_fraction(evaluate(lambda: truncated_negative_binomial_mean(e, g).log()))
-        log_inv_gamma = upper_fraction(evaluate(lambda: (1 / arb_of(g)).log()))
-        constant: Fraction | None = None
 
-        def shared() -> Fraction:
-            nonlocal constant
-            if constant is None:
-                best = log_inv_gamma  # lam^ = 1: (1 - 1) D + ln(1/gamma)
-                for lam_hat in grid:
-                    d_hat = curve(lam_hat)
-                    if not math.isfinite(d_hat):
-                        continue
-                    lh = Fraction(lam_hat)
-                    best = min(best, (1 - 1 / lh) * Fraction(d_hat) + log_inv_gamma / lh)
-                constant = (1 + e) * best
-            return constant
+def _tnb_curve(
+    curve: RenyiCurve, mean: Any, eta: Any, gamma: Any, grid: tuple[float, ...]
+) -> RenyiCurve:
+    """PS22 Theorem 2 (truncated negative binomial), the parameters checked first."""
+    if mean is not None:
+        raise ParameterError("give eta and gamma for the truncated negative binomial, not mean")
+    if eta is None or gamma is None:
+        raise ParameterError("the truncated negative binomial needs eta (>= 0) and gamma")
+    truncated_negative_binomial_mean(eta, gamma)  # validates eta and gamma (public)
+    e, g = Fraction(eta), Fraction(gamma)
+    log_mean = upper_fraction(evaluate(lambda: truncated_negative_binomial_mean(e, g).log()))
+    log_inv_gamma = upper_fraction(evaluate(lambda: (1 / arb_of(g)).log()))
+    constant: Fraction | None = None
 
-        def tnb_curve(lam: float) -> float:
-            d = curve(lam)
-            if not math.isfinite(d):
-                return math.inf
-            total = Fraction(d) + shared() + log_mean / (Fraction(lam) - 1)
-            return float_up(max(total, Fraction(0)))
+    def shared() -> Fraction:
+        nonlocal constant
+        if constant is None:
+            best = log_inv_gamma  # lam^ = 1: (1 - 1) D + ln(1/gamma)
+            for lam_hat in grid:
+                d_hat = curve(lam_hat)
+                if not math.isfinite(d_hat):
+                    continue
+                lh = Fraction(lam_hat)
+                best = min(best, (1 - 1 / lh) * Fraction(d_hat) + log_inv_gamma / lh)
+            constant = (1 + e) * best
+        return constant
 
-        return tnb_curve
-    if distribution == "poisson":
-        if eta is not None or gamma is not None:
-            raise ParameterError("give mean for the Poisson law, not eta or gamma")
-        if mean is None:
-            raise ParameterError("the Poisson law needs mean (> 0)")
-        mu = check_loss(mean, "mean")
-        if not 0 < mu <= MAX_MEAN:
-            raise ParameterError(f"mean must lie in (0, {MAX_MEAN}], got {mean!r}")
-        log_mu = upper_fraction(evaluate(lambda: arb_of(mu).log()))
+    def tnb_curve(lam: float) -> float:
+        d = curve(lam)
+        if not math.isfinite(d):
+            return math.inf
+        total = Fraction(d) + shared() + log_mean / (Fraction(lam) - 1)
+        return float_up(max(total, Fraction(0)))
 
-        def poisson_curve(lam: float) -> float:
-            d = curve(lam)
-            if not math.isfinite(d):
-                return math.inf
-            lq = Fraction(lam)
-            # (eps', delta')-DP with eps' <= eps^ implies (eps^, delta')-DP: round eps^ down
-            eps_low = lower_fraction(evaluate(lambda: (arb_of(lq) / arb_of(lq - 1)).log()))
-            delta_hat = renyi_delta(curve, eps_low, grid)
-            total = Fraction(d) + mu * delta_hat + log_mu / (lq - 1)
-            return float_up(max(total, Fraction(0)))
+    return tnb_curve
 
-        return poisson_curve
-    raise ParameterError(
-        f'distribution must be "poisson" or "truncated_negative_binomial", got {distribution!r}'
-    )
+
+def _poisson_curve(
+    curve: RenyiCurve, mean: Any, eta: Any, gamma: Any, grid: tuple[float, ...]
+) -> RenyiCurve:
+    """PS22 Theorem 6 (Poisson), the parameters checked first."""
+    if eta is not None or gamma is not None:
+        raise ParameterError("give mean for the Poisson law, not eta or gamma")
+    if mean is None:
+        raise ParameterError("the Poisson law needs mean (> 0)")
+    mu = check_loss(mean, "mean")
+    if not 0 < mu <= MAX_MEAN:
+        raise ParameterError(f"mean must lie in (0, {MAX_MEAN}], got {mean!r}")
+    log_mu = upper_fraction(evaluate(lambda: arb_of(mu).log()))
+
+    def poisson_curve(lam: float) -> float:
+        d = curve(lam)
+        if not math.isfinite(d):
+            return math.inf
+        lq = Fraction(lam)
+        # (eps', delta')-DP with eps' <= eps^ implies (eps^, delta')-DP: round eps^ down
+        eps_low = lower_fraction(evaluate(lambda: (arb_of(lq) / arb_of(lq - 1)).log()))
+        delta_hat = renyi_delta(curve, eps_low, grid)
+        total = Fraction(d) + mu * delta_hat + log_mu / (lq - 1)
+        return float_up(max(total, Fraction(0)))
+
+    return poisson_curve
 
 
 def _run_curve(run: Measurement, d_in: Any) -> RenyiCurve:
@@ -375,6 +406,28 @@ def _run_curve(run: Measurement, d_in: Any) -> RenyiCurve:
         return zcdp_rdp(loss)
     curve: RenyiCurve = loss
     return curve
+
+
+def _run_count_sampler(
+    distribution: Distribution, mean: Any, eta: Any, gamma: Any
+) -> Callable[[RandomSource], int]:
+    """The exact sampler of the number of runs ``K`` (parameters already checked; the
+    truncated negative binomial's mean refused above ``MAX_MEAN``)."""
+    if distribution == "poisson":
+        mu = Fraction(mean)
+
+        def draw(src: RandomSource) -> int:
+            return sample_poisson(mu, src)
+    else:
+        e, g = Fraction(eta), Fraction(gamma)
+        sample_check = truncated_negative_binomial_mean(e, g)
+        if not sample_check < arb_of(MAX_MEAN):
+            raise ParameterError(f"the mean number of runs must be at most {MAX_MEAN}")
+
+        def draw(src: RandomSource) -> int:
+            return sample_truncated_negative_binomial(e, g, src)
+
+    return draw
 
 
 def make_repeat_and_select(
@@ -428,19 +481,7 @@ def make_repeat_and_select(
     grid = _orders(orders)
     # validate the parameters now (public), with a zero curve
     repeat_and_select_rdp(lambda a: 0.0, distribution, mean=mean, eta=eta, gamma=gamma, orders=grid)
-    if distribution == "poisson":
-        mu = Fraction(mean)
-
-        def draw(src: RandomSource) -> int:
-            return sample_poisson(mu, src)
-    else:
-        e, g = Fraction(eta), Fraction(gamma)
-        sample_check = truncated_negative_binomial_mean(e, g)
-        if not sample_check < arb_of(MAX_MEAN):
-            raise ParameterError(f"the mean number of runs must be at most {MAX_MEAN}")
-
-        def draw(src: RandomSource) -> int:
-            return sample_truncated_negative_binomial(e, g, src)
+    draw = _run_count_sampler(distribution, mean, eta, gamma)
 
     def function(x: Any) -> Any:
         k = draw(resolve_source(source))

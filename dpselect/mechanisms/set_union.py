@@ -399,6 +399,50 @@ def _least_rho(bound: Callable[[float], float], target: float, lo: float) -> flo
     return hi
 
 
+@dataclass(frozen=True)
+class _Calibration:
+    """One calibration of :func:`set_union_plan`: for a scale, the least ``rho`` whose
+    certified map fits ``(eps, dlt)``; ``d1`` is the conversion's share of ``delta`` (Gaussian),
+    ``d_new`` the new values' share, ``lo_d`` the least ``rho``."""
+
+    noise: SetUnionNoise
+    c: int
+    rows: int
+    eps: float
+    dlt: float
+    d1: float
+    d_new: float
+    lo_d: float
+    alpha: float
+
+    def float_delta(self, scale: float, rho: float) -> float:
+        """A float estimate of the map's delta at ``(scale, rho)`` (the aim of the search)."""
+        c, rows, lo_d = self.c, self.rows, self.lo_d
+        if self.noise == "laplace":
+            return 0.5 * math.exp(-(rho - rows) / scale) + (c - 1) * 0.5 * math.exp(-rho / scale)
+
+        def q(w: float) -> float:
+            return 0.5 * math.erfc((rho - w) / (scale * math.sqrt(2)))
+
+        return c * q(0) + math.sqrt(c) * (q(lo_d) - q(0))
+
+    def attempt(self, scale: float) -> SetUnionPlan | None:
+        """The plan at ``scale`` with the least certified ``rho``, or ``None`` when its epsilon
+        exceeds the target."""
+        rho = _least_rho(lambda r: self.float_delta(scale, r), self.d_new * (1 - 1e-6), self.lo_d)
+        for _ in range(60):
+            got = _map_values(self.noise, scale, rho, self.c, self.d1, self.rows)
+            if got is not None and got[1] <= self.dlt:
+                if got[0] > self.eps:
+                    return None
+                gamma = rho + self.alpha * scale
+                return SetUnionPlan(
+                    self.noise, scale, rho, gamma, self.c, got[0], got[1], self.rows
+                )
+            rho *= 1 + 1e-6
+        return None  # pragma: no cover - the float aim is within 1e-6 of the certified rho
+
+
 def set_union_plan(
     noise: SetUnionNoise,
     epsilon: float,
@@ -449,26 +493,8 @@ def set_union_plan(
     d1 = dlt / 2 if noise == "gaussian" else 0.0
     d_new = dlt - d1
     lo_d = float(_delta2(c, rows)) if noise == "gaussian" else float(rows)
-
-    def float_delta(scale: float, rho: float) -> float:
-        if noise == "laplace":
-            return 0.5 * math.exp(-(rho - rows) / scale) + (c - 1) * 0.5 * math.exp(-rho / scale)
-
-        def q(w: float) -> float:
-            return 0.5 * math.erfc((rho - w) / (scale * math.sqrt(2)))
-
-        return c * q(0) + math.sqrt(c) * (q(lo_d) - q(0))
-
-    def attempt(scale: float) -> SetUnionPlan | None:
-        rho = _least_rho(lambda r: float_delta(scale, r), d_new * (1 - 1e-6), lo_d)
-        for _ in range(60):
-            got = _map_values(noise, scale, rho, c, d1, rows)
-            if got is not None and got[1] <= dlt:
-                if got[0] > eps:
-                    return None
-                return SetUnionPlan(noise, scale, rho, rho + alpha * scale, c, got[0], got[1], rows)
-            rho *= 1 + 1e-6
-        return None  # pragma: no cover - the float aim is within 1e-6 of the certified rho
+    calibration = _Calibration(noise, c, rows, eps, dlt, d1, d_new, lo_d, alpha)
+    attempt = calibration.attempt
 
     lo_s, hi_s = 1e-4 * rows, 1e7 * rows
     for _ in range(200):

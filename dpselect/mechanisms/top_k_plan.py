@@ -476,34 +476,55 @@ def plan_histogram_top_k(
         The calibrated measurement, its cost and its accuracy statement.
     """
     r = int(max_rows_per_value)
-    rows_note = " x max_rows_per_value" if r > 1 else ""
     if method == "laplace_histogram":
-        scale = float_up(Fraction(c * r) / Fraction(eps))
+        return _laplace_histogram_plan(n, k, eps, method, c, source, r)
+    return _gaussian_histogram_plan(n, k, eps, delta, method, c, source, r)
+
+
+def _laplace_histogram_plan(
+    n: int, k: int, eps: float, method: str, c: int, source: RandomSource | None, r: int
+) -> TopKPlan:
+    """The Laplace histogram of :func:`plan_histogram_top_k`: ``b = c r / eps``, rounded up
+    (then up by one ulp while the map exceeds ``eps``)."""
+    rows_note = " x max_rows_per_value" if r > 1 else ""
+    scale = float_up(Fraction(c * r) / Fraction(eps))
+    m = make_noisy_histogram_top_k(n, k, "laplace", scale, c, source=source, max_rows_per_value=r)
+    while float(m.map(1)) > eps:  # pragma: no cover - one ulp
+        scale = math.nextafter(scale, math.inf)
         m = make_noisy_histogram_top_k(
             n, k, "laplace", scale, c, source=source, max_rows_per_value=r
         )
-        while float(m.map(1)) > eps:  # pragma: no cover - one ulp
-            scale = math.nextafter(scale, math.inf)
-            m = make_noisy_histogram_top_k(
-                n, k, "laplace", scale, c, source=source, max_rows_per_value=r
-            )
-        spent = float(m.map(1))
-        return TopKPlan(
-            m,
-            method,
-            METHOD_NAMES[method],
-            scale,
-            scale,
-            spent,
-            0.0,
-            pure_dp_to_zcdp(spent),
-            "pure",
-            f"Laplace mechanism on counts of L1 sensitivity max_contributions{rows_note}",
-            _histogram_accuracy("laplace", scale, k, n),
-            True,
-            2 * histogram_halfwidth("laplace", scale, n, 1 - CONFIDENCE),
-            histogram_halfwidth("laplace", scale, n, 1 - CONFIDENCE),
-        )
+    spent = float(m.map(1))
+    return TopKPlan(
+        m,
+        method,
+        METHOD_NAMES[method],
+        scale,
+        scale,
+        spent,
+        0.0,
+        pure_dp_to_zcdp(spent),
+        "pure",
+        f"Laplace mechanism on counts of L1 sensitivity max_contributions{rows_note}",
+        _histogram_accuracy("laplace", scale, k, n),
+        True,
+        2 * histogram_halfwidth("laplace", scale, n, 1 - CONFIDENCE),
+        histogram_halfwidth("laplace", scale, n, 1 - CONFIDENCE),
+    )
+
+
+def _gaussian_histogram_plan(
+    n: int,
+    k: int,
+    eps: float,
+    delta: float,
+    method: str,
+    c: int,
+    source: RandomSource | None,
+    r: int,
+) -> TopKPlan:
+    """The Gaussian histogram of :func:`plan_histogram_top_k`: ``sigma`` for
+    ``(eps, delta)`` through zCDP (widened while the conversion exceeds ``eps``)."""
     sigma = gaussian_histogram_sigma(c, eps, delta, r)
     m = make_noisy_histogram_top_k(n, k, "gaussian", sigma, c, source=source, max_rows_per_value=r)
     rho = float(m.map(1))

@@ -36,6 +36,10 @@ from dpselect.core import (
 from dpselect.core.arithmetic import float_up
 from dpselect.core.errors import DomainError, MeasureError, MetricError, ParameterError
 from dpselect.mechanisms import joint_top_k as jt
+from dpselect.mechanisms import joint_top_k_fast as jt_fast
+from dpselect.mechanisms import joint_top_k_levels as jt_levels
+from dpselect.mechanisms import joint_top_k_profile as jt_profile
+from dpselect.mechanisms import joint_top_k_sequence as jt_sequence
 from dpselect.mechanisms import make_joint_top_k
 from dpselect.sampling import InsecureSeededSource
 from dpselect.sampling.uniform import LazyUniform
@@ -84,13 +88,13 @@ def _random_vectors(n, seed=0):
 
 @pytest.mark.parametrize(("counts", "k"), _random_vectors(150))
 def test_level_counts_match_enumeration(counts, k):
-    values = jt._normalised(np.asarray(counts, dtype=np.int64))
-    profile = jt._profile(values, k, None)
+    values = jt_profile._normalised(np.asarray(counts, dtype=np.int64))
+    profile = jt_profile._profile(values, k, None)
     levels = dict(profile.level_counts(0, profile.max_level))
     assert levels == level_histogram(counts, k)
     assert profile.count(profile.max_level) == math.perm(len(counts), k)
     for level, m in levels.items():
-        n_lt, n_le = jt._position_sets(profile, level)
+        n_lt, n_le = jt_sequence._position_sets(profile, level)
         weights = jt._first_position_weights(n_lt, n_le)
         assert sum(weights) == m
         assert all(w >= 0 for w in weights)
@@ -101,9 +105,9 @@ def test_window_levels_are_the_exact_ones_and_the_tails_bound_the_rest(k, scale)
     rng = np.random.default_rng(5)
     counts = (rng.zipf(1.6, size=2000) * 3).astype(np.int64)
     scale = Fraction(scale)
-    values = jt._normalised(counts)
+    values = jt_profile._normalised(counts)
     window = jt._Prepared(values, k, scale, small=0, fast=False).window
-    full = jt._profile(values, k, None)
+    full = jt_profile._profile(values, k, None)
     every = dict(full.level_counts(0, full.max_level))
     for level, m in window.levels:
         assert every[level] == m
@@ -118,8 +122,8 @@ def test_window_levels_are_the_exact_ones_and_the_tails_bound_the_rest(k, scale)
     chunks = sorted(window.upper, key=lambda cl: cl[1])
     assert sum(m for _, m in above) == sum(c for c, _ in chunks)
     with ctx.workprec(128):
-        exact_above = sum((jt._exp_ball(e, scale) * m for e, m in above), arb(0))
-        bound = sum((jt._exp_ball(level, scale) * c for c, level in chunks), arb(0))
+        exact_above = sum((jt_levels._exp_ball(e, scale) * m for e, m in above), arb(0))
+        bound = sum((jt_levels._exp_ball(level, scale) * c for c, level in chunks), arb(0))
         assert exact_above <= bound
         _, z = window.weights(scale)
         tails = arb(window.lower_tail) + bound
@@ -152,7 +156,7 @@ def _chi2(counts, k, scale, tally):
 
 @pytest.mark.parametrize(("counts", "k", "scale"), LAW_CASES)
 def test_the_law_is_the_papers(counts, k, scale):
-    prepared = jt._Prepared(jt._normalised(np.asarray(counts)), k, scale)
+    prepared = jt._Prepared(jt_profile._normalised(np.asarray(counts)), k, scale)
     tally = _draw_counts(prepared, 20_000, seed=11)
     probs = law(counts, k, scale)
     keys = sorted(probs)
@@ -165,7 +169,7 @@ def test_the_law_with_a_window_and_its_fallback(bits):
     above it, so the fallback to every level (same U, same order) runs on many draws."""
     counts, k, scale = [6, 3, 3, 1, 0], 3, Fraction(2)
     prepared = jt._Prepared(
-        jt._normalised(np.asarray(counts)), k, scale, bits=bits, small=0, fast=False
+        jt_profile._normalised(np.asarray(counts)), k, scale, bits=bits, small=0, fast=False
     )
     if bits == 1:
         assert prepared.window.lower_tail > 0 and prepared.window.upper
@@ -183,14 +187,14 @@ def test_the_fast_bounds_hold_the_exact_cumulative_weights(k, scale):
     rng = np.random.default_rng(5)
     counts = (rng.zipf(1.6, size=2000) * 3).astype(np.int64)
     scale = Fraction(scale)
-    values = jt._normalised(counts)
+    values = jt_profile._normalised(counts)
     law = jt._Prepared(values, k, scale, small=0).law
     assert law is not None
-    full = jt._profile(values, k, None)
+    full = jt_profile._profile(values, k, None)
     every = sorted(full.level_counts(0, full.max_level))
     with ctx.workprec(256):
         shift = arb(law.log_scale).exp()
-        weights = [(e, jt._exp_ball(e, scale) * m) for e, m in every]
+        weights = [(e, jt_levels._exp_ball(e, scale) * m) for e, m in every]
         z = sum((w for _, w in weights), arb(0)) / shift
         assert law.z_low <= z.lower() and z.upper() <= law.z_high
         for level, low, high in zip(law.levels.tolist(), law.low, law.high, strict=True):
@@ -212,7 +216,9 @@ PRUNED_CASES = [
 
 
 def _pruned(counts, k, scale, **kwargs):
-    prepared = jt._Prepared(jt._normalised(np.asarray(counts)), k, scale, bits=0, small=0, **kwargs)
+    prepared = jt._Prepared(
+        jt_profile._normalised(np.asarray(counts)), k, scale, bits=0, small=0, **kwargs
+    )
     assert not prepared.profile.complete  # the low candidates were pruned
     assert prepared.law is not None and prepared.law.z_high > prepared.law.z_low
     return prepared
@@ -233,7 +239,9 @@ def test_the_law_through_the_fast_path_and_through_its_exact_fallback(counts, k,
     """``small=0``: the float law decides (almost) every draw; ``slack=1e300``: it never
     decides and every draw takes the exact path."""
     for slack in (1.0, 1e300):
-        prepared = jt._Prepared(jt._normalised(np.asarray(counts)), k, scale, small=0, slack=slack)
+        prepared = jt._Prepared(
+            jt_profile._normalised(np.asarray(counts)), k, scale, small=0, slack=slack
+        )
         tally = _draw_counts(prepared, 20_000, seed=41)
         assert (prepared.ascending is not None) == (slack > 1)
         stat, df = _chi2(counts, k, scale, tally)
@@ -246,14 +254,14 @@ def test_dropping_the_pruned_mass_is_rejected(monkeypatch):
 
     def dropped(*args, **kwargs):
         law = original(*args, **kwargs)
-        return jt._FastLaw(
+        return jt_fast._FastLaw(
             law.levels, law.low, law.high, 0.0, law.z_low, float(law.high[-1]), law.log_scale
         )
 
     original = jt._fast_law
     monkeypatch.setattr(jt, "_fast_law", dropped)
     counts, k, scale = PRUNED_CASES[0]
-    prepared = jt._Prepared(jt._normalised(np.asarray(counts)), k, scale, bits=0, small=0)
+    prepared = jt._Prepared(jt_profile._normalised(np.asarray(counts)), k, scale, bits=0, small=0)
     stat, df = _chi2(counts, k, scale, _draw_counts(prepared, 20_000, seed=32))
     assert stat > chi2_threshold(df), (stat, df)
 
@@ -272,7 +280,7 @@ def test_the_law_through_the_measurement():
 def test_a_broken_scale_is_rejected():
     """Power: draws at half the scale fail the test against the stated law."""
     counts, k, scale = [4, 2, 2, 7, 0], 3, Fraction(3, 2)
-    prepared = jt._Prepared(jt._normalised(np.asarray(counts)), k, scale / 2)
+    prepared = jt._Prepared(jt_profile._normalised(np.asarray(counts)), k, scale / 2)
     stat, df = _chi2(counts, k, scale, _draw_counts(prepared, 20_000, seed=21))
     assert stat > chi2_threshold(df), (stat, df)
 
@@ -287,7 +295,7 @@ def test_uniform_first_position_weights_are_rejected(monkeypatch):
     original = jt._first_position_weights
     monkeypatch.setattr(jt, "_first_position_weights", uniform)
     counts, k, scale = [4, 2, 2, 7, 0], 3, Fraction(3, 2)
-    prepared = jt._Prepared(jt._normalised(np.asarray(counts)), k, scale)
+    prepared = jt._Prepared(jt_profile._normalised(np.asarray(counts)), k, scale)
     stat, df = _chi2(counts, k, scale, _draw_counts(prepared, 20_000, seed=22))
     assert stat > chi2_threshold(df), (stat, df)
 
