@@ -600,7 +600,8 @@ def budget_init(
     ledger: str, epsilon: float, delta: float, accounting: str, privacy_unit: str | None
 ) -> None:
     """Create a new ledger with an (epsilon, delta) budget."""
-    from ..accounting.ledger import Ledger, describe_unit
+    from ..accounting.ledger import Ledger
+    from ..accounting.ledger_records import describe_unit
 
     book = Ledger.create(
         ledger,
@@ -637,7 +638,8 @@ def budget_show(ledger: str, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ..accounting.ledger import Ledger, describe_unit
+    from ..accounting.ledger import Ledger
+    from ..accounting.ledger_records import describe_unit
 
     book = Ledger.open(ledger, read_only=True)  # shown from a read-only directory too
     units = book.units()
