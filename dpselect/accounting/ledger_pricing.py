@@ -84,7 +84,22 @@ def priced(
     kind: Literal["pure", "bounded_range", "approx"] | None,
 ) -> tuple[ChargeKind, Charged]:
     """The kind and the exact ``(epsilon, delta, rho)`` an ``(epsilon, delta)`` charge
-    counts against ``budget`` (:meth:`Ledger.charge`, :meth:`Ledger.quote`)."""
+    counts against ``budget`` (:meth:`Ledger.charge`, :meth:`Ledger.quote`).
+
+    Parameters
+    ----------
+    budget : LedgerBudget
+        The ledger's accounting and budget.
+    epsilon, delta : float
+        The release's loss, as :meth:`Ledger.charge` takes it.
+    kind : {"pure", "bounded_range", "approx"} or None
+        The loss's class; ``None``: ``"pure"`` when ``delta == 0``, else ``"approx"``.
+
+    Returns
+    -------
+    tuple
+        The kind and the exact ``(epsilon, delta, rho)`` charged.
+    """
     eps = check_loss(epsilon, "epsilon")
     d = check_delta(delta)
     if kind is None:
@@ -105,7 +120,22 @@ def priced(
 
 def priced_zcdp(budget: LedgerBudget, rho: Number, delta: Number | None) -> Charged:
     """The exact ``(epsilon, delta, rho)`` a ``rho``-zCDP charge counts against ``budget``
-    (:meth:`Ledger.charge_zcdp`, :meth:`Ledger.quote_zcdp`)."""
+    (:meth:`Ledger.charge_zcdp`, :meth:`Ledger.quote_zcdp`).
+
+    Parameters
+    ----------
+    budget : LedgerBudget
+        The ledger's accounting and budget.
+    rho : float
+        The release's zCDP ``rho >= 0``.
+    delta : float or None
+        The ``delta`` at which a basic ledger converts ``rho`` (required there).
+
+    Returns
+    -------
+    tuple of Fraction
+        The exact ``(epsilon, delta, rho)`` charged.
+    """
     r = check_loss(rho, "rho")
     if budget.accounting == "zcdp":
         return Fraction(0), Fraction(0), r
@@ -116,14 +146,44 @@ def priced_zcdp(budget: LedgerBudget, rho: Number, delta: Number | None) -> Char
 
 
 def fits(budget: LedgerBudget, t: Totals) -> bool:
-    """Whether the totals ``t`` are within ``budget``."""
+    """Whether the totals ``t`` are within ``budget``.
+
+    Parameters
+    ----------
+    budget : LedgerBudget
+        The ledger's accounting and budget.
+    t : Totals
+        The totals after a charge.
+
+    Returns
+    -------
+    bool
+        Whether the budget holds them (compared exactly).
+    """
     if budget.accounting == "basic":
         return t.epsilon <= budget.epsilon and t.delta <= budget.delta
     return t.rho <= budget.rho
 
 
 def refusal(budget: LedgerBudget, path: str, t: Totals, charged: Charged) -> str:
-    """Why ``charged`` does not fit on top of the totals ``t`` of the ledger at ``path``."""
+    """Why ``charged`` does not fit on top of the totals ``t`` of the ledger at ``path``.
+
+    Parameters
+    ----------
+    budget : LedgerBudget
+        The ledger's accounting and budget.
+    path : str
+        The ledger's path, named in the message.
+    t : Totals
+        The totals before the charge.
+    charged : tuple of Fraction
+        The charge's exact ``(epsilon, delta, rho)``.
+
+    Returns
+    -------
+    str
+        The message of :class:`~dpselect.core.errors.BudgetExceeded`.
+    """
     if budget.accounting == "basic":
         return (
             f"charging epsilon={float_up(charged[0]):.6g}, "

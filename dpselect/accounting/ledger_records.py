@@ -102,7 +102,18 @@ class UnitTotal:
 
 
 def describe_unit(unit: str | None) -> str:
-    """A privacy unit in words: ``rows``, ``unit column 'user_id'`` or ``an unknown unit``."""
+    """A privacy unit in words: ``rows``, ``unit column 'user_id'`` or ``an unknown unit``.
+
+    Parameters
+    ----------
+    unit : str or None
+        :data:`ROWS`, a unit column's name, or ``None`` (unknown).
+
+    Returns
+    -------
+    str
+        The unit in words.
+    """
     if unit is None:
         return "an unknown unit"
     if unit == ROWS:

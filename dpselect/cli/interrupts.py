@@ -26,7 +26,18 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 
 
 def ledger_argument(argv: list[str]) -> str | None:
-    """The value of ``--ledger`` in ``argv`` (for the interrupt report), if any."""
+    """The value of ``--ledger`` in ``argv`` (for the interrupt report), if any.
+
+    Parameters
+    ----------
+    argv : list of str
+        The command's arguments.
+
+    Returns
+    -------
+    str or None
+        The ledger's path, ``None`` without ``--ledger``.
+    """
     for i, arg in enumerate(argv):
         if arg == "--ledger" and i + 1 < len(argv):
             return argv[i + 1]
@@ -36,7 +47,18 @@ def ledger_argument(argv: list[str]) -> str | None:
 
 
 def ledger_entries(path: str | None) -> int | None:
-    """How many charges the ledger at ``path`` holds (None: no ledger, or not readable)."""
+    """How many charges the ledger at ``path`` holds (None: no ledger, or not readable).
+
+    Parameters
+    ----------
+    path : str or None
+        The ledger's path.
+
+    Returns
+    -------
+    int or None
+        The number of entries.
+    """
     if path is None:
         return None
     from ..accounting.ledger import Ledger
@@ -81,7 +103,18 @@ def _interrupted(path: str | None, before: int | None) -> str:
 
 
 def caused_by_interrupt(exc: BaseException) -> bool:
-    """Whether ``exc`` was raised while a KeyboardInterrupt was being handled."""
+    """Whether ``exc`` was raised while a KeyboardInterrupt was being handled.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The exception; its causes and contexts are followed.
+
+    Returns
+    -------
+    bool
+        Whether a :class:`KeyboardInterrupt` is among them.
+    """
     seen: set[int] = set()
     cause: BaseException | None = exc
     while cause is not None and id(cause) not in seen:
@@ -97,6 +130,13 @@ def exit_interrupted(ledger_path: str | None, before: int | None) -> None:
 
     ``os._exit`` skips the interpreter's teardown, during which an interrupted DuckDB query
     still unwinding in its worker thread could abort the process.
+
+    Parameters
+    ----------
+    ledger_path : str or None
+        The command's ``--ledger``.
+    before : int or None
+        The ledger's number of entries when the command started.
     """
     try:
         message = _interrupted(ledger_path, before)

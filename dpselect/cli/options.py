@@ -183,7 +183,18 @@ def _how_options() -> list[Decorator]:
 
 
 def selection_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorate a selection command with its options, in the order ``--help`` shows them."""
+    """Decorate a selection command with its options, in the order ``--help`` shows them.
+
+    Parameters
+    ----------
+    func : callable
+        The command's function.
+
+    Returns
+    -------
+    callable
+        The function with every option of ``top-k`` and ``mode``.
+    """
     options = [*_what_options(), *_unit_options(), *_how_options()]
     for option in reversed(options):
         func = option(func)

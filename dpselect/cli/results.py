@@ -24,7 +24,18 @@ __all__ = ["print_result", "progress_bar"]
 def progress_bar(enabled: bool) -> Iterator[Callable[[float], None] | None]:
     """A rich progress bar on stderr while the data is scanned (TTY only): DuckDB's own
     query progress (``progress(percent)``), shown from the first report (a query over a
-    second, :mod:`dpselect.data.engines.duckdb_progress`): nothing for a quick run."""
+    second, :mod:`dpselect.data.engines.duckdb_progress`): nothing for a quick run.
+
+    Parameters
+    ----------
+    enabled : bool
+        Whether to show the bar (a terminal, not ``--json``).
+
+    Yields
+    ------
+    callable or None
+        ``progress(percent)``, or ``None`` when the bar is off.
+    """
     if not enabled:
         yield None
         return
@@ -51,7 +62,15 @@ def _lazy_task(bar: Any, name: str) -> Callable[[float], None]:
 
 
 def print_result(result: TopKResult, as_json: bool) -> None:
-    """Print a top-k result: a table and its notes, or one JSON line."""
+    """Print a top-k result: a table and its notes, or one JSON line.
+
+    Parameters
+    ----------
+    result : TopKResult
+        The released top-k.
+    as_json : bool
+        One JSON line instead of the table.
+    """
     if as_json:
         click.echo(strict_dumps(result.to_dict()))
         return

@@ -47,7 +47,18 @@ def utf8_safe_pandas(frame: Any) -> Any:
     """``frame`` with its object columns mapped by :func:`_utf8_safe_text` (a copy; other
     columns shared). DuckDB's conversion of a str holding a lone surrogate (``os.fsdecode``,
     ``errors="surrogateescape"``) raised in the score query, after the charge, on that one
-    row (privacy audit 2026-11-22)."""
+    row (privacy audit 2026-11-22).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The frame as the user passed it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The frame to register (``frame`` itself when no column needs the map).
+    """
     import numpy as np
 
     objects = [  # columns of Python objects: NumPy object, and pandas' string[python]
@@ -116,7 +127,18 @@ def utf8_safe_frame(frame: Any) -> Any:
     """A polars frame as an Arrow table (DuckDB reads it so), and a pandas frame with its
     Arrow-backed text columns (the default ``str`` of pandas 3, ``string[pyarrow]``,
     ``ArrowDtype``) holding bytes that are not valid UTF-8 repaired by :func:`_repaired_text`
-    (a copy; other columns shared). Unchanged when every column is valid."""
+    (a copy; other columns shared). Unchanged when every column is valid.
+
+    Parameters
+    ----------
+    frame : pandas, polars or pyarrow table
+        The frame as the user passed it.
+
+    Returns
+    -------
+    object
+        The frame to register (``frame`` itself when unchanged).
+    """
     module = type(frame).__module__.split(".")[0]
     if module == "polars":
         return frame.to_arrow()
@@ -149,7 +171,19 @@ def utf8_safe_arrow(table: Any) -> tuple[Any, str]:
     bytes that are not valid UTF-8 is passed as binary and read by ``decode(b, 'replace')``
     (each invalid byte ``?``: the rule of DuckDB's Parquet reader), row by row; DuckDB's
     conversion of such text raised in the score query, after the charge, on that one row
-    (issue 22). Valid columns are passed as they are (the same text either way)."""
+    (issue 22). Valid columns are passed as they are (the same text either way).
+
+    Parameters
+    ----------
+    table : object
+        The frame to register (a pyarrow table is repaired; anything else is returned as is).
+
+    Returns
+    -------
+    tuple
+        The table to register and the SQL of its rows (:data:`FRAME_VIEW`, or a projection
+        decoding the repaired columns).
+    """
     import pyarrow as pa
 
     if not isinstance(table, pa.Table):

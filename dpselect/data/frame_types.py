@@ -23,7 +23,18 @@ def pandas_scan_converted(frame: Any) -> dict[str, str]:
     Arrow prints their type: DuckDB converts them to microseconds while scanning, before any
     declared type applies, so one value beyond that range raises in the query (seconds and
     milliseconds: the gate refuses them), and nanoseconds are truncated (two values 1 ns
-    apart are one: the gate refuses them as a privacy unit)."""
+    apart are one: the gate refuses them as a privacy unit).
+
+    Parameters
+    ----------
+    frame : object
+        The frame (only a pandas frame has such columns here).
+
+    Returns
+    -------
+    dict
+        ``{column: Arrow type}``.
+    """
     if type(frame).__module__.split(".")[0] != "pandas":
         return {}
     out = {}
@@ -39,7 +50,18 @@ def scan_dated(frame: Any) -> dict[str, str]:
     milliseconds since the epoch, which DuckDB reads as a ``DATE``, dropping any time of day
     the values hold (the Arrow format asks for whole days but does not enforce it), before
     any declared type applies; two values of one day would be one privacy unit, so the gate
-    refuses them as a unit (:func:`dpselect.data.column_roles.check_column_role`)."""
+    refuses them as a unit (:func:`dpselect.data.column_roles.check_column_role`).
+
+    Parameters
+    ----------
+    frame : object
+        The frame (pyarrow or pandas; polars has none).
+
+    Returns
+    -------
+    dict
+        ``{column: Arrow type}``.
+    """
     schema: Any = getattr(frame, "schema", None)
     if hasattr(schema, "names") and hasattr(schema, "types"):  # pyarrow
         pairs = [(n, str(t)) for n, t in zip(schema.names, schema.types, strict=True)]
@@ -57,7 +79,18 @@ def parquet_scan_converted(files: list[str]) -> dict[str, str]:
     """The Parquet columns stored as timestamps in milliseconds (or seconds), from the files'
     footers: DuckDB converts them to microseconds while scanning (before any declared type),
     and raises on a value beyond that range. A footer that cannot be read adds nothing here
-    (DuckDB read it already)."""
+    (DuckDB read it already).
+
+    Parameters
+    ----------
+    files : list of str
+        The Parquet files.
+
+    Returns
+    -------
+    dict
+        ``{column: Arrow type}``.
+    """
     import pyarrow.parquet as pq
     import pyarrow.types as pt
 
@@ -74,7 +107,18 @@ def parquet_scan_converted(files: list[str]) -> dict[str, str]:
 
 
 def frame_arrow_types(frame: Any) -> dict[str, str]:
-    """The Arrow types of a pyarrow or polars frame's columns (``{}`` for pandas)."""
+    """The Arrow types of a pyarrow or polars frame's columns (``{}`` for pandas).
+
+    Parameters
+    ----------
+    frame : object
+        The frame.
+
+    Returns
+    -------
+    dict
+        ``{column: Arrow type}``.
+    """
     schema: Any = getattr(frame, "schema", None)
     if hasattr(schema, "names") and hasattr(schema, "types"):  # pyarrow
         return {str(n): str(t) for n, t in zip(schema.names, schema.types, strict=True)}
@@ -90,7 +134,20 @@ def frame_arrow_types(frame: Any) -> dict[str, str]:
 
 def float64_columns(frame: Any, declared: dict[str, str]) -> dict[str, Any]:
     """A pandas frame's columns of NumPy dtype float64 (not declared in a schema, names
-    unique) as the NumPy arrays the frame holds: public facts (dtypes), nothing read."""
+    unique) as the NumPy arrays the frame holds: public facts (dtypes), nothing read.
+
+    Parameters
+    ----------
+    frame : object
+        The frame (only a pandas frame has such columns here).
+    declared : dict
+        The declared schema (a declared column is read by ``TRY_CAST`` instead).
+
+    Returns
+    -------
+    dict
+        ``{column: float64 array}``.
+    """
     if type(frame).__module__.split(".")[0] != "pandas":
         return {}
     import numpy as np
