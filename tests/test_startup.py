@@ -74,7 +74,7 @@ def test_core_errors_import_alone_and_core_names_resolve():
 
 
 def test_cli_mechanism_names_match_the_api():
-    from dpselect.cli.main import MECHANISM_NAMES
+    from dpselect.cli.options import MECHANISM_NAMES
     from dpselect.recipes.top_k import MECHANISMS
 
     assert list(MECHANISM_NAMES) == sorted(MECHANISMS)

@@ -227,6 +227,110 @@ class CompositionResult:
     candidates: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class _Batch:
+    """The mechanisms to compose and what the theorems ask of them: the total ``delta``,
+    their ``(epsilon, delta)`` pairs (``None`` when one is a zCDP loss), whether they are all
+    alike, whether one has ``delta > 0``, and whether they are chosen adaptively."""
+
+    mechs: list[MechanismLoss]
+    d: Fraction
+    pairs: list[tuple[float, float]] | None
+    homogeneous: bool
+    has_delta: bool
+    adaptive: bool
+
+    @property
+    def k(self) -> int:
+        """How many mechanisms are composed."""
+        return len(self.mechs)
+
+
+Route = Callable[[_Batch], "tuple[float, float] | None"]
+
+
+def _basic(b: _Batch) -> tuple[float, float] | None:
+    """Basic composition, when the deltas sum to at most the total."""
+    if b.pairs is None or sum(Fraction(p[1]) for p in b.pairs) > b.d:
+        return None
+    return basic_composition(b.pairs)
+
+
+def _advanced(b: _Batch) -> tuple[float, float] | None:
+    """Advanced composition of identical mechanisms, with the delta left over as slack."""
+    if not b.homogeneous or b.pairs is None:
+        return None
+    slack = b.d - b.k * Fraction(b.pairs[0][1])
+    if slack <= 0:
+        return None
+    return advanced_composition(b.pairs[0][0], b.k, slack, b.pairs[0][1])
+
+
+def _kov_homogeneous(b: _Batch) -> tuple[float, float] | None:
+    """The optimal composition of identical mechanisms (KOV Thm 3.3)."""
+    if not b.homogeneous or b.pairs is None or b.d == 0:
+        return None
+    try:
+        eps = optimal_homogeneous_composition(b.pairs[0][0], b.k, b.d, b.pairs[0][1])
+    except ParameterError:
+        return None
+    return eps, float(b.d)
+
+
+def _kov_heterogeneous(b: _Batch) -> tuple[float, float] | None:
+    """KOV Thm 3.5 for different mechanisms, with the delta left over as slack."""
+    if b.pairs is None:
+        return None
+    survive = Fraction(1)
+    for _, di in b.pairs:
+        survive *= 1 - Fraction(di)
+    if survive == 0:
+        return None
+    slack = 1 - (1 - b.d) / survive
+    if slack <= 0:
+        return None
+    return kov_heterogeneous_composition(b.pairs, slack)
+
+
+def _zcdp_route(b: _Batch) -> tuple[float, float] | None:
+    """The sum of the zCDP ``rho`` converted at the total delta (no ``delta > 0`` loss)."""
+    if b.has_delta or b.d == 0:
+        return None
+    rho = sum((m.zcdp_rho for m in b.mechs), Fraction(0))
+    return zcdp_to_approx_dp(rho, b.d), float(b.d)
+
+
+def _renyi_route(b: _Batch) -> tuple[float, float] | None:
+    """The composed Renyi curves converted at the total delta (no ``delta > 0`` loss)."""
+    if b.has_delta or b.d == 0:
+        return None
+    cache: dict[MechanismLoss, RenyiCurve] = {}
+    curves = [cache.setdefault(m, m.renyi_curve()) for m in b.mechs]
+    eps, _ = rdp_to_approx_dp(compose_rdp(curves), b.d)
+    return eps, float(b.d)
+
+
+def _bounded_range_route(b: _Batch) -> tuple[float, float] | None:
+    """The optimal non-adaptive composition of identical bounded-range mechanisms (DDR)."""
+    if b.adaptive or b.d == 0 or not all(m.kind == "bounded_range" for m in b.mechs):
+        return None
+    if len({m.epsilon for m in b.mechs}) != 1:
+        return None
+    return bounded_range_composition(b.mechs[0].epsilon, b.k, b.d), float(b.d)
+
+
+#: The theorems in the order they are tried (ties go to the earlier one in :data:`THEOREMS`).
+_ROUTES: tuple[tuple[str, Route], ...] = (
+    (BASIC, _basic),
+    (ADVANCED, _advanced),
+    (KOV_HOMOGENEOUS, _kov_homogeneous),
+    (KOV_HETEROGENEOUS, _kov_heterogeneous),
+    (ZCDP, _zcdp_route),
+    (RENYI, _renyi_route),
+    (BOUNDED_RANGE, _bounded_range_route),
+)
+
+
 def best_epsilon(
     mechanisms: Iterable[MechanismLoss], delta: Number, *, adaptive: bool = True
 ) -> CompositionResult:
@@ -262,82 +366,16 @@ def best_epsilon(
     d = check_delta(delta)
     if not mechs:
         return CompositionResult(0.0, 0.0, BASIC, {BASIC: 0.0})
-    k = len(mechs)
-    found: dict[str, tuple[float, float]] = {}
-
-    def attempt(name: str, compute: Callable[[], tuple[float, float] | None]) -> None:
-        result = compute()
-        if result is not None:
-            found[name] = result
-
     has_zcdp = any(m.kind == "zcdp" for m in mechs)
     has_delta = any(m.delta > 0 for m in mechs)
     pairs = None if has_zcdp else [m.approx_pair for m in mechs]
     homogeneous = pairs is not None and len(set(pairs)) == 1
-
-    def basic() -> tuple[float, float] | None:
-        if pairs is None or sum(Fraction(p[1]) for p in pairs) > d:
-            return None
-        return basic_composition(pairs)
-
-    def advanced() -> tuple[float, float] | None:
-        if not homogeneous or pairs is None:
-            return None
-        slack = d - k * Fraction(pairs[0][1])
-        if slack <= 0:
-            return None
-        return advanced_composition(pairs[0][0], k, slack, pairs[0][1])
-
-    def kov_homogeneous() -> tuple[float, float] | None:
-        if not homogeneous or pairs is None or d == 0:
-            return None
-        try:
-            eps = optimal_homogeneous_composition(pairs[0][0], k, d, pairs[0][1])
-        except ParameterError:
-            return None
-        return eps, float(d)
-
-    def kov_heterogeneous() -> tuple[float, float] | None:
-        if pairs is None:
-            return None
-        survive = Fraction(1)
-        for _, di in pairs:
-            survive *= 1 - Fraction(di)
-        if survive == 0:
-            return None
-        slack = 1 - (1 - d) / survive
-        if slack <= 0:
-            return None
-        return kov_heterogeneous_composition(pairs, slack)
-
-    def zcdp_route() -> tuple[float, float] | None:
-        if has_delta or d == 0:
-            return None
-        rho = sum((m.zcdp_rho for m in mechs), Fraction(0))
-        return zcdp_to_approx_dp(rho, d), float(d)
-
-    def renyi_route() -> tuple[float, float] | None:
-        if has_delta or d == 0:
-            return None
-        cache: dict[MechanismLoss, RenyiCurve] = {}
-        curves = [cache.setdefault(m, m.renyi_curve()) for m in mechs]
-        eps, _ = rdp_to_approx_dp(compose_rdp(curves), d)
-        return eps, float(d)
-
-    def bounded_range_route() -> tuple[float, float] | None:
-        if adaptive or d == 0 or not all(m.kind == "bounded_range" for m in mechs):
-            return None
-        if len({m.epsilon for m in mechs}) != 1:
-            return None
-        return bounded_range_composition(mechs[0].epsilon, k, d), float(d)
-
-    attempt(BASIC, basic)
-    attempt(ADVANCED, advanced)
-    attempt(KOV_HOMOGENEOUS, kov_homogeneous)
-    attempt(KOV_HETEROGENEOUS, kov_heterogeneous)
-    attempt(ZCDP, zcdp_route)
-    attempt(RENYI, renyi_route)
-    attempt(BOUNDED_RANGE, bounded_range_route)
+    batch = _Batch(mechs, d, pairs, homogeneous, has_delta, adaptive)
+    found: dict[str, tuple[float, float]] = {}
+    for name, route in _ROUTES:
+        result = route(batch)
+        if result is not None:
+            found[name] = result
     if not found:
         raise ParameterError(
             "no composition theorem applies: zCDP losses need delta > 0 and cannot be mixed "

@@ -221,20 +221,7 @@ def quantile_command(
     --by)."""
     from ..recipes import quantile  # the library loads only when a command runs
 
-    if bounds_auto and bounds is not None:
-        raise click.UsageError("give --bounds once: LO HI, or auto")
-    if method != "split" and any(b <= a for a, b in itertools.pairwise(q)):
-        how = (
-            "the default method (auto: tree, joint or recursive) answers"
-            if method == "auto"
-            else f"--mechanism {method} answers"
-        )
-        raise click.BadParameter(
-            f"levels must be strictly increasing (each once, in order), got {list(q)}: {how} "
-            "several levels together, split at them in order; sort them, or use --mechanism split "
-            "(any order)",
-            param_hint="--q",
-        )
+    _check_bounds_and_levels(bounds, bounds_auto, q, method)
     rows = _max_rows(max_rows, allow_auto=True)
     grouped = grouping_arguments(by, groups, max_groups, group_fraction)
     per_unit = flag_contributions(
@@ -280,6 +267,27 @@ def quantile_command(
         )
     if result is not None:
         _emit(result, as_json)
+
+
+def _check_bounds_and_levels(
+    bounds: tuple[float, float] | None, bounds_auto: bool, q: tuple[float, ...], method: str
+) -> None:
+    """Refuse ``--bounds`` given twice, and levels out of order for a method that answers
+    several levels together (all but ``split``)."""
+    if bounds_auto and bounds is not None:
+        raise click.UsageError("give --bounds once: LO HI, or auto")
+    if method != "split" and any(b <= a for a, b in itertools.pairwise(q)):
+        how = (
+            "the default method (auto: tree, joint or recursive) answers"
+            if method == "auto"
+            else f"--mechanism {method} answers"
+        )
+        raise click.BadParameter(
+            f"levels must be strictly increasing (each once, in order), got {list(q)}: {how} "
+            "several levels together, split at them in order; sort them, or use --mechanism split "
+            "(any order)",
+            param_hint="--q",
+        )
 
 
 _Progress = Callable[[float], None]

@@ -50,6 +50,14 @@ from ..core.errors import DataError, given
 from .engine import Engine, is_opened_table
 from .engines.duckdb import DuckDBEngine
 from .engines.duckdb_progress import run_query
+from .frame_text import FRAME_VIEW, utf8_safe_arrow, utf8_safe_frame, utf8_safe_pandas
+from .frame_types import (
+    float64_columns,
+    frame_arrow_types,
+    pandas_scan_converted,
+    parquet_scan_converted,
+    scan_dated,
+)
 from .held_setting import HeldSetting
 from .schema import is_nested, parse_schema
 from .text_casts import declared_text_sql, has_text_rule
@@ -79,7 +87,6 @@ FILE_FORMATS: dict[str, str] = {
 }
 _GZIP_FORMATS = ("csv", "tsv", "jsonl", "json")
 _FRAME_MODULES = ("pandas", "polars", "pyarrow")
-_FRAME_VIEW = "dpselect_frame"
 
 
 class _UnitSource(Protocol):
@@ -345,7 +352,7 @@ def _open_file(
         table.parquet_files = files
     table.source_files = SourceFiles("parquet", tuple(files))
     table.unit_source = ParquetUnits(files, schema, table.select_sql)
-    table.arrow_types = _parquet_scan_converted(files)
+    table.arrow_types = parquet_scan_converted(files)
     return table
 
 
@@ -477,166 +484,6 @@ def _is_frame(obj: Any) -> bool:
     return module in _FRAME_MODULES
 
 
-def _utf8_safe_text(value: Any) -> Any:
-    """One value of a pandas object column as DuckDB can read it: a ``str`` as is, with every
-    character that UTF-8 cannot encode (a lone surrogate) as ``?``; numbers, bytes and missing
-    values as they are (DuckDB converts them); any other object as its ``str()`` by the same
-    rule, missing when ``str()`` raises. Row by row, never raising."""
-    if isinstance(value, str):
-        if value.isascii():
-            return value
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "replace").decode("utf-8")
-    if value is None or isinstance(value, (bool, int, float, bytes)):
-        return value
-    try:
-        text = str(value)
-    except Exception:
-        return None
-    return _utf8_safe_text(text)
-
-
-def _utf8_safe_pandas(frame: Any) -> Any:
-    """``frame`` with its object columns mapped by :func:`_utf8_safe_text` (a copy; other
-    columns shared). DuckDB's conversion of a str holding a lone surrogate (``os.fsdecode``,
-    ``errors="surrogateescape"``) raised in the score query, after the charge, on that one
-    row (privacy audit 2026-11-22)."""
-    import numpy as np
-
-    objects = [  # columns of Python objects: NumPy object, and pandas' string[python]
-        i
-        for i, dtype in enumerate(frame.dtypes)
-        if (isinstance(dtype, np.dtype) and dtype.kind == "O")
-        or (type(dtype).__name__ == "StringDtype" and getattr(dtype, "storage", "") == "python")
-    ]
-    if not objects:
-        return frame
-    out = frame.copy(deep=False)
-    for i in objects:
-        if _plain_utf8_text(frame.iloc[:, i]):
-            continue  # the map would be the identity
-        column = frame.iloc[:, i].map(_utf8_safe_text, na_action="ignore").astype(object)
-        out.isetitem(i, column)
-    return out
-
-
-def _plain_utf8_text(column: Any) -> bool:
-    """Whether every value is a UTF-8-encodable str or missing (pyarrow's conversion, in C:
-    about 10x faster than the Python map, which it makes unnecessary when it succeeds)."""
-    try:
-        import pyarrow as pa
-
-        pa.array(column, type=pa.string(), from_pandas=True)
-    except Exception:  # not installed, a non-str value, or a lone surrogate: map it
-        return False
-    return True
-
-
-def _repaired_text(array: Any) -> Any | None:
-    """An Arrow text array (string, large string, or a dictionary of them) whose bytes are not
-    all valid UTF-8, with each invalid byte read as ``?`` (DuckDB's ``decode(b, 'replace')``,
-    the rule of its Parquet reader), value by value; ``None`` when it is valid (or not text).
-    DuckDB raised "Invalid unicode" on such text in the score query, after the charge."""
-    import pyarrow as pa
-
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
-    kind = array.type
-    if pa.types.is_dictionary(kind):
-        fixed = _repaired_text(array.dictionary)
-        if fixed is None:
-            return None
-        return pa.DictionaryArray.from_arrays(array.indices, fixed)
-    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
-        return None
-    try:
-        array.validate(full=True)
-        return None
-    except pa.ArrowInvalid:
-        pass
-    binary = pa.large_binary() if pa.types.is_large_string(kind) else pa.binary()
-    connection = duckdb.connect(":memory:")
-    try:
-        connection.register("raw", pa.table({"b": array.view(binary)}))
-        relation = connection.sql("SELECT decode(b, 'replace') AS s FROM raw")
-        fixed = (getattr(relation, "to_arrow_table", None) or relation.arrow)()
-    finally:
-        connection.close()
-    return fixed.column(0).combine_chunks().cast(kind)
-
-
-def _utf8_safe_frame(frame: Any) -> Any:
-    """A polars frame as an Arrow table (DuckDB reads it so), and a pandas frame with its
-    Arrow-backed text columns (the default ``str`` of pandas 3, ``string[pyarrow]``,
-    ``ArrowDtype``) holding bytes that are not valid UTF-8 repaired by :func:`_repaired_text`
-    (a copy; other columns shared). Unchanged when every column is valid."""
-    module = type(frame).__module__.split(".")[0]
-    if module == "polars":
-        return frame.to_arrow()
-    if module != "pandas":
-        return frame
-    import pandas as pd
-    import pyarrow as pa
-
-    out = None
-    for i, dtype in enumerate(frame.dtypes):
-        name = type(dtype).__name__
-        arrow_backed = (name == "StringDtype" and getattr(dtype, "storage", "") == "pyarrow") or (
-            name == "ArrowDtype"
-        )
-        if not arrow_backed:
-            continue
-        try:
-            fixed = _repaired_text(pa.array(frame.iloc[:, i]))
-        except Exception:  # not text, or not convertible: left to DuckDB's own reading
-            fixed = None
-        if fixed is None:
-            continue
-        out = frame.copy(deep=False) if out is None else out
-        out.isetitem(i, pd.Series(pd.arrays.ArrowExtensionArray(fixed), index=frame.index))
-    return frame if out is None else out
-
-
-def _utf8_safe_arrow(table: Any) -> tuple[Any, str]:
-    """A pyarrow table as DuckDB can read it, and the SQL of its rows: a text column holding
-    bytes that are not valid UTF-8 is passed as binary and read by ``decode(b, 'replace')``
-    (each invalid byte ``?``: the rule of DuckDB's Parquet reader), row by row; DuckDB's
-    conversion of such text raised in the score query, after the charge, on that one row
-    (issue 22). Valid columns are passed as they are (the same text either way)."""
-    import pyarrow as pa
-
-    if not isinstance(table, pa.Table):
-        return table, _FRAME_VIEW
-    repaired: list[str] = []
-    for i, field_ in enumerate(table.schema):
-        kind = field_.type
-        if pa.types.is_dictionary(kind):  # small: the dictionary itself repaired
-            fixed = _repaired_text(table.column(i))
-            if fixed is not None:
-                table = table.set_column(i, field_.with_type(fixed.type), fixed)
-            continue
-        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
-            continue
-        try:
-            table.column(i).validate(full=True)
-        except pa.ArrowInvalid:
-            binary = pa.large_binary() if pa.types.is_large_string(kind) else pa.binary()
-            column = pa.chunked_array(
-                [chunk.view(binary) for chunk in table.column(i).chunks], type=binary
-            )
-            table = table.set_column(i, field_.with_type(binary), column)
-            repaired.append(field_.name)
-    if not repaired:
-        return table, _FRAME_VIEW
-    decoded = ", ".join(
-        f"decode({quote_identifier(c)}, 'replace') AS {quote_identifier(c)}" for c in repaired
-    )
-    return table, f"(SELECT * REPLACE ({decoded}) FROM {_FRAME_VIEW})"
-
-
 #: The name of the column of an unnamed pandas/polars Series or of a NumPy array.
 VALUES_COLUMN = "value"
 
@@ -727,91 +574,6 @@ def _relation_table(data: Any) -> Any:
     return table.read_all() if hasattr(table, "read_all") else table
 
 
-def _pandas_scan_converted(frame: Any) -> dict[str, str]:
-    """A pandas frame's time-zoned timestamps in seconds, milliseconds or nanoseconds, as
-    Arrow prints their type: DuckDB converts them to microseconds while scanning, before any
-    declared type applies, so one value beyond that range raises in the query (seconds and
-    milliseconds: the gate refuses them), and nanoseconds are truncated (two values 1 ns
-    apart are one: the gate refuses them as a privacy unit)."""
-    if type(frame).__module__.split(".")[0] != "pandas":
-        return {}
-    out = {}
-    for name, dtype in zip(frame.columns, frame.dtypes, strict=True):
-        unit, zone = getattr(dtype, "unit", None), getattr(dtype, "tz", None)
-        if unit in ("s", "ms", "ns") and zone is not None:
-            out[str(name)] = f"timestamp[{unit}, tz={zone}]"
-    return out
-
-
-def _scan_dated(frame: Any) -> dict[str, str]:
-    """A frame's Arrow ``date64`` columns (a pyarrow table's, a pandas ``ArrowDtype``'s):
-    milliseconds since the epoch, which DuckDB reads as a ``DATE``, dropping any time of day
-    the values hold (the Arrow format asks for whole days but does not enforce it), before
-    any declared type applies; two values of one day would be one privacy unit, so the gate
-    refuses them as a unit (:func:`dpselect.data.column_roles.check_column_role`)."""
-    schema: Any = getattr(frame, "schema", None)
-    if hasattr(schema, "names") and hasattr(schema, "types"):  # pyarrow
-        pairs = [(n, str(t)) for n, t in zip(schema.names, schema.types, strict=True)]
-    elif type(frame).__module__.split(".")[0] == "pandas":
-        pairs = [
-            (n, str(getattr(d, "pyarrow_dtype", "")))
-            for n, d in zip(frame.columns, frame.dtypes, strict=True)
-        ]
-    else:  # polars: its Date is days (date32)
-        return {}
-    return {str(n): t for n, t in pairs if t.startswith("date64")}
-
-
-def _parquet_scan_converted(files: list[str]) -> dict[str, str]:
-    """The Parquet columns stored as timestamps in milliseconds (or seconds), from the files'
-    footers: DuckDB converts them to microseconds while scanning (before any declared type),
-    and raises on a value beyond that range. A footer that cannot be read adds nothing here
-    (DuckDB read it already)."""
-    import pyarrow.parquet as pq
-    import pyarrow.types as pt
-
-    out: dict[str, str] = {}
-    for path in files:
-        try:
-            schema = pq.read_schema(path)
-        except (OSError, ValueError):  # pragma: no cover - DuckDB read it
-            continue
-        for fld in schema:
-            if pt.is_timestamp(fld.type) and fld.type.unit in ("s", "ms"):
-                out[fld.name] = str(fld.type)
-    return out
-
-
-def _frame_arrow_types(frame: Any) -> dict[str, str]:
-    """The Arrow types of a pyarrow or polars frame's columns (``{}`` for pandas)."""
-    schema: Any = getattr(frame, "schema", None)
-    if hasattr(schema, "names") and hasattr(schema, "types"):  # pyarrow
-        return {str(n): str(t) for n, t in zip(schema.names, schema.types, strict=True)}
-    if type(frame).__module__.split(".")[0] == "polars":
-        out = {}
-        for name, dtype in frame.schema.items():
-            unit, zone = getattr(dtype, "time_unit", None), getattr(dtype, "time_zone", None)
-            if unit is not None and zone is not None:  # Datetime: as Arrow prints it
-                out[str(name)] = f"timestamp[{unit}, tz={zone}]"
-        return out
-    return {}
-
-
-def _float64_columns(frame: Any, declared: dict[str, str]) -> dict[str, Any]:
-    """A pandas frame's columns of NumPy dtype float64 (not declared in a schema, names
-    unique) as the NumPy arrays the frame holds: public facts (dtypes), nothing read."""
-    if type(frame).__module__.split(".")[0] != "pandas":
-        return {}
-    import numpy as np
-
-    names = [str(c) for c in frame.columns]
-    out: dict[str, Any] = {}
-    for name, column in zip(names, frame.columns, strict=True):
-        if names.count(name) == 1 and name not in declared and frame[column].dtype == np.float64:
-            out[name] = frame[column].to_numpy(dtype=np.float64, copy=False)
-    return out
-
-
 def open_table(data: Any, schema: Any = None) -> Engine:
     """Open ``data`` with the engine that holds it (:class:`~dpselect.data.engine.Engine`):
     a Spark frame on Spark (:mod:`dpselect.data.engines.spark`), everything else on DuckDB
@@ -852,24 +614,24 @@ def open_table(data: Any, schema: Any = None) -> Engine:
         module = type(data).__module__.split(".")[0]
         description = description or f"the {module} table"
         try:  # a polars type Arrow cannot hold (Int128): the schema, public
-            registered, source_sql = _utf8_safe_frame(data), _FRAME_VIEW
+            registered, source_sql = utf8_safe_frame(data), FRAME_VIEW
         except Exception as exc:  # pyarrow's or polars' own errors
             raise DataError(f"cannot read {description}: {_first_line(exc)}") from None
         if module == "pandas":
-            registered = _utf8_safe_pandas(registered)
+            registered = utf8_safe_pandas(registered)
         else:
-            registered, source_sql = _utf8_safe_arrow(registered)
+            registered, source_sql = utf8_safe_arrow(registered)
         try:  # a column type DuckDB cannot scan (Arrow float16, decimal256): public
-            connection.register(_FRAME_VIEW, registered)
+            connection.register(FRAME_VIEW, registered)
         except duckdb.Error as exc:
             raise DataError(f"cannot read {description}: {_first_line(exc)}") from None
         table = _typed_table(connection, source_sql, description, declared)
         table.unit_source = FrameUnits(data, source_sql, table.select_sql, declared)
-        arrow = _frame_arrow_types(data)  # a declared column is read by TRY_CAST instead
+        arrow = frame_arrow_types(data)  # a declared column is read by TRY_CAST instead
         table.arrow_types = {c: t for c, t in arrow.items() if c not in declared}
-        table.arrow_types.update(_pandas_scan_converted(data))
-        table.arrow_types.update(_scan_dated(data))
-        table.float_columns = _float64_columns(data, declared)
+        table.arrow_types.update(pandas_scan_converted(data))
+        table.arrow_types.update(scan_dated(data))
+        table.float_columns = float64_columns(data, declared)
         return table
     hint = (
         " (a list of values: pass pandas.Series(values) or numpy.array(values))"

@@ -184,6 +184,14 @@ def declared_text_sql(expr: str, sql_type: str, dialect: str = "duckdb") -> str:
     target = SPARK_TEXT_TYPES[t_upper] if spark else t_upper
     blanks = "concat(' ', chr(9))"
     t = f"trim(BOTH {blanks} FROM {expr})" if spark else f"trim({expr}, {blanks})"
+    return _ruled_text_sql(t, t_upper, target, dialect)
+
+
+def _ruled_text_sql(t: str, t_upper: str, target: str, dialect: str) -> str:
+    """The rule's SQL for the trimmed text ``t`` and a declared type ``t_upper`` the rule
+    reads (not ``VARCHAR``): the pattern is matched in full, then the text try-cast to
+    ``target`` (:func:`declared_text_sql`)."""
+    spark = dialect == "spark"
 
     def matches(pattern: str) -> str:
         return _full_match_sql(t, pattern, dialect)

@@ -432,15 +432,9 @@ class ParquetUnits:
         import pyarrow.parquet as pq
 
         from ..core.errors import DataError
-        from .text_lines import quote_identifier
 
-        lossy = _lossy_parquet_type(self.files, column)
-        if lossy is not None:  # whatever is declared: the declared cast reads DuckDB's value
-            raise DataError(
-                f"{argument} {column!r} of {table.description}: its Parquet type {lossy} is "
-                f"read as {kind}, which makes distinct values one (two people one unit); store "
-                "it as text, an integer or a decimal of at most 38 digits"
-            )
+        # whatever is declared: the declared cast reads DuckDB's value
+        _refuse_lossy(self.files, table, column, kind, argument)
         if not _text_type(kind) or (column in self.declared and not _text_type(
             self.declared[column]
         )):  # fmt: skip
@@ -460,15 +454,7 @@ class ParquetUnits:
         raw = pa.schema([field.with_type(_as_binary(field.type)) for field in schema])
         dataset = ds.dataset(self.files, schema=raw, format="parquet")
         hidden = _hidden_name(table, column)
-        repaired = ", ".join(
-            f"decode({quote_identifier(f.name)}, 'replace') AS {quote_identifier(f.name)}"
-            for f in schema
-            if _arrow_text(f.type)
-        )
-        inner = (
-            f"(SELECT * REPLACE ({repaired}), {quote_identifier(column)} AS "
-            f"{quote_identifier(hidden)} FROM {self._VIEW})"
-        )
+        inner = _raw_rows_sql(schema, column, hidden, self._VIEW)
         table.connection.register(self._VIEW, dataset)
         try:
             described = table.connection.execute(f"DESCRIBE {self.select} FROM {inner}").fetchall()
@@ -479,6 +465,36 @@ class ParquetUnits:
             raise refusal
         table.connection.execute(f"CREATE OR REPLACE TEMP VIEW data AS {self.select} FROM {inner}")
         return hidden, RAW_KEY_TYPE
+
+
+def _refuse_lossy(files: list[str], table: Table, column: str, kind: str, argument: str) -> None:
+    """Refuse a unit ``column`` whose Parquet type DuckDB reads with a loss
+    (:func:`_lossy_parquet_type`): distinct values would be one unit."""
+    from ..core.errors import DataError
+
+    lossy = _lossy_parquet_type(files, column)
+    if lossy is not None:
+        raise DataError(
+            f"{argument} {column!r} of {table.description}: its Parquet type {lossy} is "
+            f"read as {kind}, which makes distinct values one (two people one unit); store "
+            "it as text, an integer or a decimal of at most 38 digits"
+        )
+
+
+def _raw_rows_sql(schema: Any, column: str, hidden: str, view: str) -> str:
+    """The rows of the raw-bytes ``view`` as DuckDB would read the files (every text column
+    repaired by ``decode(blob, 'replace')``), with ``column``'s raw bytes as ``hidden``."""
+    from .text_lines import quote_identifier
+
+    repaired = ", ".join(
+        f"decode({quote_identifier(f.name)}, 'replace') AS {quote_identifier(f.name)}"
+        for f in schema
+        if _arrow_text(f.type)
+    )
+    return (
+        f"(SELECT * REPLACE ({repaired}), {quote_identifier(column)} AS "
+        f"{quote_identifier(hidden)} FROM {view})"
+    )
 
 
 def _lossy_parquet_type(files: list[str], column: str) -> str | None:

@@ -173,6 +173,20 @@ class Contributions:
             "auto_share": self.auto_share,
         }
 
+    def _check_scope(self, privacy_unit: str | None, by: str | None) -> None:
+        """Refuse a bound that needs a privacy unit or a grouping the query does not have."""
+        say = self._say
+        if privacy_unit is None and (self.values_per_unit != 1 or self.rows_per_value != 1):
+            typed = "values_per_unit" if self.values_per_unit != 1 else "rows_per_value"
+            raise ParameterError(
+                f"{say(typed)} other than 1 needs {say('privacy_unit')} (a unit column; without "
+                "one each row is its own unit and counts once)"
+            )
+        if by is None and self.groups_per_unit != 1:
+            raise ParameterError(
+                f"{say('groups_per_unit')} applies only to a grouped release ({say('by')})"
+            )
+
     def arguments(
         self,
         query: Query,
@@ -208,16 +222,7 @@ class Contributions:
         say = self._say
         if query not in _QUERIES:
             raise ParameterError(f"query must be one of {', '.join(_QUERIES)}, got {query!r}")
-        if privacy_unit is None and (self.values_per_unit != 1 or self.rows_per_value != 1):
-            typed = "values_per_unit" if self.values_per_unit != 1 else "rows_per_value"
-            raise ParameterError(
-                f"{say(typed)} other than 1 needs {say('privacy_unit')} (a unit column; without "
-                "one each row is its own unit and counts once)"
-            )
-        if by is None and self.groups_per_unit != 1:
-            raise ParameterError(
-                f"{say('groups_per_unit')} applies only to a grouped release ({say('by')})"
-            )
+        self._check_scope(privacy_unit, by)
         private_groups = by is not None and groups is None
         auto_values = self.values_per_unit == "auto"
         automatic = auto_values or private_groups or (query == "quantile" and auto_bounds)

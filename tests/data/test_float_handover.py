@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpselect.data import tables
+from dpselect.data import frame_types
 from dpselect.data.tables import one_column, open_table
 
 
@@ -43,4 +43,4 @@ def test_declared_or_duplicated_columns_are_queried():
     frame = pd.DataFrame({"a": [1.5, np.nan, 2.5]})
     assert open_table(frame, schema={"a": "DOUBLE"}).float_columns == {}
     twice = pd.DataFrame([[1.0, 2.0]], columns=["a", "a"])
-    assert tables._float64_columns(twice, {}) == {}
+    assert frame_types.float64_columns(twice, {}) == {}
