@@ -228,70 +228,31 @@ def tune(
     eps = Fraction(check_epsilon(epsilon))
     check_epsilon_range(eps)
     dlt = Fraction(check_delta(delta, allow_zero=False))
-    if isinstance(configs, (str, bytes)) or not isinstance(configs, Sequence) or not configs:
-        raise ParameterError("configs must be a non-empty list of public configurations")
-    if not callable(train):
-        raise ParameterError("train must be a callable train(config, rho) -> Measurement")
-    cfgs = list(configs)
+    cfgs = _checked_configs(train, configs)
     check_unit_label(privacy_unit)
-    if distribution == "poisson":
-        mu = check_loss(mean_runs, "mean_runs")
-        if mu <= 0:
-            raise ParameterError(f"mean_runs must be positive, got {mean_runs!r}")
-        law: dict[str, Any] = {"mean": mu}
-    elif distribution == "truncated_negative_binomial":
-        law = {"eta": Fraction(eta), "gamma": tnb_gamma_for_mean(eta, mean_runs)}
-    else:
-        raise ParameterError(
-            f'distribution must be "truncated_negative_binomial" or "poisson", got {distribution!r}'
-        )
-
-    lo = per_run_rho(eps, dlt, distribution, tuple(sorted(law.items())))
-    if lo == 0:
-        raise ParameterError(
-            f"epsilon = {float(eps):g} at delta = {float(dlt):g} is too small for about "
-            f"{mean_runs:g} runs: even a tiny per-run budget exceeds it"
-        )
-    rho = Fraction(lo)
+    law = _law_of_runs(distribution, mean_runs, eta)
+    rho = _rho_per_run(eps, dlt, distribution, law, mean_runs)
     runs = [check_run(train(c, float(rho)), c, rho) for c in cfgs]
     src = resolve_source(source)
-    run = make_random_run(runs, src)
-    mech = make_repeat_and_select(run, distribution, source=src, **law)
+    mech = make_repeat_and_select(make_random_run(runs, src), distribution, source=src, **law)
     assert total_epsilon(float(rho), dlt, distribution, law) <= eps  # bisection invariant
     composed = rho_per_run_if_composed(eps, dlt, len(cfgs))
     book = open_ledger(ledger)
-    parameters: dict[str, Any] = {
-        "epsilon": float(eps),
-        "delta": float(dlt),
-        "n_configs": len(cfgs),
-        "mean_runs": float(mean_runs),
-        "distribution": distribution,
-        "eta": float(eta) if distribution != "poisson" else None,
-        "rho_per_run": float(rho),
-    }
-    if privacy_unit is not None:
-        parameters["privacy_unit"] = privacy_unit
+    parameters = {
+        "epsilon": float(eps), "delta": float(dlt), "n_configs": len(cfgs),
+        "mean_runs": float(mean_runs), "distribution": distribution,
+        "eta": float(eta) if distribution != "poisson" else None, "rho_per_run": float(rho),
+        **({} if privacy_unit is None else {"privacy_unit": privacy_unit}),
+    }  # fmt: skip
 
     def release() -> TuneResult:
-        out = mech(data)
-        if out is None:  # Poisson: no run at all
-            config, score, model = None, None, None
-        else:
-            score, (index, model) = out
-            config = cfgs[index]
+        config, score, model = _best_run(mech(data), cfgs)
         return TuneResult(
-            config=config,
-            score=score,
-            model=model,
-            epsilon=float(eps),
-            delta=float(dlt),
-            rho_per_run=float(rho),
-            rho_per_run_if_composed=composed,
-            mean_runs=float(mean_runs),
-            distribution=distribution,
-            ledger=None if book is None else book.path,
-            parameters=parameters,
-        )
+            config=config, score=score, model=model, epsilon=float(eps), delta=float(dlt),
+            rho_per_run=float(rho), rho_per_run_if_composed=composed,
+            mean_runs=float(mean_runs), distribution=distribution,
+            ledger=None if book is None else book.path, parameters=parameters,
+        )  # fmt: skip
 
     # The unit the runs protect (rows by default); the data is whatever the runs read: no
     # description.
@@ -299,3 +260,49 @@ def tune(
         book, release, float(eps), float(dlt), None, "approx", "tune", parameters,
         privacy_unit=privacy_unit, source=None,
     )  # fmt: skip
+
+
+def _checked_configs(train: Any, configs: Any) -> list[Any]:
+    """The public configurations as a list, and ``train`` a callable (refused otherwise)."""
+    if isinstance(configs, (str, bytes)) or not isinstance(configs, Sequence) or not configs:
+        raise ParameterError("configs must be a non-empty list of public configurations")
+    if not callable(train):
+        raise ParameterError("train must be a callable train(config, rho) -> Measurement")
+    return list(configs)
+
+
+def _law_of_runs(distribution: str, mean_runs: float, eta: float) -> dict[str, Any]:
+    """The parameters of the law of the number of runs (Poisson, or PS22's ``D_{eta, gamma}``
+    with the ``gamma`` giving mean ``mean_runs``)."""
+    if distribution == "poisson":
+        mu = check_loss(mean_runs, "mean_runs")
+        if mu <= 0:
+            raise ParameterError(f"mean_runs must be positive, got {mean_runs!r}")
+        return {"mean": mu}
+    if distribution == "truncated_negative_binomial":
+        return {"eta": Fraction(eta), "gamma": tnb_gamma_for_mean(eta, mean_runs)}
+    raise ParameterError(
+        f'distribution must be "truncated_negative_binomial" or "poisson", got {distribution!r}'
+    )
+
+
+def _rho_per_run(
+    eps: Fraction, dlt: Fraction, distribution: str, law: dict[str, Any], mean_runs: float
+) -> Fraction:
+    """The largest per-run zCDP budget keeping the whole within ``(eps, dlt)`` (refused when
+    even a tiny one does not)."""
+    lo = per_run_rho(eps, dlt, distribution, tuple(sorted(law.items())))
+    if lo == 0:
+        raise ParameterError(
+            f"epsilon = {float(eps):g} at delta = {float(dlt):g} is too small for about "
+            f"{mean_runs:g} runs: even a tiny per-run budget exceeds it"
+        )
+    return Fraction(lo)
+
+
+def _best_run(out: Any, cfgs: list[Any]) -> tuple[Any, Any, Any]:
+    """``(config, score, model)`` of the released run; all ``None`` when no run was drawn."""
+    if out is None:  # Poisson: no run at all
+        return None, None, None
+    score, (index, model) = out
+    return cfgs[index], score, model
