@@ -193,54 +193,52 @@ def select(
     delta = check_scale(sensitivity, "sensitivity", allow_zero=False)
     conf = check_confidence(confidence)
     check_optimize(optimize)
+    cands = _checked_candidates(candidates, score, privacy_unit)
+    mechanism = make_exponential_mechanism(
+        list(range(len(cands))), lambda x, i: score(x, cands[i]), delta, epsilon=eps,
+        monotonic=monotonic, optimize=optimize, source=source,
+    )  # fmt: skip
+    accuracy = _accuracy(eps, delta, len(cands), conf, monotonic, optimize)
+    book = open_ledger(ledger)
+    parameters: dict[str, Any] = {
+        "epsilon": float(eps), "sensitivity": float(delta), "monotonic": monotonic,
+        "n_candidates": len(cands), "optimize": optimize,
+        **({} if privacy_unit is None else {"privacy_unit": privacy_unit}),
+    }  # fmt: skip
+
+    def release() -> SelectionResult:
+        index = int(mechanism(data))
+        return SelectionResult(
+            candidate=cands[index], index=index, epsilon=float(eps), n_candidates=len(cands),
+            sensitivity=float(delta), monotonic=monotonic, accuracy=accuracy,
+            ledger=None if book is None else book.path, parameters=parameters,
+        )  # fmt: skip
+
+    # The scores' sensitivity is for the caller's unit (rows by default); ``data`` is whatever
+    # ``score`` reads: no description.
+    return charge_then_release(
+        book, release, float(eps), "select", parameters, privacy_unit=privacy_unit, source=None
+    )
+
+
+def _checked_candidates(candidates: Any, score: Any, privacy_unit: Any) -> list[Any]:
+    """The public candidates as a list, the unit label and ``score`` checked, in this order."""
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
         raise ParameterError("candidates must be a list or tuple of public values")
     cands = list(candidates)
     check_unit_label(privacy_unit)
     if not callable(score):
         raise ParameterError("score must be a callable score(data, candidate) -> number")
-    mechanism = make_exponential_mechanism(
-        list(range(len(cands))),
-        lambda x, i: score(x, cands[i]),
-        delta,
-        epsilon=eps,
-        monotonic=monotonic,
-        optimize=optimize,
-        source=source,
-    )
-    bound = utility_bound(eps, delta, len(cands), confidence=conf, monotonic=monotonic)
+    return cands
+
+
+def _accuracy(
+    eps: Fraction, delta: Any, n: int, conf: float, monotonic: bool, optimize: str
+) -> str:
+    """The utility theorem's statement for ``n`` candidates (public parameters only)."""
+    bound = utility_bound(eps, delta, n, confidence=conf, monotonic=monotonic)
     direction = "largest" if optimize == "max" else "smallest"
-    accuracy = (
+    return (
         f"accuracy: with probability at least {conf:.0%}, the selected candidate's score is "
         f"within {printed_up(bound.loss)} of the {direction} score (utility theorem, seed 002)"
-    )
-    book = open_ledger(ledger)
-    parameters: dict[str, Any] = {
-        "epsilon": float(eps),
-        "sensitivity": float(delta),
-        "monotonic": monotonic,
-        "n_candidates": len(cands),
-        "optimize": optimize,
-    }
-    if privacy_unit is not None:
-        parameters["privacy_unit"] = privacy_unit
-
-    def release() -> SelectionResult:
-        index = int(mechanism(data))
-        return SelectionResult(
-            candidate=cands[index],
-            index=index,
-            epsilon=float(eps),
-            n_candidates=len(cands),
-            sensitivity=float(delta),
-            monotonic=monotonic,
-            accuracy=accuracy,
-            ledger=None if book is None else book.path,
-            parameters=parameters,
-        )
-
-    # The scores' sensitivity is for the caller's unit (rows by default); ``data`` is whatever
-    # ``score`` reads: no description.
-    return charge_then_release(
-        book, release, float(eps), "select", parameters, privacy_unit=privacy_unit, source=None
     )
