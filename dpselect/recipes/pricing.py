@@ -526,20 +526,9 @@ def best_price(
     eps = Fraction(check_user_epsilon(epsilon))
     check_epsilon_range(eps)
     conf = check_confidence(confidence)
-    if n is not None:
-        n = check_int(n, "n", minimum=2)
-    if prices is None and price_step is None:
-        if n is None:
-            raise ParameterError(
-                "give prices, price_step, or n: the default price_step = ln(n) / (n eps) needs "
-                "a public number of buyers n (the true count is private)"
-            )
-        price_step = default_price_step(n, eps, max_price)
-    if max_rows is not None and privacy_unit is None:
-        raise ParameterError(
-            "max_rows applies only with a privacy_unit column (without one each bid is a buyer)"
-        )
-    r = 1 if max_rows is None else check_max_rows(max_rows)
+    n = None if n is None else check_int(n, "n", minimum=2)
+    price_step = _step_or_default(prices, price_step, n, eps, max_price)
+    r = _bids_per_buyer(max_rows, privacy_unit)
     grid = price_grid(prices, price_step, max_price)
     selection, discretization, text = _guarantee(grid, eps, n, float(max_price), conf, r)
     mechanism = make_price_mechanism(grid, eps, source=source, max_rows=r)
@@ -547,33 +536,45 @@ def best_price(
     described = getattr(opened, "description", None) if column is not None else None
     book = open_ledger(ledger)
     parameters = {
-        "epsilon": float(eps),
-        "n_prices": len(grid.prices),
-        "price_step": grid.price_step,
-        "max_price": float(max_price),
-        "n": n,
-        "column": column,
-    }
-    if privacy_unit is not None:
-        parameters.update(privacy_unit=privacy_unit, max_rows=r)
+        "epsilon": float(eps), "n_prices": len(grid.prices), "price_step": grid.price_step,
+        "max_price": float(max_price), "n": n, "column": column,
+        **({} if privacy_unit is None else {"privacy_unit": privacy_unit, "max_rows": r}),
+    }  # fmt: skip
 
     def release() -> PriceResult:
         return PriceResult(
-            price=float(mechanism(read())),
-            epsilon=float(eps),
-            n_prices=len(grid.prices),
-            price_step=grid.price_step,
-            n=n,
-            selection_loss=selection,
-            discretization_loss=discretization,
-            confidence=conf,
-            accuracy=text,
-            ledger=None if book is None else book.path,
-            parameters=parameters,
-        )
+            price=float(mechanism(read())), epsilon=float(eps), n_prices=len(grid.prices),
+            price_step=grid.price_step, n=n, selection_loss=selection,
+            discretization_loss=discretization, confidence=conf, accuracy=text,
+            ledger=None if book is None else book.path, parameters=parameters,
+        )  # fmt: skip
 
     # One buyer (a row, or with privacy_unit all of one buyer's bids) added or removed.
     return charge_then_release(
         book, release, float(eps), "best_price", parameters, privacy_unit=privacy_unit,
         source=described,
     )  # fmt: skip
+
+
+def _step_or_default(
+    prices: Any, price_step: Any, n: int | None, eps: Fraction, max_price: Any
+) -> Any:
+    """``price_step`` as given, or the default ``ln(n) / (n eps)`` step without prices (which
+    needs the public number of buyers ``n``)."""
+    if prices is None and price_step is None:
+        if n is None:
+            raise ParameterError(
+                "give prices, price_step, or n: the default price_step = ln(n) / (n eps) needs "
+                "a public number of buyers n (the true count is private)"
+            )
+        return default_price_step(n, eps, max_price)
+    return price_step
+
+
+def _bids_per_buyer(max_rows: int | None, privacy_unit: str | None) -> int:
+    """The bids each buyer keeps: ``max_rows`` (default 1), given only with a unit column."""
+    if max_rows is not None and privacy_unit is None:
+        raise ParameterError(
+            "max_rows applies only with a privacy_unit column (without one each bid is a buyer)"
+        )
+    return 1 if max_rows is None else check_max_rows(max_rows)
