@@ -159,16 +159,11 @@ def tune(
 ) -> TuneResult:
     """The best of a random number of private runs over ``configs``, ``(epsilon, delta)``-DP.
 
-    See the module docstring. ``configs`` is a public list; ``train(config, rho)`` builds a
-    ``rho``-zCDP run releasing ``(score, model)`` (higher score is better). ``distribution``
-    and ``eta`` choose the law of the number of runs (mean ``mean_runs``); ``source`` drives
-    the choice of configurations and the number of runs (the runs use their own sources).
-
     Parameters
     ----------
     train : callable
         ``train(config, rho)`` returns a ``rho``-zCDP :class:`~dpselect.core.Measurement`
-        releasing ``(score, model)``.
+        releasing ``(score, model)``, higher scores better (module docstring).
     configs : sequence
         The public configurations.
     epsilon : float
@@ -182,7 +177,8 @@ def tune(
     distribution : {"truncated_negative_binomial", "poisson"}
         The law of the number of runs (``eta``: the negative binomial's shape).
     ledger, source
-        The budget ledger and the randomness of the choice (tests only).
+        The budget ledger and the randomness of the configurations and of the number of runs
+        (tests only; the runs use their own sources).
     privacy_unit : str, optional
         Whom the runs protect, as the ledger records it (default: one row of ``data``). Each
         run must be ``rho``-zCDP for one such unit added or removed (module docstring); a
@@ -225,6 +221,70 @@ def tune(
     >>> result.config
     2
     """
+    plan = _plan_tune(train, configs, epsilon, delta, mean_runs, distribution, eta, privacy_unit)
+    src = resolve_source(source)
+    mech = make_repeat_and_select(make_random_run(plan.runs, src), distribution, source=src,
+                                  **plan.law)  # fmt: skip
+    assert total_epsilon(float(plan.rho), plan.delta, distribution, plan.law) <= plan.epsilon
+    composed = rho_per_run_if_composed(plan.epsilon, plan.delta, len(plan.configs))
+    book = open_ledger(ledger)
+    parameters = plan.parameters(mean_runs, distribution, eta, privacy_unit)
+
+    def release() -> TuneResult:
+        config, score, model = _best_run(mech(data), plan.configs)
+        return TuneResult(
+            config=config, score=score, model=model, epsilon=float(plan.epsilon),
+            delta=float(plan.delta), rho_per_run=float(plan.rho),
+            rho_per_run_if_composed=composed, mean_runs=float(mean_runs),
+            distribution=distribution, ledger=None if book is None else book.path,
+            parameters=parameters,
+        )  # fmt: skip
+
+    # The unit the runs protect (rows by default); the data is whatever the runs read: no
+    # description.
+    return charge_then(
+        book, release, float(plan.epsilon), float(plan.delta), None, "approx", "tune",
+        parameters, privacy_unit=privacy_unit, source=None,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _TunePlan:
+    """A tuning planned from public facts: its budget, law of runs, per-run rho and runs."""
+
+    epsilon: Fraction
+    delta: Fraction
+    configs: list[Any]
+    law: dict[str, Any]
+    rho: Fraction  # the largest per-run budget keeping the whole within (epsilon, delta)
+    runs: list[Measurement]  # one checked zCDP run per configuration
+
+    def parameters(
+        self, mean_runs: float, distribution: str, eta: float, privacy_unit: str | None
+    ) -> dict[str, Any]:
+        """The public parameters the ledger and the result record."""
+        return {
+            "epsilon": float(self.epsilon), "delta": float(self.delta),
+            "n_configs": len(self.configs), "mean_runs": float(mean_runs),
+            "distribution": distribution,
+            "eta": float(eta) if distribution != "poisson" else None,
+            "rho_per_run": float(self.rho),
+            **({} if privacy_unit is None else {"privacy_unit": privacy_unit}),
+        }  # fmt: skip
+
+
+def _plan_tune(
+    train: Any,
+    configs: Any,
+    epsilon: float,
+    delta: float,
+    mean_runs: float,
+    distribution: str,
+    eta: float,
+    privacy_unit: str | None,
+) -> _TunePlan:
+    """Check the public parameters in order, find the per-run rho and build every run (each
+    checked zCDP), before anything is charged."""
     eps = Fraction(check_epsilon(epsilon))
     check_epsilon_range(eps)
     dlt = Fraction(check_delta(delta, allow_zero=False))
@@ -233,33 +293,7 @@ def tune(
     law = _law_of_runs(distribution, mean_runs, eta)
     rho = _rho_per_run(eps, dlt, distribution, law, mean_runs)
     runs = [check_run(train(c, float(rho)), c, rho) for c in cfgs]
-    src = resolve_source(source)
-    mech = make_repeat_and_select(make_random_run(runs, src), distribution, source=src, **law)
-    assert total_epsilon(float(rho), dlt, distribution, law) <= eps  # bisection invariant
-    composed = rho_per_run_if_composed(eps, dlt, len(cfgs))
-    book = open_ledger(ledger)
-    parameters = {
-        "epsilon": float(eps), "delta": float(dlt), "n_configs": len(cfgs),
-        "mean_runs": float(mean_runs), "distribution": distribution,
-        "eta": float(eta) if distribution != "poisson" else None, "rho_per_run": float(rho),
-        **({} if privacy_unit is None else {"privacy_unit": privacy_unit}),
-    }  # fmt: skip
-
-    def release() -> TuneResult:
-        config, score, model = _best_run(mech(data), cfgs)
-        return TuneResult(
-            config=config, score=score, model=model, epsilon=float(eps), delta=float(dlt),
-            rho_per_run=float(rho), rho_per_run_if_composed=composed,
-            mean_runs=float(mean_runs), distribution=distribution,
-            ledger=None if book is None else book.path, parameters=parameters,
-        )  # fmt: skip
-
-    # The unit the runs protect (rows by default); the data is whatever the runs read: no
-    # description.
-    return charge_then(
-        book, release, float(eps), float(dlt), None, "approx", "tune", parameters,
-        privacy_unit=privacy_unit, source=None,
-    )  # fmt: skip
+    return _TunePlan(eps, dlt, cfgs, law, rho, runs)
 
 
 def _checked_configs(train: Any, configs: Any) -> list[Any]:
