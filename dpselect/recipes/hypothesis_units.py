@@ -25,6 +25,16 @@ def as_rows(values: Any) -> list[Any]:
     ``np.asarray`` of a ragged or mixed list raises depending on the rows (issue 15, item 7);
     a list of the elements does not. A numpy array is flattened (as before); any other
     iterable is taken element by element.
+
+    Parameters
+    ----------
+    values : object
+        Labels, predictions or unit ids (an array, a list, any iterable, or one value).
+
+    Returns
+    -------
+    list
+        The rows, in order.
     """
     if isinstance(values, np.ndarray):
         rows: list[Any] = values.ravel().tolist()
@@ -126,7 +136,20 @@ def _python_values(values: Any) -> list[Any]:
 
 
 def unit_ids(X: Any, privacy_unit: Any) -> list[Any]:
-    """The unit id of each example: a column of the table ``X``, or the array given."""
+    """The unit id of each example: a column of the table ``X``, or the array given.
+
+    Parameters
+    ----------
+    X : object
+        The examples (a table when ``privacy_unit`` names a column).
+    privacy_unit : str or array_like
+        A column of ``X``, or the unit ids parallel to the labels.
+
+    Returns
+    -------
+    list
+        One unit id per example, as Python values (read after the charge, never raising).
+    """
     if isinstance(privacy_unit, str):
         kind = _table_kind(X)
         column = X.column(privacy_unit) if kind == "pyarrow" else X[privacy_unit]
@@ -141,6 +164,25 @@ def check_units(X: Any, y: Any, privacy_unit: Any, unit_name: str | None) -> tup
     The lengths compared (examples, labels, unit ids) are those of arrays the caller builds
     from one dataset: adding or removing a unit's examples in all of them keeps them equal,
     so the check reads nothing a neighbour could change.
+
+    Parameters
+    ----------
+    X, y : object
+        The examples and their labels.
+    privacy_unit : str or array_like
+        A column of ``X``, or the unit ids parallel to ``y``.
+    unit_name : str or None
+        The ledger's name for an array of unit ids.
+
+    Returns
+    -------
+    (str, str or None)
+        The unit's label and its column (``None`` for an array).
+
+    Raises
+    ------
+    ParameterError, DataError
+        An unusable unit, refused before any charge.
     """
     if unit_name is not None and (not isinstance(unit_name, str) or not unit_name):
         raise ParameterError(f"unit_name must be a non-empty str, got {unit_name!r}")

@@ -65,8 +65,23 @@ def bin_score(level: Fraction, n: int, below: int, at_least_high: int) -> int:
     ``below = #{x < l}``, ``at_least_high = #{x >= h}``. A row added or removed moves each of
     the two terms by at most ``max(A, B - A)`` (by ``B - A`` or ``-A`` as it lies below ``l``,
     between the edges or above ``h``), so the score, their maximum with 0, moves by at most
-    ``max(A, B - A)``: the exponential mechanism's sensitivity (module docstring). Empty bins
-    below all the data score ``-A n``, above it ``-(B - A) n``."""
+    ``max(A, B - A)``: the exponential mechanism's sensitivity (:mod:`dpselect.recipes.bounds`).
+    Empty bins below all the data score ``-A n``, above it ``-(B - A) n``.
+
+    Parameters
+    ----------
+    level : Fraction
+        The level ``A / B``.
+    n : int
+        The number of rows.
+    below, at_least_high : int
+        ``#{x < l}`` and ``#{x >= h}``.
+
+    Returns
+    -------
+    int
+        The bin's score, at most 0.
+    """
     a, b = level.numerator, level.denominator
     below_high = n - at_least_high
     return -max(0, b * below - a * n, a * n - b * below_high)
@@ -146,7 +161,22 @@ def _noisy_bins(n_bins: int, eps: Fraction, source: RandomSource | None, max_row
 def empty_bin_threshold(scale: Fraction, n_bins: int, rate: float = EMPTY_BIN_RATE) -> int:
     """The least integer ``t >= 1`` with ``n_bins P(Z >= t) <= rate`` for discrete Laplace
     noise ``Z`` of ``scale``: ``P(Z >= t) = q^t / (1 + q)``, ``q = exp(-1 / scale)`` (from the
-    closed form, then corrected step by step; rounded toward a larger ``t``)."""
+    closed form, then corrected step by step; rounded toward a larger ``t``).
+
+    Parameters
+    ----------
+    scale : Fraction
+        The discrete Laplace noise's scale (``max_rows / epsilon``).
+    n_bins : int
+        The number of bins.
+    rate : float, default EMPTY_BIN_RATE
+        The largest probability that some bin without rows reaches the threshold.
+
+    Returns
+    -------
+    int
+        The threshold ``t``.
+    """
     q = math.exp(-1 / float(scale))
 
     def tail(t: int) -> float:
@@ -174,7 +204,24 @@ def histogram_bounds(
     while their total is large (arrival delays: the median's bin ``[-8, -4)`` was not kept on
     2,500 rows); with 0 inside, those rows are inside the bounds. It widens the bounds by at
     most a factor 2 (``[2^j, 2^(j+1))`` becomes ``[0, 2^(j+1))``), never by orders of
-    magnitude."""
+    magnitude.
+
+    Parameters
+    ----------
+    noisy : sequence of int
+        The bins' noisy row counts.
+    bins : list of (float, float)
+        The bins (:func:`bound_bins`).
+    levels : list of Fraction
+        The low and high levels.
+    threshold : int
+        The least noisy count a bin is kept with (:func:`empty_bin_threshold`).
+
+    Returns
+    -------
+    (float, float, str)
+        The lower and upper bounds and a note (empty unless no bin reached the threshold).
+    """
     counts = [int(c) for c in noisy]
     kept = [c if c >= threshold else 0 for c in counts]
     total = sum(kept)
