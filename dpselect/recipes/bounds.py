@@ -309,6 +309,16 @@ class _ContributionPlan:
         return dict(zip(cands, contribution_scores(counts, cands, rel, pens), strict=True))
 
 
+def _counted_table(
+    data: Any, schema: Any, column: str, privacy_unit: str, unit_counts: str
+) -> Engine:
+    """``data`` opened, ``column`` fit for the counts and ``privacy_unit`` a unit column."""
+    table = _table(data, schema)
+    check_column_role(table, column, "ranked" if unit_counts == "values" else "numeric")
+    check_column_role(table, privacy_unit, "unit", "privacy_unit")
+    return table
+
+
 def _plan_contributions(
     epsilon: float | Fraction,
     release_epsilon: float | None,
@@ -347,41 +357,34 @@ def choose_max_contributions(
 ) -> ContributionChoice:
     """A contribution bound for ``column`` per ``privacy_unit``, chosen privately (module doc).
 
-    ``epsilon``: the choice's pure-DP cost (one person added or removed). ``release_epsilon``
-    (default ``epsilon``): the epsilon of the later release whose noise the default penalty
-    ``L / release_epsilon`` models. ``penalty``: a public rule ``L -> number`` replacing it
-    (evaluated before the charge, never on data; a public term leaves every sensitivity
-    ``Delta_L = L`` unchanged). ``data`` may be an opened table
-    (:class:`~dpselect.data.engine.Engine`).
-
-    ``unit_counts="rows"`` counts each person's *rows* with a number in ``column``
-    (:meth:`~dpselect.data.engine.Engine.row_counts`) instead of their distinct values: the
-    bound ``max_rows`` of a quantile or a price per person (``max_rows="auto"``). Adding or
-    removing one person changes ``sum_u min(c_u, L)`` by at most ``L`` in either reading, so
-    the sensitivities and the cost are the same.
-
     Parameters
     ----------
-    data : str, path, DataFrame or Table
-        The private rows.
+    data : str, path, DataFrame, Table or Engine
+        The private rows (an opened table is used as it is).
     column : str
         The column whose values people contribute.
     privacy_unit : str
         The column identifying people.
     epsilon : float
-        The choice's pure-DP cost.
+        The choice's pure-DP cost (one person added or removed).
     candidates : list of int, optional
         The bounds to choose among (default 1, 2, 4, ..., 256).
     release_epsilon : float, optional
-        The epsilon of the later release (default ``epsilon``).
+        The epsilon of the later release whose noise the default penalty
+        ``L / release_epsilon`` models (default ``epsilon``).
     confidence : float, default 0.95
         The confidence of the generalized exponential mechanism's guarantee (its ``beta`` is
         ``1 - confidence``).
-    ledger, source, penalty, schema
-        The budget ledger, the randomness (tests only), a public penalty rule and declared
-        column types.
+    ledger, source, schema
+        The budget ledger, the randomness (tests only) and declared column types.
+    penalty : callable, optional
+        A public rule ``L -> number`` replacing the default penalty (evaluated before the
+        charge, never on data; a public term leaves every sensitivity ``Delta_L = L``).
     unit_counts : {"values", "rows"}, default "values"
-        What a person's count ``c_u`` counts: distinct values, or rows with a number.
+        What a person's count ``c_u`` counts: distinct values, or rows with a number in
+        ``column`` (:meth:`~dpselect.data.engine.Engine.row_counts`: the bound ``max_rows`` of
+        a quantile or a price per person, ``max_rows="auto"``). One person moves
+        ``sum_u min(c_u, L)`` by at most ``L`` either way: the same sensitivities and cost.
 
     Returns
     -------
@@ -407,9 +410,7 @@ def choose_max_contributions(
     plan = _plan_contributions(
         epsilon, release_epsilon, confidence, unit_counts, candidates, penalty
     )
-    table = _table(data, schema)
-    check_column_role(table, column, "ranked" if unit_counts == "values" else "numeric")
-    check_column_role(table, privacy_unit, "unit", "privacy_unit")
+    table = _counted_table(data, schema, column, privacy_unit, unit_counts)
     mech = _gem(plan.candidates, plan.epsilon, plan.beta, source)
     spent = float(mech.map(1))
     book = open_ledger(ledger)
@@ -418,12 +419,9 @@ def choose_max_contributions(
     def release() -> ContributionChoice:
         chosen = mech(plan.scores(table, column, privacy_unit))
         return ContributionChoice(
-            max_contributions=int(chosen),
-            epsilon=spent,
-            n_candidates=len(plan.candidates),
-            ledger=None if book is None else book.path,
-            parameters=parameters,
-        )
+            max_contributions=int(chosen), epsilon=spent, n_candidates=len(plan.candidates),
+            ledger=None if book is None else book.path, parameters=parameters,
+        )  # fmt: skip
 
     return charge_then_release(
         book, release, spent, "choose_max_contributions", parameters,
@@ -646,37 +644,31 @@ def choose_bounds(
 ) -> BoundsChoice:
     """Clamping bounds for ``column``: private quantiles over power-of-two bins.
 
-    ``epsilon``: the total pure-DP cost (one row, or one unit, added or removed). ``method``:
-    ``"histogram"`` (a thresholded noisy histogram of the bins, the default) or ``"levels"``
-    (one exponential mechanism per level at ``epsilon / 2``); the module docstring gives both
-    laws, their sensitivities and proofs. The bounds are the
-    hull of the two chosen bins, ``(min of their lower edges, max of their upper edges)``:
-    the low level's lower edge and the high level's upper edge when the picks are in order,
-    and never an empty interval when noise puts them the other way round (post-processing).
-    ``data`` may be an opened table
-    (:class:`~dpselect.data.engine.Engine`). With ``privacy_unit``, ``epsilon`` protects one
-    unit: each unit keeps at most ``max_rows`` rows (default 1; the keyed rule of
-    docs/contribution_bounding.md, "Rows per unit") and the bin scores' sensitivity is
-    ``max_rows max(A, B - A)``. The bin scores come from the engine's counts of the rows at
-    least each bin edge (:meth:`~dpselect.data.engine.Engine.buyers_at`), the same integers
-    as :func:`bin_scores` on the values, so no engine collects the column.
+    The bounds are the hull of the chosen bins, never empty (even when noise puts the levels'
+    bins the other way round: post-processing). The engine counts the rows at least each bin
+    edge (:meth:`~dpselect.data.engine.Engine.buyers_at`, the same integers as
+    :func:`~dpselect.recipes.value_bins.bin_scores` on the values), so no engine collects the
+    column. The module docstring gives both methods' laws, sensitivities and proofs.
 
     Parameters
     ----------
-    data : str, path, DataFrame or Table
-        The private rows.
+    data : str, path, DataFrame, Table or Engine
+        The private rows (an opened table is used as it is).
     column : str
         A numeric column.
     epsilon : float
-        The choice's pure-DP cost.
+        The choice's total pure-DP cost (one row, or one unit, added or removed).
     quantiles : (float, float), default (0.05, 0.95)
         The levels whose private estimates become the bounds.
     ledger, source, schema
         The budget ledger, the randomness (tests only) and declared column types.
     privacy_unit, max_rows : str and int, optional
-        The column identifying people and the most rows one person keeps (default 1).
+        The column identifying people and the most rows one person keeps (default 1; the keyed
+        rule of docs/contribution_bounding.md, "Rows per unit"); the bin scores' sensitivity
+        is then ``max_rows max(A, B - A)``.
     method : {"histogram", "levels"}, default "histogram"
-        How the bins are chosen (module docstring).
+        A thresholded noisy histogram of the bins, or one exponential mechanism per level at
+        ``epsilon / 2`` (module docstring).
 
     Returns
     -------
@@ -712,13 +704,11 @@ def choose_bounds(
         unit = _kept_rows(privacy_unit, rows, source)
         lower, upper, note = plan.choose(table, column, unit)
         return BoundsChoice(
-            lower=lower,
-            upper=upper,
-            epsilon=plan.spent,
+            lower=lower, upper=upper, epsilon=plan.spent,
             quantiles=(float(levels[0]), float(levels[1])),
             ledger=None if book is None else book.path,
             parameters={**parameters, "note": note} if note else parameters,
-        )
+        )  # fmt: skip
 
     # the histogram adds Laplace noise: pure epsilon-DP; the picks are exponential mechanisms
     kind: Literal["pure", "bounded_range"] = "pure" if how == "histogram" else "bounded_range"
