@@ -628,24 +628,19 @@ def select_hypothesis(
 ) -> HypothesisResult:
     """The hypothesis with (nearly) the fewest mistakes on ``(X, y)``, privately (seed 003).
 
-    ``hypotheses``: a list or a mapping ``name -> h`` of callables ``h(X) -> labels`` applied
-    row by row, or a 2-D array of predictions (one row per hypothesis, for example sklearn
-    models' predictions computed beforehand); the class must not depend on ``(X, y)``.
-    ``epsilon``: pure DP for one example added or removed (with ``privacy_unit``: for one
-    unit, all its examples, added or removed); the ledger is charged before the hypotheses are
-    evaluated. ``target_error`` is the error the reported sample-size guarantee is stated for
-    (Theorem 6, module docstring). ``source`` is for tests and demos only.
-
     Parameters
     ----------
     X, y : array-like
         The private examples and their labels.
-    hypotheses : dict or list
-        The public hypotheses (callables ``h(x) -> label``), a dict names them.
+    hypotheses : dict, list or 2-D array
+        The public class, which must not depend on ``(X, y)``: callables ``h(X) -> labels``
+        applied row by row (a dict names them), or one row of predictions per hypothesis (for
+        example sklearn models' predictions computed beforehand).
     epsilon : float
-        The privacy cost.
+        Pure DP for one example (with ``privacy_unit``, one unit: all its examples) added or
+        removed; the ledger is charged before the hypotheses are evaluated.
     target_error : float, default 0.1
-        The target excess error of the PAC guarantee.
+        The error the sample-size guarantee is stated for (Theorem 6, module docstring).
     confidence, ledger, source
         The guarantee's confidence, the budget ledger and the randomness (tests only).
     privacy_unit : str or array-like, optional

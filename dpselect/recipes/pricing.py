@@ -465,44 +465,37 @@ def best_price(
 ) -> PriceResult:
     """A revenue-maximising price for a digital good, chosen privately (seed 003).
 
-    ``valuations``: the buyers' valuations (a sequence or array), or a data file / table with
-    ``column=``. Candidates: ``prices`` (a public list or a text file), or the grid
-    ``{price_step, 2 price_step, ..., <= max_price}``; without either, ``price_step = max_price
-    ln(n) / (n eps)`` for the **public** number of buyers ``n`` (required then: the true count
-    is private). ``epsilon``: pure DP for one buyer added or removed; the ledger is charged
-    before the valuations are read. The result carries the seed's revenue guarantee at
-    ``confidence``. ``source`` is for tests and demos only. ``schema``: declared column types of
-    a data file (with ``column=``; see :func:`dpselect.data.tables.open_table`).
-
-    ``privacy_unit`` (table input with ``column=``): a column identifying buyers who may place
-    several bids; ``epsilon`` then protects one buyer. Each buyer keeps at most ``max_rows``
-    bids (default 1; the salted keyed rule of docs/contribution_bounding.md, "Rows per unit"),
-    the revenue ``p #{kept bids >= p}`` moves by at most ``max_rows * max_price`` per buyer and
-    the mechanism and the guarantee are calibrated to it (module docstring). Not available for
-    an array of valuations (no unit column: refused). ``max_rows`` without ``privacy_unit`` is
-    refused.
-
     Parameters
     ----------
     valuations : list, array, path or table
-        The buyers' private valuations (a column of a table with ``column=``).
+        The buyers' private valuations (a column of a data file or table with ``column=``);
+        read only once the ledger is charged.
     epsilon : float
-        The privacy cost.
+        The privacy cost: pure DP for one buyer added or removed.
     prices : list of float, optional
-        The public candidate prices (default: a grid from ``price_step`` and ``max_price``).
+        The public candidate prices, a list or a text file (default: a grid from
+        ``price_step`` and ``max_price``).
     price_step : float, optional
-        The grid's relative step (:func:`dpselect.recipes.price_grid`).
+        The grid ``{price_step, 2 price_step, ..., <= max_price}``'s step
+        (:func:`dpselect.recipes.price_grid`); without ``prices`` or ``price_step``,
+        ``max_price ln(n) / (n eps)``, which needs ``n``.
     max_price : float, default 1.0
         The public upper bound on a valuation (the revenue score's sensitivity).
     n : int, optional
-        The public number of buyers, for the revenue guarantee.
+        The **public** number of buyers (the true count is private), for the default step
+        and the revenue guarantee.
     column, confidence, ledger, source, schema
-        The valuation column, the guarantee's confidence, the budget ledger, the randomness
-        (tests only) and declared column types.
+        The valuation column, the revenue guarantee's confidence, the budget ledger, the
+        randomness (tests only) and declared column types of a data file
+        (:func:`dpselect.data.tables.open_table`).
     privacy_unit : str, optional
-        The column identifying buyers (each bid is a buyer without it); table input only.
+        Table input only (an array of valuations has no unit column: refused): the column
+        identifying buyers who may place several bids; ``epsilon`` then protects one buyer,
+        and the revenue ``p #{kept bids >= p}`` moves by at most ``max_rows * max_price`` per
+        buyer, to which the mechanism and the guarantee are calibrated (module docstring).
     max_rows : int, optional
-        The most bids one buyer keeps (default 1 with a ``privacy_unit``).
+        The most bids one buyer keeps (default 1; the salted keyed rule of
+        docs/contribution_bounding.md, "Rows per unit"); refused without ``privacy_unit``.
 
     Returns
     -------

@@ -126,21 +126,18 @@ def select(
 ) -> SelectionResult:
     """Select one of ``candidates`` privately, by the exponential mechanism on ``score``.
 
-    ``score(data, candidate)`` with the given ``sensitivity`` (module docstring for the
-    caller's obligations; the candidate list must not depend on ``data``). ``optimize="min"``
-    prefers low scores. ``epsilon``: pure DP for one record added or removed; the ledger is
-    charged before ``score`` is called. ``source`` is for tests and demos only.
-
     Parameters
     ----------
     candidates : sequence
-        The public candidates.
+        The public candidates: a list that must not depend on ``data`` (module docstring for
+        the caller's obligations).
     score : callable
-        ``score(data, candidate) -> float``, with sensitivity ``sensitivity``.
+        ``score(data, candidate) -> float``, with sensitivity ``sensitivity``; called only
+        once the ledger is charged.
     data : object
         The private data, passed to ``score``.
     epsilon : float
-        The privacy cost.
+        The privacy cost: pure DP for one record (or unit) added or removed.
     sensitivity : float
         How much one person changes any score.
     monotonic : bool, default False
