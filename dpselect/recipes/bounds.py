@@ -63,6 +63,7 @@ from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..mechanisms.quantile_score import check_max_rows, quantile_fraction
 from ..mechanisms.validate import check_epsilon
+from ..planning.budget import first_share
 from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     check_confidence,
@@ -493,8 +494,11 @@ def _bin_mechanisms(
     source: RandomSource | None,
     max_rows: int = 1,
 ) -> list[Any]:
+    """One exponential mechanism per level over the bins, each at half of ``eps`` (the low
+    level the first share, the high level the rest: exactly ``eps / 2`` each)."""
+    split = first_share(eps, Fraction(1, 2))
     mechanisms = []
-    for level in levels:
+    for level, share in zip(levels, (split.first_epsilon, split.rest_epsilon), strict=True):
         # one unit adds or removes at most max_rows rows, each moving one of the two counts
         # by 1: the score moves by at most max_rows max(A, B - A)
         sensitivity = max_rows * max(level.numerator, level.denominator - level.numerator)
@@ -503,7 +507,7 @@ def _bin_mechanisms(
                 list(range(n_bins)),
                 lambda scores, i: scores[i],
                 sensitivity,
-                epsilon=eps / 2,
+                epsilon=share,
                 source=source,
             )
         )
