@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from ..core.arithmetic import printed_up
 from ..core.errors import ParameterError
+from ..core.measurement import Measurement
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_optimize, check_scale, check_user_epsilon
@@ -185,6 +186,64 @@ def select(
     >>> result.candidate
     'a'
     """
+    plan = _plan_selection(
+        candidates, score, epsilon, sensitivity, confidence, optimize, monotonic, source,
+        privacy_unit,
+    )  # fmt: skip
+    book = open_ledger(ledger)
+    parameters = plan.parameters(monotonic, optimize, privacy_unit)
+
+    def release() -> SelectionResult:
+        index = int(plan.mechanism(data))
+        return SelectionResult(
+            candidate=plan.candidates[index], index=index, epsilon=float(plan.epsilon),
+            n_candidates=len(plan.candidates), sensitivity=float(plan.sensitivity),
+            monotonic=monotonic, accuracy=plan.accuracy,
+            ledger=None if book is None else book.path, parameters=parameters,
+        )  # fmt: skip
+
+    # The scores' sensitivity is for the caller's unit (rows by default); ``data`` is whatever
+    # ``score`` reads: no description.
+    return charge_then_release(
+        book, release, float(plan.epsilon), "select", parameters, privacy_unit=privacy_unit,
+        source=None,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _SelectionPlan:
+    """A selection planned from public facts: its budget, candidates, mechanism, accuracy."""
+
+    epsilon: Fraction
+    sensitivity: Any
+    candidates: list[Any]
+    mechanism: Measurement
+    accuracy: str
+
+    def parameters(
+        self, monotonic: bool, optimize: str, privacy_unit: str | None
+    ) -> dict[str, Any]:
+        """The public parameters the ledger and the result record."""
+        return {
+            "epsilon": float(self.epsilon), "sensitivity": float(self.sensitivity),
+            "monotonic": monotonic, "n_candidates": len(self.candidates), "optimize": optimize,
+            **({} if privacy_unit is None else {"privacy_unit": privacy_unit}),
+        }  # fmt: skip
+
+
+def _plan_selection(
+    candidates: Any,
+    score: Any,
+    epsilon: float,
+    sensitivity: float,
+    confidence: float,
+    optimize: Literal["max", "min"],
+    monotonic: bool,
+    source: RandomSource | None,
+    privacy_unit: Any,
+) -> _SelectionPlan:
+    """Check the public parameters in order, then build the mechanism and its accuracy
+    statement (nothing read, nothing charged)."""
     eps = Fraction(check_user_epsilon(epsilon))
     check_epsilon_range(eps)
     delta = check_scale(sensitivity, "sensitivity", allow_zero=False)
@@ -196,26 +255,7 @@ def select(
         monotonic=monotonic, optimize=optimize, source=source,
     )  # fmt: skip
     accuracy = _accuracy(eps, delta, len(cands), conf, monotonic, optimize)
-    book = open_ledger(ledger)
-    parameters: dict[str, Any] = {
-        "epsilon": float(eps), "sensitivity": float(delta), "monotonic": monotonic,
-        "n_candidates": len(cands), "optimize": optimize,
-        **({} if privacy_unit is None else {"privacy_unit": privacy_unit}),
-    }  # fmt: skip
-
-    def release() -> SelectionResult:
-        index = int(mechanism(data))
-        return SelectionResult(
-            candidate=cands[index], index=index, epsilon=float(eps), n_candidates=len(cands),
-            sensitivity=float(delta), monotonic=monotonic, accuracy=accuracy,
-            ledger=None if book is None else book.path, parameters=parameters,
-        )  # fmt: skip
-
-    # The scores' sensitivity is for the caller's unit (rows by default); ``data`` is whatever
-    # ``score`` reads: no description.
-    return charge_then_release(
-        book, release, float(eps), "select", parameters, privacy_unit=privacy_unit, source=None
-    )
+    return _SelectionPlan(eps, delta, cands, mechanism, accuracy)
 
 
 def _checked_candidates(candidates: Any, score: Any, privacy_unit: Any) -> list[Any]:
