@@ -516,6 +516,70 @@ def best_price(
     >>> result.price
     8.0
     """
+    plan = _plan_price(epsilon, confidence, n, prices, price_step, max_price, max_rows,
+                       privacy_unit, source)  # fmt: skip
+    r, grid = plan.max_rows, plan.grid
+    opened, read = _valuation_values(valuations, column, grid, schema, privacy_unit, r, source)
+    described = getattr(opened, "description", None) if column is not None else None
+    book = open_ledger(ledger)
+    parameters = plan.parameters(max_price, column, privacy_unit)
+
+    def release() -> PriceResult:
+        return PriceResult(
+            price=float(plan.mechanism(read())), epsilon=float(plan.epsilon),
+            n_prices=len(grid.prices), price_step=grid.price_step, n=plan.n,
+            selection_loss=plan.selection, discretization_loss=plan.discretization,
+            confidence=plan.confidence, accuracy=plan.accuracy,
+            ledger=None if book is None else book.path, parameters=parameters,
+        )  # fmt: skip
+
+    # One buyer (a row, or with privacy_unit all of one buyer's bids) added or removed.
+    return charge_then_release(
+        book, release, float(plan.epsilon), "best_price", parameters, privacy_unit=privacy_unit,
+        source=described,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _PricePlan:
+    """A price choice planned from public facts: the grid, the guarantee and the mechanism."""
+
+    epsilon: Fraction
+    confidence: float
+    n: int | None  # the public number of buyers, if given
+    max_rows: int  # the bids each buyer keeps
+    grid: PriceGrid
+    selection: float  # the guarantee's selection loss
+    discretization: float | None  # and its discretization loss (a grid with a public n)
+    accuracy: str  # the guarantee, as a sentence
+    mechanism: Measurement
+
+    def parameters(
+        self, max_price: float, column: str | None, privacy_unit: str | None
+    ) -> dict[str, Any]:
+        """The public parameters the ledger and the result record."""
+        grid, r = self.grid, self.max_rows
+        return {
+            "epsilon": float(self.epsilon), "n_prices": len(grid.prices),
+            "price_step": grid.price_step, "max_price": float(max_price), "n": self.n,
+            "column": column,
+            **({} if privacy_unit is None else {"privacy_unit": privacy_unit, "max_rows": r}),
+        }  # fmt: skip
+
+
+def _plan_price(
+    epsilon: float,
+    confidence: float,
+    n: int | None,
+    prices: Any,
+    price_step: float | None,
+    max_price: float,
+    max_rows: int | None,
+    privacy_unit: str | None,
+    source: RandomSource | None,
+) -> _PricePlan:
+    """Check the public parameters in order, then build the grid, the guarantee and the
+    mechanism (nothing read, nothing charged)."""
     eps = Fraction(check_user_epsilon(epsilon))
     check_epsilon_range(eps)
     conf = check_confidence(confidence)
@@ -525,28 +589,7 @@ def best_price(
     grid = price_grid(prices, price_step, max_price)
     selection, discretization, text = _guarantee(grid, eps, n, float(max_price), conf, r)
     mechanism = make_price_mechanism(grid, eps, source=source, max_rows=r)
-    opened, read = _valuation_values(valuations, column, grid, schema, privacy_unit, r, source)
-    described = getattr(opened, "description", None) if column is not None else None
-    book = open_ledger(ledger)
-    parameters = {
-        "epsilon": float(eps), "n_prices": len(grid.prices), "price_step": grid.price_step,
-        "max_price": float(max_price), "n": n, "column": column,
-        **({} if privacy_unit is None else {"privacy_unit": privacy_unit, "max_rows": r}),
-    }  # fmt: skip
-
-    def release() -> PriceResult:
-        return PriceResult(
-            price=float(mechanism(read())), epsilon=float(eps), n_prices=len(grid.prices),
-            price_step=grid.price_step, n=n, selection_loss=selection,
-            discretization_loss=discretization, confidence=conf, accuracy=text,
-            ledger=None if book is None else book.path, parameters=parameters,
-        )  # fmt: skip
-
-    # One buyer (a row, or with privacy_unit all of one buyer's bids) added or removed.
-    return charge_then_release(
-        book, release, float(eps), "best_price", parameters, privacy_unit=privacy_unit,
-        source=described,
-    )  # fmt: skip
+    return _PricePlan(eps, conf, n, r, grid, selection, discretization, text, mechanism)
 
 
 def _step_or_default(
