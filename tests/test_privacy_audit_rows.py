@@ -398,7 +398,7 @@ def test_hypothesis_unit_arrays_of_nanoseconds_stay_distinct():
 
     import dpselect as dp
     from dpselect.data.kept_examples import example_unit_keys
-    from dpselect.recipes.hypothesis import _python_values
+    from dpselect.recipes.hypothesis_units import _python_values
     from dpselect.sampling.source import InsecureSeededSource
 
     ns = [1, 2, 1001]

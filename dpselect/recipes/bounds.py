@@ -55,18 +55,15 @@ from typing import Any, Literal
 import numpy as np
 
 from ..core.arithmetic import float_up
-from ..core.domains import atom_domain, vector_domain
 from ..core.errors import ParameterError
-from ..core.metrics import L1Distance
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine, is_opened_table
 from ..data.tables import open_table
-from ..data.values import kept_numbers
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
-from ..mechanisms.laplace import make_laplace
 from ..mechanisms.quantile_score import check_max_rows, quantile_fraction
 from ..mechanisms.validate import check_epsilon
+from ..planning.budget import first_share
 from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     check_confidence,
@@ -76,15 +73,20 @@ from ._common import (
 from .epsilon_range import check_epsilon_range
 from .release import charge_then_release
 from .result import Result
+from .value_bins import (
+    _engine_bin_counts,
+    _engine_bin_scores,
+    _noisy_bins,
+    bound_bins,
+    empty_bin_threshold,
+    histogram_bounds,
+)
 
 __all__ = [
     "BOUNDS_METHODS",
     "DEFAULT_CONTRIBUTIONS",
-    "EMPTY_BIN_RATE",
     "BoundsChoice",
     "ContributionChoice",
-    "bin_scores",
-    "bound_bins",
     "bounds_choice_cost",
     "choose_bounds",
     "choose_max_contributions",
@@ -95,10 +97,6 @@ __all__ = [
 
 #: The methods of :func:`choose_bounds`.
 BOUNDS_METHODS = ("histogram", "levels")
-
-#: The histogram method's threshold: with probability at least ``1 - EMPTY_BIN_RATE`` no bin
-#: without rows reaches it (a union bound over the bins).
-EMPTY_BIN_RATE = 1e-3
 
 #: Default candidates for the contribution bound: 1, 2, 4, ..., 256.
 DEFAULT_CONTRIBUTIONS = tuple(1 << j for j in range(9))
@@ -276,6 +274,73 @@ def _contribution_candidates(candidates: Any) -> list[int]:
     return sorted(out)
 
 
+@dataclass(frozen=True)
+class _ContributionPlan:
+    """How :func:`choose_max_contributions` will choose, from public parameters only."""
+
+    epsilon: Fraction
+    release_epsilon: Fraction
+    candidates: list[int]
+    penalties: list[Fraction] | None  # None: the default penalty L / release_epsilon
+    unit_counts: str
+    beta: float  # GEM's beta, 1 - confidence
+
+    def parameters(self, column: str, privacy_unit: str) -> dict[str, Any]:
+        """The public parameters the ledger and the result record."""
+        pens = self.penalties
+        parameters = {
+            "column": column,
+            "privacy_unit": privacy_unit,
+            "epsilon": float(self.epsilon),
+            "release_epsilon": float(self.release_epsilon),
+            "candidates": self.candidates,
+            "penalty": "L / release_epsilon" if pens is None else [float(p) for p in pens],
+        }
+        if self.unit_counts == "rows":
+            parameters["unit_counts"] = "rows"
+        return parameters
+
+    def scores(self, table: Engine, column: str, privacy_unit: str) -> dict[int, Fraction]:
+        """Each candidate's score on the rows (after the charge)."""
+        if self.unit_counts == "rows":
+            counts = table.row_counts(column, privacy_unit)
+        else:
+            counts = contribution_counts(table, column, privacy_unit)
+        cands, rel, pens = self.candidates, self.release_epsilon, self.penalties
+        return dict(zip(cands, contribution_scores(counts, cands, rel, pens), strict=True))
+
+
+def _counted_table(
+    data: Any, schema: Any, column: str, privacy_unit: str, unit_counts: str
+) -> Engine:
+    """``data`` opened, ``column`` fit for the counts and ``privacy_unit`` a unit column."""
+    table = _table(data, schema)
+    check_column_role(table, column, "ranked" if unit_counts == "values" else "numeric")
+    check_column_role(table, privacy_unit, "unit", "privacy_unit")
+    return table
+
+
+def _plan_contributions(
+    epsilon: float | Fraction,
+    release_epsilon: float | None,
+    confidence: float,
+    unit_counts: str,
+    candidates: Any,
+    penalty: Callable[[int], Any] | None,
+) -> _ContributionPlan:
+    """The public parameters checked, in order (no data read)."""
+    eps = Fraction(check_epsilon(epsilon))
+    check_epsilon_range(eps)
+    rel = eps if release_epsilon is None else Fraction(check_epsilon(release_epsilon))
+    # 1 - confidence in decimal, exactly: confidence 0.95 is beta 0.05
+    beta = float(1 - Fraction(str(check_confidence(confidence))))
+    if unit_counts not in ("values", "rows"):
+        raise ParameterError(f"unit_counts must be 'values' or 'rows', got {unit_counts!r}")
+    cands = _contribution_candidates(candidates)
+    pens = _penalties(penalty, cands)
+    return _ContributionPlan(eps, rel, cands, pens, unit_counts, beta)
+
+
 def choose_max_contributions(
     data: Any,
     column: str,
@@ -293,41 +358,34 @@ def choose_max_contributions(
 ) -> ContributionChoice:
     """A contribution bound for ``column`` per ``privacy_unit``, chosen privately (module doc).
 
-    ``epsilon``: the choice's pure-DP cost (one person added or removed). ``release_epsilon``
-    (default ``epsilon``): the epsilon of the later release whose noise the default penalty
-    ``L / release_epsilon`` models. ``penalty``: a public rule ``L -> number`` replacing it
-    (evaluated before the charge, never on data; a public term leaves every sensitivity
-    ``Delta_L = L`` unchanged). ``data`` may be an opened table
-    (:class:`~dpselect.data.engine.Engine`).
-
-    ``unit_counts="rows"`` counts each person's *rows* with a number in ``column``
-    (:meth:`~dpselect.data.engine.Engine.row_counts`) instead of their distinct values: the
-    bound ``max_rows`` of a quantile or a price per person (``max_rows="auto"``). Adding or
-    removing one person changes ``sum_u min(c_u, L)`` by at most ``L`` in either reading, so
-    the sensitivities and the cost are the same.
-
     Parameters
     ----------
-    data : str, path, DataFrame or Table
-        The private rows.
+    data : str, path, DataFrame, Table or Engine
+        The private rows (an opened table is used as it is).
     column : str
         The column whose values people contribute.
     privacy_unit : str
         The column identifying people.
     epsilon : float
-        The choice's pure-DP cost.
+        The choice's pure-DP cost (one person added or removed).
     candidates : list of int, optional
         The bounds to choose among (default 1, 2, 4, ..., 256).
     release_epsilon : float, optional
-        The epsilon of the later release (default ``epsilon``).
+        The epsilon of the later release whose noise the default penalty
+        ``L / release_epsilon`` models (default ``epsilon``).
     confidence : float, default 0.95
         The confidence of the generalized exponential mechanism's guarantee (its ``beta`` is
         ``1 - confidence``).
-    ledger, source, penalty, schema
-        The budget ledger, the randomness (tests only), a public penalty rule and declared
-        column types.
+    ledger, source, schema
+        The budget ledger, the randomness (tests only) and declared column types.
+    penalty : callable, optional
+        A public rule ``L -> number`` replacing the default penalty (evaluated before the
+        charge, never on data; a public term leaves every sensitivity ``Delta_L = L``).
     unit_counts : {"values", "rows"}, default "values"
-        What a person's count ``c_u`` counts: distinct values, or rows with a number.
+        What a person's count ``c_u`` counts: distinct values, or rows with a number in
+        ``column`` (:meth:`~dpselect.data.engine.Engine.row_counts`: the bound ``max_rows`` of
+        a quantile or a price per person, ``max_rows="auto"``). One person moves
+        ``sum_u min(c_u, L)`` by at most ``L`` either way: the same sensitivities and cost.
 
     Returns
     -------
@@ -350,46 +408,21 @@ def choose_max_contributions(
     ...                             source=InsecureSeededSource(1)).max_contributions
     2
     """
-    eps = Fraction(check_epsilon(epsilon))
-    check_epsilon_range(eps)
-    rel = eps if release_epsilon is None else Fraction(check_epsilon(release_epsilon))
-    # 1 - confidence in decimal, exactly: confidence 0.95 is beta 0.05
-    beta = float(1 - Fraction(str(check_confidence(confidence))))
-    if unit_counts not in ("values", "rows"):
-        raise ParameterError(f"unit_counts must be 'values' or 'rows', got {unit_counts!r}")
-    cands = _contribution_candidates(candidates)
-    pens = _penalties(penalty, cands)
-    table = _table(data, schema)
-    check_column_role(table, column, "ranked" if unit_counts == "values" else "numeric")
-    check_column_role(table, privacy_unit, "unit", "privacy_unit")
-    mech = _gem(cands, eps, beta, source)
+    plan = _plan_contributions(
+        epsilon, release_epsilon, confidence, unit_counts, candidates, penalty
+    )
+    table = _counted_table(data, schema, column, privacy_unit, unit_counts)
+    mech = _gem(plan.candidates, plan.epsilon, plan.beta, source)
     spent = float(mech.map(1))
     book = open_ledger(ledger)
-    parameters = {
-        "column": column,
-        "privacy_unit": privacy_unit,
-        "epsilon": float(eps),
-        "release_epsilon": float(rel),
-        "candidates": cands,
-        "penalty": "L / release_epsilon" if pens is None else [float(p) for p in pens],
-    }
-    if unit_counts == "rows":
-        parameters["unit_counts"] = "rows"
+    parameters = plan.parameters(column, privacy_unit)
 
     def release() -> ContributionChoice:
-        if unit_counts == "rows":
-            counts = table.row_counts(column, privacy_unit)
-        else:
-            counts = contribution_counts(table, column, privacy_unit)
-        scores = dict(zip(cands, contribution_scores(counts, cands, rel, pens), strict=True))
-        chosen = mech(scores)
+        chosen = mech(plan.scores(table, column, privacy_unit))
         return ContributionChoice(
-            max_contributions=int(chosen),
-            epsilon=spent,
-            n_candidates=len(cands),
-            ledger=None if book is None else book.path,
-            parameters=parameters,
-        )
+            max_contributions=int(chosen), epsilon=spent, n_candidates=len(plan.candidates),
+            ledger=None if book is None else book.path, parameters=parameters,
+        )  # fmt: skip
 
     return charge_then_release(
         book, release, spent, "choose_max_contributions", parameters,
@@ -445,101 +478,6 @@ class BoundsChoice(Result):
         return f"{text}\n{note}" if note else text
 
 
-def bound_bins(low_exp: int = -8, high_exp: int = 40) -> list[tuple[float, float]]:
-    """The public bins ``[-2^(j+1), -2^j)``, ``[-2^low, 2^low)``, ``[2^j, 2^(j+1))``.
-
-    Parameters
-    ----------
-    low_exp, high_exp : int, default -8 and 40
-        The least and largest exponent ``j`` of the bins ``[2^j, 2^(j+1))``.
-
-    Returns
-    -------
-    list of (float, float)
-        The ``2 (high_exp - low_exp + 1) + 1`` bins ``(l, h)``, increasing (99 by default).
-    """
-    neg = [(-(2.0 ** (j + 1)), -(2.0**j)) for j in range(high_exp, low_exp - 1, -1)]
-    pos = [(2.0**j, 2.0 ** (j + 1)) for j in range(low_exp, high_exp + 1)]
-    return [*neg, (-(2.0**low_exp), 2.0**low_exp), *pos]
-
-
-def bin_score(level: Fraction, n: int, below: int, at_least_high: int) -> int:
-    """The score of bin ``[l, h)`` for the level ``A / B``: ``-max(0, B #{x < l} - A n,
-    A n - B #{x < h})``, minus ``B`` times the distance from the target rank ``A n / B`` to the
-    bin's ranks ``[#{x < l}, #{x < h}]`` (0 for a bin that holds the level's quantile).
-
-    ``below = #{x < l}``, ``at_least_high = #{x >= h}``. A row added or removed moves each of
-    the two terms by at most ``max(A, B - A)`` (by ``B - A`` or ``-A`` as it lies below ``l``,
-    between the edges or above ``h``), so the score, their maximum with 0, moves by at most
-    ``max(A, B - A)``: the exponential mechanism's sensitivity (module docstring). Empty bins
-    below all the data score ``-A n``, above it ``-(B - A) n``."""
-    a, b = level.numerator, level.denominator
-    below_high = n - at_least_high
-    return -max(0, b * below - a * n, a * n - b * below_high)
-
-
-def bin_scores(values: Any, bins: list[tuple[float, float]], level: Fraction) -> list[int]:
-    """:func:`bin_score` of each bin ``[l, h)`` on the numbers in ``values`` (exact integers).
-
-    Parameters
-    ----------
-    values : array_like of float
-        The data (the private rows; NaN dropped).
-    bins : list of (float, float)
-        The bins ``[l, h)`` (:func:`bound_bins`).
-    level : Fraction
-        The level ``A / B``.
-
-    Returns
-    -------
-    list of int
-        The score (``<= 0``) of each bin, in the order of ``bins``.
-    """
-    data = np.sort(np.asarray(values, dtype=np.float64))
-    data = kept_numbers(data)
-    n = data.shape[0]
-    lows = np.searchsorted(data, [lo for lo, _ in bins], side="left")
-    highs = n - np.searchsorted(data, [hi for _, hi in bins], side="left")
-    return [bin_score(level, n, int(lt), int(ge)) for lt, ge in zip(lows, highs, strict=True)]
-
-
-def _edge_counts(
-    table: Engine, column: str, bins: list[tuple[float, float]], unit: dict[str, Any]
-) -> tuple[int, list[int], list[int]]:
-    """``n`` and the counts ``#{x >= e}`` at the bins' lower and upper edges, from the engine
-    (:meth:`~dpselect.data.engine.Engine.buyers_at`, so Spark never collects the column).
-    ``unit``: ``privacy_unit``, ``max_rows`` and ``salt`` (the kept rows), or empty."""
-    edges = [-math.inf, *(lo for lo, _ in bins), *(hi for _, hi in bins)]
-    counts = [int(c) for c in table.buyers_at(column, edges, **unit)]
-    k = len(bins)
-    return counts[0], counts[1 : 1 + k], counts[1 + k :]
-
-
-def _engine_bin_scores(
-    table: Engine,
-    column: str,
-    bins: list[tuple[float, float]],
-    levels: list[Fraction],
-    unit: dict[str, Any],
-) -> list[list[int]]:
-    """:func:`bin_scores` of each level from the engine's edge counts (:func:`_edge_counts`):
-    the same integers as :func:`bin_scores` on the values (``#{x < l} = n - #{x >= l}``)."""
-    n, at_least_low, at_least_high = _edge_counts(table, column, bins, unit)
-    return [
-        [bin_score(level, n, n - ge_l, ge_h)
-         for ge_l, ge_h in zip(at_least_low, at_least_high, strict=True)]
-        for level in levels
-    ]  # fmt: skip
-
-
-def _engine_bin_counts(
-    table: Engine, column: str, bins: list[tuple[float, float]], unit: dict[str, Any]
-) -> list[int]:
-    """Each bin's row count ``#{x >= l} - #{x >= h}`` (:func:`_edge_counts`)."""
-    _, at_least_low, at_least_high = _edge_counts(table, column, bins, unit)
-    return [lo - hi for lo, hi in zip(at_least_low, at_least_high, strict=True)]
-
-
 def _bound_levels(quantiles: Any) -> list[Fraction]:
     if not (isinstance(quantiles, tuple) and len(quantiles) == 2):
         raise ParameterError("quantiles must be a pair (low, high)")
@@ -556,8 +494,11 @@ def _bin_mechanisms(
     source: RandomSource | None,
     max_rows: int = 1,
 ) -> list[Any]:
+    """One exponential mechanism per level over the bins, each at half of ``eps`` (the low
+    level the first share, the high level the rest: exactly ``eps / 2`` each)."""
+    split = first_share(eps, Fraction(1, 2))
     mechanisms = []
-    for level in levels:
+    for level, share in zip(levels, (split.first_epsilon, split.rest_epsilon), strict=True):
         # one unit adds or removes at most max_rows rows, each moving one of the two counts
         # by 1: the score moves by at most max_rows max(A, B - A)
         sensitivity = max_rows * max(level.numerator, level.denominator - level.numerator)
@@ -566,7 +507,7 @@ def _bin_mechanisms(
                 list(range(n_bins)),
                 lambda scores, i: scores[i],
                 sensitivity,
-                epsilon=eps / 2,
+                epsilon=share,
                 source=source,
             )
         )
@@ -609,68 +550,87 @@ def _bounds_method(method: Any) -> str:
     return str(method)
 
 
-def _noisy_bins(n_bins: int, eps: Fraction, source: RandomSource | None, max_rows: int) -> Any:
-    """The Laplace mechanism on the bins' row counts: one unit adds or removes at most
-    ``max_rows`` rows, each in one bin, so the counts move by at most ``max_rows`` in L1 and
-    the discrete Laplace scale ``max_rows / eps`` makes the map ``eps`` at that distance
-    (:func:`~dpselect.mechanisms.laplace.make_laplace`; exact integer noise)."""
-    domain = vector_domain(atom_domain(int), size=n_bins)
-    return make_laplace(domain, L1Distance(), Fraction(max_rows) / eps, source=source)
+def _unit_rows(max_rows: int | None, privacy_unit: str | None) -> int:
+    """The rows each unit keeps: ``max_rows`` (default 1), given only with a unit column."""
+    if max_rows is not None and privacy_unit is None:
+        raise ParameterError("max_rows applies only with a privacy_unit column")
+    return 1 if max_rows is None else check_max_rows(max_rows)
 
 
-def empty_bin_threshold(scale: Fraction, n_bins: int, rate: float = EMPTY_BIN_RATE) -> int:
-    """The least integer ``t >= 1`` with ``n_bins P(Z >= t) <= rate`` for discrete Laplace
-    noise ``Z`` of ``scale``: ``P(Z >= t) = q^t / (1 + q)``, ``q = exp(-1 / scale)`` (from the
-    closed form, then corrected step by step; rounded toward a larger ``t``)."""
-    q = math.exp(-1 / float(scale))
-
-    def tail(t: int) -> float:
-        return n_bins * math.exp(-t / float(scale)) / (1 + q) * (1 + 1e-9)
-
-    t = max(1, math.floor(float(scale) * math.log(n_bins / (rate * (1 + q)))) - 2)
-    while t > 1 and tail(t - 1) <= rate:
-        t -= 1
-    while tail(t) > rate:
-        t += 1
-    return t
+def _numeric_table(data: Any, schema: Any, column: str, privacy_unit: str | None) -> Engine:
+    """``data`` opened, with ``column`` numeric and ``privacy_unit`` a unit column (schema only)."""
+    table = _table(data, schema)
+    numeric_column(table, column)
+    if privacy_unit is not None:
+        check_column_role(table, privacy_unit, "unit", "privacy_unit")
+        table.unit_column(privacy_unit)
+    return table
 
 
-def histogram_bounds(
-    noisy: Any, bins: list[tuple[float, float]], levels: list[Fraction], threshold: int
-) -> tuple[float, float, str]:
-    """The bounds from the bins' noisy counts (post-processing): the bins whose noisy count
-    reaches ``threshold`` are kept, the others count 0; the low (high) bound is the lower
-    (upper) edge of the kept bin where their cumulative count first reaches the low (high)
-    level of their total. Both are kept bins. When no bin reaches the threshold, the fullest
-    noisy bin gives both bounds, with a note saying so (a function of the noisy counts).
+def _kept_rows(privacy_unit: str | None, rows: int, source: RandomSource | None) -> dict[str, Any]:
+    """The engine's arguments for the rows each unit keeps (empty without a unit); the salt is
+    drawn here, after the charge."""
+    if privacy_unit is None:
+        return {}
+    salt = resolve_source(source).bits(63)
+    return {"privacy_unit": privacy_unit, "max_rows": rows, "salt": salt}
 
-    The bounds then always contain 0 (a public rule). Near 0 the bins are narrow (``[1, 2)``,
-    ``[1/2, 1)``, ...), so rows spread over them may leave every one below the threshold
-    while their total is large (arrival delays: the median's bin ``[-8, -4)`` was not kept on
-    2,500 rows); with 0 inside, those rows are inside the bounds. It widens the bounds by at
-    most a factor 2 (``[2^j, 2^(j+1))`` becomes ``[0, 2^(j+1))``), never by orders of
-    magnitude."""
-    counts = [int(c) for c in noisy]
-    kept = [c if c >= threshold else 0 for c in counts]
-    total = sum(kept)
-    if total == 0:
-        j = max(range(len(counts)), key=lambda i: (counts[i], -i))
-        note = (
-            f"no bin's noisy row count reached the threshold {threshold}: the bounds are the "
-            "fullest noisy bin and may be far from the data (too few rows for automatic "
-            "bounds at this epsilon; give bounds)"
-        )
-        return min(bins[j][0], 0.0), max(bins[j][1], 0.0), note
-    low = high = None
-    cum = 0
-    for j, c in enumerate(kept):
-        cum += c
-        if low is None and cum >= levels[0] * total:
-            low = j
-        if high is None and cum >= levels[1] * total:
-            high = j
-    assert low is not None and high is not None
-    return min(bins[low][0], 0.0), max(bins[high][1], 0.0), ""
+
+@dataclass(frozen=True)
+class _BoundsPlan:
+    """How :func:`choose_bounds` will choose, from public facts: its mechanisms and its cost."""
+
+    method: str
+    levels: list[Fraction]
+    rows: int
+    bins: list[tuple[float, float]]
+    noisy_bins: Any  # the histogram's Laplace mechanism
+    mechanisms: list[Any]  # the levels' exponential mechanisms
+    spent: float
+    threshold: int | None  # the histogram's threshold
+
+    def parameters(self, column: str, eps: Fraction, privacy_unit: str | None) -> dict[str, Any]:
+        """The public parameters the ledger and the result record."""
+        parameters: dict[str, Any] = {
+            "column": column,
+            "epsilon": float(eps),
+            "quantiles": [float(q) for q in self.levels],
+            "n_bins": len(self.bins),
+            "method": self.method,
+        }
+        if self.method == "histogram":
+            parameters["threshold"] = self.threshold
+        if privacy_unit is not None:
+            parameters.update(privacy_unit=privacy_unit, max_rows=self.rows)
+        return parameters
+
+    def choose(self, table: Engine, column: str, unit: dict[str, Any]) -> tuple[float, float, str]:
+        """``(lower, upper, note)`` from the rows (after the charge); ``unit``: the kept rows."""
+        bins, levels = self.bins, self.levels
+        if self.method == "histogram":
+            counts = _engine_bin_counts(table, column, bins, unit)
+            assert self.threshold is not None
+            return histogram_bounds(self.noisy_bins(counts), bins, levels, self.threshold)
+        scores = _engine_bin_scores(table, column, bins, levels, unit)
+        lo_bin = bins[self.mechanisms[0](scores[0])]
+        hi_bin = bins[self.mechanisms[1](scores[1])]
+        return min(lo_bin[0], hi_bin[0]), max(lo_bin[1], hi_bin[1]), ""
+
+
+def _plan_bounds(
+    how: str, levels: list[Fraction], eps: Fraction, source: RandomSource | None, rows: int
+) -> _BoundsPlan:
+    """The mechanisms of either method and what they cost (no data read)."""
+    bins = bound_bins()
+    noisy_bins = _noisy_bins(len(bins), eps, source, rows)
+    mechanisms = [] if how == "histogram" else _bin_mechanisms(levels, len(bins), eps, source, rows)
+    threshold = None
+    if how == "histogram":
+        spent = float(noisy_bins.map(rows))
+        threshold = empty_bin_threshold(Fraction(rows) / eps, len(bins))
+    else:
+        spent = float_up(sum((Fraction(m.map(1)) for m in mechanisms), Fraction(0)))
+    return _BoundsPlan(how, levels, rows, bins, noisy_bins, mechanisms, spent, threshold)
 
 
 def choose_bounds(
@@ -688,37 +648,31 @@ def choose_bounds(
 ) -> BoundsChoice:
     """Clamping bounds for ``column``: private quantiles over power-of-two bins.
 
-    ``epsilon``: the total pure-DP cost (one row, or one unit, added or removed). ``method``:
-    ``"histogram"`` (a thresholded noisy histogram of the bins, the default) or ``"levels"``
-    (one exponential mechanism per level at ``epsilon / 2``); the module docstring gives both
-    laws, their sensitivities and proofs. The bounds are the
-    hull of the two chosen bins, ``(min of their lower edges, max of their upper edges)``:
-    the low level's lower edge and the high level's upper edge when the picks are in order,
-    and never an empty interval when noise puts them the other way round (post-processing).
-    ``data`` may be an opened table
-    (:class:`~dpselect.data.engine.Engine`). With ``privacy_unit``, ``epsilon`` protects one
-    unit: each unit keeps at most ``max_rows`` rows (default 1; the keyed rule of
-    docs/contribution_bounding.md, "Rows per unit") and the bin scores' sensitivity is
-    ``max_rows max(A, B - A)``. The bin scores come from the engine's counts of the rows at
-    least each bin edge (:meth:`~dpselect.data.engine.Engine.buyers_at`), the same integers
-    as :func:`bin_scores` on the values, so no engine collects the column.
+    The bounds are the hull of the chosen bins, never empty (even when noise puts the levels'
+    bins the other way round: post-processing). The engine counts the rows at least each bin
+    edge (:meth:`~dpselect.data.engine.Engine.buyers_at`, the same integers as
+    :func:`~dpselect.recipes.value_bins.bin_scores` on the values), so no engine collects the
+    column. The module docstring gives both methods' laws, sensitivities and proofs.
 
     Parameters
     ----------
-    data : str, path, DataFrame or Table
-        The private rows.
+    data : str, path, DataFrame, Table or Engine
+        The private rows (an opened table is used as it is).
     column : str
         A numeric column.
     epsilon : float
-        The choice's pure-DP cost.
+        The choice's total pure-DP cost (one row, or one unit, added or removed).
     quantiles : (float, float), default (0.05, 0.95)
         The levels whose private estimates become the bounds.
     ledger, source, schema
         The budget ledger, the randomness (tests only) and declared column types.
     privacy_unit, max_rows : str and int, optional
-        The column identifying people and the most rows one person keeps (default 1).
+        The column identifying people and the most rows one person keeps (default 1; the keyed
+        rule of docs/contribution_bounding.md, "Rows per unit"); the bin scores' sensitivity
+        is then ``max_rows max(A, B - A)``.
     method : {"histogram", "levels"}, default "histogram"
-        How the bins are chosen (module docstring).
+        A thresholded noisy histogram of the bins, or one exponential mechanism per level at
+        ``epsilon / 2`` (module docstring).
 
     Returns
     -------
@@ -744,61 +698,25 @@ def choose_bounds(
     check_epsilon_range(eps)
     levels = _bound_levels(quantiles)
     how = _bounds_method(method)
-    if max_rows is not None and privacy_unit is None:
-        raise ParameterError("max_rows applies only with a privacy_unit column")
-    rows = 1 if max_rows is None else check_max_rows(max_rows)
-    table = _table(data, schema)
-    numeric_column(table, column)
-    if privacy_unit is not None:
-        check_column_role(table, privacy_unit, "unit", "privacy_unit")
-        table.unit_column(privacy_unit)
-    bins = bound_bins()
-    noisy_bins = _noisy_bins(len(bins), eps, source, rows)
-    mechanisms = [] if how == "histogram" else _bin_mechanisms(levels, len(bins), eps, source, rows)
-    if how == "histogram":
-        spent = float(noisy_bins.map(rows))
-        threshold = empty_bin_threshold(Fraction(rows) / eps, len(bins))
-    else:
-        spent = float_up(sum((Fraction(m.map(1)) for m in mechanisms), Fraction(0)))
+    rows = _unit_rows(max_rows, privacy_unit)
+    table = _numeric_table(data, schema, column, privacy_unit)
+    plan = _plan_bounds(how, levels, eps, source, rows)
     book = open_ledger(ledger)
-    parameters: dict[str, Any] = {
-        "column": column,
-        "epsilon": float(eps),
-        "quantiles": [float(q) for q in levels],
-        "n_bins": len(bins),
-        "method": how,
-    }
-    if how == "histogram":
-        parameters["threshold"] = threshold
-    if privacy_unit is not None:
-        parameters.update(privacy_unit=privacy_unit, max_rows=rows)
+    parameters = plan.parameters(column, eps, privacy_unit)
 
     def release() -> BoundsChoice:
-        unit: dict[str, Any] = {}
-        if privacy_unit is not None:  # the rows each unit keeps (the salt drawn after the charge)
-            salt = resolve_source(source).bits(63)
-            unit = {"privacy_unit": privacy_unit, "max_rows": rows, "salt": salt}
-        note = ""
-        if how == "histogram":
-            counts = _engine_bin_counts(table, column, bins, unit)
-            lower, upper, note = histogram_bounds(noisy_bins(counts), bins, levels, threshold)
-        else:
-            scores = _engine_bin_scores(table, column, bins, levels, unit)
-            lo_bin = bins[mechanisms[0](scores[0])]
-            hi_bin = bins[mechanisms[1](scores[1])]
-            lower, upper = min(lo_bin[0], hi_bin[0]), max(lo_bin[1], hi_bin[1])
+        unit = _kept_rows(privacy_unit, rows, source)
+        lower, upper, note = plan.choose(table, column, unit)
         return BoundsChoice(
-            lower=lower,
-            upper=upper,
-            epsilon=spent,
+            lower=lower, upper=upper, epsilon=plan.spent,
             quantiles=(float(levels[0]), float(levels[1])),
             ledger=None if book is None else book.path,
             parameters={**parameters, "note": note} if note else parameters,
-        )
+        )  # fmt: skip
 
     # the histogram adds Laplace noise: pure epsilon-DP; the picks are exponential mechanisms
     kind: Literal["pure", "bounded_range"] = "pure" if how == "histogram" else "bounded_range"
     return charge_then_release(
-        book, release, spent, "choose_bounds", parameters, kind, privacy_unit=privacy_unit,
+        book, release, plan.spent, "choose_bounds", parameters, kind, privacy_unit=privacy_unit,
         source=table.description,
     )  # fmt: skip

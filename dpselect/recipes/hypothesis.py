@@ -90,7 +90,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..core.errors import DataError, ParameterError
+from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..data.kept_examples import example_unit_keys, kept_examples
 from ..mechanisms.exponential import make_exponential_mechanism
@@ -106,6 +106,7 @@ from ._common import (
     to_float,
 )
 from .epsilon_range import check_epsilon_range
+from .hypothesis_units import as_rows, check_units, unit_ids
 from .release import charge_then_release
 from .result import Result
 
@@ -227,24 +228,6 @@ def _named(hypotheses: Any) -> tuple[list[Any], list[Any]]:
     return names, items
 
 
-def _rows(values: Any) -> list[Any]:
-    """``values`` as a flat list of rows, whatever their types (never raises on the rows).
-
-    ``np.asarray`` of a ragged or mixed list raises depending on the rows (issue 15, item 7);
-    a list of the elements does not. A numpy array is flattened (as before); any other
-    iterable is taken element by element.
-    """
-    if isinstance(values, np.ndarray):
-        rows: list[Any] = values.ravel().tolist()
-        return rows
-    if isinstance(values, (str, bytes)):
-        return [values]
-    try:
-        return list(values)
-    except TypeError:
-        return [values]
-
-
 def _differs(a: Any, b: Any) -> bool:
     """Whether a prediction misses its label; a comparison that fails counts as a mistake."""
     try:
@@ -276,10 +259,10 @@ def mistakes(X: Any, y: Any, hypotheses: Sequence[Any]) -> list[int]:
     list of int
         The mistakes of each hypothesis, in order (unmatched labels or predictions included).
     """
-    labels = _rows(y)
+    labels = as_rows(y)
     out = []
     for h in hypotheses:
-        predictions = _rows(h(X) if callable(h) else h)
+        predictions = as_rows(h(X) if callable(h) else h)
         common = min(len(predictions), len(labels))
         wrong = sum(
             _differs(p, t) for p, t in zip(predictions[:common], labels[:common], strict=True)
@@ -310,7 +293,7 @@ def _wrong(predictions: Any, labels: list[Any], label_array: Any) -> npt.NDArray
         common = min(flat.shape[0], n)
         wrong[:common] = flat[:common] != label_array[:common]
         return wrong
-    rows = _rows(predictions)
+    rows = as_rows(predictions)
     common = min(len(rows), n)
     wrong[:common] = np.fromiter(
         (_differs(p, t) for p, t in zip(rows[:common], labels[:common], strict=True)),
@@ -322,7 +305,7 @@ def _wrong(predictions: Any, labels: list[Any], label_array: Any) -> npt.NDArray
 
 def _mistake_bits(X: Any, y: Any, labels: list[Any], hypotheses: Sequence[Any]) -> Any:
     """Which hypotheses misclassify each example, packed: bit ``h`` (``np.packbits`` order) of
-    column ``i`` is 1 when hypothesis ``h`` misses label ``i`` (``labels = _rows(y)``;
+    column ``i`` is 1 when hypothesis ``h`` misses label ``i`` (``labels = as_rows(y)``;
     :func:`_wrong`). Never raises on the rows."""
     label_array = y.ravel() if isinstance(y, np.ndarray) else None
     packed = np.zeros(((len(hypotheses) + 7) // 8, len(labels)), dtype=np.uint8)
@@ -368,7 +351,7 @@ def bounded_mistakes(
     list of int
         Each hypothesis's mistakes on the kept examples, in order.
     """
-    rows = _rows(labels)
+    rows = as_rows(labels)
     packed = _mistake_bits(X, labels, rows, hypotheses)
     encodings = [column.tobytes() for column in packed.T]
     # One unit key per label: a label without one (a shorter list) has no unit.
@@ -444,7 +427,7 @@ def make_hypothesis_selection(
     def scores(data: Any) -> list[int]:
         X, y, units = data
         salt = resolve_source(source).bits(63)
-        keys = example_unit_keys(_rows(units))
+        keys = example_unit_keys(as_rows(units))
         return bounded_mistakes(X, y, keys, items, bound, salt)
 
     return precompose(mech, scores)
@@ -533,163 +516,100 @@ class HypothesisResult(Result):
         )
 
 
-def _table_kind(X: Any) -> str | None:
-    """``"pandas"``, ``"polars"`` or ``"pyarrow"`` for a table of that library, else None
-    (recognised by the type's module and name: no import)."""
-    module = type(X).__module__.split(".")[0]
-    name = type(X).__name__
-    if module in ("pandas", "polars") and name == "DataFrame":
-        return module
-    if module == "pyarrow" and name == "Table":
-        return module
-    return None
+@dataclass(frozen=True)
+class _Selection:
+    """The public facts of one hypothesis selection, checked before any charge."""
+
+    epsilon: Fraction
+    confidence: float
+    names: list[Any]
+    items: list[Any]
+    max_rows: int
+    label: str | None  # the unit the ledger records; None: one example is its own unit
+
+    @property
+    def unit_rows(self) -> int | None:
+        """The mechanism's ``max_rows``: ``r`` with a unit, ``None`` without one."""
+        return None if self.label is None else self.max_rows
+
+    def parameters(self, target_error: float) -> dict[str, Any]:
+        """The public parameters the ledger and the result record."""
+        parameters: dict[str, Any] = {
+            "epsilon": float(self.epsilon),
+            "n_hypotheses": len(self.items),
+            "target_error": float(target_error),
+        }
+        if self.label is not None:
+            parameters.update(privacy_unit=self.label, max_rows=self.max_rows)
+        return parameters
 
 
-def _length(values: Any) -> int | None:
-    """How many rows :func:`_rows` gives for ``values`` when known without reading them."""
-    if isinstance(values, np.ndarray):
-        return int(values.size)
-    if isinstance(values, (str, bytes)):
-        return 1
-    if _table_kind(values) is not None:
-        return int(values.shape[0]) if hasattr(values, "shape") else None
-    try:
-        return len(values)
-    except TypeError:
-        return None
-
-
-def _each(values: Any, convert: Callable[[Any], Any]) -> list[Any]:
-    """``convert`` of every value, ``None`` where it raises (a rule of that value alone)."""
-    out = []
-    for value in values:
-        try:
-            out.append(convert(value))
-        except Exception:
-            out.append(None)
-    return out
-
-
-def _exact_arrow(chunk: Any) -> Any:
-    """An Arrow array of times, timestamps or durations as its stored integer counts (one
-    type per array, so distinct values stay distinct): Python's datetime, time and timedelta
-    hold microseconds, and ``to_pylist`` of nanoseconds made ids 1 ns apart one unit."""
-    import pyarrow as pa
-    import pyarrow.types as pt
-
-    kind = chunk.type
-    if pt.is_timestamp(kind) or pt.is_duration(kind) or pt.is_time(kind) or pt.is_date64(kind):
-        return chunk.cast(pa.int64())
-    return chunk
-
-
-def _python_values(values: Any) -> list[Any]:
-    """Unit ids as Python objects, one per row, never raising on a row: a pyarrow array or
-    chunked array chunk by chunk (a value that does not convert, such as a timestamp beyond
-    Python's range, is no unit; times and durations as their integer counts:
-    :func:`_exact_arrow`), a polars Series and a pandas Series of an Arrow dtype as their
-    Arrow arrays, another Series by its values, anything else by :func:`_rows`."""
-    module = type(values).__module__.split(".")[0]
-    if type(values).__name__ == "Series" and (
-        module == "polars" or type(getattr(values, "dtype", None)).__name__ == "ArrowDtype"
-    ):  # fmt: skip
-        try:
-            if module == "polars":
-                values = values.to_arrow()
-            else:
-                import pyarrow as pa
-
-                values = pa.array(values)
-            module = "pyarrow"
-        except Exception:  # a type Arrow cannot hold (polars Object): by its values
-            pass
-    if module == "pyarrow":
-        chunks = values.chunks if hasattr(values, "chunks") else [values]
-        out: list[Any] = []
-        for chunk in chunks:
-            try:
-                out.extend(_exact_arrow(chunk).to_pylist())
-            except Exception:
-                out.extend(_each(chunk, lambda scalar: scalar.as_py()))
-        return out
-    if type(values).__name__ == "Series":  # pandas or polars
-        try:
-            return list(values.to_list())
-        except Exception:
-            at = values.iloc.__getitem__ if hasattr(values, "iloc") else values.__getitem__
-            return _each(range(len(values)), at)
-    return _rows(values)
-
-
-def _unit_ids(X: Any, privacy_unit: Any) -> list[Any]:
-    """The unit id of each example: a column of the table ``X``, or the array given."""
-    if isinstance(privacy_unit, str):
-        kind = _table_kind(X)
-        column = X.column(privacy_unit) if kind == "pyarrow" else X[privacy_unit]
-        return _python_values(column)
-    return _python_values(privacy_unit)
-
-
-def _check_units(
-    X: Any, y: Any, privacy_unit: Any, unit_name: str | None
-) -> tuple[str, str | None]:
-    """``(label, column)``: the unit the ledger records and the column of ``X`` holding the
-    unit ids (``None``: an array), from public facts only (types, column names, lengths).
-
-    The lengths compared (examples, labels, unit ids) are those of arrays the caller builds
-    from one dataset: adding or removing a unit's examples in all of them keeps them equal,
-    so the check reads nothing a neighbour could change.
-    """
-    if unit_name is not None and (not isinstance(unit_name, str) or not unit_name):
-        raise ParameterError(f"unit_name must be a non-empty str, got {unit_name!r}")
-    n_labels = _length(y)
-    if n_labels is None:
-        raise ParameterError(
-            "with privacy_unit, y must be a list or array (its length is checked against the "
-            f"unit ids), got {type(y).__name__}"
-        )
-    if isinstance(privacy_unit, str):
-        kind = _table_kind(X)
-        if kind is None:
-            raise ParameterError(
-                f"privacy_unit={privacy_unit!r} names a column, so X must be a table (pandas, "
-                f"polars or pyarrow), got {type(X).__name__}; or give an array of unit ids"
-            )
-        columns = list(X.column_names if kind == "pyarrow" else X.columns)
-        if sum(isinstance(c, str) and c == privacy_unit for c in columns) != 1:
-            raise DataError(
-                f"privacy_unit {privacy_unit!r} is not a column of X (or names several); "
-                f"columns: {', '.join(map(str, columns)) or 'none'}"
-            )
-        if unit_name is not None and unit_name != privacy_unit:
-            raise ParameterError("unit_name applies to an array of unit ids, not a column")
-        n_units, label, column = _length(X), privacy_unit, privacy_unit
+def _check_selection(
+    X: Any,
+    y: Any,
+    hypotheses: Any,
+    epsilon: float,
+    confidence: float,
+    privacy_unit: Any,
+    max_rows: int,
+    unit_name: str | None,
+) -> _Selection:
+    """Check the parameters, the hypotheses and the unit, in this order (public facts only)."""
+    eps = Fraction(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
+    conf = check_confidence(confidence)
+    names, items = _named(hypotheses)
+    r = check_int(max_rows, "max_rows", minimum=1)
+    label: str | None = None
+    if privacy_unit is None:
+        if r != 1:
+            raise ParameterError("max_rows applies only with a privacy_unit")
+        if unit_name is not None:
+            raise ParameterError("unit_name applies only with a privacy_unit")
     else:
-        if isinstance(privacy_unit, (bytes, Mapping)) or _table_kind(privacy_unit) is not None:
-            raise ParameterError(
-                "privacy_unit must be a column name of X or an array of unit ids parallel to "
-                f"y, got {type(privacy_unit).__name__}"
-            )
-        n_units = _length(privacy_unit)
-        if n_units is None:
-            raise ParameterError(
-                "privacy_unit must be a list or array of unit ids parallel to y, got "
-                f"{type(privacy_unit).__name__}"
-            )
-        series_name = getattr(privacy_unit, "name", None)
-        named = series_name if isinstance(series_name, str) and series_name else UNIT_ARRAY
-        label = unit_name or named
-        column = None
-    if n_units != n_labels:
-        raise ParameterError(
-            f"privacy_unit gives {n_units} unit ids for {n_labels} labels: one unit id per "
-            "example, in the order of y"
+        label, _ = check_units(X, y, privacy_unit, unit_name)
+    return _Selection(eps, conf, names, items, r, label)
+
+
+@dataclass(frozen=True)
+class _Statements:
+    """What a selection guarantees, from public parameters: the sample size and two sentences."""
+
+    sample_size: int
+    accuracy: str
+    guarantee: str
+
+
+def _statements(chosen: _Selection, target_error: float) -> _Statements:
+    """The utility theorem's and Theorem 6's statements (for examples, or for units)."""
+    eps, conf, r, n = chosen.epsilon, chosen.confidence, chosen.max_rows, len(chosen.items)
+    size = pac_sample_size(n, target_error, float(eps), conf)
+    bound = utility_bound(eps, r, n, confidence=conf, monotonic=True)
+    if chosen.label is None:
+        accuracy = (
+            f"accuracy: with probability at least {conf:.0%}, the selected hypothesis makes at "
+            f"most {bound.loss:.4g} more mistakes than the best one (utility theorem, seed 003)"
         )
-    return label, column
-
-
-#: What the ledger records for an array of unit ids without a name (``unit_name=``).
-UNIT_ARRAY = "privacy_unit array"
+        guarantee = (
+            f"guarantee (seed 003, Theorem 6): if the examples are i.i.d. and some hypothesis "
+            f"labels them all correctly, n >= {size} examples give error <= "
+            f"{float(target_error):g} "
+            f"with probability at least {conf:.0%} (|C| = {n}, eps = {float(eps):g})"
+        )
+    else:
+        accuracy = (
+            f"accuracy: with probability at least {conf:.0%}, the selected hypothesis makes at "
+            f"most {bound.loss:.4g} more mistakes than the best one on the kept examples (at "
+            f"most {r} per unit; utility theorem, seed 003, Delta = {r})"
+        )
+        guarantee = (
+            f"guarantee (seed 003, Theorem 6 for units): if the units are i.i.d. and some "
+            f"hypothesis labels every example correctly, n >= {size} units give at most "
+            f"{float(target_error):g} r expected mistakes on one unit's kept examples (r = {r}) "
+            "with "
+            f"probability at least {conf:.0%} (|C| = {n}, eps = {float(eps):g})"
+        )
+    return _Statements(size, accuracy, guarantee)
 
 
 def select_hypothesis(
@@ -708,24 +628,19 @@ def select_hypothesis(
 ) -> HypothesisResult:
     """The hypothesis with (nearly) the fewest mistakes on ``(X, y)``, privately (seed 003).
 
-    ``hypotheses``: a list or a mapping ``name -> h`` of callables ``h(X) -> labels`` applied
-    row by row, or a 2-D array of predictions (one row per hypothesis, for example sklearn
-    models' predictions computed beforehand); the class must not depend on ``(X, y)``.
-    ``epsilon``: pure DP for one example added or removed (with ``privacy_unit``: for one
-    unit, all its examples, added or removed); the ledger is charged before the hypotheses are
-    evaluated. ``target_error`` is the error the reported sample-size guarantee is stated for
-    (Theorem 6, module docstring). ``source`` is for tests and demos only.
-
     Parameters
     ----------
     X, y : array-like
         The private examples and their labels.
-    hypotheses : dict or list
-        The public hypotheses (callables ``h(x) -> label``), a dict names them.
+    hypotheses : dict, list or 2-D array
+        The public class, which must not depend on ``(X, y)``: callables ``h(X) -> labels``
+        applied row by row (a dict names them), or one row of predictions per hypothesis (for
+        example sklearn models' predictions computed beforehand).
     epsilon : float
-        The privacy cost.
+        Pure DP for one example (with ``privacy_unit``, one unit: all its examples) added or
+        removed; the ledger is charged before the hypotheses are evaluated.
     target_error : float, default 0.1
-        The target excess error of the PAC guarantee.
+        The error the sample-size guarantee is stated for (Theorem 6, module docstring).
     confidence, ledger, source
         The guarantee's confidence, the budget ledger and the randomness (tests only).
     privacy_unit : str or array-like, optional
@@ -779,76 +694,29 @@ def select_hypothesis(
     >>> result.name, result.parameters["max_rows"]
     ('x >= 10', 2)
     """
-    eps = Fraction(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
-    conf = check_confidence(confidence)
-    names, items = _named(hypotheses)
-    r = check_int(max_rows, "max_rows", minimum=1)
-    label: str | None = None
-    if privacy_unit is None:
-        if r != 1:
-            raise ParameterError("max_rows applies only with a privacy_unit")
-        if unit_name is not None:
-            raise ParameterError("unit_name applies only with a privacy_unit")
-    else:
-        label, _ = _check_units(X, y, privacy_unit, unit_name)
-    size = pac_sample_size(len(items), target_error, float(eps), conf)
-    bound = utility_bound(eps, r, len(items), confidence=conf, monotonic=True)
-    if label is None:
-        accuracy = (
-            f"accuracy: with probability at least {conf:.0%}, the selected hypothesis makes at "
-            f"most {bound.loss:.4g} more mistakes than the best one (utility theorem, seed 003)"
-        )
-        guarantee = (
-            f"guarantee (seed 003, Theorem 6): if the examples are i.i.d. and some hypothesis "
-            f"labels them all correctly, n >= {size} examples give error <= "
-            f"{float(target_error):g} "
-            f"with probability at least {conf:.0%} (|C| = {len(items)}, eps = {float(eps):g})"
-        )
-    else:
-        accuracy = (
-            f"accuracy: with probability at least {conf:.0%}, the selected hypothesis makes at "
-            f"most {bound.loss:.4g} more mistakes than the best one on the kept examples (at "
-            f"most {r} per unit; utility theorem, seed 003, Delta = {r})"
-        )
-        guarantee = (
-            f"guarantee (seed 003, Theorem 6 for units): if the units are i.i.d. and some "
-            f"hypothesis labels every example correctly, n >= {size} units give at most "
-            f"{float(target_error):g} r expected mistakes on one unit's kept examples (r = {r}) "
-            "with "
-            f"probability at least {conf:.0%} (|C| = {len(items)}, eps = {float(eps):g})"
-        )
+    chosen = _check_selection(
+        X, y, hypotheses, epsilon, confidence, privacy_unit, max_rows, unit_name
+    )
+    statements = _statements(chosen, target_error)
     mechanism = make_hypothesis_selection(
-        items, eps, source=source, max_rows=None if label is None else r
+        chosen.items, chosen.epsilon, source=source, max_rows=chosen.unit_rows
     )
     book = open_ledger(ledger)
-    parameters: dict[str, Any] = {
-        "epsilon": float(eps),
-        "n_hypotheses": len(items),
-        "target_error": float(target_error),
-    }
-    if label is not None:
-        parameters.update(privacy_unit=label, max_rows=r)
+    parameters = chosen.parameters(target_error)
 
     def release() -> HypothesisResult:
-        data = (X, y) if label is None else (X, y, _unit_ids(X, privacy_unit))
+        data = (X, y) if chosen.label is None else (X, y, unit_ids(X, privacy_unit))
         index = int(mechanism(data))
         return HypothesisResult(
-            name=names[index],
-            index=index,
-            epsilon=float(eps),
-            n_hypotheses=len(items),
-            accuracy=accuracy,
-            target_error=float(target_error),
-            sample_size=size,
-            guarantee=guarantee,
-            hypothesis=items[index],
-            ledger=None if book is None else book.path,
-            parameters=parameters,
-        )
+            name=chosen.names[index], index=index, epsilon=float(chosen.epsilon),
+            n_hypotheses=len(chosen.items), accuracy=statements.accuracy,
+            target_error=float(target_error), sample_size=statements.sample_size,
+            guarantee=statements.guarantee, hypothesis=chosen.items[index],
+            ledger=None if book is None else book.path, parameters=parameters,
+        )  # fmt: skip
 
     # One example (or unit) added or removed; the examples are arrays: no description.
     return charge_then_release(
-        book, release, float(eps), "select_hypothesis", parameters, privacy_unit=label,
-        source=None,
+        book, release, float(chosen.epsilon), "select_hypothesis", parameters,
+        privacy_unit=chosen.label, source=None,
     )  # fmt: skip

@@ -303,6 +303,22 @@ def _grid(scores: list[float], delta: float, monotonic: bool, marks: list[float]
     return np.logspace(math.log10(lo), math.log10(hi), 81)
 
 
+def _label_axes(
+    ax: Any, names: list[Any], values: list[float], mechanism: Mechanism, title: str | None
+) -> None:
+    """The preview plot's log axis, labels, title (the mechanism and the first scores),
+    grid and legend."""
+    ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("ε (log scale)")
+    ax.set_ylabel("probability")
+    shown = ", ".join(f"{n}: {s:g}" for n, s in list(zip(names, values, strict=True))[:6])
+    more = ", ..." if len(values) > 6 else ""
+    ax.set_title(title or f"{_MECHANISMS[mechanism]}\nscores {shown}{more}", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=9)
+
+
 def plot_preview(
     scores: Any,
     path: str | Path,
@@ -373,15 +389,7 @@ def plot_preview(
         ax.axvline(e, color="0.4", ls=":", lw=1)
         p = preview(scores, e, sensitivity, monotonic=monotonic, mechanism=mechanism).rows[0].p_best
         ax.annotate(f"ε = {e:g}\nP = {p:.3f}", (e, p), textcoords="offset points", xytext=(6, -28))
-    ax.set_xscale("log")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("ε (log scale)")
-    ax.set_ylabel("probability")
-    shown = ", ".join(f"{n}: {s:g}" for n, s in list(zip(names, values, strict=True))[:6])
-    more = ", ..." if len(values) > 6 else ""
-    ax.set_title(title or f"{_MECHANISMS[mechanism]}\nscores {shown}{more}", fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=9)
+    _label_axes(ax, names, values, mechanism, title)
     fig.tight_layout()
     out = Path(path)
     fig.savefig(out, format="png")
@@ -554,52 +562,69 @@ def preview_top_k(
     >>> [row.mechanism for row in options.rows if row.chosen]
     ['laplace_histogram']
     """
-    from ..mechanisms.choice import METHOD_NAMES, choose_top_k
-    from ..mechanisms.top_k_plan import joint_may_compete, plan_joint_top_k, plan_top_k
-    from ..mechanisms.topk_accuracy import histogram_halfwidth, selection_alpha
     from ..mechanisms.validate import check_delta, check_int
-    from .unknown_domain import policy_top_k_plan, use_policy_top_k
-    from .unknown_domain_plans import POLICY_TOP_K_NAME, choose_unknown_domain
 
     k = check_int(k, "k", minimum=1)
     eps = float(check_epsilon(epsilon))
     dlt = float(check_delta(delta))
     c = check_int(max_contributions, "max_contributions", minimum=1)
     r = check_int(max_rows_per_value, "max_rows_per_value", minimum=1)
-    beta = 1 - CONFIDENCE
-    rows: list[TopKPreviewRow] = []
     if n_candidates is None:
         if dlt == 0:
             raise ParameterError("values from the data need delta > 0")
-        ud_best, ud_options = choose_unknown_domain(k, eps, dlt, c, r)
-        policy = use_policy_top_k(k, eps, dlt, c) if c > 1 else False
-        if c > 1:  # a unit: policy set union then the top k (DuckDB; rows at r > 1)
-            su = policy_top_k_plan(k, eps, dlt, c, max_rows_per_value=r).set_union
-            rows.append(
-                TopKPreviewRow(
-                    "policy_top_k",
-                    POLICY_TOP_K_NAME,
-                    su.scale,
-                    "measured rule (use_policy_top_k); DuckDB engine",
-                    None,
-                    None,
-                    policy,
-                )
-            )
-        for u in ud_options:
-            name = (
-                "limited-domain top-k (Durfee and Rogers 2019)"
-                if u.mechanism == "gumbel"
-                else "partition selection by thresholding, then " + METHOD_NAMES[u.mechanism]
-            )
-            rows.append(
-                TopKPreviewRow(
-                    u.mechanism, name, u.scale, "", u.criterion, None,
-                    u is ud_best and not policy, u.threshold, u.noise_sd, u.criterion,
-                )
-            )  # fmt: skip
+        rows = _unknown_domain_rows(k, eps, dlt, c, r)
         return TopKPreview(k, None, eps, dlt, c, rows, max_rows_per_value=r)
     n = check_int(n_candidates, "n_candidates", minimum=k)
+    rows = _with_joint(_candidate_rows(k, n, eps, dlt, c, r), k, n, eps, dlt, c, r)
+    return TopKPreview(k, n, eps, dlt, c, rows, max_rows_per_value=r)
+
+
+def _unknown_domain_rows(k: int, eps: float, dlt: float, c: int, r: int) -> list[TopKPreviewRow]:
+    """The options for values from the data: policy set union (with a unit), then each plan
+    of :func:`~dpselect.recipes.unknown_domain_plans.choose_unknown_domain`."""
+    from ..mechanisms.choice import METHOD_NAMES
+    from .unknown_domain import policy_top_k_plan, use_policy_top_k
+    from .unknown_domain_plans import POLICY_TOP_K_NAME, choose_unknown_domain
+
+    rows: list[TopKPreviewRow] = []
+    ud_best, ud_options = choose_unknown_domain(k, eps, dlt, c, r)
+    policy = use_policy_top_k(k, eps, dlt, c) if c > 1 else False
+    if c > 1:  # a unit: policy set union then the top k (DuckDB; rows at r > 1)
+        su = policy_top_k_plan(k, eps, dlt, c, max_rows_per_value=r).set_union
+        rows.append(
+            TopKPreviewRow(
+                "policy_top_k",
+                POLICY_TOP_K_NAME,
+                su.scale,
+                "measured rule (use_policy_top_k); DuckDB engine",
+                None,
+                None,
+                policy,
+            )
+        )
+    for u in ud_options:
+        name = (
+            "limited-domain top-k (Durfee and Rogers 2019)"
+            if u.mechanism == "gumbel"
+            else "partition selection by thresholding, then " + METHOD_NAMES[u.mechanism]
+        )
+        rows.append(
+            TopKPreviewRow(
+                u.mechanism, name, u.scale, "", u.criterion, None,
+                u is ud_best and not policy, u.threshold, u.noise_sd, u.criterion,
+            )
+        )  # fmt: skip
+    return rows
+
+
+def _candidate_rows(k: int, n: int, eps: float, dlt: float, c: int, r: int) -> list[TopKPreviewRow]:
+    """The options :func:`~dpselect.mechanisms.choice.choose_top_k` weighs over ``n`` public
+    candidates, each with its accuracy margin at the default confidence."""
+    from ..mechanisms.choice import choose_top_k
+    from ..mechanisms.topk_accuracy import histogram_halfwidth, selection_alpha
+
+    beta = 1 - CONFIDENCE
+    rows: list[TopKPreviewRow] = []
     chosen, all_options = choose_top_k(k, n, eps, dlt, c, r)
     for o in all_options:
         if o.mechanism.endswith("_histogram"):
@@ -613,17 +638,28 @@ def preview_top_k(
         rows.append(
             TopKPreviewRow(o.mechanism, o.name, o.scale, o.accounting, o.gap, margin, o is chosen)
         )
-    if joint_may_compete(k, n, dlt, False, False):  # what top_k's plan weighs after these
-        joint = plan_joint_top_k(n, k, eps, None, max_rows_per_value=r)
-        picked = plan_top_k(n, k, eps, dlt, "auto", False, c, None, max_rows_per_value=r)
-        if picked.method == "joint":
-            rows = [replace(row, chosen=False) for row in rows]
-        # the reference instance: P(the k leaders) = 1 / (1 + (C(n, k) - 1) exp(-g / scale))
-        gap = joint.scale * (math.log(math.comb(n, k) - 1) + math.log(9)) if k < n else 0.0
-        rows.append(
-            TopKPreviewRow(
-                "joint", joint.name, joint.scale, joint.accounting, gap, joint.margin,
-                picked.method == "joint",
-            )
-        )  # fmt: skip
-    return TopKPreview(k, n, eps, dlt, c, rows, max_rows_per_value=r)
+    return rows
+
+
+def _with_joint(
+    rows: list[TopKPreviewRow], k: int, n: int, eps: float, dlt: float, c: int, r: int
+) -> list[TopKPreviewRow]:
+    """``rows`` and the joint exponential top-k when top_k's plan weighs it after them (chosen
+    instead of them when the plan picks it)."""
+    from ..mechanisms.top_k_plan import joint_may_compete, plan_joint_top_k, plan_top_k
+
+    if not joint_may_compete(k, n, dlt, False, False):  # what top_k's plan weighs after these
+        return rows
+    joint = plan_joint_top_k(n, k, eps, None, max_rows_per_value=r)
+    picked = plan_top_k(n, k, eps, dlt, "auto", False, c, None, max_rows_per_value=r)
+    if picked.method == "joint":
+        rows = [replace(row, chosen=False) for row in rows]
+    # the reference instance: P(the k leaders) = 1 / (1 + (C(n, k) - 1) exp(-g / scale))
+    gap = joint.scale * (math.log(math.comb(n, k) - 1) + math.log(9)) if k < n else 0.0
+    rows.append(
+        TopKPreviewRow(
+            "joint", joint.name, joint.scale, joint.accounting, gap, joint.margin,
+            picked.method == "joint",
+        )
+    )  # fmt: skip
+    return rows

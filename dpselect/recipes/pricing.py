@@ -465,44 +465,37 @@ def best_price(
 ) -> PriceResult:
     """A revenue-maximising price for a digital good, chosen privately (seed 003).
 
-    ``valuations``: the buyers' valuations (a sequence or array), or a data file / table with
-    ``column=``. Candidates: ``prices`` (a public list or a text file), or the grid
-    ``{price_step, 2 price_step, ..., <= max_price}``; without either, ``price_step = max_price
-    ln(n) / (n eps)`` for the **public** number of buyers ``n`` (required then: the true count
-    is private). ``epsilon``: pure DP for one buyer added or removed; the ledger is charged
-    before the valuations are read. The result carries the seed's revenue guarantee at
-    ``confidence``. ``source`` is for tests and demos only. ``schema``: declared column types of
-    a data file (with ``column=``; see :func:`dpselect.data.tables.open_table`).
-
-    ``privacy_unit`` (table input with ``column=``): a column identifying buyers who may place
-    several bids; ``epsilon`` then protects one buyer. Each buyer keeps at most ``max_rows``
-    bids (default 1; the salted keyed rule of docs/contribution_bounding.md, "Rows per unit"),
-    the revenue ``p #{kept bids >= p}`` moves by at most ``max_rows * max_price`` per buyer and
-    the mechanism and the guarantee are calibrated to it (module docstring). Not available for
-    an array of valuations (no unit column: refused). ``max_rows`` without ``privacy_unit`` is
-    refused.
-
     Parameters
     ----------
     valuations : list, array, path or table
-        The buyers' private valuations (a column of a table with ``column=``).
+        The buyers' private valuations (a column of a data file or table with ``column=``);
+        read only once the ledger is charged.
     epsilon : float
-        The privacy cost.
+        The privacy cost: pure DP for one buyer added or removed.
     prices : list of float, optional
-        The public candidate prices (default: a grid from ``price_step`` and ``max_price``).
+        The public candidate prices, a list or a text file (default: a grid from
+        ``price_step`` and ``max_price``).
     price_step : float, optional
-        The grid's relative step (:func:`dpselect.recipes.price_grid`).
+        The grid ``{price_step, 2 price_step, ..., <= max_price}``'s step
+        (:func:`dpselect.recipes.price_grid`); without ``prices`` or ``price_step``,
+        ``max_price ln(n) / (n eps)``, which needs ``n``.
     max_price : float, default 1.0
         The public upper bound on a valuation (the revenue score's sensitivity).
     n : int, optional
-        The public number of buyers, for the revenue guarantee.
+        The **public** number of buyers (the true count is private), for the default step
+        and the revenue guarantee.
     column, confidence, ledger, source, schema
-        The valuation column, the guarantee's confidence, the budget ledger, the randomness
-        (tests only) and declared column types.
+        The valuation column, the revenue guarantee's confidence, the budget ledger, the
+        randomness (tests only) and declared column types of a data file
+        (:func:`dpselect.data.tables.open_table`).
     privacy_unit : str, optional
-        The column identifying buyers (each bid is a buyer without it); table input only.
+        Table input only (an array of valuations has no unit column: refused): the column
+        identifying buyers who may place several bids; ``epsilon`` then protects one buyer,
+        and the revenue ``p #{kept bids >= p}`` moves by at most ``max_rows * max_price`` per
+        buyer, to which the mechanism and the guarantee are calibrated (module docstring).
     max_rows : int, optional
-        The most bids one buyer keeps (default 1 with a ``privacy_unit``).
+        The most bids one buyer keeps (default 1; the salted keyed rule of
+        docs/contribution_bounding.md, "Rows per unit"); refused without ``privacy_unit``.
 
     Returns
     -------
@@ -523,57 +516,101 @@ def best_price(
     >>> result.price
     8.0
     """
+    plan = _plan_price(epsilon, confidence, n, prices, price_step, max_price, max_rows,
+                       privacy_unit, source)  # fmt: skip
+    r, grid = plan.max_rows, plan.grid
+    opened, read = _valuation_values(valuations, column, grid, schema, privacy_unit, r, source)
+    described = getattr(opened, "description", None) if column is not None else None
+    book = open_ledger(ledger)
+    parameters = plan.parameters(max_price, column, privacy_unit)
+
+    def release() -> PriceResult:
+        return PriceResult(
+            price=float(plan.mechanism(read())), epsilon=float(plan.epsilon),
+            n_prices=len(grid.prices), price_step=grid.price_step, n=plan.n,
+            selection_loss=plan.selection, discretization_loss=plan.discretization,
+            confidence=plan.confidence, accuracy=plan.accuracy,
+            ledger=None if book is None else book.path, parameters=parameters,
+        )  # fmt: skip
+
+    # One buyer (a row, or with privacy_unit all of one buyer's bids) added or removed.
+    return charge_then_release(
+        book, release, float(plan.epsilon), "best_price", parameters, privacy_unit=privacy_unit,
+        source=described,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _PricePlan:
+    """A price choice planned from public facts: the grid, the guarantee and the mechanism."""
+
+    epsilon: Fraction
+    confidence: float
+    n: int | None  # the public number of buyers, if given
+    max_rows: int  # the bids each buyer keeps
+    grid: PriceGrid
+    selection: float  # the guarantee's selection loss
+    discretization: float | None  # and its discretization loss (a grid with a public n)
+    accuracy: str  # the guarantee, as a sentence
+    mechanism: Measurement
+
+    def parameters(
+        self, max_price: float, column: str | None, privacy_unit: str | None
+    ) -> dict[str, Any]:
+        """The public parameters the ledger and the result record."""
+        grid, r = self.grid, self.max_rows
+        return {
+            "epsilon": float(self.epsilon), "n_prices": len(grid.prices),
+            "price_step": grid.price_step, "max_price": float(max_price), "n": self.n,
+            "column": column,
+            **({} if privacy_unit is None else {"privacy_unit": privacy_unit, "max_rows": r}),
+        }  # fmt: skip
+
+
+def _plan_price(
+    epsilon: float,
+    confidence: float,
+    n: int | None,
+    prices: Any,
+    price_step: float | None,
+    max_price: float,
+    max_rows: int | None,
+    privacy_unit: str | None,
+    source: RandomSource | None,
+) -> _PricePlan:
+    """Check the public parameters in order, then build the grid, the guarantee and the
+    mechanism (nothing read, nothing charged)."""
     eps = Fraction(check_user_epsilon(epsilon))
     check_epsilon_range(eps)
     conf = check_confidence(confidence)
-    if n is not None:
-        n = check_int(n, "n", minimum=2)
+    n = None if n is None else check_int(n, "n", minimum=2)
+    price_step = _step_or_default(prices, price_step, n, eps, max_price)
+    r = _bids_per_buyer(max_rows, privacy_unit)
+    grid = price_grid(prices, price_step, max_price)
+    selection, discretization, text = _guarantee(grid, eps, n, float(max_price), conf, r)
+    mechanism = make_price_mechanism(grid, eps, source=source, max_rows=r)
+    return _PricePlan(eps, conf, n, r, grid, selection, discretization, text, mechanism)
+
+
+def _step_or_default(
+    prices: Any, price_step: Any, n: int | None, eps: Fraction, max_price: Any
+) -> Any:
+    """``price_step`` as given, or the default ``ln(n) / (n eps)`` step without prices (which
+    needs the public number of buyers ``n``)."""
     if prices is None and price_step is None:
         if n is None:
             raise ParameterError(
                 "give prices, price_step, or n: the default price_step = ln(n) / (n eps) needs "
                 "a public number of buyers n (the true count is private)"
             )
-        price_step = default_price_step(n, eps, max_price)
+        return default_price_step(n, eps, max_price)
+    return price_step
+
+
+def _bids_per_buyer(max_rows: int | None, privacy_unit: str | None) -> int:
+    """The bids each buyer keeps: ``max_rows`` (default 1), given only with a unit column."""
     if max_rows is not None and privacy_unit is None:
         raise ParameterError(
             "max_rows applies only with a privacy_unit column (without one each bid is a buyer)"
         )
-    r = 1 if max_rows is None else check_max_rows(max_rows)
-    grid = price_grid(prices, price_step, max_price)
-    selection, discretization, text = _guarantee(grid, eps, n, float(max_price), conf, r)
-    mechanism = make_price_mechanism(grid, eps, source=source, max_rows=r)
-    opened, read = _valuation_values(valuations, column, grid, schema, privacy_unit, r, source)
-    described = getattr(opened, "description", None) if column is not None else None
-    book = open_ledger(ledger)
-    parameters = {
-        "epsilon": float(eps),
-        "n_prices": len(grid.prices),
-        "price_step": grid.price_step,
-        "max_price": float(max_price),
-        "n": n,
-        "column": column,
-    }
-    if privacy_unit is not None:
-        parameters.update(privacy_unit=privacy_unit, max_rows=r)
-
-    def release() -> PriceResult:
-        return PriceResult(
-            price=float(mechanism(read())),
-            epsilon=float(eps),
-            n_prices=len(grid.prices),
-            price_step=grid.price_step,
-            n=n,
-            selection_loss=selection,
-            discretization_loss=discretization,
-            confidence=conf,
-            accuracy=text,
-            ledger=None if book is None else book.path,
-            parameters=parameters,
-        )
-
-    # One buyer (a row, or with privacy_unit all of one buyer's bids) added or removed.
-    return charge_then_release(
-        book, release, float(eps), "best_price", parameters, privacy_unit=privacy_unit,
-        source=described,
-    )  # fmt: skip
+    return 1 if max_rows is None else check_max_rows(max_rows)

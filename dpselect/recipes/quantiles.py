@@ -95,7 +95,7 @@ from ._common import (
     numeric_column,
     open_ledger,
 )
-from .bounds import bound_bins, bounds_choice_cost, choose_bounds
+from .bounds import bounds_choice_cost, choose_bounds
 from .epsilon_range import check_epsilon_range, stages_of_a_release
 from .grouping import (
     GroupedResult,
@@ -111,6 +111,7 @@ from .grouping import (
 )
 from .release import charge_then_release, open_checked
 from .result import Result
+from .value_bins import bound_bins
 
 __all__ = [
     "QuantileResult",
@@ -1368,13 +1369,13 @@ def _rank_margin(
 
 def _bounds_rows_needed(levels: list[Fraction], epsilon: Fraction, confidence: float) -> Fraction:
     """The rows a bin needs at ``max_rows = 1`` for ``bounds="auto"`` to keep it: the noisy
-    histogram's threshold (:func:`~dpselect.recipes.bounds.empty_bin_threshold`) at the
+    histogram's threshold (:func:`~dpselect.recipes.value_bins.empty_bin_threshold`) at the
     default share ``eps_c`` of ``epsilon``, plus the noise's ``confidence`` quantile (a bin
     holding that many rows is kept with probability ``confidence``). With ``max_rows = r``
     the noise scale is ``r`` times larger, and so is this number. Public; ``levels`` do not
     enter (the histogram serves every level)."""
     from ._common import AUTO_FRACTION
-    from .bounds import empty_bin_threshold
+    from .value_bins import empty_bin_threshold
 
     eps_c = epsilon * Fraction(AUTO_FRACTION)
     n_bins = len(bound_bins())

@@ -9,7 +9,7 @@ the release runs (the release is the only step that reads private rows). Used by
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 
 from ..accounting.ledger import ROWS, Quote
@@ -91,31 +91,56 @@ def charge_then(
     """
     rules = row_rules(source, privacy_unit)
     release = _staged(_stating_rules(release, rules))
+    charge = _Charge(eps, delta, rho, kind, name, parameters, privacy_unit, source, tuple(rules))
     # under explain(), the release's own charge hands back its plan (a stage's is part of it);
     # otherwise no plan is built
     explain_now = explaining() and not in_a_stage()
-
-    def planned() -> Plan:
-        return Plan(name, float(eps), float(delta), kind, None if rho is None else float(rho),
-                    dict(parameters), privacy_unit, source, tuple(rules))  # fmt: skip
-
     if book is None:
         if explain_now:
-            stop_here(planned())
+            stop_here(charge.plan())
         return release()
-    if privacy_unit == ROWS:  # a column named like row-level protection: ambiguous in the ledger
+    return _charge_ledger(book, release, charge, explain_now, refusal)
+
+
+@dataclass(frozen=True)
+class _Charge:
+    """One release's charge as the recipe states it: its costs, its ledger entry, its unit."""
+
+    eps: float
+    delta: float
+    rho: float | None
+    kind: Literal["pure", "bounded_range", "approx"]
+    name: str
+    parameters: dict[str, Any]
+    privacy_unit: str | None
+    source: str | None
+    rules: tuple[str, ...]
+
+    def plan(self) -> Plan:
+        """The plan :func:`~dpselect.explain` hands back (built only when asked)."""
+        return Plan(self.name, float(self.eps), float(self.delta), self.kind,
+                    None if self.rho is None else float(self.rho), dict(self.parameters),
+                    self.privacy_unit, self.source, self.rules)  # fmt: skip
+
+
+def _charge_ledger(
+    book: Any, release: Callable[[], T], charge: _Charge, explain_now: bool, refusal: str | None
+) -> T:
+    """Charge ``book`` as :func:`charge_then` says (its unit checked first), then release."""
+    if charge.privacy_unit == ROWS:  # a column named like row-level protection: ambiguous
         raise ParameterError(
             f"privacy_unit {ROWS!r} is a column whose name the ledger reserves for row-level "
             "protection: rename the column to charge a ledger"
         )
-    unit = ROWS if privacy_unit is None else privacy_unit
+    unit = ROWS if charge.privacy_unit is None else charge.privacy_unit
     book.check_privacy_unit(unit)  # first: one line, nothing charged, nothing read
-    recorded = {"privacy_unit": unit, "source": source}
+    recorded = {"privacy_unit": unit, "source": charge.source}
+    eps, delta, rho, kind, name = charge.eps, charge.delta, charge.rho, charge.kind, charge.name
     if book.accounting == "zcdp":
         if rho is not None:
             if explain_now:
-                _stop_with_quote(planned(), book, book.quote_zcdp(rho, privacy_unit=unit))
-            book.charge_zcdp(rho, mechanism=name, parameters=parameters, **recorded)
+                _stop_with_quote(charge.plan(), book, book.quote_zcdp(rho, privacy_unit=unit))
+            book.charge_zcdp(rho, mechanism=name, parameters=charge.parameters, **recorded)
             return release()
         if delta > 0:
             raise ParameterError(
@@ -124,8 +149,8 @@ def charge_then(
                 f"{book.path} cannot take: use a basic ledger, or a mechanism with a zCDP cost"
             )
     if explain_now:
-        _stop_with_quote(planned(), book, book.quote(eps, delta, kind=kind, privacy_unit=unit))
-    out: T = book.charge_then(release, eps, delta, name, parameters, kind=kind, **recorded)
+        _stop_with_quote(charge.plan(), book, book.quote(eps, delta, kind=kind, privacy_unit=unit))
+    out: T = book.charge_then(release, eps, delta, name, charge.parameters, kind=kind, **recorded)
     return out
 
 

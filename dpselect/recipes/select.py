@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from ..core.arithmetic import printed_up
 from ..core.errors import ParameterError
+from ..core.measurement import Measurement
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_optimize, check_scale, check_user_epsilon
@@ -126,21 +127,18 @@ def select(
 ) -> SelectionResult:
     """Select one of ``candidates`` privately, by the exponential mechanism on ``score``.
 
-    ``score(data, candidate)`` with the given ``sensitivity`` (module docstring for the
-    caller's obligations; the candidate list must not depend on ``data``). ``optimize="min"``
-    prefers low scores. ``epsilon``: pure DP for one record added or removed; the ledger is
-    charged before ``score`` is called. ``source`` is for tests and demos only.
-
     Parameters
     ----------
     candidates : sequence
-        The public candidates.
+        The public candidates: a list that must not depend on ``data`` (module docstring for
+        the caller's obligations).
     score : callable
-        ``score(data, candidate) -> float``, with sensitivity ``sensitivity``.
+        ``score(data, candidate) -> float``, with sensitivity ``sensitivity``; called only
+        once the ledger is charged.
     data : object
         The private data, passed to ``score``.
     epsilon : float
-        The privacy cost.
+        The privacy cost: pure DP for one record (or unit) added or removed.
     sensitivity : float
         How much one person changes any score.
     monotonic : bool, default False
@@ -188,59 +186,96 @@ def select(
     >>> result.candidate
     'a'
     """
+    plan = _plan_selection(
+        candidates, score, epsilon, sensitivity, confidence, optimize, monotonic, source,
+        privacy_unit,
+    )  # fmt: skip
+    book = open_ledger(ledger)
+    parameters = plan.parameters(monotonic, optimize, privacy_unit)
+
+    def release() -> SelectionResult:
+        index = int(plan.mechanism(data))
+        return SelectionResult(
+            candidate=plan.candidates[index], index=index, epsilon=float(plan.epsilon),
+            n_candidates=len(plan.candidates), sensitivity=float(plan.sensitivity),
+            monotonic=monotonic, accuracy=plan.accuracy,
+            ledger=None if book is None else book.path, parameters=parameters,
+        )  # fmt: skip
+
+    # The scores' sensitivity is for the caller's unit (rows by default); ``data`` is whatever
+    # ``score`` reads: no description.
+    return charge_then_release(
+        book, release, float(plan.epsilon), "select", parameters, privacy_unit=privacy_unit,
+        source=None,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _SelectionPlan:
+    """A selection planned from public facts: its budget, candidates, mechanism, accuracy."""
+
+    epsilon: Fraction
+    sensitivity: Any
+    candidates: list[Any]
+    mechanism: Measurement
+    accuracy: str
+
+    def parameters(
+        self, monotonic: bool, optimize: str, privacy_unit: str | None
+    ) -> dict[str, Any]:
+        """The public parameters the ledger and the result record."""
+        return {
+            "epsilon": float(self.epsilon), "sensitivity": float(self.sensitivity),
+            "monotonic": monotonic, "n_candidates": len(self.candidates), "optimize": optimize,
+            **({} if privacy_unit is None else {"privacy_unit": privacy_unit}),
+        }  # fmt: skip
+
+
+def _plan_selection(
+    candidates: Any,
+    score: Any,
+    epsilon: float,
+    sensitivity: float,
+    confidence: float,
+    optimize: Literal["max", "min"],
+    monotonic: bool,
+    source: RandomSource | None,
+    privacy_unit: Any,
+) -> _SelectionPlan:
+    """Check the public parameters in order, then build the mechanism and its accuracy
+    statement (nothing read, nothing charged)."""
     eps = Fraction(check_user_epsilon(epsilon))
     check_epsilon_range(eps)
     delta = check_scale(sensitivity, "sensitivity", allow_zero=False)
     conf = check_confidence(confidence)
     check_optimize(optimize)
+    cands = _checked_candidates(candidates, score, privacy_unit)
+    mechanism = make_exponential_mechanism(
+        list(range(len(cands))), lambda x, i: score(x, cands[i]), delta, epsilon=eps,
+        monotonic=monotonic, optimize=optimize, source=source,
+    )  # fmt: skip
+    accuracy = _accuracy(eps, delta, len(cands), conf, monotonic, optimize)
+    return _SelectionPlan(eps, delta, cands, mechanism, accuracy)
+
+
+def _checked_candidates(candidates: Any, score: Any, privacy_unit: Any) -> list[Any]:
+    """The public candidates as a list, the unit label and ``score`` checked, in this order."""
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
         raise ParameterError("candidates must be a list or tuple of public values")
     cands = list(candidates)
     check_unit_label(privacy_unit)
     if not callable(score):
         raise ParameterError("score must be a callable score(data, candidate) -> number")
-    mechanism = make_exponential_mechanism(
-        list(range(len(cands))),
-        lambda x, i: score(x, cands[i]),
-        delta,
-        epsilon=eps,
-        monotonic=monotonic,
-        optimize=optimize,
-        source=source,
-    )
-    bound = utility_bound(eps, delta, len(cands), confidence=conf, monotonic=monotonic)
+    return cands
+
+
+def _accuracy(
+    eps: Fraction, delta: Any, n: int, conf: float, monotonic: bool, optimize: str
+) -> str:
+    """The utility theorem's statement for ``n`` candidates (public parameters only)."""
+    bound = utility_bound(eps, delta, n, confidence=conf, monotonic=monotonic)
     direction = "largest" if optimize == "max" else "smallest"
-    accuracy = (
+    return (
         f"accuracy: with probability at least {conf:.0%}, the selected candidate's score is "
         f"within {printed_up(bound.loss)} of the {direction} score (utility theorem, seed 002)"
-    )
-    book = open_ledger(ledger)
-    parameters: dict[str, Any] = {
-        "epsilon": float(eps),
-        "sensitivity": float(delta),
-        "monotonic": monotonic,
-        "n_candidates": len(cands),
-        "optimize": optimize,
-    }
-    if privacy_unit is not None:
-        parameters["privacy_unit"] = privacy_unit
-
-    def release() -> SelectionResult:
-        index = int(mechanism(data))
-        return SelectionResult(
-            candidate=cands[index],
-            index=index,
-            epsilon=float(eps),
-            n_candidates=len(cands),
-            sensitivity=float(delta),
-            monotonic=monotonic,
-            accuracy=accuracy,
-            ledger=None if book is None else book.path,
-            parameters=parameters,
-        )
-
-    # The scores' sensitivity is for the caller's unit (rows by default); ``data`` is whatever
-    # ``score`` reads: no description.
-    return charge_then_release(
-        book, release, float(eps), "select", parameters, privacy_unit=privacy_unit, source=None
     )

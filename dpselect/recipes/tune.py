@@ -159,16 +159,11 @@ def tune(
 ) -> TuneResult:
     """The best of a random number of private runs over ``configs``, ``(epsilon, delta)``-DP.
 
-    See the module docstring. ``configs`` is a public list; ``train(config, rho)`` builds a
-    ``rho``-zCDP run releasing ``(score, model)`` (higher score is better). ``distribution``
-    and ``eta`` choose the law of the number of runs (mean ``mean_runs``); ``source`` drives
-    the choice of configurations and the number of runs (the runs use their own sources).
-
     Parameters
     ----------
     train : callable
         ``train(config, rho)`` returns a ``rho``-zCDP :class:`~dpselect.core.Measurement`
-        releasing ``(score, model)``.
+        releasing ``(score, model)``, higher scores better (module docstring).
     configs : sequence
         The public configurations.
     epsilon : float
@@ -182,7 +177,8 @@ def tune(
     distribution : {"truncated_negative_binomial", "poisson"}
         The law of the number of runs (``eta``: the negative binomial's shape).
     ledger, source
-        The budget ledger and the randomness of the choice (tests only).
+        The budget ledger and the randomness of the configurations and of the number of runs
+        (tests only; the runs use their own sources).
     privacy_unit : str, optional
         Whom the runs protect, as the ledger records it (default: one row of ``data``). Each
         run must be ``rho``-zCDP for one such unit added or removed (module docstring); a
@@ -225,77 +221,122 @@ def tune(
     >>> result.config
     2
     """
+    plan = _plan_tune(train, configs, epsilon, delta, mean_runs, distribution, eta, privacy_unit)
+    src = resolve_source(source)
+    mech = make_repeat_and_select(make_random_run(plan.runs, src), distribution, source=src,
+                                  **plan.law)  # fmt: skip
+    assert total_epsilon(float(plan.rho), plan.delta, distribution, plan.law) <= plan.epsilon
+    composed = rho_per_run_if_composed(plan.epsilon, plan.delta, len(plan.configs))
+    book = open_ledger(ledger)
+    parameters = plan.parameters(mean_runs, distribution, eta, privacy_unit)
+
+    def release() -> TuneResult:
+        config, score, model = _best_run(mech(data), plan.configs)
+        return TuneResult(
+            config=config, score=score, model=model, epsilon=float(plan.epsilon),
+            delta=float(plan.delta), rho_per_run=float(plan.rho),
+            rho_per_run_if_composed=composed, mean_runs=float(mean_runs),
+            distribution=distribution, ledger=None if book is None else book.path,
+            parameters=parameters,
+        )  # fmt: skip
+
+    # The unit the runs protect (rows by default); the data is whatever the runs read: no
+    # description.
+    return charge_then(
+        book, release, float(plan.epsilon), float(plan.delta), None, "approx", "tune",
+        parameters, privacy_unit=privacy_unit, source=None,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _TunePlan:
+    """A tuning planned from public facts: its budget, law of runs, per-run rho and runs."""
+
+    epsilon: Fraction
+    delta: Fraction
+    configs: list[Any]
+    law: dict[str, Any]
+    rho: Fraction  # the largest per-run budget keeping the whole within (epsilon, delta)
+    runs: list[Measurement]  # one checked zCDP run per configuration
+
+    def parameters(
+        self, mean_runs: float, distribution: str, eta: float, privacy_unit: str | None
+    ) -> dict[str, Any]:
+        """The public parameters the ledger and the result record."""
+        return {
+            "epsilon": float(self.epsilon), "delta": float(self.delta),
+            "n_configs": len(self.configs), "mean_runs": float(mean_runs),
+            "distribution": distribution,
+            "eta": float(eta) if distribution != "poisson" else None,
+            "rho_per_run": float(self.rho),
+            **({} if privacy_unit is None else {"privacy_unit": privacy_unit}),
+        }  # fmt: skip
+
+
+def _plan_tune(
+    train: Any,
+    configs: Any,
+    epsilon: float,
+    delta: float,
+    mean_runs: float,
+    distribution: str,
+    eta: float,
+    privacy_unit: str | None,
+) -> _TunePlan:
+    """Check the public parameters in order, find the per-run rho and build every run (each
+    checked zCDP), before anything is charged."""
     eps = Fraction(check_epsilon(epsilon))
     check_epsilon_range(eps)
     dlt = Fraction(check_delta(delta, allow_zero=False))
+    cfgs = _checked_configs(train, configs)
+    check_unit_label(privacy_unit)
+    law = _law_of_runs(distribution, mean_runs, eta)
+    rho = _rho_per_run(eps, dlt, distribution, law, mean_runs)
+    runs = [check_run(train(c, float(rho)), c, rho) for c in cfgs]
+    return _TunePlan(eps, dlt, cfgs, law, rho, runs)
+
+
+def _checked_configs(train: Any, configs: Any) -> list[Any]:
+    """The public configurations as a list, and ``train`` a callable (refused otherwise)."""
     if isinstance(configs, (str, bytes)) or not isinstance(configs, Sequence) or not configs:
         raise ParameterError("configs must be a non-empty list of public configurations")
     if not callable(train):
         raise ParameterError("train must be a callable train(config, rho) -> Measurement")
-    cfgs = list(configs)
-    check_unit_label(privacy_unit)
+    return list(configs)
+
+
+def _law_of_runs(distribution: str, mean_runs: float, eta: float) -> dict[str, Any]:
+    """The parameters of the law of the number of runs (Poisson, or PS22's ``D_{eta, gamma}``
+    with the ``gamma`` giving mean ``mean_runs``)."""
     if distribution == "poisson":
         mu = check_loss(mean_runs, "mean_runs")
         if mu <= 0:
             raise ParameterError(f"mean_runs must be positive, got {mean_runs!r}")
-        law: dict[str, Any] = {"mean": mu}
-    elif distribution == "truncated_negative_binomial":
-        law = {"eta": Fraction(eta), "gamma": tnb_gamma_for_mean(eta, mean_runs)}
-    else:
-        raise ParameterError(
-            f'distribution must be "truncated_negative_binomial" or "poisson", got {distribution!r}'
-        )
+        return {"mean": mu}
+    if distribution == "truncated_negative_binomial":
+        return {"eta": Fraction(eta), "gamma": tnb_gamma_for_mean(eta, mean_runs)}
+    raise ParameterError(
+        f'distribution must be "truncated_negative_binomial" or "poisson", got {distribution!r}'
+    )
 
+
+def _rho_per_run(
+    eps: Fraction, dlt: Fraction, distribution: str, law: dict[str, Any], mean_runs: float
+) -> Fraction:
+    """The largest per-run zCDP budget keeping the whole within ``(eps, dlt)`` (refused when
+    even a tiny one does not)."""
     lo = per_run_rho(eps, dlt, distribution, tuple(sorted(law.items())))
     if lo == 0:
         raise ParameterError(
             f"epsilon = {float(eps):g} at delta = {float(dlt):g} is too small for about "
             f"{mean_runs:g} runs: even a tiny per-run budget exceeds it"
         )
-    rho = Fraction(lo)
-    runs = [check_run(train(c, float(rho)), c, rho) for c in cfgs]
-    src = resolve_source(source)
-    run = make_random_run(runs, src)
-    mech = make_repeat_and_select(run, distribution, source=src, **law)
-    assert total_epsilon(float(rho), dlt, distribution, law) <= eps  # bisection invariant
-    composed = rho_per_run_if_composed(eps, dlt, len(cfgs))
-    book = open_ledger(ledger)
-    parameters: dict[str, Any] = {
-        "epsilon": float(eps),
-        "delta": float(dlt),
-        "n_configs": len(cfgs),
-        "mean_runs": float(mean_runs),
-        "distribution": distribution,
-        "eta": float(eta) if distribution != "poisson" else None,
-        "rho_per_run": float(rho),
-    }
-    if privacy_unit is not None:
-        parameters["privacy_unit"] = privacy_unit
+    return Fraction(lo)
 
-    def release() -> TuneResult:
-        out = mech(data)
-        if out is None:  # Poisson: no run at all
-            config, score, model = None, None, None
-        else:
-            score, (index, model) = out
-            config = cfgs[index]
-        return TuneResult(
-            config=config,
-            score=score,
-            model=model,
-            epsilon=float(eps),
-            delta=float(dlt),
-            rho_per_run=float(rho),
-            rho_per_run_if_composed=composed,
-            mean_runs=float(mean_runs),
-            distribution=distribution,
-            ledger=None if book is None else book.path,
-            parameters=parameters,
-        )
 
-    # The unit the runs protect (rows by default); the data is whatever the runs read: no
-    # description.
-    return charge_then(
-        book, release, float(eps), float(dlt), None, "approx", "tune", parameters,
-        privacy_unit=privacy_unit, source=None,
-    )  # fmt: skip
+def _best_run(out: Any, cfgs: list[Any]) -> tuple[Any, Any, Any]:
+    """``(config, score, model)`` of the released run; all ``None`` when no run was drawn."""
+    if out is None:  # Poisson: no run at all
+        return None, None, None
+    score, (index, model) = out
+    return cfgs[index], score, model

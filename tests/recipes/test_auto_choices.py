@@ -20,6 +20,7 @@ from dpselect.recipes import choose_bounds, choose_max_contributions, quantile
 from dpselect.recipes.bounds import contribution_choice_cost
 from dpselect.recipes.quantiles import auto_bound_levels
 from dpselect.recipes.top_k import AUTO_FRACTION, top_k
+from dpselect.recipes.value_bins import bound_bins
 from dpselect.sampling import InsecureSeededSource
 
 CANDS = [f"v{i}" for i in range(12)]
@@ -239,7 +240,7 @@ def test_choose_bounds_swapped_bins_give_their_hull(monkeypatch):
     # Noise may put the low level's bin above the high level's: [16, 32) then [8, 16). The
     # bounds are the hull [8, 32], never the empty [16, 16] (which the quantile would refuse
     # after the charge, depending on the rows).
-    bins = bounds_module.bound_bins()
+    bins = bound_bins()
     picks = iter([bins.index((16.0, 32.0)), bins.index((8.0, 16.0))])
 
     class Fixed:

@@ -16,12 +16,11 @@ import dpselect.core as dc
 from dpselect.accounting.ledger import Ledger
 from dpselect.mechanisms.generalized_exponential import GRID_BITS, gem_shifts, gem_threshold
 from dpselect.recipes.bounds import (
-    bin_scores,
-    bound_bins,
     choose_bounds,
     choose_max_contributions,
     contribution_scores,
 )
+from dpselect.recipes.value_bins import bin_scores, bound_bins
 from dpselect.sampling import InsecureSeededSource
 
 
