@@ -119,8 +119,7 @@ def quantile_with_auto_bounds(
         The total privacy cost (the choice and the quantiles), for one row (or one unit)
         added or removed, in ``[2^-20, 2^20]``.
     candidates, resolution : None
-        Refused: the bounds are for the continuous mechanism, at the default resolution
-        ``(hi - lo) / 10^6`` of the chosen bounds.
+        Refused (the continuous mechanism runs at ``(hi - lo) / 10^6`` of the chosen bounds).
     confidence, ledger, source, progress, schema, mechanism
         As for ``quantile``.
     auto_fraction : float, optional
@@ -134,8 +133,7 @@ def quantile_with_auto_bounds(
     Returns
     -------
     QuantileResult
-        The quantiles, the total cost, the budget split and the chosen bounds (in ``notes``
-        and ``parameters["bounds"]``).
+        The quantiles, the cost, the budget split and the bounds (``parameters["bounds"]``).
     """
     query = _check_auto_bounds(
         data, column, q, epsilon, candidates, confidence, resolution, mechanism, schema,
@@ -147,16 +145,10 @@ def quantile_with_auto_bounds(
     )
     book = open_ledger(ledger)
     parameters = {
-        "column": column,
-        "q": [float(lv) for lv in query.levels],
-        "epsilon": float(query.eps),
-        "bounds": "auto",
-        "bounds_levels": list(choice_levels),
-        "auto_fraction": query.fraction,
-        "choice_epsilon": budget.spent,
-        "query_epsilon": budget.query,
-        "method": query.chosen,
-    }
+        "column": column, "q": [float(lv) for lv in query.levels], "epsilon": float(query.eps),
+        "bounds": "auto", "bounds_levels": list(choice_levels), "auto_fraction": query.fraction,
+        "choice_epsilon": budget.spent, "query_epsilon": budget.query, "method": query.chosen,
+    }  # fmt: skip
     unit: dict[str, Any] = {}
     if privacy_unit is not None:
         unit = {"privacy_unit": privacy_unit, "max_rows": query.rows}

@@ -118,8 +118,7 @@ def quantile_with_auto_rows(
     Returns
     -------
     QuantileResult
-        The quantiles, the total cost, the budget split and the chosen ``max_rows`` (in
-        ``notes`` and ``parameters["max_rows"]``).
+        The quantiles, the cost, the budget split and ``max_rows`` (``parameters["max_rows"]``).
     """
     query = _check_auto_rows(data, column, q, epsilon, privacy_unit, bounds, candidates,
                              confidence, resolution, mechanism, schema, auto_fraction)  # fmt: skip
@@ -130,34 +129,18 @@ def quantile_with_auto_rows(
     margins = _margins(query, budget.query, candidates_r, bounds, resolution)
     book = open_ledger(ledger)
     parameters = {
-        "column": column,
-        "q": [float(lv) for lv in query.levels],
-        "epsilon": float(query.eps),
-        "privacy_unit": privacy_unit,
-        "max_rows": "auto",
-        "max_rows_candidates": candidates_r,
-        "auto_fraction": query.fraction,
-        "choice_epsilon": budget.spent,
-        "query_epsilon": budget.query,
-        "method": query.chosen,
-    }
+        "column": column, "q": [float(lv) for lv in query.levels], "epsilon": float(query.eps),
+        "privacy_unit": privacy_unit, "max_rows": "auto", "max_rows_candidates": candidates_r,
+        "auto_fraction": query.fraction, "choice_epsilon": budget.spent,
+        "query_epsilon": budget.query, "method": query.chosen,
+    }  # fmt: skip
 
     def release() -> QuantileResult:
-        choice = choose_max_contributions(
-            query.table, column, privacy_unit, epsilon=budget.choice, candidates=candidates_r,
-            penalty=lambda r: margins[r], source=source, unit_counts="rows",
+        result, r, line = _rows_then_quantiles(
+            data, column, query, budget, margins, candidates_r, privacy_unit, bounds=bounds,
+            candidates=candidates, confidence=confidence, source=source, resolution=resolution,
+            mechanism=mechanism, progress=progress, schema=schema, auto_fraction=auto_fraction,
         )  # fmt: skip
-        r = choice.max_contributions
-        result = _quantiles_with_rows(
-            data, column, query, budget, r, privacy_unit, bounds=bounds, candidates=candidates,
-            confidence=confidence, source=source, resolution=resolution, mechanism=mechanism,
-            progress=progress, schema=schema, auto_fraction=auto_fraction,
-        )  # fmt: skip
-        line = (
-            f"max_rows = {r}, chosen privately among {len(candidates_r)} bounds "
-            f"(1..{candidates_r[-1]}) by the generalized exponential mechanism at epsilon = "
-            f"{budget.spent:.6g}; the quantiles then ran at epsilon = {budget.query:.6g}"
-        )
         return with_private_choice(
             result, "max_rows", line, budget, book,
             {**parameters, "max_rows": r, "max_rows_choice": line},
@@ -253,6 +236,32 @@ def _margins(
         need = _bounds_rows_needed(query.levels, Fraction(eps_q), query.conf)
         margins = {r: margin + r * need for r, margin in margins.items()}
     return margins
+
+
+def _rows_then_quantiles(
+    data: Any,
+    column: str,
+    query: _AutoRowsQuery,
+    budget: ChoiceBudget,
+    margins: dict[int, Fraction],
+    candidates_r: list[int],
+    privacy_unit: str,
+    **kw: Any,
+) -> tuple[QuantileResult, int, str]:
+    """After the charge: ``max_rows`` chosen at ``budget.choice`` (penalised by ``margins``),
+    then the quantiles with it; the result, the bound chosen and the note on the choice."""
+    choice = choose_max_contributions(
+        query.table, column, privacy_unit, epsilon=budget.choice, candidates=candidates_r,
+        penalty=lambda r: margins[r], source=kw["source"], unit_counts="rows",
+    )  # fmt: skip
+    r = choice.max_contributions
+    result = _quantiles_with_rows(data, column, query, budget, r, privacy_unit, **kw)
+    line = (
+        f"max_rows = {r}, chosen privately among {len(candidates_r)} bounds "
+        f"(1..{candidates_r[-1]}) by the generalized exponential mechanism at epsilon = "
+        f"{budget.spent:.6g}; the quantiles then ran at epsilon = {budget.query:.6g}"
+    )
+    return result, r, line
 
 
 def _quantiles_with_rows(

@@ -24,6 +24,7 @@ from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, numeric_column, open_ledger
 from .epsilon_range import check_epsilon_range, stages_of_a_release
 from .grouping import (
+    GroupBudget,
     GroupedResult,
     Grouping,
     charge_grouped,
@@ -65,15 +66,12 @@ def grouped_quantile(
 ) -> GroupedResult:
     """The quantiles ``q`` of ``column`` in every group of ``by``, in one scan.
 
-    Each group runs :func:`dpselect.quantile` (``options``: ``bounds``, ``candidates``,
-    ``mechanism``, ``resolution``, ``confidence``) on its kept rows at ``epsilon_g /
-    max_rows``: with a privacy unit each person keeps at most ``max_groups`` groups and at
-    most ``max_rows`` rows in each (:func:`dpselect.data.rules.kept_rows` within the group),
-    so a group's rank scores move by at most ``max_rows`` and the row-level mechanism at
-    ``epsilon_g / max_rows`` is ``epsilon_g``-DP per person (group privacy, Dwork and Roth
-    2014, Theorem 2.2). Its accuracy lines are the row-level theorems at that epsilon, in
-    rows. Private groups (``groups=None``) need ``delta > 0`` for their selection.
-    Accounting: module docstring (pure ``epsilon`` with public groups).
+    Each group runs :func:`dpselect.quantile` on its kept rows at ``epsilon_g / max_rows``:
+    a person keeps at most ``max_groups`` groups and ``max_rows`` rows in each
+    (:func:`dpselect.data.rules.kept_rows`), so the row-level mechanism at that epsilon is
+    ``epsilon_g``-DP per person (group privacy, Dwork and Roth 2014, Theorem 2.2); its
+    accuracy lines are the row-level theorems, in rows. Private groups (``groups=None``) need
+    ``delta > 0`` for their selection (pure ``epsilon`` with public groups).
 
     Parameters
     ----------
@@ -95,6 +93,69 @@ def grouped_quantile(
     GroupedResult
         One :class:`~dpselect.recipes.quantile_result.QuantileResult` per group.
     """
+    checked = _check_grouped(data, column, q, epsilon, by, groups, delta, privacy_unit,
+                             max_groups, max_rows, group_fraction, schema, options)  # fmt: skip
+    grouping, r, table = checked.grouping, checked.rows, checked.table
+    budget = split_budget(checked.eps, checked.delta, grouping, 1.0)
+    inner = divide(budget.group_epsilon, r)
+    run = _group_release(q, inner, checked.options, source)
+    with stages_of_a_release():  # a stage's plan, on a share of a total checked above
+        probe = run(np.zeros(0), None)
+    texts = _group_statements(probe, inner, q, checked.options)
+    book = open_ledger(ledger)
+    costs = _group_costs(grouping, budget, privacy_unit, source, inner, r)
+    parameters = {
+        "column": column, "q": probe.parameters["q"], "epsilon": checked.eps,
+        "delta": checked.delta, "by": by,
+        "groups": "private" if grouping.listed is None else len(grouping.listed),
+        "max_groups": grouping.max_groups, "privacy_unit": privacy_unit, "max_rows": r,
+        "group_epsilon": costs.each[0], "row_epsilon": inner, "method": texts.method,
+        "bounds": probe.parameters.get("bounds"),
+    }  # fmt: skip
+
+    def release() -> GroupedResult:
+        names, found = _group_rows(table, column, by, grouping, costs.selection, privacy_unit,
+                                   r, source)  # fmt: skip
+        return GroupedResult(
+            "quantile", by, column, names, [run(v) for v in found], costs.total[0],
+            costs.total[1], None, costs.each[0], 0.0, grouping.max_groups,
+            chosen_by_text(grouping, costs.selection, *costs.select), texts.mechanism,
+            costs.accounting, texts.accuracy, None if book is None else book.path, parameters,
+        )  # fmt: skip
+
+    kind: Literal["pure", "approx"] = "approx" if grouping.listed is None else "pure"
+    return charge_grouped(book, release, (costs.total[0], costs.total[1], None), kind,
+                          "quantile/by", parameters, privacy_unit, table)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _GroupedQuery:
+    """A grouped quantile query checked from public facts (the schema, the groups' rules)."""
+
+    eps: float
+    delta: float
+    rows: int
+    table: Engine
+    options: dict[str, Any]
+    grouping: Grouping
+
+
+def _check_grouped(
+    data: Any,
+    column: str,
+    q: Any,
+    epsilon: float,
+    by: str,
+    groups: Any,
+    delta: float | None,
+    privacy_unit: str | None,
+    max_groups: int,
+    max_rows: int,
+    group_fraction: float | None,
+    schema: Any,
+    options: dict[str, Any],
+) -> _GroupedQuery:
+    """Every refusal of ``quantile(by=...)`` from public facts, in the order they are made."""
     options = _checked_options(options)
     eps = float(check_user_epsilon(epsilon))
     check_epsilon_range(eps)
@@ -105,15 +166,33 @@ def grouped_quantile(
     numeric_column(table, column)
     options = _typed_resolution(table, column, q, options)
     grouping = check_groups(table, column, by, groups, privacy_unit, max_groups, group_fraction)
+    dlt = _checked_delta(delta, grouping.listed is None)
+    return _GroupedQuery(eps, dlt, r, table, options, grouping)
+
+
+@dataclass(frozen=True)
+class _GroupCosts:
+    """What a grouped release costs: the groups' selection (private groups) and its cost, one
+    group's cost, the total, and the accounting in words."""
+
+    selection: Any
+    select: tuple[float, float]
+    each: tuple[float, float]
+    total: Any
+    accounting: str
+
+
+def _group_costs(
+    grouping: Grouping,
+    budget: GroupBudget,
+    privacy_unit: str | None,
+    source: RandomSource | None,
+    inner: float,
+    r: int,
+) -> _GroupCosts:
+    """The costs of a grouped release whose groups run at ``inner`` per row, ``r`` rows per
+    person in a group (group privacy: ``inner * r`` per group), before the charge."""
     private = grouping.listed is None
-    dlt = _checked_delta(delta, private)
-    budget = split_budget(eps, dlt, grouping, 1.0)
-    inner = divide(budget.group_epsilon, r)
-    run = _group_release(q, inner, options, source)
-    with stages_of_a_release():  # a stage's plan, on a share of a total checked above
-        probe = run(np.zeros(0), None)
-    texts = _group_statements(probe, inner, q, options)
-    book = open_ledger(ledger)
     selection = group_selection(grouping, budget, privacy_unit, source) if private else None
     select_cost = (0.0, 0.0) if selection is None else (selection[1], selection[2])
     each = (float_up(Fraction(inner) * r), 0.0)
@@ -126,28 +205,7 @@ def grouped_quantile(
             f"; in a group a person keeps at most {r} rows, so the row-level mechanism runs at "
             f"epsilon_g / {r} = {inner:.6g} (group privacy)"
         )
-    parameters = {
-        "column": column, "q": probe.parameters["q"], "epsilon": eps, "delta": dlt, "by": by,
-        "groups": "private" if private else len(grouping.listed or []),
-        "max_groups": grouping.max_groups, "privacy_unit": privacy_unit, "max_rows": r,
-        "group_epsilon": each[0], "row_epsilon": inner, "method": texts.method,
-        "bounds": probe.parameters.get("bounds"),
-    }  # fmt: skip
-
-    def release() -> GroupedResult:
-        names, found = _group_rows(table, column, by, grouping, selection, privacy_unit, r,
-                                   source)  # fmt: skip
-        releases = [run(v) for v in found]
-        return GroupedResult(
-            "quantile", by, column, names, releases, total[0], total[1], None, each[0], 0.0,
-            grouping.max_groups, chosen_by_text(grouping, selection, *select_cost),
-            texts.mechanism, accounting, texts.accuracy, None if book is None else book.path,
-            parameters,
-        )  # fmt: skip
-
-    kind: Literal["pure", "approx"] = "approx" if private else "pure"
-    return charge_grouped(book, release, (total[0], total[1], None), kind, "quantile/by",
-                   parameters, privacy_unit, table)  # fmt: skip
+    return _GroupCosts(selection, select_cost, each, total, accounting)
 
 
 def _checked_options(options: dict[str, Any]) -> dict[str, Any]:

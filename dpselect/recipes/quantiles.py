@@ -72,6 +72,7 @@ from .quantile_auto_rows import quantile_with_auto_rows
 from .quantile_grouped import grouped_quantile
 from .quantile_query import check_rows_per_unit
 from .quantile_release import quantile_release
+from .quantile_result import QuantileResult
 
 __all__ = [
     "make_candidate_quantile",
@@ -178,15 +179,12 @@ def quantile(
         The quantile level(s) in [0, 1] (0.5: the median).
     epsilon : float
         The total privacy cost at distance 1.
-    bounds : (float, float) or "auto", optional
-        Public clamping bounds (``"auto"``: chosen privately); or give ``candidates``.
-    candidates : list, optional
-        Public candidate values, or a text file of numbers (instead of ``bounds``).
-    confidence : float, default 0.95
-        The confidence of the accuracy statements.
-    mechanism : str, default "auto"
-        ``"auto"``, ``"tree"``, ``"joint"``, ``"recursive"`` or ``"split"`` (``epsilon / m``
-        per level).
+    bounds, candidates
+        Public clamping bounds ``(lo, hi)`` (``"auto"``: chosen privately), or public candidate
+        values (a list or a text file of numbers): exactly one of them.
+    confidence, mechanism
+        The confidence of the accuracy statements (default 0.95); ``"auto"`` (default),
+        ``"tree"``, ``"joint"``, ``"recursive"`` or ``"split"`` (``epsilon / m`` per level).
     ledger, source, resolution, progress, schema, auto_fraction, work_progress
         The budget ledger, the randomness (tests and demos only), the public resolution ``w``,
         ``progress(percent)`` while the column is scanned, declared column types
@@ -239,13 +237,31 @@ def quantile(
         "mechanism": mechanism, "schema": schema,
     }  # fmt: skip
     if by is not None:
-        if bound.auto_fraction is not None or work_progress is not None or progress is not None:
-            raise ParameterError("auto_fraction and progress callbacks do not apply with by")
         return _by_groups(data, column, q, epsilon, bound, bounds, candidates, by, groups,
-                          delta, privacy_unit, ledger, common)  # fmt: skip
+                          delta, privacy_unit, ledger, common, progress, work_progress)  # fmt: skip
     check_no_grouping(groups, bound.max_groups, bound.group_fraction)
     if delta is not None:
         raise ParameterError("delta applies to quantile only with by and private groups")
+    return _one_release(data, column, q, epsilon, bound, bounds, candidates, privacy_unit,
+                        ledger, common, progress, work_progress)  # fmt: skip
+
+
+def _one_release(
+    data: Any,
+    column: str,
+    q: Any,
+    epsilon: float,
+    bound: _Bounds,
+    bounds: Any,
+    candidates: Any,
+    privacy_unit: str | None,
+    ledger: Any,
+    common: dict[str, Any],
+    progress: Callable[[float], None] | None,
+    work_progress: Callable[[float], None] | None,
+) -> QuantileResult:
+    """A release without groups: ``max_rows="auto"`` or ``bounds="auto"`` chosen privately
+    first (one composed charge), else the release with fixed bounds or candidates."""
     rows = check_rows_per_unit(privacy_unit, bound.max_rows)
     if rows == "auto":
         assert privacy_unit is not None
@@ -319,9 +335,13 @@ def _by_groups(
     privacy_unit: str | None,
     ledger: Any,
     common: dict[str, Any],
+    progress: Callable[[float], None] | None,
+    work_progress: Callable[[float], None] | None,
 ) -> GroupedResult:
     """``quantile(by=...)``: the per-group options as given, then
     :func:`~dpselect.recipes.quantile_grouped.grouped_quantile`."""
+    if bound.auto_fraction is not None or work_progress is not None or progress is not None:
+        raise ParameterError("auto_fraction and progress callbacks do not apply with by")
     max_rows = bound.max_rows
     if max_rows == "auto":
         raise ParameterError("max_rows='auto' is not available with by: give a number")
