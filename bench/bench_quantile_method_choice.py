@@ -57,7 +57,8 @@ import pandas as pd
 from bench_quantiles import datasets, fresh_datasets, held_out_datasets
 from bench_quantiles_peers_units import _pipelinedp, five_values, flights
 
-from dpselect.recipes import quantiles as recipe
+from dpselect.recipes import quantile_methods as recipe
+from dpselect.recipes.quantile_count_rule import TREE_COUNT_FRACTION
 from dpselect.recipes.quantiles import quantile
 from dpselect.sampling import InsecureSeededSource
 from dpselect.sampling.discrete import sample_discrete_laplace
@@ -196,7 +197,7 @@ def iso_rule(hist: np.ndarray, eps_h: float, eps_rest: float, r: int) -> bool:
     two thirds of the deciles fall in an occupied bin with two empty bins on each side (a
     tie block between wide gaps: the joint mechanism's failure)."""
     s = r / eps_h
-    if (eps_rest * (1 - float(recipe.TREE_COUNT_FRACTION)) / r) * float(hist.sum()) < 700:
+    if (eps_rest * (1 - float(TREE_COUNT_FRACTION)) / r) * float(hist.sum()) < 700:
         return False
     occupied, _, bins = _decile_bins(hist, s)
     nb = len(hist)
@@ -218,10 +219,7 @@ def fine_rule(hist: np.ndarray, eps_h: float, eps_rest: float, r: int, grid: flo
     if iso_rule(hist, eps_h, eps_rest, r):
         return True
     s = r / eps_h
-    if (
-        grid <= 0
-        or (eps_rest * (1 - float(recipe.TREE_COUNT_FRACTION)) / r) * float(hist.sum()) < 700
-    ):
+    if grid <= 0 or (eps_rest * (1 - float(TREE_COUNT_FRACTION)) / r) * float(hist.sum()) < 700:
         return False
     width = bounds[1] - bounds[0]
     if width / 512 > leaves_per_grid * grid:

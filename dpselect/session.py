@@ -26,7 +26,7 @@ from .data.tables import open_table
 from .planning.contributions import Contributions, as_contributions
 from .recipes.grouping import GroupedResult
 from .recipes.pricing import PriceResult
-from .recipes.quantiles import QuantileResult
+from .recipes.quantile_result import QuantileResult
 from .recipes.release import open_ledger
 from .recipes.top_k_mechanisms import Mechanism
 from .recipes.top_k_result import TopKResult

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .accounting.ledger import Ledger
     from .recipes.grouping import GroupedResult
     from .recipes.pricing import PriceResult
-    from .recipes.quantiles import QuantileResult
+    from .recipes.quantile_result import QuantileResult
     from .recipes.top_k_mechanisms import Mechanism
     from .recipes.top_k_result import TopKResult
     from .recipes.unknown_domain_plans import KeysResult

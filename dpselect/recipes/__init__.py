@@ -29,7 +29,8 @@ from .hypothesis import (
 )
 from .preview import PreviewResult, PreviewRow, plot_preview, preview
 from .pricing import PriceResult, best_price, default_price_step, price_grid
-from .quantiles import QuantileResult, quantile
+from .quantile_result import QuantileResult
+from .quantiles import quantile
 from .select import SelectionResult, select
 from .tune import TuneResult, tune
 

@@ -21,7 +21,7 @@ import pytest
 
 import dpselect as dp
 from dpselect.recipes import bounds as bounds_module
-from dpselect.recipes import quantiles as quantiles_module
+from dpselect.recipes import quantile_auto_bounds as quantiles_module
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 
 RUNS = 100

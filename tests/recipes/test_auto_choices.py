@@ -18,7 +18,7 @@ from dpselect.accounting.ledger import Ledger
 from dpselect.recipes import bounds as bounds_module
 from dpselect.recipes import choose_bounds, choose_max_contributions, quantile
 from dpselect.recipes.bounds import contribution_choice_cost
-from dpselect.recipes.quantiles import auto_bound_levels
+from dpselect.recipes.quantile_auto_bounds import auto_bound_levels
 from dpselect.recipes.top_k import AUTO_FRACTION, top_k
 from dpselect.recipes.value_bins import bound_bins
 from dpselect.sampling import InsecureSeededSource

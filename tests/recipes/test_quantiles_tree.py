@@ -29,7 +29,8 @@ from dpselect.mechanisms.quantile_tree import (
     tree_scale,
 )
 from dpselect.recipes import quantile
-from dpselect.recipes import quantiles as recipe
+from dpselect.recipes import quantile_count_rule as recipe
+from dpselect.recipes.quantile_query import _choose_method
 from dpselect.sampling.source import InsecureSeededSource
 from tests.gof import ALPHA, fits
 
@@ -254,8 +255,8 @@ def test_auto_rule_reads_only_the_noisy_count(monkeypatch):
     assert picked(a, 1.0) == picked(b, 1.0) == "joint"
     noise[0] = -300
     assert picked(a, 1.0) == "tree"
-    assert recipe._choose_method("auto", 9, True) == "count"
-    assert recipe._choose_method("auto", 1, True) == "split"
+    assert _choose_method("auto", 9, True) == "count"
+    assert _choose_method("auto", 1, True) == "split"
 
 
 def test_cli_method_tree_end_to_end(tmp_path):

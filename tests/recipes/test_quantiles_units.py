@@ -39,7 +39,7 @@ from dpselect.mechanisms.quantile_score import (
 from dpselect.mechanisms.quantile_tree import make_tree_quantiles, tree_accuracy
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.pricing import make_price_mechanism, price_grid
-from dpselect.recipes.quantiles import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD
+from dpselect.recipes.quantile_methods import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.sampling import InsecureSeededSource
 from dpselect.sampling.source import resolve_source

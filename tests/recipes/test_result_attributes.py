@@ -14,7 +14,7 @@ from dpselect.recipes.grouping import GroupedResult
 from dpselect.recipes.hypothesis import HypothesisResult
 from dpselect.recipes.preview import PreviewResult, TopKPreview
 from dpselect.recipes.pricing import PriceResult
-from dpselect.recipes.quantiles import QuantileResult
+from dpselect.recipes.quantile_result import QuantileResult
 from dpselect.recipes.result import Result
 from dpselect.recipes.select import SelectionResult
 from dpselect.recipes.top_k_result import TopKResult

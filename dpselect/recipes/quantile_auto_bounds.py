@@ -1,0 +1,261 @@
+""":func:`~dpselect.recipes.quantiles.quantile` with ``bounds="auto"``: clamping bounds
+chosen privately, then the quantiles (:func:`quantile_with_auto_bounds`).
+
+The continuous quantile mechanism needs public bounds ``(lo, hi)``; the rows are clamped to
+them. With ``bounds="auto"`` the bounds come from
+:func:`~dpselect.recipes.bounds.choose_bounds` (two private bin quantiles over power-of-two
+bins) and the quantiles run on them:
+
+- **Budget** (a public rule): ``auto_fraction`` (default
+  :data:`~.top_k.AUTO_FRACTION`, 0.25) of ``epsilon`` goes to the choice (its cost
+  ``eps_c``, the two picks' maps at distance 1), the rest ``eps_q = epsilon - eps_c``
+  (rounded down) to the quantiles. The quantile mechanism's loss does not depend on the
+  bounds (clamping to any fixed interval is a row-by-row map, 1-stable under adding or
+  removing a row; docs/quantiles.md), only its accuracy does.
+- **Privacy**: adaptive composition of the ``eps_c``-DP choice and the ``eps_q``-DP quantiles
+  run with the bounds it released: ``eps_c + eps_q <= epsilon`` (basic composition, valid
+  when the second mechanism's parameters are chosen from the first's output; Dwork and Roth
+  2014, Thm 3.16, and the table in docs/accounting.md). The one ledger entry is charged as
+  pure epsilon-DP: the bounds' histogram adds Laplace noise (never bounded range, whose
+  zCDP conversion holds for exponential mechanisms only).
+- **Levels of the choice** (public, from ``q``): 5% and 95%, widened to 1% (99%) when a
+  requested level is below 5% (above 95%). The bounds come from a noisy histogram of the
+  bins (:func:`~dpselect.recipes.bounds.choose_bounds`, ``method="histogram"``): only
+  bins whose noisy count passes a threshold count, so the bounds are edges of bins that
+  hold rows (or 0, always inside), never an empty bin far from the data; the kept bins'
+  cumulative counts pick the levels' bins. A bin is kept with probability 95% once it
+  holds about 54 rows at ``eps_c = 0.25`` (the threshold 44 plus the noise's 5% tail;
+  ``max_rows`` times that with a unit). With fewer rows in every bin,
+  the fullest noisy bin is used and the result's note says so.
+- **Resolution**: the default ``(hi - lo) / 10^6`` of the chosen bounds (post-processing);
+  an explicit ``resolution`` is refused, since it would be fixed before ``hi - lo`` is known.
+
+- **Privacy unit** (``privacy_unit``, ``max_rows = r``): both parts read only the rows
+  each unit keeps (at most ``r``, the keyed rule) and are calibrated for ``r`` rows per
+  unit (the histogram's L1 sensitivity ``r``; the quantiles at ``eps_q / r`` per row), so
+  both costs hold per unit.
+
+One ledger entry, charged durably before anything is read; the result reports the chosen
+bounds and both costs. docs/private_selection.md ("bounds='auto'").
+
+Every refusal comes from public facts before the charge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from ..core.errors import ParameterError
+from ..data.engine import Engine
+from ..data.tables import open_table
+from ..mechanisms.validate import check_user_epsilon
+from ..sampling.source import RandomSource
+from ._common import CONFIDENCE, check_auto_fraction, check_confidence, open_ledger
+from .bounds import bounds_choice_cost, choose_bounds
+from .epsilon_range import check_epsilon_range
+from .quantile_query import (
+    _choose_method,
+    _levels,
+    check_numeric_column,
+    check_rows_per_unit,
+    check_unit_column,
+)
+from .quantile_release import quantile_release
+from .quantile_result import ChoiceBudget, QuantileResult, choice_budget, with_private_choice
+from .release import charge_then_release
+
+__all__ = ["auto_bound_levels", "quantile_with_auto_bounds"]
+
+
+def auto_bound_levels(levels: Sequence[Fraction]) -> tuple[float, float]:
+    """The choice's levels for the requested ``levels`` (the public rule: "Levels of the
+    choice" in :func:`quantile_with_auto_bounds`).
+
+    Parameters
+    ----------
+    levels : sequence of Fraction
+        The requested quantile levels (at least one).
+
+    Returns
+    -------
+    low, high : float
+        The levels of the bounds' choice: 0.05 (0.01 when a level is below 1/20) and 0.95 (0.99
+        when a level is above 19/20).
+    """
+    low = 0.05 if min(levels) >= Fraction(1, 20) else 0.01
+    high = 0.95 if max(levels) <= Fraction(19, 20) else 0.99
+    return low, high
+
+
+def quantile_with_auto_bounds(
+    data: Any,
+    column: str,
+    q: float | Sequence[float],
+    epsilon: float,
+    *,
+    candidates: Any = None,
+    confidence: float = CONFIDENCE,
+    ledger: Any = None,
+    source: RandomSource | None = None,
+    resolution: float | None = None,
+    mechanism: str = "auto",
+    progress: Callable[[float], None] | None = None,
+    schema: Any = None,
+    auto_fraction: float | None = None,
+    privacy_unit: str | None = None,
+    max_rows: int | None = None,
+) -> QuantileResult:
+    """:func:`~dpselect.recipes.quantiles.quantile` with ``bounds="auto"``: clamping bounds
+    chosen privately, then the quantiles, one ledger entry (the rules: module docstring).
+
+    Parameters
+    ----------
+    data, column, q
+        The private rows, a numeric column and the level(s), as for ``quantile``.
+    epsilon : float
+        The total privacy cost (the choice and the quantiles), for one row (or one unit)
+        added or removed, in ``[2^-20, 2^20]``.
+    candidates, resolution : None
+        Refused (the continuous mechanism runs at ``(hi - lo) / 10^6`` of the chosen bounds).
+    confidence, ledger, source, progress, schema, mechanism
+        As for ``quantile``.
+    auto_fraction : float, optional
+        The share of ``epsilon`` in ``(0, 1)`` for the bounds' choice (default 0.25).
+    privacy_unit : str, optional
+        The column identifying people (each row is a person without it).
+    max_rows : int, optional
+        The most rows one unit keeps (default 1; only with ``privacy_unit``; ``"auto"`` is
+        refused here: ``quantile`` chooses it first).
+
+    Returns
+    -------
+    QuantileResult
+        The quantiles, the cost, the budget split and the bounds (``parameters["bounds"]``).
+    """
+    query = _check_auto_bounds(
+        data, column, q, epsilon, candidates, confidence, resolution, mechanism, schema,
+        auto_fraction, privacy_unit, max_rows,
+    )  # fmt: skip
+    choice_levels = auto_bound_levels(query.levels)
+    budget = choice_budget(
+        query.eps, query.fraction, lambda share: bounds_choice_cost(share, choice_levels)
+    )
+    book = open_ledger(ledger)
+    parameters = {
+        "column": column, "q": [float(lv) for lv in query.levels], "epsilon": float(query.eps),
+        "bounds": "auto", "bounds_levels": list(choice_levels), "auto_fraction": query.fraction,
+        "choice_epsilon": budget.spent, "query_epsilon": budget.query, "method": query.chosen,
+    }  # fmt: skip
+    unit: dict[str, Any] = {}
+    if privacy_unit is not None:
+        unit = {"privacy_unit": privacy_unit, "max_rows": query.rows}
+        parameters.update(unit)
+
+    def release() -> QuantileResult:
+        result, line, picked = _bounds_then_quantiles(
+            data, column, query, choice_levels, budget, unit, source=source, schema=schema,
+            confidence=confidence, mechanism=mechanism, progress=progress,
+        )  # fmt: skip
+        return with_private_choice(
+            result, "the bounds", line, budget, book,
+            {**parameters, "bounds": picked, "bounds_choice": line},
+        )  # fmt: skip
+
+    # The bounds' noisy histogram adds Laplace noise: the entry is pure epsilon-DP (never
+    # bounded range, whose zCDP conversion eps^2 / 8 holds for exponential mechanisms only).
+    return charge_then_release(
+        book, release, budget.total, "quantile/bounds=auto", parameters, "pure",
+        privacy_unit=privacy_unit, source=query.table.description,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _AutoBoundsQuery:
+    """A ``bounds="auto"`` query checked from public facts."""
+
+    given: list[float]
+    levels: list[Fraction]
+    eps: Fraction
+    fraction: float
+    rows: int
+    chosen: str
+    table: Engine
+
+
+def _check_auto_bounds(
+    data: Any,
+    column: str,
+    q: Any,
+    epsilon: float,
+    candidates: Any,
+    confidence: float,
+    resolution: float | None,
+    mechanism: str,
+    schema: Any,
+    auto_fraction: float | None,
+    privacy_unit: str | None,
+    max_rows: int | None,
+) -> _AutoBoundsQuery:
+    """Every refusal of ``bounds="auto"``, from public facts, in the order they are made."""
+    eps = Fraction(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
+    fraction = check_auto_fraction(auto_fraction)
+    if candidates is not None:
+        raise ParameterError(
+            "bounds='auto' chooses bounds for the continuous mechanism: do not give candidates"
+        )
+    if resolution is not None:
+        raise ParameterError(
+            "resolution applies to fixed bounds; with bounds='auto' the default "
+            "(hi - lo) / 10^6 of the chosen bounds is used"
+        )
+    given, levels = _levels(q)
+    check_confidence(confidence)
+    rows = check_rows_per_unit(privacy_unit, max_rows)
+    if rows == "auto":
+        raise ParameterError("max_rows='auto' is chosen by quantile(); give an int here")
+    chosen = _choose_method(mechanism, len(levels), True)
+    table = open_table(data, schema=schema)
+    check_numeric_column(table, data, column)
+    check_unit_column(table, privacy_unit, rows)
+    return _AutoBoundsQuery(given, levels, eps, fraction, rows, chosen, table)
+
+
+def _bounds_then_quantiles(
+    data: Any,
+    column: str,
+    query: _AutoBoundsQuery,
+    choice_levels: tuple[float, float],
+    budget: ChoiceBudget,
+    unit: dict[str, Any],
+    *,
+    source: RandomSource | None,
+    schema: Any,
+    confidence: float,
+    mechanism: str,
+    progress: Callable[[float], None] | None,
+) -> tuple[QuantileResult, str, list[float]]:
+    """After the charge: the bounds chosen at ``budget.choice``, then the quantiles on them at
+    ``budget.query``; the quantiles' result, the note on the choice and the bounds."""
+    picked = choose_bounds(
+        data, column, budget.choice, quantiles=choice_levels, source=source, schema=schema,
+        **unit,
+    )  # fmt: skip
+    result = quantile_release(
+        data, column, query.given, budget.query, bounds=(picked.lower, picked.upper),
+        candidates=None, confidence=confidence, ledger=None, source=source, resolution=None,
+        mechanism=mechanism, progress=progress, schema=schema, work_progress=None,
+        privacy_unit=unit.get("privacy_unit"), rows=query.rows,
+    )  # fmt: skip
+    line = (
+        f"bounds: [{picked.lower:g}, {picked.upper:g}], chosen privately (the bins of the "
+        f"{choice_levels[0]:g} and {choice_levels[1]:g} quantiles in a noisy histogram of "
+        f"power-of-two bins, the bins below its threshold dropped) at epsilon = "
+        f"{budget.spent:.6g}; the quantiles then ran at epsilon = {budget.query:.6g}"
+    )
+    if picked.parameters.get("note"):
+        line += f"; {picked.parameters['note']}"
+    return result, line, [picked.lower, picked.upper]

@@ -1,0 +1,352 @@
+""":func:`~dpselect.recipes.quantiles.quantile` with ``max_rows="auto"``: the rows per unit
+chosen privately, then the quantiles with that bound (:func:`quantile_with_auto_rows`).
+
+- **The choice** is :func:`~dpselect.recipes.bounds.choose_max_contributions` with
+  ``unit_counts="rows"`` (the generalized exponential mechanism over ``r`` in ``1, 2, 4,
+  ..., 256``, as ``max_contributions="auto"`` of :func:`dpselect.top_k`): the score of
+  ``r`` is ``sum_u min(c_u, r) - margin(r)``, ``c_u`` unit ``u``'s rows with a number and
+  ``margin(r)`` the public rank margin of the method's accuracy statement at the
+  row-level epsilon ``eps_q / r`` (:func:`_rank_margin`); with ``bounds="auto"`` also
+  the rows the bounds choice needs to land next to the data, ``r`` times the row-level
+  threshold of :func:`quantile_with_auto_bounds` (:func:`_bounds_rows_needed`). Up to
+  the constant ``sum_u c_u`` this is minus the rows dropped by the bound and the rank
+  error its noise may add. Sensitivity ``Delta_r = r`` (one unit adds at most
+  ``r`` kept rows; the margin is public).
+- **Budget** (a public rule): ``auto_fraction`` (default 0.25) of ``epsilon`` to the choice
+  (its GEM map at distance 1, ``eps_c``), the rest ``eps_q = epsilon - eps_c`` (rounded
+  down) to :func:`quantile` with ``max_rows = r`` (``eps_q``-DP per unit whatever ``r``:
+  its mechanisms are calibrated to ``r``). With ``bounds="auto"`` too, that call spends
+  ``auto_fraction`` of ``eps_q`` on the bounds.
+- **Privacy**: adaptive composition of an ``eps_c``-DP choice and an ``eps_q``-DP query whose
+  parameter ``r`` is the choice's output: ``eps_c + eps_q <= epsilon`` (Dwork and Roth
+  2014, Theorem 3.16). One ledger entry, charged before anything is read, recording the
+  unit.
+
+Every refusal comes from public facts before the charge. docs/quantiles.md ("Privacy
+units").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from ..core.errors import ParameterError
+from ..data.column_roles import recorded_step
+from ..data.engine import Engine
+from ..data.tables import one_column, open_table
+from ..mechanisms.quantile_candidates import candidate_accuracy
+from ..mechanisms.quantile_continuous import check_bounds, check_resolution, continuous_accuracy
+from ..mechanisms.quantile_joint import joint_rows_bound
+from ..mechanisms.quantile_joint_parameters import joint_resolution
+from ..mechanisms.quantile_recursive import recursive_alphas
+from ..mechanisms.quantile_tree import tree_accuracy
+from ..mechanisms.validate import check_user_epsilon
+from ..planning.budget import first_share
+from ..sampling.source import RandomSource
+from ._common import AUTO_FRACTION, CONFIDENCE, check_auto_fraction, check_confidence, open_ledger
+from .bounds import DEFAULT_CONTRIBUTIONS, choose_max_contributions, contribution_choice_cost
+from .epsilon_range import check_epsilon_range
+from .quantile_auto_bounds import quantile_with_auto_bounds
+from .quantile_count_rule import TREE_COUNT_FRACTION
+from .quantile_methods import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD, charge_kind
+from .quantile_query import (
+    _choose_method,
+    _levels,
+    _numeric_candidates,
+    check_numeric_column,
+    check_unit_column,
+)
+from .quantile_release import quantile_release
+from .quantile_result import ChoiceBudget, QuantileResult, choice_budget, with_private_choice
+from .release import charge_then_release
+from .value_bins import bound_bins, empty_bin_threshold
+
+__all__ = ["quantile_with_auto_rows"]
+
+
+def quantile_with_auto_rows(
+    data: Any,
+    column: str,
+    q: float | Sequence[float],
+    epsilon: float,
+    privacy_unit: str,
+    *,
+    bounds: tuple[float, float] | str | None = None,
+    candidates: Any = None,
+    confidence: float = CONFIDENCE,
+    ledger: Any = None,
+    source: RandomSource | None = None,
+    resolution: float | None = None,
+    mechanism: str = "auto",
+    progress: Callable[[float], None] | None = None,
+    schema: Any = None,
+    auto_fraction: float | None = None,
+) -> QuantileResult:
+    """:func:`~dpselect.recipes.quantiles.quantile` with ``max_rows="auto"``: the rows per unit
+    chosen privately, then the quantiles with that bound, one ledger entry (the rules: module
+    docstring).
+
+    Parameters
+    ----------
+    data, column, q
+        The private rows, a numeric column and the level(s), as for ``quantile``.
+    epsilon : float
+        The total privacy cost (the choice and the quantiles), for one unit (all its rows)
+        added or removed, in ``[2^-20, 2^20]``.
+    privacy_unit : str
+        The column identifying the units.
+    bounds, candidates
+        Public clamping bounds (``"auto"``: chosen privately as well) or public candidate
+        values: exactly one of them.
+    confidence : float, default 0.95
+        The confidence of the accuracy statements (and of the margins the choice weighs).
+    ledger, source, resolution, progress, schema, mechanism
+        As for ``quantile`` (``resolution`` for fixed bounds only).
+    auto_fraction : float, optional
+        The share of ``epsilon`` in ``(0, 1)`` for the choice of ``max_rows`` (default 0.25);
+        with ``bounds="auto"`` also the bounds' share of the rest.
+
+    Returns
+    -------
+    QuantileResult
+        The quantiles, the cost, the budget split and ``max_rows`` (``parameters["max_rows"]``).
+    """
+    query = _check_auto_rows(data, column, q, epsilon, privacy_unit, bounds, candidates,
+                             confidence, resolution, mechanism, schema, auto_fraction)  # fmt: skip
+    candidates_r = list(DEFAULT_CONTRIBUTIONS)
+    budget = choice_budget(
+        query.eps, query.fraction, lambda share: contribution_choice_cost(share, candidates_r)
+    )
+    margins = _margins(query, budget.query, candidates_r, bounds, resolution)
+    book = open_ledger(ledger)
+    parameters = {
+        "column": column, "q": [float(lv) for lv in query.levels], "epsilon": float(query.eps),
+        "privacy_unit": privacy_unit, "max_rows": "auto", "max_rows_candidates": candidates_r,
+        "auto_fraction": query.fraction, "choice_epsilon": budget.spent,
+        "query_epsilon": budget.query, "method": query.chosen,
+    }  # fmt: skip
+
+    def release() -> QuantileResult:
+        result, r, line = _rows_then_quantiles(
+            data, column, query, budget, margins, candidates_r, privacy_unit, bounds=bounds,
+            candidates=candidates, confidence=confidence, source=source, resolution=resolution,
+            mechanism=mechanism, progress=progress, schema=schema, auto_fraction=auto_fraction,
+        )  # fmt: skip
+        return with_private_choice(
+            result, "max_rows", line, budget, book,
+            {**parameters, "max_rows": r, "max_rows_choice": line},
+        )  # fmt: skip
+
+    # the tree, the auto rule's noisy count and the auto bounds' histogram add Laplace noise:
+    # pure; else bounded range
+    kind = "pure" if bounds == "auto" else charge_kind(query.chosen)
+    return charge_then_release(
+        book, release, budget.total, "quantile/max_rows=auto", parameters, kind,
+        privacy_unit=privacy_unit, source=query.table.description,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _AutoRowsQuery:
+    """A ``max_rows="auto"`` query checked from public facts."""
+
+    given: list[float]
+    levels: list[Fraction]
+    eps: Fraction
+    fraction: float
+    conf: float
+    cands: list[float] | None
+    lo_hi: tuple[float, float] | None
+    chosen: str
+    table: Engine
+    step: Fraction | None
+
+
+def _check_auto_rows(
+    data: Any,
+    column: str,
+    q: Any,
+    epsilon: float,
+    privacy_unit: str,
+    bounds: Any,
+    candidates: Any,
+    confidence: float,
+    resolution: float | None,
+    mechanism: str,
+    schema: Any,
+    auto_fraction: float | None,
+) -> _AutoRowsQuery:
+    """Every refusal of ``max_rows="auto"``, from public facts, in the order they are made."""
+    eps = Fraction(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
+    fraction = check_auto_fraction(auto_fraction)
+    given, levels = _levels(q)
+    conf = check_confidence(confidence)
+    if (bounds is None) == (candidates is None):
+        raise ParameterError(
+            "give exactly one of bounds=(lo, hi) or 'auto' (continuous mechanism) and "
+            "candidates (a public list of numbers)"
+        )
+    cands = _numeric_candidates(candidates) if candidates is not None else None
+    lo_hi = None
+    if isinstance(bounds, str):
+        if bounds != "auto":
+            raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")
+        if resolution is not None:
+            raise ParameterError(
+                "resolution applies to fixed bounds; with bounds='auto' the default "
+                "(hi - lo) / 10^6 of the chosen bounds is used"
+            )
+    elif bounds is not None:
+        lo_hi = check_bounds(bounds)
+        check_resolution(resolution, *lo_hi)
+    _choose_method(mechanism, len(levels), bounds is not None)
+    table = open_table(data, schema=schema)
+    check_numeric_column(table, data, column)
+    check_unit_column(table, privacy_unit, 1)
+    step = recorded_step(table.require_column(column, "column"))
+    chosen = _choose_method(mechanism, len(levels), bounds is not None)
+    return _AutoRowsQuery(given, levels, eps, fraction, conf, cands, lo_hi, chosen, table, step)
+
+
+def _margins(
+    query: _AutoRowsQuery,
+    eps_q: float,
+    candidates_r: list[int],
+    bounds: Any,
+    resolution: float | None,
+) -> dict[int, Fraction]:
+    """The public penalty of each candidate bound ``r``: the method's rank margin at
+    ``eps_q / r`` per row, plus (``bounds="auto"``) the rows the bounds' choice needs."""
+    margins = {
+        r: _rank_margin(query.chosen, query.levels, Fraction(eps_q) / r, query.conf, query.lo_hi,
+                        resolution, query.cands, query.step)
+        for r in candidates_r
+    }  # fmt: skip
+    if bounds == "auto":  # the bounds choice runs at eps_q too, with r rows per unit
+        need = _bounds_rows_needed(query.levels, Fraction(eps_q), query.conf)
+        margins = {r: margin + r * need for r, margin in margins.items()}
+    return margins
+
+
+def _rows_then_quantiles(
+    data: Any,
+    column: str,
+    query: _AutoRowsQuery,
+    budget: ChoiceBudget,
+    margins: dict[int, Fraction],
+    candidates_r: list[int],
+    privacy_unit: str,
+    **kw: Any,
+) -> tuple[QuantileResult, int, str]:
+    """After the charge: ``max_rows`` chosen at ``budget.choice`` (penalised by ``margins``),
+    then the quantiles with it; the result, the bound chosen and the note on the choice."""
+    choice = choose_max_contributions(
+        query.table, column, privacy_unit, epsilon=budget.choice, candidates=candidates_r,
+        penalty=lambda r: margins[r], source=kw["source"], unit_counts="rows",
+    )  # fmt: skip
+    r = choice.max_contributions
+    result = _quantiles_with_rows(data, column, query, budget, r, privacy_unit, **kw)
+    line = (
+        f"max_rows = {r}, chosen privately among {len(candidates_r)} bounds "
+        f"(1..{candidates_r[-1]}) by the generalized exponential mechanism at epsilon = "
+        f"{budget.spent:.6g}; the quantiles then ran at epsilon = {budget.query:.6g}"
+    )
+    return result, r, line
+
+
+def _quantiles_with_rows(
+    data: Any,
+    column: str,
+    query: _AutoRowsQuery,
+    budget: ChoiceBudget,
+    r: int,
+    privacy_unit: str,
+    *,
+    bounds: Any,
+    candidates: Any,
+    confidence: float,
+    source: RandomSource | None,
+    resolution: float | None,
+    mechanism: str,
+    progress: Callable[[float], None] | None,
+    schema: Any,
+    auto_fraction: float | None,
+) -> QuantileResult:
+    """After the choice: the quantiles at ``budget.query`` with ``r`` rows per unit (the
+    bounds chosen first when ``bounds="auto"``, with the bounds' share ``auto_fraction``)."""
+    data, column = one_column(data, column)
+    if bounds == "auto":
+        return quantile_with_auto_bounds(
+            data, column, query.given, budget.query, candidates=candidates,
+            confidence=confidence, ledger=None, source=source, resolution=resolution,
+            mechanism=mechanism, progress=progress, schema=schema, auto_fraction=auto_fraction,
+            privacy_unit=privacy_unit, max_rows=r,
+        )  # fmt: skip
+    # fixed bounds or candidates refuse an auto_fraction (the choice is charged by now)
+    return quantile_release(
+        data, column, query.given, budget.query, bounds=bounds, candidates=candidates,
+        confidence=confidence, ledger=None, source=source, resolution=resolution,
+        mechanism=mechanism, progress=progress, schema=schema, work_progress=None,
+        privacy_unit=privacy_unit, rows=r,
+    )  # fmt: skip
+
+
+def _rank_margin(
+    chosen: str,
+    levels: list[Fraction],
+    row_epsilon: Fraction,
+    confidence: float,
+    bounds: tuple[float, float] | None,
+    resolution: float | None,
+    candidates: list[float] | None,
+    step: Fraction | None = None,
+) -> Fraction:
+    """The public penalty of ``max_rows="auto"`` at one bound ``r``: the rank margin (rows) of
+    the accuracy statement of the method ``chosen`` (:func:`_choose_method`) run at the
+    row-level epsilon ``row_epsilon = eps_q / r``, its largest over the levels. For the auto
+    rule's tree-or-joint choice, the smaller of the two (the rule picks by a noisy count that
+    is not known yet). Public parameters only; ``bounds=None`` (chosen later) reads ``(0,
+    1)``: the statements depend on the bounds only through ``(hi - lo) / w``."""
+    lo_hi = bounds if bounds is not None else (0.0, 1.0)
+    m = len(levels)
+    if candidates is not None:
+        each = row_epsilon / m
+        return Fraction(max(candidate_accuracy(lv, each, len(candidates), confidence)
+                            for lv in levels))  # fmt: skip
+    if chosen == "split":
+        w = check_resolution(resolution, *lo_hi)
+        return Fraction(max(continuous_accuracy(lo_hi, lv, row_epsilon / m, confidence, w).alpha
+                            for lv in levels))  # fmt: skip
+    if chosen == "recursive":
+        w = check_resolution(resolution, *lo_hi)
+        return Fraction(max(recursive_alphas(lo_hi, levels, row_epsilon, confidence, w)))
+    each = (
+        first_share(row_epsilon, TREE_COUNT_FRACTION).rest_epsilon
+        if chosen == "count"
+        else row_epsilon
+    )
+    tree = tree_accuracy(lo_hi, each, confidence, TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD)
+    w = joint_resolution(resolution, *lo_hi, each, step)
+    length = w if w > 0 else check_resolution(None, *lo_hi)
+    joint = joint_rows_bound(levels, each, confidence, lo_hi, length)
+    margins = {"tree": tree.rank_error, "joint": joint, "count": min(tree.rank_error, joint)}
+    return Fraction(margins[chosen])
+
+
+def _bounds_rows_needed(levels: list[Fraction], epsilon: Fraction, confidence: float) -> Fraction:
+    """The rows a bin needs at ``max_rows = 1`` for ``bounds="auto"`` to keep it: the noisy
+    histogram's threshold (:func:`~dpselect.recipes.value_bins.empty_bin_threshold`) at the
+    default share ``eps_c`` of ``epsilon``, plus the noise's ``confidence`` quantile (a bin
+    holding that many rows is kept with probability ``confidence``). With ``max_rows = r``
+    the noise scale is ``r`` times larger, and so is this number. Public; ``levels`` do not
+    enter (the histogram serves every level)."""
+    eps_c = first_share(epsilon, AUTO_FRACTION).first_epsilon
+    n_bins = len(bound_bins())
+    beta = 1.0 - float(confidence)
+    margin = math.log(1 / (2 * beta)) / float(eps_c)  # P(Z < -margin) <= beta
+    return Fraction(empty_bin_threshold(1 / eps_c, n_bins)) + Fraction(math.ceil(margin))

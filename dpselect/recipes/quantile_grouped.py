@@ -1,0 +1,320 @@
+"""``quantile(by=...)``: the quantiles of every group of a column in one scan, each group's
+release a :func:`~dpselect.recipes.quantile_release.quantile_release` on its kept rows at the
+group's share of epsilon (:func:`grouped_quantile`; accounting in
+:mod:`dpselect.recipes.grouping`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+
+from ..core.arithmetic import float_up
+from ..core.errors import ParameterError
+from ..data.column_roles import recorded_step
+from ..data.engine import Engine
+from ..mechanisms.quantile_continuous import check_bounds
+from ..mechanisms.quantile_joint_parameters import recorded_resolution
+from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
+from ..planning.budget import divide
+from ..sampling.source import RandomSource
+from ._common import CONFIDENCE, numeric_column, open_ledger
+from .epsilon_range import check_epsilon_range, stages_of_a_release
+from .grouping import (
+    GroupBudget,
+    GroupedResult,
+    Grouping,
+    charge_grouped,
+    check_groups,
+    chosen_by_text,
+    composition_text,
+    draw_salts,
+    group_selection,
+    selected_groups,
+    split_budget,
+    total_cost,
+)
+from .quantile_count_rule import count_rule_statements
+from .quantile_query import _choose_method, _levels
+from .quantile_release import quantile_release
+from .quantile_result import QuantileResult
+from .release import open_checked
+
+__all__ = ["grouped_quantile"]
+
+
+def grouped_quantile(
+    data: Any,
+    column: str,
+    q: Any,
+    epsilon: float,
+    *,
+    by: str,
+    groups: Any = None,
+    delta: float | None = None,
+    privacy_unit: str | None = None,
+    max_groups: int = 1,
+    max_rows: int = 1,
+    group_fraction: float | None = None,
+    ledger: Any = None,
+    source: RandomSource | None = None,
+    schema: Any = None,
+    **options: Any,
+) -> GroupedResult:
+    """The quantiles ``q`` of ``column`` in every group of ``by``, in one scan.
+
+    Each group runs :func:`dpselect.quantile` on its kept rows at ``epsilon_g / max_rows``:
+    a person keeps at most ``max_groups`` groups and ``max_rows`` rows in each
+    (:func:`dpselect.data.rules.kept_rows`), so the row-level mechanism at that epsilon is
+    ``epsilon_g``-DP per person (group privacy, Dwork and Roth 2014, Theorem 2.2); its
+    accuracy lines are the row-level theorems, in rows. Private groups (``groups=None``) need
+    ``delta > 0`` for their selection (pure ``epsilon`` with public groups).
+
+    Parameters
+    ----------
+    data, column, q, epsilon, privacy_unit, ledger, source, schema
+        As for :func:`dpselect.quantile`.
+    by, groups, max_groups, group_fraction
+        As for :func:`grouped_top_k`.
+    delta : float, optional
+        Only for private groups: the selection's delta.
+    max_rows : int, default 1
+        With a privacy unit: the rows each person keeps in each of their groups (a number;
+        ``"auto"`` is not available per group).
+    **options
+        ``bounds``, ``candidates``, ``mechanism``, ``resolution``, ``confidence``: as for
+        :func:`dpselect.quantile`, the same in every group.
+
+    Returns
+    -------
+    GroupedResult
+        One :class:`~dpselect.recipes.quantile_result.QuantileResult` per group.
+    """
+    checked = _check_grouped(data, column, q, epsilon, by, groups, delta, privacy_unit,
+                             max_groups, max_rows, group_fraction, schema, options)  # fmt: skip
+    grouping, r, table = checked.grouping, checked.rows, checked.table
+    budget = split_budget(checked.eps, checked.delta, grouping, 1.0)
+    inner = divide(budget.group_epsilon, r)
+    run = _group_release(q, inner, checked.options, source)
+    with stages_of_a_release():  # a stage's plan, on a share of a total checked above
+        probe = run(np.zeros(0), None)
+    texts = _group_statements(probe, inner, q, checked.options)
+    book = open_ledger(ledger)
+    costs = _group_costs(grouping, budget, privacy_unit, source, inner, r)
+    parameters = {
+        "column": column, "q": probe.parameters["q"], "epsilon": checked.eps,
+        "delta": checked.delta, "by": by,
+        "groups": "private" if grouping.listed is None else len(grouping.listed),
+        "max_groups": grouping.max_groups, "privacy_unit": privacy_unit, "max_rows": r,
+        "group_epsilon": costs.each[0], "row_epsilon": inner, "method": texts.method,
+        "bounds": probe.parameters.get("bounds"),
+    }  # fmt: skip
+
+    def release() -> GroupedResult:
+        names, found = _group_rows(table, column, by, grouping, costs.selection, privacy_unit,
+                                   r, source)  # fmt: skip
+        return GroupedResult(
+            "quantile", by, column, names, [run(v) for v in found], costs.total[0],
+            costs.total[1], None, costs.each[0], 0.0, grouping.max_groups,
+            chosen_by_text(grouping, costs.selection, *costs.select), texts.mechanism,
+            costs.accounting, texts.accuracy, None if book is None else book.path, parameters,
+        )  # fmt: skip
+
+    kind: Literal["pure", "approx"] = "approx" if grouping.listed is None else "pure"
+    return charge_grouped(book, release, (costs.total[0], costs.total[1], None), kind,
+                          "quantile/by", parameters, privacy_unit, table)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _GroupedQuery:
+    """A grouped quantile query checked from public facts (the schema, the groups' rules)."""
+
+    eps: float
+    delta: float
+    rows: int
+    table: Engine
+    options: dict[str, Any]
+    grouping: Grouping
+
+
+def _check_grouped(
+    data: Any,
+    column: str,
+    q: Any,
+    epsilon: float,
+    by: str,
+    groups: Any,
+    delta: float | None,
+    privacy_unit: str | None,
+    max_groups: int,
+    max_rows: int,
+    group_fraction: float | None,
+    schema: Any,
+    options: dict[str, Any],
+) -> _GroupedQuery:
+    """Every refusal of ``quantile(by=...)`` from public facts, in the order they are made."""
+    options = _checked_options(options)
+    eps = float(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
+    if privacy_unit is None and max_rows != 1:
+        raise ParameterError("max_rows applies only with a privacy_unit column")
+    r = check_int(max_rows, "max_rows", minimum=1)
+    table = open_checked(data, column, privacy_unit, schema)
+    numeric_column(table, column)
+    options = _typed_resolution(table, column, q, options)
+    grouping = check_groups(table, column, by, groups, privacy_unit, max_groups, group_fraction)
+    dlt = _checked_delta(delta, grouping.listed is None)
+    return _GroupedQuery(eps, dlt, r, table, options, grouping)
+
+
+@dataclass(frozen=True)
+class _GroupCosts:
+    """What a grouped release costs: the groups' selection (private groups) and its cost, one
+    group's cost, the total, and the accounting in words."""
+
+    selection: Any
+    select: tuple[float, float]
+    each: tuple[float, float]
+    total: Any
+    accounting: str
+
+
+def _group_costs(
+    grouping: Grouping,
+    budget: GroupBudget,
+    privacy_unit: str | None,
+    source: RandomSource | None,
+    inner: float,
+    r: int,
+) -> _GroupCosts:
+    """The costs of a grouped release whose groups run at ``inner`` per row, ``r`` rows per
+    person in a group (group privacy: ``inner * r`` per group), before the charge."""
+    private = grouping.listed is None
+    selection = group_selection(grouping, budget, privacy_unit, source) if private else None
+    select_cost = (0.0, 0.0) if selection is None else (selection[1], selection[2])
+    each = (float_up(Fraction(inner) * r), 0.0)
+    total = total_cost(budget, grouping, each, select_cost)
+    accounting = composition_text(
+        grouping, privacy_unit, None if selection is None else selection[4]
+    )
+    if r > 1:
+        accounting += (
+            f"; in a group a person keeps at most {r} rows, so the row-level mechanism runs at "
+            f"epsilon_g / {r} = {inner:.6g} (group privacy)"
+        )
+    return _GroupCosts(selection, select_cost, each, total, accounting)
+
+
+def _checked_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The per-group options, refused when one does not apply with ``by`` (public)."""
+    allowed = {"bounds", "candidates", "mechanism", "resolution", "confidence"}
+    extra = sorted(set(options) - allowed)
+    if extra:
+        raise ParameterError(f"quantile with by does not take {', '.join(extra)}")
+    if options.get("bounds") == "auto":
+        raise ParameterError(
+            "bounds='auto' is not available with by: give bounds=(lo, hi) or candidates"
+        )
+    return options
+
+
+def _typed_resolution(
+    table: Engine, column: str, q: Any, options: dict[str, Any]
+) -> dict[str, Any]:
+    """The options with the joint mechanism's resolution from the column's type, when it may
+    run and none was given (schema only)."""
+    if "resolution" not in options and "bounds" in options:
+        # each group runs on float rows: the joint mechanism's default from the column's type
+        # is passed on as its resolution (under "auto" only the joint plan reads it, the tree
+        # does not; schema only)
+        chosen = _choose_method(str(options.get("mechanism", "auto")), len(_levels(q)[1]), True)
+        by_step = recorded_resolution(
+            recorded_step(table.require_column(column, "column")), *check_bounds(options["bounds"])
+        )
+        if chosen in ("joint", "count") and by_step is not None:
+            options = {**options, "resolution": by_step}
+    return options
+
+
+def _checked_delta(delta: float | None, private: bool) -> float:
+    """The selection's delta: needed (> 0) for private groups, refused for public ones."""
+    dlt = 0.0 if delta is None else float(check_delta(delta, allow_zero=not private))
+    if private and dlt == 0:
+        raise ParameterError(
+            "private groups (groups=None) are selected from the data: give delta > 0, or a "
+            "public groups list"
+        )
+    if not private and dlt != 0:
+        raise ParameterError("delta applies to quantile with by only for private groups")
+    return dlt
+
+
+def _group_release(
+    q: Any, inner: float, options: dict[str, Any], source: RandomSource | None
+) -> Callable[..., QuantileResult]:
+    """One group's release on its kept rows at ``inner`` (every public parameter is checked by
+    it on the public empty data set before the charge: nothing read, nothing charged)."""
+
+    def run(values: Any, src: RandomSource | None = source) -> QuantileResult:
+        array = np.asarray(values, dtype=np.float64)
+        return quantile_release(
+            array, None, q, inner, bounds=options.get("bounds"),
+            candidates=options.get("candidates"),
+            confidence=options.get("confidence", CONFIDENCE), ledger=None, source=src,
+            resolution=options.get("resolution"), mechanism=options.get("mechanism", "auto"),
+            progress=None, schema=None, work_progress=None, privacy_unit=None, rows=1,
+        )  # fmt: skip
+
+    return run
+
+
+@dataclass(frozen=True)
+class _GroupTexts:
+    """What a grouped release says of its groups' mechanism and accuracy, and its method."""
+
+    mechanism: str
+    accuracy: str
+    method: str
+
+
+def _group_statements(
+    probe: QuantileResult, inner: float, q: Any, options: dict[str, Any]
+) -> _GroupTexts:
+    """The groups' mechanism and accuracy lines, from the probe on the empty data set (or
+    both plans of the auto rule, when each group's noisy row count picks its mechanism)."""
+    if "noisy_rows" in probe.parameters:  # each group's noisy row count picks its mechanism
+        mechanism_text, accuracy_text = count_rule_statements(inner, q, options)
+        method = "auto: tree or joint by a noisy row count"
+        return _GroupTexts(mechanism_text, accuracy_text, method)
+    return _GroupTexts(probe.method, "; ".join(probe.accuracy), probe.parameters["method"])
+
+
+def _group_rows(
+    table: Engine,
+    column: str,
+    by: str,
+    grouping: Grouping,
+    selection: Any,
+    privacy_unit: str | None,
+    r: int,
+    source: RandomSource | None,
+) -> tuple[list[Any], list[Any]]:
+    """After the charge: the groups released and each one's kept rows, from one scan."""
+    salt, group_salt = draw_salts(source)
+    g = grouping.max_groups
+    if selection is None:
+        names = list(grouping.listed or [])
+        found = table.grouped_values(column, by, names, privacy_unit=privacy_unit,
+                                     max_groups=g, max_rows=r, salt=salt,
+                                     group_salt=group_salt)  # fmt: skip
+    else:  # private groups: the persons and the numbers from one scan
+        discovered = table.discovered_values(column, by, privacy_unit=privacy_unit,
+                                             max_groups=g, max_rows=r, salt=salt,
+                                             group_salt=group_salt)  # fmt: skip
+        assert discovered.numbers is not None
+        names, where = selected_groups(discovered, selection)
+        found = [discovered.numbers[j] for j in where]
+    return names, found

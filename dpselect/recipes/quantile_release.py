@@ -1,0 +1,236 @@
+"""One quantile release with public bounds or candidates and a fixed ``max_rows``: the query
+checked from public facts, the method planned, the ledger charged, then the rows read and the
+values released (:func:`quantile_release`). :func:`dpselect.recipes.quantiles.quantile` is the
+public entry; the private choices of the bounds and of ``max_rows`` end here too."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..core.errors import ParameterError
+from ..data.tables import one_column
+from ..sampling.source import RandomSource, resolve_source
+from ._common import open_ledger
+from .quantile_count_rule import count_plan
+from .quantile_methods import (
+    F64,
+    MethodPlan,
+    Picked,
+    charge_kind,
+    on_grid,
+    recursive_plan,
+    single_plan,
+    split_plan,
+)
+from .quantile_query import QuantileQuery, check_query
+from .quantile_result import QuantileResult
+from .quantile_statements import _continuous_line, _grid_line
+from .release import charge_then_release
+
+__all__ = ["quantile_release"]
+
+
+def quantile_release(
+    data: Any,
+    column: str | None,
+    q: Any,
+    epsilon: float,
+    *,
+    bounds: Any,
+    candidates: Any,
+    confidence: float,
+    ledger: Any,
+    source: RandomSource | None,
+    resolution: float | None,
+    mechanism: str,
+    progress: Callable[[float], None] | None,
+    schema: Any,
+    work_progress: Callable[[float], None] | None,
+    privacy_unit: str | None,
+    rows: int,
+) -> QuantileResult:
+    """The quantiles ``q`` of ``column`` with public bounds or candidates, ``rows`` rows per unit.
+
+    Check the query (public facts), plan the method, charge the ledger, then read the rows and
+    release: every refusal comes before the charge.
+
+    Parameters
+    ----------
+    data, column, q, epsilon, bounds, candidates, confidence, ledger, source, resolution
+        As for :func:`dpselect.recipes.quantiles.quantile` (``bounds`` a pair or ``None``).
+    mechanism, progress, schema, work_progress, privacy_unit
+        As for :func:`dpselect.recipes.quantiles.quantile`.
+    rows : int
+        The most rows one unit keeps (checked; 1 without a unit).
+
+    Returns
+    -------
+    QuantileResult
+        The released values, the method, the cost and the accuracy lines.
+    """
+    data, column = one_column(data, column)
+    if isinstance(bounds, str):
+        raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")
+    query = check_query(
+        data, column, q, epsilon, bounds, candidates, confidence=confidence,
+        resolution=resolution, mechanism=mechanism, schema=schema, privacy_unit=privacy_unit,
+        rows=rows,
+    )  # fmt: skip
+    plan = _PLANS[query.chosen](query, source, work_progress)
+    plan, grid_note = _on_engine_grid(query, plan)
+    book = open_ledger(ledger)
+    parameters = _parameters(query, plan)
+
+    def release() -> QuantileResult:
+        values = _kept_rows(query, plan.grid_w, source, progress)
+        released, picked = plan.run(values)
+        return _result(query, plan, _Ran(released, picked, grid_note), parameters, book)
+
+    return charge_then_release(
+        book, release, float(query.eps), "quantile", parameters, kind=charge_kind(query.chosen),
+        privacy_unit=privacy_unit, source=query.table.description,
+    )  # fmt: skip
+
+
+#: The plan of each method (:func:`~dpselect.recipes.quantile_query._choose_method`).
+_PLANS: dict[str, Callable[..., MethodPlan]] = {
+    "count": count_plan,
+    "joint": single_plan,
+    "tree": single_plan,
+    "recursive": recursive_plan,
+    "split": split_plan,
+}
+
+
+def _on_engine_grid(query: QuantileQuery, plan: MethodPlan) -> tuple[MethodPlan, float | None]:
+    """The plan's accuracy lines when the engine rounds rows to a public grid (Spark: an extra
+    accuracy error), and that grid's width (``None``: no grid)."""
+    table, lo_hi, grid_w = query.table, query.lo_hi, plan.grid_w
+    # rows rounded to a public grid by the engine (Spark): an extra accuracy error
+    width = None if lo_hi is None or grid_w is None else table.grid_width(lo_hi, grid_w)
+    if width is None or lo_hi is None:
+        return plan, None
+    d = float(width)
+    if query.chosen in ("recursive", "joint", "tree", "count"):
+        return replace(plan, accuracy=[*plan.accuracy, _grid_line(d, query.chosen)]), d
+    w, r = query.w, query.rows
+    assert w is not None
+    lines = [_continuous_line(lv, plan.each / r, lo_hi, query.conf, w, grid=d)
+             for lv in query.levels]  # fmt: skip
+    return replace(plan, accuracy=lines), None
+
+
+def _parameters(query: QuantileQuery, plan: MethodPlan) -> dict[str, Any]:
+    """The release's public parameters, as the ledger records them."""
+    parameters = {
+        "column": query.column,
+        "q": [float(lv) for lv in query.levels],
+        "epsilon": float(query.eps),
+        "bounds": list(query.lo_hi) if query.lo_hi is not None else None,
+        "resolution": plan.w,
+        "method": "auto: tree or joint by a noisy row count" if query.chosen == "count"
+        else query.chosen,
+        "n_candidates": None if query.cands is None else len(query.cands),
+    }  # fmt: skip
+    if query.privacy_unit is not None:
+        parameters.update(privacy_unit=query.privacy_unit, max_rows=query.rows)
+    return parameters
+
+
+def _kept_rows(
+    query: QuantileQuery,
+    grid_w: float | None,
+    source: RandomSource | None,
+    progress: Callable[[float], None] | None,
+) -> F64:
+    """The rows as the mechanism needs them (Spark: stand-ins from a histogram); with a unit,
+    only the rows each unit keeps (the salt drawn after the charge, data-free)."""
+    table, column, cands, lo_hi = query.table, query.column, query.cands, query.lo_hi
+    privacy_unit, r = query.privacy_unit, query.rows
+    if privacy_unit is None:
+        values = table.quantile_values(column, cands, lo_hi, grid_w, progress)
+    else:
+        salt = resolve_source(source).bits(63)
+        values = table.quantile_values(
+            column, cands, lo_hi, grid_w, progress, privacy_unit=privacy_unit, max_rows=r,
+            salt=salt,
+        )  # fmt: skip
+    return values
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """What the mechanism released, what the noisy count picked, and the engine grid's width."""
+
+    values: list[float]
+    picked: Picked | None
+    grid_note: float | None
+
+
+def _result(
+    query: QuantileQuery,
+    plan: MethodPlan,
+    ran: _Ran,
+    parameters: dict[str, Any],
+    book: Any,
+) -> QuantileResult:
+    """The result of a release: stated as the plan that ran (the one the noisy count picked),
+    its values on the column type's grid."""
+    text, acc, loss, res = plan.text, plan.accuracy, plan.rounding, plan.w
+    params = dict(parameters)
+    used, derivation, notes = query.chosen, plan.derivation, list(query.notes)
+    picked = ran.picked
+    if picked is not None:  # the plan the noisy count picked
+        late = picked.plan
+        text, acc, loss, res = late.text, late.accuracy, late.rounding, late.w
+        if ran.grid_note is not None:
+            acc = [*acc, _grid_line(ran.grid_note, late.name)]
+        params.update(method=late.name, resolution=res, noisy_rows=picked.noisy_rows)
+        if picked.grains is not None:
+            params.update(grain_histogram=picked.grains)
+        used, derivation, notes = late.name, late.derivation, [*notes, picked.note]
+    released, acc = _typed_grid(query, plan, ran, used, res, acc, params)
+    return QuantileResult(
+        q=query.given,
+        values=released,
+        method=text,
+        epsilon=float(query.eps),
+        epsilon_each=float(plan.each),
+        budget_split=plan.split,
+        accuracy=acc,
+        levels=[f"{lv.numerator}/{lv.denominator}" for lv in query.levels],
+        rounding_loss=loss,
+        resolution=res,
+        notes=notes,
+        ledger=None if book is None else book.path,
+        parameters=params,
+        derivation=list(derivation),
+    )
+
+
+def _typed_grid(
+    query: QuantileQuery,
+    plan: MethodPlan,
+    ran: _Ran,
+    used: str,
+    res: float | None,
+    acc: list[str],
+    params: dict[str, Any],
+) -> tuple[list[float], list[str]]:
+    """The values on an integer or decimal column's grid, and the accuracy lines (widened when
+    rounding moves a value further than the statement's slack); records the grid in
+    ``params``."""
+    # On an integer or decimal column every method's values lie on the type's grid (the
+    # joint mechanism rounds its own; candidates are public values; Spark's grid of cells
+    # has its own statement). Public facts only: the type, the method, the bounds.
+    released, step, lo_hi = ran.values, query.step, query.lo_hi
+    if step is not None and lo_hi is not None and query.cands is None and ran.grid_note is None:
+        slack = plan.tree_slack if used == "tree" else None if used == "joint" else 2 * (res or 0)
+        if slack is not None:
+            released, widened = on_grid(released, step, lo_hi, slack)
+            if widened is not None:
+                acc = [*acc, widened]
+            params["on_grid"] = float(step)
+    return released, acc

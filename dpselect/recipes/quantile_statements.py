@@ -1,0 +1,68 @@
+"""The accuracy lines a quantile release prints for the per-level mechanisms (the continuous
+mechanism, candidates) and the Spark engine's grid: each the conclusion of a theorem in
+docs/quantiles.md, in words and numbers."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..core.arithmetic import printed_up
+from ..mechanisms.quantile_candidates import candidate_accuracy
+from ..mechanisms.quantile_continuous import continuous_accuracy
+
+
+def _continuous_line(
+    level: Fraction,
+    eps: Fraction,
+    lo_hi: tuple[float, float],
+    conf: float,
+    w: float,
+    grid: float | None = None,
+) -> str:
+    """The accuracy line; ``grid``: the Spark engine's cell width ``d`` (rows rounded down to
+    a public grid first: each moves down by less than ``d``, so the upper side widens by d)."""
+    acc = continuous_accuracy(lo_hi, level, eps, conf, w)
+    q = float(level)
+    above, where = "2w", ""
+    if grid is not None:
+        above = "2w + d"
+        where = (
+            f"; the Spark engine rounds each row down to a grid of cells at most d = "
+            f"{grid:.3g} wide, docs/spark.md"
+        )
+    return (
+        f"accuracy (q = {q:g}): with probability at least {conf:.0%}, at most {q:g} n + "
+        f"{printed_up(acc.alpha)} rows lie below the value - 2w and at most {1 - q:g} n + "
+        f"{printed_up(acc.alpha)} above the value + {above} (n rows after clamping to the bounds, "
+        f"resolution w = {printed_up(w, 3)}; ties included; continuous exponential mechanism, "
+        f"Smith 2011, docs/quantiles.md{where})"
+    )
+
+
+def _grid_line(grid: float, method: str) -> str:
+    """What the Spark engine's grid changes in the statement of the recursive or joint method
+    (the statement holds for the rows rounded down to the grid; each real row lies less than
+    ``d`` above its rounded value)."""
+    if method == "recursive":
+        return (
+            f"  (Spark engine: rows are rounded down to a grid of cells at most d = {grid:.3g} "
+            "wide first, each moving down by less than d: read 'above it + 2w + d', and B "
+            "counts the rows within 2w below and 2w + d above the other values; docs/spark.md)"
+        )
+    return (
+        f"  (Spark engine: the statement is about the rows rounded down to a grid of cells at "
+        f"most d = {grid:.3g} wide; a real row lies less than d above its rounded value, so it "
+        "is counted in another gap than its rounded value only when it lies within d above a "
+        "released value; docs/spark.md)"
+    )
+
+
+def _candidate_line(level: Fraction, eps: Fraction, m: int, conf: float) -> str:
+    alpha = candidate_accuracy(level, eps, m, conf)
+    q = float(level)
+    return (
+        f"accuracy (q = {q:g}): with probability at least {conf:.0%}, the chosen candidate's "
+        f"rank excess max(0, #below - {q:g} n, #above - {1 - q:g} n) is within {printed_up(alpha)} "
+        f"rows of the best candidate's (exponential mechanism utility theorem, {m} "
+        "candidates)"
+    )
