@@ -558,8 +558,8 @@ def preview_top_k(
     from ..mechanisms.top_k_plan import joint_may_compete, plan_joint_top_k, plan_top_k
     from ..mechanisms.topk_accuracy import histogram_halfwidth, selection_alpha
     from ..mechanisms.validate import check_delta, check_int
-    from .unknown_domain import policy_top_k_plan, use_policy_top_k
     from .unknown_domain_plans import POLICY_TOP_K_NAME, choose_unknown_domain
+    from .unknown_domain_top_k import policy_top_k_plan, use_policy_top_k
 
     k = check_int(k, "k", minimum=1)
     eps = float(check_epsilon(epsilon))

@@ -17,7 +17,7 @@ mechanism, then the unknown-domain top-k (:mod:`dpselect.recipes.unknown_domain`
   distinct values, at most ``m`` of them by the bounding rule for one salt drawn after the
   charge, at most ``r`` rows per value; 0 when fewer than ``k`` values exist) and
   ``margin(m)`` the count the ``k``-th value needs for the plan at ``m`` to find it (public:
-  :attr:`~dpselect.recipes.unknown_domain.UnknownDomainPlan.margin`): how far the ``k``-th
+  :attr:`~dpselect.recipes.unknown_domain_top_k.UnknownDomainPlan.margin`): how far the ``k``-th
   value clears what the plan needs. With a threshold that grows with ``m``, a larger ``m``
   pays for itself only when the values it adds lift the ``k``-th count more than the
   threshold rises. (The score with candidates, the kept contributions ``sum_u min(c_u, m)``
@@ -49,8 +49,8 @@ from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
 from .release import charge_then, open_checked
 from .top_k_result import TopKResult
-from .unknown_domain import UnknownDomainPlan, unknown_domain_plan
 from .unknown_domain_plans import Progress, choose_unknown_domain
+from .unknown_domain_top_k import UnknownDomainPlan, unknown_domain_plan
 
 __all__ = ["kth_count", "mechanism_at", "top_k_unknown_domain_auto_contributions"]
 
