@@ -58,7 +58,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ..core.arithmetic import float_down, float_up
+from ..core.arithmetic import float_up
 from ..core.errors import ParameterError
 from ..data.candidates import candidates_note, load_candidates
 from ..data.engine import Engine
@@ -69,6 +69,7 @@ from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.top_k_plan import TopKPlan as _Plan
 from ..mechanisms.top_k_plan import plan_top_k as _plan
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
+from ..planning.budget import first_share, remainder
 from ..planning.contributions import Contributions, merged
 from ..sampling.source import RandomSource, resolve_source
 from ._common import AUTO_FRACTION, check_auto_fraction, check_contributions
@@ -517,17 +518,54 @@ def _top_k_auto_contributions(
     candidates only, where distinct values count values off the list too) and need only the
     scores every engine computes (docs/private_selection.md, "Rows per value").
     """
-    from .bounds import (
-        DEFAULT_CONTRIBUTIONS,
-        choose_max_contributions,
-        contribution_choice_cost,
-    )
+    auto = _auto_plan(query, eps, dlt, mech, fraction, zcdp_ledger, rows_cap)
+    parameters = _auto_parameters(query, eps, dlt, mech, fraction, auto)
+
+    def release() -> TopKResult:
+        return _auto_release(query, auto, book, parameters)
+
+    return _charge_then(
+        book, release, auto.spent_eps, auto.spent_delta, auto.rho, auto.kind,
+        "top_k/max_contributions=auto", parameters, privacy_unit=query.privacy_unit,
+        source=query.table.description,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _AutoPlan:
+    """``max_contributions="auto"`` planned before the charge: the candidate bounds, the
+    choice's budget (``eps_choice``, its cost ``spent_c``), the top-k's ``eps_q``, its plan
+    at every bound, and the composed charge (``spent_eps``, ``spent_delta``, ``rho``,
+    ``kind``)."""
+
+    bounds: list[int]
+    rows_cap: int
+    eps_choice: Fraction
+    spent_c: float
+    eps_q: float
+    plans: dict[int, _Plan]
+    spent_eps: float
+    spent_delta: float
+    rho: float
+    kind: Literal["pure", "approx"]
+
+    @property
+    def margins(self) -> dict[int, Fraction]:
+        """Each bound's plan's score margin (public)."""
+        return {m: Fraction(p.margin) for m, p in self.plans.items()}
+
+
+def _auto_plan(query: _Query, eps: float, dlt: float, mech: Mechanism, fraction: float,
+               zcdp_ledger: bool, rows_cap: int) -> _AutoPlan:  # fmt: skip
+    """The budget split (``fraction`` of ``eps`` to the choice, the rest rounded down to the
+    top-k), the top-k planned at every candidate bound, and the composed charge."""
+    from .bounds import DEFAULT_CONTRIBUTIONS, contribution_choice_cost
 
     r = int(rows_cap)
     bounds = list(DEFAULT_CONTRIBUTIONS)
-    eps_choice = Fraction(eps) * Fraction(fraction)
+    eps_choice = first_share(eps, fraction).first_epsilon
     spent_c = contribution_choice_cost(eps_choice, bounds)
-    eps_q = float_down(Fraction(eps) - Fraction(spent_c))
+    eps_q = remainder(eps, spent_c)
     n = len(query.candidates)
     plans = {}
     for m in bounds:
@@ -537,64 +575,76 @@ def _top_k_auto_contributions(
     spent_delta = max(p.delta for p in plans.values())
     rho = float_up(Fraction(spent_c) ** 2 / 8 + max(Fraction(p.rho) for p in plans.values()))
     kind: Literal["pure", "approx"] = "approx" if spent_delta > 0 else "pure"
-    margins = {m: Fraction(p.margin) for m, p in plans.items()}
+    return _AutoPlan(bounds, r, eps_choice, spent_c, eps_q, plans, spent_eps, spent_delta,
+                     rho, kind)  # fmt: skip
+
+
+def _auto_parameters(query: _Query, eps: float, dlt: float, mech: Mechanism, fraction: float,
+                     auto: _AutoPlan) -> dict[str, Any]:  # fmt: skip
+    """What ``max_contributions="auto"`` records before the choice."""
     parameters = {
         "column": query.column,
         "k": query.k,
         "epsilon": eps,
         "delta": dlt,
-        "n_candidates": n,
+        "n_candidates": len(query.candidates),
         "privacy_unit": query.privacy_unit,
         "max_contributions": "auto",
-        "max_contributions_candidates": bounds,
+        "max_contributions_candidates": auto.bounds,
         "auto_fraction": fraction,
-        "choice_epsilon": spent_c,
-        "query_epsilon": eps_q,
+        "choice_epsilon": auto.spent_c,
+        "query_epsilon": auto.eps_q,
         "chosen_by": "auto" if mech == "auto" else "user",
     }
-    if r > 1:
-        parameters["max_rows_per_value"] = r
+    if auto.rows_cap > 1:
+        parameters["max_rows_per_value"] = auto.rows_cap
+    return parameters
 
-    def chosen_parameters(m: int, plan: _Plan) -> dict[str, Any]:
-        out = dict(parameters)
-        out.update(
-            max_contributions=m,
-            mechanism=plan.method,
-            accounting=plan.accounting,
-            scale=plan.scale,
-            count_scale=plan.count_scale,
-            max_contributions_choice=(
-                f"max_contributions = {m}, chosen privately among {len(bounds)} bounds "
-                f"(1..{bounds[-1]}) by the generalized exponential mechanism at epsilon = "
-                f"{spent_c:.6g}; the top-k then ran at epsilon = {plan.epsilon:.6g}"
-            ),
-        )
-        return out
 
-    def release() -> TopKResult:
-        if r > 1:
-            m, scores = _choose_rows_bound(query, bounds, margins, eps_choice, r)
-            plan = plans[m]
-            return _release(query, plan, m, book, chosen_parameters(m, plan),
-                            (spent_eps, spent_delta, rho), scores)  # fmt: skip
-        choice = choose_max_contributions(
-            query.table,
-            query.column,
-            query.privacy_unit,  # type: ignore[arg-type]
-            epsilon=eps_choice,
-            candidates=bounds,
-            penalty=lambda m: margins[m],
-            source=query.source,
-        )
-        m = choice.max_contributions
-        plan = plans[m]
-        return _release(query, plan, m, book, chosen_parameters(m, plan),
-                        (spent_eps, spent_delta, rho))  # fmt: skip
+def _chosen_parameters(parameters: dict[str, Any], auto: _AutoPlan, m: int) -> dict[str, Any]:
+    """``parameters`` with the chosen bound ``m`` and its plan's facts."""
+    plan, bounds = auto.plans[m], auto.bounds
+    out = dict(parameters)
+    out.update(
+        max_contributions=m,
+        mechanism=plan.method,
+        accounting=plan.accounting,
+        scale=plan.scale,
+        count_scale=plan.count_scale,
+        max_contributions_choice=(
+            f"max_contributions = {m}, chosen privately among {len(bounds)} bounds "
+            f"(1..{bounds[-1]}) by the generalized exponential mechanism at epsilon = "
+            f"{auto.spent_c:.6g}; the top-k then ran at epsilon = {plan.epsilon:.6g}"
+        ),
+    )
+    return out
 
-    return _charge_then(
-        book, release, spent_eps, spent_delta, rho, kind, "top_k/max_contributions=auto",
-        parameters, privacy_unit=query.privacy_unit, source=query.table.description,
-    )  # fmt: skip
+
+def _auto_release(query: _Query, auto: _AutoPlan, book: Any,
+                  parameters: dict[str, Any]) -> TopKResult:  # fmt: skip
+    """After the charge: GEM chooses ``m`` (persons' distinct values, or at ``r > 1`` the
+    kept rows: :func:`_choose_rows_bound`), then the top-k runs at ``m``."""
+    from .bounds import choose_max_contributions
+
+    cost = (auto.spent_eps, auto.spent_delta, auto.rho)
+    margins = auto.margins
+    if auto.rows_cap > 1:
+        m, scores = _choose_rows_bound(query, auto.bounds, margins, auto.eps_choice,
+                                       auto.rows_cap)  # fmt: skip
+        return _release(query, auto.plans[m], m, book, _chosen_parameters(parameters, auto, m),
+                        cost, scores)  # fmt: skip
+    choice = choose_max_contributions(
+        query.table,
+        query.column,
+        query.privacy_unit,  # type: ignore[arg-type]
+        epsilon=auto.eps_choice,
+        candidates=auto.bounds,
+        penalty=lambda m: margins[m],
+        source=query.source,
+    )
+    m = choice.max_contributions
+    return _release(query, auto.plans[m], m, book, _chosen_parameters(parameters, auto, m),
+                    cost)  # fmt: skip
 
 
 def _choose_rows_bound(
