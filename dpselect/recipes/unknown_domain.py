@@ -175,7 +175,7 @@ def partition_selection(
         docs/partition_selection.md, section 6).
     by, groups, max_groups, group_fraction
         A column of groups: the values publishable in every group, in one query
-        (:func:`dpselect.recipes.grouped.grouped_partition_selection`), as for
+        (:func:`dpselect.recipes.grouped_keys.grouped_partition_selection`), as for
         :func:`dpselect.top_k`.
     contributions : Contributions, optional
         Every contribution bound as one value (:class:`~dpselect.Contributions`), in place
@@ -213,7 +213,7 @@ def partition_selection(
         by=by, groups=groups,
     )  # fmt: skip
     if by is not None:
-        from .grouped import grouped_partition_selection
+        from .grouped_keys import grouped_partition_selection
 
         return grouped_partition_selection(
             data, column, epsilon, delta, by=by, groups=groups, privacy_unit=privacy_unit,
