@@ -1,9 +1,21 @@
-"""Grouped releases of ``top_k``/``most_common`` and ``partition_selection`` (``by=``).
+"""Grouped releases of ``top_k``/``most_common`` (``by=``).
 
 ``top_k(data, "dest", k=5, epsilon=1, by="carrier", groups=[...])`` releases the top five
 destinations of every listed carrier in one scan and one charge; the accounting, the groups
 (public or private) and the result are :mod:`dpselect.recipes.grouping`'s
-(docs/grouped_releases.md).
+(docs/grouped_releases.md); ``partition_selection(by=...)`` is
+:mod:`dpselect.recipes.grouped_keys`'s.
+
+:func:`grouped_top_k` is :func:`dpselect.top_k` with ``by``: its parameters mean what they
+mean there, within each group. With ``candidates`` every group ranks the public list with the
+mechanism ``top_k`` would run at ``(epsilon_g, delta_g)``; without them (``delta > 0``) every
+group runs thresholding or the limited-domain mechanism on its own values (the choice of
+:func:`~dpselect.recipes.unknown_domain.choose_unknown_domain` at the per-group budget;
+policy set union, which holds persons in the driver, is not run per group).
+
+Privacy: each person touches at most ``G`` groups (``max_groups`` with a privacy unit); each
+group costs ``(epsilon_g, delta_g)`` with ``epsilon_g = (epsilon - selection) / G``; the total
+charged is the selection plus ``G`` groups, rounded up, at most ``(epsilon, delta)``.
 """
 
 from __future__ import annotations
@@ -84,17 +96,8 @@ def grouped_top_k(
 ) -> GroupedResult:
     """The ``k`` most common values of ``column`` in every group of ``by``, in one query.
 
-    :func:`dpselect.top_k` with ``by``: its parameters mean what they mean there, within each
-    group. With ``candidates`` every group ranks the public list with the mechanism
-    ``top_k`` would run at ``(epsilon_g, delta_g)``; without them (``delta > 0``) every group
-    runs thresholding or the limited-domain mechanism on its own values (the choice of
-    :func:`~dpselect.recipes.unknown_domain.choose_unknown_domain` at the per-group budget;
-    policy set union, which holds persons in the driver, is not run per group).
-
-    Privacy (module docstring): each person touches at most ``G`` groups (``max_groups``
-    with a privacy unit); each group costs ``(epsilon_g, delta_g)`` with ``epsilon_g =
-    (epsilon - selection) / G``; the total charged is the selection plus ``G`` groups,
-    rounded up, at most ``(epsilon, delta)``.
+    :func:`dpselect.top_k` with ``by``; which mechanism each group runs and what the whole
+    release costs: the module docstring.
 
     Parameters
     ----------
@@ -113,9 +116,8 @@ def grouped_top_k(
         The share of epsilon spent on selecting private groups (default
         :data:`GROUP_FRACTION`); with values from the data half of delta goes there too.
     max_contributions : int or "auto", default 1
-        ``"auto"`` (with a privacy unit): one bound for every group, chosen privately with
-        ``auto_fraction`` (default 0.25) of epsilon before the groups' share is split
-        (:func:`_auto_contributions`).
+        ``"auto"`` (with a privacy unit): one bound for all groups, chosen privately with
+        ``auto_fraction`` (default 0.25) of epsilon first (:func:`_auto_contributions`).
 
     Returns
     -------

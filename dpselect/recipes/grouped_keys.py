@@ -86,18 +86,8 @@ def grouped_partition_selection(
     GroupedResult
         One :class:`~dpselect.recipes.unknown_domain.KeysResult` per group.
     """
-    eps = float(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
-    dlt = float(check_delta(delta, allow_zero=False))
-    m = check_int(max_contributions, "max_contributions", minimum=1)
-    if privacy_unit is None and m != 1:
-        raise ParameterError("max_contributions applies only with a privacy_unit column")
-    r = check_rows_per_value(max_rows_per_value, privacy_unit)
-    if mechanism not in ("auto", "optimal", "laplace", "gaussian"):
-        raise ParameterError(
-            "with by, mechanism must be 'auto', 'optimal', 'laplace' or 'gaussian' (policy set "
-            f"union holds persons in the driver and is not run per group), got {mechanism!r}"
-        )
+    eps, dlt, m, r = _checked(epsilon, delta, privacy_unit, max_contributions,
+                              max_rows_per_value, mechanism)  # fmt: skip
     table = open_checked(data, column, privacy_unit, schema)
     grouping = check_groups(table, column, by, groups, privacy_unit, max_groups, group_fraction)
     private = grouping.listed is None
@@ -124,6 +114,25 @@ def grouped_partition_selection(
 
     return charge_grouped(book, release, (total[0], total[1], None), "approx",
                    f"keys/by/{keys.method}", parameters, privacy_unit, table)  # fmt: skip
+
+
+def _checked(epsilon: float, delta: float, privacy_unit: str | None, max_contributions: int,
+             max_rows_per_value: int, mechanism: str) -> tuple[float, float, int, int]:  # fmt: skip
+    """The public parameters of :func:`grouped_partition_selection` checked in order: its
+    ``(epsilon, delta)``, the values kept per person and the rows counted per value."""
+    eps = float(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
+    dlt = float(check_delta(delta, allow_zero=False))
+    m = check_int(max_contributions, "max_contributions", minimum=1)
+    if privacy_unit is None and m != 1:
+        raise ParameterError("max_contributions applies only with a privacy_unit column")
+    r = check_rows_per_value(max_rows_per_value, privacy_unit)
+    if mechanism not in ("auto", "optimal", "laplace", "gaussian"):
+        raise ParameterError(
+            "with by, mechanism must be 'auto', 'optimal', 'laplace' or 'gaussian' (policy set "
+            f"union holds persons in the driver and is not run per group), got {mechanism!r}"
+        )
+    return eps, dlt, m, r
 
 
 @dataclass(frozen=True)

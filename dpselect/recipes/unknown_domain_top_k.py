@@ -154,10 +154,9 @@ def unknown_domain_plan(
     ``max_rows_per_value = r > 1``: every path calibrated to counts that move by ``r``
     (thresholding, the limited domain, and policy set union then the top-k, both stages
     counting rows: :func:`dpselect.mechanisms.policy_top_k.make_policy_top_k`); ``"auto"``
-    applies the same rule as at ``r = 1`` (:func:`use_policy_top_k`; measured at ``r`` = 10
-    and 50 on NYC flights, ``bench/bench_rows_set_union.py``: precision 0.730 and 0.865
-    against 0.755 and 0.850 for the thresholding ``"auto"`` picks, equal within the 95%
-    intervals).
+    applies the rule of ``r = 1`` (:func:`use_policy_top_k`; ``bench/bench_rows_set_union.py``
+    on NYC flights at ``r`` = 10 and 50: precision 0.730 and 0.865 against 0.755 and 0.850
+    for the thresholding ``"auto"`` picks, equal within the 95% intervals).
 
     Parameters
     ----------
