@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpselect.recipes import unknown_domain
+from dpselect.recipes import unknown_domain, unknown_domain_top_k
 from dpselect.sampling import InsecureSeededSource
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -72,8 +72,11 @@ def top_k_table(df: pd.DataFrame, truth: set[str], trials: int) -> None:
         policy, other, name = [], [], ""
         for t in range(trials):
             src = InsecureSeededSource(1000 * r + t)
-            res = unknown_domain._policy_top_k(df, "dest", 10, EPS, DELTA, "tailnum", 10, False,
-                                               None, src, None, None, r)  # fmt: skip
+            query = unknown_domain_top_k._ValueQuery(df, "dest", 10, EPS, DELTA, "tailnum", 10,
+                                                     r, False, src, None)  # fmt: skip
+            res = unknown_domain.run_unknown_domain_plan(
+                None, unknown_domain_top_k._policy_top_k(query)
+            )
             policy.append(len(set(res.candidates) & truth) / 10)
             mech = unknown_domain.choose_unknown_domain(10, EPS, DELTA, 10, r)[0].mechanism
             res = recipe_top_k(df, "dest", 10, EPS, delta=DELTA, privacy_unit="tailnum",

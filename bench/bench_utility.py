@@ -414,7 +414,7 @@ def unknown_c_recall(persons: list[list[str]], method: str, k: int, eps: float, 
     if method.startswith("Policy"):
         from fractions import Fraction
 
-        from dpselect.recipes.unknown_domain import make_policy_top_k, policy_top_k_plan
+        from dpselect.recipes.unknown_domain_top_k import make_policy_top_k, policy_top_k_plan
 
         f = Fraction(1, 4) if "eps/4" in method else Fraction(1, 2)
         plan = policy_top_k_plan(k, eps, delta, c, fraction=f)

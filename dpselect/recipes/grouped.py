@@ -1,9 +1,21 @@
-"""Grouped releases of ``top_k``/``most_common`` and ``partition_selection`` (``by=``).
+"""Grouped releases of ``top_k``/``most_common`` (``by=``).
 
 ``top_k(data, "dest", k=5, epsilon=1, by="carrier", groups=[...])`` releases the top five
 destinations of every listed carrier in one scan and one charge; the accounting, the groups
 (public or private) and the result are :mod:`dpselect.recipes.grouping`'s
-(docs/grouped_releases.md).
+(docs/grouped_releases.md); ``partition_selection(by=...)`` is
+:mod:`dpselect.recipes.grouped_keys`'s.
+
+:func:`grouped_top_k` is :func:`dpselect.top_k` with ``by``: its parameters mean what they
+mean there, within each group. With ``candidates`` every group ranks the public list with the
+mechanism ``top_k`` would run at ``(epsilon_g, delta_g)``; without them (``delta > 0``) every
+group runs thresholding or the limited-domain mechanism on its own values (the choice of
+:func:`~dpselect.recipes.unknown_domain.choose_unknown_domain` at the per-group budget;
+policy set union, which holds persons in the driver, is not run per group).
+
+Privacy: each person touches at most ``G`` groups (``max_groups`` with a privacy unit); each
+group costs ``(epsilon_g, delta_g)`` with ``epsilon_g = (epsilon - selection) / G``; the total
+charged is the selection plus ``G`` groups, rounded up, at most ``(epsilon, delta)``.
 """
 
 from __future__ import annotations
@@ -16,7 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..core.arithmetic import float_down, float_up, printed_up
+from ..core.arithmetic import float_up, printed_up
 from ..core.errors import ParameterError
 from ..data.candidates import load_candidates
 from ..data.rules import check_bounded_candidates, check_rows_per_value
@@ -24,18 +36,18 @@ from ..data.scores import candidate_multiplicity
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..mechanisms.limited_domain import limited_domain_threshold, make_limited_domain_top_k
 from ..mechanisms.partition_selection import (
-    make_optimal_partition_selection,
     make_threshold_partition_selection,
-    ordered_values,
     threshold_plan,
 )
 from ..mechanisms.top_k_plan import CONFIDENCE, TopKPlan, plan_top_k
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
+from ..planning.budget import first_share, remainder
 from ..sampling.source import RandomSource
 from ._common import check_contributions, open_ledger
 from .bounds import DEFAULT_CONTRIBUTIONS
 from .epsilon_range import check_epsilon_range
 from .grouping import (
+    GroupedQuery,
     GroupedResult,
     charge_grouped,
     check_groups,
@@ -51,7 +63,7 @@ from .release import open_checked
 from .top_k_result import TopKResult
 from .unknown_domain_plans import Progress
 
-__all__ = ["grouped_partition_selection", "grouped_top_k"]
+__all__ = ["grouped_top_k"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -84,17 +96,8 @@ def grouped_top_k(
 ) -> GroupedResult:
     """The ``k`` most common values of ``column`` in every group of ``by``, in one query.
 
-    :func:`dpselect.top_k` with ``by``: its parameters mean what they mean there, within each
-    group. With ``candidates`` every group ranks the public list with the mechanism
-    ``top_k`` would run at ``(epsilon_g, delta_g)``; without them (``delta > 0``) every group
-    runs thresholding or the limited-domain mechanism on its own values (the choice of
-    :func:`~dpselect.recipes.unknown_domain.choose_unknown_domain` at the per-group budget;
-    policy set union, which holds persons in the driver, is not run per group).
-
-    Privacy (module docstring): each person touches at most ``G`` groups (``max_groups``
-    with a privacy unit); each group costs ``(epsilon_g, delta_g)`` with ``epsilon_g =
-    (epsilon - selection) / G``; the total charged is the selection plus ``G`` groups,
-    rounded up, at most ``(epsilon, delta)``.
+    :func:`dpselect.top_k` with ``by``; which mechanism each group runs and what the whole
+    release costs: the module docstring.
 
     Parameters
     ----------
@@ -113,9 +116,8 @@ def grouped_top_k(
         The share of epsilon spent on selecting private groups (default
         :data:`GROUP_FRACTION`); with values from the data half of delta goes there too.
     max_contributions : int or "auto", default 1
-        ``"auto"`` (with a privacy unit): one bound for every group, chosen privately with
-        ``auto_fraction`` (default 0.25) of epsilon before the groups' share is split
-        (:func:`_auto_contributions`).
+        ``"auto"`` (with a privacy unit): one bound for all groups, chosen privately with
+        ``auto_fraction`` (default 0.25) of epsilon first (:func:`_auto_contributions`).
 
     Returns
     -------
@@ -128,15 +130,73 @@ def grouped_top_k(
     ParameterError, DataError, BudgetExceeded
         Before any budget is spent.
     """
+    args = _checked_top_k_args(k, epsilon, mechanism, privacy_unit, max_rows_per_value,
+                               (max_contributions, auto_fraction), counts,
+                               (candidates, delta, k_bar))  # fmt: skip
+    table = open_checked(data, column, privacy_unit, schema)
+    grouping = check_groups(table, column, by, groups, privacy_unit, max_groups, group_fraction)
+    if grouping.listed is None and args.dlt == 0:
+        raise ParameterError(
+            "private groups (groups=None) are selected from the data: give delta > 0, or a "
+            "public groups list"
+        )
+    query = GroupedQuery(table, column, by, privacy_unit, grouping, source, progress)
+    plan = _grouped_top_k_plan(query, args, ledger)
+    parameters = _grouped_top_k_parameters(query, args, plan)
+
+    def release() -> GroupedResult:
+        return _grouped_top_k_release(query, args, plan, parameters)
+
+    entry = "top_k/by/max_contributions=auto" if args.auto_m else f"top_k/by/{plan.method}"
+    return charge_grouped(plan.book, release, plan.cost, plan.kind, entry, parameters,
+                          privacy_unit, table)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _TopKArgs:
+    """A grouped top-k's public parameters, checked before the data are opened
+    (``bounds_m``: the bound given, or every candidate bound with ``auto_m``)."""
+
+    k: int
+    eps: float
+    mech: str
+    r: int
+    bounds_m: list[int]
+    auto_m: bool
+    fraction: float
+    counts: bool
+    dlt: float
+    cand_list: list[Any] | None
+    k_bar: int | None
+
+    @property
+    def value_mode(self) -> bool:
+        """Whether the values come from the data (no candidates)."""
+        return self.cand_list is None
+
+
+def _checked_top_k_args(
+    k: int,
+    epsilon: float,
+    mechanism: str,
+    privacy_unit: str | None,
+    max_rows_per_value: int,
+    contributions: tuple[Any, float | None],
+    counts: Any,
+    values: tuple[Any, float | None, int | None],
+) -> _TopKArgs:
+    """The parameters of :func:`grouped_top_k` checked in order, from public facts.
+    ``contributions``: ``(max_contributions, auto_fraction)``; ``values``: ``(candidates,
+    delta, k_bar)``."""
     from .top_k_mechanisms import check_mechanism as _check_mechanism
 
+    candidates, delta, k_bar = values
     k = check_int(k, "k", minimum=1)
     eps = float(check_user_epsilon(epsilon))
     check_epsilon_range(eps)
     mech = _check_mechanism(mechanism)
     r = check_rows_per_value(max_rows_per_value, privacy_unit)
-    given_m, fraction = check_contributions(max_contributions, auto_fraction, privacy_unit)
-    auto_m = given_m is None
+    given_m, fraction = check_contributions(*contributions, privacy_unit)
     bounds_m = list(DEFAULT_CONTRIBUTIONS) if given_m is None else [given_m]
     if not isinstance(counts, bool):
         raise ParameterError(f"counts must be a bool, got {counts!r}")
@@ -147,56 +207,102 @@ def grouped_top_k(
             "data can only be shown with a small chance of failure delta"
         )
     dlt = 0.0 if delta is None else float(check_delta(delta, allow_zero=not value_mode))
-    cand_list = None if value_mode else load_candidates(candidates)
-    if cand_list is not None:
-        if privacy_unit is not None:
-            check_bounded_candidates(len(cand_list))
-        if k > len(cand_list):
-            raise ParameterError(
-                f"k must be at most the number of candidates ({len(cand_list)}), got {k}"
-            )
-        if k_bar is not None:
-            raise ParameterError("k_bar applies only without a candidates list (limited domain)")
-    table = open_checked(data, column, privacy_unit, schema)
-    grouping = check_groups(table, column, by, groups, privacy_unit, max_groups, group_fraction)
-    private = grouping.listed is None
-    if private and dlt == 0:
+    cand_list = None if value_mode else _checked_candidates(candidates, k, privacy_unit, k_bar)
+    return _TopKArgs(k, eps, mech, r, bounds_m, given_m is None, fraction, counts, dlt,
+                     cand_list, k_bar)  # fmt: skip
+
+
+def _checked_candidates(candidates: Any, k: int, privacy_unit: str | None,
+                        k_bar: int | None) -> list[Any]:  # fmt: skip
+    """The public candidates loaded and checked against ``k``, the bounding rule and
+    ``k_bar`` (which needs values from the data)."""
+    cand_list = load_candidates(candidates)
+    if privacy_unit is not None:
+        check_bounded_candidates(len(cand_list))
+    if k > len(cand_list):
         raise ParameterError(
-            "private groups (groups=None) are selected from the data: give delta > 0, or a "
-            "public groups list"
+            f"k must be at most the number of candidates ({len(cand_list)}), got {k}"
         )
+    if k_bar is not None:
+        raise ParameterError("k_bar applies only without a candidates list (limited domain)")
+    return cand_list
+
+
+@dataclass(frozen=True)
+class _GroupedTopKPlan:
+    """A grouped top-k planned before the charge: the choice of a bound (``gem``, its cost
+    ``spent_c``, the groups' ``eps_groups``), the ledger, the private groups' selection, the
+    per-group plan at every bound, one group's worst cost (``each``), and the charge."""
+
+    gem: Any
+    spent_c: Fraction
+    eps_groups: float
+    book: Any
+    selection: Any
+    select_cost: tuple[float, float]
+    plans: dict[int, _GroupPlan]
+    each: tuple[float, float]
+    cost: tuple[float, float, float | None]
+    kind: Literal["pure", "bounded_range", "approx"]
+
+    @property
+    def method(self) -> str:
+        """The short name of the first bound's per-group mechanism."""
+        return next(iter(self.plans.values())).method
+
+
+def _bound_choice(query: GroupedQuery, a: _TopKArgs) -> tuple[Any, Fraction, float]:
+    """``max_contributions="auto"``: GEM over the bounds (sensitivity ``G r``:
+    :func:`_auto_contributions`) on its share of epsilon, its cost, and what remains for the
+    groups (the whole epsilon with a given bound)."""
+    if not a.auto_m:
+        return None, Fraction(0), a.eps
+    gem = make_generalized_exponential_mechanism(
+        a.bounds_m, lambda scores, b: scores[b], [Fraction(query.grouping.max_groups * a.r)] *
+        len(a.bounds_m), first_share(a.eps, a.fraction).first_epsilon, beta=0.05,
+        source=query.source,
+    )  # fmt: skip
+    spent_c = Fraction(gem.map(1))
+    return gem, spent_c, remainder(a.eps, spent_c)
+
+
+def _grouped_top_k_plan(query: GroupedQuery, a: _TopKArgs, ledger: Any) -> _GroupedTopKPlan:
+    """The choice of a bound, the budget split, the selection of private groups and every
+    bound's per-group plan, all before the charge (public facts only)."""
+    q, grouping = query, query.grouping
     # the groups' mechanisms need delta with values from the data or Gaussian noise: the
     # selection of private groups then takes half of delta, else all of it
-    groups_use_delta = value_mode or mech == "gaussian_histogram"
-    gem = None
-    spent_c = Fraction(0)
-    eps_groups = eps
-    if auto_m:  # the choice first (sensitivity G r: _auto_contributions), the rest split
-        gem = make_generalized_exponential_mechanism(
-            bounds_m, lambda scores, b: scores[b], [Fraction(grouping.max_groups * r)] *
-            len(bounds_m), Fraction(eps) * Fraction(fraction), beta=0.05, source=source,
-        )  # fmt: skip
-        spent_c = Fraction(gem.map(1))
-        eps_groups = float_down(Fraction(eps) - spent_c)
-    budget = split_budget(eps_groups, dlt, grouping, 0.5 if groups_use_delta else 1.0)
+    groups_use_delta = a.value_mode or a.mech == "gaussian_histogram"
+    gem, spent_c, eps_groups = _bound_choice(q, a)
+    budget = split_budget(eps_groups, a.dlt, grouping, 0.5 if groups_use_delta else 1.0)
     book = open_ledger(ledger)
     zcdp = book is not None and book.accounting == "zcdp"
-    selection = group_selection(grouping, budget, privacy_unit, source) if private else None
+    selection = group_selection(grouping, budget, q.privacy_unit, q.source) if q.private else None
     select_cost = (0.0, 0.0) if selection is None else (selection[1], selection[2])
     eg, dg = budget.group_epsilon, budget.group_delta
     plans: dict[int, _GroupPlan] = {}
-    for m in bounds_m:  # every bound planned before the charge
+    for m in a.bounds_m:  # every bound planned before the charge
         # the per-group mechanism as for a given m (the limited domain included: measured in
         # bench/bench_auto_contributions_unknown.py, top 3 by origin, it chose better bounds
         # than thresholding alone, unlike the ungrouped top 10: mechanism_at)
-        plans[m] = _group_plan(table, column, cand_list, privacy_unit, k, eg, dg, mech,
-                               counts, (m, r, k_bar), source, book,
-                               zcdp and not private)  # fmt: skip
+        plans[m] = _group_plan(q.table, q.column, a.cand_list, q.privacy_unit, a.k, eg, dg,
+                               a.mech, a.counts, (m, a.r, a.k_bar), q.source, book,
+                               zcdp and not q.private)  # fmt: skip
     each = (max(p.each[0] for p in plans.values()), max(p.each[1] for p in plans.values()))
     total = total_cost(budget, grouping, each, select_cost)
-    if auto_m:
+    if a.auto_m:
         total = (float_up(Fraction(total[0]) + spent_c), total[1])
-    first = plans[bounds_m[0]]
+    kind, rho = _charge_kind(plans, spent_c, grouping.max_groups, zcdp, q.private)
+    return _GroupedTopKPlan(gem, spent_c, eps_groups, book, selection, select_cost, plans,
+                            each, (total[0], total[1], rho), kind)  # fmt: skip
+
+
+def _charge_kind(
+    plans: dict[int, _GroupPlan], spent_c: Fraction, max_groups: int, zcdp: bool, private: bool
+) -> tuple[Literal["pure", "bounded_range", "approx"], float | None]:
+    """The ledger kind of the whole charge and, in a zCDP ledger with public groups, its
+    ``rho`` (the choice's ``eps_c^2 / 8`` plus ``G`` times the worst group)."""
+    first = next(iter(plans.values()))
     kinds = {p.kind for p in plans.values()}
     kind: Literal["pure", "bounded_range", "approx"] = (
         "approx" if "approx" in kinds else "pure" if "pure" in kinds else "bounded_range"
@@ -204,54 +310,61 @@ def grouped_top_k(
     rho: float | None = None
     if zcdp and not private and first.rho is not None:
         worst = max(Fraction(p.rho or 0) for p in plans.values())
-        rho = float_up(spent_c**2 / 8 + grouping.max_groups * worst)
+        rho = float_up(spent_c**2 / 8 + max_groups * worst)
     if private:
         kind = "approx"
-    m = bounds_m[0]
-    method = first.method
+    return kind, rho
+
+
+def _grouped_top_k_parameters(query: GroupedQuery, a: _TopKArgs,
+                              plan: _GroupedTopKPlan) -> dict[str, Any]:  # fmt: skip
+    """What a grouped top-k records before the choice of a bound."""
+    q, grouping, each = query, query.grouping, plan.each
     parameters = {
-        "column": column, "k": k, "epsilon": eps, "delta": dlt, "by": by,
-        "groups": "private" if private else len(grouping.listed or []),
-        "max_groups": grouping.max_groups, "privacy_unit": privacy_unit,
-        "max_contributions": "auto" if auto_m else m, "max_rows_per_value": r,
-        "mechanism": method, "group_epsilon": each[0], "group_delta": each[1],
-        "n_candidates": None if cand_list is None else len(cand_list),
+        "column": q.column, "k": a.k, "epsilon": a.eps, "delta": a.dlt, "by": q.by,
+        "groups": "private" if q.private else len(grouping.listed or []),
+        "max_groups": grouping.max_groups, "privacy_unit": q.privacy_unit,
+        "max_contributions": "auto" if a.auto_m else a.bounds_m[0], "max_rows_per_value": a.r,
+        "mechanism": plan.method, "group_epsilon": each[0], "group_delta": each[1],
+        "n_candidates": None if a.cand_list is None else len(a.cand_list),
     }  # fmt: skip
-    if auto_m:
-        parameters.update(max_contributions_candidates=bounds_m, auto_fraction=fraction,
-                          choice_epsilon=float_up(spent_c))  # fmt: skip
-    accounting = composition_text(
-        grouping, privacy_unit, None if selection is None else selection[4]
-    )
+    if a.auto_m:
+        parameters.update(max_contributions_candidates=a.bounds_m, auto_fraction=a.fraction,
+                          choice_epsilon=float_up(plan.spent_c))  # fmt: skip
+    return parameters
 
-    def release() -> GroupedResult:
-        salt, group_salt = draw_salts(source)
-        scan = _Scan(table, column, by, cand_list, grouping, selection, privacy_unit,
-                     (salt, group_salt, progress, r))  # fmt: skip
-        chosen = bounds_m[0]
-        names, inputs = scan.inputs(chosen, plans[chosen].limit)
-        params = parameters
-        if gem is not None:  # one bound for all groups (_auto_contributions)
-            chosen, inputs = _auto_contributions(scan, names, plans, inputs, gem, k)
-            params = dict(parameters, max_contributions=chosen, mechanism=plans[chosen].method,
-                          max_contributions_choice=(
-                f"max_contributions = {chosen}, chosen privately among {len(bounds_m)} bounds "
-                f"(1..{bounds_m[-1]}) for every group by the generalized exponential mechanism "
-                f"at epsilon = {float_up(spent_c):.6g}; the groups then ran at epsilon = "
-                f"{float(eps_groups):.6g}"
-            ))  # fmt: skip
-        plan = plans[chosen]
-        releases = [plan.run(inputs[j]) for j in range(len(names))]
-        name, accuracy = plan.name, plan.accuracy
-        return GroupedResult(
-            "top_k", by, column, names, releases, total[0], total[1], rho, each[0], each[1],
-            grouping.max_groups, chosen_by_text(grouping, selection, *select_cost), name,
-            accounting, accuracy, None if book is None else book.path, params,
-        )  # fmt: skip
 
-    entry = "top_k/by/max_contributions=auto" if auto_m else f"top_k/by/{method}"
-    return charge_grouped(book, release, (total[0], total[1], rho), kind, entry,
-                   parameters, privacy_unit, table)  # fmt: skip
+def _grouped_top_k_release(query: GroupedQuery, a: _TopKArgs, plan: _GroupedTopKPlan,
+                           parameters: dict[str, Any]) -> GroupedResult:  # fmt: skip
+    """After the charge: draw the salts, read every group's input, choose the bound (with
+    ``max_contributions="auto"``), run every group's top-k."""
+    q, grouping, selection = query, query.grouping, plan.selection
+    salt, group_salt = draw_salts(q.source)
+    scan = _Scan(q.table, q.column, q.by, a.cand_list, grouping, selection, q.privacy_unit,
+                 (salt, group_salt, q.progress, a.r))  # fmt: skip
+    chosen = a.bounds_m[0]
+    names, inputs = scan.inputs(chosen, plan.plans[chosen].limit)
+    params = parameters
+    if plan.gem is not None:  # one bound for all groups (_auto_contributions)
+        chosen, inputs = _auto_contributions(scan, names, plan.plans, inputs, plan.gem, a.k)
+        params = dict(parameters, max_contributions=chosen, mechanism=plan.plans[chosen].method,
+                      max_contributions_choice=(
+            f"max_contributions = {chosen}, chosen privately among {len(a.bounds_m)} bounds "
+            f"(1..{a.bounds_m[-1]}) for every group by the generalized exponential mechanism "
+            f"at epsilon = {float_up(plan.spent_c):.6g}; the groups then ran at epsilon = "
+            f"{float(plan.eps_groups):.6g}"
+        ))  # fmt: skip
+    group_plan = plan.plans[chosen]
+    releases = [group_plan.run(inputs[j]) for j in range(len(names))]
+    accounting = composition_text(grouping, q.privacy_unit,
+                                  None if selection is None else selection[4])  # fmt: skip
+    book = plan.book
+    return GroupedResult(
+        "top_k", q.by, q.column, names, releases, plan.cost[0], plan.cost[1],
+        plan.cost[2], plan.each[0], plan.each[1], grouping.max_groups,
+        chosen_by_text(grouping, selection, *plan.select_cost), group_plan.name, accounting,
+        group_plan.accuracy, None if book is None else book.path, params,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -299,13 +412,13 @@ def _group_plan(
                           float(plan.margin))  # fmt: skip
     from .unknown_domain_plans import choose_unknown_domain
 
-    each, name, accuracy, method, run, limit = _value_runner(k, eg, dg, m, r, mech, counts,
-                                                             k_bar, source, book)  # fmt: skip
+    runner = _value_runner(k, eg, dg, m, r, mech, counts, k_bar, source, book)
     option = {"limited_domain": "gumbel", "laplace_threshold": "laplace_histogram",
-              "gaussian_threshold": "gaussian_histogram"}[method]  # fmt: skip
+              "gaussian_threshold": "gaussian_histogram"}[runner.method]  # fmt: skip
     margin = next(o.criterion for o in choose_unknown_domain(k, eg, dg, m, r)[1]
                   if o.mechanism == option)  # fmt: skip
-    return _GroupPlan(each, "approx", None, name, accuracy, method, run, limit, float(margin))
+    return _GroupPlan(runner.each, "approx", None, runner.name, runner.accuracy, runner.method,
+                      runner.run, runner.limit, float(margin))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -435,6 +548,20 @@ def _candidate_runner(
     return run
 
 
+@dataclass(frozen=True)
+class _Runner:
+    """One group's top-k over its own values, calibrated: its cost, the mechanism's name, its
+    accuracy line, its short name, the runner on a group's ``[(value, count)]`` and how many
+    values per group it reads (``None``: all)."""
+
+    each: tuple[float, float]
+    name: str
+    accuracy: str
+    method: str
+    run: Callable[[Any], TopKResult]
+    limit: int | None
+
+
 def _value_runner(
     k: int,
     eps: float,
@@ -446,23 +573,10 @@ def _value_runner(
     k_bar: int | None,
     source: RandomSource | None,
     book: Any,
-) -> tuple[tuple[float, float], str, str, str, Callable[[Any], TopKResult], int | None]:
+) -> _Runner:
     """One group's top-k over its own values at ``(eps, delta)``: thresholding or the limited
-    domain, chosen by :func:`choose_unknown_domain` at the per-group budget (public facts).
-    Returns the per-group cost, the mechanism's name, its accuracy line, its short name, the
-    runner on the group's ``[(value, count)]`` and how many values per group it reads."""
-    from .unknown_domain_plans import (
-        K_BAR_EXTRA,
-        LIMITED_DOMAIN_NAME,
-        THRESHOLD_NAMES,
-        choose_unknown_domain,
-        counted_in_words,
-        limited_domain_per_round,
-        noise_halfwidth,
-        ordinal,
-        rank_released,
-        sure_release_count,
-    )
+    domain, chosen by :func:`choose_unknown_domain` at the per-group budget (public facts)."""
+    from .unknown_domain_plans import choose_unknown_domain
 
     if mech == "auto":
         mech = (
@@ -481,29 +595,61 @@ def _value_runner(
                 "counts=True without candidates needs a histogram mechanism (the limited-domain "
                 "top-k releases no counts)"
             )
-        kb = k + K_BAR_EXTRA if k_bar is None else check_int(k_bar, "k_bar", minimum=k)
-        per_round = limited_domain_per_round(k, eps, delta)
-        measurement = make_limited_domain_top_k(
-            k, kb, per_round, delta / 2, max_contributions=m, delta_prime=delta / 2,
-            source=source, max_rows_per_value=r,
-        )  # fmt: skip
-        spent = tuple(float(x) for x in measurement.map(r))
-        threshold = r * limited_domain_threshold(per_round, delta / 2, kb, m)
-        margin = threshold + (r / per_round) * math.log(CONFIDENCE / (1 - CONFIDENCE))
-        accuracy = (
-            f"a value whose score exceeds the {ordinal(kb + 1)} largest score of its group by "
-            f"at least {printed_up(margin)} is ranked above the stopping threshold "
-            "with probability at "
-            f"least {CONFIDENCE:.0%} (Gumbel noise, Durfee and Rogers 2019)"
-        )
-
-        def run_ld(found: Sequence[tuple[Any, int]]) -> TopKResult:
-            values = list(measurement(dict(found)))
-            return _values_result(values, None, LIMITED_DOMAIN_NAME, spent, accuracy, k, book)
-
-        return (spent[0], spent[1]), LIMITED_DOMAIN_NAME, accuracy, "limited_domain", run_ld, kb + 1
+        return _limited_domain_runner(k, eps, delta, (m, r, k_bar), source, book)
     if k_bar is not None:
         raise ParameterError("k_bar applies only to the limited-domain mechanism")
+    return _threshold_runner(k, eps, delta, (m, r), mech, counts, source, book)
+
+
+def _limited_domain_runner(k: int, eps: float, delta: float, bound: tuple[int, int, int | None],
+                           source: RandomSource | None, book: Any) -> _Runner:  # fmt: skip
+    """The limited-domain top-k of one group (Durfee and Rogers 2019) at ``bound = (m, r,
+    k_bar)``."""
+    from .unknown_domain_plans import (
+        K_BAR_EXTRA,
+        LIMITED_DOMAIN_NAME,
+        limited_domain_per_round,
+        ordinal,
+    )
+
+    m, r, k_bar = bound
+    kb = k + K_BAR_EXTRA if k_bar is None else check_int(k_bar, "k_bar", minimum=k)
+    per_round = limited_domain_per_round(k, eps, delta)
+    measurement = make_limited_domain_top_k(
+        k, kb, per_round, delta / 2, max_contributions=m, delta_prime=delta / 2,
+        source=source, max_rows_per_value=r,
+    )  # fmt: skip
+    spent = tuple(float(x) for x in measurement.map(r))
+    threshold = r * limited_domain_threshold(per_round, delta / 2, kb, m)
+    margin = threshold + (r / per_round) * math.log(CONFIDENCE / (1 - CONFIDENCE))
+    accuracy = (
+        f"a value whose score exceeds the {ordinal(kb + 1)} largest score of its group by "
+        f"at least {printed_up(margin)} is ranked above the stopping threshold "
+        "with probability at "
+        f"least {CONFIDENCE:.0%} (Gumbel noise, Durfee and Rogers 2019)"
+    )
+
+    def run_ld(found: Sequence[tuple[Any, int]]) -> TopKResult:
+        values = list(measurement(dict(found)))
+        return _values_result(values, None, LIMITED_DOMAIN_NAME, spent, accuracy, k, book)
+
+    return _Runner((spent[0], spent[1]), LIMITED_DOMAIN_NAME, accuracy, "limited_domain", run_ld,
+                   kb + 1)  # fmt: skip
+
+
+def _threshold_runner(k: int, eps: float, delta: float, bound: tuple[int, int], mech: str,
+                      counts: bool, source: RandomSource | None, book: Any) -> _Runner:  # fmt: skip
+    """Thresholding of one group's exact Laplace or Gaussian counts, then its ``k`` largest
+    noisy counts, at ``bound = (m, r)``."""
+    from .unknown_domain_plans import (
+        THRESHOLD_NAMES,
+        counted_in_words,
+        noise_halfwidth,
+        rank_released,
+        sure_release_count,
+    )
+
+    m, r = bound
     noise: Literal["laplace", "gaussian"] = "laplace" if mech == "laplace_histogram" else "gaussian"
     plan = threshold_plan(noise, eps, delta, m, max_rows_per_value=r)
     measurement = make_threshold_partition_selection(plan, counts=True, source=source)
@@ -526,14 +672,8 @@ def _value_runner(
         return _values_result(ranked, noisy, THRESHOLD_NAMES[noise], spent, accuracy, k, book,
                               half)  # fmt: skip
 
-    return (
-        (spent[0], spent[1]),
-        THRESHOLD_NAMES[noise],
-        accuracy,
-        f"{noise}_threshold",
-        run_threshold,
-        None,
-    )
+    return _Runner((spent[0], spent[1]), THRESHOLD_NAMES[noise], accuracy, f"{noise}_threshold",
+                   run_threshold, None)  # fmt: skip
 
 
 def _values_result(
@@ -554,147 +694,3 @@ def _values_result(
         rho=None, accuracy=accuracy, counts=noisy, ledger=None if book is None else book.path,
         parameters=params,
     )  # fmt: skip
-
-
-# ------------------------------------------------------------------------------------------
-# partition_selection(by=...)
-
-
-def grouped_partition_selection(
-    data: Any,
-    column: str,
-    epsilon: float,
-    delta: float,
-    *,
-    by: str,
-    groups: Any = None,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_contributions: int = 1,
-    max_rows_per_value: int = 1,
-    mechanism: str = "auto",
-    ledger: Any = None,
-    source: RandomSource | None = None,
-    progress: Progress = None,
-    schema: Any = None,
-    group_fraction: float | None = None,
-) -> GroupedResult:
-    """The values of ``column`` that can be published in every group of ``by``.
-
-    Each group runs partition selection at ``(epsilon_g, delta_g)``. ``"auto"`` and
-    ``"optimal"``: DVGM22's optimal rule, each person counting once toward one value of the
-    group (a released set is valid whatever selected it: with ``max_rows_per_value > 1`` it
-    selects by persons, which released the most values in every measured cell,
-    docs/partition_selection.md, section 6; ungrouped ``"auto"`` on a Spark-like engine
-    chooses the same). ``"laplace"`` / ``"gaussian"``: thresholding of exact counts
-    calibrated to L0 ``m`` and L-infinity ``r``. Policy set union is not run per group.
-    Accounting: :mod:`dpselect.recipes.grouping`.
-
-    Parameters
-    ----------
-    data, column, epsilon, delta, privacy_unit, max_contributions, max_rows_per_value,
-    mechanism, ledger, source, progress, schema
-        As for :func:`dpselect.partition_selection`, per group.
-    by, groups, max_groups, group_fraction
-        As for :func:`grouped_top_k`.
-
-    Returns
-    -------
-    GroupedResult
-        One :class:`~dpselect.recipes.unknown_domain.KeysResult` per group.
-    """
-    from .unknown_domain_plans import (
-        OPTIMAL_NAME,
-        KeysResult,
-        counted_in_words,
-        optimal_sure_count,
-        sure_release_count,
-    )
-
-    eps = float(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
-    dlt = float(check_delta(delta, allow_zero=False))
-    m = check_int(max_contributions, "max_contributions", minimum=1)
-    if privacy_unit is None and m != 1:
-        raise ParameterError("max_contributions applies only with a privacy_unit column")
-    r = check_rows_per_value(max_rows_per_value, privacy_unit)
-    if mechanism not in ("auto", "optimal", "laplace", "gaussian"):
-        raise ParameterError(
-            "with by, mechanism must be 'auto', 'optimal', 'laplace' or 'gaussian' (policy set "
-            f"union holds persons in the driver and is not run per group), got {mechanism!r}"
-        )
-    table = open_checked(data, column, privacy_unit, schema)
-    grouping = check_groups(table, column, by, groups, privacy_unit, max_groups, group_fraction)
-    private = grouping.listed is None
-    budget = split_budget(eps, dlt, grouping, 0.5)
-    book = open_ledger(ledger)
-    selection = group_selection(grouping, budget, privacy_unit, source) if private else None
-    select_cost = (0.0, 0.0) if selection is None else (selection[1], selection[2])
-    eg, dg = budget.group_epsilon, budget.group_delta
-    method = "optimal" if mechanism == "auto" else mechanism
-    bound, r_sel = m, r  # the values kept per person and group, the rows counted per value
-    if method == "optimal":
-        measurement = make_optimal_partition_selection(eg, dg, source=source)
-        name, sure = OPTIMAL_NAME, optimal_sure_count(eg, dg)
-        r_sel = 1  # DVGM22 counts persons: the set it releases needs no row counts
-        if m > 1:  # DVGM22 is proven for one value per person: keep one (a stricter bound)
-            bound, name = 1, name + ", each person bounded to one value per group"
-    else:
-        plan = threshold_plan(method, eg, dg, m, max_rows_per_value=r)  # type: ignore[arg-type]
-        measurement = make_threshold_partition_selection(plan, counts=False, source=source)
-        name = (
-            "partition selection by thresholding exact discrete "
-            f"{method.title()} counts (Korolova et al. 2009; Wilson et al. 2020)"
-        )
-        sure = sure_release_count(plan)
-    each = tuple(float(x) for x in measurement.map(1))
-    total = total_cost(budget, grouping, (each[0], each[1]), select_cost)
-    accuracy = (
-        f"a value {counted_in_words(sure, r_sel)} in its group is released with probability "
-        f"at least {CONFIDENCE:.0%}; a value held by one person only, with probability at most "
-        f"{each[1]:.3g}"
-    )
-    parameters = {
-        "column": column, "epsilon": eps, "delta": dlt, "by": by,
-        "groups": "private" if private else len(grouping.listed or []),
-        "max_groups": grouping.max_groups, "privacy_unit": privacy_unit,
-        "max_contributions": m, "max_rows_per_value": r, "mechanism": method,
-        "group_epsilon": each[0], "group_delta": each[1],
-        "selected_by": "persons" if r_sel == 1 else "rows",
-    }  # fmt: skip
-    accounting = composition_text(
-        grouping, privacy_unit, None if selection is None else selection[4]
-    )
-
-    def release() -> GroupedResult:
-        salt, group_salt = draw_salts(source)
-        bounds = (privacy_unit, grouping.max_groups, bound, salt, group_salt, progress, r_sel)
-        if selection is None:
-            names = list(grouping.listed or [])
-            found = table.grouped_value_counts(column, by, names, None, *bounds)
-        else:  # private groups: the persons and the counts from one scan
-            discovered = table.discovered_value_counts(column, by, None, *bounds)
-            assert discovered.values is not None
-            names, where = selected_groups(discovered, selection)
-            found = [discovered.values[j] for j in where]
-        releases = [
-            KeysResult(
-                ordered_values(measurement(dict(f))),
-                name,
-                each[0],
-                each[1],
-                accuracy,
-                None if book is None else book.path,
-                {},
-            )
-            for f in found
-        ]
-        return GroupedResult(
-            "partition_selection", by, column, names, releases, total[0], total[1], None,
-            each[0], each[1], grouping.max_groups,
-            chosen_by_text(grouping, selection, *select_cost), name, accounting, accuracy,
-            None if book is None else book.path, parameters,
-        )  # fmt: skip
-
-    return charge_grouped(book, release, (total[0], total[1], None), "approx",
-                   f"keys/by/{method}", parameters, privacy_unit, table)  # fmt: skip

@@ -56,6 +56,7 @@ from .result import Result
 __all__ = [
     "GROUP_FRACTION",
     "GroupBudget",
+    "GroupedQuery",
     "GroupedResult",
     "Grouping",
     "charge_grouped",
@@ -353,6 +354,40 @@ def check_groups(
     from ._common import check_auto_fraction
 
     return Grouping(by, None, g, check_auto_fraction(group_fraction, "group_fraction"))
+
+
+@dataclass(frozen=True)
+class GroupedQuery:
+    """A grouped release's opened table, its checked grouping and what its scan needs.
+
+    Attributes
+    ----------
+    table : Engine
+        The opened table (its schema checked).
+    column, by : str
+        The released column and the column of groups.
+    privacy_unit : str or None
+        The unit column.
+    grouping : Grouping
+        The checked grouping (:func:`check_groups`).
+    source : RandomSource or None
+        The randomness.
+    progress : callable or None
+        ``progress(percent)`` while the data are scanned.
+    """
+
+    table: Any
+    column: str
+    by: str
+    privacy_unit: str | None
+    grouping: Grouping
+    source: RandomSource | None
+    progress: Progress
+
+    @property
+    def private(self) -> bool:
+        """Whether the groups are selected privately (no public list)."""
+        return self.grouping.listed is None
 
 
 @dataclass(frozen=True)

@@ -583,8 +583,8 @@ def _unknown_domain_rows(k: int, eps: float, dlt: float, c: int, r: int) -> list
     """The options for values from the data: policy set union (with a unit), then each plan
     of :func:`~dpselect.recipes.unknown_domain_plans.choose_unknown_domain`."""
     from ..mechanisms.choice import METHOD_NAMES
-    from .unknown_domain import policy_top_k_plan, use_policy_top_k
     from .unknown_domain_plans import POLICY_TOP_K_NAME, choose_unknown_domain
+    from .unknown_domain_top_k import policy_top_k_plan, use_policy_top_k
 
     rows: list[TopKPreviewRow] = []
     ud_best, ud_options = choose_unknown_domain(k, eps, dlt, c, r)

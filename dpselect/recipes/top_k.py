@@ -4,7 +4,48 @@
 (:mod:`dpselect.data`), calibrates a selection mechanism to ``epsilon``
 (:mod:`dpselect.mechanisms`), charges the ledger durably, and only then samples and returns
 the ranked candidates with their privacy cost and an accuracy statement. Nothing here samples
-or computes a privacy loss itself: it composes the lower layers.
+or computes a privacy loss itself: it composes the lower layers. Each query is a short
+sequence: its public parameters checked (before any charge), a plan (the mechanism, its
+scale, the budget's shares), the charge, then the release.
+
+``data``: a path to CSV, Parquet or JSON lines, or a pandas, polars or pyarrow table.
+``candidates``: a list or a text file (one per line); values absent from the data score 0,
+values outside the list are ignored. ``privacy_unit``: a column identifying people (each
+row is a person without it); each person counts toward at most ``max_contributions``
+values, once each, or with ``max_rows_per_value=r`` with their rows, at most ``r`` per
+value (a score then counts rows, not persons: "the top destinations by flights"; every
+mechanism is calibrated to L-infinity ``r``, L1 ``m r``, L2 ``r sqrt(m)``,
+docs/contribution_bounding.md). ``(epsilon, delta)`` is the total guarantee at distance 1
+(one person added or removed); ``delta`` defaults to 0 (pure DP).
+
+``mechanism="auto"`` (default) runs the most accurate mechanism for the public facts
+``(k, epsilon, delta, number of candidates, max_contributions)`` by the criterion of
+:mod:`dpselect.mechanisms.choice` (never the data): permute-and-flip, one-shot Gumbel, a
+noisy histogram (Laplace, or Gaussian when ``delta > 0``), each calibrated by the tightest
+valid accounting; then, at ``delta = 0`` with a basic ledger and no counts, the joint
+exponential mechanism (Gillenwater et al. 2022) if its 95% bound on the ranked error is
+the lower (:func:`dpselect.mechanisms.top_k_plan.plan_top_k`: where a unit holds many
+values and ``k`` is large); the result names the method, the theorem and the scale. Any key of
+:data:`MECHANISMS` fixes the mechanism instead. ``counts=True`` also releases noisy counts
+(free with a histogram; one-shot Gumbel spends half on them).
+
+Without ``candidates``, ``delta > 0`` is required and the values come from the data: see
+:func:`dpselect.recipes.unknown_domain.top_k_unknown_domain` (partition selection then
+the top ``k``, or the limited-domain mechanism), chosen by public facts.
+
+``max_contributions="auto"`` (with ``privacy_unit`` and ``candidates``) chooses the bound
+privately first: ``auto_fraction`` (default :data:`AUTO_FRACTION`) of ``epsilon`` goes to
+the generalized exponential mechanism over the bounds ``1, 2, 4, ..., 256``, the rest to
+the top-k at the chosen bound; one composed charge covers both (docs/private_selection.md,
+"max_contributions='auto'").
+
+``ledger``: a :class:`Ledger` or its path; the charge is durable before anything is
+computed from the data, in the ledger's accounting ((epsilon, delta) or zCDP rho).
+``source`` is for tests and demos only. Every error is raised from public facts before any
+budget is spent; the private rows never cause an error (empty data: every score is 0).
+
+``data`` may also be a DuckDB relation, or one column of values: a pandas (or polars)
+Series or a 1-D NumPy array, with ``column=None`` (or the Series' name).
 """
 
 from __future__ import annotations
@@ -17,7 +58,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ..core.arithmetic import float_down, float_up
+from ..core.arithmetic import float_up
 from ..core.errors import ParameterError
 from ..data.candidates import candidates_note, load_candidates
 from ..data.engine import Engine
@@ -28,6 +69,7 @@ from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.top_k_plan import TopKPlan as _Plan
 from ..mechanisms.top_k_plan import plan_top_k as _plan
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
+from ..planning.budget import first_share, remainder
 from ..planning.contributions import Contributions, merged
 from ..sampling.source import RandomSource, resolve_source
 from ._common import AUTO_FRACTION, check_auto_fraction, check_contributions
@@ -87,50 +129,15 @@ def top_k(
 ) -> Any:
     """The ``k`` most common values of ``column``, privately, at an ``(epsilon, delta)`` target.
 
-    ``data``: a path to CSV, Parquet or JSON lines, or a pandas, polars or pyarrow table.
-    ``candidates``: a list or a text file (one per line); values absent from the data score 0,
-    values outside the list are ignored. ``privacy_unit``: a column identifying people (each
-    row is a person without it); each person counts toward at most ``max_contributions``
-    values, once each, or with ``max_rows_per_value=r`` with their rows, at most ``r`` per
-    value (a score then counts rows, not persons: "the top destinations by flights"; every
-    mechanism is calibrated to L-infinity ``r``, L1 ``m r``, L2 ``r sqrt(m)``,
-    docs/contribution_bounding.md). ``(epsilon, delta)`` is the total guarantee at distance 1
-    (one person added or removed); ``delta`` defaults to 0 (pure DP).
-
-    ``mechanism="auto"`` (default) runs the most accurate mechanism for the public facts
-    ``(k, epsilon, delta, number of candidates, max_contributions)`` by the criterion of
-    :mod:`dpselect.mechanisms.choice` (never the data): permute-and-flip, one-shot Gumbel, a
-    noisy histogram (Laplace, or Gaussian when ``delta > 0``), each calibrated by the tightest
-    valid accounting; then, at ``delta = 0`` with a basic ledger and no counts, the joint
-    exponential mechanism (Gillenwater et al. 2022) if its 95% bound on the ranked error is
-    the lower (:func:`dpselect.mechanisms.top_k_plan.plan_top_k`: where a unit holds many
-    values and ``k`` is large); the result names the method, the theorem and the scale. Any key of
-    :data:`MECHANISMS` fixes the mechanism instead. ``counts=True`` also releases noisy counts
-    (free with a histogram; one-shot Gumbel spends half on them).
-
-    Without ``candidates``, ``delta > 0`` is required and the values come from the data: see
-    :func:`dpselect.recipes.unknown_domain.top_k_unknown_domain` (partition selection then
-    the top ``k``, or the limited-domain mechanism), chosen by public facts.
-
-    ``max_contributions="auto"`` (with ``privacy_unit`` and ``candidates``) chooses the bound
-    privately first: ``auto_fraction`` (default :data:`AUTO_FRACTION`) of ``epsilon`` goes to
-    the generalized exponential mechanism over the bounds ``1, 2, 4, ..., 256``, the rest to
-    the top-k at the chosen bound; one composed charge covers both (docs/private_selection.md,
-    "max_contributions='auto'").
-
-    ``ledger``: a :class:`Ledger` or its path; the charge is durable before anything is
-    computed from the data, in the ledger's accounting ((epsilon, delta) or zCDP rho).
-    ``source`` is for tests and demos only. Every error is raised from public facts before any
-    budget is spent; the private rows never cause an error (empty data: every score is 0).
-
-    ``data`` may also be a DuckDB relation, or one column of values: a pandas (or polars)
-    Series or a 1-D NumPy array, with ``column=None`` (or the Series' name).
+    What each parameter does, how ``mechanism="auto"`` chooses, the path without candidates
+    and ``max_contributions="auto"``: the module docstring. Every error is raised from public
+    facts before any budget is spent.
 
     Parameters
     ----------
     data : str, path, DataFrame, relation, Series or array
-        The private rows: a CSV/Parquet/JSON lines path, a pandas/polars/pyarrow table, a
-        DuckDB relation, or one column (with ``column=None``).
+        The private rows (a CSV/Parquet/JSON lines path, a table, a DuckDB relation, or one
+        column with ``column=None``).
     column : str or None
         The column whose values are ranked.
     k : int
@@ -138,8 +145,8 @@ def top_k(
     epsilon : float
         The total privacy cost at distance 1 (one person added or removed).
     candidates : list or str, optional
-        The public candidates, or a text file of them (one per line). Without them the values
-        come from the data and ``delta > 0`` is required.
+        The public candidates, or a text file of them. Without them the values come from
+        the data and ``delta > 0`` is required.
     delta : float, optional
         The approximate-DP ``delta`` (default 0, pure DP).
     privacy_unit : str, optional
@@ -147,46 +154,33 @@ def top_k(
     max_contributions : int or "auto", default 1
         How many values each person counts toward (``"auto"``: chosen privately).
     mechanism : str, default "auto"
-        A key of :data:`MECHANISMS` (``"permute_and_flip"``, ``"gumbel"``, ``"laplace"``,
-        ``"laplace_histogram"``, ``"gaussian_histogram"``).
-    ledger : Ledger or str, optional
-        The budget ledger (or its path) charged before any data is read.
-    source : RandomSource, optional
-        The randomness (tests and demos only; the default is the CSPRNG).
-    counts : bool, default False
-        Also release noisy counts of the returned values.
+        A key of :data:`MECHANISMS`.
+    ledger, source, counts
+        The budget ledger (or its path) charged before any data is read; the randomness
+        (tests and demos only); also release noisy counts of the returned values.
     progress, k_bar, schema, auto_fraction
         A progress callback, the limited-domain ``k_bar``, declared column types, and the
         share of ``epsilon`` spent by ``max_contributions="auto"``.
     max_rows_per_value : int, default 1
-        With a ``privacy_unit``: how many of a person's rows count toward one value (1: the
-        person counts once). With ``max_contributions="auto"`` the bound is chosen for
-        counts of rows (docs/private_selection.md, "Rows per value").
-    by : str, optional
-        A column whose values are groups: the top ``k`` of every group, in one query
+        With a ``privacy_unit``: how many of a person's rows count toward one value
+        (docs/private_selection.md, "Rows per value").
+    by, groups, max_groups, group_fraction
+        A column of groups: the top ``k`` of every group in one query
         (:func:`dpselect.recipes.grouped.grouped_top_k`; docs/grouped_releases.md).
-    groups, max_groups, group_fraction
-        With ``by``: the public groups (list or file; ``None``: selected privately), the
-        groups one person counts in, the share of epsilon selecting private groups.
     contributions : Contributions, optional
-        Every contribution bound as one value (:class:`~dpselect.Contributions`), in place
-        of ``max_contributions``, ``max_rows_per_value``, ``max_groups``, ``auto_fraction``
-        and ``group_fraction`` (giving both is refused).
+        Every contribution bound as one value, in place of the loose bound arguments
+        (giving both is refused).
 
     Returns
     -------
     TopKResult or GroupedResult
         The ranked values, the mechanism, the privacy cost and the accuracy statement (with
-        ``by``: one per group, :class:`~dpselect.recipes.grouped.GroupedResult`).
+        ``by``: one per group).
 
     Raises
     ------
-    ParameterError
-        A parameter is invalid (before any budget is spent).
-    DataError
-        The data or a column cannot be used (from the schema, before any charge).
-    BudgetExceeded
-        The ledger has not enough budget left.
+    ParameterError, DataError, BudgetExceeded
+        An invalid parameter, unusable data or too little budget left, before any charge.
 
     Examples
     --------
@@ -203,76 +197,117 @@ def top_k(
     1.0
     """
     data, column = one_column(data, column)
-    bound_args = merged(
+    bounds = merged(
         contributions, "top_k", privacy_unit,
         {"max_contributions": max_contributions, "max_rows_per_value": max_rows_per_value,
          "max_groups": max_groups, "auto_fraction": auto_fraction,
          "group_fraction": group_fraction},
         _LOOSE_DEFAULTS, by=by, groups=groups,
     )  # fmt: skip
-    max_contributions = bound_args["max_contributions"]
-    max_rows_per_value, max_groups = bound_args["max_rows_per_value"], bound_args["max_groups"]
-    auto_fraction, group_fraction = bound_args["auto_fraction"], bound_args["group_fraction"]
     if by is not None:
         from .grouped import grouped_top_k
 
         return grouped_top_k(
             data, column, k, epsilon, by=by, groups=groups, candidates=candidates,
-            delta=delta, privacy_unit=privacy_unit, max_groups=max_groups,
-            max_contributions=max_contributions, max_rows_per_value=max_rows_per_value,
+            delta=delta, privacy_unit=privacy_unit,
             mechanism="auto" if mechanism is None else mechanism, counts=counts,
             ledger=ledger, source=source, progress=progress, schema=schema, k_bar=k_bar,
-            group_fraction=group_fraction, auto_fraction=auto_fraction,
+            **bounds,
         )  # fmt: skip
-    check_no_grouping(groups, max_groups, group_fraction)
+    check_no_grouping(groups, bounds["max_groups"], bounds["group_fraction"])
+    args = _checked_args(column, k, epsilon, mechanism, privacy_unit, bounds, counts,
+                         _Inputs(data, candidates, delta, ledger, source, progress, k_bar,
+                                 schema))  # fmt: skip
+    if candidates is None:
+        return _top_k_unknown_domain(args)
+    return _top_k_candidates(args)
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What :func:`top_k` passes through unchecked to the path it runs."""
+
+    data: Any
+    candidates: Any
+    delta: float | None
+    ledger: Any
+    source: RandomSource | None
+    progress: Progress
+    k_bar: int | None
+    schema: Any
+
+
+@dataclass(frozen=True)
+class _Args:
+    """A top-k's public parameters, checked before the data or the candidates are read
+    (``m``: the given bound, ``None`` for ``max_contributions="auto"``)."""
+
+    column: str
+    k: int
+    eps: float
+    mech: Mechanism
+    privacy_unit: str | None
+    rows_cap: int
+    m: int | None
+    fraction: float
+    counts: bool
+    inputs: _Inputs
+
+
+def _checked_args(
+    column: str,
+    k: int,
+    epsilon: float,
+    mechanism: Any,
+    privacy_unit: str | None,
+    bounds: dict[str, Any],
+    counts: Any,
+    inputs: _Inputs,
+) -> _Args:
+    """The parameters every top-k path checks, in order, from public facts."""
     k = check_int(k, "k", minimum=1)
     eps = float(check_user_epsilon(epsilon))
     check_epsilon_range(eps)
     mech = _check_mechanism(mechanism)
-    rows_cap = check_rows_per_value(max_rows_per_value, privacy_unit)
-    given_m, fraction = check_contributions(max_contributions, auto_fraction, privacy_unit)
-    auto_m = given_m is None
-    if given_m is not None:
-        max_contributions = given_m
+    rows_cap = check_rows_per_value(bounds["max_rows_per_value"], privacy_unit)
+    given_m, fraction = check_contributions(bounds["max_contributions"],
+                                            bounds["auto_fraction"], privacy_unit)  # fmt: skip
     if not isinstance(counts, bool):
         raise ParameterError(f"counts must be a bool, got {counts!r}")
-    if candidates is None:
-        if delta is None or delta == 0:
-            raise ParameterError(
-                "without a public candidates list, give delta > 0: values that come from the "
-                "data can only be shown with a small chance of failure delta"
-            )
-        if auto_m:
-            assert privacy_unit is not None
-            from .unknown_domain_auto import top_k_unknown_domain_auto_contributions
+    return _Args(column, k, eps, mech, privacy_unit, rows_cap,
+                 None if given_m is None else int(given_m), fraction, counts, inputs)  # fmt: skip
 
-            return top_k_unknown_domain_auto_contributions(
-                data, column, k, eps, float(check_delta(delta, allow_zero=False)),
-                privacy_unit, mech, counts, (ledger, source, progress, k_bar, fraction),
-                schema=schema, max_rows_per_value=rows_cap,
-            )  # fmt: skip
-        from .unknown_domain import top_k_unknown_domain
 
-        return top_k_unknown_domain(
-            data,
-            column,
-            k,
-            eps,
-            float(check_delta(delta, allow_zero=False)),
-            privacy_unit,
-            int(max_contributions),
-            mech,
-            counts,
-            ledger,
-            source,
-            progress,
-            k_bar,
-            schema=schema,
-            max_rows_per_value=rows_cap,
+def _top_k_unknown_domain(args: _Args) -> TopKResult:
+    """``candidates=None``: the values come from the data (``delta > 0`` required); the bound
+    given or chosen privately (:mod:`dpselect.recipes.unknown_domain_auto`)."""
+    a, i = args, args.inputs
+    if i.delta is None or i.delta == 0:
+        raise ParameterError(
+            "without a public candidates list, give delta > 0: values that come from the "
+            "data can only be shown with a small chance of failure delta"
         )
-    if k_bar is not None:
-        raise ParameterError("k_bar applies only without a candidates list (limited domain)")
-    dlt = 0.0 if delta is None else float(check_delta(delta))
+    if a.m is None:
+        assert a.privacy_unit is not None
+        from .unknown_domain_auto import top_k_unknown_domain_auto_contributions
+
+        return top_k_unknown_domain_auto_contributions(
+            i.data, a.column, a.k, a.eps, float(check_delta(i.delta, allow_zero=False)),
+            a.privacy_unit, a.mech, a.counts, (i.ledger, i.source, i.progress, i.k_bar,
+                                               a.fraction),
+            schema=i.schema, max_rows_per_value=a.rows_cap,
+        )  # fmt: skip
+    from .unknown_domain import top_k_unknown_domain
+
+    return top_k_unknown_domain(
+        i.data, a.column, a.k, a.eps, float(check_delta(i.delta, allow_zero=False)),
+        a.privacy_unit, a.m, a.mech, a.counts, i.ledger, i.source, i.progress, i.k_bar,
+        schema=i.schema, max_rows_per_value=a.rows_cap,
+    )  # fmt: skip
+
+
+def _checked_candidates(candidates: Any, k: int, privacy_unit: str | None) -> list[Any]:
+    """The public candidates loaded and checked against ``k`` and the bounding rule."""
     cand_list = load_candidates(candidates)
     if privacy_unit is not None:  # the bounding rule's 32-bit codes (public: the list's size)
         check_bounded_candidates(len(cand_list))
@@ -280,25 +315,37 @@ def top_k(
         raise ParameterError(
             f"k must be at most the number of candidates ({len(cand_list)}), got {k}"
         )
-    table = _open(data, column, privacy_unit, schema)
-    book = open_ledger(ledger)
+    return cand_list
+
+
+def _top_k_candidates(args: _Args) -> TopKResult:
+    """Over public candidates: check them, open the data (schema) and the ledger, then the
+    top-k at the given bound or with the bound chosen privately."""
+    a, i = args, args.inputs
+    if i.k_bar is not None:
+        raise ParameterError("k_bar applies only without a candidates list (limited domain)")
+    dlt = 0.0 if i.delta is None else float(check_delta(i.delta))
+    cand_list = _checked_candidates(i.candidates, a.k, a.privacy_unit)
+    table = _open(i.data, a.column, a.privacy_unit, i.schema)
+    book = open_ledger(i.ledger)
 
     zcdp_ledger = book is not None and book.accounting == "zcdp"
-    note = candidates_note(cand_list, column, table)
-    if auto_m:
-        assert privacy_unit is not None
-        chosen = _top_k_auto_contributions(
-            _Query(table, column, k, cand_list, privacy_unit, counts, source, progress, rows_cap),
-            eps,
-            dlt,
-            mech,
-            fraction,
-            book,
-            zcdp_ledger,
-            rows_cap,
-        )
+    note = candidates_note(cand_list, a.column, table)
+    query = _Query(table, a.column, a.k, cand_list, a.privacy_unit, a.counts, i.source,
+                   i.progress, a.rows_cap)  # fmt: skip
+    if a.m is None:
+        assert a.privacy_unit is not None
+        chosen = _top_k_auto_contributions(query, a.eps, dlt, a.mech, a.fraction, book,
+                                           zcdp_ledger, a.rows_cap)  # fmt: skip
         return _with_note(note, chosen)
-    m = int(max_contributions)
+    return _with_note(note, _top_k_at(query, a.m, a.eps, dlt, a.mech, book, zcdp_ledger))
+
+
+def _top_k_at(query: _Query, m: int, eps: float, dlt: float, mech: Mechanism, book: Any,
+              zcdp_ledger: bool) -> TopKResult:  # fmt: skip
+    """The top-k over the candidates at the given bound ``m``: plan, charge, release."""
+    table, column, cand_list, privacy_unit = (query.table, query.column, query.candidates,
+                                              query.privacy_unit)  # fmt: skip
     # The histograms' L1 sensitivity (selection needs only L-infinity 1): with a privacy unit
     # the bound m; without, one row adds 1 to every candidate its value matches, and two
     # candidates may match one value ("7" and "07" on an integer column): the most that do,
@@ -306,22 +353,21 @@ def top_k(
     # equality: a collated Spark text column matches "a" and "A" to one value), read from
     # the schema only (data.scores.candidate_multiplicity).
     c = m if privacy_unit is not None else candidate_multiplicity(table, column, cand_list)
-    plan = _plan(len(cand_list), k, eps, dlt, mech, counts, c, source, zcdp_ledger,
-                 max_rows_per_value=rows_cap)  # fmt: skip
-    parameters = _parameters(column, k, eps, dlt, len(cand_list), privacy_unit, m, mech, plan)
-    parameters["max_rows_per_value"] = rows_cap
+    plan = _plan(len(cand_list), query.k, eps, dlt, mech, query.counts, c, query.source,
+                 zcdp_ledger, max_rows_per_value=query.rows_per_value)  # fmt: skip
+    parameters = _parameters(column, query.k, eps, dlt, len(cand_list), privacy_unit, m, mech,
+                             plan)  # fmt: skip
+    parameters["max_rows_per_value"] = query.rows_per_value
     if c != m:
         parameters["score_l1_sensitivity"] = c
-    query = _Query(table, column, k, cand_list, privacy_unit, counts, source, progress, rows_cap)
 
     def release() -> TopKResult:
         return _release(query, plan, m, book, parameters)
 
-    result = _charge_then(
+    return _charge_then(
         book, release, plan.epsilon, plan.delta, plan.rho, plan.kind, f"top_k/{plan.method}",
         parameters, privacy_unit=privacy_unit, source=table.description,
     )  # fmt: skip
-    return _with_note(note, result)
 
 
 def _with_note(note: str | None, result: TopKResult) -> TopKResult:
@@ -472,17 +518,54 @@ def _top_k_auto_contributions(
     candidates only, where distinct values count values off the list too) and need only the
     scores every engine computes (docs/private_selection.md, "Rows per value").
     """
-    from .bounds import (
-        DEFAULT_CONTRIBUTIONS,
-        choose_max_contributions,
-        contribution_choice_cost,
-    )
+    auto = _auto_plan(query, eps, dlt, mech, fraction, zcdp_ledger, rows_cap)
+    parameters = _auto_parameters(query, eps, dlt, mech, fraction, auto)
+
+    def release() -> TopKResult:
+        return _auto_release(query, auto, book, parameters)
+
+    return _charge_then(
+        book, release, auto.spent_eps, auto.spent_delta, auto.rho, auto.kind,
+        "top_k/max_contributions=auto", parameters, privacy_unit=query.privacy_unit,
+        source=query.table.description,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _AutoPlan:
+    """``max_contributions="auto"`` planned before the charge: the candidate bounds, the
+    choice's budget (``eps_choice``, its cost ``spent_c``), the top-k's ``eps_q``, its plan
+    at every bound, and the composed charge (``spent_eps``, ``spent_delta``, ``rho``,
+    ``kind``)."""
+
+    bounds: list[int]
+    rows_cap: int
+    eps_choice: Fraction
+    spent_c: float
+    eps_q: float
+    plans: dict[int, _Plan]
+    spent_eps: float
+    spent_delta: float
+    rho: float
+    kind: Literal["pure", "approx"]
+
+    @property
+    def margins(self) -> dict[int, Fraction]:
+        """Each bound's plan's score margin (public)."""
+        return {m: Fraction(p.margin) for m, p in self.plans.items()}
+
+
+def _auto_plan(query: _Query, eps: float, dlt: float, mech: Mechanism, fraction: float,
+               zcdp_ledger: bool, rows_cap: int) -> _AutoPlan:  # fmt: skip
+    """The budget split (``fraction`` of ``eps`` to the choice, the rest rounded down to the
+    top-k), the top-k planned at every candidate bound, and the composed charge."""
+    from .bounds import DEFAULT_CONTRIBUTIONS, contribution_choice_cost
 
     r = int(rows_cap)
     bounds = list(DEFAULT_CONTRIBUTIONS)
-    eps_choice = Fraction(eps) * Fraction(fraction)
+    eps_choice = first_share(eps, fraction).first_epsilon
     spent_c = contribution_choice_cost(eps_choice, bounds)
-    eps_q = float_down(Fraction(eps) - Fraction(spent_c))
+    eps_q = remainder(eps, spent_c)
     n = len(query.candidates)
     plans = {}
     for m in bounds:
@@ -492,64 +575,76 @@ def _top_k_auto_contributions(
     spent_delta = max(p.delta for p in plans.values())
     rho = float_up(Fraction(spent_c) ** 2 / 8 + max(Fraction(p.rho) for p in plans.values()))
     kind: Literal["pure", "approx"] = "approx" if spent_delta > 0 else "pure"
-    margins = {m: Fraction(p.margin) for m, p in plans.items()}
+    return _AutoPlan(bounds, r, eps_choice, spent_c, eps_q, plans, spent_eps, spent_delta,
+                     rho, kind)  # fmt: skip
+
+
+def _auto_parameters(query: _Query, eps: float, dlt: float, mech: Mechanism, fraction: float,
+                     auto: _AutoPlan) -> dict[str, Any]:  # fmt: skip
+    """What ``max_contributions="auto"`` records before the choice."""
     parameters = {
         "column": query.column,
         "k": query.k,
         "epsilon": eps,
         "delta": dlt,
-        "n_candidates": n,
+        "n_candidates": len(query.candidates),
         "privacy_unit": query.privacy_unit,
         "max_contributions": "auto",
-        "max_contributions_candidates": bounds,
+        "max_contributions_candidates": auto.bounds,
         "auto_fraction": fraction,
-        "choice_epsilon": spent_c,
-        "query_epsilon": eps_q,
+        "choice_epsilon": auto.spent_c,
+        "query_epsilon": auto.eps_q,
         "chosen_by": "auto" if mech == "auto" else "user",
     }
-    if r > 1:
-        parameters["max_rows_per_value"] = r
+    if auto.rows_cap > 1:
+        parameters["max_rows_per_value"] = auto.rows_cap
+    return parameters
 
-    def chosen_parameters(m: int, plan: _Plan) -> dict[str, Any]:
-        out = dict(parameters)
-        out.update(
-            max_contributions=m,
-            mechanism=plan.method,
-            accounting=plan.accounting,
-            scale=plan.scale,
-            count_scale=plan.count_scale,
-            max_contributions_choice=(
-                f"max_contributions = {m}, chosen privately among {len(bounds)} bounds "
-                f"(1..{bounds[-1]}) by the generalized exponential mechanism at epsilon = "
-                f"{spent_c:.6g}; the top-k then ran at epsilon = {plan.epsilon:.6g}"
-            ),
-        )
-        return out
 
-    def release() -> TopKResult:
-        if r > 1:
-            m, scores = _choose_rows_bound(query, bounds, margins, eps_choice, r)
-            plan = plans[m]
-            return _release(query, plan, m, book, chosen_parameters(m, plan),
-                            (spent_eps, spent_delta, rho), scores)  # fmt: skip
-        choice = choose_max_contributions(
-            query.table,
-            query.column,
-            query.privacy_unit,  # type: ignore[arg-type]
-            epsilon=eps_choice,
-            candidates=bounds,
-            penalty=lambda m: margins[m],
-            source=query.source,
-        )
-        m = choice.max_contributions
-        plan = plans[m]
-        return _release(query, plan, m, book, chosen_parameters(m, plan),
-                        (spent_eps, spent_delta, rho))  # fmt: skip
+def _chosen_parameters(parameters: dict[str, Any], auto: _AutoPlan, m: int) -> dict[str, Any]:
+    """``parameters`` with the chosen bound ``m`` and its plan's facts."""
+    plan, bounds = auto.plans[m], auto.bounds
+    out = dict(parameters)
+    out.update(
+        max_contributions=m,
+        mechanism=plan.method,
+        accounting=plan.accounting,
+        scale=plan.scale,
+        count_scale=plan.count_scale,
+        max_contributions_choice=(
+            f"max_contributions = {m}, chosen privately among {len(bounds)} bounds "
+            f"(1..{bounds[-1]}) by the generalized exponential mechanism at epsilon = "
+            f"{auto.spent_c:.6g}; the top-k then ran at epsilon = {plan.epsilon:.6g}"
+        ),
+    )
+    return out
 
-    return _charge_then(
-        book, release, spent_eps, spent_delta, rho, kind, "top_k/max_contributions=auto",
-        parameters, privacy_unit=query.privacy_unit, source=query.table.description,
-    )  # fmt: skip
+
+def _auto_release(query: _Query, auto: _AutoPlan, book: Any,
+                  parameters: dict[str, Any]) -> TopKResult:  # fmt: skip
+    """After the charge: GEM chooses ``m`` (persons' distinct values, or at ``r > 1`` the
+    kept rows: :func:`_choose_rows_bound`), then the top-k runs at ``m``."""
+    from .bounds import choose_max_contributions
+
+    cost = (auto.spent_eps, auto.spent_delta, auto.rho)
+    margins = auto.margins
+    if auto.rows_cap > 1:
+        m, scores = _choose_rows_bound(query, auto.bounds, margins, auto.eps_choice,
+                                       auto.rows_cap)  # fmt: skip
+        return _release(query, auto.plans[m], m, book, _chosen_parameters(parameters, auto, m),
+                        cost, scores)  # fmt: skip
+    choice = choose_max_contributions(
+        query.table,
+        query.column,
+        query.privacy_unit,  # type: ignore[arg-type]
+        epsilon=auto.eps_choice,
+        candidates=auto.bounds,
+        penalty=lambda m: margins[m],
+        source=query.source,
+    )
+    m = choice.max_contributions
+    return _release(query, auto.plans[m], m, book, _chosen_parameters(parameters, auto, m),
+                    cost)  # fmt: skip
 
 
 def _choose_rows_bound(

@@ -17,7 +17,7 @@ mechanism, then the unknown-domain top-k (:mod:`dpselect.recipes.unknown_domain`
   distinct values, at most ``m`` of them by the bounding rule for one salt drawn after the
   charge, at most ``r`` rows per value; 0 when fewer than ``k`` values exist) and
   ``margin(m)`` the count the ``k``-th value needs for the plan at ``m`` to find it (public:
-  :attr:`~dpselect.recipes.unknown_domain.UnknownDomainPlan.margin`): how far the ``k``-th
+  :attr:`~dpselect.recipes.unknown_domain_top_k.UnknownDomainPlan.margin`): how far the ``k``-th
   value clears what the plan needs. With a threshold that grows with ``m``, a larger ``m``
   pays for itself only when the values it adds lift the ``k``-th count more than the
   threshold rises. (The score with candidates, the kept contributions ``sum_u min(c_u, m)``
@@ -39,18 +39,21 @@ either runs.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from ..core.arithmetic import float_down, float_up
+from ..core.arithmetic import float_up
+from ..data.engine import Engine
 from ..data.partitions import value_counts
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
+from ..planning.budget import first_share, remainder
 from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
 from .release import charge_then, open_checked
 from .top_k_result import TopKResult
-from .unknown_domain import UnknownDomainPlan, unknown_domain_plan
 from .unknown_domain_plans import Progress, choose_unknown_domain
+from .unknown_domain_top_k import UnknownDomainPlan, unknown_domain_plan
 
 __all__ = ["kth_count", "mechanism_at", "top_k_unknown_domain_auto_contributions"]
 
@@ -124,27 +127,11 @@ def top_k_unknown_domain_auto_contributions(
         The released values (and noisy counts if asked) at the chosen ``m``, with the total cost
         and the choice in ``parameters["max_contributions_choice"]``.
     """
-    from .bounds import DEFAULT_CONTRIBUTIONS
-
     ledger, source, progress, k_bar, fraction = options
     r = int(max_rows_per_value)
     table = open_checked(data, column, privacy_unit, schema)
-    bounds = list(DEFAULT_CONTRIBUTIONS)
-    eps_choice = Fraction(eps) * Fraction(fraction)
-    gem = make_generalized_exponential_mechanism(
-        bounds, lambda scores, m: scores[m], [Fraction(r)] * len(bounds), eps_choice,
-        beta=0.05, source=source,
-    )  # fmt: skip
-    spent_c = float(gem.map(1))
-    eps_q = float_down(Fraction(eps) - Fraction(spent_c))
-    plans: dict[int, UnknownDomainPlan] = {}
-    for m in bounds:
-        plans[m] = unknown_domain_plan(table, column, k, eps_q, delta, privacy_unit, m,
-                                       mechanism_at(mech, k, eps_q, delta, m, r, k_bar),
-                                       counts, source, progress, k_bar,
-                                       max_rows_per_value=r)  # fmt: skip
-    spent_eps = float_up(Fraction(spent_c) + max(Fraction(p.spent[0]) for p in plans.values()))
-    spent_delta = max(p.spent[1] for p in plans.values())
+    query = _AutoQuery(table, column, k, privacy_unit, r, source, progress)
+    auto = _auto_plan(query, eps, delta, mech, counts, k_bar, fraction)
     book = open_ledger(ledger)
     parameters: dict[str, Any] = {
         "column": column,
@@ -153,52 +140,123 @@ def top_k_unknown_domain_auto_contributions(
         "delta": delta,
         "privacy_unit": privacy_unit,
         "max_contributions": "auto",
-        "max_contributions_candidates": bounds,
+        "max_contributions_candidates": auto.bounds,
         "max_rows_per_value": r,
         "auto_fraction": fraction,
-        "choice_epsilon": spent_c,
-        "query_epsilon": eps_q,
-        "margins": {m: p.margin for m, p in plans.items()},
+        "choice_epsilon": auto.spent_c,
+        "query_epsilon": auto.eps_q,
+        "margins": {m: p.margin for m, p in auto.plans.items()},
     }
 
     def release() -> TopKResult:
-        salt = resolve_source(source).bits(63)
-        family: dict[int, Fraction] = {}
-        for i, m in enumerate(bounds):
-            step = None if progress is None else _part(progress, i, len(bounds))
-            hist = value_counts(table, column, privacy_unit, m, salt, step, r)
-            family[m] = Fraction(kth_count(hist, k)) - Fraction(plans[m].margin)
-        m = int(gem(family))
-        plan = plans[m]
-        values, noisy = plan.pick()
-        chosen = dict(plan.parameters)
-        chosen.update(
-            {key: v for key, v in parameters.items() if key not in ("max_contributions",)},
-            max_contributions=m,
-            max_contributions_choice=(
-                f"max_contributions = {m}, chosen privately among {len(bounds)} bounds "
-                f"(1..{bounds[-1]}) by the generalized exponential mechanism at epsilon = "
-                f"{spent_c:.6g}; the top-k then ran at epsilon = {plan.spent[0]:.6g}, delta = "
-                f"{plan.spent[1]:.3g}"
-            ),
-        )
-        return TopKResult(
-            candidates=values,
-            indices=None,
-            mechanism=plan.mechanism,
-            epsilon=spent_eps,
-            delta=spent_delta,
-            rho=None,
-            accuracy=plan.accuracy,
-            counts=noisy,
-            ledger=None if book is None else book.path,
-            parameters=chosen,
-        )
+        return _release(query, auto, book, parameters)
 
     return charge_then(
-        book, release, spent_eps, spent_delta, None, "approx", "top_k/max_contributions=auto",
-        parameters, privacy_unit=privacy_unit, source=table.description,
+        book, release, auto.spent_eps, auto.spent_delta, None, "approx",
+        "top_k/max_contributions=auto", parameters, privacy_unit=privacy_unit,
+        source=table.description,
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _AutoQuery:
+    """The public parts of the query the choice and the top-k read (the table opened)."""
+
+    table: Engine
+    column: str
+    k: int
+    privacy_unit: str
+    r: int
+    source: RandomSource | None
+    progress: Progress
+
+
+@dataclass(frozen=True)
+class _AutoPlan:
+    """The choice and the top-k, planned before the charge: the candidate bounds, GEM over
+    them (its cost ``spent_c``), the top-k's budget ``eps_q``, its plan at every bound, and
+    the charge (the choice plus the worst plan)."""
+
+    bounds: list[int]
+    gem: Any
+    spent_c: float
+    eps_q: float
+    plans: dict[int, UnknownDomainPlan]
+    spent_eps: float
+    spent_delta: float
+
+
+def _auto_plan(query: _AutoQuery, eps: float, delta: float, mech: str, counts: bool,
+               k_bar: int | None, fraction: float) -> _AutoPlan:  # fmt: skip
+    """The budget split (``fraction`` of ``eps`` to the choice, the rest to the top-k), GEM
+    over :data:`~dpselect.recipes.bounds.DEFAULT_CONTRIBUTIONS` at sensitivity ``r``, and the
+    top-k planned at every bound (each checked before the charge)."""
+    from .bounds import DEFAULT_CONTRIBUTIONS
+
+    q, r = query, query.r
+    bounds = list(DEFAULT_CONTRIBUTIONS)
+    eps_choice = first_share(eps, fraction).first_epsilon
+    gem = make_generalized_exponential_mechanism(
+        bounds, lambda scores, m: scores[m], [Fraction(r)] * len(bounds), eps_choice,
+        beta=0.05, source=q.source,
+    )  # fmt: skip
+    spent_c = float(gem.map(1))
+    eps_q = remainder(eps, spent_c)
+    plans: dict[int, UnknownDomainPlan] = {}
+    for m in bounds:
+        plans[m] = unknown_domain_plan(q.table, q.column, q.k, eps_q, delta, q.privacy_unit, m,
+                                       mechanism_at(mech, q.k, eps_q, delta, m, r, k_bar),
+                                       counts, q.source, q.progress, k_bar,
+                                       max_rows_per_value=r)  # fmt: skip
+    spent_eps = float_up(Fraction(spent_c) + max(Fraction(p.spent[0]) for p in plans.values()))
+    spent_delta = max(p.spent[1] for p in plans.values())
+    return _AutoPlan(bounds, gem, spent_c, eps_q, plans, spent_eps, spent_delta)
+
+
+def _chosen_bound(query: _AutoQuery, auto: _AutoPlan) -> int:
+    """GEM's choice of ``m`` (after the charge): each bound scored by the ``k``-th count of
+    the histogram at that bound (one salt) minus the plan's margin (module docstring)."""
+    q, bounds = query, auto.bounds
+    salt = resolve_source(q.source).bits(63)
+    family: dict[int, Fraction] = {}
+    for i, m in enumerate(bounds):
+        step = None if q.progress is None else _part(q.progress, i, len(bounds))
+        hist = value_counts(q.table, q.column, q.privacy_unit, m, salt, step, q.r)
+        family[m] = Fraction(kth_count(hist, q.k)) - Fraction(auto.plans[m].margin)
+    return int(auto.gem(family))
+
+
+def _release(query: _AutoQuery, auto: _AutoPlan, book: Any,
+             parameters: dict[str, Any]) -> TopKResult:  # fmt: skip
+    """After the charge: choose ``m``, run the plan at ``m``, report the whole cost and the
+    choice."""
+    bounds = auto.bounds
+    m = _chosen_bound(query, auto)
+    plan = auto.plans[m]
+    values, noisy = plan.pick()
+    chosen = dict(plan.parameters)
+    chosen.update(
+        {key: v for key, v in parameters.items() if key not in ("max_contributions",)},
+        max_contributions=m,
+        max_contributions_choice=(
+            f"max_contributions = {m}, chosen privately among {len(bounds)} bounds "
+            f"(1..{bounds[-1]}) by the generalized exponential mechanism at epsilon = "
+            f"{auto.spent_c:.6g}; the top-k then ran at epsilon = {plan.spent[0]:.6g}, delta = "
+            f"{plan.spent[1]:.3g}"
+        ),
+    )
+    return TopKResult(
+        candidates=values,
+        indices=None,
+        mechanism=plan.mechanism,
+        epsilon=auto.spent_eps,
+        delta=auto.spent_delta,
+        rho=None,
+        accuracy=plan.accuracy,
+        counts=noisy,
+        ledger=None if book is None else book.path,
+        parameters=chosen,
+    )
 
 
 def _part(progress: Any, i: int, parts: int) -> Any:

@@ -83,7 +83,7 @@ def test_one_contribution_runs_laplace_thresholding_at_scale_one_over_epsilon(ep
 
 
 def test_use_policy_top_k_is_a_pure_function_of_public_parameters():
-    from dpselect.recipes.unknown_domain import (
+    from dpselect.recipes.unknown_domain_top_k import (
         POLICY_TOP_K_MIN_CONTRIBUTIONS,
         POLICY_TOP_K_MIN_EPSILON,
         use_policy_top_k,
@@ -103,7 +103,7 @@ def test_top_k_without_candidates_runs_policy_top_k_with_many_values_and_charges
     import pandas as pd
 
     from dpselect.accounting.ledger import Ledger
-    from dpselect.recipes.unknown_domain import POLICY_TOP_K_NAME
+    from dpselect.recipes.unknown_domain_plans import POLICY_TOP_K_NAME
 
     rows = [(f"u{i}", v) for i in range(400) for v in ("a", "b")]
     rows += [(f"w{i}", "c") for i in range(250)] + [(f"x{i}", f"r{i}") for i in range(30)]
