@@ -58,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _rss import peak_rss_mib, rss_mib
 
+from dpselect.data.query import PrivateGroups, PublicGroups, Query, UnitRule
 from dpselect.recipes.top_k import top_k as recipe_top_k
 
 GROUPS = [f"g{k:03d}" for k in range(200)]
@@ -164,24 +165,76 @@ def one(name: str, path: str, budget_mb: float | None = None) -> dict[str, float
             "SELECT count(*) FROM (SELECT grp, val, count(*) AS n FROM data GROUP BY grp, val)"
         ).fetchall()
     elif name == "ungrouped":
-        table.top_values("val", 100, "user", 1, 7)
+        table.counts(Query("val", UnitRule(privacy_unit="user", values_per_unit=1, salt=7)), 100)
     elif name.startswith("grouped G="):
         g = int(name.split("=")[1])
-        table.grouped_value_counts("val", "grp", GROUPS, 100, "user", g, 1, 7, 8)
+        table.counts(
+            Query(
+                "val",
+                UnitRule(
+                    privacy_unit="user", values_per_unit=1, groups_per_unit=g, salt=7, group_salt=8
+                ),
+                PublicGroups("grp", GROUPS),
+            ),
+            100,
+        )
     elif name == "cells G=3":
-        table.grouped_value_counts("val", "grp", GROUPS, 100, "user", 3, 3, 7, 8)
+        table.counts(
+            Query(
+                "val",
+                UnitRule(
+                    privacy_unit="user", values_per_unit=3, groups_per_unit=3, salt=7, group_salt=8
+                ),
+                PublicGroups("grp", GROUPS),
+            ),
+            100,
+        )
     elif name == "numbers G=3":
-        table.grouped_values("num", "grp", GROUPS, privacy_unit="user", max_groups=3,
-                             max_rows=3, salt=7, group_salt=8)  # fmt: skip
+        table.numbers(
+            Query(
+                "num",
+                UnitRule(
+                    privacy_unit="user", rows_per_unit=3, groups_per_unit=3, salt=7, group_salt=8
+                ),
+                PublicGroups("grp", GROUPS),
+            )
+        )
     elif name == "discovered G=3":
-        table.discovered_value_counts("val", "grp", 100, "user", 3, 1, 7, 8)
+        table.counts(
+            Query(
+                "val",
+                UnitRule(
+                    privacy_unit="user", values_per_unit=1, groups_per_unit=3, salt=7, group_salt=8
+                ),
+                PrivateGroups("grp"),
+            ),
+            100,
+        )
     elif name == "discovered numbers G=3":
-        table.discovered_values("num", "grp", privacy_unit="user", max_groups=3, max_rows=3,
-                                salt=7, group_salt=8)  # fmt: skip
+        table.numbers(
+            Query(
+                "num",
+                UnitRule(
+                    privacy_unit="user", rows_per_unit=3, groups_per_unit=3, salt=7, group_salt=8
+                ),
+                PrivateGroups("grp"),
+            )
+        )
     elif name == "candidates":
-        table.grouped_candidate_scores("val", candidates, "grp", GROUPS, "user", 1, 1, 7, 8)
+        table.scores(
+            Query(
+                "val",
+                UnitRule(
+                    privacy_unit="user", values_per_unit=1, groups_per_unit=1, salt=7, group_salt=8
+                ),
+                PublicGroups("grp", GROUPS),
+            ),
+            candidates,
+        )
     elif name == "candidates ungrouped":
-        table.candidate_scores("val", candidates, "user", 1, 7)
+        table.scores(
+            Query("val", UnitRule(privacy_unit="user", values_per_unit=1, salt=7)), candidates
+        )
     elif name.startswith("release "):
         grouping = {
             "release ungrouped": {},

@@ -29,6 +29,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dpselect.data.query import PublicGroups, Query, UnitRule
+from tests.engine_rules import unit_rule
+
 SEED = 20261125
 
 
@@ -77,16 +80,35 @@ def main() -> None:
         cands = [f"v{i:06d}" for i in range(args.values)]
         salts = {"salt": 11, "group_salt": 12}
         runs: dict[str, Callable[[], Any]] = {
-            "top_values (baseline)": lambda: table.top_values("item", 100, "unit", 1, 11),
-            "grouped_value_counts G=1 m=1": lambda: table.grouped_value_counts(
-                "item", "grp", groups, 100, "unit", 1, 1, **salts
+            "top_values (baseline)": lambda: table.counts(
+                Query("item", UnitRule(privacy_unit="unit", values_per_unit=1, salt=11)), 100
             ),
-            "grouped_value_counts G=2 m=2": lambda: table.grouped_value_counts(
-                "item", "grp", groups, 100, "unit", 2, 2, **salts
+            "grouped_value_counts G=1 m=1": lambda: table.counts(
+                Query(
+                    "item",
+                    unit_rule(privacy_unit="unit", max_contributions=1, max_groups=1, **salts),
+                    PublicGroups("grp", groups),
+                ),
+                100,
             ),
-            "candidate_scores m=1": lambda: table.candidate_scores("item", cands, "unit", 1, 11),
-            "grouped_candidate_scores G=1 m=1": lambda: table.grouped_candidate_scores(
-                "item", cands, "grp", groups, "unit", 1, 1, **salts
+            "grouped_value_counts G=2 m=2": lambda: table.counts(
+                Query(
+                    "item",
+                    unit_rule(privacy_unit="unit", max_contributions=2, max_groups=2, **salts),
+                    PublicGroups("grp", groups),
+                ),
+                100,
+            ),
+            "candidate_scores m=1": lambda: table.scores(
+                Query("item", UnitRule(privacy_unit="unit", values_per_unit=1, salt=11)), cands
+            ),
+            "grouped_candidate_scores G=1 m=1": lambda: table.scores(
+                Query(
+                    "item",
+                    unit_rule(privacy_unit="unit", max_contributions=1, max_groups=1, **salts),
+                    PublicGroups("grp", groups),
+                ),
+                cands,
             ),
         }
         runs["top_values (baseline)"]()  # warm-up: JIT, file listing

@@ -24,6 +24,7 @@ from .. import __version__
 from ..core.arithmetic import float_up, sqrt_down
 from ..core.errors import BudgetExceeded, DPSelectError
 from ..core.jsonvalues import strict_dumps
+from ..data.query import PublicGroups
 from ..data.schema import parse_schema_spec
 from .applications import register as register_applications
 from .contributions import flag_contributions
@@ -330,9 +331,8 @@ def _run_selection(
                 # As top_k weighs them: one row moves every candidate its value matches (the
                 # schema and the list only, by the engine's own matching:
                 # data.scores.candidate_multiplicity; no row read).
-                from ..data.scores import candidate_multiplicity
 
-                c = candidate_multiplicity(table, column, cand_list)
+                c = table.multiplicity(column, cand_list)
         n = None if cand_list is None else len(cand_list)
         if grouped:
             shares = {"max_groups": bounds.groups_per_unit, "group_fraction": bounds.auto_share}
@@ -402,7 +402,7 @@ def _group_plan_header(
         listed = load_candidates(grouped["groups"], "groups")
         table = open_table(open_data(file, engine, spark_master), schema=schema)
         table.require_column(grouped["by"], "by")
-        g = min(table.group_multiplicity(grouped["by"], listed), len(listed))
+        g = min(table.multiplicity(PublicGroups(grouped["by"], listed)), len(listed))
     eps_g, delta_g, eps_s, delta_s = group_budget(
         epsilon, delta or 0.0, g, private, grouped["group_fraction"], values_from_data
     )

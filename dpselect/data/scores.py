@@ -96,7 +96,6 @@ from .values import is_floating as _is_floating
 from .values import is_text as _is_text
 
 if TYPE_CHECKING:
-    from .engine import Engine
     from .tables import Table
 
 __all__ = [
@@ -105,8 +104,6 @@ __all__ = [
     "HasConnection",
     "bounding_key",
     "bounding_key_sql",
-    "candidate_multiplicity",
-    "candidate_scores",
     "candidates_source",
     "canonical_text",
     "canonical_text_sql",
@@ -122,7 +119,6 @@ __all__ = [
     "normalised_sql",
     "numeric_candidate_type",
     "salt_text",
-    "top_values",
     "unit_kept_sql",
     "unit_seed",
     "unit_seed_sql",
@@ -452,34 +448,6 @@ def match_multiplicity(col_type: str, candidates: Sequence[Any]) -> int:
     return int(rows[0][0]) if rows else 1
 
 
-def candidate_multiplicity(table: Engine, column: str, candidates: Sequence[Any]) -> int:
-    """The most candidates one value of ``column`` matches, by the matching of the engine that
-    holds ``table`` (:meth:`dpselect.data.engine.Engine.candidate_multiplicity`): the L1
-    sensitivity of :func:`candidate_scores` without a privacy unit.
-
-    DuckDB tables: :func:`match_multiplicity` of the column's type (DuckDB's casts and
-    equality, those of the score query). Spark tables: their own count
-    (:func:`dpselect.data.engines.spark.match_multiplicity`), with the Spark score query's
-    join, whose equality is the column's. Both read the schema and the candidates only, never
-    a row, so the number is public and is known before the charge.
-
-    Parameters
-    ----------
-    table : Engine
-        The opened data.
-    column : str
-        The ranked column.
-    candidates : sequence
-        The public candidate list.
-
-    Returns
-    -------
-    int
-        The most candidates one value matches (at least 1).
-    """
-    return table.candidate_multiplicity(column, candidates)
-
-
 class ConnectionOnly:
     """A DuckDB connection alone, as a :class:`HasConnection` for :func:`candidates_source`
     (and :mod:`dpselect.data.dictionary_scores`' matcher), where no table is needed.
@@ -497,56 +465,6 @@ class ConnectionOnly:
 # ----------------------------------------------------------------------------------------
 # The score queries
 # ----------------------------------------------------------------------------------------
-
-
-def candidate_scores(
-    table: Engine,
-    column: str,
-    candidates: Sequence[Any],
-    privacy_unit: str | None = None,
-    max_contributions: int = 1,
-    salt: int = 0,
-    progress: Progress = None,
-    max_rows_per_value: int = 1,
-) -> npt.NDArray[np.int64]:
-    """The score of every candidate, in the candidate list's order (module docstring), by
-    the engine that holds ``table`` (:meth:`dpselect.data.engine.Engine.candidate_scores`;
-    DuckDB: :func:`duckdb_candidate_scores`).
-
-    Parameters
-    ----------
-    table : Engine
-        The opened data.
-    column : str
-        The ranked column.
-    candidates : sequence
-        The public candidate list (:func:`~dpselect.data.candidates.load_candidates`).
-    privacy_unit : str or None, default None
-        The privacy unit column; ``None``: each row is its own unit (row counts).
-    max_contributions : int, default 1
-        ``m``: with a privacy unit, the most distinct candidates each unit keeps.
-    salt : int, default 0
-        The per-query salt of the bounding rule, drawn independently of the data (used only
-        with a privacy unit).
-    progress : callable or None, default None
-        Called with the percentage of the scan done while the query runs.
-    max_rows_per_value : int, default 1
-        ``r``: with a privacy unit, each kept candidate adds the unit's rows with it, at most
-        ``r``; it must be 1 without a unit.
-
-    Returns
-    -------
-    numpy.ndarray of int64
-        The score of every candidate (0 for one absent from the data).
-    """
-    if int(max_rows_per_value) == 1:  # the call every engine has always taken
-        return table.candidate_scores(
-            column, candidates, privacy_unit, max_contributions, salt, progress
-        )
-    return table.candidate_scores(
-        column, candidates, privacy_unit, max_contributions, salt, progress,
-        max_rows_per_value=max_rows_per_value,
-    )  # fmt: skip
 
 
 def duckdb_candidate_scores(
@@ -778,53 +696,6 @@ def kept_counts(
 
     table.query_batches(sql, params, consume, progress)
     return counts
-
-
-def top_values(
-    table: Engine,
-    column: str,
-    limit: int,
-    privacy_unit: str | None = None,
-    max_contributions: int = 1,
-    salt: int = 0,
-    progress: Progress = None,
-    max_rows_per_value: int = 1,
-) -> list[tuple[Any, int]]:
-    """The ``limit`` values with the largest bounded counts, ties by value, by the engine
-    that holds ``table`` (:meth:`dpselect.data.engine.Engine.top_values`; DuckDB:
-    :func:`duckdb_top_values`).
-
-    Parameters
-    ----------
-    table : Engine
-        The opened data.
-    column : str
-        The ranked column (every non-NULL value is a candidate).
-    limit : int
-        The most values returned.
-    privacy_unit : str or None, default None
-        The privacy unit column; ``None``: each row is its own unit (row counts).
-    max_contributions : int, default 1
-        ``m``: with a privacy unit, the most distinct values each unit keeps.
-    salt : int, default 0
-        The per-query salt of the bounding rule, drawn independently of the data (used only
-        with a privacy unit).
-    progress : callable or None, default None
-        Called with the percentage of the scan done while the query runs.
-    max_rows_per_value : int, default 1
-        ``r``: with a privacy unit, each kept value adds the unit's rows with it, at most
-        ``r``; it must be 1 without a unit.
-
-    Returns
-    -------
-    list of (object, int)
-        Up to ``limit`` pairs ``(value, bounded count)``, largest count first, ties by the
-        engine's order of the values.
-    """
-    if int(max_rows_per_value) == 1:
-        return table.top_values(column, limit, privacy_unit, max_contributions, salt, progress)
-    return table.top_values(column, limit, privacy_unit, max_contributions, salt, progress,
-                            max_rows_per_value=max_rows_per_value)  # fmt: skip
 
 
 def duckdb_top_values(

@@ -21,6 +21,7 @@ from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine
+from ..data.query import Query
 from ..data.values import kept_numbers
 from ..planning.contributions import AUTO_FRACTION
 
@@ -116,7 +117,7 @@ def column_values(table: Engine, column: str) -> F64:
     an error. Values beyond 2^53 in integer columns are rounded to the nearest float.
     The engine that holds ``table`` computes it (:meth:`dpselect.data.engine.Engine.column_values`).
     """
-    return table.column_values(column)
+    return table.numbers(Query(column))
 
 
 def to_float(value: Any) -> float:

@@ -60,6 +60,7 @@ from ..core.errors import ParameterError
 from ..core.metrics import L1Distance
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine, is_opened_table
+from ..data.query import Query, UnitRule
 from ..data.tables import open_table
 from ..data.values import kept_numbers
 from ..mechanisms.exponential import make_exponential_mechanism
@@ -159,7 +160,7 @@ def contribution_counts(table: Engine, column: str, privacy_unit: str) -> np.nda
     numpy.ndarray
         One count ``c_u >= 0`` per person (0: only nulls), int64 (private data).
     """
-    return table.contribution_counts(column, privacy_unit)
+    return table.unit_sizes(Query(column, UnitRule(privacy_unit=privacy_unit)), "values")
 
 
 def contribution_scores(
@@ -378,7 +379,7 @@ def choose_max_contributions(
 
     def release() -> ContributionChoice:
         if unit_counts == "rows":
-            counts = table.row_counts(column, privacy_unit)
+            counts = table.unit_sizes(Query(column, UnitRule(privacy_unit=privacy_unit)), "rows")
         else:
             counts = contribution_counts(table, column, privacy_unit)
         scores = dict(zip(cands, contribution_scores(counts, cands, rel, pens), strict=True))
@@ -510,7 +511,9 @@ def _edge_counts(
     (:meth:`~dpselect.data.engine.Engine.buyers_at`, so Spark never collects the column).
     ``unit``: ``privacy_unit``, ``max_rows`` and ``salt`` (the kept rows), or empty."""
     edges = [-math.inf, *(lo for lo, _ in bins), *(hi for _, hi in bins)]
-    counts = [int(c) for c in table.buyers_at(column, edges, **unit)]
+    rule = UnitRule(unit.get("privacy_unit"), rows_per_unit=unit.get("max_rows", 1),
+                    salt=unit.get("salt", 0))  # fmt: skip
+    counts = [int(c) for c in table.buyers_at(Query(column, rule), edges)]
     k = len(bins)
     return counts[0], counts[1 : 1 + k], counts[1 + k :]
 

@@ -41,6 +41,7 @@ from ..core.public_memo import kept
 from ..data.candidates import load_candidates
 from ..data.column_roles import check_column_role, recorded_step
 from ..data.engine import Engine
+from ..data.query import PrivateGroups, PublicGroups, Query, UnitRule
 from ..data.tables import one_column, open_table
 from ..mechanisms.decimal_grain import grain_exponents, make_grain_histogram, recorded_exponent
 from ..mechanisms.laplace import make_laplace
@@ -259,7 +260,7 @@ def quantile_values(
     numpy.ndarray of float64
         Every row's value that holds a number, in no particular order (private data).
     """
-    return table.quantile_values(column, progress=progress)
+    return table.quantile_values(Query(column, progress=progress))
 
 
 # ----------------------------------------------------------------------------- the result
@@ -1047,13 +1048,21 @@ def quantile(
         # the rows as the mechanism needs them (Spark: stand-ins from a histogram); with a
         # unit, only the rows each unit keeps (the salt drawn after the charge, data-free)
         if privacy_unit is None:
-            values = table.quantile_values(column, cands, lo_hi, grid_w, progress)
+            values = table.quantile_values(
+                Query(column, progress=progress), candidates=cands, bounds=lo_hi, resolution=grid_w
+            )
         else:
             salt = resolve_source(source).bits(63)
             values = table.quantile_values(
-                column, cands, lo_hi, grid_w, progress, privacy_unit=privacy_unit, max_rows=r,
-                salt=salt,
-            )  # fmt: skip
+                Query(
+                    column,
+                    UnitRule(privacy_unit=privacy_unit, rows_per_unit=r, salt=salt),
+                    progress=progress,
+                ),
+                candidates=cands,
+                bounds=lo_hi,
+                resolution=grid_w,
+            )
         released = run(values)
         text, acc, loss, res = method_text, accuracy, rounding, w
         params = dict(parameters)
@@ -1688,13 +1697,33 @@ def grouped_quantile(
         g = grouping.max_groups
         if selection is None:
             names = list(grouping.listed or [])
-            found = table.grouped_values(column, by, names, privacy_unit=privacy_unit,
-                                         max_groups=g, max_rows=r, salt=salt,
-                                         group_salt=group_salt)  # fmt: skip
+            found = table.numbers(
+                Query(
+                    column,
+                    UnitRule(
+                        privacy_unit=privacy_unit,
+                        rows_per_unit=r,
+                        groups_per_unit=g,
+                        salt=salt,
+                        group_salt=group_salt,
+                    ),
+                    PublicGroups(by, names),
+                )
+            )
         else:  # private groups: the persons and the numbers from one scan
-            discovered = table.discovered_values(column, by, privacy_unit=privacy_unit,
-                                                 max_groups=g, max_rows=r, salt=salt,
-                                                 group_salt=group_salt)  # fmt: skip
+            discovered = table.numbers(
+                Query(
+                    column,
+                    UnitRule(
+                        privacy_unit=privacy_unit,
+                        rows_per_unit=r,
+                        groups_per_unit=g,
+                        salt=salt,
+                        group_salt=group_salt,
+                    ),
+                    PrivateGroups(by),
+                )
+            )
             assert discovered.numbers is not None
             names, where = selected_groups(discovered, selection)
             found = [discovered.numbers[j] for j in where]

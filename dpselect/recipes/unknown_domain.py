@@ -38,9 +38,8 @@ from typing import Any, Literal
 
 from ..core.arithmetic import printed_up
 from ..core.errors import ParameterError
-from ..data.partitions import person_values, value_counts
+from ..data.query import Query, UnitRule
 from ..data.rules import check_rows_per_value
-from ..data.scores import top_values
 from ..data.tables import one_column
 from ..mechanisms.limited_domain import (
     limited_domain_accounting,
@@ -299,7 +298,7 @@ def partition_selection(
     if method.startswith("policy") and privacy_unit is None:
         raise ParameterError(f"mechanism {method!r} needs a privacy_unit column")
     table = open_checked(data, column, privacy_unit, schema)
-    in_driver = table.holds_persons_in_driver  # policy set union holds each person's values
+    in_driver = table.capabilities.persons_in_driver  # policy set union holds each person's values
     if method.startswith("policy") and not in_driver:
         raise ParameterError(
             f"mechanism {method!r} reads each person's values into the driver: use the DuckDB "
@@ -375,11 +374,35 @@ def partition_selection(
         if policy is not None:
             assert privacy_unit is not None  # checked above
             values = measurement(
-                person_values(table, column, privacy_unit, c, salt, progress, r_sel)
+                table.person_values(
+                    Query(
+                        column,
+                        UnitRule(
+                            privacy_unit=privacy_unit,
+                            values_per_unit=c,
+                            rows_per_value=r_sel,
+                            salt=salt,
+                        ),
+                        progress=progress,
+                    )
+                )
             )
         else:
             values = measurement(
-                value_counts(table, column, privacy_unit, bound, salt, progress, r_sel)
+                dict(
+                    table.counts(
+                        Query(
+                            column,
+                            UnitRule(
+                                privacy_unit=privacy_unit,
+                                values_per_unit=bound,
+                                rows_per_value=r_sel,
+                                salt=salt,
+                            ),
+                            progress=progress,
+                        )
+                    )
+                )
             )
         return KeysResult(
             ordered_values(values),
@@ -457,7 +480,7 @@ def _holds_persons(data: Any, column: str, privacy_unit: str | None, schema: Any
     """Whether the engine that holds ``data`` can hold each person's values in the driver
     (:attr:`dpselect.data.engine.Engine.holds_persons_in_driver`; a public fact: the type
     of the input)."""
-    return bool(open_checked(data, column, privacy_unit, schema).holds_persons_in_driver)
+    return bool(open_checked(data, column, privacy_unit, schema).capabilities.persons_in_driver)
 
 
 def _policy_top_k(
@@ -498,7 +521,13 @@ def _policy_top_k(
 
     def pick() -> tuple[list[Any], list[Any] | None]:
         salt = resolve_source(source).bits(63)
-        persons = person_values(table, column, privacy_unit, c, salt, progress, r)
+        persons = table.person_values(
+            Query(
+                column,
+                UnitRule(privacy_unit=privacy_unit, values_per_unit=c, rows_per_value=r, salt=salt),
+                progress=progress,
+            )
+        )
         values, noisy = measurement(persons)
         return values, noisy if counts else None
 
@@ -689,7 +718,17 @@ def unknown_domain_plan(
 
     def pick() -> tuple[list[Any], list[Any] | None]:
         salt = resolve_source(source).bits(63)
-        hist = value_counts(table, column, privacy_unit, c, salt, progress, r)
+        hist = dict(
+            table.counts(
+                Query(
+                    column,
+                    UnitRule(
+                        privacy_unit=privacy_unit, values_per_unit=c, rows_per_value=r, salt=salt
+                    ),
+                    progress=progress,
+                )
+            )
+        )
         kept: dict[Any, int] = measurement(hist)
         ranked = rank_released(kept, k, source)
         return ranked, [kept[v] for v in ranked] if counts else None
@@ -746,7 +785,14 @@ def _limited_domain(
 
     def pick() -> tuple[list[Any], list[Any] | None]:
         salt = resolve_source(source).bits(63)
-        top = top_values(table, column, k_bar + 1, privacy_unit, c, salt, progress, r)
+        top = table.counts(
+            Query(
+                column,
+                UnitRule(privacy_unit=privacy_unit, values_per_unit=c, rows_per_value=r, salt=salt),
+                progress=progress,
+            ),
+            k_bar + 1,
+        )
         return list(measurement(dict(top))), None
 
     return UnknownDomainPlan(pick, (spent_eps, spent_delta), LIMITED_DOMAIN_NAME,

@@ -43,7 +43,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.arithmetic import float_down, float_up
-from ..data.partitions import value_counts
+from ..data.query import Query, UnitRule
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
@@ -166,7 +166,20 @@ def top_k_unknown_domain_auto_contributions(
         family: dict[int, Fraction] = {}
         for i, m in enumerate(bounds):
             step = None if progress is None else _part(progress, i, len(bounds))
-            hist = value_counts(table, column, privacy_unit, m, salt, step, r)
+            hist = dict(
+                table.counts(
+                    Query(
+                        column,
+                        UnitRule(
+                            privacy_unit=privacy_unit,
+                            values_per_unit=m,
+                            rows_per_value=r,
+                            salt=salt,
+                        ),
+                        progress=step,
+                    )
+                )
+            )
             family[m] = Fraction(kth_count(hist, k)) - Fraction(plans[m].margin)
         m = int(gem(family))
         plan = plans[m]
