@@ -521,7 +521,7 @@ def test_one_unit_changes_at_most_max_groups_groups(sources, g):
 def test_the_table_is_an_engine_with_the_grouped_methods():
     table = open_table(frame([(1, "a", "x")]))
     assert isinstance(table, Engine)
-    for name in ("grouped_candidate_scores", "grouped_value_counts", "grouped_values"):
+    for name in ("scores", "counts", "numbers", "multiplicity"):  # groups: in the query
         assert callable(getattr(table, name))
     assert table.multiplicity(PublicGroups("b", GROUPS)) == 1
 
