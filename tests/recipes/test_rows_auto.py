@@ -15,7 +15,7 @@ import dpselect as dp
 import dpselect.recipes.top_k as top_k_module
 from dpselect.accounting.ledger import Ledger
 from dpselect.data.query import Query, UnitRule
-from dpselect.data.tables import open_table
+from dpselect.data.tables import Table, open_table
 from dpselect.mechanisms.generalized_exponential import gem_threshold
 from dpselect.recipes.bounds import DEFAULT_CONTRIBUTIONS
 from dpselect.recipes.top_k import top_k as recipe_top_k
@@ -98,8 +98,8 @@ def test_the_choice_has_gems_law_at_m_r(monkeypatch):
         for m in BOUNDS
     }
     # the kept rows do not depend on the salt here (previous test): score each bound once
-    monkeypatch.setattr(top_k_module, "candidate_scores",
-                        lambda t, c, cands, u, m, salt, p, rows: vectors[m])  # fmt: skip
+    monkeypatch.setattr(Table, "scores",
+                        lambda t, query, cands: vectors[query.rule.values_per_unit])  # fmt: skip
     margins = {m: Fraction(5) for m in BOUNDS}
     source = InsecureSeededSource(2024)
     query = top_k_module._Query(table, "item", 3, CANDS, "unit", False, source, None, r)

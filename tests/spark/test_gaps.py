@@ -42,10 +42,10 @@ def test_buyers_at_are_the_counts_at_each_price(prices_frame):
 def test_best_price_on_spark_never_collects_the_column(prices_frame, monkeypatch):
     pdf = pd.DataFrame({"v": [r[0] for r in prices_frame.collect()]})
 
-    def refuse(self, column):
+    def refuse(self, column, rule):
         raise AssertionError("the Spark path collected the column")
 
-    monkeypatch.setattr(spark_engine.SparkTable, "column_values", refuse)
+    monkeypatch.setattr(spark_engine.SparkTable, "_column_values", refuse)
     for kw in ({"prices": [1.0, 2.5, 5.0, 9.0]}, {"price_step": 0.05, "max_price": 10.0}):
         kw = {"max_price": 10.0, **kw}
         a = best_price(pdf, 2.0, column="v", source=InsecureSeededSource(3), **kw)
