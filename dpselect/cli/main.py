@@ -330,8 +330,7 @@ def _run_selection(
             if privacy_unit is None:
                 # As top_k weighs them: one row moves every candidate its value matches (the
                 # schema and the list only, by the engine's own matching:
-                # data.scores.candidate_multiplicity; no row read).
-
+                # Engine.multiplicity; no row read).
                 c = table.multiplicity(column, cand_list)
         n = None if cand_list is None else len(cand_list)
         if grouped:

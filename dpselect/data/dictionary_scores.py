@@ -24,7 +24,7 @@ unit) count for nobody, as in the general plan, and the unit is grouped by value
 SQL (:func:`~.scores.unit_sql`).
 
 Chosen by the DuckDB engine
-(:meth:`~dpselect.data.engines.duckdb.DuckDBEngine.candidate_scores`, the only caller) for a
+(:meth:`~dpselect.data.engines.duckdb.DuckDBEngine.scores`, the only caller) for a
 text unit (DuckDB's Parquet reader cannot give its raw bytes; the SQL plans over a pyarrow
 dataset that can measured slower) or ``max_rows_per_value > 1`` (public facts). Other units
 with ``max_rows_per_value = 1`` take the packed plan (:mod:`dpselect.data.packed_scores`),
@@ -305,7 +305,7 @@ def dictionary_candidate_scores(
     progress: Any = None,
     max_rows_per_value: int = 1,
 ) -> npt.NDArray[np.int64]:
-    """:func:`~.scores.candidate_scores` with a privacy unit, on the files of
+    """The engine's ungrouped scores with a privacy unit, on the files of
     :func:`dictionary_files` (same rule, same scores; module docstring), ``max_rows_per_value``
     included.
 

@@ -584,7 +584,7 @@ def duckdb_grouped_candidate_scores(
 ) -> Cells:
     """The nonzero scores of every (group, candidate) pair, sorted by group then candidate.
 
-    In each group the scores are those of :func:`dpselect.data.scores.candidate_scores` over
+    In each group the scores are those of :func:`dpselect.data.scores.duckdb_candidate_scores` over
     the group's kept rows (module docstring; ``by`` matched to ``groups`` as ``column`` to
     ``candidates``).
 

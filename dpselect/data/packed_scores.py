@@ -442,7 +442,7 @@ def packed_candidate_scores(
     salt: int,
     progress: Callable[[float], None] | None = None,
 ) -> npt.NDArray[np.int64]:
-    """:func:`~.scores.candidate_scores` with a privacy unit and ``max_rows_per_value = 1``
+    """The engine's ungrouped scores with a privacy unit and ``max_rows_per_value = 1``
     (module docstring): the same rule, so the same scores as the SQL plan.
 
     Parameters

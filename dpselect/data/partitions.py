@@ -5,7 +5,7 @@ after contribution bounding (each person keeps at most ``max_contributions`` of 
 chosen by :mod:`dpselect.data.scores`' salted rule, which reads only that person's rows and the
 salt): one person changes at most ``max_contributions`` counts, each by 1, all the same way.
 Without a privacy unit each row is a person and counts are row counts (``max_contributions``
-is 1). The query itself is :func:`dpselect.data.scores.top_values` with no limit, so the
+is 1). The query itself is :func:`dpselect.data.scores.duckdb_top_values` with no limit, so the
 bounding rule is the one the rest of the data layer uses. The counts come from the engine
 that holds the table (:class:`dpselect.data.engine.Engine`).
 """

@@ -494,7 +494,7 @@ def duckdb_candidate_scores(
     query is planned, never what it returns.
 
     This is the SQL plan. For Parquet text the DuckDB engine may choose the dictionary plan
-    first (:meth:`dpselect.data.engines.duckdb.DuckDBEngine.candidate_scores` with
+    first (:meth:`dpselect.data.engines.duckdb.DuckDBEngine.scores` with
     :mod:`dpselect.data.dictionary_scores`): the same rule, so the same scores.
 
     Parameters

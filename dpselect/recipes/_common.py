@@ -115,7 +115,7 @@ def column_values(table: Engine, column: str) -> F64:
     a number) and rows without a number are filtered out: a 1-stable row-by-row map, so the
     neighbouring relation and every sensitivity built on it carry over, and no row can cause
     an error. Values beyond 2^53 in integer columns are rounded to the nearest float.
-    The engine that holds ``table`` computes it (:meth:`dpselect.data.engine.Engine.column_values`).
+    The engine that holds ``table`` computes it (:meth:`dpselect.data.engine.Engine.numbers`).
     """
     return table.numbers(Query(column))
 

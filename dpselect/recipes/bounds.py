@@ -144,7 +144,7 @@ def contribution_counts(table: Engine, column: str, privacy_unit: str) -> np.nda
     """``c_u``: each person's number of distinct non-null values of ``column`` (one row per
     person with a non-null unit, in no particular order). A person's count reads only their
     rows. Computed by the engine that holds ``table``
-    (:meth:`dpselect.data.engine.Engine.contribution_counts`).
+    (:meth:`dpselect.data.engine.Engine.unit_sizes`).
 
     Parameters
     ----------
@@ -302,7 +302,7 @@ def choose_max_contributions(
     (:class:`~dpselect.data.engine.Engine`).
 
     ``unit_counts="rows"`` counts each person's *rows* with a number in ``column``
-    (:meth:`~dpselect.data.engine.Engine.row_counts`) instead of their distinct values: the
+    (:meth:`~dpselect.data.engine.Engine.unit_sizes`) instead of their distinct values: the
     bound ``max_rows`` of a quantile or a price per person (``max_rows="auto"``). Adding or
     removing one person changes ``sum_u min(c_u, L)`` by at most ``L`` in either reading, so
     the sensitivities and the cost are the same.

@@ -304,7 +304,7 @@ def top_k(
     # candidates may match one value ("7" and "07" on an integer column): the most that do,
     # a public fact of the list and the column's type, by the engine's own matching (its
     # equality: a collated Spark text column matches "a" and "A" to one value), read from
-    # the schema only (data.scores.candidate_multiplicity).
+    # the schema only (Engine.multiplicity).
     c = m if privacy_unit is not None else table.multiplicity(column, cand_list)
     plan = _plan(len(cand_list), k, eps, dlt, mech, counts, c, source, zcdp_ledger,
                  max_rows_per_value=rows_cap)  # fmt: skip

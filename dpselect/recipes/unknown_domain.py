@@ -478,7 +478,7 @@ def use_policy_top_k(k: int, epsilon: float, delta: float, max_contributions: in
 
 def _holds_persons(data: Any, column: str, privacy_unit: str | None, schema: Any) -> bool:
     """Whether the engine that holds ``data`` can hold each person's values in the driver
-    (:attr:`dpselect.data.engine.Engine.holds_persons_in_driver`; a public fact: the type
+    (:attr:`dpselect.data.engine.Capabilities.persons_in_driver`; a public fact: the type
     of the input)."""
     return bool(open_checked(data, column, privacy_unit, schema).capabilities.persons_in_driver)
 
