@@ -160,7 +160,7 @@ def contribution_counts(table: Engine, column: str, privacy_unit: str) -> np.nda
     numpy.ndarray
         One count ``c_u >= 0`` per person (0: only nulls), int64 (private data).
     """
-    return table.unit_sizes(Query(column, UnitRule(privacy_unit=privacy_unit)), "values")
+    return table.unit_sizes(Query(column, UnitRule(privacy_unit)), "values")
 
 
 def contribution_scores(
@@ -379,7 +379,7 @@ def choose_max_contributions(
 
     def release() -> ContributionChoice:
         if unit_counts == "rows":
-            counts = table.unit_sizes(Query(column, UnitRule(privacy_unit=privacy_unit)), "rows")
+            counts = table.unit_sizes(Query(column, UnitRule(privacy_unit)), "rows")
         else:
             counts = contribution_counts(table, column, privacy_unit)
         scores = dict(zip(cands, contribution_scores(counts, cands, rel, pens), strict=True))

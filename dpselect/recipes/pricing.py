@@ -425,12 +425,8 @@ def _valuation_values(
 
         def kept() -> BuyerCounts:
             salt = resolve_source(source).bits(63)
-            counts = table.buyers_at(
-                Query(
-                    column, UnitRule(privacy_unit=privacy_unit, rows_per_unit=max_rows, salt=salt)
-                ),
-                prices,
-            )
+            rule = UnitRule(privacy_unit, rows_per_unit=max_rows, salt=salt)
+            counts = table.buyers_at(Query(column, rule), prices)
             return BuyerCounts(prices, tuple(int(c) for c in counts))
 
         return table, kept

@@ -1048,21 +1048,12 @@ def quantile(
         # the rows as the mechanism needs them (Spark: stand-ins from a histogram); with a
         # unit, only the rows each unit keeps (the salt drawn after the charge, data-free)
         if privacy_unit is None:
-            values = table.quantile_values(
-                Query(column, progress=progress), candidates=cands, bounds=lo_hi, resolution=grid_w
-            )
+            values = table.quantile_values(Query(column, progress=progress), cands, lo_hi, grid_w)
         else:
             salt = resolve_source(source).bits(63)
-            values = table.quantile_values(
-                Query(
-                    column,
-                    UnitRule(privacy_unit=privacy_unit, rows_per_unit=r, salt=salt),
-                    progress=progress,
-                ),
-                candidates=cands,
-                bounds=lo_hi,
-                resolution=grid_w,
-            )
+            rule = UnitRule(privacy_unit, rows_per_unit=r, salt=salt)
+            values = table.quantile_values(Query(column, rule, progress=progress), cands, lo_hi,
+                                           grid_w)  # fmt: skip
         released = run(values)
         text, acc, loss, res = method_text, accuracy, rounding, w
         params = dict(parameters)
@@ -1695,35 +1686,13 @@ def grouped_quantile(
     def release() -> GroupedResult:
         salt, group_salt = draw_salts(source)
         g = grouping.max_groups
+        rule = UnitRule(privacy_unit, rows_per_unit=r, groups_per_unit=g, salt=salt,
+                        group_salt=group_salt)  # fmt: skip
         if selection is None:
             names = list(grouping.listed or [])
-            found = table.numbers(
-                Query(
-                    column,
-                    UnitRule(
-                        privacy_unit=privacy_unit,
-                        rows_per_unit=r,
-                        groups_per_unit=g,
-                        salt=salt,
-                        group_salt=group_salt,
-                    ),
-                    PublicGroups(by, names),
-                )
-            )
+            found = table.numbers(Query(column, rule, PublicGroups(by, names)))
         else:  # private groups: the persons and the numbers from one scan
-            discovered = table.numbers(
-                Query(
-                    column,
-                    UnitRule(
-                        privacy_unit=privacy_unit,
-                        rows_per_unit=r,
-                        groups_per_unit=g,
-                        salt=salt,
-                        group_salt=group_salt,
-                    ),
-                    PrivateGroups(by),
-                )
-            )
+            discovered = table.numbers(Query(column, rule, PrivateGroups(by)))
             assert discovered.numbers is not None
             names, where = selected_groups(discovered, selection)
             found = [discovered.numbers[j] for j in where]

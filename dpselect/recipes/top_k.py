@@ -389,19 +389,9 @@ def _release(
     ``scores``: the candidates' scores at ``m``, already computed (no salt is drawn)."""
     if scores is None:
         salt = resolve_source(query.source).bits(63)
-        scores = query.table.scores(
-            Query(
-                query.column,
-                UnitRule(
-                    privacy_unit=query.privacy_unit,
-                    values_per_unit=m,
-                    rows_per_value=query.rows_per_value,
-                    salt=salt,
-                ),
-                progress=query.progress,
-            ),
-            query.candidates,
-        )
+        rule = UnitRule(query.privacy_unit, m, query.rows_per_value, salt=salt)
+        scores = query.table.scores(Query(query.column, rule, progress=query.progress),
+                                    query.candidates)  # fmt: skip
     out = plan.measurement(scores)
     if plan.returns_counts:
         indices, noisy = out
@@ -576,9 +566,7 @@ def _choose_rows_bound(
 
     salt = resolve_source(query.source).bits(63)
     if ROWS_CRITERION == "values":  # each person's distinct values, the margin in units of r
-        counts = query.table.unit_sizes(
-            Query(query.column, UnitRule(privacy_unit=query.privacy_unit)), "values"
-        )
+        counts = query.table.unit_sizes(Query(query.column, UnitRule(query.privacy_unit)), "values")
         penalties = [margins[m] / r for m in bounds]
         family = dict(zip(bounds, contribution_scores(counts, bounds, None, penalties),
                           strict=True))  # fmt: skip
@@ -600,15 +588,9 @@ def _choose_rows_bound(
     m = int(gem(family))
     if m in vectors:
         return m, vectors[m]
+    rule = UnitRule(query.privacy_unit, m, r, salt=salt)
     return m, query.table.scores(
-        Query(
-            query.column,
-            UnitRule(
-                privacy_unit=query.privacy_unit, values_per_unit=m, rows_per_value=r, salt=salt
-            ),
-            progress=query.progress,
-        ),
-        query.candidates,
+        Query(query.column, rule, progress=query.progress), query.candidates
     )
 
 

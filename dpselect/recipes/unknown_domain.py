@@ -373,37 +373,11 @@ def partition_selection(
         salt = resolve_source(source).bits(63)
         if policy is not None:
             assert privacy_unit is not None  # checked above
-            values = measurement(
-                table.person_values(
-                    Query(
-                        column,
-                        UnitRule(
-                            privacy_unit=privacy_unit,
-                            values_per_unit=c,
-                            rows_per_value=r_sel,
-                            salt=salt,
-                        ),
-                        progress=progress,
-                    )
-                )
-            )
+            rule = UnitRule(privacy_unit, c, r_sel, salt=salt)
+            values = measurement(table.person_values(Query(column, rule, progress=progress)))
         else:
-            values = measurement(
-                dict(
-                    table.counts(
-                        Query(
-                            column,
-                            UnitRule(
-                                privacy_unit=privacy_unit,
-                                values_per_unit=bound,
-                                rows_per_value=r_sel,
-                                salt=salt,
-                            ),
-                            progress=progress,
-                        )
-                    )
-                )
-            )
+            rule = UnitRule(privacy_unit, bound, r_sel, salt=salt)
+            values = measurement(dict(table.counts(Query(column, rule, progress=progress))))
         return KeysResult(
             ordered_values(values),
             name,
@@ -521,13 +495,8 @@ def _policy_top_k(
 
     def pick() -> tuple[list[Any], list[Any] | None]:
         salt = resolve_source(source).bits(63)
-        persons = table.person_values(
-            Query(
-                column,
-                UnitRule(privacy_unit=privacy_unit, values_per_unit=c, rows_per_value=r, salt=salt),
-                progress=progress,
-            )
-        )
+        rule = UnitRule(privacy_unit, c, r, salt=salt)
+        persons = table.person_values(Query(column, rule, progress=progress))
         values, noisy = measurement(persons)
         return values, noisy if counts else None
 
@@ -718,17 +687,8 @@ def unknown_domain_plan(
 
     def pick() -> tuple[list[Any], list[Any] | None]:
         salt = resolve_source(source).bits(63)
-        hist = dict(
-            table.counts(
-                Query(
-                    column,
-                    UnitRule(
-                        privacy_unit=privacy_unit, values_per_unit=c, rows_per_value=r, salt=salt
-                    ),
-                    progress=progress,
-                )
-            )
-        )
+        rule = UnitRule(privacy_unit, c, r, salt=salt)
+        hist = dict(table.counts(Query(column, rule, progress=progress)))
         kept: dict[Any, int] = measurement(hist)
         ranked = rank_released(kept, k, source)
         return ranked, [kept[v] for v in ranked] if counts else None
@@ -785,14 +745,8 @@ def _limited_domain(
 
     def pick() -> tuple[list[Any], list[Any] | None]:
         salt = resolve_source(source).bits(63)
-        top = table.counts(
-            Query(
-                column,
-                UnitRule(privacy_unit=privacy_unit, values_per_unit=c, rows_per_value=r, salt=salt),
-                progress=progress,
-            ),
-            k_bar + 1,
-        )
+        rule = UnitRule(privacy_unit, c, r, salt=salt)
+        top = table.counts(Query(column, rule, progress=progress), k_bar + 1)
         return list(measurement(dict(top))), None
 
     return UnknownDomainPlan(pick, (spent_eps, spent_delta), LIMITED_DOMAIN_NAME,

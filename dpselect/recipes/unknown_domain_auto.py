@@ -166,20 +166,8 @@ def top_k_unknown_domain_auto_contributions(
         family: dict[int, Fraction] = {}
         for i, m in enumerate(bounds):
             step = None if progress is None else _part(progress, i, len(bounds))
-            hist = dict(
-                table.counts(
-                    Query(
-                        column,
-                        UnitRule(
-                            privacy_unit=privacy_unit,
-                            values_per_unit=m,
-                            rows_per_value=r,
-                            salt=salt,
-                        ),
-                        progress=step,
-                    )
-                )
-            )
+            rule = UnitRule(privacy_unit, m, r, salt=salt)
+            hist = dict(table.counts(Query(column, rule, progress=step)))
             family[m] = Fraction(kth_count(hist, k)) - Fraction(plans[m].margin)
         m = int(gem(family))
         plan = plans[m]
