@@ -8,7 +8,7 @@ Writes (fixed seed, in a temporary directory) a Parquet file of ``rows`` rows: `
 popularity) and ``grp`` (text, ``groups`` groups drawn uniformly per row: a unit's rows fall in
 several groups). In one Spark session on ``--master`` it times, best of ``--repeats``:
 
-- the baseline: ``SparkTable.top_values(item, 100, unit, m=1)`` (one ungrouped top-k);
+- the baseline: ``SparkTable.counts(Query(item, UnitRule(unit, 1)), 100)`` (one ungrouped top-k);
 - ``grouped_value_counts(item, by=grp, groups, limit=100, unit, max_groups=1, m=1)``;
 - ``grouped_value_counts`` with ``max_groups=2, max_contributions=2`` (the general plan);
 - ``candidate_scores`` / ``grouped_candidate_scores`` over every value as a candidate (m=1);

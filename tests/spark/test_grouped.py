@@ -137,10 +137,10 @@ VALUE_CASES = [
 def test_value_counts_equal_the_reference(data, case):
     rows, table = data
     column, by, groups, limit, unit, g_max, m, r = case
-    args = dict(limit=limit, privacy_unit=unit, max_groups=g_max, max_contributions=m,
+    args = dict(privacy_unit=unit, max_groups=g_max, max_contributions=m,
                 max_rows_per_value=r, **SALTS)  # fmt: skip
-    got = table.counts(Query(column, unit_rule(**args), PublicGroups(by, groups)))
-    expected = ref.value_counts(rows, TYPES, column, by, groups, **args)
+    got = table.counts(Query(column, unit_rule(**args), PublicGroups(by, groups)), limit)
+    expected = ref.value_counts(rows, TYPES, column, by, groups, limit=limit, **args)
     assert len(got) == len(groups)
     assert _texts(got) == _texts(expected)
     assert [type(v) for g in got for v, _ in g] == [type(v) for g in expected for v, _ in g]
@@ -227,10 +227,11 @@ def test_empty_data_and_groups_nothing_matches(spark, data):
     _, table = data
     empty = open_table(spark_frame(spark, []))
     for t, groups in ((empty, TEXT_GROUPS), (table, ["c-no-such"]), (table, [])):
-        g, i, n = t.grouped_candidate_scores("x", [1, 2], "grp", groups, "user", salt=3)
+        listed = PublicGroups("grp", groups)
+        g, i, n = t.scores(Query("x", UnitRule("user", salt=3), listed), [1, 2])
         assert (g.tolist(), i.tolist(), n.tolist()) == ([], [], [])
-        assert t.grouped_value_counts("x", "grp", groups, 5, "user") == [[] for _ in groups]
-        got = t.grouped_values("d", "grp", groups, privacy_unit="user", max_rows=2)
+        assert t.counts(Query("x", UnitRule("user"), listed), 5) == [[] for _ in groups]
+        got = t.numbers(Query("d", UnitRule("user", rows_per_unit=2), listed))
         assert [a.tolist() for a in got] == [[] for _ in groups]
     # groups that do not convert to the by column's type match nothing (no rows read)
     g, _, _ = table.scores(Query("x", groups=PublicGroups("gi", ["not a number"])), [1])
