@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpselect.data.matching import match_multiplicity
 from dpselect.data.query import Query, UnitRule
-from dpselect.data.scores import match_multiplicity
 from dpselect.data.tables import open_table
 from dpselect.recipes.top_k import top_k
 from dpselect.sampling.source import InsecureSeededSource

@@ -2,7 +2,7 @@
 
 A grouped release answers one query per group of the column ``by`` (the top destinations of
 every carrier). Groups are a public list, matched on ``by`` exactly as candidates are matched
-on ``column`` (:func:`dpselect.data.scores.match_sql`). The rule (docs/contribution_bounding.md,
+on ``column`` (:func:`dpselect.data.matching.match_sql`). The rule (docs/contribution_bounding.md,
 "Groups per unit"; its Python reference is :func:`dpselect.data.rules.kept_groups` followed by
 the ungrouped rule):
 
@@ -64,6 +64,7 @@ from ..core.errors import ParameterError
 from .discovered_groups import DiscoveredGroups, discovered_from_rows
 from .engine import Progress
 from .join_order import text_join_order
+from .matching import candidates_source, match_multiplicity, match_sql
 from .rules import (
     M32,
     check_bounded_candidates,
@@ -74,10 +75,7 @@ from .rules import (
 )
 from .scores import (
     bounding_key_sql,
-    candidates_source,
     keyed_sql,
-    match_multiplicity,
-    match_sql,
     unit_kept_sql,
     unit_seed_sql,
     unit_sql,

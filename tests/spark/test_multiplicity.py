@@ -2,7 +2,7 @@
 
 Without a privacy unit one row adds 1 to every candidate its value matches, so the noisy
 histograms' L1 sensitivity is the most candidates one value can match (``c``). DuckDB's rule
-(``scores.match_multiplicity``) groups the candidates with DuckDB's casts and equality; the
+(``matching.match_multiplicity``) groups the candidates with DuckDB's casts and equality; the
 Spark engine matches rows with Spark's equality. Here, for a battery of column types and
 candidate lists, Spark's own matching (``spark_engine``'s match expression and candidate
 frame, the score query's join) runs over probe rows built from the candidate list itself (no
@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from dpselect.core.errors import DataError
-from dpselect.data import scores
+from dpselect.data import matching
 from dpselect.data.engines import spark as spark_engine
 from dpselect.data.engines.spark import columns as spark_columns
 from dpselect.data.engines.spark import matching as spark_matching
@@ -125,7 +125,7 @@ def test_spark_matching_multiplicity(spark, dtype, cands, on_spark, on_duckdb):
     table = open_table(_frame(spark, dtype, []))
     duck_type = table.require_column("x")
     assert max(1, spark_matches_per_value(table, cands)) == on_spark
-    assert scores.match_multiplicity(duck_type, cands) == on_duckdb
+    assert matching.match_multiplicity(duck_type, cands) == on_duckdb
     # what the recipes calibrate the histograms with: Spark's own count on a Spark table
     assert table.multiplicity("x", cands) == on_spark
 

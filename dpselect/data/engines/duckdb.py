@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast, overload
 import numpy as np
 import numpy.typing as npt
 
-from .. import dictionary_scores, grouped_scores, packed_scores, partitions, scores
+from .. import dictionary_scores, grouped_scores, matching, packed_scores, partitions, scores
 from ..discovered_groups import DiscoveredGroups
 from ..engine import Capabilities, Cells, UnitSize
 from ..query import PrivateGroups, Progress, PublicGroups, Query, UnitRule
@@ -93,11 +93,11 @@ class DuckDBEngine:
 
     def multiplicity(self, of: str | PublicGroups, values: Sequence[Any] = ()) -> int:
         """DuckDB's casts and equality: of candidates on a column
-        (:func:`dpselect.data.scores.match_multiplicity`), of a group list on ``by``
+        (:func:`dpselect.data.matching.match_multiplicity`), of a group list on ``by``
         (:func:`dpselect.data.grouped_scores.duckdb_group_multiplicity`)."""
         if isinstance(of, PublicGroups):
             return grouped_scores.duckdb_group_multiplicity(self._table(), of.by, of.groups)
-        return scores.match_multiplicity(self._table().require_column(of), values)
+        return matching.match_multiplicity(self._table().require_column(of), values)
 
     @overload
     def scores(self, query: Query[None], candidates: Sequence[Any]) -> npt.NDArray[np.int64]: ...
