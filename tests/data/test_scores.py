@@ -241,12 +241,12 @@ def test_candidates_from_file_and_mixed_types(tmp_path):
 @pytest.mark.parametrize("arrow", [True, False])
 @pytest.mark.parametrize("with_progress", [True, False])
 def test_candidate_paths_and_progress_agree(monkeypatch, arrow, with_progress):
-    import dpselect.data.scores as scores_module
+    import dpselect.data.matching as matching_module
 
     df = random_visits(21)
     expected = [scores(df), scores(df, "user_id", 2, 5)]
     if not arrow:  # no pyarrow: the list goes as a query parameter
-        monkeypatch.setattr(scores_module, "as_arrow", lambda values: None)
+        monkeypatch.setattr(matching_module, "as_arrow", lambda values: None)
     from dpselect.data.engines import duckdb_progress
 
     monkeypatch.setattr(duckdb_progress, "REPORT_AFTER_SECONDS", 0.0)  # every query reports
