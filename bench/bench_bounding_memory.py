@@ -112,28 +112,28 @@ def _optimizer_joins() -> None:
     optimizer orders the joins and a line counts ``TEXT_ROW_WEIGHT`` rows."""
     from contextlib import nullcontext
 
-    from dpselect.data import grouped_scores, scores, unit_partitions
+    from dpselect.data import grouped_scores, grouped_sql, scores, unit_partitions
 
     for module in (scores, grouped_scores):
         module.text_join_order = lambda table: nullcontext()  # type: ignore[attr-defined]
     scores.TOP_VALUES_TEXT_ROW_WEIGHT = unit_partitions.TEXT_ROW_WEIGHT
-    grouped_scores.GROUPED_TEXT_ROW_WEIGHT = unit_partitions.TEXT_ROW_WEIGHT
+    grouped_sql.GROUPED_TEXT_ROW_WEIGHT = unit_partitions.TEXT_ROW_WEIGHT
 
 
 def _per_row(job: str, m: int) -> float:
     """The bytes per row the plan of ``job`` is sized by."""
-    from dpselect.data import grouped_scores, packed_scores, scores
+    from dpselect.data import grouped_sql, packed_scores, scores
 
     if job == "candidates":
         return float(
             packed_scores.PACKED_MIN_BYTES_PER_ROW if m == 1 else packed_scores.PACKED_BYTES_PER_ROW
         )
     return float({
-        "grouped": grouped_scores.GROUPED_MIN_BYTES_PER_ROW,
-        "grouped3": grouped_scores.GROUPED_LISTS_BYTES_PER_ROW,
-        "cells": grouped_scores.GROUPED_CELLS_BYTES_PER_ROW,
-        "discovered": grouped_scores.GROUPED_MIN_BYTES_PER_ROW,
-        "numbers": grouped_scores.GROUPED_NUMBERS_BYTES_PER_ROW,
+        "grouped": grouped_sql.GROUPED_MIN_BYTES_PER_ROW,
+        "grouped3": grouped_sql.GROUPED_LISTS_BYTES_PER_ROW,
+        "cells": grouped_sql.GROUPED_CELLS_BYTES_PER_ROW,
+        "discovered": grouped_sql.GROUPED_MIN_BYTES_PER_ROW,
+        "numbers": grouped_sql.GROUPED_NUMBERS_BYTES_PER_ROW,
     }.get(job, scores.TOP_VALUES_BYTES_PER_ROW))  # fmt: skip
 
 
@@ -199,7 +199,7 @@ def child(job: str, path: str, m: int, budget_mb: float | None = None) -> None:
         )
         out["result"] = str(duckdb.connect().execute(sql, [path]).fetchall()[:3])
     else:
-        from dpselect.data import grouped_scores, scores, unit_partitions
+        from dpselect.data import grouped_sql, scores, unit_partitions
         from dpselect.data.tables import open_table
         from dpselect.recipes.top_k import top_k
 
@@ -210,7 +210,7 @@ def child(job: str, path: str, m: int, budget_mb: float | None = None) -> None:
         # what a line of a text source counts for, by plan (unit_partitions.source_rows)
         weight = 1 if job == "candidates" else scores.TOP_VALUES_TEXT_ROW_WEIGHT
         if job in GROUPED_JOBS:
-            weight = grouped_scores.GROUPED_TEXT_ROW_WEIGHT
+            weight = grouped_sql.GROUPED_TEXT_ROW_WEIGHT
         rows = unit_partitions.source_rows(
             table.connection, table.parquet_files, table.source_files, text_weight=weight
         )

@@ -32,7 +32,7 @@ The grouped plans with a privacy unit bound the units in hash parts
 (``MEMORY_BUDGET``; default: a quarter of DuckDB's ``memory_limit``), and each line also
 prints the resident memory before the call (``base``), its growth to the peak divided by the
 rows (``B/row``) and the parts the plan chose. ``--budget-mb 1e9`` (one part) measures a
-plan's bytes per row, the constants of :mod:`dpselect.data.grouped_scores`; a name ending in
+plan's bytes per row, the constants of :mod:`dpselect.data.grouped_sql`; a name ending in
 `` one part`` (``"grouped G=3 one part"``) runs that call with one part, to compare it with
 the hash parts in the same run. The plans not
 timed above (run them with ``--only``): ``cells G=3`` (``grouped_value_counts`` with
@@ -122,9 +122,9 @@ def with_numbers(path: Path) -> Path:
 def _parts(name: str, table: object) -> int:
     """The hash parts the grouped plan of ``name`` chooses (1 for the ungrouped calls, 0 for
     the whole releases: the recipe picks the plan, printed as ``-``)."""
-    from dpselect.data import grouped_scores
+    from dpselect.data import grouped_sql
 
-    chooser = getattr(grouped_scores, "grouped_parts", None)
+    chooser = getattr(grouped_sql, "grouped_parts", None)
     if name.startswith("release"):
         return 0
     g = int(name.split("=")[1].split()[0]) if "G=" in name else 1

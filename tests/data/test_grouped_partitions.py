@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpselect.data import grouped_scores, unit_partitions
+from dpselect.data import grouped_sql, unit_partitions
 from dpselect.data.discovered_groups import DiscoveredGroups
 from dpselect.data.query import PrivateGroups, PublicGroups, Query, UnitRule
 from dpselect.data.tables import open_table
@@ -36,10 +36,10 @@ ROWS = 2400
 #: The smallest bytes per row of the grouped plans: a budget of ``rows * SMALLEST / 4``
 #: gives every plan at least 4 parts.
 SMALLEST = min(
-    grouped_scores.GROUPED_MIN_BYTES_PER_ROW,
-    grouped_scores.GROUPED_LISTS_BYTES_PER_ROW,
-    grouped_scores.GROUPED_CELLS_BYTES_PER_ROW,
-    grouped_scores.GROUPED_NUMBERS_BYTES_PER_ROW,
+    grouped_sql.GROUPED_MIN_BYTES_PER_ROW,
+    grouped_sql.GROUPED_LISTS_BYTES_PER_ROW,
+    grouped_sql.GROUPED_CELLS_BYTES_PER_ROW,
+    grouped_sql.GROUPED_NUMBERS_BYTES_PER_ROW,
 )
 
 
@@ -129,10 +129,10 @@ def _one_and_several_parts(
     table = open_table(path)
     rows = unit_partitions.source_rows(table.connection, table.parquet_files)
     monkeypatch.setattr(unit_partitions, "MEMORY_BUDGET", 10**15)
-    assert grouped_scores.grouped_parts(table, *bounds, numbers=numbers) == 1
+    assert grouped_sql.grouped_parts(table, *bounds, numbers=numbers) == 1
     whole = call(table)
     monkeypatch.setattr(unit_partitions, "MEMORY_BUDGET", max(1, rows * SMALLEST // 4))
-    parts = grouped_scores.grouped_parts(table, *bounds, numbers=numbers)
+    parts = grouped_sql.grouped_parts(table, *bounds, numbers=numbers)
     split = call(open_table(path))
     return whole, split, parts
 
@@ -156,7 +156,7 @@ def test_several_parts_give_the_one_part_result(visits, monkeypatch, name, g, m,
 
 def test_the_per_cell_plan_of_one_value_per_group_splits_too(visits, monkeypatch):
     """Without DuckDB lambdas ``max_groups > 1``, ``m = r = 1`` runs two aggregates."""
-    monkeypatch.setattr(grouped_scores, "lambda_syntax", lambda: False)
+    monkeypatch.setattr(grouped_sql, "lambda_syntax", lambda: False)
     for name in _calls(3, 1, 1):
         whole, split, parts = _one_and_several_parts(visits, monkeypatch, name, (3, 1, 1))
         assert parts >= 4

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpselect.core.errors import DataError, ParameterError
-from dpselect.data import Engine, grouped_scores
+from dpselect.data import Engine, grouped_sql
 from dpselect.data.query import PublicGroups, Query, UnitRule
 from dpselect.data.rules import bounding_key, kept_groups, kept_rows, value_code
 from dpselect.data.tables import open_table
@@ -370,7 +370,7 @@ def test_every_input_kind_gives_the_reference(sources, g, m, r):
 def test_both_plans_of_one_value_per_group(sources, monkeypatch, lists):
     """``max_groups > 1`` with ``m = r = 1``: the sorted-lists plan (DuckDB with lambdas) and
     the two-aggregate plan (older DuckDB) both give the reference."""
-    monkeypatch.setattr(grouped_scores, "lambda_syntax", lambda: lists)
+    monkeypatch.setattr(grouped_sql, "lambda_syntax", lambda: lists)
     rows = sources["rows"]
     table = open_table(sources["parquet"])
     for g in (2, 3, 5):

@@ -26,7 +26,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dpselect.data import grouped_scores, join_order, packed_scores, scores, tables, unit_partitions
+from dpselect.data import (
+    grouped_sql,
+    join_order,
+    packed_scores,
+    scores,
+    tables,
+    unit_partitions,
+)
 from dpselect.data.query import PublicGroups, Query, UnitRule
 from dpselect.data.tables import open_table
 
@@ -41,8 +48,8 @@ PER_ROW = (
     packed_scores.PACKED_MIN_BYTES_PER_ROW,
     packed_scores.PACKED_BYTES_PER_ROW,
     scores.TOP_VALUES_BYTES_PER_ROW,
-    grouped_scores.GROUPED_MIN_BYTES_PER_ROW,
-    grouped_scores.GROUPED_CELLS_BYTES_PER_ROW,
+    grouped_sql.GROUPED_MIN_BYTES_PER_ROW,
+    grouped_sql.GROUPED_CELLS_BYTES_PER_ROW,
 )
 SMALLEST = min(PER_ROW)
 

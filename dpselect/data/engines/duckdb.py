@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast, overload
 import numpy as np
 import numpy.typing as npt
 
-from .. import dictionary_scores, grouped_scores, matching, packed_scores, partitions, scores
+from .. import (
+    dictionary_scores,
+    discovered_scores,
+    grouped_scores,
+    matching,
+    packed_scores,
+    partitions,
+    scores,
+)
 from ..discovered_groups import DiscoveredGroups
 from ..engine import Capabilities, Cells, UnitSize
 from ..query import PrivateGroups, Progress, PublicGroups, Query, UnitRule
@@ -113,7 +121,7 @@ class DuckDBEngine:
         """The bounded scores (:meth:`dpselect.data.engine.Engine.scores`): ungrouped by
         :meth:`_candidate_scores`; public groups by
         :func:`dpselect.data.grouped_scores.duckdb_grouped_candidate_scores`; private groups
-        by :func:`dpselect.data.grouped_scores.duckdb_discovered_candidate_scores`."""
+        by :func:`dpselect.data.discovered_scores.duckdb_discovered_candidate_scores`."""
         rule, groups = query.rule, query.groups
         if isinstance(groups, PublicGroups):
             return grouped_scores.duckdb_grouped_candidate_scores(
@@ -122,7 +130,7 @@ class DuckDBEngine:
                 rule.group_salt, query.progress, rule.rows_per_value,
             )  # fmt: skip
         if isinstance(groups, PrivateGroups):
-            return grouped_scores.duckdb_discovered_candidate_scores(
+            return discovered_scores.duckdb_discovered_candidate_scores(
                 self._table(), query.column, candidates, groups.by, rule.privacy_unit,
                 rule.groups_per_unit, rule.values_per_unit, rule.salt, rule.group_salt,
                 query.progress, rule.rows_per_value,
@@ -185,7 +193,7 @@ class DuckDBEngine:
         :func:`dpselect.data.scores.duckdb_top_values` (no limit:
         :data:`~dpselect.data.partitions.ALL_VALUES`); public groups by
         :func:`dpselect.data.grouped_scores.duckdb_grouped_value_counts`; private groups by
-        :func:`dpselect.data.grouped_scores.duckdb_discovered_value_counts`."""
+        :func:`dpselect.data.discovered_scores.duckdb_discovered_value_counts`."""
         rule, groups, table = query.rule, query.groups, self._table()
         if isinstance(groups, PublicGroups):
             return grouped_scores.duckdb_grouped_value_counts(
@@ -194,7 +202,7 @@ class DuckDBEngine:
                 query.progress, rule.rows_per_value,
             )  # fmt: skip
         if isinstance(groups, PrivateGroups):
-            return grouped_scores.duckdb_discovered_value_counts(
+            return discovered_scores.duckdb_discovered_value_counts(
                 table, query.column, groups.by, limit, rule.privacy_unit,
                 rule.groups_per_unit, rule.values_per_unit, rule.salt, rule.group_salt,
                 query.progress, rule.rows_per_value,
@@ -280,7 +288,7 @@ class DuckDBEngine:
         """The column's numbers (:meth:`dpselect.data.engine.Engine.numbers`): ungrouped by
         :meth:`_column_values`; public groups by
         :func:`dpselect.data.grouped_scores.duckdb_grouped_values`; private groups by
-        :func:`dpselect.data.grouped_scores.duckdb_discovered_values`."""
+        :func:`dpselect.data.discovered_scores.duckdb_discovered_values`."""
         rule, groups = query.rule, query.groups
         if isinstance(groups, PublicGroups):
             return grouped_scores.duckdb_grouped_values(
@@ -289,7 +297,7 @@ class DuckDBEngine:
                 max_rows=rule.rows_per_unit, salt=rule.salt, group_salt=rule.group_salt,
             )  # fmt: skip
         if isinstance(groups, PrivateGroups):
-            return grouped_scores.duckdb_discovered_values(
+            return discovered_scores.duckdb_discovered_values(
                 self._table(), query.column, groups.by, privacy_unit=rule.privacy_unit,
                 max_groups=rule.groups_per_unit, max_rows=rule.rows_per_unit, salt=rule.salt,
                 group_salt=rule.group_salt,
