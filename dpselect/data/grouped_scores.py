@@ -34,18 +34,20 @@ unit"): ``max_groups = 1``, ``m = 1``, ``r = 1`` (the common case) packs per row
 key and position and the value's key and tie-break as one 128-bit integer and keeps its
 minimum per unit: one aggregate picks the kept group and the kept value at once;
 ``max_groups > 1`` with ``m = r = 1`` sorts the same integers per unit and keeps each group's
-first (:func:`_one_value_per_group_sql`). Otherwise the rows are grouped by ``(unit, group, value)``
-with their count, each unit keeps its groups by DuckDB's top-n aggregate
+first (:mod:`dpselect.data.grouped_sql`). Otherwise the rows are grouped by
+``(unit, group, value)`` with their count, each unit keeps its groups by DuckDB's top-n aggregate
 ``min(p, max_groups)`` over its distinct groups, and in each kept ``(unit, group)`` the values
 by ``min(p, m)`` (numbers: the window of :func:`dpselect.data.engines.duckdb.kept_rows_sql`
 per unit and group).
 
 Memory (docs/contribution_bounding.md, "Data larger than memory"): with a privacy unit each
 plan holds state per unit (seeds, kept groups, pairs or lists), so on Parquet files it runs
-once per hash part of the units (:func:`grouped_parts`, :mod:`dpselect.data.unit_partitions`:
+once per hash part of the units (:func:`dpselect.data.grouped_sql.grouped_parts`,
+:mod:`dpselect.data.unit_partitions`:
 ``hash(u) % P = p``, ``P`` from the footers' row count, the plan's measured bytes per row
 and the memory budget), each part from its own units' rows, and the parts' kept cells and
-persons are added in a temporary table before any ranking (:func:`_kept_parts`). What a unit
+persons are added in a temporary table before any ranking
+(:func:`dpselect.data.grouped_sql.kept_parts`). What a unit
 keeps (its groups by ``group_salt``, then its values by ``salt``) reads only its own rows,
 and every unit falls in one part, so the sums are the one-pass counts for every ``P``: the
 split changes the time and the memory, never a result, and reads no value.
@@ -521,7 +523,7 @@ def kept_group_rows_sql(
     the rows that meet ``part`` (the units of one hash part).
 
     ``found``: ``grps`` is the temporary table of the groups found in the data (value ``v``,
-    code ``w``, rank ``r``; :func:`_found_groups`); a group is keyed by its code and ``g`` is
+    code ``w``, rank ``r``; :mod:`dpselect.data.discovered_scores`); a group is keyed by its code and ``g`` is
     its rank (:mod:`dpselect.data.discovered_groups`); the query also returns, as the rows
     ``(g, NULL, p)``, the units keeping each group (:data:`NUMBERS`)."""
     unit, valid = unit_sql(privacy_unit, unit_type)
