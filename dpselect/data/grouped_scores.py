@@ -524,8 +524,9 @@ def kept_group_rows_sql(
 
     ``found``: ``grps`` is the temporary table of the groups found in the data (value ``v``,
     code ``w``, rank ``r``; :mod:`dpselect.data.discovered_scores`); a group is keyed by its
-    code and ``g`` is its rank (:mod:`dpselect.data.discovered_groups`); the query also returns, as the rows
-    ``(g, NULL, p)``, the units keeping each group (:data:`NUMBERS`)."""
+    code and ``g`` is its rank (:mod:`dpselect.data.discovered_groups`); the query also
+    returns, as the rows ``(g, NULL, p)``, the units keeping each group
+    (:data:`dpselect.data.grouped_sql.NUMBERS`)."""
     unit, valid = unit_sql(privacy_unit, unit_type)
     code = md5_bits_sql(hashed_text_sql("v", canonical_text_sql("v", "DOUBLE")), 4)
     gk = ", gk" if found else ""
