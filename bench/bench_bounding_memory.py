@@ -68,6 +68,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _rss import kib_to_mib, rss_mib
 
+from dpselect.data.query import PrivateGroups, PublicGroups, Query, UnitRule
+
 VALUES = 100_000
 
 
@@ -110,47 +112,70 @@ def _optimizer_joins() -> None:
     optimizer orders the joins and a line counts ``TEXT_ROW_WEIGHT`` rows."""
     from contextlib import nullcontext
 
-    from dpselect.data import grouped_scores, scores, unit_partitions
+    from dpselect.data import grouped_scores, grouped_sql, scores, unit_partitions
 
     for module in (scores, grouped_scores):
         module.text_join_order = lambda table: nullcontext()  # type: ignore[attr-defined]
     scores.TOP_VALUES_TEXT_ROW_WEIGHT = unit_partitions.TEXT_ROW_WEIGHT
-    grouped_scores.GROUPED_TEXT_ROW_WEIGHT = unit_partitions.TEXT_ROW_WEIGHT
+    grouped_sql.GROUPED_TEXT_ROW_WEIGHT = unit_partitions.TEXT_ROW_WEIGHT
 
 
 def _per_row(job: str, m: int) -> float:
     """The bytes per row the plan of ``job`` is sized by."""
-    from dpselect.data import grouped_scores, packed_scores, scores
+    from dpselect.data import grouped_sql, packed_scores, scores
 
     if job == "candidates":
         return float(
             packed_scores.PACKED_MIN_BYTES_PER_ROW if m == 1 else packed_scores.PACKED_BYTES_PER_ROW
         )
     return float({
-        "grouped": grouped_scores.GROUPED_MIN_BYTES_PER_ROW,
-        "grouped3": grouped_scores.GROUPED_LISTS_BYTES_PER_ROW,
-        "cells": grouped_scores.GROUPED_CELLS_BYTES_PER_ROW,
-        "discovered": grouped_scores.GROUPED_MIN_BYTES_PER_ROW,
-        "numbers": grouped_scores.GROUPED_NUMBERS_BYTES_PER_ROW,
+        "grouped": grouped_sql.GROUPED_MIN_BYTES_PER_ROW,
+        "grouped3": grouped_sql.GROUPED_LISTS_BYTES_PER_ROW,
+        "cells": grouped_sql.GROUPED_CELLS_BYTES_PER_ROW,
+        "discovered": grouped_sql.GROUPED_MIN_BYTES_PER_ROW,
+        "numbers": grouped_sql.GROUPED_NUMBERS_BYTES_PER_ROW,
     }.get(job, scores.TOP_VALUES_BYTES_PER_ROW))  # fmt: skip
 
 
 def _grouped_call(job: str, table: object) -> object:
     """The grouped plan of ``job`` on ``table`` (``item`` by ``grp``, unit ``user_id``)."""
     if job == "discovered":
-        found = table.discovered_value_counts(  # type: ignore[attr-defined]
-            "item", "grp", 10, "user_id", 1, 1, 7, 8
+        found = table.counts(
+            Query(
+                "item",
+                UnitRule(
+                    privacy_unit="user_id",
+                    values_per_unit=1,
+                    groups_per_unit=1,
+                    salt=7,
+                    group_salt=8,
+                ),
+                PrivateGroups("grp"),
+            ),
+            10,
         )
         return found.counts()[:3]
     if job == "numbers":
-        numbers = table.grouped_values(  # type: ignore[attr-defined]
-            "item", "grp", GROUPS, privacy_unit="user_id", max_groups=2, max_rows=3, salt=7,
-            group_salt=8,
-        )  # fmt: skip
+        numbers = table.numbers(
+            Query(
+                "item",
+                UnitRule(
+                    privacy_unit="user_id", rows_per_unit=3, groups_per_unit=2, salt=7, group_salt=8
+                ),
+                PublicGroups("grp", GROUPS),
+            )
+        )
         return [len(x) for x in numbers[:3]]
     g, m = {"grouped": (1, 1), "grouped3": (3, 1), "cells": (2, 3)}[job]
-    counts = table.grouped_value_counts(  # type: ignore[attr-defined]
-        "item", "grp", GROUPS, 10, "user_id", g, m, 7, 8
+    counts = table.counts(
+        Query(
+            "item",
+            UnitRule(
+                privacy_unit="user_id", values_per_unit=m, groups_per_unit=g, salt=7, group_salt=8
+            ),
+            PublicGroups("grp", GROUPS),
+        ),
+        10,
     )
     return [c[:1] for c in counts[:3]]
 
@@ -174,8 +199,7 @@ def child(job: str, path: str, m: int, budget_mb: float | None = None) -> None:
         )
         out["result"] = str(duckdb.connect().execute(sql, [path]).fetchall()[:3])
     else:
-        from dpselect.data import grouped_scores, scores, unit_partitions
-        from dpselect.data.scores import candidate_scores
+        from dpselect.data import grouped_sql, scores, unit_partitions
         from dpselect.data.tables import open_table
         from dpselect.recipes.top_k import top_k
 
@@ -186,7 +210,7 @@ def child(job: str, path: str, m: int, budget_mb: float | None = None) -> None:
         # what a line of a text source counts for, by plan (unit_partitions.source_rows)
         weight = 1 if job == "candidates" else scores.TOP_VALUES_TEXT_ROW_WEIGHT
         if job in GROUPED_JOBS:
-            weight = grouped_scores.GROUPED_TEXT_ROW_WEIGHT
+            weight = grouped_sql.GROUPED_TEXT_ROW_WEIGHT
         rows = unit_partitions.source_rows(
             table.connection, table.parquet_files, table.source_files, text_weight=weight
         )
@@ -200,8 +224,13 @@ def child(job: str, path: str, m: int, budget_mb: float | None = None) -> None:
             found = top_k(path, "item", 10, 1.0, candidates=candidates, schema=schema,
                           privacy_unit="user_id", max_contributions=m)  # fmt: skip
         elif job == "lists":
-            scored = candidate_scores(table, "item", candidates, "user_id", m, 7,
-                                      max_rows_per_value=2)  # fmt: skip
+            scored = table.scores(
+                Query(
+                    "item",
+                    UnitRule(privacy_unit="user_id", values_per_unit=m, rows_per_value=2, salt=7),
+                ),
+                candidates,
+            )
             out["result"] = str(sorted(scored.tolist(), reverse=True)[:5])
         elif job in GROUPED_JOBS:
             out["result"] = str(_grouped_call(job, table))

@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_topk_end_to_end import SEED, make_unit_file, value_names
 
 from dpselect.data import packed_scores, scores
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.rules import salt_text
 from dpselect.data.tables import open_table
 
@@ -111,7 +112,10 @@ def stages(path: Path, n_values: int) -> dict[str, Callable[[], Any]]:
         saved = packed_scores._Smallest
         packed_scores._Smallest = HeldWords  # type: ignore[misc,assignment]
         try:
-            return scores.candidate_scores(table, "item", candidates, "user_id", 1, SALT)
+            return table.scores(
+                Query("item", UnitRule(privacy_unit="user_id", values_per_unit=1, salt=SALT)),
+                candidates,
+            )
         finally:
             packed_scores._Smallest = saved  # type: ignore[misc]
 
@@ -130,12 +134,14 @@ def stages(path: Path, n_values: int) -> dict[str, Callable[[], Any]]:
         "  ... streamed as Arrow words": stream,
         "keys + choice (NumPy), m=1": choice(1),
         "keys + choice (NumPy), m=3": choice(3),
-        "packed plan, m=1": lambda: scores.candidate_scores(
-            table, "item", candidates, "user_id", 1, SALT
+        "packed plan, m=1": lambda: table.scores(
+            Query("item", UnitRule(privacy_unit="user_id", values_per_unit=1, salt=SALT)),
+            candidates,
         ),
         "packed plan, m=1, held words": held_words_m1,
-        "packed plan, m=3": lambda: scores.candidate_scores(
-            table, "item", candidates, "user_id", 3, SALT
+        "packed plan, m=3": lambda: table.scores(
+            Query("item", UnitRule(privacy_unit="user_id", values_per_unit=3, salt=SALT)),
+            candidates,
         ),
     }
 

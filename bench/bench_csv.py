@@ -18,7 +18,7 @@ from pathlib import Path
 
 import duckdb
 
-from dpselect.data.scores import candidate_scores
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import Table, _database, open_table
 from dpselect.data.text_lines import sql_string
 
@@ -50,7 +50,7 @@ def best_of(repeats: int, table: Table, candidates: list[str], unit: str | None)
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        candidate_scores(table, "site", candidates, privacy_unit=unit)
+        table.scores(Query("site", UnitRule(privacy_unit=unit)), candidates)
         times.append(time.perf_counter() - start)
     return min(times)
 
@@ -70,8 +70,8 @@ def main() -> None:
         print(f"{rows:,} rows, {size:.0f} MB, quoted notes: {args.quoted}")
         for label, unit in [("no unit", None), ("privacy unit", "user_id")]:
             old, new = old_table(path), open_table(path)
-            expected = candidate_scores(old, "site", candidates, privacy_unit=unit)
-            got = candidate_scores(new, "site", candidates, privacy_unit=unit)
+            expected = old.scores(Query("site", UnitRule(privacy_unit=unit)), candidates)
+            got = new.scores(Query("site", UnitRule(privacy_unit=unit)), candidates)
             assert list(got) == list(expected)
             t_old = best_of(args.repeats, old, candidates, unit)
             t_new = best_of(args.repeats, new, candidates, unit)

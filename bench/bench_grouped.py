@@ -32,7 +32,7 @@ The grouped plans with a privacy unit bound the units in hash parts
 (``MEMORY_BUDGET``; default: a quarter of DuckDB's ``memory_limit``), and each line also
 prints the resident memory before the call (``base``), its growth to the peak divided by the
 rows (``B/row``) and the parts the plan chose. ``--budget-mb 1e9`` (one part) measures a
-plan's bytes per row, the constants of :mod:`dpselect.data.grouped_scores`; a name ending in
+plan's bytes per row, the constants of :mod:`dpselect.data.grouped_sql`; a name ending in
 `` one part`` (``"grouped G=3 one part"``) runs that call with one part, to compare it with
 the hash parts in the same run. The plans not
 timed above (run them with ``--only``): ``cells G=3`` (``grouped_value_counts`` with
@@ -58,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _rss import peak_rss_mib, rss_mib
 
+from dpselect.data.query import PrivateGroups, PublicGroups, Query, UnitRule
 from dpselect.recipes.top_k import top_k as recipe_top_k
 
 GROUPS = [f"g{k:03d}" for k in range(200)]
@@ -121,9 +122,9 @@ def with_numbers(path: Path) -> Path:
 def _parts(name: str, table: object) -> int:
     """The hash parts the grouped plan of ``name`` chooses (1 for the ungrouped calls, 0 for
     the whole releases: the recipe picks the plan, printed as ``-``)."""
-    from dpselect.data import grouped_scores
+    from dpselect.data import grouped_sql
 
-    chooser = getattr(grouped_scores, "grouped_parts", None)
+    chooser = getattr(grouped_sql, "grouped_parts", None)
     if name.startswith("release"):
         return 0
     g = int(name.split("=")[1].split()[0]) if "G=" in name else 1
@@ -164,24 +165,76 @@ def one(name: str, path: str, budget_mb: float | None = None) -> dict[str, float
             "SELECT count(*) FROM (SELECT grp, val, count(*) AS n FROM data GROUP BY grp, val)"
         ).fetchall()
     elif name == "ungrouped":
-        table.top_values("val", 100, "user", 1, 7)
+        table.counts(Query("val", UnitRule(privacy_unit="user", values_per_unit=1, salt=7)), 100)
     elif name.startswith("grouped G="):
         g = int(name.split("=")[1])
-        table.grouped_value_counts("val", "grp", GROUPS, 100, "user", g, 1, 7, 8)
+        table.counts(
+            Query(
+                "val",
+                UnitRule(
+                    privacy_unit="user", values_per_unit=1, groups_per_unit=g, salt=7, group_salt=8
+                ),
+                PublicGroups("grp", GROUPS),
+            ),
+            100,
+        )
     elif name == "cells G=3":
-        table.grouped_value_counts("val", "grp", GROUPS, 100, "user", 3, 3, 7, 8)
+        table.counts(
+            Query(
+                "val",
+                UnitRule(
+                    privacy_unit="user", values_per_unit=3, groups_per_unit=3, salt=7, group_salt=8
+                ),
+                PublicGroups("grp", GROUPS),
+            ),
+            100,
+        )
     elif name == "numbers G=3":
-        table.grouped_values("num", "grp", GROUPS, privacy_unit="user", max_groups=3,
-                             max_rows=3, salt=7, group_salt=8)  # fmt: skip
+        table.numbers(
+            Query(
+                "num",
+                UnitRule(
+                    privacy_unit="user", rows_per_unit=3, groups_per_unit=3, salt=7, group_salt=8
+                ),
+                PublicGroups("grp", GROUPS),
+            )
+        )
     elif name == "discovered G=3":
-        table.discovered_value_counts("val", "grp", 100, "user", 3, 1, 7, 8)
+        table.counts(
+            Query(
+                "val",
+                UnitRule(
+                    privacy_unit="user", values_per_unit=1, groups_per_unit=3, salt=7, group_salt=8
+                ),
+                PrivateGroups("grp"),
+            ),
+            100,
+        )
     elif name == "discovered numbers G=3":
-        table.discovered_values("num", "grp", privacy_unit="user", max_groups=3, max_rows=3,
-                                salt=7, group_salt=8)  # fmt: skip
+        table.numbers(
+            Query(
+                "num",
+                UnitRule(
+                    privacy_unit="user", rows_per_unit=3, groups_per_unit=3, salt=7, group_salt=8
+                ),
+                PrivateGroups("grp"),
+            )
+        )
     elif name == "candidates":
-        table.grouped_candidate_scores("val", candidates, "grp", GROUPS, "user", 1, 1, 7, 8)
+        table.scores(
+            Query(
+                "val",
+                UnitRule(
+                    privacy_unit="user", values_per_unit=1, groups_per_unit=1, salt=7, group_salt=8
+                ),
+                PublicGroups("grp", GROUPS),
+            ),
+            candidates,
+        )
     elif name == "candidates ungrouped":
-        table.candidate_scores("val", candidates, "user", 1, 7)
+        table.scores(
+            Query("val", UnitRule(privacy_unit="user", values_per_unit=1, salt=7)), candidates
+        )
     elif name.startswith("release "):
         grouping = {
             "release ungrouped": {},

@@ -8,7 +8,7 @@ Writes (fixed seed, in a temporary directory) a Parquet file of ``rows`` rows: `
 popularity) and ``grp`` (text, ``groups`` groups drawn uniformly per row: a unit's rows fall in
 several groups). In one Spark session on ``--master`` it times, best of ``--repeats``:
 
-- the baseline: ``SparkTable.top_values(item, 100, unit, m=1)`` (one ungrouped top-k);
+- the baseline: ``SparkTable.counts(Query(item, UnitRule(unit, 1)), 100)`` (one ungrouped top-k);
 - ``grouped_value_counts(item, by=grp, groups, limit=100, unit, max_groups=1, m=1)``;
 - ``grouped_value_counts`` with ``max_groups=2, max_contributions=2`` (the general plan);
 - ``candidate_scores`` / ``grouped_candidate_scores`` over every value as a candidate (m=1);
@@ -28,6 +28,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from dpselect.data.query import PublicGroups, Query, UnitRule
+from tests.engine_rules import unit_rule
 
 SEED = 20261125
 
@@ -77,16 +80,35 @@ def main() -> None:
         cands = [f"v{i:06d}" for i in range(args.values)]
         salts = {"salt": 11, "group_salt": 12}
         runs: dict[str, Callable[[], Any]] = {
-            "top_values (baseline)": lambda: table.top_values("item", 100, "unit", 1, 11),
-            "grouped_value_counts G=1 m=1": lambda: table.grouped_value_counts(
-                "item", "grp", groups, 100, "unit", 1, 1, **salts
+            "top_values (baseline)": lambda: table.counts(
+                Query("item", UnitRule(privacy_unit="unit", values_per_unit=1, salt=11)), 100
             ),
-            "grouped_value_counts G=2 m=2": lambda: table.grouped_value_counts(
-                "item", "grp", groups, 100, "unit", 2, 2, **salts
+            "grouped_value_counts G=1 m=1": lambda: table.counts(
+                Query(
+                    "item",
+                    unit_rule(privacy_unit="unit", max_contributions=1, max_groups=1, **salts),
+                    PublicGroups("grp", groups),
+                ),
+                100,
             ),
-            "candidate_scores m=1": lambda: table.candidate_scores("item", cands, "unit", 1, 11),
-            "grouped_candidate_scores G=1 m=1": lambda: table.grouped_candidate_scores(
-                "item", cands, "grp", groups, "unit", 1, 1, **salts
+            "grouped_value_counts G=2 m=2": lambda: table.counts(
+                Query(
+                    "item",
+                    unit_rule(privacy_unit="unit", max_contributions=2, max_groups=2, **salts),
+                    PublicGroups("grp", groups),
+                ),
+                100,
+            ),
+            "candidate_scores m=1": lambda: table.scores(
+                Query("item", UnitRule(privacy_unit="unit", values_per_unit=1, salt=11)), cands
+            ),
+            "grouped_candidate_scores G=1 m=1": lambda: table.scores(
+                Query(
+                    "item",
+                    unit_rule(privacy_unit="unit", max_contributions=1, max_groups=1, **salts),
+                    PublicGroups("grp", groups),
+                ),
+                cands,
             ),
         }
         runs["top_values (baseline)"]()  # warm-up: JIT, file listing

@@ -32,9 +32,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpselect.data.query import Query
 from dpselect.data.tables import open_table
 from dpselect.recipes import quantile
 from dpselect.sampling import InsecureSeededSource
+from tests.engine_rules import unit_rule
 
 DECILES = [i / 10 for i in range(1, 10)]
 BOUNDS = (-60.0, 600.0)
@@ -93,7 +95,9 @@ def main() -> None:
             ts = []
             for _ in range(5):
                 start = time.perf_counter()
-                table.quantile_values("delay", None, BOUNDS, None, **kw)
+                table.quantile_values(
+                    Query("delay", unit_rule(**kw)), candidates=None, bounds=BOUNDS, resolution=None
+                )
                 ts.append(time.perf_counter() - start)
             reads[r] = statistics.median(ts)
     base = statistics.median(results["row-level (protects one flight)"][1])

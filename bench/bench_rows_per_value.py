@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 import dpselect as dp
-from dpselect.data.scores import candidate_scores
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
@@ -111,11 +111,21 @@ def scores_alone(df: pd.DataFrame, candidates: list[str], trials: int) -> None:
         path = Path(tmp) / "flights.parquet"
         df.to_parquet(path, index=False)
         table = open_table(path)
-        candidate_scores(table, "dest", candidates, "tailnum", 1, 0)  # warm-up
+        table.scores(
+            Query("dest", UnitRule(privacy_unit="tailnum", values_per_unit=1, salt=0)), candidates
+        )  # warm-up
         for trial in range(trials):
             for m, r in cells:
                 start = time.perf_counter()
-                candidate_scores(table, "dest", candidates, "tailnum", m, trial, None, r)
+                table.scores(
+                    Query(
+                        "dest",
+                        UnitRule(
+                            privacy_unit="tailnum", values_per_unit=m, rows_per_value=r, salt=trial
+                        ),
+                    ),
+                    candidates,
+                )
                 times[m, r].append(time.perf_counter() - start)
     for m, r in cells:
         median = statistics.median(times[m, r])

@@ -25,6 +25,7 @@ from dpselect.data.engines.spark import bounding as B
 from dpselect.data.engines.spark import columns as C
 from dpselect.data.engines.spark import keys as K
 from dpselect.data.engines.spark_session import import_pyspark
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 
 
@@ -57,7 +58,9 @@ def main() -> None:
         return counted.orderBy(f.col("n").desc(), f.col("v").asc()).limit(10).collect()
 
     def dpselect_plan(m: int) -> list[Any]:
-        return table.top_values("item", 10, "user_id", m, 7)
+        return table.counts(
+            Query("item", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=7)), 10
+        )
 
     def plain() -> list[Any]:
         return frame.groupBy("item").count().orderBy(f.col("count").desc()).limit(10).collect()

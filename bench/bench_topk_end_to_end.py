@@ -50,7 +50,8 @@ import pyarrow.parquet as pq
 from _rss import peak_rss_mib
 
 from dpselect.data.dictionary_scores import dictionary_candidate_scores
-from dpselect.data.scores import candidate_scores, duckdb_candidate_scores
+from dpselect.data.query import Query, UnitRule
+from dpselect.data.scores import duckdb_candidate_scores
 from dpselect.data.tables import open_table
 from dpselect.recipes.top_k import top_k
 
@@ -155,7 +156,7 @@ def breakdown(path: Path, candidates: list[str]) -> dict[str, float]:
     table = open_table(path)
     out["open_table"] = time.perf_counter() - start
     start = time.perf_counter()
-    candidate_scores(table, COLUMN, candidates)
+    table.scores(Query(COLUMN), candidates)
     out["candidate_scores"] = time.perf_counter() - start
     return out
 
@@ -174,7 +175,6 @@ def _peak_child(query: str, path: str, n_values: int) -> tuple[float, float]:
     The peak (VmHWM) is reset just before the query (``/proc/self/clear_refs``, Linux), so the
     peak of the imports does not hide the query's own.
     """
-    from dpselect.data.scores import top_values
 
     candidates = value_names(n_values)
     table = open_table(path)
@@ -188,7 +188,12 @@ def _peak_child(query: str, path: str, n_values: int) -> tuple[float, float]:
             [path],
         ).fetchall()
     elif query.startswith("top_values"):
-        top_values(table, COLUMN, 11, "user_id", int(query[-1]), 12345)
+        table.counts(
+            Query(
+                COLUMN, UnitRule(privacy_unit="user_id", values_per_unit=int(query[-1]), salt=12345)
+            ),
+            11,
+        )
     elif query.startswith("sql"):
         duckdb_candidate_scores(table, COLUMN, candidates, "user_id", int(query[-1]), 12345)
     elif query.startswith("dict"):
@@ -196,7 +201,10 @@ def _peak_child(query: str, path: str, n_values: int) -> tuple[float, float]:
             table, [path], COLUMN, candidates, "user_id", "BIGINT", int(query[-1]), 12345
         )
     else:
-        candidate_scores(table, COLUMN, candidates, "user_id", int(query), 12345)
+        table.scores(
+            Query(COLUMN, UnitRule(privacy_unit="user_id", values_per_unit=int(query), salt=12345)),
+            candidates,
+        )
     return before, _status_mb("VmHWM")
 
 
@@ -240,23 +248,24 @@ def bounding_rows(
     best: bool = False,
 ) -> None:
     """The privacy-unit queries against the plain GROUP BY of the same file, in turns."""
-    from dpselect.data.scores import top_values
 
     table = open_table(path)
     fns: dict[str, Callable[[], Any]] = {
         "plain GROUP BY item (same file)": lambda: plain_query(path),
-        "no unit: candidate_scores": lambda: candidate_scores(table, COLUMN, candidates),
-        "unit, m=1: candidate_scores": lambda: candidate_scores(
-            table, COLUMN, candidates, "user_id", 1, 12345
+        "no unit: candidate_scores": lambda: table.scores(Query(COLUMN), candidates),
+        "unit, m=1: candidate_scores": lambda: table.scores(
+            Query(COLUMN, UnitRule(privacy_unit="user_id", values_per_unit=1, salt=12345)),
+            candidates,
         ),
-        "unit, m=3: candidate_scores": lambda: candidate_scores(
-            table, COLUMN, candidates, "user_id", 3, 12345
+        "unit, m=3: candidate_scores": lambda: table.scores(
+            Query(COLUMN, UnitRule(privacy_unit="user_id", values_per_unit=3, salt=12345)),
+            candidates,
         ),
-        "unit, m=1: top_values (no list)": lambda: top_values(
-            table, COLUMN, 11, "user_id", 1, 12345
+        "unit, m=1: top_values (no list)": lambda: table.counts(
+            Query(COLUMN, UnitRule(privacy_unit="user_id", values_per_unit=1, salt=12345)), 11
         ),
-        "unit, m=3: top_values (no list)": lambda: top_values(
-            table, COLUMN, 11, "user_id", 3, 12345
+        "unit, m=3: top_values (no list)": lambda: table.counts(
+            Query(COLUMN, UnitRule(privacy_unit="user_id", values_per_unit=3, salt=12345)), 11
         ),
         "SQL plan, m=1: candidate_scores": lambda: duckdb_candidate_scores(
             table, COLUMN, candidates, "user_id", 1, 12345

@@ -12,9 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import dpselect.recipes.top_k as api
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import BudgetExceeded, DataError, ParameterError
+from dpselect.data.tables import Table
 from dpselect.mechanisms.limited_domain import limited_domain_threshold
 from dpselect.recipes.top_k import TopKResult, most_common, top_k
 from dpselect.recipes.unknown_domain import _ld_per_round
@@ -125,13 +125,13 @@ def test_candidates_from_a_file_and_absent_values(tmp_path):
 @pytest.mark.parametrize("counts", [False, True])
 def test_ledger_charged_before_release(ledger_path, monkeypatch, counts):
     seen = []
-    real = api.candidate_scores
+    real = Table.scores
 
     def spy(*args, **kwargs):
         seen.append(Ledger.open(ledger_path).spent())  # the data is read after the charge
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(api, "candidate_scores", spy)
+    monkeypatch.setattr(Table, "scores", spy)
     r = top_k(
         visits(), "site", 2, 0.5, candidates=SITES, ledger=ledger_path, counts=counts,
         mechanism="gumbel",
@@ -146,7 +146,7 @@ def test_ledger_charged_before_release(ledger_path, monkeypatch, counts):
 def test_over_budget_refused_nothing_charged_nothing_read(ledger_path, monkeypatch):
     top_k(visits(), "site", 2, 1.5, candidates=SITES, ledger=ledger_path)
     called = []
-    monkeypatch.setattr(api, "candidate_scores", lambda *a, **k: called.append(1))
+    monkeypatch.setattr(Table, "scores", lambda *a, **k: called.append(1))
     with pytest.raises(BudgetExceeded):
         top_k(visits(), "site", 2, 1.0, candidates=SITES, ledger=Ledger.open(ledger_path))
     assert called == []

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpselect.data.scores import candidate_scores, match_multiplicity
+from dpselect.data.matching import match_multiplicity
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.recipes.top_k import top_k
 from dpselect.sampling.source import InsecureSeededSource
@@ -31,8 +32,8 @@ MERGING = [
 def test_histogram_noise_covers_candidates_that_match_one_value(rows, dtype, cands):
     data = pd.DataFrame({"v": pd.Series(rows, dtype=dtype)})
     neighbour = data.iloc[1:]  # the first row removed
-    diff = candidate_scores(open_table(data), "v", cands) - candidate_scores(
-        open_table(neighbour), "v", cands
+    diff = open_table(data).scores(Query("v"), cands) - open_table(neighbour).scores(
+        Query("v"), cands
     )
     l1 = int(np.abs(diff).sum())
     assert l1 == 2
@@ -81,8 +82,15 @@ def test_parquet_text_that_is_not_utf8_is_read_row_by_row(tmp_path):
     table, frame = open_table(path), open_table(same)
     for cands in (["a", "??", "x?", "b"], ["a", "??", 4]):  # the lookup and the SQL matcher
         for unit, m in ((None, 1), ("u", 1), ("u", 2), ("u", 3)):
-            got = candidate_scores(table, "s", cands, unit, m, 5)
-            np.testing.assert_array_equal(got, candidate_scores(frame, "s", cands, unit, m, 5))
+            got = table.scores(
+                Query("s", UnitRule(privacy_unit=unit, values_per_unit=m, salt=5)), cands
+            )
+            np.testing.assert_array_equal(
+                got,
+                frame.scores(
+                    Query("s", UnitRule(privacy_unit=unit, values_per_unit=m, salt=5)), cands
+                ),
+            )
     src = InsecureSeededSource(3)
     top_k(path, "s", 1, 1.0, candidates=["a", "b"], source=src)
     top_k(path, "s", 1, 1.0, delta=1e-6, source=src)
@@ -115,18 +123,20 @@ def test_pandas_text_that_is_not_utf8_is_read_row_by_row():
     same = pd.DataFrame({"s": ["?x", "a?", "o?", None, "a", None, "3", "a"], "u": list("12?45671")})
     cands = ["a", "?x", "a?", "o?", "3", "x"]
     for unit, m in ((None, 1), ("u", 1), ("u", 2)):
-        got = candidate_scores(open_table(data), "s", cands, unit, m, 5)
-        want = candidate_scores(open_table(same), "s", cands, unit, m, 5)
+        got = open_table(data).scores(
+            Query("s", UnitRule(privacy_unit=unit, values_per_unit=m, salt=5)), cands
+        )
+        want = open_table(same).scores(
+            Query("s", UnitRule(privacy_unit=unit, values_per_unit=m, salt=5)), cands
+        )
         np.testing.assert_array_equal(got, want)
     src = InsecureSeededSource(3)
     top_k(data, "s", 1, 1.0, candidates=["a", "b"], source=src)
     partition_selection(data, "s", 1.0, 1e-6, privacy_unit="u", max_contributions=2, source=src)
     # pandas' string dtype with Python storage holds such a str too
     text = pd.DataFrame({"s": pd.Series(["\ud800x", "a", None], dtype="string[python]")})
-    got = candidate_scores(open_table(text), "s", cands)
-    np.testing.assert_array_equal(
-        got, candidate_scores(open_table(same.iloc[[0, 4, 5]]), "s", cands)
-    )
+    got = open_table(text).scores(Query("s"), cands)
+    np.testing.assert_array_equal(got, open_table(same.iloc[[0, 4, 5]]).scores(Query("s"), cands))
 
 
 def test_match_multiplicity_of_long_lists():

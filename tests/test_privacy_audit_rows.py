@@ -18,7 +18,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpselect.data.scores import candidate_scores
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.data.unit_keys import object_unit_key
 from dpselect.recipes.pricing import best_price as recipe_best_price
@@ -29,7 +29,11 @@ D = decimal.Decimal
 
 
 def _units_of_x(data: object) -> int:
-    return int(candidate_scores(open_table(data), "v", ["x"], "uid", 1, salt=7)[0])
+    return int(
+        open_table(data).scores(
+            Query("v", UnitRule(privacy_unit="uid", values_per_unit=1, salt=7)), ["x"]
+        )[0]
+    )
 
 
 def _object_units(values: list[object]) -> int:

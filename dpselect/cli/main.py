@@ -22,6 +22,7 @@ import click
 from .. import __version__
 from ..core.errors import BudgetExceeded, DPSelectError
 from ..core.jsonvalues import strict_dumps
+from ..data.query import PublicGroups
 from ..planning.contributions import Contributions
 from .applications import register as register_applications
 from .budget import budget
@@ -117,10 +118,8 @@ def _plan_selection(args: _SelectionArgs, grouped: dict[str, Any], bounds: Contr
         if privacy_unit is None:
             # As top_k weighs them: one row moves every candidate its value matches (the
             # schema and the list only, by the engine's own matching:
-            # data.scores.candidate_multiplicity; no row read).
-            from ..data.scores import candidate_multiplicity
-
-            c = candidate_multiplicity(table, args.column, cand_list)
+            # Engine.multiplicity; no row read).
+            c = table.multiplicity(args.column, cand_list)
     n = None if cand_list is None else len(cand_list)
     if grouped:
         shares = {"max_groups": bounds.groups_per_unit, "group_fraction": bounds.auto_share}
@@ -196,7 +195,7 @@ def _group_plan_header(
         listed = load_candidates(grouped["groups"], "groups")
         table = open_table(open_data(file, engine, spark_master), schema=schema)
         table.require_column(grouped["by"], "by")
-        g = min(table.group_multiplicity(grouped["by"], listed), len(listed))
+        g = min(table.multiplicity(PublicGroups(grouped["by"], listed)), len(listed))
     eps_g, delta_g, eps_s, delta_s = group_budget(
         epsilon, delta or 0.0, g, private, grouped["group_fraction"], values_from_data
     )

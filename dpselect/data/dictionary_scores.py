@@ -7,7 +7,7 @@ as a dictionary (the distinct texts of the chunk) and one integer per row
 (``read_dictionary``), without hashing a string per row. So:
 
 - the candidate match is computed once per **dictionary entry**, by the very SQL of the
-  general plan (:func:`~.scores.match_sql`; a plain lookup when the candidates are distinct
+  general plan (:func:`~.matching.match_sql`; a plain lookup when the candidates are distinct
   strings), and per row it is an integer ``take``;
 - DuckDB then groups the integer pairs ``(user, position)`` by user, with each user's seed
   (one md5 per user, on the grouped rows) and the list of its positions, and
@@ -24,7 +24,7 @@ unit) count for nobody, as in the general plan, and the unit is grouped by value
 SQL (:func:`~.scores.unit_sql`).
 
 Chosen by the DuckDB engine
-(:meth:`~dpselect.data.engines.duckdb.DuckDBEngine.candidate_scores`, the only caller) for a
+(:meth:`~dpselect.data.engines.duckdb.DuckDBEngine.scores`, the only caller) for a
 text unit (DuckDB's Parquet reader cannot give its raw bytes; the SQL plans over a pyarrow
 dataset that can measured slower) or ``max_rows_per_value > 1`` (public facts). Other units
 with ``max_rows_per_value = 1`` take the packed plan (:mod:`dpselect.data.packed_scores`),
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from . import scores
+from . import matching, scores
 from .candidates import as_arrow
 from .unit_keys import RAW_KEY_TYPE, arrow_unit_keys
 
@@ -135,7 +135,7 @@ class _Matcher:
     dictionary's answer is reused while the dictionary is the same (one per column chunk).
     """
 
-    def __init__(self, table: scores.HasConnection, lookup: Any, join_sql: str | None) -> None:
+    def __init__(self, table: matching.HasConnection, lookup: Any, join_sql: str | None) -> None:
         self.table, self.lookup, self.join_sql = table, lookup, join_sql
         self._last: Any = None
         self._answer: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
@@ -305,7 +305,7 @@ def dictionary_candidate_scores(
     progress: Any = None,
     max_rows_per_value: int = 1,
 ) -> npt.NDArray[np.int64]:
-    """:func:`~.scores.candidate_scores` with a privacy unit, on the files of
+    """The engine's ungrouped scores with a privacy unit, on the files of
     :func:`dictionary_files` (same rule, same scores; module docstring), ``max_rows_per_value``
     included.
 
@@ -319,7 +319,7 @@ def dictionary_candidate_scores(
         The ranked text column.
     candidates : sequence
         The public candidate list; distinct strings are matched by a plain lookup, any other
-        list by the SQL of :func:`~.scores.match_sql`.
+        list by the SQL of :func:`~.matching.match_sql`.
     privacy_unit : str
         The privacy unit column (text units are keyed by their raw bytes).
     unit_type : str
@@ -353,12 +353,12 @@ def dictionary_candidate_scores(
         matcher = _Matcher(table, lookup, None)
         return _kept_from_stream(table, files, column, privacy_unit, unit_type, matcher, m,
                                  len(candidates), None, salt, progress, r)  # fmt: skip
-    col_match, cand_match = scores.match_sql("d.s", col_type, candidates)
+    col_match, cand_match = matching.match_sql("d.s", col_type, candidates)
     # The dictionaries are matched while DuckDB reads the stream: on a cursor of their own (a
     # query cannot use the connection that runs it), holding its own copy of the candidates.
-    helper = scores.ConnectionOnly(table.connection.cursor())
+    helper = matching.ConnectionOnly(table.connection.cursor())
     try:
-        with scores.candidates_source(helper, candidates, True) as (source, _):
+        with matching.candidates_source(helper, candidates, True) as (source, _):
             join_sql = f"""SELECT d.k AS k, cands.i AS i
                            FROM {_DICTIONARY_VIEW} AS d
                            JOIN (SELECT {cand_match} AS v, i FROM {source}) AS cands

@@ -7,6 +7,14 @@ pricing. Selection, noise and the ledger stay in the driver. Every engine follow
 of :mod:`dpselect.data.rules` (canonical text, matching, the keyed bounding order, grids),
 so the same data and salt give the same results in every engine (DuckDB is the test oracle).
 
+The methods take a :class:`~dpselect.data.query.Query` (the column, the
+:class:`~dpselect.data.query.UnitRule` bounding each privacy unit, and the groups), and the
+kind of groups selects the shape of the result: ungrouped (``groups=None``), a public list
+(:class:`~dpselect.data.query.PublicGroups`, results in list order) or the groups found in
+the data (:class:`~dpselect.data.query.PrivateGroups`, a
+:class:`~dpselect.data.discovered_groups.DiscoveredGroups`). What an engine can or cannot do
+is declared in its :class:`Capabilities`.
+
 The recipes (:mod:`dpselect.recipes`) call these methods and never ask
 which engine they hold. The implementations: :class:`dpselect.data.tables.Table` (DuckDB,
 its methods in :mod:`dpselect.data.engines.duckdb`) and
@@ -15,8 +23,11 @@ its methods in :mod:`dpselect.data.engines.duckdb`) and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, overload, runtime_checkable
+
+from .query import PrivateGroups, Progress, PublicGroups, Query
 
 if TYPE_CHECKING:  # annotations only: importing the interface loads no heavy module
     import numpy as np
@@ -24,12 +35,32 @@ if TYPE_CHECKING:  # annotations only: importing the interface loads no heavy mo
 
     from .discovered_groups import DiscoveredGroups
 
-__all__ = ["Engine", "Progress", "is_opened_table"]
+__all__ = ["Capabilities", "Cells", "Engine", "Progress", "UnitSize", "is_opened_table"]
 
-#: ``progress(percent)``, ``0 .. 100``, called while a query runs (an engine may ignore it;
-#: DuckDB reports its own query progress for a query over a second,
-#: :mod:`dpselect.data.engines.duckdb_progress`).
-Progress = Callable[[float], None] | None
+#: What :meth:`Engine.unit_sizes` counts per unit: its distinct non-null values
+#: (``max_contributions="auto"``) or its rows holding a number (``max_rows="auto"``).
+UnitSize = Literal["values", "rows"]
+
+#: The cells of a grouped score query: ``(group position, candidate position, score)``.
+Cells = tuple["npt.NDArray[np.int64]", "npt.NDArray[np.int64]", "npt.NDArray[np.int64]"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an engine can do, declared (public facts: the recipes ask these, never the
+    engine's kind).
+
+    Parameters
+    ----------
+    persons_in_driver : bool
+        Whether :meth:`Engine.person_values` can hold each person's values in the driver
+        (policy set union); an engine that cannot refuses it.
+    progress : bool
+        Whether the engine reports a query's progress to ``Query.progress``.
+    """
+
+    persons_in_driver: bool
+    progress: bool
 
 
 @runtime_checkable
@@ -47,16 +78,27 @@ class Engine(Protocol):
     arrow_types : dict of str to str
         Source types that the DuckDB type does not fully describe (a frame's zoned Arrow
         timestamps, :mod:`dpselect.data.column_roles`); empty when there are none.
-    holds_persons_in_driver : bool
-        Whether :meth:`person_values` can hold each person's values in the driver (policy
-        set union); an engine that cannot refuses it.
+    capabilities : Capabilities
+        What the engine can do (:class:`Capabilities`).
+
+    Notes
+    -----
+    With a privacy unit, each unit keeps what ``query.rule`` allows
+    (docs/contribution_bounding.md): at most ``values_per_unit`` distinct values by the keyed
+    order of ``salt``, each adding ``min(rows, rows_per_value)``; where numbers are read, at
+    most ``rows_per_unit`` rows (:func:`dpselect.data.rules.kept_rows`). With groups, each unit
+    first keeps at most ``groups_per_unit`` of its groups (:func:`dpselect.data.rules.
+    kept_groups`, keyed by ``group_salt``; private groups are keyed by their value's code,
+    :func:`dpselect.data.rules.kept_found_groups`), then in each kept group the ungrouped
+    rule; one scan serves every group. ``rows_per_value > 1`` without a privacy unit is a
+    :class:`~dpselect.core.errors.ParameterError`.
     """
 
     name: str
     description: str
     columns: dict[str, str]
     arrow_types: dict[str, str]
-    holds_persons_in_driver: bool
+    capabilities: ClassVar[Capabilities]
 
     # ------------------------------------------------------------------- the schema
     def require_column(self, column: Any, argument: str = "column") -> str:
@@ -72,104 +114,119 @@ class Engine(Protocol):
         """Whether the column's type is a public fact (not text parsed row by row)."""
         ...
 
-    # ------------------------------------------------------------------- candidates
-    def candidate_scores(
-        self,
-        column: str,
-        candidates: Sequence[Any],
-        privacy_unit: str | None = None,
-        max_contributions: int = 1,
-        salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> npt.NDArray[np.int64]:
-        """The score of every candidate, in order: rows (or persons, each keeping at most
-        ``max_contributions`` candidates by the keyed order of ``salt``) matching it. With
-        ``max_rows_per_value = r > 1`` (a privacy unit only; else
-        :class:`~dpselect.core.errors.ParameterError`) a person adds ``min(rows, r)`` to each
-        kept candidate: L-infinity ``r``, L1 ``m r``, L0 ``m``."""
+    def multiplicity(self, of: str | PublicGroups, values: Sequence[Any] = ()) -> int:
+        """The most entries of a public list one value matches, by this engine's matching
+        (at least 1), from the schema and the list only (no row read, so public).
+
+        Parameters
+        ----------
+        of : str or PublicGroups
+            A column, matched against ``values`` (the candidates): the L1 sensitivity of
+            :meth:`scores` without a privacy unit. Or a public group list: the most of its
+            groups one value of ``by`` matches (an empty list: 1), how many groups one row
+            may touch without a privacy unit.
+        values : sequence, default ()
+            The candidates (with a column only).
+
+        Returns
+        -------
+        int
+            The multiplicity.
+        """
         ...
 
-    def candidate_multiplicity(self, column: str, candidates: Sequence[Any]) -> int:
-        """The most candidates one value of ``column`` matches, by this engine's matching:
-        the L1 sensitivity of :meth:`candidate_scores` without a privacy unit (no row read)."""
+    # ------------------------------------------------------------------- scores
+    @overload
+    def scores(self, query: Query[None], candidates: Sequence[Any]) -> npt.NDArray[np.int64]: ...
+    @overload
+    def scores(self, query: Query[PublicGroups], candidates: Sequence[Any]) -> Cells: ...
+    @overload
+    def scores(self, query: Query[PrivateGroups], candidates: Sequence[Any]) -> DiscoveredGroups:
+        """The bounded score of every candidate: the rows (or units) matching it.
+
+        Parameters
+        ----------
+        query : Query
+            The ranked column, the unit rule and the groups.
+        candidates : sequence
+            The public candidate list.
+
+        Returns
+        -------
+        numpy.ndarray of int64, tuple of three arrays, or DiscoveredGroups
+            Ungrouped: every candidate's score, in order. Public groups: the nonzero cells
+            ``(group position, candidate position, score)`` sorted by group then candidate.
+            Private groups: the groups found, their persons and those cells.
+        """
         ...
 
     # ------------------------------------------------------------------- partition selection
-    def top_values(
-        self,
-        column: str,
-        limit: int,
-        privacy_unit: str | None = None,
-        max_contributions: int = 1,
-        salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> list[tuple[Any, int]]:
-        """The ``limit`` values with the largest bounded counts, ties by value
-        (``max_rows_per_value`` as in :meth:`candidate_scores`)."""
+    @overload
+    def counts(self, query: Query[None], limit: int | None = None) -> list[tuple[Any, int]]: ...
+    @overload
+    def counts(
+        self, query: Query[PublicGroups], limit: int | None = None
+    ) -> list[list[tuple[Any, int]]]: ...
+    @overload
+    def counts(self, query: Query[PrivateGroups], limit: int | None = None) -> DiscoveredGroups:
+        """Every value of the column with its bounded count (the units keeping it; without a
+        privacy unit, its rows), largest first, ties by value, at most ``limit``.
+
+        Parameters
+        ----------
+        query : Query
+            The counted column, the unit rule and the groups.
+        limit : int or None, default None
+            The most values returned (per group); ``None``: all.
+
+        Returns
+        -------
+        list of (object, int), list of such lists, or DiscoveredGroups
+            Ungrouped: the ``(value, count)`` pairs. Public groups: one list per group, in
+            list order. Private groups: the groups found, their persons and their lists.
+        """
         ...
 
-    def value_counts(
-        self,
-        column: str,
-        privacy_unit: str | None = None,
-        max_contributions: int = 1,
-        salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> dict[Any, int]:
-        """``{value: persons}`` for every non-NULL value, after contribution bounding
-        (``max_rows_per_value > 1``: each person's rows with the value, capped)."""
+    def person_values(self, query: Query[None]) -> list[list[Any]]:
+        """Each unit's kept values, units in the keyed order (policy set union; with
+        ``rows_per_value = r > 1`` each kept value once per row, at most ``r``). Needs a
+        privacy unit, and ``capabilities.persons_in_driver`` (else refused)."""
         ...
 
-    def person_values(
-        self,
-        column: str,
-        privacy_unit: str,
-        max_contributions: int,
-        salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> list[list[Any]]:
-        """Each person's kept values, persons in the keyed order (policy set union;
-        ``max_rows_per_value = r > 1``: each kept value once per row, at most ``r``)."""
-        ...
-
-    def contribution_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
-        """Each person's number of distinct non-null values (``max_contributions="auto"``)."""
-        ...
-
-    def row_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
-        """Each unit's number of rows with a number in ``column`` (``max_rows="auto"``)."""
+    def unit_sizes(self, query: Query[None], what: UnitSize) -> npt.NDArray[np.int64]:
+        """Each unit's number of distinct non-null values (``"values"``) or of rows with a
+        number (``"rows"``) in the column, one entry per unit: what ``"auto"`` bounds read."""
         ...
 
     # ------------------------------------------------------------------- numbers
-    # With ``privacy_unit``, the methods below read only the rows each unit keeps: at most
-    # ``max_rows`` per unit, by the keyed rule of ``salt`` (:func:`dpselect.data.rules.
-    # kept_rows`, docs/contribution_bounding.md "Rows per unit"); the defaults read every row.
-    def column_values(
-        self,
-        column: str,
-        *,
-        privacy_unit: str | None = None,
-        max_rows: int = 1,
-        salt: int = 0,
-    ) -> npt.NDArray[np.float64]:
-        """The column as float64 (NULL, NaN and text that is no number dropped, row by row)."""
+    @overload
+    def numbers(self, query: Query[None]) -> npt.NDArray[np.float64]: ...
+    @overload
+    def numbers(self, query: Query[PublicGroups]) -> list[npt.NDArray[np.float64]]: ...
+    @overload
+    def numbers(self, query: Query[PrivateGroups]) -> DiscoveredGroups:
+        """The column's numbers as float64 (NULL, NaN and text that is no number dropped, row
+        by row), of the rows each unit keeps (at most ``rows_per_unit``) with a privacy unit.
+
+        Parameters
+        ----------
+        query : Query
+            The numeric column, the unit rule and the groups.
+
+        Returns
+        -------
+        numpy.ndarray of float64, list of arrays, or DiscoveredGroups
+            Ungrouped: the numbers. Public groups: one array per group, in list order.
+            Private groups: the groups found, their persons and their numbers.
+        """
         ...
 
     def quantile_values(
         self,
-        column: str,
+        query: Query[None],
         candidates: Sequence[float] | None = None,
         bounds: tuple[float, float] | None = None,
         resolution: float | None = None,
-        progress: Progress = None,
-        *,
-        privacy_unit: str | None = None,
-        max_rows: int = 1,
-        salt: int = 0,
     ) -> npt.NDArray[np.float64]:
         """The rows as the quantile mechanisms read them: every value, or stand-ins from a
         histogram over the candidates or a public grid of ``bounds`` (same scores)."""
@@ -180,135 +237,9 @@ class Engine(Protocol):
         mode (an extra accuracy error), or ``None`` when the rows are not rounded."""
         ...
 
-    def buyers_at(
-        self,
-        column: str,
-        prices: Sequence[float],
-        *,
-        privacy_unit: str | None = None,
-        max_rows: int = 1,
-        salt: int = 0,
-    ) -> npt.NDArray[np.int64]:
-        """``#{rows with value >= p}`` for each price ``p`` (values as in
-        :meth:`column_values`): what the revenue scores of pricing read."""
-        ...
-
-    # ------------------------------------------------------------------- grouped releases
-    # One scan for every group of a public list ``groups`` matched on the column ``by`` (as
-    # candidates are matched on ``column``). With ``privacy_unit`` each unit first keeps at
-    # most ``max_groups`` of its groups (:func:`dpselect.data.rules.kept_groups`, keyed by
-    # ``group_salt``), then in each kept group the rule of the ungrouped method (keyed by
-    # ``salt``): docs/contribution_bounding.md, "Groups per unit".
-    def grouped_candidate_scores(
-        self,
-        column: str,
-        candidates: Sequence[Any],
-        by: str,
-        groups: Sequence[Any],
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_contributions: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """The nonzero scores of every (group, candidate) pair, as three arrays
-        ``(group position, candidate position, score)`` sorted by group then candidate: in
-        each group the scores of :meth:`candidate_scores` over that group's kept rows."""
-        ...
-
-    def grouped_value_counts(
-        self,
-        column: str,
-        by: str,
-        groups: Sequence[Any],
-        limit: int | None = None,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_contributions: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> list[list[tuple[Any, int]]]:
-        """For each group (list order), its values with their bounded counts, largest first,
-        ties by value, at most ``limit`` (``None``: all): :meth:`top_values` per group."""
-        ...
-
-    def grouped_values(
-        self,
-        column: str,
-        by: str,
-        groups: Sequence[Any],
-        *,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_rows: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-    ) -> list[npt.NDArray[np.float64]]:
-        """For each group (list order), the numbers of ``column`` its kept rows hold (each
-        unit keeps ``max_groups`` groups, then at most ``max_rows`` rows in each by
-        :func:`dpselect.data.rules.kept_rows`), as :meth:`column_values` reads them."""
-        ...
-
-    def group_multiplicity(self, by: str, groups: Sequence[Any]) -> int:
-        """The most groups of the list one value of ``by`` matches (public: schema and list):
-        without a privacy unit, how many groups one row may touch."""
-        ...
-
-    # Private groups: every group of ``by`` found in the data, with its persons (the units
-    # keeping it: the score of the group selection) and its scores, in one scan
-    # (:mod:`dpselect.data.discovered_groups`; the group rule keys a group by its value's
-    # code, :func:`dpselect.data.rules.kept_found_groups`).
-    def discovered_candidate_scores(
-        self,
-        column: str,
-        candidates: Sequence[Any],
-        by: str,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_contributions: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> DiscoveredGroups:
-        """The groups found, their persons and the cells ``(group index, candidate position,
-        score)``: :meth:`grouped_candidate_scores` over the groups found."""
-        ...
-
-    def discovered_value_counts(
-        self,
-        column: str,
-        by: str,
-        limit: int | None = None,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_contributions: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> DiscoveredGroups:
-        """The groups found, their persons and their value lists: :meth:`grouped_value_counts`
-        over the groups found."""
-        ...
-
-    def discovered_values(
-        self,
-        column: str,
-        by: str,
-        *,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_rows: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-    ) -> DiscoveredGroups:
-        """The groups found, their persons and their kept numbers: :meth:`grouped_values`
-        over the groups found."""
+    def buyers_at(self, query: Query[None], prices: Sequence[float]) -> npt.NDArray[np.int64]:
+        """``#{rows with value >= p}`` for each price ``p`` (values as in :meth:`numbers`):
+        what the revenue scores of pricing read."""
         ...
 
 

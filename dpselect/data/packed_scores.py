@@ -7,7 +7,7 @@ same seeds, keys and choice, so the same scores for the same salt. Only the plan
    NaN units dropped by :func:`~.scores.unit_kept_sql`) with their seed (one md5 per unit,
    :func:`~.scores.unit_seed_sql`) in a temporary table, each unit's code ``k`` its ``rowid``
    there (distinct per row, ``0 .. K - 1``); NumPy receives each code's seed.
-2. DuckDB joins the rows with the candidates (:func:`~.scores.match_sql`, exactly the SQL
+2. DuckDB joins the rows with the candidates (:func:`~.matching.match_sql`, exactly the SQL
    plan's join) and with that table, and sends one word ``k 2^32 + c`` per (row, matched
    position ``c``) as Arrow batches (``k 2^32`` is computed once per unit, so a row costs
    one OR).
@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from . import scores
+from . import matching, scores
 from .join_order import text_join_order
 from .rules import FMIX32_STEPS, M32, salt_text
 from .text_lines import quote_identifier as _quote
@@ -442,7 +442,7 @@ def packed_candidate_scores(
     salt: int,
     progress: Callable[[float], None] | None = None,
 ) -> npt.NDArray[np.int64]:
-    """:func:`~.scores.candidate_scores` with a privacy unit and ``max_rows_per_value = 1``
+    """The engine's ungrouped scores with a privacy unit and ``max_rows_per_value = 1``
     (module docstring): the same rule, so the same scores as the SQL plan.
 
     Parameters
@@ -488,12 +488,12 @@ def packed_candidate_scores(
     rows = source_rows(table.connection, table.parquet_files, table.source_files, text_weight=1)
     per_row = PACKED_MIN_BYTES_PER_ROW if m == 1 else PACKED_BYTES_PER_ROW
     parts = part_count(rows, per_row, memory_budget(table.connection))
-    col_match, cand_match = scores.match_sql(f"data.{_quote(column)}", col_type, candidates)
+    col_match, cand_match = matching.match_sql(f"data.{_quote(column)}", col_type, candidates)
     try:
         with (
             text_join_order(table),
             _unordered(table.connection),
-            scores.candidates_source(table, candidates, progress is not None) as (source, cp),
+            matching.candidates_source(table, candidates, progress is not None) as (source, cp),
         ):
             for j in range(parts):
                 part = part_filter_sql(unit, parts, j)

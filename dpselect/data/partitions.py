@@ -5,7 +5,7 @@ after contribution bounding (each person keeps at most ``max_contributions`` of 
 chosen by :mod:`dpselect.data.scores`' salted rule, which reads only that person's rows and the
 salt): one person changes at most ``max_contributions`` counts, each by 1, all the same way.
 Without a privacy unit each row is a person and counts are row counts (``max_contributions``
-is 1). The query itself is :func:`dpselect.data.scores.top_values` with no limit, so the
+is 1). The query itself is :func:`dpselect.data.scores.duckdb_top_values` with no limit, so the
 bounding rule is the one the rest of the data layer uses. The counts come from the engine
 that holds the table (:class:`dpselect.data.engine.Engine`).
 """
@@ -24,100 +24,13 @@ from .values import canonical_text_sql, normalised_sql
 from .values import is_floating as _is_floating
 
 if TYPE_CHECKING:
-    from .engine import Engine
     from .tables import Table
 
-__all__ = ["ALL_VALUES", "duckdb_person_values", "person_values", "value_counts"]
+__all__ = ["ALL_VALUES", "duckdb_person_values"]
 
 #: No limit in practice: every value with a positive count (a Java int, so that the Spark
 #: engine's ``limit`` accepts it too).
 ALL_VALUES = (1 << 31) - 1
-
-
-def value_counts(
-    table: Engine,
-    column: str,
-    privacy_unit: str | None = None,
-    max_contributions: int = 1,
-    salt: int = 0,
-    progress: Callable[[float], None] | None = None,
-    max_rows_per_value: int = 1,
-) -> dict[Any, int]:
-    """``{value: persons}`` for every non-NULL value of ``column`` (module docstring), by the
-    engine that holds ``table`` (:meth:`dpselect.data.engine.Engine.value_counts`);
-    ``max_rows_per_value = r > 1``: each person's rows with the value, at most ``r``.
-
-    Parameters
-    ----------
-    table : Engine
-        The opened data.
-    column : str
-        The column whose non-NULL values are the partitions.
-    privacy_unit : str or None, default None
-        The privacy unit column; ``None``: each row is its own unit (row counts).
-    max_contributions : int, default 1
-        ``m``: with a privacy unit, the most distinct values each unit keeps.
-    salt : int, default 0
-        The per-query salt of the bounding rule, drawn independently of the data.
-    progress : callable or None, default None
-        Called with the percentage of the scan done while the query runs.
-    max_rows_per_value : int, default 1
-        ``r``: each kept value counts the unit's rows with it, at most ``r`` (1: once);
-        other than 1 only with a privacy unit.
-
-    Returns
-    -------
-    dict
-        ``{value: count}`` for every value some unit keeps: the units keeping it (without a
-        privacy unit, its rows; with ``r > 1``, the units' capped rows).
-    """
-    if int(max_rows_per_value) == 1:
-        return table.value_counts(column, privacy_unit, max_contributions, salt, progress)
-    return table.value_counts(column, privacy_unit, max_contributions, salt, progress,
-                              max_rows_per_value=max_rows_per_value)  # fmt: skip
-
-
-def person_values(
-    table: Engine,
-    column: str,
-    privacy_unit: str,
-    max_contributions: int,
-    salt: int = 0,
-    progress: Callable[[float], None] | None = None,
-    max_rows_per_value: int = 1,
-) -> list[list[Any]]:
-    """Each person's kept values (:func:`duckdb_person_values`), by the engine that holds
-    ``table`` (:meth:`dpselect.data.engine.Engine.person_values`; Spark refuses it).
-    ``max_rows_per_value = r > 1``: each kept value repeated once per row, at most ``r``.
-
-    Parameters
-    ----------
-    table : Engine
-        The opened data (DuckDB; the Spark engine refuses this method).
-    column : str
-        The column whose non-NULL values are the partitions.
-    privacy_unit : str
-        The privacy unit column (required: the output is per unit).
-    max_contributions : int
-        ``m``: the most distinct values each unit keeps.
-    salt : int, default 0
-        The per-query salt of the bounding rule, drawn independently of the data.
-    progress : callable or None, default None
-        Called with the percentage of the scan done while the query runs.
-    max_rows_per_value : int, default 1
-        ``r``: each kept value comes once per row of the unit holding it, at most ``r``
-        times (1: once).
-
-    Returns
-    -------
-    list of list
-        One list per unit (units with a kept value only), in the keyed order of
-        :func:`duckdb_person_values`: the unit's kept values.
-    """
-    if int(max_rows_per_value) == 1:
-        return table.person_values(column, privacy_unit, max_contributions, salt, progress)
-    return table.person_values(column, privacy_unit, max_contributions, salt, progress,
-                               max_rows_per_value=max_rows_per_value)  # fmt: skip
 
 
 def duckdb_person_values(

@@ -27,36 +27,20 @@ count for nobody). The key is injective in the raw value (:meth:`Table.unit_colu
 value. Rows whose ``column`` is NULL, and values outside the candidate list, are
 ignored; candidates absent from the data score 0. Empty data is valid: every score is 0.
 
-**Matching candidates to values** is by value and decided by public facts only (the column's
-type from the schema and the candidates' Python types), never by the rows:
-
-- When the column is **text** (every CSV and JSON column, unless a schema says otherwise) and
-  the candidates are all **numbers**, the text is read as a number: ``TRY_CAST(column AS
-  DOUBLE)`` for float (or mixed int and float) candidates, and for int candidates the same
-  value when it is integral, as ``BIGINT``. So ``"4"``, ``"4.0"`` and ``" 4 "`` all match
-  ``4.0`` (and ``4``); ``"4.5"`` matches no int; text that is not a number matches nothing.
-- Otherwise candidates are converted to the column's type (``TRY_CAST``; one that does not
-  convert matches nothing).
-
-Two candidates that convert to the same value (``"7"`` and ``"07"`` for an integer column,
-``4`` and ``4.0`` on a text column) both count its rows: without a privacy unit one row then
-moves two scores, each by at most 1. The selection maps use only that (L-infinity,
-monotonic); the noisy histograms use the L1 / L2 sensitivity, which is then the public
-:func:`match_multiplicity` (the most candidates one value matches), not 1. The column's type
-never depends on the rows (:mod:`dpselect.data.tables`), so neither does this matching.
+Candidates are matched to values by :mod:`dpselect.data.matching` (public facts only).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .candidates import as_arrow
 from .join_order import text_join_order
+from .matching import candidates_source, match_sql
 from .rules import (
     BOUNDING_SEPARATOR,
     bounding_key,
@@ -93,21 +77,14 @@ from .values import (
     numeric_candidate_type,
 )
 from .values import is_floating as _is_floating
-from .values import is_text as _is_text
 
 if TYPE_CHECKING:
-    from .engine import Engine
     from .tables import Table
 
 __all__ = [
     "BOUNDING_SEPARATOR",
-    "ConnectionOnly",
-    "HasConnection",
     "bounding_key",
     "bounding_key_sql",
-    "candidate_multiplicity",
-    "candidate_scores",
-    "candidates_source",
     "canonical_text",
     "canonical_text_sql",
     "check_rows_per_value",
@@ -117,12 +94,9 @@ __all__ = [
     "keep_smallest",
     "kept_counts",
     "keyed_sql",
-    "match_multiplicity",
-    "match_sql",
     "normalised_sql",
     "numeric_candidate_type",
     "salt_text",
-    "top_values",
     "unit_kept_sql",
     "unit_seed",
     "unit_seed_sql",
@@ -305,248 +279,8 @@ def unit_seed_sql(unit_type: str, salt_sql: str = "$salt") -> str:
 
 
 # ----------------------------------------------------------------------------------------
-# Candidates and matching
-# ----------------------------------------------------------------------------------------
-
-
-class HasConnection(Protocol):
-    """What :func:`candidates_source` uses of a table: its DuckDB connection (a
-    :class:`~dpselect.data.tables.Table`, or a :class:`ConnectionOnly`)."""
-
-    connection: Any
-
-
-@contextmanager
-def candidates_source(
-    table: HasConnection, candidates: Sequence[Any], materialize: bool, name: str = "candidates"
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    """SQL of the candidates ``(c, i)`` (``i`` = position) and its parameters, while in use.
-
-    A typed Arrow array is registered (zero copy, fast for 10^5 and more candidates); without
-    pyarrow, or for mixed types, the list goes as a query parameter (str for other types).
-    ``materialize``: copy them into a temporary table first (a few ms), without which DuckDB
-    reports no progress for the query (it cannot for a scan of a Python object). Shared with
-    :mod:`dpselect.data.dictionary_scores`.
-
-    Parameters
-    ----------
-    table : HasConnection
-        What holds the DuckDB connection the candidates are registered on.
-    candidates : sequence
-        The candidate list, in its order.
-    materialize : bool
-        Copy the candidates into a temporary table first.
-    name : str, default ``"candidates"``
-        The word the registered view, the temporary table and the query parameter are named
-        after (a grouped release registers its group list beside the candidates as
-        ``"groups"``).
-
-    Yields
-    ------
-    tuple of (str, dict)
-        SQL of the candidates' relation and the query parameters it needs.
-    """
-    array = as_arrow(candidates)
-    view, stored, param = f"dpselect_{name}", f"dpselect_{name}_table", name[:5]
-    registered = False
-    if array is not None:
-        import pyarrow as pa
-
-        positions = pa.array(np.arange(len(array), dtype=np.int64))
-        table.connection.register(view, pa.table({"c": array, "i": positions}))
-        registered = True
-        source, params = view, {}
-    else:
-        kinds = set(map(type, candidates))
-        plain = len(kinds) == 1 and kinds <= {str, int, float}
-        values = list(candidates) if plain else [str(c) for c in candidates]
-        source = (
-            f"(SELECT unnest(${param}) AS c, "
-            f"CAST(generate_subscripts(${param}, 1) - 1 AS BIGINT) AS i)"
-        )
-        params = {param: values}
-    try:
-        if materialize:
-            table.connection.execute(
-                f"CREATE OR REPLACE TEMP TABLE {stored} AS SELECT c, i FROM {source}",
-                params,
-            )
-            yield stored, {}
-            table.connection.execute(f"DROP TABLE IF EXISTS {stored}")
-        else:
-            yield source, dict(params)
-    finally:
-        if registered:
-            table.connection.unregister(view)
-
-
-def match_sql(column_sql: str, col_type: str, candidates: Sequence[Any]) -> tuple[str, str]:
-    """SQL of (the column's value as matched, the candidate ``c`` as matched) (module doc).
-
-    Parameters
-    ----------
-    column_sql : str
-        SQL of the column's value in a row (e.g. ``data."city"``).
-    col_type : str
-        The column's DuckDB type (from the schema, never the rows).
-    candidates : sequence
-        The public candidate list; it decides, with ``col_type``, how values are matched.
-
-    Returns
-    -------
-    tuple of (str, str)
-        Two SQL expressions to compare with ``=``: the column's value (``column_sql``, or a
-        text column read as ``DOUBLE``/integral ``BIGINT`` for number candidates) and the
-        candidate (the candidates' column ``c``, ``TRY_CAST`` to the matching type).
-    """
-    number = numeric_candidate_type(candidates) if _is_text(col_type) else None
-    if number == "DOUBLE":
-        return f"TRY_CAST({column_sql} AS DOUBLE)", "TRY_CAST(c AS DOUBLE)"
-    if number == "BIGINT":
-        as_double = f"TRY_CAST({column_sql} AS DOUBLE)"
-        as_int = f"TRY_CAST({column_sql} AS BIGINT)"
-        integral = f"CASE WHEN {as_double} = floor({as_double}) THEN {as_int} END"
-        return integral, "TRY_CAST(c AS BIGINT)"
-    return column_sql, f"TRY_CAST(c AS {col_type})"
-
-
-def match_multiplicity(col_type: str, candidates: Sequence[Any]) -> int:
-    """The most candidates that one value of a ``col_type`` column matches (:func:`match_sql`).
-
-    Public: it reads the column's type and the candidates, never the rows (the candidates are
-    cast and grouped in a DuckDB of their own). Without a privacy unit one row adds 1 to the
-    score of every candidate its value matches, so this is the L1 sensitivity (and the squared
-    L2 sensitivity at most) of the rows-are-people scores: 1, unless two candidates convert to
-    one value (``4`` and ``4.0`` on a text column, ``"7"`` and ``"07"`` on an integer one).
-    With a privacy unit the bounding rule keeps candidate *positions*, so such candidates
-    count toward ``max_contributions`` like any others.
-
-    Parameters
-    ----------
-    col_type : str
-        The column's DuckDB type.
-    candidates : sequence
-        The public candidate list.
-
-    Returns
-    -------
-    int
-        The most candidates that convert to one value (at least 1).
-    """
-    import duckdb
-
-    if _is_text(col_type) and all(isinstance(c, str) for c in candidates):
-        return 1  # text matched as text: distinct candidates (load_candidates), one value each
-    _, cand_match = match_sql("x", col_type, candidates)
-    con = duckdb.connect(":memory:")
-    try:
-        with candidates_source(ConnectionOnly(con), candidates, False) as (source, params):
-            rows = con.execute(
-                f"""SELECT coalesce(max(n), 1) FROM (
-                        SELECT count(*) AS n FROM (SELECT {cand_match} AS v FROM {source})
-                        WHERE v IS NOT NULL GROUP BY v)""",
-                params or None,
-            ).fetchall()  # every row fetched: the registered view is dropped after this
-    finally:
-        con.close()
-    return int(rows[0][0]) if rows else 1
-
-
-def candidate_multiplicity(table: Engine, column: str, candidates: Sequence[Any]) -> int:
-    """The most candidates one value of ``column`` matches, by the matching of the engine that
-    holds ``table`` (:meth:`dpselect.data.engine.Engine.candidate_multiplicity`): the L1
-    sensitivity of :func:`candidate_scores` without a privacy unit.
-
-    DuckDB tables: :func:`match_multiplicity` of the column's type (DuckDB's casts and
-    equality, those of the score query). Spark tables: their own count
-    (:func:`dpselect.data.engines.spark.match_multiplicity`), with the Spark score query's
-    join, whose equality is the column's. Both read the schema and the candidates only, never
-    a row, so the number is public and is known before the charge.
-
-    Parameters
-    ----------
-    table : Engine
-        The opened data.
-    column : str
-        The ranked column.
-    candidates : sequence
-        The public candidate list.
-
-    Returns
-    -------
-    int
-        The most candidates one value matches (at least 1).
-    """
-    return table.candidate_multiplicity(column, candidates)
-
-
-class ConnectionOnly:
-    """A DuckDB connection alone, as a :class:`HasConnection` for :func:`candidates_source`
-    (and :mod:`dpselect.data.dictionary_scores`' matcher), where no table is needed.
-
-    Parameters
-    ----------
-    connection : duckdb.DuckDBPyConnection
-        The connection (or cursor) the candidates are registered on.
-    """
-
-    def __init__(self, connection: Any) -> None:
-        self.connection = connection
-
-
-# ----------------------------------------------------------------------------------------
 # The score queries
 # ----------------------------------------------------------------------------------------
-
-
-def candidate_scores(
-    table: Engine,
-    column: str,
-    candidates: Sequence[Any],
-    privacy_unit: str | None = None,
-    max_contributions: int = 1,
-    salt: int = 0,
-    progress: Progress = None,
-    max_rows_per_value: int = 1,
-) -> npt.NDArray[np.int64]:
-    """The score of every candidate, in the candidate list's order (module docstring), by
-    the engine that holds ``table`` (:meth:`dpselect.data.engine.Engine.candidate_scores`;
-    DuckDB: :func:`duckdb_candidate_scores`).
-
-    Parameters
-    ----------
-    table : Engine
-        The opened data.
-    column : str
-        The ranked column.
-    candidates : sequence
-        The public candidate list (:func:`~dpselect.data.candidates.load_candidates`).
-    privacy_unit : str or None, default None
-        The privacy unit column; ``None``: each row is its own unit (row counts).
-    max_contributions : int, default 1
-        ``m``: with a privacy unit, the most distinct candidates each unit keeps.
-    salt : int, default 0
-        The per-query salt of the bounding rule, drawn independently of the data (used only
-        with a privacy unit).
-    progress : callable or None, default None
-        Called with the percentage of the scan done while the query runs.
-    max_rows_per_value : int, default 1
-        ``r``: with a privacy unit, each kept candidate adds the unit's rows with it, at most
-        ``r``; it must be 1 without a unit.
-
-    Returns
-    -------
-    numpy.ndarray of int64
-        The score of every candidate (0 for one absent from the data).
-    """
-    if int(max_rows_per_value) == 1:  # the call every engine has always taken
-        return table.candidate_scores(
-            column, candidates, privacy_unit, max_contributions, salt, progress
-        )
-    return table.candidate_scores(
-        column, candidates, privacy_unit, max_contributions, salt, progress,
-        max_rows_per_value=max_rows_per_value,
-    )  # fmt: skip
 
 
 def duckdb_candidate_scores(
@@ -576,7 +310,7 @@ def duckdb_candidate_scores(
     query is planned, never what it returns.
 
     This is the SQL plan. For Parquet text the DuckDB engine may choose the dictionary plan
-    first (:meth:`dpselect.data.engines.duckdb.DuckDBEngine.candidate_scores` with
+    first (:meth:`dpselect.data.engines.duckdb.DuckDBEngine.scores` with
     :mod:`dpselect.data.dictionary_scores`): the same rule, so the same scores.
 
     Parameters
@@ -778,53 +512,6 @@ def kept_counts(
 
     table.query_batches(sql, params, consume, progress)
     return counts
-
-
-def top_values(
-    table: Engine,
-    column: str,
-    limit: int,
-    privacy_unit: str | None = None,
-    max_contributions: int = 1,
-    salt: int = 0,
-    progress: Progress = None,
-    max_rows_per_value: int = 1,
-) -> list[tuple[Any, int]]:
-    """The ``limit`` values with the largest bounded counts, ties by value, by the engine
-    that holds ``table`` (:meth:`dpselect.data.engine.Engine.top_values`; DuckDB:
-    :func:`duckdb_top_values`).
-
-    Parameters
-    ----------
-    table : Engine
-        The opened data.
-    column : str
-        The ranked column (every non-NULL value is a candidate).
-    limit : int
-        The most values returned.
-    privacy_unit : str or None, default None
-        The privacy unit column; ``None``: each row is its own unit (row counts).
-    max_contributions : int, default 1
-        ``m``: with a privacy unit, the most distinct values each unit keeps.
-    salt : int, default 0
-        The per-query salt of the bounding rule, drawn independently of the data (used only
-        with a privacy unit).
-    progress : callable or None, default None
-        Called with the percentage of the scan done while the query runs.
-    max_rows_per_value : int, default 1
-        ``r``: with a privacy unit, each kept value adds the unit's rows with it, at most
-        ``r``; it must be 1 without a unit.
-
-    Returns
-    -------
-    list of (object, int)
-        Up to ``limit`` pairs ``(value, bounded count)``, largest count first, ties by the
-        engine's order of the values.
-    """
-    if int(max_rows_per_value) == 1:
-        return table.top_values(column, limit, privacy_unit, max_contributions, salt, progress)
-    return table.top_values(column, limit, privacy_unit, max_contributions, salt, progress,
-                            max_rows_per_value=max_rows_per_value)  # fmt: skip
 
 
 def duckdb_top_values(

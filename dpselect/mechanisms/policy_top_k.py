@@ -165,7 +165,7 @@ def make_policy_top_k(
 ) -> Measurement:
     """Policy Laplace set union, then ``top_k`` (``mechanism="auto"``) on the released values.
 
-    Input: each person's values (at most ``c``, :func:`dpselect.data.partitions.person_values`:
+    Input: each person's values (at most ``c``, :meth:`dpselect.data.engine.Engine.person_values`:
     persons in an order fixed per person). Output: ``(values, noisy counts or None)``, at most
     ``k`` values best first. Stage 1 releases a set ``S`` (GGKSSY20; ``(eps_1, delta_1)`` =
     ``plan.set_union``'s map); stage 2 counts, for each value of ``S``, the persons holding it

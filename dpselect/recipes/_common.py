@@ -21,6 +21,7 @@ from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine
+from ..data.query import Query
 from ..data.values import kept_numbers
 from ..planning.contributions import AUTO_FRACTION
 
@@ -114,9 +115,9 @@ def column_values(table: Engine, column: str) -> F64:
     a number) and rows without a number are filtered out: a 1-stable row-by-row map, so the
     neighbouring relation and every sensitivity built on it carry over, and no row can cause
     an error. Values beyond 2^53 in integer columns are rounded to the nearest float.
-    The engine that holds ``table`` computes it (:meth:`dpselect.data.engine.Engine.column_values`).
+    The engine that holds ``table`` computes it (:meth:`dpselect.data.engine.Engine.numbers`).
     """
-    return table.column_values(column)
+    return table.numbers(Query(column))
 
 
 def to_float(value: Any) -> float:

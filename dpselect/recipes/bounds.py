@@ -58,6 +58,7 @@ from ..core.arithmetic import float_up
 from ..core.errors import ParameterError
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine, is_opened_table
+from ..data.query import Query, UnitRule
 from ..data.tables import open_table
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
@@ -141,7 +142,7 @@ def contribution_counts(table: Engine, column: str, privacy_unit: str) -> np.nda
     """``c_u``: each person's number of distinct non-null values of ``column`` (one row per
     person with a non-null unit, in no particular order). A person's count reads only their
     rows. Computed by the engine that holds ``table``
-    (:meth:`dpselect.data.engine.Engine.contribution_counts`).
+    (:meth:`dpselect.data.engine.Engine.unit_sizes`).
 
     Parameters
     ----------
@@ -157,7 +158,7 @@ def contribution_counts(table: Engine, column: str, privacy_unit: str) -> np.nda
     numpy.ndarray
         One count ``c_u >= 0`` per person (0: only nulls), int64 (private data).
     """
-    return table.contribution_counts(column, privacy_unit)
+    return table.unit_sizes(Query(column, UnitRule(privacy_unit)), "values")
 
 
 def contribution_scores(
@@ -303,7 +304,7 @@ class _ContributionPlan:
     def scores(self, table: Engine, column: str, privacy_unit: str) -> dict[int, Fraction]:
         """Each candidate's score on the rows (after the charge)."""
         if self.unit_counts == "rows":
-            counts = table.row_counts(column, privacy_unit)
+            counts = table.unit_sizes(Query(column, UnitRule(privacy_unit)), "rows")
         else:
             counts = contribution_counts(table, column, privacy_unit)
         cands, rel, pens = self.candidates, self.release_epsilon, self.penalties
@@ -383,7 +384,7 @@ def choose_max_contributions(
         charge, never on data; a public term leaves every sensitivity ``Delta_L = L``).
     unit_counts : {"values", "rows"}, default "values"
         What a person's count ``c_u`` counts: distinct values, or rows with a number in
-        ``column`` (:meth:`~dpselect.data.engine.Engine.row_counts`: the bound ``max_rows`` of
+        ``column`` (:meth:`~dpselect.data.engine.Engine.unit_sizes`: the bound ``max_rows`` of
         a quantile or a price per person, ``max_rows="auto"``). One person moves
         ``sum_u min(c_u, L)`` by at most ``L`` either way: the same sensitivities and cost.
 

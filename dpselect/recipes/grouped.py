@@ -31,8 +31,8 @@ import numpy as np
 from ..core.arithmetic import float_up, printed_up
 from ..core.errors import ParameterError
 from ..data.candidates import load_candidates
+from ..data.query import PrivateGroups, PublicGroups, Query, UnitRule
 from ..data.rules import check_bounded_candidates, check_rows_per_value
-from ..data.scores import candidate_multiplicity
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..mechanisms.limited_domain import limited_domain_threshold, make_limited_domain_top_k
 from ..mechanisms.partition_selection import (
@@ -403,7 +403,7 @@ def _group_plan(
     """The per-group plan at ``bound = (m, r, k_bar)`` (public facts only)."""
     m, r, k_bar = bound
     if cand_list is not None:
-        c = m if privacy_unit is not None else candidate_multiplicity(table, column, cand_list)
+        c = m if privacy_unit is not None else table.multiplicity(column, cand_list)
         plan = plan_top_k(len(cand_list), k, eg, dg, mech, counts, c, source, zcdp,
                           max_rows_per_value=r)  # fmt: skip
         return _GroupPlan((plan.epsilon, plan.delta), plan.kind, plan.rho if zcdp else None,
@@ -440,15 +440,17 @@ class _Scan:
         ``[(value, count)]``. Private groups: selected on the first call (``names=None``),
         then the same groups read again (the selection runs once)."""
         salt, group_salt, progress, r = self.drawn
-        bounds = (self.privacy_unit, self.grouping.max_groups, m, salt, group_salt, progress, r)
+        rule = UnitRule(privacy_unit=self.privacy_unit, values_per_unit=m, rows_per_value=r,
+                        groups_per_unit=self.grouping.max_groups, salt=salt,
+                        group_salt=group_salt)  # fmt: skip
         table, column, by, cands = self.table, self.column, self.by, self.cand_list
         if cands is not None:
             if self.selection is None:
                 names = list(self.grouping.listed or [])
-                cells = table.grouped_candidate_scores(column, cands, by, names, *bounds)
+                cells = table.scores(Query(column, rule, PublicGroups(by, names), progress), cands)
                 rows = np.arange(len(names))
             else:  # private groups: the persons and the scores from one scan
-                found = table.discovered_candidate_scores(column, cands, by, *bounds)
+                found = table.scores(Query(column, rule, PrivateGroups(by), progress), cands)
                 assert found.cells is not None
                 if names is None:
                     names = selected_groups(found, self.selection)[0]
@@ -461,8 +463,10 @@ class _Scan:
             return names, [dense[j] for j in range(len(names))]
         if self.selection is None:
             names = list(self.grouping.listed or [])
-            return names, list(table.grouped_value_counts(column, by, names, limit, *bounds))
-        found = table.discovered_value_counts(column, by, limit, *bounds)
+            return names, list(
+                table.counts(Query(column, rule, PublicGroups(by, names), progress), limit)
+            )
+        found = table.counts(Query(column, rule, PrivateGroups(by), progress), limit)
         assert found.values is not None
         if names is None:
             names = selected_groups(found, self.selection)[0]

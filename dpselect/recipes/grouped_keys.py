@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import ParameterError
+from ..data.query import PrivateGroups, PublicGroups, Query, UnitRule
 from ..data.rules import check_rows_per_value
 from ..mechanisms.partition_selection import (
     make_optimal_partition_selection,
@@ -198,12 +199,14 @@ def _grouped_keys_release(
         grouping, privacy_unit, None if selection is None else selection[4]
     )
     salt, group_salt = draw_salts(query.source)
-    bounds = (privacy_unit, grouping.max_groups, bound, salt, group_salt, progress, r_sel)
+    rule = UnitRule(privacy_unit=privacy_unit, values_per_unit=bound, rows_per_value=r_sel,
+                    groups_per_unit=grouping.max_groups, salt=salt,
+                    group_salt=group_salt)  # fmt: skip
     if selection is None:
         names = list(grouping.listed or [])
-        found = table.grouped_value_counts(column, by, names, None, *bounds)
+        found = table.counts(Query(column, rule, PublicGroups(by, names), progress))
     else:  # private groups: the persons and the counts from one scan
-        discovered = table.discovered_value_counts(column, by, None, *bounds)
+        discovered = table.counts(Query(column, rule, PrivateGroups(by), progress))
         assert discovered.values is not None
         names, where = selected_groups(discovered, selection)
         found = [discovered.values[j] for j in where]

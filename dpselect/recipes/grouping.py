@@ -39,6 +39,7 @@ from ..core.errors import ParameterError, given
 from ..data.candidates import load_candidates
 from ..data.discovered_groups import DiscoveredGroups
 from ..data.engine import Engine
+from ..data.query import PublicGroups
 from ..data.rules import check_bounded_candidates
 from ..mechanisms.partition_selection import (
     make_optimal_partition_selection,
@@ -348,7 +349,7 @@ def check_groups(
             )
         if privacy_unit is None:
             # a row touches every listed group its value of by matches (schema and list only)
-            g = table.group_multiplicity(by, listed)
+            g = table.multiplicity(PublicGroups(by, listed))
         g = min(g, len(listed))  # nobody is in more groups than there are
         return Grouping(by, listed, g, 0.0)
     from ._common import check_auto_fraction

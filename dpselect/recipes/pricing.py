@@ -61,6 +61,7 @@ from ..core.errors import DataError, ParameterError
 from ..core.measurement import Measurement
 from ..data.candidates import load_candidates
 from ..data.column_roles import check_column_role
+from ..data.query import Query, UnitRule
 from ..data.tables import open_table
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
@@ -418,15 +419,14 @@ def _valuation_values(
         prices = tuple(grid.prices)
         if privacy_unit is None:
             return table, lambda: BuyerCounts(
-                prices, tuple(int(c) for c in table.buyers_at(column, prices))
+                prices, tuple(int(c) for c in table.buyers_at(Query(column), prices))
             )
         check_column_role(table, privacy_unit, "unit", "privacy_unit")
 
         def kept() -> BuyerCounts:
             salt = resolve_source(source).bits(63)
-            counts = table.buyers_at(
-                column, prices, privacy_unit=privacy_unit, max_rows=max_rows, salt=salt
-            )
+            rule = UnitRule(privacy_unit, rows_per_unit=max_rows, salt=salt)
+            counts = table.buyers_at(Query(column, rule), prices)
             return BuyerCounts(prices, tuple(int(c) for c in counts))
 
         return table, kept

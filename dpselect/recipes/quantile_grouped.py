@@ -16,6 +16,7 @@ from ..core.arithmetic import float_up
 from ..core.errors import ParameterError
 from ..data.column_roles import recorded_step
 from ..data.engine import Engine
+from ..data.query import PrivateGroups, PublicGroups, Query, UnitRule
 from ..mechanisms.quantile_continuous import check_bounds
 from ..mechanisms.quantile_joint_parameters import recorded_resolution
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
@@ -307,13 +308,13 @@ def _group_rows(
     g = grouping.max_groups
     if selection is None:
         names = list(grouping.listed or [])
-        found = table.grouped_values(column, by, names, privacy_unit=privacy_unit,
-                                     max_groups=g, max_rows=r, salt=salt,
-                                     group_salt=group_salt)  # fmt: skip
+        rule = UnitRule(privacy_unit, rows_per_unit=r, groups_per_unit=g, salt=salt,
+                        group_salt=group_salt)  # fmt: skip
+        found = table.numbers(Query(column, rule, PublicGroups(by, names)))
     else:  # private groups: the persons and the numbers from one scan
-        discovered = table.discovered_values(column, by, privacy_unit=privacy_unit,
-                                             max_groups=g, max_rows=r, salt=salt,
-                                             group_salt=group_salt)  # fmt: skip
+        rule = UnitRule(privacy_unit, rows_per_unit=r, groups_per_unit=g, salt=salt,
+                        group_salt=group_salt)  # fmt: skip
+        discovered = table.numbers(Query(column, rule, PrivateGroups(by)))
         assert discovered.numbers is not None
         names, where = selected_groups(discovered, selection)
         found = [discovered.numbers[j] for j in where]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.errors import ParameterError
+from ..data.query import Query, UnitRule
 from ..data.tables import one_column
 from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
@@ -150,13 +151,12 @@ def _kept_rows(
     table, column, cands, lo_hi = query.table, query.column, query.cands, query.lo_hi
     privacy_unit, r = query.privacy_unit, query.rows
     if privacy_unit is None:
-        values = table.quantile_values(column, cands, lo_hi, grid_w, progress)
+        values = table.quantile_values(Query(column, progress=progress), cands, lo_hi, grid_w)
     else:
         salt = resolve_source(source).bits(63)
-        values = table.quantile_values(
-            column, cands, lo_hi, grid_w, progress, privacy_unit=privacy_unit, max_rows=r,
-            salt=salt,
-        )  # fmt: skip
+        rule = UnitRule(privacy_unit, rows_per_unit=r, salt=salt)
+        values = table.quantile_values(Query(column, rule, progress=progress), cands, lo_hi,
+                                       grid_w)  # fmt: skip
     return values
 
 

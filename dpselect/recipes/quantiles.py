@@ -55,6 +55,7 @@ import numpy.typing as npt
 
 from ..core.errors import ParameterError
 from ..data.engine import Engine
+from ..data.query import Query
 from ..data.tables import one_column
 from ..mechanisms.quantile_candidates import make_candidate_quantile
 from ..mechanisms.quantile_continuous import make_continuous_quantile
@@ -132,7 +133,7 @@ def quantile_values(
     numpy.ndarray of float64
         Every row's value that holds a number, in no particular order (private data).
     """
-    return table.quantile_values(column, progress=progress)
+    return table.quantile_values(Query(column, progress=progress))
 
 
 def quantile(

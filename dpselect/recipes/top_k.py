@@ -62,8 +62,8 @@ from ..core.arithmetic import float_up
 from ..core.errors import ParameterError
 from ..data.candidates import candidates_note, load_candidates
 from ..data.engine import Engine
+from ..data.query import Query, UnitRule
 from ..data.rules import check_bounded_candidates, check_rows_per_value
-from ..data.scores import candidate_multiplicity, candidate_scores
 from ..data.tables import one_column
 from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.top_k_plan import TopKPlan as _Plan
@@ -351,8 +351,8 @@ def _top_k_at(query: _Query, m: int, eps: float, dlt: float, mech: Mechanism, bo
     # candidates may match one value ("7" and "07" on an integer column): the most that do,
     # a public fact of the list and the column's type, by the engine's own matching (its
     # equality: a collated Spark text column matches "a" and "A" to one value), read from
-    # the schema only (data.scores.candidate_multiplicity).
-    c = m if privacy_unit is not None else candidate_multiplicity(table, column, cand_list)
+    # the schema only (Engine.multiplicity).
+    c = m if privacy_unit is not None else table.multiplicity(column, cand_list)
     plan = _plan(len(cand_list), query.k, eps, dlt, mech, query.counts, c, query.source,
                  zcdp_ledger, max_rows_per_value=query.rows_per_value)  # fmt: skip
     parameters = _parameters(column, query.k, eps, dlt, len(cand_list), privacy_unit, m, mech,
@@ -435,10 +435,9 @@ def _release(
     ``scores``: the candidates' scores at ``m``, already computed (no salt is drawn)."""
     if scores is None:
         salt = resolve_source(query.source).bits(63)
-        scores = candidate_scores(
-            query.table, query.column, query.candidates, query.privacy_unit, m, salt,
-            query.progress, query.rows_per_value,
-        )  # fmt: skip
+        rule = UnitRule(query.privacy_unit, m, query.rows_per_value, salt=salt)
+        scores = query.table.scores(Query(query.column, rule, progress=query.progress),
+                                    query.candidates)  # fmt: skip
     out = plan.measurement(scores)
     if plan.returns_counts:
         indices, noisy = out
@@ -662,7 +661,7 @@ def _choose_rows_bound(
 
     salt = resolve_source(query.source).bits(63)
     if ROWS_CRITERION == "values":  # each person's distinct values, the margin in units of r
-        counts = query.table.contribution_counts(query.column, query.privacy_unit)  # type: ignore[arg-type]
+        counts = query.table.unit_sizes(Query(query.column, UnitRule(query.privacy_unit)), "values")
         penalties = [margins[m] / r for m in bounds]
         family = dict(zip(bounds, contribution_scores(counts, bounds, None, penalties),
                           strict=True))  # fmt: skip
@@ -670,9 +669,9 @@ def _choose_rows_bound(
         sensitivities = [Fraction(m) for m in bounds]
     else:
         vectors = {
-            m: candidate_scores(query.table, query.column, query.candidates,
-                                query.privacy_unit, m, salt, _share(query.progress, i, bounds),
-                                r)
+            m: query.table.scores(Query(query.column, UnitRule(query.privacy_unit, m, r, salt=salt),
+                                        progress=_share(query.progress, i, bounds)),
+                                  query.candidates)
             for i, m in enumerate(bounds)
         }  # fmt: skip
         family = {m: Fraction(int(vectors[m].sum())) - margins[m] for m in bounds}
@@ -684,8 +683,10 @@ def _choose_rows_bound(
     m = int(gem(family))
     if m in vectors:
         return m, vectors[m]
-    return m, candidate_scores(query.table, query.column, query.candidates,
-                               query.privacy_unit, m, salt, query.progress, r)  # fmt: skip
+    rule = UnitRule(query.privacy_unit, m, r, salt=salt)
+    return m, query.table.scores(
+        Query(query.column, rule, progress=query.progress), query.candidates
+    )
 
 
 def _share(progress: Progress, i: int, bounds: list[int]) -> Progress:

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from ..core.errors import ParameterError
 from ..data.engine import Engine
-from ..data.partitions import person_values, value_counts
+from ..data.query import Query, UnitRule
 from ..data.rules import check_rows_per_value
 from ..data.tables import one_column
 from ..mechanisms.partition_selection import (
@@ -276,7 +276,7 @@ def _select_keys(data: Any, query: _KeysQuery, ledger: Any, schema: Any) -> Any:
     q = query
     column, privacy_unit, method = q.column, q.privacy_unit, q.method
     table = open_checked(data, column, privacy_unit, schema)
-    in_driver = table.holds_persons_in_driver  # policy set union holds each person's values
+    in_driver = table.capabilities.persons_in_driver  # policy set union holds each person's values
     if method.startswith("policy") and not in_driver:
         raise ParameterError(
             f"mechanism {method!r} reads each person's values into the driver: use the DuckDB "
@@ -426,8 +426,10 @@ def _selected_values(table: Engine, q: _KeysQuery, plan: _KeysPlan) -> Any:
     salt = resolve_source(q.source).bits(63)
     if plan.policy is not None:
         assert privacy_unit is not None  # checked above
-        return measurement(person_values(table, column, privacy_unit, c, salt, progress, r_sel))
-    return measurement(value_counts(table, column, privacy_unit, bound, salt, progress, r_sel))
+        rule = UnitRule(privacy_unit, c, r_sel, salt=salt)
+        return measurement(table.person_values(Query(column, rule, progress=progress)))
+    rule = UnitRule(privacy_unit, bound, r_sel, salt=salt)
+    return measurement(dict(table.counts(Query(column, rule, progress=progress))))
 
 
 # ------------------------------------------------------------------------------------------

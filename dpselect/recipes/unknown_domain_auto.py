@@ -45,7 +45,7 @@ from typing import Any
 
 from ..core.arithmetic import float_up
 from ..data.engine import Engine
-from ..data.partitions import value_counts
+from ..data.query import Query, UnitRule
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..planning.budget import first_share, remainder
 from ..sampling.source import RandomSource, resolve_source
@@ -221,7 +221,8 @@ def _chosen_bound(query: _AutoQuery, auto: _AutoPlan) -> int:
     family: dict[int, Fraction] = {}
     for i, m in enumerate(bounds):
         step = None if q.progress is None else _part(q.progress, i, len(bounds))
-        hist = value_counts(q.table, q.column, q.privacy_unit, m, salt, step, q.r)
+        rule = UnitRule(q.privacy_unit, m, q.r, salt=salt)
+        hist = dict(q.table.counts(Query(q.column, rule, progress=step)))
         family[m] = Fraction(kth_count(hist, q.k)) - Fraction(auto.plans[m].margin)
     return int(auto.gem(family))
 

@@ -31,9 +31,8 @@ from typing import Any, Literal
 
 from ..core.arithmetic import printed_up
 from ..core.errors import ParameterError
-from ..data.partitions import person_values, value_counts
+from ..data.query import Query, UnitRule
 from ..data.rules import check_rows_per_value
-from ..data.scores import top_values
 from ..mechanisms.limited_domain import (
     limited_domain_accounting,
     limited_domain_threshold,
@@ -254,7 +253,8 @@ def _threshold_top_k(query: _ValueQuery, mech: str) -> UnknownDomainPlan:
 
     def pick() -> tuple[list[Any], list[Any] | None]:
         salt = resolve_source(q.source).bits(63)
-        hist = value_counts(table, q.column, q.privacy_unit, q.c, salt, q.progress, q.r)
+        rule = UnitRule(q.privacy_unit, q.c, q.r, salt=salt)
+        hist = dict(table.counts(Query(q.column, rule, progress=q.progress)))
         kept: dict[Any, int] = measurement(hist)
         ranked = rank_released(kept, q.k, q.source)
         return ranked, [kept[v] for v in ranked] if q.counts else None
@@ -311,7 +311,8 @@ def _limited_domain(query: _ValueQuery, k_bar: int | None) -> UnknownDomainPlan:
 
     def pick() -> tuple[list[Any], list[Any] | None]:
         salt = resolve_source(q.source).bits(63)
-        top = top_values(table, q.column, k_bar + 1, q.privacy_unit, q.c, salt, q.progress, r)
+        rule = UnitRule(q.privacy_unit, q.c, r, salt=salt)
+        top = table.counts(Query(q.column, rule, progress=q.progress), k_bar + 1)
         return list(measurement(dict(top))), None
 
     return UnknownDomainPlan(pick, (spent_eps, spent_delta), LIMITED_DOMAIN_NAME,
@@ -376,9 +377,9 @@ def use_policy_top_k(k: int, epsilon: float, delta: float, max_contributions: in
 
 def _holds_persons(data: Any, column: str, privacy_unit: str | None, schema: Any) -> bool:
     """Whether the engine that holds ``data`` can hold each person's values in the driver
-    (:attr:`dpselect.data.engine.Engine.holds_persons_in_driver`; a public fact: the type
+    (:attr:`dpselect.data.engine.Capabilities.persons_in_driver`; a public fact: the type
     of the input)."""
-    return bool(open_checked(data, column, privacy_unit, schema).holds_persons_in_driver)
+    return bool(open_checked(data, column, privacy_unit, schema).capabilities.persons_in_driver)
 
 
 def _policy_top_k(query: _ValueQuery) -> UnknownDomainPlan:
@@ -409,7 +410,8 @@ def _policy_top_k(query: _ValueQuery) -> UnknownDomainPlan:
 
     def pick() -> tuple[list[Any], list[Any] | None]:
         salt = resolve_source(q.source).bits(63)
-        persons = person_values(table, q.column, privacy_unit, q.c, salt, q.progress, r)
+        rule = UnitRule(privacy_unit, q.c, r, salt=salt)
+        persons = table.person_values(Query(q.column, rule, progress=q.progress))
         values, noisy = measurement(persons)
         return values, noisy if q.counts else None
 

@@ -21,6 +21,7 @@ import numpy as np
 from ..core.domains import atom_domain, vector_domain
 from ..core.metrics import L1Distance
 from ..data.engine import Engine
+from ..data.query import Query, UnitRule
 from ..data.values import kept_numbers
 from ..mechanisms.laplace import make_laplace
 from ..sampling.source import RandomSource
@@ -119,7 +120,9 @@ def _edge_counts(
     (:meth:`~dpselect.data.engine.Engine.buyers_at`, so Spark never collects the column).
     ``unit``: ``privacy_unit``, ``max_rows`` and ``salt`` (the kept rows), or empty."""
     edges = [-math.inf, *(lo for lo, _ in bins), *(hi for _, hi in bins)]
-    counts = [int(c) for c in table.buyers_at(column, edges, **unit)]
+    rule = UnitRule(unit.get("privacy_unit"), rows_per_unit=unit.get("max_rows", 1),
+                    salt=unit.get("salt", 0))  # fmt: skip
+    counts = [int(c) for c in table.buyers_at(Query(column, rule), edges)]
     k = len(bins)
     return counts[0], counts[1 : 1 + k], counts[1 + k :]
 

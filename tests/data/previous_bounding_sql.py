@@ -13,6 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from dpselect.data.matching import (
+    candidates_source as _candidates_source,
+)
+from dpselect.data.matching import match_sql
 from dpselect.data.scores import (
     _FMIX32,
     _M32,
@@ -20,12 +24,8 @@ from dpselect.data.scores import (
     _is_floating,
     _quote,
     canonical_text_sql,
-    match_sql,
     normalised_sql,
     salt_text,
-)
-from dpselect.data.scores import (
-    candidates_source as _candidates_source,
 )
 from dpselect.data.tables import Table
 

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpselect.data.scores import candidate_scores, top_values, value_code
+from dpselect.data.query import Query, UnitRule
+from dpselect.data.scores import value_code
 from dpselect.data.tables import open_table
 
 from .previous_bounding_sql import previous_candidate_scores, previous_top_values
@@ -52,11 +53,16 @@ CANDIDATES = [f"s{i}" for i in range(0, 50, 2)] + ["absent"]  # half the values,
 def test_new_plan_equals_the_previous_plan(unit_kind):
     table = open_table(random_rows(len(unit_kind), unit_kind))
     for m, salt in ((1, 987654321), (2, 2**63 - 1), (5, 0)):
-        new = candidate_scores(table, "site", CANDIDATES, "user_id", m, salt)
+        new = table.scores(
+            Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=salt)),
+            CANDIDATES,
+        )
         old = previous_candidate_scores(table, "site", CANDIDATES, "user_id", m, salt)
         assert list(new) == list(old), (m, salt)
         assert new.sum() > 0
-        new_top = top_values(table, "site", 1000, "user_id", m, salt + 77)
+        new_top = table.counts(
+            Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=salt + 77)), 1000
+        )
         old_top = previous_top_values(table, "site", 1000, "user_id", m, salt + 77)
         assert new_top == old_top, (m, salt)
 
@@ -70,7 +76,10 @@ def test_new_plan_on_a_parquet_file_with_numeric_candidates(tmp_path):
     table = open_table(path)
     for candidates in ([0, 1, 2, 3, 5, 8, 13], [0.0, 1.5, 2.0, 7.0]):
         for m in (1, 3):
-            new = candidate_scores(table, "site", candidates, "user_id", m, 4242)
+            new = table.scores(
+                Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=4242)),
+                candidates,
+            )
             old = previous_candidate_scores(table, "site", candidates, "user_id", m, 4242)
             assert list(new) == list(old)
 
@@ -90,13 +99,21 @@ def test_colliding_value_codes_break_ties_by_value():
     )
     table = open_table(df)
     for m in (1, 2):
-        new = dict(top_values(table, "site", 10, "user_id", m, salt))
+        new = dict(
+            table.counts(
+                Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=salt)), 10
+            )
+        )
         assert new == dict(previous_top_values(table, "site", 10, "user_id", m, salt))
         units, sites = df["user_id"].tolist(), df["site"].tolist()
         assert new == dict(reference_top_values(units, sites, m, salt))
         # whenever a user keeps one of the pair and not the other, it is the smaller value
         assert new.get("w16717", 0) >= new.get("w58953", 0)
-    assert "w58953" not in dict(top_values(table, "site", 10, "user_id", 1, salt))
+    assert "w58953" not in dict(
+        table.counts(
+            Query("site", UnitRule(privacy_unit="user_id", values_per_unit=1, salt=salt)), 10
+        )
+    )
 
 
 @pytest.mark.parametrize("m", [1, 2, 3, 8, 9, 20])

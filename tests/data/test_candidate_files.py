@@ -16,7 +16,7 @@ import pytest
 import dpselect as dp
 from dpselect.core.errors import ParameterError
 from dpselect.data.candidates import header_note, load_candidates
-from dpselect.data.scores import candidate_scores
+from dpselect.data.query import Query
 from dpselect.data.tables import open_table
 from dpselect.recipes.top_k import top_k as recipe_top_k
 
@@ -43,7 +43,7 @@ def test_a_byte_order_mark_is_dropped_and_decides_the_encoding(tmp_path, encodin
     path = _write(tmp_path / "c.txt", "ATL\r\nORD\r\nDFW\r\n", encoding, bom)
     values = load_candidates(path)
     assert values == AIRPORTS
-    assert list(candidate_scores(open_table(FLIGHTS), "dest", values)) == [6, 3, 1]
+    assert list(open_table(FLIGHTS).scores(Query("dest"), values)) == [6, 3, 1]
 
 
 def test_the_first_candidate_of_an_excel_file_is_ranked(tmp_path):

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from dpselect.data import dictionary_scores
-from dpselect.data.scores import candidate_scores
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 
 from .test_bounding_plan import random_rows
@@ -51,9 +51,17 @@ def test_dictionary_plan_equals_the_sql_plan(tmp_path, unit_kind):
         got = dictionary_scores.dictionary_candidate_scores(
             fast, files, "site", candidates, "user_id", fast.columns["user_id"], m, salt
         )
-        want = candidate_scores(slow, "site", candidates, "user_id", m, salt)
+        want = slow.scores(
+            Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=salt)),
+            candidates,
+        )
         assert list(got) == list(want) and want.sum() > 0, (m, salt)
-        assert list(candidate_scores(fast, "site", candidates, "user_id", m, salt)) == list(want)
+        assert list(
+            fast.scores(
+                Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=salt)),
+                candidates,
+            )
+        ) == list(want)
 
 
 def test_numeric_and_duplicate_candidates_and_several_files(tmp_path):
@@ -69,8 +77,14 @@ def test_numeric_and_duplicate_candidates_and_several_files(tmp_path):
     for candidates in ([0, 1, 2, 3, 4, 5, 8, 13], [0.0, 1.5, 2.0, 4, 4.0, 7.0],
                        ["1", "2", "2", "4", "x"]):  # fmt: skip
         for m in (2, 4):
-            got = candidate_scores(fast, "site", candidates, "user_id", m, 4242)
-            want = candidate_scores(slow, "site", candidates, "user_id", m, 4242)
+            got = fast.scores(
+                Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=4242)),
+                candidates,
+            )
+            want = slow.scores(
+                Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=4242)),
+                candidates,
+            )
             assert list(got) == list(want), (candidates, m)
             assert want.sum() > 0
 
@@ -94,7 +108,11 @@ def test_the_plan_is_chosen_by_public_facts(tmp_path):
     empty = tmp_path / "e.parquet"
     _write(df.iloc[:0], empty, row_group_size=100)
     fast, _ = _both(empty)
-    assert list(candidate_scores(fast, "site", ["s1"], "user_id", 2, 1)) == [0]
+    assert list(
+        fast.scores(
+            Query("site", UnitRule(privacy_unit="user_id", values_per_unit=2, salt=1)), ["s1"]
+        )
+    ) == [0]
 
 
 def test_dictionary_plan_reports_progress_while_it_reads(tmp_path, monkeypatch):
@@ -111,6 +129,10 @@ def test_dictionary_plan_reports_progress_while_it_reads(tmp_path, monkeypatch):
         fast, [str(path)], "site", candidates, "user_id", fast.columns["user_id"], 3, 7,
         progress=seen.append,
     )  # fmt: skip
-    assert list(got) == list(candidate_scores(slow, "site", candidates, "user_id", 3, 7))
+    assert list(got) == list(
+        slow.scores(
+            Query("site", UnitRule(privacy_unit="user_id", values_per_unit=3, salt=7)), candidates
+        )
+    )
     inside = [p for p in seen if 0 < p < 100]
     assert len(inside) >= 4 and inside == sorted(inside) and max(seen) <= 99, seen

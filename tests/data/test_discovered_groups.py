@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dpselect.data.query import PrivateGroups, Query, UnitRule
 from dpselect.data.rules import bounding_key, kept_found_groups, value_code
 from dpselect.data.tables import open_table
 from dpselect.data.values import canonical_text
@@ -114,8 +115,20 @@ def frame(rows: list[tuple[Any, Any, Any]]) -> pd.DataFrame:
 def test_values_equal_the_reference(rows, unit, gmr, salt_pair, limit):
     g, m, r = gmr if unit else (1, 1, 1)
     salt, group_salt = salt_pair
-    found = open_table(frame(rows)).discovered_value_counts(
-        "v", "b", limit, "u" if unit else None, g, m, salt, group_salt, max_rows_per_value=r
+    found = open_table(frame(rows)).counts(
+        Query(
+            "v",
+            UnitRule(
+                privacy_unit="u" if unit else None,
+                values_per_unit=m,
+                rows_per_value=r,
+                groups_per_unit=g,
+                salt=salt,
+                group_salt=group_salt,
+            ),
+            PrivateGroups("b"),
+        ),
+        limit,
     )
     persons, scores = reference(rows, unit, None, g, m, r, salt, group_salt)
     assert found.groups == sorted(persons)
@@ -132,10 +145,21 @@ def test_values_equal_the_reference(rows, unit, gmr, salt_pair, limit):
 def test_candidates_equal_the_reference(rows, unit, gmr, salt_pair):
     g, m, r = gmr if unit else (1, 1, 1)
     salt, group_salt = salt_pair
-    found = open_table(frame(rows)).discovered_candidate_scores(
-        "v", CANDIDATES, "b", "u" if unit else None, g, m, salt, group_salt,
-        max_rows_per_value=r,
-    )  # fmt: skip
+    found = open_table(frame(rows)).scores(
+        Query(
+            "v",
+            UnitRule(
+                privacy_unit="u" if unit else None,
+                values_per_unit=m,
+                rows_per_value=r,
+                groups_per_unit=g,
+                salt=salt,
+                group_salt=group_salt,
+            ),
+            PrivateGroups("b"),
+        ),
+        CANDIDATES,
+    )
     persons, scores = reference(rows, unit, CANDIDATES, g, m, r, salt, group_salt)
     assert found.counts() == sorted(persons.items())
     assert found.cells is not None
@@ -158,11 +182,33 @@ def test_one_unit_moves_at_most_max_groups_persons_by_one(gmr):
     ]
     extra = [(999, f"g{j}", f"v{j}") for j in range(12)]
     g, m, r = gmr
-    before = open_table(frame(rows)).discovered_value_counts(
-        "v", "b", None, "u", g, m, 11, 12, max_rows_per_value=r
+    before = open_table(frame(rows)).counts(
+        Query(
+            "v",
+            UnitRule(
+                privacy_unit="u",
+                values_per_unit=m,
+                rows_per_value=r,
+                groups_per_unit=g,
+                salt=11,
+                group_salt=12,
+            ),
+            PrivateGroups("b"),
+        )
     )
-    after = open_table(frame(rows + extra)).discovered_value_counts(
-        "v", "b", None, "u", g, m, 11, 12, max_rows_per_value=r
+    after = open_table(frame(rows + extra)).counts(
+        Query(
+            "v",
+            UnitRule(
+                privacy_unit="u",
+                values_per_unit=m,
+                rows_per_value=r,
+                groups_per_unit=g,
+                salt=11,
+                group_salt=12,
+            ),
+            PrivateGroups("b"),
+        )
     )
     a, b = dict(before.counts()), dict(after.counts())
     moved = {k: b.get(k, 0) - a.get(k, 0) for k in set(a) | set(b)}
@@ -176,9 +222,23 @@ def test_a_groups_key_reads_only_its_value():
     rows = [(1, "b", "x"), (1, "c", "x"), (1, "d", "y")]
     others = [(2, f"a{j}", "x") for j in range(50)]
     for salt in range(20):
-        alone = open_table(frame(rows)).discovered_value_counts("v", "b", None, "u", 1, 1, 0, salt)
-        crowd = open_table(frame(rows + others)).discovered_value_counts(
-            "v", "b", None, "u", 1, 1, 0, salt
+        alone = open_table(frame(rows)).counts(
+            Query(
+                "v",
+                UnitRule(
+                    privacy_unit="u", values_per_unit=1, groups_per_unit=1, salt=0, group_salt=salt
+                ),
+                PrivateGroups("b"),
+            )
+        )
+        crowd = open_table(frame(rows + others)).counts(
+            Query(
+                "v",
+                UnitRule(
+                    privacy_unit="u", values_per_unit=1, groups_per_unit=1, salt=0, group_salt=salt
+                ),
+                PrivateGroups("b"),
+            )
         )
         kept_alone = [b for b in alone.groups]
         kept_crowd = [b for b, p in crowd.counts() if b in ("b", "c", "d")]
@@ -188,9 +248,13 @@ def test_a_groups_key_reads_only_its_value():
 def test_empty_data_finds_no_group():
     empty = frame([])
     for unit in (None, "u"):
-        found = open_table(empty).discovered_value_counts("v", "b", 3, unit)
+        found = open_table(empty).counts(
+            Query("v", UnitRule(privacy_unit=unit), PrivateGroups("b")), 3
+        )
         assert found.groups == [] and found.values == [] and len(found.persons) == 0
-        cells = open_table(empty).discovered_candidate_scores("v", CANDIDATES, "b", unit)
+        cells = open_table(empty).scores(
+            Query("v", UnitRule(privacy_unit=unit), PrivateGroups("b")), CANDIDATES
+        )
         assert cells.groups == [] and cells.cells is not None and len(cells.cells[0]) == 0
 
 
@@ -199,7 +263,13 @@ def test_number_groups_minus_zero_is_zero_and_missing_is_no_group():
     df = pd.DataFrame(
         {"u": [1, 2, 3, 4, 5], "b": [1.5, math.nan, math.nan, -0.0, 0.0], "v": ["x"] * 5}
     )
-    found = open_table(df).discovered_value_counts("v", "b", None, "u", 1, 1, 3, 4)
+    found = open_table(df).counts(
+        Query(
+            "v",
+            UnitRule(privacy_unit="u", values_per_unit=1, groups_per_unit=1, salt=3, group_salt=4),
+            PrivateGroups("b"),
+        )
+    )
     assert found.counts() == [(0.0, 2), (1.5, 1)]
 
 
@@ -227,10 +297,19 @@ def test_numbers_equal_the_reference(rows, unit, gmr, salt_pair):
             "x": np.array([np.nan if r[2] is None else r[2] for r in rows], dtype=np.float64),
         }
     )
-    found = open_table(df).discovered_values(
-        "x", "b", privacy_unit="u" if unit else None, max_groups=g, max_rows=max_rows,
-        salt=salt, group_salt=group_salt,
-    )  # fmt: skip
+    found = open_table(df).numbers(
+        Query(
+            "x",
+            UnitRule(
+                privacy_unit="u" if unit else None,
+                rows_per_unit=max_rows,
+                groups_per_unit=g,
+                salt=salt,
+                group_salt=group_salt,
+            ),
+            PrivateGroups("b"),
+        )
+    )
     cells = [
         (u, b, float(x) + 0.0)
         for u, b, x in rows

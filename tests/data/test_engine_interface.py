@@ -12,6 +12,7 @@ import dpselect
 from dpselect.data import Engine
 from dpselect.data.engines.duckdb import DuckDBEngine
 from dpselect.data.engines.spark import SparkTable
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import Table, open_table
 
 PACKAGE = Path(dpselect.__file__).parent
@@ -30,8 +31,10 @@ def _protocol_members() -> set[str]:
 
 def test_both_engines_have_every_member_of_the_protocol():
     members = _protocol_members()
-    assert {"candidate_scores", "top_values", "value_counts", "quantile_values"} <= members
-    assert {"buyers_at", "contribution_counts", "require_column", "unit_column"} <= members
+    assert {"scores", "counts", "numbers", "quantile_values", "multiplicity"} <= members
+    assert {"buyers_at", "unit_sizes", "require_column", "unit_column", "capabilities"} <= members
+    attributes = {"name", "description", "columns", "arrow_types", "capabilities"}
+    assert len(members - attributes) <= 12  # a narrow contract: at most 12 methods (issue 42)
     spark_fields = set(SparkTable.__dataclass_fields__)
     table_fields = set(Table.__dataclass_fields__)
     for name in members:
@@ -43,9 +46,13 @@ def test_both_engines_have_every_member_of_the_protocol():
 def test_an_opened_table_is_an_engine():
     table = open_table(pd.DataFrame({"u": [1, 1, 2], "v": ["a", "b", "a"]}))
     assert isinstance(table, Engine) and table.name == "duckdb"
-    assert list(table.candidate_scores("v", ["a", "b", "c"], "u", 1, 3)) in ([1, 1, 0], [2, 0, 0])
-    assert sorted(table.contribution_counts("v", "u")) == [1, 2]
-    assert list(table.buyers_at("u", [0.5, 1.0, 1.5, 3.0])) == [3, 3, 1, 0]
+    assert list(
+        table.scores(
+            Query("v", UnitRule(privacy_unit="u", values_per_unit=1, salt=3)), ["a", "b", "c"]
+        )
+    ) in ([1, 1, 0], [2, 0, 0])
+    assert sorted(table.unit_sizes(Query("v", UnitRule(privacy_unit="u")), "values")) == [1, 2]
+    assert list(table.buyers_at(Query("u"), [0.5, 1.0, 1.5, 3.0])) == [3, 3, 1, 0]
     assert table.grid_width((0.0, 1.0), 0.1) is None
 
 

@@ -25,8 +25,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpselect.data import grouped_scores, unit_partitions
+from dpselect.data import grouped_sql, unit_partitions
 from dpselect.data.discovered_groups import DiscoveredGroups
+from dpselect.data.query import PrivateGroups, PublicGroups, Query, UnitRule
 from dpselect.data.tables import open_table
 
 GROUPS = ["a", "b", "c", "d", "e"]
@@ -35,10 +36,10 @@ ROWS = 2400
 #: The smallest bytes per row of the grouped plans: a budget of ``rows * SMALLEST / 4``
 #: gives every plan at least 4 parts.
 SMALLEST = min(
-    grouped_scores.GROUPED_MIN_BYTES_PER_ROW,
-    grouped_scores.GROUPED_LISTS_BYTES_PER_ROW,
-    grouped_scores.GROUPED_CELLS_BYTES_PER_ROW,
-    grouped_scores.GROUPED_NUMBERS_BYTES_PER_ROW,
+    grouped_sql.GROUPED_MIN_BYTES_PER_ROW,
+    grouped_sql.GROUPED_LISTS_BYTES_PER_ROW,
+    grouped_sql.GROUPED_CELLS_BYTES_PER_ROW,
+    grouped_sql.GROUPED_NUMBERS_BYTES_PER_ROW,
 )
 
 
@@ -76,34 +77,19 @@ def _visits(path: Path, seed: int = 5) -> str:
 
 def _calls(g: int, m: int, r: int) -> dict[str, Callable[[Any], Any]]:
     """Every grouped method with a privacy unit at the bounds ``(g, m, r)``."""
+    values = UnitRule("user", m, r, groups_per_unit=g, salt=11, group_salt=12)
+    numbers = UnitRule("user", rows_per_unit=r, groups_per_unit=g, salt=11, group_salt=12)
+    listed, found = PublicGroups("grp", GROUPS), PrivateGroups("grp")
     return {
-        "candidates": lambda t: t.grouped_candidate_scores(
-            "val", [*VALUES[:5], "absent"], "grp", GROUPS, "user", g, m, 11, 12,
-            max_rows_per_value=r,
-        ),
-        "values": lambda t: t.grouped_value_counts(
-            "val", "grp", GROUPS, None, "user", g, m, 11, 12, max_rows_per_value=r
-        ),
-        "values limit 2": lambda t: t.grouped_value_counts(
-            "val", "grp", GROUPS, 2, "user", g, m, 11, 12, max_rows_per_value=r
-        ),
-        "numbers": lambda t: t.grouped_values(
-            "num", "grp", GROUPS, privacy_unit="user", max_groups=g, max_rows=r, salt=11,
-            group_salt=12,
-        ),
-        "found candidates": lambda t: t.discovered_candidate_scores(
-            "val", VALUES[:5], "grp", "user", g, m, 11, 12, max_rows_per_value=r
-        ),
-        "found values": lambda t: t.discovered_value_counts(
-            "val", "grp", None, "user", g, m, 11, 12, max_rows_per_value=r
-        ),
-        "found values limit 1": lambda t: t.discovered_value_counts(
-            "val", "grp", 1, "user", g, m, 11, 12, max_rows_per_value=r
-        ),
-        "found numbers": lambda t: t.discovered_values(
-            "num", "grp", privacy_unit="user", max_groups=g, max_rows=r, salt=11, group_salt=12
-        ),
-    }  # fmt: skip
+        "candidates": lambda t: t.scores(Query("val", values, listed), [*VALUES[:5], "absent"]),
+        "values": lambda t: t.counts(Query("val", values, listed)),
+        "values limit 2": lambda t: t.counts(Query("val", values, listed), 2),
+        "numbers": lambda t: t.numbers(Query("num", numbers, listed)),
+        "found candidates": lambda t: t.scores(Query("val", values, found), VALUES[:5]),
+        "found values": lambda t: t.counts(Query("val", values, found)),
+        "found values limit 1": lambda t: t.counts(Query("val", values, found), 1),
+        "found numbers": lambda t: t.numbers(Query("num", numbers, found)),
+    }
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -143,10 +129,10 @@ def _one_and_several_parts(
     table = open_table(path)
     rows = unit_partitions.source_rows(table.connection, table.parquet_files)
     monkeypatch.setattr(unit_partitions, "MEMORY_BUDGET", 10**15)
-    assert grouped_scores.grouped_parts(table, *bounds, numbers=numbers) == 1
+    assert grouped_sql.grouped_parts(table, *bounds, numbers=numbers) == 1
     whole = call(table)
     monkeypatch.setattr(unit_partitions, "MEMORY_BUDGET", max(1, rows * SMALLEST // 4))
-    parts = grouped_scores.grouped_parts(table, *bounds, numbers=numbers)
+    parts = grouped_sql.grouped_parts(table, *bounds, numbers=numbers)
     split = call(open_table(path))
     return whole, split, parts
 
@@ -170,7 +156,7 @@ def test_several_parts_give_the_one_part_result(visits, monkeypatch, name, g, m,
 
 def test_the_per_cell_plan_of_one_value_per_group_splits_too(visits, monkeypatch):
     """Without DuckDB lambdas ``max_groups > 1``, ``m = r = 1`` runs two aggregates."""
-    monkeypatch.setattr(grouped_scores, "lambda_syntax", lambda: False)
+    monkeypatch.setattr(grouped_sql, "lambda_syntax", lambda: False)
     for name in _calls(3, 1, 1):
         whole, split, parts = _one_and_several_parts(visits, monkeypatch, name, (3, 1, 1))
         assert parts >= 4
@@ -186,10 +172,27 @@ def test_zero_and_minus_zero_are_one_unit_in_every_part(tmp_path, monkeypatch):
     for budget in (10**15, len(units) * SMALLEST // 5):  # one part, then at least 5
         monkeypatch.setattr(unit_partitions, "MEMORY_BUDGET", budget)
         table = open_table(path)
-        found = table.grouped_candidate_scores("val", ["x"], "grp", GROUPS, "user", 2, 1, 3, 4)
+        found = table.scores(
+            Query(
+                "val",
+                UnitRule(
+                    privacy_unit="user", values_per_unit=1, groups_per_unit=2, salt=3, group_salt=4
+                ),
+                PublicGroups("grp", GROUPS),
+            ),
+            ["x"],
+        )
         assert int(found[2].sum()) == 2 + 2  # the zero unit keeps 2 groups, 1.0 and 2.0 one each
-        assert table.discovered_values("num", "grp", privacy_unit="user", max_groups=2,
-                                       salt=3, group_salt=4).persons.sum() == 4  # fmt: skip
+        assert (
+            table.numbers(
+                Query(
+                    "num",
+                    UnitRule(privacy_unit="user", groups_per_unit=2, salt=3, group_salt=4),
+                    PrivateGroups("grp"),
+                )
+            ).persons.sum()
+            == 4
+        )
 
 
 unit_pool = st.sampled_from([0.0, -0.0, 1.5, -2.0, 3.0, 7.25, math.nan, None])

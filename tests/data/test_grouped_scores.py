@@ -24,9 +24,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpselect.core.errors import DataError, ParameterError
-from dpselect.data import Engine, grouped_scores
+from dpselect.data import Engine, grouped_sql
+from dpselect.data.query import PublicGroups, Query, UnitRule
 from dpselect.data.rules import bounding_key, kept_groups, kept_rows, value_code
-from dpselect.data.scores import candidate_scores, top_values
 from dpselect.data.tables import open_table
 from dpselect.data.values import canonical_text
 
@@ -205,10 +205,21 @@ def test_candidates_equal_the_reference(rows, unit, gmr, salt_pair):
     g, m, r = gmr if unit else (1, 1, 1)
     salt, group_salt = salt_pair
     table = open_table(frame(rows))
-    found = table.grouped_candidate_scores(
-        "v", CANDIDATES, "b", GROUPS, "u" if unit else None, g, m, salt, group_salt,
-        max_rows_per_value=r,
-    )  # fmt: skip
+    found = table.scores(
+        Query(
+            "v",
+            UnitRule(
+                privacy_unit="u" if unit else None,
+                values_per_unit=m,
+                rows_per_value=r,
+                groups_per_unit=g,
+                salt=salt,
+                group_salt=group_salt,
+            ),
+            PublicGroups("b", GROUPS),
+        ),
+        CANDIDATES,
+    )
     expected = reference_candidates(rows, CANDIDATES, GROUPS, unit, g, m, r, salt, group_salt)
     assert as_cells(found) == expected
 
@@ -222,10 +233,21 @@ def test_values_equal_the_reference(rows, unit, gmr, salt_pair, limit):
     g, m, r = gmr if unit else (1, 1, 1)
     salt, group_salt = salt_pair
     table = open_table(frame(rows))
-    found = table.grouped_value_counts(
-        "v", "b", GROUPS, limit, "u" if unit else None, g, m, salt, group_salt,
-        max_rows_per_value=r,
-    )  # fmt: skip
+    found = table.counts(
+        Query(
+            "v",
+            UnitRule(
+                privacy_unit="u" if unit else None,
+                values_per_unit=m,
+                rows_per_value=r,
+                groups_per_unit=g,
+                salt=salt,
+                group_salt=group_salt,
+            ),
+            PublicGroups("b", GROUPS),
+        ),
+        limit,
+    )
     assert found == reference_values(rows, GROUPS, unit, limit, g, m, r, salt, group_salt)
 
 
@@ -248,10 +270,19 @@ def test_numbers_equal_the_reference(rows, unit, gmr, salt_pair):
             "x": np.array([np.nan if r[2] is None else r[2] for r in rows], dtype=np.float64),
         }
     )
-    found = open_table(df).grouped_values(
-        "x", "b", GROUPS, privacy_unit="u" if unit else None, max_groups=g,
-        max_rows=max_rows, salt=salt, group_salt=group_salt,
-    )  # fmt: skip
+    found = open_table(df).numbers(
+        Query(
+            "x",
+            UnitRule(
+                privacy_unit="u" if unit else None,
+                rows_per_unit=max_rows,
+                groups_per_unit=g,
+                salt=salt,
+                group_salt=group_salt,
+            ),
+            PublicGroups("b", GROUPS),
+        )
+    )
     assert len(found) == len(GROUPS) and all(a.dtype == np.float64 for a in found)
     expected = reference_numbers(rows, GROUPS, unit, g, max_rows, salt, group_salt)
     assert [sorted(a.tolist()) for a in found] == expected
@@ -301,11 +332,37 @@ def test_every_input_kind_gives_the_reference(sources, g, m, r):
     expected_v = reference_values(rows, GROUPS, True, 3, g, m, r, 11, 12)
     for kind in KINDS:
         table = open_table(sources[kind])
-        found = table.grouped_candidate_scores(
-            "v", CANDIDATES, "b", GROUPS, "u", g, m, 11, 12, max_rows_per_value=r
+        found = table.scores(
+            Query(
+                "v",
+                UnitRule(
+                    privacy_unit="u",
+                    values_per_unit=m,
+                    rows_per_value=r,
+                    groups_per_unit=g,
+                    salt=11,
+                    group_salt=12,
+                ),
+                PublicGroups("b", GROUPS),
+            ),
+            CANDIDATES,
         )
         assert as_cells(found) == expected_c, kind
-        got = table.grouped_value_counts("v", "b", GROUPS, 3, "u", g, m, 11, 12, None, r)
+        got = table.counts(
+            Query(
+                "v",
+                UnitRule(
+                    privacy_unit="u",
+                    values_per_unit=m,
+                    rows_per_value=r,
+                    groups_per_unit=g,
+                    salt=11,
+                    group_salt=12,
+                ),
+                PublicGroups("b", GROUPS),
+            ),
+            3,
+        )
         assert got == expected_v, kind
 
 
@@ -313,14 +370,32 @@ def test_every_input_kind_gives_the_reference(sources, g, m, r):
 def test_both_plans_of_one_value_per_group(sources, monkeypatch, lists):
     """``max_groups > 1`` with ``m = r = 1``: the sorted-lists plan (DuckDB with lambdas) and
     the two-aggregate plan (older DuckDB) both give the reference."""
-    monkeypatch.setattr(grouped_scores, "lambda_syntax", lambda: lists)
+    monkeypatch.setattr(grouped_sql, "lambda_syntax", lambda: lists)
     rows = sources["rows"]
     table = open_table(sources["parquet"])
     for g in (2, 3, 5):
-        found = table.grouped_candidate_scores("v", CANDIDATES, "b", GROUPS, "u", g, 1, 2, 9)
+        found = table.scores(
+            Query(
+                "v",
+                UnitRule(
+                    privacy_unit="u", values_per_unit=1, groups_per_unit=g, salt=2, group_salt=9
+                ),
+                PublicGroups("b", GROUPS),
+            ),
+            CANDIDATES,
+        )
         assert as_cells(found) == reference_candidates(rows, CANDIDATES, GROUPS, True, g, 1, 1,
                                                        2, 9)  # fmt: skip
-        got = table.grouped_value_counts("v", "b", GROUPS, 2, "u", g, 1, 2, 9)
+        got = table.counts(
+            Query(
+                "v",
+                UnitRule(
+                    privacy_unit="u", values_per_unit=1, groups_per_unit=g, salt=2, group_salt=9
+                ),
+                PublicGroups("b", GROUPS),
+            ),
+            2,
+        )
         assert got == reference_values(rows, GROUPS, True, 2, g, 1, 1, 2, 9)
 
 
@@ -351,19 +426,34 @@ def test_each_group_is_the_ungrouped_method_on_its_kept_rows(sources, g, m, r):
     rows = sources["rows"]
     table = open_table(sources["pandas"])
     salt, group_salt = 5, 6
-    counts = table.grouped_value_counts("v", "b", GROUPS, None, "u", g, m, salt, group_salt,
-                                        max_rows_per_value=r)  # fmt: skip
+    counts = table.counts(
+        Query(
+            "v",
+            UnitRule(
+                privacy_unit="u",
+                values_per_unit=m,
+                rows_per_value=r,
+                groups_per_unit=g,
+                salt=salt,
+                group_salt=group_salt,
+            ),
+            PublicGroups("b", GROUPS),
+        )
+    )
     for j, part in enumerate(kept_frame(rows, g, group_salt)):
-        alone = top_values(open_table(part), "v", 10**6, "u", m, salt, max_rows_per_value=r)
+        alone = open_table(part).counts(
+            Query("v", UnitRule(privacy_unit="u", values_per_unit=m, rows_per_value=r, salt=salt)),
+            10**6,
+        )
         assert counts[j] == alone
     with_candidate = [(u, b, v) for u, b, v in rows if v in CANDIDATES]
-    cells = as_cells(
-        table.grouped_candidate_scores("v", CANDIDATES, "b", GROUPS, "u", g, m, salt,
-                                       group_salt, max_rows_per_value=r)
-    )  # fmt: skip
+    rule = UnitRule("u", m, r, groups_per_unit=g, salt=salt, group_salt=group_salt)
+    cells = as_cells(table.scores(Query("v", rule, PublicGroups("b", GROUPS)), CANDIDATES))
     for j, part in enumerate(kept_frame(with_candidate, g, group_salt)):
-        alone = candidate_scores(open_table(part), "v", CANDIDATES, "u", m, salt,
-                                 max_rows_per_value=r)  # fmt: skip
+        alone = open_table(part).scores(
+            Query("v", UnitRule(privacy_unit="u", values_per_unit=m, rows_per_value=r, salt=salt)),
+            CANDIDATES,
+        )
         assert [cells.get((j, i), 0) for i in range(len(CANDIDATES))] == list(alone)
 
 
@@ -377,8 +467,12 @@ def test_each_group_of_numbers_is_column_values_on_its_kept_rows():
             "x": rng.choice([0.5, 1.0, 2.0, -1.0, np.nan, 3.5, 8.0], n),
         }
     )
-    found = open_table(df).grouped_values(
-        "x", "b", GROUPS, privacy_unit="u", max_groups=2, max_rows=3, salt=4, group_salt=9
+    found = open_table(df).numbers(
+        Query(
+            "x",
+            UnitRule(privacy_unit="u", rows_per_unit=3, groups_per_unit=2, salt=4, group_salt=9),
+            PublicGroups("b", GROUPS),
+        )
     )
     rows = df[~df["x"].isna()]
     positions: dict[str, list[int]] = {}
@@ -388,7 +482,9 @@ def test_each_group_of_numbers_is_column_values_on_its_kept_rows():
     for j, name in enumerate(GROUPS):
         mine_units = np.array([j in kept[canonical_text(int(u))] for u in rows["u"]])
         mine = rows[(rows["b"] == name) & mine_units]
-        alone = open_table(mine).column_values("x", privacy_unit="u", max_rows=3, salt=4)
+        alone = open_table(mine).numbers(
+            Query("x", UnitRule(privacy_unit="u", rows_per_unit=3, salt=4))
+        )
         assert sorted(found[j].tolist()) == sorted(alone.tolist())
 
 
@@ -404,8 +500,10 @@ def test_one_unit_changes_at_most_max_groups_groups(sources, g):
     before = open_table(frame(rows))
     after = open_table(frame(rows + heavy))
     for salt in range(5):
-        args = ("v", "b", GROUPS, None, "u", g, 2, salt, salt + 100, None, 7)
-        old, new = before.grouped_value_counts(*args), after.grouped_value_counts(*args)
+        rule = UnitRule("u", values_per_unit=2, rows_per_value=7, groups_per_unit=g, salt=salt,
+                        group_salt=salt + 100)  # fmt: skip
+        query = Query("v", rule, PublicGroups("b", GROUPS))
+        old, new = before.counts(query), after.counts(query)
         changed = [j for j in range(len(GROUPS)) if old[j] != new[j]]
         assert 1 <= len(changed) <= g
         for j in changed:  # within a group: at most m = 2 counts, each up by at most r = 7
@@ -423,28 +521,34 @@ def test_one_unit_changes_at_most_max_groups_groups(sources, g):
 def test_the_table_is_an_engine_with_the_grouped_methods():
     table = open_table(frame([(1, "a", "x")]))
     assert isinstance(table, Engine)
-    for name in ("grouped_candidate_scores", "grouped_value_counts", "grouped_values"):
+    for name in ("scores", "counts", "numbers", "multiplicity"):  # groups: in the query
         assert callable(getattr(table, name))
-    assert table.group_multiplicity("b", GROUPS) == 1
+    assert table.multiplicity(PublicGroups("b", GROUPS)) == 1
 
 
 def test_empty_data_and_empty_groups():
     empty = open_table(frame([]))
     for unit in (None, "u"):
-        g, i, n = empty.grouped_candidate_scores("v", CANDIDATES, "b", GROUPS, unit)
+        g, i, n = empty.scores(
+            Query("v", UnitRule(privacy_unit=unit), PublicGroups("b", GROUPS)), CANDIDATES
+        )
         assert len(g) == len(i) == len(n) == 0
-        assert empty.grouped_value_counts("v", "b", GROUPS, 5, unit) == [[], [], [], []]
+        assert empty.counts(
+            Query("v", UnitRule(privacy_unit=unit), PublicGroups("b", GROUPS)), 5
+        ) == [[], [], [], []]
     table = open_table(frame(visits(n=200)))
-    assert table.grouped_value_counts("v", "b", [], 5, "u") == []
-    assert [len(x) for x in table.grouped_candidate_scores("v", CANDIDATES, "b", [], "u")] == [
-        0, 0, 0,
-    ]  # fmt: skip
-    assert table.grouped_values("u", "b", [], privacy_unit="u") == []
-    assert table.group_multiplicity("b", []) == 1
-    found = table.grouped_value_counts("v", "b", ["zz", "a"], None, "u")
+    assert table.counts(Query("v", UnitRule(privacy_unit="u"), PublicGroups("b", [])), 5) == []
+    empty = table.scores(Query("v", UnitRule(privacy_unit="u"), PublicGroups("b", [])), CANDIDATES)
+    assert [len(x) for x in empty] == [0, 0, 0]
+    assert table.numbers(Query("u", UnitRule(privacy_unit="u"), PublicGroups("b", []))) == []
+    assert table.multiplicity(PublicGroups("b", [])) == 1
+    found = table.counts(Query("v", UnitRule(privacy_unit="u"), PublicGroups("b", ["zz", "a"])))
     assert found[0] == [] and found[1] != []
     numbers = open_table(pd.DataFrame({"u": [1], "b": ["a"], "x": [np.nan]}))
-    assert [len(a) for a in numbers.grouped_values("x", "b", ["a"], privacy_unit="u")] == [0]
+    assert [
+        len(a)
+        for a in numbers.numbers(Query("x", UnitRule(privacy_unit="u"), PublicGroups("b", ["a"])))
+    ] == [0]
 
 
 def test_null_and_nan_units_count_for_nobody():
@@ -458,12 +562,29 @@ def test_null_and_nan_units_count_for_nobody():
     table = open_table(df)
     rows = list(zip(df["u"], df["b"], df["v"], strict=True))
     for salt in range(4):
-        found = table.grouped_candidate_scores("v", CANDIDATES, "b", GROUPS, "u", 1, 1, salt, 3)
+        found = table.scores(
+            Query(
+                "v",
+                UnitRule(
+                    privacy_unit="u", values_per_unit=1, groups_per_unit=1, salt=salt, group_salt=3
+                ),
+                PublicGroups("b", GROUPS),
+            ),
+            CANDIDATES,
+        )
         assert as_cells(found) == reference_candidates(
             rows, CANDIDATES, GROUPS, True, 1, 1, 1, salt, 3
         )
         # -0.0 and 0.0 are one unit: it keeps one group, so x or z (never both in a and b)
-        counts = table.grouped_value_counts("v", "b", GROUPS, None, "u", 1, 1, salt, 3)
+        counts = table.counts(
+            Query(
+                "v",
+                UnitRule(
+                    privacy_unit="u", values_per_unit=1, groups_per_unit=1, salt=salt, group_salt=3
+                ),
+                PublicGroups("b", GROUPS),
+            )
+        )
         assert sum(n for c in counts for _, n in c) == 2
         assert all(v != "y" for c in counts for v, _ in c)
 
@@ -472,48 +593,75 @@ def test_a_value_matching_two_groups_counts_in_both_without_a_unit():
     df = pd.DataFrame({"u": [1, 1, 2], "b": [7, 7, 8], "v": ["x", "y", "x"]})
     table = open_table(df)
     groups = ["7", "07", 8]
-    assert table.group_multiplicity("b", ["7", "07"]) == 2
-    assert table.group_multiplicity("b", ["7", "8"]) == 1
-    found = as_cells(table.grouped_candidate_scores("v", CANDIDATES, "b", groups))
+    assert table.multiplicity(PublicGroups("b", ["7", "07"])) == 2
+    assert table.multiplicity(PublicGroups("b", ["7", "8"])) == 1
+    found = as_cells(table.scores(Query("v", groups=PublicGroups("b", groups)), CANDIDATES))
     assert found == {(0, 0): 1, (0, 1): 1, (1, 0): 1, (1, 1): 1, (2, 0): 1}
     # with a unit and max_groups = 1, unit 1 keeps one of the two positions
     for salt in range(6):
-        kept = as_cells(table.grouped_candidate_scores("v", CANDIDATES, "b", groups, "u", 1, 2,
-                                                       0, salt))  # fmt: skip
+        kept = as_cells(
+            table.scores(
+                Query(
+                    "v",
+                    UnitRule(
+                        privacy_unit="u",
+                        values_per_unit=2,
+                        groups_per_unit=1,
+                        salt=0,
+                        group_salt=salt,
+                    ),
+                    PublicGroups("b", groups),
+                ),
+                CANDIDATES,
+            )
+        )
         ones = kept_groups(salt, "1", [0, 1], 1)
         assert {g for g, _ in kept} == {ones[0], 2}
     # a text column with number groups: "4" and "4.0" match 4 (and 4.0)
     text = open_table(pd.DataFrame({"b": ["4", "4.0", " 4 ", "5"], "v": ["x"] * 4}))
-    assert text.group_multiplicity("b", [4, 4.0]) == 2
-    assert as_cells(text.grouped_candidate_scores("v", CANDIDATES, "b", [4, 4.5])) == {(0, 0): 3}
+    assert text.multiplicity(PublicGroups("b", [4, 4.0])) == 2
+    assert as_cells(text.scores(Query("v", groups=PublicGroups("b", [4, 4.5])), CANDIDATES)) == {
+        (0, 0): 3
+    }
 
 
 def test_errors_come_from_public_facts():
     table = open_table(pa.table({"u": [1, 2], "b": ["a", "b"], "v": ["x", "y"], "l": [[1], [2]]}))
     with pytest.raises(DataError, match="by 'nope' is not a column"):
-        table.grouped_value_counts("v", "nope", GROUPS, 3, "u")
+        table.counts(Query("v", UnitRule(privacy_unit="u"), PublicGroups("nope", GROUPS)), 3)
     with pytest.raises(DataError, match=r"by 'l' .* nested type"):
-        table.grouped_candidate_scores("v", CANDIDATES, "l", GROUPS, "u")
+        table.scores(Query("v", UnitRule(privacy_unit="u"), PublicGroups("l", GROUPS)), CANDIDATES)
     with pytest.raises(DataError, match="privacy_unit 'w' is not a column"):
-        table.grouped_values("u", "b", GROUPS, privacy_unit="w")
+        table.numbers(Query("u", UnitRule(privacy_unit="w"), PublicGroups("b", GROUPS)))
     with pytest.raises(ParameterError, match="max_groups must be an integer >= 1"):
-        table.grouped_value_counts("v", "b", GROUPS, 3, "u", 0)
+        table.counts(
+            Query("v", UnitRule(privacy_unit="u", groups_per_unit=0), PublicGroups("b", GROUPS)), 3
+        )
     with pytest.raises(ParameterError, match="max_groups must be an integer >= 1"):
-        table.grouped_values("u", "b", GROUPS, privacy_unit="u", max_groups=True)
+        table.numbers(
+            Query("u", UnitRule(privacy_unit="u", groups_per_unit=True), PublicGroups("b", GROUPS))
+        )
     with pytest.raises(ParameterError, match="max_groups applies only with a privacy_unit"):
-        table.grouped_candidate_scores("v", CANDIDATES, "b", GROUPS, None, 2)
+        table.scores(Query("v", UnitRule(groups_per_unit=2), PublicGroups("b", GROUPS)), CANDIDATES)
     with pytest.raises(ParameterError, match="max_contributions applies only with"):
-        table.grouped_value_counts("v", "b", GROUPS, 3, None, 1, 2)
+        table.counts(
+            Query("v", UnitRule(values_per_unit=2, groups_per_unit=1), PublicGroups("b", GROUPS)), 3
+        )
     with pytest.raises(ParameterError, match="max_rows_per_value applies only with"):
-        table.grouped_value_counts("v", "b", GROUPS, 3, None, max_rows_per_value=2)
+        table.counts(Query("v", UnitRule(rows_per_value=2), PublicGroups("b", GROUPS)), 3)
     with pytest.raises(ParameterError, match="max_rows applies only with"):
-        table.grouped_values("u", "b", GROUPS, max_rows=2)
+        table.numbers(Query("u", UnitRule(rows_per_unit=2), PublicGroups("b", GROUPS)))
     with pytest.raises(ParameterError, match="limit must be an integer"):
-        table.grouped_value_counts("v", "b", GROUPS, -1, "u")
+        table.counts(Query("v", UnitRule(privacy_unit="u"), PublicGroups("b", GROUPS)), -1)
     with pytest.raises(ParameterError, match="groups must be a list"):
-        table.grouped_value_counts("v", "b", "abc", 3, "u")
-    as_list = table.grouped_value_counts("v", "b", ["a", "b"], 3, "u")
-    assert table.grouped_value_counts("v", "b", np.array(["a", "b"]), 3, "u") == as_list
+        table.counts(Query("v", UnitRule(privacy_unit="u"), PublicGroups("b", "abc")), 3)
+    as_list = table.counts(Query("v", UnitRule(privacy_unit="u"), PublicGroups("b", ["a", "b"])), 3)
+    assert (
+        table.counts(
+            Query("v", UnitRule(privacy_unit="u"), PublicGroups("b", np.array(["a", "b"]))), 3
+        )
+        == as_list
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -538,10 +686,9 @@ def test_the_kept_group_and_value_are_uniform_across_units(plan):
         {"u": units, "b": np.tile(["a", "b", "c", "c"], n), "v": np.tile(["x", "x", "x", "y"], n)}
     )
     r = 1 if plan == "one aggregate" else 2
-    cells = as_cells(
-        open_table(df).grouped_candidate_scores("v", ["x", "y"], "b", ["a", "b", "c"], "u", 1,
-                                                1, 17, 23, max_rows_per_value=r)
-    )  # fmt: skip
+    rule = UnitRule("u", 1, r, groups_per_unit=1, salt=17, group_salt=23)
+    query = Query("v", rule, PublicGroups("b", ["a", "b", "c"]))
+    cells = as_cells(open_table(df).scores(query, ["x", "y"]))
     observed = np.array([cells.get(k, 0) for k in [(0, 0), (1, 0), (2, 0), (2, 1)]])
     assert observed.sum() == n
     expected = n * np.array([1 / 3, 1 / 3, 1 / 6, 1 / 6])
@@ -559,9 +706,35 @@ def test_text_units_of_parquet_are_keyed_by_their_bytes(tmp_path):
     pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "t.parquet")
     table = open_table(str(tmp_path / "t.parquet"))
     for g, m, r in [(1, 1, 1), (2, 1, 1), (2, 2, 3)]:
-        found = table.grouped_candidate_scores("v", CANDIDATES, "b", GROUPS, "u", g, m, 3, 4,
-                                               max_rows_per_value=r)  # fmt: skip
+        found = table.scores(
+            Query(
+                "v",
+                UnitRule(
+                    privacy_unit="u",
+                    values_per_unit=m,
+                    rows_per_value=r,
+                    groups_per_unit=g,
+                    salt=3,
+                    group_salt=4,
+                ),
+                PublicGroups("b", GROUPS),
+            ),
+            CANDIDATES,
+        )
         assert as_cells(found) == reference_candidates(rows, CANDIDATES, GROUPS, True, g, m, r,
                                                        3, 4)  # fmt: skip
-        got = table.grouped_value_counts("v", "b", GROUPS, None, "u", g, m, 3, 4, None, r)
+        got = table.counts(
+            Query(
+                "v",
+                UnitRule(
+                    privacy_unit="u",
+                    values_per_unit=m,
+                    rows_per_value=r,
+                    groups_per_unit=g,
+                    salt=3,
+                    group_salt=4,
+                ),
+                PublicGroups("b", GROUPS),
+            )
+        )
         assert got == reference_values(rows, GROUPS, True, None, g, m, r, 3, 4)

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpselect.core.errors import DataError, ParameterError
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.schema import parse_schema, parse_schema_spec
 from dpselect.data.tables import open_table
 from dpselect.data.text_lines import split_csv_line
@@ -150,35 +151,31 @@ def test_schema_errors_are_public_and_early(tmp_path):
 def test_nested_columns_refused_before_any_query(tmp_path):
     import pyarrow as pa
 
-    from dpselect.data.scores import candidate_scores, top_values
-
     table = open_table(pa.table({"u": [1, 2], "v": [["x"], []], "s": [{"a": 1}, {"a": 2}]}))
     for column in ["v", "s"]:
         with pytest.raises(DataError, match=rf"'{column}' .*nested type"):
             table.require_column(column)
         with pytest.raises(DataError, match="nested"):
-            top_values(table, column, 3)
+            table.counts(Query(column), 3)
         with pytest.raises(DataError, match=r"privacy_unit .*nested"):
-            candidate_scores(table, "u", [1], privacy_unit=column)
+            table.scores(Query("u", UnitRule(privacy_unit=column)), [1])
 
 
 def test_paths_gz_globs_and_directories(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from dpselect.data.scores import candidate_scores
-
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "sub").mkdir()
     pq.write_table(pa.table({"s": ["a", "b"]}), tmp_path / "d" / "1.parquet")
     pq.write_table(pa.table({"s": ["a"], "t": [1]}), tmp_path / "d" / "sub" / "2.parquet")
-    assert list(candidate_scores(open_table(tmp_path / "d"), "s", ["a", "b"])) == [2, 1]
+    assert list(open_table(tmp_path / "d").scores(Query("s"), ["a", "b"])) == [2, 1]
     glob = str(tmp_path / "d" / "*.parquet")
-    assert list(candidate_scores(open_table(glob), "s", ["a", "b"])) == [1, 1]
+    assert list(open_table(glob).scores(Query("s"), ["a", "b"])) == [1, 1]
     (tmp_path / "x.tsv.gz").write_bytes(gzip.compress(b"s\tt\na\t1\n"))
     (tmp_path / "x.jsonl.gz").write_bytes(gzip.compress(b'{"s": "a"}\n'))
     for name in ["x.tsv.gz", "x.jsonl.gz"]:
-        assert list(candidate_scores(open_table(tmp_path / name), "s", ["a"])) == [1]
+        assert list(open_table(tmp_path / name).scores(Query("s"), ["a"])) == [1]
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match=r"no \.parquet"):
         open_table(tmp_path / "empty")

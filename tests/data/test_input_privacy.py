@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpselect.data.scores import candidate_scores, top_values
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 
 CANDIDATES = ["a", "b", "c", "5"]
@@ -34,11 +34,14 @@ def honest(n=60):
 
 def all_scores(data, schema=None, without_candidates=False):
     table = open_table(data, schema=schema)
-    plain = candidate_scores(table, "site", CANDIDATES)
-    bounded = candidate_scores(table, "site", CANDIDATES, "user_id", MAX_CONTRIBUTIONS, 77)
+    plain = table.scores(Query("site"), CANDIDATES)
+    bounded = table.scores(
+        Query("site", UnitRule(privacy_unit="user_id", values_per_unit=MAX_CONTRIBUTIONS, salt=77)),
+        CANDIDATES,
+    )
     if without_candidates:  # the path without candidates must not raise either
-        top_values(table, "site", 3)
-        top_values(table, "site", 3, "user_id", 1, 5)
+        table.counts(Query("site"), 3)
+        table.counts(Query("site", UnitRule(privacy_unit="user_id", values_per_unit=1, salt=5)), 3)
     return plain, bounded
 
 
@@ -139,19 +142,19 @@ def test_issue_15_numbers_one_unclosed_quote_halfway(tmp_path):
     lines = [f"u{i},{'ab'[i % 2]}".encode() for i in range(20_000)]
     header = b"user,site"
     clean = open_table(write_text(tmp_path, "c.csv", header, lines))
-    assert list(candidate_scores(clean, "site", ["a", "b"])) == [10_000, 10_000]
+    assert list(clean.scores(Query("site"), ["a", "b"])) == [10_000, 10_000]
     for position in POSITIONS:
         bad = write_text(
             tmp_path, f"{position}.csv", header, insert(lines, b'mallory,"a', position)
         )
-        assert list(candidate_scores(open_table(bad), "site", ["a", "b"])) == [10_000, 10_000]
+        assert list(open_table(bad).scores(Query("site"), ["a", "b"])) == [10_000, 10_000]
 
 
 def test_first_lines_that_used_to_fail_the_sniffer(tmp_path):
     for first in [b'mallory,"a', b"mallory,a\r", b'mallory,"a""', b"mallory," + BIG.encode()]:
         header, lines = csv_bytes(honest())
         path = write_text(tmp_path, "f.csv", header, [first, *lines])
-        assert list(candidate_scores(open_table(path), "site", ["a", "b", "c"])) in (
+        assert list(open_table(path).scores(Query("site"), ["a", "b", "c"])) in (
             [20, 20, 20],
             [21, 20, 20],
         )
@@ -216,11 +219,11 @@ def test_json_array_layouts(tmp_path):
     }
     for name, text in layouts.items():
         (tmp_path / "x.json").write_text(text)
-        got = candidate_scores(open_table(tmp_path / "x.json"), "site", ["a", "b", "c"])
+        got = open_table(tmp_path / "x.json").scores(Query("site"), ["a", "b", "c"])
         assert list(got) == [2, 2, 2], name
     # one line holding several records is not a row (documented): nothing is read from it
     (tmp_path / "x.json").write_text(json.dumps(records))
-    assert list(candidate_scores(open_table(tmp_path / "x.json"), "site", ["a"])) == [0]
+    assert list(open_table(tmp_path / "x.json").scores(Query("site"), ["a"])) == [0]
 
 
 # -- typed sources: one row with adversarial values ----------------------------------------
@@ -279,11 +282,11 @@ def test_wrong_type_under_a_declared_schema(tmp_path):
     lines = [f"u{i},{'abc'[i % 3]},{i % 4}".encode() for i in range(30)]
     schema = {"n": "BIGINT"}
     table = open_table(write_text(tmp_path, "s.csv", header, lines), schema=schema)
-    before = candidate_scores(table, "n", [0, 1, 2, 3])
+    before = table.scores(Query("n"), [0, 1, 2, 3])
     assert list(before) == [8, 8, 7, 7]
     for row in [b"mallory,a,notanumber", b"mallory,a,1.5e400", b'mallory,a,"2"', b"mallory,a,"]:
         path = write_text(tmp_path, "s2.csv", header, insert(lines, row, "middle"))
-        after = candidate_scores(open_table(path, schema=schema), "n", [0, 1, 2, 3])
+        after = open_table(path, schema=schema).scores(Query("n"), [0, 1, 2, 3])
         diff = after - before
         assert np.abs(diff).sum() <= 1, (row, diff)
 
@@ -354,4 +357,4 @@ def test_fuzz_random_row_bytes(tmp_path, row, kind, where):
 def test_issue_15_numbers_at_100k(tmp_path):
     lines = [f"u{i},{'ab'[i % 2]}".encode() for i in range(100_000)]
     bad = write_text(tmp_path, "big.csv", b"user,site", insert(lines, b'mallory,"a', "middle"))
-    assert list(candidate_scores(open_table(bad), "site", ["a", "b"])) == [50_000, 50_000]
+    assert list(open_table(bad).scores(Query("site"), ["a", "b"])) == [50_000, 50_000]

@@ -22,8 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpselect.data import packed_scores
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.rules import bounding_key, fmix32, unit_seed
-from dpselect.data.scores import candidate_scores, duckdb_candidate_scores
+from dpselect.data.scores import duckdb_candidate_scores
 from dpselect.data.tables import open_table
 
 from .test_scores import reference_bounded_scores
@@ -145,14 +146,23 @@ def test_the_engine_chooses_the_packed_plan_by_public_facts(tmp_path, monkeypatc
     for source in (df, path):
         table = open_table(source)
         for m in (1, 3):
-            got = candidate_scores(table, "site", SITES, "user_id", m, 7)
+            got = table.scores(
+                Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=7)), SITES
+            )
             assert list(got) == list(duckdb_candidate_scores(table, "site", SITES, "user_id", m, 7))
     assert len(calls) == 4
     df["user_id"] = "user-" + df["user_id"].astype(str)
     df.to_parquet(path)
-    candidate_scores(open_table(path), "site", SITES, "user_id", 3, 7)
+    open_table(path).scores(
+        Query("site", UnitRule(privacy_unit="user_id", values_per_unit=3, salt=7)), SITES
+    )
     assert len(calls) == 4  # the dictionary plan
-    candidate_scores(open_table(path), "site", SITES, "user_id", 3, 7, max_rows_per_value=2)
+    open_table(path).scores(
+        Query(
+            "site", UnitRule(privacy_unit="user_id", values_per_unit=3, rows_per_value=2, salt=7)
+        ),
+        SITES,
+    )
     assert len(calls) == 4
 
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from dpselect.data import rules
 from dpselect.data import values as value_rules
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 
 
@@ -35,7 +36,9 @@ def _reference(units, values, salt, r):
 
 def _engine(data, salt, r, **kw):
     table = open_table(data, **kw)
-    return np.sort(table.column_values("x", privacy_unit="u", max_rows=r, salt=salt))
+    return np.sort(
+        table.numbers(Query("x", UnitRule(privacy_unit="u", rows_per_unit=r, salt=salt)))
+    )
 
 
 values_st = st.one_of(
@@ -117,20 +120,27 @@ def test_a_units_rows_depend_on_its_own_rows_only():
 def test_row_counts_and_buyers():
     frame = _flights()
     table = open_table(frame)
-    counts = np.sort(table.row_counts("x", "u"))
+    counts = np.sort(table.unit_sizes(Query("x", UnitRule(privacy_unit="u")), "rows"))
     assert np.array_equal(counts, np.sort(frame.groupby("u").size().to_numpy()))
     kept = _engine(frame, 7, 2)
     prices = [0.0, 5.0, 10.0, 30.0]
-    got = table.buyers_at("x", prices, privacy_unit="u", max_rows=2, salt=7)
+    got = table.buyers_at(Query("x", UnitRule(privacy_unit="u", rows_per_unit=2, salt=7)), prices)
     assert got.tolist() == [int(np.sum(kept >= p)) for p in prices]
     # without a unit: every row, as before
-    assert table.buyers_at("x", prices).tolist() == [int(np.sum(frame.x >= p)) for p in prices]
+    assert table.buyers_at(Query("x"), prices).tolist() == [
+        int(np.sum(frame.x >= p)) for p in prices
+    ]
 
 
 def test_quantile_values_with_a_unit_are_the_kept_rows():
     frame = _flights()
     table = open_table(frame)
-    got = table.quantile_values("x", None, (0.0, 20.0), None, privacy_unit="u", max_rows=3, salt=1)
+    got = table.quantile_values(
+        Query("x", UnitRule(privacy_unit="u", rows_per_unit=3, salt=1)),
+        candidates=None,
+        bounds=(0.0, 20.0),
+        resolution=None,
+    )
     assert np.array_equal(np.sort(got), _engine(frame, 1, 3))
     assert len(got) == int(np.minimum(frame.groupby("u").size(), 3).sum())
 

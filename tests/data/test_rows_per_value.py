@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from dpselect.core.errors import ParameterError
 from dpselect.data import dictionary_scores
-from dpselect.data.partitions import value_counts
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.rules import (
     bounding_key,
     fmix32,
@@ -27,7 +27,6 @@ from dpselect.data.rules import (
     keep_smallest_counted,
     value_code,
 )
-from dpselect.data.scores import candidate_scores, top_values
 from dpselect.data.tables import open_table
 from dpselect.data.values import canonical_text
 
@@ -114,11 +113,36 @@ def test_sql_plans_equal_the_reference(seed, m, r, salt, unit_kind):
     df = heavy_visits(seed, unit_kind=unit_kind)
     units, sites = _lists(df)
     table = open_table(df)
-    got = candidate_scores(table, "site", CANDIDATES, "user_id", m, salt, None, r)
+    got = table.scores(
+        Query(
+            "site", UnitRule(privacy_unit="user_id", values_per_unit=m, rows_per_value=r, salt=salt)
+        ),
+        CANDIDATES,
+    )
     assert list(got) == list(reference_scores(units, sites, CANDIDATES, m, r, salt))
-    tops = dict(top_values(table, "site", 100, "user_id", m, salt, None, r))
+    tops = dict(
+        table.counts(
+            Query(
+                "site",
+                UnitRule(privacy_unit="user_id", values_per_unit=m, rows_per_value=r, salt=salt),
+            ),
+            100,
+        )
+    )
     assert tops == dict(reference_top_values(units, sites, m, r, salt))
-    assert value_counts(table, "site", "user_id", m, salt, None, r) == tops
+    assert (
+        dict(
+            table.counts(
+                Query(
+                    "site",
+                    UnitRule(
+                        privacy_unit="user_id", values_per_unit=m, rows_per_value=r, salt=salt
+                    ),
+                )
+            )
+        )
+        == tops
+    )
 
 
 @pytest.mark.parametrize("kind", ["csv", "parquet", "pandas", "arrow"])
@@ -134,9 +158,22 @@ def test_every_input_kind_and_plan_equals_the_reference(tmp_path, kind, m, r):
         )
         assert files is not None
     expected = reference_scores(units, sites, CANDIDATES, m, r, salt)
-    got = candidate_scores(table, "site", CANDIDATES, "user_id", m, salt, None, r)
+    got = table.scores(
+        Query(
+            "site", UnitRule(privacy_unit="user_id", values_per_unit=m, rows_per_value=r, salt=salt)
+        ),
+        CANDIDATES,
+    )
     assert list(got) == list(expected)
-    tops = dict(top_values(table, "site", 100, "user_id", m, salt, None, r))
+    tops = dict(
+        table.counts(
+            Query(
+                "site",
+                UnitRule(privacy_unit="user_id", values_per_unit=m, rows_per_value=r, salt=salt),
+            ),
+            100,
+        )
+    )
     assert tops == dict(reference_top_values(units, sites, m, r, salt))
 
 
@@ -155,8 +192,20 @@ def test_dictionary_plan_equals_the_sql_plan_with_numeric_candidates(tmp_path):
     slow.parquet_files = None
     for candidates in ([1, 2, 3, 4], [2.0, 2, "x"]):
         for m, r in ((1, 3), (2, 9)):
-            want = candidate_scores(slow, "site", candidates, "user_id", m, 77, None, r)
-            got = candidate_scores(fast, "site", candidates, "user_id", m, 77, None, r)
+            want = slow.scores(
+                Query(
+                    "site",
+                    UnitRule(privacy_unit="user_id", values_per_unit=m, rows_per_value=r, salt=77),
+                ),
+                candidates,
+            )
+            got = fast.scores(
+                Query(
+                    "site",
+                    UnitRule(privacy_unit="user_id", values_per_unit=m, rows_per_value=r, salt=77),
+                ),
+                candidates,
+            )
             assert list(got) == list(want) and want.sum() > 0
 
 
@@ -166,11 +215,30 @@ def test_r_one_is_todays_scores_bit_for_bit(tmp_path, m):
     for kind in ("csv", "parquet", "pandas"):
         table = open_table(write(df, tmp_path, kind, row_group_size=500))
         for salt in (0, 31337):
-            today = candidate_scores(table, "site", CANDIDATES, "user_id", m, salt)
-            same = candidate_scores(table, "site", CANDIDATES, "user_id", m, salt, None, 1)
+            today = table.scores(
+                Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=salt)),
+                CANDIDATES,
+            )
+            same = table.scores(
+                Query(
+                    "site",
+                    UnitRule(
+                        privacy_unit="user_id", values_per_unit=m, rows_per_value=1, salt=salt
+                    ),
+                ),
+                CANDIDATES,
+            )
             assert list(today) == list(same)
-            assert top_values(table, "site", 50, "user_id", m, salt) == top_values(
-                table, "site", 50, "user_id", m, salt, None, 1
+            assert table.counts(
+                Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=salt)), 50
+            ) == table.counts(
+                Query(
+                    "site",
+                    UnitRule(
+                        privacy_unit="user_id", values_per_unit=m, rows_per_value=1, salt=salt
+                    ),
+                ),
+                50,
             )
 
 
@@ -187,15 +255,41 @@ def test_one_heavy_unit_moves_scores_within_the_sensitivities(seed, m, r):
         }
     )
     after_df = pd.concat([df, new], ignore_index=True)
-    before = candidate_scores(open_table(df), "site", CANDIDATES, "user_id", m, salt, None, r)
-    after = candidate_scores(open_table(after_df), "site", CANDIDATES, "user_id", m, salt, None, r)
+    before = open_table(df).scores(
+        Query(
+            "site", UnitRule(privacy_unit="user_id", values_per_unit=m, rows_per_value=r, salt=salt)
+        ),
+        CANDIDATES,
+    )
+    after = open_table(after_df).scores(
+        Query(
+            "site", UnitRule(privacy_unit="user_id", values_per_unit=m, rows_per_value=r, salt=salt)
+        ),
+        CANDIDATES,
+    )
     diff = after - before
     assert np.all(diff >= 0) and diff.max() <= r  # L-inf r, monotone
     assert np.count_nonzero(diff) <= m  # L0 m
     assert diff.sum() <= m * r  # L1 m r
     assert diff.sum() == m * r  # the unit holds every candidate many times: exactly that
-    tb = dict(top_values(open_table(df), "site", 100, "user_id", m, salt, None, r))
-    ta = dict(top_values(open_table(after_df), "site", 100, "user_id", m, salt, None, r))
+    tb = dict(
+        open_table(df).counts(
+            Query(
+                "site",
+                UnitRule(privacy_unit="user_id", values_per_unit=m, rows_per_value=r, salt=salt),
+            ),
+            100,
+        )
+    )
+    ta = dict(
+        open_table(after_df).counts(
+            Query(
+                "site",
+                UnitRule(privacy_unit="user_id", values_per_unit=m, rows_per_value=r, salt=salt),
+            ),
+            100,
+        )
+    )
     moved = {v: ta.get(v, 0) - tb.get(v, 0) for v in set(ta) | set(tb)}
     assert all(0 <= d <= r for d in moved.values())
     assert sum(1 for d in moved.values() if d) <= m and sum(moved.values()) <= m * r
@@ -230,8 +324,22 @@ def test_public_errors():
     df = heavy_visits(1)
     table = open_table(df)
     with pytest.raises(ParameterError, match="max_rows_per_value applies only with a privacy"):
-        candidate_scores(table, "site", CANDIDATES, None, 1, 0, None, 3)
+        table.scores(
+            Query("site", UnitRule(values_per_unit=1, rows_per_value=3, salt=0)), CANDIDATES
+        )
     with pytest.raises(ParameterError, match="max_rows_per_value must be an integer >= 1"):
-        candidate_scores(table, "site", CANDIDATES, "user_id", 1, 0, None, 0)
+        table.scores(
+            Query(
+                "site",
+                UnitRule(privacy_unit="user_id", values_per_unit=1, rows_per_value=0, salt=0),
+            ),
+            CANDIDATES,
+        )
     with pytest.raises(ParameterError, match="max_rows_per_value must be an integer >= 1"):
-        top_values(table, "site", 5, "user_id", 1, 0, None, 2.5)
+        table.counts(
+            Query(
+                "site",
+                UnitRule(privacy_unit="user_id", values_per_unit=1, rows_per_value=2.5, salt=0),
+            ),
+            5,
+        )

@@ -10,8 +10,9 @@ import pytest
 
 from dpselect.core.errors import DataError, ParameterError
 from dpselect.data.candidates import load_candidates
-from dpselect.data.scores import candidate_scores, top_values
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
+from tests.engine_rules import unit_rule
 
 CANDIDATES = [f"s{i}" for i in range(8)]  # s6, s7: never in the data below
 
@@ -26,7 +27,7 @@ def random_visits(seed, n_users=40, n_rows=600):
 
 
 def scores(df, *args, **kwargs):
-    return candidate_scores(open_table(df), "site", CANDIDATES, *args, **kwargs)
+    return open_table(df).scores(Query("site", unit_rule(*args, **kwargs)), CANDIDATES)
 
 
 def with_heavy_user(df, seed, n_rows=10_000):
@@ -130,8 +131,10 @@ def test_every_input_kind_gives_the_same_scores(tmp_path):
     expected_bounded = scores(df, "user_id", 2, 99)
     for kind in KINDS:
         table = open_table(write(df, tmp_path, kind))
-        assert list(candidate_scores(table, "site", CANDIDATES)) == list(expected), kind
-        got = candidate_scores(table, "site", CANDIDATES, "user_id", 2, 99)
+        assert list(table.scores(Query("site"), CANDIDATES)) == list(expected), kind
+        got = table.scores(
+            Query("site", UnitRule(privacy_unit="user_id", values_per_unit=2, salt=99)), CANDIDATES
+        )
         assert list(got) == list(expected_bounded), kind
 
 
@@ -149,17 +152,22 @@ def test_empty_data_and_null_column_score_zero(tmp_path, case, kind):
     data = write(empty_and_null_frames()[case], tmp_path, kind)
     table = open_table(data)
     for args in [(), ("user_id", 2, 5)]:
-        got = candidate_scores(table, "site", CANDIDATES, *args)
+        got = table.scores(Query("site", unit_rule(*args)), CANDIDATES)
         assert got.dtype == np.int64 and list(got) == [0] * len(CANDIDATES)
-    assert top_values(table, "site", 3) == []
-    assert top_values(table, "site", 3, "user_id", 1, 5) == []
+    assert table.counts(Query("site"), 3) == []
+    assert (
+        table.counts(Query("site", UnitRule(privacy_unit="user_id", values_per_unit=1, salt=5)), 3)
+        == []
+    )
 
 
 def test_empty_files_without_rows(tmp_path):
     (tmp_path / "e.jsonl").write_text("")
     (tmp_path / "e.csv").write_text("user_id,site\n")
     for name in ("e.jsonl", "e.csv"):
-        got = candidate_scores(open_table(tmp_path / name), "site", CANDIDATES, "user_id", 1, 3)
+        got = open_table(tmp_path / name).scores(
+            Query("site", UnitRule(privacy_unit="user_id", values_per_unit=1, salt=3)), CANDIDATES
+        )
         assert list(got) == [0] * len(CANDIDATES)
 
 
@@ -171,30 +179,34 @@ def test_csv_types_never_come_from_the_rows(tmp_path):
         path.write_text("v\n" + rows)
         table = open_table(path)
         assert table.columns == {"v": "VARCHAR"}
-        assert list(candidate_scores(table, "v", ["07", "7", 7])) == [0, 2, 2]
+        assert list(table.scores(Query("v"), ["07", "7", 7])) == [0, 2, 2]
 
 
 def test_malformed_csv_rows_and_json_lines_are_skipped_not_raised(tmp_path):
     csv = tmp_path / "bad.csv"
     csv.write_text('site,user_id\ns1,1\ns2,2,extra\n"s3,x",3\ns1\n')
-    assert list(candidate_scores(open_table(csv), "site", ["s1", "s2", "s3,x"])) == [1, 0, 1]
+    assert list(open_table(csv).scores(Query("site"), ["s1", "s2", "s3,x"])) == [1, 0, 1]
     jsonl = tmp_path / "bad.jsonl"
     jsonl.write_text('{"site": "s1"}\nnot json\n{"site": 5}\n{"other": 1}\n')
-    assert list(candidate_scores(open_table(jsonl), "site", ["s1", "5", 5])) == [1, 1, 1]
+    assert list(open_table(jsonl).scores(Query("site"), ["s1", "5", 5])) == [1, 1, 1]
 
 
 def test_numeric_columns_cast_candidates(tmp_path):
     df = pd.DataFrame({"v": [1, 2, 2, 3, None]})
     table = open_table(df)
-    assert list(candidate_scores(table, "v", [2, 3, "2", "x", 9])) == [2, 1, 2, 0, 0]
+    assert list(table.scores(Query("v"), [2, 3, "2", "x", 9])) == [2, 1, 2, 0, 0]
 
 
 def test_top_values(tmp_path):
     df = pd.DataFrame({"u": [1, 1, 2, 3, 3, 3], "v": ["a", "b", "a", "c", "c", "a"]})
     table = open_table(df)
-    assert top_values(table, "v", 2) == [("a", 3), ("c", 2)]
-    assert top_values(table, "v", 5, "u", 5, 1) == [("a", 3), ("b", 1), ("c", 1)]
-    bounded = top_values(table, "v", 5, "u", 1, 1)
+    assert table.counts(Query("v"), 2) == [("a", 3), ("c", 2)]
+    assert table.counts(Query("v", UnitRule(privacy_unit="u", values_per_unit=5, salt=1)), 5) == [
+        ("a", 3),
+        ("b", 1),
+        ("c", 1),
+    ]
+    bounded = table.counts(Query("v", UnitRule(privacy_unit="u", values_per_unit=1, salt=1)), 5)
     assert sum(n for _, n in bounded) == 3  # one value per user
 
 
@@ -207,7 +219,7 @@ def test_public_errors(tmp_path):
     with pytest.raises(DataError, match="unsupported format"):
         open_table(tmp_path / "x.xlsx") if (tmp_path / "x.xlsx").touch() is None else None
     with pytest.raises(DataError, match="not a column"):
-        candidate_scores(open_table(pd.DataFrame({"a": [1]})), "b", [1])
+        open_table(pd.DataFrame({"a": [1]})).scores(Query("b"), [1])
     with pytest.raises(DataError, match="data must be"):
         open_table(42)
     with pytest.raises(ParameterError, match="does not exist"):
@@ -223,18 +235,18 @@ def test_candidates_from_file_and_mixed_types(tmp_path):
     assert load_candidates(path) == ["a", "b"]
     assert load_candidates([1, 1.5, "1"]) == [1, 1.5, "1"]  # distinct by repr when mixed
     table = open_table(pd.DataFrame({"v": ["1", "1.5", "a"]}))
-    assert list(candidate_scores(table, "v", [1, 1.5, "a", True])) == [1, 1, 1, 0]
+    assert list(table.scores(Query("v"), [1, 1.5, "a", True])) == [1, 1, 1, 0]
 
 
 @pytest.mark.parametrize("arrow", [True, False])
 @pytest.mark.parametrize("with_progress", [True, False])
 def test_candidate_paths_and_progress_agree(monkeypatch, arrow, with_progress):
-    import dpselect.data.scores as scores_module
+    import dpselect.data.matching as matching_module
 
     df = random_visits(21)
     expected = [scores(df), scores(df, "user_id", 2, 5)]
     if not arrow:  # no pyarrow: the list goes as a query parameter
-        monkeypatch.setattr(scores_module, "as_arrow", lambda values: None)
+        monkeypatch.setattr(matching_module, "as_arrow", lambda values: None)
     from dpselect.data.engines import duckdb_progress
 
     monkeypatch.setattr(duckdb_progress, "REPORT_AFTER_SECONDS", 0.0)  # every query reports
@@ -242,8 +254,15 @@ def test_candidate_paths_and_progress_agree(monkeypatch, arrow, with_progress):
     progress = seen.append if with_progress else None
     table = open_table(df)
     got = [
-        candidate_scores(table, "site", CANDIDATES, progress=progress),
-        candidate_scores(table, "site", CANDIDATES, "user_id", 2, 5, progress=progress),
+        table.scores(Query("site", progress=progress), CANDIDATES),
+        table.scores(
+            Query(
+                "site",
+                UnitRule(privacy_unit="user_id", values_per_unit=2, salt=5),
+                progress=progress,
+            ),
+            CANDIDATES,
+        ),
     ]
     assert [list(g) for g in got] == [list(e) for e in expected]
     if with_progress:
@@ -313,7 +332,11 @@ def test_sql_equals_the_reference_implementation(unit_kind, m):
         sites = [None if pd.isna(s) else s for s in df["site"]]
         expected = reference_bounded_scores(units, sites, CANDIDATES, m, salt)
         assert list(scores(df, "user_id", m, salt)) == list(expected)
-        got = dict(top_values(open_table(df), "site", 100, "user_id", m, salt))
+        got = dict(
+            open_table(df).counts(
+                Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=salt)), 100
+            )
+        )
         assert got == dict(reference_top_values(units, sites, m, salt))
 
 
@@ -330,7 +353,9 @@ def test_float_units_are_grouped_by_value_not_by_text():
         got = scores(df, "user_id", m, 5)
         assert got.sum() == m + 1  # the unit 0.0 keeps m values, the unit 1.5 keeps one
         assert got[4] == got[5] == 0
-        bounded = top_values(open_table(df), "site", 10, "user_id", m, 5)
+        bounded = open_table(df).counts(
+            Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=5)), 10
+        )
         assert sum(n for _, n in bounded) == m + 1
 
 
@@ -350,7 +375,9 @@ def test_units_of_every_type_are_grouped_by_value():
     }
     for kind, units in cases.items():
         table = pa.table({"user_id": units, "site": ["s0", "s1", "s2"]})
-        got = candidate_scores(open_table(table), "site", CANDIDATES, "user_id", 1, 3)
+        got = open_table(table).scores(
+            Query("site", UnitRule(privacy_unit="user_id", values_per_unit=1, salt=3)), CANDIDATES
+        )
         assert got.sum() == 2, kind  # the first two rows are one unit
         expected = reference_bounded_scores(units, ["s0", "s1", "s2"], CANDIDATES, 1, 3)
         assert list(got) == list(expected), kind
@@ -447,7 +474,10 @@ def test_sql_kept_values_are_uniform_in_one_query():
     # Through DuckDB: 6000 users with the same three candidates, max_contributions 1.
     n = 6000
     df = pd.DataFrame({"user_id": np.repeat(np.arange(n), 3), "site": ["s0", "s1", "s2"] * n})
-    got = candidate_scores(open_table(df), "site", ["s0", "s1", "s2"], "user_id", 1, 99)
+    got = open_table(df).scores(
+        Query("site", UnitRule(privacy_unit="user_id", values_per_unit=1, salt=99)),
+        ["s0", "s1", "s2"],
+    )
     assert got.sum() == n and chi_square(got, n) < CHI2_1E6[2]
 
 
@@ -475,21 +505,23 @@ def test_numeric_candidates_match_text_columns_by_value(tmp_path):
     path.write_text("user_id,cyl\n1,4\n2,4.0\n3, 6 \n4,8\n5,abc\n6,4.5\n7,\n1,6\n")
     table = open_table(path)
     assert table.columns["cyl"] == "VARCHAR"
-    assert list(candidate_scores(table, "cyl", [4.0, 6.0, 8.0])) == [2, 2, 1]
-    assert list(candidate_scores(table, "cyl", [4, 6, 8])) == [2, 2, 1]  # "4.5" is no int
-    assert list(candidate_scores(table, "cyl", [4, 4.5])) == [2, 1]  # int and float: DOUBLE
-    assert list(candidate_scores(table, "cyl", ["4", "4.0"])) == [1, 1]  # text: as text
-    bounded = candidate_scores(table, "cyl", [4.0, 6.0, 8.0], "user_id", 1, 3)
+    assert list(table.scores(Query("cyl"), [4.0, 6.0, 8.0])) == [2, 2, 1]
+    assert list(table.scores(Query("cyl"), [4, 6, 8])) == [2, 2, 1]  # "4.5" is no int
+    assert list(table.scores(Query("cyl"), [4, 4.5])) == [2, 1]  # int and float: DOUBLE
+    assert list(table.scores(Query("cyl"), ["4", "4.0"])) == [1, 1]  # text: as text
+    bounded = table.scores(
+        Query("cyl", UnitRule(privacy_unit="user_id", values_per_unit=1, salt=3)), [4.0, 6.0, 8.0]
+    )
     assert bounded.sum() == 4 and bounded[2] == 1  # user 1 keeps one of 4 and 6
     # the same list on Parquet (a numeric column) gives the same scores
     pq_path = tmp_path / "cars.parquet"
     import pyarrow.parquet as pq
 
     pq.write_table(pa.table({"cyl": [4.0, 4.0, 6.0, 8.0, None, 4.5, None, 6.0]}), pq_path)
-    assert list(candidate_scores(open_table(pq_path), "cyl", [4.0, 6.0, 8.0])) == [2, 2, 1]
+    assert list(open_table(pq_path).scores(Query("cyl"), [4.0, 6.0, 8.0])) == [2, 2, 1]
 
 
 def test_numeric_candidates_on_json_text_and_top_values_unchanged(tmp_path):
     jsonl = tmp_path / "d.jsonl"
     jsonl.write_text('{"v": "4"}\n{"v": 4}\n{"v": "x"}\n')
-    assert list(candidate_scores(open_table(jsonl), "v", [4.0, 5.0])) == [2, 0]
+    assert list(open_table(jsonl).scores(Query("v"), [4.0, 5.0])) == [2, 0]

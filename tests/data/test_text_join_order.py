@@ -24,7 +24,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dpselect.data import grouped_scores, scores, tables, text_lines, unit_partitions
+from dpselect.data import (
+    discovered_scores,
+    grouped_scores,
+    grouped_sql,
+    scores,
+    tables,
+    text_lines,
+    unit_partitions,
+)
 from dpselect.data.tables import open_table
 
 from .test_grouped_partitions import _same
@@ -105,13 +113,13 @@ def _plans(table: Any) -> dict[str, Any]:
             salt=9,
             group_salt=10,
         ),
-        "discovered counts g=1": lambda: grouped_scores.duckdb_discovered_value_counts(
+        "discovered counts g=1": lambda: discovered_scores.duckdb_discovered_value_counts(
             t, "site", "grp", 5, "user_id", 1, 1, 9, 10
         ),
-        "discovered cands g=2 r=2": lambda: grouped_scores.duckdb_discovered_candidate_scores(
+        "discovered cands g=2 r=2": lambda: discovered_scores.duckdb_discovered_candidate_scores(
             t, "site", cands, "grp", "user_id", 2, 3, 9, 10, max_rows_per_value=2
         ),
-        "discovered numbers": lambda: grouped_scores.duckdb_discovered_values(
+        "discovered numbers": lambda: discovered_scores.duckdb_discovered_values(
             t,
             "num",
             "grp",
@@ -190,7 +198,7 @@ def test_text_parts_are_sized_by_the_measured_weights(sources, monkeypatch):
         return unit_partitions.part_count(rows, per_row, budget)
 
     monkeypatch.setattr(scores, "part_count", recorded)
-    monkeypatch.setattr(grouped_scores, "part_count", recorded)
+    monkeypatch.setattr(grouped_sql, "part_count", recorded)
     csv_table = open_table(csv, schema={"user_id": "DOUBLE"})
     lines = unit_partitions.text_rows(csv)
     for table, text in ((csv_table, True), (open_table(parquet), False)):

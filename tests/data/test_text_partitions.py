@@ -26,8 +26,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dpselect.data import grouped_scores, join_order, packed_scores, scores, tables, unit_partitions
-from dpselect.data.scores import candidate_scores, top_values
+from dpselect.data import (
+    grouped_sql,
+    join_order,
+    packed_scores,
+    scores,
+    tables,
+    unit_partitions,
+)
+from dpselect.data.query import PublicGroups, Query, UnitRule
 from dpselect.data.tables import open_table
 
 from .test_grouped_partitions import _same  # bit-for-bit equality of the plans' answers
@@ -41,8 +48,8 @@ PER_ROW = (
     packed_scores.PACKED_MIN_BYTES_PER_ROW,
     packed_scores.PACKED_BYTES_PER_ROW,
     scores.TOP_VALUES_BYTES_PER_ROW,
-    grouped_scores.GROUPED_MIN_BYTES_PER_ROW,
-    grouped_scores.GROUPED_CELLS_BYTES_PER_ROW,
+    grouped_sql.GROUPED_MIN_BYTES_PER_ROW,
+    grouped_sql.GROUPED_CELLS_BYTES_PER_ROW,
 )
 SMALLEST = min(PER_ROW)
 
@@ -133,13 +140,30 @@ def _answers(path: str, schema: dict[str, str]) -> dict[str, Any]:
     cands = [*SITES[:20], "absent"]
     out: dict[str, Any] = {}
     for m in (1, 3):
-        out[f"candidates m={m}"] = candidate_scores(table, "site", cands, "user_id", m, 99)
-        out[f"top_values m={m}"] = top_values(table, "site", 12, "user_id", m, 99)
-    out["grouped g=1"] = table.grouped_value_counts(
-        "site", "grp", GROUPS, None, "user_id", 1, 1, 11, 12
+        out[f"candidates m={m}"] = table.scores(
+            Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=99)), cands
+        )
+        out[f"top_values m={m}"] = table.counts(
+            Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=99)), 12
+        )
+    out["grouped g=1"] = table.counts(
+        Query(
+            "site",
+            UnitRule(
+                privacy_unit="user_id", values_per_unit=1, groups_per_unit=1, salt=11, group_salt=12
+            ),
+            PublicGroups("grp", GROUPS),
+        )
     )
-    out["grouped g=2 m=3"] = table.grouped_value_counts(
-        "site", "grp", GROUPS, 5, "user_id", 2, 3, 11, 12
+    out["grouped g=2 m=3"] = table.counts(
+        Query(
+            "site",
+            UnitRule(
+                privacy_unit="user_id", values_per_unit=3, groups_per_unit=2, salt=11, group_salt=12
+            ),
+            PublicGroups("grp", GROUPS),
+        ),
+        5,
     )
     return out
 

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpselect.core.errors import DataError
-from dpselect.data.scores import candidate_scores
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.data.unit_keys import object_unit_key
 
@@ -34,7 +34,11 @@ SETTINGS = settings(
 
 
 def _units_of_x(data: object, m: int = 1, salt: int = 7) -> int:
-    return int(candidate_scores(open_table(data), "v", ["x"], "uid", m, salt=salt)[0])
+    return int(
+        open_table(data).scores(
+            Query("v", UnitRule(privacy_unit="uid", values_per_unit=m, salt=salt)), ["x"]
+        )[0]
+    )
 
 
 # --- Python objects (pandas object columns) -------------------------------------------
@@ -127,8 +131,12 @@ def test_the_audits_neighbouring_case_is_monotone() -> None:
     d = pd.DataFrame({"uid": pd.Series([1, "1", "p0"], dtype=object), "v": ["x", "y", "y"]})
     d_prime = d.iloc[1:].reset_index(drop=True)
     for salt in range(40):
-        before = candidate_scores(open_table(d), "v", ["x", "y"], "uid", 1, salt=salt)
-        after = candidate_scores(open_table(d_prime), "v", ["x", "y"], "uid", 1, salt=salt)
+        before = open_table(d).scores(
+            Query("v", UnitRule(privacy_unit="uid", values_per_unit=1, salt=salt)), ["x", "y"]
+        )
+        after = open_table(d_prime).scores(
+            Query("v", UnitRule(privacy_unit="uid", values_per_unit=1, salt=salt)), ["x", "y"]
+        )
         change = before - after
         assert change.min() >= 0 and change.sum() <= 1, (salt, before, after)
 
@@ -181,8 +189,12 @@ def test_parquet_invalid_utf8_units_keep_valid_seeds(tmp_path: Path) -> None:
     frame.to_parquet(path)
     cands = [f"s{j}" for j in range(6)]
     for m in (1, 3):
-        a = candidate_scores(open_table(str(path)), "v", cands, "uid", m, salt=11)
-        b = candidate_scores(open_table(frame), "v", cands, "uid", m, salt=11)
+        a = open_table(str(path)).scores(
+            Query("v", UnitRule(privacy_unit="uid", values_per_unit=m, salt=11)), cands
+        )
+        b = open_table(frame).scores(
+            Query("v", UnitRule(privacy_unit="uid", values_per_unit=m, salt=11)), cands
+        )
         assert a.tolist() == b.tolist()
     raw = [u.encode() + (b"\xff" if i % 3 == 0 else b"") for i, u in enumerate(users)]
     table = pa.table(
@@ -193,9 +205,12 @@ def test_parquet_invalid_utf8_units_keep_valid_seeds(tmp_path: Path) -> None:
     )
     pq.write_table(table, tmp_path / "invalid.parquet")
     for m in (1, 3):
-        a = candidate_scores(open_table(str(tmp_path / "invalid.parquet")), "v", cands, "uid", m,
-                             salt=11)  # fmt: skip
-        b = candidate_scores(open_table(table), "v", cands, "uid", m, salt=11)
+        a = open_table(str(tmp_path / "invalid.parquet")).scores(
+            Query("v", UnitRule(privacy_unit="uid", values_per_unit=m, salt=11)), cands
+        )
+        b = open_table(table).scores(
+            Query("v", UnitRule(privacy_unit="uid", values_per_unit=m, salt=11)), cands
+        )
         assert a.tolist() == b.tolist()
 
 
@@ -243,8 +258,12 @@ def test_json_units_are_keyed_by_json_value(tmp_path: Path) -> None:
     (tmp_path / "u2.csv").write_text("uid,v\n" + "".join(f"{u},{v}\n" for u, v in rows))
     cands = [f"s{j}" for j in range(5)]
     for m in (1, 2):
-        a = candidate_scores(open_table(str(tmp_path / "u2.jsonl")), "v", cands, "uid", m, salt=8)
-        b = candidate_scores(open_table(str(tmp_path / "u2.csv")), "v", cands, "uid", m, salt=8)
+        a = open_table(str(tmp_path / "u2.jsonl")).scores(
+            Query("v", UnitRule(privacy_unit="uid", values_per_unit=m, salt=8)), cands
+        )
+        b = open_table(str(tmp_path / "u2.csv")).scores(
+            Query("v", UnitRule(privacy_unit="uid", values_per_unit=m, salt=8)), cands
+        )
         assert a.tolist() == b.tolist()
 
 
@@ -262,15 +281,18 @@ def test_keys_joined_by_position_stay_with_their_rows(tmp_path: Path) -> None:
         tmp_path / "same.csv", index=False
     )
     cands = [f"s{i}" for i in range(20)]
-    got = candidate_scores(open_table(frame), "v", cands, "uid", 2, salt=3)
-    want = candidate_scores(open_table(str(tmp_path / "same.csv")), "v", cands, "uid", 2, salt=3)
+    got = open_table(frame).scores(
+        Query("v", UnitRule(privacy_unit="uid", values_per_unit=2, salt=3)), cands
+    )
+    want = open_table(str(tmp_path / "same.csv")).scores(
+        Query("v", UnitRule(privacy_unit="uid", values_per_unit=2, salt=3)), cands
+    )
     assert got.tolist() == want.tolist()
 
 
 def test_nan_units_are_no_units_in_every_plan(tmp_path: Path) -> None:
     """A NaN unit is missing. DuckDB folded the per-row isnan filter to false from the Parquet
     statistics (which never count NaN): all NaN rows were one unit in the m = 1 plan."""
-    from dpselect.data.partitions import person_values
 
     n = 5000
     u = np.arange(n, dtype=float)
@@ -280,11 +302,21 @@ def test_nan_units_are_no_units_in_every_plan(tmp_path: Path) -> None:
     for data in (str(tmp_path / "nan.parquet"), table):
         for m in (1, 2):
             t = open_table(data)
-            assert candidate_scores(t, "v", ["x"], "u", m, salt=1).tolist() == [n // 2]
-            from dpselect.data.scores import top_values
+            assert t.scores(
+                Query("v", UnitRule(privacy_unit="u", values_per_unit=m, salt=1)), ["x"]
+            ).tolist() == [n // 2]
 
-            assert top_values(open_table(data), "v", 5, "u", m, salt=1) == [("x", n // 2)]
-        assert len(person_values(open_table(data), "v", "u", 1, salt=1)) == n // 2
+            assert open_table(data).counts(
+                Query("v", UnitRule(privacy_unit="u", values_per_unit=m, salt=1)), 5
+            ) == [("x", n // 2)]
+        assert (
+            len(
+                open_table(data).person_values(
+                    Query("v", UnitRule(privacy_unit="u", values_per_unit=1, salt=1))
+                )
+            )
+            == n // 2
+        )
 
 
 def test_columns_whose_names_read_alike_key_their_own_values() -> None:
@@ -295,8 +327,12 @@ def test_columns_whose_names_read_alike_key_their_own_values() -> None:
     )
     table = open_table(frame)
     assert list(table.columns) == ["1", "1_1", "v"]
-    assert candidate_scores(table, "v", ["x", "y"], "1", 2, salt=1).tolist() == [2, 1]
-    assert candidate_scores(open_table(frame), "v", ["x", "y"], "1_1", 2, salt=1).tolist() == [
+    assert table.scores(
+        Query("v", UnitRule(privacy_unit="1", values_per_unit=2, salt=1)), ["x", "y"]
+    ).tolist() == [2, 1]
+    assert open_table(frame).scores(
+        Query("v", UnitRule(privacy_unit="1_1", values_per_unit=2, salt=1)), ["x", "y"]
+    ).tolist() == [
         2,
         1,
     ]

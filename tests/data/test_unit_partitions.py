@@ -17,7 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from dpselect.data import packed_scores, scores, unit_partitions
-from dpselect.data.scores import candidate_scores, duckdb_candidate_scores, top_values
+from dpselect.data.query import Query, UnitRule
+from dpselect.data.scores import duckdb_candidate_scores
 from dpselect.data.tables import open_table
 
 ROWS = 3000
@@ -62,11 +63,24 @@ def _answers(path):
     cands = [*SITES[:30], "absent"]
     out = {}
     for m in (1, 3):
-        out[f"candidates m={m}"] = candidate_scores(table, "site", cands, "user_id", m, 99)
-        out[f"top_values m={m}"] = top_values(table, "site", 12, "user_id", m, 99)
-    out["candidates r=2"] = candidate_scores(table, "site", cands, "user_id", 2, 99,
-                                             max_rows_per_value=2)  # fmt: skip
-    out["top_values r=2"] = top_values(table, "site", 12, "user_id", 2, 99, max_rows_per_value=2)
+        out[f"candidates m={m}"] = table.scores(
+            Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=99)), cands
+        )
+        out[f"top_values m={m}"] = table.counts(
+            Query("site", UnitRule(privacy_unit="user_id", values_per_unit=m, salt=99)), 12
+        )
+    out["candidates r=2"] = table.scores(
+        Query(
+            "site", UnitRule(privacy_unit="user_id", values_per_unit=2, rows_per_value=2, salt=99)
+        ),
+        cands,
+    )
+    out["top_values r=2"] = table.counts(
+        Query(
+            "site", UnitRule(privacy_unit="user_id", values_per_unit=2, rows_per_value=2, salt=99)
+        ),
+        12,
+    )
     out["SQL plan m=3"] = duckdb_candidate_scores(table, "site", cands, "user_id", 3, 99)
     out["SQL plan r=2"] = duckdb_candidate_scores(table, "site", cands, "user_id", 1, 99,
                                                   max_rows_per_value=2)  # fmt: skip

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 import dpselect
 from dpselect.accounting import Ledger
 from dpselect.core.errors import DomainError, ParameterError, PrivacyMapError
-from dpselect.data.partitions import person_values, value_counts
+from dpselect.data.query import Query, UnitRule
 from dpselect.mechanisms.set_union import (
     L1_UNITS,
     L2_UNITS,
@@ -319,21 +319,40 @@ def test_person_values_match_value_counts_and_keep_relative_order():
     df = _frame()
     table = _open(df, "v", "u", None)
     for c in (1, 3):
-        persons = person_values(table, "v", "u", c, salt=11)
+        persons = table.person_values(
+            Query("v", UnitRule(privacy_unit="u", values_per_unit=c, salt=11))
+        )
         assert all(len(p) == len(set(p)) <= c for p in persons)
         counts = collections.Counter(v for p in persons for v in p)
-        assert counts == collections.Counter(value_counts(table, "v", "u", c, salt=11))
+        assert counts == collections.Counter(
+            dict(table.counts(Query("v", UnitRule(privacy_unit="u", values_per_unit=c, salt=11))))
+        )
     # one more person: the others keep their relative order (what the proof needs)
     more = pd.concat([df, pd.DataFrame({"u": [10**6] * 3, "v": ["v1", "new1", "new2"]})])
-    base = [tuple(p) for p in person_values(table, "v", "u", 3, salt=11)]
-    bigger = [tuple(p) for p in person_values(_open(more, "v", "u", None), "v", "u", 3, salt=11)]
+    base = [
+        tuple(p)
+        for p in table.person_values(
+            Query("v", UnitRule(privacy_unit="u", values_per_unit=3, salt=11))
+        )
+    ]
+    bigger = [
+        tuple(p)
+        for p in _open(more, "v", "u", None).person_values(
+            Query("v", UnitRule(privacy_unit="u", values_per_unit=3, salt=11))
+        )
+    ]
     assert len(bigger) == len(base) + 1
     position = {p: i for i, p in enumerate(bigger)}
     # persons are identified by their value tuples here; keep only the unambiguous ones
     unique = [p for p in base if base.count(p) == 1 and p in position]
     assert [position[p] for p in unique] == sorted(position[p] for p in unique)
     # a different salt gives a different order
-    other = [tuple(p) for p in person_values(table, "v", "u", 3, salt=12)]
+    other = [
+        tuple(p)
+        for p in table.person_values(
+            Query("v", UnitRule(privacy_unit="u", values_per_unit=3, salt=12))
+        )
+    ]
     assert other != base and len(other) == len(base)
 
 

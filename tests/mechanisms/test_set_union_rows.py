@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from dpselect.accounting import Ledger
-from dpselect.data.partitions import person_values, value_counts
+from dpselect.data.query import Query, UnitRule
 from dpselect.mechanisms.policy_top_k import make_policy_top_k, policy_top_k_plan
 from dpselect.mechanisms.set_union import (
     L1_UNITS,
@@ -239,13 +239,28 @@ def test_person_values_with_rows_match_value_counts():
     table = open_checked(_frame(), "v", "u", None)
     for c in (1, 3):
         for r in (2, 5):
-            persons = person_values(table, "v", "u", c, 11, None, r)
+            persons = table.person_values(
+                Query("v", UnitRule(privacy_unit="u", values_per_unit=c, rows_per_value=r, salt=11))
+            )
             assert all(len(set(p)) <= c for p in persons)
             assert all(n <= r for p in persons for n in collections.Counter(p).values())
             total = collections.Counter(v for p in persons for v in p)
-            assert total == collections.Counter(value_counts(table, "v", "u", c, 11, None, r))
+            assert total == collections.Counter(
+                dict(
+                    table.counts(
+                        Query(
+                            "v",
+                            UnitRule(
+                                privacy_unit="u", values_per_unit=c, rows_per_value=r, salt=11
+                            ),
+                        )
+                    )
+                )
+            )
             # the same kept values and person order as r = 1
-            plain = person_values(table, "v", "u", c, 11)
+            plain = table.person_values(
+                Query("v", UnitRule(privacy_unit="u", values_per_unit=c, salt=11))
+            )
             assert [sorted(set(p)) for p in persons] == [sorted(p) for p in plain]
 
 

@@ -21,6 +21,7 @@ from scipy import stats
 
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import DataError, DPSelectError, LedgerError, ParameterError
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.mechanisms.quantile_candidates import make_candidate_quantile
 from dpselect.mechanisms.quantile_continuous import (
@@ -119,8 +120,8 @@ def test_one_unit_moves_every_rank_score_by_at_most_r(r):
     for salt in (0, 17, 2**62):
         kept = []
         for frame in (base, pd.concat([base, heavy], ignore_index=True)):
-            values = open_table(frame).column_values(
-                "delay", privacy_unit="tail", max_rows=r, salt=salt
+            values = open_table(frame).numbers(
+                Query("delay", UnitRule(privacy_unit="tail", rows_per_unit=r, salt=salt))
             )
             kept.append(np.sort(values))
         (x0, x1) = kept
@@ -332,8 +333,8 @@ def _recipe_failures(runs, r, eps, *, line_eps=None):
         if line_eps is None:
             assert f"{alpha:.4g} rows" in result.accuracy[0]
         salt = resolve_source(InsecureSeededSource(seed)).bits(63)
-        kept = np.clip(table.column_values("delay", privacy_unit="tail", max_rows=r, salt=salt),
-                       *bounds)  # fmt: skip
+        rule = UnitRule(privacy_unit="tail", rows_per_unit=r, salt=salt)
+        kept = np.clip(table.numbers(Query("delay", rule)), *bounds)
         failures += not statement.holds(kept, result.values[0], quantile_fraction(q))
     return failures
 
@@ -360,8 +361,8 @@ def test_the_tree_statement_holds_per_unit():
     shape = tree_accuracy(bounds, eps / r, CONF, TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD)
     runs, failures = 150, 0
     for seed in range(runs):
-        kept = np.clip(table.column_values("delay", privacy_unit="tail", max_rows=r, salt=seed),
-                       *bounds)  # fmt: skip
+        rule = UnitRule(privacy_unit="tail", rows_per_unit=r, salt=seed)
+        kept = np.clip(table.numbers(Query("delay", rule)), *bounds)
         mech = make_tree_quantiles(bounds, levels, eps, branching=TREE_BRANCHING,
                                    height=TREE_HEIGHT, threshold=TREE_THRESHOLD, max_rows=r,
                                    source=InsecureSeededSource(seed))  # fmt: skip

@@ -14,8 +14,8 @@ import pytest
 import dpselect as dp
 import dpselect.recipes.top_k as top_k_module
 from dpselect.accounting.ledger import Ledger
-from dpselect.data.scores import candidate_scores
-from dpselect.data.tables import open_table
+from dpselect.data.query import Query, UnitRule
+from dpselect.data.tables import Table, open_table
 from dpselect.mechanisms.generalized_exponential import gem_threshold
 from dpselect.recipes.bounds import DEFAULT_CONTRIBUTIONS
 from dpselect.recipes.top_k import top_k as recipe_top_k
@@ -53,16 +53,32 @@ def test_the_family_is_the_kept_rows_and_moves_by_m_r():
     r = 2
     table = open_table(even_frame())
     for salt in (1, 2):
-        got = [int(candidate_scores(table, "item", CANDS, "unit", m, salt, None, r).sum())
-               for m in BOUNDS]  # fmt: skip
+        rules = [UnitRule("unit", m, r, salt=salt) for m in BOUNDS]
+        got = [int(table.scores(Query("item", rule), CANDS).sum()) for rule in rules]
         assert got == [40 * min(m, 6) * 2 for m in BOUNDS]
     # one unit with many rows on every candidate moves each R(m) by at most m r (here exactly
     # min(m, 6) r: it keeps min(m, 6) values, r rows each)
     heavy = pd.concat([even_frame(), pd.DataFrame({"unit": "big", "item": CANDS * 50})])
     bigger = open_table(heavy)
     for m in BOUNDS:
-        before = int(candidate_scores(table, "item", CANDS, "unit", m, 7, None, r).sum())
-        after = int(candidate_scores(bigger, "item", CANDS, "unit", m, 7, None, r).sum())
+        before = int(
+            table.scores(
+                Query(
+                    "item",
+                    UnitRule(privacy_unit="unit", values_per_unit=m, rows_per_value=r, salt=7),
+                ),
+                CANDS,
+            ).sum()
+        )
+        after = int(
+            bigger.scores(
+                Query(
+                    "item",
+                    UnitRule(privacy_unit="unit", values_per_unit=m, rows_per_value=r, salt=7),
+                ),
+                CANDS,
+            ).sum()
+        )
         assert 0 <= after - before == min(m, 6) * r <= m * r
 
 
@@ -72,10 +88,18 @@ def test_the_choice_has_gems_law_at_m_r(monkeypatch):
     sensitivity of distinct values, a factor r = 2 too small): the test can fail."""
     r, eps_c = 2, Fraction(1, 4)
     table = open_table(even_frame())
-    vectors = {m: candidate_scores(table, "item", CANDS, "unit", m, 1, None, r) for m in BOUNDS}
+    vectors = {
+        m: table.scores(
+            Query(
+                "item", UnitRule(privacy_unit="unit", values_per_unit=m, rows_per_value=r, salt=1)
+            ),
+            CANDS,
+        )
+        for m in BOUNDS
+    }
     # the kept rows do not depend on the salt here (previous test): score each bound once
-    monkeypatch.setattr(top_k_module, "candidate_scores",
-                        lambda t, c, cands, u, m, salt, p, rows: vectors[m])  # fmt: skip
+    monkeypatch.setattr(Table, "scores",
+                        lambda t, query, cands: vectors[query.rule.values_per_unit])  # fmt: skip
     margins = {m: Fraction(5) for m in BOUNDS}
     source = InsecureSeededSource(2024)
     query = top_k_module._Query(table, "item", 3, CANDS, "unit", False, source, None, r)

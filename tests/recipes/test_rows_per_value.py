@@ -10,6 +10,7 @@ import pytest
 
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import ParameterError
+from dpselect.data.query import Query, UnitRule
 from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
@@ -171,7 +172,6 @@ def test_neighbours_scores_and_the_exact_selection_law(m, r):
     most r each, m of them, one way; the exact law of the calibrated exponential mechanism
     (softmax of scores / scale) then moves by at most the charged epsilon, and the Laplace
     histogram's loss (L1 distance / b) too."""
-    from dpselect.data.scores import candidate_scores
     from dpselect.data.tables import open_table
     from dpselect.mechanisms.top_k_plan import plan_top_k
 
@@ -179,9 +179,18 @@ def test_neighbours_scores_and_the_exact_selection_law(m, r):
     rng = np.random.default_rng(m + r)
     heavy = pd.DataFrame({"plane": np.full(3000, 10**6), "dest": rng.choice(CANDS, 3000)})
     salt = 99 + r
-    before = candidate_scores(open_table(df), "dest", CANDS, "plane", m, salt, None, r)
-    after = candidate_scores(open_table(pd.concat([df, heavy])), "dest", CANDS, "plane", m,
-                             salt, None, r)  # fmt: skip
+    before = open_table(df).scores(
+        Query(
+            "dest", UnitRule(privacy_unit="plane", values_per_unit=m, rows_per_value=r, salt=salt)
+        ),
+        CANDS,
+    )
+    after = open_table(pd.concat([df, heavy])).scores(
+        Query(
+            "dest", UnitRule(privacy_unit="plane", values_per_unit=m, rows_per_value=r, salt=salt)
+        ),
+        CANDS,
+    )
     diff = after - before
     assert diff.min() >= 0 and diff.max() <= r and np.count_nonzero(diff) <= m
     gumbel = plan_top_k(len(CANDS), 1, 1.0, 0.0, "gumbel", False, m, None, max_rows_per_value=r)

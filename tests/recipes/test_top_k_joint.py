@@ -20,7 +20,7 @@ import pytest
 import dpselect as dp
 from dpselect.core import LInfDistance, MaxDivergence, atom_domain, vector_domain
 from dpselect.core.errors import ParameterError
-from dpselect.data.scores import candidate_scores
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.mechanisms import make_joint_top_k
 from dpselect.recipes.top_k import top_k as recipe_top_k
@@ -62,7 +62,9 @@ def test_the_release_is_the_mechanism_on_the_scores() -> None:
                        source=InsecureSeededSource(seed))  # fmt: skip
         src = InsecureSeededSource(seed)
         salt = src.bits(63)
-        counts = candidate_scores(open_table(FRAME), "page", CANDIDATES, None, 1, salt)
+        counts = open_table(FRAME).scores(
+            Query("page", UnitRule(values_per_unit=1, salt=salt)), CANDIDATES
+        )
         mech = make_joint_top_k(vector_domain(atom_domain(int), size=8),
                                 LInfDistance(monotonic=True), MaxDivergence(), 3,
                                 got.parameters["scale"], source=src)  # fmt: skip

@@ -15,7 +15,7 @@ import pytest
 import dpselect as dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.cli.main import main
-from dpselect.data.partitions import value_counts
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.recipes import unknown_domain_auto
 from dpselect.recipes.top_k import top_k as recipe_top_k
@@ -31,7 +31,17 @@ def _visits(seed: int = 0, persons: int = 300) -> pd.DataFrame:
 
 
 def _kth(table, m: int, salt: int, k: int, r: int = 1) -> int:
-    top = sorted(value_counts(table, "site", "user", m, salt, None, r).values(), reverse=True)
+    top = sorted(
+        dict(
+            table.counts(
+                Query(
+                    "site",
+                    UnitRule(privacy_unit="user", values_per_unit=m, rows_per_value=r, salt=salt),
+                )
+            )
+        ).values(),
+        reverse=True,
+    )
     return int(top[k - 1]) if len(top) >= k else 0
 
 

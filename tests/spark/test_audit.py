@@ -7,6 +7,7 @@ import pytest
 
 from dpselect.core.errors import ParameterError
 from dpselect.data.engines import spark as spark_engine
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.recipes import quantile
 from dpselect.sampling.source import InsecureSeededSource
@@ -41,8 +42,6 @@ def test_int_candidates_on_text_take_huge_and_infinite_rows(spark):
     # are DuckDB's (the oracle).
     import pandas as pd
 
-    from dpselect.data.scores import candidate_scores
-
     # ("4.0" is left out: Spark's try_cast to long refuses it where DuckDB's takes it, an
     # engine difference in matching, not in privacy: each is a rule row by row)
     rows = ["inf", "-inf", "1e300", "-1e20", "9.3e18", "4", " 4 ", "4.5", "x", "nan"]
@@ -51,5 +50,10 @@ def test_int_candidates_on_text_take_huge_and_infinite_rows(spark):
     local = open_table(pd.DataFrame({"s": rows, "u": users}))
     cands = [4, 5, -(10**18)]
     for unit in (None, "u"):
-        got = candidate_scores(open_table(frame), "s", cands, unit, 1, 3)
-        np.testing.assert_array_equal(got, candidate_scores(local, "s", cands, unit, 1, 3))
+        got = open_table(frame).scores(
+            Query("s", UnitRule(privacy_unit=unit, values_per_unit=1, salt=3)), cands
+        )
+        np.testing.assert_array_equal(
+            got,
+            local.scores(Query("s", UnitRule(privacy_unit=unit, values_per_unit=1, salt=3)), cands),
+        )

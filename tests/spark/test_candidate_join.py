@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpselect.data import scores
 from dpselect.data.engines.spark import matching as spark_matching
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 
 from .helpers import both, random_rows
@@ -21,16 +21,17 @@ from .helpers import both, random_rows
 def test_a_long_list_is_joined_by_sort_merge_with_the_same_scores(spark, monkeypatch):
     arrow, frame = both(spark, random_rows(5, n=400))
     cands = list(range(45))
-    broadcast = scores.candidate_scores(open_table(frame), "x", cands, privacy_unit="user",
-                                        max_contributions=2)  # fmt: skip
+    broadcast = open_table(frame).scores(
+        Query("x", UnitRule(privacy_unit="user", values_per_unit=2)), cands
+    )
     monkeypatch.setattr(spark_matching, "MAX_BROADCAST_CANDIDATES", 10)
     monkeypatch.setattr(spark_matching, "CANDIDATES_PER_ROW", 7)  # several rows of candidates
     table = open_table(frame)
     _, joined = spark_matching._matching(table, "x", cands)
     assert "shuffle_merge" in joined._jdf.queryExecution().logical().toString().lower()
-    merged = scores.candidate_scores(table, "x", cands, privacy_unit="user",
-                                     max_contributions=2)  # fmt: skip
-    reference = scores.candidate_scores(open_table(arrow), "x", cands, privacy_unit="user",
-                                        max_contributions=2)  # fmt: skip
+    merged = table.scores(Query("x", UnitRule(privacy_unit="user", values_per_unit=2)), cands)
+    reference = open_table(arrow).scores(
+        Query("x", UnitRule(privacy_unit="user", values_per_unit=2)), cands
+    )
     np.testing.assert_array_equal(merged, broadcast)
     np.testing.assert_array_equal(merged, reference)

@@ -9,11 +9,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from dpselect.data.query import PrivateGroups, Query
 from dpselect.data.tables import open_table
 from dpselect.data.values import canonical_text
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
+from tests.engine_rules import unit_rule
 
 from .test_grouped import SALTS, TYPES, grouped_rows, spark_frame
 
@@ -50,16 +52,16 @@ def test_duckdb_and_spark_find_the_same_groups(data, case):
     column, cands, by, unit, g, m, r = case
     args = dict(privacy_unit=unit, max_groups=g, max_contributions=m, max_rows_per_value=r,
                 **SALTS)  # fmt: skip
-    a = spark.discovered_value_counts(column, by, 3, **args)
-    b = duck.discovered_value_counts(column, by, 3, **args)
+    a = spark.counts(Query(column, unit_rule(**args), PrivateGroups(by)), 3)
+    b = duck.counts(Query(column, unit_rule(**args), PrivateGroups(by)), 3)
     assert _groups(a) == _groups(b) and len(a.groups) > 0
     assert a.persons.tolist() == b.persons.tolist()
     assert a.values is not None and b.values is not None
     texts = [[(canonical_text(v), n) for v, n in group] for group in a.values]
     assert texts == [[(canonical_text(v), n) for v, n in group] for group in b.values]
     if cands is not None:
-        a = spark.discovered_candidate_scores(column, cands, by, **args)
-        b = duck.discovered_candidate_scores(column, cands, by, **args)
+        a = spark.scores(Query(column, unit_rule(**args), PrivateGroups(by)), cands)
+        b = duck.scores(Query(column, unit_rule(**args), PrivateGroups(by)), cands)
         assert _groups(a) == _groups(b) and len(a.groups) > 0
         assert a.persons.tolist() == b.persons.tolist()
         assert a.cells is not None and b.cells is not None
@@ -105,8 +107,8 @@ def test_duckdb_and_spark_find_the_same_numbers(data, case):
     _, spark, duck = data
     column, by, unit, g, r = case
     args = dict(privacy_unit=unit, max_groups=g, max_rows=r, **SALTS)  # fmt: skip
-    a = spark.discovered_values(column, by, **args)
-    b = duck.discovered_values(column, by, **args)
+    a = spark.numbers(Query(column, unit_rule(**args), PrivateGroups(by)))
+    b = duck.numbers(Query(column, unit_rule(**args), PrivateGroups(by)))
     assert _groups(a) == _groups(b) and len(a.groups) > 0
     assert a.persons.tolist() == b.persons.tolist()
     assert a.numbers is not None and b.numbers is not None
@@ -134,17 +136,29 @@ def test_equal_group_keys_are_broken_by_the_order_of_the_values(spark):
               row(3, "c", high, 7.0), row(4, "c", "h", 8.0)]  # fmt: skip
     args = dict(privacy_unit="user", max_groups=1, max_contributions=1, **SALTS)  # fmt: skip
     alone = open_table(spark_frame(spark, one))
-    assert alone.discovered_value_counts("s", "grp", 3, **args).groups == [low]
-    assert alone.discovered_candidate_scores("s", ["a", "b", "c"], "grp", **args).groups == [low]
+    assert alone.counts(Query("s", unit_rule(**args), PrivateGroups("grp")), 3).groups == [low]
+    assert alone.scores(
+        Query("s", unit_rule(**args), PrivateGroups("grp")), ["a", "b", "c"]
+    ).groups == [low]
     numbers = {k: v for k, v in args.items() if k != "max_contributions"}
-    assert alone.discovered_values("d", "grp", max_rows=1, **numbers).groups == [low]
+    assert alone.numbers(
+        Query("d", unit_rule(max_rows=1, **numbers), PrivateGroups("grp"))
+    ).groups == [low]
     rows = one + others
     spark_table = open_table(spark_frame(spark, rows))
     duck = open_table(pa.Table.from_pylist(rows), schema=TYPES)
     for method, call in (
-        ("values", lambda t: t.discovered_value_counts("s", "grp", 3, **args)),
-        ("cells", lambda t: t.discovered_candidate_scores("s", ["a", "b", "c"], "grp", **args)),
-        ("numbers", lambda t: t.discovered_values("d", "grp", max_rows=2, **numbers)),
+        ("values", lambda t: t.counts(Query("s", unit_rule(**args), PrivateGroups("grp")), 3)),
+        (
+            "cells",
+            lambda t: t.scores(
+                Query("s", unit_rule(**args), PrivateGroups("grp")), ["a", "b", "c"]
+            ),
+        ),
+        (
+            "numbers",
+            lambda t: t.numbers(Query("d", unit_rule(max_rows=2, **numbers), PrivateGroups("grp"))),
+        ),
     ):
         a, b = call(spark_table), call(duck)
         assert a.groups == b.groups and a.persons.tolist() == b.persons.tolist(), method

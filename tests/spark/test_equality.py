@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 
 from dpselect.data import scores
+from dpselect.data.query import Query
 from dpselect.data.tables import open_table
 from dpselect.mechanisms.quantile_score import quantile_fraction, rank_excess_of_candidates
 from dpselect.recipes.quantiles import quantile_values
+from tests.engine_rules import unit_rule
 
 from .helpers import both, random_rows
 
@@ -31,7 +33,7 @@ def datasets(spark):
 
 
 def _scores(data, column, cands, **kw):
-    return scores.candidate_scores(open_table(data), column, cands, **kw)
+    return open_table(data).scores(Query(column, unit_rule(**kw)), cands)
 
 
 @pytest.mark.parametrize("column", ["x", "s", "d"])
@@ -77,8 +79,8 @@ def test_top_values(datasets, unit):
     for seed, (arrow, frame) in enumerate(datasets):
         for column in ("x", "s"):
             kw = {"privacy_unit": unit, "max_contributions": 2 if unit else 1, "salt": seed}
-            expected = scores.top_values(open_table(arrow), column, 12, **kw)
-            got = scores.top_values(open_table(frame), column, 12, **kw)
+            expected = open_table(arrow).counts(Query(column, unit_rule(**kw)), 12)
+            got = open_table(frame).counts(Query(column, unit_rule(**kw)), 12)
             assert got == expected, (column, unit)
 
 

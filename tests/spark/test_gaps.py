@@ -10,6 +10,7 @@ import pytest
 
 from dpselect.core.errors import DataError, ParameterError
 from dpselect.data.engines import spark as spark_engine
+from dpselect.data.query import Query
 from dpselect.data.tables import open_table
 from dpselect.mechanisms.quantile_continuous import continuous_accuracy, make_continuous_quantile
 from dpselect.recipes import best_price, quantile
@@ -30,21 +31,21 @@ def test_buyers_at_are_the_counts_at_each_price(prices_frame):
     table = open_table(prices_frame)
     values = column_values(table, "v")  # the rule the in-memory path uses (collects)
     prices = [2.5, 1.0, 0.01, 9.99, 2.5, 10.0, 5.5]  # unsorted, with a repeat
-    got = table.buyers_at("v", prices)
+    got = table.buyers_at(Query("v"), prices)
     np.testing.assert_array_equal(got, [int(np.sum(values >= p)) for p in prices])
     many = [j / 10 for j in range(1, 101)]  # more than TREE_EDGES: the binary search
     np.testing.assert_array_equal(
-        table.buyers_at("v", many), [int(np.sum(values >= p)) for p in many]
+        table.buyers_at(Query("v"), many), [int(np.sum(values >= p)) for p in many]
     )
 
 
 def test_best_price_on_spark_never_collects_the_column(prices_frame, monkeypatch):
     pdf = pd.DataFrame({"v": [r[0] for r in prices_frame.collect()]})
 
-    def refuse(self, column):
+    def refuse(self, column, rule):
         raise AssertionError("the Spark path collected the column")
 
-    monkeypatch.setattr(spark_engine.SparkTable, "column_values", refuse)
+    monkeypatch.setattr(spark_engine.SparkTable, "_column_values", refuse)
     for kw in ({"prices": [1.0, 2.5, 5.0, 9.0]}, {"price_step": 0.05, "max_price": 10.0}):
         kw = {"max_price": 10.0, **kw}
         a = best_price(pdf, 2.0, column="v", source=InsecureSeededSource(3), **kw)

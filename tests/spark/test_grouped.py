@@ -14,11 +14,13 @@ import numpy as np
 import pytest
 
 from dpselect.core.errors import DataError, ParameterError
+from dpselect.data.query import PublicGroups, Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.data.values import canonical_text
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
+from tests.engine_rules import unit_rule
 
 from . import grouped_reference as ref
 
@@ -112,7 +114,7 @@ def test_candidate_scores_equal_the_reference(data, case):
     column, cands, by, groups, unit, g_max, m, r = case
     args = dict(privacy_unit=unit, max_groups=g_max, max_contributions=m,
                 max_rows_per_value=r, **SALTS)  # fmt: skip
-    got = table.grouped_candidate_scores(column, cands, by, groups, **args)
+    got = table.scores(Query(column, unit_rule(**args), PublicGroups(by, groups)), cands)
     expected = ref.candidate_scores(rows, TYPES, column, cands, by, groups, **args)
     assert all(a.dtype == np.int64 for a in got)
     for a, b in zip(got, expected, strict=True):
@@ -135,10 +137,10 @@ VALUE_CASES = [
 def test_value_counts_equal_the_reference(data, case):
     rows, table = data
     column, by, groups, limit, unit, g_max, m, r = case
-    args = dict(limit=limit, privacy_unit=unit, max_groups=g_max, max_contributions=m,
+    args = dict(privacy_unit=unit, max_groups=g_max, max_contributions=m,
                 max_rows_per_value=r, **SALTS)  # fmt: skip
-    got = table.grouped_value_counts(column, by, groups, **args)
-    expected = ref.value_counts(rows, TYPES, column, by, groups, **args)
+    got = table.counts(Query(column, unit_rule(**args), PublicGroups(by, groups)), limit)
+    expected = ref.value_counts(rows, TYPES, column, by, groups, limit=limit, **args)
     assert len(got) == len(groups)
     assert _texts(got) == _texts(expected)
     assert [type(v) for g in got for v, _ in g] == [type(v) for g in expected for v, _ in g]
@@ -160,7 +162,7 @@ def test_values_equal_the_reference(data, case):
     rows, table = data
     column, by, groups, unit, g_max, max_rows = case
     args = dict(privacy_unit=unit, max_groups=g_max, max_rows=max_rows, **SALTS)
-    got = table.grouped_values(column, by, groups, **args)
+    got = table.numbers(Query(column, unit_rule(**args), PublicGroups(by, groups)))
     expected = ref.values(rows, TYPES, column, by, groups, **args)
     assert len(got) == len(groups)
     for a, b in zip(got, expected, strict=True):
@@ -175,12 +177,12 @@ def test_each_group_is_the_ungrouped_method_on_its_kept_rows(spark, data):
     rows, table = data
     unit, g_max = "su", 2
     cands = ["1", "2", "3", "0", "7"]
-    scores = table.grouped_candidate_scores("s", cands, "gi", INT_GROUPS, unit, g_max, 2,
-                                            max_rows_per_value=2, **SALTS)  # fmt: skip
-    counts = table.grouped_value_counts("d", "gi", INT_GROUPS, None, unit, g_max, 2,
-                                        max_rows_per_value=2, **SALTS)  # fmt: skip
-    numbers = table.grouped_values("x", "gi", INT_GROUPS, privacy_unit=unit, max_groups=g_max,
-                                   max_rows=2, **SALTS)  # fmt: skip
+    values = unit_rule(unit, 2, max_rows_per_value=2, max_groups=g_max, **SALTS)
+    rows_rule = unit_rule(unit, max_rows=2, max_groups=g_max, **SALTS)
+    listed = PublicGroups("gi", INT_GROUPS)
+    scores = table.scores(Query("s", values, listed), cands)
+    counts = table.counts(Query("d", values, listed))
+    numbers = table.numbers(Query("x", rows_rule, listed))
     checks = {
         "s": lambda row: row["s"] in cands,
         "d": lambda row: row["d"] is not None,
@@ -192,14 +194,31 @@ def test_each_group_is_the_ungrouped_method_on_its_kept_rows(spark, data):
                 rows, TYPES, "gi", INT_GROUPS, g, unit, g_max, SALTS["group_salt"], keep)]))
             for column, keep in checks.items()
         }  # fmt: skip
-        alone = kept["s"].candidate_scores("s", cands, unit, 2, SALTS["salt"],
-                                           max_rows_per_value=2)  # fmt: skip
+        alone = kept["s"].scores(
+            Query(
+                "s",
+                UnitRule(
+                    privacy_unit=unit, values_per_unit=2, rows_per_value=2, salt=SALTS["salt"]
+                ),
+            ),
+            cands,
+        )
         mine = np.zeros(len(cands), dtype=np.int64)
         mine[scores[1][scores[0] == g]] = scores[2][scores[0] == g]
         assert mine.tolist() == alone.tolist()
-        top = kept["d"].top_values("d", 10**6, unit, 2, SALTS["salt"], max_rows_per_value=2)
+        top = kept["d"].counts(
+            Query(
+                "d",
+                UnitRule(
+                    privacy_unit=unit, values_per_unit=2, rows_per_value=2, salt=SALTS["salt"]
+                ),
+            ),
+            10**6,
+        )
         assert _texts([counts[g]]) == _texts([top])
-        values = kept["x"].column_values("x", privacy_unit=unit, max_rows=2, salt=SALTS["salt"])
+        values = kept["x"].numbers(
+            Query("x", UnitRule(privacy_unit=unit, rows_per_unit=2, salt=SALTS["salt"]))
+        )
         assert np.sort(numbers[g]).tolist() == np.sort(values).tolist()
 
 
@@ -208,22 +227,23 @@ def test_empty_data_and_groups_nothing_matches(spark, data):
     _, table = data
     empty = open_table(spark_frame(spark, []))
     for t, groups in ((empty, TEXT_GROUPS), (table, ["c-no-such"]), (table, [])):
-        g, i, n = t.grouped_candidate_scores("x", [1, 2], "grp", groups, "user", salt=3)
+        listed = PublicGroups("grp", groups)
+        g, i, n = t.scores(Query("x", UnitRule("user", salt=3), listed), [1, 2])
         assert (g.tolist(), i.tolist(), n.tolist()) == ([], [], [])
-        assert t.grouped_value_counts("x", "grp", groups, 5, "user") == [[] for _ in groups]
-        got = t.grouped_values("d", "grp", groups, privacy_unit="user", max_rows=2)
+        assert t.counts(Query("x", UnitRule("user"), listed), 5) == [[] for _ in groups]
+        got = t.numbers(Query("d", UnitRule("user", rows_per_unit=2), listed))
         assert [a.tolist() for a in got] == [[] for _ in groups]
     # groups that do not convert to the by column's type match nothing (no rows read)
-    g, _, _ = table.grouped_candidate_scores("x", [1], "gi", ["not a number"])
+    g, _, _ = table.scores(Query("x", groups=PublicGroups("gi", ["not a number"])), [1])
     assert g.tolist() == []
 
 
 def test_group_multiplicity(data):
     _, table = data
-    assert table.group_multiplicity("grp", TEXT_GROUPS) == 1
-    assert table.group_multiplicity("s", NUMBER_GROUPS) == 2  # "1" matches 1 and 1.0
-    assert table.group_multiplicity("gi", [1, 1.0, 2]) == 2
-    assert table.group_multiplicity("gi", []) == 1
+    assert table.multiplicity(PublicGroups("grp", TEXT_GROUPS)) == 1
+    assert table.multiplicity(PublicGroups("s", NUMBER_GROUPS)) == 2  # "1" matches 1 and 1.0
+    assert table.multiplicity(PublicGroups("gi", [1, 1.0, 2])) == 2
+    assert table.multiplicity(PublicGroups("gi", [])) == 1
 
 
 def test_errors_come_from_public_facts_before_any_job(spark):
@@ -237,22 +257,24 @@ def test_errors_come_from_public_facts_before_any_job(spark):
         f.array(f.col("id")).alias("arr"),
     )
     table = open_table(poisoned)
+    g0 = PublicGroups("g", [0])
     calls = [
-        (ParameterError, "max_groups", lambda: table.grouped_candidate_scores(
-            "s", ["v"], "g", [0], max_groups=2)),
-        (ParameterError, "max_contributions", lambda: table.grouped_value_counts(
-            "s", "g", [0], max_contributions=3)),
-        (ParameterError, "max_rows_per_value", lambda: table.grouped_value_counts(
-            "s", "g", [0], max_rows_per_value=2)),
-        (ParameterError, "max_rows", lambda: table.grouped_values("s", "g", [0], max_rows=2)),
-        (ParameterError, "max_groups", lambda: table.grouped_values(
-            "s", "g", [0], privacy_unit="user", max_groups=0)),
-        (ParameterError, "limit", lambda: table.grouped_value_counts("s", "g", [0], limit=-1)),
-        (DataError, "by", lambda: table.grouped_candidate_scores("s", ["v"], "nope", [0])),
-        (DataError, "by", lambda: table.grouped_values("s", "arr", [0])),
-        (DataError, "privacy_unit", lambda: table.grouped_value_counts(
-            "s", "g", [0], privacy_unit="nope")),
-        (DataError, "by", lambda: table.group_multiplicity("nope", [0])),
+        (ParameterError, "max_groups",
+         lambda: table.scores(Query("s", UnitRule(groups_per_unit=2), g0), ["v"])),
+        (ParameterError, "max_contributions",
+         lambda: table.counts(Query("s", UnitRule(values_per_unit=3), g0))),
+        (ParameterError, "max_rows_per_value",
+         lambda: table.counts(Query("s", UnitRule(rows_per_value=2), g0))),
+        (ParameterError, "max_rows",
+         lambda: table.numbers(Query("s", UnitRule(rows_per_unit=2), g0))),
+        (ParameterError, "max_groups",
+         lambda: table.numbers(Query("s", UnitRule("user", groups_per_unit=0), g0))),
+        (ParameterError, "limit", lambda: table.counts(Query("s", groups=g0), -1)),
+        (DataError, "by",
+         lambda: table.scores(Query("s", groups=PublicGroups("nope", [0])), ["v"])),
+        (DataError, "by", lambda: table.numbers(Query("s", groups=PublicGroups("arr", [0])))),
+        (DataError, "privacy_unit", lambda: table.counts(Query("s", UnitRule("nope"), g0))),
+        (DataError, "by", lambda: table.multiplicity(PublicGroups("nope", [0]))),
     ]  # fmt: skip
     for error, word, call in calls:
         with pytest.raises(error, match=word):
@@ -272,17 +294,17 @@ def test_duckdb_and_spark_give_the_same_grouped_answers(data, case):
     duck = open_table(frame, schema=TYPES)
     args = dict(privacy_unit=unit, max_groups=g_max, max_contributions=m,
                 max_rows_per_value=r, **SALTS)  # fmt: skip
-    for a, b in zip(table.grouped_candidate_scores(column, cands, by, groups, **args),
-                    duck.grouped_candidate_scores(column, cands, by, groups, **args),
+    for a, b in zip(table.scores(Query(column, unit_rule(**args), PublicGroups(by, groups)), cands),
+                    duck.scores(Query(column, unit_rule(**args), PublicGroups(by, groups)), cands),
                     strict=True):  # fmt: skip
         assert a.tolist() == b.tolist()
-    spark_counts = table.grouped_value_counts(column, by, groups, 5, **args)
-    duck_counts = duck.grouped_value_counts(column, by, groups, 5, **args)
+    spark_counts = table.counts(Query(column, unit_rule(**args), PublicGroups(by, groups)), 5)
+    duck_counts = duck.counts(Query(column, unit_rule(**args), PublicGroups(by, groups)), 5)
     assert _texts(spark_counts) == _texts(duck_counts)
     if column in ("x", "d") and unit is not None:
         kw = dict(privacy_unit=unit, max_groups=g_max, max_rows=r, **SALTS)  # fmt: skip
-        for a, b in zip(table.grouped_values(column, by, groups, **kw),
-                        duck.grouped_values(column, by, groups, **kw), strict=True):  # fmt: skip
+        query = Query(column, unit_rule(**kw), PublicGroups(by, groups))
+        for a, b in zip(table.numbers(query), duck.numbers(query), strict=True):
             assert sorted(a.tolist()) == sorted(b.tolist())
 
 

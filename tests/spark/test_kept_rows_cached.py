@@ -26,6 +26,7 @@ from dpselect.data import values as value_rules
 from dpselect.data.engines import spark as spark_engine
 from dpselect.data.engines.spark import keys as spark_keys
 from dpselect.data.engines.spark import rows as spark_rows
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 
 SALTS = (0, 987654321, 2**63 - 1)
@@ -136,8 +137,12 @@ def test_equal_to_duckdb_and_the_rule(spark, m):
         table = spark_engine.open_spark_table(frame)
         for salt in SALTS:
             expected = _reference(rows, m, salt).get(0, [])
-            got = np.sort(table.column_values("v", privacy_unit="u", max_rows=m, salt=salt))
-            oracle = np.sort(duck.column_values("v", privacy_unit="u", max_rows=m, salt=salt))
+            got = np.sort(
+                table.numbers(Query("v", UnitRule(privacy_unit="u", rows_per_unit=m, salt=salt)))
+            )
+            oracle = np.sort(
+                duck.numbers(Query("v", UnitRule(privacy_unit="u", rows_per_unit=m, salt=salt)))
+            )
             assert got.tolist() == expected
             assert oracle.tolist() == expected
             assert _spark_kept(frame, m, salt).get(0, []) == expected
@@ -164,7 +169,9 @@ def test_numbers_sharing_a_code(spark, monkeypatch, bits, m):
     table = spark_engine.open_spark_table(frame)
     for salt in SALTS:
         expected = _reference(rows, m, salt)[0]
-        got = np.sort(table.column_values("v", privacy_unit="u", max_rows=m, salt=salt))
+        got = np.sort(
+            table.numbers(Query("v", UnitRule(privacy_unit="u", rows_per_unit=m, salt=salt)))
+        )
         assert got.tolist() == expected
 
 
@@ -224,7 +231,9 @@ def test_a_session_refusing_the_cache_still_works(spark, monkeypatch):
 
     monkeypatch.setattr(DataFrame, "cache", refused)
     for m in (1, 3):
-        got = np.sort(table.column_values("v", privacy_unit="u", max_rows=m, salt=17))
+        got = np.sort(
+            table.numbers(Query("v", UnitRule(privacy_unit="u", rows_per_unit=m, salt=17)))
+        )
         assert got.tolist() == _reference(rows, m, 17)[0]
         counts = spark_engine.grid_counts(
             table, "v", -3.0, 3.0, 12, spark_rows._UnitCap("u", m, 17)

@@ -15,6 +15,7 @@ import pytest
 
 from dpselect.data.engines import spark as spark_engine
 from dpselect.data.engines.spark import cache as spark_cache
+from dpselect.data.query import Query, UnitRule
 
 KEY = spark_cache._CACHED_PARTITIONING
 
@@ -52,9 +53,9 @@ def test_top_values_leaves_no_cache_and_restores_the_setting(spark, table, befor
     else:
         spark.conf.set(KEY, before)
     try:
-        assert table.top_values("item", 10, "u", 2, 7) == spark_engine.top_values(
-            table, "item", 10, "u", 2, 7
-        )
+        assert table.counts(
+            Query("item", UnitRule(privacy_unit="u", values_per_unit=2, salt=7)), 10
+        ) == spark_engine.top_values(table, "item", 10, "u", 2, 7)
         assert _nothing_cached(spark)
         assert spark.conf.get(KEY, None) == before
     finally:
@@ -62,7 +63,7 @@ def test_top_values_leaves_no_cache_and_restores_the_setting(spark, table, befor
 
 
 def test_the_rows_are_joined_with_the_cached_values(table, plans):
-    table.top_values("item", 10, "u", 2, 7)
+    table.counts(Query("item", UnitRule(privacy_unit="u", values_per_unit=2, salt=7)), 10)
     assert any("InMemoryRelation" in plan for plan in plans)
 
 

@@ -2,7 +2,7 @@
 
 Without a privacy unit one row adds 1 to every candidate its value matches, so the noisy
 histograms' L1 sensitivity is the most candidates one value can match (``c``). DuckDB's rule
-(``scores.match_multiplicity``) groups the candidates with DuckDB's casts and equality; the
+(``matching.match_multiplicity``) groups the candidates with DuckDB's casts and equality; the
 Spark engine matches rows with Spark's equality. Here, for a battery of column types and
 candidate lists, Spark's own matching (``spark_engine``'s match expression and candidate
 frame, the score query's join) runs over probe rows built from the candidate list itself (no
@@ -26,10 +26,11 @@ import numpy as np
 import pytest
 
 from dpselect.core.errors import DataError
-from dpselect.data import scores
+from dpselect.data import matching
 from dpselect.data.engines import spark as spark_engine
 from dpselect.data.engines.spark import columns as spark_columns
 from dpselect.data.engines.spark import matching as spark_matching
+from dpselect.data.query import Query
 from dpselect.data.tables import open_table
 from dpselect.recipes.top_k import top_k
 from dpselect.sampling.source import InsecureSeededSource
@@ -124,9 +125,9 @@ def test_spark_matching_multiplicity(spark, dtype, cands, on_spark, on_duckdb):
     table = open_table(_frame(spark, dtype, []))
     duck_type = table.require_column("x")
     assert max(1, spark_matches_per_value(table, cands)) == on_spark
-    assert scores.match_multiplicity(duck_type, cands) == on_duckdb
+    assert matching.match_multiplicity(duck_type, cands) == on_duckdb
     # what the recipes calibrate the histograms with: Spark's own count on a Spark table
-    assert scores.candidate_multiplicity(table, "x", cands) == on_spark
+    assert table.multiplicity("x", cands) == on_spark
 
 
 def test_timestamps_are_refused_from_the_schema(spark):
@@ -142,12 +143,12 @@ def test_spark_histograms_are_calibrated_to_spark_matching(spark):
     one row of 'a' move one count.)"""
     lcase = "string collate UTF8_LCASE"
     merged = _frame(spark, lcase, ["a", "b"])
-    assert scores.candidate_multiplicity(open_table(merged), "x", ["a", "A", "b"]) == 1
-    assert scores.candidate_scores(open_table(merged), "x", ["a", "A", "b"]).tolist() == [1, 0, 1]
+    assert open_table(merged).multiplicity("x", ["a", "A", "b"]) == 1
+    assert open_table(merged).scores(Query("x"), ["a", "A", "b"]).tolist() == [1, 0, 1]
     dtype, cands = "string", [4, 4.0, 5]
     data, neighbour = _frame(spark, dtype, ["4", "5", "5"]), _frame(spark, dtype, ["5", "5"])
-    diff = scores.candidate_scores(open_table(data), "x", cands) - scores.candidate_scores(
-        open_table(neighbour), "x", cands
+    diff = open_table(data).scores(Query("x"), cands) - open_table(neighbour).scores(
+        Query("x"), cands
     )
     l1 = int(np.abs(diff).sum())
     assert l1 == 2
@@ -171,6 +172,6 @@ def test_the_multiplicity_reads_no_row(spark):
         f.raise_error(f.lit("a row was read")).cast("string").alias("x")
     )
     table = open_table(poisoned)
-    assert scores.candidate_multiplicity(table, "x", [4, 4.0, 5]) == 2
+    assert table.multiplicity("x", [4, 4.0, 5]) == 2
     with pytest.raises(Exception, match="a row was read"):
-        scores.candidate_scores(table, "x", [4, 4.0, 5])
+        table.scores(Query("x"), [4, 4.0, 5])

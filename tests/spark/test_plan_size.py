@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from dpselect.data.engines import spark as spark_engine
+from dpselect.data.query import PrivateGroups, PublicGroups, Query, UnitRule
 
 #: The most shifts one line of a plan may hold: a step of the key or of its inverse spells
 #: a handful (``x ^ (x >> 13) ^ (x >> 26)``); the ten steps spelt as one nested expression
@@ -52,21 +53,47 @@ def table(spark):
 
 
 QUERIES = {
-    "top_values": lambda t: t.top_values("item", 10, "u", 2, 7),
-    "candidate_scores": lambda t: t.candidate_scores("item", ["a", "b", "c"], "u", 2, 7),
-    "candidate_scores r=2": lambda t: t.candidate_scores("item", ["a", "b"], "u", 2, 7, None, 2),
-    "top_values r=2": lambda t: t.top_values("item", 10, "u", 2, 7, None, 2),
-    "grouped_value_counts": lambda t: t.grouped_value_counts(
-        "item", "g", ["p", "q"], None, "u", 1, 2, 7, 9
+    "top_values": lambda t: t.counts(
+        Query("item", UnitRule(privacy_unit="u", values_per_unit=2, salt=7)), 10
     ),
-    "grouped_candidate_scores": lambda t: t.grouped_candidate_scores(
-        "item", ["a", "b"], "g", ["p", "q"], "u", 2, 2, 7, 9
+    "candidate_scores": lambda t: t.scores(
+        Query("item", UnitRule(privacy_unit="u", values_per_unit=2, salt=7)), ["a", "b", "c"]
     ),
-    "discovered_value_counts": lambda t: t.discovered_value_counts(
-        "item", "g", None, "u", 1, 2, 7, 9
+    "candidate_scores r=2": lambda t: t.scores(
+        Query("item", UnitRule(privacy_unit="u", values_per_unit=2, rows_per_value=2, salt=7)),
+        ["a", "b"],
     ),
-    "grouped_values": lambda t: t.grouped_values(
-        "y", "g", ["p", "q"], privacy_unit="u", max_groups=1, max_rows=2, salt=7, group_salt=9
+    "top_values r=2": lambda t: t.counts(
+        Query("item", UnitRule(privacy_unit="u", values_per_unit=2, rows_per_value=2, salt=7)), 10
+    ),
+    "grouped_value_counts": lambda t: t.counts(
+        Query(
+            "item",
+            UnitRule(privacy_unit="u", values_per_unit=2, groups_per_unit=1, salt=7, group_salt=9),
+            PublicGroups("g", ["p", "q"]),
+        )
+    ),
+    "grouped_candidate_scores": lambda t: t.scores(
+        Query(
+            "item",
+            UnitRule(privacy_unit="u", values_per_unit=2, groups_per_unit=2, salt=7, group_salt=9),
+            PublicGroups("g", ["p", "q"]),
+        ),
+        ["a", "b"],
+    ),
+    "discovered_value_counts": lambda t: t.counts(
+        Query(
+            "item",
+            UnitRule(privacy_unit="u", values_per_unit=2, groups_per_unit=1, salt=7, group_salt=9),
+            PrivateGroups("g"),
+        )
+    ),
+    "grouped_values": lambda t: t.numbers(
+        Query(
+            "y",
+            UnitRule(privacy_unit="u", rows_per_unit=2, groups_per_unit=1, salt=7, group_salt=9),
+            PublicGroups("g", ["p", "q"]),
+        )
     ),
 }
 

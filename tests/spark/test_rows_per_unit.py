@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from dpselect.data.grids import grid_cell, grid_edges, grid_size
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.mechanisms.quantile_score import quantile_fraction, rank_excess_of_candidates
 from dpselect.recipes.quantiles import quantile as recipe_quantile
@@ -28,7 +29,9 @@ def datasets(spark):
 
 def _duckdb_kept(arrow, column, unit, r, salt):
     table = open_table(arrow)
-    return np.sort(table.column_values(column, privacy_unit=unit, max_rows=r, salt=salt))
+    return np.sort(
+        table.numbers(Query(column, UnitRule(privacy_unit=unit, rows_per_unit=r, salt=salt)))
+    )
 
 
 @pytest.mark.parametrize("column, unit", [("d", "user"), ("x", "user"), ("s", "user"), ("d", "s")])
@@ -38,7 +41,11 @@ def test_kept_rows_equal_duckdb(datasets, column, unit, r):
         spark = open_table(frame)
         for salt in SALTS:
             expected = _duckdb_kept(arrow, column, unit, r, salt)
-            got = np.sort(spark.column_values(column, privacy_unit=unit, max_rows=r, salt=salt))
+            got = np.sort(
+                spark.numbers(
+                    Query(column, UnitRule(privacy_unit=unit, rows_per_unit=r, salt=salt))
+                )
+            )
             assert np.array_equal(got, expected)
 
 
@@ -51,7 +58,10 @@ def test_histogram_modes_and_buyers_equal_duckdb(datasets):
             kept = _duckdb_kept(arrow, "d", "user", 2, salt)
             # candidates: every candidate has the real rows' rank excess
             stand_ins = spark.quantile_values(
-                "d", cands, None, None, privacy_unit="user", max_rows=2, salt=salt
+                Query("d", UnitRule(privacy_unit="user", rows_per_unit=2, salt=salt)),
+                candidates=cands,
+                bounds=None,
+                resolution=None,
             )
             for q in (0.1, 0.5, 0.9):
                 level = quantile_fraction(q)
@@ -61,20 +71,32 @@ def test_histogram_modes_and_buyers_equal_duckdb(datasets):
                 )
             # bounds: the kept rows rounded down to the public grid
             grid = spark.quantile_values(
-                "d", None, (lo, hi), 0.5, privacy_unit="user", max_rows=2, salt=salt
+                Query("d", UnitRule(privacy_unit="user", rows_per_unit=2, salt=salt)),
+                candidates=None,
+                bounds=(lo, hi),
+                resolution=0.5,
             )
             cells = grid_size(lo, hi, 0.5)
             rounded = grid_edges(lo, hi, cells)[grid_cell(kept, lo, hi, cells)]
             assert np.array_equal(np.sort(grid), np.sort(rounded))
             prices = [0.25, 1.0, 2.0, 9.0]
-            got = spark.buyers_at("d", prices, privacy_unit="user", max_rows=2, salt=salt)
+            got = spark.buyers_at(
+                Query("d", UnitRule(privacy_unit="user", rows_per_unit=2, salt=salt)), prices
+            )
             assert got.tolist() == [int(np.sum(kept >= p)) for p in prices]
 
 
 def test_row_counts_equal_duckdb(datasets):
     for arrow, frame in datasets:
-        expected = np.sort(open_table(arrow).row_counts("d", "user"))
-        assert np.array_equal(np.sort(open_table(frame).row_counts("d", "user")), expected)
+        expected = np.sort(
+            open_table(arrow).unit_sizes(Query("d", UnitRule(privacy_unit="user")), "rows")
+        )
+        assert np.array_equal(
+            np.sort(
+                open_table(frame).unit_sizes(Query("d", UnitRule(privacy_unit="user")), "rows")
+            ),
+            expected,
+        )
 
 
 def test_quantile_recipe_per_unit_on_spark(datasets):
@@ -110,7 +132,7 @@ def test_bounds_choice_reads_counts_not_values(datasets):
     bins, levels = bound_bins(), [Fraction(1, 20), Fraction(19, 20)]
     for arrow, frame in datasets:
         duck, spark = open_table(arrow), open_table(frame)
-        expected = [bin_scores(duck.column_values("d"), bins, lv) for lv in levels]
+        expected = [bin_scores(duck.numbers(Query("d")), bins, lv) for lv in levels]
         assert _engine_bin_scores(spark, "d", bins, levels, {}) == expected
         unit = {"privacy_unit": "user", "max_rows": 2, "salt": 5}
         kept = _duckdb_kept(arrow, "d", "user", 2, 5)

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 from dpselect.core.errors import ParameterError
-from dpselect.data import scores
-from dpselect.data.partitions import value_counts
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
+from tests.engine_rules import unit_rule
 
 from .helpers import both, random_rows
 
@@ -36,20 +36,20 @@ def test_scores_and_counts_equal_duckdbs(datasets, m, r, arrays, monkeypatch):
         kw = {"privacy_unit": "user", "max_contributions": m, "salt": 77 + seed,
               "max_rows_per_value": r}  # fmt: skip
         for column, cands in (("x", list(range(45))), ("s", [str(i) for i in range(45)])):
-            want = scores.candidate_scores(open_table(arrow), column, cands, **kw)
-            got = scores.candidate_scores(open_table(frame), column, cands, **kw)
+            want = open_table(arrow).scores(Query(column, unit_rule(**kw)), cands)
+            got = open_table(frame).scores(Query(column, unit_rule(**kw)), cands)
             np.testing.assert_array_equal(got, want, err_msg=f"{column} m={m} r={r}")
             assert seed == 2 or want.sum() > 0
-            top_want = scores.top_values(open_table(arrow), column, 12, **kw)
-            assert scores.top_values(open_table(frame), column, 12, **kw) == top_want
-        assert value_counts(open_table(frame), "s", **kw) == value_counts(open_table(arrow), "s",
-                                                                           **kw)  # fmt: skip
+            top_want = open_table(arrow).counts(Query(column, unit_rule(**kw)), 12)
+            assert open_table(frame).counts(Query(column, unit_rule(**kw)), 12) == top_want
+        query = Query("s", unit_rule(**kw))
+        assert dict(open_table(frame).counts(query)) == dict(open_table(arrow).counts(query))
 
 
 def test_without_a_unit_r_is_refused(datasets):
     _, frame = datasets[0]
     with pytest.raises(ParameterError, match="max_rows_per_value applies only"):
-        scores.candidate_scores(open_table(frame), "x", [1, 2], max_rows_per_value=2)
+        open_table(frame).scores(Query("x", UnitRule(rows_per_value=2)), [1, 2])
 
 
 def test_top_k_and_partition_selection_match_duckdb(spark):
@@ -95,4 +95,10 @@ def test_top_k_auto_contributions_at_r_equal_duckdbs(datasets):
 def test_person_values_with_rows_refused_on_spark(datasets):
     _, frame = datasets[0]
     with pytest.raises(ParameterError, match="DuckDB"):
-        open_table(frame).person_values("s", "user", 2, 1, None, max_rows_per_value=3)
+        open_table(frame).person_values(
+            Query(
+                Query(
+                    "s", UnitRule(privacy_unit="user", values_per_unit=2, rows_per_value=3, salt=1)
+                )
+            )
+        )

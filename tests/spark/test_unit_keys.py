@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from dpselect.data import scores
+from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 
 
@@ -29,13 +29,23 @@ def test_invalid_utf8_text_units_are_distinct_and_equal_in_both_engines(spark, t
     path, cands = _file(tmp_path)
     frame = spark.read.parquet(path)
     for m in (1, 2, 3):
-        duck = scores.candidate_scores(open_table(path), "v", cands, "uid", m, salt=9)
-        sp = scores.candidate_scores(open_table(frame), "v", cands, "uid", m, salt=9)
+        duck = open_table(path).scores(
+            Query("v", UnitRule(privacy_unit="uid", values_per_unit=m, salt=9)), cands
+        )
+        sp = open_table(frame).scores(
+            Query("v", UnitRule(privacy_unit="uid", values_per_unit=m, salt=9)), cands
+        )
         assert duck.tolist() == sp.tolist(), m
-    everyone = scores.candidate_scores(open_table(path), "v", cands, "uid", 3, salt=9)
+    everyone = open_table(path).scores(
+        Query("v", UnitRule(privacy_unit="uid", values_per_unit=3, salt=9)), cands
+    )
     assert int(everyone.sum()) == sum(i % 3 + 1 for i in range(6))  # no unit merged
-    duck_top = scores.top_values(open_table(path), "v", 10, "uid", 2, salt=9)
-    spark_top = scores.top_values(open_table(frame), "v", 10, "uid", 2, salt=9)
+    duck_top = open_table(path).counts(
+        Query("v", UnitRule(privacy_unit="uid", values_per_unit=2, salt=9)), 10
+    )
+    spark_top = open_table(frame).counts(
+        Query("v", UnitRule(privacy_unit="uid", values_per_unit=2, salt=9)), 10
+    )
     assert duck_top == spark_top
 
 
@@ -56,8 +66,12 @@ def test_csv_lines_that_are_not_utf8_are_no_rows_in_both_engines(spark, tmp_path
                            ("u\ufffd", "y")])  # fmt: skip
     cands = ["x", "y", "€"]
     for m in (1, 2):
-        duck = scores.candidate_scores(open_table(str(path)), "v", cands, "uid", m, salt=4)
-        sp = scores.candidate_scores(open_table(frame), "v", cands, "uid", m, salt=4)
+        duck = open_table(str(path)).scores(
+            Query("v", UnitRule(privacy_unit="uid", values_per_unit=m, salt=4)), cands
+        )
+        sp = open_table(frame).scores(
+            Query("v", UnitRule(privacy_unit="uid", values_per_unit=m, salt=4)), cands
+        )
         assert duck.tolist() == sp.tolist() == [2, 2, 1]
 
 
@@ -68,4 +82,6 @@ def test_collated_text_units_are_compared_by_their_bytes(spark):
     text = spark.createDataFrame([("a", "x"), ("A", "x"), ("b", "y")], "uid string, v string")
     collated = text.select(f.col("uid").cast("string collate UTF8_LCASE").alias("uid"), "v")
     table = open_table(collated)
-    assert scores.candidate_scores(table, "v", ["x", "y"], "uid", 1, salt=3).tolist() == [2, 1]
+    assert table.scores(
+        Query("v", UnitRule(privacy_unit="uid", values_per_unit=1, salt=3)), ["x", "y"]
+    ).tolist() == [2, 1]

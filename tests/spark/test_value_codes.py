@@ -8,8 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from dpselect.data import scores
+from dpselect.data.query import Query
 from dpselect.data.tables import open_table
+from tests.engine_rules import unit_rule
 
 from .helpers import both
 
@@ -36,8 +37,8 @@ def test_top_values_with_coded_values_equal_duckdb(spark, seed):
         for m, r in ((1, 1), (2, 1), (3, 2)):
             kw = {"privacy_unit": "user", "max_contributions": m, "salt": 77 + seed,
                   "max_rows_per_value": r}  # fmt: skip
-            expected = scores.top_values(open_table(arrow), column, 1000, **kw)
-            got = scores.top_values(open_table(frame), column, 1000, **kw)
+            expected = open_table(arrow).counts(Query(column, unit_rule(**kw)), 1000)
+            got = open_table(frame).counts(Query(column, unit_rule(**kw)), 1000)
             # NaN != NaN: compare the values by their text
             assert [(repr(v), n) for v, n in got] == [(repr(v), n) for v, n in expected], (
                 column, m, r,
@@ -59,11 +60,11 @@ def test_equal_value_keys_are_broken_by_the_order_of_the_values(spark):
     assert len({value_code(COLLIDING_SALT, v, "v") for v in COLLIDING}) == 1 and low < high
     _, alone = both(spark, [(1, 0, high, 0.0), (1, 0, low, 0.0), (1, 0, high, 0.0)])
     kw = {"privacy_unit": "user", "max_contributions": 1, "salt": COLLIDING_SALT}
-    assert scores.top_values(open_table(alone), "s", 10, **kw) == [(low, 1)]
+    assert open_table(alone).counts(Query("s", unit_rule(**kw)), 10) == [(low, 1)]
     rows = [(1, 0, high, 0.0), (1, 0, low, 0.0), (2, 0, high, 0.0), (2, 0, "w", 0.0),
             (3, 0, low, 0.0), (3, 0, high, 0.0), (3, 0, low, 0.0), (3, 0, "w", 0.0)]  # fmt: skip
     arrow, frame = both(spark, rows)
     for m, r in ((1, 1), (2, 1), (1, 2), (2, 2)):
         kw = {**kw, "max_contributions": m, "max_rows_per_value": r}
-        expected = scores.top_values(open_table(arrow), "s", 10, **kw)
-        assert scores.top_values(open_table(frame), "s", 10, **kw) == expected, (m, r)
+        expected = open_table(arrow).counts(Query("s", unit_rule(**kw)), 10)
+        assert open_table(frame).counts(Query("s", unit_rule(**kw)), 10) == expected, (m, r)

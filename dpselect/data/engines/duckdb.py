@@ -11,14 +11,23 @@ come back as NumPy arrays.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast, overload
 
 import numpy as np
 import numpy.typing as npt
 
-from .. import dictionary_scores, grouped_scores, packed_scores, partitions, scores
+from .. import (
+    dictionary_scores,
+    discovered_scores,
+    grouped_scores,
+    matching,
+    packed_scores,
+    partitions,
+    scores,
+)
 from ..discovered_groups import DiscoveredGroups
-from ..engine import Progress
+from ..engine import Capabilities, Cells, UnitSize
+from ..query import PrivateGroups, Progress, PublicGroups, Query, UnitRule
 from ..rules import hashed_text_sql, md5_bits_sql, salt_text
 from ..text_lines import quote_identifier as _quote
 from ..values import canonical_text_sql, is_text, kept_numbers, number_kept_sql
@@ -83,33 +92,66 @@ class DuckDBEngine:
 
     #: The engine's name, for reports (never for dispatch: recipes call the methods).
     name: str = "duckdb"
-    #: :meth:`person_values` holds each person's values in the driver.
-    holds_persons_in_driver: bool = True
+    #: :meth:`person_values` holds each person's values in the driver; DuckDB reports the
+    #: progress of a query over a second.
+    capabilities: ClassVar[Capabilities] = Capabilities(persons_in_driver=True, progress=True)
 
     def _table(self) -> Table:
         return cast("Table", self)
 
-    def candidate_scores(
-        self,
-        column: str,
-        candidates: Sequence[Any],
-        privacy_unit: str | None = None,
-        max_contributions: int = 1,
-        salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
+    def multiplicity(self, of: str | PublicGroups, values: Sequence[Any] = ()) -> int:
+        """DuckDB's casts and equality: of candidates on a column
+        (:func:`dpselect.data.matching.match_multiplicity`), of a group list on ``by``
+        (:func:`dpselect.data.grouped_scores.duckdb_group_multiplicity`)."""
+        if isinstance(of, PublicGroups):
+            return grouped_scores.duckdb_group_multiplicity(self._table(), of.by, of.groups)
+        return matching.match_multiplicity(self._table().require_column(of), values)
+
+    @overload
+    def scores(self, query: Query[None], candidates: Sequence[Any]) -> npt.NDArray[np.int64]: ...
+    @overload
+    def scores(self, query: Query[PublicGroups], candidates: Sequence[Any]) -> Cells: ...
+    @overload
+    def scores(
+        self, query: Query[PrivateGroups], candidates: Sequence[Any]
+    ) -> DiscoveredGroups: ...
+    def scores(
+        self, query: Query[Any], candidates: Sequence[Any]
+    ) -> npt.NDArray[np.int64] | Cells | DiscoveredGroups:
+        """The bounded scores (:meth:`dpselect.data.engine.Engine.scores`): ungrouped by
+        :meth:`_candidate_scores`; public groups by
+        :func:`dpselect.data.grouped_scores.duckdb_grouped_candidate_scores`; private groups
+        by :func:`dpselect.data.discovered_scores.duckdb_discovered_candidate_scores`."""
+        rule, groups = query.rule, query.groups
+        if isinstance(groups, PublicGroups):
+            return grouped_scores.duckdb_grouped_candidate_scores(
+                self._table(), query.column, candidates, groups.by, groups.groups,
+                rule.privacy_unit, rule.groups_per_unit, rule.values_per_unit, rule.salt,
+                rule.group_salt, query.progress, rule.rows_per_value,
+            )  # fmt: skip
+        if isinstance(groups, PrivateGroups):
+            return discovered_scores.duckdb_discovered_candidate_scores(
+                self._table(), query.column, candidates, groups.by, rule.privacy_unit,
+                rule.groups_per_unit, rule.values_per_unit, rule.salt, rule.group_salt,
+                query.progress, rule.rows_per_value,
+            )  # fmt: skip
+        return self._candidate_scores(query.column, candidates, rule, query.progress)
+
+    def _candidate_scores(
+        self, column: str, candidates: Sequence[Any], rule: UnitRule, progress: Progress
     ) -> npt.NDArray[np.int64]:
-        """The bounded score vector: with a text unit or ``max_rows_per_value > 1``, the
+        """The ungrouped score vector: with a text unit or ``rows_per_value > 1``, the
         dictionary plan (:func:`dpselect.data.dictionary_scores.dictionary_candidate_scores`)
         where :func:`~dpselect.data.dictionary_scores.dictionary_files` allows it; else with a
-        unit and ``max_rows_per_value = 1`` the packed plan
+        unit and ``rows_per_value = 1`` the packed plan
         (:func:`dpselect.data.packed_scores.packed_candidate_scores`); else the SQL plan
         (:func:`dpselect.data.scores.duckdb_candidate_scores`). The same rule, so the same
-        scores; the plan is chosen by public facts only. ``max_rows_per_value``: each kept
+        scores; the plan is chosen by public facts only. ``rows_per_value``: each kept
         value adds the person's rows with it, at most that many (module
         :mod:`dpselect.data.scores`)."""
         table = self._table()
-        r = scores.check_rows_per_value(max_rows_per_value, privacy_unit)
+        privacy_unit, max_contributions, salt = rule.privacy_unit, rule.values_per_unit, rule.salt
+        r = scores.check_rows_per_value(rule.rows_per_value, privacy_unit)
         if privacy_unit is not None:
             col_type = table.require_column(column)
             unit_type = table.require_column(privacy_unit, "privacy_unit")
@@ -136,57 +178,58 @@ class DuckDBEngine:
             table, column, candidates, privacy_unit, max_contributions, salt, progress, r
         )
 
-    def candidate_multiplicity(self, column: str, candidates: Sequence[Any]) -> int:
-        """DuckDB's casts and equality (:func:`dpselect.data.scores.match_multiplicity`)."""
-        return scores.match_multiplicity(self._table().require_column(column), candidates)
-
-    def top_values(
-        self,
-        column: str,
-        limit: int,
-        privacy_unit: str | None = None,
-        max_contributions: int = 1,
-        salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> list[tuple[Any, int]]:
-        """The ``limit`` best values (:func:`dpselect.data.scores.duckdb_top_values`)."""
+    @overload
+    def counts(self, query: Query[None], limit: int | None = None) -> list[tuple[Any, int]]: ...
+    @overload
+    def counts(
+        self, query: Query[PublicGroups], limit: int | None = None
+    ) -> list[list[tuple[Any, int]]]: ...
+    @overload
+    def counts(self, query: Query[PrivateGroups], limit: int | None = None) -> DiscoveredGroups: ...
+    def counts(
+        self, query: Query[Any], limit: int | None = None
+    ) -> list[tuple[Any, int]] | list[list[tuple[Any, int]]] | DiscoveredGroups:
+        """The bounded value counts (:meth:`dpselect.data.engine.Engine.counts`): ungrouped by
+        :func:`dpselect.data.scores.duckdb_top_values` (no limit:
+        :data:`~dpselect.data.partitions.ALL_VALUES`); public groups by
+        :func:`dpselect.data.grouped_scores.duckdb_grouped_value_counts`; private groups by
+        :func:`dpselect.data.discovered_scores.duckdb_discovered_value_counts`."""
+        rule, groups, table = query.rule, query.groups, self._table()
+        if isinstance(groups, PublicGroups):
+            return grouped_scores.duckdb_grouped_value_counts(
+                table, query.column, groups.by, groups.groups, limit, rule.privacy_unit,
+                rule.groups_per_unit, rule.values_per_unit, rule.salt, rule.group_salt,
+                query.progress, rule.rows_per_value,
+            )  # fmt: skip
+        if isinstance(groups, PrivateGroups):
+            return discovered_scores.duckdb_discovered_value_counts(
+                table, query.column, groups.by, limit, rule.privacy_unit,
+                rule.groups_per_unit, rule.values_per_unit, rule.salt, rule.group_salt,
+                query.progress, rule.rows_per_value,
+            )  # fmt: skip
         return scores.duckdb_top_values(
-            self._table(), column, limit, privacy_unit, max_contributions, salt, progress,
-            max_rows_per_value,
+            table, query.column, partitions.ALL_VALUES if limit is None else limit,
+            rule.privacy_unit, rule.values_per_unit, rule.salt, query.progress,
+            rule.rows_per_value,
         )  # fmt: skip
 
-    def value_counts(
-        self,
-        column: str,
-        privacy_unit: str | None = None,
-        max_contributions: int = 1,
-        salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> dict[Any, int]:
-        """``{value: persons}`` for every non-NULL value (:meth:`top_values`, no limit;
-        ``max_rows_per_value > 1``: each person's rows with the value, capped)."""
-        rows = self.top_values(column, partitions.ALL_VALUES, privacy_unit, max_contributions,
-                               salt, progress, max_rows_per_value)  # fmt: skip
-        return {value: int(n) for value, n in rows}
-
-    def person_values(
-        self,
-        column: str,
-        privacy_unit: str,
-        max_contributions: int,
-        salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> list[list[Any]]:
+    def person_values(self, query: Query[None]) -> list[list[Any]]:
         """Each person's kept values (:func:`dpselect.data.partitions.duckdb_person_values`)."""
+        rule = query.rule
         return partitions.duckdb_person_values(
-            self._table(), column, privacy_unit, max_contributions, salt, progress,
-            max_rows_per_value,
+            self._table(), query.column, cast(str, rule.privacy_unit), rule.values_per_unit,
+            rule.salt, query.progress, rule.rows_per_value,
         )  # fmt: skip
 
-    def contribution_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
+    def unit_sizes(self, query: Query[None], what: UnitSize) -> npt.NDArray[np.int64]:
+        """Each unit's distinct values (:meth:`_contribution_counts`) or rows with a number
+        (:meth:`_row_counts`) in the column."""
+        unit = cast(str, query.rule.privacy_unit)
+        if what == "values":
+            return self._contribution_counts(query.column, unit)
+        return self._row_counts(query.column, unit)
+
+    def _contribution_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
         """``c_u``: each person's number of distinct non-null values of ``column`` (one row per
         person with a non-null unit). A person's count reads only their rows."""
         sql = (
@@ -196,7 +239,7 @@ class DuckDBEngine:
         raw = self._table().query_numpy(sql)["c"]
         return np.asarray(raw, dtype=np.int64)
 
-    def row_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
+    def _row_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
         """Each unit's number of rows with a number in ``column`` (one entry per unit, in no
         particular order; ``max_rows="auto"``). A unit's count reads only its rows."""
         table = self._table()
@@ -233,25 +276,46 @@ class DuckDBEngine:
         out: npt.NDArray[np.float64] = np.repeat(values, counts)
         return out
 
-    def column_values(
-        self,
-        column: str,
-        *,
-        privacy_unit: str | None = None,
-        max_rows: int = 1,
-        salt: int = 0,
-    ) -> npt.NDArray[np.float64]:
+    @overload
+    def numbers(self, query: Query[None]) -> npt.NDArray[np.float64]: ...
+    @overload
+    def numbers(self, query: Query[PublicGroups]) -> list[npt.NDArray[np.float64]]: ...
+    @overload
+    def numbers(self, query: Query[PrivateGroups]) -> DiscoveredGroups: ...
+    def numbers(
+        self, query: Query[Any]
+    ) -> npt.NDArray[np.float64] | list[npt.NDArray[np.float64]] | DiscoveredGroups:
+        """The column's numbers (:meth:`dpselect.data.engine.Engine.numbers`): ungrouped by
+        :meth:`_column_values`; public groups by
+        :func:`dpselect.data.grouped_scores.duckdb_grouped_values`; private groups by
+        :func:`dpselect.data.discovered_scores.duckdb_discovered_values`."""
+        rule, groups = query.rule, query.groups
+        if isinstance(groups, PublicGroups):
+            return grouped_scores.duckdb_grouped_values(
+                self._table(), query.column, groups.by, groups.groups,
+                privacy_unit=rule.privacy_unit, max_groups=rule.groups_per_unit,
+                max_rows=rule.rows_per_unit, salt=rule.salt, group_salt=rule.group_salt,
+            )  # fmt: skip
+        if isinstance(groups, PrivateGroups):
+            return discovered_scores.duckdb_discovered_values(
+                self._table(), query.column, groups.by, privacy_unit=rule.privacy_unit,
+                max_groups=rule.groups_per_unit, max_rows=rule.rows_per_unit, salt=rule.salt,
+                group_salt=rule.group_salt,
+            )  # fmt: skip
+        return self._column_values(query.column, rule)
+
+    def _column_values(self, column: str, rule: UnitRule) -> npt.NDArray[np.float64]:
         """The column as float64; NULL, NaN and unparseable rows are dropped.
 
         Each row is mapped on its own (``TRY_CAST(value AS DOUBLE)``, NULL when the text is
         not a number) and rows without a number are filtered out: a 1-stable row-by-row map,
         so the neighbouring relation and every sensitivity built on it carry over, and no row
         can cause an error. Values beyond 2^53 in integer columns are rounded to the nearest
-        float. With ``privacy_unit``: the rows each unit keeps, at most ``max_rows`` per unit
-        by the keyed rule of ``salt`` (:func:`kept_rows_sql`), in no particular order.
+        float. With a privacy unit: the rows each unit keeps, at most ``rows_per_unit`` per
+        unit by the keyed rule of ``salt`` (:func:`kept_rows_sql`), in no particular order.
         """
-        if privacy_unit is not None:
-            return self._kept_values(column, privacy_unit, max_rows, salt)
+        if rule.privacy_unit is not None:
+            return self._kept_values(column, rule.privacy_unit, rule.rows_per_unit, rule.salt)
         sql = (
             f"SELECT v FROM (SELECT TRY_CAST({_quote(column)} AS DOUBLE) AS v FROM data) "
             "WHERE v IS NOT NULL"
@@ -262,31 +326,28 @@ class DuckDBEngine:
 
     def quantile_values(
         self,
-        column: str,
+        query: Query[None],
         candidates: Sequence[float] | None = None,
         bounds: tuple[float, float] | None = None,
         resolution: float | None = None,
-        progress: Progress = None,
-        *,
-        privacy_unit: str | None = None,
-        max_rows: int = 1,
-        salt: int = 0,
     ) -> npt.NDArray[np.float64]:
         """Every value of the column as float64 (the candidates and bounds need no summary
         here); NULL, NaN and text that does not parse are dropped row by row.
 
         ``TRY_CAST`` maps each row on its own (a 1-stable map: neighbours stay neighbours).
         The row order is not needed (``preserve_insertion_order = false`` for this session:
-        less memory while scanning). ``progress(percent)`` is polled while the scan runs.
-        With ``privacy_unit``: only the rows each unit keeps (at most ``max_rows``, the keyed
-        rule of ``salt``: :func:`kept_rows_sql`). A pandas frame's float64 column (and a
-        NumPy array or Series of floats, held as one) is read from the frame's own array, with
-        the same values in the same order as the query gives.
+        less memory while scanning). ``query.progress(percent)`` is polled while the scan
+        runs. With a privacy unit: only the rows each unit keeps (at most ``rows_per_unit``,
+        the keyed rule of ``salt``: :func:`kept_rows_sql`). A pandas frame's float64 column
+        (and a NumPy array or Series of floats, held as one) is read from the frame's own
+        array, with the same values in the same order as the query gives.
         """
-        table = self._table()
-        if privacy_unit is not None:
+        table, column, rule, progress = self._table(), query.column, query.rule, query.progress
+        if rule.privacy_unit is not None:
             table.connection.execute("SET SESSION preserve_insertion_order = false")
-            return self._kept_values(column, privacy_unit, max_rows, salt, progress)
+            return self._kept_values(
+                column, rule.privacy_unit, rule.rows_per_unit, rule.salt, progress
+            )
         held = table.float_columns.get(column)
         if held is not None:  # a pandas float64 column: the query's result without the query
             out_held = kept_numbers(held)  # a new array, in the rows' order (no query: quick,
@@ -307,148 +368,13 @@ class DuckDBEngine:
         """``None``: DuckDB gives the mechanisms the rows themselves, not rounded to a grid."""
         return None
 
-    def buyers_at(
-        self,
-        column: str,
-        prices: Sequence[float],
-        *,
-        privacy_unit: str | None = None,
-        max_rows: int = 1,
-        salt: int = 0,
-    ) -> npt.NDArray[np.int64]:
+    def buyers_at(self, query: Query[None], prices: Sequence[float]) -> npt.NDArray[np.int64]:
         """``#{rows with value >= p}`` for each price ``p`` (in the given order), from
-        :meth:`column_values` held in the driver (the counts the revenue scores read); with
-        ``privacy_unit``, of the rows the units keep (at most ``max_rows`` each)."""
-        values = np.sort(
-            self.column_values(column, privacy_unit=privacy_unit, max_rows=max_rows, salt=salt)
-        )
+        :meth:`numbers` held in the driver (the counts the revenue scores read); with a
+        privacy unit, of the rows the units keep (at most ``rows_per_unit`` each)."""
+        values = np.sort(self._column_values(query.column, query.rule))
         asked = np.asarray(prices, dtype=np.float64)
         out: npt.NDArray[np.int64] = (
             values.shape[0] - np.searchsorted(values, asked, side="left")
         ).astype(np.int64)
         return out
-
-    # ------------------------------------------------------------------- grouped releases
-    def grouped_candidate_scores(
-        self,
-        column: str,
-        candidates: Sequence[Any],
-        by: str,
-        groups: Sequence[Any],
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_contributions: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """The nonzero ``(group, candidate, score)`` cells, sorted by group then candidate
-        (:func:`dpselect.data.grouped_scores.duckdb_grouped_candidate_scores`)."""
-        return grouped_scores.duckdb_grouped_candidate_scores(
-            self._table(), column, candidates, by, groups, privacy_unit, max_groups,
-            max_contributions, salt, group_salt, progress, max_rows_per_value,
-        )  # fmt: skip
-
-    def grouped_value_counts(
-        self,
-        column: str,
-        by: str,
-        groups: Sequence[Any],
-        limit: int | None = None,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_contributions: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> list[list[tuple[Any, int]]]:
-        """Each group's best values with their bounded counts
-        (:func:`dpselect.data.grouped_scores.duckdb_grouped_value_counts`)."""
-        return grouped_scores.duckdb_grouped_value_counts(
-            self._table(), column, by, groups, limit, privacy_unit, max_groups,
-            max_contributions, salt, group_salt, progress, max_rows_per_value,
-        )  # fmt: skip
-
-    def grouped_values(
-        self,
-        column: str,
-        by: str,
-        groups: Sequence[Any],
-        *,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_rows: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-    ) -> list[npt.NDArray[np.float64]]:
-        """Each group's kept numbers
-        (:func:`dpselect.data.grouped_scores.duckdb_grouped_values`)."""
-        return grouped_scores.duckdb_grouped_values(
-            self._table(), column, by, groups, privacy_unit=privacy_unit,
-            max_groups=max_groups, max_rows=max_rows, salt=salt, group_salt=group_salt,
-        )  # fmt: skip
-
-    def group_multiplicity(self, by: str, groups: Sequence[Any]) -> int:
-        """DuckDB's casts and equality on ``by``
-        (:func:`dpselect.data.grouped_scores.duckdb_group_multiplicity`)."""
-        return grouped_scores.duckdb_group_multiplicity(self._table(), by, groups)
-
-    def discovered_candidate_scores(
-        self,
-        column: str,
-        candidates: Sequence[Any],
-        by: str,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_contributions: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> DiscoveredGroups:
-        """The groups found with their persons and candidate scores
-        (:func:`dpselect.data.grouped_scores.duckdb_discovered_candidate_scores`)."""
-        return grouped_scores.duckdb_discovered_candidate_scores(
-            self._table(), column, candidates, by, privacy_unit, max_groups,
-            max_contributions, salt, group_salt, progress, max_rows_per_value,
-        )  # fmt: skip
-
-    def discovered_value_counts(
-        self,
-        column: str,
-        by: str,
-        limit: int | None = None,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_contributions: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-        progress: Progress = None,
-        max_rows_per_value: int = 1,
-    ) -> DiscoveredGroups:
-        """The groups found with their persons and value counts
-        (:func:`dpselect.data.grouped_scores.duckdb_discovered_value_counts`)."""
-        return grouped_scores.duckdb_discovered_value_counts(
-            self._table(), column, by, limit, privacy_unit, max_groups,
-            max_contributions, salt, group_salt, progress, max_rows_per_value,
-        )  # fmt: skip
-
-    def discovered_values(
-        self,
-        column: str,
-        by: str,
-        *,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_rows: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-    ) -> DiscoveredGroups:
-        """The groups found with their persons and kept numbers
-        (:func:`dpselect.data.grouped_scores.duckdb_discovered_values`)."""
-        return grouped_scores.duckdb_discovered_values(
-            self._table(), column, by, privacy_unit=privacy_unit, max_groups=max_groups,
-            max_rows=max_rows, salt=salt, group_salt=group_salt,
-        )  # fmt: skip

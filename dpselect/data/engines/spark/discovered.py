@@ -105,7 +105,7 @@ def discovered_value_counts(
 ) -> DiscoveredGroups:
     """Every group of ``by`` found in the data with its persons and its values' bounded
     counts (at most ``limit`` per group), from one aggregation per unit: the rule of
-    :func:`dpselect.data.grouped_scores.duckdb_discovered_value_counts`.
+    :func:`dpselect.data.discovered_scores.duckdb_discovered_value_counts`.
 
     Privacy
     -------
@@ -170,7 +170,7 @@ def discovered_candidate_scores(
 ) -> DiscoveredGroups:
     """Every group of ``by`` found among the rows matching a candidate, with its persons and
     its nonzero candidate scores: the rule of
-    :func:`dpselect.data.grouped_scores.duckdb_discovered_candidate_scores`.
+    :func:`dpselect.data.discovered_scores.duckdb_discovered_candidate_scores`.
 
     Privacy
     -------
@@ -229,7 +229,7 @@ def discovered_values(
 ) -> DiscoveredGroups:
     """Every group of ``by`` found among the rows holding a number, with its persons and its
     kept numbers (sorted): the rule of
-    :func:`dpselect.data.grouped_scores.duckdb_discovered_values`.
+    :func:`dpselect.data.discovered_scores.duckdb_discovered_values`.
 
     Privacy
     -------

@@ -127,7 +127,7 @@ def _candidate_frame(spark: Any, typed: Any, spark_type: Any) -> Any:
 
 def _numeric_match(col: Any, duck_type: str, candidates: Sequence[Any]) -> tuple[Any, str]:
     """(the column as matched, the type candidates are cast to): numbers on a text column
-    are matched by value (the rule of ``dpselect.data.scores.match_sql``)."""
+    are matched by value (the rule of ``dpselect.data.matching.match_sql``)."""
     sql = _import_pyspark()
     f = sql.functions
     number = numeric_candidate_type(candidates) if duck_type == "VARCHAR" else None
@@ -181,7 +181,7 @@ def match_multiplicity(table: SparkTable, column: str, candidates: Sequence[Any]
     :func:`_matching` joined with itself on ``v``, the join the score query uses, so with
     Spark's equality of the column's type (its collation included: ``'a'`` and ``'A'`` are
     one value of a ``UTF8_LCASE`` column, which DuckDB's rule,
-    :func:`dpselect.data.scores.match_multiplicity`, keeps apart). A row matches candidate
+    :func:`dpselect.data.matching.match_multiplicity`, keeps apart). A row matches candidate
     ``j`` iff its matched value equals ``v_j``; as equality is an equivalence relation (each
     type, each collation; Spark's joins identify ``-0.0`` with ``0.0`` and NaN with NaN), the
     candidates one value matches are one class of equal ``v_j``, and a class is counted by

@@ -43,7 +43,7 @@ def candidate_scores(
     max_rows_per_value: int = 1,
 ) -> npt.NDArray[np.int64]:
     """The score of every candidate, in the candidate list's order: the same vector as
-    :func:`dpselect.data.scores.candidate_scores` on the same data and salt.
+    :meth:`dpselect.data.engine.Engine.scores` on the same data and salt.
 
     ``max_rows_per_value = r > 1``: the rows are first counted per (user, position), capped
     at ``r``, and each kept position adds that weight (the same choice of positions).
@@ -97,7 +97,7 @@ def top_values(
     max_rows_per_value: int = 1,
 ) -> list[tuple[Any, int]]:
     """The ``limit`` values with the largest scores, ties by value: the same list as
-    :func:`dpselect.data.scores.top_values` (the unknown-domain path's counts;
+    :meth:`dpselect.data.engine.Engine.counts` (the unknown-domain path's counts;
     ``max_rows_per_value`` as in :func:`candidate_scores`)."""
     sql = _import_pyspark()
     f = sql.functions

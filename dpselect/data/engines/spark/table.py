@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, cast, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from ....core.errors import DataError, ParameterError, given
 from ...discovered_groups import DiscoveredGroups
+from ...engine import Capabilities, Cells, UnitSize
 from ...grids import grid_cell_width, grid_edges, grid_size
+from ...query import PrivateGroups, PublicGroups, Query, UnitRule
 from ...values import kept_numbers
 from ..spark_session import import_pyspark as _import_pyspark
 from .columns import _as_double
@@ -74,227 +76,148 @@ class SparkTable:
     arrow_types: dict[str, str] = field(default_factory=dict)
     #: The engine's name, for reports (never for dispatch: recipes call the methods).
     name: str = "spark"
-    #: :meth:`person_values` would hold every person's values in the driver: refused.
-    holds_persons_in_driver: bool = False
+    #: :meth:`person_values` would hold every person's values in the driver: refused; the
+    #: progress of a Spark job is not reported.
+    capabilities: ClassVar[Capabilities] = Capabilities(persons_in_driver=False, progress=False)
     #: The columns of a declared schema (their types are public facts, text included).
     declared: set[str] = field(default_factory=set)
 
-    def candidate_scores(
-        self,
-        column: str,
-        candidates: Sequence[Any],
-        privacy_unit: str | None = None,
-        max_contributions: int = 1,
-        salt: int = 0,
-        progress: Any = None,
-        max_rows_per_value: int = 1,
-    ) -> npt.NDArray[np.int64]:
-        """The bounded score vector (:func:`candidate_scores`)."""
+    def multiplicity(self, of: str | PublicGroups, values: Sequence[Any] = ()) -> int:
+        """The most entries of a list one value matches, by Spark's matching: candidates on a
+        column (:func:`match_multiplicity`), a group list on ``by``
+        (:func:`~dpselect.data.engines.spark.group_multiplicity`). From the schema and the
+        list only; no row is read."""
+        if isinstance(of, PublicGroups):
+            return group_multiplicity(self, of.by, of.groups)
+        return match_multiplicity(self, of, values)
+
+    @overload
+    def scores(self, query: Query[None], candidates: Sequence[Any]) -> npt.NDArray[np.int64]: ...
+    @overload
+    def scores(self, query: Query[PublicGroups], candidates: Sequence[Any]) -> Cells: ...
+    @overload
+    def scores(
+        self, query: Query[PrivateGroups], candidates: Sequence[Any]
+    ) -> DiscoveredGroups: ...
+    def scores(
+        self, query: Query[Any], candidates: Sequence[Any]
+    ) -> npt.NDArray[np.int64] | Cells | DiscoveredGroups:
+        """The bounded scores (:meth:`dpselect.data.engine.Engine.scores`): ungrouped by
+        :func:`candidate_scores`; public groups by
+        :func:`~dpselect.data.engines.spark.grouped_candidate_scores` (one scan for every
+        group, the module grouped.py; docs/contribution_bounding.md, "Groups per unit");
+        private groups by :func:`~dpselect.data.engines.spark.discovered_candidate_scores`."""
+        rule, groups = query.rule, query.groups
+        if isinstance(groups, PublicGroups):
+            return grouped_candidate_scores(
+                self, query.column, candidates, groups.by, groups.groups, rule.privacy_unit,
+                rule.groups_per_unit, rule.values_per_unit, rule.salt, rule.group_salt,
+                query.progress, rule.rows_per_value,
+            )  # fmt: skip
+        if isinstance(groups, PrivateGroups):
+            return discovered_candidate_scores(
+                self, query.column, candidates, groups.by, rule.privacy_unit,
+                rule.groups_per_unit, rule.values_per_unit, rule.salt, rule.group_salt,
+                query.progress, rule.rows_per_value,
+            )  # fmt: skip
         return candidate_scores(
-            self, column, candidates, privacy_unit, max_contributions, salt, progress,
-            max_rows_per_value,
+            self, query.column, candidates, rule.privacy_unit, rule.values_per_unit, rule.salt,
+            query.progress, rule.rows_per_value,
         )  # fmt: skip
 
-    def candidate_multiplicity(self, column: str, candidates: Sequence[Any]) -> int:
-        """The most candidates one value matches (:func:`match_multiplicity`)."""
-        return match_multiplicity(self, column, candidates)
-
-    def top_values(
-        self,
-        column: str,
-        limit: int,
-        privacy_unit: str | None = None,
-        max_contributions: int = 1,
-        salt: int = 0,
-        progress: Any = None,
-        max_rows_per_value: int = 1,
-    ) -> list[tuple[Any, int]]:
-        """The ``limit`` best values and their bounded counts (:func:`top_values`)."""
-        return top_values(self, column, limit, privacy_unit, max_contributions, salt, progress,
-                          max_rows_per_value)  # fmt: skip
-
-    def value_counts(
-        self,
-        column: str,
-        privacy_unit: str | None = None,
-        max_contributions: int = 1,
-        salt: int = 0,
-        progress: Any = None,
-        max_rows_per_value: int = 1,
-    ) -> dict[Any, int]:
-        """``{value: persons}`` for every non-NULL value (:func:`top_values`, no limit;
-        ``max_rows_per_value > 1``: each person's rows with the value, capped)."""
-        rows = top_values(self, column, ALL_VALUES, privacy_unit, max_contributions, salt,
-                          progress, max_rows_per_value)  # fmt: skip
-        return {value: int(n) for value, n in rows}
-
-    # --------------------------------------------------------------- grouped releases
-    # One scan for every group of a public list ``groups`` matched on ``by`` (the module
-    # grouped.py of this package; docs/contribution_bounding.md, "Groups per unit").
-    def grouped_candidate_scores(
-        self,
-        column: str,
-        candidates: Sequence[Any],
-        by: str,
-        groups: Sequence[Any],
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_contributions: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-        progress: Any = None,
-        max_rows_per_value: int = 1,
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """The nonzero ``(group, candidate, score)`` triples, sorted by group then candidate
-        (:func:`~dpselect.data.engines.spark.grouped_candidate_scores`)."""
-        return grouped_candidate_scores(
-            self, column, candidates, by, groups, privacy_unit, max_groups, max_contributions,
-            salt, group_salt, progress, max_rows_per_value,
+    @overload
+    def counts(self, query: Query[None], limit: int | None = None) -> list[tuple[Any, int]]: ...
+    @overload
+    def counts(
+        self, query: Query[PublicGroups], limit: int | None = None
+    ) -> list[list[tuple[Any, int]]]: ...
+    @overload
+    def counts(self, query: Query[PrivateGroups], limit: int | None = None) -> DiscoveredGroups: ...
+    def counts(
+        self, query: Query[Any], limit: int | None = None
+    ) -> list[tuple[Any, int]] | list[list[tuple[Any, int]]] | DiscoveredGroups:
+        """The bounded value counts (:meth:`dpselect.data.engine.Engine.counts`): ungrouped by
+        :func:`top_values` (no limit: :data:`ALL_VALUES`); public groups by
+        :func:`~dpselect.data.engines.spark.grouped_value_counts`; private groups by
+        :func:`~dpselect.data.engines.spark.discovered_value_counts`."""
+        rule, groups = query.rule, query.groups
+        if isinstance(groups, PublicGroups):
+            return grouped_value_counts(
+                self, query.column, groups.by, groups.groups, limit, rule.privacy_unit,
+                rule.groups_per_unit, rule.values_per_unit, rule.salt, rule.group_salt,
+                query.progress, rule.rows_per_value,
+            )  # fmt: skip
+        if isinstance(groups, PrivateGroups):
+            return discovered_value_counts(
+                self, query.column, groups.by, limit, rule.privacy_unit, rule.groups_per_unit,
+                rule.values_per_unit, rule.salt, rule.group_salt, query.progress,
+                rule.rows_per_value,
+            )  # fmt: skip
+        return top_values(
+            self, query.column, ALL_VALUES if limit is None else limit, rule.privacy_unit,
+            rule.values_per_unit, rule.salt, query.progress, rule.rows_per_value,
         )  # fmt: skip
 
-    def grouped_value_counts(
-        self,
-        column: str,
-        by: str,
-        groups: Sequence[Any],
-        limit: int | None = None,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_contributions: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-        progress: Any = None,
-        max_rows_per_value: int = 1,
-    ) -> list[list[tuple[Any, int]]]:
-        """Each group's values with their bounded counts, largest first, ties by value
-        (:func:`~dpselect.data.engines.spark.grouped_value_counts`)."""
-        return grouped_value_counts(
-            self, column, by, groups, limit, privacy_unit, max_groups, max_contributions, salt,
-            group_salt, progress, max_rows_per_value,
-        )  # fmt: skip
+    @overload
+    def numbers(self, query: Query[None]) -> npt.NDArray[np.float64]: ...
+    @overload
+    def numbers(self, query: Query[PublicGroups]) -> list[npt.NDArray[np.float64]]: ...
+    @overload
+    def numbers(self, query: Query[PrivateGroups]) -> DiscoveredGroups: ...
+    def numbers(
+        self, query: Query[Any]
+    ) -> npt.NDArray[np.float64] | list[npt.NDArray[np.float64]] | DiscoveredGroups:
+        """The column's numbers (:meth:`dpselect.data.engine.Engine.numbers`): ungrouped by
+        :meth:`_column_values`; public groups by
+        :func:`~dpselect.data.engines.spark.grouped_values`; private groups by
+        :func:`~dpselect.data.engines.spark.discovered_values`."""
+        rule, groups = query.rule, query.groups
+        if isinstance(groups, PublicGroups):
+            return grouped_values(
+                self, query.column, groups.by, groups.groups, privacy_unit=rule.privacy_unit,
+                max_groups=rule.groups_per_unit, max_rows=rule.rows_per_unit, salt=rule.salt,
+                group_salt=rule.group_salt,
+            )  # fmt: skip
+        if isinstance(groups, PrivateGroups):
+            return discovered_values(
+                self, query.column, groups.by, privacy_unit=rule.privacy_unit,
+                max_groups=rule.groups_per_unit, max_rows=rule.rows_per_unit, salt=rule.salt,
+                group_salt=rule.group_salt,
+            )  # fmt: skip
+        return self._column_values(query.column, rule)
 
-    def grouped_values(
-        self,
-        column: str,
-        by: str,
-        groups: Sequence[Any],
-        *,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_rows: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-    ) -> list[npt.NDArray[np.float64]]:
-        """Each group's kept numbers
-        (:func:`~dpselect.data.engines.spark.grouped_values`)."""
-        return grouped_values(
-            self, column, by, groups, privacy_unit=privacy_unit, max_groups=max_groups,
-            max_rows=max_rows, salt=salt, group_salt=group_salt,
-        )  # fmt: skip
-
-    def group_multiplicity(self, by: str, groups: Sequence[Any]) -> int:
-        """The most groups one value of ``by`` matches
-        (:func:`~dpselect.data.engines.spark.group_multiplicity`)."""
-        return group_multiplicity(self, by, groups)
-
-    def discovered_candidate_scores(
-        self,
-        column: str,
-        candidates: Sequence[Any],
-        by: str,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_contributions: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-        progress: Any = None,
-        max_rows_per_value: int = 1,
-    ) -> DiscoveredGroups:
-        """The groups found with their persons and candidate scores
-        (:func:`~dpselect.data.engines.spark.discovered_candidate_scores`)."""
-        return discovered_candidate_scores(
-            self, column, candidates, by, privacy_unit, max_groups, max_contributions, salt,
-            group_salt, progress, max_rows_per_value,
-        )  # fmt: skip
-
-    def discovered_value_counts(
-        self,
-        column: str,
-        by: str,
-        limit: int | None = None,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_contributions: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-        progress: Any = None,
-        max_rows_per_value: int = 1,
-    ) -> DiscoveredGroups:
-        """The groups found with their persons and value counts
-        (:func:`~dpselect.data.engines.spark.discovered_value_counts`)."""
-        return discovered_value_counts(
-            self, column, by, limit, privacy_unit, max_groups, max_contributions, salt,
-            group_salt, progress, max_rows_per_value,
-        )  # fmt: skip
-
-    def discovered_values(
-        self,
-        column: str,
-        by: str,
-        *,
-        privacy_unit: str | None = None,
-        max_groups: int = 1,
-        max_rows: int = 1,
-        salt: int = 0,
-        group_salt: int = 0,
-    ) -> DiscoveredGroups:
-        """The groups found with their persons and kept numbers
-        (:func:`~dpselect.data.engines.spark.discovered_values`)."""
-        return discovered_values(
-            self, column, by, privacy_unit=privacy_unit, max_groups=max_groups,
-            max_rows=max_rows, salt=salt, group_salt=group_salt,
-        )  # fmt: skip
-
-    def person_values(
-        self,
-        column: str,
-        privacy_unit: str,
-        max_contributions: int,
-        salt: int = 0,
-        progress: Any = None,
-        max_rows_per_value: int = 1,
-    ) -> list[list[Any]]:
-        """Refused (any ``max_rows_per_value``): policy set union reads each person's values
-        into the driver."""
+    def person_values(self, query: Query[None]) -> list[list[Any]]:
+        """Refused (any ``rows_per_value``): policy set union reads each person's values
+        into the driver (``capabilities.persons_in_driver`` is false)."""
         raise ParameterError(
             "policy set union reads each person's values into the driver: use the DuckDB "
             "engine (mechanism='laplace' or 'gaussian' runs on Spark)"
         )
 
-    def contribution_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
-        """``c_u``: each person's distinct non-null values (:func:`contribution_counts`)."""
-        return contribution_counts(self, column, privacy_unit)
-
-    def row_counts(self, column: str, privacy_unit: str) -> npt.NDArray[np.int64]:
-        """Each unit's rows with a number in ``column`` (:func:`row_counts`)."""
-        return row_counts(self, column, privacy_unit)
+    def unit_sizes(self, query: Query[None], what: UnitSize) -> npt.NDArray[np.int64]:
+        """Each unit's distinct non-null values (``"values"``, :func:`contribution_counts`) or
+        rows with a number (``"rows"``, :func:`row_counts`) in the column."""
+        unit = cast(str, query.rule.privacy_unit)
+        if what == "values":
+            return contribution_counts(self, query.column, unit)
+        return row_counts(self, query.column, unit)
 
     def quantile_values(
         self,
-        column: str,
+        query: Query[None],
         candidates: Sequence[float] | None = None,
         bounds: tuple[float, float] | None = None,
         resolution: float | None = None,
-        progress: Any = None,
-        *,
-        privacy_unit: str | None = None,
-        max_rows: int = 1,
-        salt: int = 0,
     ) -> npt.NDArray[np.float64]:
-        """Stand-in rows for the quantile mechanisms (:meth:`histogram_values`); with
-        ``privacy_unit``, of the rows each unit keeps (:func:`kept_rows`, on the executors)."""
-        unit = _UnitCap(privacy_unit, int(max_rows), salt) if privacy_unit is not None else None
-        return self.histogram_values(column, candidates, bounds, resolution, unit=unit)
+        """Stand-in rows for the quantile mechanisms (:meth:`histogram_values`); with a
+        privacy unit, of the rows each unit keeps (:func:`kept_rows`, on the executors)."""
+        rule = query.rule
+        unit = (
+            _UnitCap(rule.privacy_unit, int(rule.rows_per_unit), rule.salt)
+            if rule.privacy_unit is not None
+            else None
+        )
+        return self.histogram_values(query.column, candidates, bounds, resolution, unit=unit)
 
     def unit_column(self, column: Any, argument: str = "privacy_unit") -> tuple[str, str]:
         """The column that keys the privacy unit and its type: the column itself (Spark
@@ -319,14 +242,7 @@ class SparkTable:
             )
         return self.columns[column]
 
-    def column_values(
-        self,
-        column: str,
-        *,
-        privacy_unit: str | None = None,
-        max_rows: int = 1,
-        salt: int = 0,
-    ) -> npt.NDArray[np.float64]:
+    def _column_values(self, column: str, rule: UnitRule) -> npt.NDArray[np.float64]:
         """The column as float64 on the driver (NULL and unparseable rows dropped).
 
         This collects the column (the recipes do not: quantiles, prices and ``bounds="auto"``
@@ -334,6 +250,7 @@ class SparkTable:
         keeps (:func:`kept_rows`), collected as one count per distinct kept value.
         """
         sql = _import_pyspark()
+        privacy_unit, max_rows, salt = rule.privacy_unit, rule.rows_per_unit, rule.salt
         if privacy_unit is not None:
             f = sql.functions
             with kept_rows(self, column, privacy_unit, int(max_rows), salt) as kept:
@@ -346,21 +263,16 @@ class SparkTable:
         values = np.asarray([r[0] for r in rows], dtype=np.float64)
         return kept_numbers(values)
 
-    def buyers_at(
-        self,
-        column: str,
-        prices: Sequence[float],
-        *,
-        privacy_unit: str | None = None,
-        max_rows: int = 1,
-        salt: int = 0,
-    ) -> npt.NDArray[np.int64]:
+    def buyers_at(self, query: Query[None], prices: Sequence[float]) -> npt.NDArray[np.int64]:
         """``#{rows with value >= p}`` for each public price ``p`` (in the given order), from
         one aggregation on Spark (:func:`bucket_counts` over the sorted distinct prices, then
         suffix sums in the driver): the numbers the revenue scores need, without collecting
-        the column. Values as in :meth:`column_values` (NULL, NaN and text that is no number
-        dropped), so the counts equal ``np.sum(column_values(column) >= p)``. With
-        ``privacy_unit``: of the rows each unit keeps (:func:`kept_rows`)."""
+        the column. Values as in :meth:`numbers` (NULL, NaN and text that is no number
+        dropped), so the counts equal ``np.sum(numbers(query) >= p)``. With
+        a privacy unit: of the rows each unit keeps (:func:`kept_rows`)."""
+        column, privacy_unit, max_rows, salt = (
+            query.column, query.rule.privacy_unit, query.rule.rows_per_unit, query.rule.salt
+        )  # fmt: skip
         self.require_column(column)
         asked = np.asarray(prices, dtype=np.float64)
         edges = np.unique(asked)
@@ -378,12 +290,6 @@ class SparkTable:
         grid :meth:`histogram_values` rounds the rows down to (:func:`grid_cell_width`)."""
         lo, hi = float(bounds[0]), float(bounds[1])
         return grid_cell_width(lo, hi, grid_size(lo, hi, resolution))
-
-    def match_multiplicity(self, column: str, candidates: Sequence[Any]) -> int:
-        """The most candidates one value of ``column`` matches, by Spark's matching (the
-        noisy histograms' L1 sensitivity without a privacy unit; :func:`match_multiplicity`).
-        From the schema and the candidates only; no row is read."""
-        return match_multiplicity(self, column, candidates)
 
     def column_type_known(self, column: str) -> bool:
         """Whether the type is a public fact: every non-text type of the frame's schema, and
