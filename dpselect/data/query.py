@@ -18,7 +18,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic
+from typing import Any, Generic
 
 __all__ = ["PrivateGroups", "Progress", "PublicGroups", "Query", "UnitRule"]
 
@@ -94,12 +94,7 @@ class PrivateGroups:
     by: str
 
 
-if TYPE_CHECKING:  # a default, for the checker only (typing.TypeVar takes none before 3.13)
-    from typing_extensions import TypeVar
-
-    G = TypeVar("G", None, PublicGroups, PrivateGroups, default=None)
-else:
-    G = typing.TypeVar("G", None, PublicGroups, PrivateGroups)
+G = typing.TypeVar("G", None, PublicGroups, PrivateGroups)
 
 
 @dataclass(frozen=True)
