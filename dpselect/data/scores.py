@@ -362,11 +362,7 @@ def duckdb_candidate_scores(
     with order, candidates_source(table, candidates, progress is not None) as (source, params):
         cands = f"SELECT {cand_match} AS v, i FROM {source}"
         if privacy_unit is None or unit_type is None:
-            sql = f"""
-                WITH cands AS ({cands}),
-                     counted AS (SELECT {col_match} AS v, count(*) AS n FROM data GROUP BY 1)
-                SELECT cands.i AS i, counted.n AS n FROM counted JOIN cands ON counted.v = cands.v
-            """
+            sql = _row_counts_sql(col_match, cands)
         elif int(max_contributions) > 1 or r > 1:
             params = params | {"salt": salt_text(salt)}
             lists = _UnitLists(col_match, cands, privacy_unit, unit_type)
@@ -381,6 +377,16 @@ def duckdb_candidate_scores(
     # candidates that cast to the same value are two positions, each with the full count).
     scores[np.asarray(found["i"], dtype=np.int64)] = np.asarray(found["n"], dtype=np.int64)
     return scores
+
+
+def _row_counts_sql(col_match: str, cands: str) -> str:
+    """``(i, n)`` without a privacy unit: the data grouped by value first, the groups then
+    joined with the candidates (each row counts once)."""
+    return f"""
+                WITH cands AS ({cands}),
+                     counted AS (SELECT {col_match} AS v, count(*) AS n FROM data GROUP BY 1)
+                SELECT cands.i AS i, counted.n AS n FROM counted JOIN cands ON counted.v = cands.v
+            """
 
 
 @dataclass(frozen=True)
