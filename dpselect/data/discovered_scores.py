@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..core.errors import ParameterError
 from .discovered_groups import DiscoveredGroups, discovered_from_rows
 from .engine import Progress
 from .matching import candidates_source, match_sql
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
 
 from .grouped_scores import (
     check_grouped_bounds,
+    check_limit,
     kept_group_rows_sql,
     value_ranks_sql,
 )
@@ -112,6 +112,56 @@ def _persons_sql(g: int, m: int, r: int) -> str:
     return "(SELECT p FROM persons WHERE persons.g = found.g)"
 
 
+def _counted_found_values_sql(by_col: str, col: str, present: str, by: str) -> str:
+    """``(gi, gv, v, n, persons, k)`` without a privacy unit: every row with a value and a
+    group counts once; ``k`` ranks a group's values (count descending, ties by value)."""
+    return f"""WITH found AS (SELECT {by_col} AS g, {col} AS v, count(*) AS n FROM data
+                                 WHERE {present} AND data.{_quote(by)} IS NOT NULL
+                                 GROUP BY 1, 2)
+                  SELECT dense_rank() OVER (ORDER BY g) AS gi, g AS gv, v, n, persons, k
+                  FROM (SELECT g, v, n, sum(n) OVER (PARTITION BY g) AS persons,
+                               row_number() OVER (PARTITION BY g ORDER BY n DESC, v) AS k
+                        FROM found)"""
+
+
+def _kept_found_values_sql(kept: str, vals: str, gvals: str, bounds: tuple[int, int, int]) -> str:
+    """``(gi, gv, v, n, persons, k)`` from the parts' kept cells ``kept``: the ranks turned
+    back into values (``vals``) and groups (``gvals``), ``k`` as without a unit."""
+    g, m, r = bounds
+    return f"""WITH {summed_cells_sql(kept)},
+                found AS (SELECT kept.g AS g, vals.v AS v, kept.n AS n
+                          FROM kept JOIN {vals} AS vals ON kept.t = vals.r)
+                SELECT ranked.g AS gi, gvals.v AS gv, ranked.v AS v, n, persons, k
+                FROM (SELECT g, v, n, {_persons_sql(g, m, r)} AS persons,
+                             row_number() OVER (PARTITION BY g ORDER BY n DESC, v) AS k
+                      FROM found) AS ranked JOIN {gvals} AS gvals ON ranked.g = gvals.r"""
+
+
+def _counted_found_cells_sql(cands: str, by_col: str, col_match: str, by: str) -> str:
+    """``(gi, gv, t, n, persons)`` without a privacy unit: every row with a group counts once
+    in the (group, candidate) cells it matches (``cands``: the candidates' CTE)."""
+    return f"""WITH {cands},
+                counted AS (SELECT {by_col} AS gv, {col_match} AS v, count(*) AS n FROM data
+                            WHERE data.{_quote(by)} IS NOT NULL GROUP BY 1, 2),
+                found AS (SELECT gv, CAST(cands.i AS BIGINT) AS t,
+                                 CAST(sum(counted.n) AS BIGINT) AS n
+                          FROM counted JOIN cands ON counted.v = cands.v GROUP BY 1, 2)
+                SELECT dense_rank() OVER (ORDER BY gv) AS gi, gv, t, n,
+                       sum(n) OVER (PARTITION BY gv) AS persons
+                FROM found"""
+
+
+def _kept_found_cells_sql(kept: str, gvals: str, bounds: tuple[int, int, int]) -> str:
+    """``(gi, gv, t, n, persons)`` from the parts' kept cells ``kept``, the group ranks turned
+    back into groups (``gvals``)."""
+    g, m, r = bounds
+    return f"""WITH {summed_cells_sql(kept)},
+                found AS (SELECT g, t, n FROM kept)
+                SELECT c.g AS gi, gvals.v AS gv, c.t AS t, c.n AS n, persons
+                FROM (SELECT g, t, n, {_persons_sql(g, m, r)} AS persons FROM found) AS c
+                     JOIN {gvals} AS gvals ON c.g = gvals.r"""
+
+
 def duckdb_discovered_value_counts(
     table: Table,
     column: str,
@@ -147,23 +197,14 @@ def duckdb_discovered_value_counts(
     g, m, r, _ = check_grouped_bounds(
         [], privacy_unit, max_groups, max_contributions, max_rows_per_value
     )
-    if limit is not None and (
-        isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0
-    ):
-        raise ParameterError(f"limit must be an integer >= 0 or None, got {limit!r}")
+    check_limit(limit)
     q = Grouped(table, column, by, privacy_unit)
     col = normalised_sql(f"data.{_quote(column)}", q.col_type)
     params: dict[str, Any] = {}
     present = f"data.{_quote(column)} IS NOT NULL"
     if q.unit is None:
         by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
-        sql = f"""WITH found AS (SELECT {by_col} AS g, {col} AS v, count(*) AS n FROM data
-                                 WHERE {present} AND data.{_quote(by)} IS NOT NULL
-                                 GROUP BY 1, 2)
-                  SELECT dense_rank() OVER (ORDER BY g) AS gi, g AS gv, v, n, persons, k
-                  FROM (SELECT g, v, n, sum(n) OVER (PARTITION BY g) AS persons,
-                               row_number() OVER (PARTITION BY g ORDER BY n DESC, v) AS k
-                        FROM found)"""
+        sql = _counted_found_values_sql(by_col, col, present, by)
     cut = "k <= 1" if limit == 0 else ("TRUE" if limit is None else f"k <= {int(limit)}")
     with ExitStack() as stack:
         if q.unit is not None:
@@ -186,13 +227,7 @@ def duckdb_discovered_value_counts(
                 table, CELLS, unit, grouped_parts(table, g, m, r), part_sql, params, progress
             ))  # fmt: skip
             params, progress = {}, None
-            sql = f"""WITH {summed_cells_sql(kept)},
-                found AS (SELECT kept.g AS g, vals.v AS v, kept.n AS n
-                          FROM kept JOIN {vals} AS vals ON kept.t = vals.r)
-                SELECT ranked.g AS gi, gvals.v AS gv, ranked.v AS v, n, persons, k
-                FROM (SELECT g, v, n, {_persons_sql(g, m, r)} AS persons,
-                             row_number() OVER (PARTITION BY g ORDER BY n DESC, v) AS k
-                      FROM found) AS ranked JOIN {gvals} AS gvals ON ranked.g = gvals.r"""
+            sql = _kept_found_values_sql(kept, vals, gvals, (g, m, r))
         sql = f"SELECT gi, gv, v, n, persons FROM ({sql}) WHERE {cut} ORDER BY gi, n DESC, v"
         found_rows = table.query(sql, params, progress)
     return discovered_from_rows(found_rows, "values", limit != 0)
@@ -247,15 +282,7 @@ def duckdb_discovered_candidate_scores(
         cands = f"cands AS (SELECT {cand_match} AS v, CAST(i AS UBIGINT) AS i FROM {source})"
         if q.unit is None:
             by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
-            sql = f"""WITH {cands},
-                counted AS (SELECT {by_col} AS gv, {col_match} AS v, count(*) AS n FROM data
-                            WHERE data.{_quote(by)} IS NOT NULL GROUP BY 1, 2),
-                found AS (SELECT gv, CAST(cands.i AS BIGINT) AS t,
-                                 CAST(sum(counted.n) AS BIGINT) AS n
-                          FROM counted JOIN cands ON counted.v = cands.v GROUP BY 1, 2)
-                SELECT dense_rank() OVER (ORDER BY gv) AS gi, gv, t, n,
-                       sum(n) OVER (PARTITION BY gv) AS persons
-                FROM found"""
+            sql = _counted_found_cells_sql(cands, by_col, col_match, by)
         else:
             salts = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
             by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
@@ -272,11 +299,7 @@ def duckdb_discovered_candidate_scores(
                 table, CELLS, unit, grouped_parts(table, g, m, r), part_sql, params | salts,
                 progress,
             ))  # fmt: skip
-            sql = f"""WITH {summed_cells_sql(kept)},
-                found AS (SELECT g, t, n FROM kept)
-                SELECT c.g AS gi, gvals.v AS gv, c.t AS t, c.n AS n, persons
-                FROM (SELECT g, t, n, {_persons_sql(g, m, r)} AS persons FROM found) AS c
-                     JOIN {gvals} AS gvals ON c.g = gvals.r"""
+            sql = _kept_found_cells_sql(kept, gvals, (g, m, r))
             params, progress = {}, None
         found = table.query(f"SELECT gi, gv, t, n, persons FROM ({sql}) ORDER BY gi, t",
                             params, progress)  # fmt: skip

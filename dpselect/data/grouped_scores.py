@@ -55,8 +55,9 @@ split changes the time and the memory, never a result, and reads no value.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -263,42 +264,90 @@ def duckdb_grouped_candidate_scores(
     col_match, cand_match = match_sql(f"data.{_quote(column)}", q.col_type, candidates)
     by_match, group_match = match_sql(f"data.{_quote(by)}", q.by_type, groups)
     with ExitStack() as stack:
-        materialize = progress is not None
-        source, params = stack.enter_context(candidates_source(table, candidates, materialize))
-        gsource, gparams = stack.enter_context(
-            candidates_source(table, groups, materialize, "groups")
+        prefix, params = _candidate_lists(
+            stack, table, (cand_match, candidates), (group_match, groups), progress is not None
         )
-        params = params | gparams
-        prefix = f"""WITH cands AS (SELECT {cand_match} AS v, CAST(i AS UBIGINT) AS i
-                                    FROM {source}),
-                          grps AS ({groups_sql(group_match, gsource)})"""
+        matched = _Matched(prefix, by_match, col_match)
         if q.unit is None:
-            sql = f"""{prefix},
-                counted AS (SELECT {by_match} AS gv, {col_match} AS v, count(*) AS n
+            sql = _counted_cells_sql(matched)
+        else:
+            unit, _ = unit_sql(q.unit, q.unit_type)
+            salts = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+            kept = stack.enter_context(kept_parts(
+                table, CELLS, unit, grouped_parts(table, g, m, r),
+                _candidate_parts(q, matched, (g, m, r)), params | salts, progress,
+            ))  # fmt: skip
+            sql = f"SELECT g, t, CAST(sum(n) AS BIGINT) AS n FROM {kept} GROUP BY g, t"
+            params, progress = {}, None
+        found = table.query_numpy(f"SELECT g, t, n FROM ({sql}) ORDER BY g, t", params, progress)
+    return _nonzero_cells(found)
+
+
+def _candidate_lists(
+    stack: ExitStack,
+    table: Table,
+    cands: tuple[str, Sequence[Any]],
+    groups: tuple[str, Sequence[Any]],
+    materialize: bool,
+) -> tuple[str, dict[str, Any]]:
+    """The CTEs ``cands`` and ``grps`` of the candidate scores over the two lists (each a
+    match SQL and its values; :func:`~.matching.candidates_source`, held open by ``stack``),
+    with their parameters."""
+    source, params = stack.enter_context(candidates_source(table, cands[1], materialize))
+    gsource, gparams = stack.enter_context(
+        candidates_source(table, groups[1], materialize, "groups")
+    )
+    prefix = f"""WITH cands AS (SELECT {cands[0]} AS v, CAST(i AS UBIGINT) AS i
+                                FROM {source}),
+                      grps AS ({groups_sql(groups[0], gsource)})"""
+    return prefix, params | gparams
+
+
+@dataclass(frozen=True)
+class _Matched:
+    """The SQL of a grouped query's rows: the lists' CTEs (``cands``/``vals`` and ``grps``),
+    ``by`` matched to the groups, and the ranked column (matched to the candidates, or
+    normalised)."""
+
+    ctes: str
+    by_match: str
+    col: str
+
+
+def _counted_cells_sql(matched: _Matched) -> str:
+    """``(g, t, n)`` without a privacy unit: every row counts once in each (group, candidate)
+    cell it matches."""
+    return f"""{matched.ctes},
+                counted AS (SELECT {matched.by_match} AS gv, {matched.col} AS v, count(*) AS n
                             FROM data GROUP BY 1, 2)
                 SELECT CAST(grps.g AS BIGINT) AS g, CAST(cands.i AS BIGINT) AS t,
                        CAST(sum(counted.n) AS BIGINT) AS n
                 FROM counted JOIN grps ON counted.gv = grps.v JOIN cands ON counted.v = cands.v
                 GROUP BY 1, 2"""
-        else:
-            unit, valid = unit_sql(q.unit, q.unit_type)
 
-            def part_sql(part: str) -> str:
-                rows = f"""(SELECT {unit} AS u, grps.g AS g, cands.i AS code, cands.i AS t
-                           FROM data JOIN grps ON {by_match} = grps.v
-                                JOIN cands ON {col_match} = cands.v
-                           WHERE {valid} AND {part})"""
-                ctes, final = kept_cells_sql(rows, q.unit_key, q.unit_type, g, m, r, part=part)
-                return f"{prefix}, {ctes} {final}"
 
-            salts = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
-            kept = stack.enter_context(kept_parts(
-                table, CELLS, unit, grouped_parts(table, g, m, r), part_sql, params | salts,
-                progress,
-            ))  # fmt: skip
-            sql = f"SELECT g, t, CAST(sum(n) AS BIGINT) AS n FROM {kept} GROUP BY g, t"
-            params, progress = {}, None
-        found = table.query_numpy(f"SELECT g, t, n FROM ({sql}) ORDER BY g, t", params, progress)
+def _candidate_parts(
+    q: Grouped, matched: _Matched, bounds: tuple[int, int, int]
+) -> Callable[[str], str]:
+    """The query of one hash part's kept cells (:func:`kept_cells_sql`) for the candidate
+    scores: the part's rows matched to a group and a candidate (the code and tie-break: the
+    candidate's position)."""
+    g, m, r = bounds
+    unit, valid = unit_sql(q.unit_key, q.unit_type)
+
+    def part_sql(part: str) -> str:
+        rows = f"""(SELECT {unit} AS u, grps.g AS g, cands.i AS code, cands.i AS t
+                   FROM data JOIN grps ON {matched.by_match} = grps.v
+                        JOIN cands ON {matched.col} = cands.v
+                   WHERE {valid} AND {part})"""
+        ctes, final = kept_cells_sql(rows, q.unit_key, q.unit_type, g, m, r, part=part)
+        return f"{matched.ctes}, {ctes} {final}"
+
+    return part_sql
+
+
+def _nonzero_cells(found: dict[str, Any]) -> Cells:
+    """The ``(g, t, n)`` columns of a query's result as int64 arrays, nonzero ``n`` only."""
     cols = [np.asarray(np.ma.getdata(found[k]), dtype=np.int64) for k in ("g", "t", "n")]
     keep = cols[2] != 0
     return cols[0][keep], cols[1][keep], cols[2][keep]
@@ -365,10 +414,7 @@ def duckdb_grouped_value_counts(
     g, m, r, _ = check_grouped_bounds(
         groups, privacy_unit, max_groups, max_contributions, max_rows_per_value
     )
-    if limit is not None and (
-        isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0
-    ):
-        raise ParameterError(f"limit must be an integer >= 0 or None, got {limit!r}")
+    check_limit(limit)
     q = Grouped(table, column, by, privacy_unit)
     groups = list(groups)
     out: list[list[tuple[Any, int]]] = [[] for _ in groups]
@@ -380,46 +426,89 @@ def duckdb_grouped_value_counts(
         source, params = stack.enter_context(
             candidates_source(table, groups, progress is not None, "groups")
         )
-        grps = f"grps AS ({groups_sql(group_match, source)})"
+        matched = _Matched(f"grps AS ({groups_sql(group_match, source)})", by_match, col)
         if q.unit is None:
-            sql = f"""WITH {grps},
-                counted AS (SELECT {by_match} AS gv, {col} AS v, count(*) AS n FROM data
-                            WHERE data.{_quote(column)} IS NOT NULL GROUP BY 1, 2),
-                found AS (SELECT grps.g AS g, counted.v AS v, sum(counted.n) AS n
-                          FROM counted JOIN grps ON counted.gv = grps.v GROUP BY 1, 2)"""
+            sql = _counted_values_sql(matched, column)
         else:
-            unit, valid = unit_sql(q.unit, q.unit_type)
+            unit, _ = unit_sql(q.unit, q.unit_type)
             salts = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
             vals = stack.enter_context(temporary_table(
                 table, VALUES_TABLE, value_ranks_sql(col, q.col_type, column),
                 {"salt": salts["salt"]},
             ))  # fmt: skip
-
-            def part_sql(part: str) -> str:
-                rows = f"""(SELECT {unit} AS u, grps.g AS g, vals.w AS code, vals.r AS t
-                           FROM data JOIN grps ON {by_match} = grps.v
-                                JOIN {vals} AS vals ON {col} = vals.v
-                           WHERE {valid} AND {part})"""
-                ctes, final = kept_cells_sql(rows, q.unit_key, q.unit_type, g, m, r, part=part)
-                return f"WITH {grps}, {ctes} {final}"
-
             kept = stack.enter_context(kept_parts(
-                table, CELLS, unit, grouped_parts(table, g, m, r), part_sql, params | salts,
-                progress,
+                table, CELLS, unit, grouped_parts(table, g, m, r),
+                _value_parts(q, matched, vals, (g, m, r)), params | salts, progress,
             ))  # fmt: skip
             sql = f"""WITH {summed_cells_sql(kept)},
                 found AS (SELECT kept.g AS g, vals.v AS v, kept.n AS n
                           FROM kept JOIN {vals} AS vals ON kept.t = vals.r)"""
             params, progress = {}, None
-        ranked = "row_number() OVER (PARTITION BY g ORDER BY n DESC, v)"
-        cut = "" if limit is None else f"WHERE k <= {int(limit)}"
-        sql += f"""
-            SELECT CAST(g AS BIGINT) AS g, v, CAST(n AS BIGINT) AS n
-            FROM (SELECT g, v, n, {ranked} AS k FROM found) {cut}
-            ORDER BY g, n DESC, v"""
+        sql += _ranked_found_sql(limit)
         for position, value, n in table.query(sql, params, progress):
             out[int(position)].append((value, int(n)))
     return out
+
+
+def check_limit(limit: Any) -> None:
+    """Check a per-group limit of values (from public facts only).
+
+    Parameters
+    ----------
+    limit : int or None
+        The most values per group (``None``: every value).
+
+    Raises
+    ------
+    ParameterError
+        ``limit`` is neither ``None`` nor an integer ``>= 0``.
+    """
+    if limit is not None and (
+        isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0
+    ):
+        raise ParameterError(f"limit must be an integer >= 0 or None, got {limit!r}")
+
+
+def _counted_values_sql(matched: _Matched, column: str) -> str:
+    """The CTE ``found`` ``(g, v, n)`` without a privacy unit: every row with a non-NULL
+    value counts once in each group it matches."""
+    return f"""WITH {matched.ctes},
+                counted AS (SELECT {matched.by_match} AS gv, {matched.col} AS v, count(*) AS n
+                            FROM data
+                            WHERE data.{_quote(column)} IS NOT NULL GROUP BY 1, 2),
+                found AS (SELECT grps.g AS g, counted.v AS v, sum(counted.n) AS n
+                          FROM counted JOIN grps ON counted.gv = grps.v GROUP BY 1, 2)"""
+
+
+def _value_parts(
+    q: Grouped, matched: _Matched, vals: str, bounds: tuple[int, int, int]
+) -> Callable[[str], str]:
+    """The query of one hash part's kept cells (:func:`kept_cells_sql`) for the value counts:
+    the part's rows matched to a group and a value of the table ``vals`` (code ``w``,
+    tie-break: the rank ``r``)."""
+    g, m, r = bounds
+    unit, valid = unit_sql(q.unit_key, q.unit_type)
+
+    def part_sql(part: str) -> str:
+        rows = f"""(SELECT {unit} AS u, grps.g AS g, vals.w AS code, vals.r AS t
+                   FROM data JOIN grps ON {matched.by_match} = grps.v
+                        JOIN {vals} AS vals ON {matched.col} = vals.v
+                   WHERE {valid} AND {part})"""
+        ctes, final = kept_cells_sql(rows, q.unit_key, q.unit_type, g, m, r, part=part)
+        return f"WITH {matched.ctes}, {ctes} {final}"
+
+    return part_sql
+
+
+def _ranked_found_sql(limit: int | None) -> str:
+    """The tail of a value-counts query: the CTE ``found`` ranked per group (count
+    descending, ties by value), cut at ``limit`` per group (``None``: no cut)."""
+    ranked = "row_number() OVER (PARTITION BY g ORDER BY n DESC, v)"
+    cut = "" if limit is None else f"WHERE k <= {int(limit)}"
+    return f"""
+            SELECT CAST(g AS BIGINT) AS g, v, CAST(n AS BIGINT) AS n
+            FROM (SELECT g, v, n, {ranked} AS k FROM found) {cut}
+            ORDER BY g, n DESC, v"""
 
 
 def duckdb_grouped_values(
@@ -494,13 +583,19 @@ def duckdb_grouped_values(
             sql = f"SELECT g, v, CAST(sum(n) AS BIGINT) AS n FROM {kept} GROUP BY g, v"
             params = {}
         found = table.query_numpy(f"SELECT g, v, n FROM ({sql}) ORDER BY g, v", params)
+    return _group_multisets(found, len(groups))
+
+
+def _group_multisets(found: dict[str, Any], size: int) -> list[npt.NDArray[np.float64]]:
+    """The ``(g, v, n)`` rows of a numbers query as one array per group position
+    ``0 .. size - 1``, each value repeated ``n`` times (NULL and NaN dropped)."""
     positions = np.asarray(np.ma.getdata(found["g"]), dtype=np.int64)
     values = np.asarray(np.ma.filled(found["v"], np.nan), dtype=np.float64)
     counts = np.asarray(np.ma.getdata(found["n"]), dtype=np.int64)
     keep = holds_number(values)  # NULL read as NaN
     positions, values, counts = positions[keep], values[keep], counts[keep]
     out = []
-    for position in range(len(groups)):
+    for position in range(size):
         here = positions == position
         out.append(np.repeat(values[here], counts[here]).astype(np.float64))
     return out

@@ -100,12 +100,8 @@ def kept_cells_sql(
     (group position), ``code`` and ``t`` (the value rule's code and tie-break), all UBIGINT
     below 2^32.
 
-    ``g = m = r = 1``: one aggregate per unit, the minimum of
-    ``p = gkey 2^96 + g 2^64 + key 2^32 + t`` (UHUGEINT) over its rows: its smallest
-    ``(gkey, g)`` is its kept group (``gkey`` is a bijection of ``g`` for a fixed unit), and
-    among the rows of that group its smallest ``(key, t)`` is its kept value, which is the
-    ungrouped rule on that group's rows. Otherwise the rows are grouped by
-    ``(u, g, code, t)`` with their count first.
+    ``g = m = r = 1``: one aggregate per unit (:func:`_one_cell_per_unit_sql`). Otherwise the
+    rows are grouped by ``(u, g, code, t)`` with their count first.
 
     ``gc``: the column of ``rows`` the group key is computed from (``g`` itself for a public
     list; the group value's code for groups found in the data, ``g`` then being the value's
@@ -122,21 +118,7 @@ def kept_cells_sql(
     """
     seeds = _two_seeds_sql(privacy_unit, unit_type, part)
     if g == 1 and m == 1 and r == 1:
-        start = f"""(SELECT rows.u AS u, rows.g AS g, rows.t AS t,
-                            xor(rows.{gc}, s.ga) AS y, s.gb AS gb, xor(rows.code, s.a) AS x,
-                            s.b AS b
-                     FROM {rows} AS rows JOIN seeds AS s ON rows.u = s.u)"""
-        keyed = bounding_key_sql(bounding_key_sql(start, "y", "gb"))
-        packed = (
-            "(CAST(y AS UHUGEINT) << 96) | (CAST(g AS UHUGEINT) << 64) "
-            "| CAST((x << 32) | t AS UHUGEINT)"
-        )
-        ctes = f"""seeds AS {seeds},
-                   chosen AS (SELECT min({packed}) AS p FROM {keyed} GROUP BY u)"""
-        final = f"""SELECT CAST((p >> 64) & {M32} AS BIGINT) AS g,
-                           CAST(p & {M32} AS BIGINT) AS t, count(*) AS n
-                    FROM chosen GROUP BY 1, 2"""
-        return ctes, final
+        return _one_cell_per_unit_sql(rows, seeds, gc)
     if m == 1 and r == 1:
         return _one_value_per_group_sql(rows, seeds, g, gc)
     group_p = "(y << 32) | g"
@@ -177,6 +159,29 @@ def kept_cells_sql(
     if persons:
         ctes += ", persons AS (SELECT g, count(*) AS p FROM kept_groups GROUP BY g)"
     return ctes, counted
+
+
+def _one_cell_per_unit_sql(rows: str, seeds: str, gc: str) -> tuple[str, str]:
+    """:func:`kept_cells_sql` for ``g = m = r = 1``: one aggregate per unit, the minimum of
+    ``p = gkey 2^96 + g 2^64 + key 2^32 + t`` (UHUGEINT) over its rows: its smallest
+    ``(gkey, g)`` is its kept group (``gkey`` is a bijection of ``g`` for a fixed unit), and
+    among the rows of that group its smallest ``(key, t)`` is its kept value, which is the
+    ungrouped rule on that group's rows."""
+    start = f"""(SELECT rows.u AS u, rows.g AS g, rows.t AS t,
+                        xor(rows.{gc}, s.ga) AS y, s.gb AS gb, xor(rows.code, s.a) AS x,
+                        s.b AS b
+                 FROM {rows} AS rows JOIN seeds AS s ON rows.u = s.u)"""
+    keyed = bounding_key_sql(bounding_key_sql(start, "y", "gb"))
+    packed = (
+        "(CAST(y AS UHUGEINT) << 96) | (CAST(g AS UHUGEINT) << 64) "
+        "| CAST((x << 32) | t AS UHUGEINT)"
+    )
+    ctes = f"""seeds AS {seeds},
+               chosen AS (SELECT min({packed}) AS p FROM {keyed} GROUP BY u)"""
+    final = f"""SELECT CAST((p >> 64) & {M32} AS BIGINT) AS g,
+                       CAST(p & {M32} AS BIGINT) AS t, count(*) AS n
+                FROM chosen GROUP BY 1, 2"""
+    return ctes, final
 
 
 def lambda_syntax() -> bool:

@@ -8,6 +8,11 @@ Without a privacy unit each row is a person and counts are row counts (``max_con
 is 1). The query itself is :func:`dpselect.data.scores.duckdb_top_values` with no limit, so the
 bounding rule is the one the rest of the data layer uses. The counts come from the engine
 that holds the table (:class:`dpselect.data.engine.Engine`).
+
+In :func:`duckdb_person_values`, ``max_rows_per_value = r > 1``: each kept value ``v`` comes
+``min(n, r)`` times, ``n`` the person's rows with ``v`` (the same kept values as ``r = 1``: the
+choice reads the person's distinct values only), so each value's total over persons is exactly
+``value_counts(..., max_rows_per_value=r)``; ``r = 1`` is the list of distinct kept values.
 """
 
 from __future__ import annotations
@@ -52,11 +57,6 @@ def duckdb_person_values(
     what policy set union's proof needs (``docs/partition_selection.md``, section 5). Held in
     the driver: for data whose persons fit in memory. DuckDB engine only.
 
-    ``max_rows_per_value = r > 1``: each kept value ``v`` comes ``min(n, r)`` times, ``n``
-    the person's rows with ``v`` (the same kept values as ``r = 1``: the choice reads the
-    person's distinct values only), so each value's total over persons is exactly
-    ``value_counts(..., max_rows_per_value=r)``; ``r = 1`` is the list of distinct kept values.
-
     Parameters
     ----------
     table : Table
@@ -99,14 +99,7 @@ def duckdb_person_values(
     code = _md5_bits_sql(_hashed_text_sql("v", v_text), 4)
     rows = f"""(SELECT {unit} AS u, vals.v AS v, vals.w AS w
                FROM data JOIN vals ON {col} = vals.v WHERE {valid})"""
-    rank = "{'k': x, 'v': v}"
-    kept = "v" if r == 1 else "{'v': v, 'n': n}"
-    chosen = f"list_value(arg_min({kept}, {rank}))" if m == 1 else f"arg_min({kept}, {rank}, {m})"
-    pairs = (
-        "SELECT DISTINCT u, v, w FROM unit_rows"
-        if r == 1
-        else f"SELECT u, v, w, least(count(*), {r}) AS n FROM unit_rows GROUP BY u, v, w"
-    )
+    chosen, pairs = _kept_list_sql(m, r)
     sql = f"""
         WITH vals AS (SELECT v, {code} AS w
                       FROM (SELECT DISTINCT {col} AS v FROM data
@@ -116,6 +109,27 @@ def duckdb_person_values(
         FROM {keyed_sql("unit_pairs", "w", unit_type)} GROUP BY u ORDER BY o, u
     """
     out = table.query(sql, {"salt": salt_text(salt)}, progress)
+    return _unit_lists(out, r)
+
+
+def _kept_list_sql(m: int, r: int) -> tuple[str, str]:
+    """(the aggregate of a unit's kept values, the query of its distinct pairs ``(u, v, w)``
+    from ``unit_rows``, with ``n``: its rows with the value, at most ``r``, when ``r > 1``):
+    the ``m`` pairs with the smallest ``(key, value)``."""
+    rank = "{'k': x, 'v': v}"
+    kept = "v" if r == 1 else "{'v': v, 'n': n}"
+    chosen = f"list_value(arg_min({kept}, {rank}))" if m == 1 else f"arg_min({kept}, {rank}, {m})"
+    pairs = (
+        "SELECT DISTINCT u, v, w FROM unit_rows"
+        if r == 1
+        else f"SELECT u, v, w, least(count(*), {r}) AS n FROM unit_rows GROUP BY u, v, w"
+    )
+    return chosen, pairs
+
+
+def _unit_lists(out: list[Any], r: int) -> list[list[Any]]:
+    """The rows ``(vs, o, u)`` of the query as one list per unit: its kept values, each once
+    (``r = 1``) or ``n`` times."""
     if r == 1:
         return [list(vs) for vs, _, _ in out]
     return [[s["v"] for s in vs for _ in range(int(s["n"]))] for vs, _, _ in out]

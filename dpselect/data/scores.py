@@ -28,12 +28,31 @@ value. Rows whose ``column`` is NULL, and values outside the candidate list, are
 ignored; candidates absent from the data score 0. Empty data is valid: every score is 0.
 
 Candidates are matched to values by :mod:`dpselect.data.matching` (public facts only).
+
+**The candidate scores' plans** (:func:`duckdb_candidate_scores`). ``max_rows_per_value = r >
+1`` (with a privacy unit only): each user keeps the same values and adds ``min(its rows with the
+value, r)`` to each (the lists plan for every ``m``, :func:`kept_counts`).
+
+One scan of the data. Without a privacy unit the data is grouped by value first and the
+groups are then joined with the candidates (as fast as the plain ``GROUP BY``); with one,
+the rows are joined with the candidates first (so that a user's contributions are only
+spent on candidates), then grouped by user (:func:`_bounded_scores_sql`).
+
+With a unit, on a text source (CSV, TSV, JSON lines) the joins run as written, the rows
+probing the candidates and the units' seeds (:func:`~.join_order.text_join_order`), and
+a line is sized as :data:`TOP_VALUES_TEXT_ROW_WEIGHT` rows for the hash parts: how the
+query is planned, never what it returns.
+
+This is the SQL plan. For Parquet text the DuckDB engine may choose the dictionary plan
+first (:meth:`dpselect.data.engines.duckdb.DuckDBEngine.scores` with
+:mod:`dpselect.data.dictionary_scores`): the same rule, so the same scores.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -293,25 +312,8 @@ def duckdb_candidate_scores(
     progress: Progress = None,
     max_rows_per_value: int = 1,
 ) -> npt.NDArray[np.int64]:
-    """The score of every candidate, in the candidate list's order (module docstring).
-
-    ``max_rows_per_value = r > 1`` (with a privacy unit only): each user keeps the same
-    values and adds ``min(its rows with the value, r)`` to each (the lists plan for every
-    ``m``, :func:`kept_counts`).
-
-    One scan of the data. Without a privacy unit the data is grouped by value first and the
-    groups are then joined with the candidates (as fast as the plain ``GROUP BY``); with one,
-    the rows are joined with the candidates first (so that a user's contributions are only
-    spent on candidates), then grouped by user (:func:`_bounded_scores_sql`).
-
-    With a unit, on a text source (CSV, TSV, JSON lines) the joins run as written, the rows
-    probing the candidates and the units' seeds (:func:`~.join_order.text_join_order`), and
-    a line is sized as :data:`TOP_VALUES_TEXT_ROW_WEIGHT` rows for the hash parts: how the
-    query is planned, never what it returns.
-
-    This is the SQL plan. For Parquet text the DuckDB engine may choose the dictionary plan
-    first (:meth:`dpselect.data.engines.duckdb.DuckDBEngine.scores` with
-    :mod:`dpselect.data.dictionary_scores`): the same rule, so the same scores.
+    """The score of every candidate, in the candidate list's order (module docstring, the
+    candidate scores' plans).
 
     Parameters
     ----------
@@ -360,25 +362,12 @@ def duckdb_candidate_scores(
     with order, candidates_source(table, candidates, progress is not None) as (source, params):
         cands = f"SELECT {cand_match} AS v, i FROM {source}"
         if privacy_unit is None or unit_type is None:
-            sql = f"""
-                WITH cands AS ({cands}),
-                     counted AS (SELECT {col_match} AS v, count(*) AS n FROM data GROUP BY 1)
-                SELECT cands.i AS i, counted.n AS n FROM counted JOIN cands ON counted.v = cands.v
-            """
+            sql = _row_counts_sql(col_match, cands)
         elif int(max_contributions) > 1 or r > 1:
             params = params | {"salt": salt_text(salt)}
-            unit, _ = unit_sql(privacy_unit, unit_type)
-            rows = source_rows(table.connection, table.parquet_files, table.source_files,
-                               text_weight=TOP_VALUES_TEXT_ROW_WEIGHT)  # fmt: skip
-            parts = part_count(rows, TOP_VALUES_BYTES_PER_ROW, memory_budget(table.connection))
-            counts = np.zeros(len(candidates), dtype=np.int64)
-            for j in range(parts):  # hash parts of the units (unit_partitions)
-                sql = _unit_lists_sql(col_match, cands, privacy_unit, unit_type,
-                                      part_filter_sql(unit, parts, j))  # fmt: skip
-                counts += kept_counts(table, sql, params, int(max_contributions),
-                                      len(candidates), None,
-                                      part_progress(progress, j, parts), r)  # fmt: skip
-            return counts
+            lists = _UnitLists(col_match, cands, privacy_unit, unit_type)
+            return _listed_scores(table, lists, params, int(max_contributions),
+                                  len(candidates), progress, r)  # fmt: skip
         else:
             sql = _bounded_scores_sql(col_match, cands, privacy_unit, unit_type, 1)
             params = params | {"salt": salt_text(salt)}
@@ -388,6 +377,52 @@ def duckdb_candidate_scores(
     # candidates that cast to the same value are two positions, each with the full count).
     scores[np.asarray(found["i"], dtype=np.int64)] = np.asarray(found["n"], dtype=np.int64)
     return scores
+
+
+def _row_counts_sql(col_match: str, cands: str) -> str:
+    """``(i, n)`` without a privacy unit: the data grouped by value first, the groups then
+    joined with the candidates (each row counts once)."""
+    return f"""
+                WITH cands AS ({cands}),
+                     counted AS (SELECT {col_match} AS v, count(*) AS n FROM data GROUP BY 1)
+                SELECT cands.i AS i, counted.n AS n FROM counted JOIN cands ON counted.v = cands.v
+            """
+
+
+@dataclass(frozen=True)
+class _UnitLists:
+    """What the lists plan of the candidate scores reads: the matched column and candidates
+    (:func:`~.matching.match_sql`), the unit column (its injective key) and its type."""
+
+    col_match: str
+    cands: str
+    privacy_unit: str
+    unit_type: str
+
+
+def _listed_scores(
+    table: Table,
+    lists: _UnitLists,
+    params: dict[str, Any],
+    m: int,
+    size: int,
+    progress: Progress,
+    r: int,
+) -> npt.NDArray[np.int64]:
+    """The candidate scores by the lists plan (``m > 1`` or ``r > 1``), summed over hash parts
+    of the units (:mod:`dpselect.data.unit_partitions`), each part's users' lists kept by
+    :func:`kept_counts`."""
+    unit, _ = unit_sql(lists.privacy_unit, lists.unit_type)
+    rows = source_rows(table.connection, table.parquet_files, table.source_files,
+                       text_weight=TOP_VALUES_TEXT_ROW_WEIGHT)  # fmt: skip
+    parts = part_count(rows, TOP_VALUES_BYTES_PER_ROW, memory_budget(table.connection))
+    counts = np.zeros(size, dtype=np.int64)
+    for j in range(parts):  # hash parts of the units (unit_partitions)
+        sql = _unit_lists_sql(lists.col_match, lists.cands, lists.privacy_unit,
+                              lists.unit_type, part_filter_sql(unit, parts, j))  # fmt: skip
+        counts += kept_counts(table, sql, params, m, size, None,
+                              part_progress(progress, j, parts), r)  # fmt: skip
+    return counts
 
 
 def unit_sql(privacy_unit: str, unit_type: str) -> tuple[str, str]:
@@ -577,18 +612,7 @@ def duckdb_top_values(
     params: dict[str, Any] = {}
     if privacy_unit is not None:
         privacy_unit, unit_type = table.unit_column(privacy_unit)
-        v_text = canonical_text_sql("v", "DOUBLE" if _is_floating(col_type) else col_type)
-        code = _md5_bits_sql(_hashed_text_sql("v", v_text), 4)
-        # r: the value's rank in the engine's order, the rule's tie-break between two values
-        # whose codes collide; it is packed below the key, so it must stay below 2^32 - 1
-        # (keep_smallest marks removed entries with 2^64 - 1).
-        rank = "(row_number() OVER (ORDER BY v) - 1)"
-        vals = f"""SELECT v, w, CAST(CASE WHEN r < {_M32} THEN r
-                                         ELSE error('more than 2^32 distinct values') END
-                                    AS UBIGINT) AS r
-                   FROM (SELECT v, {code} AS w, {rank} AS r
-                         FROM (SELECT DISTINCT {col} AS v FROM data
-                               WHERE data.{_quote(column)} IS NOT NULL))"""
+        vals = _ranked_values_sql(column, col_type, col)
         params["salt"] = salt_text(salt)
         return _top_values_by_rank(
             table, vals, col, privacy_unit, unit_type, int(max_contributions), limit, params,
@@ -598,6 +622,24 @@ def duckdb_top_values(
                   WHERE data.{_quote(column)} IS NOT NULL GROUP BY 1"""
     sql = f"SELECT v, n FROM ({counted}) ORDER BY n DESC, v LIMIT {int(limit)}"
     return [(v, int(n)) for v, n in table.query(sql, params, progress)]
+
+
+def _ranked_values_sql(column: str, col_type: str, col: str) -> str:
+    """The distinct non-NULL values ``v`` of ``column`` (normalised: ``col``) with their code
+    ``w`` (:func:`value_code`) and their rank ``r`` in the engine's order.
+
+    ``r`` is the rule's tie-break between two values whose codes collide; it is packed below
+    the key, so it must stay below 2^32 - 1 (:func:`keep_smallest` marks removed entries with
+    2^64 - 1)."""
+    v_text = canonical_text_sql("v", "DOUBLE" if _is_floating(col_type) else col_type)
+    code = _md5_bits_sql(_hashed_text_sql("v", v_text), 4)
+    rank = "(row_number() OVER (ORDER BY v) - 1)"
+    return f"""SELECT v, w, CAST(CASE WHEN r < {_M32} THEN r
+                                     ELSE error('more than 2^32 distinct values') END
+                                AS UBIGINT) AS r
+               FROM (SELECT v, {code} AS w, {rank} AS r
+                     FROM (SELECT DISTINCT {col} AS v FROM data
+                           WHERE data.{_quote(column)} IS NOT NULL))"""
 
 
 _VALUES_TABLE = "dpselect_values"

@@ -201,25 +201,35 @@ def _grouped_kept(
     if max_groups == 1 and m == 1 and not coded and not weighted and not group_code:
         return _smallest_pair(keyed, unit_type, salt, group_salt).withColumn("f", f.lit(1))
     ranked = keyed.select("u", pg.alias("pg"), item.alias("v"))
-    if max_groups == 1 and m == 1:
-        best = ranked.groupBy("u").agg(f.min(f.struct(f.col("pg"), f.col("v"))).alias("b"))
-        kept = best.select(f.col("b.pg").alias("pg"), f.col("b.v").alias("v"), f.lit(1).alias("f"))
-    else:  # the groups' ranks in the unit and the values' in each group: two windows
-        window = sql.Window
-        in_unit = f.dense_rank().over(window.partitionBy("u").orderBy(f.col("pg").asc()))
-        in_group = f.dense_rank().over(window.partitionBy("u", "pg").orderBy(f.col("v").asc()))
-        both = ranked.select("u", "pg", "v", in_unit.alias("_rg"), in_group.alias("_rv"))
-        chosen = both.where((f.col("_rg") <= f.lit(max_groups)) & (f.col("_rv") <= f.lit(m)))
-        first = (f.col("_rv") == f.lit(1)).cast("long").alias("f")
-        kept = chosen.select("u", "pg", "v", first).distinct()  # per unit: u stays
-        # a one-element explode ends the lineage of pg and v (see _smallest_per_group)
-        row = f.explode(f.array(f.struct("pg", "v", "f"))).alias("b")
-        kept = kept.select(row).select("b.pg", "b.v", "b.f")
+    kept = _kept_ranked(ranked, max_groups, m)
     p = f.col("v.p") if weighted else f.col("v")
     x = p.getField("x") if coded else _unpacked(p)
     weight = [f.col("v.w").alias("w")] if weighted else []
     group = f.col("pg.id") if group_code else _unpacked(f.col("pg"))
     return kept.select(group.alias("g"), x.alias("x"), *weight, "f")
+
+
+def _kept_ranked(ranked: Any, max_groups: int, m: int) -> Any:
+    """``ranked`` (columns ``u``, ``pg``: a group's order in the unit, ``v``: a value's order)
+    -> the kept ``(pg, v, f)``: each unit's ``max_groups`` smallest ``pg`` and in each its
+    ``m`` smallest ``v``, ``f`` 1 on the first kept value of each kept (unit, group).
+    ``max_groups = m = 1``: one ``min((pg, v))`` per unit; otherwise two windows."""
+    sql = _import_pyspark()
+    f = sql.functions
+    if max_groups == 1 and m == 1:
+        best = ranked.groupBy("u").agg(f.min(f.struct(f.col("pg"), f.col("v"))).alias("b"))
+        return best.select(f.col("b.pg").alias("pg"), f.col("b.v").alias("v"), f.lit(1).alias("f"))
+    # the groups' ranks in the unit and the values' in each group: two windows
+    window = sql.Window
+    in_unit = f.dense_rank().over(window.partitionBy("u").orderBy(f.col("pg").asc()))
+    in_group = f.dense_rank().over(window.partitionBy("u", "pg").orderBy(f.col("v").asc()))
+    both = ranked.select("u", "pg", "v", in_unit.alias("_rg"), in_group.alias("_rv"))
+    chosen = both.where((f.col("_rg") <= f.lit(max_groups)) & (f.col("_rv") <= f.lit(m)))
+    first = (f.col("_rv") == f.lit(1)).cast("long").alias("f")
+    kept = chosen.select("u", "pg", "v", first).distinct()  # per unit: u stays
+    # a one-element explode ends the lineage of pg and v (see _smallest_per_group)
+    row = f.explode(f.array(f.struct("pg", "v", "f"))).alias("b")
+    return kept.select(row).select("b.pg", "b.v", "b.f")
 
 
 def _smallest_pair(keyed: Any, unit_type: str, salt: int, group_salt: int) -> Any:
