@@ -1,0 +1,57 @@
+"""The package keeps the shape issue 42 set: small modules and short functions.
+
+- no module of ``dpselect/`` over :data:`MAX_MODULE_LINES` lines;
+- no function (or method) over :data:`MAX_FUNCTION_LINES` lines, from its ``def`` to its last
+  line, docstring included;
+- at most :data:`MAX_LONG_FUNCTIONS` functions over :data:`LONG_FUNCTION_LINES` lines.
+
+A module or function that grows past these is split by concept (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "dpselect"
+
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 120
+LONG_FUNCTION_LINES = 80
+MAX_LONG_FUNCTIONS = 10
+
+
+def _modules() -> list[Path]:
+    modules = sorted(PACKAGE.rglob("*.py"))
+    assert len(modules) > 100  # the walk found the package
+    return modules
+
+
+def _functions() -> list[tuple[int, str]]:
+    found = []
+    for path in _modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                found.append((lines, f"{path.relative_to(PACKAGE.parent)}:{node.name}"))
+    return sorted(found, reverse=True)
+
+
+def test_no_module_is_over_the_limit() -> None:
+    long = [(path.read_text(encoding="utf-8").count("\n"), str(path.relative_to(PACKAGE.parent)))
+            for path in _modules()]  # fmt: skip
+    over = [entry for entry in long if entry[0] > MAX_MODULE_LINES]
+    assert not over, f"modules over {MAX_MODULE_LINES} lines: {over}"
+
+
+def test_no_function_is_over_the_limit() -> None:
+    over = [entry for entry in _functions() if entry[0] > MAX_FUNCTION_LINES]
+    assert not over, f"functions over {MAX_FUNCTION_LINES} lines: {over}"
+
+
+def test_few_functions_are_long() -> None:
+    long = [entry for entry in _functions() if entry[0] > LONG_FUNCTION_LINES]
+    assert len(long) <= MAX_LONG_FUNCTIONS, (
+        f"{len(long)} functions over {LONG_FUNCTION_LINES} lines (at most {MAX_LONG_FUNCTIONS}): "
+        f"{long}"
+    )
