@@ -150,7 +150,8 @@ def test_spark_connect_runs_the_action_plainly():
 class _FakeContext:
     """A SparkContext whose tracker sees one stage of 4 tasks, 1 more done at each read."""
 
-    def __init__(self) -> None:
+    def __init__(self, most: int = 4) -> None:
+        self.most = most  # the tracker never sees more tasks completed
         self.groups: list[str] = []
         self.cancelled: list[str] = []
         self.done = 0
@@ -171,7 +172,7 @@ class _FakeContext:
         return SimpleNamespace(stageIds=[0])
 
     def getStageInfo(self, stage):
-        self.done = min(self.done + 1, 4)
+        self.done = min(self.done + 1, self.most)
         return SimpleNamespace(numTasks=4, numCompletedTasks=self.done)
 
 
@@ -183,6 +184,16 @@ def test_reports_follow_the_tracker_and_end_at_100():
         assert run_action(lambda: time.sleep(0.65) or "rows") == "rows"
     assert seen[0] == 25.0 and _rising(seen), seen
     assert len(context.groups) == 1
+
+
+def test_the_end_of_a_successful_query_is_100_whatever_the_tracker_says():
+    context = _FakeContext(most=1)  # a skipped stage's tasks never complete
+    frame = SimpleNamespace(sparkSession=SimpleNamespace(sparkContext=context))
+    seen: list[float] = []
+    with reporting(frame, seen.append, after=0.0):
+        run_action(lambda: time.sleep(0.35))
+        run_action(lambda: time.sleep(0.35))
+    assert seen == [25.0, 100.0]
 
 
 def test_a_failing_action_reports_no_end():
