@@ -134,7 +134,7 @@ def run_action(call: Callable[[], T]) -> T:
         finally:
             done.set()
 
-    worker = threading.Thread(target=run, name="dpselect-spark-action", daemon=True)
+    worker = _worker(run)
     worker.start()
     try:
         while not done.wait(POLL_SECONDS):
@@ -157,6 +157,19 @@ def run_action(call: Callable[[], T]) -> T:
         raise failure[0]
     out: T = result[0]
     return out
+
+
+def _worker(run: Callable[[], None]) -> threading.Thread:
+    """The thread an action runs in: PySpark's ``InheritableThread``, so that the action
+    keeps the caller's local properties (a scheduler pool, say) as if run in its thread."""
+    try:
+        from pyspark import InheritableThread
+
+        thread: threading.Thread = InheritableThread(run, name="dpselect-spark-action")
+    except Exception:  # pragma: no cover - an old PySpark: a plain thread
+        thread = threading.Thread(target=run, name="dpselect-spark-action")
+    thread.daemon = True
+    return thread
 
 
 def collect(frame: Any) -> list[Any]:
