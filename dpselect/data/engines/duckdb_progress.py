@@ -34,21 +34,20 @@ from typing import Any, TypeVar
 
 import duckdb
 
+from .progress_rules import POLL_SECONDS, REPORT_AFTER_SECONDS, ProgressReports
+
 __all__ = ["POLL_SECONDS", "REPORT_AFTER_SECONDS", "QueryProgress", "run_query", "track_progress"]
 
-#: A query reports its progress only once it has run this long (seconds).
-REPORT_AFTER_SECONDS = 1.0
-#: How often DuckDB's progress is read while a query runs (seconds).
-POLL_SECONDS = 0.1
 #: After Ctrl-C, how long DuckDB is asked to stop before the interrupt is re-raised anyway.
 _INTERRUPT_SECONDS = 10.0
 
 T = TypeVar("T")
 
 
-class QueryProgress:
+class QueryProgress(ProgressReports):
     """The progress reports of one query: DuckDB's percentage polled by :meth:`poll`, shown
-    only after ``after`` seconds, clamped and never decreasing, ended by :meth:`finish`."""
+    by the shared rules (:class:`~dpselect.data.engines.progress_rules.ProgressReports`:
+    only after ``after`` seconds, clamped and never decreasing, ended by :meth:`finish`)."""
 
     def __init__(
         self,
@@ -56,45 +55,19 @@ class QueryProgress:
         progress: Callable[[float], None] | None,
         after: float | None = None,
     ) -> None:
+        # this module's REPORT_AFTER_SECONDS, read at each query (tests patch it here)
+        super().__init__(progress, REPORT_AFTER_SECONDS if after is None else after)
         self.connection = connection
-        self.progress = progress
-        self.after = REPORT_AFTER_SECONDS if after is None else float(after)
-        self.started = time.monotonic()
-        #: the last percentage reported (``None``: nothing reported yet)
-        self.shown: float | None = None
-
-    def _long(self) -> bool:
-        return time.monotonic() - self.started >= self.after
-
-    def _report(self, percent: float) -> None:
-        if self.progress is None:
-            return
-        try:
-            self.progress(percent)
-        except Exception:  # a failing progress bar stops reporting; the query goes on
-            self.progress = None
-            return
-        self.shown = percent
 
     def poll(self) -> None:
         """Report DuckDB's progress if the query has run long enough and it went up."""
-        if self.progress is None or not self._long():
+        if not self.wanted():
             return
         try:
             percent = float(self.connection.query_progress())
         except (duckdb.Error, RuntimeError, TypeError, ValueError):  # pragma: no cover
             return
-        if not percent >= 0.0:  # -1: no query (yet); NaN
-            return
-        percent = min(percent, 100.0)
-        if self.shown is not None and percent <= self.shown:
-            return
-        self._report(percent)
-
-    def finish(self) -> None:
-        """The query ended without an error: ``100.0`` if it ran long enough to report."""
-        if self.progress is not None and self._long() and self.shown != 100.0:
-            self._report(100.0)
+        self.offer(percent)
 
 
 def track_progress(connection: duckdb.DuckDBPyConnection) -> None:

@@ -10,7 +10,9 @@ releases"). The selection, the noise and the ledger stay in the driver, exactly 
 DuckDB. The rules (all in ``docs/spark.md``):
 
 - **DataFrame API only**: no RDD, no ``SparkContext``, no Python UDF, so that the same code
-  runs on classic Spark and on Spark Connect.
+  runs on classic Spark and on Spark Connect. The one exception is a side channel: the
+  progress reports (:mod:`~.progress`) read a classic session's status tracker, and are
+  left out on Spark Connect.
 - **Nothing random on executors**: no ``rand()``, no ``monotonically_increasing_id``, no
   sampling, no approximate aggregate. The only per-query secret is the salt, drawn in the
   driver and sent as a literal; every executor computation is a deterministic function of the
@@ -36,8 +38,10 @@ The modules, one concept each (this package re-exports the names the rest of dps
 
 - :mod:`~.reader`: the one reader (:func:`read_files`, :func:`nan_safe_frame`,
   :func:`check_text_schema`, :func:`is_spark_frame`);
-- :mod:`~.table`: :class:`SparkTable` (the engine's methods), :func:`open_spark_table`,
-  :data:`SPARK_TO_DUCKDB`;
+- :mod:`~.table`: :class:`SparkTable` (the engine's methods; ``SparkConnectTable`` on Spark
+  Connect, without progress reports), :func:`open_spark_table`, :data:`SPARK_TO_DUCKDB`;
+- :mod:`~.progress`: the one place the actions that read a query's data run, reporting
+  Spark's task progress to the query's ``progress``;
 - :mod:`~.matching`: the public candidates typed by DuckDB and matched on Spark
   (:func:`typed_candidates`, :func:`match_multiplicity`);
 - :mod:`~.scores`: the ungrouped scores and counts (:func:`candidate_scores`,

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .columns import _spark
+from .progress import run_action
 
 _CACHED_PARTITIONING = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
 
@@ -82,7 +83,7 @@ def _cached(small: Any) -> Any:
             elif changed:
                 conf.set(_CACHED_PARTITIONING, old)
     try:
-        cached.count()
+        run_action(cached.count)
     except BaseException:
         cached.unpersist()
         raise

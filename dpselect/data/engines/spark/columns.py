@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from ...values import number_kept_sql
 from ..spark_session import import_pyspark as _import_pyspark
+from .progress import collect, run_action
 
 
 def _spark_quote(name: str) -> str:
@@ -42,12 +43,12 @@ def _fetch_longs(frame: Any, width: int) -> tuple[npt.NDArray[np.int64], ...]:
     available)."""
     to_arrow = getattr(frame, "toArrow", None)
     if to_arrow is not None:
-        table = to_arrow()
+        table = run_action(to_arrow)
         return tuple(
             np.asarray(table.column(j).to_numpy(zero_copy_only=False), dtype=np.int64)
             for j in range(width)
         )
-    rows = frame.collect()  # pragma: no cover - pyspark 3.5
+    rows = collect(frame)  # pragma: no cover - pyspark 3.5
     return tuple(np.asarray([r[j] for r in rows], dtype=np.int64) for j in range(width))
 
 

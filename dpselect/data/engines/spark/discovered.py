@@ -20,6 +20,7 @@ from .columns import _as_double, _capped_rows, _expr_on, _normalised, _number_ke
 from .grouped import _check, _grouped_kept, _kept_groups
 from .keys import _canonical_text_sql_template, _hex_le, _packed, _salted, _value_codes
 from .matching import _matching
+from .progress import collect
 from .rows import _kept_rows_of, _unit_numbers
 
 if TYPE_CHECKING:
@@ -84,9 +85,9 @@ def _found_result(
         cut = 1 if limit == 0 else limit
         if cut is not None:
             joined = joined.where(f.col("_r") <= f.lit(int(min(cut, 2**31 - 1))))
-        rows = joined.orderBy("gv", "_r").select("g", "gv", "v", "n", "p").collect()
+        rows = collect(joined.orderBy("gv", "_r").select("g", "gv", "v", "n", "p"))
         return [(int(g), gv, v, int(n), int(p)) for g, gv, v, n, p in rows]
-    rows = joined.orderBy("gv", "i").select("g", "gv", "i", "n", "p").collect()
+    rows = collect(joined.orderBy("gv", "i").select("g", "gv", "i", "n", "p"))
     return [(int(g), gv, int(i), int(n), int(p)) for g, gv, i, n, p in rows]
 
 
@@ -269,4 +270,4 @@ def _found_numbers(counted: Any, ranked: Any) -> list[tuple[int, Any, float, int
     the order of ``(gv, x)``: the rows of :func:`discovered_values`."""
     rows_back = counted.join(ranked.select("g", "gv"), on="g").orderBy("gv", "x")
     return [(int(g), gv, float(x), int(w), int(p)) for g, gv, x, w, p in
-            rows_back.select("g", "gv", "x", "w", "p").collect()]  # fmt: skip
+            collect(rows_back.select("g", "gv", "x", "w", "p"))]  # fmt: skip

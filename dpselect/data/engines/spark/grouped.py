@@ -29,6 +29,7 @@ from .keys import (
     _with_seeds,
 )
 from .matching import _matching, match_multiplicity
+from .progress import collect
 from .rows import _kept_rows_of, _unit_numbers
 
 if TYPE_CHECKING:
@@ -420,7 +421,7 @@ def grouped_value_counts(
     ranked = counted.select("g", "v", "n", f.row_number().over(window).alias("_r"))
     if limit is not None:
         ranked = ranked.where(f.col("_r") <= f.lit(int(min(limit, 2**31 - 1))))
-    found = sorted((int(g), int(rank), v, int(n)) for g, v, n, rank in ranked.collect())
+    found = sorted((int(g), int(rank), v, int(n)) for g, v, n, rank in collect(ranked))
     for g, _, v, n in found:
         out[g].append((v, n))
     return out
@@ -470,7 +471,7 @@ def grouped_values(
         rows = rows.where(_number_kept("x"))
         matched = rows.join(group_frame, on="gv")
         counted = matched.groupBy("g", "x").agg(f.count(f.lit(1)).alias("w"))
-        collected = counted.collect()
+        collected = collect(counted)
     else:
         nums = _unit_numbers(frame, column, duck_type, privacy_unit, unit_type,
                              by_col.alias("gv"))  # fmt: skip
@@ -478,7 +479,7 @@ def grouped_values(
         chosen = _kept_groups(matched.select("u", "g"), unit_type, group_salt, int(max_groups))
         in_kept = matched.join(chosen, on=["u", "g"], how="left_semi")
         with _kept_rows_of(in_kept, unit_type, int(max_rows), salt, within=("g",)) as kept:
-            collected = kept.select("g", "x", f.col("w").cast("long").alias("w")).collect()
+            collected = collect(kept.select("g", "x", f.col("w").cast("long").alias("w")))
     found: dict[int, list[tuple[float, int]]] = {}
     for g, x, w in collected:
         found.setdefault(int(g), []).append((float(x), int(w)))

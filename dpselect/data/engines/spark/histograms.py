@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..spark_session import import_pyspark as _import_pyspark
+from .progress import collect
 from .rows import _number_rows
 
 if TYPE_CHECKING:
@@ -94,11 +95,8 @@ def bucket_counts(
             flag = (f.col("b") > 0) & hit
         else:
             flag = f.lit(False)
-        grouped = (
-            bucketed.select("b", flag.alias("e"), "w")
-            .groupBy("b", "e")
-            .agg(f.sum("w").alias("n"))
-            .collect()
+        grouped = collect(
+            bucketed.select("b", flag.alias("e"), "w").groupBy("b", "e").agg(f.sum("w").alias("n"))
         )
     counts = np.zeros(m + 1, dtype=np.int64)
     ties = np.zeros(m, dtype=np.int64)
@@ -154,7 +152,7 @@ def grid_counts(
             "w",
             f.least(f.greatest(raw, f.lit(0)), f.lit(cells - 1)).cast("long").alias("j"),
         )
-        found = est.select(cell.alias("c"), "w").groupBy("c").agg(f.sum("w")).collect()
+        found = collect(est.select(cell.alias("c"), "w").groupBy("c").agg(f.sum("w")))
     for c, n in found:
         counts[int(c)] = int(n)
     return counts

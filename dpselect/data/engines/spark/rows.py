@@ -20,6 +20,7 @@ from .bounding import _smallest_per_group
 from .cache import _materialised
 from .columns import _as_double, _number_kept, _unit_rows
 from .keys import _codes_of_keys, _fmix32_steps, _packed, _per_unit_seeds, _unpacked, _value_ids
+from .progress import collect
 
 if TYPE_CHECKING:
     from .table import SparkTable
@@ -177,4 +178,4 @@ def row_counts(table: SparkTable, column: str, privacy_unit: str) -> npt.NDArray
         .agg(f.count(f.lit(1)).alias("c"))
         .select("c")
     )
-    return np.asarray([r[0] for r in counted.collect()], dtype=np.int64)
+    return np.asarray([r[0] for r in collect(counted)], dtype=np.int64)

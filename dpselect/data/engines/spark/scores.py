@@ -20,6 +20,7 @@ from .cache import _materialised
 from .columns import _capped_rows, _fetch_pairs, _normalised, _spark_quote, _unit_rows
 from .keys import _value_ids
 from .matching import _matching
+from .progress import collect, run_action
 
 if TYPE_CHECKING:
     from .table import SparkTable
@@ -118,7 +119,7 @@ def top_values(
         # every value) means no limit at all.
         if int(limit) < 2**31 - 1:
             ordered = ordered.limit(int(limit))
-        return [(r[0], int(r[1])) for r in ordered.collect()]
+        return [(r[0], int(r[1])) for r in collect(ordered)]
     unit_type = table.require_column(privacy_unit, "privacy_unit")
     unit, valid = _unit_rows(frame, privacy_unit, unit_type)
     both = frame.where(present & valid).select(unit.alias("u"), value.alias("v"))
@@ -135,7 +136,7 @@ def top_values(
         ordered = counted.orderBy(f.col("n").desc(), f.col("v").asc())
         if int(limit) < 2**31 - 1:
             ordered = ordered.limit(int(limit))
-        return [(r[0], int(r[1])) for r in ordered.collect()]
+        return [(r[0], int(r[1])) for r in collect(ordered)]
 
 
 #: No limit in practice: every value with a positive count (Spark's ``limit`` takes a Java
@@ -162,7 +163,7 @@ def contribution_counts(table: SparkTable, column: str, privacy_unit: str) -> np
     )
     to_arrow = getattr(counted, "toArrow", None)
     if to_arrow is not None:
-        column_c = to_arrow().column(0)
+        column_c = run_action(to_arrow).column(0)
         return np.asarray(column_c.to_numpy(zero_copy_only=False), dtype=np.int64)
-    rows = counted.collect()  # pragma: no cover - pyspark 3.5
+    rows = collect(counted)  # pragma: no cover - pyspark 3.5
     return np.asarray([r[0] for r in rows], dtype=np.int64)

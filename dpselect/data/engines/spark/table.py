@@ -32,12 +32,14 @@ from .grouped import (
 )
 from .histograms import bucket_counts, grid_counts
 from .matching import match_multiplicity
+from .progress import collect, reporting, status_context
 from .reader import _binary_text, nan_safe_frame
 from .rows import _UnitCap, kept_rows, row_counts
 from .scores import ALL_VALUES, candidate_scores, contribution_counts, top_values
 
 __all__ = [
     "SPARK_TO_DUCKDB",
+    "SparkConnectTable",
     "SparkTable",
     "check_engine",
     "open_spark_table",
@@ -76,9 +78,10 @@ class SparkTable:
     arrow_types: dict[str, str] = field(default_factory=dict)
     #: The engine's name, for reports (never for dispatch: recipes call the methods).
     name: str = "spark"
-    #: :meth:`person_values` would hold every person's values in the driver: refused; the
-    #: progress of a Spark job is not reported.
-    capabilities: ClassVar[Capabilities] = Capabilities(persons_in_driver=False, progress=False)
+    #: :meth:`person_values` would hold every person's values in the driver: refused; a
+    #: query's progress is Spark's own task progress (:mod:`.progress`; not on Spark Connect:
+    #: :class:`SparkConnectTable`).
+    capabilities: ClassVar[Capabilities] = Capabilities(persons_in_driver=False, progress=True)
     #: The columns of a declared schema (their types are public facts, text included).
     declared: set[str] = field(default_factory=set)
 
@@ -107,6 +110,13 @@ class SparkTable:
         :func:`~dpselect.data.engines.spark.grouped_candidate_scores` (one scan for every
         group, the module grouped.py; docs/contribution_bounding.md, "Groups per unit");
         private groups by :func:`~dpselect.data.engines.spark.discovered_candidate_scores`."""
+        with reporting(self.frame, query.progress):
+            return self._scores(query, candidates)
+
+    def _scores(
+        self, query: Query[Any], candidates: Sequence[Any]
+    ) -> npt.NDArray[np.int64] | Cells | DiscoveredGroups:
+        """:meth:`scores`, inside its progress reports."""
         rule, groups = query.rule, query.groups
         if isinstance(groups, PublicGroups):
             return grouped_candidate_scores(
@@ -140,6 +150,13 @@ class SparkTable:
         :func:`top_values` (no limit: :data:`ALL_VALUES`); public groups by
         :func:`~dpselect.data.engines.spark.grouped_value_counts`; private groups by
         :func:`~dpselect.data.engines.spark.discovered_value_counts`."""
+        with reporting(self.frame, query.progress):
+            return self._counts(query, limit)
+
+    def _counts(
+        self, query: Query[Any], limit: int | None
+    ) -> list[tuple[Any, int]] | list[list[tuple[Any, int]]] | DiscoveredGroups:
+        """:meth:`counts`, inside its progress reports."""
         rule, groups = query.rule, query.groups
         if isinstance(groups, PublicGroups):
             return grouped_value_counts(
@@ -171,6 +188,13 @@ class SparkTable:
         :meth:`_column_values`; public groups by
         :func:`~dpselect.data.engines.spark.grouped_values`; private groups by
         :func:`~dpselect.data.engines.spark.discovered_values`."""
+        with reporting(self.frame, query.progress):
+            return self._numbers(query)
+
+    def _numbers(
+        self, query: Query[Any]
+    ) -> npt.NDArray[np.float64] | list[npt.NDArray[np.float64]] | DiscoveredGroups:
+        """:meth:`numbers`, inside its progress reports."""
         rule, groups = query.rule, query.groups
         if isinstance(groups, PublicGroups):
             return grouped_values(
@@ -198,9 +222,10 @@ class SparkTable:
         """Each unit's distinct non-null values (``"values"``, :func:`contribution_counts`) or
         rows with a number (``"rows"``, :func:`row_counts`) in the column."""
         unit = cast(str, query.rule.privacy_unit)
-        if what == "values":
-            return contribution_counts(self, query.column, unit)
-        return row_counts(self, query.column, unit)
+        with reporting(self.frame, query.progress):
+            if what == "values":
+                return contribution_counts(self, query.column, unit)
+            return row_counts(self, query.column, unit)
 
     def quantile_values(
         self,
@@ -217,7 +242,8 @@ class SparkTable:
             if rule.privacy_unit is not None
             else None
         )
-        return self.histogram_values(query.column, candidates, bounds, resolution, unit=unit)
+        with reporting(self.frame, query.progress):
+            return self.histogram_values(query.column, candidates, bounds, resolution, unit=unit)
 
     def unit_column(self, column: Any, argument: str = "privacy_unit") -> tuple[str, str]:
         """The column that keys the privacy unit and its type: the column itself (Spark
@@ -254,12 +280,12 @@ class SparkTable:
         if privacy_unit is not None:
             f = sql.functions
             with kept_rows(self, column, privacy_unit, int(max_rows), salt) as kept:
-                found = kept.groupBy("x").agg(f.sum("w").alias("n")).collect()
+                found = collect(kept.groupBy("x").agg(f.sum("w").alias("n")))
             values = np.asarray([r[0] for r in found], dtype=np.float64)
             return np.repeat(values, np.asarray([int(r[1]) for r in found], dtype=np.int64))
         f = sql.functions
         value = _as_double(f.col(column), self.columns[column])
-        rows = self.frame.select(value.alias("v")).where(f.col("v").isNotNull()).collect()
+        rows = collect(self.frame.select(value.alias("v")).where(f.col("v").isNotNull()))
         values = np.asarray([r[0] for r in rows], dtype=np.float64)
         return kept_numbers(values)
 
@@ -279,7 +305,8 @@ class SparkTable:
         if edges.size == 0:
             return np.zeros(0, dtype=np.int64)
         unit = _UnitCap(privacy_unit, int(max_rows), salt) if privacy_unit is not None else None
-        counts, _ = bucket_counts(self, column, [float(e) for e in edges], unit=unit)
+        with reporting(self.frame, query.progress):
+            counts, _ = bucket_counts(self, column, [float(e) for e in edges], unit=unit)
         # at_least[k] = #{x : #{e <= x} >= k + 1} = #{x >= edges[k]}
         at_least = np.cumsum(counts[::-1])[::-1][1:]
         out: npt.NDArray[np.int64] = at_least[np.searchsorted(edges, asked)].astype(np.int64)
@@ -345,6 +372,14 @@ class SparkTable:
         return np.repeat(grid_edges(lo, hi, cells), counts)
 
 
+@dataclass
+class SparkConnectTable(SparkTable):
+    """A :class:`SparkTable` of a Spark Connect session: the same queries, without progress
+    reports (Spark Connect has no status tracker: :func:`.progress.status_context`)."""
+
+    capabilities: ClassVar[Capabilities] = Capabilities(persons_in_driver=False, progress=False)
+
+
 def open_spark_table(frame: Any, schema: Any = None) -> SparkTable:
     """The table of a Spark frame: its schema read from the frame's metadata (no rows).
 
@@ -388,7 +423,8 @@ def open_spark_table(frame: Any, schema: Any = None) -> SparkTable:
                 "(a CSV's text is converted by the declared types when it is read with them: "
                 "read_files(spark, path, schema), or --schema on the command line)"
             )
-    return SparkTable(frame, "the Spark frame", columns, spark_types, declared=set(declared))
+    kind = SparkTable if status_context(frame) is not None else SparkConnectTable
+    return kind(frame, "the Spark frame", columns, spark_types, declared=set(declared))
 
 
 def check_engine(engine: Any) -> str:
