@@ -440,7 +440,7 @@ def grouped_values(
     group_salt: int = 0,
 ) -> list[npt.NDArray[np.float64]]:
     """For each group (list order), the numbers of ``column`` its kept rows hold (a multiset,
-    in no particular order), read as :meth:`SparkTable.column_values` reads them (a double
+    in no particular order), read as :meth:`SparkTable.numbers` reads them (a double
     plus ``0.0``; NULL, NaN and text that is no number dropped). With ``privacy_unit`` each
     unit keeps ``max_groups`` groups (:func:`_kept_groups`), then at most ``max_rows`` rows in
     each (:func:`~dpselect.data.engines.spark._kept_rows_of`, the rule of
