@@ -69,8 +69,8 @@ def grouped_partition_selection(
     ``"optimal"``: DVGM22's optimal rule, each person counting once toward one value of the
     group (a released set is valid whatever selected it: with ``max_rows_per_value > 1`` it
     selects by persons, which released the most values in every measured cell,
-    docs/partition_selection.md, section 6; ungrouped ``"auto"`` on a Spark-like engine
-    chooses the same). ``"laplace"`` / ``"gaussian"``: thresholding of exact counts
+    docs/partition_selection.md, section 6; ungrouped ``"auto"`` on an engine without persons in
+    the driver chooses the same). ``"laplace"`` / ``"gaussian"``: thresholding of exact counts
     calibrated to L0 ``m`` and L-infinity ``r``. Policy set union is not run per group.
     Accounting: :mod:`dpselect.recipes.grouping`.
 

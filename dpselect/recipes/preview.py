@@ -589,14 +589,14 @@ def _unknown_domain_rows(k: int, eps: float, dlt: float, c: int, r: int) -> list
     rows: list[TopKPreviewRow] = []
     ud_best, ud_options = choose_unknown_domain(k, eps, dlt, c, r)
     policy = use_policy_top_k(k, eps, dlt, c) if c > 1 else False
-    if c > 1:  # a unit: policy set union then the top k (DuckDB; rows at r > 1)
+    if c > 1:  # a unit: policy set union then the top k (persons in the driver; rows at r > 1)
         su = policy_top_k_plan(k, eps, dlt, c, max_rows_per_value=r).set_union
         rows.append(
             TopKPreviewRow(
                 "policy_top_k",
                 POLICY_TOP_K_NAME,
                 su.scale,
-                "measured rule (use_policy_top_k); DuckDB engine",
+                "measured rule (use_policy_top_k); engines with persons in the driver",
                 None,
                 None,
                 policy,

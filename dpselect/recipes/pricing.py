@@ -219,9 +219,10 @@ def price_grid(prices: Any = None, price_step: Any = None, max_price: Any = 1.0)
 @dataclass(frozen=True)
 class BuyerCounts:
     """The valuations summarised by an engine: ``counts[i] = |{i : v_i >= prices[i]}|`` at
-    the grid's prices (what :func:`revenue_scores` needs, and all it reads). The Spark engine
-    computes them in one aggregation (``SparkTable.buyers_at``), so the column is never
-    collected; the counts are the same function of the rows as the in-memory path's."""
+    the grid's prices (what :func:`revenue_scores` needs, and all it reads). An engine
+    computes them in one aggregation (:meth:`dpselect.data.engine.Engine.buyers_at`), so the
+    column is never collected; the counts are the same function of the rows as the in-memory
+    path's."""
 
     prices: tuple[float, ...]
     counts: tuple[int, ...]
@@ -410,7 +411,7 @@ def _valuation_values(
 ) -> tuple[Any, Any]:
     """A reader of the valuations, checked from public facts only (type, schema). A table's
     engine summarises the column as :class:`BuyerCounts` at the grid's prices
-    (:meth:`dpselect.data.engine.Engine.buyers_at`: Spark never collects the column); with a
+    (:meth:`dpselect.data.engine.Engine.buyers_at`: no engine collects the column); with a
     ``privacy_unit``, of the bids each buyer keeps (at most ``max_rows``, the salt drawn when
     the reader runs, after the charge)."""
     if column is not None:

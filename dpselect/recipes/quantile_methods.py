@@ -244,7 +244,8 @@ class MethodPlan:
 
     ``run(values)`` returns the released values and, for the auto rule's noisy count, what
     it picked (``None`` otherwise); ``w`` is the resolution the result reports and
-    ``grid_w`` the one the engine's grid is asked for (docs/spark.md).
+    ``grid_w`` the one the engine's grid is asked for
+    (:meth:`dpselect.data.engine.Engine.grid_width`).
     """
 
     run: Callable[[F64], tuple[list[float], Picked | None]]

@@ -106,10 +106,11 @@ _PLANS: dict[str, Callable[..., MethodPlan]] = {
 
 
 def _on_engine_grid(query: QuantileQuery, plan: MethodPlan) -> tuple[MethodPlan, float | None]:
-    """The plan's accuracy lines when the engine rounds rows to a public grid (Spark: an extra
-    accuracy error), and that grid's width (``None``: no grid)."""
+    """The plan's accuracy lines when the engine rounds rows to a public grid
+    (:meth:`dpselect.data.engine.Engine.grid_width`: an extra accuracy error), and that grid's
+    width (``None``: no grid)."""
     table, lo_hi, grid_w = query.table, query.lo_hi, plan.grid_w
-    # rows rounded to a public grid by the engine (Spark): an extra accuracy error
+    # rows rounded to a public grid by the engine: an extra accuracy error
     width = None if lo_hi is None or grid_w is None else table.grid_width(lo_hi, grid_w)
     if width is None or lo_hi is None:
         return plan, None
@@ -146,8 +147,9 @@ def _kept_rows(
     source: RandomSource | None,
     progress: Callable[[float], None] | None,
 ) -> F64:
-    """The rows as the mechanism needs them (Spark: stand-ins from a histogram); with a unit,
-    only the rows each unit keeps (the salt drawn after the charge, data-free)."""
+    """The rows as the mechanism needs them (stand-ins from a histogram on an engine with a
+    grid); with a unit, only the rows each unit keeps (the salt drawn after the charge,
+    data-free)."""
     table, column, cands, lo_hi = query.table, query.column, query.cands, query.lo_hi
     privacy_unit, r = query.privacy_unit, query.rows
     if privacy_unit is None:
@@ -223,8 +225,8 @@ def _typed_grid(
     rounding moves a value further than the statement's slack); records the grid in
     ``params``."""
     # On an integer or decimal column every method's values lie on the type's grid (the
-    # joint mechanism rounds its own; candidates are public values; Spark's grid of cells
-    # has its own statement). Public facts only: the type, the method, the bounds.
+    # joint mechanism rounds its own; candidates are public values; an engine's grid of
+    # cells has its own statement). Public facts only: the type, the method, the bounds.
     released, step, lo_hi = ran.values, query.step, query.lo_hi
     if step is not None and lo_hi is not None and query.cands is None and ran.grid_note is None:
         slack = plan.tree_slack if used == "tree" else None if used == "joint" else 2 * (res or 0)

@@ -1,5 +1,5 @@
 """The accuracy lines a quantile release prints for the per-level mechanisms (the continuous
-mechanism, candidates) and the Spark engine's grid: each the conclusion of a theorem in
+mechanism, candidates) and an engine's grid of cells: each the conclusion of a theorem in
 docs/quantiles.md, in words and numbers."""
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ def _continuous_line(
     w: float,
     grid: float | None = None,
 ) -> str:
-    """The accuracy line; ``grid``: the Spark engine's cell width ``d`` (rows rounded down to
+    """The accuracy line; ``grid``: the engine's cell width ``d``
+    (:meth:`dpselect.data.engine.Engine.grid_width`) (rows rounded down to
     a public grid first: each moves down by less than ``d``, so the upper side widens by d)."""
     acc = continuous_accuracy(lo_hi, level, eps, conf, w)
     q = float(level)
@@ -27,7 +28,7 @@ def _continuous_line(
     if grid is not None:
         above = "2w + d"
         where = (
-            f"; the Spark engine rounds each row down to a grid of cells at most d = "
+            f"; the engine rounds each row down to a grid of cells at most d = "
             f"{grid:.3g} wide, docs/spark.md"
         )
     return (
@@ -40,17 +41,17 @@ def _continuous_line(
 
 
 def _grid_line(grid: float, method: str) -> str:
-    """What the Spark engine's grid changes in the statement of the recursive or joint method
+    """What an engine's grid changes in the statement of the recursive or joint method
     (the statement holds for the rows rounded down to the grid; each real row lies less than
     ``d`` above its rounded value)."""
     if method == "recursive":
         return (
-            f"  (Spark engine: rows are rounded down to a grid of cells at most d = {grid:.3g} "
+            f"  (engine grid: rows are rounded down to a grid of cells at most d = {grid:.3g} "
             "wide first, each moving down by less than d: read 'above it + 2w + d', and B "
             "counts the rows within 2w below and 2w + d above the other values; docs/spark.md)"
         )
     return (
-        f"  (Spark engine: the statement is about the rows rounded down to a grid of cells at "
+        f"  (engine grid: the statement is about the rows rounded down to a grid of cells at "
         f"most d = {grid:.3g} wide; a real row lies less than d above its rounded value, so it "
         "is counted in another gap than its rounded value only when it lies within d above a "
         "released value; docs/spark.md)"

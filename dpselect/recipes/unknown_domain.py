@@ -2,10 +2,10 @@
 
 ``partition_selection(data, column, epsilon, delta)`` answers "which values can I publish at
 all": DVGM22's optimal partition selection for one value per person; for more (with a privacy
-unit, DuckDB engine) policy set union (Gopi et al. 2020, Policy Laplace: persons spend their
-weight on the values that still need it, :mod:`dpselect.mechanisms.set_union`); thresholding
-of exact Laplace or Gaussian counts on request or on Spark (the one with the lower threshold,
-a public fact).
+unit, on an engine that holds persons in the driver) policy set union (Gopi et al. 2020,
+Policy Laplace: persons spend their weight on the values that still need it,
+:mod:`dpselect.mechanisms.set_union`); thresholding of exact Laplace or Gaussian counts on
+request or on an engine that does not (the one with the lower threshold, a public fact).
 
 ``top_k`` without ``candidates`` is planned by :mod:`dpselect.recipes.unknown_domain_top_k`
 (thresholding then the top k, the limited domain, or policy set union then the top k, chosen
@@ -139,9 +139,10 @@ def partition_selection(
     ``mechanism="auto"``: :func:`choose_keys_method` -- DVGM22's optimal partition selection when
     each person has one value (``max_contributions = 1``, the optimum for that case); with
     ``max_contributions > 1``, policy set union with Laplace noise (Gopi et al. 2020) from
-    ``epsilon >= POLICY_MIN_EPSILON`` on the DuckDB engine, else the optimal rule with each
-    person bounded to one value (``bench/bench_utility.py --set-union`` measured both releasing
-    more values than thresholding at the same guarantee). ``"optimal"`` with
+    ``epsilon >= POLICY_MIN_EPSILON`` on an engine that holds persons in the driver, else the
+    optimal rule with each person bounded to one value (``bench/bench_utility.py
+    --set-union`` measured both releasing more values than thresholding at the same
+    guarantee). ``"optimal"`` with
     ``max_contributions > 1`` keeps one value per person. ``"laplace"`` / ``"gaussian"``:
     thresholding with ``max_contributions`` values. ``"policy_laplace"`` / ``"policy_gaussian"`` run
     :mod:`dpselect.mechanisms.set_union` on each person's values (held in the driver). The
@@ -279,8 +280,8 @@ def _select_keys(data: Any, query: _KeysQuery, ledger: Any, schema: Any) -> Any:
     in_driver = table.capabilities.persons_in_driver  # policy set union holds each person's values
     if method.startswith("policy") and not in_driver:
         raise ParameterError(
-            f"mechanism {method!r} reads each person's values into the driver: use the DuckDB "
-            "engine, or mechanism='laplace' / 'gaussian'"
+            f"mechanism {method!r} reads each person's values into the driver, which this "
+            "engine does not: use the default engine, or mechanism='laplace' / 'gaussian'"
         )
     book = open_ledger(ledger)
     plan = _keys_plan(q, in_driver)
@@ -347,7 +348,7 @@ def _keys_plan(query: _KeysQuery, in_driver: bool) -> _KeysPlan:
     by_persons = q.rows_cap > 1 and q.method in ("auto", "optimal")
     method = q.method
     if method == "auto":
-        method = choose_keys_method(q.eps, q.dlt, q.c, not in_driver)
+        method = choose_keys_method(q.eps, q.dlt, q.c, in_driver)
     r_sel = 1 if by_persons else q.rows_cap  # what the selection counts: rows per value
     if method == "optimal":
         plan = _optimal_keys(q, r_sel)

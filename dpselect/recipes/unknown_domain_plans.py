@@ -88,13 +88,13 @@ KeysMethod = Literal["optimal", "laplace", "gaussian", "policy_laplace", "policy
 
 
 def choose_keys_method(
-    epsilon: float, delta: float, max_contributions: int, spark: bool = False
+    epsilon: float, delta: float, max_contributions: int, persons_in_driver: bool = True
 ) -> KeysMethod:
     """The partition selection ``mechanism="auto"`` runs: a pure function of public facts.
 
     ``max_contributions = 1``: DVGM22's optimal rule (the optimum for one value per person).
     More: Policy Laplace (Gopi et al. 2020) when ``epsilon >= POLICY_MIN_EPSILON`` and the
-    engine is DuckDB (it holds each person's values in the driver); otherwise the optimal rule
+    engine holds each person's values in the driver; otherwise the optimal rule
     with each person bounded to one value, which released more values than thresholding with
     ``max_contributions`` values in every measured cell and more than the policy at smaller
     epsilon (``bench/bench_utility.py --set-union``; docs/performance.md).
@@ -107,8 +107,10 @@ def choose_keys_method(
         Its delta (not used by the rule).
     max_contributions : int
         The most distinct values one person keeps.
-    spark : bool, default False
-        Whether the data are on the Spark engine (it does not hold persons in the driver).
+    persons_in_driver : bool, default True
+        The engine's declared capability
+        (:attr:`dpselect.data.engine.Capabilities.persons_in_driver`): whether it can hold
+        each person's values in the driver, as the policy needs.
 
     Returns
     -------
@@ -118,7 +120,7 @@ def choose_keys_method(
     del delta  # the measured ranking did not depend on it; kept for a stable signature
     if max_contributions == 1:
         return "optimal"
-    if not spark and epsilon >= POLICY_MIN_EPSILON:
+    if persons_in_driver and epsilon >= POLICY_MIN_EPSILON:
         return "policy_laplace"
     return "optimal"
 

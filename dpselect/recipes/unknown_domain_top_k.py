@@ -84,7 +84,8 @@ __all__ = [
 ]
 
 #: ``top_k(candidates=None, mechanism="auto")`` runs :func:`make_policy_top_k` from this many
-#: values per person on (with ``epsilon >= POLICY_TOP_K_MIN_EPSILON``, a privacy unit, DuckDB).
+#: values per person on (with ``epsilon >= POLICY_TOP_K_MIN_EPSILON``, a privacy unit, persons
+#: held in the driver).
 POLICY_TOP_K_MIN_CONTRIBUTIONS = 10
 #: ... and from this epsilon on.
 POLICY_TOP_K_MIN_EPSILON = 1.0
@@ -201,9 +202,7 @@ def unknown_domain_plan(
         mech == "auto"
         and k_bar is None
         and privacy_unit is not None
-        and use_policy_top_k(
-            k, eps, delta, c, not _holds_persons(data, column, privacy_unit, schema)
-        )
+        and use_policy_top_k(k, eps, delta, c, _holds_persons(data, column, privacy_unit, schema))
     ):
         return _policy_top_k(query)
     mech = _checked_mechanism(query, mech, k_bar)
@@ -339,7 +338,7 @@ def _parameters(query: _ValueQuery, mechanism: str) -> dict[str, Any]:
 
 
 def use_policy_top_k(k: int, epsilon: float, delta: float, max_contributions: int,
-                     spark: bool = False) -> bool:  # fmt: skip
+                     persons_in_driver: bool = True) -> bool:  # fmt: skip
     """Whether the unknown-domain ``auto`` path runs policy set union then the top ``k``: a
     pure function of public facts. Measured (``bench/bench_utility.py --unknown-c``, 30-40
     trials a cell, docs/performance.md): with 10 values per person and epsilon 1 / 2 it found
@@ -358,18 +357,20 @@ def use_policy_top_k(k: int, epsilon: float, delta: float, max_contributions: in
         The release's delta (not used by the rule).
     max_contributions : int
         The most distinct values one person keeps.
-    spark : bool, default False
-        Whether the data are on the Spark engine (it does not hold persons in the driver).
+    persons_in_driver : bool, default True
+        The engine's declared capability
+        (:attr:`dpselect.data.engine.Capabilities.persons_in_driver`): whether it can hold
+        each person's values in the driver, as the policy needs.
 
     Returns
     -------
     bool
-        True for the policy path: not Spark, ``max_contributions >=
+        True for the policy path: persons in the driver, ``max_contributions >=
         POLICY_TOP_K_MIN_CONTRIBUTIONS`` (10) and ``epsilon >= POLICY_TOP_K_MIN_EPSILON`` (1).
     """
     del k, delta  # the measured rule did not depend on them; kept for a stable signature
     return (
-        not spark
+        persons_in_driver
         and max_contributions >= POLICY_TOP_K_MIN_CONTRIBUTIONS
         and epsilon >= POLICY_TOP_K_MIN_EPSILON
     )

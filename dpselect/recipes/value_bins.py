@@ -117,7 +117,7 @@ def _edge_counts(
     table: Engine, column: str, bins: list[tuple[float, float]], unit: dict[str, Any]
 ) -> tuple[int, list[int], list[int]]:
     """``n`` and the counts ``#{x >= e}`` at the bins' lower and upper edges, from the engine
-    (:meth:`~dpselect.data.engine.Engine.buyers_at`, so Spark never collects the column).
+    (:meth:`~dpselect.data.engine.Engine.buyers_at`, so no engine collects the column).
     ``unit``: ``privacy_unit``, ``max_rows`` and ``salt`` (the kept rows), or empty."""
     edges = [-math.inf, *(lo for lo, _ in bins), *(hi for _, hi in bins)]
     rule = UnitRule(unit.get("privacy_unit"), rows_per_unit=unit.get("max_rows", 1),

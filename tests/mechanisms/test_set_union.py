@@ -409,7 +409,7 @@ def test_choose_keys_method_is_a_pure_function_of_public_facts():
     for (e, _, c, s), m in zip(grid, first, strict=True):
         if c == 1:
             assert m == "optimal"
-        elif not s and e >= POLICY_MIN_EPSILON:
+        elif s and e >= POLICY_MIN_EPSILON:  # s: persons in the driver
             assert m == "policy_laplace"
         else:
             assert m == "optimal"

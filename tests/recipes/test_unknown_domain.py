@@ -95,7 +95,7 @@ def test_use_policy_top_k_is_a_pure_function_of_public_parameters():
     assert first == [use_policy_top_k(*args) for args in grid]
     for (_, e, _, c, s), got in zip(grid, first, strict=True):
         assert got == (
-            not s and c >= POLICY_TOP_K_MIN_CONTRIBUTIONS and e >= POLICY_TOP_K_MIN_EPSILON
+            s and c >= POLICY_TOP_K_MIN_CONTRIBUTIONS and e >= POLICY_TOP_K_MIN_EPSILON
         )
 
 
