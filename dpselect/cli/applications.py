@@ -1,4 +1,4 @@
-"""CLI subcommands of the application recipes: ``quantile``, ``price``, ``preview`` (issue 7).
+"""CLI subcommands of the application recipes: ``quantile``, ``price``, ``preview``.
 
 Same conventions as the main job (:mod:`dpselect.cli.main`): bad input prints one line and
 exits with code 2 (the recipes raise :class:`DPSelectError` subclasses, which ``main`` turns

@@ -2,8 +2,7 @@
 holds (``budget show``: the entries, the sums per privacy unit, what is spent and what
 remains).
 
-The ledger and rich load inside the commands, so that ``dpselect --help`` starts fast
-(issue 14).
+The ledger and rich load inside the commands, so that ``dpselect --help`` starts fast.
 """
 
 from __future__ import annotations

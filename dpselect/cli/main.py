@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 # Light imports only: rich, NumPy, python-flint, DuckDB and the library load inside the
-# commands that use them, so ``dpselect --help`` and ``--version`` start fast (issue 14).
+# commands that use them, so ``dpselect --help`` and ``--version`` start fast.
 from .. import __version__
 from ..core.errors import BudgetExceeded, DPSelectError
 from ..core.jsonvalues import strict_dumps
@@ -372,7 +372,7 @@ def keys_command(
 cli.add_command(budget)
 register_applications(cli)
 
-#: One name per job in Python and on the command line (issue 23): the command is the Python
+#: One name per job in Python and on the command line: the command is the Python
 #: function's name, ``most-common`` runs :func:`dpselect.most_common`, ``partition-selection``
 #: :func:`dpselect.partition_selection`, ``best-price`` :func:`dpselect.best_price`. The short
 #: names stay as aliases (short name -> command).

@@ -2,7 +2,7 @@
 commands share: ``--schema``, ``--max-contributions`` (a number or ``auto``) and
 ``--max-rows-per-value``.
 
-Light imports only: the options are built when ``dpselect`` starts (issue 14).
+Light imports only: the options are built when ``dpselect`` starts.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """How a selection command shows its work on the terminal: the scan's progress bar and the
 released top-k (a table with its notes, or one JSON line).
 
-rich loads inside these functions only, so that ``dpselect --help`` starts fast (issue 14).
+rich loads inside these functions only, so that ``dpselect --help`` starts fast.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Strict JSON (RFC 8259) for every ``to_dict`` and every ``--json`` output.
 
 Python's ``json.dumps`` writes ``NaN`` and ``Infinity`` by default, which strict parsers
-(JavaScript's ``JSON.parse``, Go, jq, most databases) reject (issue 27). dpselect maps every
+(JavaScript's ``JSON.parse``, Go, jq, most databases) reject. dpselect maps every
 non-finite number to ``null`` ("no value": a quantity that does not apply or was not
 measured) and writes with ``allow_nan=False``, so that a stray NaN fails loudly in tests
 instead of reaching a user's parser. Light: no NumPy import (NumPy scalars are recognised

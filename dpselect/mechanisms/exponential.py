@@ -42,7 +42,7 @@ def _score_vector(scores: list[Any], sign: int = 1) -> np.ndarray[Any, np.dtype[
 
     The sign is applied *before* the mapping, so a NaN or a non-number from the user's score
     function is the worst score whether the mechanism maximises (``sign = 1``) or minimises
-    (``sign = -1``) (issue 15, item 5), and it never raises, so that no error depends on the
+    (``sign = -1``), and it never raises, so that no error depends on the
     data (seed 001, postcondition 1).
     """
     out = np.empty(len(scores), dtype=np.float64)

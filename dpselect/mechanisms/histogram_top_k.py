@@ -63,7 +63,7 @@ def rank_noisy_counts(
     post-processing of the noisy histogram, so the privacy map is unchanged. The random rule
     is the default of the mechanism: with exact integer noise, ties are frequent (discrete
     Laplace of scale 0.5 is 0 with probability 0.76), and a fixed index rule favours low
-    indices at every tie, which lost p@5 against continuous-noise peers (issue 11).
+    indices at every tie, which loses p@5 against continuous-noise peers.
 
     Parameters
     ----------
@@ -141,8 +141,8 @@ def histogram_noise_tail(noise: HistogramNoise, scale: Fraction | float, t: int)
 def _check_sampler_range(noise: HistogramNoise, s: Fraction) -> None:
     """Refuses a scale outside the exact sampler's range (Laplace ``b``, Gaussian ``sigma^2``)."""
     # The exact samplers' ranges, checked here and not when sampling: a recipe charges the
-    # ledger between the construction and the call (issue 22: epsilon 1e-20 charged, then
-    # failed).
+    # ledger between the construction and the call, so a scale out of range must fail
+    # before that charge (epsilon 1e-20 would be charged, then fail).
     if noise == "laplace" and not LAPLACE_SCALE_RANGE[0] <= s <= LAPLACE_SCALE_RANGE[1]:
         raise ParameterError(
             f"scale must lie in [2^-64, 2^52] (the exact discrete Laplace sampler's range), "

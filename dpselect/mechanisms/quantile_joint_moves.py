@@ -216,8 +216,8 @@ def joint_moved_intervals(
     The words go to the rows in the order of their nearest lattice points, not in the order
     the rows are read: the ``j``-th word moves the row of the ``j``-th smallest point. Each
     row still gets its own uniform ``t``, independent of the others (the law is unchanged),
-    and with a seeded source the result no longer depends on the rows' order (issue 41: the
-    same table in another row order or file layout gives the same release).
+    and with a seeded source the result does not depend on the rows' order (the same table in
+    another row order or file layout gives the same release).
 
     The rows land on at most ``G (hi - lo) / w + 2 G`` points, whatever their number: the
     intervals come from counting rows per point, in two passes without a sort of the rows

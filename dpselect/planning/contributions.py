@@ -52,7 +52,7 @@ _QUERIES = ("top_k", "partition_selection", "quantile", "best_price")
 
 #: How a refusal names each field and the query facts it speaks of, as a Python caller typed
 #: them; the command line passes its own flags (``spelling=``), so that a message names what
-#: the user typed (issue 44).
+#: the user typed.
 PYTHON_SPELLING: Mapping[str, str] = {
     "values_per_unit": "Contributions(values_per_unit=...)",
     "rows_per_value": "Contributions(rows_per_value=...)",

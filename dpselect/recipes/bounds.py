@@ -1,4 +1,4 @@
-"""Contribution and clamping bounds chosen privately from the data (issue 16, part 2).
+"""Contribution and clamping bounds chosen privately from the data.
 
 - :func:`choose_max_contributions`: the bound ``L`` on the number of distinct values a person
   contributes (``max_contributions`` of :func:`dpselect.top_k`), chosen among public

@@ -140,7 +140,7 @@ def threshold_hypotheses(thresholds: Sequence[float]) -> dict[float, Hypothesis]
 
     def make(t: float) -> Hypothesis:
         def h(x: Any) -> npt.NDArray[np.int64]:
-            # row by row: a value that is not a number predicts 0 (never raises; issue 15)
+            # row by row: a value that is not a number predicts 0 (never raises)
             if isinstance(x, np.ndarray) and x.dtype.kind in "biuf":
                 floats = x.astype(np.float64).ravel()
             else:
@@ -239,7 +239,7 @@ def _differs(a: Any, b: Any) -> bool:
 def mistakes(X: Any, y: Any, hypotheses: Sequence[Any]) -> list[int]:
     """``|{i : h(X_i) != y_i}|`` for each hypothesis (a callable or its predictions).
 
-    Row by row, never raising on the rows (issue 15, item 7): a label or prediction of any
+    Row by row, never raising on the rows: a label or prediction of any
     type is compared with ``==`` on its own, and a comparison that fails is a mistake. If a
     hypothesis gives a number of predictions different from the number of labels (it is not
     applied row by row, against the caller's obligation), every unmatched label or

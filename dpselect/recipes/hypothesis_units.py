@@ -22,7 +22,7 @@ __all__ = ["UNIT_ARRAY", "as_rows", "check_units", "unit_ids"]
 def as_rows(values: Any) -> list[Any]:
     """``values`` as a flat list of rows, whatever their types (never raises on the rows).
 
-    ``np.asarray`` of a ragged or mixed list raises depending on the rows (issue 15, item 7);
+    ``np.asarray`` of a ragged or mixed list raises depending on the rows;
     a list of the elements does not. A numpy array is flattened (as before); any other
     iterable is taken element by element.
 

@@ -445,7 +445,7 @@ def _valuation_values(
             f"got {type(valuations).__name__}"
         )
     # Read after the charge, value by value: a value that does not convert is missing,
-    # as in a table (issue 15, item 7); no value can raise.
+    # as in a table; no value can raise.
     return None, lambda: memory_values(valuations)
 
 

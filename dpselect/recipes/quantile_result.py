@@ -95,7 +95,7 @@ class QuantileResult(Result):
         lines = [f"q = {q:g}: {v:.10g}" for q, v in zip(self.q, self.values, strict=True)]
         lines.append(f"mechanism: {self.method}")
         # rounding_loss (the share of epsilon that pays for float log-weights) is left to
-        # to_dict: it is inside epsilon and changes nothing a reader can use (issue 27)
+        # to_dict: it is inside epsilon and changes nothing a reader can use
         lines.append(f"privacy cost: epsilon = {self.epsilon:.6g} ({self.budget_split})")
         lines.extend(self.accuracy)
         lines.extend(self.notes)
