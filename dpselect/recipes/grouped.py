@@ -42,10 +42,10 @@ from ..mechanisms.partition_selection import (
 from ..mechanisms.top_k_plan import CONFIDENCE, TopKPlan, plan_top_k
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..planning.budget import first_share, remainder
+from ..planning.epsilon_range import check_epsilon_range
 from ..sampling.source import RandomSource
 from ._common import check_contributions, open_ledger
 from .bounds import DEFAULT_CONTRIBUTIONS
-from .epsilon_range import check_epsilon_range
 from .grouping import (
     GroupedQuery,
     GroupedResult,
@@ -188,7 +188,7 @@ def _checked_top_k_args(
     """The parameters of :func:`grouped_top_k` checked in order, from public facts.
     ``contributions``: ``(max_contributions, auto_fraction)``; ``values``: ``(candidates,
     delta, k_bar)``."""
-    from .top_k_mechanisms import check_mechanism as _check_mechanism
+    from ..planning.top_k_mechanisms import check_mechanism as _check_mechanism
 
     candidates, delta, k_bar = values
     k = check_int(k, "k", minimum=1)

@@ -71,15 +71,15 @@ from ..mechanisms.top_k_plan import plan_top_k as _plan
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..planning.budget import first_share, remainder
 from ..planning.contributions import Contributions, merged
+from ..planning.epsilon_range import check_epsilon_range
+from ..planning.top_k_mechanisms import MECHANISMS, Mechanism
+from ..planning.top_k_mechanisms import check_mechanism as _check_mechanism
 from ..sampling.source import RandomSource, resolve_source
 from ._common import AUTO_FRACTION, check_auto_fraction, check_contributions
-from .epsilon_range import check_epsilon_range
 from .grouping import check_no_grouping
 from .release import charge_then as _charge_then
 from .release import open_checked as _open
 from .release import open_ledger
-from .top_k_mechanisms import MECHANISMS, Mechanism
-from .top_k_mechanisms import check_mechanism as _check_mechanism
 from .top_k_result import TopKResult
 
 __all__ = [

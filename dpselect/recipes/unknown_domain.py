@@ -39,9 +39,9 @@ from ..mechanisms.set_union import (
 from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..planning.contributions import Contributions, merged
+from ..planning.epsilon_range import check_epsilon_range
 from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
-from .epsilon_range import check_epsilon_range
 from .release import charge_then, open_checked
 from .top_k_result import TopKResult
 from .unknown_domain_plans import (
