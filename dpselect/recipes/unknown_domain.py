@@ -38,7 +38,7 @@ from ..mechanisms.set_union import (
 )
 from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
-from ..planning.contributions import Contributions, merged
+from ..planning.contributions import Contributions, check_no_grouping, merged
 from ..planning.epsilon_range import check_epsilon_range
 from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
@@ -220,8 +220,6 @@ def partition_selection(
             mechanism=mechanism, ledger=ledger, source=source, progress=progress, schema=schema,
             **bound_args,
         )  # fmt: skip
-    from .grouping import check_no_grouping
-
     check_no_grouping(groups, bound_args["max_groups"], bound_args["group_fraction"])
     query = _checked_keys_query(column, epsilon, delta, privacy_unit, bound_args, mechanism,
                                 source, progress)  # fmt: skip
