@@ -212,18 +212,18 @@ def partition_selection(
          "group_fraction": None},
         by=by, groups=groups,
     )  # fmt: skip
-    if by is not None:
-        from .grouped_keys import grouped_partition_selection
+    if by is None:
+        check_no_grouping(groups, bound_args["max_groups"], bound_args["group_fraction"])
+        query = _checked_keys_query(column, epsilon, delta, privacy_unit, bound_args, mechanism,
+                                    source, progress)  # fmt: skip
+        return _select_keys(data, query, ledger, schema)
+    from .grouped_keys import grouped_partition_selection
 
-        return grouped_partition_selection(
-            data, column, epsilon, delta, by=by, groups=groups, privacy_unit=privacy_unit,
-            mechanism=mechanism, ledger=ledger, source=source, progress=progress, schema=schema,
-            **bound_args,
-        )  # fmt: skip
-    check_no_grouping(groups, bound_args["max_groups"], bound_args["group_fraction"])
-    query = _checked_keys_query(column, epsilon, delta, privacy_unit, bound_args, mechanism,
-                                source, progress)  # fmt: skip
-    return _select_keys(data, query, ledger, schema)
+    return grouped_partition_selection(
+        data, column, epsilon, delta, by=by, groups=groups, privacy_unit=privacy_unit,
+        mechanism=mechanism, ledger=ledger, source=source, progress=progress, schema=schema,
+        **bound_args,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
