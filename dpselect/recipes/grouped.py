@@ -6,8 +6,9 @@ destinations of every listed carrier in one scan and one charge; the accounting,
 (docs/grouped_releases.md); ``partition_selection(by=...)`` is
 :mod:`dpselect.recipes.grouped_keys`'s.
 
-:func:`grouped_top_k` is :func:`dpselect.top_k` with ``by``: its parameters mean what they
-mean there, within each group. With ``candidates`` every group ranks the public list with the
+:func:`grouped_top_k` is :func:`dpselect.top_k` with ``by``, on the request ``top_k`` checked
+(:class:`~dpselect.planning.top_k_request.TopKRequest`): its parameters mean what they mean
+there, within each group. With ``candidates`` every group ranks the public list with the
 mechanism ``top_k`` would run at ``(epsilon_g, delta_g)``; without them (``delta > 0``) every
 group runs thresholding or the limited-domain mechanism on its own values (the choice of
 :func:`~dpselect.recipes.unknown_domain.choose_unknown_domain` at the per-group budget;

@@ -5,7 +5,8 @@
 (:mod:`dpselect.mechanisms`), charges the ledger durably, and only then samples and returns
 the ranked candidates with their privacy cost and an accuracy statement. Nothing here samples
 or computes a privacy loss itself: it composes the lower layers. Each query is a short
-sequence: its public parameters checked (before any charge), a plan (the mechanism, its
+sequence: its public parameters checked (before any charge, into one
+:class:`~dpselect.planning.top_k_request.TopKRequest`), a plan (the mechanism, its
 scale, the budget's shares), the charge, then the release.
 
 ``data``: a path to CSV, Parquet or JSON lines, or a pandas, polars or pyarrow table.
