@@ -24,11 +24,11 @@ from .data.column_roles import check_column_role
 from .data.engine import Engine
 from .data.tables import open_table
 from .planning.contributions import Contributions, as_contributions
+from .planning.top_k_mechanisms import Mechanism
 from .recipes.grouping import GroupedResult
 from .recipes.pricing import PriceResult
 from .recipes.quantile_result import QuantileResult
 from .recipes.release import open_ledger
-from .recipes.top_k_mechanisms import Mechanism
 from .recipes.top_k_result import TopKResult
 from .recipes.unknown_domain_plans import KeysResult
 from .sampling.source import RandomSource

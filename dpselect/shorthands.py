@@ -23,10 +23,10 @@ from .planning.contributions import Contributions, as_contributions
 
 if TYPE_CHECKING:
     from .accounting.ledger import Ledger
+    from .planning.top_k_mechanisms import Mechanism
     from .recipes.grouping import GroupedResult
     from .recipes.pricing import PriceResult
     from .recipes.quantile_result import QuantileResult
-    from .recipes.top_k_mechanisms import Mechanism
     from .recipes.top_k_result import TopKResult
     from .recipes.unknown_domain_plans import KeysResult
 

@@ -16,7 +16,7 @@ import pytest
 import dpselect as dp
 import dpselect.recipes.release as release_module
 from dpselect.core.errors import BudgetExceeded, ParameterError
-from dpselect.recipes.epsilon_range import in_a_stage
+from dpselect.planning.epsilon_range import in_a_stage
 from tests.cli_process import run_cli
 from tests.test_plan_before_charge import FRAME, RECIPES, _call
 

@@ -164,7 +164,7 @@ RECIPES = [
 ]  # fmt: skip
 
 # Every combination of the matrix releases or refuses before the charge (issue 41 part 2):
-# the range of epsilon (dpselect/recipes/epsilon_range.py), the partition-selection table at
+# the range of epsilon (dpselect/planning/epsilon_range.py), the partition-selection table at
 # any large epsilon and tiny delta, the unknown-domain planner's closed forms, and the group
 # selection's share checked before the charge. None is left to mark.
 

@@ -38,7 +38,7 @@ from ..core.errors import ParameterError, given
 
 __all__ = [
     "AUTO_FRACTION", "PYTHON_SPELLING", "Contributions", "Query", "as_contributions",
-    "contributions_line", "merged",
+    "check_auto_fraction", "check_no_grouping", "contributions_line", "merged",
 ]  # fmt: skip
 
 #: The default share of epsilon spent on choosing ``max_contributions`` or ``bounds`` when
@@ -348,3 +348,45 @@ def contributions_line(parameters: dict[str, Any]) -> str:
                            rows_per_value=int(parameters.get("max_rows_per_value") or 1),
                            groups_per_unit=int(parameters.get("max_groups") or 1))  # fmt: skip
     return str(bounds)
+
+
+def check_auto_fraction(fraction: Any, name: str = "auto_fraction") -> float:
+    """A share of epsilon in ``(0, 1)`` (``None``: :data:`AUTO_FRACTION`), refused naming
+    ``name``, the argument the caller typed (``auto_fraction``, ``group_fraction``).
+
+    Parameters
+    ----------
+    fraction : float or None
+        The share given.
+    name : str, default "auto_fraction"
+        The argument's name in the error message.
+
+    Returns
+    -------
+    float
+        The share, :data:`AUTO_FRACTION` for ``None``.
+    """
+    if fraction is None:
+        return AUTO_FRACTION
+    fraction = plain_number(fraction)
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, Fraction)):
+        raise ParameterError(f"{name} must be a number in (0, 1), got {fraction!r}")
+    if not 0 < float(fraction) < 1:
+        raise ParameterError(f"{name} must be in (0, 1), got {fraction!r}")
+    return float(fraction)
+
+
+def check_no_grouping(groups: Any, max_groups: Any, group_fraction: Any) -> None:
+    """``groups``, ``max_groups`` and ``group_fraction`` apply only with ``by``.
+
+    Parameters
+    ----------
+    groups : object
+        Must be ``None`` without ``by``.
+    max_groups : object
+        Must be 1 without ``by``.
+    group_fraction : object
+        Must be ``None`` without ``by``.
+    """
+    if groups is not None or group_fraction is not None or max_groups != 1:
+        raise ParameterError("groups, max_groups and group_fraction apply only with by")

@@ -29,7 +29,6 @@ __all__ = [
     "AUTO_FRACTION",
     "CONFIDENCE",
     "NUMERIC_TYPES",
-    "check_auto_fraction",
     "check_confidence",
     "column_values",
     "jsonable",
@@ -166,40 +165,3 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, Fraction):
         return float(value)
     return str(value)
-
-
-def check_contributions(
-    max_contributions: Any, auto_fraction: Any, privacy_unit: str | None
-) -> tuple[int | None, float]:
-    """``max_contributions`` and ``auto_fraction`` checked together (public facts only):
-    ``(m, 0.0)`` for a number ``m >= 1`` (not 1 only with a privacy unit; no
-    ``auto_fraction``), ``(None, fraction)`` for ``"auto"`` (which needs a privacy unit)."""
-    from ..mechanisms.validate import check_int
-
-    if isinstance(max_contributions, str) and max_contributions == "auto":
-        fraction = check_auto_fraction(auto_fraction)
-        if privacy_unit is None:
-            raise ParameterError(
-                "max_contributions='auto' needs a privacy_unit column (without one each row "
-                "is a person and counts once)"
-            )
-        return None, fraction
-    if auto_fraction is not None:
-        raise ParameterError("auto_fraction applies only with max_contributions='auto'")
-    m = check_int(max_contributions, "max_contributions", minimum=1)
-    if privacy_unit is None and m != 1:
-        raise ParameterError("max_contributions applies only with a privacy_unit column")
-    return m, 0.0
-
-
-def check_auto_fraction(fraction: Any, name: str = "auto_fraction") -> float:
-    """A share of epsilon in ``(0, 1)`` (``None``: :data:`AUTO_FRACTION`), refused naming
-    ``name``, the argument the caller typed (``auto_fraction``, ``group_fraction``)."""
-    if fraction is None:
-        return AUTO_FRACTION
-    fraction = plain_number(fraction)
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, Fraction)):
-        raise ParameterError(f"{name} must be a number in (0, 1), got {fraction!r}")
-    if not 0 < float(fraction) < 1:
-        raise ParameterError(f"{name} must be in (0, 1), got {fraction!r}")
-    return float(fraction)

@@ -65,13 +65,13 @@ from ..mechanisms.generalized_exponential import make_generalized_exponential_me
 from ..mechanisms.quantile_score import check_max_rows, quantile_fraction
 from ..mechanisms.validate import check_epsilon
 from ..planning.budget import first_share
+from ..planning.epsilon_range import check_epsilon_range
 from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     check_confidence,
     numeric_column,
     open_ledger,
 )
-from .epsilon_range import check_epsilon_range
 from .release import charge_then_release
 from .result import Result
 from .value_bins import (

@@ -6,8 +6,9 @@ destinations of every listed carrier in one scan and one charge; the accounting,
 (docs/grouped_releases.md); ``partition_selection(by=...)`` is
 :mod:`dpselect.recipes.grouped_keys`'s.
 
-:func:`grouped_top_k` is :func:`dpselect.top_k` with ``by``: its parameters mean what they
-mean there, within each group. With ``candidates`` every group ranks the public list with the
+:func:`grouped_top_k` is :func:`dpselect.top_k` with ``by``, on the request ``top_k`` checked
+(:class:`~dpselect.planning.top_k_request.TopKRequest`): its parameters mean what they mean
+there, within each group. With ``candidates`` every group ranks the public list with the
 mechanism ``top_k`` would run at ``(epsilon_g, delta_g)``; without them (``delta > 0``) every
 group runs thresholding or the limited-domain mechanism on its own values (the choice of
 :func:`~dpselect.recipes.unknown_domain.choose_unknown_domain` at the per-group budget;
@@ -30,9 +31,7 @@ import numpy as np
 
 from ..core.arithmetic import float_up, printed_up
 from ..core.errors import ParameterError
-from ..data.candidates import load_candidates
 from ..data.query import PrivateGroups, PublicGroups, Query, UnitRule
-from ..data.rules import check_bounded_candidates, check_rows_per_value
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..mechanisms.limited_domain import limited_domain_threshold, make_limited_domain_top_k
 from ..mechanisms.partition_selection import (
@@ -40,12 +39,12 @@ from ..mechanisms.partition_selection import (
     threshold_plan,
 )
 from ..mechanisms.top_k_plan import CONFIDENCE, TopKPlan, plan_top_k
-from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
+from ..mechanisms.validate import check_int
 from ..planning.budget import first_share, remainder
+from ..planning.top_k_request import TopKRequest
 from ..sampling.source import RandomSource
-from ._common import check_contributions, open_ledger
+from ._common import open_ledger
 from .bounds import DEFAULT_CONTRIBUTIONS
-from .epsilon_range import check_epsilon_range
 from .grouping import (
     GroupedQuery,
     GroupedResult,
@@ -72,52 +71,33 @@ __all__ = ["grouped_top_k"]
 
 def grouped_top_k(
     data: Any,
-    column: str,
-    k: int,
-    epsilon: float,
+    request: TopKRequest,
     *,
-    by: str,
-    groups: Any = None,
-    candidates: Any = None,
-    delta: float | None = None,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_contributions: int | Literal["auto"] = 1,
-    max_rows_per_value: int = 1,
-    mechanism: str = "auto",
-    counts: bool = False,
     ledger: Any = None,
     source: RandomSource | None = None,
     progress: Progress = None,
     schema: Any = None,
-    k_bar: int | None = None,
-    group_fraction: float | None = None,
-    auto_fraction: float | None = None,
 ) -> GroupedResult:
     """The ``k`` most common values of ``column`` in every group of ``by``, in one query.
 
     :func:`dpselect.top_k` with ``by``; which mechanism each group runs and what the whole
-    release costs: the module docstring.
+    release costs: the module docstring. The groups are checked once the data's schema is
+    known (:func:`~dpselect.recipes.grouping.check_groups`); every other argument is checked
+    in ``request``. With ``max_contributions="auto"`` one bound for all groups is chosen
+    privately with ``auto_fraction`` of epsilon first (:func:`_auto_contributions`).
 
     Parameters
     ----------
-    data, column, k, epsilon, candidates, delta, privacy_unit, max_contributions,
-    max_rows_per_value, mechanism, counts, ledger, source, progress, schema, k_bar
-        As for :func:`dpselect.top_k`, per group.
-    by : str
-        The column whose values are the groups.
-    groups : list or str, optional
-        The public groups (a list or a text file, one per line): each gets an answer, empty
-        or not. ``None``: the groups are selected from the data by partition selection
-        (needs ``delta > 0``), with ``group_fraction`` of epsilon.
-    max_groups : int, default 1
-        With a privacy unit: how many groups each person counts in (the keyed rule).
-    group_fraction : float, optional
-        The share of epsilon spent on selecting private groups (default
-        :data:`GROUP_FRACTION`); with values from the data half of delta goes there too.
-    max_contributions : int or "auto", default 1
-        ``"auto"`` (with a privacy unit): one bound for all groups, chosen privately with
-        ``auto_fraction`` (default 0.25) of epsilon first (:func:`_auto_contributions`).
+    data : str, path, DataFrame, relation, Series or array
+        The private rows, as for :func:`dpselect.top_k`.
+    request : TopKRequest
+        The checked arguments (:func:`~dpselect.planning.top_k_request.top_k_request`), with
+        ``by`` given: ``groups`` a public list (or a text file, one per line; each group gets an
+        answer, empty or not) or ``None`` (the groups are selected from the data by partition
+        selection, which needs ``delta > 0``, with ``group_fraction`` of epsilon);
+        ``max_groups``: with a privacy unit, how many groups each person counts in.
+    ledger, source, progress, schema
+        As for :func:`dpselect.top_k`.
 
     Returns
     -------
@@ -130,102 +110,32 @@ def grouped_top_k(
     ParameterError, DataError, BudgetExceeded
         Before any budget is spent.
     """
-    args = _checked_top_k_args(k, epsilon, mechanism, privacy_unit, max_rows_per_value,
-                               (max_contributions, auto_fraction), counts,
-                               (candidates, delta, k_bar))  # fmt: skip
-    table = open_checked(data, column, privacy_unit, schema)
-    grouping = check_groups(table, column, by, groups, privacy_unit, max_groups, group_fraction)
-    if grouping.listed is None and args.dlt == 0:
+    a = request
+    assert a.by is not None
+    table = open_checked(data, a.column, a.privacy_unit, schema)
+    grouping = check_groups(table, a.column, a.by, a.groups, a.privacy_unit, a.max_groups,
+                            a.group_fraction)  # fmt: skip
+    if grouping.listed is None and a.delta == 0:
         raise ParameterError(
             "private groups (groups=None) are selected from the data: give delta > 0, or a "
             "public groups list"
         )
-    query = GroupedQuery(table, column, by, privacy_unit, grouping, source, progress)
-    plan = _grouped_top_k_plan(query, args, ledger)
-    parameters = _grouped_top_k_parameters(query, args, plan)
+    query = GroupedQuery(table, a.column, a.by, a.privacy_unit, grouping, source, progress)
+    plan = _grouped_top_k_plan(query, a, ledger)
+    parameters = _grouped_top_k_parameters(query, a, plan)
 
     def release() -> GroupedResult:
-        return _grouped_top_k_release(query, args, plan, parameters)
+        return _grouped_top_k_release(query, a, plan, parameters)
 
-    entry = "top_k/by/max_contributions=auto" if args.auto_m else f"top_k/by/{plan.method}"
+    auto_m = a.max_contributions is None
+    entry = "top_k/by/max_contributions=auto" if auto_m else f"top_k/by/{plan.method}"
     return charge_grouped(plan.book, release, plan.cost, plan.kind, entry, parameters,
-                          privacy_unit, table)  # fmt: skip
+                          a.privacy_unit, table)  # fmt: skip
 
 
-@dataclass(frozen=True)
-class _TopKArgs:
-    """A grouped top-k's public parameters, checked before the data are opened
-    (``bounds_m``: the bound given, or every candidate bound with ``auto_m``)."""
-
-    k: int
-    eps: float
-    mech: str
-    r: int
-    bounds_m: list[int]
-    auto_m: bool
-    fraction: float
-    counts: bool
-    dlt: float
-    cand_list: list[Any] | None
-    k_bar: int | None
-
-    @property
-    def value_mode(self) -> bool:
-        """Whether the values come from the data (no candidates)."""
-        return self.cand_list is None
-
-
-def _checked_top_k_args(
-    k: int,
-    epsilon: float,
-    mechanism: str,
-    privacy_unit: str | None,
-    max_rows_per_value: int,
-    contributions: tuple[Any, float | None],
-    counts: Any,
-    values: tuple[Any, float | None, int | None],
-) -> _TopKArgs:
-    """The parameters of :func:`grouped_top_k` checked in order, from public facts.
-    ``contributions``: ``(max_contributions, auto_fraction)``; ``values``: ``(candidates,
-    delta, k_bar)``."""
-    from .top_k_mechanisms import check_mechanism as _check_mechanism
-
-    candidates, delta, k_bar = values
-    k = check_int(k, "k", minimum=1)
-    eps = float(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
-    mech = _check_mechanism(mechanism)
-    r = check_rows_per_value(max_rows_per_value, privacy_unit)
-    given_m, fraction = check_contributions(*contributions, privacy_unit)
-    bounds_m = list(DEFAULT_CONTRIBUTIONS) if given_m is None else [given_m]
-    if not isinstance(counts, bool):
-        raise ParameterError(f"counts must be a bool, got {counts!r}")
-    value_mode = candidates is None
-    if value_mode and (delta is None or delta == 0):
-        raise ParameterError(
-            "without a public candidates list, give delta > 0: values that come from the "
-            "data can only be shown with a small chance of failure delta"
-        )
-    dlt = 0.0 if delta is None else float(check_delta(delta, allow_zero=not value_mode))
-    cand_list = None if value_mode else _checked_candidates(candidates, k, privacy_unit, k_bar)
-    return _TopKArgs(k, eps, mech, r, bounds_m, given_m is None, fraction, counts, dlt,
-                     cand_list, k_bar)  # fmt: skip
-
-
-def _checked_candidates(candidates: Any, k: int, privacy_unit: str | None,
-                        k_bar: int | None) -> list[Any]:  # fmt: skip
-    """The public candidates loaded and checked against ``k``, the bounding rule and
-    ``k_bar`` (which needs values from the data)."""
-    cand_list = load_candidates(candidates)
-    if privacy_unit is not None:
-        check_bounded_candidates(len(cand_list))
-    if k > len(cand_list):
-        raise ParameterError(
-            f"k must be at most the number of candidates ({len(cand_list)}), got {k}"
-        )
-    if k_bar is not None:
-        raise ParameterError("k_bar applies only without a candidates list (limited domain)")
-    return cand_list
+def _bounds_m(a: TopKRequest) -> list[int]:
+    """The bound given, or every candidate bound with ``max_contributions="auto"``."""
+    return list(DEFAULT_CONTRIBUTIONS) if a.max_contributions is None else [a.max_contributions]
 
 
 @dataclass(frozen=True)
@@ -251,46 +161,47 @@ class _GroupedTopKPlan:
         return next(iter(self.plans.values())).method
 
 
-def _bound_choice(query: GroupedQuery, a: _TopKArgs) -> tuple[Any, Fraction, float]:
+def _bound_choice(query: GroupedQuery, a: TopKRequest) -> tuple[Any, Fraction, float]:
     """``max_contributions="auto"``: GEM over the bounds (sensitivity ``G r``:
     :func:`_auto_contributions`) on its share of epsilon, its cost, and what remains for the
     groups (the whole epsilon with a given bound)."""
-    if not a.auto_m:
-        return None, Fraction(0), a.eps
+    if a.max_contributions is not None:
+        return None, Fraction(0), a.epsilon
+    bounds = _bounds_m(a)
     gem = make_generalized_exponential_mechanism(
-        a.bounds_m, lambda scores, b: scores[b], [Fraction(query.grouping.max_groups * a.r)] *
-        len(a.bounds_m), first_share(a.eps, a.fraction).first_epsilon, beta=0.05,
-        source=query.source,
+        bounds, lambda scores, b: scores[b],
+        [Fraction(query.grouping.max_groups * a.rows_per_value)] * len(bounds),
+        first_share(a.epsilon, a.auto_fraction).first_epsilon, beta=0.05, source=query.source,
     )  # fmt: skip
     spent_c = Fraction(gem.map(1))
-    return gem, spent_c, remainder(a.eps, spent_c)
+    return gem, spent_c, remainder(a.epsilon, spent_c)
 
 
-def _grouped_top_k_plan(query: GroupedQuery, a: _TopKArgs, ledger: Any) -> _GroupedTopKPlan:
+def _grouped_top_k_plan(query: GroupedQuery, a: TopKRequest, ledger: Any) -> _GroupedTopKPlan:
     """The choice of a bound, the budget split, the selection of private groups and every
     bound's per-group plan, all before the charge (public facts only)."""
     q, grouping = query, query.grouping
     # the groups' mechanisms need delta with values from the data or Gaussian noise: the
     # selection of private groups then takes half of delta, else all of it
-    groups_use_delta = a.value_mode or a.mech == "gaussian_histogram"
+    groups_use_delta = a.candidates is None or a.mechanism == "gaussian_histogram"
     gem, spent_c, eps_groups = _bound_choice(q, a)
-    budget = split_budget(eps_groups, a.dlt, grouping, 0.5 if groups_use_delta else 1.0)
+    budget = split_budget(eps_groups, a.delta, grouping, 0.5 if groups_use_delta else 1.0)
     book = open_ledger(ledger)
     zcdp = book is not None and book.accounting == "zcdp"
     selection = group_selection(grouping, budget, q.privacy_unit, q.source) if q.private else None
     select_cost = (0.0, 0.0) if selection is None else (selection[1], selection[2])
     eg, dg = budget.group_epsilon, budget.group_delta
     plans: dict[int, _GroupPlan] = {}
-    for m in a.bounds_m:  # every bound planned before the charge
+    for m in _bounds_m(a):  # every bound planned before the charge
         # the per-group mechanism as for a given m (the limited domain included: measured in
         # bench/bench_auto_contributions_unknown.py, top 3 by origin, it chose better bounds
         # than thresholding alone, unlike the ungrouped top 10: mechanism_at)
-        plans[m] = _group_plan(q.table, q.column, a.cand_list, q.privacy_unit, a.k, eg, dg,
-                               a.mech, a.counts, (m, a.r, a.k_bar), q.source, book,
-                               zcdp and not q.private)  # fmt: skip
+        plans[m] = _group_plan(q.table, q.column, a.candidates, q.privacy_unit, a.k, eg, dg,
+                               a.mechanism, a.counts, (m, a.rows_per_value, a.k_bar), q.source,
+                               book, zcdp and not q.private)  # fmt: skip
     each = (max(p.each[0] for p in plans.values()), max(p.each[1] for p in plans.values()))
     total = total_cost(budget, grouping, each, select_cost)
-    if a.auto_m:
+    if a.max_contributions is None:
         total = (float_up(Fraction(total[0]) + spent_c), total[1])
     kind, rho = _charge_kind(plans, spent_c, grouping.max_groups, zcdp, q.private)
     return _GroupedTopKPlan(gem, spent_c, eps_groups, book, selection, select_cost, plans,
@@ -316,41 +227,43 @@ def _charge_kind(
     return kind, rho
 
 
-def _grouped_top_k_parameters(query: GroupedQuery, a: _TopKArgs,
+def _grouped_top_k_parameters(query: GroupedQuery, a: TopKRequest,
                               plan: _GroupedTopKPlan) -> dict[str, Any]:  # fmt: skip
     """What a grouped top-k records before the choice of a bound."""
-    q, grouping, each = query, query.grouping, plan.each
+    q, grouping, each, bounds = query, query.grouping, plan.each, _bounds_m(a)
     parameters = {
-        "column": q.column, "k": a.k, "epsilon": a.eps, "delta": a.dlt, "by": q.by,
+        "column": q.column, "k": a.k, "epsilon": a.epsilon, "delta": a.delta, "by": q.by,
         "groups": "private" if q.private else len(grouping.listed or []),
         "max_groups": grouping.max_groups, "privacy_unit": q.privacy_unit,
-        "max_contributions": "auto" if a.auto_m else a.bounds_m[0], "max_rows_per_value": a.r,
+        "max_contributions": "auto" if a.max_contributions is None else bounds[0],
+        "max_rows_per_value": a.rows_per_value,
         "mechanism": plan.method, "group_epsilon": each[0], "group_delta": each[1],
-        "n_candidates": None if a.cand_list is None else len(a.cand_list),
+        "n_candidates": None if a.candidates is None else len(a.candidates),
     }  # fmt: skip
-    if a.auto_m:
-        parameters.update(max_contributions_candidates=a.bounds_m, auto_fraction=a.fraction,
+    if a.max_contributions is None:
+        parameters.update(max_contributions_candidates=bounds, auto_fraction=a.auto_fraction,
                           choice_epsilon=float_up(plan.spent_c))  # fmt: skip
     return parameters
 
 
-def _grouped_top_k_release(query: GroupedQuery, a: _TopKArgs, plan: _GroupedTopKPlan,
+def _grouped_top_k_release(query: GroupedQuery, a: TopKRequest, plan: _GroupedTopKPlan,
                            parameters: dict[str, Any]) -> GroupedResult:  # fmt: skip
     """After the charge: draw the salts, read every group's input, choose the bound (with
     ``max_contributions="auto"``), run every group's top-k."""
     q, grouping, selection = query, query.grouping, plan.selection
     salt, group_salt = draw_salts(q.source)
-    scan = _Scan(q.table, q.column, q.by, a.cand_list, grouping, selection, q.privacy_unit,
-                 (salt, group_salt, q.progress, a.r))  # fmt: skip
-    chosen = a.bounds_m[0]
+    scan = _Scan(q.table, q.column, q.by, a.candidates, grouping, selection, q.privacy_unit,
+                 (salt, group_salt, q.progress, a.rows_per_value))  # fmt: skip
+    bounds = _bounds_m(a)
+    chosen = bounds[0]
     names, inputs = scan.inputs(chosen, plan.plans[chosen].limit)
     params = parameters
     if plan.gem is not None:  # one bound for all groups (_auto_contributions)
         chosen, inputs = _auto_contributions(scan, names, plan.plans, inputs, plan.gem, a.k)
         params = dict(parameters, max_contributions=chosen, mechanism=plan.plans[chosen].method,
                       max_contributions_choice=(
-            f"max_contributions = {chosen}, chosen privately among {len(a.bounds_m)} bounds "
-            f"(1..{a.bounds_m[-1]}) for every group by the generalized exponential mechanism "
+            f"max_contributions = {chosen}, chosen privately among {len(bounds)} bounds "
+            f"(1..{bounds[-1]}) for every group by the generalized exponential mechanism "
             f"at epsilon = {float_up(plan.spent_c):.6g}; the groups then ran at epsilon = "
             f"{float(plan.eps_groups):.6g}"
         ))  # fmt: skip

@@ -22,9 +22,9 @@ from ..mechanisms.partition_selection import (
 )
 from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
+from ..planning.epsilon_range import check_epsilon_range
 from ..sampling.source import RandomSource
 from ._common import open_ledger
-from .epsilon_range import check_epsilon_range
 from .grouping import (
     GroupedQuery,
     GroupedResult,

@@ -49,6 +49,7 @@ from ..mechanisms.partition_selection import (
 )
 from ..mechanisms.validate import check_int
 from ..planning.budget import divide, first_share
+from ..planning.contributions import check_auto_fraction
 from ..sampling.source import RandomSource, resolve_source
 from ._common import jsonable
 from .release import charge_then
@@ -62,7 +63,6 @@ __all__ = [
     "Grouping",
     "charge_grouped",
     "check_groups",
-    "check_no_grouping",
     "chosen_by_text",
     "composition_text",
     "draw_salts",
@@ -352,8 +352,6 @@ def check_groups(
             g = table.multiplicity(PublicGroups(by, listed))
         g = min(g, len(listed))  # nobody is in more groups than there are
         return Grouping(by, listed, g, 0.0)
-    from ._common import check_auto_fraction
-
     return Grouping(by, None, g, check_auto_fraction(group_fraction, "group_fraction"))
 
 
@@ -463,8 +461,6 @@ def group_budget(
         ``(epsilon_g, delta_g, epsilon_select, delta_select)``: each group's budget and the
         selection's (0 for public groups).
     """
-    from ._common import check_auto_fraction
-
     fraction = check_auto_fraction(group_fraction, "group_fraction") if private else 0.0
     grouping = Grouping("", None if private else [], max_groups, fraction)
     b = split_budget(epsilon, delta, grouping, 0.5 if values_from_data else 1.0)
@@ -706,19 +702,3 @@ def charge_grouped(
         book, release, cost[0], cost[1], cost[2], kind, name, parameters,
         privacy_unit=privacy_unit, source=table.description, refusal=refusal,
     )  # fmt: skip
-
-
-def check_no_grouping(groups: Any, max_groups: Any, group_fraction: Any) -> None:
-    """``groups``, ``max_groups`` and ``group_fraction`` apply only with ``by``.
-
-    Parameters
-    ----------
-    groups : object
-        Must be ``None`` without ``by``.
-    max_groups : object
-        Must be 1 without ``by``.
-    group_fraction : object
-        Must be ``None`` without ``by``.
-    """
-    if groups is not None or group_fraction is not None or max_groups != 1:
-        raise ParameterError("groups, max_groups and group_fraction apply only with by")

@@ -96,6 +96,7 @@ from ..data.kept_examples import example_unit_keys, kept_examples
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_epsilon, check_int, check_user_epsilon
+from ..planning.epsilon_range import check_epsilon_range
 from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     CONFIDENCE,
@@ -105,7 +106,6 @@ from ._common import (
     precompose,
     to_float,
 )
-from .epsilon_range import check_epsilon_range
 from .hypothesis_units import as_rows, check_units, unit_ids
 from .release import charge_then_release
 from .result import Result

@@ -66,6 +66,7 @@ from ..data.tables import open_table
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_epsilon, check_int, check_max_rows, check_user_epsilon
+from ..planning.epsilon_range import check_epsilon_range
 from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     CONFIDENCE,
@@ -75,7 +76,6 @@ from ._common import (
     open_ledger,
     precompose,
 )
-from .epsilon_range import check_epsilon_range
 from .release import charge_then_release
 from .result import Result
 

@@ -52,10 +52,11 @@ from ..core.errors import ParameterError
 from ..data.engine import Engine
 from ..data.tables import open_table
 from ..mechanisms.validate import check_user_epsilon
+from ..planning.contributions import check_auto_fraction
+from ..planning.epsilon_range import check_epsilon_range
 from ..sampling.source import RandomSource
-from ._common import CONFIDENCE, check_auto_fraction, check_confidence, open_ledger
+from ._common import CONFIDENCE, check_confidence, open_ledger
 from .bounds import bounds_choice_cost, choose_bounds
-from .epsilon_range import check_epsilon_range
 from .quantile_query import (
     _choose_method,
     _levels,

@@ -46,10 +46,11 @@ from ..mechanisms.quantile_recursive import recursive_alphas
 from ..mechanisms.quantile_tree import tree_accuracy
 from ..mechanisms.validate import check_user_epsilon
 from ..planning.budget import first_share
+from ..planning.contributions import check_auto_fraction
+from ..planning.epsilon_range import check_epsilon_range
 from ..sampling.source import RandomSource
-from ._common import AUTO_FRACTION, CONFIDENCE, check_auto_fraction, check_confidence, open_ledger
+from ._common import AUTO_FRACTION, CONFIDENCE, check_confidence, open_ledger
 from .bounds import DEFAULT_CONTRIBUTIONS, choose_max_contributions, contribution_choice_cost
-from .epsilon_range import check_epsilon_range
 from .quantile_auto_bounds import quantile_with_auto_bounds
 from .quantile_count_rule import TREE_COUNT_FRACTION
 from .quantile_methods import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD, charge_kind

@@ -21,9 +21,9 @@ from ..mechanisms.quantile_continuous import check_bounds
 from ..mechanisms.quantile_joint_parameters import recorded_resolution
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..planning.budget import divide
+from ..planning.epsilon_range import check_epsilon_range, stages_of_a_release
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, numeric_column, open_ledger
-from .epsilon_range import check_epsilon_range, stages_of_a_release
 from .grouping import (
     GroupBudget,
     GroupedResult,

@@ -19,8 +19,8 @@ from ..mechanisms.quantile_joint_parameters import MAX_JOINT_LEVELS
 from ..mechanisms.quantile_recursive import recursive_depth
 from ..mechanisms.quantile_score import check_max_rows, quantile_fraction
 from ..mechanisms.validate import check_user_epsilon
+from ..planning.epsilon_range import check_epsilon_range
 from ._common import NUMERIC_TYPES, check_confidence
-from .epsilon_range import check_epsilon_range
 
 __all__ = [
     "JOINT_AUTO_MAX_LEVELS",

@@ -64,10 +64,10 @@ from ..mechanisms.quantile_score import (
     rank_excess_of_candidates,
     score_sensitivity,
 )
-from ..planning.contributions import Contributions, merged
+from ..planning.contributions import Contributions, check_no_grouping, merged
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE
-from .grouping import GroupedResult, check_no_grouping
+from .grouping import GroupedResult
 from .quantile_auto_bounds import quantile_with_auto_bounds
 from .quantile_auto_rows import quantile_with_auto_rows
 from .quantile_grouped import grouped_quantile

@@ -18,10 +18,10 @@ from ..data.column_roles import check_column_role
 from ..data.engine import Engine
 from ..data.row_rules import row_rules
 from ..data.tables import open_table
+from ..planning.epsilon_range import in_a_stage, run_as_stages
 from ..planning.explaining import explaining, stop_here
 from ..planning.plan import Plan
 from ._common import open_ledger
-from .epsilon_range import in_a_stage, run_as_stages
 
 __all__ = [
     "charge_then", "charge_then_release", "check_unit_label", "open_checked", "open_ledger",
@@ -178,7 +178,7 @@ def _stating_rules(release: Callable[[], T], rules: list[str]) -> Callable[[], T
 
 def _staged(release: Callable[[], T]) -> Callable[[], T]:
     """``release`` with the recipes it runs marked as stages of it (their shares are not
-    checked against the range of a total epsilon again: :mod:`.epsilon_range`)."""
+    checked against the range of a total epsilon again: :mod:`dpselect.planning.epsilon_range`)."""
     return lambda: run_as_stages(release)
 
 

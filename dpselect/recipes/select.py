@@ -34,9 +34,9 @@ from ..core.measurement import Measurement
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_optimize, check_scale, check_user_epsilon
+from ..planning.epsilon_range import check_epsilon_range
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, check_confidence, jsonable, open_ledger
-from .epsilon_range import check_epsilon_range
 from .release import charge_then_release, check_unit_label
 from .result import Result
 

@@ -5,7 +5,8 @@
 (:mod:`dpselect.mechanisms`), charges the ledger durably, and only then samples and returns
 the ranked candidates with their privacy cost and an accuracy statement. Nothing here samples
 or computes a privacy loss itself: it composes the lower layers. Each query is a short
-sequence: its public parameters checked (before any charge), a plan (the mechanism, its
+sequence: its public parameters checked (before any charge, into one
+:class:`~dpselect.planning.top_k_request.TopKRequest`), a plan (the mechanism, its
 scale, the budget's shares), the charge, then the release.
 
 ``data``: a path to CSV, Parquet or JSON lines, or a pandas, polars or pyarrow table.
@@ -59,27 +60,22 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.arithmetic import float_up
-from ..core.errors import ParameterError
-from ..data.candidates import candidates_note, load_candidates
+from ..data.candidates import candidates_note
 from ..data.engine import Engine
 from ..data.query import Query, UnitRule
-from ..data.rules import check_bounded_candidates, check_rows_per_value
 from ..data.tables import one_column
 from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.top_k_plan import TopKPlan as _Plan
 from ..mechanisms.top_k_plan import plan_top_k as _plan
-from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..planning.budget import first_share, remainder
-from ..planning.contributions import Contributions, merged
+from ..planning.contributions import Contributions, check_auto_fraction
+from ..planning.top_k_mechanisms import MECHANISMS, Mechanism
+from ..planning.top_k_request import TopKRequest, top_k_request
 from ..sampling.source import RandomSource, resolve_source
-from ._common import AUTO_FRACTION, check_auto_fraction, check_contributions
-from .epsilon_range import check_epsilon_range
-from .grouping import check_no_grouping
+from ._common import AUTO_FRACTION
 from .release import charge_then as _charge_then
 from .release import open_checked as _open
 from .release import open_ledger
-from .top_k_mechanisms import MECHANISMS, Mechanism
-from .top_k_mechanisms import check_mechanism as _check_mechanism
 from .top_k_result import TopKResult
 
 __all__ = [
@@ -93,12 +89,6 @@ __all__ = [
     "top_k",
 ]
 
-#: The loose contribution arguments' defaults (given otherwise, they conflict with
-#: ``contributions=``).
-_LOOSE_DEFAULTS: dict[str, Any] = {
-    "max_contributions": 1, "max_rows_per_value": 1, "max_groups": 1, "auto_fraction": None,
-    "group_fraction": None,
-}  # fmt: skip
 LIMITED_DOMAIN = "limited-domain top-k, values from the data (Durfee and Rogers 2019)"
 Progress = Callable[[float], None] | None
 
@@ -197,148 +187,79 @@ def top_k(
     1.0
     """
     data, column = one_column(data, column)
-    bounds = merged(
-        contributions, "top_k", privacy_unit,
+    request = top_k_request(
+        column, k, epsilon, privacy_unit, contributions,
         {"max_contributions": max_contributions, "max_rows_per_value": max_rows_per_value,
          "max_groups": max_groups, "auto_fraction": auto_fraction,
          "group_fraction": group_fraction},
-        _LOOSE_DEFAULTS, by=by, groups=groups,
+        mechanism=mechanism, counts=counts, candidates=candidates, delta=delta, k_bar=k_bar,
+        by=by, groups=groups,
     )  # fmt: skip
-    if by is not None:
+    inputs = _Inputs(data, ledger, source, progress, schema)
+    if request.by is not None:
         from .grouped import grouped_top_k
 
-        return grouped_top_k(
-            data, column, k, epsilon, by=by, groups=groups, candidates=candidates,
-            delta=delta, privacy_unit=privacy_unit,
-            mechanism="auto" if mechanism is None else mechanism, counts=counts,
-            ledger=ledger, source=source, progress=progress, schema=schema, k_bar=k_bar,
-            **bounds,
-        )  # fmt: skip
-    check_no_grouping(groups, bounds["max_groups"], bounds["group_fraction"])
-    args = _checked_args(column, k, epsilon, mechanism, privacy_unit, bounds, counts,
-                         _Inputs(data, candidates, delta, ledger, source, progress, k_bar,
-                                 schema))  # fmt: skip
-    if candidates is None:
-        return _top_k_unknown_domain(args)
-    return _top_k_candidates(args)
+        return grouped_top_k(inputs.data, request, ledger=inputs.ledger, source=inputs.source,
+                             progress=inputs.progress, schema=inputs.schema)  # fmt: skip
+    if request.candidates is None:
+        return _top_k_unknown_domain(request, inputs)
+    return _top_k_candidates(request, inputs)
 
 
 @dataclass(frozen=True)
 class _Inputs:
-    """What :func:`top_k` passes through unchecked to the path it runs."""
+    """What :func:`top_k` passes on beside its checked :class:`TopKRequest`: the data, the
+    ledger, the randomness, the progress callback and the declared column types."""
 
     data: Any
-    candidates: Any
-    delta: float | None
     ledger: Any
     source: RandomSource | None
     progress: Progress
-    k_bar: int | None
     schema: Any
 
 
-@dataclass(frozen=True)
-class _Args:
-    """A top-k's public parameters, checked before the data or the candidates are read
-    (``m``: the given bound, ``None`` for ``max_contributions="auto"``)."""
-
-    column: str
-    k: int
-    eps: float
-    mech: Mechanism
-    privacy_unit: str | None
-    rows_cap: int
-    m: int | None
-    fraction: float
-    counts: bool
-    inputs: _Inputs
-
-
-def _checked_args(
-    column: str,
-    k: int,
-    epsilon: float,
-    mechanism: Any,
-    privacy_unit: str | None,
-    bounds: dict[str, Any],
-    counts: Any,
-    inputs: _Inputs,
-) -> _Args:
-    """The parameters every top-k path checks, in order, from public facts."""
-    k = check_int(k, "k", minimum=1)
-    eps = float(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
-    mech = _check_mechanism(mechanism)
-    rows_cap = check_rows_per_value(bounds["max_rows_per_value"], privacy_unit)
-    given_m, fraction = check_contributions(bounds["max_contributions"],
-                                            bounds["auto_fraction"], privacy_unit)  # fmt: skip
-    if not isinstance(counts, bool):
-        raise ParameterError(f"counts must be a bool, got {counts!r}")
-    return _Args(column, k, eps, mech, privacy_unit, rows_cap,
-                 None if given_m is None else int(given_m), fraction, counts, inputs)  # fmt: skip
-
-
-def _top_k_unknown_domain(args: _Args) -> TopKResult:
-    """``candidates=None``: the values come from the data (``delta > 0`` required); the bound
-    given or chosen privately (:mod:`dpselect.recipes.unknown_domain_auto`)."""
-    a, i = args, args.inputs
-    if i.delta is None or i.delta == 0:
-        raise ParameterError(
-            "without a public candidates list, give delta > 0: values that come from the "
-            "data can only be shown with a small chance of failure delta"
-        )
-    if a.m is None:
+def _top_k_unknown_domain(request: TopKRequest, inputs: _Inputs) -> TopKResult:
+    """``candidates=None``: the values come from the data (``delta > 0``); the bound given or
+    chosen privately (:mod:`dpselect.recipes.unknown_domain_auto`)."""
+    a, i = request, inputs
+    if a.max_contributions is None:
         assert a.privacy_unit is not None
         from .unknown_domain_auto import top_k_unknown_domain_auto_contributions
 
         return top_k_unknown_domain_auto_contributions(
-            i.data, a.column, a.k, a.eps, float(check_delta(i.delta, allow_zero=False)),
-            a.privacy_unit, a.mech, a.counts, (i.ledger, i.source, i.progress, i.k_bar,
-                                               a.fraction),
-            schema=i.schema, max_rows_per_value=a.rows_cap,
+            i.data, a.column, a.k, a.epsilon, a.delta, a.privacy_unit, a.mechanism, a.counts,
+            (i.ledger, i.source, i.progress, a.k_bar, a.auto_fraction),
+            schema=i.schema, max_rows_per_value=a.rows_per_value,
         )  # fmt: skip
     from .unknown_domain import top_k_unknown_domain
 
     return top_k_unknown_domain(
-        i.data, a.column, a.k, a.eps, float(check_delta(i.delta, allow_zero=False)),
-        a.privacy_unit, a.m, a.mech, a.counts, i.ledger, i.source, i.progress, i.k_bar,
-        schema=i.schema, max_rows_per_value=a.rows_cap,
+        i.data, a.column, a.k, a.epsilon, a.delta, a.privacy_unit, a.max_contributions,
+        a.mechanism, a.counts, i.ledger, i.source, i.progress, a.k_bar,
+        schema=i.schema, max_rows_per_value=a.rows_per_value,
     )  # fmt: skip
 
 
-def _checked_candidates(candidates: Any, k: int, privacy_unit: str | None) -> list[Any]:
-    """The public candidates loaded and checked against ``k`` and the bounding rule."""
-    cand_list = load_candidates(candidates)
-    if privacy_unit is not None:  # the bounding rule's 32-bit codes (public: the list's size)
-        check_bounded_candidates(len(cand_list))
-    if k > len(cand_list):
-        raise ParameterError(
-            f"k must be at most the number of candidates ({len(cand_list)}), got {k}"
-        )
-    return cand_list
-
-
-def _top_k_candidates(args: _Args) -> TopKResult:
-    """Over public candidates: check them, open the data (schema) and the ledger, then the
-    top-k at the given bound or with the bound chosen privately."""
-    a, i = args, args.inputs
-    if i.k_bar is not None:
-        raise ParameterError("k_bar applies only without a candidates list (limited domain)")
-    dlt = 0.0 if i.delta is None else float(check_delta(i.delta))
-    cand_list = _checked_candidates(i.candidates, a.k, a.privacy_unit)
+def _top_k_candidates(request: TopKRequest, inputs: _Inputs) -> TopKResult:
+    """Over the public candidates: open the data (schema) and the ledger, then the top-k at
+    the given bound or with the bound chosen privately."""
+    a, i = request, inputs
+    assert a.candidates is not None
     table = _open(i.data, a.column, a.privacy_unit, i.schema)
     book = open_ledger(i.ledger)
 
     zcdp_ledger = book is not None and book.accounting == "zcdp"
-    note = candidates_note(cand_list, a.column, table)
-    query = _Query(table, a.column, a.k, cand_list, a.privacy_unit, a.counts, i.source,
-                   i.progress, a.rows_cap)  # fmt: skip
-    if a.m is None:
+    note = candidates_note(a.candidates, a.column, table)
+    query = _Query(table, a.column, a.k, a.candidates, a.privacy_unit, a.counts, i.source,
+                   i.progress, a.rows_per_value)  # fmt: skip
+    if a.max_contributions is None:
         assert a.privacy_unit is not None
-        chosen = _top_k_auto_contributions(query, a.eps, dlt, a.mech, a.fraction, book,
-                                           zcdp_ledger, a.rows_cap)  # fmt: skip
+        chosen = _top_k_auto_contributions(query, a.epsilon, a.delta, a.mechanism,
+                                           a.auto_fraction, book, zcdp_ledger,
+                                           a.rows_per_value)  # fmt: skip
         return _with_note(note, chosen)
-    return _with_note(note, _top_k_at(query, a.m, a.eps, dlt, a.mech, book, zcdp_ledger))
+    return _with_note(note, _top_k_at(query, a.max_contributions, a.epsilon, a.delta,
+                                      a.mechanism, book, zcdp_ledger))  # fmt: skip
 
 
 def _top_k_at(query: _Query, m: int, eps: float, dlt: float, mech: Mechanism, book: Any,

@@ -58,9 +58,9 @@ from ..mechanisms.tuning import (
     total_epsilon,
 )
 from ..mechanisms.validate import check_delta, check_epsilon
+from ..planning.epsilon_range import check_epsilon_range
 from ..sampling.source import RandomSource, resolve_source
 from ._common import jsonable, open_ledger
-from .epsilon_range import check_epsilon_range
 from .release import charge_then, check_unit_label
 from .result import Result
 

@@ -38,10 +38,10 @@ from ..mechanisms.set_union import (
 )
 from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
-from ..planning.contributions import Contributions, merged
+from ..planning.contributions import Contributions, check_no_grouping, merged
+from ..planning.epsilon_range import check_epsilon_range
 from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
-from .epsilon_range import check_epsilon_range
 from .release import charge_then, open_checked
 from .top_k_result import TopKResult
 from .unknown_domain_plans import (
@@ -213,20 +213,18 @@ def partition_selection(
          "group_fraction": None},
         by=by, groups=groups,
     )  # fmt: skip
-    if by is not None:
-        from .grouped_keys import grouped_partition_selection
+    if by is None:
+        check_no_grouping(groups, bound_args["max_groups"], bound_args["group_fraction"])
+        query = _checked_keys_query(column, epsilon, delta, privacy_unit, bound_args, mechanism,
+                                    source, progress)  # fmt: skip
+        return _select_keys(data, query, ledger, schema)
+    from .grouped_keys import grouped_partition_selection
 
-        return grouped_partition_selection(
-            data, column, epsilon, delta, by=by, groups=groups, privacy_unit=privacy_unit,
-            mechanism=mechanism, ledger=ledger, source=source, progress=progress, schema=schema,
-            **bound_args,
-        )  # fmt: skip
-    from .grouping import check_no_grouping
-
-    check_no_grouping(groups, bound_args["max_groups"], bound_args["group_fraction"])
-    query = _checked_keys_query(column, epsilon, delta, privacy_unit, bound_args, mechanism,
-                                source, progress)  # fmt: skip
-    return _select_keys(data, query, ledger, schema)
+    return grouped_partition_selection(
+        data, column, epsilon, delta, by=by, groups=groups, privacy_unit=privacy_unit,
+        mechanism=mechanism, ledger=ledger, source=source, progress=progress, schema=schema,
+        **bound_args,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
