@@ -55,3 +55,24 @@ def test_few_functions_are_long() -> None:
         f"{len(long)} functions over {LONG_FUNCTION_LINES} lines (at most {MAX_LONG_FUNCTIONS}): "
         f"{long}"
     )
+
+
+#: What a recipe may say of its input's kind: a DuckDB relation is a kind of data (like a
+#: pandas frame), not the engine that runs the query.
+_DATA_KINDS = ("DuckDB relation",)
+
+
+def test_no_recipe_names_an_engine() -> None:
+    """Recipes ask the engine's declared capabilities, never its kind: no file under
+    ``dpselect/recipes/`` names DuckDB or Spark in code, messages or prose (a path such as
+    ``docs/spark.md`` aside)."""
+    found = []
+    for path in sorted((PACKAGE / "recipes").rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            text = line.replace("docs/spark.md", "")
+            for kind in _DATA_KINDS:
+                text = text.replace(kind, "")
+            lowered = text.lower()
+            if "duckdb" in lowered or "spark" in lowered:
+                found.append(f"{path.name}:{number}: {line.strip()}")
+    assert not found, found

@@ -44,7 +44,8 @@ F64 = npt.NDArray[np.float64]
 #: The confidence of every accuracy statement unless the caller asks for another.
 CONFIDENCE = 0.95
 
-#: DuckDB column types read as numbers (DECIMAL(p, s) is matched by its prefix).
+#: Column types read as numbers, by the SQL names every engine reports (DECIMAL(p, s) is
+#: matched by its prefix).
 NUMERIC_TYPES = (
     "TINYINT",
     "SMALLINT",
@@ -141,8 +142,8 @@ def memory_values(values: Any) -> F64:
     number is kept, a text that parses as a number (Python's ``float``) is read, and anything
     else (``"abc"``, ``None``, a nested list, a huge integer, NaN) is *missing* and dropped. A
     1-stable row-by-row map: one value added or removed changes the output by that value
-    alone, and no value can cause an error, so neither errors nor shapes depend on the rows
-    (issue 15, item 7). The caller checks the container's type (public) beforehand.
+    alone, and no value can cause an error, so neither errors nor shapes depend on the rows.
+    The caller checks the container's type (public) beforehand.
     """
     if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
         flat: F64 = values.astype(np.float64).ravel()

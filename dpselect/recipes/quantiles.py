@@ -166,9 +166,9 @@ def quantile(
     Give ``candidates`` or ``bounds=(lo, hi)`` (the continuous mechanism; rows clamped).
     ``mechanism`` "auto" picks the method from public facts (module docstring); ``epsilon``
     is the total pure-DP cost under adding or removing one row (one unit with a
-    ``privacy_unit``), charged before the data are read. ``data`` may also be a DuckDB
-    relation, or one column of values (a pandas or polars Series or a 1-D NumPy array, with
-    ``column=None`` or the Series' name).
+    ``privacy_unit``), charged before the data are read. ``data`` may also be a
+    DuckDB relation, or one column of values (a pandas or polars Series or a 1-D NumPy array,
+    with ``column=None`` or the Series' name).
 
     Parameters
     ----------

@@ -1,7 +1,7 @@
 """The main job: private top-k and mode of a column, from any data source (a recipe).
 
-``top_k(data, column, k, epsilon, candidates=...)`` scores every public candidate in DuckDB
-(:mod:`dpselect.data`), calibrates a selection mechanism to ``epsilon``
+``top_k(data, column, k, epsilon, candidates=...)`` scores every public candidate on the data's
+engine (:mod:`dpselect.data`), calibrates a selection mechanism to ``epsilon``
 (:mod:`dpselect.mechanisms`), charges the ledger durably, and only then samples and returns
 the ranked candidates with their privacy cost and an accuracy statement. Nothing here samples
 or computes a privacy loss itself: it composes the lower layers. Each query is a short
@@ -271,7 +271,7 @@ def _top_k_at(query: _Query, m: int, eps: float, dlt: float, mech: Mechanism, bo
     # the bound m; without, one row adds 1 to every candidate its value matches, and two
     # candidates may match one value ("7" and "07" on an integer column): the most that do,
     # a public fact of the list and the column's type, by the engine's own matching (its
-    # equality: a collated Spark text column matches "a" and "A" to one value), read from
+    # equality: a collated text column matches "a" and "A" to one value), read from
     # the schema only (Engine.multiplicity).
     c = m if privacy_unit is not None else table.multiplicity(column, cand_list)
     plan = _plan(len(cand_list), query.k, eps, dlt, mech, query.counts, c, query.source,
