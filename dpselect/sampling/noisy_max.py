@@ -118,6 +118,7 @@ def noisy_argmax(
     shifts: Any,
     scale: float | Fraction,
     noise: str | NoiseFamily = "gumbel",
+    *,
     source: RandomSource | None = None,
 ) -> int:
     """The index of the largest ideal noisy key ``shifts_i / scale + noise_i``, exactly.
@@ -160,6 +161,7 @@ def noisy_top_k(
     shifts: Any,
     scale: float | Fraction,
     k: int,
+    *,
     noise: str | NoiseFamily = "gumbel",
     source: RandomSource | None = None,
 ) -> I64:
