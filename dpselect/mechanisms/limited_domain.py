@@ -408,7 +408,6 @@ def make_limited_domain_top_k(
     bottom = _scaled_threshold(eps, dlt, k_bar, max_contributions, r)
     epsilon_star, _ = limited_domain_accounting(eps, k, dp, accounting)
     delta_star = float_up(min(dlt + dp, Fraction(1)))
-
     return Measurement(
         input_domain=domain,
         input_metric=metric,
