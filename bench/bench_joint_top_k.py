@@ -73,8 +73,10 @@ def main() -> None:
         for k in args.ks:
             for eps in args.epsilons:
                 e = Fraction(eps)
-                joint = make_joint_top_k(domain, metric, MaxDivergence(), k, 2 / e)
-                gumbel = make_noisy_top_k(domain, metric, MaxDivergence(), k, k / e, "gumbel")
+                joint = make_joint_top_k(domain, metric, MaxDivergence(), k=k, scale=2 / e)
+                gumbel = make_noisy_top_k(
+                    domain, metric, MaxDivergence(), k=k, scale=k / e, noise="gumbel"
+                )
                 assert joint.map(1) <= eps and gumbel.map(1) <= eps
                 gumbel(counts)  # warm up (thread pool, imports)
                 tj, ej = timed(joint, counts, args.repeats)

@@ -136,7 +136,7 @@ def dpselect_unknown(hist: dict[str, int], k: int, eps: float, delta: float) -> 
         from dpselect.mechanisms.limited_domain import make_limited_domain_top_k
 
         per_round = _ld_per_round(k, eps, delta)
-        m = make_limited_domain_top_k(k, k + 10, per_round, delta / 2, max_contributions=1)
+        m = make_limited_domain_top_k(k, k + 10, per_round, delta=delta / 2, max_contributions=1)
         return list(m(hist))
     noise = "laplace" if best.mechanism == "laplace_histogram" else "gaussian"
     plan = threshold_plan(noise, eps, delta, 1)  # type: ignore[arg-type]
@@ -427,7 +427,12 @@ def unknown_c_recall(persons: list[list[str]], method: str, k: int, eps: float, 
 
                 per_round = _ld_per_round(k, eps, delta)
                 ld = make_limited_domain_top_k(
-                    k, k + 10, per_round, delta / 2, max_contributions=c, delta_prime=delta / 2
+                    k,
+                    k + 10,
+                    per_round,
+                    delta=delta / 2,
+                    max_contributions=c,
+                    delta_prime=delta / 2,
                 )
                 got = list(ld(hist))
                 return min(sum(full[v] >= kth for v in got), k) / k
@@ -603,7 +608,7 @@ def units_recall(persons: list[list[str]], method: str, k: int, eps: float, delt
         if mech == "gumbel":
             from dpselect.mechanisms.limited_domain import make_limited_domain_top_k
 
-            ld = make_limited_domain_top_k(k, k + 10, _ld_per_round(k, eps, delta), delta / 2,
+            ld = make_limited_domain_top_k(k, k + 10, _ld_per_round(k, eps, delta), delta=delta / 2,
                                            max_contributions=c, delta_prime=delta / 2)  # fmt: skip
             got = list(ld(hist))
             return min(sum(full[v] >= kth for v in got), k) / k

@@ -41,7 +41,7 @@ def main() -> None:
     counts = synthetic_counts()
     print(f"scale = {scale:.6g}, privacy loss = {most_common.map(1):.6g} (epsilon)")
     print(f"most common diagnosis (private): {CANDIDATES[most_common(counts)]}")
-    top3 = make_noisy_top_k(domain, metric, ZeroConcentratedDivergence(), 3, scale)
+    top3 = make_noisy_top_k(domain, metric, ZeroConcentratedDivergence(), k=3, scale=scale)
     ranked = [CANDIDATES[i] for i in top3(counts)]
     print(f"top 3 (private, one-shot Gumbel): {ranked}, zCDP rho = {top3.map(1):.6g}")
 

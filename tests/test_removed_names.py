@@ -54,7 +54,7 @@ def test_old_keywords_are_unknown():
     with pytest.raises(TypeError, match="score_fn"):
         dp.select(["a"], data=[], epsilon=1.0, sensitivity=1, score_fn=len)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="l0_sensitivity"):
-        make_limited_domain_top_k(2, 3, 1.0, 1e-4, l0_sensitivity=3)  # type: ignore[call-arg]
+        make_limited_domain_top_k(2, 3, 1.0, delta=1e-4, l0_sensitivity=3)  # type: ignore[call-arg]
     frame = pd.DataFrame({"user": [1, 1, 2], "item": list("aab")})
     with pytest.raises(TypeError, match="beta"):
         dp.choose_max_contributions(frame, "item", "user", epsilon=1.0, beta=0.05)  # type: ignore[call-arg]

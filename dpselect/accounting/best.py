@@ -263,7 +263,7 @@ def _advanced(b: _Batch) -> tuple[float, float] | None:
     slack = b.d - b.k * Fraction(b.pairs[0][1])
     if slack <= 0:
         return None
-    return advanced_composition(b.pairs[0][0], b.k, slack, b.pairs[0][1])
+    return advanced_composition(b.pairs[0][0], b.k, slack, delta=b.pairs[0][1])
 
 
 def _kov_homogeneous(b: _Batch) -> tuple[float, float] | None:
@@ -271,7 +271,7 @@ def _kov_homogeneous(b: _Batch) -> tuple[float, float] | None:
     if not b.homogeneous or b.pairs is None or b.d == 0:
         return None
     try:
-        eps = optimal_homogeneous_composition(b.pairs[0][0], b.k, b.d, b.pairs[0][1])
+        eps = optimal_homogeneous_composition(b.pairs[0][0], b.k, b.d, delta=b.pairs[0][1])
     except ParameterError:
         return None
     return eps, float(b.d)

@@ -313,6 +313,7 @@ def make_adaptive_composition(
     input_domain: Domain,
     input_metric: Metric,
     output_measure: Measure,
+    *,
     d_in: Any,
     d_mids: Sequence[Any],
 ) -> Measurement:
@@ -375,6 +376,7 @@ def make_privacy_filter(
     input_domain: Domain,
     input_metric: Metric,
     output_measure: Measure,
+    *,
     d_in: Any,
     d_out: Any,
 ) -> Measurement:

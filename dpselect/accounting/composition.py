@@ -70,7 +70,7 @@ def _advanced_epsilon(eps: Fraction, k: int, delta_prime: Fraction) -> arb:
 
 
 def advanced_composition(
-    epsilon: Number, k: int, delta_prime: Number, delta: Number = 0.0
+    epsilon: Number, k: int, delta_prime: Number, *, delta: Number = 0.0
 ) -> tuple[float, float]:
     """Advanced composition (Dwork, Rothblum, Vadhan 2010; Dwork and Roth 2014, Thm 3.20).
 

@@ -79,7 +79,7 @@ def _kov_delta(eps: Fraction, k: int, eps_g: Fraction, delta: Fraction) -> arb:
 
 
 def optimal_homogeneous_delta(
-    epsilon: Number, k: int, epsilon_total: Number, delta: Number = 0.0
+    epsilon: Number, k: int, epsilon_total: Number, *, delta: Number = 0.0
 ) -> float:
     """The smallest delta such that ``k`` adaptively composed ``(epsilon, delta)``-DP
     mechanisms are ``(epsilon_total, delta_g)``-DP (KOV 2015, Theorem 3.3); rounded up.
@@ -108,7 +108,7 @@ def optimal_homogeneous_delta(
 
 
 def optimal_homogeneous_composition(
-    epsilon: Number, k: int, delta_target: Number, delta: Number = 0.0
+    epsilon: Number, k: int, delta_target: Number, *, delta: Number = 0.0
 ) -> float:
     """The optimal total epsilon of ``k`` adaptively composed ``(epsilon, delta)``-DP mechanisms
     at total delta ``delta_target`` (Kairouz, Oh, Viswanath 2015, Theorem 3.3).

@@ -12,13 +12,16 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import CalibrationError, DPSelectError
 
 __all__ = ["binary_search", "binary_search_param"]
 
 _SIGN = 1 << 63
+
+Searched = TypeVar("Searched", int, float)
+"""The type searched: ``int`` or ``float``."""
 
 
 def _float_key(x: float) -> int:
@@ -46,10 +49,10 @@ def _default_probes(T: type) -> list[Any]:
 
 
 def binary_search(
-    predicate: Callable[[Any], bool],
-    bounds: tuple[Any, Any] | None = None,
-    T: type | None = None,
-) -> Any:
+    predicate: Callable[[Searched], bool],
+    bounds: tuple[Searched, Searched] | None = None,
+    T: type[Searched] | None = None,
+) -> Searched:
     """The passing value nearest the boundary of a monotone ``predicate``.
 
     ``predicate`` must be monotone over ``bounds`` (passing on one side of a boundary,
@@ -80,12 +83,11 @@ def binary_search(
     CalibrationError
         Bad ``T`` or ``bounds``, or no change of outcome in the range.
     """
-    if T is None:
-        T = type(bounds[0]) if bounds is not None else float
-    if T not in (int, float):
-        raise CalibrationError(f"T must be int or float, got {T!r}")
+    kind: type = T if T is not None else type(bounds[0]) if bounds is not None else float
+    if kind not in (int, float):
+        raise CalibrationError(f"T must be int or float, got {kind!r}")
     if bounds is None:
-        probes = _default_probes(T)
+        probes = _default_probes(kind)
         outcomes = [_safe(predicate, p) for p in probes]
         flips = [i for i in range(len(probes) - 1) if outcomes[i] != outcomes[i + 1]]
         if not flips:
@@ -94,8 +96,10 @@ def binary_search(
                 "pass bounds explicitly"
             )
         bounds = (probes[flips[0]], probes[flips[0] + 1])
+    lo: Any
+    hi: Any
     lo, hi = bounds
-    if T is float:
+    if kind is float:
         lo, hi = float(lo), float(hi)
         if math.isnan(lo) or math.isnan(hi):
             raise CalibrationError("bounds must not be NaN")
@@ -106,8 +110,8 @@ def binary_search(
         raise CalibrationError(f"the predicate passes at both bounds {bounds!r}: no boundary")
     if not pass_lo and not pass_hi:
         raise CalibrationError(f"the predicate fails at both bounds {bounds!r}")
-    to_key: Callable[[Any], int] = _float_key if T is float else int
-    from_key: Callable[[int], Any] = _key_float if T is float else int
+    to_key: Callable[[Any], int] = _float_key if kind is float else int
+    from_key: Callable[[int], Any] = _key_float if kind is float else int
     k_lo, k_hi = to_key(lo), to_key(hi)
     # Invariant: outcome(k_lo) == pass_lo, outcome(k_hi) == pass_hi, they differ.
     while k_hi - k_lo > 1:
@@ -116,16 +120,18 @@ def binary_search(
             k_lo = mid
         else:
             k_hi = mid
-    return from_key(k_lo if pass_lo else k_hi)
+    found: Searched = from_key(k_lo if pass_lo else k_hi)
+    return found
 
 
 def binary_search_param(
-    make_chain: Callable[[Any], Any],
+    make_chain: Callable[[Searched], Any],
     d_in: Any,
     d_out: Any,
-    bounds: tuple[Any, Any] | None = None,
-    T: type | None = None,
-) -> Any:
+    *,
+    bounds: tuple[Searched, Searched] | None = None,
+    T: type[Searched] | None = None,
+) -> Searched:
     """The parameter nearest the boundary for which ``make_chain(p).check(d_in, d_out)`` holds.
 
     For a scale this is the smallest passing scale; for an epsilon parameter, the largest.

@@ -202,7 +202,9 @@ def _check_link(left: Transformation, right: Transformation | Measurement) -> No
         )
 
 
-def make_chain(*pieces: Any) -> Any:
+def make_chain(
+    *pieces: Transformation | Measurement | Callable[[Any], Any],
+) -> Transformation | Measurement:
     """Chain ``pieces`` left to right with ``>>``.
 
     Parameters
@@ -224,7 +226,8 @@ def make_chain(*pieces: Any) -> Any:
     """
     if not pieces:
         raise ChainError("make_chain needs at least one piece")
-    out = pieces[0]
+    out: Any = pieces[0]
     for piece in pieces[1:]:
         out = out >> piece
-    return out
+    chain: Transformation | Measurement = out
+    return chain

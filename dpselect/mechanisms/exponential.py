@@ -74,11 +74,11 @@ def make_exponential_mechanism(
     candidates: Sequence[Any],
     score: Callable[[Any, Any], float],
     sensitivity: float | int | Fraction,
+    *,
     epsilon: float | int | Fraction | None = None,
     scale: float | int | Fraction | None = None,
     monotonic: bool = False,
     optimize: Literal["max", "min"] = "max",
-    *,
     input_domain: Domain | None = None,
     input_metric: Metric | None = None,
     output_measure: Measure | None = None,
@@ -141,7 +141,7 @@ def make_exponential_mechanism(
 
     def function(data: Any) -> Any:
         shifts = _score_vector(user_scores(score, data, cands), sign)
-        return cands[noisy_argmax(shifts, gumbel_scale, "gumbel", source)]
+        return cands[noisy_argmax(shifts, gumbel_scale, "gumbel", source=source)]
 
     def privacy_map(d_in: Any) -> float:
         metric.validate(d_in)

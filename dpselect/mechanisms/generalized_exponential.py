@@ -146,10 +146,10 @@ def make_generalized_exponential_mechanism(
     candidates: Sequence[Any],
     score: Callable[[Any, Any], float],
     sensitivities: Sequence[float | int | Fraction],
+    *,
     epsilon: float | int | Fraction,
     beta: float = 0.05,
     optimize: Literal["max", "min"] = "max",
-    *,
     input_domain: Domain | None = None,
     input_metric: Metric | None = None,
     output_measure: Measure | None = None,
@@ -210,7 +210,7 @@ def make_generalized_exponential_mechanism(
 
     def function(data: Any) -> Any:
         shifts = gem_shifts(user_scores(score, data, cands), deltas, t, sign)
-        return cands[noisy_argmax(shifts, scale * (1 << GRID_BITS), "gumbel", source)]
+        return cands[noisy_argmax(shifts, scale * (1 << GRID_BITS), "gumbel", source=source)]
 
     def privacy_map(d_in: Any) -> float:
         metric.validate(d_in)

@@ -125,7 +125,7 @@ def _top_k_with_counts(
     """One release: the one-shot Gumbel top-``k`` indices, then their counts plus fresh noise
     (drawn after the selection)."""
     counts = count_vector(x)
-    indices = noisy_top_k(counts, scale, k, "gumbel", source)
+    indices = noisy_top_k(counts, scale, k, noise="gumbel", source=source)
     if noise == "laplace":
         z = sample_discrete_laplace(count_scale, k, source)
     else:
@@ -137,6 +137,7 @@ def make_gumbel_top_k_with_counts(
     input_domain: Any,
     input_metric: Any,
     k: int,
+    *,
     scale: float | Fraction,
     count_scale: float | Fraction,
     count_noise: CountNoise = "laplace",

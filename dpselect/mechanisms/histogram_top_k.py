@@ -185,9 +185,9 @@ def make_noisy_histogram_top_k(
     n: int,
     k: int,
     noise: HistogramNoise,
+    *,
     scale: float | Fraction,
     max_contributions: int = 1,
-    *,
     source: RandomSource | None = None,
     max_rows_per_value: int = 1,
 ) -> Measurement:

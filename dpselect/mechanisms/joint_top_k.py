@@ -292,9 +292,9 @@ def make_joint_top_k(
     input_domain: VectorDomain,
     input_metric: LInfDistance,
     output_measure: Measure,
+    *,
     k: int,
     scale: float | int | Fraction,
-    *,
     source: RandomSource | None = None,
 ) -> Measurement:
     """The joint exponential mechanism for top-k (Gillenwater et al. 2022), exactly.

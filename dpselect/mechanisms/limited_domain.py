@@ -306,7 +306,9 @@ class _LimitedDomainRelease:
         shifts[len(top) : k_bar] = -base  # phantoms (only when base == 0)
         shifts[k_bar] = self.bottom
         out: list[Any] = []
-        for position in noisy_top_k(shifts, self.gumbel_scale, self.k, "gumbel", self.source):
+        for position in noisy_top_k(
+            shifts, self.gumbel_scale, self.k, noise="gumbel", source=self.source
+        ):
             if position >= len(top):  # bottom, or a phantom: stop
                 break
             out.append(top[position][0])
@@ -337,6 +339,7 @@ def make_limited_domain_top_k(
     k: int,
     k_bar: int,
     epsilon: float | Fraction,
+    *,
     delta: float | Fraction,
     max_contributions: int | None = None,
     delta_prime: float | Fraction = 0.0,
@@ -405,7 +408,6 @@ def make_limited_domain_top_k(
     bottom = _scaled_threshold(eps, dlt, k_bar, max_contributions, r)
     epsilon_star, _ = limited_domain_accounting(eps, k, dp, accounting)
     delta_star = float_up(min(dlt + dp, Fraction(1)))
-
     return Measurement(
         input_domain=domain,
         input_metric=metric,

@@ -82,7 +82,7 @@ def make_candidate_quantile(
 
     def function(values: Any) -> float:
         excess = rank_excess_of_candidates(values, cands, level)
-        return float(cands[noisy_argmax(-excess, scale, "gumbel", source)])
+        return float(cands[noisy_argmax(-excess, scale, "gumbel", source=source)])
 
     return pure_dp_on_rows(function, eps)
 
@@ -143,7 +143,7 @@ def make_candidate_quantiles(
         out = []
         for level, scale in zip(levels, scales, strict=True):
             excess = rank_excess(below, above, n, level)
-            out.append(float(cands[noisy_argmax(-excess, scale, "gumbel", source)]))
+            out.append(float(cands[noisy_argmax(-excess, scale, "gumbel", source=source)]))
         return out
 
     return pure_dp_on_rows(function, each * len(levels))

@@ -571,7 +571,7 @@ def sample_interval(
 
     if bernoulli_from_balls(_far_probability(shifts, lo, hi, c_1, c_2, far_intervals), src):
         left, right, shifts = far_intervals()
-    pick = noisy_argmax(shifts, 1.0, "gumbel", src)
+    pick = noisy_argmax(shifts, 1.0, "gumbel", source=src)
     return float(left[pick]), float(right[pick])
 
 

@@ -175,17 +175,17 @@ def _selector(
     exact_scale = Fraction(scale)
 
     def argmax(x: Any) -> int:
-        return noisy_argmax(_shifts(x, sign, integer), exact_scale, family, source)
+        return noisy_argmax(_shifts(x, sign, integer), exact_scale, family, source=source)
 
     def top_k(x: Any) -> npt.NDArray[np.int64]:
         shifts = _shifts(x, sign, integer)
         if noise == "gumbel" or exact_scale == 0:
-            return noisy_top_k(shifts, exact_scale, k or 0, family, source)
+            return noisy_top_k(shifts, exact_scale, k or 0, noise=family, source=source)
         # k rounds of noisy max without replacement, fresh noise each round.
         remaining = np.arange(shifts.shape[0])
         chosen: list[int] = []
         for _ in range(k or 0):
-            pos = noisy_argmax(shifts[remaining], exact_scale, family, source)
+            pos = noisy_argmax(shifts[remaining], exact_scale, family, source=source)
             chosen.append(int(remaining[pos]))
             remaining = np.delete(remaining, pos)
         return np.asarray(chosen, dtype=np.int64)
@@ -234,8 +234,8 @@ def make_report_noisy_max_gumbel(
     input_domain: VectorDomain,
     input_metric: LInfDistance,
     scale: float | int | Fraction,
-    optimize: Literal["max", "min"] = "max",
     *,
+    optimize: Literal["max", "min"] = "max",
     source: RandomSource | None = None,
 ) -> Measurement:
     """The exponential mechanism as report-noisy-max with Gumbel noise, exactly seed 001.
@@ -297,7 +297,11 @@ def make_base_exponential_candidates_gumbel(
         From float score vectors to the chosen index (an ``int``), ``MaxDivergence()``.
     """
     return make_report_noisy_max_gumbel(
-        vector_domain(atom_domain(float)), RangeDistance(), temperature, "max", source=source
+        vector_domain(atom_domain(float)),
+        RangeDistance(),
+        temperature,
+        optimize="max",
+        source=source,
     )
 
 
@@ -305,10 +309,10 @@ def make_noisy_max(
     input_domain: VectorDomain,
     input_metric: LInfDistance,
     output_measure: Measure,
+    *,
     scale: float | int | Fraction,
     noise: Noise = "gumbel",
     optimize: Literal["max", "min"] = "max",
-    *,
     source: RandomSource | None = None,
 ) -> Measurement:
     """Report-noisy-max with Gumbel, Exponential or Laplace noise (seeds 001, 004).
@@ -349,11 +353,11 @@ def make_noisy_top_k(
     input_domain: VectorDomain,
     input_metric: LInfDistance,
     output_measure: Measure,
+    *,
     k: int,
     scale: float | int | Fraction,
     noise: Noise = "gumbel",
     optimize: Literal["max", "min"] = "max",
-    *,
     source: RandomSource | None = None,
 ) -> Measurement:
     """The ``k`` best indices, ranked best first (seed 004).

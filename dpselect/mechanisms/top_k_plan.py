@@ -110,9 +110,9 @@ def _selection(
         domain,
         LInfDistance(monotonic=True),
         measure,
-        k,
-        scale,
-        noise,  # type: ignore[arg-type]
+        k=k,
+        scale=scale,
+        noise=noise,  # type: ignore[arg-type]
         source=source,
     )
 
@@ -407,7 +407,7 @@ def plan_joint_top_k(
     def make(scale: float, measure: Measure | None = None) -> Measurement:
         domain = vector_domain(atom_domain(int), size=n)
         return make_joint_top_k(domain, LInfDistance(monotonic=True), measure or MaxDivergence(),
-                                k, scale, source=source)  # fmt: skip
+                                k=k, scale=scale, source=source)  # fmt: skip
 
     scale = calibrate_scale(make, eps, d_in=r)
     measurement = make(scale)
@@ -488,11 +488,13 @@ def _laplace_histogram_plan(
     (then up by one ulp while the map exceeds ``eps``)."""
     rows_note = " x max_rows_per_value" if r > 1 else ""
     scale = float_up(Fraction(c * r) / Fraction(eps))
-    m = make_noisy_histogram_top_k(n, k, "laplace", scale, c, source=source, max_rows_per_value=r)
+    m = make_noisy_histogram_top_k(
+        n, k, "laplace", scale=scale, max_contributions=c, source=source, max_rows_per_value=r
+    )
     while float(m.map(1)) > eps:  # pragma: no cover - one ulp
         scale = math.nextafter(scale, math.inf)
         m = make_noisy_histogram_top_k(
-            n, k, "laplace", scale, c, source=source, max_rows_per_value=r
+            n, k, "laplace", scale=scale, max_contributions=c, source=source, max_rows_per_value=r
         )
     spent = float(m.map(1))
     return TopKPlan(
@@ -526,13 +528,15 @@ def _gaussian_histogram_plan(
     """The Gaussian histogram of :func:`plan_histogram_top_k`: ``sigma`` for
     ``(eps, delta)`` through zCDP (widened while the conversion exceeds ``eps``)."""
     sigma = gaussian_histogram_sigma(c, eps, delta, r)
-    m = make_noisy_histogram_top_k(n, k, "gaussian", sigma, c, source=source, max_rows_per_value=r)
+    m = make_noisy_histogram_top_k(
+        n, k, "gaussian", scale=sigma, max_contributions=c, source=source, max_rows_per_value=r
+    )
     rho = float(m.map(1))
     spent = zcdp_to_approx_dp(rho, delta)
     while spent > eps:  # pragma: no cover - sigma carries a margin
         sigma = sigma * (1 + 1e-9)
         m = make_noisy_histogram_top_k(
-            n, k, "gaussian", sigma, c, source=source, max_rows_per_value=r
+            n, k, "gaussian", scale=sigma, max_contributions=c, source=source, max_rows_per_value=r
         )
         rho = float(m.map(1))
         spent = zcdp_to_approx_dp(rho, delta)
@@ -588,7 +592,14 @@ def plan_gumbel_counts(
     def with_counts(measure: Measure, c: float) -> Measurement:
         # half the budget to the ranking, half to the counts (both scales 2k c)
         return make_gumbel_top_k_with_counts(
-            domain, metric, k, 2 * k * c, 2 * k * c, "laplace", measure, source
+            domain,
+            metric,
+            k,
+            scale=2 * k * c,
+            count_scale=2 * k * c,
+            count_noise="laplace",
+            output_measure=measure,
+            source=source,
         )
 
     c = calibrate_scale(lambda c: with_counts(MaxDivergence(), c), eps, d_in=r)

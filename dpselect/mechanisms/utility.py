@@ -83,6 +83,7 @@ def utility_bound(
     epsilon: Real,
     sensitivity: Real,
     n_candidates: int,
+    *,
     n_optimal: int = 1,
     t: Real | None = None,
     confidence: Real | None = None,

@@ -230,7 +230,7 @@ def _gem(candidates: list[int], epsilon: Fraction, beta: float, source: RandomSo
         candidates,
         lambda scores, L: scores[L],
         [Fraction(L) for L in candidates],
-        epsilon,
+        epsilon=epsilon,
         beta=beta,
         source=source,
     )

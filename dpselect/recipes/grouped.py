@@ -171,7 +171,8 @@ def _bound_choice(query: GroupedQuery, a: TopKRequest) -> tuple[Any, Fraction, f
     gem = make_generalized_exponential_mechanism(
         bounds, lambda scores, b: scores[b],
         [Fraction(query.grouping.max_groups * a.rows_per_value)] * len(bounds),
-        first_share(a.epsilon, a.auto_fraction).first_epsilon, beta=0.05, source=query.source,
+        epsilon=first_share(a.epsilon, a.auto_fraction).first_epsilon, beta=0.05,
+        source=query.source,
     )  # fmt: skip
     spent_c = Fraction(gem.map(1))
     return gem, spent_c, remainder(a.epsilon, spent_c)
@@ -533,7 +534,7 @@ def _limited_domain_runner(k: int, eps: float, delta: float, bound: tuple[int, i
     kb = k + K_BAR_EXTRA if k_bar is None else check_int(k_bar, "k_bar", minimum=k)
     per_round = limited_domain_per_round(k, eps, delta)
     measurement = make_limited_domain_top_k(
-        k, kb, per_round, delta / 2, max_contributions=m, delta_prime=delta / 2,
+        k, kb, per_round, delta=delta / 2, max_contributions=m, delta_prime=delta / 2,
         source=source, max_rows_per_value=r,
     )  # fmt: skip
     spent = tuple(float(x) for x in measurement.map(r))

@@ -157,6 +157,7 @@ def pac_sample_size(
     n_hypotheses: int,
     target_error: float,
     epsilon: float,
+    *,
     confidence: float = CONFIDENCE,
     monotonic: bool = True,
 ) -> int:
@@ -583,7 +584,7 @@ class _Statements:
 def _statements(chosen: _Selection, target_error: float) -> _Statements:
     """The utility theorem's and Theorem 6's statements (for examples, or for units)."""
     eps, conf, r, n = chosen.epsilon, chosen.confidence, chosen.max_rows, len(chosen.items)
-    size = pac_sample_size(n, target_error, float(eps), conf)
+    size = pac_sample_size(n, target_error, float(eps), confidence=conf)
     bound = utility_bound(eps, r, n, confidence=conf, monotonic=True)
     if chosen.label is None:
         accuracy = (

@@ -598,7 +598,7 @@ def _choose_rows_bound(
         family = {m: Fraction(int(vectors[m].sum())) - margins[m] for m in bounds}
         sensitivities = [Fraction(m * r) for m in bounds]
     gem = make_generalized_exponential_mechanism(
-        bounds, lambda scores, m: scores[m], sensitivities, eps_choice, beta=0.05,
+        bounds, lambda scores, m: scores[m], sensitivities, epsilon=eps_choice, beta=0.05,
         source=query.source,
     )  # fmt: skip
     m = int(gem(family))

@@ -197,7 +197,7 @@ def _auto_plan(query: _AutoQuery, eps: float, delta: float, mech: str, counts: b
     bounds = list(DEFAULT_CONTRIBUTIONS)
     eps_choice = first_share(eps, fraction).first_epsilon
     gem = make_generalized_exponential_mechanism(
-        bounds, lambda scores, m: scores[m], [Fraction(r)] * len(bounds), eps_choice,
+        bounds, lambda scores, m: scores[m], [Fraction(r)] * len(bounds), epsilon=eps_choice,
         beta=0.05, source=q.source,
     )  # fmt: skip
     spent_c = float(gem.map(1))

@@ -286,7 +286,7 @@ def _limited_domain(query: _ValueQuery, k_bar: int | None) -> UnknownDomainPlan:
     # Theorem 1 admits any valid bound for k adaptive eps-bounded-range rounds): the ledger is
     # charged exactly what the map states.
     measurement = make_limited_domain_top_k(
-        q.k, k_bar, per_round, d_thr, max_contributions=q.c, delta_prime=q.delta / 2,
+        q.k, k_bar, per_round, delta=d_thr, max_contributions=q.c, delta_prime=q.delta / 2,
         source=q.source, max_rows_per_value=r,
     )  # fmt: skip
     spent_eps, spent_delta = (float(x) for x in measurement.map(r))

@@ -1,9 +1,9 @@
 """Exact report-noisy-max and one-shot top-k at NumPy speed (seeds 001 and 004).
 
-``noisy_top_k(shifts, scale, k, noise)`` returns the indices of the ``k`` largest ideal noisy
-keys ``shifts_i / scale + g(U_i)``, best first, where ``g`` is the noise family's inverse CDF
-and ``U_i`` are independent uniforms whose binary digits come from the randomness source. The
-result is *exactly* the ideal real-valued ranking, not a float approximation of it:
+``noisy_top_k(shifts, scale, k, noise=noise)`` returns the indices of the ``k`` largest ideal
+noisy keys ``shifts_i / scale + g(U_i)``, best first, where ``g`` is the noise family's inverse
+CDF and ``U_i`` are independent uniforms whose binary digits come from the randomness source.
+The result is *exactly* the ideal real-valued ranking, not a float approximation of it:
 
 1. **Float pass** (chunked, vectorised, both cores for the CSPRNG). For each candidate the
    first 64 digits of ``U_i`` are read as a word ``w``; ``j = w >> 12`` locates ``U_i`` in the
@@ -118,6 +118,7 @@ def noisy_argmax(
     shifts: Any,
     scale: float | Fraction,
     noise: str | NoiseFamily = "gumbel",
+    *,
     source: RandomSource | None = None,
 ) -> int:
     """The index of the largest ideal noisy key ``shifts_i / scale + noise_i``, exactly.
@@ -160,6 +161,7 @@ def noisy_top_k(
     shifts: Any,
     scale: float | Fraction,
     k: int,
+    *,
     noise: str | NoiseFamily = "gumbel",
     source: RandomSource | None = None,
 ) -> I64:

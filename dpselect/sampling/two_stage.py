@@ -129,7 +129,7 @@ def draw_state(weights: F64, source: RandomSource | None, heavy_gap: float = HEA
     if weights.shape[0] > 1:
         far = weights[1:].ravel()
         if _far_trial(near, far, src):
-            return int(near.shape[0]) + int(noisy_argmax(far, 1.0, "gumbel", src))
+            return int(near.shape[0]) + int(noisy_argmax(far, 1.0, "gumbel", source=src))
     return _draw_row(near, src, heavy_gap)
 
 
@@ -139,15 +139,15 @@ def _draw_row(row: F64, src: RandomSource, heavy_gap: float) -> int:
     :func:`noisy_argmax` within the part chosen."""
     top = float(row.max()) if row.shape[0] else -math.inf
     if not math.isfinite(top):
-        return int(noisy_argmax(row, 1.0, "gumbel", src))
+        return int(noisy_argmax(row, 1.0, "gumbel", source=src))
     is_heavy = row >= top - heavy_gap
     heavy = np.flatnonzero(is_heavy)
     if heavy.shape[0] == row.shape[0]:
-        return int(noisy_argmax(row, 1.0, "gumbel", src))
+        return int(noisy_argmax(row, 1.0, "gumbel", source=src))
     light = np.flatnonzero(~is_heavy)
     if _far_trial(row[heavy], row[light], src):
-        return int(light[int(noisy_argmax(row[light], 1.0, "gumbel", src))])
-    return int(heavy[int(noisy_argmax(row[heavy], 1.0, "gumbel", src))])
+        return int(light[int(noisy_argmax(row[light], 1.0, "gumbel", source=src))])
+    return int(heavy[int(noisy_argmax(row[heavy], 1.0, "gumbel", source=src))])
 
 
 def _far_trial(near: F64, far: F64, src: RandomSource) -> bool:

@@ -74,7 +74,7 @@ def test_composition_refuses_mismatches():
 
 
 def test_adaptive_composition():
-    meas = make_adaptive_composition(DOMAIN, METRIC, MaxDivergence(), 1.0, [0.5, 0.25])
+    meas = make_adaptive_composition(DOMAIN, METRIC, MaxDivergence(), d_in=1.0, d_mids=[0.5, 0.25])
     assert meas.map(1.0) == 0.75
     with pytest.raises(PrivacyMapError):
         meas.map(2.0)
@@ -98,7 +98,7 @@ def test_adaptive_composition():
     ],
 )
 def test_privacy_filter_refuses_what_does_not_fit(measure, loss, budget, expected):
-    meas = make_privacy_filter(DOMAIN, METRIC, measure, 1.0, budget)
+    meas = make_privacy_filter(DOMAIN, METRIC, measure, d_in=1.0, d_out=budget)
     assert meas.map(0.5) == budget
     filt = meas(0.0)
     answered = 0
@@ -113,7 +113,7 @@ def test_privacy_filter_refuses_what_does_not_fit(measure, loss, budget, expecte
 
 
 def test_privacy_filter_accepts_a_smaller_query_after_a_refusal():
-    filt = make_privacy_filter(DOMAIN, METRIC, MaxDivergence(), 1.0, 1.0)(0.0)
+    filt = make_privacy_filter(DOMAIN, METRIC, MaxDivergence(), d_in=1.0, d_out=1.0)(0.0)
     filt(toy(0.75))
     with pytest.raises(BudgetExceeded) as info:
         filt(toy(0.5))
@@ -124,4 +124,4 @@ def test_privacy_filter_accepts_a_smaller_query_after_a_refusal():
     with pytest.raises(MeasureError):
         filt(toy(0.1, ZeroConcentratedDivergence()))
     with pytest.raises(MeasureError):
-        make_privacy_filter(DOMAIN, METRIC, RenyiDivergence(), 1.0, (2.0, 1.0))
+        make_privacy_filter(DOMAIN, METRIC, RenyiDivergence(), d_in=1.0, d_out=(2.0, 1.0))

@@ -141,7 +141,7 @@ def test_renyi_curves_never_below_exact(eps, alpha):
 @given(small_eps, st.integers(1, 200), delta_st, delta_st)
 @settings(max_examples=40, deadline=None)
 def test_advanced_composition_never_below_exact(eps, k, dp, d):
-    out, total_delta = advanced_composition(eps, k, dp, d)
+    out, total_delta = advanced_composition(eps, k, dp, delta=d)
     e = mpmath.mpf(eps)
     exact = mpmath.sqrt(2 * k * mpmath.log(1 / mpmath.mpf(dp))) * e + k * e * mpmath.expm1(e)
     assert mpmath.mpf(out) >= exact

@@ -163,9 +163,9 @@ def test_gap_needed_peeling_against_simulation():
 
 
 def test_histogram_map_and_ranking():
-    m = make_noisy_histogram_top_k(5, 2, "laplace", 2.0, 3)
+    m = make_noisy_histogram_top_k(5, 2, "laplace", scale=2.0, max_contributions=3)
     assert m.map(0) == 0 and m.map(1) == 1.5 and m.map(2) == 3.0
-    g = make_noisy_histogram_top_k(5, 2, "gaussian", 2.0, 3)
+    g = make_noisy_histogram_top_k(5, 2, "gaussian", scale=2.0, max_contributions=3)
     assert g.map(1) == 3 / 8 and g.map(2) == 1.5
     assert list(rank_noisy_counts(np.array([3, 7, 7, 1]), 3)) == [1, 2, 0]  # ties: lower index
     big = np.array([2**62, 2**62 + 1], dtype=object) * 4
@@ -197,7 +197,7 @@ def test_histogram_ranking_breaks_ties_uniformly():
                    for _ in range(4000))  # fmt: skip
     assert_fits([both[(0, 1)], both[(1, 0)]], [0.5, 0.5])
     # the mechanism uses the random rule
-    m = make_noisy_histogram_top_k(4, 1, "laplace", 1e-9, 1, source=src)
+    m = make_noisy_histogram_top_k(4, 1, "laplace", scale=1e-9, max_contributions=1, source=src)
     picks = Counter(int(m(np.array([3, 3, 3, 0])).indices[0]) for _ in range(3000))
     assert_fits([picks[0], picks[1], picks[2]], [1 / 3] * 3)
 
@@ -223,7 +223,7 @@ def _histogram_output_law(x, b, span=80):
 def test_histogram_privacy_by_exact_enumeration():
     # one person with max_contributions = 2 adds 1 to both counts (L1 distance 2)
     b = 2.0
-    m = make_noisy_histogram_top_k(2, 1, "laplace", b, 2)
+    m = make_noisy_histogram_top_k(2, 1, "laplace", scale=b, max_contributions=2)
     eps = m.map(1)
     x, y = (3, 5), (4, 6)
     px, py = _histogram_output_law(x, b), _histogram_output_law(y, b)
@@ -239,12 +239,14 @@ def test_histogram_privacy_by_exact_enumeration():
 def test_histogram_gaussian_zcdp_converts_within_target():
     _, options = choose_top_k(10, 100, 1.0, 1e-6, 4)
     g = next(o for o in options if o.mechanism == "gaussian_histogram")
-    m = make_noisy_histogram_top_k(100, 10, "gaussian", g.scale, 4)
+    m = make_noisy_histogram_top_k(100, 10, "gaussian", scale=g.scale, max_contributions=4)
     assert zcdp_to_approx_dp(m.map(1), 1e-6) <= 1.0
 
 
 def test_histogram_releases_noisy_counts_exactly_ranked():
-    m = make_noisy_histogram_top_k(4, 2, "laplace", 0.5, 1, source=InsecureSeededSource(3))
+    m = make_noisy_histogram_top_k(
+        4, 2, "laplace", scale=0.5, max_contributions=1, source=InsecureSeededSource(3)
+    )
     idx, noisy = m([1000, 0, 2000, 5])
     assert list(idx) == [2, 0]
     assert abs(int(noisy[0]) - 2000) < 40 and abs(int(noisy[1]) - 1000) < 40

@@ -71,7 +71,7 @@ FAMILIES = [
 def test_gem_map_against_brute_force(deltas):
     eps = Fraction(1)
     m = make_generalized_exponential_mechanism(
-        list(range(len(deltas))), lambda x, c: x[c], deltas, eps, beta=0.1
+        list(range(len(deltas))), lambda x, c: x[c], deltas, epsilon=eps, beta=0.1
     )
     bound = m.map(1)
     assert bound <= 1.0 and bound > 1 - 1e-9
@@ -116,7 +116,7 @@ def test_gem_law_and_factor_two_scale():
     data = [10, 12, 20]
     eps = Fraction(1, 2)
     m = make_generalized_exponential_mechanism(
-        [0, 1, 2], lambda x, c: x[c], deltas, eps, source=InsecureSeededSource(3)
+        [0, 1, 2], lambda x, c: x[c], deltas, epsilon=eps, source=InsecureSeededSource(3)
     )
     t = gem_threshold(3, 0.05, eps)
     scale = Fraction(dc.float_up(2 * (1 + Fraction(1, GRID)) / eps))
@@ -135,7 +135,7 @@ def test_gem_utility_statement():
     data = [60, 50, 0]
     eps, beta = Fraction(1), 0.1
     m = make_generalized_exponential_mechanism(
-        [0, 1, 2], lambda x, c: x[c], deltas, eps, beta=beta, source=InsecureSeededSource(5)
+        [0, 1, 2], lambda x, c: x[c], deltas, epsilon=eps, beta=beta, source=InsecureSeededSource(5)
     )
     t = float(gem_threshold(3, beta, eps))
     target = max(q - 2 * t * float(d) for q, d in zip(data, deltas, strict=True))
@@ -146,7 +146,7 @@ def test_gem_utility_statement():
         [0, 1, 2],
         lambda x, c: -x[c],
         deltas,
-        eps,
+        epsilon=eps,
         beta=beta,
         optimize="min",
         source=InsecureSeededSource(6),
@@ -155,10 +155,14 @@ def test_gem_utility_statement():
 
 
 def test_gem_maps_and_refusals():
-    m = make_generalized_exponential_mechanism(["a", "b"], lambda x, c: 0, [1, 2], 0.5)
+    m = make_generalized_exponential_mechanism(["a", "b"], lambda x, c: 0, [1, 2], epsilon=0.5)
     assert m.map(0) == 0.0 and m.map(1) <= 0.5 and m.map(2) <= 1.0 + 1e-9
     z = make_generalized_exponential_mechanism(
-        ["a", "b"], lambda x, c: 0, [1, 2], 0.5, output_measure=dc.ZeroConcentratedDivergence()
+        ["a", "b"],
+        lambda x, c: 0,
+        [1, 2],
+        epsilon=0.5,
+        output_measure=dc.ZeroConcentratedDivergence(),
     )
     assert z.map(1) <= 0.5**2 / 8 * (1 + 1e-9)
     for kwargs, match in [
@@ -184,6 +188,10 @@ def test_gem_odd_scores_never_raise():
         return {"nan": math.nan, "text": "abc", "ok": 1.0}[c]
 
     m = make_generalized_exponential_mechanism(
-        ["raise", "nan", "text", "ok"], score, [1, 1, 1, 1], 1.0, source=InsecureSeededSource(1)
+        ["raise", "nan", "text", "ok"],
+        score,
+        [1, 1, 1, 1],
+        epsilon=1.0,
+        source=InsecureSeededSource(1),
     )
     assert {m(None) for _ in range(20)} == {"ok"}

@@ -268,7 +268,9 @@ def test_dropping_the_pruned_mass_is_rejected(monkeypatch):
 
 def test_the_law_through_the_measurement():
     counts, k, scale = [5, 3, 3, 0], 2, Fraction(1)
-    m = make_joint_top_k(INTS, MONO, MaxDivergence(), k, scale, source=InsecureSeededSource(3))
+    m = make_joint_top_k(
+        INTS, MONO, MaxDivergence(), k=k, scale=scale, source=InsecureSeededSource(3)
+    )
     tally: dict[tuple[int, ...], int] = {}
     for _ in range(4_000):
         s = tuple(int(i) for i in m(counts))
@@ -315,7 +317,7 @@ def test_uniform_first_position_weights_are_rejected(monkeypatch):
     ],
 )
 def test_the_privacy_map(metric, measure, d_in, scale, expected):
-    loss = make_joint_top_k(INTS, metric, measure, 2, scale).map(d_in)
+    loss = make_joint_top_k(INTS, metric, measure, k=2, scale=scale).map(d_in)
     assert loss == float_up(expected)  # the smallest float at or above the exact value
     assert Fraction(loss) >= expected
 
@@ -334,7 +336,7 @@ def test_the_map_bounds_every_neighbours_ratio(monotonic):
     every sequence's probability ratio is at most ``exp(epsilon)``, exactly (arb balls)."""
     scale = Fraction(3, 2)
     metric = LInfDistance(monotonic=monotonic)
-    eps = make_joint_top_k(INTS, metric, MaxDivergence(), 2, scale).map(1)
+    eps = make_joint_top_k(INTS, metric, MaxDivergence(), k=2, scale=scale).map(1)
     moves = (0, 1) if monotonic else (-1, 0, 1)
     worst = 0.0
     with ctx.workprec(128):
@@ -356,21 +358,23 @@ def test_the_map_bounds_every_neighbours_ratio(monotonic):
 # ------------------------------------------------------------------------------ edges
 def test_parameter_errors():
     with pytest.raises(ParameterError, match="k"):
-        make_joint_top_k(INTS, MONO, MaxDivergence(), 0, 1)
+        make_joint_top_k(INTS, MONO, MaxDivergence(), k=0, scale=1)
     with pytest.raises(ParameterError, match="k"):
-        make_joint_top_k(INTS, MONO, MaxDivergence(), 2.0, 1)
+        make_joint_top_k(INTS, MONO, MaxDivergence(), k=2.0, scale=1)
     with pytest.raises(ParameterError, match="k"):
-        make_joint_top_k(vector_domain(atom_domain(int), size=3), MONO, MaxDivergence(), 4, 1)
+        make_joint_top_k(
+            vector_domain(atom_domain(int), size=3), MONO, MaxDivergence(), k=4, scale=1
+        )
     for bad in (0, -1, float("inf"), float("nan"), "1", True):
         with pytest.raises(ParameterError, match="scale"):
-            make_joint_top_k(INTS, MONO, MaxDivergence(), 2, bad)
+            make_joint_top_k(INTS, MONO, MaxDivergence(), k=2, scale=bad)
     with pytest.raises(DomainError):
-        make_joint_top_k(vector_domain(atom_domain(float)), MONO, MaxDivergence(), 2, 1)
+        make_joint_top_k(vector_domain(atom_domain(float)), MONO, MaxDivergence(), k=2, scale=1)
     with pytest.raises(MetricError):
-        make_joint_top_k(INTS, "linf", MaxDivergence(), 2, 1)
+        make_joint_top_k(INTS, "linf", MaxDivergence(), k=2, scale=1)
     with pytest.raises(MeasureError):
-        make_joint_top_k(INTS, MONO, "pure", 2, 1)
-    m = make_joint_top_k(INTS, MONO, MaxDivergence(), 3, 1)
+        make_joint_top_k(INTS, MONO, "pure", k=2, scale=1)
+    m = make_joint_top_k(INTS, MONO, MaxDivergence(), k=3, scale=1)
     with pytest.raises(ParameterError, match="k"):
         m([1, 2])  # the length is public
 
@@ -383,7 +387,7 @@ def test_edges_release_distinct_indices(counts):
     source = InsecureSeededSource(4)
     d = len(counts)
     for k in {1, d}:
-        m = make_joint_top_k(INTS, MONO, ZeroConcentratedDivergence(), k, 1, source=source)
+        m = make_joint_top_k(INTS, MONO, ZeroConcentratedDivergence(), k=k, scale=1, source=source)
         for x in (counts, np.asarray(counts, dtype=object)):
             out = m(x)
             assert out.dtype == np.int64 and len(out) == k and len(set(out.tolist())) == k
@@ -392,9 +396,9 @@ def test_edges_release_distinct_indices(counts):
 def test_scale_types_and_numpy_input():
     source = InsecureSeededSource(6)
     for scale in (1, 0.5, Fraction(1, 3), np.float64(2.0)):
-        m = make_joint_top_k(INTS, MONO, MaxDivergence(), 2, scale, source=source)
+        m = make_joint_top_k(INTS, MONO, MaxDivergence(), k=2, scale=scale, source=source)
         assert len(m(np.array([9, 1, 5], dtype=np.uint8))) == 2
-    m = make_joint_top_k(INTS, MONO, MaxDivergence(), 2, 1, source=source)
+    m = make_joint_top_k(INTS, MONO, MaxDivergence(), k=2, scale=1, source=source)
     with pytest.raises(DomainError):
         m(np.array([1.0, 2.0]))
 
@@ -406,7 +410,7 @@ def test_a_large_input_with_each_epsilon():
     source = InsecureSeededSource(8)
     top = np.argsort(-counts, kind="stable")[:10]
     for eps in (0.1, 1, 10):
-        m = make_joint_top_k(INTS, MONO, MaxDivergence(), 10, Fraction(2) / Fraction(eps),
+        m = make_joint_top_k(INTS, MONO, MaxDivergence(), k=10, scale=Fraction(2) / Fraction(eps),
                              source=source)  # fmt: skip
         out = m(counts)
         assert len(set(out.tolist())) == 10

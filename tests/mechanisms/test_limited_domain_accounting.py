@@ -39,7 +39,7 @@ CASES = [(1, 1.0, 1e-6), (2, 0.5, 1e-6), (5, 0.1, 1e-6), (10, 1.0, 1e-6), (20, 2
 @pytest.mark.parametrize("k, eps, delta", CASES)
 def test_map_between_the_optimal_composition_and_dr19(k, eps, delta):
     per_round = per_round_epsilon("bounded_range", k, eps, delta / 2)[0]
-    m = make_limited_domain_top_k(k, k + 3, per_round, delta / 2, delta_prime=delta / 2)
+    m = make_limited_domain_top_k(k, k + 3, per_round, delta=delta / 2, delta_prime=delta / 2)
     e, d = m.map(1)
     assert d == delta and e <= eps
     # never above the paper's closed forms, and equal to the library's composition
@@ -53,16 +53,16 @@ def test_map_between_the_optimal_composition_and_dr19(k, eps, delta):
 
 
 def test_dr19_accounting_keeps_the_closed_forms():
-    m = make_limited_domain_top_k(10, 20, 0.1, 1e-6, delta_prime=1e-6, accounting="dr19")
+    m = make_limited_domain_top_k(10, 20, 0.1, delta=1e-6, delta_prime=1e-6, accounting="dr19")
     assert math.isclose(m.map(1)[0], 0.8811290681345552, rel_tol=1e-12)
-    tight = make_limited_domain_top_k(10, 20, 0.1, 1e-6, delta_prime=1e-6)
+    tight = make_limited_domain_top_k(10, 20, 0.1, delta=1e-6, delta_prime=1e-6)
     assert tight.map(1)[0] < 0.8811290681345552 * 0.9  # Renyi of bounded-range curves
     assert tight.map(1)[1] == 2e-6
     # delta' = 0: both are k eps (basic composition), the closed form
-    assert make_limited_domain_top_k(3, 5, 0.5, 1e-5).map(1) == (1.5, 1e-5)
+    assert make_limited_domain_top_k(3, 5, 0.5, delta=1e-5).map(1) == (1.5, 1e-5)
     assert limited_domain_accounting(0.5, 3, 0)[1] == DR19_THEOREM
     with pytest.raises(ParameterError):
-        make_limited_domain_top_k(3, 5, 0.5, 1e-5, accounting="loose")  # type: ignore[arg-type]
+        make_limited_domain_top_k(3, 5, 0.5, delta=1e-5, accounting="loose")  # type: ignore[arg-type]
 
 
 def test_per_round_epsilon_is_rounded_up_and_slack_down():
@@ -84,7 +84,7 @@ def test_ledger_is_charged_what_the_map_states(tmp_path):
     )  # fmt: skip
     (entry,) = Ledger.open(path).entries()
     per_round = per_round_epsilon("bounded_range", k, eps, delta / 2)[0]
-    m = make_limited_domain_top_k(k, k + 10, per_round, delta / 2, delta_prime=delta / 2)
+    m = make_limited_domain_top_k(k, k + 10, per_round, delta=delta / 2, delta_prime=delta / 2)
     e, d = m.map(1)
     assert entry.charged_epsilon == Fraction(e) and entry.charged_delta == Fraction(d)
     assert out.epsilon == e and out.delta == d
@@ -151,7 +151,9 @@ def _worst_delta(hist, k, k_bar, per_round, d_thr, l0, eps_out, bottom):
 def test_exact_laws_of_neighbours_fit_the_map(hist):
     k, k_bar, l0 = 2, 3, 2
     per_round, d_thr, d_prime = 1.0, 0.05, 0.01
-    m = make_limited_domain_top_k(k, k_bar, per_round, d_thr, l0, delta_prime=d_prime)
+    m = make_limited_domain_top_k(
+        k, k_bar, per_round, delta=d_thr, max_contributions=l0, delta_prime=d_prime
+    )
     e, d = m.map(1)
     bottom = limited_domain_threshold(per_round, d_thr, k_bar, l0)
     assert _worst_delta(hist, k, k_bar, per_round, d_thr, l0, e, bottom) <= d
@@ -161,14 +163,16 @@ def test_brute_force_catches_a_threshold_without_its_log_term():
     hist = {"a": 3, "b": 3, "c": 2, "d": 2, "e": 1}
     k, k_bar, l0 = 2, 3, 2
     per_round, d_thr, d_prime = 1.0, 0.05, 0.01
-    e, d = make_limited_domain_top_k(k, k_bar, per_round, d_thr, l0, delta_prime=d_prime).map(1)
+    e, d = make_limited_domain_top_k(
+        k, k_bar, per_round, delta=d_thr, max_contributions=l0, delta_prime=d_prime
+    ).map(1)
     assert _worst_delta(hist, k, k_bar, per_round, d_thr, l0, e, 1.0) > d  # broken: fails
 
 
 def test_brute_force_can_fail_at_half_the_maps_epsilon():
     hist = {"a": 5, "b": 4, "c": 3, "d": 1}
     k, k_bar, l0 = 2, 3, 2
-    m = make_limited_domain_top_k(k, k_bar, 1.0, 0.05, l0, delta_prime=0.01)
+    m = make_limited_domain_top_k(k, k_bar, 1.0, delta=0.05, max_contributions=l0, delta_prime=0.01)
     e, d = m.map(1)
     bottom = limited_domain_threshold(1.0, 0.05, k_bar, l0)
     assert _worst_delta(hist, k, k_bar, 1.0, 0.05, l0, e / 2, bottom) > d  # 0.085 > 0.06

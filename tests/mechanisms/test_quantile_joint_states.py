@@ -51,7 +51,7 @@ def test_two_stage_state_draw_without_the_far_rows_fails():
     from dpselect.sampling.noisy_max import noisy_argmax
 
     def broken(w, src):
-        return int(noisy_argmax(w[0], 1.0, "gumbel", src))
+        return int(noisy_argmax(w[0], 1.0, "gumbel", source=src))
 
     stat, df = chi2_statistic(_counts(broken, 20_000, 2), _probs(WEIGHTS))
     assert stat > chi2_threshold(df)

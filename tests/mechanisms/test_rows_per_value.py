@@ -30,11 +30,16 @@ from ..gof import ALPHA, assert_fits
 
 
 def test_histogram_maps_by_hand():
-    lap = make_noisy_histogram_top_k(4, 2, "laplace", 15, 3, max_rows_per_value=5)
+    lap = make_noisy_histogram_top_k(
+        4, 2, "laplace", scale=15, max_contributions=3, max_rows_per_value=5
+    )
     assert lap.map(1) == 1.0  # d c r / b = 15 / 15
-    gauss = make_noisy_histogram_top_k(4, 2, "gaussian", 10, 2, max_rows_per_value=3)
+    gauss = make_noisy_histogram_top_k(
+        4, 2, "gaussian", scale=10, max_contributions=2, max_rows_per_value=3
+    )
     assert gauss.map(1) == pytest.approx(0.09) and gauss.map(1) >= 0.09  # 2 * 9 / 200
-    assert make_noisy_histogram_top_k(4, 2, "laplace", 15, 3).map(1) == float(Fraction(3, 15))
+    rows_one = make_noisy_histogram_top_k(4, 2, "laplace", scale=15, max_contributions=3)
+    assert rows_one.map(1) == float(Fraction(3, 15))
 
 
 @pytest.mark.parametrize("method", ["permute_and_flip", "gumbel", "laplace"])
@@ -164,8 +169,8 @@ def test_thresholding_releases_rare_values_rarely_and_sure_values_surely():
 
 
 def test_limited_domain_map_covers_r():
-    ld = make_limited_domain_top_k(2, 4, 0.5, 1e-6, max_contributions=3, max_rows_per_value=6)
-    one = make_limited_domain_top_k(2, 4, 0.5, 1e-6, max_contributions=3)
+    ld = make_limited_domain_top_k(2, 4, 0.5, delta=1e-6, max_contributions=3, max_rows_per_value=6)
+    one = make_limited_domain_top_k(2, 4, 0.5, delta=1e-6, max_contributions=3)
     assert ld.map(6) == one.map(1)
     with pytest.raises(PrivacyMapError):
         ld.map(7)
@@ -182,7 +187,9 @@ def test_limited_domain_map_covers_r():
     noise=st.sampled_from(["laplace", "gaussian"]),
 )
 def test_histogram_map_rounds_outward_and_is_monotone(d, c, r, scale, noise):
-    mech = make_noisy_histogram_top_k(3, 1, noise, scale, c, max_rows_per_value=r)
+    mech = make_noisy_histogram_top_k(
+        3, 1, noise, scale=scale, max_contributions=c, max_rows_per_value=r
+    )
     s = Fraction(scale)
     exact = d * c * r / s if noise == "laplace" else Fraction(d * d * c * r * r) / (2 * s * s)
     got = mech.map(d)

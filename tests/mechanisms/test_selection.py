@@ -77,9 +77,9 @@ def test_maps_match_opendp():
 def test_exponential_and_laplace_have_no_bounded_range_discount():
     metric = dc.LInfDistance()
     for noise in ("exponential", "laplace"):
-        assert make_noisy_max(FLOATS, metric, ZCDP, 1.0, noise=noise).map(1) == 2.0  # 2^2/2
-        assert make_noisy_top_k(FLOATS, metric, ZCDP, 3, 1.0, noise=noise).map(1) == 6.0
-        assert make_noisy_max(FLOATS, metric, MAXDIV, 1.0, noise=noise).map(1) == 2.0
+        assert make_noisy_max(FLOATS, metric, ZCDP, scale=1.0, noise=noise).map(1) == 2.0  # 2^2/2
+        assert make_noisy_top_k(FLOATS, metric, ZCDP, k=3, scale=1.0, noise=noise).map(1) == 6.0
+        assert make_noisy_max(FLOATS, metric, MAXDIV, scale=1.0, noise=noise).map(1) == 2.0
 
 
 def test_maps_round_up_and_edges():
@@ -108,7 +108,9 @@ def test_maps_round_up_and_edges():
 )
 def test_map_properties(d1, d2, scale, k, monotonic, zcdp, noise):
     measure = ZCDP if zcdp else MAXDIV
-    m = make_noisy_top_k(FLOATS, dc.LInfDistance(monotonic=monotonic), measure, k, scale, noise)
+    m = make_noisy_top_k(
+        FLOATS, dc.LInfDistance(monotonic=monotonic), measure, k=k, scale=scale, noise=noise
+    )
     lo, hi = sorted((d1, d2))
     assert 0 <= m.map(lo) <= m.map(hi)
     exact = k * (Fraction(lo) * (1 if monotonic else 2) / Fraction(scale))
@@ -135,7 +137,7 @@ def test_report_noisy_max_samples_softmax_and_direction():
     x = [0.0, 1.0, 2.0, 3.0]
     for optimize, sign in (("max", 1), ("min", -1)):
         m = make_report_noisy_max_gumbel(
-            FLOATS, dc.LInfDistance(), 1.0, optimize, source=InsecureSeededSource(1)
+            FLOATS, dc.LInfDistance(), 1.0, optimize=optimize, source=InsecureSeededSource(1)
         )
         counts = np.bincount(draws(m, x, 3000), minlength=4)
         assert_fits(counts, softmax(sign * np.array(x), 1.0))
@@ -147,15 +149,15 @@ def test_report_noisy_max_samples_softmax_and_direction():
 def test_noisy_max_other_families(noise, law):
     x = np.array([0.0, 1.0, 2.0, 3.0])
     m = make_noisy_max(
-        FLOATS, dc.LInfDistance(), MAXDIV, 1.0, noise, source=InsecureSeededSource(2)
+        FLOATS, dc.LInfDistance(), MAXDIV, scale=1.0, noise=noise, source=InsecureSeededSource(2)
     )
     assert_fits(np.bincount(draws(m, x, 3000), minlength=4), law(x, 1.0))
 
 
 def test_int_scores_and_min_with_extreme_values():
-    m = make_noisy_max(INTS, dc.LInfDistance(), MAXDIV, 0.0, optimize="min")
+    m = make_noisy_max(INTS, dc.LInfDistance(), MAXDIV, scale=0.0, optimize="min")
     assert m([5, -(2**63), 2**70, 3]) == 1  # clamped to int64, no error
-    assert make_noisy_max(INTS, dc.LInfDistance(), MAXDIV, 0.0)([5, 2**70, 3]) == 1
+    assert make_noisy_max(INTS, dc.LInfDistance(), MAXDIV, scale=0.0)([5, 2**70, 3]) == 1
 
 
 def test_gumbel_top_k_is_k_rounds_and_peeling_is_exact():
@@ -163,7 +165,13 @@ def test_gumbel_top_k_is_k_rounds_and_peeling_is_exact():
     outcomes, probs = plackett_luce(x, 1.0, 2)
     for noise in ("gumbel",):
         m = make_noisy_top_k(
-            FLOATS, dc.LInfDistance(), MAXDIV, 2, 1.0, noise, source=InsecureSeededSource(3)
+            FLOATS,
+            dc.LInfDistance(),
+            MAXDIV,
+            k=2,
+            scale=1.0,
+            noise=noise,
+            source=InsecureSeededSource(3),
         )
         tally = Counter(tuple(m(x).tolist()) for _ in range(6000))
         assert_fits([tally.get(o, 0) for o in outcomes], probs)
@@ -172,7 +180,13 @@ def test_gumbel_top_k_is_k_rounds_and_peeling_is_exact():
 def test_exponential_top_k_is_peeled_permute_and_flip():
     x = np.array([0.0, 1.0, 2.0])
     m = make_noisy_top_k(
-        FLOATS, dc.LInfDistance(), MAXDIV, 2, 1.0, "exponential", source=InsecureSeededSource(4)
+        FLOATS,
+        dc.LInfDistance(),
+        MAXDIV,
+        k=2,
+        scale=1.0,
+        noise="exponential",
+        source=InsecureSeededSource(4),
     )
     first = exponential_law(x, 1.0)
     outcomes, probs = [], []
@@ -215,7 +229,12 @@ def test_samples_agree_with_opendp():
     for theirs_measure, ours_measure, noise in cases:
         theirs = dp.m.make_noisy_max(domain, metric, theirs_measure, scale=1.0)
         ours = make_noisy_max(
-            FLOATS, dc.LInfDistance(), ours_measure, 1.0, noise, source=InsecureSeededSource(6)
+            FLOATS,
+            dc.LInfDistance(),
+            ours_measure,
+            scale=1.0,
+            noise=noise,
+            source=InsecureSeededSource(6),
         )
         a = np.bincount([theirs(x) for _ in range(3000)], minlength=4)
         b = np.bincount(draws(ours, x, 3000), minlength=4)
@@ -299,18 +318,18 @@ def test_seed_001_errors(args, error, match):
 
 def test_optimize_k_and_measure_errors():
     with pytest.raises(dc.ParameterError, match="optimize"):
-        make_report_noisy_max_gumbel(FLOATS, dc.LInfDistance(), 1.0, "maximum")
+        make_report_noisy_max_gumbel(FLOATS, dc.LInfDistance(), 1.0, optimize="maximum")
     with pytest.raises(dc.ParameterError, match="noise"):
-        make_noisy_max(FLOATS, dc.LInfDistance(), MAXDIV, 1.0, noise="cauchy")
+        make_noisy_max(FLOATS, dc.LInfDistance(), MAXDIV, scale=1.0, noise="cauchy")
     with pytest.raises(dc.MeasureError, match="output_measure"):
-        make_noisy_max(FLOATS, dc.LInfDistance(), dc.Approximate(), 1.0)
+        make_noisy_max(FLOATS, dc.LInfDistance(), dc.Approximate(), scale=1.0)
     with pytest.raises(dc.ParameterError, match="k must be an int"):
-        make_noisy_top_k(FLOATS, dc.LInfDistance(), MAXDIV, 1.5, 1.0)
+        make_noisy_top_k(FLOATS, dc.LInfDistance(), MAXDIV, k=1.5, scale=1.0)
     with pytest.raises(dc.ParameterError, match="at least 0"):
-        make_noisy_top_k(FLOATS, dc.LInfDistance(), MAXDIV, -1, 1.0)
+        make_noisy_top_k(FLOATS, dc.LInfDistance(), MAXDIV, k=-1, scale=1.0)
     sized = dc.vector_domain(dc.atom_domain(float), size=3)
     with pytest.raises(dc.ParameterError, match="at most the number of candidates"):
-        make_noisy_top_k(sized, dc.LInfDistance(), MAXDIV, 4, 1.0)
+        make_noisy_top_k(sized, dc.LInfDistance(), MAXDIV, k=4, scale=1.0)
 
 
 # --------------------------------------------------------------------------- data independence
@@ -327,7 +346,13 @@ def test_optimize_k_and_measure_errors():
 )
 def test_neighbouring_inputs_both_succeed(x, bump, noise, k):
     m = make_noisy_top_k(
-        FLOATS, dc.LInfDistance(), MAXDIV, k, 1.0, noise, source=InsecureSeededSource(8)
+        FLOATS,
+        dc.LInfDistance(),
+        MAXDIV,
+        k=k,
+        scale=1.0,
+        noise=noise,
+        source=InsecureSeededSource(8),
     )
     neighbour = [a + b for a, b in zip(x, bump, strict=True)]
     out1, out2 = m(x), m(neighbour)
@@ -342,7 +367,7 @@ def test_function_samples_the_law_of_selection_probabilities(noise):
 
     x = np.array([0.0, 0.5, 2.0, 3.0, 1.0])
     m = make_noisy_max(
-        FLOATS, dc.LInfDistance(), MAXDIV, 0.9, noise, source=InsecureSeededSource(12)
+        FLOATS, dc.LInfDistance(), MAXDIV, scale=0.9, noise=noise, source=InsecureSeededSource(12)
     )
     counts = np.bincount(draws(m, x, 3000), minlength=5)
     assert_fits(counts, selection_probabilities(x, 0.9, noise))

@@ -125,7 +125,7 @@ def test_oneshot_laplace_scale_hand_value():
 
 
 def test_oneshot_laplace_map_hand_values():
-    m = make_oneshot_laplace_top_k(5, 0.1, 1e-6, counts_domain(100), LINF)
+    m = make_oneshot_laplace_top_k(5, 0.1, 1e-6, input_domain=counts_domain(100), input_metric=LINF)
     b = oneshot_laplace_scale(5, 100, 0.1, 1e-6)
     assert m.output_measure == dc.Approximate(dc.MaxDivergence())
     assert m.map(0) == (0.0, 0.0)
@@ -140,7 +140,9 @@ def test_oneshot_laplace_map_hand_values():
     losses = [m.map(t)[0] for t in (0, 0.5, 1, 1.9, 2, 5)]
     assert losses == sorted(losses) and min(losses) >= 0
     # a small d: the pure bound d d_in / b beats the theorem
-    small = make_oneshot_laplace_top_k(1, 0.1, 0.01, counts_domain(3), LINF)
+    small = make_oneshot_laplace_top_k(
+        1, 0.1, 0.01, input_domain=counts_domain(3), input_metric=LINF
+    )
     b3 = oneshot_laplace_scale(1, 3, 0.1, 0.01)
     assert small.map(1) == (dc.float_up(3 / b3), 0.0)
 
@@ -173,7 +175,9 @@ def test_oneshot_laplace_refusals(kwargs, error):
 
 
 def test_oneshot_laplace_accepts_the_edges_of_its_range():
-    m = make_oneshot_laplace_top_k(10, 0.1999, 0.0499, counts_domain(10), MONO)
+    m = make_oneshot_laplace_top_k(
+        10, 0.1999, 0.0499, input_domain=counts_domain(10), input_metric=MONO
+    )
     out = m([0] * 10)
     assert out.tolist() == list(range(10))
 
@@ -239,7 +243,12 @@ def test_oneshot_laplace_gof_catches_factor_two_scale_bug():
 
 def test_oneshot_laplace_constructor_uses_the_theorem_scale():
     m = make_oneshot_laplace_top_k(
-        3, 0.15, 1e-5, counts_domain(6), LINF, source=InsecureSeededSource(4)
+        3,
+        0.15,
+        1e-5,
+        input_domain=counts_domain(6),
+        input_metric=LINF,
+        source=InsecureSeededSource(4),
     )
     b = oneshot_laplace_scale(3, 6, 0.15, 1e-5)
     x = [5, 1, 9, 9, 0, 2]
@@ -248,7 +257,13 @@ def test_oneshot_laplace_constructor_uses_the_theorem_scale():
     assert isinstance(got, np.ndarray) and got.dtype == np.int64
     assert got.tolist() == sorted(ranked.indices.tolist())  # the set of the same draw
     with_counts = make_oneshot_laplace_top_k(
-        3, 0.15, 1e-5, counts_domain(6), LINF, count_scale=2, source=InsecureSeededSource(4)
+        3,
+        0.15,
+        1e-5,
+        input_domain=counts_domain(6),
+        input_metric=LINF,
+        count_scale=2,
+        source=InsecureSeededSource(4),
     )
     out = with_counts(x)
     assert isinstance(out, NoisyTopK) and out.indices.tolist() == got.tolist()
@@ -415,7 +430,13 @@ def test_fractional_parts_of_both_sides_near_tie_match_high_precision():
 )
 def test_gumbel_counts_map_hand_values(monotonic, noise, measure, expected):
     m = make_gumbel_top_k_with_counts(
-        counts_domain(10), dc.LInfDistance(monotonic=monotonic), 3, 1.0, 2.0, noise, measure
+        counts_domain(10),
+        dc.LInfDistance(monotonic=monotonic),
+        3,
+        scale=1.0,
+        count_scale=2.0,
+        count_noise=noise,
+        output_measure=measure,
     )
     assert m.output_measure == measure
     assert m.map(1) == expected
@@ -424,7 +445,15 @@ def test_gumbel_counts_map_hand_values(monotonic, noise, measure, expected):
 
 
 def test_gumbel_counts_map_rounds_up():
-    m = make_gumbel_top_k_with_counts(counts_domain(10), MONO, 3, 0.1, 0.3, "laplace", ZCDP)
+    m = make_gumbel_top_k_with_counts(
+        counts_domain(10),
+        MONO,
+        3,
+        scale=0.1,
+        count_scale=0.3,
+        count_noise="laplace",
+        output_measure=ZCDP,
+    )
     exact = 3 * Fraction(1) / Fraction(0.1) ** 2 / 8 + 3 * (1 / Fraction(0.3)) ** 2 / 2
     assert Fraction(m.map(1)) >= exact
     assert m.map(1) <= float(exact) * (1 + 1e-14)
@@ -455,7 +484,13 @@ def test_gumbel_counts_refusals(kwargs, error):
 
 def gumbel_counts_samples(x, k, scale, count_scale, noise, n, seed):
     m = make_gumbel_top_k_with_counts(
-        counts_domain(len(x)), MONO, k, scale, count_scale, noise, source=InsecureSeededSource(seed)
+        counts_domain(len(x)),
+        MONO,
+        k,
+        scale=scale,
+        count_scale=count_scale,
+        count_noise=noise,
+        source=InsecureSeededSource(seed),
     )
     rankings, noise_values = [], []
     for _ in range(n):
@@ -504,7 +539,9 @@ def test_gumbel_counts_gof_catches_factor_two_bugs():
 def test_seed_004_gumbel_with_counts_adds_less_noise_than_oneshot_laplace(k, d, epsilon, delta):
     """At the same (eps, delta), inside QSZ21's range: sigma_Gumb' <= sigma_Lap / 4 and
     sigma_Lap' <= sigma_Lap / 2 (seed 004), with the noise of the actual measurements."""
-    qsz = make_oneshot_laplace_top_k(k, epsilon, delta, counts_domain(d), MONO)
+    qsz = make_oneshot_laplace_top_k(
+        k, epsilon, delta, input_domain=counts_domain(d), input_metric=MONO
+    )
     assert qsz.check(1, (epsilon, delta))
     sigma_lap = math.sqrt(2) * float(oneshot_laplace_scale(k, d, epsilon, delta))
 
@@ -513,7 +550,9 @@ def test_seed_004_gumbel_with_counts_adds_less_noise_than_oneshot_laplace(k, d, 
     assert eps_prime >= epsilon / (2 * math.sqrt(math.log(1 / delta)))  # seed 004's bound
     scale = math.sqrt(k) / eps_prime * (1 + 1e-9)  # Gumbel sqrt(k)/eps' (rounded up)
     count_scale = 2 * math.sqrt(k) / eps_prime * (1 + 1e-9)  # Laplace 2 sqrt(k)/eps'
-    gumbel = make_gumbel_top_k_with_counts(counts_domain(d), MONO, k, scale, count_scale)
+    gumbel = make_gumbel_top_k_with_counts(
+        counts_domain(d), MONO, k, scale=scale, count_scale=count_scale
+    )
     assert gumbel.map(1) <= rho
     assert zcdp_to_approx_dp(gumbel.map(1), delta) <= epsilon
 
@@ -545,7 +584,7 @@ def test_limited_domain_threshold_and_epsilon_hand_values():
 
 
 def test_limited_domain_map():
-    m = make_limited_domain_top_k(10, 20, 0.1, 1e-6, delta_prime=1e-6, accounting="dr19")
+    m = make_limited_domain_top_k(10, 20, 0.1, delta=1e-6, delta_prime=1e-6, accounting="dr19")
     assert m.output_measure == dc.Approximate(dc.MaxDivergence())
     assert m.input_metric == MONO
     eps, delta = m.map(1)
@@ -553,7 +592,7 @@ def test_limited_domain_map():
     assert m.map(0) == (0.0, 0.0)
     with pytest.raises(dc.PrivacyMapError):
         m.map(2)
-    assert make_limited_domain_top_k(3, 5, 0.5, 1e-5).map(1) == (1.5, 1e-5)
+    assert make_limited_domain_top_k(3, 5, 0.5, delta=1e-5).map(1) == (1.5, 1e-5)
 
 
 @pytest.mark.parametrize(
@@ -579,7 +618,7 @@ def test_limited_domain_refusals(kwargs, error):
 
 
 def test_limited_domain_input_checks_and_empty_data():
-    m = make_limited_domain_top_k(2, 4, 1.0, 1e-3, source=InsecureSeededSource(0))
+    m = make_limited_domain_top_k(2, 4, 1.0, delta=1e-3, source=InsecureSeededSource(0))
     assert m({}) == []  # no items: nothing to release, no error
     assert m({"a": 0, "b": 0}) == []
     for bad in ([1, 2], {"a": 1.5}, {"a": -1}, {"a": True}, {"a": 2**54}):
@@ -588,14 +627,14 @@ def test_limited_domain_input_checks_and_empty_data():
 
 
 def test_limited_domain_stops_early_on_flat_counts():
-    m = make_limited_domain_top_k(5, 10, 1.0, 1e-6, source=InsecureSeededSource(3))
+    m = make_limited_domain_top_k(5, 10, 1.0, delta=1e-6, source=InsecureSeededSource(3))
     flat = {f"item{i}": 10 for i in range(100)}
     lengths = [len(m(flat)) for _ in range(200)]
     assert max(lengths) < 5 and lengths.count(0) > 190  # the threshold wins
 
 
 def test_limited_domain_never_returns_an_item_outside_the_true_top_k_bar():
-    m = make_limited_domain_top_k(4, 6, 0.3, 0.2, source=InsecureSeededSource(4))
+    m = make_limited_domain_top_k(4, 6, 0.3, delta=0.2, source=InsecureSeededSource(4))
     hist = {f"i{j}": 100 - j for j in range(40)}  # near-flat: many items close to the top
     hist.update({"tie_a": 94, "tie_b": 94})  # ties with the 6th count
     top = {item for item, _ in sorted(hist.items(), key=lambda p: (-p[1], p[0]))[:6]}
@@ -630,17 +669,17 @@ def test_limited_domain_law_k2():
     def sample(measurement, seed):
         return [tuple(measurement(hist)) for _ in range(3000)]
 
-    good = make_limited_domain_top_k(2, 2, eps, delta, source=InsecureSeededSource(41))
+    good = make_limited_domain_top_k(2, 2, eps, delta=delta, source=InsecureSeededSource(41))
     assert_fits(tally(sample(good, 41), cells), expected)
     # a factor-2 broken variant: Gumbel scale 2/eps (its threshold follows its own epsilon)
-    broken = make_limited_domain_top_k(2, 2, eps / 2, delta, source=InsecureSeededSource(42))
+    broken = make_limited_domain_top_k(2, 2, eps / 2, delta=delta, source=InsecureSeededSource(42))
     stat, df = chi2_statistic(tally(sample(broken, 42), cells), expected)
     assert stat > chi2_threshold(df)
 
 
 def test_limited_domain_phantoms_when_few_items():
     """Fewer than k_bar items: phantom zero counts fill the top k_bar; output stops at one."""
-    m = make_limited_domain_top_k(3, 5, 1.0, 0.5, source=InsecureSeededSource(6))
+    m = make_limited_domain_top_k(3, 5, 1.0, delta=0.5, source=InsecureSeededSource(6))
     for _ in range(100):
         out = m({"only": 50})
         assert out in ([], ["only"])
@@ -660,8 +699,10 @@ def neighbouring_counts(draw, d, monotonic=False):
 @settings(max_examples=25, deadline=None)
 @given(neighbouring_counts(5))
 def test_count_vector_mechanisms_never_raise_on_neighbours(pair):
-    qsz = make_oneshot_laplace_top_k(2, 0.1, 1e-6, counts_domain(5), LINF)
-    gumbel = make_gumbel_top_k_with_counts(counts_domain(5), LINF, 2, 1.0, 1.0, "gaussian")
+    qsz = make_oneshot_laplace_top_k(2, 0.1, 1e-6, input_domain=counts_domain(5), input_metric=LINF)
+    gumbel = make_gumbel_top_k_with_counts(
+        counts_domain(5), LINF, 2, scale=1.0, count_scale=1.0, count_noise="gaussian"
+    )
     for x in pair:
         assert len(qsz(x)) == 2
         assert len(gumbel(np.asarray(x, dtype=np.int64)).indices) == 2
@@ -681,7 +722,7 @@ def neighbouring_histograms(draw):
 @settings(max_examples=40, deadline=None)
 @given(neighbouring_histograms())
 def test_limited_domain_never_raises_on_neighbours(pair):
-    m = make_limited_domain_top_k(2, 3, 1.0, 1e-4, max_contributions=3)
+    m = make_limited_domain_top_k(2, 3, 1.0, delta=1e-4, max_contributions=3)
     for hist in pair:
         out = m(hist)
         assert len(out) <= 2 and all(item in hist for item in out)
@@ -690,10 +731,12 @@ def test_limited_domain_never_raises_on_neighbours(pair):
 def test_oneshot_laplace_contract_signature():
     """Issue 4's contract: make_oneshot_laplace_top_k(k, epsilon, delta, ...)."""
     by_d = make_oneshot_laplace_top_k(2, 0.1, 1e-6, d=10)
-    by_domain = make_oneshot_laplace_top_k(2, 0.1, 1e-6, counts_domain(10), LINF)
+    by_domain = make_oneshot_laplace_top_k(
+        2, 0.1, 1e-6, input_domain=counts_domain(10), input_metric=LINF
+    )
     assert by_d.map(1) == by_domain.map(1)
     assert by_d.input_domain == counts_domain(10)
     with pytest.raises(dc.ParameterError, match="input_domain"):
         make_oneshot_laplace_top_k(2, 0.1, 1e-6)
     with pytest.raises(dc.ParameterError, match="not both"):
-        make_oneshot_laplace_top_k(2, 0.1, 1e-6, counts_domain(10), d=10)
+        make_oneshot_laplace_top_k(2, 0.1, 1e-6, input_domain=counts_domain(10), d=10)

@@ -88,7 +88,7 @@ def test_theorem_6_holds_statistically_on_a_threshold_class():
     alpha, eps, conf = 0.1, 1.0, 0.95
     target = 0.37  # c* is in the class
     hyps = threshold_hypotheses(THRESHOLDS)
-    n = pac_sample_size(len(hyps), alpha, eps, conf)
+    n = pac_sample_size(len(hyps), alpha, eps, confidence=conf)
     rng = np.random.default_rng(5)
     source = InsecureSeededSource(6)
     runs, too_wrong, excess = 200, 0, []

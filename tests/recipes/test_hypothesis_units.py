@@ -328,7 +328,7 @@ def test_theorem_6_for_units_holds_statistically():
     false-failure rate 1e-6)."""
     alpha, eps, conf, r, target = 0.1, 1.0, 0.95, 2, 0.37
     hyps = threshold_hypotheses(np.round(np.linspace(0, 1, 101), 2))
-    n = pac_sample_size(len(hyps), alpha, eps, conf)
+    n = pac_sample_size(len(hyps), alpha, eps, confidence=conf)
     rng = np.random.default_rng(8)
     source = InsecureSeededSource(9)
     runs, too_wrong = 200, 0

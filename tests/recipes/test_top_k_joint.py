@@ -66,8 +66,8 @@ def test_the_release_is_the_mechanism_on_the_scores() -> None:
             Query("page", UnitRule(values_per_unit=1, salt=salt)), CANDIDATES
         )
         mech = make_joint_top_k(vector_domain(atom_domain(int), size=8),
-                                LInfDistance(monotonic=True), MaxDivergence(), 3,
-                                got.parameters["scale"], source=src)  # fmt: skip
+                                LInfDistance(monotonic=True), MaxDivergence(), k=3,
+                                scale=got.parameters["scale"], source=src)  # fmt: skip
         assert got.indices == [int(i) for i in mech(counts)]
         assert got.candidates == [CANDIDATES[i] for i in got.indices]
 
