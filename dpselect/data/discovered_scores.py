@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from .tables import Table
 
 from .grouped_scores import (
-    check_grouped_bounds,
     check_limit,
+    check_rule_bounds,
     kept_group_rows_sql,
     salt_params,
     value_ranks_sql,
@@ -183,9 +183,7 @@ def duckdb_discovered_value_counts(
     them, at most ``m`` counts by at most ``r`` (:mod:`dpselect.data.discovered_groups`).
     """
     column, by, rule, progress = query.column, query.groups.by, query.rule, query.progress
-    g, m, r, _ = check_grouped_bounds(
-        [], rule.privacy_unit, rule.groups_per_unit, rule.values_per_unit, rule.rows_per_value
-    )
+    g, m, r, _ = check_rule_bounds(rule)
     check_limit(limit)
     q = Grouped(table, column, by, rule.privacy_unit)
     col = normalised_sql(f"data.{_quote(column)}", q.col_type)
@@ -245,9 +243,7 @@ def duckdb_discovered_candidate_scores(
     As :func:`duckdb_discovered_value_counts`.
     """
     column, by, rule, progress = query.column, query.groups.by, query.rule, query.progress
-    g, m, r, _ = check_grouped_bounds(
-        [], rule.privacy_unit, rule.groups_per_unit, rule.values_per_unit, rule.rows_per_value
-    )
+    g, m, r, _ = check_rule_bounds(rule)
     q = Grouped(table, column, by, rule.privacy_unit)
     if q.unit is not None:
         check_bounded_candidates(len(candidates))
@@ -310,9 +306,7 @@ def duckdb_discovered_values(table: Table, query: Query[PrivateGroups]) -> Disco
     most ``max_rows`` rows in each of them.
     """
     column, by, rule = query.column, query.groups.by, query.rule
-    g, _, _, rows_cap = check_grouped_bounds(
-        [], rule.privacy_unit, rule.groups_per_unit, 1, 1, rule.rows_per_unit
-    )
+    g, _, _, rows_cap = check_rule_bounds(rule, numbers=True)
     q = Grouped(table, column, by, rule.privacy_unit)
     number = f"(TRY_CAST(data.{_quote(column)} AS DOUBLE) + CAST(0.0 AS DOUBLE))"
     by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)

@@ -99,6 +99,7 @@ from .grouped_sql import (
 
 __all__ = [
     "check_grouped_bounds",
+    "check_rule_bounds",
     "duckdb_group_multiplicity",
     "duckdb_grouped_candidate_scores",
     "duckdb_grouped_value_counts",
@@ -167,6 +168,37 @@ def check_grouped_bounds(
                     "is its own unit and counts once in every group it matches)"
                 )
     return g, m, r, rows
+
+
+def check_rule_bounds(
+    rule: UnitRule, groups: Sequence[Any] = (), numbers: bool = False
+) -> tuple[int, int, int, int]:
+    """The bounds of a unit rule in a grouped release, checked by :func:`check_grouped_bounds`:
+    ``groups_per_unit``, ``values_per_unit`` and ``rows_per_value`` (value counts and
+    candidate scores), or with ``numbers`` ``groups_per_unit`` and ``rows_per_unit`` (the
+    others 1).
+
+    Parameters
+    ----------
+    rule : UnitRule
+        The unit rule.
+    groups : sequence, default ()
+        The public group list (none: the groups found in the data).
+    numbers : bool, default False
+        Whether the query reads numbers.
+
+    Returns
+    -------
+    tuple of int
+        ``(max_groups, max_contributions, max_rows_per_value, max_rows)``.
+    """
+    if numbers:
+        return check_grouped_bounds(
+            groups, rule.privacy_unit, rule.groups_per_unit, 1, 1, rule.rows_per_unit
+        )
+    return check_grouped_bounds(
+        groups, rule.privacy_unit, rule.groups_per_unit, rule.values_per_unit, rule.rows_per_value
+    )
 
 
 def salt_params(rule: UnitRule) -> dict[str, str]:
@@ -244,10 +276,7 @@ def duckdb_grouped_candidate_scores(
     docstring; docs/contribution_bounding.md, "Groups per unit").
     """
     column, by, rule, progress = query.column, query.groups.by, query.rule, query.progress
-    g, m, r, _ = check_grouped_bounds(
-        query.groups.groups, rule.privacy_unit, rule.groups_per_unit, rule.values_per_unit,
-        rule.rows_per_value,
-    )  # fmt: skip
+    g, m, r, _ = check_rule_bounds(rule, query.groups.groups)
     q = Grouped(table, column, by, rule.privacy_unit)
     groups = list(query.groups.groups)
     if q.unit is not None:
@@ -392,10 +421,7 @@ def duckdb_grouped_value_counts(
     groups, in each at most ``m`` counts by at most ``r``.
     """
     column, by, rule, progress = query.column, query.groups.by, query.rule, query.progress
-    g, m, r, _ = check_grouped_bounds(
-        query.groups.groups, rule.privacy_unit, rule.groups_per_unit, rule.values_per_unit,
-        rule.rows_per_value,
-    )  # fmt: skip
+    g, m, r, _ = check_rule_bounds(rule, query.groups.groups)
     check_limit(limit)
     q = Grouped(table, column, by, rule.privacy_unit)
     groups = list(query.groups.groups)
@@ -523,9 +549,7 @@ def duckdb_grouped_values(
     (docs/contribution_bounding.md, "Groups per unit" and "Rows per unit").
     """
     column, by, rule = query.column, query.groups.by, query.rule
-    g, _, _, rows_cap = check_grouped_bounds(
-        query.groups.groups, rule.privacy_unit, rule.groups_per_unit, 1, 1, rule.rows_per_unit
-    )
+    g, _, _, rows_cap = check_rule_bounds(rule, query.groups.groups, numbers=True)
     q = Grouped(table, column, by, rule.privacy_unit)
     groups = list(query.groups.groups)
     if len(groups) == 0:

@@ -15,10 +15,10 @@ import numpy as np
 from ....core.errors import ParameterError
 from ...discovered_groups import DiscoveredGroups, discovered_from_rows
 from ...query import PrivateGroups, Query
-from ...rules import check_bounded_candidates, check_rows_per_value
+from ...rules import check_bounded_candidates
 from ..spark_session import import_pyspark as _import_pyspark
 from .columns import _as_double, _capped_rows, _expr_on, _normalised, _number_kept, _unit_rows
-from .grouped import _check, _grouped_kept, _kept_groups
+from .grouped import _check_query, _grouped_kept, _kept_groups
 from .keys import _canonical_text_sql_template, _hex_le, _packed, _salted, _value_codes
 from .matching import _matching
 from .progress import collect
@@ -109,9 +109,7 @@ def discovered_value_counts(
     f = sql.functions
     column, by, rule = query.column, query.groups.by, query.rule
     privacy_unit, salt, group_salt = rule.privacy_unit, rule.salt, rule.group_salt
-    r = check_rows_per_value(rule.rows_per_value, privacy_unit)
-    bounds = {"max_groups": rule.groups_per_unit, "max_contributions": rule.values_per_unit}
-    duck_type, unit_type = _check(table, column, by, [], privacy_unit, bounds)
+    duck_type, unit_type, r = _check_query(table, query, [])
     if limit is not None and (
         isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0
     ):
@@ -164,9 +162,7 @@ def discovered_candidate_scores(
     f = sql.functions
     column, by, rule = query.column, query.groups.by, query.rule
     privacy_unit, salt, group_salt = rule.privacy_unit, rule.salt, rule.group_salt
-    r = check_rows_per_value(rule.rows_per_value, privacy_unit)
-    bounds = {"max_groups": rule.groups_per_unit, "max_contributions": rule.values_per_unit}
-    _, unit_type = _check(table, column, by, [], privacy_unit, bounds)
+    _, unit_type, r = _check_query(table, query, [])
     if unit_type is not None:
         check_bounded_candidates(len(candidates))
     empty = np.zeros(0, dtype=np.int64)
@@ -216,8 +212,7 @@ def discovered_values(table: SparkTable, query: Query[PrivateGroups]) -> Discove
     f = sql.functions
     column, by, rule = query.column, query.groups.by, query.rule
     privacy_unit, salt, group_salt = rule.privacy_unit, rule.salt, rule.group_salt
-    bounds = {"max_groups": rule.groups_per_unit, "max_rows": rule.rows_per_unit}
-    duck_type, unit_type = _check(table, column, by, [], privacy_unit, bounds)
+    duck_type, unit_type, _ = _check_query(table, query, [], numbers=True)
     by_col, ranked = _found_groups(table, by, group_salt)
     frame = table.frame
     if privacy_unit is None or unit_type is None:

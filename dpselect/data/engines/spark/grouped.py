@@ -121,6 +121,25 @@ def _check(
     return duck_type, unit_type
 
 
+def _check_query(
+    table: SparkTable, query: Query[Any], groups: Sequence[Any], numbers: bool = False
+) -> tuple[str, str | None, int]:
+    """:func:`_check` of a grouped query (public groups, or found in the data: ``groups``
+    empty), and the rows per value: the bounds ``groups_per_unit`` and ``values_per_unit``
+    after ``rows_per_value`` (:func:`dpselect.data.rules.check_rows_per_value`), or with
+    ``numbers`` ``groups_per_unit`` and ``rows_per_unit`` (rows per value: 1)."""
+    rule, r = query.rule, 1
+    if numbers:
+        bounds = {"max_groups": rule.groups_per_unit, "max_rows": rule.rows_per_unit}
+    else:
+        r = check_rows_per_value(rule.rows_per_value, rule.privacy_unit)
+        bounds = {"max_groups": rule.groups_per_unit, "max_contributions": rule.values_per_unit}
+    duck_type, unit_type = _check(
+        table, query.column, query.groups.by, groups, rule.privacy_unit, bounds
+    )
+    return duck_type, unit_type, r
+
+
 def _group_frame(table: SparkTable, by: str, groups: Sequence[Any]) -> tuple[Any, Any]:
     """(the ``by`` column as matched, the groups as a broadcast frame ``(gv, g)``, or
     ``None`` when no group converts): matched as candidates are (:func:`_matching`)."""
@@ -307,9 +326,7 @@ def grouped_candidate_scores(
     f = sql.functions
     column, by, groups, rule = query.column, query.groups.by, query.groups.groups, query.rule
     privacy_unit, salt, group_salt = rule.privacy_unit, rule.salt, rule.group_salt
-    r = check_rows_per_value(rule.rows_per_value, privacy_unit)
-    bounds = {"max_groups": rule.groups_per_unit, "max_contributions": rule.values_per_unit}
-    _, unit_type = _check(table, column, by, groups, privacy_unit, bounds)
+    _, unit_type, r = _check_query(table, query, groups)
     if unit_type is not None:
         check_bounded_candidates(len(candidates))
     empty = np.zeros(0, dtype=np.int64)
@@ -360,9 +377,7 @@ def grouped_value_counts(
     f = sql.functions
     column, by, groups, rule = query.column, query.groups.by, query.groups.groups, query.rule
     privacy_unit, salt, group_salt = rule.privacy_unit, rule.salt, rule.group_salt
-    r = check_rows_per_value(rule.rows_per_value, privacy_unit)
-    bounds = {"max_groups": rule.groups_per_unit, "max_contributions": rule.values_per_unit}
-    duck_type, unit_type = _check(table, column, by, groups, privacy_unit, bounds)
+    duck_type, unit_type, r = _check_query(table, query, groups)
     if limit is not None and (
         isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0
     ):
@@ -430,8 +445,7 @@ def grouped_values(table: SparkTable, query: Query[PublicGroups]) -> list[npt.ND
     f = sql.functions
     column, by, groups, rule = query.column, query.groups.by, query.groups.groups, query.rule
     privacy_unit, salt, group_salt = rule.privacy_unit, rule.salt, rule.group_salt
-    bounds = {"max_groups": rule.groups_per_unit, "max_rows": rule.rows_per_unit}
-    duck_type, unit_type = _check(table, column, by, groups, privacy_unit, bounds)
+    duck_type, unit_type, _ = _check_query(table, query, groups, numbers=True)
     out: list[npt.NDArray[np.float64]] = [np.zeros(0, dtype=np.float64) for _ in groups]
     if len(groups) == 0:
         return out
