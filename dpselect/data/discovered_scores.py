@@ -17,12 +17,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .discovered_groups import DiscoveredGroups, discovered_from_rows
-from .engine import Progress
 from .matching import candidates_source, match_sql
-from .rules import (
-    check_bounded_candidates,
-    salt_text,
-)
+from .query import PrivateGroups, Query
+from .rules import check_bounded_candidates
 from .scores import (
     unit_sql,
 )
@@ -33,9 +30,10 @@ if TYPE_CHECKING:
     from .tables import Table
 
 from .grouped_scores import (
-    check_grouped_bounds,
     check_limit,
+    check_rule_bounds,
     kept_group_rows_sql,
+    salt_params,
     value_ranks_sql,
 )
 from .grouped_sql import (
@@ -163,26 +161,16 @@ def _kept_found_cells_sql(kept: str, gvals: str, bounds: tuple[int, int, int]) -
 
 
 def duckdb_discovered_value_counts(
-    table: Table,
-    column: str,
-    by: str,
-    limit: int | None = None,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_contributions: int = 1,
-    salt: int = 0,
-    group_salt: int = 0,
-    progress: Progress = None,
-    max_rows_per_value: int = 1,
+    table: Table, query: Query[PrivateGroups], limit: int | None = None
 ) -> DiscoveredGroups:
     """Every group of ``by`` found in the data with its persons and its values' bounded
     counts (at most ``limit`` per group), in one scan (:mod:`dpselect.data.discovered_groups`).
 
     Parameters
     ----------
-    table, column, by, limit, privacy_unit, max_groups, max_contributions, salt, group_salt,
-    progress, max_rows_per_value
-        As in :func:`duckdb_grouped_value_counts`, without the group list.
+    table, query, limit
+        As in :func:`duckdb_grouped_value_counts`, the groups those found in the data (of
+        ``query.groups.by``) instead of a list.
 
     Returns
     -------
@@ -194,11 +182,10 @@ def duckdb_discovered_value_counts(
     One unit adds 1 to the persons of at most ``max_groups`` groups and changes, in each of
     them, at most ``m`` counts by at most ``r`` (:mod:`dpselect.data.discovered_groups`).
     """
-    g, m, r, _ = check_grouped_bounds(
-        [], privacy_unit, max_groups, max_contributions, max_rows_per_value
-    )
+    column, by, rule, progress = query.column, query.groups.by, query.rule, query.progress
+    g, m, r, _ = check_rule_bounds(rule)
     check_limit(limit)
-    q = Grouped(table, column, by, privacy_unit)
+    q = Grouped(table, column, by, rule.privacy_unit)
     col = normalised_sql(f"data.{_quote(column)}", q.col_type)
     params: dict[str, Any] = {}
     present = f"data.{_quote(column)} IS NOT NULL"
@@ -208,7 +195,7 @@ def duckdb_discovered_value_counts(
     cut = "k <= 1" if limit == 0 else ("TRUE" if limit is None else f"k <= {int(limit)}")
     with ExitStack() as stack:
         if q.unit is not None:
-            params = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+            params = salt_params(rule)
             by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
             gvals = stack.enter_context(
                 _found_groups(table, by_col, q.by_type, by, params["group_salt"])
@@ -234,26 +221,16 @@ def duckdb_discovered_value_counts(
 
 
 def duckdb_discovered_candidate_scores(
-    table: Table,
-    column: str,
-    candidates: Sequence[Any],
-    by: str,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_contributions: int = 1,
-    salt: int = 0,
-    group_salt: int = 0,
-    progress: Progress = None,
-    max_rows_per_value: int = 1,
+    table: Table, query: Query[PrivateGroups], candidates: Sequence[Any]
 ) -> DiscoveredGroups:
     """Every group of ``by`` found among the rows that match a candidate, with its persons and
     its nonzero candidate scores, in one scan (:mod:`dpselect.data.discovered_groups`).
 
     Parameters
     ----------
-    table, column, candidates, by, privacy_unit, max_groups, max_contributions, salt,
-    group_salt, progress, max_rows_per_value
-        As in :func:`duckdb_grouped_candidate_scores`, without the group list.
+    table, query, candidates
+        As in :func:`duckdb_grouped_candidate_scores`, the groups those found in the data (of
+        ``query.groups.by``) instead of a list.
 
     Returns
     -------
@@ -265,10 +242,9 @@ def duckdb_discovered_candidate_scores(
     -------
     As :func:`duckdb_discovered_value_counts`.
     """
-    g, m, r, _ = check_grouped_bounds(
-        [], privacy_unit, max_groups, max_contributions, max_rows_per_value
-    )
-    q = Grouped(table, column, by, privacy_unit)
+    column, by, rule, progress = query.column, query.groups.by, query.rule, query.progress
+    g, m, r, _ = check_rule_bounds(rule)
+    q = Grouped(table, column, by, rule.privacy_unit)
     if q.unit is not None:
         check_bounded_candidates(len(candidates))
     empty = np.zeros(0, dtype=np.int64)
@@ -284,7 +260,7 @@ def duckdb_discovered_candidate_scores(
             by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
             sql = _counted_found_cells_sql(cands, by_col, col_match, by)
         else:
-            salts = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+            salts = salt_params(rule)
             by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
             gvals = stack.enter_context(
                 _found_groups(table, by_col, q.by_type, by, salts["group_salt"])
@@ -306,27 +282,17 @@ def duckdb_discovered_candidate_scores(
     return discovered_from_rows(found, "cells")
 
 
-def duckdb_discovered_values(
-    table: Table,
-    column: str,
-    by: str,
-    *,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_rows: int = 1,
-    salt: int = 0,
-    group_salt: int = 0,
-) -> DiscoveredGroups:
+def duckdb_discovered_values(table: Table, query: Query[PrivateGroups]) -> DiscoveredGroups:
     """Every group of ``by`` found among the rows holding a number, with its persons and its
     kept numbers (sorted), in one scan: :func:`duckdb_grouped_values` with the groups found
     in the data (:mod:`dpselect.data.discovered_groups`).
 
     Parameters
     ----------
-    table, column, by, privacy_unit, max_groups, max_rows, salt, group_salt
+    table, query
         As in :func:`duckdb_grouped_values`, without the group list: every non-NULL value of
-        ``by`` (among the rows holding a number) is a group, and ``group_salt`` keys the
-        unit's choice of groups by the group's value code.
+        ``query.groups.by`` (among the rows holding a number) is a group, and the rule's
+        ``group_salt`` keys the unit's choice of groups by the group's value code.
 
     Returns
     -------
@@ -339,8 +305,9 @@ def duckdb_discovered_values(
     One unit adds 1 to the persons of at most ``max_groups`` groups and adds or removes at
     most ``max_rows`` rows in each of them.
     """
-    g, _, _, rows_cap = check_grouped_bounds([], privacy_unit, max_groups, 1, 1, max_rows)
-    q = Grouped(table, column, by, privacy_unit)
+    column, by, rule = query.column, query.groups.by, query.rule
+    g, _, _, rows_cap = check_rule_bounds(rule, numbers=True)
+    q = Grouped(table, column, by, rule.privacy_unit)
     number = f"(TRY_CAST(data.{_quote(column)} AS DOUBLE) + CAST(0.0 AS DOUBLE))"
     by_col = normalised_sql(f"data.{_quote(by)}", q.by_type)
     params: dict[str, Any] = {}
@@ -354,7 +321,7 @@ def duckdb_discovered_values(
                   FROM ({counted})"""
     with ExitStack() as stack:
         if q.unit is not None:
-            params = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+            params = salt_params(rule)
             gvals = stack.enter_context(
                 _found_groups(table, by_col, q.by_type, by, params["group_salt"])
             )

@@ -18,7 +18,9 @@ is declared in its :class:`Capabilities`.
 The recipes (:mod:`dpselect.recipes`) call these methods and never ask
 which engine they hold. The implementations: :class:`dpselect.data.tables.Table` (DuckDB,
 its methods in :mod:`dpselect.data.engines.duckdb`) and
-:class:`dpselect.data.engines.spark.SparkTable`.
+:class:`dpselect.data.engines.spark.SparkTable`; both take the dispatch on the kind of groups
+(:meth:`Engine.scores`, :meth:`Engine.counts`, :meth:`Engine.numbers`,
+:meth:`Engine.multiplicity`) from :class:`dpselect.data.engines.group_dispatch.GroupDispatch`.
 """
 
 from __future__ import annotations

@@ -64,8 +64,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.errors import ParameterError
-from .engine import Progress
 from .matching import candidates_source, match_multiplicity, match_sql
+from .query import PublicGroups, Query, UnitRule
 from .rules import (
     M32,
     check_bounded_candidates,
@@ -99,10 +99,12 @@ from .grouped_sql import (
 
 __all__ = [
     "check_grouped_bounds",
+    "check_rule_bounds",
     "duckdb_group_multiplicity",
     "duckdb_grouped_candidate_scores",
     "duckdb_grouped_value_counts",
     "duckdb_grouped_values",
+    "salt_params",
 ]
 
 
@@ -168,6 +170,43 @@ def check_grouped_bounds(
     return g, m, r, rows
 
 
+def check_rule_bounds(
+    rule: UnitRule, groups: Sequence[Any] = (), numbers: bool = False
+) -> tuple[int, int, int, int]:
+    """The bounds of a unit rule in a grouped release, checked by :func:`check_grouped_bounds`:
+    ``groups_per_unit``, ``values_per_unit`` and ``rows_per_value`` (value counts and
+    candidate scores), or with ``numbers`` ``groups_per_unit`` and ``rows_per_unit`` (the
+    others 1).
+
+    Parameters
+    ----------
+    rule : UnitRule
+        The unit rule.
+    groups : sequence, default ()
+        The public group list (none: the groups found in the data).
+    numbers : bool, default False
+        Whether the query reads numbers.
+
+    Returns
+    -------
+    tuple of int
+        ``(max_groups, max_contributions, max_rows_per_value, max_rows)``.
+    """
+    if numbers:
+        return check_grouped_bounds(
+            groups, rule.privacy_unit, rule.groups_per_unit, 1, 1, rule.rows_per_unit
+        )
+    return check_grouped_bounds(
+        groups, rule.privacy_unit, rule.groups_per_unit, rule.values_per_unit, rule.rows_per_value
+    )
+
+
+def salt_params(rule: UnitRule) -> dict[str, str]:
+    """The query parameters ``$salt`` and ``$group_salt`` of a unit rule's two salts
+    (:func:`~dpselect.data.rules.salt_text`)."""
+    return {"salt": salt_text(rule.salt), "group_salt": salt_text(rule.group_salt)}
+
+
 def duckdb_group_multiplicity(table: Table, by: str, groups: Sequence[Any]) -> int:
     """The most groups of the list one value of ``by`` matches (:func:`match_multiplicity` of
     the list on ``by``'s type; an empty list: 1). Public: the schema and the list only.
@@ -203,18 +242,7 @@ def duckdb_group_multiplicity(table: Table, by: str, groups: Sequence[Any]) -> i
 
 
 def duckdb_grouped_candidate_scores(
-    table: Table,
-    column: str,
-    candidates: Sequence[Any],
-    by: str,
-    groups: Sequence[Any],
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_contributions: int = 1,
-    salt: int = 0,
-    group_salt: int = 0,
-    progress: Progress = None,
-    max_rows_per_value: int = 1,
+    table: Table, query: Query[PublicGroups], candidates: Sequence[Any]
 ) -> Cells:
     """The nonzero scores of every (group, candidate) pair, sorted by group then candidate.
 
@@ -226,19 +254,15 @@ def duckdb_grouped_candidate_scores(
     ----------
     table : Table
         The DuckDB table.
-    column, candidates : str, sequence
-        The ranked column and the public candidate list.
-    by, groups : str, sequence
-        The group column and the public group list.
-    privacy_unit : str or None
-        The unit column; without one every row counts once in each group it matches.
-    max_groups, max_contributions, max_rows_per_value : int
-        The groups a unit keeps, the candidates it keeps in each, the rows it adds to each
-        kept candidate (at most).
-    salt, group_salt : int
-        The salts of the value rule and of the group rule.
-    progress : callable or None
-        Polled with the percentage done.
+    query : Query of PublicGroups
+        The ranked ``column``; the group column ``by`` and the public group list; the unit
+        rule: the unit column (without one every row counts once in each group it matches),
+        the groups a unit keeps (``groups_per_unit``), the candidates it keeps in each
+        (``values_per_unit``), the rows it adds to each kept candidate (``rows_per_value``),
+        the salts of the value rule and of the group rule; ``progress``, polled with the
+        percentage done.
+    candidates : sequence
+        The public candidate list.
 
     Returns
     -------
@@ -251,11 +275,10 @@ def duckdb_grouped_candidate_scores(
     in each at most ``m`` scores by at most ``r`` each, all in one direction (module
     docstring; docs/contribution_bounding.md, "Groups per unit").
     """
-    g, m, r, _ = check_grouped_bounds(
-        groups, privacy_unit, max_groups, max_contributions, max_rows_per_value
-    )
-    q = Grouped(table, column, by, privacy_unit)
-    groups = list(groups)
+    column, by, rule, progress = query.column, query.groups.by, query.rule, query.progress
+    g, m, r, _ = check_rule_bounds(rule, query.groups.groups)
+    q = Grouped(table, column, by, rule.privacy_unit)
+    groups = list(query.groups.groups)
     if q.unit is not None:
         check_bounded_candidates(len(candidates))
     empty = np.zeros(0, dtype=np.int64)
@@ -272,7 +295,7 @@ def duckdb_grouped_candidate_scores(
             sql = _counted_cells_sql(matched)
         else:
             unit, _ = unit_sql(q.unit, q.unit_type)
-            salts = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+            salts = salt_params(rule)
             kept = stack.enter_context(kept_parts(
                 table, CELLS, unit, grouped_parts(table, g, m, r),
                 _candidate_parts(q, matched, (g, m, r)), params | salts, progress,
@@ -371,18 +394,7 @@ def value_ranks_sql(
 
 
 def duckdb_grouped_value_counts(
-    table: Table,
-    column: str,
-    by: str,
-    groups: Sequence[Any],
-    limit: int | None = None,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_contributions: int = 1,
-    salt: int = 0,
-    group_salt: int = 0,
-    progress: Progress = None,
-    max_rows_per_value: int = 1,
+    table: Table, query: Query[PublicGroups], limit: int | None = None
 ) -> list[list[tuple[Any, int]]]:
     """For each group (list order), its values with their bounded counts, largest first, ties
     by value, at most ``limit`` (``None``: all): :func:`dpselect.data.scores.duckdb_top_values`
@@ -392,14 +404,11 @@ def duckdb_grouped_value_counts(
     ----------
     table : Table
         The DuckDB table.
-    column : str
-        The ranked column (every non-NULL value is a candidate).
-    by, groups : str, sequence
-        The group column and the public group list.
+    query : Query of PublicGroups
+        As in :func:`duckdb_grouped_candidate_scores`; every non-NULL value of ``column`` is
+        a candidate.
     limit : int or None
         The most values per group (``None``: every value).
-    privacy_unit, max_groups, max_contributions, salt, group_salt, progress, max_rows_per_value
-        As in :func:`duckdb_grouped_candidate_scores`.
 
     Returns
     -------
@@ -411,12 +420,11 @@ def duckdb_grouped_value_counts(
     As :func:`duckdb_grouped_candidate_scores`: one unit changes at most ``max_groups``
     groups, in each at most ``m`` counts by at most ``r``.
     """
-    g, m, r, _ = check_grouped_bounds(
-        groups, privacy_unit, max_groups, max_contributions, max_rows_per_value
-    )
+    column, by, rule, progress = query.column, query.groups.by, query.rule, query.progress
+    g, m, r, _ = check_rule_bounds(rule, query.groups.groups)
     check_limit(limit)
-    q = Grouped(table, column, by, privacy_unit)
-    groups = list(groups)
+    q = Grouped(table, column, by, rule.privacy_unit)
+    groups = list(query.groups.groups)
     out: list[list[tuple[Any, int]]] = [[] for _ in groups]
     if len(groups) == 0 or limit == 0:
         return out
@@ -431,7 +439,7 @@ def duckdb_grouped_value_counts(
             sql = _counted_values_sql(matched, column)
         else:
             unit, _ = unit_sql(q.unit, q.unit_type)
-            salts = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+            salts = salt_params(rule)
             vals = stack.enter_context(temporary_table(
                 table, VALUES_TABLE, value_ranks_sql(col, q.col_type, column),
                 {"salt": salts["salt"]},
@@ -512,16 +520,7 @@ def _ranked_found_sql(limit: int | None) -> str:
 
 
 def duckdb_grouped_values(
-    table: Table,
-    column: str,
-    by: str,
-    groups: Sequence[Any],
-    *,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_rows: int = 1,
-    salt: int = 0,
-    group_salt: int = 0,
+    table: Table, query: Query[PublicGroups]
 ) -> list[npt.NDArray[np.float64]]:
     """For each group (list order), the numbers of ``column`` its kept rows hold (a multiset,
     in no particular order), read as :meth:`~dpselect.data.engines.duckdb.DuckDBEngine.
@@ -531,17 +530,12 @@ def duckdb_grouped_values(
     ----------
     table : Table
         The DuckDB table.
-    column : str
-        The numeric column.
-    by, groups : str, sequence
-        The group column and the public group list.
-    privacy_unit : str or None
-        The unit column; without one every row with a number counts in each group it matches.
-    max_groups, max_rows : int
-        The groups a unit keeps, then the rows it keeps in each (:func:`dpselect.data.rules.
-        kept_rows` per unit and group, keyed by ``salt``).
-    salt, group_salt : int
-        The salts of the row rule and of the group rule.
+    query : Query of PublicGroups
+        The numeric ``column``; the group column ``by`` and the public group list; the unit
+        rule: the unit column (without one every row with a number counts in each group it
+        matches), the groups a unit keeps (``groups_per_unit``), then the rows it keeps in
+        each (``rows_per_unit``, :func:`dpselect.data.rules.kept_rows` per unit and group,
+        keyed by ``salt``), the salts of the row rule and of the group rule.
 
     Returns
     -------
@@ -554,9 +548,10 @@ def duckdb_grouped_values(
     multiplicity), at most ``max_rows`` rows in each, all added or all removed
     (docs/contribution_bounding.md, "Groups per unit" and "Rows per unit").
     """
-    g, _, _, rows_cap = check_grouped_bounds(groups, privacy_unit, max_groups, 1, 1, max_rows)
-    q = Grouped(table, column, by, privacy_unit)
-    groups = list(groups)
+    column, by, rule = query.column, query.groups.by, query.rule
+    g, _, _, rows_cap = check_rule_bounds(rule, query.groups.groups, numbers=True)
+    q = Grouped(table, column, by, rule.privacy_unit)
+    groups = list(query.groups.groups)
     if len(groups) == 0:
         return []
     by_match, group_match = match_sql(f"data.{_quote(by)}", q.by_type, groups)
@@ -573,7 +568,7 @@ def duckdb_grouped_values(
         else:
             unit_key, unit_type = q.unit, q.unit_type
             unit, _ = unit_sql(unit_key, unit_type)
-            salts = {"salt": salt_text(salt), "group_salt": salt_text(group_salt)}
+            salts = salt_params(rule)
             kept = stack.enter_context(kept_parts(
                 table, NUMBERS, unit, grouped_parts(table, g, numbers=True),
                 lambda part: kept_group_rows_sql(grps, by_match, number, unit_key, unit_type,

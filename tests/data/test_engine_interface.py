@@ -11,7 +11,9 @@ import pandas as pd
 import dpselect
 from dpselect.data import Engine
 from dpselect.data.engines.duckdb import DuckDBEngine
+from dpselect.data.engines.group_dispatch import GroupDispatch
 from dpselect.data.engines.spark import SparkTable
+from dpselect.data.engines.spark.table import SparkConnectTable
 from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import Table, open_table
 
@@ -41,6 +43,34 @@ def test_both_engines_have_every_member_of_the_protocol():
         assert hasattr(Table, name) or name in table_fields, f"DuckDB table lacks {name}"
         assert hasattr(SparkTable, name) or name in spark_fields, f"SparkTable lacks {name}"
     assert issubclass(Table, DuckDBEngine)
+
+
+def _dispatches_on_groups(tree: ast.AST) -> list[int]:
+    """Lines of ``@overload`` and of ``isinstance(..., PublicGroups | PrivateGroups)``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            names = [d.id for d in node.decorator_list if isinstance(d, ast.Name)]
+            found += [node.lineno] * names.count("overload")
+        call = isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        if call and node.func.id == "isinstance" and len(node.args) == 2:
+            kinds = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+            if kinds & {"PublicGroups", "PrivateGroups"}:
+                found.append(node.lineno)
+    return found
+
+
+def test_the_dispatch_on_groups_is_written_once():
+    members = {"scores", "counts", "numbers", "multiplicity"}
+    for klass in (DuckDBEngine, SparkTable, SparkConnectTable):
+        assert issubclass(klass, GroupDispatch)
+        assert members.isdisjoint(vars(klass)), klass.__name__
+    engines = PACKAGE / "data" / "engines"
+    for path in [engines / "duckdb.py", *sorted((engines / "spark").glob("*.py"))]:
+        lines = _dispatches_on_groups(ast.parse(path.read_text(encoding="utf-8")))
+        assert lines == [], f"{path.name} dispatches on the kind of groups at {lines}"
+    dispatch = (engines / "group_dispatch.py").read_text(encoding="utf-8")
+    assert len(_dispatches_on_groups(ast.parse(dispatch))) == 9 + 1 + 3 * 2  # overloads, checks
 
 
 def test_an_opened_table_is_an_engine():

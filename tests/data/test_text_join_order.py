@@ -33,6 +33,7 @@ from dpselect.data import (
     text_lines,
     unit_partitions,
 )
+from dpselect.data.query import PrivateGroups, PublicGroups, Query, UnitRule
 from dpselect.data.tables import open_table
 
 from .test_grouped_partitions import _same
@@ -74,10 +75,20 @@ def _row_builds(node: dict[str, Any]) -> list[str]:
     return found
 
 
+def _query(column: str, groups: Any, rule: UnitRule) -> Query[Any]:
+    return Query(column, rule, groups)
+
+
 def _plans(table: Any) -> dict[str, Any]:
     """Every bounding plan with a privacy unit that runs SQL over the view ``data``."""
     t = table
     cands = [*SITES[:20], "absent"]
+    public, private = PublicGroups("grp", GROUPS), PrivateGroups("grp")
+
+    def rule(g: int, m: int, r: int) -> UnitRule:
+        return UnitRule("user_id", m, r, groups_per_unit=g, salt=9, group_salt=10)
+
+    numbers = UnitRule("user_id", rows_per_unit=2, groups_per_unit=2, salt=9, group_salt=10)
     return {
         "candidates m=1 sql": lambda: scores.duckdb_candidate_scores(
             t, "site", cands, "user_id", 1, 9
@@ -91,43 +102,28 @@ def _plans(table: Any) -> dict[str, Any]:
         "top_values m=1": lambda: scores.duckdb_top_values(t, "site", 12, "user_id", 1, 9),
         "top_values m=3": lambda: scores.duckdb_top_values(t, "site", 12, "user_id", 3, 9),
         "grouped cands g=1": lambda: grouped_scores.duckdb_grouped_candidate_scores(
-            t, "site", cands, "grp", GROUPS, "user_id", 1, 1, 9, 10
+            t, _query("site", public, rule(1, 1, 1)), cands
         ),
         "grouped cands g=2 r=2": lambda: grouped_scores.duckdb_grouped_candidate_scores(
-            t, "site", cands, "grp", GROUPS, "user_id", 2, 3, 9, 10, max_rows_per_value=2
+            t, _query("site", public, rule(2, 3, 2)), cands
         ),
         "grouped counts g=3": lambda: grouped_scores.duckdb_grouped_value_counts(
-            t, "site", "grp", GROUPS, 5, "user_id", 3, 1, 9, 10
+            t, _query("site", public, rule(3, 1, 1)), 5
         ),
         "grouped counts g=2 m=3": lambda: grouped_scores.duckdb_grouped_value_counts(
-            t, "site", "grp", GROUPS, 5, "user_id", 2, 3, 9, 10
+            t, _query("site", public, rule(2, 3, 1)), 5
         ),
         "grouped numbers": lambda: grouped_scores.duckdb_grouped_values(
-            t,
-            "num",
-            "grp",
-            GROUPS,
-            privacy_unit="user_id",
-            max_groups=2,
-            max_rows=2,
-            salt=9,
-            group_salt=10,
+            t, _query("num", public, numbers)
         ),
         "discovered counts g=1": lambda: discovered_scores.duckdb_discovered_value_counts(
-            t, "site", "grp", 5, "user_id", 1, 1, 9, 10
+            t, _query("site", private, rule(1, 1, 1)), 5
         ),
         "discovered cands g=2 r=2": lambda: discovered_scores.duckdb_discovered_candidate_scores(
-            t, "site", cands, "grp", "user_id", 2, 3, 9, 10, max_rows_per_value=2
+            t, _query("site", private, rule(2, 3, 2)), cands
         ),
         "discovered numbers": lambda: discovered_scores.duckdb_discovered_values(
-            t,
-            "num",
-            "grp",
-            privacy_unit="user_id",
-            max_groups=2,
-            max_rows=2,
-            salt=9,
-            group_salt=10,
+            t, _query("num", private, numbers)
         ),
     }
 

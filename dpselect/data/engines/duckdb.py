@@ -11,7 +11,7 @@ come back as NumPy arrays.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +31,7 @@ from ..query import PrivateGroups, Progress, PublicGroups, Query, UnitRule
 from ..rules import hashed_text_sql, md5_bits_sql, salt_text
 from ..text_lines import quote_identifier as _quote
 from ..values import canonical_text_sql, is_text, kept_numbers, number_kept_sql
+from .group_dispatch import GroupDispatch
 
 if TYPE_CHECKING:
     from ..tables import Table
@@ -87,8 +88,10 @@ def kept_rows_sql(column: str, privacy_unit: str, unit_type: str, max_rows: int)
     """
 
 
-class DuckDBEngine:
-    """The engine methods of a DuckDB :class:`~dpselect.data.tables.Table` (a mixin)."""
+class DuckDBEngine(GroupDispatch):
+    """The engine methods of a DuckDB :class:`~dpselect.data.tables.Table` (a mixin): the
+    dispatch on the kind of groups is :class:`~dpselect.data.engines.group_dispatch.
+    GroupDispatch`'s, the methods per kind of groups are here."""
 
     #: The engine's name, for reports (never for dispatch: recipes call the methods).
     name: str = "duckdb"
@@ -99,46 +102,30 @@ class DuckDBEngine:
     def _table(self) -> Table:
         return cast("Table", self)
 
-    def multiplicity(self, of: str | PublicGroups, values: Sequence[Any] = ()) -> int:
-        """DuckDB's casts and equality: of candidates on a column
-        (:func:`dpselect.data.matching.match_multiplicity`), of a group list on ``by``
+    def _column_multiplicity(self, column: str, values: Sequence[Any]) -> int:
+        """DuckDB's casts and equality of candidates on a column
+        (:func:`dpselect.data.matching.match_multiplicity`)."""
+        return matching.match_multiplicity(self._table().require_column(column), values)
+
+    def _group_multiplicity(self, groups: PublicGroups) -> int:
+        """Of a group list on ``by``
         (:func:`dpselect.data.grouped_scores.duckdb_group_multiplicity`)."""
-        if isinstance(of, PublicGroups):
-            return grouped_scores.duckdb_group_multiplicity(self._table(), of.by, of.groups)
-        return matching.match_multiplicity(self._table().require_column(of), values)
+        return grouped_scores.duckdb_group_multiplicity(self._table(), groups.by, groups.groups)
 
-    @overload
-    def scores(self, query: Query[None], candidates: Sequence[Any]) -> npt.NDArray[np.int64]: ...
-    @overload
-    def scores(self, query: Query[PublicGroups], candidates: Sequence[Any]) -> Cells: ...
-    @overload
-    def scores(
+    def _public_group_scores(self, query: Query[PublicGroups], candidates: Sequence[Any]) -> Cells:
+        """:func:`dpselect.data.grouped_scores.duckdb_grouped_candidate_scores`."""
+        return grouped_scores.duckdb_grouped_candidate_scores(self._table(), query, candidates)
+
+    def _private_group_scores(
         self, query: Query[PrivateGroups], candidates: Sequence[Any]
-    ) -> DiscoveredGroups: ...
-    def scores(
-        self, query: Query[Any], candidates: Sequence[Any]
-    ) -> npt.NDArray[np.int64] | Cells | DiscoveredGroups:
-        """The bounded scores (:meth:`dpselect.data.engine.Engine.scores`): ungrouped by
-        :meth:`_candidate_scores`; public groups by
-        :func:`dpselect.data.grouped_scores.duckdb_grouped_candidate_scores`; private groups
-        by :func:`dpselect.data.discovered_scores.duckdb_discovered_candidate_scores`."""
-        rule, groups = query.rule, query.groups
-        if isinstance(groups, PublicGroups):
-            return grouped_scores.duckdb_grouped_candidate_scores(
-                self._table(), query.column, candidates, groups.by, groups.groups,
-                rule.privacy_unit, rule.groups_per_unit, rule.values_per_unit, rule.salt,
-                rule.group_salt, query.progress, rule.rows_per_value,
-            )  # fmt: skip
-        if isinstance(groups, PrivateGroups):
-            return discovered_scores.duckdb_discovered_candidate_scores(
-                self._table(), query.column, candidates, groups.by, rule.privacy_unit,
-                rule.groups_per_unit, rule.values_per_unit, rule.salt, rule.group_salt,
-                query.progress, rule.rows_per_value,
-            )  # fmt: skip
-        return self._candidate_scores(query.column, candidates, rule, query.progress)
+    ) -> DiscoveredGroups:
+        """:func:`dpselect.data.discovered_scores.duckdb_discovered_candidate_scores`."""
+        return discovered_scores.duckdb_discovered_candidate_scores(
+            self._table(), query, candidates
+        )
 
-    def _candidate_scores(
-        self, column: str, candidates: Sequence[Any], rule: UnitRule, progress: Progress
+    def _ungrouped_scores(
+        self, query: Query[None], candidates: Sequence[Any]
     ) -> npt.NDArray[np.int64]:
         """The ungrouped score vector: with a text unit or ``rows_per_value > 1``, the
         dictionary plan (:func:`dpselect.data.dictionary_scores.dictionary_candidate_scores`)
@@ -149,7 +136,7 @@ class DuckDBEngine:
         scores; the plan is chosen by public facts only. ``rows_per_value``: each kept
         value adds the person's rows with it, at most that many (module
         :mod:`dpselect.data.scores`)."""
-        table = self._table()
+        table, column, rule, progress = self._table(), query.column, query.rule, query.progress
         privacy_unit, max_contributions, salt = rule.privacy_unit, rule.values_per_unit, rule.salt
         r = scores.check_rows_per_value(rule.rows_per_value, privacy_unit)
         if privacy_unit is not None:
@@ -178,40 +165,27 @@ class DuckDBEngine:
             table, column, candidates, privacy_unit, max_contributions, salt, progress, r
         )
 
-    @overload
-    def counts(self, query: Query[None], limit: int | None = None) -> list[tuple[Any, int]]: ...
-    @overload
-    def counts(
-        self, query: Query[PublicGroups], limit: int | None = None
-    ) -> list[list[tuple[Any, int]]]: ...
-    @overload
-    def counts(self, query: Query[PrivateGroups], limit: int | None = None) -> DiscoveredGroups: ...
-    def counts(
-        self, query: Query[Any], limit: int | None = None
-    ) -> list[tuple[Any, int]] | list[list[tuple[Any, int]]] | DiscoveredGroups:
-        """The bounded value counts (:meth:`dpselect.data.engine.Engine.counts`): ungrouped by
-        :func:`dpselect.data.scores.duckdb_top_values` (no limit:
-        :data:`~dpselect.data.partitions.ALL_VALUES`); public groups by
-        :func:`dpselect.data.grouped_scores.duckdb_grouped_value_counts`; private groups by
-        :func:`dpselect.data.discovered_scores.duckdb_discovered_value_counts`."""
-        rule, groups, table = query.rule, query.groups, self._table()
-        if isinstance(groups, PublicGroups):
-            return grouped_scores.duckdb_grouped_value_counts(
-                table, query.column, groups.by, groups.groups, limit, rule.privacy_unit,
-                rule.groups_per_unit, rule.values_per_unit, rule.salt, rule.group_salt,
-                query.progress, rule.rows_per_value,
-            )  # fmt: skip
-        if isinstance(groups, PrivateGroups):
-            return discovered_scores.duckdb_discovered_value_counts(
-                table, query.column, groups.by, limit, rule.privacy_unit,
-                rule.groups_per_unit, rule.values_per_unit, rule.salt, rule.group_salt,
-                query.progress, rule.rows_per_value,
-            )  # fmt: skip
+    def _ungrouped_counts(self, query: Query[None], limit: int | None) -> list[tuple[Any, int]]:
+        """:func:`dpselect.data.scores.duckdb_top_values` (no limit:
+        :data:`~dpselect.data.partitions.ALL_VALUES`)."""
+        rule = query.rule
         return scores.duckdb_top_values(
-            table, query.column, partitions.ALL_VALUES if limit is None else limit,
+            self._table(), query.column, partitions.ALL_VALUES if limit is None else limit,
             rule.privacy_unit, rule.values_per_unit, rule.salt, query.progress,
             rule.rows_per_value,
         )  # fmt: skip
+
+    def _public_group_counts(
+        self, query: Query[PublicGroups], limit: int | None
+    ) -> list[list[tuple[Any, int]]]:
+        """:func:`dpselect.data.grouped_scores.duckdb_grouped_value_counts`."""
+        return grouped_scores.duckdb_grouped_value_counts(self._table(), query, limit)
+
+    def _private_group_counts(
+        self, query: Query[PrivateGroups], limit: int | None
+    ) -> DiscoveredGroups:
+        """:func:`dpselect.data.discovered_scores.duckdb_discovered_value_counts`."""
+        return discovered_scores.duckdb_discovered_value_counts(self._table(), query, limit)
 
     def person_values(self, query: Query[None]) -> list[list[Any]]:
         """Each person's kept values (:func:`dpselect.data.partitions.duckdb_person_values`)."""
@@ -276,33 +250,17 @@ class DuckDBEngine:
         out: npt.NDArray[np.float64] = np.repeat(values, counts)
         return out
 
-    @overload
-    def numbers(self, query: Query[None]) -> npt.NDArray[np.float64]: ...
-    @overload
-    def numbers(self, query: Query[PublicGroups]) -> list[npt.NDArray[np.float64]]: ...
-    @overload
-    def numbers(self, query: Query[PrivateGroups]) -> DiscoveredGroups: ...
-    def numbers(
-        self, query: Query[Any]
-    ) -> npt.NDArray[np.float64] | list[npt.NDArray[np.float64]] | DiscoveredGroups:
-        """The column's numbers (:meth:`dpselect.data.engine.Engine.numbers`): ungrouped by
-        :meth:`_column_values`; public groups by
-        :func:`dpselect.data.grouped_scores.duckdb_grouped_values`; private groups by
-        :func:`dpselect.data.discovered_scores.duckdb_discovered_values`."""
-        rule, groups = query.rule, query.groups
-        if isinstance(groups, PublicGroups):
-            return grouped_scores.duckdb_grouped_values(
-                self._table(), query.column, groups.by, groups.groups,
-                privacy_unit=rule.privacy_unit, max_groups=rule.groups_per_unit,
-                max_rows=rule.rows_per_unit, salt=rule.salt, group_salt=rule.group_salt,
-            )  # fmt: skip
-        if isinstance(groups, PrivateGroups):
-            return discovered_scores.duckdb_discovered_values(
-                self._table(), query.column, groups.by, privacy_unit=rule.privacy_unit,
-                max_groups=rule.groups_per_unit, max_rows=rule.rows_per_unit, salt=rule.salt,
-                group_salt=rule.group_salt,
-            )  # fmt: skip
-        return self._column_values(query.column, rule)
+    def _ungrouped_numbers(self, query: Query[None]) -> npt.NDArray[np.float64]:
+        """:meth:`_column_values`."""
+        return self._column_values(query.column, query.rule)
+
+    def _public_group_numbers(self, query: Query[PublicGroups]) -> list[npt.NDArray[np.float64]]:
+        """:func:`dpselect.data.grouped_scores.duckdb_grouped_values`."""
+        return grouped_scores.duckdb_grouped_values(self._table(), query)
+
+    def _private_group_numbers(self, query: Query[PrivateGroups]) -> DiscoveredGroups:
+        """:func:`dpselect.data.discovered_scores.duckdb_discovered_values`."""
+        return discovered_scores.duckdb_discovered_values(self._table(), query)
 
     def _column_values(self, column: str, rule: UnitRule) -> npt.NDArray[np.float64]:
         """The column as float64; NULL, NaN and unparseable rows are dropped.

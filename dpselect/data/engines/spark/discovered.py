@@ -14,10 +14,11 @@ import numpy as np
 
 from ....core.errors import ParameterError
 from ...discovered_groups import DiscoveredGroups, discovered_from_rows
-from ...rules import check_bounded_candidates, check_rows_per_value
+from ...query import PrivateGroups, Query
+from ...rules import check_bounded_candidates
 from ..spark_session import import_pyspark as _import_pyspark
 from .columns import _as_double, _capped_rows, _expr_on, _normalised, _number_kept, _unit_rows
-from .grouped import _check, _grouped_kept, _kept_groups
+from .grouped import _check_query, _grouped_kept, _kept_groups
 from .keys import _canonical_text_sql_template, _hex_le, _packed, _salted, _value_codes
 from .matching import _matching
 from .progress import collect
@@ -92,17 +93,7 @@ def _found_result(
 
 
 def discovered_value_counts(
-    table: SparkTable,
-    column: str,
-    by: str,
-    limit: int | None = None,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_contributions: int = 1,
-    salt: int = 0,
-    group_salt: int = 0,
-    progress: Any = None,
-    max_rows_per_value: int = 1,
+    table: SparkTable, query: Query[PrivateGroups], limit: int | None = None
 ) -> DiscoveredGroups:
     """Every group of ``by`` found in the data with its persons and its values' bounded
     counts (at most ``limit`` per group), from one aggregation per unit: the rule of
@@ -116,9 +107,9 @@ def discovered_value_counts(
     """
     sql = _import_pyspark()
     f = sql.functions
-    r = check_rows_per_value(max_rows_per_value, privacy_unit)
-    bounds = {"max_groups": max_groups, "max_contributions": max_contributions}
-    duck_type, unit_type = _check(table, column, by, [], privacy_unit, bounds)
+    column, by, rule = query.column, query.groups.by, query.rule
+    privacy_unit, salt, group_salt = rule.privacy_unit, rule.salt, rule.group_salt
+    duck_type, unit_type, r = _check_query(table, query, [])
     if limit is not None and (
         isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0
     ):
@@ -146,7 +137,7 @@ def discovered_value_counts(
         )
         kept = _grouped_kept(
             coded, unit_type, coded=True, weighted=r > 1, salt=salt, group_salt=group_salt,
-            max_groups=int(max_groups), m=int(max_contributions), group_code=True,
+            max_groups=int(rule.groups_per_unit), m=int(rule.values_per_unit), group_code=True,
         )  # fmt: skip
         total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
         scores = kept.groupBy("g", f.col("x").alias("v")).agg(
@@ -157,17 +148,7 @@ def discovered_value_counts(
 
 
 def discovered_candidate_scores(
-    table: SparkTable,
-    column: str,
-    candidates: Sequence[Any],
-    by: str,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_contributions: int = 1,
-    salt: int = 0,
-    group_salt: int = 0,
-    progress: Any = None,
-    max_rows_per_value: int = 1,
+    table: SparkTable, query: Query[PrivateGroups], candidates: Sequence[Any]
 ) -> DiscoveredGroups:
     """Every group of ``by`` found among the rows matching a candidate, with its persons and
     its nonzero candidate scores: the rule of
@@ -179,9 +160,9 @@ def discovered_candidate_scores(
     """
     sql = _import_pyspark()
     f = sql.functions
-    r = check_rows_per_value(max_rows_per_value, privacy_unit)
-    bounds = {"max_groups": max_groups, "max_contributions": max_contributions}
-    _, unit_type = _check(table, column, by, [], privacy_unit, bounds)
+    column, by, rule = query.column, query.groups.by, query.rule
+    privacy_unit, salt, group_salt = rule.privacy_unit, rule.salt, rule.group_salt
+    _, unit_type, r = _check_query(table, query, [])
     if unit_type is not None:
         check_bounded_candidates(len(candidates))
     empty = np.zeros(0, dtype=np.int64)
@@ -207,7 +188,7 @@ def discovered_candidate_scores(
             pairs = pairs.groupBy("u", "g", "gk", "x").agg(_capped_rows(r))
         kept = _grouped_kept(
             pairs, unit_type, coded=False, weighted=r > 1, salt=salt, group_salt=group_salt,
-            max_groups=int(max_groups), m=int(max_contributions), group_code=True,
+            max_groups=int(rule.groups_per_unit), m=int(rule.values_per_unit), group_code=True,
         )  # fmt: skip
         total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
         scores = kept.groupBy("g", f.col("x").alias("i")).agg(
@@ -217,17 +198,7 @@ def discovered_candidate_scores(
     return discovered_from_rows(found, "cells")
 
 
-def discovered_values(
-    table: SparkTable,
-    column: str,
-    by: str,
-    *,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_rows: int = 1,
-    salt: int = 0,
-    group_salt: int = 0,
-) -> DiscoveredGroups:
+def discovered_values(table: SparkTable, query: Query[PrivateGroups]) -> DiscoveredGroups:
     """Every group of ``by`` found among the rows holding a number, with its persons and its
     kept numbers (sorted): the rule of
     :func:`dpselect.data.discovered_scores.duckdb_discovered_values`.
@@ -239,8 +210,9 @@ def discovered_values(
     """
     sql = _import_pyspark()
     f = sql.functions
-    bounds = {"max_groups": max_groups, "max_rows": max_rows}
-    duck_type, unit_type = _check(table, column, by, [], privacy_unit, bounds)
+    column, by, rule = query.column, query.groups.by, query.rule
+    privacy_unit, salt, group_salt = rule.privacy_unit, rule.salt, rule.group_salt
+    duck_type, unit_type, _ = _check_query(table, query, [], numbers=True)
     by_col, ranked = _found_groups(table, by, group_salt)
     frame = table.frame
     if privacy_unit is None or unit_type is None:
@@ -256,10 +228,11 @@ def discovered_values(
                          by_col.alias("gv"))  # fmt: skip
     matched = nums.join(ranked, on="gv").select("u", "g", "gt", "gk", "v")
     chosen = _kept_groups(matched.select("u", f.col("gt").alias("g"), "gk"), unit_type,
-                          group_salt, int(max_groups), group_code=True)  # fmt: skip
+                          group_salt, int(rule.groups_per_unit), group_code=True)  # fmt: skip
     people = chosen.groupBy("g").agg(f.count(f.lit(1)).cast("long").alias("p"))
     in_kept = matched.select("u", "g", "v").join(chosen, on=["u", "g"], how="left_semi")
-    with _kept_rows_of(in_kept, unit_type, int(max_rows), salt, within=("g",)) as kept:
+    rows_cap = int(rule.rows_per_unit)
+    with _kept_rows_of(in_kept, unit_type, rows_cap, salt, within=("g",)) as kept:
         counted = kept.select("g", "x", f.col("w").cast("long").alias("w")).join(people, on="g")
         found = _found_numbers(counted, ranked)
     return discovered_from_rows(found, "numbers")

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ....core.errors import ParameterError
+from ...query import PublicGroups, Query
 from ...rules import check_bounded_candidates, check_rows_per_value
 from ..spark_session import import_pyspark as _import_pyspark
 from .bounding import _smallest_per_group
@@ -118,6 +119,25 @@ def _check(
             f"its 32-bit position), got {len(groups)}"
         )
     return duck_type, unit_type
+
+
+def _check_query(
+    table: SparkTable, query: Query[Any], groups: Sequence[Any], numbers: bool = False
+) -> tuple[str, str | None, int]:
+    """:func:`_check` of a grouped query (public groups, or found in the data: ``groups``
+    empty), and the rows per value: the bounds ``groups_per_unit`` and ``values_per_unit``
+    after ``rows_per_value`` (:func:`dpselect.data.rules.check_rows_per_value`), or with
+    ``numbers`` ``groups_per_unit`` and ``rows_per_unit`` (rows per value: 1)."""
+    rule, r = query.rule, 1
+    if numbers:
+        bounds = {"max_groups": rule.groups_per_unit, "max_rows": rule.rows_per_unit}
+    else:
+        r = check_rows_per_value(rule.rows_per_value, rule.privacy_unit)
+        bounds = {"max_groups": rule.groups_per_unit, "max_contributions": rule.values_per_unit}
+    duck_type, unit_type = _check(
+        table, query.column, query.groups.by, groups, rule.privacy_unit, bounds
+    )
+    return duck_type, unit_type, r
 
 
 def _group_frame(table: SparkTable, by: str, groups: Sequence[Any]) -> tuple[Any, Any]:
@@ -288,18 +308,7 @@ def _kept_groups(
 
 # ----------------------------------------------------------------------------- the methods
 def grouped_candidate_scores(
-    table: SparkTable,
-    column: str,
-    candidates: Sequence[Any],
-    by: str,
-    groups: Sequence[Any],
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_contributions: int = 1,
-    salt: int = 0,
-    group_salt: int = 0,
-    progress: Any = None,
-    max_rows_per_value: int = 1,
+    table: SparkTable, query: Query[PublicGroups], candidates: Sequence[Any]
 ) -> tuple[_Int64s, _Int64s, _Int64s]:
     """The nonzero scores of every (group, candidate) pair as ``(g, i, n)``, sorted by
     ``(g, i)``: in each group the scores of
@@ -315,9 +324,9 @@ def grouped_candidate_scores(
     """
     sql = _import_pyspark()
     f = sql.functions
-    r = check_rows_per_value(max_rows_per_value, privacy_unit)
-    bounds = {"max_groups": max_groups, "max_contributions": max_contributions}
-    _, unit_type = _check(table, column, by, groups, privacy_unit, bounds)
+    column, by, groups, rule = query.column, query.groups.by, query.groups.groups, query.rule
+    privacy_unit, salt, group_salt = rule.privacy_unit, rule.salt, rule.group_salt
+    _, unit_type, r = _check_query(table, query, groups)
     if unit_type is not None:
         check_bounded_candidates(len(candidates))
     empty = np.zeros(0, dtype=np.int64)
@@ -341,7 +350,7 @@ def grouped_candidate_scores(
             pairs = pairs.groupBy("u", "g", "x").agg(_capped_rows(r))
         kept = _grouped_kept(
             pairs, unit_type, coded=False, weighted=r > 1, salt=salt, group_salt=group_salt,
-            max_groups=int(max_groups), m=int(max_contributions),
+            max_groups=int(rule.groups_per_unit), m=int(rule.values_per_unit),
         )  # fmt: skip
         total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
         scores = kept.groupBy("g", f.col("x").alias("i")).agg(total.alias("n"))
@@ -351,18 +360,7 @@ def grouped_candidate_scores(
 
 
 def grouped_value_counts(
-    table: SparkTable,
-    column: str,
-    by: str,
-    groups: Sequence[Any],
-    limit: int | None = None,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_contributions: int = 1,
-    salt: int = 0,
-    group_salt: int = 0,
-    progress: Any = None,
-    max_rows_per_value: int = 1,
+    table: SparkTable, query: Query[PublicGroups], limit: int | None = None
 ) -> list[list[tuple[Any, int]]]:
     """For each group (list order), its values with their bounded counts, largest first, ties
     by value, at most ``limit`` (``None``: all): :func:`~dpselect.data.engines.spark.top_values`
@@ -377,9 +375,9 @@ def grouped_value_counts(
     """
     sql = _import_pyspark()
     f = sql.functions
-    r = check_rows_per_value(max_rows_per_value, privacy_unit)
-    bounds = {"max_groups": max_groups, "max_contributions": max_contributions}
-    duck_type, unit_type = _check(table, column, by, groups, privacy_unit, bounds)
+    column, by, groups, rule = query.column, query.groups.by, query.groups.groups, query.rule
+    privacy_unit, salt, group_salt = rule.privacy_unit, rule.salt, rule.group_salt
+    duck_type, unit_type, r = _check_query(table, query, groups)
     if limit is not None and (
         isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0
     ):
@@ -412,7 +410,7 @@ def grouped_value_counts(
         coded = pairs.join(codes, on="v").select("u", "g", f.col("v").alias("x"), *carried, "c")
         kept = _grouped_kept(
             coded, unit_type, coded=True, weighted=r > 1, salt=salt, group_salt=group_salt,
-            max_groups=int(max_groups), m=int(max_contributions),
+            max_groups=int(rule.groups_per_unit), m=int(rule.values_per_unit),
         )  # fmt: skip
         total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
         counted = kept.groupBy("g", f.col("x").alias("v")).agg(total.alias("n"))
@@ -427,18 +425,7 @@ def grouped_value_counts(
     return out
 
 
-def grouped_values(
-    table: SparkTable,
-    column: str,
-    by: str,
-    groups: Sequence[Any],
-    *,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_rows: int = 1,
-    salt: int = 0,
-    group_salt: int = 0,
-) -> list[npt.NDArray[np.float64]]:
+def grouped_values(table: SparkTable, query: Query[PublicGroups]) -> list[npt.NDArray[np.float64]]:
     """For each group (list order), the numbers of ``column`` its kept rows hold (a multiset,
     in no particular order), read as :meth:`SparkTable.numbers` reads them (a double
     plus ``0.0``; NULL, NaN and text that is no number dropped). With ``privacy_unit`` each
@@ -456,8 +443,9 @@ def grouped_values(
     """
     sql = _import_pyspark()
     f = sql.functions
-    bounds = {"max_groups": max_groups, "max_rows": max_rows}
-    duck_type, unit_type = _check(table, column, by, groups, privacy_unit, bounds)
+    column, by, groups, rule = query.column, query.groups.by, query.groups.groups, query.rule
+    privacy_unit, salt, group_salt = rule.privacy_unit, rule.salt, rule.group_salt
+    duck_type, unit_type, _ = _check_query(table, query, groups, numbers=True)
     out: list[npt.NDArray[np.float64]] = [np.zeros(0, dtype=np.float64) for _ in groups]
     if len(groups) == 0:
         return out
@@ -476,9 +464,12 @@ def grouped_values(
         nums = _unit_numbers(frame, column, duck_type, privacy_unit, unit_type,
                              by_col.alias("gv"))  # fmt: skip
         matched = nums.join(group_frame, on="gv").select("u", "g", "v")
-        chosen = _kept_groups(matched.select("u", "g"), unit_type, group_salt, int(max_groups))
+        chosen = _kept_groups(
+            matched.select("u", "g"), unit_type, group_salt, int(rule.groups_per_unit)
+        )
         in_kept = matched.join(chosen, on=["u", "g"], how="left_semi")
-        with _kept_rows_of(in_kept, unit_type, int(max_rows), salt, within=("g",)) as kept:
+        rows_cap = int(rule.rows_per_unit)
+        with _kept_rows_of(in_kept, unit_type, rows_cap, salt, within=("g",)) as kept:
             collected = collect(kept.select("g", "x", f.col("w").cast("long").alias("w")))
     found: dict[int, list[tuple[float, int]]] = {}
     for g, x, w in collected:

@@ -9,8 +9,9 @@ and :func:`check_engine`, the check of an engine's name.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, cast, overload
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +22,7 @@ from ...engine import Capabilities, Cells, UnitSize
 from ...grids import grid_cell_width, grid_edges, grid_size
 from ...query import PrivateGroups, PublicGroups, Query, UnitRule
 from ...values import kept_numbers
+from ..group_dispatch import GroupDispatch
 from ..spark_session import import_pyspark as _import_pyspark
 from .columns import _as_double
 from .discovered import discovered_candidate_scores, discovered_value_counts, discovered_values
@@ -64,10 +66,11 @@ SPARK_TO_DUCKDB: dict[str, str] = {
 
 # ----------------------------------------------------------------------------- the table
 @dataclass
-class SparkTable:
+class SparkTable(GroupDispatch):
     """A Spark frame with its public schema as DuckDB type names: the Spark implementation of
     :class:`dpselect.data.engine.Engine` (the methods delegate to the functions of the package's
-    other modules).
+    other modules; the dispatch on the kind of groups is :class:`~dpselect.data.engines.
+    group_dispatch.GroupDispatch`'s, each query inside Spark's progress reports).
     """
 
     frame: Any
@@ -85,130 +88,73 @@ class SparkTable:
     #: The columns of a declared schema (their types are public facts, text included).
     declared: set[str] = field(default_factory=set)
 
-    def multiplicity(self, of: str | PublicGroups, values: Sequence[Any] = ()) -> int:
-        """The most entries of a list one value matches, by Spark's matching: candidates on a
-        column (:func:`match_multiplicity`), a group list on ``by``
-        (:func:`~dpselect.data.engines.spark.group_multiplicity`). From the schema and the
-        list only; no row is read."""
-        if isinstance(of, PublicGroups):
-            return group_multiplicity(self, of.by, of.groups)
-        return match_multiplicity(self, of, values)
+    def _running(self, query: Query[Any]) -> AbstractContextManager[object]:
+        """Spark's task progress reported to ``query.progress`` while the query runs
+        (:func:`reporting`)."""
+        return reporting(self.frame, query.progress)
 
-    @overload
-    def scores(self, query: Query[None], candidates: Sequence[Any]) -> npt.NDArray[np.int64]: ...
-    @overload
-    def scores(self, query: Query[PublicGroups], candidates: Sequence[Any]) -> Cells: ...
-    @overload
-    def scores(
-        self, query: Query[PrivateGroups], candidates: Sequence[Any]
-    ) -> DiscoveredGroups: ...
-    def scores(
-        self, query: Query[Any], candidates: Sequence[Any]
-    ) -> npt.NDArray[np.int64] | Cells | DiscoveredGroups:
-        """The bounded scores (:meth:`dpselect.data.engine.Engine.scores`): ungrouped by
-        :func:`candidate_scores`; public groups by
-        :func:`~dpselect.data.engines.spark.grouped_candidate_scores` (one scan for every
-        group, the module grouped.py; docs/contribution_bounding.md, "Groups per unit");
-        private groups by :func:`~dpselect.data.engines.spark.discovered_candidate_scores`."""
-        with reporting(self.frame, query.progress):
-            return self._scores(query, candidates)
+    def _column_multiplicity(self, column: str, values: Sequence[Any]) -> int:
+        """Spark's matching of candidates on a column (:func:`match_multiplicity`), from the
+        schema and the list only; no row is read."""
+        return match_multiplicity(self, column, values)
 
-    def _scores(
-        self, query: Query[Any], candidates: Sequence[Any]
-    ) -> npt.NDArray[np.int64] | Cells | DiscoveredGroups:
-        """:meth:`scores`, inside its progress reports."""
-        rule, groups = query.rule, query.groups
-        if isinstance(groups, PublicGroups):
-            return grouped_candidate_scores(
-                self, query.column, candidates, groups.by, groups.groups, rule.privacy_unit,
-                rule.groups_per_unit, rule.values_per_unit, rule.salt, rule.group_salt,
-                query.progress, rule.rows_per_value,
-            )  # fmt: skip
-        if isinstance(groups, PrivateGroups):
-            return discovered_candidate_scores(
-                self, query.column, candidates, groups.by, rule.privacy_unit,
-                rule.groups_per_unit, rule.values_per_unit, rule.salt, rule.group_salt,
-                query.progress, rule.rows_per_value,
-            )  # fmt: skip
+    def _group_multiplicity(self, groups: PublicGroups) -> int:
+        """Of a group list on ``by`` (:func:`~dpselect.data.engines.spark.
+        group_multiplicity`), from the schema and the list only; no row is read."""
+        return group_multiplicity(self, groups.by, groups.groups)
+
+    def _ungrouped_scores(
+        self, query: Query[None], candidates: Sequence[Any]
+    ) -> npt.NDArray[np.int64]:
+        """:func:`candidate_scores`."""
+        rule = query.rule
         return candidate_scores(
             self, query.column, candidates, rule.privacy_unit, rule.values_per_unit, rule.salt,
             query.progress, rule.rows_per_value,
         )  # fmt: skip
 
-    @overload
-    def counts(self, query: Query[None], limit: int | None = None) -> list[tuple[Any, int]]: ...
-    @overload
-    def counts(
-        self, query: Query[PublicGroups], limit: int | None = None
-    ) -> list[list[tuple[Any, int]]]: ...
-    @overload
-    def counts(self, query: Query[PrivateGroups], limit: int | None = None) -> DiscoveredGroups: ...
-    def counts(
-        self, query: Query[Any], limit: int | None = None
-    ) -> list[tuple[Any, int]] | list[list[tuple[Any, int]]] | DiscoveredGroups:
-        """The bounded value counts (:meth:`dpselect.data.engine.Engine.counts`): ungrouped by
-        :func:`top_values` (no limit: :data:`ALL_VALUES`); public groups by
-        :func:`~dpselect.data.engines.spark.grouped_value_counts`; private groups by
-        :func:`~dpselect.data.engines.spark.discovered_value_counts`."""
-        with reporting(self.frame, query.progress):
-            return self._counts(query, limit)
+    def _public_group_scores(self, query: Query[PublicGroups], candidates: Sequence[Any]) -> Cells:
+        """:func:`~dpselect.data.engines.spark.grouped_candidate_scores` (one scan for every
+        group, the module grouped.py; docs/contribution_bounding.md, "Groups per unit")."""
+        return grouped_candidate_scores(self, query, candidates)
 
-    def _counts(
-        self, query: Query[Any], limit: int | None
-    ) -> list[tuple[Any, int]] | list[list[tuple[Any, int]]] | DiscoveredGroups:
-        """:meth:`counts`, inside its progress reports."""
-        rule, groups = query.rule, query.groups
-        if isinstance(groups, PublicGroups):
-            return grouped_value_counts(
-                self, query.column, groups.by, groups.groups, limit, rule.privacy_unit,
-                rule.groups_per_unit, rule.values_per_unit, rule.salt, rule.group_salt,
-                query.progress, rule.rows_per_value,
-            )  # fmt: skip
-        if isinstance(groups, PrivateGroups):
-            return discovered_value_counts(
-                self, query.column, groups.by, limit, rule.privacy_unit, rule.groups_per_unit,
-                rule.values_per_unit, rule.salt, rule.group_salt, query.progress,
-                rule.rows_per_value,
-            )  # fmt: skip
+    def _private_group_scores(
+        self, query: Query[PrivateGroups], candidates: Sequence[Any]
+    ) -> DiscoveredGroups:
+        """:func:`~dpselect.data.engines.spark.discovered.discovered_candidate_scores`."""
+        return discovered_candidate_scores(self, query, candidates)
+
+    def _ungrouped_counts(self, query: Query[None], limit: int | None) -> list[tuple[Any, int]]:
+        """:func:`top_values` (no limit: :data:`ALL_VALUES`)."""
+        rule = query.rule
         return top_values(
             self, query.column, ALL_VALUES if limit is None else limit, rule.privacy_unit,
             rule.values_per_unit, rule.salt, query.progress, rule.rows_per_value,
         )  # fmt: skip
 
-    @overload
-    def numbers(self, query: Query[None]) -> npt.NDArray[np.float64]: ...
-    @overload
-    def numbers(self, query: Query[PublicGroups]) -> list[npt.NDArray[np.float64]]: ...
-    @overload
-    def numbers(self, query: Query[PrivateGroups]) -> DiscoveredGroups: ...
-    def numbers(
-        self, query: Query[Any]
-    ) -> npt.NDArray[np.float64] | list[npt.NDArray[np.float64]] | DiscoveredGroups:
-        """The column's numbers (:meth:`dpselect.data.engine.Engine.numbers`): ungrouped by
-        :meth:`_column_values`; public groups by
-        :func:`~dpselect.data.engines.spark.grouped_values`; private groups by
-        :func:`~dpselect.data.engines.spark.discovered_values`."""
-        with reporting(self.frame, query.progress):
-            return self._numbers(query)
+    def _public_group_counts(
+        self, query: Query[PublicGroups], limit: int | None
+    ) -> list[list[tuple[Any, int]]]:
+        """:func:`~dpselect.data.engines.spark.grouped_value_counts`."""
+        return grouped_value_counts(self, query, limit)
 
-    def _numbers(
-        self, query: Query[Any]
-    ) -> npt.NDArray[np.float64] | list[npt.NDArray[np.float64]] | DiscoveredGroups:
-        """:meth:`numbers`, inside its progress reports."""
-        rule, groups = query.rule, query.groups
-        if isinstance(groups, PublicGroups):
-            return grouped_values(
-                self, query.column, groups.by, groups.groups, privacy_unit=rule.privacy_unit,
-                max_groups=rule.groups_per_unit, max_rows=rule.rows_per_unit, salt=rule.salt,
-                group_salt=rule.group_salt,
-            )  # fmt: skip
-        if isinstance(groups, PrivateGroups):
-            return discovered_values(
-                self, query.column, groups.by, privacy_unit=rule.privacy_unit,
-                max_groups=rule.groups_per_unit, max_rows=rule.rows_per_unit, salt=rule.salt,
-                group_salt=rule.group_salt,
-            )  # fmt: skip
-        return self._column_values(query.column, rule)
+    def _private_group_counts(
+        self, query: Query[PrivateGroups], limit: int | None
+    ) -> DiscoveredGroups:
+        """:func:`~dpselect.data.engines.spark.discovered.discovered_value_counts`."""
+        return discovered_value_counts(self, query, limit)
+
+    def _ungrouped_numbers(self, query: Query[None]) -> npt.NDArray[np.float64]:
+        """:meth:`_column_values`."""
+        return self._column_values(query.column, query.rule)
+
+    def _public_group_numbers(self, query: Query[PublicGroups]) -> list[npt.NDArray[np.float64]]:
+        """:func:`~dpselect.data.engines.spark.grouped_values`."""
+        return grouped_values(self, query)
+
+    def _private_group_numbers(self, query: Query[PrivateGroups]) -> DiscoveredGroups:
+        """:func:`~dpselect.data.engines.spark.discovered.discovered_values`."""
+        return discovered_values(self, query)
 
     def person_values(self, query: Query[None]) -> list[list[Any]]:
         """Refused (any ``rows_per_value``): policy set union reads each person's values
