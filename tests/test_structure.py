@@ -76,3 +76,20 @@ def test_no_recipe_names_an_engine() -> None:
             if "duckdb" in lowered or "spark" in lowered:
                 found.append(f"{path.name}:{number}: {line.strip()}")
     assert not found, found
+
+
+def test_code_and_docs_carry_no_history() -> None:
+    """The package and docs/ describe the library as it is: no project issue numbers (a
+    third party's, such as "DuckDB issue 25521", is a reference)."""
+    import re
+
+    pattern = re.compile(r"(?<!DuckDB )\bissues? \d+", re.IGNORECASE)
+    docs = PACKAGE.parent / "docs"
+    paths = [*_modules(), *sorted(docs.rglob("*.md")), PACKAGE.parent / "README.md"]
+    found = [
+        f"{path.name}:{number}"
+        for path in paths
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert not found, found

@@ -6,7 +6,7 @@ about it (a first line that looks like a header: :func:`header_note`) may be pri
 
 A file is read as text, one candidate per line: UTF-8, or UTF-16/UTF-32 when it starts with
 their byte-order mark; a leading UTF-8 byte-order mark (Excel's "CSV UTF-8") is dropped, so
-that the first candidate matches its value (issue 22). CSV, TSV and JSON files are read the
+that the first candidate matches its value. CSV, TSV and JSON files are read the
 same way, one candidate per line, never parsed into fields.
 
 Lists of 10^5 candidates and more are common (every product, every site): a list of strings
@@ -189,7 +189,7 @@ def numbers_as_text_note(candidates: Sequence[Any], column: str, table: Engine) 
     """A note when every candidate is text that reads as a number and the column is untyped
     text (CSV/JSON outside the schema), or None.
 
-    Text is matched as text: ``"3.0"`` never matches a row ``3`` (issue 27), and every score
+    Text is matched as text: ``"3.0"`` never matches a row ``3``, and every score
     is then 0 while the accuracy line reads as a promise. The note depends only on the list,
     the column's name and the schema (``table.column_type_known``, the column's type): public
     facts, never on the rows.

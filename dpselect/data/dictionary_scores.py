@@ -1,4 +1,4 @@
-"""Contribution bounding on Parquet files without hashing a string per row (issue 14).
+"""Contribution bounding on Parquet files without hashing a string per row.
 
 The rule is :mod:`dpselect.data.scores`'s, unchanged (docs/contribution_bounding.md): the
 same seeds, codes, keys and choice, so the same scores for the same salt. Only the plan

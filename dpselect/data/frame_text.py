@@ -1,8 +1,8 @@
 """The text of an in-memory frame as DuckDB can read it, row by row, never raising.
 
-DuckDB raised in the score query, after the charge, on one row whose text it could not
+DuckDB raises in the score query, after the charge, on one row whose text it cannot
 convert: a pandas ``str`` holding a lone surrogate, or Arrow text whose bytes are not valid
-UTF-8 (privacy audit 2026-11-22, issue 22). Here such text is repaired before the frame is
+UTF-8. Here such text is repaired before the frame is
 registered: each character UTF-8 cannot encode, and each invalid byte, becomes ``?`` (the
 rule of DuckDB's own Parquet reader); valid text is passed as it is.
 """
@@ -170,8 +170,8 @@ def utf8_safe_arrow(table: Any) -> tuple[Any, str]:
     """A pyarrow table as DuckDB can read it, and the SQL of its rows: a text column holding
     bytes that are not valid UTF-8 is passed as binary and read by ``decode(b, 'replace')``
     (each invalid byte ``?``: the rule of DuckDB's Parquet reader), row by row; DuckDB's
-    conversion of such text raised in the score query, after the charge, on that one row
-    (issue 22). Valid columns are passed as they are (the same text either way).
+    conversion of such text raises in the score query, after the charge, on that one row.
+    Valid columns are passed as they are (the same text either way).
 
     Parameters
     ----------

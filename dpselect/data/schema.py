@@ -14,7 +14,7 @@ raised at once, before anything is charged.
 Every use of a column in dpselect is as a scalar (equality with candidates, a number, a unit
 to group by), so nested types (LIST, ARRAY, STRUCT, MAP, UNION) are refused from the schema
 (:func:`is_nested`): on such a column a user's value could be unhashable or compare in ways
-the score sensitivity does not cover (issue 15, item 3).
+the score sensitivity does not cover.
 """
 
 from __future__ import annotations

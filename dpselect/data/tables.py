@@ -362,7 +362,7 @@ def parquet_sql(path: str) -> str:
     - ``can_have_nan = true``: DuckDB otherwise takes a file's float statistics (min/max, which
       never count NaN) as proof that a row group holds no NaN, and folds ``isnan`` or prunes a
       comparison by them, so a NaN row's fate would depend on the other rows of its row group
-      (privacy audit 2026-12, issue 41; DuckDB issue 25521). With it, every row is judged on
+      (DuckDB issue 25521). With it, every row is judged on
       its own (:func:`dpselect.data.values.number_kept_sql`). DuckDB has it from 1.3.1 (the
       project's minimum).
     - ``utf8_validation = 'replace'``: text that is not valid UTF-8 is read with every invalid

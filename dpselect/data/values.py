@@ -93,7 +93,7 @@ def read_value_sql(expr: str, sql_type: str) -> str:
     frame's NaN as NULL, so Arrow, polars, Parquet and CSV (a declared floating type) read it
     so too, as does Spark (:func:`dpselect.data.engines.spark.nan_safe_frame`). A NaN row
     then holds no number and no ranked value, and is in no group, whatever the format
-    (issue 41: a ranked NaN was a value in Parquet and Arrow, none in pandas). Applied in the
+    (otherwise a ranked NaN would be a value in Parquet and Arrow, none in pandas). Applied in the
     view ``data`` (:mod:`dpselect.data.tables`), row by row.
 
     Parameters
@@ -230,8 +230,8 @@ def canonical_text_sql(expr: str, sql_type: str, dialect: str = "duckdb") -> str
         # NaN and the infinities are recognised by the engine's text of the value ('nan',
         # 'inf', '-inf' in DuckDB; 'NaN', 'Infinity', '-Infinity' in Spark), not by isnan:
         # DuckDB folds isnan(x) to false in a projection when the Parquet statistics have no
-        # NaN (they never count NaNs), and the NaN then reached the casts below after the
-        # charge (issue 22).
+        # NaN (they never count NaNs), and the NaN would then reach the casts below after the
+        # charge.
         word = f"lower(CAST({x} AS {text}))"
         nan = f"{word} IN ('nan', '-nan')"
         pos_inf = f"{word} IN ('inf', 'infinity')"

@@ -186,7 +186,7 @@ def _utf8_rows(frame: Any, path: str) -> Any:
     UTF-8 text, with DuckDB's rule for a line that is not UTF-8: no row.
 
     Spark's UTF-8 decoder replaces each invalid sequence by U+FFFD, so ``u\\xff`` and
-    ``u\\xfe`` were one privacy unit (issue 22) and the engines disagreed (DuckDB drops such a
+    ``u\\xfe`` would be one privacy unit and the engines would disagree (DuckDB drops such a
     line, :mod:`dpselect.data.text_lines`). A CSV delimiter, quote or line break is ASCII, and
     no byte of a multi-byte UTF-8 sequence is, so reading the bytes as ISO-8859-1 splits the
     lines and fields exactly as UTF-8 would. Each field is then its bytes again
@@ -243,7 +243,7 @@ def nan_safe_frame(frame: Any) -> Any:
 def _binary_text(frame: Any) -> Any:
     """``frame`` with every text column that has a collation (Spark 4: ``UTF8_LCASE``,
     ``UNICODE_CI``, ...) or a ``char(n)`` / ``varchar(n)`` type read as plain ``string``,
-    compared by its bytes as in DuckDB (issue 22).
+    compared by its bytes as in DuckDB.
 
     A collation's equality merges distinct texts (``'a'`` and ``'A'``): as a privacy unit,
     two people would be one key; as a ranked value, the label Spark releases for the group is
