@@ -229,6 +229,66 @@ def fine_rule(hist: np.ndarray, eps_h: float, eps_rest: float, r: int, grid: flo
     return float(np.median(per_value)) < rows_per_value
 
 
+#: the predicted-error rule: synthetic draws per candidate, the candidates it simulates
+SIM_REPS = 3
+CANDIDATES = ("joint", "tree 8x2", "tree 8x3")
+#: what the predicted-error rule runs at the rest of epsilon for each candidate it picks
+SHORT = {"j": "joint", "2": "tree 8x2", "3": "tree 8x3"}
+RULE_RUNS = {"joint": "_auto rest", "tree 8x2": "_tree2 rest", "tree 8x3": "_tree3 rest"}
+
+
+def synthetic_rows(hist: np.ndarray, scale: float, bounds: tuple[float, float], grid: float,
+                   rng: np.random.Generator) -> np.ndarray:  # fmt: skip
+    """Rows drawn from a noisy histogram on equal bins of ``bounds`` (post-processing only):
+    bins whose noisy count is at most ``scale * ln(bins)`` are dropped (an empty bin passes
+    with probability about ``1 / (2 bins)``: about half a phantom bin in all), the noisy
+    total ``N`` (the sum of every noisy bin) is spread over the kept bins in proportion to
+    their counts, uniformly inside each bin, then rounded to ``grid`` (the column type's
+    grid: 1 on an integer column; 0: none)."""
+    nb = len(hist)
+    kept = np.where(hist > scale * np.log(nb), hist, 0).astype(float)
+    n = int(round(float(hist.sum())))
+    if kept.sum() <= 0 or n < 2:
+        return np.empty(0)
+    counts = rng.multinomial(n, kept / kept.sum())
+    edges = np.linspace(bounds[0], bounds[1], nb + 1)
+    idx = np.repeat(np.arange(nb), counts)
+    x = rng.uniform(edges[idx], edges[idx + 1])
+    if grid > 0:
+        x = np.round(x / grid) * grid
+    return np.clip(x, *bounds)
+
+
+def predicted_errors(hist: np.ndarray, eps_h: float, eps_rest: float, r: int,
+                     bounds: tuple[float, float], grid: float, reps: int = SIM_REPS,
+                     candidates: tuple[str, ...] = CANDIDATES) -> dict[str, float]:  # fmt: skip
+    """Each candidate's decile MAE predicted by simulation: ``reps`` synthetic row sets from
+    the noisy histogram, each candidate run at the per-row epsilon it gets (``eps_rest / r``)
+    against the synthetic rows' own deciles. On a grid ``g > 0`` the synthetic rows are the
+    integers ``x / g`` on the bounds ``/ g`` (an ``int64`` column: the joint mechanism reads
+    its grid from the type) and the errors are scaled back by ``g``. A function of the
+    released histogram and public facts only (its randomness is seeded by the histogram)."""
+    seed = int.from_bytes(np.asarray(hist, dtype=np.int64).tobytes()[:8] or b"0", "little")
+    rng = np.random.default_rng([abs(seed), len(hist), int(hist.sum()) & 0xFFFFFFFF])
+    out = dict.fromkeys(candidates, 0.0)
+    scale = grid if grid > 0 else 1.0
+    lo_hi = (bounds[0] / scale, bounds[1] / scale)
+    for _ in range(reps):
+        x = synthetic_rows(hist, r / eps_h, bounds, grid, rng)
+        if len(x) == 0:
+            return {c: float(c != "joint") for c in candidates}  # nothing to read: auto
+        column = np.round(x / scale).astype(np.int64) if grid > 0 else x
+        truth = np.quantile(column, DECILES, method="inverted_cdf")
+        frame = pd.DataFrame({"v": column})
+        for c in candidates:
+            method, height = ("joint", 2) if c == "joint" else ("tree", int(c[-1]))
+            with tree_height(height):
+                got = quantile(frame, "v", DECILES, eps_rest / r, bounds=lo_hi, mechanism=method,
+                               source=InsecureSeededSource(int(rng.integers(2**31)))).values  # fmt: skip
+            out[c] += scale * float(np.mean(np.abs(np.array(got) - truth))) / reps
+    return out
+
+
 METHODS: dict[str, Callable[[Cell, float, int], list[float]]] = {
     "auto": lambda c, e, s: release(c, "auto", e, s),
     "tree 8x2": lambda c, e, s: release(c, "tree", e, s),
@@ -237,6 +297,7 @@ METHODS: dict[str, Callable[[Cell, float, int], list[float]]] = {
     # the gap rule's two branches at the rest of epsilon (scored by the rule below)
     "_tree3 rest": lambda c, e, s: release(c, "tree", e * (1 - GAP_FRACTION), s, height=3),
     "_auto rest": lambda c, e, s: release(c, "auto", e * (1 - GAP_FRACTION), s),
+    "_tree2 rest": lambda c, e, s: release(c, "tree", e * (1 - GAP_FRACTION), s),
 }
 
 
@@ -253,9 +314,16 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--no-pipelinedp", action="store_true")
     parser.add_argument("--held-out", action="store_true", help="the held-out columns only")
+    parser.add_argument("--rules", nargs="*", default=["64/type/j23"],
+                        help="predicted-error rules, a column each: BINS/GRID/CANDIDATES, GRID "
+                        "'type' (1 on int64, else none) or 'recorded' (the column's exact "
+                        "recording grid: optimistic), CANDIDATES of j (joint), 2, 3 (trees)")
+    parser.add_argument("--sim-reps", type=int, default=SIM_REPS)
     parser.add_argument("--log", default=None, help="write every run's errors (JSON)")
     args = parser.parse_args()
     names = ["auto", "tree 8x2", "tree 8x3", "joint", "gap rule", "gap + fine-tie rule"]
+    for spec in args.rules:
+        names += [f"predicted-error rule {spec} (picks j/2/3)", "its s a release"]
     if not args.no_pipelinedp:
         names.append("PipelineDP (per-person cells)")
     print(f"## decile MAE, mean of {args.runs} seeded runs [95% interval]")
@@ -268,10 +336,13 @@ def main() -> None:
         x = frame[column].dropna().to_numpy(dtype=float)
         truth = np.quantile(x, DECILES, method="inverted_cdf")
         grid = recorded_grid(x)
+        type_grid = 1.0 if frame[column].dtype.kind in "iu" else 0.0
         for eps in args.eps:
             errs: dict[str, list[float]] = {k: [] for k in METHODS}
             errs["PipelineDP"] = []
             picks, fine, hists = [], [], []
+            predicted: dict[str, list[str]] = {spec: [] for spec in args.rules}
+            sim_s = dict.fromkeys(args.rules, 0.0)
             for seed in range(args.runs):
                 for key, fn in METHODS.items():
                     errs[key].append(float(np.mean(np.abs(np.array(fn(cell, eps, seed)) - truth))))
@@ -281,6 +352,17 @@ def main() -> None:
                 rest = eps * (1 - GAP_FRACTION)
                 picks.append(iso_rule(hist, eps_h, rest, r or 1))
                 fine.append(fine_rule(hist, eps_h, rest, r or 1, grid, bounds))
+                for spec in args.rules:
+                    bins_s, grid_s, cand_s = spec.split("/")
+                    b = int(bins_s)
+                    t0 = time.perf_counter()
+                    sim_hist = hist if b == GAP_BINS else noisy_histogram(cell, eps_h, seed, b)
+                    g = type_grid if grid_s == "type" else grid
+                    cands = tuple(SHORT[ch] for ch in cand_s)
+                    pred = predicted_errors(sim_hist, eps_h, rest, r or 1, bounds, g,
+                                            args.sim_reps, cands)  # fmt: skip
+                    sim_s[spec] += time.perf_counter() - t0
+                    predicted[spec].append(min(cands, key=lambda c: pred[c]))
                 if r is not None and not args.no_pipelinedp:
                     try:
                         got = _pipelinedp(frame, column, bounds, eps, r)
@@ -291,12 +373,18 @@ def main() -> None:
             for chose in (picks, fine):
                 rule = [errs["_tree3 rest" if p else "_auto rest"][i] for i, p in enumerate(chose)]
                 out.append(f"{_cellfmt(rule)} ({np.mean(chose):.0%} tree)")
+            for spec in args.rules:
+                rule = [errs[RULE_RUNS[p]][i] for i, p in enumerate(predicted[spec])]
+                counts = "/".join(str(predicted[spec].count(c)) for c in CANDIDATES)
+                out.append(f"{_cellfmt(rule)} ({counts})")
+                out.append(f"{sim_s[spec] / args.runs:.2f}")
             if not args.no_pipelinedp:
                 out.append(_cellfmt(errs["PipelineDP"]) if errs["PipelineDP"] else "")
             label = f"{name} (n = {len(x)}{'' if r is None else f', r = {r}'})"
             print(f"| {label} | {eps:g} | " + " | ".join(out) + " |", flush=True)
             log.append({"cell": name, "eps": eps, "n": len(x), "r": r, "grid": grid,
-                        "bounds": list(bounds), "errors": errs, "histograms": hists})  # fmt: skip
+                        "bounds": list(bounds), "errors": errs, "histograms": hists,
+                        "predicted": predicted})  # fmt: skip
     print(f"{time.perf_counter() - start:.0f} s")
     if args.log:
         with open(args.log, "w") as f:
