@@ -67,9 +67,14 @@ PipelineDP; no cell over 1.2x the better of ``auto`` and the 8x2 tree):
   hourly temperature, flights arr_delay at epsilon 1; arr_delay 1.86 against PipelineDP's
   1.12);
 - with the recording grid (``recorded``, optimistic) those close, but stocks price at
-  epsilon 4 stays 2.3x to 2.4x behind the 8x2 tree (30 runs: 2.74 to 3.2 against 1.33) and
-  the five skewed values at epsilon 4 (a decile exactly on a block boundary) 1.5x behind
-  ``auto`` (30 runs: 8.1 to 8.4 against 5.34; PipelineDP 6.41);
+  epsilon 4 stays 2x to 2.4x behind the 8x2 tree with every rule (30 runs: 2.74, 3.06, 3.2
+  against 1.33; a joint pick runs ``auto`` at 19/20, itself 3.2 there against ``auto``'s
+  1.95), and on the five skewed values at epsilon 4 (a decile exactly on a block boundary)
+  the rules with the 8x3 tree are 1.5x behind ``auto`` (30 runs: 8.13 and 8.43 against
+  5.34; PipelineDP 6.41, intervals overlapping);
+- on ``int64`` columns alone, ``64/type/j23`` with ``--same-share`` (float columns left to
+  ``auto``) still picks the 8x2 tree on the diamond prices at epsilon 0.1 (18 of 30 runs:
+  16.8 [13.7, 19.8] against ``auto``'s 10.6 [7.54, 13.6]);
 - 512 bins with the joint and the 8x2 tree only keeps dense columns but loses the gap cells
   (five equiprobable values at epsilon 4: 15.1 against PipelineDP 9.68, 30 runs).
 
