@@ -1,8 +1,10 @@
-"""Choosing the quantile method (issue 44): today's auto, the tree (8x2, 8x3), the joint mechanism
-and a gap rule, decile error on every column of the quantile benches, in one run.
+"""Choosing the quantile method (issue 44): today's auto, the tree (8x2, 8x3), the joint mechanism,
+a gap rule and predicted-error rules, decile error on every column of the quantile benches, in
+one run.
 
 Run: ``python bench/bench_quantile_method_choice.py [--runs 10] [--eps 0.1 1 4] [--only NAME]
-[--no-pipelinedp] [--held-out] [--log runs.json]``.
+[--no-pipelinedp] [--held-out] [--rules 64/type/j23 ...] [--sim-reps 3] [--same-share]
+[--log runs.json]``.
 
 Cells: the 15 columns of bench/bench_quantiles.py (``datasets``, ``held_out_datasets``,
 ``fresh_datasets`` and the diamond prices), the per-person cells of
@@ -26,20 +28,62 @@ Columns (decile mean absolute error against the ``inverted_cdf`` deciles of all 
   resolve; it is given the column's exact recording grid, an optimistic stand-in for the
   grid the noisy grain histogram reads). Both rules' constants were chosen on these cells
   (``--held-out`` has columns they were not);
+- the predicted-error rules (``--rules``, a column each, ``BINS/GRID/CANDIDATES``): one noisy
+  histogram on ``BINS`` equal bins of the bounds at 1/20 of epsilon (the gap rule's own at 64
+  bins), then post-processing only (:func:`predicted_errors`): bins at most ``scale *
+  ln(BINS)`` dropped (about half a phantom bin in all), the noisy total spread over the rest
+  uniformly inside each bin (:func:`synthetic_rows`) and rounded to ``GRID`` (``type``: 1 on
+  an ``int64`` column, none on a float one; ``recorded``: the column's exact recording grid,
+  an optimistic stand-in for the grid the noisy grain histogram reads), ``SIM_REPS``
+  synthetic row sets, each candidate (``j`` the joint mechanism, ``2`` / ``3`` the 8x2 / 8x3
+  tree) run on them at the per-row epsilon it would get, the lowest mean decile MAE against
+  the synthetic rows' own deciles picks; the pick runs at the rest of epsilon (a joint pick:
+  ``auto`` at 19/20, as the gap rule; with ``--same-share``, on ``int64`` columns, ``auto``
+  itself, as if the histogram replaced auto's row count in the same share). The next column
+  is the seconds the simulation adds to one release. No constant is tuned on the cells;
+  ``BINS`` and ``GRID`` are the variants measured;
 - PipelineDP's percentiles (its quantile tree) on the per-person cells, as in
   bench_quantiles_peers_units.py.
 
-Measured (2026-12-07, 10 runs a cell, 30 on the contested ones): the gap rule fixes the gap
-cells (five equiprobable values at epsilon 4: 8.85 against auto's 43 and the 8x3 tree's
-8.55, 30 runs) and leaves dense columns to ``auto``; the fine-tie rule also takes the tree
-where thin ties favour it (Seattle temp_max, penguin body mass and flipper at epsilon 4).
-Neither shipped: both stay more than 1.2x behind the better of ``auto`` and the 8x3 tree in
-some cells (exponential(20) and cars weight at epsilon 4, where ``auto`` itself is behind
+Measured, gap rules (2026-12-07, 10 runs a cell, 30 on the contested ones): the gap rule fixes
+the gap cells (five equiprobable values at epsilon 4: 8.85 against auto's 43 and the 8x3
+tree's 8.55, 30 runs) and leaves dense columns to ``auto``; the fine-tie rule also takes the
+tree where thin ties favour it (Seattle temp_max, penguin body mass and flipper at epsilon
+4). Neither shipped: both stay more than 1.2x behind the better of ``auto`` and the 8x3 tree
+in some cells (exponential(20) and cars weight at epsilon 4, where ``auto`` itself is behind
 the tree; on ``--held-out``: stocks price at epsilon 4, Poisson(3), three skewed values at
 epsilon 1), and their constants were chosen on the cells above.
 
-``--log`` writes every run's error of every column and the noisy histograms, so that other
-rules can be scored on the same draws offline (each rule reads only its own histogram).
+Measured, predicted-error rules (2026-12-07, one run of every cell, 10 runs a cell, rules
+``64/type/j23 64/recorded/j23 512/recorded/j2 512/recorded/j23``; 30 runs on the contested
+cells at epsilon 4). None meets the bar (every per-person cell ties or wins against
+PipelineDP; no cell over 1.2x the better of ``auto`` and the 8x2 tree):
+
+- ``64/type/j23`` fixes the gap cells (five equiprobable values: 19.4 at epsilon 1 against
+  auto 52.6 and PipelineDP 35.4; 8.43 at epsilon 4, 30 runs, against auto 43 and PipelineDP
+  9.68; ten equiprobable and three skewed values likewise) but the rows it draws are uniform
+  inside each bin, the tree's own model inside a leaf, so it over-predicts the tree on dense
+  or tied float columns: 2.1x to 3.7x behind ``auto`` (Seattle wind, precipitation, SF
+  hourly temperature, flights arr_delay at epsilon 1; arr_delay 1.86 against PipelineDP's
+  1.12);
+- with the recording grid (``recorded``, optimistic) those close, but stocks price at
+  epsilon 4 stays 2x to 2.4x behind the 8x2 tree with every rule (30 runs: 2.74, 3.06, 3.2
+  against 1.33; a joint pick runs ``auto`` at 19/20, itself 3.2 there against ``auto``'s
+  1.95), and on the five skewed values at epsilon 4 (a decile exactly on a block boundary)
+  the rules with the 8x3 tree are 1.5x behind ``auto`` (30 runs: 8.13 and 8.43 against
+  5.34; PipelineDP 6.41, intervals overlapping);
+- on ``int64`` columns alone, ``64/type/j23`` with ``--same-share`` (float columns left to
+  ``auto``) still picks the 8x2 tree on the diamond prices at epsilon 0.1 (18 of 30 runs:
+  16.8 [13.7, 19.8] against ``auto``'s 10.6 [7.54, 13.6]);
+- 512 bins with the joint and the 8x2 tree only keeps dense columns but loses the gap cells
+  (five equiprobable values at epsilon 4: 15.1 against PipelineDP 9.68, 30 runs).
+
+It adds 0.02 s to 1.1 s a release (three synthetic sets, three candidates; most on the
+54k-row diamond prices).
+
+``--log`` writes every run's error of every column, the noisy histograms and every rule's
+picks, so that other rules can be scored on the same draws offline (each rule reads only its
+own histogram).
 """
 
 from __future__ import annotations
@@ -229,6 +273,67 @@ def fine_rule(hist: np.ndarray, eps_h: float, eps_rest: float, r: int, grid: flo
     return float(np.median(per_value)) < rows_per_value
 
 
+#: the predicted-error rule: synthetic draws per candidate, the candidates it simulates
+SIM_REPS = 3
+CANDIDATES = ("joint", "tree 8x2", "tree 8x3")
+#: what the predicted-error rule runs at the rest of epsilon for each candidate it picks
+SHORT = {"j": "joint", "2": "tree 8x2", "3": "tree 8x3"}
+RULE_RUNS = {"joint": "_auto rest", "tree 8x2": "_tree2 rest", "tree 8x3": "_tree3 rest"}
+
+
+def synthetic_rows(hist: np.ndarray, scale: float, bounds: tuple[float, float], grid: float,
+                   rng: np.random.Generator) -> np.ndarray:  # fmt: skip
+    """Rows drawn from a noisy histogram on equal bins of ``bounds`` (post-processing only):
+    bins whose noisy count is at most ``scale * ln(bins)`` are dropped (an empty bin passes
+    with probability about ``1 / (2 bins)``: about half a phantom bin in all), the noisy
+    total ``N`` (the sum of every noisy bin) is spread over the kept bins in proportion to
+    their counts, uniformly inside each bin, then rounded to ``grid`` (the column type's
+    grid: 1 on an integer column; 0: none)."""
+    nb = len(hist)
+    kept = np.where(hist > scale * np.log(nb), hist, 0).astype(float)
+    n = round(float(hist.sum()))
+    if kept.sum() <= 0 or n < 2:
+        return np.empty(0)
+    counts = rng.multinomial(n, kept / kept.sum())
+    edges = np.linspace(bounds[0], bounds[1], nb + 1)
+    idx = np.repeat(np.arange(nb), counts)
+    x = rng.uniform(edges[idx], edges[idx + 1])
+    if grid > 0:
+        x = np.round(x / grid) * grid
+    return np.clip(x, *bounds)
+
+
+def predicted_errors(hist: np.ndarray, eps_h: float, eps_rest: float, r: int,
+                     bounds: tuple[float, float], grid: float, reps: int = SIM_REPS,
+                     candidates: tuple[str, ...] = CANDIDATES) -> dict[str, float]:  # fmt: skip
+    """Each candidate's decile MAE predicted by simulation: ``reps`` synthetic row sets from
+    the noisy histogram, each candidate run at the per-row epsilon it gets (``eps_rest / r``)
+    against the synthetic rows' own deciles. On a grid ``g > 0`` the synthetic rows are the
+    integers ``x / g`` on the bounds ``/ g`` (an ``int64`` column: the joint mechanism reads
+    its grid from the type) and the errors are scaled back by ``g``. A function of the
+    released histogram and public facts only (its randomness is seeded by the histogram)."""
+    seed = int.from_bytes(np.asarray(hist, dtype=np.int64).tobytes()[:8] or b"0", "little")
+    rng = np.random.default_rng([abs(seed), len(hist), int(hist.sum()) & 0xFFFFFFFF])
+    out = dict.fromkeys(candidates, 0.0)
+    scale = grid if grid > 0 else 1.0
+    lo_hi = (bounds[0] / scale, bounds[1] / scale)
+    for _ in range(reps):
+        x = synthetic_rows(hist, r / eps_h, bounds, grid, rng)
+        if len(x) == 0:
+            return {c: float(c != "joint") for c in candidates}  # nothing to read: auto
+        column = np.round(x / scale).astype(np.int64) if grid > 0 else x
+        truth = np.quantile(column, DECILES, method="inverted_cdf")
+        frame = pd.DataFrame({"v": column})
+        for c in candidates:
+            method, height = ("joint", 2) if c == "joint" else ("tree", int(c[-1]))
+            src = InsecureSeededSource(int(rng.integers(2**31)))
+            with tree_height(height):
+                got = quantile(frame, "v", DECILES, eps_rest / r, bounds=lo_hi, mechanism=method,
+                               source=src).values  # fmt: skip
+            out[c] += scale * float(np.mean(np.abs(np.array(got) - truth))) / reps
+    return out
+
+
 METHODS: dict[str, Callable[[Cell, float, int], list[float]]] = {
     "auto": lambda c, e, s: release(c, "auto", e, s),
     "tree 8x2": lambda c, e, s: release(c, "tree", e, s),
@@ -237,6 +342,7 @@ METHODS: dict[str, Callable[[Cell, float, int], list[float]]] = {
     # the gap rule's two branches at the rest of epsilon (scored by the rule below)
     "_tree3 rest": lambda c, e, s: release(c, "tree", e * (1 - GAP_FRACTION), s, height=3),
     "_auto rest": lambda c, e, s: release(c, "auto", e * (1 - GAP_FRACTION), s),
+    "_tree2 rest": lambda c, e, s: release(c, "tree", e * (1 - GAP_FRACTION), s),
 }
 
 
@@ -253,9 +359,24 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--no-pipelinedp", action="store_true")
     parser.add_argument("--held-out", action="store_true", help="the held-out columns only")
+    rules_help = (
+        "predicted-error rules, a column each: BINS/GRID/CANDIDATES, GRID 'type' (1 on int64, "
+        "else none) or 'recorded' (the column's exact recording grid: optimistic), "
+        "CANDIDATES of j (joint), 2, 3 (trees)"
+    )
+    parser.add_argument("--rules", nargs="*", default=["64/type/j23"], help=rules_help)
+    parser.add_argument("--sim-reps", type=int, default=SIM_REPS)
+    same_help = (
+        "on int64 columns, score a joint pick with auto's own release (the histogram bought "
+        "in auto's share instead of its row count, as a library version would; trees stay at "
+        "the rest)"
+    )
+    parser.add_argument("--same-share", action="store_true", help=same_help)
     parser.add_argument("--log", default=None, help="write every run's errors (JSON)")
     args = parser.parse_args()
     names = ["auto", "tree 8x2", "tree 8x3", "joint", "gap rule", "gap + fine-tie rule"]
+    for spec in args.rules:
+        names += [f"predicted-error rule {spec} (picks j/2/3)", "its s a release"]
     if not args.no_pipelinedp:
         names.append("PipelineDP (per-person cells)")
     print(f"## decile MAE, mean of {args.runs} seeded runs [95% interval]")
@@ -268,10 +389,13 @@ def main() -> None:
         x = frame[column].dropna().to_numpy(dtype=float)
         truth = np.quantile(x, DECILES, method="inverted_cdf")
         grid = recorded_grid(x)
+        type_grid = 1.0 if frame[column].dtype.kind in "iu" else 0.0
         for eps in args.eps:
             errs: dict[str, list[float]] = {k: [] for k in METHODS}
             errs["PipelineDP"] = []
             picks, fine, hists = [], [], []
+            predicted: dict[str, list[str]] = {spec: [] for spec in args.rules}
+            sim_s = dict.fromkeys(args.rules, 0.0)
             for seed in range(args.runs):
                 for key, fn in METHODS.items():
                     errs[key].append(float(np.mean(np.abs(np.array(fn(cell, eps, seed)) - truth))))
@@ -281,6 +405,17 @@ def main() -> None:
                 rest = eps * (1 - GAP_FRACTION)
                 picks.append(iso_rule(hist, eps_h, rest, r or 1))
                 fine.append(fine_rule(hist, eps_h, rest, r or 1, grid, bounds))
+                for spec in args.rules:
+                    bins_s, grid_s, cand_s = spec.split("/")
+                    b = int(bins_s)
+                    t0 = time.perf_counter()
+                    sim_hist = hist if b == GAP_BINS else noisy_histogram(cell, eps_h, seed, b)
+                    g = type_grid if grid_s == "type" else grid
+                    cands = tuple(SHORT[ch] for ch in cand_s)
+                    pred = predicted_errors(sim_hist, eps_h, rest, r or 1, bounds, g,
+                                            args.sim_reps, cands)  # fmt: skip
+                    sim_s[spec] += time.perf_counter() - t0
+                    predicted[spec].append(min(cands, key=lambda c: pred[c]))
                 if r is not None and not args.no_pipelinedp:
                     try:
                         got = _pipelinedp(frame, column, bounds, eps, r)
@@ -291,12 +426,20 @@ def main() -> None:
             for chose in (picks, fine):
                 rule = [errs["_tree3 rest" if p else "_auto rest"][i] for i, p in enumerate(chose)]
                 out.append(f"{_cellfmt(rule)} ({np.mean(chose):.0%} tree)")
+            for spec in args.rules:
+                same = args.same_share and type_grid > 0
+                runs = {**RULE_RUNS, "joint": "auto"} if same else RULE_RUNS
+                rule = [errs[runs[p]][i] for i, p in enumerate(predicted[spec])]
+                counts = "/".join(str(predicted[spec].count(c)) for c in CANDIDATES)
+                out.append(f"{_cellfmt(rule)} ({counts})")
+                out.append(f"{sim_s[spec] / args.runs:.2f}")
             if not args.no_pipelinedp:
                 out.append(_cellfmt(errs["PipelineDP"]) if errs["PipelineDP"] else "")
             label = f"{name} (n = {len(x)}{'' if r is None else f', r = {r}'})"
             print(f"| {label} | {eps:g} | " + " | ".join(out) + " |", flush=True)
             log.append({"cell": name, "eps": eps, "n": len(x), "r": r, "grid": grid,
-                        "bounds": list(bounds), "errors": errs, "histograms": hists})  # fmt: skip
+                        "bounds": list(bounds), "errors": errs, "histograms": hists,
+                        "predicted": predicted})  # fmt: skip
     print(f"{time.perf_counter() - start:.0f} s")
     if args.log:
         with open(args.log, "w") as f:
