@@ -67,9 +67,9 @@ from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_epsilon, check_int, check_max_rows, check_user_epsilon
 from ..planning.epsilon_range import check_epsilon_range
+from ..planning.price_request import PriceRequest
 from ..sampling.source import RandomSource, resolve_source
 from ._common import (
-    CONFIDENCE,
     check_confidence,
     memory_values,
     numeric_column,
@@ -451,52 +451,35 @@ def _valuation_values(
 
 def best_price(
     valuations: Any,
-    epsilon: float,
-    prices: Any = None,
-    price_step: float | None = None,
-    max_price: float = 1.0,
-    n: int | None = None,
-    column: str | None = None,
-    confidence: float = CONFIDENCE,
+    request: PriceRequest,
+    *,
     ledger: Any = None,
     source: RandomSource | None = None,
     schema: Any = None,
-    privacy_unit: str | None = None,
-    max_rows: int | None = None,
 ) -> PriceResult:
     """A revenue-maximising price for a digital good, chosen privately (seed 003).
 
     Parameters
     ----------
     valuations : list, array, path or table
-        The buyers' private valuations (a column of a data file or table with ``column=``);
-        read only once the ledger is charged.
-    epsilon : float
-        The privacy cost: pure DP for one buyer added or removed.
-    prices : list of float, optional
-        The public candidate prices, a list or a text file (default: a grid from
-        ``price_step`` and ``max_price``).
-    price_step : float, optional
-        The grid ``{price_step, 2 price_step, ..., <= max_price}``'s step
-        (:func:`dpselect.recipes.price_grid`); without ``prices`` or ``price_step``,
-        ``max_price ln(n) / (n eps)``, which needs ``n``.
-    max_price : float, default 1.0
-        The public upper bound on a valuation (the revenue score's sensitivity).
-    n : int, optional
-        The **public** number of buyers (the true count is private), for the default step
-        and the revenue guarantee.
-    column, confidence, ledger, source, schema
-        The valuation column, the revenue guarantee's confidence, the budget ledger, the
-        randomness (tests only) and declared column types of a data file
-        (:func:`dpselect.data.tables.open_table`).
-    privacy_unit : str, optional
-        Table input only (an array of valuations has no unit column: refused): the column
-        identifying buyers who may place several bids; ``epsilon`` then protects one buyer,
-        and the revenue ``p #{kept bids >= p}`` moves by at most ``max_rows * max_price`` per
-        buyer, to which the mechanism and the guarantee are calibrated (module docstring).
-    max_rows : int, optional
-        The most bids one buyer keeps (default 1; the salted keyed rule of
-        docs/contribution_bounding.md, "Rows per unit"); refused without ``privacy_unit``.
+        The buyers' private valuations (a column of a data file or table with the request's
+        ``column``); read only once the ledger is charged.
+    request : PriceRequest
+        The query (:func:`dpselect.planning.price_request.price_request`, or
+        :meth:`dpselect.Session.best_price` and :func:`dpselect.best_price`, which build it):
+        ``epsilon``, the public ``prices`` or grid (``price_step``, ``max_price``), the public
+        number of buyers ``n``, the ``column``, the guarantee's ``confidence``, and with a
+        ``privacy_unit`` (table input only: an array of valuations has no unit column) the
+        most bids one buyer keeps ``max_rows`` (the salted keyed rule of
+        docs/contribution_bounding.md, "Rows per unit"); the revenue ``p #{kept bids >= p}``
+        then moves by at most ``max_rows * max_price`` per buyer, to which the mechanism and
+        the guarantee are calibrated (module docstring).
+    ledger : Ledger or path, optional
+        The budget ledger, charged before any bid is read.
+    source : RandomSource, optional
+        The randomness (a seeded source: tests and demos only, not private).
+    schema : dict, optional
+        Declared column types of a data file (:func:`dpselect.data.tables.open_table`).
 
     Returns
     -------
@@ -510,15 +493,16 @@ def best_price(
 
     Examples
     --------
-    >>> import dpselect as dp
+    >>> from dpselect.planning.price_request import price_request
     >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
-    >>> result = dp.best_price([5.0, 8.0, 8.0, 9.0, 10.0], epsilon=1.0, prices=[5, 8, 10],
-    ...                        max_price=10, source=InsecureSeededSource(1))
-    >>> result.price
+    >>> request = price_request(1.0, prices=[5, 8, 10], max_price=10)
+    >>> best_price([5.0, 8.0, 8.0, 9.0, 10.0], request, source=InsecureSeededSource(1)).price
     8.0
     """
-    plan = _plan_price(epsilon, confidence, n, prices, price_step, max_price, max_rows,
-                       privacy_unit, source)  # fmt: skip
+    max_price, column, privacy_unit = request.max_price, request.column, request.privacy_unit
+    plan = _plan_price(request.epsilon, request.confidence, request.n, request.prices,
+                       request.price_step, max_price, request.max_rows, privacy_unit,
+                       source)  # fmt: skip
     r, grid = plan.max_rows, plan.grid
     opened, read = _valuation_values(valuations, column, grid, schema, privacy_unit, r, source)
     described = getattr(opened, "description", None) if column is not None else None

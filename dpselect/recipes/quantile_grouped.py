@@ -22,6 +22,7 @@ from ..mechanisms.quantile_joint_parameters import recorded_resolution
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
 from ..planning.budget import divide
 from ..planning.epsilon_range import check_epsilon_range, stages_of_a_release
+from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, numeric_column, open_ledger
 from .grouping import (
@@ -49,23 +50,13 @@ __all__ = ["grouped_quantile"]
 
 def grouped_quantile(
     data: Any,
-    column: str,
-    q: Any,
-    epsilon: float,
+    request: QuantileRequest,
     *,
-    by: str,
-    groups: Any = None,
-    delta: float | None = None,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_rows: int = 1,
-    group_fraction: float | None = None,
     ledger: Any = None,
     source: RandomSource | None = None,
     schema: Any = None,
-    **options: Any,
 ) -> GroupedResult:
-    """The quantiles ``q`` of ``column`` in every group of ``by``, in one scan.
+    """The quantiles of a request with ``by``: every group of ``request.by``, in one scan.
 
     Each group runs :func:`dpselect.quantile` on its kept rows at ``epsilon_g / max_rows``:
     a person keeps at most ``max_groups`` groups and ``max_rows`` rows in each
@@ -76,26 +67,31 @@ def grouped_quantile(
 
     Parameters
     ----------
-    data, column, q, epsilon, privacy_unit, ledger, source, schema
-        As for :func:`dpselect.quantile`.
-    by, groups, max_groups, group_fraction
-        As for :func:`grouped_top_k`.
-    delta : float, optional
-        Only for private groups: the selection's delta.
-    max_rows : int, default 1
-        With a privacy unit: the rows each person keeps in each of their groups (a number;
-        ``"auto"`` is not available per group).
-    **options
-        ``bounds``, ``candidates``, ``mechanism``, ``resolution``, ``confidence``: as for
-        :func:`dpselect.quantile`, the same in every group.
+    data : object
+        The private rows, as for :func:`dpselect.recipes.quantiles.quantile`.
+    request : QuantileRequest
+        The query: ``by``, ``groups``, ``delta`` (private groups only), ``max_groups``,
+        ``group_fraction`` and ``rows`` (a number: the rows each person keeps in each of their
+        groups); ``bounds``, ``candidates``, ``mechanism``, ``resolution`` and ``confidence``
+        the same in every group.
+    ledger, source, schema
+        As for :func:`dpselect.recipes.quantiles.quantile`.
 
     Returns
     -------
     GroupedResult
         One :class:`~dpselect.recipes.quantile_result.QuantileResult` per group.
     """
-    checked = _check_grouped(data, column, q, epsilon, by, groups, delta, privacy_unit,
-                             max_groups, max_rows, group_fraction, schema, options)  # fmt: skip
+    column, q, by, privacy_unit = request.column, request.q, request.by, request.privacy_unit
+    assert column is not None and by is not None and request.rows != "auto"
+    options: dict[str, Any] = {"mechanism": request.mechanism, "confidence": request.confidence}
+    for key, value in (("bounds", request.bounds), ("candidates", request.candidates),
+                       ("resolution", request.resolution)):  # fmt: skip
+        if value is not None:
+            options[key] = value
+    checked = _check_grouped(data, column, q, request.epsilon, by, request.groups,
+                             request.delta, privacy_unit, request.max_groups, request.rows,
+                             request.group_fraction, schema, options)  # fmt: skip
     grouping, r, table = checked.grouping, checked.rows, checked.table
     budget = split_budget(checked.eps, checked.delta, grouping, 1.0)
     inner = divide(budget.group_epsilon, r)
@@ -261,13 +257,13 @@ def _group_release(
 
     def run(values: Any, src: RandomSource | None = source) -> QuantileResult:
         array = np.asarray(values, dtype=np.float64)
-        return quantile_release(
-            array, None, q, inner, bounds=options.get("bounds"),
-            candidates=options.get("candidates"),
-            confidence=options.get("confidence", CONFIDENCE), ledger=None, source=src,
+        request = QuantileRequest(
+            None, q, inner, bounds=options.get("bounds"), candidates=options.get("candidates"),
+            confidence=options.get("confidence", CONFIDENCE),
             resolution=options.get("resolution"), mechanism=options.get("mechanism", "auto"),
-            progress=None, schema=None, work_progress=None, privacy_unit=None, rows=1,
         )  # fmt: skip
+        return quantile_release(array, request, ledger=None, source=src, progress=None,
+                                work_progress=None, schema=None)  # fmt: skip
 
     return run
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 from ..core.errors import DataError, ParameterError
 from ..data.candidates import load_candidates
@@ -17,9 +17,10 @@ from ..data.tables import open_table
 from ..mechanisms.quantile_continuous import check_bounds, check_resolution
 from ..mechanisms.quantile_joint_parameters import MAX_JOINT_LEVELS
 from ..mechanisms.quantile_recursive import recursive_depth
-from ..mechanisms.quantile_score import check_max_rows, quantile_fraction
+from ..mechanisms.quantile_score import quantile_fraction
 from ..mechanisms.validate import check_user_epsilon
 from ..planning.epsilon_range import check_epsilon_range
+from ..planning.quantile_request import check_rows_per_unit
 from ._common import NUMERIC_TYPES, check_confidence
 
 __all__ = [
@@ -67,23 +68,6 @@ def check_numeric_column(table: Engine, data: Any, column: str) -> str | None:
         f"parse as numbers were counted as missing; declare the type with --schema "
         f"{column}:DOUBLE (Python: schema={{{column!r}: 'DOUBLE'}})"
     )
-
-
-def check_rows_per_unit(privacy_unit: Any, max_rows: Any) -> int | Literal["auto"]:
-    """``max_rows`` checked from public facts: ``"auto"`` or an int at least 1, given only with a
-    ``privacy_unit`` (default 1 with one; without one each row is its own unit: 1)."""
-    if max_rows is None:
-        return 1
-    if privacy_unit is None:
-        raise ParameterError(
-            "max_rows applies only with a privacy_unit column (without one each row is its own "
-            "unit and counts once)"
-        )
-    if isinstance(max_rows, str):
-        if max_rows != "auto":
-            raise ParameterError(f"max_rows must be an int >= 1 or 'auto', got {max_rows!r}")
-        return "auto"
-    return check_max_rows(max_rows)
 
 
 def check_unit_column(table: Engine, privacy_unit: str | None, max_rows: int) -> list[str]:

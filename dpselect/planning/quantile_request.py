@@ -1,0 +1,219 @@
+"""A quantile request: the arguments of a quantile as one checked value, before anything is
+opened.
+
+:func:`quantile_request` takes the arguments of :func:`dpselect.quantile` as the caller typed
+them (grouped or not), maps the contribution bounds (a :class:`~.contributions.Contributions`:
+``values_per_unit`` is the most rows a unit keeps, ``groups_per_unit`` the most groups,
+``auto_share`` the share of an automatic choice) and returns a frozen :class:`QuantileRequest`;
+the recipe :func:`dpselect.recipes.quantiles.quantile` takes only the request. Nothing is
+opened, read or charged here: the checks use public facts only, so a refused call costs
+nothing.
+
+The checks run in one fixed order, and a call with several bad arguments is refused naming the
+first: the bounds against the query (:meth:`~.contributions.Contributions.arguments`); with
+``by``, an automatic share (none applies per group) and ``values_per_unit="auto"``; without
+``by``, the grouping arguments, ``delta``, the rows per unit, and ``bounds`` given as text other
+than ``"auto"``. The checks of the route the request takes (:attr:`QuantileRequest.route`:
+the levels, ``epsilon``, ``bounds`` or ``candidates``, the method and the column's type) follow
+in the recipe of that route, from public facts, before the charge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..core.errors import ParameterError
+from ..mechanisms.quantile_score import check_max_rows
+from ..mechanisms.top_k_plan import CONFIDENCE
+from .contributions import Contributions, as_contributions, check_no_grouping
+
+__all__ = ["QuantileRequest", "Route", "check_rows_per_unit", "quantile_request"]
+
+#: The recipe a request goes to: groups, ``max_rows`` chosen privately, bounds chosen
+#: privately, or one release with public bounds or candidates.
+Route = Literal["grouped", "auto_rows", "auto_bounds", "release"]
+
+
+@dataclass(frozen=True)
+class QuantileRequest:
+    """A quantile's public arguments, checked (:func:`quantile_request`).
+
+    Attributes
+    ----------
+    column : str or None
+        The numeric column (``None``: one column of values, a Series or an array).
+    q : float or sequence of float
+        The level(s), as given.
+    epsilon : float
+        The total epsilon, as given (checked by the route's recipe).
+    bounds : (float, float) or "auto" or None
+        Public clamping bounds, ``"auto"`` (chosen privately) or ``None`` (candidates).
+    candidates : list or path or None
+        Public candidate values.
+    confidence : float
+        The confidence of the accuracy statements.
+    resolution : float or None
+        The continuous mechanisms' public resolution ``w``.
+    mechanism : str
+        ``"auto"``, ``"tree"``, ``"joint"``, ``"recursive"`` or ``"split"``.
+    privacy_unit : str or None
+        The unit column (``None``: each row is its own unit).
+    rows : int or "auto"
+        The most rows one unit keeps (1 without a unit; ``"auto"``: chosen privately).
+    by, groups, delta
+        The column of groups, the public groups (``None``: chosen privately) and the groups'
+        selection delta (private groups only).
+    max_groups : int
+        The most groups one unit contributes to (with ``by``).
+    group_fraction : float or None
+        The share of epsilon that selects private groups.
+    auto_fraction : float or None
+        The share of epsilon of an automatic choice (``rows="auto"``, ``bounds="auto"``).
+    """
+
+    column: str | None
+    q: float | Sequence[float]
+    epsilon: float
+    bounds: tuple[float, float] | str | None = None
+    candidates: Any = None
+    confidence: float = CONFIDENCE
+    resolution: float | None = None
+    mechanism: str = "auto"
+    privacy_unit: str | None = None
+    rows: int | Literal["auto"] = 1
+    by: str | None = None
+    groups: Any = None
+    delta: float | None = None
+    max_groups: int = 1
+    group_fraction: float | None = None
+    auto_fraction: float | None = None
+
+    @property
+    def route(self) -> Route:
+        """The recipe this request goes to (public facts only)."""
+        if self.by is not None:
+            return "grouped"
+        if self.rows == "auto":
+            return "auto_rows"
+        return "auto_bounds" if self.bounds == "auto" else "release"
+
+
+def check_rows_per_unit(privacy_unit: Any, max_rows: Any) -> int | Literal["auto"]:
+    """``max_rows`` checked from public facts: ``"auto"`` or an int at least 1, given only with a
+    ``privacy_unit`` (default 1 with one; without one each row is its own unit: 1).
+
+    Parameters
+    ----------
+    privacy_unit : str or None
+        The unit column.
+    max_rows : int or "auto" or None
+        The most rows one unit keeps, as given (``None``: 1).
+
+    Returns
+    -------
+    int or "auto"
+        The bound.
+    """
+    if max_rows is None:
+        return 1
+    if privacy_unit is None:
+        raise ParameterError(
+            "max_rows applies only with a privacy_unit column (without one each row is its own "
+            "unit and counts once)"
+        )
+    if isinstance(max_rows, str):
+        if max_rows != "auto":
+            raise ParameterError(f"max_rows must be an int >= 1 or 'auto', got {max_rows!r}")
+        return "auto"
+    return check_max_rows(max_rows)
+
+
+def quantile_request(
+    column: str | None,
+    q: float | Sequence[float],
+    epsilon: float,
+    *,
+    bounds: tuple[float, float] | str | None = None,
+    candidates: Any = None,
+    confidence: float = CONFIDENCE,
+    resolution: float | None = None,
+    mechanism: str = "auto",
+    privacy_unit: str | None = None,
+    contributions: Contributions | None = None,
+    by: str | None = None,
+    groups: Any = None,
+    delta: float | None = None,
+) -> QuantileRequest:
+    """Every argument of a quantile checked, in the order of the module docstring.
+
+    Parameters
+    ----------
+    column : str or None
+        A numeric column (``None`` for one column of values).
+    q : float or list of float
+        The quantile level(s) in ``[0, 1]`` (0.5: the median).
+    epsilon : float
+        The total privacy cost at distance 1 (one row, or one unit with a ``privacy_unit``).
+    bounds, candidates
+        Public clamping bounds ``(lo, hi)`` (``"auto"``: chosen privately), or public candidate
+        values (a list or a text file of numbers): exactly one of them.
+    confidence : float, default 0.95
+        The confidence of the accuracy statements.
+    resolution : float, optional
+        The public resolution ``w`` of the continuous mechanisms (fixed bounds only).
+    mechanism : str, default "auto"
+        ``"auto"``, ``"tree"``, ``"joint"``, ``"recursive"`` or ``"split"`` (``epsilon / m``
+        per level).
+    privacy_unit : str, optional
+        The column identifying people (each row is a person without it).
+    contributions : Contributions, optional
+        The contribution bounds (each row is one value: ``values_per_unit`` is the most rows a
+        unit keeps, a number or ``"auto"``; ``groups_per_unit`` the most groups with ``by``;
+        ``auto_share`` the share of epsilon of an automatic choice, default 0.25).
+    by, groups
+        A column of groups: the quantiles of every group in one scan, over the public
+        ``groups`` (``None``: chosen privately).
+    delta : float, optional
+        With ``by`` and private groups only: the delta of their selection.
+
+    Returns
+    -------
+    QuantileRequest
+        The checked arguments.
+
+    Raises
+    ------
+    ParameterError
+        The first bad argument, before anything is opened or charged.
+    """
+    auto_bounds = isinstance(bounds, str) and bounds == "auto"
+    bound: dict[str, Any] = {"max_rows": None, "max_groups": 1, "auto_fraction": None,
+                             "group_fraction": None}  # fmt: skip
+    if contributions is not None:
+        args = as_contributions(contributions).arguments(
+            "quantile", privacy_unit, by=by, groups=groups, auto_bounds=auto_bounds
+        )
+        bound = {name: args[name] for name in bound}
+    max_rows, auto_fraction = bound["max_rows"], bound["auto_fraction"]
+    max_groups, group_fraction = bound["max_groups"], bound["group_fraction"]
+    if by is not None:
+        if auto_fraction is not None:
+            raise ParameterError("auto_fraction and progress callbacks do not apply with by")
+        if max_rows == "auto":
+            raise ParameterError("max_rows='auto' is not available with by: give a number")
+        rows: int | Literal["auto"] = 1 if max_rows is None else int(max_rows)
+    else:
+        check_no_grouping(groups, max_groups, group_fraction)
+        if delta is not None:
+            raise ParameterError("delta applies to quantile only with by and private groups")
+        rows = check_rows_per_unit(privacy_unit, max_rows)
+        if rows != "auto":
+            if isinstance(bounds, str) and bounds != "auto":
+                raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")
+            if not isinstance(bounds, str) and auto_fraction is not None:
+                raise ParameterError("auto_fraction applies only with bounds='auto'")
+    return QuantileRequest(column, q, epsilon, bounds, candidates, confidence, resolution,
+                           mechanism, privacy_unit, rows, by, groups, delta, max_groups,
+                           group_fraction, auto_fraction)  # fmt: skip
