@@ -34,6 +34,7 @@ import pandas as pd
 
 from dpselect.data.query import Query
 from dpselect.data.tables import open_table
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import quantile
 from dpselect.sampling import InsecureSeededSource
 from tests.engine_rules import unit_rule
@@ -76,7 +77,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "flights.parquet")
         frame.to_parquet(path)
-        quantile(path, "delay", DECILES, args.epsilon, bounds=BOUNDS)  # warm up
+        quantile(path, quantile_request("delay", DECILES, args.epsilon, bounds=BOUNDS))  # warm up
         results = {}
         for name, kw in configs.items():
             errors, times, chosen = [], [], []

@@ -19,6 +19,8 @@ import pytest
 import dpselect as dp
 from dpselect.accounting import Ledger
 from dpselect.core.errors import DataError, LedgerError, ParameterError
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.price_request import price_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import top_k as recipe_top_k
@@ -295,8 +297,17 @@ def test_every_unit_release_prints_its_contribution_bounds() -> None:
 def test_session_best_price_is_the_recipe_release() -> None:
     rng = np.random.default_rng(6)
     bids = pd.DataFrame({"buyer": rng.integers(0, 300, 1500), "bid": rng.uniform(0, 1, 1500)})
-    loose = recipe_best_price(bids, 1.0, n=300, column="bid", privacy_unit="buyer", max_rows=3,
-                          source=InsecureSeededSource(5))  # fmt: skip
+    loose = recipe_best_price(
+        bids,
+        price_request(
+            1.0,
+            n=300,
+            column="bid",
+            privacy_unit="buyer",
+            contributions=Contributions(values_per_unit=3),
+        ),
+        source=InsecureSeededSource(5),
+    )
     with dp.Session(bids, privacy_unit="buyer", source=InsecureSeededSource(5),
                     contributions=dp.Contributions(values_per_unit=3)) as session:  # fmt: skip
         typed = session.best_price("bid", epsilon=1.0, n=300)

@@ -15,6 +15,7 @@ import pytest
 
 import dpselect.core as dc
 from dpselect.accounting.ledger import Ledger
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import bounds as bounds_module
 from dpselect.recipes import choose_bounds, choose_max_contributions, quantile
 from dpselect.recipes.bounds import contribution_choice_cost
@@ -197,8 +198,12 @@ def normal_frame(n: int = 6000) -> pd.DataFrame:
 
 def test_quantile_auto_bounds_one_entry(tmp_path):
     book = Ledger.create(tmp_path / "l.db", 10.0)
-    r = quantile(normal_frame(), "x", 0.5, 1.0, bounds="auto", ledger=book,
-                 source=InsecureSeededSource(3))  # fmt: skip
+    r = quantile(
+        normal_frame(),
+        quantile_request("x", 0.5, 1.0, bounds="auto"),
+        ledger=book,
+        source=InsecureSeededSource(3),
+    )
     (entry,) = book.entries()
     assert entry.mechanism == "quantile/bounds=auto" and entry.epsilon == r.epsilon
     assert 0.999 <= r.epsilon <= 1.0
@@ -375,7 +380,10 @@ def test_messages_quote_what_was_typed_briefly():
         assert "\n" not in text and len(text) < 120, text
         assert "a pandas Series named" in text and "Length" not in text, text
     with pytest.raises(dc.ParameterError, match=r"q must be strictly increasing.*'split'"):
-        quantile(data, "x", [0.75, 0.25], 1.0, bounds=(0, 2))
-    r = quantile(data, "x", [0.75, 0.25], 1.0, bounds=(0, 2), mechanism="split",
-                 source=InsecureSeededSource(1))  # fmt: skip
+        quantile(data, quantile_request("x", [0.75, 0.25], 1.0, bounds=(0, 2)))
+    r = quantile(
+        data,
+        quantile_request("x", [0.75, 0.25], 1.0, bounds=(0, 2), mechanism="split"),
+        source=InsecureSeededSource(1),
+    )
     assert len(r.values) == 2

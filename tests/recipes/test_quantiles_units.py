@@ -38,6 +38,9 @@ from dpselect.mechanisms.quantile_score import (
     score_sensitivity,
 )
 from dpselect.mechanisms.quantile_tree import make_tree_quantiles, tree_accuracy
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.price_request import price_request
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.pricing import make_price_mechanism, price_grid
 from dpselect.recipes.quantile_methods import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD
@@ -162,18 +165,27 @@ def test_result_names_the_unit_and_runs_every_method():
 def test_privacy_unit_defaults_to_one_row_and_matches_the_row_count():
     frame = _planes()
     result = recipe_quantile(
-        frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
+        frame,
+        quantile_request("delay", 0.5, 1.0, bounds=(0.0, 100.0), privacy_unit="tail"),
         source=InsecureSeededSource(2),
-    )  # fmt: skip
+    )
     assert result.parameters["max_rows"] == 1
 
 
 def test_auto_rule_reads_the_row_level_epsilon():
     frame = _planes()
     result = recipe_quantile(
-        frame, "delay", [0.1, 0.5, 0.9], 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
-        max_rows=8, source=InsecureSeededSource(2),
-    )  # fmt: skip
+        frame,
+        quantile_request(
+            "delay",
+            [0.1, 0.5, 0.9],
+            1.0,
+            bounds=(0.0, 100.0),
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit=8),
+        ),
+        source=InsecureSeededSource(2),
+    )
     assert "(0.95 / 8) N" in result.budget_split
     assert "8 / epsilon" in str(result) or "max_rows" in str(result)
 
@@ -185,14 +197,54 @@ def _ledger(tmp_path, unit=None):
 def test_the_ledger_records_the_unit(tmp_path):
     book = _ledger(tmp_path)
     frame = _planes()
-    recipe_quantile(frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
-                      max_rows=3, ledger=book)  # fmt: skip
-    recipe_quantile(frame, "delay", 0.5, 1.0, bounds="auto", privacy_unit="tail",
-                      max_rows=3, ledger=book)  # fmt: skip
-    recipe_quantile(frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
-                      max_rows="auto", ledger=book)  # fmt: skip
-    recipe_best_price(frame, 1.0, prices=[5, 10, 20], max_price=100, column="delay",
-                        privacy_unit="tail", max_rows=2, ledger=book)  # fmt: skip
+    recipe_quantile(
+        frame,
+        quantile_request(
+            "delay",
+            0.5,
+            1.0,
+            bounds=(0.0, 100.0),
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit=3),
+        ),
+        ledger=book,
+    )
+    recipe_quantile(
+        frame,
+        quantile_request(
+            "delay",
+            0.5,
+            1.0,
+            bounds="auto",
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit=3),
+        ),
+        ledger=book,
+    )
+    recipe_quantile(
+        frame,
+        quantile_request(
+            "delay",
+            0.5,
+            1.0,
+            bounds=(0.0, 100.0),
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit="auto"),
+        ),
+        ledger=book,
+    )
+    recipe_best_price(
+        frame,
+        price_request(
+            1.0,
+            prices=[5, 10, 20],
+            max_price=100,
+            column="delay",
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit=2),
+        ),
+        ledger=book,
+    )
     entries = book.entries()
     assert [e.privacy_unit for e in entries] == ["tail"] * 4
     assert book.spent()[0] <= 4.0
@@ -235,8 +287,18 @@ def test_a_ledger_bound_to_another_unit_refuses_first(tmp_path):
     frame = _planes()
 
     def run():
-        return recipe_quantile(frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0),
-                                 privacy_unit="tail", max_rows=2, ledger=book)  # fmt: skip
+        return recipe_quantile(
+            frame,
+            quantile_request(
+                "delay",
+                0.5,
+                1.0,
+                bounds=(0.0, 100.0),
+                privacy_unit="tail",
+                contributions=Contributions(values_per_unit=2),
+            ),
+            ledger=book,
+        )
 
     _refused(book, run, LedgerError, "'owner'")
 
@@ -244,9 +306,17 @@ def test_a_ledger_bound_to_another_unit_refuses_first(tmp_path):
 def test_max_rows_auto_is_private_and_shows_its_split():
     frame = _planes()
     result = recipe_quantile(
-        frame, "delay", [0.1, 0.5, 0.9], 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
-        max_rows="auto", source=InsecureSeededSource(4),
-    )  # fmt: skip
+        frame,
+        quantile_request(
+            "delay",
+            [0.1, 0.5, 0.9],
+            1.0,
+            bounds=(0.0, 100.0),
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit="auto"),
+        ),
+        source=InsecureSeededSource(4),
+    )
     r = result.parameters["max_rows"]
     assert r in (1, 2, 4, 8, 16, 32, 64, 128, 256)
     assert result.budget_split.startswith(f"{result.parameters['choice_epsilon']:.6g} to choose")
@@ -261,9 +331,18 @@ def test_price_per_buyer_is_the_row_level_mechanism_at_eps_over_r():
     per_row = make_price_mechanism(grid, Fraction(1, 3), source=InsecureSeededSource(8))
     assert [per_unit(values) for _ in range(20)] == [per_row(values) for _ in range(20)]
     frame = _planes()
-    result = recipe_best_price(frame, 1.0, prices=[5, 10, 20], max_price=100, column="delay",
-                                 privacy_unit="tail", max_rows=3,
-                                 source=InsecureSeededSource(1))  # fmt: skip
+    result = recipe_best_price(
+        frame,
+        price_request(
+            1.0,
+            prices=[5, 10, 20],
+            max_price=100,
+            column="delay",
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit=3),
+        ),
+        source=InsecureSeededSource(1),
+    )
     assert "Delta = max_rows max(prices) = 60" in result.accuracy
     assert result.parameters["max_rows"] == 3
 
@@ -328,8 +407,18 @@ def _recipe_failures(runs, r, eps, *, line_eps=None):
     statement = QuantileAccuracy(alpha, w, CONF)
     failures = 0
     for seed in range(runs):
-        result = recipe_quantile(frame, "delay", q, eps, bounds=bounds, privacy_unit="tail",
-                                   max_rows=r, source=InsecureSeededSource(seed))  # fmt: skip
+        result = recipe_quantile(
+            frame,
+            quantile_request(
+                "delay",
+                q,
+                eps,
+                bounds=bounds,
+                privacy_unit="tail",
+                contributions=Contributions(values_per_unit=r),
+            ),
+            source=InsecureSeededSource(seed),
+        )
         if line_eps is None:
             assert f"{alpha:.4g} rows" in result.accuracy[0]
         salt = resolve_source(InsecureSeededSource(seed)).bits(63)
