@@ -15,6 +15,7 @@ import pytest
 
 import dpselect.core as dc
 from dpselect.accounting.ledger import Ledger
+from dpselect.planning.contributions import Contributions
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import bounds as bounds_module
 from dpselect.recipes import choose_bounds, choose_max_contributions, quantile
@@ -225,8 +226,8 @@ def test_auto_bound_levels_cover_the_requested_levels():
     [
         ({"bounds": "auto", "candidates": [1, 2]}, "candidates"),
         ({"bounds": "auto", "resolution": 0.1}, "resolution"),
-        ({"bounds": "auto", "auto_fraction": 0.0}, "auto_fraction"),
-        ({"bounds": (0, 1), "auto_fraction": 0.5}, "auto_fraction"),
+        ({"bounds": "auto", "auto_share": 0.0}, "auto_share"),
+        ({"bounds": (0, 1), "auto_share": 0.5}, "auto_share"),
         ({"bounds": "automatic"}, "bounds"),
         ({"bounds": "auto", "mechanism": "recursive", "q": 0.5, "column": "nope"}, "nope"),
         ({"bounds": "auto", "epsilon": 20.0}, "budget"),
@@ -236,8 +237,10 @@ def test_quantile_auto_refusals_charge_nothing(tmp_path, kwargs, match):
     book = Ledger.create(tmp_path / "l.db", 10.0)
     args = {"column": "x", "q": 0.5, "epsilon": 1.0, **kwargs}
     with pytest.raises(dc.DPSelectError, match=match):
-        quantile(normal_frame(50), args.pop("column"), args.pop("q"), args.pop("epsilon"),
-                 ledger=book, **args)  # fmt: skip
+        if "auto_share" in args:
+            args["contributions"] = Contributions(auto_share=args.pop("auto_share"))
+        request = quantile_request(args.pop("column"), args.pop("q"), args.pop("epsilon"), **args)
+        quantile(normal_frame(50), request, ledger=book)
     assert len(book) == 0
 
 

@@ -13,6 +13,7 @@ import dpselect as dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import DataError, ParameterError
 from dpselect.mechanisms.top_k_plan import plan_top_k
+from dpselect.planning.contributions import Contributions
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.grouped import GroupedResult
 from dpselect.recipes.quantiles import quantile as recipe_quantile
@@ -161,11 +162,13 @@ def test_errors_before_the_charge(book, kwargs, error, match):
 
 def test_quantile_errors_before_the_charge(book):
     for kwargs, match in [({"q": 1.5}, "q"), ({"bounds": "auto"}, "bounds='auto'"),
-                          ({"max_rows": 2}, "max_rows")]:  # fmt: skip
+                          ({"contributions": Contributions(values_per_unit=2)},
+                           "values_per_unit")]:  # fmt: skip
         args = {"q": 0.5, "bounds": (0, 10), **kwargs}
         with pytest.raises(ParameterError, match=match):
-            recipe_quantile(flights(), "plane", args.pop("q"), 1.0, by="carrier", groups=CARRIERS,
-                        ledger=book, **args)  # fmt: skip
+            request = quantile_request("plane", args.pop("q"), 1.0, by="carrier",
+                                       groups=CARRIERS, **args)  # fmt: skip
+            recipe_quantile(flights(), request, ledger=book)
     assert book.entries() == []
 
 

@@ -414,13 +414,16 @@ def _quantile_failures(kind, unit, max_rows, private, calls, seed=5):
         {"bounds": (0, 100)} if kind == "bounds" else {"candidates": CANDIDATES}
     )
     if unit:
-        options.update(privacy_unit="p", max_groups=2, max_rows=max_rows)
+        options.update(
+            privacy_unit="p",
+            contributions=Contributions(values_per_unit=max_rows, groups_per_unit=2),
+        )
     if private:
         options["delta"] = 1e-3
 
     def call(frame, src=None, private=False):
-        return recipe_quantile(frame, "x", 0.5, 1.0, by="g", source=src, **groups_args(private),
-                           **options)  # fmt: skip
+        request = quantile_request("x", 0.5, 1.0, by="g", **groups_args(private), **options)
+        return recipe_quantile(frame, request, source=src)
 
     text = call(paired([], "x"), None, private).accuracy
     alpha = number(BELOW if kind == "bounds" else EXCESS, text)

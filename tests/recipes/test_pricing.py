@@ -107,7 +107,8 @@ def test_best_price_result_and_ledger(tmp_path):
 def test_best_price_errors(kwargs, error, match):
     args = {"valuations": [0.2, 0.9], "epsilon": 1.0, **kwargs}
     with pytest.raises(error, match=match):
-        best_price(**args)
+        valuations = args.pop("valuations")
+        best_price(valuations, price_request(args.pop("epsilon"), **args))
 
 
 def test_revenue_guarantee_holds_over_many_runs():

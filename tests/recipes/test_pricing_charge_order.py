@@ -56,10 +56,10 @@ class Watched(list):  # type: ignore[type-arg]
 def test_refusals_come_before_the_charge_and_read_nothing(tmp_path: Path, kwargs, error, match):
     book = Ledger.create(tmp_path / "l.db", 2.0)
     valuations = Watched([0.2, 0.5, 0.9, 0.9])
-    arguments: dict[str, Any] = {"epsilon": 1.0, "prices": [0.25, 0.5, 1.0], "ledger": book}
+    arguments: dict[str, Any] = {"epsilon": 1.0, "prices": [0.25, 0.5, 1.0]}
     arguments.update(kwargs)
     with pytest.raises(error, match=match):
-        best_price(valuations, **arguments)
+        best_price(valuations, price_request(arguments.pop("epsilon"), **arguments), ledger=book)
     assert valuations.reads == []
     assert book.spent() == (0.0, 0.0) and len(book) == 0
 

@@ -375,7 +375,8 @@ def test_quantile_recipe_recursive_for_many_levels():
 def test_quantile_recipe_errors(kwargs, error, match):
     args = {"data": frame([1.0, 2.0]), "column": "income", "epsilon": 1.0, **kwargs}
     with pytest.raises(error, match=match):
-        quantile(**args)
+        data, column, q, epsilon = (args.pop(key) for key in ("data", "column", "q", "epsilon"))
+        quantile(data, quantile_request(column, q, epsilon, **args))
 
 
 def test_quantile_recipe_empty_and_one_value_same_form():

@@ -151,10 +151,15 @@ def test_result_names_the_unit_and_runs_every_method():
         {"candidates": list(range(0, 101, 5))},
         {"bounds": "auto"},
     ):
-        result = recipe_quantile(
-            frame, "delay", [0.25, 0.5, 0.75], 2.0, privacy_unit="tail", max_rows=4,
-            source=InsecureSeededSource(1), **kw,
-        )  # fmt: skip
+        request = quantile_request(
+            "delay",
+            [0.25, 0.5, 0.75],
+            2.0,
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit=4),
+            **kw,
+        )
+        result = recipe_quantile(frame, request, source=InsecureSeededSource(1))
         assert result.parameters["privacy_unit"] == "tail"
         assert result.parameters["max_rows"] == 4
         assert any("max_rows = 4" in note for note in result.notes)
@@ -261,25 +266,36 @@ def test_errors_come_before_the_charge(tmp_path):
     book = _ledger(tmp_path)
     frame = _planes()
 
-    def q(**kw):
-        args = {"bounds": (0.0, 100.0), "ledger": book, **kw}
-        return lambda: recipe_quantile(frame, "delay", 0.5, 1.0, **args)
+    def q(rows=None, **kw):
+        args = {"bounds": (0.0, 100.0), **kw}
 
-    _refused(book, q(max_rows=3), ParameterError, "max_rows applies only with a privacy_unit")
+        def run():
+            if rows is not None:
+                args["contributions"] = Contributions(values_per_unit=rows)
+            return recipe_quantile(frame, quantile_request("delay", 0.5, 1.0, **args), ledger=book)
+
+        return run
+
+    unitless = r"values_per_unit=\.\.\.\) other than 1 needs privacy_unit="
+    _refused(book, q(rows=3), ParameterError, unitless)
     for bad in (0, -2, 1.5, "two", True):
-        _refused(book, q(privacy_unit="tail", max_rows=bad), ParameterError, "max_rows")
+        _refused(book, q(privacy_unit="tail", rows=bad), ParameterError, "values_per_unit")
     _refused(book, q(privacy_unit="nope"), DataError, "privacy_unit 'nope'")
-    _refused(book, q(privacy_unit="tail", max_rows="auto", bounds=None), ParameterError)
-    _refused(book, q(bounds="auto", max_rows=2), ParameterError, "max_rows applies only")
+    _refused(book, q(privacy_unit="tail", rows="auto", bounds=None), ParameterError)
+    _refused(book, q(bounds="auto", rows=2), ParameterError, unitless)
 
-    def price(valuations, **kw):
-        return lambda: recipe_best_price(valuations, 1.0, prices=[1, 2], max_price=2,
-                                           ledger=book, **kw)  # fmt: skip
+    def price(valuations, rows=None, **kw):
+        def run():
+            if rows is not None:
+                kw["contributions"] = Contributions(values_per_unit=rows)
+            request = price_request(1.0, prices=[1, 2], max_price=2, **kw)
+            return recipe_best_price(valuations, request, ledger=book)
+
+        return run
 
     _refused(book, price([1.0, 2.0], privacy_unit="tail"), ParameterError,
              "array of valuations has no unit column")  # fmt: skip
-    _refused(book, price(frame, column="delay", max_rows=2), ParameterError,
-             "max_rows applies only")  # fmt: skip
+    _refused(book, price(frame, column="delay", rows=2), ParameterError, unitless)
 
 
 def test_a_ledger_bound_to_another_unit_refuses_first(tmp_path):

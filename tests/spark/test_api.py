@@ -13,6 +13,7 @@ import pytest
 import dpselect as dp
 from dpselect.cli.main import main
 from dpselect.core.errors import DataError
+from dpselect.planning.price_request import price_request
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import best_price, quantile
 from dpselect.recipes.top_k import most_common as recipe_most_common
@@ -87,8 +88,8 @@ def test_quantile_with_bounds_on_a_grid(visits):
 def test_best_price_on_a_spark_column(visits):
     pdf, sdf = visits
     kw = {"prices": [1.0, 10.0, 20.0], "max_price": 50.0, "column": "amount"}
-    a = best_price(pdf, 1.0, source=seeded(), **kw)
-    b = best_price(sdf, 1.0, source=seeded(), **kw)
+    a = best_price(pdf, price_request(1.0, **kw), source=seeded())
+    b = best_price(sdf, price_request(1.0, **kw), source=seeded())
     assert a.price == b.price
 
 

@@ -13,6 +13,7 @@ from dpselect.data.engines import spark as spark_engine
 from dpselect.data.query import Query
 from dpselect.data.tables import open_table
 from dpselect.mechanisms.quantile_continuous import continuous_accuracy, make_continuous_quantile
+from dpselect.planning.price_request import price_request
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import best_price, quantile
 from dpselect.recipes._common import column_values
@@ -49,8 +50,10 @@ def test_best_price_on_spark_never_collects_the_column(prices_frame, monkeypatch
     monkeypatch.setattr(spark_engine.SparkTable, "_column_values", refuse)
     for kw in ({"prices": [1.0, 2.5, 5.0, 9.0]}, {"price_step": 0.05, "max_price": 10.0}):
         kw = {"max_price": 10.0, **kw}
-        a = best_price(pdf, 2.0, column="v", source=InsecureSeededSource(3), **kw)
-        b = best_price(prices_frame, 2.0, column="v", source=InsecureSeededSource(3), **kw)
+        a = best_price(pdf, price_request(2.0, column="v", **kw), source=InsecureSeededSource(3))
+        b = best_price(
+            prices_frame, price_request(2.0, column="v", **kw), source=InsecureSeededSource(3)
+        )
         assert a.price == b.price
 
 

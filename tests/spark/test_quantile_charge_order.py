@@ -45,11 +45,15 @@ def test_no_spark_job_before_the_charge_and_none_fails_after(spark, tmp_path: Pa
     spark.sparkContext.setJobGroup(group, "quantile charge order")
     try:
         with pytest.raises(BudgetExceeded):  # over budget: refused before any Spark job
-            quantile(frame, "x", q, 2.0, ledger=book, **kwargs)
+            quantile(frame, quantile_request("x", q, 2.0, **kwargs), ledger=book)
         assert _jobs(spark, group) == 0
         # within budget: charged, then read; extreme, NaN and NULL rows fail nothing
-        result = quantile(frame, "x", q, 1.0, ledger=book, source=InsecureSeededSource(1),
-                          **kwargs)  # fmt: skip
+        result = quantile(
+            frame,
+            quantile_request("x", q, 1.0, **kwargs),
+            ledger=book,
+            source=InsecureSeededSource(1),
+        )
         assert _jobs(spark, group) > 0
     finally:
         spark.sparkContext.setJobGroup("", "")
