@@ -69,6 +69,9 @@ class Session:
     source : RandomSource, optional
         The randomness; the default is the OS CSPRNG. A seeded source is for tests and
         reproducible demos only, and is not private.
+    progress : callable, optional
+        Called with the percentage of the column scanned (``0 .. 100``) while a quantile
+        without ``by`` reads its rows for over a second.
 
     Raises
     ------
@@ -103,6 +106,7 @@ class Session:
         ledger: Ledger | str | None = None,
         schema: dict[str, str] | None = None,
         source: RandomSource | None = None,
+        progress: Progress = None,
     ) -> None:
         if privacy_unit is not None and (not isinstance(privacy_unit, str) or not privacy_unit):
             raise ParameterError(
@@ -121,6 +125,7 @@ class Session:
             Contributions() if contributions is None else as_contributions(contributions)
         )
         self._source = source
+        self._progress = progress
 
     # --- what the session holds ---------------------------------------------------------------
 
@@ -321,12 +326,13 @@ class Session:
         by: str | None = None,
         groups: Sequence[Any] | str | None = None,
         delta: float | None = None,
-        progress: Progress = None,
+        contributions: Contributions | None = None,
     ) -> QuantileResult | GroupedResult:
         """The ``q``-quantile(s) of a numeric ``column``: :func:`dpselect.quantile` on this
-        session, at the session's contribution bounds (each row is one value:
-        ``values_per_unit`` is the most rows a unit keeps, ``"auto"``: chosen privately with
-        ``auto_share`` of ``epsilon``; ``groups_per_unit`` the most groups with ``by``).
+        session (each row is one value: ``values_per_unit`` is the most rows a unit keeps,
+        ``"auto"``: chosen privately with ``auto_share`` of ``epsilon``; ``groups_per_unit``
+        the most groups with ``by``). The session's ``progress`` follows the scan (without
+        ``by``).
 
         ``mechanism="auto"`` picks the method from public facts (docs/quantiles.md);
         ``epsilon`` is the total pure-DP cost under adding or removing one unit, charged
@@ -358,8 +364,8 @@ class Session:
             :meth:`top_k`.
         delta : float, optional
             With ``by`` and private groups only: the delta of their selection.
-        progress : callable, optional
-            ``progress(percent)`` while the column is scanned (not with ``by``).
+        contributions : Contributions, optional
+            This query's bounds, in place of the session's.
 
         Returns
         -------
@@ -378,8 +384,10 @@ class Session:
         request = quantile_request(
             column, q, epsilon, bounds=bounds, candidates=candidates, confidence=confidence,
             resolution=resolution, mechanism=mechanism, privacy_unit=self._unit,
-            contributions=self._contributions, by=by, groups=groups, delta=delta,
+            contributions=self._contributions if contributions is None else contributions,
+            by=by, groups=groups, delta=delta,
         )  # fmt: skip
+        progress = None if by is not None else self._progress
         return quantile(self._table, request, ledger=self._ledger, source=self._source,
                         progress=progress)  # fmt: skip
 

@@ -140,11 +140,14 @@ def test_session_quantile_takes_confidence_and_progress() -> None:
     seen: list[float] = []
     request = quantile_request("minutes", 0.5, 1.0, bounds=(0.0, 200.0), confidence=0.8)
     by_request = recipe_quantile(data, request, source=InsecureSeededSource(4))
-    with dp.Session(data, source=InsecureSeededSource(4)) as session:
+    with dp.Session(data, source=InsecureSeededSource(4), progress=seen.append) as session:
         by_session = session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0.0, 200.0),
-                                      confidence=0.8, progress=seen.append)  # fmt: skip
+                                      confidence=0.8)  # fmt: skip
+        grouped = session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0.0, 200.0),
+                                   by="country", groups=["fr", "de", "it"])  # fmt: skip
     _same(by_request, by_session)
     assert "with probability at least 80%" in by_session.accuracy[0]
+    assert len(grouped.releases) == 3  # the scan's progress is not followed per group
 
 
 def test_session_opens_the_data_once(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,7 +167,8 @@ def test_session_opens_the_data_once(tmp_path: Any, monkeypatch: pytest.MonkeyPa
                     contributions=dp.Contributions(values_per_unit=2)) as session:  # fmt: skip
         session.top_k("site", 2, epsilon=1.0, candidates=list("abcdefgh"))
         session.most_common("site", epsilon=1.0, candidates=list("abcdefgh"))
-        session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0.0, 200.0))
+        session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0.0, 200.0),
+                         contributions=dp.Contributions(values_per_unit=3))  # fmt: skip
         session.partition_selection("site", epsilon=1.0, delta=1e-6)
     assert len(calls) == 1
 
@@ -466,3 +470,21 @@ def test_a_grouped_quantile_shorthand_with_private_groups_points_to_the_session(
         grouped = session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0, 100), by="country",
                                    delta=1e-6)  # fmt: skip
     assert grouped is not None
+
+
+def test_the_session_progress_reaches_an_ungrouped_quantile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dpselect.recipes.quantiles as quantiles
+
+    seen: list[Any] = []
+    monkeypatch.setattr(quantiles, "quantile", lambda d, r, **k: seen.append(k["progress"]))
+
+    def follow(percent: float) -> None:
+        return None
+
+    with dp.Session(_visits(50), progress=follow) as session:
+        session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0, 100))
+        session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0, 100), by="country",
+                         groups=["fr"])  # fmt: skip
+    assert seen == [follow, None]
