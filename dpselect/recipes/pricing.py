@@ -33,7 +33,8 @@ probability at least ``1 - e^-t``. Together: ``revenue >= gamma - price_step n -
 O(ln(n) / eps)`` as in the seed. Both terms are reported (they use public numbers only; neither
 ``gamma`` nor ``OPT`` is released).
 
-**Buyers with several bids** (``privacy_unit=COL, max_rows=r``, table input): each buyer
+**Buyers with several bids** (``privacy_unit=COL`` with ``Contributions(values_per_unit=r)``:
+the request's ``max_rows = r``, table input): each buyer
 keeps at most ``r`` bids, chosen by the salted keyed rule of docs/contribution_bounding.md
 ("Rows per unit"), which reads only that buyer's rows; the score counts kept bids,
 ``s(v, p) = p #{kept bids >= p}``. Adding or removing one buyer adds or removes at most ``r``

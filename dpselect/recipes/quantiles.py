@@ -21,22 +21,25 @@
 Every accuracy line printed is the conclusion of a theorem in docs/quantiles.md, checked by
 simulation on adversarial data in tests/recipes/test_quantiles_accuracy.py.
 
-The entry, :func:`quantile`, sends each query to the module holding its concept:
+The entry, :func:`quantile`, takes a checked request
+(:func:`dpselect.planning.quantile_request.quantile_request`) and sends it to the module
+holding its concept:
 
 - fixed ``bounds=(lo, hi)`` or ``candidates``: :mod:`~dpselect.recipes.quantile_release`
   (checked in :mod:`~dpselect.recipes.quantile_query`, planned in
   :mod:`~dpselect.recipes.quantile_methods` and :mod:`~dpselect.recipes.quantile_count_rule`);
-- ``bounds="auto"``: the bounds are chosen privately first with ``auto_fraction`` (default
+- ``bounds="auto"``: the bounds are chosen privately first with ``auto_share`` (default
   0.25) of ``epsilon``, one composed charge (:mod:`~dpselect.recipes.quantile_auto_bounds`);
 - ``privacy_unit``: a column identifying people; ``epsilon`` then protects one person (all
-  their rows added or removed), not one row. Each person keeps at most ``max_rows`` rows
-  (default 1), chosen by the salted keyed rule of docs/contribution_bounding.md ("Rows per
-  unit"), which reads only that person's rows; the rank scores then move by at most
-  ``max_rows``, and every method is calibrated for it (it runs at ``epsilon / max_rows`` per
-  row: group privacy; docs/quantiles.md, "Privacy units"). The accuracy lines count the kept
-  rows. ``max_rows="auto"`` chooses the bound privately first with ``auto_fraction`` of
-  ``epsilon``, one composed charge (:mod:`~dpselect.recipes.quantile_auto_rows`). ``max_rows``
-  without a ``privacy_unit`` is refused (each row is then its own unit);
+  their rows added or removed), not one row. Each person keeps at most ``max_rows = r`` rows
+  (``Contributions(values_per_unit=r)``, default 1), chosen by the salted keyed rule of
+  docs/contribution_bounding.md ("Rows per unit"), which reads only that person's rows; the
+  rank scores then move by at most ``r``, and every method is calibrated for it (it runs at
+  ``epsilon / r`` per row: group privacy; docs/quantiles.md, "Privacy units"). The accuracy
+  lines count the kept rows. ``values_per_unit="auto"`` chooses the bound privately first
+  with ``auto_share`` of ``epsilon``, one composed charge
+  (:mod:`~dpselect.recipes.quantile_auto_rows`). A bound other than 1 without a
+  ``privacy_unit`` is refused (each row is then its own unit);
 - ``by``: the quantiles of every group in one scan (:mod:`~dpselect.recipes.quantile_grouped`).
 
 The ledger is charged durably before the data are read (as pure DP for the tree and the auto
