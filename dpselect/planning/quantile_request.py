@@ -13,21 +13,30 @@ The checks run in one fixed order, and a call with several bad arguments is refu
 first: the bounds against the query (:meth:`~.contributions.Contributions.arguments`); with
 ``by``, an automatic share (none applies per group) and ``values_per_unit="auto"``; without
 ``by``, the grouping arguments, ``delta``, the rows per unit, and ``bounds`` given as text other
-than ``"auto"``. The checks of the route the request takes (:attr:`QuantileRequest.route`:
-the levels, ``epsilon``, ``bounds`` or ``candidates``, the method and the column's type) follow
-in the recipe of that route, from public facts, before the charge.
+than ``"auto"``; then the checks of the route the request takes
+(:attr:`QuantileRequest.route`) that need no table, in the order its recipe makes them
+(:mod:`~.quantile_checks`: ``epsilon``, the levels, the confidence, ``bounds`` or
+``candidates``, the resolution, the method). What needs the table's schema (the column's type,
+the unit column, the groups; with ``by`` the levels and the method too, checked per group)
+follows in the recipe, before the charge.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..core.errors import ParameterError
 from ..mechanisms.quantile_score import check_max_rows
 from ..mechanisms.top_k_plan import CONFIDENCE
 from .contributions import Contributions, as_contributions, check_no_grouping
+from .quantile_checks import (
+    check_auto_bounds_arguments,
+    check_auto_rows_arguments,
+    check_grouped_arguments,
+    check_release_arguments,
+)
 
 __all__ = ["QuantileRequest", "Route", "check_rows_per_unit", "quantile_request"]
 
@@ -214,6 +223,29 @@ def quantile_request(
                 raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")
             if not isinstance(bounds, str) and auto_fraction is not None:
                 raise ParameterError("auto_fraction applies only with bounds='auto'")
-    return QuantileRequest(column, q, epsilon, bounds, candidates, confidence, resolution,
-                           mechanism, privacy_unit, rows, by, groups, delta, max_groups,
-                           group_fraction, auto_fraction)  # fmt: skip
+    request = QuantileRequest(column, q, epsilon, bounds, candidates, confidence, resolution,
+                              mechanism, privacy_unit, rows, by, groups, delta, max_groups,
+                              group_fraction, auto_fraction)  # fmt: skip
+    return _checked_route(request)
+
+
+def _checked_route(request: QuantileRequest) -> QuantileRequest:
+    """The checks of the request's route that need no table, in its recipe's order
+    (:mod:`~.quantile_checks`); the candidates loaded (a file is read once)."""
+    r = request
+    kw: dict[str, Any] = {"confidence": r.confidence, "resolution": r.resolution,
+                          "mechanism": r.mechanism}  # fmt: skip
+    route = r.route
+    if route == "grouped":
+        check_grouped_arguments(r.epsilon, r.bounds, r.privacy_unit, r.rows)
+        return r
+    if route == "auto_bounds":
+        check_auto_bounds_arguments(r.q, r.epsilon, r.candidates, auto_fraction=r.auto_fraction,
+                                    **kw)  # fmt: skip
+        return r
+    if route == "auto_rows":
+        checked = check_auto_rows_arguments(r.q, r.epsilon, r.bounds, r.candidates,
+                                            auto_fraction=r.auto_fraction, **kw)  # fmt: skip
+    else:
+        checked = check_release_arguments(r.q, r.epsilon, r.bounds, r.candidates, **kw)
+    return r if checked.cands is None else replace(r, candidates=checked.cands)

@@ -51,16 +51,12 @@ from typing import Any
 from ..core.errors import ParameterError
 from ..data.engine import Engine
 from ..data.tables import open_table
-from ..mechanisms.validate import check_user_epsilon
-from ..planning.contributions import check_auto_fraction
-from ..planning.epsilon_range import check_epsilon_range
+from ..planning.quantile_checks import check_auto_bounds_arguments
 from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource
-from ._common import check_confidence, open_ledger
+from ._common import open_ledger
 from .bounds import bounds_choice_cost, choose_bounds
 from .quantile_query import (
-    _choose_method,
-    _levels,
     check_numeric_column,
     check_rows_per_unit,
     check_unit_column,
@@ -192,24 +188,13 @@ def _check_auto_bounds(
     max_rows: int | None,
 ) -> _AutoBoundsQuery:
     """Every refusal of ``bounds="auto"``, from public facts, in the order they are made."""
-    eps = Fraction(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
-    fraction = check_auto_fraction(auto_fraction)
-    if candidates is not None:
-        raise ParameterError(
-            "bounds='auto' chooses bounds for the continuous mechanism: do not give candidates"
-        )
-    if resolution is not None:
-        raise ParameterError(
-            "resolution applies to fixed bounds; with bounds='auto' the default "
-            "(hi - lo) / 10^6 of the chosen bounds is used"
-        )
-    given, levels = _levels(q)
-    check_confidence(confidence)
+    eps, fraction, given, levels, chosen = check_auto_bounds_arguments(
+        q, epsilon, candidates, confidence=confidence, resolution=resolution,
+        mechanism=mechanism, auto_fraction=auto_fraction,
+    )  # fmt: skip
     rows = check_rows_per_unit(privacy_unit, max_rows)
     if rows == "auto":
         raise ParameterError("max_rows='auto' is chosen by quantile(); give an int here")
-    chosen = _choose_method(mechanism, len(levels), True)
     table = open_table(data, schema=schema)
     check_numeric_column(table, data, column)
     check_unit_column(table, privacy_unit, rows)

@@ -34,31 +34,27 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-from ..core.errors import ParameterError
 from ..data.column_roles import recorded_step
 from ..data.engine import Engine
 from ..data.tables import one_column, open_table
 from ..mechanisms.quantile_candidates import candidate_accuracy
-from ..mechanisms.quantile_continuous import check_bounds, check_resolution, continuous_accuracy
+from ..mechanisms.quantile_continuous import check_resolution, continuous_accuracy
 from ..mechanisms.quantile_joint import joint_rows_bound
 from ..mechanisms.quantile_joint_parameters import joint_resolution
 from ..mechanisms.quantile_recursive import recursive_alphas
 from ..mechanisms.quantile_tree import tree_accuracy
-from ..mechanisms.validate import check_user_epsilon
 from ..planning.budget import first_share
 from ..planning.contributions import check_auto_fraction
-from ..planning.epsilon_range import check_epsilon_range
+from ..planning.quantile_checks import check_auto_rows_arguments
 from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource
-from ._common import AUTO_FRACTION, check_confidence, open_ledger
+from ._common import AUTO_FRACTION, open_ledger
 from .bounds import DEFAULT_CONTRIBUTIONS, choose_max_contributions, contribution_choice_cost
 from .quantile_auto_bounds import quantile_with_auto_bounds
 from .quantile_count_rule import TREE_COUNT_FRACTION
 from .quantile_methods import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD, charge_kind
 from .quantile_query import (
     _choose_method,
-    _levels,
-    _numeric_candidates,
     check_numeric_column,
     check_unit_column,
 )
@@ -170,30 +166,13 @@ def _check_auto_rows(
     auto_fraction: float | None,
 ) -> _AutoRowsQuery:
     """Every refusal of ``max_rows="auto"``, from public facts, in the order they are made."""
-    eps = Fraction(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
+    checked = check_auto_rows_arguments(
+        q, epsilon, bounds, candidates, confidence=confidence, resolution=resolution,
+        mechanism=mechanism, auto_fraction=auto_fraction,
+    )  # fmt: skip
     fraction = check_auto_fraction(auto_fraction)
-    given, levels = _levels(q)
-    conf = check_confidence(confidence)
-    if (bounds is None) == (candidates is None):
-        raise ParameterError(
-            "give exactly one of bounds=(lo, hi) or 'auto' (continuous mechanism) and "
-            "candidates (a public list of numbers)"
-        )
-    cands = _numeric_candidates(candidates) if candidates is not None else None
-    lo_hi = None
-    if isinstance(bounds, str):
-        if bounds != "auto":
-            raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")
-        if resolution is not None:
-            raise ParameterError(
-                "resolution applies to fixed bounds; with bounds='auto' the default "
-                "(hi - lo) / 10^6 of the chosen bounds is used"
-            )
-    elif bounds is not None:
-        lo_hi = check_bounds(bounds)
-        check_resolution(resolution, *lo_hi)
-    _choose_method(mechanism, len(levels), bounds is not None)
+    eps, given, levels, conf = checked.eps, checked.given, checked.levels, checked.conf
+    cands, lo_hi = checked.cands, checked.lo_hi
     table = open_table(data, schema=schema)
     check_numeric_column(table, data, column)
     check_unit_column(table, privacy_unit, 1)

@@ -19,9 +19,10 @@ from ..data.engine import Engine
 from ..data.query import PrivateGroups, PublicGroups, Query, UnitRule
 from ..mechanisms.quantile_continuous import check_bounds
 from ..mechanisms.quantile_joint_parameters import recorded_resolution
-from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
+from ..mechanisms.validate import check_delta
 from ..planning.budget import divide
-from ..planning.epsilon_range import check_epsilon_range, stages_of_a_release
+from ..planning.epsilon_range import stages_of_a_release
+from ..planning.quantile_checks import check_grouped_arguments
 from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, numeric_column, open_ledger
@@ -153,12 +154,7 @@ def _check_grouped(
     options: dict[str, Any],
 ) -> _GroupedQuery:
     """Every refusal of ``quantile(by=...)`` from public facts, in the order they are made."""
-    options = _checked_options(options)
-    eps = float(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
-    if privacy_unit is None and max_rows != 1:
-        raise ParameterError("max_rows applies only with a privacy_unit column")
-    r = check_int(max_rows, "max_rows", minimum=1)
+    eps, r = check_grouped_arguments(epsilon, options.get("bounds"), privacy_unit, max_rows)
     table = open_checked(data, column, privacy_unit, schema)
     numeric_column(table, column)
     options = _typed_resolution(table, column, q, options)
@@ -203,19 +199,6 @@ def _group_costs(
             f"epsilon_g / {r} = {inner:.6g} (group privacy)"
         )
     return _GroupCosts(selection, select_cost, each, total, accounting)
-
-
-def _checked_options(options: dict[str, Any]) -> dict[str, Any]:
-    """The per-group options, refused when one does not apply with ``by`` (public)."""
-    allowed = {"bounds", "candidates", "mechanism", "resolution", "confidence"}
-    extra = sorted(set(options) - allowed)
-    if extra:
-        raise ParameterError(f"quantile with by does not take {', '.join(extra)}")
-    if options.get("bounds") == "auto":
-        raise ParameterError(
-            "bounds='auto' is not available with by: give bounds=(lo, hi) or candidates"
-        )
-    return options
 
 
 def _typed_resolution(
