@@ -5,19 +5,26 @@ them, maps the contribution bounds (a :class:`~.contributions.Contributions`: ea
 bid, so ``values_per_unit`` is the most bids one unit keeps; nothing else applies) and returns
 a frozen :class:`PriceRequest`; the recipe :func:`dpselect.recipes.pricing.best_price` takes
 only the request. Nothing is opened, read or charged here: the bounds are refused first, from
-public facts only; the recipe then checks ``epsilon``, ``confidence``, ``n``, the grid and the
-bids per buyer, in that order, before the charge.
+public facts only, then ``epsilon``, ``confidence``, ``n``, the default step, the bids per
+buyer and the grid, in that order (:func:`check_price_arguments`, which the recipe runs again
+on the request it is given, before the charge).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
 
+from ..core.errors import ParameterError
 from ..mechanisms.top_k_plan import CONFIDENCE
+from ..mechanisms.validate import check_confidence, check_int, check_max_rows, check_user_epsilon
 from .contributions import Contributions, as_contributions
+from .epsilon_range import check_epsilon_range
+from .price_grid import PriceGrid, default_price_step, price_grid
 
-__all__ = ["PriceRequest", "price_request"]
+__all__ = ["PriceRequest", "check_price_arguments", "price_request"]
 
 
 @dataclass(frozen=True)
@@ -110,5 +117,51 @@ def price_request(
     """
     bounds = Contributions() if contributions is None else as_contributions(contributions)
     max_rows = bounds.arguments("best_price", privacy_unit)["max_rows"]
+    check_price_arguments(epsilon, confidence, n, prices, price_step, max_price, max_rows,
+                          privacy_unit)  # fmt: skip
     return PriceRequest(epsilon, prices, price_step, max_price, n, column, confidence,
                         privacy_unit, max_rows)  # fmt: skip
+
+
+def check_price_arguments(
+    epsilon: Any,
+    confidence: Any,
+    n: Any,
+    prices: Any,
+    price_step: Any,
+    max_price: Any,
+    max_rows: Any,
+    privacy_unit: str | None,
+) -> tuple[Fraction, float, int | None, int, PriceGrid]:
+    """A best price's public arguments checked in order: ``epsilon``, ``confidence``, ``n``,
+    the default step (which needs ``n`` without prices), the bids per buyer, the grid.
+
+    Parameters
+    ----------
+    epsilon, confidence, n, prices, price_step, max_price, privacy_unit
+        As :func:`price_request` takes them.
+    max_rows : int or None
+        The bids one buyer keeps (``None``: 1; only with a unit).
+
+    Returns
+    -------
+    tuple
+        ``(eps, confidence, n, bids per buyer, grid)``.
+    """
+    eps = Fraction(check_user_epsilon(epsilon))
+    check_epsilon_range(eps)
+    conf = check_confidence(confidence)
+    n = None if n is None else check_int(n, "n", minimum=2)
+    if prices is None and price_step is None:
+        if n is None:
+            raise ParameterError(
+                "give prices, price_step, or n: the default price_step = ln(n) / (n eps) needs "
+                "a public number of buyers n (the true count is private)"
+            )
+        price_step = default_price_step(n, eps, max_price)
+    if max_rows is not None and privacy_unit is None:
+        raise ParameterError(
+            "max_rows applies only with a privacy_unit column (without one each bid is a buyer)"
+        )
+    r = 1 if max_rows is None else check_max_rows(max_rows)
+    return eps, conf, n, r, price_grid(prices, price_step, max_price)

@@ -76,3 +76,22 @@ def test_the_price_request_takes_one_bound() -> None:
             price_request(1.0, n=10, privacy_unit="buyer", contributions=bounds)
     with pytest.raises(ParameterError, match=r"must be a dpselect\.Contributions"):
         price_request(1.0, n=10, contributions={"values_per_unit": 2})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"confidence": 1.5}, "confidence"),
+        ({"n": 1}, "at least 2"),
+        ({"n": None}, "public number of buyers"),
+        ({"prices": [0.5, 2.0]}, "at most max_price"),
+        ({"price_step": 1e-9}, "grid prices"),
+    ],
+)
+def test_the_price_request_checks_before_anything_is_opened(
+    kwargs: dict[str, Any], match: str
+) -> None:
+    args = {"epsilon": 1.0, "n": 10, **kwargs}
+    with pytest.raises(ParameterError, match=match):
+        price_request(args.pop("epsilon"), **args)
