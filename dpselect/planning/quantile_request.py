@@ -197,36 +197,45 @@ def quantile_request(
     ParameterError
         The first bad argument, before anything is opened or charged.
     """
-    auto_bounds = isinstance(bounds, str) and bounds == "auto"
     bound: dict[str, Any] = {"max_rows": None, "max_groups": 1, "auto_fraction": None,
                              "group_fraction": None}  # fmt: skip
     if contributions is not None:
+        auto_bounds = isinstance(bounds, str) and bounds == "auto"
         args = as_contributions(contributions).arguments(
             "quantile", privacy_unit, by=by, groups=groups, auto_bounds=auto_bounds
         )
         bound = {name: args[name] for name in bound}
-    max_rows, auto_fraction = bound["max_rows"], bound["auto_fraction"]
-    max_groups, group_fraction = bound["max_groups"], bound["group_fraction"]
+    if by is None:
+        check_no_grouping(groups, bound["max_groups"], bound["group_fraction"])
+        if delta is not None:
+            raise ParameterError("delta applies to quantile only with by and private groups")
+    rows = _rows(privacy_unit, bound["max_rows"], bound["auto_fraction"], by=by, bounds=bounds)
+    request = QuantileRequest(column, q, epsilon, bounds, candidates, confidence, resolution,
+                              mechanism, privacy_unit, rows, by, groups, delta,
+                              bound["max_groups"], bound["group_fraction"],
+                              bound["auto_fraction"])  # fmt: skip
+    return _checked_route(request)
+
+
+def _rows(
+    privacy_unit: str | None, max_rows: Any, auto_fraction: Any, *, by: Any, bounds: Any
+) -> int | Literal["auto"]:
+    """The rows per unit, with the refusals of an automatic choice where none applies: with
+    ``by``, a share and ``"auto"`` rows (per group); without, a share where nothing is
+    automatic, and ``bounds`` given as text other than ``"auto"``."""
     if by is not None:
         if auto_fraction is not None:
             raise ParameterError("auto_fraction and progress callbacks do not apply with by")
         if max_rows == "auto":
             raise ParameterError("max_rows='auto' is not available with by: give a number")
-        rows: int | Literal["auto"] = 1 if max_rows is None else int(max_rows)
-    else:
-        check_no_grouping(groups, max_groups, group_fraction)
-        if delta is not None:
-            raise ParameterError("delta applies to quantile only with by and private groups")
-        rows = check_rows_per_unit(privacy_unit, max_rows)
-        if rows != "auto":
-            if isinstance(bounds, str) and bounds != "auto":
-                raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")
-            if not isinstance(bounds, str) and auto_fraction is not None:
-                raise ParameterError("auto_fraction applies only with bounds='auto'")
-    request = QuantileRequest(column, q, epsilon, bounds, candidates, confidence, resolution,
-                              mechanism, privacy_unit, rows, by, groups, delta, max_groups,
-                              group_fraction, auto_fraction)  # fmt: skip
-    return _checked_route(request)
+        return 1 if max_rows is None else int(max_rows)
+    rows = check_rows_per_unit(privacy_unit, max_rows)
+    if rows != "auto":
+        if isinstance(bounds, str) and bounds != "auto":
+            raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")
+        if not isinstance(bounds, str) and auto_fraction is not None:
+            raise ParameterError("auto_fraction applies only with bounds='auto'")
+    return rows
 
 
 def _checked_route(request: QuantileRequest) -> QuantileRequest:
