@@ -101,6 +101,8 @@ import pandas as pd
 from bench_quantiles import datasets, fresh_datasets, held_out_datasets
 from bench_quantiles_peers_units import _pipelinedp, five_values, flights
 
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import quantile_methods as recipe
 from dpselect.recipes.quantile_count_rule import TREE_COUNT_FRACTION
 from dpselect.recipes.quantiles import quantile
@@ -181,10 +183,20 @@ def tree_height(h: int) -> Iterator[None]:
 
 def release(cell: Cell, method: str, eps: float, seed: int, height: int = 2) -> list[float]:
     _, frame, column, bounds, r = cell
-    unit = {} if r is None else {"privacy_unit": _unit(frame), "max_rows": r}
+    unit = (
+        {}
+        if r is None
+        else {
+            "privacy_unit": _unit(frame),
+            "contributions": Contributions(values_per_unit=r),
+        }
+    )
     with tree_height(height):
-        return quantile(frame, column, DECILES, eps, bounds=bounds, mechanism=method,
-                        source=InsecureSeededSource(seed), **unit).values  # fmt: skip
+        return quantile(
+            frame,
+            quantile_request(column, DECILES, eps, bounds=bounds, mechanism=method, **unit),
+            source=InsecureSeededSource(seed),
+        ).values
 
 
 def _unit(frame: pd.DataFrame) -> str:

@@ -55,6 +55,7 @@ import pandas as pd
 from _rss import peak_rss_mib
 
 from dpselect.mechanisms.quantile_continuous import make_continuous_quantile
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import quantile
 
 DECILES = [i / 10 for i in range(1, 10)]
@@ -95,7 +96,9 @@ def speed(rows: int) -> None:
         con = duckdb.connect()
         sql = f"SELECT quantile_cont(v, 0.5) FROM read_parquet('{path}')"
         t_duck = _median_time(lambda: con.execute(sql).fetchall())
-        t_e2e = _median_time(lambda: quantile(path, "v", 0.5, 1.0, bounds=(0.0, 200.0)))
+        t_e2e = _median_time(
+            lambda: quantile(path, quantile_request("v", 0.5, 1.0, bounds=(0.0, 200.0)))
+        )
         peak_e2e = _child_peak(path)
         print(f"| DuckDB quantile_cont (Parquet) | {t_duck:.3f} | 1 | |")
         print(
@@ -153,7 +156,10 @@ def joint_flights_speed() -> None:
 
     def recipe(mechanism: str) -> float:
         return _median_time(
-            lambda: quantile(frame, "distance", DECILES, 1.0, bounds=bounds, mechanism=mechanism),
+            lambda: quantile(
+                frame,
+                quantile_request("distance", DECILES, 1.0, bounds=bounds, mechanism=mechanism),
+            ),
             repeats=1,
         )
 
@@ -342,7 +348,8 @@ def _dpselect(
         step = _CURRENT_STEP[0] if declared_step else None
         res = None if step is None else step / 2
         return quantile(
-            frame, "v", DECILES, eps, bounds=bounds, mechanism=method, resolution=res
+            frame,
+            quantile_request("v", DECILES, eps, bounds=bounds, resolution=res, mechanism=method),
         ).values
 
     return run

@@ -32,6 +32,8 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 
 DECILES = [i / 10 for i in range(1, 10)]
@@ -55,8 +57,18 @@ def _dpselect(method: str) -> Run:
     def run(data: pd.DataFrame, column: str, bounds: tuple[float, float], eps: float,
             r: int) -> list[float]:  # fmt: skip
         unit = "tailnum" if "tailnum" in data.columns else "person"
-        return recipe_quantile(data, column, DECILES, eps, bounds=bounds, mechanism=method,
-                           privacy_unit=unit, max_rows=r).values  # fmt: skip
+        return recipe_quantile(
+            data,
+            quantile_request(
+                column,
+                DECILES,
+                eps,
+                bounds=bounds,
+                mechanism=method,
+                privacy_unit=unit,
+                contributions=Contributions(values_per_unit=r),
+            ),
+        ).values
 
     return run
 

@@ -34,6 +34,8 @@ import pandas as pd
 
 from dpselect.data.query import Query
 from dpselect.data.tables import open_table
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import quantile
 from dpselect.sampling import InsecureSeededSource
 from tests.engine_rules import unit_rule
@@ -69,21 +71,33 @@ def main() -> None:
     )
     configs: dict[str, dict[str, object]] = {
         "row-level (protects one flight)": {},
-        "per plane, max_rows=1": {"privacy_unit": "tail", "max_rows": 1},
-        "per plane, max_rows=5": {"privacy_unit": "tail", "max_rows": 5},
-        "per plane, max_rows=auto": {"privacy_unit": "tail", "max_rows": "auto"},
+        "per plane, max_rows=1": {
+            "privacy_unit": "tail",
+            "contributions": Contributions(values_per_unit=1),
+        },
+        "per plane, max_rows=5": {
+            "privacy_unit": "tail",
+            "contributions": Contributions(values_per_unit=5),
+        },
+        "per plane, max_rows=auto": {
+            "privacy_unit": "tail",
+            "contributions": Contributions(values_per_unit="auto"),
+        },
     }
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "flights.parquet")
         frame.to_parquet(path)
-        quantile(path, "delay", DECILES, args.epsilon, bounds=BOUNDS)  # warm up
+        quantile(path, quantile_request("delay", DECILES, args.epsilon, bounds=BOUNDS))  # warm up
         results = {}
         for name, kw in configs.items():
             errors, times, chosen = [], [], []
             for run in range(args.runs):
                 start = time.perf_counter()
-                result = quantile(path, "delay", DECILES, args.epsilon, bounds=BOUNDS,
-                                  source=InsecureSeededSource(run), **kw)  # fmt: skip
+                result = quantile(
+                    path,
+                    quantile_request("delay", DECILES, args.epsilon, bounds=BOUNDS, **kw),
+                    source=InsecureSeededSource(run),
+                )
                 times.append(time.perf_counter() - start)
                 errors.append(float(np.mean(np.abs(np.asarray(result.values) - truth))))
                 chosen.append(result.parameters.get("max_rows"))

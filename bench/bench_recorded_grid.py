@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpselect.planning.quantile_request import quantile_request
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_quantiles import (
@@ -86,11 +88,16 @@ def main() -> None:
             w = joint_resolution(None, lo, hi, each)
             new, old, grids = [], [], collections.Counter()
             for _ in range(args.runs):
-                r = recipe_quantile(frame, "v", DECILES, eps, bounds=(lo, hi), source=source)
+                r = recipe_quantile(
+                    frame, quantile_request("v", DECILES, eps, bounds=(lo, hi)), source=source
+                )
                 new.append(float(np.mean(np.abs(np.array(r.values) - truth))))
                 grids[r.resolution] += 1
-                r = recipe_quantile(frame, "v", DECILES, eps, bounds=(lo, hi), resolution=w,
-                             source=source)  # fmt: skip
+                r = recipe_quantile(
+                    frame,
+                    quantile_request("v", DECILES, eps, bounds=(lo, hi), resolution=w),
+                    source=source,
+                )
                 old.append(float(np.mean(np.abs(np.array(r.values) - truth))))
             m_new, c_new = _cell(new)
             m_old, c_old = _cell(old)

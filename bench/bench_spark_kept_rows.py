@@ -39,6 +39,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_request import quantile_request
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _rss import peak_rss_mib, peak_rss_mib_of
@@ -109,9 +112,18 @@ def queries(frame: Any, ms: Sequence[int]) -> dict[str, Callable[[], Any]]:
         def run() -> Any:
             spark_rows._kept_rows_of = plan
             try:
-                return recipe_quantile(frame, "value", [0.5], epsilon=1.0, bounds=(0.0, 1000.0),
-                                   privacy_unit="user_id", max_rows=m,
-                                   source=InsecureSeededSource(1))  # fmt: skip
+                return recipe_quantile(
+                    frame,
+                    quantile_request(
+                        "value",
+                        [0.5],
+                        1.0,
+                        bounds=(0.0, 1000.0),
+                        privacy_unit="user_id",
+                        contributions=Contributions(values_per_unit=m),
+                    ),
+                    source=InsecureSeededSource(1),
+                )
             finally:
                 spark_rows._kept_rows_of = new
 

@@ -23,6 +23,7 @@ from .core.errors import ParameterError
 from .data.column_roles import check_column_role
 from .data.engine import Engine
 from .data.tables import open_table
+from .mechanisms.top_k_plan import CONFIDENCE
 from .planning.contributions import Contributions, as_contributions
 from .planning.top_k_mechanisms import Mechanism
 from .recipes.grouping import GroupedResult
@@ -68,6 +69,9 @@ class Session:
     source : RandomSource, optional
         The randomness; the default is the OS CSPRNG. A seeded source is for tests and
         reproducible demos only, and is not private.
+    progress : callable, optional
+        Called with the percentage of the column scanned (``0 .. 100``) while a quantile
+        without ``by`` reads its rows for over a second.
 
     Raises
     ------
@@ -102,6 +106,7 @@ class Session:
         ledger: Ledger | str | None = None,
         schema: dict[str, str] | None = None,
         source: RandomSource | None = None,
+        progress: Progress = None,
     ) -> None:
         if privacy_unit is not None and (not isinstance(privacy_unit, str) or not privacy_unit):
             raise ParameterError(
@@ -120,6 +125,7 @@ class Session:
             Contributions() if contributions is None else as_contributions(contributions)
         )
         self._source = source
+        self._progress = progress
 
     # --- what the session holds ---------------------------------------------------------------
 
@@ -316,49 +322,74 @@ class Session:
         candidates: Sequence[float] | str | None = None,
         mechanism: str = "auto",
         resolution: float | None = None,
+        confidence: float = CONFIDENCE,
         by: str | None = None,
         groups: Sequence[Any] | str | None = None,
         delta: float | None = None,
         contributions: Contributions | None = None,
     ) -> QuantileResult | GroupedResult:
         """The ``q``-quantile(s) of a numeric ``column``: :func:`dpselect.quantile` on this
-        session (each row is one value: ``values_per_unit`` is the most rows a unit keeps).
+        session (each row is one value: ``values_per_unit`` is the most rows a unit keeps,
+        ``"auto"``: chosen privately with ``auto_share`` of ``epsilon``; ``groups_per_unit``
+        the most groups with ``by``). The session's ``progress`` follows the scan (without
+        ``by``).
+
+        ``mechanism="auto"`` picks the method from public facts (docs/quantiles.md);
+        ``epsilon`` is the total pure-DP cost under adding or removing one unit, charged
+        before the data are read.
 
         Parameters
         ----------
         column : str
             A numeric column.
         q : float or list of float
-            The level(s) in ``[0, 1]``.
+            The level(s) in ``[0, 1]`` (0.5: the median).
         epsilon : float
             The query's privacy cost.
         bounds : (float, float) or "auto", optional
-            Public value bounds (``"auto"``: chosen privately); or give ``candidates``.
+            Public value bounds, the rows clamped to them (``"auto"``: chosen privately with
+            the session's ``auto_share``, default 0.25, of ``epsilon``); or give
+            ``candidates``.
         candidates : list or path, optional
-            Public candidate values.
+            Public candidate values (a list or a text file of numbers).
         mechanism : str, default "auto"
-            ``"auto"``, ``"tree"``, ``"joint"``, ``"recursive"`` or ``"split"``.
+            ``"auto"``, ``"tree"``, ``"joint"``, ``"recursive"`` or ``"split"`` (``epsilon /
+            m`` per level).
         resolution : float, optional
-            The public resolution ``w`` of the continuous mechanisms.
-        by, groups, contributions
-            As :meth:`top_k`.
+            The public resolution ``w`` of the continuous mechanisms (fixed bounds only).
+        confidence : float, default 0.95
+            The confidence of the accuracy statements.
+        by, groups
+            A column of groups and the public groups (``None``: chosen privately), as
+            :meth:`top_k`.
         delta : float, optional
             With ``by`` and private groups only: the delta of their selection.
+        contributions : Contributions, optional
+            This query's bounds, in place of the session's.
 
         Returns
         -------
         QuantileResult or GroupedResult
-            As :func:`dpselect.quantile` (its accuracy lines at the default confidence,
-            95%).
+            The released values, the method, the cost and one accuracy line per level (with
+            ``by``: one result per group).
+
+        Raises
+        ------
+        ParameterError, DataError, BudgetExceeded
+            Invalid parameters, unusable data or budget left, before any budget is spent.
         """
+        from .planning.quantile_request import quantile_request
         from .recipes.quantiles import quantile
 
-        result: QuantileResult | GroupedResult = quantile(
-            self._table, column, q, epsilon, bounds=bounds, candidates=candidates,
-            mechanism=mechanism, resolution=resolution, by=by,
-            groups=groups, delta=delta, **self._common(contributions),
+        request = quantile_request(
+            column, q, epsilon, bounds=bounds, candidates=candidates, confidence=confidence,
+            resolution=resolution, mechanism=mechanism, privacy_unit=self._unit,
+            contributions=self._contributions if contributions is None else contributions,
+            by=by, groups=groups, delta=delta,
         )  # fmt: skip
-        return result
+        progress = None if by is not None else self._progress
+        return quantile(self._table, request, ledger=self._ledger, source=self._source,
+                        progress=progress)  # fmt: skip
 
     def best_price(
         self,
@@ -369,6 +400,7 @@ class Session:
         price_step: float | None = None,
         max_price: float = 1.0,
         n: int | None = None,
+        confidence: float = CONFIDENCE,
         contributions: Contributions | None = None,
     ) -> PriceResult:
         """A revenue-maximising price for a digital good from the buyers' valuations in
@@ -390,6 +422,8 @@ class Session:
             The largest price of the grid.
         n : int, optional
             The public number of buyers (needed for the default grid).
+        confidence : float, default 0.95
+            The revenue guarantee's confidence.
         contributions : Contributions, optional
             This query's bounds, in place of the session's (``values_per_unit`` only).
 
@@ -398,12 +432,12 @@ class Session:
         PriceResult
             As :func:`dpselect.best_price`.
         """
+        from .planning.price_request import price_request
         from .recipes.pricing import best_price
 
-        bounds = self._contributions if contributions is None else as_contributions(contributions)
-        rows = bounds.arguments("best_price", self._unit)["max_rows"]
-        return best_price(
-            self._table, epsilon, prices=prices, price_step=price_step, max_price=max_price, n=n,
-            column=column, ledger=self._ledger, source=self._source,
-            privacy_unit=self._unit, max_rows=rows,
+        request = price_request(
+            epsilon, prices=prices, price_step=price_step, max_price=max_price, n=n,
+            column=column, confidence=confidence, privacy_unit=self._unit,
+            contributions=self._contributions if contributions is None else contributions,
         )  # fmt: skip
+        return best_price(self._table, request, ledger=self._ledger, source=self._source)

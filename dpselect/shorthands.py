@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .core.errors import ParameterError
-from .planning.contributions import Contributions, as_contributions
+from .planning.contributions import Contributions
 
 if TYPE_CHECKING:
     from .accounting.ledger import Ledger
@@ -298,6 +298,7 @@ def quantile(
     >>> 0 <= result.values[0] <= 100
     True
     """
+    from .planning.quantile_request import quantile_request
     from .recipes.quantiles import quantile as run
 
     if by is not None and groups is None:
@@ -306,12 +307,11 @@ def quantile(
             "delta: give the public groups, or use dp.Session(data, ...).quantile(..., by=..., "
             "delta=...)"
         )
-    result: QuantileResult | GroupedResult = run(
-        data, column, q, epsilon, bounds=bounds, candidates=candidates, mechanism=mechanism,
+    request = quantile_request(
+        column, q, epsilon, bounds=bounds, candidates=candidates, mechanism=mechanism,
         privacy_unit=privacy_unit, contributions=contributions, by=by, groups=groups,
-        ledger=ledger,
     )  # fmt: skip
-    return result
+    return run(data, request, ledger=ledger)
 
 
 def best_price(
@@ -323,6 +323,7 @@ def best_price(
     max_price: float = 1.0,
     n: int | None = None,
     column: str | None = None,
+    confidence: float = 0.95,
     privacy_unit: str | None = None,
     contributions: Contributions | None = None,
     ledger: Ledger | str | None = None,
@@ -349,6 +350,8 @@ def best_price(
         The public number of buyers (needed for the default grid).
     column : str, optional
         The column of bids in a table or a file.
+    confidence : float, default 0.95
+        The revenue guarantee's confidence.
     privacy_unit, ledger
         As :func:`top_k`.
     contributions : Contributions, optional
@@ -373,14 +376,11 @@ def best_price(
     >>> result.price in (0.25, 0.5, 0.75)
     True
     """
+    from .planning.price_request import price_request
     from .recipes.pricing import best_price as run
 
-    rows = _bounds(contributions).arguments("best_price", privacy_unit)["max_rows"]
-    return run(
-        valuations, epsilon, prices=prices, price_step=price_step, max_price=max_price, n=n,
-        column=column, ledger=ledger, privacy_unit=privacy_unit, max_rows=rows,
+    request = price_request(
+        epsilon, prices=prices, price_step=price_step, max_price=max_price, n=n, column=column,
+        confidence=confidence, privacy_unit=privacy_unit, contributions=contributions,
     )  # fmt: skip
-
-
-def _bounds(contributions: Contributions | None) -> Contributions:
-    return Contributions() if contributions is None else as_contributions(contributions)
+    return run(valuations, request, ledger=ledger)

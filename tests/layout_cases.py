@@ -14,6 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.price_request import price_request
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import top_k as recipe_top_k
@@ -94,15 +97,17 @@ def recipes() -> dict[str, Callable[[Any, Any], Any]]:
     def q(**kw: Any) -> Callable[[Any, Any], Any]:
         def call(data: Any, source: Any) -> Any:
             d, extra = _args(data)
-            return recipe_quantile(d, "x", [0.25, 0.5, 0.75], 1.0, source=source, **extra, **kw)
+            request = quantile_request("x", [0.25, 0.5, 0.75], 1.0, **kw)
+            return recipe_quantile(d, request, source=source, **extra)
 
         return call
 
     def price(**kw: Any) -> Callable[[Any, Any], Any]:
         def call(data: Any, source: Any) -> Any:
             d, extra = _args(data)
-            return recipe_best_price(d, 1.0, column="x", prices=[5, 8, 10, 12, 15], max_price=20,
-                                 source=source, **extra, **kw)  # fmt: skip
+            request = price_request(1.0, column="x", prices=[5, 8, 10, 12, 15], max_price=20,
+                                    **kw)  # fmt: skip
+            return recipe_best_price(d, request, source=source, **extra)
 
         return call
 
@@ -135,21 +140,33 @@ def recipes() -> dict[str, Callable[[Any, Any], Any]]:
         "quantile": q(bounds=(0, 20)),
         "quantile tree": q(bounds=(0, 20), mechanism="tree"),
         "quantile joint": q(bounds=(0, 20), mechanism="joint"),
-        "quantile unit max_rows=1": q(bounds=(0, 20), max_rows=1, **unit),
-        "quantile unit max_rows=auto": q(bounds=(0, 20), max_rows="auto", **unit),
+        "quantile unit max_rows=1": q(
+            bounds=(0, 20), contributions=Contributions(values_per_unit=1), **unit
+        ),
+        "quantile unit max_rows=auto": q(
+            bounds=(0, 20), contributions=Contributions(values_per_unit="auto"), **unit
+        ),
         "quantile auto bounds": q(bounds="auto"),
         "quantile by public groups": q(bounds=(0, 20), by="g", groups=["a", "b", "c", "d"]),
         "quantile by public groups, unit": q(
-            bounds=(0, 20), by="g", groups=["a", "b", "c", "d"], max_rows=1, **unit
+            bounds=(0, 20),
+            by="g",
+            groups=["a", "b", "c", "d"],
+            contributions=Contributions(values_per_unit=1),
+            **unit,
         ),
         "quantile by private groups": q(bounds=(0, 20), by="g", delta=1e-6),
         "quantile by private groups, unit": q(
-            bounds=(0, 20), by="g", delta=1e-6, max_rows=2, **unit
+            bounds=(0, 20),
+            by="g",
+            delta=1e-6,
+            contributions=Contributions(values_per_unit=2),
+            **unit,
         ),
         "choose_bounds": bounds(),
         "choose_bounds unit": bounds(max_rows=2, **unit),
         "best_price": price(),
-        "best_price unit": price(max_rows=2, **unit),
+        "best_price unit": price(contributions=Contributions(values_per_unit=2), **unit),
         "top_k numbers": top(candidates=[0.0, 1.0, 2.0, 3.0, 4.0, float("nan")]),
         "top_k numbers unit": top(
             candidates=[0.0, 1.0, 2.0, 3.0, 4.0], max_contributions=2, **unit

@@ -21,6 +21,8 @@ import pytest
 
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import DataError, DPSelectError, ParameterError
+from dpselect.planning.price_request import price_request
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import best_price, quantile
 from dpselect.recipes.top_k import top_k
 from dpselect.sampling.source import InsecureSeededSource
@@ -153,13 +155,35 @@ def test_numpy_scalars_are_numbers(tmp_path):
     users = df.assign(user=np.arange(55) % 9)
     top_k(users, "site", np.int32(1), np.float64(1), candidates=SITES, privacy_unit="user",
           max_contributions=np.int64(2), source=seeded())  # fmt: skip
-    q = quantile(df, "v", np.float32(0.5), np.float32(1), bounds=(np.int64(0), np.float32(60)),
-                 confidence=np.float32(0.9), source=seeded())  # fmt: skip
+    q = quantile(
+        df,
+        quantile_request(
+            "v",
+            np.float32(0.5),
+            np.float32(1),
+            bounds=(np.int64(0), np.float32(60)),
+            confidence=np.float32(0.9),
+        ),
+        source=seeded(),
+    )
     assert q.parameters["bounds"] == [0.0, 60.0]
-    quantile(df, "v", [np.float64(0.25), np.float32(0.75)], np.int64(1), bounds=(0, 60),
-             resolution=np.float32(0.5), mechanism="joint", source=seeded())  # fmt: skip
-    best_price(df, np.float32(1), column="v", max_price=np.int64(60), n=np.int64(55),
-               source=seeded())  # fmt: skip
+    quantile(
+        df,
+        quantile_request(
+            "v",
+            [np.float64(0.25), np.float32(0.75)],
+            np.int64(1),
+            bounds=(0, 60),
+            resolution=np.float32(0.5),
+            mechanism="joint",
+        ),
+        source=seeded(),
+    )
+    best_price(
+        df,
+        price_request(np.float32(1), max_price=np.int64(60), n=np.int64(55), column="v"),
+        source=seeded(),
+    )
     book = Ledger.create(str(tmp_path / "np.ledger"), np.float32(2), np.float64(1e-6))
     top_k(df, "site", 1, np.float32(0.5), candidates=SITES, ledger=book, source=seeded())
     assert book.spent()[0] == pytest.approx(0.5)
@@ -186,12 +210,22 @@ def test_a_series_or_an_array_is_one_column():
     ]:
         got = top_k(data, column, 2, 1.0, candidates=SITES, counts=True, source=seeded())
         assert (got.candidates, got.counts) == (expected.candidates, expected.counts), data
-    q = quantile(df["v"].to_numpy(), None, 0.5, 1.0, bounds=(0, 60), source=seeded())
-    assert q.values == quantile(df, "v", 0.5, 1.0, bounds=(0, 60), source=seeded()).values
-    assert quantile(df["v"], None, 0.5, 1.0, bounds=(0, 60), source=seeded()).values == q.values
-    price = best_price(df["v"], 1.0, max_price=60, n=55, source=seeded())
-    assert price.price == best_price(list(df["v"]), 1.0, max_price=60, n=55,
-                                     source=seeded()).price  # fmt: skip
+    q = quantile(
+        df["v"].to_numpy(), quantile_request(None, 0.5, 1.0, bounds=(0, 60)), source=seeded()
+    )
+    assert (
+        q.values
+        == quantile(df, quantile_request("v", 0.5, 1.0, bounds=(0, 60)), source=seeded()).values
+    )
+    assert (
+        quantile(df["v"], quantile_request(None, 0.5, 1.0, bounds=(0, 60)), source=seeded()).values
+        == q.values
+    )
+    price = best_price(df["v"], price_request(1.0, max_price=60, n=55), source=seeded())
+    assert (
+        price.price
+        == best_price(list(df["v"]), price_request(1.0, max_price=60, n=55), source=seeded()).price
+    )
 
 
 def test_a_series_refuses_another_column_name_and_2d_arrays():
@@ -210,8 +244,11 @@ def test_a_duckdb_relation_is_a_table():
     expected = top_k(df, "site", 2, 1.0, candidates=SITES, counts=True, source=seeded())
     got = top_k(relation, "site", 2, 1.0, candidates=SITES, counts=True, source=seeded())
     assert (got.candidates, got.counts) == (expected.candidates, expected.counts)
-    q = quantile(relation, "v", 0.5, 1.0, bounds=(0, 60), source=seeded())
-    assert q.values == quantile(df, "v", 0.5, 1.0, bounds=(0, 60), source=seeded()).values
+    q = quantile(relation, quantile_request("v", 0.5, 1.0, bounds=(0, 60)), source=seeded())
+    assert (
+        q.values
+        == quantile(df, quantile_request("v", 0.5, 1.0, bounds=(0, 60)), source=seeded()).values
+    )
     with pytest.raises(DataError, match="'nope' is not a column of the DuckDB relation"):
         top_k(relation, "nope", 1, 1.0, candidates=SITES)
 
@@ -307,8 +344,11 @@ def test_format_only_with_standard_input_and_spark_master_only_with_spark(files)
 
 # ------------------------------------------------------------------ item 5: readable accuracy
 def test_joint_statement_is_evaluated(files):
-    result = quantile(frame(), "v", [0.25, 0.5, 0.75], 1.0, bounds=(0, 60), mechanism="joint",
-                      source=seeded())  # fmt: skip
+    result = quantile(
+        frame(),
+        quantile_request("v", [0.25, 0.5, 0.75], 1.0, bounds=(0, 60), mechanism="joint"),
+        source=seeded(),
+    )
     text = str(result)
     assert " E + " not in text and "ln((hi - lo) / l)" not in text, text
     assert "float log-weights" not in text

@@ -19,6 +19,7 @@ from dpselect.accounting.ledger import Ledger
 from dpselect.core.arithmetic import as_decimal, decimal_target
 from dpselect.core.errors import BudgetExceeded, LedgerError
 from dpselect.data.tables import open_table
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
@@ -64,7 +65,10 @@ def test_a_tenth_through_the_recipes_fits_too(tmp_path):
     frame = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]})
     for i in range(3):
         recipe_quantile(
-            frame, "x", 0.5, 0.1, bounds=(0.0, 10.0), ledger=book, source=InsecureSeededSource(i)
+            frame,
+            quantile_request("x", 0.5, 0.1, bounds=(0.0, 10.0)),
+            ledger=book,
+            source=InsecureSeededSource(i),
         )
     assert len(book) == 3
 

@@ -17,6 +17,9 @@ import pytest
 
 import dpselect as dp
 from dpselect.core.errors import DPSelectError
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.price_request import price_request
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import top_k as recipe_top_k
@@ -94,7 +97,7 @@ def _call(name: str, eps: float, delta: float | None, book: Any, frame: Any = No
             kw["privacy_unit"] = "user"
         return recipe_partition_selection(f, "word", eps, 1e-6 if delta is None else delta, **kw)
     if name.startswith("quantile"):
-        kw = dict(common)
+        kw = {}
         if ("by" in name) == (delta is None):
             return None  # delta applies to quantile only (and always) with by, private groups
         if delta is not None:
@@ -109,15 +112,14 @@ def _call(name: str, eps: float, delta: float | None, book: Any, frame: Any = No
             kw["privacy_unit"] = "user"
         if "autorows" in name:
             kw["privacy_unit"] = "user"
-            kw["max_rows"] = "auto"
-            kw["auto_fraction"] = 0.5
+            kw["contributions"] = Contributions(values_per_unit="auto", auto_share=0.5)
         if "recursive" in name:
             kw["mechanism"] = "recursive"
         if "tree" in name:
             kw["mechanism"] = "tree"
         if "by" in name:
             kw["by"] = "group"
-        return recipe_quantile(f, "value", 0.5, eps, **kw)
+        return recipe_quantile(f, quantile_request("value", 0.5, eps, **kw), **common)
     if name == "tune":
         if delta is None:
             return None  # tune is (epsilon, delta)-DP: delta > 0
@@ -131,15 +133,16 @@ def _call(name: str, eps: float, delta: float | None, book: Any, frame: Any = No
         return dp.select_hypothesis(None, (values > 50.0).astype(int), predictions, epsilon=eps,
                                     **unit, **common)  # fmt: skip
     if name.startswith("best_price"):
-        kw = dict(common)
+        kw = {}
         if "alpha" in name:
             kw["price_step"] = 0.1
         else:
             kw["prices"] = [0.1, 0.3, 0.5, 0.7, 0.9]
         if "unit" in name:
-            kw.update(column="price", privacy_unit="user", max_rows=2)
-            return recipe_best_price(f, eps, **kw)
-        return recipe_best_price(f["price"].to_numpy(), eps, **kw)
+            bids = Contributions(values_per_unit=2)
+            kw.update(column="price", privacy_unit="user", contributions=bids)
+            return recipe_best_price(f, price_request(eps, **kw), **common)
+        return recipe_best_price(f["price"].to_numpy(), price_request(eps, **kw), **common)
     if name == "select":
         return dp.select(
             [10.0, 40.0, 50.0, 60.0], lambda c, d: -float(np.abs(d - c).sum()) / len(d),

@@ -21,6 +21,9 @@ from hypothesis import strategies as st
 from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.data.unit_keys import object_unit_key
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.price_request import price_request
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import top_k as recipe_top_k
@@ -155,9 +158,11 @@ def test_parquet_units_read_lossily_are_refused_before_the_charge(tmp_path):
     book = Ledger.create(tmp_path / "book.db", 10.0, 1e-3)
     calls = [
         lambda p, **k: recipe_top_k(p, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", **k),
-        lambda p, **k: recipe_quantile(p, "n", 0.5, 1.0, bounds=(0, 3), privacy_unit="uid", **k),
+        lambda p, **k: recipe_quantile(
+            p, quantile_request("n", 0.5, 1.0, bounds=(0, 3), privacy_unit="uid"), **k
+        ),
         lambda p, **k: recipe_best_price(
-            p, 1.0, column="n", prices=[1, 2], max_price=2, privacy_unit="uid", **k
+            p, price_request(1.0, prices=[1, 2], max_price=2, column="n", privacy_unit="uid"), **k
         ),
     ]
     for path in lossy:
@@ -297,24 +302,26 @@ def _recipes():
             d, "s", 1, 1.0, candidates=cands, by="g", groups=["g", "h", "q"], **k
         ),
         "quantile tree": lambda d, **k: recipe_quantile(
-            d, "x", [0.25, 0.5], 1.0, bounds=(0, 20), mechanism="tree", **k
+            d, quantile_request("x", [0.25, 0.5], 1.0, bounds=(0, 20), mechanism="tree"), **k
         ),
         "quantile joint unit": lambda d, **k: recipe_quantile(
             d,
-            "x",
-            [0.25, 0.75],
-            1.0,
-            bounds=(0, 20),
-            mechanism="joint",
-            privacy_unit="u",
-            max_rows=2,
+            quantile_request(
+                "x",
+                [0.25, 0.75],
+                1.0,
+                bounds=(0, 20),
+                mechanism="joint",
+                privacy_unit="u",
+                contributions=Contributions(values_per_unit=2),
+            ),
             **k,
         ),
         "quantile split": lambda d, **k: recipe_quantile(
-            d, "x", [0.5, 0.9], 1.0, bounds=(0, 20), mechanism="split", **k
+            d, quantile_request("x", [0.5, 0.9], 1.0, bounds=(0, 20), mechanism="split"), **k
         ),
         "quantile candidates": lambda d, **k: recipe_quantile(
-            d, "x", 0.5, 1.0, candidates=[0, 5, 10, 15], **k
+            d, quantile_request("x", 0.5, 1.0, candidates=[0, 5, 10, 15]), **k
         ),
         "select_hypothesis unit": lambda d, **k: dp.select_hypothesis(
             d["x"].to_numpy(),
@@ -326,7 +333,16 @@ def _recipes():
             **k,
         ),
         "best_price unit": lambda d, **k: recipe_best_price(
-            d, 1.0, column="x", prices=[1, 5, 10], max_price=20, privacy_unit="u", max_rows=2, **k
+            d,
+            price_request(
+                1.0,
+                prices=[1, 5, 10],
+                max_price=20,
+                column="x",
+                privacy_unit="u",
+                contributions=Contributions(values_per_unit=2),
+            ),
+            **k,
         ),
     }
 

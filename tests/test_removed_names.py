@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 import dpselect as dp
 from dpselect.cli.main import cli
+from dpselect.planning.price_request import price_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
-from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
@@ -48,7 +48,7 @@ def test_old_keywords_are_unknown():
 
     values = pd.Series([float(i) for i in range(1, 101)])
     with pytest.raises(TypeError, match="method"):
-        recipe_quantile(values, None, 0.5, 1.0, bounds=(0, 100), method="split")  # type: ignore[call-arg]
+        dp.quantile(values, None, 0.5, epsilon=1.0, bounds=(0, 100), method="split")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="method"):
         recipe_partition_selection(values, None, 1.0, 1e-6, method="laplace")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="score_fn"):
@@ -69,7 +69,9 @@ def test_exponential_is_not_a_mechanism_name():
 
 
 def test_price_result_has_no_guarantee():
-    r = recipe_best_price([0.2, 0.5, 0.9] * 10, 1.0, n=30, source=InsecureSeededSource(6))
+    r = recipe_best_price(
+        [0.2, 0.5, 0.9] * 10, price_request(1.0, n=30), source=InsecureSeededSource(6)
+    )
     assert "guarantee" not in r.to_dict()
     with pytest.raises(AttributeError):
         r.guarantee  # type: ignore[attr-defined]  # noqa: B018

@@ -19,6 +19,9 @@ import pytest
 import dpselect as dp
 from dpselect.accounting import Ledger
 from dpselect.core.errors import DataError, LedgerError, ParameterError
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.price_request import PriceRequest, price_request
+from dpselect.planning.quantile_request import QuantileRequest, quantile_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import top_k as recipe_top_k
@@ -75,18 +78,6 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dp.Contributions]] = [
         {"max_contributions": 2},
         dp.Contributions(values_per_unit=2),
     ),
-    (
-        "quantile",
-        {"column": "minutes", "q": [0.25, 0.5, 0.75], "epsilon": 1.0, "bounds": (0.0, 200.0)},
-        {"max_rows": 4},
-        dp.Contributions(values_per_unit=4),
-    ),
-    (
-        "quantile",
-        {"column": "minutes", "q": 0.5, "epsilon": 1.0, "bounds": (0.0, 200.0)},
-        {"max_rows": "auto", "auto_fraction": 0.2},
-        dp.Contributions(values_per_unit="auto", auto_share=0.2),
-    ),
 ]  # fmt: skip
 
 
@@ -98,8 +89,7 @@ def test_session_query_is_the_recipe_release(
     session's query release the same result (a session that dropped its bounds or its unit
     would release another: the m = 1 case below differs)."""
     data = _visits()
-    recipe = {"top_k": recipe_top_k, "partition_selection": recipe_partition_selection,
-              "quantile": recipe_quantile}[query]  # fmt: skip
+    recipe = {"top_k": recipe_top_k, "partition_selection": recipe_partition_selection}[query]
     positional = [args.pop("column")] + [args.pop(key) for key in ("k", "q") if key in args]
     by_loose = recipe(data, *positional, privacy_unit="user", source=InsecureSeededSource(9),
                       **args, **loose)  # fmt: skip
@@ -113,6 +103,51 @@ def test_session_query_is_the_recipe_release(
     with dp.Session(data, privacy_unit="user", source=InsecureSeededSource(9)) as session:
         unbounded = getattr(session, query)(*positional, **args)
     assert unbounded.to_dict() != by_session.to_dict()  # the bounds reach the release
+
+
+QUANTILE_CASES: list[tuple[dict[str, Any], dp.Contributions]] = [
+    ({"column": "minutes", "q": [0.25, 0.5, 0.75], "epsilon": 1.0, "bounds": (0.0, 200.0)},
+     dp.Contributions(values_per_unit=4)),
+    ({"column": "minutes", "q": 0.5, "epsilon": 1.0, "bounds": (0.0, 200.0)},
+     dp.Contributions(values_per_unit="auto", auto_share=0.2)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "bounds"), QUANTILE_CASES)
+def test_session_quantile_is_the_recipe_release(
+    args: dict[str, Any], bounds: dp.Contributions
+) -> None:
+    """Same seed: the recipe run on a request with the bounds and the session's query release
+    the same result; a session without the bounds releases another (they reach the release)."""
+    data = _visits()
+    request = quantile_request(args["column"], args["q"], args["epsilon"], bounds=args["bounds"],
+                               privacy_unit="user", contributions=bounds)  # fmt: skip
+    by_request = recipe_quantile(data, request, source=InsecureSeededSource(9))
+    query = {key: args[key] for key in ("epsilon", "bounds")}
+    with dp.Session(data, privacy_unit="user", contributions=bounds,
+                    source=InsecureSeededSource(9)) as session:  # fmt: skip
+        by_session = session.quantile(args["column"], args["q"], **query)
+    _same(by_request, by_session)
+    with dp.Session(data, privacy_unit="user", source=InsecureSeededSource(9)) as session:
+        unbounded = session.quantile(args["column"], args["q"], **query)
+    assert unbounded.to_dict() != by_session.to_dict()
+
+
+def test_session_quantile_takes_confidence_and_progress() -> None:
+    """What the recipe takes beyond the request reaches it through the session: the
+    confidence of the accuracy lines and the scan's progress."""
+    data = _visits()
+    seen: list[float] = []
+    request = quantile_request("minutes", 0.5, 1.0, bounds=(0.0, 200.0), confidence=0.8)
+    by_request = recipe_quantile(data, request, source=InsecureSeededSource(4))
+    with dp.Session(data, source=InsecureSeededSource(4), progress=seen.append) as session:
+        by_session = session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0.0, 200.0),
+                                      confidence=0.8)  # fmt: skip
+        grouped = session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0.0, 200.0),
+                                   by="country", groups=["fr", "de", "it"])  # fmt: skip
+    _same(by_request, by_session)
+    assert "with probability at least 80%" in by_session.accuracy[0]
+    assert len(grouped.releases) == 3  # the scan's progress is not followed per group
 
 
 def test_session_opens_the_data_once(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -295,8 +330,17 @@ def test_every_unit_release_prints_its_contribution_bounds() -> None:
 def test_session_best_price_is_the_recipe_release() -> None:
     rng = np.random.default_rng(6)
     bids = pd.DataFrame({"buyer": rng.integers(0, 300, 1500), "bid": rng.uniform(0, 1, 1500)})
-    loose = recipe_best_price(bids, 1.0, n=300, column="bid", privacy_unit="buyer", max_rows=3,
-                          source=InsecureSeededSource(5))  # fmt: skip
+    loose = recipe_best_price(
+        bids,
+        price_request(
+            1.0,
+            n=300,
+            column="bid",
+            privacy_unit="buyer",
+            contributions=Contributions(values_per_unit=3),
+        ),
+        source=InsecureSeededSource(5),
+    )
     with dp.Session(bids, privacy_unit="buyer", source=InsecureSeededSource(5),
                     contributions=dp.Contributions(values_per_unit=3)) as session:  # fmt: skip
         typed = session.best_price("bid", epsilon=1.0, n=300)
@@ -341,9 +385,6 @@ SHORTHANDS = [
     ("partition_selection", "dpselect.recipes.unknown_domain", "partition_selection",
      ("d", "c"), {"epsilon": 1.0, "delta": 1e-6, "mechanism": "laplace", "privacy_unit": "u",
                   "by": "g", "groups": ["x"], "ledger": "l"}),
-    ("quantile", "dpselect.recipes.quantiles", "quantile", ("d", "c", 0.5),
-     {"epsilon": 1.0, "bounds": (0, 1), "candidates": [0.5], "mechanism": "tree",
-      "privacy_unit": "u", "by": "g", "groups": ["x"], "ledger": "l"}),
 ]  # fmt: skip
 
 
@@ -385,18 +426,31 @@ def test_best_price_maps_its_bound_to_the_recipe(monkeypatch: pytest.MonkeyPatch
     import dpselect.recipes.pricing as pricing
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(pricing, "best_price", lambda v, e, **k: seen.update(k, v=v, e=e))
+    monkeypatch.setattr(pricing, "best_price", lambda v, r, **k: seen.update(k, v=v, r=r))
     dp.best_price("d", epsilon=2.0, prices=[1.0], price_step=None, max_price=3.0, n=10,
-                  column="bid", privacy_unit="u", ledger="l",
+                  column="bid", confidence=0.9, privacy_unit="u", ledger="l",
                   contributions=dp.Contributions(values_per_unit=4))  # fmt: skip
-    assert (seen["v"], seen["e"], seen["max_rows"], seen["privacy_unit"]) == ("d", 2.0, 4, "u")
-    assert (seen["prices"], seen["max_price"], seen["n"], seen["column"], seen["ledger"]) == (
-        [1.0],
-        3.0,
-        10,
-        "bid",
-        "l",
-    )
+    assert (seen["v"], seen["ledger"]) == ("d", "l")
+    assert seen["r"] == PriceRequest(2.0, [1.0], None, 3.0, 10, "bid", 0.9, "u", 4)
+
+
+def test_the_quantile_shorthand_forwards_every_argument_to_its_recipe(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``dp.quantile`` builds the request from every argument (the bounds mapped: a shorthand
+    that dropped one, or passed a default in its place, fails here) and runs the recipe."""
+    import dpselect.recipes.quantiles as quantiles
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(quantiles, "quantile", lambda d, r, **k: seen.update(k, d=d, r=r))
+    dp.quantile("d", "c", 0.5, epsilon=1.0, bounds=(0, 1), candidates=[0.5], mechanism="tree",
+                privacy_unit="u", by="g", groups=["x"], ledger="l",
+                contributions=dp.Contributions(values_per_unit=2, groups_per_unit=3))  # fmt: skip
+    assert (seen["d"], seen["ledger"]) == ("d", "l")
+    assert seen["r"] == QuantileRequest(
+        "c", 0.5, 1.0, bounds=(0, 1), candidates=[0.5], mechanism="tree", privacy_unit="u",
+        rows=2, by="g", groups=["x"], max_groups=3,
+    )  # fmt: skip
 
 
 def test_what_a_session_adds_is_not_a_shorthand_argument() -> None:
@@ -416,3 +470,21 @@ def test_a_grouped_quantile_shorthand_with_private_groups_points_to_the_session(
         grouped = session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0, 100), by="country",
                                    delta=1e-6)  # fmt: skip
     assert grouped is not None
+
+
+def test_the_session_progress_reaches_an_ungrouped_quantile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dpselect.recipes.quantiles as quantiles
+
+    seen: list[Any] = []
+    monkeypatch.setattr(quantiles, "quantile", lambda d, r, **k: seen.append(k["progress"]))
+
+    def follow(percent: float) -> None:
+        return None
+
+    with dp.Session(_visits(50), progress=follow) as session:
+        session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0, 100))
+        session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0, 100), by="country",
+                         groups=["fr"])  # fmt: skip
+    assert seen == [follow, None]

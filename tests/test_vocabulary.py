@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 import dpselect as dp
 from dpselect.cli.main import COMMAND_ALIASES, cli
+from dpselect.planning.price_request import price_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
@@ -61,7 +62,9 @@ def test_cli_mechanism_flag(tmp_path, args, value):
 
 
 def test_price_result_accuracy():
-    r = recipe_best_price([0.2, 0.5, 0.7, 0.9] * 10, 1.0, n=40, source=InsecureSeededSource(6))
+    r = recipe_best_price(
+        [0.2, 0.5, 0.7, 0.9] * 10, price_request(1.0, n=40), source=InsecureSeededSource(6)
+    )
     assert r.to_dict()["accuracy"] == r.accuracy
     assert r.accuracy in str(r)
 

@@ -219,7 +219,8 @@ def quantile_command(
 ) -> None:
     """Quantiles (the median with --q 0.5) of a numeric column, privately (per group with
     --by)."""
-    from ..recipes import quantile  # the library loads only when a command runs
+    from ..planning.quantile_request import quantile_request  # loaded when a command runs
+    from ..recipes import quantile
 
     _check_bounds_and_levels(bounds, bounds_auto, q, method)
     rows = _max_rows(max_rows, allow_auto=True)
@@ -230,41 +231,24 @@ def quantile_command(
     )  # fmt: skip
     if delta is not None and not grouped:
         raise click.UsageError("--delta applies to quantile only with --by (private groups)")
+    data = open_data(file, engine, spark_master)
+    request = quantile_request(
+        column, list(q), epsilon,
+        bounds="auto" if bounds_auto else None if bounds is None else (bounds[0], bounds[1]),
+        candidates=_file_or_list(candidates, "--candidates"), confidence=confidence,
+        resolution=resolution, mechanism=method, privacy_unit=privacy_unit,
+        contributions=per_unit, delta=delta, **grouped,
+    )  # fmt: skip
+    source = source_from_seed(insecure_seed)
+    run: dict[str, Any] = {"ledger": ledger, "source": source, "schema": schema}
     if grouped:
-        grouped_result = run_or_explain(
-            explain, as_json, quantile,
-            open_data(file, engine, spark_master), column, list(q), epsilon,
-            bounds="auto" if bounds_auto else None if bounds is None else (bounds[0], bounds[1]),
-            candidates=_file_or_list(candidates, "--candidates"), confidence=confidence,
-            ledger=ledger, source=source_from_seed(insecure_seed), resolution=resolution,
-            mechanism=method, schema=schema, privacy_unit=privacy_unit,
-            contributions=per_unit, delta=delta, **grouped,
-        )  # fmt: skip
+        grouped_result = run_or_explain(explain, as_json, quantile, data, request, **run)
         if grouped_result is not None:
             print_grouped(grouped_result, as_json)
         return
     with _scan_progress((not as_json) and sys.stderr.isatty() and not explain) as (progress, work):
-        result = run_or_explain(
-            explain,
-            as_json,
-            quantile,
-            open_data(file, engine, spark_master),
-            column,
-            list(q),
-            epsilon,
-            bounds="auto" if bounds_auto else None if bounds is None else (bounds[0], bounds[1]),
-            candidates=_file_or_list(candidates, "--candidates"),
-            confidence=confidence,
-            ledger=ledger,
-            source=source_from_seed(insecure_seed),
-            resolution=resolution,
-            mechanism=method,
-            progress=progress,
-            schema=schema,
-            work_progress=work,
-            privacy_unit=privacy_unit,
-            contributions=per_unit,
-        )
+        result = run_or_explain(explain, as_json, quantile, data, request, progress=progress,
+                                work_progress=work, **run)  # fmt: skip
     if result is not None:
         _emit(result, as_json)
 
@@ -390,29 +374,19 @@ def price_command(
     spark_master: str | None,
 ) -> None:
     """A revenue-maximising price for a digital good, privately (seed 003)."""
+    from ..planning.price_request import price_request
     from ..recipes import best_price
 
     rows = _max_rows(max_rows, allow_auto=False)
-    bounds = flag_contributions(rows, values_flag="--max-rows")
-    kept = bounds.arguments("best_price", privacy_unit)["max_rows"]  # a flag-named refusal
-    result = run_or_explain(
-        explain,
-        as_json,
-        best_price,
-        open_data(file, engine, spark_master),
-        epsilon,
-        prices=_file_or_list(prices, "--prices"),
-        price_step=price_step,
-        max_price=max_price,
-        n=n,
-        column=column,
-        confidence=confidence,
-        ledger=ledger,
-        source=source_from_seed(insecure_seed),
-        schema=schema,
-        privacy_unit=privacy_unit,
-        max_rows=kept,
-    )
+    bounds = flag_contributions(rows, values_flag="--max-rows")  # flag-named refusals
+    data = open_data(file, engine, spark_master)
+    request = price_request(
+        epsilon, prices=_file_or_list(prices, "--prices"), price_step=price_step,
+        max_price=max_price, n=n, column=column, confidence=confidence,
+        privacy_unit=privacy_unit, contributions=bounds,
+    )  # fmt: skip
+    result = run_or_explain(explain, as_json, best_price, data, request, ledger=ledger,
+                            source=source_from_seed(insecure_seed), schema=schema)  # fmt: skip
     if result is not None:
         _emit(result, as_json)
 

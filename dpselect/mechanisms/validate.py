@@ -15,6 +15,7 @@ from ..core.domains import AtomDomain, NaNFloatDomain, VectorDomain
 from ..core.errors import DomainError, ParameterError
 
 __all__ = [
+    "check_confidence",
     "check_delta",
     "check_epsilon",
     "check_int",
@@ -128,6 +129,28 @@ def check_delta(delta: Any, name: str = "delta", allow_zero: bool = True) -> Rea
     if value < 0 or value >= 1 or (value == 0 and not allow_zero):
         interval = "[0, 1)" if allow_zero else "(0, 1)"
         raise ParameterError(f"{name} must be in {interval}, got {value}")
+    return value
+
+
+def check_confidence(confidence: Any) -> float:
+    """A confidence level in ``(0, 1)`` (of an accuracy statement or a guarantee).
+
+    Parameters
+    ----------
+    confidence : float
+        The value to check (a number, not a ``bool``).
+
+    Returns
+    -------
+    float
+        ``confidence`` as a float.
+    """
+    confidence = plain_number(confidence)
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, Fraction)):
+        raise ParameterError(f"confidence must be a number, got {type(confidence).__name__}")
+    value = float(confidence)
+    if not 0 < value < 1:
+        raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}")
     return value
 
 

@@ -5,6 +5,8 @@
 it for any query without reading a row or charging (docs/session.md, "Explain before paying").
 :mod:`dpselect.planning.top_k_request` checks a top-k's public arguments into one
 ``TopKRequest`` before anything is opened or charged.
+:mod:`dpselect.planning.quantile_request` and :mod:`dpselect.planning.price_request` hold a
+quantile's and a best price's arguments as one ``QuantileRequest`` and ``PriceRequest``.
 This package sits below the recipes: they build what it describes.
 """
 

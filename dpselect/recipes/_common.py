@@ -16,13 +16,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ..accounting.ledger import Ledger
-from ..core.arithmetic import plain_number
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..data.column_roles import check_column_role
 from ..data.engine import Engine
 from ..data.query import Query
 from ..data.values import kept_numbers
+from ..mechanisms.validate import check_confidence
 from ..planning.contributions import AUTO_FRACTION
 
 __all__ = [
@@ -86,17 +86,6 @@ def open_ledger(ledger: Any) -> Ledger | None:
     if isinstance(ledger, (str, os.PathLike)):
         return Ledger.open(ledger)
     raise ParameterError(f"ledger must be a Ledger, a path or None, got {type(ledger).__name__}")
-
-
-def check_confidence(confidence: Any) -> float:
-    """A confidence level in (0, 1)."""
-    confidence = plain_number(confidence)
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, Fraction)):
-        raise ParameterError(f"confidence must be a number, got {type(confidence).__name__}")
-    value = float(confidence)
-    if not 0 < value < 1:
-        raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}")
-    return value
 
 
 def numeric_column(table: Engine, column: str, argument: str = "column") -> None:

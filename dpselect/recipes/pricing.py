@@ -33,7 +33,8 @@ probability at least ``1 - e^-t``. Together: ``revenue >= gamma - price_step n -
 O(ln(n) / eps)`` as in the seed. Both terms are reported (they use public numbers only; neither
 ``gamma`` nor ``OPT`` is released).
 
-**Buyers with several bids** (``privacy_unit=COL, max_rows=r``, table input): each buyer
+**Buyers with several bids** (``privacy_unit=COL`` with ``Contributions(values_per_unit=r)``:
+the request's ``max_rows = r``, table input): each buyer
 keeps at most ``r`` bids, chosen by the salted keyed rule of docs/contribution_bounding.md
 ("Rows per unit"), which reads only that buyer's rows; the score counts kept bids,
 ``s(v, p) = p #{kept bids >= p}``. Adding or removing one buyer adds or removes at most ``r``
@@ -59,18 +60,16 @@ import numpy.typing as npt
 
 from ..core.errors import DataError, ParameterError
 from ..core.measurement import Measurement
-from ..data.candidates import load_candidates
 from ..data.column_roles import check_column_role
 from ..data.query import Query, UnitRule
 from ..data.tables import open_table
 from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
-from ..mechanisms.validate import check_epsilon, check_int, check_max_rows, check_user_epsilon
-from ..planning.epsilon_range import check_epsilon_range
+from ..mechanisms.validate import check_max_rows
+from ..planning.price_grid import MAX_GRID, PriceGrid, default_price_step, price_grid
+from ..planning.price_request import PriceRequest, check_price_arguments
 from ..sampling.source import RandomSource, resolve_source
 from ._common import (
-    CONFIDENCE,
-    check_confidence,
     memory_values,
     numeric_column,
     open_ledger,
@@ -92,128 +91,7 @@ __all__ = [
 ]
 
 F64 = npt.NDArray[np.float64]
-#: The most candidate prices a grid may have.
-MAX_GRID = 1_000_000
-#: The largest multiple ``J`` of the unit (scores ``j * count`` stay exact in float64).
-MAX_MULTIPLE = 2**40
 _SCORE_CAP = 2**53
-
-
-@dataclass(frozen=True)
-class PriceGrid:
-    """Candidate prices ``multiples[i] * unit`` (as floats in ``prices``)."""
-
-    prices: list[float]
-    multiples: list[int]
-    unit: Fraction
-    price_step: float | None
-
-    @property
-    def sensitivity(self) -> Fraction:
-        """``Delta = max(prices)``: the largest change of a revenue when a buyer comes or goes."""
-        return max(self.multiples) * self.unit
-
-
-def _positive(value: Any, name: str) -> Fraction:
-    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction, np.number)):
-        raise ParameterError(f"{name} must be a number, got {type(value).__name__}")
-    f = float(value)
-    if not math.isfinite(f) or f <= 0:
-        raise ParameterError(f"{name} must be a positive finite number, got {value!r}")
-    return Fraction(value) if isinstance(value, (int, Fraction)) else Fraction(f)
-
-
-def _decimal(value: Any) -> Fraction:
-    """A price as the decimal it is written as (0.1 is 1/10, not the float's binary value)."""
-    if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
-        return Fraction(value)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"prices must be numbers, got {value!r}") from None
-    if not math.isfinite(number):
-        raise ParameterError(f"prices must be finite, got {value!r}")
-    return Fraction(repr(number))
-
-
-def default_price_step(n: int, epsilon: Any, max_price: Any = 1.0) -> float:
-    """The seed's grid step ``max_price * ln(n) / (n eps)`` for a public ``n >= 2``.
-
-    Parameters
-    ----------
-    n : int
-        A public number of buyers (a published count or an estimate), at least 2.
-    epsilon : float
-        The price's epsilon.
-    max_price : float, default 1.0
-        The largest price considered, ``> 0``.
-
-    Returns
-    -------
-    float
-        The grid step ``price_step``, in price units.
-    """
-    n = check_int(n, "n", minimum=2)
-    eps = float(check_epsilon(epsilon))
-    return float(_positive(max_price, "max_price")) * math.log(n) / (n * eps)
-
-
-def price_grid(prices: Any = None, price_step: Any = None, max_price: Any = 1.0) -> PriceGrid:
-    """The public candidate prices: a given list, or the grid ``{price_step, ..., J price_step}``.
-
-    Parameters
-    ----------
-    prices : sequence or str or path, optional
-        A public list of prices in ``(0, max_price]`` (or a text file of them, one a line); not
-        with ``price_step``.
-    price_step : float, optional
-        The grid step, ``0 < price_step <= max_price``, at most ``MAX_GRID`` prices (needed without
-        ``prices``; see :func:`default_price_step`).
-    max_price : float, default 1.0
-        The largest price considered, ``> 0``.
-
-    Returns
-    -------
-    PriceGrid
-        The prices, their multiples of the common unit, the unit and ``price_step`` (``None`` for a
-        list).
-    """
-    top = _positive(max_price, "max_price")
-    if prices is not None:
-        if price_step is not None:
-            raise ParameterError("give prices or price_step, not both")
-        values = load_candidates(prices, "prices")
-        exact = [_decimal(p) for p in values]
-        for p in exact:
-            _positive(p, "prices")
-        if any(p > top for p in exact):
-            raise ParameterError(f"prices must be at most max_price = {float(top):g}")
-        unit = Fraction(
-            math.gcd(*(p.numerator for p in exact)),
-            math.lcm(*(p.denominator for p in exact)),
-        )
-        multiples = [int(p / unit) for p in exact]
-        if max(multiples) > MAX_MULTIPLE:
-            raise ParameterError(
-                f"prices must be multiples of a common unit at least max(prices) / 2^40 "
-                f"(for example cents); the unit of these prices is {float(unit):.3g}"
-            )
-        return PriceGrid([float(p) for p in exact], multiples, unit, None)
-    if price_step is None:
-        raise ParameterError("give prices, price_step, or a public n for the default price_step")
-    step = _positive(price_step, "price_step")
-    if step > top:
-        raise ParameterError(
-            f"price_step must be at most max_price = {float(top):g}, got {price_step}"
-        )
-    count = math.floor(top / step)
-    if count > MAX_GRID:
-        raise ParameterError(
-            f"price_step = {float(step):.3g} makes {count} grid prices (at most {MAX_GRID}); "
-            "choose a larger price_step"
-        )
-    multiples = list(range(1, count + 1))
-    return PriceGrid([float(j * step) for j in multiples], multiples, step, float(step))
 
 
 @dataclass(frozen=True)
@@ -451,52 +329,35 @@ def _valuation_values(
 
 def best_price(
     valuations: Any,
-    epsilon: float,
-    prices: Any = None,
-    price_step: float | None = None,
-    max_price: float = 1.0,
-    n: int | None = None,
-    column: str | None = None,
-    confidence: float = CONFIDENCE,
+    request: PriceRequest,
+    *,
     ledger: Any = None,
     source: RandomSource | None = None,
     schema: Any = None,
-    privacy_unit: str | None = None,
-    max_rows: int | None = None,
 ) -> PriceResult:
     """A revenue-maximising price for a digital good, chosen privately (seed 003).
 
     Parameters
     ----------
     valuations : list, array, path or table
-        The buyers' private valuations (a column of a data file or table with ``column=``);
-        read only once the ledger is charged.
-    epsilon : float
-        The privacy cost: pure DP for one buyer added or removed.
-    prices : list of float, optional
-        The public candidate prices, a list or a text file (default: a grid from
-        ``price_step`` and ``max_price``).
-    price_step : float, optional
-        The grid ``{price_step, 2 price_step, ..., <= max_price}``'s step
-        (:func:`dpselect.recipes.price_grid`); without ``prices`` or ``price_step``,
-        ``max_price ln(n) / (n eps)``, which needs ``n``.
-    max_price : float, default 1.0
-        The public upper bound on a valuation (the revenue score's sensitivity).
-    n : int, optional
-        The **public** number of buyers (the true count is private), for the default step
-        and the revenue guarantee.
-    column, confidence, ledger, source, schema
-        The valuation column, the revenue guarantee's confidence, the budget ledger, the
-        randomness (tests only) and declared column types of a data file
-        (:func:`dpselect.data.tables.open_table`).
-    privacy_unit : str, optional
-        Table input only (an array of valuations has no unit column: refused): the column
-        identifying buyers who may place several bids; ``epsilon`` then protects one buyer,
-        and the revenue ``p #{kept bids >= p}`` moves by at most ``max_rows * max_price`` per
-        buyer, to which the mechanism and the guarantee are calibrated (module docstring).
-    max_rows : int, optional
-        The most bids one buyer keeps (default 1; the salted keyed rule of
-        docs/contribution_bounding.md, "Rows per unit"); refused without ``privacy_unit``.
+        The buyers' private valuations (a column of a data file or table with the request's
+        ``column``); read only once the ledger is charged.
+    request : PriceRequest
+        The query (:func:`dpselect.planning.price_request.price_request`, or
+        :meth:`dpselect.Session.best_price` and :func:`dpselect.best_price`, which build it):
+        ``epsilon``, the public ``prices`` or grid (``price_step``, ``max_price``), the public
+        number of buyers ``n``, the ``column``, the guarantee's ``confidence``, and with a
+        ``privacy_unit`` (table input only: an array of valuations has no unit column) the
+        most bids one buyer keeps ``max_rows`` (the salted keyed rule of
+        docs/contribution_bounding.md, "Rows per unit"); the revenue ``p #{kept bids >= p}``
+        then moves by at most ``max_rows * max_price`` per buyer, to which the mechanism and
+        the guarantee are calibrated (module docstring).
+    ledger : Ledger or path, optional
+        The budget ledger, charged before any bid is read.
+    source : RandomSource, optional
+        The randomness (a seeded source: tests and demos only, not private).
+    schema : dict, optional
+        Declared column types of a data file (:func:`dpselect.data.tables.open_table`).
 
     Returns
     -------
@@ -510,15 +371,16 @@ def best_price(
 
     Examples
     --------
-    >>> import dpselect as dp
+    >>> from dpselect.planning.price_request import price_request
     >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
-    >>> result = dp.best_price([5.0, 8.0, 8.0, 9.0, 10.0], epsilon=1.0, prices=[5, 8, 10],
-    ...                        max_price=10, source=InsecureSeededSource(1))
-    >>> result.price
+    >>> request = price_request(1.0, prices=[5, 8, 10], max_price=10)
+    >>> best_price([5.0, 8.0, 8.0, 9.0, 10.0], request, source=InsecureSeededSource(1)).price
     8.0
     """
-    plan = _plan_price(epsilon, confidence, n, prices, price_step, max_price, max_rows,
-                       privacy_unit, source)  # fmt: skip
+    max_price, column, privacy_unit = request.max_price, request.column, request.privacy_unit
+    plan = _plan_price(request.epsilon, request.confidence, request.n, request.prices,
+                       request.price_step, max_price, request.max_rows, privacy_unit,
+                       source)  # fmt: skip
     r, grid = plan.max_rows, plan.grid
     opened, read = _valuation_values(valuations, column, grid, schema, privacy_unit, r, source)
     described = getattr(opened, "description", None) if column is not None else None
@@ -581,37 +443,9 @@ def _plan_price(
 ) -> _PricePlan:
     """Check the public parameters in order, then build the grid, the guarantee and the
     mechanism (nothing read, nothing charged)."""
-    eps = Fraction(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
-    conf = check_confidence(confidence)
-    n = None if n is None else check_int(n, "n", minimum=2)
-    price_step = _step_or_default(prices, price_step, n, eps, max_price)
-    r = _bids_per_buyer(max_rows, privacy_unit)
-    grid = price_grid(prices, price_step, max_price)
+    eps, conf, n, r, grid = check_price_arguments(
+        epsilon, confidence, n, prices, price_step, max_price, max_rows, privacy_unit
+    )
     selection, discretization, text = _guarantee(grid, eps, n, float(max_price), conf, r)
     mechanism = make_price_mechanism(grid, eps, source=source, max_rows=r)
     return _PricePlan(eps, conf, n, r, grid, selection, discretization, text, mechanism)
-
-
-def _step_or_default(
-    prices: Any, price_step: Any, n: int | None, eps: Fraction, max_price: Any
-) -> Any:
-    """``price_step`` as given, or the default ``ln(n) / (n eps)`` step without prices (which
-    needs the public number of buyers ``n``)."""
-    if prices is None and price_step is None:
-        if n is None:
-            raise ParameterError(
-                "give prices, price_step, or n: the default price_step = ln(n) / (n eps) needs "
-                "a public number of buyers n (the true count is private)"
-            )
-        return default_price_step(n, eps, max_price)
-    return price_step
-
-
-def _bids_per_buyer(max_rows: int | None, privacy_unit: str | None) -> int:
-    """The bids each buyer keeps: ``max_rows`` (default 1), given only with a unit column."""
-    if max_rows is not None and privacy_unit is None:
-        raise ParameterError(
-            "max_rows applies only with a privacy_unit column (without one each bid is a buyer)"
-        )
-    return 1 if max_rows is None else check_max_rows(max_rows)

@@ -44,22 +44,19 @@ Every refusal comes from public facts before the charge.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
 from ..core.errors import ParameterError
 from ..data.engine import Engine
 from ..data.tables import open_table
-from ..mechanisms.validate import check_user_epsilon
-from ..planning.contributions import check_auto_fraction
-from ..planning.epsilon_range import check_epsilon_range
+from ..planning.quantile_checks import check_auto_bounds_arguments
+from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource
-from ._common import CONFIDENCE, check_confidence, open_ledger
+from ._common import open_ledger
 from .bounds import bounds_choice_cost, choose_bounds
 from .quantile_query import (
-    _choose_method,
-    _levels,
     check_numeric_column,
     check_rows_per_unit,
     check_unit_column,
@@ -93,52 +90,42 @@ def auto_bound_levels(levels: Sequence[Fraction]) -> tuple[float, float]:
 
 def quantile_with_auto_bounds(
     data: Any,
-    column: str,
-    q: float | Sequence[float],
-    epsilon: float,
+    request: QuantileRequest,
     *,
-    candidates: Any = None,
-    confidence: float = CONFIDENCE,
     ledger: Any = None,
     source: RandomSource | None = None,
-    resolution: float | None = None,
-    mechanism: str = "auto",
     progress: Callable[[float], None] | None = None,
     schema: Any = None,
-    auto_fraction: float | None = None,
-    privacy_unit: str | None = None,
-    max_rows: int | None = None,
 ) -> QuantileResult:
     """:func:`~dpselect.recipes.quantiles.quantile` with ``bounds="auto"``: clamping bounds
     chosen privately, then the quantiles, one ledger entry (the rules: module docstring).
 
     Parameters
     ----------
-    data, column, q
-        The private rows, a numeric column and the level(s), as for ``quantile``.
-    epsilon : float
-        The total privacy cost (the choice and the quantiles), for one row (or one unit)
-        added or removed, in ``[2^-20, 2^20]``.
-    candidates, resolution : None
-        Refused (the continuous mechanism runs at ``(hi - lo) / 10^6`` of the chosen bounds).
-    confidence, ledger, source, progress, schema, mechanism
+    data : object
+        The private rows, as for ``quantile``.
+    request : QuantileRequest
+        The query: its ``epsilon`` is the total privacy cost (the choice and the quantiles),
+        for one row (or one unit) added or removed, in ``[2^-20, 2^20]``; ``candidates`` and
+        ``resolution`` are refused (the continuous mechanism runs at ``(hi - lo) / 10^6`` of
+        the chosen bounds); ``auto_fraction`` is the share of ``epsilon`` in ``(0, 1)`` for the
+        bounds' choice (default 0.25); ``rows`` the most rows one unit keeps (a number:
+        ``"auto"`` is chosen first, by :mod:`~dpselect.recipes.quantile_auto_rows`).
+    ledger, source, progress, schema
         As for ``quantile``.
-    auto_fraction : float, optional
-        The share of ``epsilon`` in ``(0, 1)`` for the bounds' choice (default 0.25).
-    privacy_unit : str, optional
-        The column identifying people (each row is a person without it).
-    max_rows : int, optional
-        The most rows one unit keeps (default 1; only with ``privacy_unit``; ``"auto"`` is
-        refused here: ``quantile`` chooses it first).
 
     Returns
     -------
     QuantileResult
         The quantiles, the cost, the budget split and the bounds (``parameters["bounds"]``).
     """
+    column, privacy_unit, rows = request.column, request.privacy_unit, request.rows
+    assert column is not None and rows != "auto"  # chosen first (quantile_auto_rows)
+    max_rows = None if privacy_unit is None else rows
     query = _check_auto_bounds(
-        data, column, q, epsilon, candidates, confidence, resolution, mechanism, schema,
-        auto_fraction, privacy_unit, max_rows,
+        data, column, request.q, request.epsilon, request.candidates, request.confidence,
+        request.resolution, request.mechanism, schema, request.auto_fraction, privacy_unit,
+        max_rows,
     )  # fmt: skip
     choice_levels = auto_bound_levels(query.levels)
     budget = choice_budget(
@@ -157,8 +144,8 @@ def quantile_with_auto_bounds(
 
     def release() -> QuantileResult:
         result, line, picked = _bounds_then_quantiles(
-            data, column, query, choice_levels, budget, unit, source=source, schema=schema,
-            confidence=confidence, mechanism=mechanism, progress=progress,
+            data, request, query, choice_levels, budget, unit, source=source, schema=schema,
+            progress=progress,
         )  # fmt: skip
         return with_private_choice(
             result, "the bounds", line, budget, book,
@@ -201,24 +188,13 @@ def _check_auto_bounds(
     max_rows: int | None,
 ) -> _AutoBoundsQuery:
     """Every refusal of ``bounds="auto"``, from public facts, in the order they are made."""
-    eps = Fraction(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
-    fraction = check_auto_fraction(auto_fraction)
-    if candidates is not None:
-        raise ParameterError(
-            "bounds='auto' chooses bounds for the continuous mechanism: do not give candidates"
-        )
-    if resolution is not None:
-        raise ParameterError(
-            "resolution applies to fixed bounds; with bounds='auto' the default "
-            "(hi - lo) / 10^6 of the chosen bounds is used"
-        )
-    given, levels = _levels(q)
-    check_confidence(confidence)
+    eps, fraction, given, levels, chosen = check_auto_bounds_arguments(
+        q, epsilon, candidates, confidence=confidence, resolution=resolution,
+        mechanism=mechanism, auto_fraction=auto_fraction,
+    )  # fmt: skip
     rows = check_rows_per_unit(privacy_unit, max_rows)
     if rows == "auto":
         raise ParameterError("max_rows='auto' is chosen by quantile(); give an int here")
-    chosen = _choose_method(mechanism, len(levels), True)
     table = open_table(data, schema=schema)
     check_numeric_column(table, data, column)
     check_unit_column(table, privacy_unit, rows)
@@ -227,7 +203,7 @@ def _check_auto_bounds(
 
 def _bounds_then_quantiles(
     data: Any,
-    column: str,
+    request: QuantileRequest,
     query: _AutoBoundsQuery,
     choice_levels: tuple[float, float],
     budget: ChoiceBudget,
@@ -235,22 +211,22 @@ def _bounds_then_quantiles(
     *,
     source: RandomSource | None,
     schema: Any,
-    confidence: float,
-    mechanism: str,
     progress: Callable[[float], None] | None,
 ) -> tuple[QuantileResult, str, list[float]]:
     """After the charge: the bounds chosen at ``budget.choice``, then the quantiles on them at
     ``budget.query``; the quantiles' result, the note on the choice and the bounds."""
+    assert request.column is not None
     picked = choose_bounds(
-        data, column, budget.choice, quantiles=choice_levels, source=source, schema=schema,
-        **unit,
+        data, request.column, budget.choice, quantiles=choice_levels, source=source,
+        schema=schema, **unit,
     )  # fmt: skip
-    result = quantile_release(
-        data, column, query.given, budget.query, bounds=(picked.lower, picked.upper),
-        candidates=None, confidence=confidence, ledger=None, source=source, resolution=None,
-        mechanism=mechanism, progress=progress, schema=schema, work_progress=None,
-        privacy_unit=unit.get("privacy_unit"), rows=query.rows,
+    on_bounds = replace(
+        request, q=query.given, epsilon=budget.query, bounds=(picked.lower, picked.upper),
+        candidates=None, resolution=None, privacy_unit=unit.get("privacy_unit"),
+        rows=query.rows,
     )  # fmt: skip
+    result = quantile_release(data, on_bounds, ledger=None, source=source, progress=progress,
+                              work_progress=None, schema=schema)  # fmt: skip
     line = (
         f"bounds: [{picked.lower:g}, {picked.upper:g}], chosen privately (the bins of the "
         f"{choice_levels[0]:g} and {choice_levels[1]:g} quantiles in a noisy histogram of "

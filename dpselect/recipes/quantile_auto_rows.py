@@ -29,35 +29,32 @@ units").
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-from ..core.errors import ParameterError
 from ..data.column_roles import recorded_step
 from ..data.engine import Engine
 from ..data.tables import one_column, open_table
 from ..mechanisms.quantile_candidates import candidate_accuracy
-from ..mechanisms.quantile_continuous import check_bounds, check_resolution, continuous_accuracy
+from ..mechanisms.quantile_continuous import check_resolution, continuous_accuracy
 from ..mechanisms.quantile_joint import joint_rows_bound
 from ..mechanisms.quantile_joint_parameters import joint_resolution
 from ..mechanisms.quantile_recursive import recursive_alphas
 from ..mechanisms.quantile_tree import tree_accuracy
-from ..mechanisms.validate import check_user_epsilon
 from ..planning.budget import first_share
 from ..planning.contributions import check_auto_fraction
-from ..planning.epsilon_range import check_epsilon_range
+from ..planning.quantile_checks import check_auto_rows_arguments
+from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource
-from ._common import AUTO_FRACTION, CONFIDENCE, check_confidence, open_ledger
+from ._common import AUTO_FRACTION, open_ledger
 from .bounds import DEFAULT_CONTRIBUTIONS, choose_max_contributions, contribution_choice_cost
 from .quantile_auto_bounds import quantile_with_auto_bounds
 from .quantile_count_rule import TREE_COUNT_FRACTION
 from .quantile_methods import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD, charge_kind
 from .quantile_query import (
     _choose_method,
-    _levels,
-    _numeric_candidates,
     check_numeric_column,
     check_unit_column,
 )
@@ -71,21 +68,12 @@ __all__ = ["quantile_with_auto_rows"]
 
 def quantile_with_auto_rows(
     data: Any,
-    column: str,
-    q: float | Sequence[float],
-    epsilon: float,
-    privacy_unit: str,
+    request: QuantileRequest,
     *,
-    bounds: tuple[float, float] | str | None = None,
-    candidates: Any = None,
-    confidence: float = CONFIDENCE,
     ledger: Any = None,
     source: RandomSource | None = None,
-    resolution: float | None = None,
-    mechanism: str = "auto",
     progress: Callable[[float], None] | None = None,
     schema: Any = None,
-    auto_fraction: float | None = None,
 ) -> QuantileResult:
     """:func:`~dpselect.recipes.quantiles.quantile` with ``max_rows="auto"``: the rows per unit
     chosen privately, then the quantiles with that bound, one ledger entry (the rules: module
@@ -93,36 +81,33 @@ def quantile_with_auto_rows(
 
     Parameters
     ----------
-    data, column, q
-        The private rows, a numeric column and the level(s), as for ``quantile``.
-    epsilon : float
-        The total privacy cost (the choice and the quantiles), for one unit (all its rows)
-        added or removed, in ``[2^-20, 2^20]``.
-    privacy_unit : str
-        The column identifying the units.
-    bounds, candidates
-        Public clamping bounds (``"auto"``: chosen privately as well) or public candidate
-        values: exactly one of them.
-    confidence : float, default 0.95
-        The confidence of the accuracy statements (and of the margins the choice weighs).
-    ledger, source, resolution, progress, schema, mechanism
-        As for ``quantile`` (``resolution`` for fixed bounds only).
-    auto_fraction : float, optional
-        The share of ``epsilon`` in ``(0, 1)`` for the choice of ``max_rows`` (default 0.25);
-        with ``bounds="auto"`` also the bounds' share of the rest.
+    data : object
+        The private rows, as for ``quantile``.
+    request : QuantileRequest
+        The query, with a ``privacy_unit`` and ``rows="auto"``: its ``epsilon`` is the total
+        privacy cost (the choice and the quantiles), for one unit (all its rows) added or
+        removed, in ``[2^-20, 2^20]``; exactly one of ``bounds`` (``"auto"``: chosen privately
+        as well) and ``candidates``; ``confidence`` also sets the margins the choice weighs;
+        ``auto_fraction`` is the share of ``epsilon`` in ``(0, 1)`` for the choice of
+        ``max_rows`` (default 0.25), with ``bounds="auto"`` also the bounds' share of the rest.
+    ledger, source, progress, schema
+        As for ``quantile``.
 
     Returns
     -------
     QuantileResult
         The quantiles, the cost, the budget split and ``max_rows`` (``parameters["max_rows"]``).
     """
-    query = _check_auto_rows(data, column, q, epsilon, privacy_unit, bounds, candidates,
-                             confidence, resolution, mechanism, schema, auto_fraction)  # fmt: skip
+    column, privacy_unit, bounds = request.column, request.privacy_unit, request.bounds
+    assert column is not None and privacy_unit is not None
+    query = _check_auto_rows(data, column, request.q, request.epsilon, privacy_unit, bounds,
+                             request.candidates, request.confidence, request.resolution,
+                             request.mechanism, schema, request.auto_fraction)  # fmt: skip
     candidates_r = list(DEFAULT_CONTRIBUTIONS)
     budget = choice_budget(
         query.eps, query.fraction, lambda share: contribution_choice_cost(share, candidates_r)
     )
-    margins = _margins(query, budget.query, candidates_r, bounds, resolution)
+    margins = _margins(query, budget.query, candidates_r, bounds, request.resolution)
     book = open_ledger(ledger)
     parameters = {
         "column": column, "q": [float(lv) for lv in query.levels], "epsilon": float(query.eps),
@@ -133,9 +118,8 @@ def quantile_with_auto_rows(
 
     def release() -> QuantileResult:
         result, r, line = _rows_then_quantiles(
-            data, column, query, budget, margins, candidates_r, privacy_unit, bounds=bounds,
-            candidates=candidates, confidence=confidence, source=source, resolution=resolution,
-            mechanism=mechanism, progress=progress, schema=schema, auto_fraction=auto_fraction,
+            data, request, query, budget, margins, candidates_r, source=source,
+            progress=progress, schema=schema,
         )  # fmt: skip
         return with_private_choice(
             result, "max_rows", line, budget, book,
@@ -182,30 +166,13 @@ def _check_auto_rows(
     auto_fraction: float | None,
 ) -> _AutoRowsQuery:
     """Every refusal of ``max_rows="auto"``, from public facts, in the order they are made."""
-    eps = Fraction(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
+    checked = check_auto_rows_arguments(
+        q, epsilon, bounds, candidates, confidence=confidence, resolution=resolution,
+        mechanism=mechanism, auto_fraction=auto_fraction,
+    )  # fmt: skip
     fraction = check_auto_fraction(auto_fraction)
-    given, levels = _levels(q)
-    conf = check_confidence(confidence)
-    if (bounds is None) == (candidates is None):
-        raise ParameterError(
-            "give exactly one of bounds=(lo, hi) or 'auto' (continuous mechanism) and "
-            "candidates (a public list of numbers)"
-        )
-    cands = _numeric_candidates(candidates) if candidates is not None else None
-    lo_hi = None
-    if isinstance(bounds, str):
-        if bounds != "auto":
-            raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")
-        if resolution is not None:
-            raise ParameterError(
-                "resolution applies to fixed bounds; with bounds='auto' the default "
-                "(hi - lo) / 10^6 of the chosen bounds is used"
-            )
-    elif bounds is not None:
-        lo_hi = check_bounds(bounds)
-        check_resolution(resolution, *lo_hi)
-    _choose_method(mechanism, len(levels), bounds is not None)
+    eps, given, levels, conf = checked.eps, checked.given, checked.levels, checked.conf
+    cands, lo_hi = checked.cands, checked.lo_hi
     table = open_table(data, schema=schema)
     check_numeric_column(table, data, column)
     check_unit_column(table, privacy_unit, 1)
@@ -236,22 +203,28 @@ def _margins(
 
 def _rows_then_quantiles(
     data: Any,
-    column: str,
+    request: QuantileRequest,
     query: _AutoRowsQuery,
     budget: ChoiceBudget,
     margins: dict[int, Fraction],
     candidates_r: list[int],
-    privacy_unit: str,
-    **kw: Any,
+    *,
+    source: RandomSource | None,
+    progress: Callable[[float], None] | None,
+    schema: Any,
 ) -> tuple[QuantileResult, int, str]:
     """After the charge: ``max_rows`` chosen at ``budget.choice`` (penalised by ``margins``),
     then the quantiles with it; the result, the bound chosen and the note on the choice."""
+    column, privacy_unit = request.column, request.privacy_unit
+    assert column is not None and privacy_unit is not None
     choice = choose_max_contributions(
-        query.table, column, privacy_unit, epsilon=budget.choice, candidates=candidates_r,
-        penalty=lambda r: margins[r], source=kw["source"], unit_counts="rows",
+        query.table, column, privacy_unit, epsilon=budget.choice,
+        candidates=candidates_r, penalty=lambda r: margins[r], source=source,
+        unit_counts="rows",
     )  # fmt: skip
     r = choice.max_contributions
-    result = _quantiles_with_rows(data, column, query, budget, r, privacy_unit, **kw)
+    result = _quantiles_with_rows(data, request, query, budget, r, source=source,
+                                  progress=progress, schema=schema)  # fmt: skip
     line = (
         f"max_rows = {r}, chosen privately among {len(candidates_r)} bounds "
         f"(1..{candidates_r[-1]}) by the generalized exponential mechanism at epsilon = "
@@ -262,39 +235,25 @@ def _rows_then_quantiles(
 
 def _quantiles_with_rows(
     data: Any,
-    column: str,
+    request: QuantileRequest,
     query: _AutoRowsQuery,
     budget: ChoiceBudget,
     r: int,
-    privacy_unit: str,
     *,
-    bounds: Any,
-    candidates: Any,
-    confidence: float,
     source: RandomSource | None,
-    resolution: float | None,
-    mechanism: str,
     progress: Callable[[float], None] | None,
     schema: Any,
-    auto_fraction: float | None,
 ) -> QuantileResult:
     """After the choice: the quantiles at ``budget.query`` with ``r`` rows per unit (the
     bounds chosen first when ``bounds="auto"``, with the bounds' share ``auto_fraction``)."""
-    data, column = one_column(data, column)
-    if bounds == "auto":
-        return quantile_with_auto_bounds(
-            data, column, query.given, budget.query, candidates=candidates,
-            confidence=confidence, ledger=None, source=source, resolution=resolution,
-            mechanism=mechanism, progress=progress, schema=schema, auto_fraction=auto_fraction,
-            privacy_unit=privacy_unit, max_rows=r,
-        )  # fmt: skip
+    data, column = one_column(data, request.column)
+    with_rows = replace(request, column=column, q=query.given, epsilon=budget.query, rows=r)
+    if request.bounds == "auto":
+        return quantile_with_auto_bounds(data, with_rows, ledger=None, source=source,
+                                         progress=progress, schema=schema)  # fmt: skip
     # fixed bounds or candidates refuse an auto_fraction (the choice is charged by now)
-    return quantile_release(
-        data, column, query.given, budget.query, bounds=bounds, candidates=candidates,
-        confidence=confidence, ledger=None, source=source, resolution=resolution,
-        mechanism=mechanism, progress=progress, schema=schema, work_progress=None,
-        privacy_unit=privacy_unit, rows=r,
-    )  # fmt: skip
+    return quantile_release(data, with_rows, ledger=None, source=source, progress=progress,
+                            work_progress=None, schema=schema)  # fmt: skip
 
 
 def _rank_margin(

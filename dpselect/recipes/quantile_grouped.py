@@ -19,9 +19,11 @@ from ..data.engine import Engine
 from ..data.query import PrivateGroups, PublicGroups, Query, UnitRule
 from ..mechanisms.quantile_continuous import check_bounds
 from ..mechanisms.quantile_joint_parameters import recorded_resolution
-from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
+from ..mechanisms.validate import check_delta
 from ..planning.budget import divide
-from ..planning.epsilon_range import check_epsilon_range, stages_of_a_release
+from ..planning.epsilon_range import stages_of_a_release
+from ..planning.quantile_checks import check_grouped_arguments
+from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, numeric_column, open_ledger
 from .grouping import (
@@ -49,23 +51,13 @@ __all__ = ["grouped_quantile"]
 
 def grouped_quantile(
     data: Any,
-    column: str,
-    q: Any,
-    epsilon: float,
+    request: QuantileRequest,
     *,
-    by: str,
-    groups: Any = None,
-    delta: float | None = None,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_rows: int = 1,
-    group_fraction: float | None = None,
     ledger: Any = None,
     source: RandomSource | None = None,
     schema: Any = None,
-    **options: Any,
 ) -> GroupedResult:
-    """The quantiles ``q`` of ``column`` in every group of ``by``, in one scan.
+    """The quantiles of a request with ``by``: every group of ``request.by``, in one scan.
 
     Each group runs :func:`dpselect.quantile` on its kept rows at ``epsilon_g / max_rows``:
     a person keeps at most ``max_groups`` groups and ``max_rows`` rows in each
@@ -76,26 +68,31 @@ def grouped_quantile(
 
     Parameters
     ----------
-    data, column, q, epsilon, privacy_unit, ledger, source, schema
-        As for :func:`dpselect.quantile`.
-    by, groups, max_groups, group_fraction
-        As for :func:`grouped_top_k`.
-    delta : float, optional
-        Only for private groups: the selection's delta.
-    max_rows : int, default 1
-        With a privacy unit: the rows each person keeps in each of their groups (a number;
-        ``"auto"`` is not available per group).
-    **options
-        ``bounds``, ``candidates``, ``mechanism``, ``resolution``, ``confidence``: as for
-        :func:`dpselect.quantile`, the same in every group.
+    data : object
+        The private rows, as for :func:`dpselect.recipes.quantiles.quantile`.
+    request : QuantileRequest
+        The query: ``by``, ``groups``, ``delta`` (private groups only), ``max_groups``,
+        ``group_fraction`` and ``rows`` (a number: the rows each person keeps in each of their
+        groups); ``bounds``, ``candidates``, ``mechanism``, ``resolution`` and ``confidence``
+        the same in every group.
+    ledger, source, schema
+        As for :func:`dpselect.recipes.quantiles.quantile`.
 
     Returns
     -------
     GroupedResult
         One :class:`~dpselect.recipes.quantile_result.QuantileResult` per group.
     """
-    checked = _check_grouped(data, column, q, epsilon, by, groups, delta, privacy_unit,
-                             max_groups, max_rows, group_fraction, schema, options)  # fmt: skip
+    column, q, by, privacy_unit = request.column, request.q, request.by, request.privacy_unit
+    assert column is not None and by is not None and request.rows != "auto"
+    options: dict[str, Any] = {"mechanism": request.mechanism, "confidence": request.confidence}
+    for key, value in (("bounds", request.bounds), ("candidates", request.candidates),
+                       ("resolution", request.resolution)):  # fmt: skip
+        if value is not None:
+            options[key] = value
+    checked = _check_grouped(data, column, q, request.epsilon, by, request.groups,
+                             request.delta, privacy_unit, request.max_groups, request.rows,
+                             request.group_fraction, schema, options)  # fmt: skip
     grouping, r, table = checked.grouping, checked.rows, checked.table
     budget = split_budget(checked.eps, checked.delta, grouping, 1.0)
     inner = divide(budget.group_epsilon, r)
@@ -157,12 +154,7 @@ def _check_grouped(
     options: dict[str, Any],
 ) -> _GroupedQuery:
     """Every refusal of ``quantile(by=...)`` from public facts, in the order they are made."""
-    options = _checked_options(options)
-    eps = float(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
-    if privacy_unit is None and max_rows != 1:
-        raise ParameterError("max_rows applies only with a privacy_unit column")
-    r = check_int(max_rows, "max_rows", minimum=1)
+    eps, r = check_grouped_arguments(epsilon, options.get("bounds"), privacy_unit, max_rows)
     table = open_checked(data, column, privacy_unit, schema)
     numeric_column(table, column)
     options = _typed_resolution(table, column, q, options)
@@ -209,19 +201,6 @@ def _group_costs(
     return _GroupCosts(selection, select_cost, each, total, accounting)
 
 
-def _checked_options(options: dict[str, Any]) -> dict[str, Any]:
-    """The per-group options, refused when one does not apply with ``by`` (public)."""
-    allowed = {"bounds", "candidates", "mechanism", "resolution", "confidence"}
-    extra = sorted(set(options) - allowed)
-    if extra:
-        raise ParameterError(f"quantile with by does not take {', '.join(extra)}")
-    if options.get("bounds") == "auto":
-        raise ParameterError(
-            "bounds='auto' is not available with by: give bounds=(lo, hi) or candidates"
-        )
-    return options
-
-
 def _typed_resolution(
     table: Engine, column: str, q: Any, options: dict[str, Any]
 ) -> dict[str, Any]:
@@ -261,13 +240,13 @@ def _group_release(
 
     def run(values: Any, src: RandomSource | None = source) -> QuantileResult:
         array = np.asarray(values, dtype=np.float64)
-        return quantile_release(
-            array, None, q, inner, bounds=options.get("bounds"),
-            candidates=options.get("candidates"),
-            confidence=options.get("confidence", CONFIDENCE), ledger=None, source=src,
+        request = QuantileRequest(
+            None, q, inner, bounds=options.get("bounds"), candidates=options.get("candidates"),
+            confidence=options.get("confidence", CONFIDENCE),
             resolution=options.get("resolution"), mechanism=options.get("mechanism", "auto"),
-            progress=None, schema=None, work_progress=None, privacy_unit=None, rows=1,
         )  # fmt: skip
+        return quantile_release(array, request, ledger=None, source=src, progress=None,
+                                work_progress=None, schema=None)  # fmt: skip
 
     return run
 

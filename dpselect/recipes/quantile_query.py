@@ -4,23 +4,28 @@ bounds or candidates, the method, the column's type and the privacy unit
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
-from ..core.errors import DataError, ParameterError
-from ..data.candidates import load_candidates
+from ..core.errors import DataError
 from ..data.column_roles import check_column_role, recorded_step
 from ..data.engine import Engine
 from ..data.tables import open_table
-from ..mechanisms.quantile_continuous import check_bounds, check_resolution
-from ..mechanisms.quantile_joint_parameters import MAX_JOINT_LEVELS
-from ..mechanisms.quantile_recursive import recursive_depth
-from ..mechanisms.quantile_score import check_max_rows, quantile_fraction
-from ..mechanisms.validate import check_user_epsilon
-from ..planning.epsilon_range import check_epsilon_range
-from ._common import NUMERIC_TYPES, check_confidence
+from ..planning.quantile_checks import (
+    JOINT_AUTO_MAX_LEVELS,
+    check_release_arguments,
+    choose_quantile_method,
+    numeric_candidates,
+    quantile_levels,
+)
+from ..planning.quantile_request import check_rows_per_unit
+from ._common import NUMERIC_TYPES
+
+#: The checks' names as this package's modules call them.
+_levels = quantile_levels
+_choose_method = choose_quantile_method
+_numeric_candidates = numeric_candidates
 
 __all__ = [
     "JOINT_AUTO_MAX_LEVELS",
@@ -30,26 +35,6 @@ __all__ = [
     "check_rows_per_unit",
     "check_unit_column",
 ]
-
-#: ``mechanism="auto"`` uses the joint mechanism for 2 to this many levels (docs/quantiles.md).
-JOINT_AUTO_MAX_LEVELS = 20
-_METHODS = ("auto", "split", "recursive", "joint", "tree")
-
-
-def _numeric_candidates(candidates: Any) -> list[float]:
-    values = load_candidates(candidates)
-    out: list[float] = []
-    for v in values:
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            raise ParameterError(f"candidates must be numbers, got {v!r}") from None
-        if not math.isfinite(f):
-            raise ParameterError(f"candidates must be finite numbers, got {v!r}")
-        out.append(f)
-    if len(set(out)) != len(out):
-        raise ParameterError("candidates must be distinct numbers")
-    return out
 
 
 def check_numeric_column(table: Engine, data: Any, column: str) -> str | None:
@@ -69,23 +54,6 @@ def check_numeric_column(table: Engine, data: Any, column: str) -> str | None:
     )
 
 
-def check_rows_per_unit(privacy_unit: Any, max_rows: Any) -> int | Literal["auto"]:
-    """``max_rows`` checked from public facts: ``"auto"`` or an int at least 1, given only with a
-    ``privacy_unit`` (default 1 with one; without one each row is its own unit: 1)."""
-    if max_rows is None:
-        return 1
-    if privacy_unit is None:
-        raise ParameterError(
-            "max_rows applies only with a privacy_unit column (without one each row is its own "
-            "unit and counts once)"
-        )
-    if isinstance(max_rows, str):
-        if max_rows != "auto":
-            raise ParameterError(f"max_rows must be an int >= 1 or 'auto', got {max_rows!r}")
-        return "auto"
-    return check_max_rows(max_rows)
-
-
 def check_unit_column(table: Engine, privacy_unit: str | None, max_rows: int) -> list[str]:
     """The privacy unit's column through the column gate and its injective key (public facts,
     before any charge); the note the result shows about it (none without a unit)."""
@@ -99,33 +67,6 @@ def check_unit_column(table: Engine, privacy_unit: str | None, max_rows: int) ->
         "(docs/contribution_bounding.md, 'Rows per unit'); n in the accuracy lines counts the "
         "kept rows"
     ]
-
-
-def _levels(q: Any) -> tuple[list[float], list[Fraction]]:
-    qs: list[Any] = list(q) if isinstance(q, (list, tuple)) else [q]
-    if not qs:
-        raise ParameterError("q must be a number in [0, 1] or a non-empty list of them")
-    levels = [quantile_fraction(v) for v in qs]
-    return [float(v) for v in qs], levels
-
-
-def _choose_method(method: str, m: int, bounds: bool) -> str:
-    if method not in _METHODS:
-        raise ParameterError(
-            f"mechanism must be one of {', '.join(repr(x) for x in _METHODS)}, got {method!r}"
-        )
-    if method in ("recursive", "joint", "tree") and not bounds:
-        raise ParameterError(f"mechanism={method!r} needs bounds (not candidates)")
-    if method == "joint" and m > MAX_JOINT_LEVELS:
-        raise ParameterError(f"mechanism='joint' takes at most {MAX_JOINT_LEVELS} levels, got {m}")
-    if method != "auto":
-        return method
-    # Public parameters only (m): docs/quantiles.md, "Choosing the method", has the evidence.
-    if not bounds or m == 1:
-        return "split"
-    if m <= JOINT_AUTO_MAX_LEVELS:
-        return "count"  # a paid noisy row count picks the tree or the joint mechanism
-    return "recursive" if recursive_depth(m) < m else "split"
 
 
 @dataclass(frozen=True)
@@ -214,23 +155,10 @@ def check_query(
     QuantileQuery
         The checked query.
     """
-    eps = Fraction(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
-    given, levels = _levels(q)
-    conf = check_confidence(confidence)
-    if (bounds is None) == (candidates is None):
-        raise ParameterError(
-            "give exactly one of bounds=(lo, hi) (continuous mechanism) and candidates "
-            "(a public list of numbers)"
-        )
-    cands = _numeric_candidates(candidates) if candidates is not None else None
-    lo_hi = check_bounds(bounds) if bounds is not None else None
-    if resolution is not None and lo_hi is None:
-        raise ParameterError("resolution applies to bounds (the continuous mechanism) only")
-    w = check_resolution(resolution, *lo_hi) if lo_hi is not None else None
-    chosen = _choose_method(mechanism, len(levels), lo_hi is not None)
-    if chosen == "tree" and resolution is not None:
-        raise ParameterError("resolution does not apply to mechanism='tree' (its leaves are fixed)")
+    checked = check_release_arguments(q, epsilon, bounds, candidates, confidence=confidence,
+                                      resolution=resolution, mechanism=mechanism)  # fmt: skip
+    eps, given, levels, conf = checked.eps, checked.given, checked.levels, checked.conf
+    cands, lo_hi, w, chosen = checked.cands, checked.lo_hi, checked.w, checked.chosen
     # the schema only, before anything is charged (the joint mechanism's default resolution
     # reads the grid the column's type puts values on)
     table = open_table(data, schema=schema)

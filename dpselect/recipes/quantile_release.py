@@ -12,6 +12,7 @@ from typing import Any
 from ..core.errors import ParameterError
 from ..data.query import Query, UnitRule
 from ..data.tables import one_column
+from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
 from .quantile_count_rule import count_plan
@@ -35,49 +36,42 @@ __all__ = ["quantile_release"]
 
 def quantile_release(
     data: Any,
-    column: str | None,
-    q: Any,
-    epsilon: float,
+    request: QuantileRequest,
     *,
-    bounds: Any,
-    candidates: Any,
-    confidence: float,
     ledger: Any,
     source: RandomSource | None,
-    resolution: float | None,
-    mechanism: str,
     progress: Callable[[float], None] | None,
-    schema: Any,
     work_progress: Callable[[float], None] | None,
-    privacy_unit: str | None,
-    rows: int,
+    schema: Any,
 ) -> QuantileResult:
-    """The quantiles ``q`` of ``column`` with public bounds or candidates, ``rows`` rows per unit.
+    """The quantiles of a request with public bounds or candidates and a fixed ``rows`` per unit.
 
     Check the query (public facts), plan the method, charge the ledger, then read the rows and
     release: every refusal comes before the charge.
 
     Parameters
     ----------
-    data, column, q, epsilon, bounds, candidates, confidence, ledger, source, resolution
-        As for :func:`dpselect.recipes.quantiles.quantile` (``bounds`` a pair or ``None``).
-    mechanism, progress, schema, work_progress, privacy_unit
+    data : object
+        The private rows, as for :func:`dpselect.recipes.quantiles.quantile`.
+    request : QuantileRequest
+        The query (``bounds`` a pair or ``None``; ``rows`` a number, 1 without a unit).
+    ledger, source, progress, work_progress, schema
         As for :func:`dpselect.recipes.quantiles.quantile`.
-    rows : int
-        The most rows one unit keeps (checked; 1 without a unit).
 
     Returns
     -------
     QuantileResult
         The released values, the method, the cost and the accuracy lines.
     """
-    data, column = one_column(data, column)
+    data, column = one_column(data, request.column)
+    bounds, privacy_unit, rows = request.bounds, request.privacy_unit, request.rows
     if isinstance(bounds, str):
         raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")
+    assert rows != "auto"  # chosen first (quantile_auto_rows)
     query = check_query(
-        data, column, q, epsilon, bounds, candidates, confidence=confidence,
-        resolution=resolution, mechanism=mechanism, schema=schema, privacy_unit=privacy_unit,
-        rows=rows,
+        data, column, request.q, request.epsilon, bounds, request.candidates,
+        confidence=request.confidence, resolution=request.resolution,
+        mechanism=request.mechanism, schema=schema, privacy_unit=privacy_unit, rows=rows,
     )  # fmt: skip
     plan = _PLANS[query.chosen](query, source, work_progress)
     plan, grid_note = _on_engine_grid(query, plan)

@@ -6,6 +6,8 @@ import pytest
 
 from dpselect.cli.main import main
 from dpselect.core.errors import ParameterError
+from dpselect.planning.price_request import price_request
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import most_common as recipe_most_common
@@ -29,12 +31,19 @@ def test_python_api_schema(data):
     assert got.candidates[0] in (0, 1, 2, 3)
     assert recipe_most_common(path, "site", 1.0, candidates=["a", "b"], schema={"n": "BIGINT"},
                           source=InsecureSeededSource(1)).candidates  # fmt: skip
-    q = recipe_quantile(path, "n", 0.5, 1.0, bounds=(0, 10), schema={"n": "DOUBLE"},
-                    source=InsecureSeededSource(2))  # fmt: skip
+    q = recipe_quantile(
+        path,
+        quantile_request("n", 0.5, 1.0, bounds=(0, 10)),
+        source=InsecureSeededSource(2),
+        schema={"n": "DOUBLE"},
+    )
     assert 0 <= q.values[0] <= 10
-    price = recipe_best_price(path, 1.0, prices=[1, 2, 3], max_price=3, column="n",
-                              schema={"n": float},
-                          source=InsecureSeededSource(3))  # fmt: skip
+    price = recipe_best_price(
+        path,
+        price_request(1.0, prices=[1, 2, 3], max_price=3, column="n"),
+        source=InsecureSeededSource(3),
+        schema={"n": float},
+    )
     assert price.price in (1, 2, 3)
     with pytest.raises(ParameterError, match="unknown type"):
         recipe_top_k(path, "n", 1, 1.0, candidates=[0, 1], schema={"n": "NOPE"})

@@ -22,6 +22,8 @@ import math
 import numpy as np
 import pytest
 
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 
 RUNS = 60
@@ -58,9 +60,19 @@ def _z_released(path: str, seed: int) -> bool:
     from dpselect.sampling.source import InsecureSeededSource
 
     result = recipe_quantile(
-        path, "x", 0.5, EPSILON, bounds=(0, 20), by="g", delta=DELTA, privacy_unit="u",
-        max_rows=2, source=InsecureSeededSource(seed),
-    )  # fmt: skip
+        path,
+        quantile_request(
+            "x",
+            0.5,
+            EPSILON,
+            bounds=(0, 20),
+            privacy_unit="u",
+            by="g",
+            delta=DELTA,
+            contributions=Contributions(values_per_unit=2),
+        ),
+        source=InsecureSeededSource(seed),
+    )
     return "z" in [row["group"] for row in result.to_dict()["releases"]]
 
 

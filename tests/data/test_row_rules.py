@@ -8,6 +8,7 @@ import json
 import pandas as pd
 
 from dpselect.data.row_rules import row_rules
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
@@ -40,8 +41,11 @@ def test_results_state_them_the_same_whatever_the_rows(tmp_path):
         assert not any(ch.isdigit() for ch in words)  # no count of anything
         said.append([line.replace(path.name, "") for line in rules])
     assert said[0] == said[1]
-    q = recipe_quantile(pd.DataFrame({"x": [1.0, 2.0, None]}), "x", 0.5, 1.0, bounds=(0, 3),
-                    source=InsecureSeededSource(1))  # fmt: skip
+    q = recipe_quantile(
+        pd.DataFrame({"x": [1.0, 2.0, None]}),
+        quantile_request("x", 0.5, 1.0, bounds=(0, 3)),
+        source=InsecureSeededSource(1),
+    )
     assert q.parameters["row_rules"] == row_rules("the pandas table", None)
     assert "rows read: a row whose value is missing" in str(q)
 

@@ -26,6 +26,8 @@ import dpselect as dp
 from dpselect.accounting import Ledger
 from dpselect.core.errors import DataError, DPSelectError
 from dpselect.data.column_roles import check_column_role, type_supported
+from dpselect.planning.price_request import price_request
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import most_common as recipe_most_common
@@ -163,13 +165,19 @@ PATHS = {
     "partition_selection policy, x the unit": lambda d, c, **k: recipe_partition_selection(
         d, "s", 4.0, 1e-6, privacy_unit="x", max_contributions=2, mechanism="policy_laplace", **k
     ),
-    "quantile bounds": lambda d, c, **k: recipe_quantile(d, "x", 0.5, 1.0, bounds=(0, 100), **k),
-    "quantile candidates": lambda d, c, **k: recipe_quantile(
-        d, "x", 0.5, 1.0, candidates=[0, 1, 2], **k
+    "quantile bounds": lambda d, c, **k: recipe_quantile(
+        d, quantile_request("x", 0.5, 1.0, bounds=(0, 100)), **k
     ),
-    "quantile bounds=auto": lambda d, c, **k: recipe_quantile(d, "x", 0.5, 1.0, bounds="auto", **k),
-    "quantiles": lambda d, c, **k: recipe_quantile(d, "x", [0.25, 0.75], 1.0, bounds=(0, 100), **k),
-    "best_price": lambda d, c, **k: recipe_best_price(d, 1.0, column="x", n=N, **k),
+    "quantile candidates": lambda d, c, **k: recipe_quantile(
+        d, quantile_request("x", 0.5, 1.0, candidates=[0, 1, 2]), **k
+    ),
+    "quantile bounds=auto": lambda d, c, **k: recipe_quantile(
+        d, quantile_request("x", 0.5, 1.0, bounds="auto"), **k
+    ),
+    "quantiles": lambda d, c, **k: recipe_quantile(
+        d, quantile_request("x", [0.25, 0.75], 1.0, bounds=(0, 100)), **k
+    ),
+    "best_price": lambda d, c, **k: recipe_best_price(d, price_request(1.0, column="x", n=N), **k),
     "choose_bounds": lambda d, c, **k: dp.choose_bounds(d, "x", 1.0, **k),
     "choose_max_contributions, x the unit": lambda d, c, **k: dp.choose_max_contributions(
         d, "s", "x", epsilon=1.0, **k

@@ -22,6 +22,8 @@ from dpselect.mechanisms.decimal_grain import (
     on_grid,
     recorded_exponent,
 )
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.sampling import InsecureSeededSource
 
@@ -168,19 +170,26 @@ def test_auto_quantiles_of_float_prices_come_back_on_their_grid():
     released values are whole dollars. Continuous rows keep the default from the bounds."""
     rng = np.random.default_rng(2)
     prices = np.round(rng.lognormal(7, 0.8, 20000))
-    r = recipe_quantile(pd.DataFrame({"p": prices}), "p", [0.25, 0.5, 0.75], 1.0, bounds=(0, 20000),
-                 source=InsecureSeededSource(3))  # fmt: skip
+    r = recipe_quantile(
+        pd.DataFrame({"p": prices}),
+        quantile_request("p", [0.25, 0.5, 0.75], 1.0, bounds=(0, 20000)),
+        source=InsecureSeededSource(3),
+    )
     assert "recording grid 1 (resolution 0.5)" in r.notes[-1] and r.resolution == 0.5
     assert all(v == round(v) for v in r.values)
     assert "grain" in r.budget_split and r.parameters["noisy_rows"] > 0
     assert r.parameters["grain_histogram"]["recording_grid"] == 1.0
-    typed = recipe_quantile(pd.DataFrame({"p": prices.astype(np.int64)}), "p", [0.25, 0.5, 0.75],
-                            1.0,
-                     bounds=(0, 20000), source=InsecureSeededSource(3))  # fmt: skip
+    typed = recipe_quantile(
+        pd.DataFrame({"p": prices.astype(np.int64)}),
+        quantile_request("p", [0.25, 0.5, 0.75], 1.0, bounds=(0, 20000)),
+        source=InsecureSeededSource(3),
+    )
     assert "grain" not in typed.budget_split and typed.resolution == 0.5  # the schema says 1
-    cont = recipe_quantile(pd.DataFrame({"p": prices + rng.uniform(0, 1, prices.shape[0])}), "p",
-                    [0.25, 0.5, 0.75], 1.0, bounds=(0, 20000),
-                    source=InsecureSeededSource(3))  # fmt: skip
+    cont = recipe_quantile(
+        pd.DataFrame({"p": prices + rng.uniform(0, 1, prices.shape[0])}),
+        quantile_request("p", [0.25, 0.5, 0.75], 1.0, bounds=(0, 20000)),
+        source=InsecureSeededSource(3),
+    )
     assert "no recording grid" in cont.notes[-1] and cont.resolution == 5.0
 
 
@@ -191,8 +200,11 @@ def test_each_group_of_a_grouped_release_reads_its_own_grid():
          "v": np.concatenate([np.round(rng.lognormal(7, 0.8, 5000)),
                               np.round(rng.uniform(0, 100, 5000), 1)])}
     )  # fmt: skip
-    r = recipe_quantile(frame, "v", [0.25, 0.5, 0.75], 2.0, bounds=(0, 20000), by="g",
-                 groups=["a", "b"], source=InsecureSeededSource(5))  # fmt: skip
+    r = recipe_quantile(
+        frame,
+        quantile_request("v", [0.25, 0.5, 0.75], 2.0, bounds=(0, 20000), by="g", groups=["a", "b"]),
+        source=InsecureSeededSource(5),
+    )
     assert "decimal grain" in r.mechanism
     assert [g.resolution for g in r.releases] == [0.5, 0.05]
 
@@ -203,8 +215,18 @@ def test_with_a_privacy_unit_the_histogram_counts_kept_rows_at_scale_r_over_eps_
     rng = np.random.default_rng(6)
     frame = pd.DataFrame({"user": np.repeat(np.arange(4000), 5),
                           "v": np.round(rng.uniform(0, 1000, 20000), 1)})  # fmt: skip
-    r = recipe_quantile(frame, "v", [0.25, 0.5, 0.75], 1.0, bounds=(0, 1000), privacy_unit="user",
-                 max_rows=3, source=InsecureSeededSource(7))  # fmt: skip
+    r = recipe_quantile(
+        frame,
+        quantile_request(
+            "v",
+            [0.25, 0.5, 0.75],
+            1.0,
+            bounds=(0, 1000),
+            privacy_unit="user",
+            contributions=Contributions(values_per_unit=3),
+        ),
+        source=InsecureSeededSource(7),
+    )
     assert "discrete Laplace of scale 60," in r.notes[-1]
     assert abs(r.parameters["noisy_rows"] - 12000) < 60 * 30  # 4,000 persons x 3 kept rows
     assert r.parameters["grain_histogram"]["recording_grid"] == 0.1 and r.resolution == 0.05

@@ -21,6 +21,7 @@ from dpselect.mechanisms.quantile_candidates import (
     make_candidate_quantiles,
 )
 from dpselect.mechanisms.quantile_continuous import make_continuous_quantile
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.sampling.source import InsecureSeededSource
 
@@ -90,16 +91,20 @@ def test_split_recipe_matches_one_mechanism_each():
     for trial in range(6):
         x = _data(rng, trial % 3, 2000)
         qs = [0.1, 0.5, 0.9]
-        got = recipe_quantile(x, None, qs, 1.0, bounds=(0, 100), mechanism="split",
-                       source=InsecureSeededSource(trial)).values  # fmt: skip
+        got = recipe_quantile(
+            x,
+            quantile_request(None, qs, 1.0, bounds=(0, 100), mechanism="split"),
+            source=InsecureSeededSource(trial),
+        ).values
         src = InsecureSeededSource(trial)
         each = Fraction(1) / 3
         want = [make_continuous_quantile((0.0, 100.0), q, each, source=src)(x.copy())
                 for q in qs]  # fmt: skip
         assert got == want, trial
         cands = list(np.linspace(0, 100, 101))
-        got = recipe_quantile(x, None, qs, 1.0, candidates=cands,
-                       source=InsecureSeededSource(trial)).values  # fmt: skip
+        got = recipe_quantile(
+            x, quantile_request(None, qs, 1.0, candidates=cands), source=InsecureSeededSource(trial)
+        ).values
         src = InsecureSeededSource(trial)
         want = [make_candidate_quantile(cands, q, each, source=src)(x) for q in qs]
         assert got == want, trial

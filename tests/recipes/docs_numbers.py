@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpselect.planning.price_request import price_request
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import (
     best_price,
     pac_sample_size,
@@ -62,7 +64,7 @@ def pricing() -> None:
     n, eps, runs = 10_000, 1.0, 1000
     rng = np.random.default_rng(3)
     v = rng.beta(2, 5, n)
-    result = best_price(v, eps, n=n, source=InsecureSeededSource(1))
+    result = best_price(v, price_request(eps, n=n), source=InsecureSeededSource(1))
     grid = price_grid(price_step=result.price_step, max_price=1.0)
     mech = make_price_mechanism(grid, eps, source=InsecureSeededSource(2))
     sv = np.sort(v)
@@ -153,10 +155,7 @@ def quantiles() -> None:
         print(line)
     r = quantile(
         pd.DataFrame({"income": income}),
-        "income",
-        [0.5, 0.9],
-        1.0,
-        bounds=(0, 1e6),
+        quantile_request("income", [0.5, 0.9], 1.0, bounds=(0, 1e6)),
         source=InsecureSeededSource(3),
     )
     print("  recipe:", str(r).splitlines()[:3])

@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 
 import dpselect as dp
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import bounds as bounds_module
 from dpselect.recipes import quantile_auto_bounds as quantiles_module
 from dpselect.recipes.quantiles import quantile as recipe_quantile
@@ -47,8 +49,18 @@ def _errors(data, column: str, max_rows, bounds, runs: int = RUNS):
     size = max(abs(lo), abs(hi))
     errors, absurd = [], []
     for seed in range(runs):
-        r = recipe_quantile(data, column, 0.5, 1.0, bounds=bounds, privacy_unit="tailnum",
-                        max_rows=max_rows, source=dp.InsecureSeededSource(seed))  # fmt: skip
+        r = recipe_quantile(
+            data,
+            quantile_request(
+                column,
+                0.5,
+                1.0,
+                bounds=bounds,
+                privacy_unit="tailnum",
+                contributions=Contributions(values_per_unit=max_rows),
+            ),
+            source=dp.InsecureSeededSource(seed),
+        )
         value = r.values[0]
         errors.append(abs(value - median))
         chosen = r.parameters["bounds"]

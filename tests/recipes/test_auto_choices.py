@@ -15,6 +15,8 @@ import pytest
 
 import dpselect.core as dc
 from dpselect.accounting.ledger import Ledger
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import bounds as bounds_module
 from dpselect.recipes import choose_bounds, choose_max_contributions, quantile
 from dpselect.recipes.bounds import contribution_choice_cost
@@ -197,8 +199,12 @@ def normal_frame(n: int = 6000) -> pd.DataFrame:
 
 def test_quantile_auto_bounds_one_entry(tmp_path):
     book = Ledger.create(tmp_path / "l.db", 10.0)
-    r = quantile(normal_frame(), "x", 0.5, 1.0, bounds="auto", ledger=book,
-                 source=InsecureSeededSource(3))  # fmt: skip
+    r = quantile(
+        normal_frame(),
+        quantile_request("x", 0.5, 1.0, bounds="auto"),
+        ledger=book,
+        source=InsecureSeededSource(3),
+    )
     (entry,) = book.entries()
     assert entry.mechanism == "quantile/bounds=auto" and entry.epsilon == r.epsilon
     assert 0.999 <= r.epsilon <= 1.0
@@ -220,8 +226,8 @@ def test_auto_bound_levels_cover_the_requested_levels():
     [
         ({"bounds": "auto", "candidates": [1, 2]}, "candidates"),
         ({"bounds": "auto", "resolution": 0.1}, "resolution"),
-        ({"bounds": "auto", "auto_fraction": 0.0}, "auto_fraction"),
-        ({"bounds": (0, 1), "auto_fraction": 0.5}, "auto_fraction"),
+        ({"bounds": "auto", "auto_share": 0.0}, "auto_share"),
+        ({"bounds": (0, 1), "auto_share": 0.5}, "auto_share"),
         ({"bounds": "automatic"}, "bounds"),
         ({"bounds": "auto", "mechanism": "recursive", "q": 0.5, "column": "nope"}, "nope"),
         ({"bounds": "auto", "epsilon": 20.0}, "budget"),
@@ -231,8 +237,10 @@ def test_quantile_auto_refusals_charge_nothing(tmp_path, kwargs, match):
     book = Ledger.create(tmp_path / "l.db", 10.0)
     args = {"column": "x", "q": 0.5, "epsilon": 1.0, **kwargs}
     with pytest.raises(dc.DPSelectError, match=match):
-        quantile(normal_frame(50), args.pop("column"), args.pop("q"), args.pop("epsilon"),
-                 ledger=book, **args)  # fmt: skip
+        if "auto_share" in args:
+            args["contributions"] = Contributions(auto_share=args.pop("auto_share"))
+        request = quantile_request(args.pop("column"), args.pop("q"), args.pop("epsilon"), **args)
+        quantile(normal_frame(50), request, ledger=book)
     assert len(book) == 0
 
 
@@ -375,7 +383,10 @@ def test_messages_quote_what_was_typed_briefly():
         assert "\n" not in text and len(text) < 120, text
         assert "a pandas Series named" in text and "Length" not in text, text
     with pytest.raises(dc.ParameterError, match=r"q must be strictly increasing.*'split'"):
-        quantile(data, "x", [0.75, 0.25], 1.0, bounds=(0, 2))
-    r = quantile(data, "x", [0.75, 0.25], 1.0, bounds=(0, 2), mechanism="split",
-                 source=InsecureSeededSource(1))  # fmt: skip
+        quantile(data, quantile_request("x", [0.75, 0.25], 1.0, bounds=(0, 2)))
+    r = quantile(
+        data,
+        quantile_request("x", [0.75, 0.25], 1.0, bounds=(0, 2), mechanism="split"),
+        source=InsecureSeededSource(1),
+    )
     assert len(r.values) == 2

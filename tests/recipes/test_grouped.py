@@ -13,6 +13,8 @@ import dpselect as dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import DataError, ParameterError
 from dpselect.mechanisms.top_k_plan import plan_top_k
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.grouped import GroupedResult
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import most_common as recipe_most_common
@@ -124,8 +126,11 @@ def test_quantile_by_group():
     data = pd.DataFrame({"g": rng.choice(["a", "b"], 20000),
                          "x": rng.uniform(0, 100, 20000)})  # fmt: skip
     data.loc[data.g == "b", "x"] += 100
-    res = recipe_quantile(data, "x", [0.25, 0.5], 1.0, bounds=(0, 200), by="g", groups=["a", "b"],
-                      source=InsecureSeededSource(9))  # fmt: skip
+    res = recipe_quantile(
+        data,
+        quantile_request("x", [0.25, 0.5], 1.0, bounds=(0, 200), by="g", groups=["a", "b"]),
+        source=InsecureSeededSource(9),
+    )
     a, b = res.releases
     assert abs(a.values[1] - 50) < 3 and abs(b.values[1] - 150) < 3
     assert list(res.to_frame().columns) == ["group", "q", "value"]
@@ -157,11 +162,13 @@ def test_errors_before_the_charge(book, kwargs, error, match):
 
 def test_quantile_errors_before_the_charge(book):
     for kwargs, match in [({"q": 1.5}, "q"), ({"bounds": "auto"}, "bounds='auto'"),
-                          ({"max_rows": 2}, "max_rows")]:  # fmt: skip
+                          ({"contributions": Contributions(values_per_unit=2)},
+                           "values_per_unit")]:  # fmt: skip
         args = {"q": 0.5, "bounds": (0, 10), **kwargs}
         with pytest.raises(ParameterError, match=match):
-            recipe_quantile(flights(), "plane", args.pop("q"), 1.0, by="carrier", groups=CARRIERS,
-                        ledger=book, **args)  # fmt: skip
+            request = quantile_request("plane", args.pop("q"), 1.0, by="carrier",
+                                       groups=CARRIERS, **args)  # fmt: skip
+            recipe_quantile(flights(), request, ledger=book)
     assert book.entries() == []
 
 
@@ -295,8 +302,13 @@ def test_cli_plan_by_group_shows_the_per_group_budget(tmp_path):
 def test_grouped_quantile_summary_says_accuracy_once():
     data = pd.DataFrame({"g": ["a", "b"] * 100, "x": [float(i % 7) for i in range(200)]})
     for q in (0.5, [0.25, 0.5]):
-        r = recipe_quantile(data, "x", q, 1.0, bounds=(0, 10), by="g", groups=["a", "b"],
-                        mechanism="split", source=dp.InsecureSeededSource(1))  # fmt: skip
+        r = recipe_quantile(
+            data,
+            quantile_request(
+                "x", q, 1.0, bounds=(0, 10), mechanism="split", by="g", groups=["a", "b"]
+            ),
+            source=dp.InsecureSeededSource(1),
+        )
         line = next(s for s in r.summary() if s.startswith("accuracy"))
         assert line.count("accuracy") == 1, line
         assert line.startswith("accuracy, in each group: q = "), line

@@ -32,6 +32,8 @@ import pytest
 from scipy import stats
 
 import dpselect as dp
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import most_common as recipe_most_common
 from dpselect.recipes.top_k import top_k as recipe_top_k
@@ -412,13 +414,16 @@ def _quantile_failures(kind, unit, max_rows, private, calls, seed=5):
         {"bounds": (0, 100)} if kind == "bounds" else {"candidates": CANDIDATES}
     )
     if unit:
-        options.update(privacy_unit="p", max_groups=2, max_rows=max_rows)
+        options.update(
+            privacy_unit="p",
+            contributions=Contributions(values_per_unit=max_rows, groups_per_unit=2),
+        )
     if private:
         options["delta"] = 1e-3
 
     def call(frame, src=None, private=False):
-        return recipe_quantile(frame, "x", 0.5, 1.0, by="g", source=src, **groups_args(private),
-                           **options)  # fmt: skip
+        request = quantile_request("x", 0.5, 1.0, by="g", **groups_args(private), **options)
+        return recipe_quantile(frame, request, source=src)
 
     text = call(paired([], "x"), None, private).accuracy
     alpha = number(BELOW if kind == "bounds" else EXCESS, text)
@@ -482,8 +487,20 @@ def _quartile_failures(size, calls, seed=6):
     statement must be one the summary lists; it is checked for the mechanism the group ran."""
 
     def call(frame, src=None):
-        return recipe_quantile(frame, "x", QUARTILES, 1.0, bounds=(0, size + 1), by="g",
-                           privacy_unit="p", max_groups=2, source=src, groups=PUBLIC)  # fmt: skip
+        return recipe_quantile(
+            frame,
+            quantile_request(
+                "x",
+                QUARTILES,
+                1.0,
+                bounds=(0, size + 1),
+                privacy_unit="p",
+                by="g",
+                groups=PUBLIC,
+                contributions=Contributions(groups_per_unit=2),
+            ),
+            source=src,
+        )
 
     summary = call(paired([], "x")).accuracy
     frame = paired([((float(j),), 1, 1) for j in range(1, size + 1)], "x")
@@ -557,9 +574,21 @@ def _split_failures(calls, seed=7):
     ``2w`` from 50 breaks the level's statement."""
 
     def call(frame, src=None):
-        return recipe_quantile(frame, "x", [0.25, 0.75], 1.0, bounds=(0, 100), mechanism="split",
-                           by="g", privacy_unit="p", max_groups=2, max_rows=2, source=src,
-                           groups=PUBLIC)  # fmt: skip
+        return recipe_quantile(
+            frame,
+            quantile_request(
+                "x",
+                [0.25, 0.75],
+                1.0,
+                bounds=(0, 100),
+                mechanism="split",
+                privacy_unit="p",
+                by="g",
+                groups=PUBLIC,
+                contributions=Contributions(groups_per_unit=2, values_per_unit=2),
+            ),
+            source=src,
+        )
 
     lines = call(paired([], "x")).releases[0].accuracy
     stated = [(float(m.group(1)), float(m.group(2))) for m in map(re.compile(LEVEL).search, lines)
@@ -615,8 +644,11 @@ def test_recursive_quantiles_statement_holds_per_group():
     src = InsecureSeededSource(12)
     failures = trials = 0
     for _ in range(30):
-        res = recipe_quantile(frame, "x", qs, 1.0, bounds=(0, 100), by="g", groups=groups,
-                          source=src)  # fmt: skip
+        res = recipe_quantile(
+            frame,
+            quantile_request("x", qs, 1.0, bounds=(0, 100), by="g", groups=groups),
+            source=src,
+        )
         for group, release in zip(res.groups, res.releases, strict=True):
             text = " ".join(release.accuracy)
             assert "Kaplan, Schnapp, Stemmer" in text

@@ -12,6 +12,7 @@ from scipy import stats
 
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import DataError, ParameterError
+from dpselect.planning.price_request import price_request
 from dpselect.recipes import best_price, default_price_step, preview, price_grid
 from dpselect.recipes.pricing import make_price_mechanism, revenue_scores
 from dpselect.sampling import InsecureSeededSource
@@ -77,9 +78,7 @@ def test_best_price_result_and_ledger(tmp_path):
     book = Ledger.create(tmp_path / "l.db", 1.0)
     r = best_price(
         SEED_VALUATIONS,
-        1.0,
-        prices=[1, 1.01, 3.01, 3.02],
-        max_price=4,
+        price_request(1.0, prices=[1, 1.01, 3.01, 3.02], max_price=4),
         ledger=book,
         source=InsecureSeededSource(2),
     )
@@ -108,7 +107,8 @@ def test_best_price_result_and_ledger(tmp_path):
 def test_best_price_errors(kwargs, error, match):
     args = {"valuations": [0.2, 0.9], "epsilon": 1.0, **kwargs}
     with pytest.raises(error, match=match):
-        best_price(**args)
+        valuations = args.pop("valuations")
+        best_price(valuations, price_request(args.pop("epsilon"), **args))
 
 
 def test_revenue_guarantee_holds_over_many_runs():
@@ -116,7 +116,7 @@ def test_revenue_guarantee_holds_over_many_runs():
     rng = np.random.default_rng(3)
     n, eps, conf = 1000, 1.0, 0.95
     valuations = rng.beta(2, 5, n)
-    r = best_price(valuations, eps, n=n)  # alpha = ln(n) / (n eps)
+    r = best_price(valuations, price_request(eps, n=n))  # alpha = ln(n) / (n eps)
     grid = price_grid(price_step=r.price_step, max_price=1.0)
     m = make_price_mechanism(grid, eps, source=InsecureSeededSource(4))
     v = np.sort(valuations)
@@ -151,8 +151,10 @@ def test_best_price_in_memory_value_that_does_not_convert_is_missing(tmp_path, o
     with_odd = [*base[:where], odd, *base[where:]]
     book = Ledger.create(tmp_path / "l.db", 10.0)
     prices = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
-    for_odd = best_price(with_odd, 1.0, prices=prices, ledger=book, source=InsecureSeededSource(3))
-    plain = best_price(base, 1.0, prices=prices, source=InsecureSeededSource(3))
+    for_odd = best_price(
+        with_odd, price_request(1.0, prices=prices), ledger=book, source=InsecureSeededSource(3)
+    )
+    plain = best_price(base, price_request(1.0, prices=prices), source=InsecureSeededSource(3))
     assert for_odd.price == plain.price
     assert book.spent()[0] == 1.0
 

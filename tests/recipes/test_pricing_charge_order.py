@@ -13,6 +13,7 @@ import pytest
 
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import BudgetExceeded, DataError, LedgerError, ParameterError
+from dpselect.planning.price_request import price_request
 from dpselect.recipes.pricing import best_price
 from dpselect.sampling import InsecureSeededSource
 
@@ -55,10 +56,10 @@ class Watched(list):  # type: ignore[type-arg]
 def test_refusals_come_before_the_charge_and_read_nothing(tmp_path: Path, kwargs, error, match):
     book = Ledger.create(tmp_path / "l.db", 2.0)
     valuations = Watched([0.2, 0.5, 0.9, 0.9])
-    arguments: dict[str, Any] = {"epsilon": 1.0, "prices": [0.25, 0.5, 1.0], "ledger": book}
+    arguments: dict[str, Any] = {"epsilon": 1.0, "prices": [0.25, 0.5, 1.0]}
     arguments.update(kwargs)
     with pytest.raises(error, match=match):
-        best_price(valuations, **arguments)
+        best_price(valuations, price_request(arguments.pop("epsilon"), **arguments), ledger=book)
     assert valuations.reads == []
     assert book.spent() == (0.0, 0.0) and len(book) == 0
 
@@ -67,7 +68,7 @@ def test_a_bound_ledger_refuses_before_reading(tmp_path: Path):
     book = Ledger.create(tmp_path / "l.db", 2.0, privacy_unit="buyer_id")
     valuations = Watched([0.2, 0.5])
     with pytest.raises(LedgerError, match="protects rows"):
-        best_price(valuations, 1.0, prices=[0.5, 1.0], ledger=book)
+        best_price(valuations, price_request(1.0, prices=[0.5, 1.0]), ledger=book)
     assert valuations.reads == [] and len(book) == 0
 
 
@@ -75,7 +76,7 @@ def test_a_bound_ledger_refuses_before_reading(tmp_path: Path):
 def test_containers_are_refused_by_type_before_the_charge(tmp_path: Path, container):
     book = Ledger.create(tmp_path / "l.db", 2.0)
     with pytest.raises(DataError, match="valuations must be"):
-        best_price(container, 1.0, prices=[0.5, 1.0], ledger=book)
+        best_price(container, price_request(1.0, prices=[0.5, 1.0]), ledger=book)
     assert len(book) == 0
 
 
@@ -97,8 +98,12 @@ ODD = [None, "abc", [1, 2], float("nan"), float("inf"), float("-inf"), 10**400, 
 )
 def test_after_the_charge_no_valuation_makes_it_fail(tmp_path: Path, valuations):
     book = Ledger.create(tmp_path / "l.db", 2.0)
-    result = best_price(valuations, 1.0, prices=[0.25, 0.5, 1.0], ledger=book,
-                        source=InsecureSeededSource(1))  # fmt: skip
+    result = best_price(
+        valuations,
+        price_request(1.0, prices=[0.25, 0.5, 1.0]),
+        ledger=book,
+        source=InsecureSeededSource(1),
+    )
     assert result.price in (0.25, 0.5, 1.0)
     assert book.spent() == (1.0, 0.0) and len(book) == 1
     if isinstance(valuations, Watched):

@@ -30,6 +30,7 @@ from dpselect.mechanisms.quantile_continuous import (
     uniform_float,
 )
 from dpselect.mechanisms.quantile_score import quantile_fraction, score_sensitivity
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import quantile
 from dpselect.recipes.quantiles import make_candidate_quantile, quantile_scores
 from dpselect.sampling import InsecureSeededSource, ScriptedSource
@@ -290,13 +291,9 @@ def test_quantile_recipe_list_of_levels_splits_the_budget(tmp_path):
     book = Ledger.create(tmp_path / "l.db", 2.0)
     r = quantile(
         data,
-        "income",
-        [0.25, 0.5, 0.9],
-        1.5,
-        bounds=(0, 200),
+        quantile_request("income", [0.25, 0.5, 0.9], 1.5, bounds=(0, 200), mechanism="split"),
         ledger=book,
         source=InsecureSeededSource(1),
-        mechanism="split",
     )
     assert r.epsilon == 1.5 and r.epsilon_each == 0.5
     assert "epsilon / 3" in r.budget_split and r.levels == ["1/4", "1/2", "9/10"]
@@ -305,13 +302,17 @@ def test_quantile_recipe_list_of_levels_splits_the_budget(tmp_path):
     assert book.spent()[0] == 1.5 and book.entries()[-1].mechanism == "quantile"
     assert "q = 0.5" in str(r) and r.to_dict()["values"] == r.values
     with pytest.raises(BudgetExceeded):
-        quantile(data, "income", 0.5, 1.0, bounds=(0, 200), ledger=book)
+        quantile(data, quantile_request("income", 0.5, 1.0, bounds=(0, 200)), ledger=book)
 
 
 def test_quantile_recipe_candidates_and_text_columns(tmp_path):
     path = tmp_path / "d.csv"
     path.write_text("income\n10\n20\nnot a number\n\n30\n40\n")
-    r = quantile(path, "income", 0.5, 50.0, candidates=[10, 25, 40], source=InsecureSeededSource(2))
+    r = quantile(
+        path,
+        quantile_request("income", 0.5, 50.0, candidates=[10, 25, 40]),
+        source=InsecureSeededSource(2),
+    )
     assert r.values == [25.0]  # eps = 50: the best candidate, exactly as the law says
     assert "3 public candidates" in r.method
     assert "do not parse" in str(r) and "--schema income:DOUBLE" in str(r)
@@ -320,13 +321,17 @@ def test_quantile_recipe_candidates_and_text_columns(tmp_path):
 def test_quantile_recipe_refuses_typed_text_columns_before_charging(tmp_path):
     book = Ledger.create(tmp_path / "l.db", 2.0)
     with pytest.raises(DataError, match="'x' has type VARCHAR"):
-        quantile(pd.DataFrame({"x": ["a", "b"]}), "x", 0.5, 1.0, bounds=(0, 1), ledger=book)
+        quantile(
+            pd.DataFrame({"x": ["a", "b"]}),
+            quantile_request("x", 0.5, 1.0, bounds=(0, 1)),
+            ledger=book,
+        )
     path = tmp_path / "t.parquet"
     pd.DataFrame({"w": ["sun", "rain"], "d": pd.to_datetime(["2020-01-01"] * 2)}).to_parquet(path)
     with pytest.raises(DataError, match="'w' has type VARCHAR"):
-        quantile(path, "w", 0.5, 1.0, bounds=(0, 1), ledger=book)
+        quantile(path, quantile_request("w", 0.5, 1.0, bounds=(0, 1)), ledger=book)
     with pytest.raises(DataError, match="'d' has type TIMESTAMP"):
-        quantile(path, "d", 0.5, 1.0, bounds=(0, 1), ledger=book)
+        quantile(path, quantile_request("d", 0.5, 1.0, bounds=(0, 1)), ledger=book)
     assert book.spent()[0] == 0
 
 
@@ -335,21 +340,21 @@ def test_quantile_recipe_recursive_for_many_levels():
     deciles = [i / 10 for i in range(1, 10)]
     r = quantile(
         data,
-        "income",
-        deciles,
-        1.0,
-        bounds=(0, 2000),
+        quantile_request("income", deciles, 1.0, bounds=(0, 2000), mechanism="recursive"),
         source=InsecureSeededSource(4),
-        mechanism="recursive",
     )
     assert "Kaplan" in r.method and r.epsilon_each == 0.25 and len(r.values) == 9
     assert r.values == sorted(r.values)
     assert all(abs(v - 1000 * q) < 100 for v, q in zip(r.values, deciles, strict=True))
     assert r.to_dict()["parameters"]["method"] == "recursive"
-    split = quantile(data, "income", deciles, 1.0, bounds=(0, 2000), mechanism="split")
+    split = quantile(
+        data, quantile_request("income", deciles, 1.0, bounds=(0, 2000), mechanism="split")
+    )
     assert split.epsilon_each == pytest.approx(1 / 9)
     with pytest.raises(ParameterError, match="needs bounds"):
-        quantile(data, "income", deciles, 1.0, candidates=[1, 2], mechanism="recursive")
+        quantile(
+            data, quantile_request("income", deciles, 1.0, candidates=[1, 2], mechanism="recursive")
+        )
 
 
 @pytest.mark.parametrize(
@@ -370,12 +375,15 @@ def test_quantile_recipe_recursive_for_many_levels():
 def test_quantile_recipe_errors(kwargs, error, match):
     args = {"data": frame([1.0, 2.0]), "column": "income", "epsilon": 1.0, **kwargs}
     with pytest.raises(error, match=match):
-        quantile(**args)
+        data, column, q, epsilon = (args.pop(key) for key in ("data", "column", "q", "epsilon"))
+        quantile(data, quantile_request(column, q, epsilon, **args))
 
 
 def test_quantile_recipe_empty_and_one_value_same_form():
     for values in ([], [3.0]):
-        r = quantile(frame(values).astype(float), "income", 0.5, 1.0, bounds=(0, 10))
+        r = quantile(
+            frame(values).astype(float), quantile_request("income", 0.5, 1.0, bounds=(0, 10))
+        )
         assert 0 <= r.values[0] <= 10 and len(r.accuracy) == 1
 
 
@@ -420,9 +428,9 @@ def test_recursive_privacy_loss_by_brute_force_over_neighbours():
 def test_declared_schema_decides_the_column_type(tmp_path):
     path = tmp_path / "d.csv"
     path.write_text("t,w\n12.5\n12.5,sun\n13,rain\n")
-    typed = quantile(path, "t", 0.5, 5.0, bounds=(0, 50), schema={"t": "DOUBLE"})
+    typed = quantile(path, quantile_request("t", 0.5, 5.0, bounds=(0, 50)), schema={"t": "DOUBLE"})
     assert typed.notes == []  # declared numeric: nothing to say about parsing
     with pytest.raises(DataError, match="'w' has type VARCHAR"):
-        quantile(path, "w", 0.5, 5.0, bounds=(0, 50), schema={"w": "VARCHAR"})
-    untyped = quantile(path, "t", 0.5, 5.0, bounds=(0, 50))
+        quantile(path, quantile_request("w", 0.5, 5.0, bounds=(0, 50)), schema={"w": "VARCHAR"})
+    untyped = quantile(path, quantile_request("t", 0.5, 5.0, bounds=(0, 50)))
     assert "do not parse" in untyped.notes[0]

@@ -32,6 +32,7 @@ from dpselect.mechanisms.quantile_joint_parameters import (
     joint_sensitivity,
 )
 from dpselect.mechanisms.quantile_recursive import _sorted_levels
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import quantile
 from dpselect.sampling import InsecureSeededSource
 from tests.gof import chi2_statistic, chi2_threshold
@@ -340,27 +341,35 @@ def test_quantile_recipe_auto_is_joint_and_methods_by_name():
     deciles = [i / 10 for i in range(1, 10)]
     # auto, 2 to 20 levels: 1/20 of epsilon to a noisy row count N, then the joint mechanism
     # when 1.9 N >= 700 (docs/quantiles.md, "Choosing the method")
-    r = quantile(data, "v", deciles, 2.0, bounds=(0, 2000), source=InsecureSeededSource(4))
+    r = quantile(
+        data, quantile_request("v", deciles, 2.0, bounds=(0, 2000)), source=InsecureSeededSource(4)
+    )
     assert "Gillenwater" in r.method and r.epsilon_each == 1.9 and len(r.values) == 9
     assert r.to_dict()["parameters"]["method"] == "joint" and r.values == sorted(r.values)
     assert all(abs(v - 1000 * q) < 50 for v, q in zip(r.values, deciles, strict=True))
     assert "Gillenwater" in "\n".join(r.accuracy)
     seen: list[float] = []
-    quantile(data, "v", deciles, 2.0, bounds=(0, 2000), work_progress=seen.append)
+    quantile(data, quantile_request("v", deciles, 2.0, bounds=(0, 2000)), work_progress=seen.append)
     assert seen and seen[-1] == 1.0 and seen == sorted(seen)
     rec: list[float] = []
     quantile(
-        data, "v", deciles, 1.0, bounds=(0, 2000), mechanism="recursive", work_progress=rec.append
+        data,
+        quantile_request("v", deciles, 1.0, bounds=(0, 2000), mechanism="recursive"),
+        work_progress=rec.append,
     )
     assert len(rec) == 9 and rec[-1] == 1.0 and rec == sorted(rec)
-    many = quantile(data, "v", [k / 100 for k in range(1, 30)], 1.0, bounds=(0, 2000))
+    many = quantile(
+        data, quantile_request("v", [k / 100 for k in range(1, 30)], 1.0, bounds=(0, 2000))
+    )
     assert "Kaplan" in many.method  # more than 20 levels: recursive
     for name in ("joint", "recursive", "split"):
-        out = quantile(data, "v", [0.25, 0.75], 1.0, bounds=(0, 2000), mechanism=name)
+        out = quantile(
+            data, quantile_request("v", [0.25, 0.75], 1.0, bounds=(0, 2000), mechanism=name)
+        )
         assert out.to_dict()["parameters"]["method"] == name
     with pytest.raises(ParameterError, match="needs bounds"):
-        quantile(data, "v", deciles, 1.0, candidates=[1, 2], mechanism="joint")
-    one = quantile(data, "v", 0.5, 1.0, bounds=(0, 2000))
+        quantile(data, quantile_request("v", deciles, 1.0, candidates=[1, 2], mechanism="joint"))
+    one = quantile(data, quantile_request("v", 0.5, 1.0, bounds=(0, 2000)))
     assert one.to_dict()["parameters"]["method"] == "split"  # one level: continuous
 
 
@@ -382,18 +391,21 @@ def test_continuous_progress_bar_and_same_output():
     data = pd.DataFrame({"v": np.arange(1, 1001, dtype=float)})
     seen: list[float] = []
     with_bar = quantile(
-        data, "v", [0.25, 0.75], 1.0, bounds=(0, 2000), mechanism="split",
-        source=InsecureSeededSource(8), work_progress=seen.append,
-    )  # fmt: skip
-    plain = quantile(
-        data, "v", [0.25, 0.75], 1.0, bounds=(0, 2000), mechanism="split",
+        data,
+        quantile_request("v", [0.25, 0.75], 1.0, bounds=(0, 2000), mechanism="split"),
         source=InsecureSeededSource(8),
-    )  # fmt: skip
+        work_progress=seen.append,
+    )
+    plain = quantile(
+        data,
+        quantile_request("v", [0.25, 0.75], 1.0, bounds=(0, 2000), mechanism="split"),
+        source=InsecureSeededSource(8),
+    )
     assert with_bar.values == plain.values
     assert seen and seen[-1] == 1.0 and seen == sorted(seen) and seen[0] > 0.0
     assert 0.5 in seen  # the first level's end: its share of the bar
     one: list[float] = []
-    quantile(data, "v", 0.5, 1.0, bounds=(0, 2000), work_progress=one.append)
+    quantile(data, quantile_request("v", 0.5, 1.0, bounds=(0, 2000)), work_progress=one.append)
     assert one[-1] == 1.0 and one == sorted(one) and len(one) >= 3
 
 
@@ -402,7 +414,7 @@ def test_serial_fetch_restores_duckdb_threads():
 
     before = _database().execute("SELECT current_setting('threads')").fetchall()
     data = pd.DataFrame({"v": np.arange(1, 101, dtype=float)})
-    quantile(data, "v", 0.5, 1.0, bounds=(0, 200))
+    quantile(data, quantile_request("v", 0.5, 1.0, bounds=(0, 200)))
     assert _database().execute("SELECT current_setting('threads')").fetchall() == before
 
 
@@ -417,7 +429,9 @@ def test_joint_default_resolution_shrinks_with_epsilon_above_one():
     assert qjp.joint_resolution(None, -20.0, 50.0, 2) == 0.005
     assert qjp.joint_resolution(0.25, 0.0, 1.0, 100) == 0.25  # a given w is kept
     data = pd.DataFrame({"v": np.arange(1, 101, dtype=float)})
-    res = quantile(data, "v", [0.25, 0.75], 4.0, bounds=(0, 20000), mechanism="joint")
+    res = quantile(
+        data, quantile_request("v", [0.25, 0.75], 4.0, bounds=(0, 20000), mechanism="joint")
+    )
     assert res.resolution == 0.5 and "multiple of 1" in " ".join(res.accuracy)
 
 
@@ -442,12 +456,15 @@ def test_joint_default_resolution_and_decimal_rounding():
         assert abs(r - v) <= 0.05 + 1e-12 and abs(round(r * 10) - r * 10) < 1e-9
     data = pd.DataFrame({"v": rng.normal(10.0, 5.0, 300)})
     r = quantile(
-        data, "v", [0.1, 0.5, 0.9], 1.0, bounds=(-20, 50), mechanism="joint",
+        data,
+        quantile_request("v", [0.1, 0.5, 0.9], 1.0, bounds=(-20, 50), mechanism="joint"),
         source=InsecureSeededSource(3),
-    )  # fmt: skip
+    )
     assert r.resolution == 0.05 and r.parameters["resolution"] == 0.05
     assert all(abs(round(v * 10) - v * 10) < 1e-9 for v in r.values)
-    split = quantile(data, "v", [0.1, 0.9], 1.0, bounds=(-20, 50), mechanism="split")
+    split = quantile(
+        data, quantile_request("v", [0.1, 0.9], 1.0, bounds=(-20, 50), mechanism="split")
+    )
     assert split.resolution == float_up(Fraction(70, 10**6))  # the continuous default stays
 
 
@@ -470,9 +487,9 @@ def test_anchor_levels_unreleased_and_no_longer_used_by_auto(monkeypatch):
     assert plan.rounding == float_up(qjp.joint_rounding_loss(11))
     monkeypatch.setattr(recipe, "TREE_AUTO_LIMIT", 0)  # the noisy count always picks joint
     for r in (
-        quantile(data, "v", deciles, 0.1, bounds=(0, 2000), mechanism="joint"),
-        quantile(data, "v", deciles, 0.1, bounds=(0, 2000)),
-        quantile(data, "v", deciles, 1.0, bounds=(0, 2000)),
+        quantile(data, quantile_request("v", deciles, 0.1, bounds=(0, 2000), mechanism="joint")),
+        quantile(data, quantile_request("v", deciles, 0.1, bounds=(0, 2000))),
+        quantile(data, quantile_request("v", deciles, 1.0, bounds=(0, 2000))),
     ):
         assert "anchor" not in r.method and "m + 3" not in "\n".join(r.accuracy)
     levels = anchored_levels([Fraction(1, 10), Fraction(9, 10)])
@@ -481,7 +498,9 @@ def test_anchor_levels_unreleased_and_no_longer_used_by_auto(monkeypatch):
     assert anchored_levels(odd) == odd  # common denominator over 10^6: no anchors
     ends = [Fraction(0), Fraction(1, 2), Fraction(1)]
     assert anchored_levels(ends) == ends  # no room for an anchor below 0 or above 1
-    zero = quantile(data, "v", [0, 0.5], 0.1, bounds=(0, 2000), source=InsecureSeededSource(1))
+    zero = quantile(
+        data, quantile_request("v", [0, 0.5], 0.1, bounds=(0, 2000)), source=InsecureSeededSource(1)
+    )
     assert len(zero.values) == 2 and "anchor" not in zero.method
 
 

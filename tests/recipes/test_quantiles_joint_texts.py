@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.sampling import InsecureSeededSource
 
@@ -76,7 +78,7 @@ def _cases():
             epsilon=1.0,
             bounds=(0.0, 100.0),
             privacy_unit="u",
-            max_rows=3,
+            contributions=Contributions(values_per_unit=3),
         ),
     )
 
@@ -95,7 +97,8 @@ _CASES = dict(_cases())
 def test_release_texts_and_parameters_are_unchanged(name):
     kw = dict(_CASES[name])
     data = kw.pop("data")
-    result = recipe_quantile(data, "v", source=InsecureSeededSource(3), **kw)
+    request = quantile_request("v", kw.pop("q"), kw.pop("epsilon"), **kw)
+    result = recipe_quantile(data, request, source=InsecureSeededSource(3))
     assert _public(result) == EXPECTED[name]
 
 

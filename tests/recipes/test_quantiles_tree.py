@@ -28,6 +28,7 @@ from dpselect.mechanisms.quantile_tree import (
     tree_descend,
     tree_scale,
 )
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import quantile
 from dpselect.recipes import quantile_count_rule as recipe
 from dpselect.recipes.quantile_query import _choose_method
@@ -177,8 +178,11 @@ def test_empty_and_one_value_columns_answer_in_the_bounds(rows):
     m = make_tree_quantiles((-10, 10), DECILES, 0.5, source=InsecureSeededSource(5))
     out = m(np.array(rows, dtype=float))
     assert len(out) == 9 and out == sorted(out) and all(-10 <= v <= 10 for v in out)
-    r = quantile(pd.DataFrame({"v": np.array(rows, dtype=float)}), "v", DECILES, 0.5,
-                 bounds=(-10, 10), mechanism="tree", source=InsecureSeededSource(6))  # fmt: skip
+    r = quantile(
+        pd.DataFrame({"v": np.array(rows, dtype=float)}),
+        quantile_request("v", DECILES, 0.5, bounds=(-10, 10), mechanism="tree"),
+        source=InsecureSeededSource(6),
+    )
     assert len(r.values) == 9 and all(-10 <= v <= 10 for v in r.values)
 
 
@@ -204,28 +208,49 @@ def test_bad_parameters_raise_before_any_charge(tmp_path):
     with pytest.raises(ParameterError, match="epsilon"):
         make_tree_quantiles((0, 1), [0.5], 1e-20)
     with pytest.raises(ParameterError, match="needs bounds"):
-        quantile(frame, "v", [0.2, 0.8], 1.0, candidates=[1, 2], mechanism="tree", ledger=book)
+        quantile(
+            frame,
+            quantile_request("v", [0.2, 0.8], 1.0, candidates=[1, 2], mechanism="tree"),
+            ledger=book,
+        )
     with pytest.raises(ParameterError, match="resolution"):
-        quantile(frame, "v", [0.2, 0.8], 1.0, bounds=(0, 3), mechanism="tree", resolution=0.1,
-                 ledger=book)  # fmt: skip
+        quantile(
+            frame,
+            quantile_request("v", [0.2, 0.8], 1.0, bounds=(0, 3), resolution=0.1, mechanism="tree"),
+            ledger=book,
+        )
     with pytest.raises(ParameterError, match="bounds"):
-        quantile(frame, "v", [0.2, 0.8], 1.0, bounds=(3, 0), mechanism="tree", ledger=book)
+        quantile(
+            frame,
+            quantile_request("v", [0.2, 0.8], 1.0, bounds=(3, 0), mechanism="tree"),
+            ledger=book,
+        )
     assert book.spent()[0] == 0
 
 
 def test_tree_and_auto_are_charged_once_as_pure_dp(tmp_path):
     book = Ledger.create(tmp_path / "l.db", 5.0)
     frame = pd.DataFrame({"v": np.arange(100, dtype=float)})
-    r = quantile(frame, "v", DECILES, 1.0, bounds=(0, 200), mechanism="tree", ledger=book,
-                 source=InsecureSeededSource(8))  # fmt: skip
+    r = quantile(
+        frame,
+        quantile_request("v", DECILES, 1.0, bounds=(0, 200), mechanism="tree"),
+        ledger=book,
+        source=InsecureSeededSource(8),
+    )
     assert "quantile tree" in r.method and book.entries()[-1].kind == "pure"
-    r = quantile(frame, "v", DECILES, 1.0, bounds=(0, 200), ledger=book,
-                 source=InsecureSeededSource(9))  # fmt: skip
+    r = quantile(
+        frame,
+        quantile_request("v", DECILES, 1.0, bounds=(0, 200)),
+        ledger=book,
+        source=InsecureSeededSource(9),
+    )
     assert book.entries()[-1].kind == "pure" and len(book.entries()) == 2
     assert book.spent()[0] == pytest.approx(2.0) and "noisy row count" in r.notes[-1]
-    r = quantile(frame, "v", DECILES, 1.0, bounds=(0, 200), mechanism="joint", ledger=book)
+    r = quantile(
+        frame, quantile_request("v", DECILES, 1.0, bounds=(0, 200), mechanism="joint"), ledger=book
+    )
     assert book.entries()[-1].kind == "bounded_range"
-    r = quantile(frame, "v", DECILES, 1.0, bounds="auto", ledger=book)
+    r = quantile(frame, quantile_request("v", DECILES, 1.0, bounds="auto"), ledger=book)
     assert book.entries()[-1].kind == "pure" and len(r.values) == 9
 
 
@@ -244,7 +269,9 @@ def test_auto_rule_reads_only_the_noisy_count(monkeypatch):
     def picked(rows, eps):
         frame = pd.DataFrame({"v": rows})
         r = quantile(
-            frame, "v", [0.25, 0.5, 0.75], eps, bounds=(0, 10), source=InsecureSeededSource(1)
+            frame,
+            quantile_request("v", [0.25, 0.5, 0.75], eps, bounds=(0, 10)),
+            source=InsecureSeededSource(1),
         )
         return "tree" if "quantile tree" in r.method else "joint"
 

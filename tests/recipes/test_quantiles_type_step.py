@@ -11,6 +11,7 @@ import pytest
 
 from dpselect.data.column_roles import recorded_step
 from dpselect.mechanisms import quantile_joint_parameters as qjp
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import quantile
 from dpselect.sampling import InsecureSeededSource
 
@@ -58,20 +59,12 @@ def test_integer_column_reads_its_step_float_column_keeps_the_bounds_rule():
     prices = rng.integers(300, 19000, 2000)
     ints = quantile(
         pd.DataFrame({"v": prices}),
-        "v",
-        DECILES,
-        1.0,
-        bounds=(0, 20000),
-        mechanism="joint",
+        quantile_request("v", DECILES, 1.0, bounds=(0, 20000), mechanism="joint"),
         source=InsecureSeededSource(1),
     )
     floats = quantile(
         pd.DataFrame({"v": prices.astype(float)}),
-        "v",
-        DECILES,
-        1.0,
-        bounds=(0, 20000),
-        mechanism="joint",
+        quantile_request("v", DECILES, 1.0, bounds=(0, 20000), mechanism="joint"),
         source=InsecureSeededSource(1),
     )
     assert ints.resolution == 0.5 and ints.parameters["resolution"] == 0.5
@@ -81,10 +74,7 @@ def test_integer_column_reads_its_step_float_column_keeps_the_bounds_rule():
     # the auto rule (noisy count, then the joint mechanism here) reads the same step
     auto = quantile(
         pd.DataFrame({"v": prices}),
-        "v",
-        DECILES,
-        1.0,
-        bounds=(0, 20000),
+        quantile_request("v", DECILES, 1.0, bounds=(0, 20000)),
         source=InsecureSeededSource(2),
     )
     assert auto.parameters["method"] == "joint" and auto.resolution == 0.5
@@ -96,21 +86,13 @@ def test_declared_decimal_column(tmp_path):
     path.write_text("price\n" + "\n".join(f"{v:.2f}" for v in values) + "\n")
     typed = quantile(
         str(path),
-        "price",
-        [0.5],
-        1.0,
-        bounds=(0, 100),
-        mechanism="joint",
-        schema={"price": "DECIMAL(10,2)"},
+        quantile_request("price", [0.5], 1.0, bounds=(0, 100), mechanism="joint"),
         source=InsecureSeededSource(1),
+        schema={"price": "DECIMAL(10,2)"},
     )
     text = quantile(
         str(path),
-        "price",
-        [0.5],
-        1.0,
-        bounds=(0, 100),
-        mechanism="joint",
+        quantile_request("price", [0.5], 1.0, bounds=(0, 100), mechanism="joint"),
         source=InsecureSeededSource(1),
     )
     assert qjp.decimal_step(typed.resolution) == Fraction(1, 100)
@@ -128,7 +110,9 @@ def test_a_tied_integer_comes_back_exactly():
     source = InsecureSeededSource(8)
     got = [
         quantile(
-            frame, "v", [0.25, 0.5, 0.75], 1.0, bounds=(0, 10000), mechanism="joint", source=source
+            frame,
+            quantile_request("v", [0.25, 0.5, 0.75], 1.0, bounds=(0, 10000), mechanism="joint"),
+            source=source,
         ).values[1]
         for _ in range(50)
     ]
@@ -140,13 +124,9 @@ def test_grouped_quantile_reads_the_step():
     frame = pd.DataFrame({"g": np.repeat(["a", "b"], 3000), "v": rng.integers(0, 20000, 6000)})
     res = quantile(
         frame,
-        "v",
-        DECILES,
-        2.0,
-        bounds=(0, 20000),
-        by="g",
-        groups=["a", "b"],
-        mechanism="joint",
+        quantile_request(
+            "v", DECILES, 2.0, bounds=(0, 20000), mechanism="joint", by="g", groups=["a", "b"]
+        ),
         source=InsecureSeededSource(5),
     )
     for group in res.releases:
@@ -160,10 +140,16 @@ def test_every_method_releases_values_on_an_integer_columns_grid(method):
     mechanism rounds its own; the others are rounded after release, post-processing)."""
     data = pd.DataFrame({"x": np.random.default_rng(0).integers(0, 100, 1000)})  # test data
     for seed in range(3):
-        r = quantile(data, "x", [0.25, 0.5, 0.75], 1.0, bounds=(0, 100), mechanism=method,
-                     source=InsecureSeededSource(seed))  # fmt: skip
+        r = quantile(
+            data,
+            quantile_request("x", [0.25, 0.5, 0.75], 1.0, bounds=(0, 100), mechanism=method),
+            source=InsecureSeededSource(seed),
+        )
         assert all(float(v).is_integer() for v in r.values), r.values
         assert r.values == sorted(r.values)
-    floats = quantile(data.astype(float), "x", 0.5, 1.0, bounds=(0, 100), mechanism="split",
-                      source=InsecureSeededSource(1))  # fmt: skip
+    floats = quantile(
+        data.astype(float),
+        quantile_request("x", 0.5, 1.0, bounds=(0, 100), mechanism="split"),
+        source=InsecureSeededSource(1),
+    )
     assert not float(floats.values[0]).is_integer()  # a float column: no grid

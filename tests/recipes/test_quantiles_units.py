@@ -38,6 +38,9 @@ from dpselect.mechanisms.quantile_score import (
     score_sensitivity,
 )
 from dpselect.mechanisms.quantile_tree import make_tree_quantiles, tree_accuracy
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.price_request import price_request
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.pricing import make_price_mechanism, price_grid
 from dpselect.recipes.quantile_methods import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD
@@ -148,10 +151,15 @@ def test_result_names_the_unit_and_runs_every_method():
         {"candidates": list(range(0, 101, 5))},
         {"bounds": "auto"},
     ):
-        result = recipe_quantile(
-            frame, "delay", [0.25, 0.5, 0.75], 2.0, privacy_unit="tail", max_rows=4,
-            source=InsecureSeededSource(1), **kw,
-        )  # fmt: skip
+        request = quantile_request(
+            "delay",
+            [0.25, 0.5, 0.75],
+            2.0,
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit=4),
+            **kw,
+        )
+        result = recipe_quantile(frame, request, source=InsecureSeededSource(1))
         assert result.parameters["privacy_unit"] == "tail"
         assert result.parameters["max_rows"] == 4
         assert any("max_rows = 4" in note for note in result.notes)
@@ -162,18 +170,27 @@ def test_result_names_the_unit_and_runs_every_method():
 def test_privacy_unit_defaults_to_one_row_and_matches_the_row_count():
     frame = _planes()
     result = recipe_quantile(
-        frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
+        frame,
+        quantile_request("delay", 0.5, 1.0, bounds=(0.0, 100.0), privacy_unit="tail"),
         source=InsecureSeededSource(2),
-    )  # fmt: skip
+    )
     assert result.parameters["max_rows"] == 1
 
 
 def test_auto_rule_reads_the_row_level_epsilon():
     frame = _planes()
     result = recipe_quantile(
-        frame, "delay", [0.1, 0.5, 0.9], 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
-        max_rows=8, source=InsecureSeededSource(2),
-    )  # fmt: skip
+        frame,
+        quantile_request(
+            "delay",
+            [0.1, 0.5, 0.9],
+            1.0,
+            bounds=(0.0, 100.0),
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit=8),
+        ),
+        source=InsecureSeededSource(2),
+    )
     assert "(0.95 / 8) N" in result.budget_split
     assert "8 / epsilon" in str(result) or "max_rows" in str(result)
 
@@ -185,14 +202,54 @@ def _ledger(tmp_path, unit=None):
 def test_the_ledger_records_the_unit(tmp_path):
     book = _ledger(tmp_path)
     frame = _planes()
-    recipe_quantile(frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
-                      max_rows=3, ledger=book)  # fmt: skip
-    recipe_quantile(frame, "delay", 0.5, 1.0, bounds="auto", privacy_unit="tail",
-                      max_rows=3, ledger=book)  # fmt: skip
-    recipe_quantile(frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
-                      max_rows="auto", ledger=book)  # fmt: skip
-    recipe_best_price(frame, 1.0, prices=[5, 10, 20], max_price=100, column="delay",
-                        privacy_unit="tail", max_rows=2, ledger=book)  # fmt: skip
+    recipe_quantile(
+        frame,
+        quantile_request(
+            "delay",
+            0.5,
+            1.0,
+            bounds=(0.0, 100.0),
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit=3),
+        ),
+        ledger=book,
+    )
+    recipe_quantile(
+        frame,
+        quantile_request(
+            "delay",
+            0.5,
+            1.0,
+            bounds="auto",
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit=3),
+        ),
+        ledger=book,
+    )
+    recipe_quantile(
+        frame,
+        quantile_request(
+            "delay",
+            0.5,
+            1.0,
+            bounds=(0.0, 100.0),
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit="auto"),
+        ),
+        ledger=book,
+    )
+    recipe_best_price(
+        frame,
+        price_request(
+            1.0,
+            prices=[5, 10, 20],
+            max_price=100,
+            column="delay",
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit=2),
+        ),
+        ledger=book,
+    )
     entries = book.entries()
     assert [e.privacy_unit for e in entries] == ["tail"] * 4
     assert book.spent()[0] <= 4.0
@@ -209,25 +266,36 @@ def test_errors_come_before_the_charge(tmp_path):
     book = _ledger(tmp_path)
     frame = _planes()
 
-    def q(**kw):
-        args = {"bounds": (0.0, 100.0), "ledger": book, **kw}
-        return lambda: recipe_quantile(frame, "delay", 0.5, 1.0, **args)
+    def q(rows=None, **kw):
+        args = {"bounds": (0.0, 100.0), **kw}
 
-    _refused(book, q(max_rows=3), ParameterError, "max_rows applies only with a privacy_unit")
+        def run():
+            if rows is not None:
+                args["contributions"] = Contributions(values_per_unit=rows)
+            return recipe_quantile(frame, quantile_request("delay", 0.5, 1.0, **args), ledger=book)
+
+        return run
+
+    unitless = r"values_per_unit=\.\.\.\) other than 1 needs privacy_unit="
+    _refused(book, q(rows=3), ParameterError, unitless)
     for bad in (0, -2, 1.5, "two", True):
-        _refused(book, q(privacy_unit="tail", max_rows=bad), ParameterError, "max_rows")
+        _refused(book, q(privacy_unit="tail", rows=bad), ParameterError, "values_per_unit")
     _refused(book, q(privacy_unit="nope"), DataError, "privacy_unit 'nope'")
-    _refused(book, q(privacy_unit="tail", max_rows="auto", bounds=None), ParameterError)
-    _refused(book, q(bounds="auto", max_rows=2), ParameterError, "max_rows applies only")
+    _refused(book, q(privacy_unit="tail", rows="auto", bounds=None), ParameterError)
+    _refused(book, q(bounds="auto", rows=2), ParameterError, unitless)
 
-    def price(valuations, **kw):
-        return lambda: recipe_best_price(valuations, 1.0, prices=[1, 2], max_price=2,
-                                           ledger=book, **kw)  # fmt: skip
+    def price(valuations, rows=None, **kw):
+        def run():
+            if rows is not None:
+                kw["contributions"] = Contributions(values_per_unit=rows)
+            request = price_request(1.0, prices=[1, 2], max_price=2, **kw)
+            return recipe_best_price(valuations, request, ledger=book)
+
+        return run
 
     _refused(book, price([1.0, 2.0], privacy_unit="tail"), ParameterError,
              "array of valuations has no unit column")  # fmt: skip
-    _refused(book, price(frame, column="delay", max_rows=2), ParameterError,
-             "max_rows applies only")  # fmt: skip
+    _refused(book, price(frame, column="delay", rows=2), ParameterError, unitless)
 
 
 def test_a_ledger_bound_to_another_unit_refuses_first(tmp_path):
@@ -235,8 +303,18 @@ def test_a_ledger_bound_to_another_unit_refuses_first(tmp_path):
     frame = _planes()
 
     def run():
-        return recipe_quantile(frame, "delay", 0.5, 1.0, bounds=(0.0, 100.0),
-                                 privacy_unit="tail", max_rows=2, ledger=book)  # fmt: skip
+        return recipe_quantile(
+            frame,
+            quantile_request(
+                "delay",
+                0.5,
+                1.0,
+                bounds=(0.0, 100.0),
+                privacy_unit="tail",
+                contributions=Contributions(values_per_unit=2),
+            ),
+            ledger=book,
+        )
 
     _refused(book, run, LedgerError, "'owner'")
 
@@ -244,9 +322,17 @@ def test_a_ledger_bound_to_another_unit_refuses_first(tmp_path):
 def test_max_rows_auto_is_private_and_shows_its_split():
     frame = _planes()
     result = recipe_quantile(
-        frame, "delay", [0.1, 0.5, 0.9], 1.0, bounds=(0.0, 100.0), privacy_unit="tail",
-        max_rows="auto", source=InsecureSeededSource(4),
-    )  # fmt: skip
+        frame,
+        quantile_request(
+            "delay",
+            [0.1, 0.5, 0.9],
+            1.0,
+            bounds=(0.0, 100.0),
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit="auto"),
+        ),
+        source=InsecureSeededSource(4),
+    )
     r = result.parameters["max_rows"]
     assert r in (1, 2, 4, 8, 16, 32, 64, 128, 256)
     assert result.budget_split.startswith(f"{result.parameters['choice_epsilon']:.6g} to choose")
@@ -261,9 +347,18 @@ def test_price_per_buyer_is_the_row_level_mechanism_at_eps_over_r():
     per_row = make_price_mechanism(grid, Fraction(1, 3), source=InsecureSeededSource(8))
     assert [per_unit(values) for _ in range(20)] == [per_row(values) for _ in range(20)]
     frame = _planes()
-    result = recipe_best_price(frame, 1.0, prices=[5, 10, 20], max_price=100, column="delay",
-                                 privacy_unit="tail", max_rows=3,
-                                 source=InsecureSeededSource(1))  # fmt: skip
+    result = recipe_best_price(
+        frame,
+        price_request(
+            1.0,
+            prices=[5, 10, 20],
+            max_price=100,
+            column="delay",
+            privacy_unit="tail",
+            contributions=Contributions(values_per_unit=3),
+        ),
+        source=InsecureSeededSource(1),
+    )
     assert "Delta = max_rows max(prices) = 60" in result.accuracy
     assert result.parameters["max_rows"] == 3
 
@@ -328,8 +423,18 @@ def _recipe_failures(runs, r, eps, *, line_eps=None):
     statement = QuantileAccuracy(alpha, w, CONF)
     failures = 0
     for seed in range(runs):
-        result = recipe_quantile(frame, "delay", q, eps, bounds=bounds, privacy_unit="tail",
-                                   max_rows=r, source=InsecureSeededSource(seed))  # fmt: skip
+        result = recipe_quantile(
+            frame,
+            quantile_request(
+                "delay",
+                q,
+                eps,
+                bounds=bounds,
+                privacy_unit="tail",
+                contributions=Contributions(values_per_unit=r),
+            ),
+            source=InsecureSeededSource(seed),
+        )
         if line_eps is None:
             assert f"{alpha:.4g} rows" in result.accuracy[0]
         salt = resolve_source(InsecureSeededSource(seed)).bits(63)

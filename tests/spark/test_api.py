@@ -13,6 +13,8 @@ import pytest
 import dpselect as dp
 from dpselect.cli.main import main
 from dpselect.core.errors import DataError
+from dpselect.planning.price_request import price_request
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import best_price, quantile
 from dpselect.recipes.top_k import most_common as recipe_most_common
 from dpselect.recipes.top_k import top_k as recipe_top_k
@@ -60,26 +62,34 @@ def test_most_common_and_the_unknown_domain_path(visits):
 def test_quantile_with_candidates_matches_duckdb(visits):
     pdf, sdf = visits
     cands = [float(c) for c in range(0, 60, 5)]
-    a = quantile(pdf, "amount", [0.5, 0.9], 2.0, candidates=cands, source=seeded())
-    b = quantile(sdf, "amount", [0.5, 0.9], 2.0, candidates=cands, source=seeded())
+    a = quantile(
+        pdf, quantile_request("amount", [0.5, 0.9], 2.0, candidates=cands), source=seeded()
+    )
+    b = quantile(
+        sdf, quantile_request("amount", [0.5, 0.9], 2.0, candidates=cands), source=seeded()
+    )
     assert a.values == b.values and a.epsilon == b.epsilon
 
 
 def test_quantile_with_bounds_on_a_grid(visits):
     _, sdf = visits
-    r = quantile(sdf, "amount", [0.25, 0.5], 50.0, bounds=(0.0, 64.0), source=seeded())
+    r = quantile(
+        sdf, quantile_request("amount", [0.25, 0.5], 50.0, bounds=(0.0, 64.0)), source=seeded()
+    )
     assert all(0.0 <= v <= 64.0 for v in r.values)
     # a large epsilon puts it within a few resolutions of the true quartile and median
     assert abs(r.values[0] - 12) < 1.0 and abs(r.values[1] - 24.5) < 1.0
-    three = quantile(sdf, "amount", [0.25, 0.5, 0.75], 50.0, bounds=(0, 64), source=seeded())
+    three = quantile(
+        sdf, quantile_request("amount", [0.25, 0.5, 0.75], 50.0, bounds=(0, 64)), source=seeded()
+    )
     assert "Gillenwater" in three.method and len(three.values) == 3  # auto: joint for 2-20
 
 
 def test_best_price_on_a_spark_column(visits):
     pdf, sdf = visits
     kw = {"prices": [1.0, 10.0, 20.0], "max_price": 50.0, "column": "amount"}
-    a = best_price(pdf, 1.0, source=seeded(), **kw)
-    b = best_price(sdf, 1.0, source=seeded(), **kw)
+    a = best_price(pdf, price_request(1.0, **kw), source=seeded())
+    b = best_price(sdf, price_request(1.0, **kw), source=seeded())
     assert a.price == b.price
 
 

@@ -9,6 +9,7 @@ from dpselect.core.errors import ParameterError
 from dpselect.data.engines import spark as spark_engine
 from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import quantile
 from dpselect.sampling.source import InsecureSeededSource
 
@@ -25,15 +26,18 @@ def test_grid_counts_take_rows_far_outside_the_bounds(spark):
     expected = np.bincount(spark_engine.grid_cell(np.array(FAR), 0.0, 10.0, cells), minlength=cells)
     np.testing.assert_array_equal(counts, expected)
     for method in ("split", "joint"):
-        got = quantile(frame, "v", [0.25, 0.75], 1.0, bounds=(0, 10), mechanism=method,
-                       source=InsecureSeededSource(1))  # fmt: skip
+        got = quantile(
+            frame,
+            quantile_request("v", [0.25, 0.75], 1.0, bounds=(0, 10), mechanism=method),
+            source=InsecureSeededSource(1),
+        )
         assert all(0 <= v <= 10 for v in got.values)
 
 
 def test_bounds_whose_width_overflows_are_refused_before_the_charge(spark):
     frame = spark.createDataFrame([(1.0,)], "v double")
     with pytest.raises(ParameterError, match="bounds"):
-        quantile(frame, "v", 0.5, 1.0, bounds=(-1e308, 1e308))
+        quantile(frame, quantile_request("v", 0.5, 1.0, bounds=(-1e308, 1e308)))
 
 
 def test_int_candidates_on_text_take_huge_and_infinite_rows(spark):

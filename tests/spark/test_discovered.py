@@ -12,6 +12,8 @@ import pytest
 from dpselect.data.query import PrivateGroups, Query
 from dpselect.data.tables import open_table
 from dpselect.data.values import canonical_text
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
@@ -82,9 +84,21 @@ def test_private_group_recipes_run_on_spark_as_on_duckdb(data):
                           source=InsecureSeededSource(4), **kw)  # fmt: skip
         keys = recipe_partition_selection(src, "x", 4.0, 1e-3, by="grp",
                                       source=InsecureSeededSource(2), **kw)  # fmt: skip
-        q = recipe_quantile(src, "d", 0.5, 4.0, bounds=(0, 4), delta=1e-3, by="grp",
-                        privacy_unit="user", max_rows=2, source=InsecureSeededSource(3),
-                        **kw)  # fmt: skip
+        q = recipe_quantile(
+            src,
+            quantile_request(
+                "d",
+                0.5,
+                4.0,
+                bounds=(0, 4),
+                privacy_unit="user",
+                by="grp",
+                delta=1e-3,
+                contributions=Contributions(values_per_unit=2),
+                **kw,
+            ),
+            source=InsecureSeededSource(3),
+        )
         runs.append((q.groups, [r.values for r in q.releases]))
         runs.append((top.groups, [r.candidates for r in top.releases], values.groups,
                      [r.candidates for r in values.releases], keys.groups,

@@ -13,6 +13,8 @@ from dpselect.data.engines import spark as spark_engine
 from dpselect.data.query import Query
 from dpselect.data.tables import open_table
 from dpselect.mechanisms.quantile_continuous import continuous_accuracy, make_continuous_quantile
+from dpselect.planning.price_request import price_request
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import best_price, quantile
 from dpselect.recipes._common import column_values
 from dpselect.recipes.top_k import top_k as recipe_top_k
@@ -48,8 +50,10 @@ def test_best_price_on_spark_never_collects_the_column(prices_frame, monkeypatch
     monkeypatch.setattr(spark_engine.SparkTable, "_column_values", refuse)
     for kw in ({"prices": [1.0, 2.5, 5.0, 9.0]}, {"price_step": 0.05, "max_price": 10.0}):
         kw = {"max_price": 10.0, **kw}
-        a = best_price(pdf, 2.0, column="v", source=InsecureSeededSource(3), **kw)
-        b = best_price(prices_frame, 2.0, column="v", source=InsecureSeededSource(3), **kw)
+        a = best_price(pdf, price_request(2.0, column="v", **kw), source=InsecureSeededSource(3))
+        b = best_price(
+            prices_frame, price_request(2.0, column="v", **kw), source=InsecureSeededSource(3)
+        )
         assert a.price == b.price
 
 
@@ -91,14 +95,22 @@ def test_grid_cells_hold_the_row_exactly():
 
 def test_quantile_line_on_spark_names_the_grid(spark):
     df = spark.createDataFrame([(float(i),) for i in range(50)], "x double")
-    r = quantile(df, "x", 0.5, 1.0, bounds=(0.0, 64.0), source=InsecureSeededSource(1))
+    r = quantile(
+        df, quantile_request("x", 0.5, 1.0, bounds=(0.0, 64.0)), source=InsecureSeededSource(1)
+    )
     assert "value + 2w + d" in r.accuracy[0] and "d = 6.4e-05" in r.accuracy[0]
     levels = [0.2, 0.5, 0.8]
-    rec = quantile(df, "x", levels, 1.0, bounds=(0, 64), mechanism="recursive",
-                   source=InsecureSeededSource(1))  # fmt: skip
+    rec = quantile(
+        df,
+        quantile_request("x", levels, 1.0, bounds=(0, 64), mechanism="recursive"),
+        source=InsecureSeededSource(1),
+    )
     assert "2w + d" in rec.accuracy[-1] and "Spark engine" in rec.accuracy[-1]
-    joint = quantile(df, "x", levels, 1.0, bounds=(0, 64), mechanism="joint",
-                     source=InsecureSeededSource(1))  # fmt: skip
+    joint = quantile(
+        df,
+        quantile_request("x", levels, 1.0, bounds=(0, 64), mechanism="joint"),
+        source=InsecureSeededSource(1),
+    )
     assert "within d above a released value" in joint.accuracy[-1]
 
 

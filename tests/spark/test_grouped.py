@@ -17,6 +17,8 @@ from dpselect.core.errors import DataError, ParameterError
 from dpselect.data.query import PublicGroups, Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.data.values import canonical_text
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
@@ -338,16 +340,18 @@ def test_the_grouped_recipes_run_on_spark_as_on_duckdb(data):
         )
         q = recipe_quantile(
             src,
-            "d",
-            0.5,
-            1.0,
-            bounds=(0, 4),
-            by="gi",
-            groups=INT_GROUPS,
-            privacy_unit="user",
-            max_rows=2,
+            quantile_request(
+                "d",
+                0.5,
+                1.0,
+                bounds=(0, 4),
+                privacy_unit="user",
+                by="gi",
+                groups=INT_GROUPS,
+                contributions=Contributions(values_per_unit=2),
+                **kw,
+            ),
             source=InsecureSeededSource(3),
-            **kw,
         )
         runs.append(([r.candidates for r in top.releases], [r.values for r in keys.releases],
                      [r.values for r in q.releases]))  # fmt: skip

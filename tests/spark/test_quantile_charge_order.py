@@ -15,6 +15,7 @@ import pytest
 
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import BudgetExceeded, ParameterError
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile
 from dpselect.sampling import InsecureSeededSource
 
@@ -44,11 +45,15 @@ def test_no_spark_job_before_the_charge_and_none_fails_after(spark, tmp_path: Pa
     spark.sparkContext.setJobGroup(group, "quantile charge order")
     try:
         with pytest.raises(BudgetExceeded):  # over budget: refused before any Spark job
-            quantile(frame, "x", q, 2.0, ledger=book, **kwargs)
+            quantile(frame, quantile_request("x", q, 2.0, **kwargs), ledger=book)
         assert _jobs(spark, group) == 0
         # within budget: charged, then read; extreme, NaN and NULL rows fail nothing
-        result = quantile(frame, "x", q, 1.0, ledger=book, source=InsecureSeededSource(1),
-                          **kwargs)  # fmt: skip
+        result = quantile(
+            frame,
+            quantile_request("x", q, 1.0, **kwargs),
+            ledger=book,
+            source=InsecureSeededSource(1),
+        )
         assert _jobs(spark, group) > 0
     finally:
         spark.sparkContext.setJobGroup("", "")
@@ -62,5 +67,5 @@ def test_a_grid_spark_cannot_build_is_refused_before_the_charge(spark, tmp_path:
     frame = spark.createDataFrame([(1.0,), (2.0,)], "x double")
     book = Ledger.create(tmp_path / "l.db", 5.0)
     with pytest.raises(ParameterError, match="overflows a float"):
-        quantile(frame, "x", 0.5, 1.0, bounds=(-1.5e308, 1.5e308), ledger=book)
+        quantile(frame, quantile_request("x", 0.5, 1.0, bounds=(-1.5e308, 1.5e308)), ledger=book)
     assert book.spent() == (0.0, 0.0) and len(book) == 0

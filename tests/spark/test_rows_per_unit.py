@@ -12,6 +12,8 @@ from dpselect.data.grids import grid_cell, grid_edges, grid_size
 from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.mechanisms.quantile_score import quantile_fraction, rank_excess_of_candidates
+from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 
 from .helpers import both, random_rows
@@ -104,9 +106,17 @@ def test_quantile_recipe_per_unit_on_spark(datasets):
 
     _arrow, frame = datasets[0]
     result = recipe_quantile(
-        frame, "d", [0.25, 0.75], 1.0, bounds=(0.0, 10.0), privacy_unit="user", max_rows=2,
+        frame,
+        quantile_request(
+            "d",
+            [0.25, 0.75],
+            1.0,
+            bounds=(0.0, 10.0),
+            privacy_unit="user",
+            contributions=Contributions(values_per_unit=2),
+        ),
         source=InsecureSeededSource(1),
-    )  # fmt: skip
+    )
     assert result.parameters["privacy_unit"] == "user" and len(result.values) == 2
 
 
@@ -115,9 +125,17 @@ def test_auto_rows_and_auto_bounds_per_unit_on_spark(datasets):
 
     _arrow, frame = datasets[0]
     result = recipe_quantile(
-        frame, "d", 0.5, 1.0, bounds="auto", privacy_unit="user", max_rows="auto",
+        frame,
+        quantile_request(
+            "d",
+            0.5,
+            1.0,
+            bounds="auto",
+            privacy_unit="user",
+            contributions=Contributions(values_per_unit="auto"),
+        ),
         source=InsecureSeededSource(2),
-    )  # fmt: skip
+    )
     assert result.parameters["max_rows"] in (1, 2, 4, 8, 16, 32, 64, 128, 256)
     assert result.epsilon <= 1.0
 
