@@ -94,9 +94,7 @@ def test_use_policy_top_k_is_a_pure_function_of_public_parameters():
     first = [use_policy_top_k(*args) for args in grid]
     assert first == [use_policy_top_k(*args) for args in grid]
     for (_, e, _, c, s), got in zip(grid, first, strict=True):
-        assert got == (
-            s and c >= POLICY_TOP_K_MIN_CONTRIBUTIONS and e >= POLICY_TOP_K_MIN_EPSILON
-        )
+        assert got == (s and c >= POLICY_TOP_K_MIN_CONTRIBUTIONS and e >= POLICY_TOP_K_MIN_EPSILON)
 
 
 def test_top_k_without_candidates_runs_policy_top_k_with_many_values_and_charges_once(tmp_path):
