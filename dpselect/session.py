@@ -199,6 +199,7 @@ class Session:
         counts: bool = False,
         contributions: Contributions | None = None,
         progress: Progress = None,
+        k_bar: int | None = None,
     ) -> TopKResult | GroupedResult:
         """The ``k`` most common values of ``column``: :func:`dpselect.top_k` on this session.
 
@@ -223,20 +224,26 @@ class Session:
             This query's bounds, in place of the session's.
         progress : callable, optional
             Called with the percentage done (``0 .. 100``) while a query runs over a second.
+        k_bar : int, optional
+            Without ``candidates``: the limited-domain mechanism's ``k_bar`` (Durfee and
+            Rogers 2019), the number of top values it looks past ``k``.
 
         Returns
         -------
         TopKResult or GroupedResult
             As :func:`dpselect.top_k`.
         """
+        from .planning.top_k_request import top_k_request
         from .recipes.top_k import top_k
 
-        result: TopKResult | GroupedResult = top_k(
-            self._table, column, k, epsilon, candidates=candidates, delta=delta,
-            mechanism=mechanism, counts=counts, progress=progress, by=by, groups=groups,
-            **self._common(contributions),
+        request = top_k_request(
+            column, k, epsilon, privacy_unit=self._unit,
+            contributions=self._contributions if contributions is None else contributions,
+            mechanism=mechanism, counts=counts, candidates=candidates, delta=delta,
+            k_bar=k_bar, by=by, groups=groups,
         )  # fmt: skip
-        return result
+        return top_k(self._table, request, ledger=self._ledger, source=self._source,
+                     progress=progress)  # fmt: skip
 
     def most_common(
         self,

@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
+import dpselect as dp
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
+from tests.session_queries import session_top_k
 
 ROWS = 240
 
@@ -89,7 +90,6 @@ def _args(data: Any) -> tuple[Any, dict[str, Any]]:
 
 def recipes() -> dict[str, Callable[[Any, Any], Any]]:
     """Every recipe that reads numbers or filters rows, as ``call(data, source) -> result``."""
-    import dpselect as dp
 
     def q(**kw: Any) -> Callable[[Any, Any], Any]:
         def call(data: Any, source: Any) -> Any:
@@ -109,7 +109,7 @@ def recipes() -> dict[str, Callable[[Any, Any], Any]]:
     def top(**kw: Any) -> Callable[[Any, Any], Any]:
         def call(data: Any, source: Any) -> Any:
             d, extra = _args(data)
-            return recipe_top_k(d, "k", 2, 1.0, source=source, counts=True, **extra, **kw)
+            return session_top_k(d, "k", 2, 1.0, source=source, counts=True, **extra, **kw)
 
         return call
 

@@ -28,10 +28,9 @@ from dpselect.core.errors import DataError, DPSelectError
 from dpselect.data.column_roles import check_column_role, type_supported
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.top_k import most_common as recipe_most_common
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling.source import InsecureSeededSource
+from tests.session_queries import session_top_k
 
 N = 2500  # more than DuckDB's vector (2048 rows): the extremes sit in the second vector
 D = decimal.Decimal
@@ -132,25 +131,53 @@ def candidates(t: pa.Table) -> list[str]:
 
 #: Every recipe path that reads a column, and the role the fuzzed column ``x`` plays there.
 PATHS = {
-    "top_k candidates": lambda d, c, **k: recipe_top_k(d, "x", 1, 1.0, candidates=c, **k),
-    "top_k candidates unit": lambda d, c, **k: recipe_top_k(
-        d, "x", 1, 1.0, candidates=c, privacy_unit="u", max_contributions=2, **k
+    "top_k candidates": lambda d, c, **k: session_top_k(d, "x", 1, 1.0, candidates=c, **k),
+    "top_k candidates unit": lambda d, c, **k: session_top_k(
+        d,
+        "x",
+        1,
+        1.0,
+        contributions=dp.Contributions(values_per_unit=2),
+        candidates=c,
+        privacy_unit="u",
+        **k,
     ),
-    "top_k candidates, x the unit": lambda d, c, **k: recipe_top_k(
+    "top_k candidates, x the unit": lambda d, c, **k: session_top_k(
         d, "s", 1, 1.0, candidates=["1", "2"], privacy_unit="x", **k
     ),
-    "top_k candidates, x the unit, m=2": lambda d, c, **k: recipe_top_k(
-        d, "s", 1, 1.0, candidates=["1", "2"], privacy_unit="x", max_contributions=2, **k
+    "top_k candidates, x the unit, m=2": lambda d, c, **k: session_top_k(
+        d,
+        "s",
+        1,
+        1.0,
+        contributions=dp.Contributions(values_per_unit=2),
+        candidates=["1", "2"],
+        privacy_unit="x",
+        **k,
     ),
-    "top_k candidates, x the unit, m=auto": lambda d, c, **k: recipe_top_k(
-        d, "s", 1, 1.0, candidates=["1", "2"], privacy_unit="x", max_contributions="auto", **k
+    "top_k candidates, x the unit, m=auto": lambda d, c, **k: session_top_k(
+        d,
+        "s",
+        1,
+        1.0,
+        contributions=dp.Contributions(values_per_unit="auto"),
+        candidates=["1", "2"],
+        privacy_unit="x",
+        **k,
     ),
-    "mode": lambda d, c, **k: recipe_most_common(d, "x", 1.0, candidates=c, **k),
-    "top_k": lambda d, c, **k: recipe_top_k(d, "x", 2, 1.0, delta=1e-6, **k),
-    "top_k unit": lambda d, c, **k: recipe_top_k(
-        d, "x", 2, 1.0, delta=1e-6, privacy_unit="u", max_contributions=2, **k
+    "mode": lambda d, c, **k: session_top_k(d, "x", 1, 1.0, candidates=c, **k),
+    "top_k": lambda d, c, **k: session_top_k(d, "x", 2, 1.0, delta=1e-6, **k),
+    "top_k unit": lambda d, c, **k: session_top_k(
+        d,
+        "x",
+        2,
+        1.0,
+        contributions=dp.Contributions(values_per_unit=2),
+        delta=1e-6,
+        privacy_unit="u",
+        **k,
     ),
-    "top_k, x the unit": lambda d, c, **k: recipe_top_k(
+    "top_k, x the unit": lambda d, c, **k: session_top_k(
         d, "s", 2, 1.0, delta=1e-6, privacy_unit="x", **k
     ),
     "partition_selection": lambda d, c, **k: recipe_partition_selection(d, "x", 1.0, 1e-6, **k),
@@ -356,9 +383,9 @@ def nan_parquet(tmp_path):
     "call",
     [
         lambda d, **k: recipe_partition_selection(d, "v", 1.0, 1e-6, **k),
-        lambda d, **k: recipe_top_k(d, "v", 2, 1.0, delta=1e-6, **k),
-        lambda d, **k: recipe_top_k(d, "s", 2, 1.0, delta=1e-6, privacy_unit="u", **k),
-        lambda d, **k: recipe_top_k(d, "s", 1, 1.0, candidates=["1", "2"], privacy_unit="u", **k),
+        lambda d, **k: session_top_k(d, "v", 2, 1.0, delta=1e-6, **k),
+        lambda d, **k: session_top_k(d, "s", 2, 1.0, delta=1e-6, privacy_unit="u", **k),
+        lambda d, **k: session_top_k(d, "s", 1, 1.0, candidates=["1", "2"], privacy_unit="u", **k),
         lambda d, **k: recipe_partition_selection(d, "s", 1.0, 1e-6, privacy_unit="u", **k),
     ],
     ids=["partition_selection", "top_k", "top_k unit", "top_k candidates unit", "ps unit"],
@@ -388,7 +415,7 @@ def test_an_epsilon_the_samplers_cannot_take_is_refused_before_the_charge(epsilo
     book = Ledger.create(tmp_path / "l.db", 10.0, 1e-3)
     data = pa.table({"site": ["a", "b", "a"]})
     with pytest.raises(DPSelectError) as info:
-        recipe_top_k(data, "site", 1, epsilon, candidates=["a", "b"], ledger=book, **kw)
+        session_top_k(data, "site", 1, epsilon, candidates=["a", "b"], ledger=book, **kw)
     assert book.spent() == (0.0, 0.0)
     assert len(str(info.value)) < 300
 
@@ -423,7 +450,7 @@ def test_tiny_epsilons_are_refused_or_released_before_any_wait(epsilon, kw, tmp_
                 data, "site", epsilon, kw["delta"], ledger=book, **args
             )
         else:
-            call = lambda: recipe_top_k(data, "site", 1, epsilon, ledger=book, **kw)  # noqa: E731
+            call = lambda: session_top_k(data, "site", 1, epsilon, ledger=book, **kw)  # noqa: E731
         try:
             call()
         except DPSelectError as exc:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpselect as dp
 from dpselect.accounting import Ledger
 from dpselect.data.query import Query, UnitRule
 from dpselect.mechanisms.policy_top_k import make_policy_top_k, policy_top_k_plan
@@ -28,7 +29,6 @@ from dpselect.mechanisms.set_union import (
     policy_weights,
     set_union_plan,
 )
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling.source import InsecureSeededSource
 from tests.mechanisms.set_union_cases import (
@@ -306,8 +306,13 @@ def test_auto_at_r_selects_byrandom_persons(eps, c):
 def test_top_k_policy_path_at_r(tmp_path):
     df = _frame(2, 600)
     book = Ledger.create(tmp_path / "l.db", 10.0, 1e-3)
-    res = recipe_top_k(df, "v", 3, 2.0, delta=1e-6, privacy_unit="u", max_contributions=10,
-                   max_rows_per_value=4, ledger=book, source=InsecureSeededSource(3))  # fmt: skip
+    res = dp.Session(
+        df,
+        privacy_unit="u",
+        contributions=dp.Contributions(values_per_unit=10, rows_per_value=4),
+        ledger=book,
+        source=InsecureSeededSource(3),
+    ).top_k("v", 3, epsilon=2.0, delta=1e-6)
     assert res.parameters["mechanism"] == "policy_top_k"
     assert res.parameters["max_rows_per_value"] == 4 and "rows" in res.accuracy
     assert len(book.entries()) == 1 and book.entries()[0].epsilon <= 2.0

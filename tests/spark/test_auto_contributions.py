@@ -14,8 +14,8 @@ from dpselect.recipes.bounds import (
     contribution_counts,
     contribution_scores,
 )
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
+from tests.session_queries import session_top_k
 
 from .helpers import both, random_rows
 
@@ -62,8 +62,8 @@ def test_top_k_auto_matches_duckdb(spark):
     cands = [f"v{i}" for i in range(16)]
     for seed in (5, 6):
         kw = {"candidates": cands, "privacy_unit": "user", "max_contributions": "auto"}
-        a = recipe_top_k(pdf, "item", 3, 2.0, source=InsecureSeededSource(seed), **kw)
-        b = recipe_top_k(sdf, "item", 3, 2.0, source=InsecureSeededSource(seed), **kw)
+        a = session_top_k(pdf, "item", 3, 2.0, source=InsecureSeededSource(seed), **kw)
+        b = session_top_k(sdf, "item", 3, 2.0, source=InsecureSeededSource(seed), **kw)
         assert (a.candidates, a.epsilon, a.delta) == (b.candidates, b.epsilon, b.delta)
         assert a.parameters["max_contributions"] == b.parameters["max_contributions"]
         assert a.parameters["max_contributions"] in DEFAULT_CONTRIBUTIONS
@@ -84,8 +84,8 @@ def test_auto_without_candidates_and_by_match_duckdb(spark):
     ]
     for kw in cases:
         kw = {"privacy_unit": "user", "max_contributions": "auto", "delta": 1e-6, **kw}
-        a = recipe_top_k(pdf, "item", 2, 2.0, source=InsecureSeededSource(8), **kw)
-        b = recipe_top_k(sdf, "item", 2, 2.0, source=InsecureSeededSource(8), **kw)
+        a = session_top_k(pdf, "item", 2, 2.0, source=InsecureSeededSource(8), **kw)
+        b = session_top_k(sdf, "item", 2, 2.0, source=InsecureSeededSource(8), **kw)
         assert a.to_dict()["parameters"]["max_contributions"] in DEFAULT_CONTRIBUTIONS, kw
         assert (a.epsilon, a.delta) == (b.epsilon, b.delta), kw
         assert str(a).splitlines()[:-1] == str(b).splitlines()[:-1], kw
