@@ -35,8 +35,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_rows_auto import nyc_flights
 from bench_rows_per_value import flights as generated_flights
 
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
-
 EPS, DELTA = 1.0, 1e-6
 
 
@@ -54,9 +52,12 @@ def keys_table(df: pd.DataFrame, truth: set[str], trials: int) -> None:
         for mech in ("policy_laplace", "laplace", "gaussian", "optimal", "auto"):
             recall, sizes, ran = [], [], ""
             for t in range(trials):
-                res = recipe_partition_selection(df, "dest", EPS, DELTA, "tailnum", 4,
-                                             mechanism=mech, max_rows_per_value=r,
-                                             source=InsecureSeededSource(100 * r + t))  # fmt: skip
+                res = dp.Session(
+                    df,
+                    privacy_unit="tailnum",
+                    contributions=dp.Contributions(values_per_unit=4, rows_per_value=r),
+                    source=InsecureSeededSource(100 * r + t),
+                ).partition_selection("dest", epsilon=EPS, delta=DELTA, mechanism=mech)
                 recall.append(len(set(res.values) & truth) / 10)
                 sizes.append(len(res.values))
                 ran = res.parameters["mechanism"]

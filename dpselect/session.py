@@ -305,13 +305,16 @@ class Session:
         KeysResult or GroupedResult
             As :func:`dpselect.partition_selection`.
         """
+        from .planning.partition_selection_request import partition_selection_request
         from .recipes.unknown_domain import partition_selection
 
-        result: KeysResult | GroupedResult = partition_selection(
-            self._table, column, epsilon, delta, mechanism=mechanism,
-            progress=progress, by=by, groups=groups, **self._common(contributions),
+        request = partition_selection_request(
+            column, epsilon, delta, privacy_unit=self._unit,
+            contributions=self._contributions if contributions is None else contributions,
+            mechanism=mechanism, by=by, groups=groups,
         )  # fmt: skip
-        return result
+        return partition_selection(self._table, request, ledger=self._ledger,
+                                   source=self._source, progress=progress)  # fmt: skip
 
     def quantile(
         self,

@@ -229,13 +229,16 @@ def partition_selection(
     >>> dp.partition_selection(rows, None, epsilon=1.0, delta=1e-6).values
     ['a']
     """
+    from .data.tables import one_column
+    from .planning.partition_selection_request import partition_selection_request
     from .recipes.unknown_domain import partition_selection as run
 
-    result: KeysResult | GroupedResult = run(
-        data, column, epsilon, delta, privacy_unit=privacy_unit, mechanism=mechanism,
-        contributions=contributions, by=by, groups=groups, ledger=ledger,
+    data, column = one_column(data, column)
+    request = partition_selection_request(
+        column, epsilon, delta, privacy_unit=privacy_unit, contributions=contributions,
+        mechanism=mechanism, by=by, groups=groups,
     )  # fmt: skip
-    return result
+    return run(data, request, ledger=ledger)
 
 
 def quantile(

@@ -17,8 +17,7 @@ import numpy as np
 import dpselect as dp
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
-from tests.session_queries import session_top_k
+from tests.session_queries import session_partition_selection, session_top_k
 
 ROWS = 240
 
@@ -116,10 +115,17 @@ def recipes() -> dict[str, Callable[[Any, Any], Any]]:
     def parts(**kw: Any) -> Callable[[Any, Any], Any]:
         def call(data: Any, source: Any) -> Any:
             d, extra = _args(data)
-            return recipe_partition_selection(
-                d, "k", 1.0, 1e-6, privacy_unit="u", max_contributions=2, source=source,
-                **extra, **kw,
-            )  # fmt: skip
+            return session_partition_selection(
+                d,
+                "k",
+                1.0,
+                1e-6,
+                contributions=dp.Contributions(values_per_unit=2),
+                privacy_unit="u",
+                source=source,
+                **extra,
+                **kw,
+            )
 
         return call
 

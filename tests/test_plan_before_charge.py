@@ -19,9 +19,8 @@ import dpselect as dp
 from dpselect.core.errors import DPSelectError
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
-from tests.session_queries import session_top_k
+from tests.session_queries import session_partition_selection, session_top_k
 
 # the epsilons, and both ends of the range a recipe accepts (2^-20 and 2^20)
 EPSILONS = [5e-324, 1e-300, 1e-20, 1e-9, 2.0**-20, 1.0, 1e6, 2.0**20, 1e300]
@@ -92,7 +91,7 @@ def _call(name: str, eps: float, delta: float | None, book: Any, frame: Any = No
         kw = dict(common)
         if "unit" in name:
             kw["privacy_unit"] = "user"
-        return recipe_partition_selection(f, "word", eps, 1e-6 if delta is None else delta, **kw)
+        return session_partition_selection(f, "word", eps, 1e-6 if delta is None else delta, **kw)
     if name.startswith("quantile"):
         kw = dict(common)
         if ("by" in name) == (delta is None):

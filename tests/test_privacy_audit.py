@@ -82,7 +82,6 @@ def _parquet_with_invalid_utf8(path):
 
 
 def test_parquet_text_that_is_not_utf8_is_read_row_by_row(tmp_path):
-    from dpselect.recipes.unknown_domain import partition_selection
 
     path = str(tmp_path / "bad.parquet")
     same = _parquet_with_invalid_utf8(path)
@@ -104,7 +103,9 @@ def test_parquet_text_that_is_not_utf8_is_read_row_by_row(tmp_path):
     dp.Session(
         path, privacy_unit="u", contributions=dp.Contributions(values_per_unit=10), source=src
     ).top_k("s", 1, epsilon=1.0, delta=1e-6)
-    partition_selection(path, "s", 1.0, 1e-6, privacy_unit="u", max_contributions=2, source=src)
+    dp.Session(
+        path, privacy_unit="u", contributions=dp.Contributions(values_per_unit=2), source=src
+    ).partition_selection("s", epsilon=1.0, delta=1e-6)
 
 
 # ----------------------------------------------------------------------------------------
@@ -124,7 +125,6 @@ class _NoText:
 
 
 def test_pandas_text_that_is_not_utf8_is_read_row_by_row():
-    from dpselect.recipes.unknown_domain import partition_selection
 
     odd = ["\ud800x", "a\udcff", _SurrogateText(), _NoText(), "a", None, 3, "a"]
     units = pd.Series([1, 2, "\udc00", 4, 5, 6, 7, 1], dtype=object)
@@ -141,7 +141,9 @@ def test_pandas_text_that_is_not_utf8_is_read_row_by_row():
         np.testing.assert_array_equal(got, want)
     src = InsecureSeededSource(3)
     dp.Session(data, source=src).top_k("s", 1, epsilon=1.0, candidates=["a", "b"])
-    partition_selection(data, "s", 1.0, 1e-6, privacy_unit="u", max_contributions=2, source=src)
+    dp.Session(
+        data, privacy_unit="u", contributions=dp.Contributions(values_per_unit=2), source=src
+    ).partition_selection("s", epsilon=1.0, delta=1e-6)
     # pandas' string dtype with Python storage holds such a str too
     text = pd.DataFrame({"s": pd.Series(["\ud800x", "a", None], dtype="string[python]")})
     got = open_table(text).scores(Query("s"), cands)

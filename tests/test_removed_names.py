@@ -13,7 +13,6 @@ import dpselect as dp
 from dpselect.cli.main import cli
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 
 
@@ -49,7 +48,7 @@ def test_old_keywords_are_unknown():
     with pytest.raises(TypeError, match="method"):
         recipe_quantile(values, None, 0.5, 1.0, bounds=(0, 100), method="split")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="method"):
-        recipe_partition_selection(values, None, 1.0, 1e-6, method="laplace")  # type: ignore[call-arg]
+        dp.partition_selection(values, None, epsilon=1.0, delta=1e-6, method="laplace")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="score_fn"):
         dp.select(["a"], data=[], epsilon=1.0, sensitivity=1, score_fn=len)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="l0_sensitivity"):

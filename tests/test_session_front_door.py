@@ -19,6 +19,7 @@ import pytest
 import dpselect as dp
 from dpselect.accounting import Ledger
 from dpselect.core.errors import DataError, LedgerError, ParameterError
+from dpselect.planning.partition_selection_request import partition_selection_request
 from dpselect.planning.top_k_request import top_k_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
@@ -73,7 +74,7 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dp.Contributions]] = [
     (
         "partition_selection",
         {"column": "site", "epsilon": 1.0, "delta": 1e-6},
-        {"max_contributions": 2},
+        {},
         dp.Contributions(values_per_unit=2),
     ),
     (
@@ -102,10 +103,14 @@ def test_session_query_is_the_recipe_release(
     recipe = {"top_k": recipe_top_k, "partition_selection": recipe_partition_selection,
               "quantile": recipe_quantile}[query]  # fmt: skip
     positional = [args.pop("column")] + [args.pop(key) for key in ("k", "q") if key in args]
-    if query == "top_k":
-        request = top_k_request(*positional, args.pop("epsilon"), privacy_unit="user",
-                                contributions=bounds, **args)  # fmt: skip
-        args["epsilon"] = request.epsilon
+    if query in ("top_k", "partition_selection"):
+        build = top_k_request if query == "top_k" else partition_selection_request
+        fixed = [args.pop(key) for key in ("epsilon", "delta") if key in args]
+        if query == "top_k" and len(fixed) > 1:
+            args["delta"] = fixed.pop()
+        request = build(*positional, *fixed, privacy_unit="user", contributions=bounds,
+                        **args)  # fmt: skip
+        args.update(zip(("epsilon", "delta"), fixed, strict=False))
         by_loose = by_value = recipe(data, request, source=InsecureSeededSource(9))
     else:
         by_loose = recipe(data, *positional, privacy_unit="user",
@@ -377,7 +382,7 @@ def test_a_shorthand_forwards_every_argument_to_its_recipe(
         names = ["data", "column", "k" if recipe == "top_k" else "q", "epsilon"]
         if recipe == "partition_selection":
             names = ["data", "column", "epsilon", "delta"]
-        if recipe == "top_k":  # the recipe runs the request the shorthand built
+        if recipe in ("top_k", "partition_selection"):  # the request the shorthand built
             request = a[1]
             seen.update(vars(request), data=a[0], contributions=request.max_contributions, **k)
             return "released"
@@ -387,7 +392,7 @@ def test_a_shorthand_forwards_every_argument_to_its_recipe(
     monkeypatch.setattr(importlib.import_module(module), recipe, record)
     bounds = dp.Contributions(values_per_unit=2)
     assert getattr(dp, name)(*args, contributions=bounds, **kwargs) == "released"
-    expected = 2 if recipe == "top_k" else bounds
+    expected = 2 if recipe in ("top_k", "partition_selection") else bounds
     assert seen["data"] == "d" and seen["column"] == "c" and seen["contributions"] == expected
     for key, value in kwargs.items():
         assert seen[key] == value, key

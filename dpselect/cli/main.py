@@ -332,6 +332,8 @@ def keys_command(
     Each value is shown or not independently; rare values (held by few persons) are hidden.
     The list comes sorted, never by count.
     """
+    from ..planning.partition_selection_request import partition_selection_request
+    from ..recipes.grouping import GroupedResult
     from ..recipes.unknown_domain import partition_selection
 
     grouped = grouping_arguments(by, groups, max_groups, group_fraction)
@@ -341,16 +343,17 @@ def keys_command(
     )  # fmt: skip
     show_bar = (not as_json) and sys.stderr.isatty() and not explain
     with progress_bar(show_bar) as progress:
+        request = partition_selection_request(
+            column, epsilon, delta, privacy_unit=privacy_unit, contributions=bounds,
+            mechanism=method, by=grouped.get("by"), groups=grouped.get("groups"),
+        )  # fmt: skip
         result = run_or_explain(
-            explain, as_json, partition_selection,
-            local_path(file), column, epsilon, delta, privacy_unit, contributions=bounds,
-            mechanism=method,  # type: ignore[arg-type]
-            ledger=ledger, source=source_from_seed(insecure_seed), progress=progress,
-            **grouped,
+            explain, as_json, partition_selection, local_path(file), request, ledger=ledger,
+            source=source_from_seed(insecure_seed), progress=progress,
         )  # fmt: skip
     if result is None:  # --explain: the plan was printed
         return
-    if grouped:
+    if isinstance(result, GroupedResult):
         print_grouped(result, as_json)
         return
     if as_json:

@@ -15,7 +15,6 @@ import pytest
 import dpselect as dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import LedgerError, ParameterError
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 
 
@@ -50,10 +49,13 @@ def _top_k_gumbel(book: Ledger, unit: str | None) -> Any:
 
 def _partition(mechanism: str, m: int) -> Query:
     def query(book: Ledger, unit: str | None) -> Any:
-        return recipe_partition_selection(
-            _visits(), "site", 1.0, 1e-5, privacy_unit=unit, max_contributions=m if unit else 1,
-            mechanism=mechanism, ledger=book, source=InsecureSeededSource(2),
-        )  # fmt: skip
+        return dp.Session(
+            _visits(),
+            privacy_unit=unit,
+            contributions=dp.Contributions(values_per_unit=m if unit else 1),
+            ledger=book,
+            source=InsecureSeededSource(2),
+        ).partition_selection("site", epsilon=1.0, delta=1e-5, mechanism=mechanism)
 
     return query
 

@@ -15,7 +15,6 @@ from dpselect.core.errors import DataError, ParameterError
 from dpselect.mechanisms.top_k_plan import plan_top_k
 from dpselect.recipes.grouped import GroupedResult
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
 from tests.gof import assert_fits
@@ -126,8 +125,9 @@ def test_most_common_and_partition_selection_by_group():
         "dest", epsilon=2.0, candidates=DESTS, by="carrier", groups=CARRIERS
     )
     assert [r.candidates[0] for r in mode.releases[:3]] == ["D0", "D2", "D4"]
-    keys = recipe_partition_selection(data, "dest", 2.0, 1e-5, by="carrier", groups=CARRIERS,
-                                  source=InsecureSeededSource(7))  # fmt: skip
+    keys = dp.Session(data, source=InsecureSeededSource(7)).partition_selection(
+        "dest", epsilon=2.0, delta=1e-5, by="carrier", groups=CARRIERS
+    )
     assert keys.kind == "partition_selection"
     assert keys.releases[3].values == []
     assert set(keys.releases[0].values) <= set(DESTS) and keys.releases[0].values

@@ -33,10 +33,9 @@ from scipy import stats
 
 import dpselect as dp
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 from tests.gof import ALPHA
-from tests.session_queries import session_top_k
+from tests.session_queries import session_partition_selection, session_top_k
 
 CONF = 0.95
 PAIRS = 10  # groups g0..g19: the persons of pair i are in g(2i) and g(2i + 1)
@@ -362,10 +361,18 @@ def _keys_failures(mechanism, rows, private, calls, delta=0.02, seed=4):
     person each (each released with probability at most the stated one)."""
 
     def call(frame, src=None, private=False):
-        return recipe_partition_selection(frame, "v", 1.0, delta, by="g", privacy_unit="p",
-                                      max_groups=2, max_rows_per_value=rows,
-                                      mechanism=mechanism, source=src,
-                                      **groups_args(private))  # fmt: skip
+        return session_partition_selection(
+            frame,
+            "v",
+            1.0,
+            delta,
+            contributions=dp.Contributions(groups_per_unit=2, rows_per_value=rows),
+            by="g",
+            privacy_unit="p",
+            mechanism=mechanism,
+            source=src,
+            **groups_args(private),
+        )
 
     text = call(paired([]), None, private).accuracy
     sure, rare = int(number(SURE, text)), number(AT_MOST, text)

@@ -12,7 +12,6 @@ import dpselect as dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import ParameterError
 from dpselect.data.query import Query, UnitRule
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
 from tests.session_queries import session_top_k
@@ -59,13 +58,18 @@ def test_top_k_errors_before_the_charge(book, fields, unit, match):
 def test_partition_selection_policy_gaussian_at_r(book):
     """Policy Gaussian at r: the projection on the capped ball (docs/partition_selection.md,
     section 6); without a unit, rows per value are refused before the charge."""
-    res = recipe_partition_selection(flights(), "dest", 1.0, 1e-6, "plane", 2,
-                                 mechanism="policy_gaussian", ledger=book,
-                                 max_rows_per_value=5)  # fmt: skip
+    res = dp.Session(
+        flights(),
+        privacy_unit="plane",
+        contributions=dp.Contributions(values_per_unit=2, rows_per_value=5),
+        ledger=book,
+    ).partition_selection("dest", epsilon=1.0, delta=1e-6, mechanism="policy_gaussian")
     assert res.parameters["max_rows_per_value"] == 5 and res.epsilon <= 1.0
     assert len(book.entries()) == 1
-    with pytest.raises(ParameterError, match="applies only with a privacy_unit"):
-        recipe_partition_selection(flights(), "dest", 1.0, 1e-6, ledger=book, max_rows_per_value=5)
+    with pytest.raises(ParameterError, match="other than 1 needs privacy_unit="):
+        dp.Session(
+            flights(), contributions=dp.Contributions(rows_per_value=5), ledger=book
+        ).partition_selection("dest", epsilon=1.0, delta=1e-6)
     assert len(book.entries()) == 1
 
 
@@ -128,14 +132,22 @@ def test_unknown_domain_with_rows(mechanism):
     assert result.parameters["max_rows_per_value"] == 20
     assert set(result.candidates) <= set(CANDS) and result.epsilon <= 2.0
     assert "policy" not in result.mechanism.lower()
-    keys = recipe_partition_selection(df, "dest", 2.0, 1e-5, "plane", 2, max_rows_per_value=20,
-                                  source=InsecureSeededSource(1))  # fmt: skip
+    keys = dp.Session(
+        df,
+        privacy_unit="plane",
+        contributions=dp.Contributions(values_per_unit=2, rows_per_value=20),
+        source=InsecureSeededSource(1),
+    ).partition_selection("dest", epsilon=2.0, delta=1e-5)
     # a released set: "auto" selects by persons (docs/partition_selection.md, section 6)
     assert keys.parameters["mechanism"] in ("optimal", "policy_laplace")
     assert keys.parameters["max_rows_per_value"] == 20
     assert keys.parameters["selected_by"] == "persons" and "persons" in keys.accuracy
-    rows = recipe_partition_selection(df, "dest", 2.0, 1e-5, "plane", 2, max_rows_per_value=20,
-                                  mechanism="laplace", source=InsecureSeededSource(1))  # fmt: skip
+    rows = dp.Session(
+        df,
+        privacy_unit="plane",
+        contributions=dp.Contributions(values_per_unit=2, rows_per_value=20),
+        source=InsecureSeededSource(1),
+    ).partition_selection("dest", epsilon=2.0, delta=1e-5, mechanism="laplace")
     assert "rows (at most 20 per person and value" in rows.accuracy
 
 

@@ -14,9 +14,8 @@ from dpselect.data.query import PrivateGroups, Query
 from dpselect.data.tables import open_table
 from dpselect.data.values import canonical_text
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from tests.engine_rules import unit_rule
-from tests.session_queries import session_top_k
+from tests.session_queries import session_partition_selection, session_top_k
 
 from .test_grouped import SALTS, TYPES, grouped_rows, spark_frame
 
@@ -100,8 +99,9 @@ def test_private_group_recipes_run_on_spark_as_on_duckdb(data):
             source=InsecureSeededSource(4),
             **kw,
         )
-        keys = recipe_partition_selection(src, "x", 4.0, 1e-3, by="grp",
-                                      source=InsecureSeededSource(2), **kw)  # fmt: skip
+        keys = session_partition_selection(
+            src, "x", 4.0, 1e-3, by="grp", source=InsecureSeededSource(2), **kw
+        )
         q = recipe_quantile(src, "d", 0.5, 4.0, bounds=(0, 4), delta=1e-3, by="grp",
                         privacy_unit="user", max_rows=2, source=InsecureSeededSource(3),
                         **kw)  # fmt: skip

@@ -19,9 +19,8 @@ from dpselect.data.query import PublicGroups, Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.data.values import canonical_text
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from tests.engine_rules import unit_rule
-from tests.session_queries import session_top_k
+from tests.session_queries import session_partition_selection, session_top_k
 
 from . import grouped_reference as ref
 
@@ -334,7 +333,7 @@ def test_the_grouped_recipes_run_on_spark_as_on_duckdb(data):
             source=InsecureSeededSource(1),
             **kw,
         )
-        keys = recipe_partition_selection(
+        keys = session_partition_selection(
             src, "x", 1.0, 1e-3, by="grp", groups=TEXT_GROUPS, source=InsecureSeededSource(2), **kw
         )
         q = recipe_quantile(
