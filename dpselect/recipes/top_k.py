@@ -184,23 +184,13 @@ class _Inputs:
 def _top_k_unknown_domain(request: TopKRequest, inputs: _Inputs) -> TopKResult:
     """``candidates=None``: the values come from the data (``delta > 0``); the bound given or
     chosen privately (:mod:`dpselect.recipes.unknown_domain_auto`)."""
-    a, i = request, inputs
-    if a.max_contributions is None:
-        assert a.privacy_unit is not None
-        from .unknown_domain_auto import top_k_unknown_domain_auto_contributions
-
-        return top_k_unknown_domain_auto_contributions(
-            i.data, a.column, a.k, a.epsilon, a.delta, a.privacy_unit, a.mechanism, a.counts,
-            (i.ledger, i.source, i.progress, a.k_bar, a.auto_fraction),
-            schema=i.schema, max_rows_per_value=a.rows_per_value,
-        )  # fmt: skip
-    from .unknown_domain import top_k_unknown_domain
-
-    return top_k_unknown_domain(
-        i.data, a.column, a.k, a.epsilon, a.delta, a.privacy_unit, a.max_contributions,
-        a.mechanism, a.counts, i.ledger, i.source, i.progress, a.k_bar,
-        schema=i.schema, max_rows_per_value=a.rows_per_value,
-    )  # fmt: skip
+    i = inputs
+    if request.max_contributions is None:
+        from .unknown_domain_auto import top_k_unknown_domain_auto_contributions as run
+    else:
+        from .unknown_domain import top_k_unknown_domain as run
+    return run(i.data, request, ledger=i.ledger, source=i.source, progress=i.progress,
+               schema=i.schema)  # fmt: skip
 
 
 def _top_k_candidates(request: TopKRequest, inputs: _Inputs) -> TopKResult:

@@ -64,6 +64,7 @@ from .unknown_domain_top_k import UnknownDomainPlan, unknown_domain_plan
 
 if TYPE_CHECKING:
     from ..accounting.ledger import Ledger
+    from ..planning.top_k_request import TopKRequest
     from .grouping import GroupedResult
 
 # the names these helpers had before they moved (tests and bench/ import them from here)
@@ -375,66 +376,38 @@ def _selected_values(table: Engine, q: _KeysQuery, plan: _KeysPlan) -> Any:
 
 def top_k_unknown_domain(
     data: Any,
-    column: str,
-    k: int,
-    eps: float,
-    delta: float,
-    privacy_unit: str | None,
-    max_contributions: int,
-    mech: str,
-    counts: bool,
-    ledger: Any,
-    source: RandomSource | None,
-    progress: Progress,
-    k_bar: int | None,
+    request: TopKRequest,
     *,
+    ledger: Ledger | str | None = None,
+    source: RandomSource | None = None,
+    progress: Progress = None,
     schema: Any = None,
-    max_rows_per_value: int = 1,
 ) -> TopKResult:
-    """The ``candidates=None`` path of :func:`dpselect.top_k` (module docstring): the plan of
-    :func:`unknown_domain_plan`, charged, then run.
+    """The ``candidates=None`` path of :func:`dpselect.recipes.top_k.top_k` (module docstring):
+    the plan of :func:`unknown_domain_plan`, charged, then run.
 
     Parameters
     ----------
-    data : str, path, DataFrame, relation or Table
-        The private rows, as for :func:`dpselect.top_k`.
-    column : str
-        The column whose values are released.
-    k : int
-        How many values to release.
-    eps, delta : float
-        The release's ``(epsilon, delta)``, for one person (or row) added or removed.
-    privacy_unit : str or None
-        The column identifying people (``None``: each row is a person).
-    max_contributions : int
-        The most distinct values one person keeps.
-    mech : str
-        ``"auto"``, ``"laplace_histogram"``, ``"gaussian_histogram"`` or ``"gumbel"`` (the
-        limited domain).
-    counts : bool
-        Whether to release the noisy counts too (histogram mechanisms only).
+    data : str, path, DataFrame, relation or Engine
+        The private rows, as for :func:`dpselect.recipes.top_k.top_k`.
+    request : TopKRequest
+        The top-k's checked arguments, without candidates, at a numeric ``max_contributions``
+        (:func:`unknown_domain_plan`).
     ledger : Ledger, str, path or None
         The budget ledger charged before the data are read (``None``: none).
     source : RandomSource or None
         The randomness (``None``: the private default; a seeded source for tests only).
     progress : callable or None
         ``progress(percent)`` while the data are scanned.
-    k_bar : int or None
-        The limited domain's ``k_bar >= k`` (default ``k + 10``); implies ``"gumbel"`` under
-        ``"auto"`` and is refused by the other mechanisms.
     schema : dict, optional
         Declared column types.
-    max_rows_per_value : int, default 1
-        ``r``, the most rows one person adds to one value's count (only with a unit).
 
     Returns
     -------
     TopKResult
         The released values, best first (and their noisy counts with ``counts``).
     """
-    plan = unknown_domain_plan(data, column, k, eps, delta, privacy_unit, max_contributions,
-                               mech, counts, source, progress, k_bar, schema=schema,
-                               max_rows_per_value=max_rows_per_value)  # fmt: skip
+    plan = unknown_domain_plan(data, request, source=source, progress=progress, schema=schema)
     return run_unknown_domain_plan(open_ledger(ledger), plan)
 
 
