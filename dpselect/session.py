@@ -8,8 +8,10 @@ durable ledger and the exact mechanisms of the recipes. Each query method runs t
 the same name (:func:`dpselect.top_k`, :func:`~dpselect.most_common`,
 :func:`~dpselect.partition_selection`, :func:`~dpselect.quantile`,
 :func:`~dpselect.best_price`) on the table the session
-opened, with the session's unit, bounds, ledger and source: the same release, for a fixed
-seed, as the recipe called with the same arguments (tests/test_session_front_door.py).
+opened, with the session's unit, bounds, ledger and source (a top-k and a partition
+selection build their request, :mod:`dpselect.planning.top_k_request`, and run the recipe on
+it): the same release, for a fixed seed, as the recipe run with the same arguments
+(tests/test_session_front_door.py).
 """
 
 from __future__ import annotations

@@ -37,10 +37,14 @@ def test_top_k_matches_duckdb(visits):
     pdf, sdf = visits
     for kw in (
         {},
-        {"privacy_unit": "user_id", "max_contributions": 2},
+        {"privacy_unit": "user_id", "contributions": dp.Contributions(values_per_unit=2)},
         {"counts": True},
         {"mechanism": "joint"},
-        {"mechanism": "joint", "privacy_unit": "user_id", "max_contributions": 2},
+        {
+            "mechanism": "joint",
+            "privacy_unit": "user_id",
+            "contributions": dp.Contributions(values_per_unit=2),
+        },
     ):
         a = session_top_k(pdf, "site", 3, 1.0, candidates=[*SITES, "absent"], source=seeded(), **kw)
         b = session_top_k(sdf, "site", 3, 1.0, candidates=[*SITES, "absent"], source=seeded(), **kw)
