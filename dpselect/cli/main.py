@@ -343,12 +343,13 @@ def keys_command(
     )  # fmt: skip
     show_bar = (not as_json) and sys.stderr.isatty() and not explain
     with progress_bar(show_bar) as progress:
+        data = local_path(file)
         request = partition_selection_request(
             column, epsilon, delta, privacy_unit=privacy_unit, contributions=bounds,
             mechanism=method, by=grouped.get("by"), groups=grouped.get("groups"),
         )  # fmt: skip
         result = run_or_explain(
-            explain, as_json, partition_selection, local_path(file), request, ledger=ledger,
+            explain, as_json, partition_selection, data, request, ledger=ledger,
             source=source_from_seed(insecure_seed), progress=progress,
         )  # fmt: skip
     if result is None:  # --explain: the plan was printed
