@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dpselect.recipes.top_k import top_k as recipe_top_k
+import dpselect as dp
 
 
 def flights() -> pd.DataFrame:
@@ -39,10 +40,12 @@ def truth(frame: pd.DataFrame, k: int, by: str | None) -> dict[object, set[objec
 
 
 def recall(frame: pd.DataFrame, k: int, eps: float, m: object, by: str | None) -> float:
-    kw: dict[str, object] = {"delta": 1e-6, "privacy_unit": "tailnum", "max_contributions": m}
+    kw: dict[str, Any] = {"delta": 1e-6}
     if by is not None:
         kw.update(by=by, groups=sorted(frame[by].unique()))
-    r = recipe_top_k(frame, "dest", k, eps, **kw)
+    bounds = dp.Contributions(values_per_unit=m)  # type: ignore[arg-type]
+    session = dp.Session(frame, privacy_unit="tailnum", contributions=bounds)
+    r = session.top_k("dest", k, epsilon=eps, **kw)
     want = truth(frame, k, by)
     if by is None:
         return len(set(r.candidates) & want[None]) / k

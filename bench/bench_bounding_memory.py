@@ -64,6 +64,8 @@ import sys
 import time
 from pathlib import Path
 
+import dpselect as dp
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _rss import kib_to_mib, rss_mib
@@ -201,7 +203,6 @@ def child(job: str, path: str, m: int, budget_mb: float | None = None) -> None:
     else:
         from dpselect.data import grouped_sql, scores, unit_partitions
         from dpselect.data.tables import open_table
-        from dpselect.recipes.top_k import top_k
 
         if budget_mb is not None:
             unit_partitions.MEMORY_BUDGET = int(budget_mb * 2**20)
@@ -221,8 +222,12 @@ def child(job: str, path: str, m: int, budget_mb: float | None = None) -> None:
         out["base_mib"] = rss_mib()
         candidates = [str(i) for i in range(VALUES)] if csv else list(range(VALUES))
         if job == "candidates":
-            found = top_k(path, "item", 10, 1.0, candidates=candidates, schema=schema,
-                          privacy_unit="user_id", max_contributions=m)  # fmt: skip
+            found = dp.Session(
+                path,
+                privacy_unit="user_id",
+                contributions=dp.Contributions(values_per_unit=m),
+                schema=schema,
+            ).top_k("item", 10, epsilon=1.0, candidates=candidates)
         elif job == "lists":
             scored = table.scores(
                 Query(
@@ -235,8 +240,12 @@ def child(job: str, path: str, m: int, budget_mb: float | None = None) -> None:
         elif job in GROUPED_JOBS:
             out["result"] = str(_grouped_call(job, table))
         else:
-            found = top_k(path, "item", 10, 1.0, delta=1e-9, privacy_unit="user_id",
-                          max_contributions=m, schema=schema)  # fmt: skip
+            found = dp.Session(
+                path,
+                privacy_unit="user_id",
+                contributions=dp.Contributions(values_per_unit=m),
+                schema=schema,
+            ).top_k("item", 10, epsilon=1.0, delta=1e-9)
         if job in ("candidates", "unknown"):
             out["result"] = str(found.candidates[:5])
     out["seconds"] = time.perf_counter() - start

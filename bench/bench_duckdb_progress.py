@@ -24,12 +24,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import dpselect as dp
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's dpselect
 
 import duckdb
 
 from dpselect.data.tables import open_table
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 
 QUERY = "SELECT item, count(DISTINCT user_id) AS n FROM data GROUP BY item"
@@ -61,11 +62,18 @@ def _top_k(path: Path, with_progress: bool) -> tuple[float, int]:
         calls[0] += 1
 
     t0 = time.perf_counter()
-    recipe_top_k(
-        str(path), "item", 3, 1.0, candidates=[f"v{i}" for i in range(50)],
-        privacy_unit="user_id", max_contributions=3, source=InsecureSeededSource(1),
+    dp.Session(
+        str(path),
+        privacy_unit="user_id",
+        contributions=dp.Contributions(values_per_unit=3),
+        source=InsecureSeededSource(1),
+    ).top_k(
+        "item",
+        3,
+        epsilon=1.0,
+        candidates=[f"v{i}" for i in range(50)],
         progress=count if with_progress else None,
-    )  # fmt: skip
+    )
     return time.perf_counter() - t0, calls[0]
 
 

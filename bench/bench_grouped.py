@@ -58,8 +58,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _rss import peak_rss_mib, rss_mib
 
+import dpselect as dp
 from dpselect.data.query import PrivateGroups, PublicGroups, Query, UnitRule
-from dpselect.recipes.top_k import top_k as recipe_top_k
 
 GROUPS = [f"g{k:03d}" for k in range(200)]
 VALUES = 10**6
@@ -242,7 +242,7 @@ def one(name: str, path: str, budget_mb: float | None = None) -> dict[str, float
             "release private": {"by": "grp"},
         }[name]
         start = time.perf_counter()
-        recipe_top_k(path, "val", 10, 1.0, delta=1e-6, privacy_unit="user", **grouping)
+        dp.Session(path, privacy_unit="user").top_k("val", 10, epsilon=1.0, delta=1e-6, **grouping)
     else:
         raise ValueError(name)
     seconds = time.perf_counter() - start

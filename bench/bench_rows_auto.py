@@ -34,8 +34,6 @@ from dpselect.sampling import InsecureSeededSource
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_rows_per_value import flights as generated_flights
 
-from dpselect.recipes.top_k import top_k as recipe_top_k
-
 
 def nyc_flights() -> pd.DataFrame:
     """NYC flights 2013: ``(tailnum, dest)``, rows with both."""
@@ -52,9 +50,12 @@ def mean_ci(xs: list[float]) -> str:
 
 def run(df: pd.DataFrame, r: int, bound: Any, criterion: str, seed: int) -> dp.TopKResult:
     top_k_module.ROWS_CRITERION = criterion  # type: ignore[assignment]
-    return recipe_top_k(df, "dest", 10, 1.0, candidates=sorted(df["dest"].unique()),
-                    privacy_unit="tailnum", max_contributions=bound, max_rows_per_value=r,
-                    source=InsecureSeededSource(seed))  # fmt: skip
+    return dp.Session(
+        df,
+        privacy_unit="tailnum",
+        contributions=dp.Contributions(values_per_unit=bound, rows_per_value=r),
+        source=InsecureSeededSource(seed),
+    ).top_k("dest", 10, epsilon=1.0, candidates=sorted(df["dest"].unique()))
 
 
 def table(name: str, df: pd.DataFrame, trials: int) -> None:

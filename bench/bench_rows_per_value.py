@@ -32,7 +32,6 @@ import pandas as pd
 import dpselect as dp
 from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 
 PLANES, MAX_FLIGHTS, DESTINATIONS = 4000, 575, 100
@@ -79,9 +78,12 @@ def main() -> None:
     mechanism: dict[int, str] = {}
 
     def run(r: int, seed: int) -> dp.TopKResult:
-        return recipe_top_k(df, "dest", 10, 1.0, candidates=candidates, privacy_unit="tailnum",
-                        max_contributions=4, max_rows_per_value=r,
-                        source=InsecureSeededSource(seed))  # fmt: skip
+        return dp.Session(
+            df,
+            privacy_unit="tailnum",
+            contributions=dp.Contributions(values_per_unit=4, rows_per_value=r),
+            source=InsecureSeededSource(seed),
+        ).top_k("dest", 10, epsilon=1.0, candidates=candidates)
 
     run(1, 0)  # warm-up (imports, first connection), not timed
     for trial in range(args.trials):  # the values of r in turns: same load for each

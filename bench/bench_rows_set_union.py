@@ -27,15 +27,13 @@ from pathlib import Path
 
 import pandas as pd
 
+import dpselect as dp
 from dpselect.recipes import unknown_domain, unknown_domain_top_k
 from dpselect.sampling import InsecureSeededSource
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_rows_auto import nyc_flights
 from bench_rows_per_value import flights as generated_flights
-
-from dpselect.recipes.top_k import top_k as recipe_top_k
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 
 EPS, DELTA = 1.0, 1e-6
 
@@ -54,9 +52,12 @@ def keys_table(df: pd.DataFrame, truth: set[str], trials: int) -> None:
         for mech in ("policy_laplace", "laplace", "gaussian", "optimal", "auto"):
             recall, sizes, ran = [], [], ""
             for t in range(trials):
-                res = recipe_partition_selection(df, "dest", EPS, DELTA, "tailnum", 4,
-                                             mechanism=mech, max_rows_per_value=r,
-                                             source=InsecureSeededSource(100 * r + t))  # fmt: skip
+                res = dp.Session(
+                    df,
+                    privacy_unit="tailnum",
+                    contributions=dp.Contributions(values_per_unit=4, rows_per_value=r),
+                    source=InsecureSeededSource(100 * r + t),
+                ).partition_selection("dest", epsilon=EPS, delta=DELTA, mechanism=mech)
                 recall.append(len(set(res.values) & truth) / 10)
                 sizes.append(len(res.values))
                 ran = res.parameters["mechanism"]
@@ -79,9 +80,12 @@ def top_k_table(df: pd.DataFrame, truth: set[str], trials: int) -> None:
             )
             policy.append(len(set(res.candidates) & truth) / 10)
             mech = unknown_domain.choose_unknown_domain(10, EPS, DELTA, 10, r)[0].mechanism
-            res = recipe_top_k(df, "dest", 10, EPS, delta=DELTA, privacy_unit="tailnum",
-                           max_contributions=10, max_rows_per_value=r, mechanism=mech,
-                           source=InsecureSeededSource(1000 * r + t))  # fmt: skip
+            res = dp.Session(
+                df,
+                privacy_unit="tailnum",
+                contributions=dp.Contributions(values_per_unit=10, rows_per_value=r),
+                source=InsecureSeededSource(1000 * r + t),
+            ).top_k("dest", 10, epsilon=EPS, delta=DELTA, mechanism=mech)
             other.append(len(set(res.candidates) & truth) / 10)
             name = mech
         print(f"| {r} | policy set union, then top-k | {mean_ci(policy)} |")

@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from dpselect.recipes.top_k import top_k as recipe_top_k
+import dpselect as dp
 
 SEED = 20260102
 ROWS_PER_USER = 10
@@ -231,12 +231,20 @@ def main() -> None:
         return df.groupBy("item").count().orderBy(f.desc("count")).limit(10).collect()
 
     def ours(unit: bool, known: bool = True) -> Callable[[], Any]:
-        kw: dict[str, Any] = {"privacy_unit": "user_id", "max_contributions": 3} if unit else {}
+        bound: dict[str, Any] = {}
+        if unit:
+            bound = {
+                "privacy_unit": "user_id",
+                "contributions": dp.Contributions(values_per_unit=3),
+            }
+        kw: dict[str, Any] = {}
         if known:
             kw["candidates"] = names
         else:  # the unknown-domain path (delta > 0)
             kw["delta"] = 1e-6
-        return lambda: recipe_top_k(df, "item", 10, 1.0, source=InsecureSeededSource(1), **kw)
+        return lambda: dp.Session(df, source=InsecureSeededSource(1), **bound).top_k(
+            "item", 10, epsilon=1.0, **kw
+        )
 
     print(f"Spark session start {start:.1f} s", flush=True)
     rows = _Rows()

@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _rss import peak_rss_mib, peak_rss_mib_of
 from bench_spark import make_file, value_names
 
-from dpselect.recipes.top_k import top_k as recipe_top_k
+import dpselect as dp
 
 HOST = "127.0.0.1"
 WORKERS = 2
@@ -135,19 +135,18 @@ def _queries(frame: Any, names: list[str], m: int) -> dict[str, Callable[[], Any
 
     from dpselect.sampling.source import InsecureSeededSource
 
-    unit = {"privacy_unit": "user_id", "max_contributions": m}
+    unit = {"privacy_unit": "user_id", "contributions": dp.Contributions(values_per_unit=m)}
 
     def plain() -> Any:
         return frame.groupBy("item").count().orderBy(f.desc("count")).limit(10).collect()
 
     def known() -> Any:
-        return recipe_top_k(frame, "item", 10, 1.0, candidates=names,
-                        source=InsecureSeededSource(1), **unit)  # fmt: skip
+        session = dp.Session(frame, source=InsecureSeededSource(1), **unit)
+        return session.top_k("item", 10, epsilon=1.0, candidates=names)
 
     def unknown() -> Any:
-        return recipe_top_k(
-            frame, "item", 10, 1.0, delta=1e-6, source=InsecureSeededSource(1), **unit
-        )
+        session = dp.Session(frame, source=InsecureSeededSource(1), **unit)
+        return session.top_k("item", 10, epsilon=1.0, delta=1e-6)
 
     return {
         "plain Spark groupBy(item).count() top-10": plain,

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_spark import make_file, value_names
 
-from dpselect.recipes.top_k import top_k as recipe_top_k
+import dpselect as dp
 
 
 def load_other(path: str) -> tuple[Callable[[str], None], list[str]]:
@@ -82,9 +82,11 @@ def run(spark: Any, path: Path, use: Callable[[str], None], rounds: int) -> None
     cands = value_names(100_000)
 
     def top_k(m: int, **kw: Any) -> Callable[[], Any]:
-        return lambda: recipe_top_k(frame, "item", 10, 1.0, privacy_unit="user_id",
-                                max_contributions=m, source=InsecureSeededSource(1),
-                                **kw).candidates  # fmt: skip
+        bounds = dp.Contributions(values_per_unit=m)
+        return lambda: dp.Session(frame, privacy_unit="user_id", contributions=bounds,
+                                  source=InsecureSeededSource(1)).top_k(
+            "item", 10, epsilon=1.0, **kw
+        ).candidates  # fmt: skip
 
     jobs: dict[str, Callable[[], Any]] = {
         "candidates, m = 3": top_k(3, candidates=cands),

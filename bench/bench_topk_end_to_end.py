@@ -49,11 +49,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from _rss import peak_rss_mib
 
+import dpselect as dp
 from dpselect.data.dictionary_scores import dictionary_candidate_scores
 from dpselect.data.query import Query, UnitRule
 from dpselect.data.scores import duckdb_candidate_scores
 from dpselect.data.tables import open_table
-from dpselect.recipes.top_k import top_k
 
 COLUMN = "item"
 SEED = 20260101
@@ -319,15 +319,9 @@ def bounding_rows(
         )
     if end_to_end:
         for m in (1, 3):
-            fns[f"unit, m={m}: top_k end to end"] = lambda m=m: top_k(  # type: ignore[misc]
-                path,
-                COLUMN,
-                10,
-                1.0,
-                candidates=candidates,
-                privacy_unit="user_id",
-                max_contributions=m,
-            )
+            fns[f"unit, m={m}: top_k end to end"] = lambda m=m: dp.Session(
+                path, privacy_unit="user_id", contributions=dp.Contributions(values_per_unit=m)
+            ).top_k(COLUMN, 10, epsilon=1.0, candidates=candidates)
     for fn in fns.values():  # warm
         fn()
     load = os.getloadavg()
@@ -397,11 +391,13 @@ def main() -> None:
 
     # warm the page cache and the imports once, then alternate fairly
     plain_query(path)
-    top_k(path, COLUMN, 10, 1.0, candidates=candidates)
+    dp.Session(path).top_k(COLUMN, 10, epsilon=1.0, candidates=candidates)
     medians = interleaved_medians(
         {
             "plain": lambda: plain_query(path),
-            "private": lambda: top_k(path, COLUMN, 10, 1.0, candidates=candidates),
+            "private": lambda: dp.Session(path).top_k(
+                COLUMN, 10, epsilon=1.0, candidates=candidates
+            ),
         },
         args.repeats,
     )

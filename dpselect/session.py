@@ -8,8 +8,10 @@ durable ledger and the exact mechanisms of the recipes. Each query method runs t
 the same name (:func:`dpselect.top_k`, :func:`~dpselect.most_common`,
 :func:`~dpselect.partition_selection`, :func:`~dpselect.quantile`,
 :func:`~dpselect.best_price`) on the table the session
-opened, with the session's unit, bounds, ledger and source: the same release, for a fixed
-seed, as the recipe called with the same arguments (tests/test_session_front_door.py).
+opened, with the session's unit, bounds, ledger and source (a top-k and a partition
+selection build their request, :mod:`dpselect.planning.top_k_request`, and run the recipe on
+it): the same release, for a fixed seed, as the recipe run with the same arguments
+(tests/test_session_front_door.py).
 """
 
 from __future__ import annotations
@@ -205,6 +207,7 @@ class Session:
         counts: bool = False,
         contributions: Contributions | None = None,
         progress: Progress = None,
+        k_bar: int | None = None,
     ) -> TopKResult | GroupedResult:
         """The ``k`` most common values of ``column``: :func:`dpselect.top_k` on this session.
 
@@ -229,20 +232,26 @@ class Session:
             This query's bounds, in place of the session's.
         progress : callable, optional
             Called with the percentage done (``0 .. 100``) while a query runs over a second.
+        k_bar : int, optional
+            Without ``candidates``: the limited-domain mechanism's ``k_bar`` (Durfee and
+            Rogers 2019), the number of top values it looks past ``k``.
 
         Returns
         -------
         TopKResult or GroupedResult
             As :func:`dpselect.top_k`.
         """
+        from .planning.top_k_request import top_k_request
         from .recipes.top_k import top_k
 
-        result: TopKResult | GroupedResult = top_k(
-            self._table, column, k, epsilon, candidates=candidates, delta=delta,
-            mechanism=mechanism, counts=counts, progress=progress, by=by, groups=groups,
-            **self._common(contributions),
+        request = top_k_request(
+            column, k, epsilon, privacy_unit=self._unit,
+            contributions=self._contributions if contributions is None else contributions,
+            mechanism=mechanism, counts=counts, candidates=candidates, delta=delta,
+            k_bar=k_bar, by=by, groups=groups,
         )  # fmt: skip
-        return result
+        return top_k(self._table, request, ledger=self._ledger, source=self._source,
+                     progress=progress)  # fmt: skip
 
     def most_common(
         self,
@@ -304,13 +313,16 @@ class Session:
         KeysResult or GroupedResult
             As :func:`dpselect.partition_selection`.
         """
+        from .planning.partition_selection_request import partition_selection_request
         from .recipes.unknown_domain import partition_selection
 
-        result: KeysResult | GroupedResult = partition_selection(
-            self._table, column, epsilon, delta, mechanism=mechanism,
-            progress=progress, by=by, groups=groups, **self._common(contributions),
+        request = partition_selection_request(
+            column, epsilon, delta, privacy_unit=self._unit,
+            contributions=self._contributions if contributions is None else contributions,
+            mechanism=mechanism, by=by, groups=groups,
         )  # fmt: skip
-        return result
+        return partition_selection(self._table, request, ledger=self._ledger,
+                                   source=self._source, progress=progress)  # fmt: skip
 
     def quantile(
         self,

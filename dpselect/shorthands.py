@@ -118,14 +118,16 @@ def top_k(
     >>> len(result.candidates), result.epsilon
     (2, 1.0)
     """
+    from .data.tables import one_column
+    from .planning.top_k_request import top_k_request
     from .recipes.top_k import top_k as run
 
-    result: TopKResult | GroupedResult = run(
-        data, column, k, epsilon, candidates=candidates, delta=delta, mechanism=mechanism,
-        privacy_unit=privacy_unit, contributions=contributions, by=by, groups=groups,
-        ledger=ledger,
+    data, column = one_column(data, column)
+    request = top_k_request(
+        column, k, epsilon, privacy_unit=privacy_unit, contributions=contributions,
+        mechanism=mechanism, candidates=candidates, delta=delta, by=by, groups=groups,
     )  # fmt: skip
-    return result
+    return run(data, request, ledger=ledger)
 
 
 def most_common(
@@ -227,13 +229,16 @@ def partition_selection(
     >>> dp.partition_selection(rows, None, epsilon=1.0, delta=1e-6).values
     ['a']
     """
+    from .data.tables import one_column
+    from .planning.partition_selection_request import partition_selection_request
     from .recipes.unknown_domain import partition_selection as run
 
-    result: KeysResult | GroupedResult = run(
-        data, column, epsilon, delta, privacy_unit=privacy_unit, mechanism=mechanism,
-        contributions=contributions, by=by, groups=groups, ledger=ledger,
+    data, column = one_column(data, column)
+    request = partition_selection_request(
+        column, epsilon, delta, privacy_unit=privacy_unit, contributions=contributions,
+        mechanism=mechanism, by=by, groups=groups,
     )  # fmt: skip
-    return result
+    return run(data, request, ledger=ledger)
 
 
 def quantile(

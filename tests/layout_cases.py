@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
+import dpselect as dp
 from dpselect.planning.contributions import Contributions
 from dpselect.planning.price_request import price_request
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.top_k import top_k as recipe_top_k
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
+from tests.session_queries import session_partition_selection, session_top_k
 
 ROWS = 240
 
@@ -92,7 +92,6 @@ def _args(data: Any) -> tuple[Any, dict[str, Any]]:
 
 def recipes() -> dict[str, Callable[[Any, Any], Any]]:
     """Every recipe that reads numbers or filters rows, as ``call(data, source) -> result``."""
-    import dpselect as dp
 
     def q(**kw: Any) -> Callable[[Any, Any], Any]:
         def call(data: Any, source: Any) -> Any:
@@ -114,17 +113,24 @@ def recipes() -> dict[str, Callable[[Any, Any], Any]]:
     def top(**kw: Any) -> Callable[[Any, Any], Any]:
         def call(data: Any, source: Any) -> Any:
             d, extra = _args(data)
-            return recipe_top_k(d, "k", 2, 1.0, source=source, counts=True, **extra, **kw)
+            return session_top_k(d, "k", 2, 1.0, source=source, counts=True, **extra, **kw)
 
         return call
 
     def parts(**kw: Any) -> Callable[[Any, Any], Any]:
         def call(data: Any, source: Any) -> Any:
             d, extra = _args(data)
-            return recipe_partition_selection(
-                d, "k", 1.0, 1e-6, privacy_unit="u", max_contributions=2, source=source,
-                **extra, **kw,
-            )  # fmt: skip
+            return session_partition_selection(
+                d,
+                "k",
+                1.0,
+                1e-6,
+                contributions=dp.Contributions(values_per_unit=2),
+                privacy_unit="u",
+                source=source,
+                **extra,
+                **kw,
+            )
 
         return call
 

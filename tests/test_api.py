@@ -12,13 +12,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import dpselect as dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import BudgetExceeded, DataError, ParameterError
 from dpselect.data.tables import Table
 from dpselect.mechanisms.limited_domain import limited_domain_threshold
-from dpselect.recipes.top_k import TopKResult, most_common, top_k
+from dpselect.recipes.top_k import TopKResult
 from dpselect.recipes.unknown_domain import _ld_per_round
 from dpselect.sampling.source import InsecureSeededSource
+from tests.session_queries import session_top_k
 
 ROOT = Path(__file__).resolve().parents[1]
 SITES = [f"site{i}" for i in range(12)]  # site10, site11: absent from the data
@@ -40,10 +42,9 @@ def ledger_path(tmp_path):
 
 
 def test_result_object():
-    r = top_k(
-        visits(), "site", 3, 1.0, candidates=SITES, mechanism="gumbel",
-        source=InsecureSeededSource(1),
-    )  # fmt: skip
+    r = dp.Session(visits(), source=InsecureSeededSource(1)).top_k(
+        "site", 3, epsilon=1.0, candidates=SITES, mechanism="gumbel"
+    )
     assert isinstance(r, TopKResult)
     assert len(r.candidates) == 3 and len(set(r.candidates)) == 3
     assert set(r.candidates) <= set(SITES)
@@ -62,10 +63,16 @@ def test_result_object():
 
 
 def test_same_seed_same_result_and_most_common():
-    a = top_k(visits(), "site", 4, 0.5, candidates=SITES, source=InsecureSeededSource(7))
-    b = top_k(visits(), "site", 4, 0.5, candidates=SITES, source=InsecureSeededSource(7))
+    a = dp.Session(visits(), source=InsecureSeededSource(7)).top_k(
+        "site", 4, epsilon=0.5, candidates=SITES
+    )
+    b = dp.Session(visits(), source=InsecureSeededSource(7)).top_k(
+        "site", 4, epsilon=0.5, candidates=SITES
+    )
     assert a == b
-    m = most_common(visits(), "site", 1.0, candidates=SITES, source=InsecureSeededSource(7))
+    m = dp.Session(visits(), source=InsecureSeededSource(7)).most_common(
+        "site", epsilon=1.0, candidates=SITES
+    )
     assert len(m.candidates) == 1 and m.parameters["k"] == 1
 
 
@@ -90,7 +97,7 @@ def as_kind(df, kind, tmp_path):
     "options",
     [
         {},
-        {"privacy_unit": "user_id", "max_contributions": 2},
+        {"privacy_unit": "user_id", "contributions": dp.Contributions(values_per_unit=2)},
         {"counts": True},
         {"mechanism": "laplace"},
     ],
@@ -101,7 +108,7 @@ def test_equal_results_across_input_kinds(tmp_path, options):
     results = {}
     for kind in ["csv", "parquet", "jsonl", "pandas", "polars", "pyarrow"]:
         for seed in range(3):
-            r = top_k(
+            r = session_top_k(
                 as_kind(df, kind, tmp_path),
                 "site",
                 4,
@@ -118,7 +125,9 @@ def test_equal_results_across_input_kinds(tmp_path, options):
 def test_candidates_from_a_file_and_absent_values(tmp_path):
     path = tmp_path / "sites.txt"
     path.write_text("\n".join(["site10", "site11", "site0"]) + "\n")
-    r = top_k(visits(), "site", 1, 2.0, candidates=path, source=InsecureSeededSource(0))
+    r = dp.Session(visits(), source=InsecureSeededSource(0)).top_k(
+        "site", 1, epsilon=2.0, candidates=path
+    )
     assert r.candidates == ["site0"] and r.indices == [2]
 
 
@@ -132,10 +141,9 @@ def test_ledger_charged_before_release(ledger_path, monkeypatch, counts):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(Table, "scores", spy)
-    r = top_k(
-        visits(), "site", 2, 0.5, candidates=SITES, ledger=ledger_path, counts=counts,
-        mechanism="gumbel",
-    )  # fmt: skip
+    r = dp.Session(visits(), ledger=ledger_path).top_k(
+        "site", 2, epsilon=0.5, candidates=SITES, mechanism="gumbel", counts=counts
+    )
     assert seen == [(0.5, 0.0)]
     assert r.ledger == ledger_path
     book = Ledger.open(ledger_path)
@@ -144,11 +152,13 @@ def test_ledger_charged_before_release(ledger_path, monkeypatch, counts):
 
 
 def test_over_budget_refused_nothing_charged_nothing_read(ledger_path, monkeypatch):
-    top_k(visits(), "site", 2, 1.5, candidates=SITES, ledger=ledger_path)
+    dp.Session(visits(), ledger=ledger_path).top_k("site", 2, epsilon=1.5, candidates=SITES)
     called = []
     monkeypatch.setattr(Table, "scores", lambda *a, **k: called.append(1))
     with pytest.raises(BudgetExceeded):
-        top_k(visits(), "site", 2, 1.0, candidates=SITES, ledger=Ledger.open(ledger_path))
+        dp.Session(visits(), ledger=Ledger.open(ledger_path)).top_k(
+            "site", 2, epsilon=1.0, candidates=SITES
+        )
     assert called == []
     assert Ledger.open(ledger_path).spent() == (1.5, 0.0)
 
@@ -156,7 +166,7 @@ def test_over_budget_refused_nothing_charged_nothing_read(ledger_path, monkeypat
 def test_zcdp_ledger(tmp_path):
     path = str(tmp_path / "z.ledger")
     Ledger.create(path, 10.0, 1e-6, accounting="zcdp")
-    r = top_k(visits(), "site", 2, 1.0, candidates=SITES, ledger=path)
+    r = dp.Session(visits(), ledger=path).top_k("site", 2, epsilon=1.0, candidates=SITES)
     assert Ledger.open(path).spent_rho() == pytest.approx(r.rho)
 
 
@@ -169,8 +179,16 @@ def test_zcdp_ledger(tmp_path):
         ({"k": 13}, ParameterError, "at most the number of candidates"),
         ({"column": "nope"}, DataError, "'nope' is not a column"),
         ({"privacy_unit": "nope"}, DataError, "privacy_unit 'nope'"),
-        ({"max_contributions": 2}, ParameterError, "only with a privacy_unit"),
-        ({"max_contributions": 0, "privacy_unit": "user_id"}, ParameterError, "at least 1"),
+        (
+            {"contributions": dp.Contributions(values_per_unit=2)},
+            ParameterError,
+            "needs privacy_unit=",
+        ),
+        (
+            {"contributions": dp.Contributions(values_per_unit=2, rows_per_value=2)},
+            ParameterError,
+            "needs privacy_unit=",
+        ),
         ({"data": "/nonexistent/v.parquet"}, DataError, "does not exist"),
         ({"candidates": "/nonexistent/sites.txt"}, ParameterError, "does not exist"),
         ({"candidates": None}, ParameterError, "give delta"),
@@ -198,7 +216,7 @@ def test_bad_input_raises_and_charges_nothing(ledger_path, kwargs, error, match)
     args = {"data": visits(), "column": "site", "k": 2, "epsilon": 1.0, "candidates": SITES}
     args.update(kwargs)
     with pytest.raises(error, match=match):
-        top_k(ledger=ledger_path, **args)
+        session_top_k(ledger=ledger_path, **args)
     assert Ledger.open(ledger_path).spent() == (0.0, 0.0)
 
 
@@ -208,7 +226,9 @@ def test_empty_data_and_null_column_are_valid(kind):
     if kind == "empty":
         df = df.iloc[:0]
     for options in [{}, {"privacy_unit": "user_id"}, {"counts": True}]:
-        r = top_k(df, "site", 3, 1.0, candidates=SITES, source=InsecureSeededSource(0), **options)
+        r = session_top_k(
+            df, "site", 3, 1.0, candidates=SITES, source=InsecureSeededSource(0), **options
+        )
         assert len(r.candidates) == 3 and len(r.indices) == 3  # same form as with data
         if r.counts is not None:
             assert len(r.counts) == 3
@@ -220,8 +240,9 @@ def test_counts_law_sanity():
     df = pd.DataFrame({"site": ["site0"] * 1000 + ["site1"] * 10})
     errors = []
     for seed in range(400):
-        r = top_k(df, "site", 1, 1.0, candidates=["site0", "site1"], counts=True,
-                  mechanism="gumbel", source=InsecureSeededSource(seed))  # fmt: skip
+        r = dp.Session(df, source=InsecureSeededSource(seed)).top_k(
+            "site", 1, epsilon=1.0, candidates=["site0", "site1"], mechanism="gumbel", counts=True
+        )
         assert r.candidates == ["site0"] and r.parameters["count_scale"] == 2.0
         errors.append(r.counts[0] - 1000)
     errors = np.asarray(errors)
@@ -234,10 +255,9 @@ def test_counts_law_sanity():
 
 def test_limited_domain_releases_values_from_the_data(ledger_path):
     df = visits(5, n_rows=20_000, n_users=5000)
-    r = top_k(
-        df, "site", 3, 1.0, delta=1e-6, mechanism="gumbel", source=InsecureSeededSource(2),
-        ledger=ledger_path,
-    )  # fmt: skip
+    r = dp.Session(df, ledger=ledger_path, source=InsecureSeededSource(2)).top_k(
+        "site", 3, epsilon=1.0, delta=1e-6, mechanism="gumbel"
+    )
     assert r.candidates == ["site0", "site1", "site2"]  # large margins: the true top 3
     assert r.indices is None and r.rho is None
     assert r.epsilon <= 1.0 and r.delta == 1e-6
@@ -252,8 +272,12 @@ def test_limited_domain_releases_values_from_the_data(ledger_path):
 
 def test_limited_domain_with_privacy_unit_uses_max_contributions():
     df = visits(6, n_rows=20_000, n_users=5000)
-    r = top_k(df, "site", 2, 1.0, delta=1e-6, privacy_unit="user_id", max_contributions=3,
-              k_bar=4, source=InsecureSeededSource(0))  # fmt: skip
+    r = dp.Session(
+        df,
+        privacy_unit="user_id",
+        contributions=dp.Contributions(values_per_unit=3),
+        source=InsecureSeededSource(0),
+    ).top_k("site", 2, epsilon=1.0, delta=1e-6, k_bar=4)
     assert r.candidates == ["site0", "site1"]
     per_round = _ld_per_round(2, 1.0, 1e-6)
     assert r.parameters["threshold"] == limited_domain_threshold(per_round, 5e-7, 4, 3)
@@ -262,7 +286,7 @@ def test_limited_domain_with_privacy_unit_uses_max_contributions():
 def test_limited_domain_stops_early_on_small_or_empty_data():
     small = pd.DataFrame({"site": ["a"] * 5 + ["b"] * 2})
     for df in [small, small.iloc[:0], pd.DataFrame({"site": [None, None]})]:
-        r = top_k(df, "site", 3, 1.0, delta=1e-9, source=InsecureSeededSource(0))
+        r = dp.Session(df, source=InsecureSeededSource(0)).top_k("site", 3, epsilon=1.0, delta=1e-9)
         assert r.candidates == [] and r.stopped_early
         assert r.to_dict()["stopped_early"] is True and "stopped early" in str(r)
 
@@ -271,7 +295,7 @@ def test_limited_domain_zcdp_ledger_refused(tmp_path):
     path = str(tmp_path / "z.ledger")
     Ledger.create(path, 1.0, 1e-6, accounting="zcdp")
     with pytest.raises(ParameterError, match="zCDP"):
-        top_k(visits(), "site", 2, 1.0, delta=1e-6, ledger=path)
+        dp.Session(visits(), ledger=path).top_k("site", 2, epsilon=1.0, delta=1e-6)
     assert Ledger.open(path).entries() == []
 
 
@@ -288,7 +312,9 @@ def test_choice_depends_on_public_parameters_only():
     a = visits(1)
     b = pd.DataFrame({"site": ["site11"] * 5000})  # a very different dataset
     runs = [
-        top_k(df, "site", k, 1.0, candidates=SITES, delta=d, source=InsecureSeededSource(0))
+        dp.Session(df, source=InsecureSeededSource(0)).top_k(
+            "site", k, epsilon=1.0, delta=d, candidates=SITES
+        )
         for df in (a, b)
         for k, d in [(1, None), (4, None), (4, 1e-6)]
     ]
@@ -299,10 +325,12 @@ def test_choice_depends_on_public_parameters_only():
 
 
 def test_delta_with_candidates_is_used():
-    pure = top_k(visits(), "site", 6, 1.0, candidates=SITES, mechanism="gumbel",
-                 source=InsecureSeededSource(0))  # fmt: skip
-    approx = top_k(visits(), "site", 6, 1.0, candidates=SITES, delta=1e-6, mechanism="gumbel",
-                   source=InsecureSeededSource(0))  # fmt: skip
+    pure = dp.Session(visits(), source=InsecureSeededSource(0)).top_k(
+        "site", 6, epsilon=1.0, candidates=SITES, mechanism="gumbel"
+    )
+    approx = dp.Session(visits(), source=InsecureSeededSource(0)).top_k(
+        "site", 6, epsilon=1.0, delta=1e-6, candidates=SITES, mechanism="gumbel"
+    )
     assert pure.parameters["scale"] == 6.0 and pure.delta == 0.0
     assert approx.parameters["scale"] < 6.0  # the tighter accounting buys less noise
     assert "Renyi" in approx.parameters["accounting"]
@@ -311,29 +339,33 @@ def test_delta_with_candidates_is_used():
 
 def test_methods_cited_by_name():
     for mech in ["gumbel", "permute_and_flip", "laplace", "laplace_histogram"]:
-        r = top_k(visits(), "site", 2, 1.0, candidates=SITES, mechanism=mech,
-                  source=InsecureSeededSource(0))  # fmt: skip
+        r = dp.Session(visits(), source=InsecureSeededSource(0)).top_k(
+            "site", 2, epsilon=1.0, candidates=SITES, mechanism=mech
+        )
         assert "seed" not in r.mechanism and "(" in r.mechanism
-    r = top_k(visits(), "site", 2, 1.0, candidates=SITES, mechanism="gumbel")
+    r = dp.Session(visits()).top_k("site", 2, epsilon=1.0, candidates=SITES, mechanism="gumbel")
     assert r.mechanism == "exponential mechanism, one-shot Gumbel top-k (Durfee and Rogers 2019)"
 
 
 def test_ledger_records_the_charge_in_its_accounting(tmp_path):
     basic = str(tmp_path / "b.ledger")
     Ledger.create(basic, 5.0, 1e-5)
-    r = top_k(visits(), "site", 4, 1.0, candidates=SITES, delta=1e-6, mechanism="gumbel",
-              ledger=basic)  # fmt: skip
+    r = dp.Session(visits(), ledger=basic).top_k(
+        "site", 4, epsilon=1.0, delta=1e-6, candidates=SITES, mechanism="gumbel"
+    )
     entry = Ledger.open(basic).entries()[0]
     assert entry.kind == "approx" and (entry.epsilon, entry.delta) == (r.epsilon, r.delta)
     zc = str(tmp_path / "z.ledger")
     Ledger.create(zc, 10.0, 1e-6, accounting="zcdp")
-    r = top_k(visits(), "site", 4, 1.0, candidates=SITES, delta=1e-6, ledger=zc)
+    r = dp.Session(visits(), ledger=zc).top_k("site", 4, epsilon=1.0, delta=1e-6, candidates=SITES)
     assert Ledger.open(zc).spent_rho() == pytest.approx(r.rho)
 
 
 def test_unknown_domain_recall_and_counts():
     df = visits(5, n_rows=20_000, n_users=5000)
-    r = top_k(df, "site", 3, 1.0, delta=1e-6, counts=True, source=InsecureSeededSource(1))
+    r = dp.Session(df, source=InsecureSeededSource(1)).top_k(
+        "site", 3, epsilon=1.0, delta=1e-6, counts=True
+    )
     assert r.candidates == ["site0", "site1", "site2"]
     assert "partition selection" in r.mechanism and r.counts is not None
     true = df["site"].value_counts()
@@ -349,7 +381,9 @@ def test_unknown_domain_ties_in_random_order():
     src = InsecureSeededSource(5)
     seen = set()
     for _ in range(40):
-        r = top_k(df, "v", 2, 1000.0, delta=1e-6, mechanism="laplace_histogram", source=src)
+        r = dp.Session(df, source=src).top_k(
+            "v", 2, epsilon=1000.0, delta=1e-6, mechanism="laplace_histogram"
+        )
         seen.update(r.candidates)
     assert seen == {"a", "b", "c", "d"}
 
@@ -383,8 +417,8 @@ def test_cli_delta_candidates_plan_and_keys(tmp_path, capsys):
 def test_zcdp_ledger_weighs_bounded_range_options_only(tmp_path):
     zc = str(tmp_path / "z.ledger")
     Ledger.create(zc, 10.0, 1e-6, accounting="zcdp")
-    r = top_k(visits(), "site", 1, 1.0, candidates=SITES, ledger=zc)
+    r = dp.Session(visits(), ledger=zc).top_k("site", 1, epsilon=1.0, candidates=SITES)
     assert r.parameters["mechanism"] == "gumbel"  # eps^2/8, not permute-and-flip's eps^2/2
     assert r.rho == pytest.approx(1 / 8)
-    plain = top_k(visits(), "site", 1, 1.0, candidates=SITES)
+    plain = dp.Session(visits()).top_k("site", 1, epsilon=1.0, candidates=SITES)
     assert plain.parameters["mechanism"] == "permute_and_flip"

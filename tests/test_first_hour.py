@@ -19,10 +19,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpselect as dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import DataError, DPSelectError, ParameterError
+from dpselect.data.tables import one_column
 from dpselect.planning.price_request import price_request
 from dpselect.planning.quantile_request import quantile_request
+from dpselect.planning.top_k_request import top_k_request
 from dpselect.recipes import best_price, quantile
 from dpselect.recipes.top_k import top_k
 from dpselect.sampling.source import InsecureSeededSource
@@ -144,17 +147,31 @@ def seeded():
 
 def test_numpy_scalars_are_numbers(tmp_path):
     df = frame()
-    expected = top_k(df, "site", 2, 1.0, candidates=SITES, counts=True, source=seeded())
-    got = top_k(df, "site", np.int64(2), np.float32(1), candidates=SITES, counts=True,
-                delta=np.float32(0), source=seeded())  # fmt: skip
+    expected = dp.Session(df, source=seeded()).top_k(
+        "site", 2, epsilon=1.0, candidates=SITES, counts=True
+    )
+    got = dp.Session(df, source=seeded()).top_k(
+        "site",
+        np.int64(2),
+        epsilon=np.float32(1),
+        delta=np.float32(0),
+        candidates=SITES,
+        counts=True,
+    )
     assert got.candidates == expected.candidates and got.counts == expected.counts
     assert got.parameters["k"] == 2 and type(got.parameters["k"]) is int
     # np.float32(0.1) is not 0.1: it is read exactly, as float() gives it
-    tenth = top_k(df, "site", 1, np.float32(0.1), candidates=SITES, source=seeded())
+    tenth = dp.Session(df, source=seeded()).top_k(
+        "site", 1, epsilon=np.float32(0.1), candidates=SITES
+    )
     assert 0.1 < tenth.epsilon <= float(np.float32(0.1))
     users = df.assign(user=np.arange(55) % 9)
-    top_k(users, "site", np.int32(1), np.float64(1), candidates=SITES, privacy_unit="user",
-          max_contributions=np.int64(2), source=seeded())  # fmt: skip
+    dp.Session(
+        users,
+        privacy_unit="user",
+        contributions=dp.Contributions(values_per_unit=np.int64(2)),
+        source=seeded(),
+    ).top_k("site", np.int32(1), epsilon=np.float64(1), candidates=SITES)
     q = quantile(
         df,
         quantile_request(
@@ -185,20 +202,24 @@ def test_numpy_scalars_are_numbers(tmp_path):
         source=seeded(),
     )
     book = Ledger.create(str(tmp_path / "np.ledger"), np.float32(2), np.float64(1e-6))
-    top_k(df, "site", 1, np.float32(0.5), candidates=SITES, ledger=book, source=seeded())
+    dp.Session(df, ledger=book, source=seeded()).top_k(
+        "site", 1, epsilon=np.float32(0.5), candidates=SITES
+    )
     assert book.spent()[0] == pytest.approx(0.5)
 
 
 def test_numpy_bools_and_strings_are_not_numbers():
     with pytest.raises(ParameterError, match="k must be an int"):
-        top_k(frame(), "site", np.bool_(True), 1.0, candidates=SITES)
+        dp.Session(frame()).top_k("site", np.bool_(True), epsilon=1.0, candidates=SITES)
     with pytest.raises(ParameterError, match="epsilon must be a number"):
-        top_k(frame(), "site", 1, np.str_("1"), candidates=SITES)
+        dp.Session(frame()).top_k("site", 1, epsilon=np.str_("1"), candidates=SITES)
 
 
 def test_a_series_or_an_array_is_one_column():
     df = frame()
-    expected = top_k(df, "site", 2, 1.0, candidates=SITES, counts=True, source=seeded())
+    expected = dp.Session(df, source=seeded()).top_k(
+        "site", 2, epsilon=1.0, candidates=SITES, counts=True
+    )
     for data, column in [
         (df["site"], None),
         (df["site"], "site"),
@@ -208,7 +229,9 @@ def test_a_series_or_an_array_is_one_column():
         (df["site"].to_numpy().astype(str), None),
         (df["site"].rename(None), None),
     ]:
-        got = top_k(data, column, 2, 1.0, candidates=SITES, counts=True, source=seeded())
+        table, name = one_column(data, column)  # as dp.top_k reads one column of values
+        request = top_k_request(name, 2, 1.0, candidates=SITES, counts=True)
+        got = top_k(table, request, source=seeded())
         assert (got.candidates, got.counts) == (expected.candidates, expected.counts), data
     q = quantile(
         df["v"].to_numpy(), quantile_request(None, 0.5, 1.0, bounds=(0, 60)), source=seeded()
@@ -230,19 +253,23 @@ def test_a_series_or_an_array_is_one_column():
 
 def test_a_series_refuses_another_column_name_and_2d_arrays():
     with pytest.raises(DataError, match=r"column .*'other'.*Series named 'site'"):
-        top_k(frame()["site"], "other", 1, 1.0, candidates=SITES)
+        dp.top_k(frame()["site"], "other", 1, epsilon=1.0, candidates=SITES)
     with pytest.raises(DataError, match=r"data .*1-D"):
-        top_k(np.zeros((3, 2)), None, 1, 1.0, candidates=[0.0])
+        dp.top_k(np.zeros((3, 2)), None, 1, epsilon=1.0, candidates=[0.0])
     with pytest.raises(DataError, match="column must be a column name"):
-        top_k(frame(), None, 1, 1.0, candidates=SITES)
+        dp.top_k(frame(), None, 1, epsilon=1.0, candidates=SITES)
 
 
 def test_a_duckdb_relation_is_a_table():
     df = frame()
     connection = duckdb.connect()
     relation = connection.sql("SELECT * FROM df")
-    expected = top_k(df, "site", 2, 1.0, candidates=SITES, counts=True, source=seeded())
-    got = top_k(relation, "site", 2, 1.0, candidates=SITES, counts=True, source=seeded())
+    expected = dp.Session(df, source=seeded()).top_k(
+        "site", 2, epsilon=1.0, candidates=SITES, counts=True
+    )
+    got = dp.Session(relation, source=seeded()).top_k(
+        "site", 2, epsilon=1.0, candidates=SITES, counts=True
+    )
     assert (got.candidates, got.counts) == (expected.candidates, expected.counts)
     q = quantile(relation, quantile_request("v", 0.5, 1.0, bounds=(0, 60)), source=seeded())
     assert (
@@ -250,13 +277,13 @@ def test_a_duckdb_relation_is_a_table():
         == quantile(df, quantile_request("v", 0.5, 1.0, bounds=(0, 60)), source=seeded()).values
     )
     with pytest.raises(DataError, match="'nope' is not a column of the DuckDB relation"):
-        top_k(relation, "nope", 1, 1.0, candidates=SITES)
+        dp.Session(relation).top_k("nope", 1, epsilon=1.0, candidates=SITES)
 
 
 @pytest.mark.parametrize("data", [{"site": ["a"]}, 42, b"site\na\n", [["a"]]])
 def test_other_data_is_one_line_naming_data(data):
     with pytest.raises(DPSelectError, match=r"^data must be"):
-        top_k(data, "site", 1, 1.0, candidates=SITES)
+        dp.Session(data).top_k("site", 1, epsilon=1.0, candidates=SITES)
 
 
 # ------------------------------------------------------------------ item 3: the ledger
@@ -296,7 +323,9 @@ def test_budget_show_reads_a_ledger_in_a_read_only_directory(tmp_path):
     folder.mkdir()
     path = folder / "budget.ledger"
     book = Ledger.create(str(path), 2.0, 1e-5)
-    top_k(frame(), "site", 1, 0.5, candidates=SITES, ledger=book, source=seeded())
+    dp.Session(frame(), ledger=book, source=seeded()).top_k(
+        "site", 1, epsilon=0.5, candidates=SITES
+    )
     book.close()
     with read_only_directory(folder):
         text = run("budget", "show", "--ledger", path)
@@ -361,8 +390,9 @@ def test_joint_statement_is_evaluated(files):
 def test_counts_below_the_noise_are_never_negative():
     shown, marked = [], 0
     for seed in range(12):
-        r = top_k(frame(), "site", 3, 1.0, candidates=["x", "y", "z", "w"], counts=True,
-                  source=InsecureSeededSource(seed))  # fmt: skip
+        r = dp.Session(frame(), source=InsecureSeededSource(seed)).top_k(
+            "site", 3, epsilon=1.0, candidates=["x", "y", "z", "w"], counts=True
+        )
         text = str(r)
         shown += re.findall(r"noisy count (-?\d+)", text)
         marked += text.count("< noise")
@@ -382,7 +412,9 @@ def test_cli_counts_table_marks_counts_below_the_noise(files):
 def test_numeric_candidates_against_a_text_column_get_a_note(tmp_path):
     path = tmp_path / "n.csv"
     path.write_text("n\n" + "4\n" * 50 + "3\n" * 5)
-    result = top_k(str(path), "n", 1, 1.0, candidates=["3.0", "4.0"], source=seeded())
+    result = dp.Session(str(path), source=seeded()).top_k(
+        "n", 1, epsilon=1.0, candidates=["3.0", "4.0"]
+    )
     note = result.parameters.get("candidates_note", "")
     assert "--schema n:DOUBLE" in note and "text" in note, note
     assert "--schema n:DOUBLE" in str(result)
@@ -393,5 +425,7 @@ def test_numeric_candidates_against_a_text_column_get_a_note(tmp_path):
     cases = [(str(path), ["3.0", "4.0"], {"n": "DOUBLE"}), (str(path), ["a", "4"], None),
              (typed, ["3.0", "4.0"], None)]  # fmt: skip
     for data, cands, schema in cases:
-        r = top_k(data, "n", 1, 1.0, candidates=cands, schema=schema, source=seeded())
+        r = dp.Session(data, schema=schema, source=seeded()).top_k(
+            "n", 1, epsilon=1.0, candidates=cands
+        )
         assert "candidates_note" not in r.parameters, (data, cands, schema)

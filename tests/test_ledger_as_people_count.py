@@ -15,13 +15,13 @@ import duckdb
 import pandas as pd
 import pytest
 
+import dpselect as dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.arithmetic import as_decimal, decimal_target
 from dpselect.core.errors import BudgetExceeded, LedgerError
 from dpselect.data.tables import open_table
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
 
 from .cli_process import run_cli
@@ -49,13 +49,13 @@ def test_ten_charges_of_a_tenth_fit_a_budget_of_one(tmp_path):
     book = Ledger.create(tmp_path / "l.db", 1.0)
     frame = pd.DataFrame({"x": ["a", "b", "a"]})
     for i in range(10):
-        recipe_top_k(
-            frame, "x", 1, 0.1, candidates=["a", "b"], ledger=book, source=InsecureSeededSource(i)
+        dp.Session(frame, ledger=book, source=InsecureSeededSource(i)).top_k(
+            "x", 1, epsilon=0.1, candidates=["a", "b"]
         )
     assert book.spent()[0] <= 1.0
     with pytest.raises(BudgetExceeded):  # and not one more: the budget is still enforced
-        recipe_top_k(
-            frame, "x", 1, 0.1, candidates=["a", "b"], ledger=book, source=InsecureSeededSource(11)
+        dp.Session(frame, ledger=book, source=InsecureSeededSource(11)).top_k(
+            "x", 1, epsilon=0.1, candidates=["a", "b"]
         )
     assert len(book) == 10
 

@@ -22,9 +22,8 @@ from dpselect.planning.price_request import price_request
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.top_k import top_k as recipe_top_k
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
+from tests.session_queries import session_partition_selection, session_top_k
 
 # the epsilons, and both ends of the range a recipe accepts (2^-20 and 2^20)
 EPSILONS = [5e-324, 1e-300, 1e-20, 1e-9, 2.0**-20, 1.0, 1e6, 2.0**20, 1e300]
@@ -79,7 +78,7 @@ def _call(name: str, eps: float, delta: float | None, book: Any, frame: Any = No
         if "unit" in name:
             kw["privacy_unit"] = "user"
         if "auto" in name:
-            kw["max_contributions"] = "auto"
+            kw["contributions"] = dp.Contributions(values_per_unit="auto")
         if "gumbel" in name:
             kw["mechanism"] = "gumbel"
         if "joint" in name:
@@ -90,12 +89,12 @@ def _call(name: str, eps: float, delta: float | None, book: Any, frame: Any = No
             kw["candidates"] = [f"w{i}" for i in range(12)]
         elif delta is None:
             return None  # values from the data need delta > 0
-        return recipe_top_k(f, "word", 3, eps, **kw)
+        return session_top_k(f, "word", 3, eps, **kw)
     if name.startswith("partition_selection"):
         kw = dict(common)
         if "unit" in name:
             kw["privacy_unit"] = "user"
-        return recipe_partition_selection(f, "word", eps, 1e-6 if delta is None else delta, **kw)
+        return session_partition_selection(f, "word", eps, 1e-6 if delta is None else delta, **kw)
     if name.startswith("quantile"):
         kw = {}
         if ("by" in name) == (delta is None):

@@ -1,8 +1,8 @@
 """planning/top_k_request.py: every public argument of a top-k checked in one place, in order.
 
-Each bad argument is refused by :func:`top_k_request` with the message ``top_k`` shows, and
-``top_k`` refuses it before the data (a path that does not exist) is opened or the ledger
-(a path) is created or charged.
+Each bad argument is refused by :func:`top_k_request` with the message a top-k shows, and
+:func:`dpselect.top_k` refuses it before the data (a path that does not exist) is opened or the
+ledger (a path) is created or charged.
 """
 
 from __future__ import annotations
@@ -12,37 +12,33 @@ from typing import Any
 
 import pytest
 
+import dpselect as dp
 from dpselect.core.errors import ParameterError
 from dpselect.planning.contributions import Contributions
-from dpselect.planning.top_k_request import LOOSE_DEFAULTS, TopKRequest, top_k_request
-from dpselect.recipes.top_k import top_k
+from dpselect.planning.top_k_request import TopKRequest, top_k_request
 
 CANDIDATES = ["a", "b", "c"]
 
-#: ``(arguments of top_k besides data, column, the message of the first bad one)``
+#: ``(arguments of a top-k besides the column, the message of the first bad one)``
 BAD: list[tuple[dict[str, Any], str]] = [
-    ({"contributions": Contributions(values_per_unit=2), "max_contributions": 3,
-      "privacy_unit": "user"},
-     "give the contribution bounds either as contributions= or as max_contributions, not both"),
-    ({"groups": ["x"]}, "groups, max_groups and group_fraction apply only with by"),
-    ({"max_groups": 2, "k": 0}, "groups, max_groups and group_fraction apply only with by"),
+    ({"contributions": {"values_per_unit": 2}, "k": 0},
+     "contributions must be a dpselect.Contributions, got dict"),
+    ({"contributions": Contributions(groups_per_unit=2), "k": 0},
+     "Contributions(groups_per_unit=...) applies only to a grouped release (by=)"),
+    ({"contributions": Contributions(values_per_unit=2), "k": 0},
+     "Contributions(values_per_unit=...) other than 1 needs privacy_unit= (a unit column; "
+     "without one each row is its own unit and counts once)"),
+    ({"contributions": Contributions(auto_share=0.5), "privacy_unit": "user", "k": 0},
+     "Contributions(auto_share=...) applies only where a choice is automatic "
+     "(Contributions(values_per_unit=...) 'auto', private groups: by= without groups=, or a "
+     "quantile's bounds= 'auto')"),
+    ({"groups": ["x"], "k": 0}, "groups, max_groups and group_fraction apply only with by"),
     ({"k": 0, "epsilon": -1.0}, "k must be at least 1, got 0"),
     ({"k": "two"}, "k must be an int, got str"),
     ({"epsilon": 1e9}, "epsilon must lie in [2^-20, 2^20] (about 9.5e-07 to 1.05e+06), got 1e+09"),
-    ({"mechanism": "nope", "max_rows_per_value": 0},
+    ({"mechanism": "nope", "counts": "yes"},
      "mechanism must be one of ['auto', 'gaussian_histogram', 'gumbel', 'joint', 'laplace', "
      "'laplace_histogram', 'permute_and_flip'], got 'nope'"),
-    ({"max_rows_per_value": 2, "max_contributions": 2},
-     "max_rows_per_value applies only with a privacy_unit column (without one each row is its "
-     "own unit and counts once)"),
-    ({"max_contributions": 2}, "max_contributions applies only with a privacy_unit column"),
-    ({"max_contributions": "auto"},
-     "max_contributions='auto' needs a privacy_unit column (without one each row is a person "
-     "and counts once)"),
-    ({"auto_fraction": 0.5, "privacy_unit": "user"},
-     "auto_fraction applies only with max_contributions='auto'"),
-    ({"max_contributions": "auto", "auto_fraction": 2.0, "privacy_unit": "user"},
-     "auto_fraction must be in (0, 1), got 2.0"),
     ({"counts": "yes", "delta": -1.0}, "counts must be a bool, got 'yes'"),
     ({"candidates": None},
      "without a public candidates list, give delta > 0: values that come from the data can "
@@ -55,14 +51,14 @@ BAD: list[tuple[dict[str, Any], str]] = [
 
 
 def _request(arguments: dict[str, Any]) -> TopKRequest:
-    """:func:`top_k_request` on ``arguments`` as :func:`top_k` passes them."""
-    given = {"k": 2, "epsilon": 1.0, "candidates": CANDIDATES, "delta": None,
-             "privacy_unit": None, "mechanism": "auto", "counts": False, "k_bar": None,
-             "by": None, "groups": None, "contributions": None, **LOOSE_DEFAULTS,
-             **arguments}  # fmt: skip
-    loose = {name: given.pop(name) for name in LOOSE_DEFAULTS}
-    return top_k_request("site", given.pop("k"), given.pop("epsilon"), given.pop("privacy_unit"),
-                         given.pop("contributions"), loose, **given)  # fmt: skip
+    """:func:`top_k_request` on ``arguments`` as a session or a shorthand passes them."""
+    given = {"k": 2, "epsilon": 1.0, "candidates": CANDIDATES, **arguments}
+    return top_k_request("site", given.pop("k"), given.pop("epsilon"), **given)
+
+
+#: The arguments :func:`dpselect.top_k` takes (the others are a session's query's).
+SHORTHAND = {"k", "epsilon", "delta", "candidates", "mechanism", "privacy_unit",
+             "contributions", "by", "groups"}  # fmt: skip
 
 
 @pytest.mark.parametrize(("arguments", "message"), BAD)
@@ -74,21 +70,28 @@ def test_each_bad_argument_is_refused_with_the_message_of_top_k(
     assert str(planned.value) == message
 
 
-@pytest.mark.parametrize(("arguments", "message"), BAD)
+@pytest.mark.parametrize(
+    ("arguments", "message"), [case for case in BAD if set(case[0]) <= SHORTHAND]
+)
 def test_top_k_refuses_before_the_data_is_opened_or_the_ledger_charged(
     arguments: dict[str, Any], message: str, tmp_path: Path
 ) -> None:
     ledger = tmp_path / "ledger.json"
     given = {"k": 2, "epsilon": 1.0, "candidates": CANDIDATES, **arguments}
     with pytest.raises(ParameterError) as refused:
-        top_k(str(tmp_path / "no such file.csv"), "site", ledger=str(ledger), **given)
+        dp.top_k(str(tmp_path / "no such file.csv"), "site", ledger=str(ledger), **given)
     assert str(refused.value) == message
     assert not ledger.exists()
 
 
 def test_a_good_request_holds_the_checked_arguments() -> None:
-    request = _request({"privacy_unit": "user", "max_contributions": "auto",
-                        "max_rows_per_value": 2, "delta": 0})  # fmt: skip
+    request = _request(
+        {
+            "privacy_unit": "user",
+            "delta": 0,
+            "contributions": Contributions(values_per_unit="auto", rows_per_value=2),
+        }
+    )
     assert request == TopKRequest(
         column="site", k=2, epsilon=1.0, delta=0.0, mechanism="auto", privacy_unit="user",
         rows_per_value=2, max_contributions=None, auto_fraction=0.25, counts=False,
@@ -101,7 +104,7 @@ def test_a_good_request_holds_the_checked_arguments() -> None:
     )  # fmt: skip
 
 
-def test_contributions_stand_for_the_loose_bounds() -> None:
+def test_the_contributions_are_the_requests_bounds() -> None:
     request = _request(
         {
             "privacy_unit": "user",

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpselect as dp
 from dpselect.data.matching import match_multiplicity
 from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
-from dpselect.recipes.top_k import top_k
 from dpselect.sampling.source import InsecureSeededSource
 
 # ----------------------------------------------------------------------------------------
@@ -38,13 +38,20 @@ def test_histogram_noise_covers_candidates_that_match_one_value(rows, dtype, can
     l1 = int(np.abs(diff).sum())
     assert l1 == 2
     assert match_multiplicity(open_table(data).require_column("v"), cands) == 2
-    lap = top_k(data, "v", 2, 1.0, candidates=cands, mechanism="laplace_histogram", counts=True,
-                source=InsecureSeededSource(1))  # fmt: skip
+    lap = dp.Session(data, source=InsecureSeededSource(1)).top_k(
+        "v", 2, epsilon=1.0, candidates=cands, mechanism="laplace_histogram", counts=True
+    )
     # discrete Laplace of scale b on counts of L1 sensitivity l1: the loss is l1 / b
     assert Fraction(l1) / Fraction(lap.parameters["count_scale"]) <= Fraction(lap.epsilon)
-    gauss = top_k(data, "v", 2, 1.0, candidates=cands, delta=1e-6,
-                  mechanism="gaussian_histogram", counts=True,
-                  source=InsecureSeededSource(1))  # fmt: skip
+    gauss = dp.Session(data, source=InsecureSeededSource(1)).top_k(
+        "v",
+        2,
+        epsilon=1.0,
+        delta=1e-6,
+        candidates=cands,
+        mechanism="gaussian_histogram",
+        counts=True,
+    )
     sigma = Fraction(gauss.parameters["count_scale"])
     assert Fraction(int((diff * diff).sum())) / (2 * sigma * sigma) <= Fraction(gauss.rho)
 
@@ -75,7 +82,6 @@ def _parquet_with_invalid_utf8(path):
 
 
 def test_parquet_text_that_is_not_utf8_is_read_row_by_row(tmp_path):
-    from dpselect.recipes.unknown_domain import partition_selection
 
     path = str(tmp_path / "bad.parquet")
     same = _parquet_with_invalid_utf8(path)
@@ -92,10 +98,14 @@ def test_parquet_text_that_is_not_utf8_is_read_row_by_row(tmp_path):
                 ),
             )
     src = InsecureSeededSource(3)
-    top_k(path, "s", 1, 1.0, candidates=["a", "b"], source=src)
-    top_k(path, "s", 1, 1.0, delta=1e-6, source=src)
-    top_k(path, "s", 1, 1.0, delta=1e-6, privacy_unit="u", max_contributions=10, source=src)
-    partition_selection(path, "s", 1.0, 1e-6, privacy_unit="u", max_contributions=2, source=src)
+    dp.Session(path, source=src).top_k("s", 1, epsilon=1.0, candidates=["a", "b"])
+    dp.Session(path, source=src).top_k("s", 1, epsilon=1.0, delta=1e-6)
+    dp.Session(
+        path, privacy_unit="u", contributions=dp.Contributions(values_per_unit=10), source=src
+    ).top_k("s", 1, epsilon=1.0, delta=1e-6)
+    dp.Session(
+        path, privacy_unit="u", contributions=dp.Contributions(values_per_unit=2), source=src
+    ).partition_selection("s", epsilon=1.0, delta=1e-6)
 
 
 # ----------------------------------------------------------------------------------------
@@ -115,7 +125,6 @@ class _NoText:
 
 
 def test_pandas_text_that_is_not_utf8_is_read_row_by_row():
-    from dpselect.recipes.unknown_domain import partition_selection
 
     odd = ["\ud800x", "a\udcff", _SurrogateText(), _NoText(), "a", None, 3, "a"]
     units = pd.Series([1, 2, "\udc00", 4, 5, 6, 7, 1], dtype=object)
@@ -131,8 +140,10 @@ def test_pandas_text_that_is_not_utf8_is_read_row_by_row():
         )
         np.testing.assert_array_equal(got, want)
     src = InsecureSeededSource(3)
-    top_k(data, "s", 1, 1.0, candidates=["a", "b"], source=src)
-    partition_selection(data, "s", 1.0, 1e-6, privacy_unit="u", max_contributions=2, source=src)
+    dp.Session(data, source=src).top_k("s", 1, epsilon=1.0, candidates=["a", "b"])
+    dp.Session(
+        data, privacy_unit="u", contributions=dp.Contributions(values_per_unit=2), source=src
+    ).partition_selection("s", epsilon=1.0, delta=1e-6)
     # pandas' string dtype with Python storage holds such a str too
     text = pd.DataFrame({"s": pd.Series(["\ud800x", "a", None], dtype="string[python]")})
     got = open_table(text).scores(Query("s"), cands)
@@ -146,6 +157,11 @@ def test_match_multiplicity_of_long_lists():
     assert match_multiplicity("BIGINT", [*many, "7", "07"]) == 2
     assert match_multiplicity("DOUBLE", [float(i) for i in range(3000)]) == 1
     data = pd.DataFrame({"v": [7, 7, 3]})
-    got = top_k(data, "v", 2, 1.0, candidates=[str(i) for i in range(2000)] + ["07"],
-                mechanism="laplace_histogram", source=InsecureSeededSource(1))  # fmt: skip
+    got = dp.Session(data, source=InsecureSeededSource(1)).top_k(
+        "v",
+        2,
+        epsilon=1.0,
+        candidates=[str(i) for i in range(2000)] + ["07"],
+        mechanism="laplace_histogram",
+    )
     assert got.parameters["score_l1_sensitivity"] == 2

@@ -18,6 +18,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import dpselect as dp
 from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.data.unit_keys import object_unit_key
@@ -26,7 +27,7 @@ from dpselect.planning.price_request import price_request
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.top_k import top_k as recipe_top_k
+from tests.session_queries import session_top_k
 
 D = decimal.Decimal
 
@@ -157,7 +158,7 @@ def test_parquet_units_read_lossily_are_refused_before_the_charge(tmp_path):
         assert _units_of_x(str(path)) == 2
     book = Ledger.create(tmp_path / "book.db", 10.0, 1e-3)
     calls = [
-        lambda p, **k: recipe_top_k(p, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", **k),
+        lambda p, **k: session_top_k(p, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", **k),
         lambda p, **k: recipe_quantile(
             p, quantile_request("n", 0.5, 1.0, bounds=(0, 3), privacy_unit="uid"), **k
         ),
@@ -173,8 +174,9 @@ def test_parquet_units_read_lossily_are_refused_before_the_charge(tmp_path):
         with pytest.raises(DataError):
             _units_of_x(str(path))
         # ranked or numeric, the same columns are read as before (DOUBLE, TIMESTAMP)
-        recipe_top_k(str(path), "uid", 1, 1.0, candidates=[1.0], ledger=book,
-                 source=InsecureSeededSource(1))  # fmt: skip
+        dp.Session(str(path), ledger=book, source=InsecureSeededSource(1)).top_k(
+            "uid", 1, epsilon=1.0, candidates=[1.0]
+        )
     assert book.spent()[0] == 2.0  # only the two ranked releases were charged
     book.close()
 
@@ -203,15 +205,19 @@ def test_pandas_zoned_nanosecond_units_are_refused_before_the_charge(tmp_path):
     book = Ledger.create(tmp_path / "book.db", 10.0, 1e-3)
     src = InsecureSeededSource(1)
     with pytest.raises(DataError, match="privacy_unit 'uid'") as info:
-        recipe_top_k(
-            frame, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", ledger=book, source=src
+        dp.Session(frame, privacy_unit="uid", ledger=book, source=src).top_k(
+            "v", 1, epsilon=1.0, candidates=["x"]
         )
     assert "\n" not in str(info.value)
     with pytest.raises(DataError, match="privacy_unit 'uid'"):
         dp.quantile(frame, "n", 0.5, epsilon=1.0, bounds=(0, 3), privacy_unit="uid", ledger=book)
     assert book.spent() == (0.0, 0.0)
-    recipe_top_k(frame, "uid", 1, 1.0, candidates=[stamps[0]], ledger=book, source=src)  # ranked
-    recipe_top_k(micros, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", ledger=book, source=src)
+    dp.Session(frame, ledger=book, source=src).top_k(
+        "uid", 1, epsilon=1.0, candidates=[stamps[0]]
+    )  # ranked
+    dp.Session(micros, privacy_unit="uid", ledger=book, source=src).top_k(
+        "v", 1, epsilon=1.0, candidates=["x"]
+    )
     assert book.spent()[0] == 2.0
     book.close()
 
@@ -243,16 +249,21 @@ def test_arrow_date64_units_are_refused_before_the_charge(tmp_path):
     src = InsecureSeededSource(1)
     for frame in (arrow, pandas):
         with pytest.raises(DataError, match=r"privacy_unit 'uid'.*date64") as info:
-            recipe_top_k(frame, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", ledger=book,
-                     source=src)  # fmt: skip
+            dp.Session(frame, privacy_unit="uid", ledger=book, source=src).top_k(
+                "v", 1, epsilon=1.0, candidates=["x"]
+            )
         assert "\n" not in str(info.value)
         with pytest.raises(DataError, match="privacy_unit 'uid'"):
             dp.quantile(
                 frame, "n", 0.5, epsilon=1.0, bounds=(0, 3), privacy_unit="uid", ledger=book
             )
     assert book.spent() == (0.0, 0.0)
-    recipe_top_k(arrow, "uid", 1, 1.0, candidates=[days[0].as_py()], ledger=book, source=src)
-    recipe_top_k(whole, "v", 1, 1.0, candidates=["x"], privacy_unit="uid", ledger=book, source=src)
+    dp.Session(arrow, ledger=book, source=src).top_k(
+        "uid", 1, epsilon=1.0, candidates=[days[0].as_py()]
+    )
+    dp.Session(whole, privacy_unit="uid", ledger=book, source=src).top_k(
+        "v", 1, epsilon=1.0, candidates=["x"]
+    )
     assert book.spent()[0] == 2.0
     book.close()
 
@@ -284,21 +295,20 @@ def _recipes():
     cands = ["a", "b", "c", "zz"]
     rules = {"a": lambda x: ["a"] * len(x), "b": lambda x: ["b"] * len(x)}
     return {
-        "top_k": lambda d, **k: recipe_top_k(
+        "top_k": lambda d, **k: session_top_k(
             d, "s", 2, 1.0, candidates=cands, counts=True, mechanism="laplace_histogram", **k
         ),
-        "top_k unit": lambda d, **k: recipe_top_k(
+        "top_k unit": lambda d, **k: session_top_k(
             d,
             "s",
             2,
             1.0,
+            contributions=dp.Contributions(values_per_unit=2, rows_per_value=2),
             candidates=cands,
             privacy_unit="u",
-            max_contributions=2,
-            max_rows_per_value=2,
             **k,
         ),
-        "top_k by": lambda d, **k: recipe_top_k(
+        "top_k by": lambda d, **k: session_top_k(
             d, "s", 1, 1.0, candidates=cands, by="g", groups=["g", "h", "q"], **k
         ),
         "quantile tree": lambda d, **k: recipe_quantile(

@@ -13,8 +13,6 @@ import dpselect as dp
 from dpselect.cli.main import cli
 from dpselect.planning.price_request import price_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
-from dpselect.recipes.top_k import top_k as recipe_top_k
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 
 
@@ -50,7 +48,7 @@ def test_old_keywords_are_unknown():
     with pytest.raises(TypeError, match="method"):
         dp.quantile(values, None, 0.5, epsilon=1.0, bounds=(0, 100), method="split")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="method"):
-        recipe_partition_selection(values, None, 1.0, 1e-6, method="laplace")  # type: ignore[call-arg]
+        dp.partition_selection(values, None, epsilon=1.0, delta=1e-6, method="laplace")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="score_fn"):
         dp.select(["a"], data=[], epsilon=1.0, sensitivity=1, score_fn=len)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="l0_sensitivity"):
@@ -62,8 +60,8 @@ def test_old_keywords_are_unknown():
 
 def test_exponential_is_not_a_mechanism_name():
     with pytest.raises(dp.ParameterError, match="mechanism must be one of"):
-        recipe_top_k(pd.Series(list("aab")), None, 1, 1.0, candidates=["a", "b"],
-                 mechanism="exponential", source=InsecureSeededSource(1))  # type: ignore[arg-type]  # fmt: skip
+        dp.top_k(pd.Series(list("aab")), None, 1, epsilon=1.0, candidates=["a", "b"],
+                 mechanism="exponential")  # type: ignore[arg-type]  # fmt: skip
     with pytest.raises(dp.ParameterError, match="mechanism must be one of"):
         dp.preview([3, 1], 1.0, mechanism="exponential")  # type: ignore[arg-type]
 

@@ -20,8 +20,10 @@ import dpselect as dp
 from dpselect.accounting import Ledger
 from dpselect.core.errors import DataError, LedgerError, ParameterError
 from dpselect.planning.contributions import Contributions
+from dpselect.planning.partition_selection_request import partition_selection_request
 from dpselect.planning.price_request import PriceRequest, price_request
 from dpselect.planning.quantile_request import QuantileRequest, quantile_request
+from dpselect.planning.top_k_request import top_k_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.recipes.top_k import top_k as recipe_top_k
@@ -50,32 +52,32 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dp.Contributions]] = [
     (
         "top_k",
         {"column": "site", "k": 3, "epsilon": 1.0, "candidates": list("abcdefgh")},
-        {"max_contributions": 3, "max_rows_per_value": 2},
+        {},
         dp.Contributions(values_per_unit=3, rows_per_value=2),
     ),
     (
         "top_k",
         {"column": "site", "k": 2, "epsilon": 1.0, "delta": 1e-6},
-        {"max_contributions": 2},
+        {},
         dp.Contributions(values_per_unit=2),
     ),
     (
         "top_k",
         {"column": "site", "k": 2, "epsilon": 1.0, "candidates": list("abcdefgh")},
-        {"max_contributions": "auto", "auto_fraction": 0.3},
+        {},
         dp.Contributions(values_per_unit="auto", auto_share=0.3),
     ),
     (
         "top_k",
         {"column": "site", "k": 2, "epsilon": 2.0, "candidates": list("abcdefgh"),
          "by": "country", "groups": ["fr", "de", "it"]},
-        {"max_contributions": 2, "max_groups": 2},
+        {},
         dp.Contributions(values_per_unit=2, groups_per_unit=2),
     ),
     (
         "partition_selection",
         {"column": "site", "epsilon": 1.0, "delta": 1e-6},
-        {"max_contributions": 2},
+        {},
         dp.Contributions(values_per_unit=2),
     ),
 ]  # fmt: skip
@@ -85,16 +87,26 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dp.Contributions]] = [
 def test_session_query_is_the_recipe_release(
     query: str, args: dict[str, Any], loose: dict[str, Any], bounds: dp.Contributions
 ) -> None:
-    """Same seed: the recipe with loose bounds, the recipe with ``contributions=`` and the
-    session's query release the same result (a session that dropped its bounds or its unit
-    would release another: the m = 1 case below differs)."""
+    """Same seed: the recipe with loose bounds (a top-k: with its request), the recipe with
+    ``contributions=`` and the session's query release the same result (a session that dropped
+    its bounds or its unit would release another: the m = 1 case below differs)."""
     data = _visits()
     recipe = {"top_k": recipe_top_k, "partition_selection": recipe_partition_selection}[query]
     positional = [args.pop("column")] + [args.pop(key) for key in ("k", "q") if key in args]
-    by_loose = recipe(data, *positional, privacy_unit="user", source=InsecureSeededSource(9),
-                      **args, **loose)  # fmt: skip
-    by_value = recipe(data, *positional, privacy_unit="user", source=InsecureSeededSource(9),
-                      contributions=bounds, **args)  # fmt: skip
+    if query in ("top_k", "partition_selection"):
+        build = top_k_request if query == "top_k" else partition_selection_request
+        fixed = [args.pop(key) for key in ("epsilon", "delta") if key in args]
+        if query == "top_k" and len(fixed) > 1:
+            args["delta"] = fixed.pop()
+        request = build(*positional, *fixed, privacy_unit="user", contributions=bounds,
+                        **args)  # fmt: skip
+        args.update(zip(("epsilon", "delta"), fixed, strict=False))
+        by_loose = by_value = recipe(data, request, source=InsecureSeededSource(9))
+    else:
+        by_loose = recipe(data, *positional, privacy_unit="user",
+                          source=InsecureSeededSource(9), **args, **loose)  # fmt: skip
+        by_value = recipe(data, *positional, privacy_unit="user",
+                          source=InsecureSeededSource(9), contributions=bounds, **args)  # fmt: skip
     with dp.Session(data, privacy_unit="user", contributions=bounds,
                     source=InsecureSeededSource(9)) as session:  # fmt: skip
         by_session = getattr(session, query)(*positional, **args)
@@ -238,9 +250,6 @@ def test_contributions_are_frozen_and_typed() -> None:
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda d, c, b: recipe_top_k(d, "site", 1, 1.0, candidates=list("ab"), max_contributions=2,
-                               privacy_unit="user", contributions=c, ledger=b),
-         "either as contributions= or as max_contributions"),
         (lambda d, c, b: dp.top_k(d, "site", 1, epsilon=1.0, candidates=list("ab"), contributions=c,
                                   ledger=b),
          "other than 1 needs privacy_unit="),
@@ -279,12 +288,19 @@ def test_bounds_a_query_does_not_use_are_refused_before_any_charge(
 
 def test_a_private_group_choice_takes_the_auto_share() -> None:
     data = _visits()
-    common = {"epsilon": 2.0, "delta": 1e-6, "candidates": list("abcdefgh"), "by": "country",
-              "privacy_unit": "user", "source": InsecureSeededSource(3)}  # fmt: skip
-    loose = recipe_top_k(data, "site", 2, group_fraction=0.4, **common)
-    common["source"] = InsecureSeededSource(3)
-    typed = recipe_top_k(data, "site", 2, contributions=dp.Contributions(auto_share=0.4), **common)
-    _same(loose, typed)
+    bounds = dp.Contributions(auto_share=0.4)
+    request = top_k_request("site", 2, 2.0, delta=1e-6, candidates=list("abcdefgh"),
+                            by="country", privacy_unit="user", contributions=bounds)  # fmt: skip
+    by_request = recipe_top_k(data, request, source=InsecureSeededSource(3))
+    with dp.Session(data, privacy_unit="user", contributions=bounds,
+                    source=InsecureSeededSource(3)) as session:  # fmt: skip
+        by_session = session.top_k("site", 2, epsilon=2.0, delta=1e-6,
+                                   candidates=list("abcdefgh"), by="country")  # fmt: skip
+    _same(by_request, by_session)
+    with dp.Session(data, privacy_unit="user", source=InsecureSeededSource(3)) as session:
+        default = session.top_k("site", 2, epsilon=2.0, delta=1e-6, candidates=list("abcdefgh"),
+                                by="country")  # fmt: skip
+    assert default.to_dict() != by_session.to_dict()  # the share reaches the release
 
 
 def test_session_methods_keep_the_contract() -> None:
@@ -377,7 +393,7 @@ def test_every_public_callable_keeps_the_contract(name: str) -> None:
 
 SHORTHANDS = [
     ("top_k", "dpselect.recipes.top_k", "top_k", ("d", "c", 3),
-     {"epsilon": 1.0, "delta": 1e-6, "candidates": ["a"], "mechanism": "gumbel",
+     {"epsilon": 1.0, "delta": 1e-6, "candidates": ["a", "b", "c"], "mechanism": "gumbel",
       "privacy_unit": "u", "by": "g", "groups": ["x"], "ledger": "l"}),
     ("most_common", "dpselect.recipes.top_k", "top_k", ("d", "c"),
      {"epsilon": 1.0, "delta": 1e-6, "candidates": ["a"], "mechanism": "gumbel",
@@ -407,13 +423,18 @@ def test_a_shorthand_forwards_every_argument_to_its_recipe(
         names = ["data", "column", "k" if recipe == "top_k" else "q", "epsilon"]
         if recipe == "partition_selection":
             names = ["data", "column", "epsilon", "delta"]
+        if recipe in ("top_k", "partition_selection"):  # the request the shorthand built
+            request = a[1]
+            seen.update(vars(request), data=a[0], contributions=request.max_contributions, **k)
+            return "released"
         seen.update(zip(names, a, strict=False), **k)
         return "released"
 
     monkeypatch.setattr(importlib.import_module(module), recipe, record)
     bounds = dp.Contributions(values_per_unit=2)
     assert getattr(dp, name)(*args, contributions=bounds, **kwargs) == "released"
-    assert seen["data"] == "d" and seen["column"] == "c" and seen["contributions"] is bounds
+    expected = 2 if recipe in ("top_k", "partition_selection") else bounds
+    assert seen["data"] == "d" and seen["column"] == "c" and seen["contributions"] == expected
     for key, value in kwargs.items():
         assert seen[key] == value, key
     if name == "most_common":

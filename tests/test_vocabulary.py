@@ -10,17 +10,15 @@ import dpselect as dp
 from dpselect.cli.main import COMMAND_ALIASES, cli
 from dpselect.planning.price_request import price_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 
 COUNTS = pd.Series(["a"] * 9 + ["b"] * 7 + ["c"] * 3 + ["d"])
 
 
 def _top(mechanism: str) -> dp.TopKResult:
-    return recipe_top_k(
-        COUNTS, None, k=2, epsilon=1.0, candidates=["a", "b", "c", "d"],
-        mechanism=mechanism, source=InsecureSeededSource(3),
-    )  # fmt: skip
+    with dp.Session(COUNTS, source=InsecureSeededSource(3)) as session:
+        return session.top_k("value", 2, epsilon=1.0, candidates=["a", "b", "c", "d"],
+                             mechanism=mechanism)  # type: ignore[arg-type]  # fmt: skip
 
 
 def test_permute_and_flip_is_the_name():

@@ -135,36 +135,28 @@ def _release_selection(
     args: _SelectionArgs, grouped: dict[str, Any], bounds: Contributions
 ) -> None:
     """Charge, read and release the top-k (or explain it, ``--explain``); print the answer."""
+    from ..planning.top_k_request import top_k_request
+    from ..recipes.grouping import GroupedResult
     from ..recipes.top_k import top_k
 
     as_json, explain = args.as_json, args.explain
     data = open_data(args.file, args.engine, args.spark_master)
+    candidates = file_or_list(args.candidates, "--candidates")
     show_bar = (not as_json) and sys.stderr.isatty() and args.engine == "duckdb"
     with progress_bar(show_bar and not explain) as progress:
+        request = top_k_request(
+            args.column, args.k, args.epsilon, privacy_unit=args.privacy_unit,
+            contributions=bounds, mechanism=args.mechanism, counts=args.counts,
+            candidates=candidates, delta=args.delta, k_bar=args.k_bar,
+            by=grouped.get("by"), groups=grouped.get("groups"),
+        )  # fmt: skip
         result = run_or_explain(
-            explain,
-            as_json,
-            top_k,
-            data,
-            args.column,
-            args.k,
-            args.epsilon,
-            candidates=file_or_list(args.candidates, "--candidates"),
-            delta=args.delta,
-            privacy_unit=args.privacy_unit,
-            contributions=bounds,
-            mechanism=args.mechanism,  # type: ignore[arg-type]
-            ledger=args.ledger,
-            source=source_from_seed(args.insecure_seed),
-            counts=args.counts,
-            progress=progress,
-            k_bar=args.k_bar,
-            schema=args.schema,
-            **grouped,
-        )
+            explain, as_json, top_k, data, request, ledger=args.ledger,
+            source=source_from_seed(args.insecure_seed), progress=progress, schema=args.schema,
+        )  # fmt: skip
     if result is None:  # --explain: the plan was printed
         return
-    if grouped:
+    if isinstance(result, GroupedResult):
         print_grouped(result, as_json)
         return
     print_result(result, as_json)
@@ -340,6 +332,8 @@ def keys_command(
     Each value is shown or not independently; rare values (held by few persons) are hidden.
     The list comes sorted, never by count.
     """
+    from ..planning.partition_selection_request import partition_selection_request
+    from ..recipes.grouping import GroupedResult
     from ..recipes.unknown_domain import partition_selection
 
     grouped = grouping_arguments(by, groups, max_groups, group_fraction)
@@ -349,16 +343,18 @@ def keys_command(
     )  # fmt: skip
     show_bar = (not as_json) and sys.stderr.isatty() and not explain
     with progress_bar(show_bar) as progress:
+        data = local_path(file)
+        request = partition_selection_request(
+            column, epsilon, delta, privacy_unit=privacy_unit, contributions=bounds,
+            mechanism=method, by=grouped.get("by"), groups=grouped.get("groups"),
+        )  # fmt: skip
         result = run_or_explain(
-            explain, as_json, partition_selection,
-            local_path(file), column, epsilon, delta, privacy_unit, contributions=bounds,
-            mechanism=method,  # type: ignore[arg-type]
-            ledger=ledger, source=source_from_seed(insecure_seed), progress=progress,
-            **grouped,
+            explain, as_json, partition_selection, data, request, ledger=ledger,
+            source=source_from_seed(insecure_seed), progress=progress,
         )  # fmt: skip
     if result is None:  # --explain: the plan was printed
         return
-    if grouped:
+    if isinstance(result, GroupedResult):
         print_grouped(result, as_json)
         return
     if as_json:

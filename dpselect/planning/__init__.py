@@ -3,10 +3,11 @@
 :class:`Contributions` holds the contribution bounds of a privacy unit as one value;
 :class:`Plan` holds a release's decided cost, mechanism and shares, and :func:`explain` returns
 it for any query without reading a row or charging (docs/session.md, "Explain before paying").
-:mod:`dpselect.planning.top_k_request` checks a top-k's public arguments into one
-``TopKRequest`` before anything is opened or charged.
-:mod:`dpselect.planning.quantile_request` and :mod:`dpselect.planning.price_request` hold a
-quantile's and a best price's arguments as one ``QuantileRequest`` and ``PriceRequest``.
+:mod:`dpselect.planning.top_k_request` and :mod:`dpselect.planning.partition_selection_request`
+check a top-k's and a partition selection's public arguments into one request before anything
+is opened or charged; :mod:`dpselect.planning.quantile_request` and
+:mod:`dpselect.planning.price_request` hold a quantile's and a best price's arguments as one
+``QuantileRequest`` and ``PriceRequest``.
 This package sits below the recipes: they build what it describes.
 """
 

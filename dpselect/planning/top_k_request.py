@@ -1,15 +1,18 @@
 """A top-k request: every public argument of a top-k, checked in one place before anything else.
 
-:func:`top_k_request` takes the arguments of :func:`dpselect.top_k` as the caller typed them
-(grouped or not) and returns a frozen :class:`TopKRequest`; the recipes
-(:mod:`dpselect.recipes.top_k`, :mod:`dpselect.recipes.grouped`) build it first and then pass
-only the request down. Nothing is opened, read or charged here: the checks use public facts
-only (the arguments and the candidate list), so a refused call costs nothing.
+:func:`top_k_request` takes the arguments of :meth:`dpselect.Session.top_k` as the caller
+typed them (grouped or not), with the session's unit and :class:`~dpselect.Contributions`, and
+returns a frozen :class:`TopKRequest`; the session, the shorthands and the command line build it
+first and hand only the request to the recipes (:func:`dpselect.recipes.top_k.top_k`,
+:func:`dpselect.recipes.grouped.grouped_top_k`). Nothing is opened, read or charged here: the
+checks use public facts only (the arguments and the candidate list), so a refused call costs
+nothing.
 
 The checks run in one fixed order, and a call with several bad arguments is refused naming the
-first: the contribution arguments against ``contributions=``; without ``by``, the grouping
-arguments; ``k``; ``epsilon`` and its range; ``mechanism``; ``max_rows_per_value``;
-``max_contributions`` with ``auto_fraction``; ``counts``; ``delta`` (``> 0`` without
+first: ``contributions`` against the query (:meth:`Contributions.arguments`: the bounds that
+need a unit or a grouping, the share where nothing is automatic); without ``by``, the grouping
+arguments; ``k``; ``epsilon`` and its range; ``mechanism``; the rows per value; the values per
+unit with the share; ``counts``; ``delta`` (``> 0`` without
 candidates); the candidates, loaded and checked against the bounding rule and ``k``; and
 ``k_bar``, which needs values from the data. With ``by`` the groups are checked once the
 data's schema is known (:func:`dpselect.recipes.grouping.check_groups`).
@@ -24,18 +27,11 @@ from ..core.errors import ParameterError
 from ..data.candidates import load_candidates
 from ..data.rules import check_bounded_candidates, check_rows_per_value
 from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
-from .contributions import Contributions, check_auto_fraction, check_no_grouping, merged
+from .contributions import Contributions, as_contributions, check_auto_fraction, check_no_grouping
 from .epsilon_range import check_epsilon_range
 from .top_k_mechanisms import Mechanism, check_mechanism
 
-__all__ = ["LOOSE_DEFAULTS", "TopKRequest", "top_k_request"]
-
-#: The loose contribution arguments of a top-k and their defaults (given otherwise, they
-#: conflict with ``contributions=``).
-LOOSE_DEFAULTS: dict[str, Any] = {
-    "max_contributions": 1, "max_rows_per_value": 1, "max_groups": 1, "auto_fraction": None,
-    "group_fraction": None,
-}  # fmt: skip
+__all__ = ["TopKRequest", "top_k_request"]
 
 _K_BAR = "k_bar applies only without a candidates list (limited domain)"
 
@@ -59,11 +55,12 @@ class TopKRequest:
     privacy_unit : str or None
         The unit column (``None``: each row is a person).
     rows_per_value : int
-        ``max_rows_per_value``.
+        ``Contributions.rows_per_value``.
     max_contributions : int or None
-        The bound given; ``None`` for ``max_contributions="auto"``.
+        ``Contributions.values_per_unit``; ``None`` for ``"auto"`` (chosen privately).
     auto_fraction : float
-        The share of epsilon that chooses the bound (0 with a bound given).
+        The share of epsilon that chooses the bound (``Contributions.auto_share``; 0 with a
+        bound given).
     counts : bool
         Whether noisy counts are released too.
     candidates : list or None
@@ -73,7 +70,8 @@ class TopKRequest:
     by : str or None
         The column of groups, as given (checked with the data's schema).
     groups, max_groups, group_fraction
-        The grouping arguments as given, after ``contributions=`` (checked with ``by``).
+        The public groups as given, ``Contributions.groups_per_unit`` and the share of the
+        private groups' choice (checked with ``by``).
     """
 
     column: str
@@ -98,17 +96,16 @@ def top_k_request(
     column: str,
     k: Any,
     epsilon: Any,
-    privacy_unit: str | None,
-    contributions: Contributions | None,
-    loose: dict[str, Any],
     *,
-    mechanism: Any,
-    counts: Any,
-    candidates: Any,
-    delta: Any,
-    k_bar: Any,
-    by: Any,
-    groups: Any,
+    privacy_unit: str | None = None,
+    contributions: Contributions | None = None,
+    mechanism: Any = "auto",
+    counts: Any = False,
+    candidates: Any = None,
+    delta: Any = None,
+    k_bar: Any = None,
+    by: Any = None,
+    groups: Any = None,
 ) -> TopKRequest:
     """Every public argument of a top-k checked, in the order of the module docstring.
 
@@ -116,14 +113,30 @@ def top_k_request(
     ----------
     column : str
         The column whose values are ranked.
-    k, epsilon, privacy_unit
-        As given to :func:`dpselect.top_k`.
-    contributions : Contributions or None
-        ``contributions=`` as given.
-    loose : dict
-        The loose contribution arguments as given (the keys of :data:`LOOSE_DEFAULTS`).
-    mechanism, counts, candidates, delta, k_bar, by, groups
-        As given to :func:`dpselect.top_k`.
+    k : int
+        How many values to release (at least 1, at most the number of candidates).
+    epsilon : float
+        The total privacy cost at distance 1 (one unit added or removed).
+    privacy_unit : str, optional
+        The unit column (``None``: each row is its own unit).
+    contributions : Contributions, optional
+        What one unit may contribute (default ``Contributions()``: one value, one row per
+        value, one group): ``values_per_unit`` (``"auto"``: chosen privately with
+        ``auto_share`` of ``epsilon``), ``rows_per_value``, ``groups_per_unit`` (with ``by``),
+        ``auto_share`` (also the share of a private choice of groups).
+    mechanism : str, default "auto"
+        A key of :data:`~dpselect.planning.top_k_mechanisms.MECHANISMS`, or ``"auto"``.
+    counts : bool, default False
+        Also release noisy counts of the returned values.
+    candidates : list or str, optional
+        The public candidates, or a text file of them; without them the values come from the
+        data and ``delta > 0`` is required.
+    delta : float, optional
+        The approximate-DP ``delta`` (default 0, pure DP).
+    k_bar : int, optional
+        The limited domain's ``k_bar`` (without candidates only).
+    by, groups : optional
+        A column of groups and its public groups (``None``: chosen privately).
 
     Returns
     -------
@@ -135,8 +148,8 @@ def top_k_request(
     ParameterError, DataError
         The first bad argument, before anything is opened or charged.
     """
-    bounds = merged(contributions, "top_k", privacy_unit, loose, LOOSE_DEFAULTS,
-                    by=by, groups=groups)  # fmt: skip
+    given = Contributions() if contributions is None else as_contributions(contributions)
+    bounds = given.arguments("top_k", privacy_unit, by=by, groups=groups)
     max_groups, group_fraction = bounds["max_groups"], bounds["group_fraction"]
     if by is None:
         check_no_grouping(groups, max_groups, group_fraction)
@@ -175,8 +188,8 @@ def top_k_request(
 def _checked_bounds(
     bounds: dict[str, Any], privacy_unit: str | None
 ) -> tuple[int, int | None, float]:
-    """``max_rows_per_value``, then ``max_contributions`` with ``auto_fraction`` (public facts
-    only): ``(r, m, 0.0)`` for a number ``m >= 1`` (not 1 only with a privacy unit; no
+    """The rows per value, then the values per unit with the share (public facts only):
+    ``(r, m, 0.0)`` for a number ``m >= 1`` (not 1 only with a privacy unit; no
     ``auto_fraction``), ``(r, None, fraction)`` for ``"auto"`` (which needs a privacy unit)."""
     rows = check_rows_per_value(bounds["max_rows_per_value"], privacy_unit)
     max_contributions, auto_fraction = bounds["max_contributions"], bounds["auto_fraction"]

@@ -1,6 +1,6 @@
-"""Grouped partition selection: ``partition_selection(..., by=...)``.
+"""Grouped partition selection: a partition selection with ``by``.
 
-``partition_selection(data, "dest", epsilon, delta, by="carrier")`` releases the values
+``dp.partition_selection(data, "dest", epsilon=..., delta=..., by="carrier")`` releases the values
 publishable in every group of ``by`` in one scan and one charge; the accounting, the groups
 (public or private) and the result are :mod:`dpselect.recipes.grouping`'s
 (docs/grouped_releases.md).
@@ -9,11 +9,9 @@ publishable in every group of ``by`` in one scan and one charge; the accounting,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.errors import ParameterError
 from ..data.query import PrivateGroups, PublicGroups, Query, UnitRule
-from ..data.rules import check_rows_per_value
 from ..mechanisms.partition_selection import (
     make_optimal_partition_selection,
     make_threshold_partition_selection,
@@ -21,8 +19,6 @@ from ..mechanisms.partition_selection import (
     threshold_plan,
 )
 from ..mechanisms.top_k_plan import CONFIDENCE
-from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
-from ..planning.epsilon_range import check_epsilon_range
 from ..sampling.source import RandomSource
 from ._common import open_ledger
 from .grouping import (
@@ -41,33 +37,27 @@ from .grouping import (
 from .release import open_checked
 from .unknown_domain_plans import Progress
 
+if TYPE_CHECKING:
+    from ..accounting.ledger import Ledger
+    from ..planning.partition_selection_request import PartitionSelectionRequest
+
 __all__ = ["grouped_partition_selection"]
 
 
 def grouped_partition_selection(
     data: Any,
-    column: str,
-    epsilon: float,
-    delta: float,
+    request: PartitionSelectionRequest,
     *,
-    by: str,
-    groups: Any = None,
-    privacy_unit: str | None = None,
-    max_groups: int = 1,
-    max_contributions: int = 1,
-    max_rows_per_value: int = 1,
-    mechanism: str = "auto",
-    ledger: Any = None,
+    ledger: Ledger | str | None = None,
     source: RandomSource | None = None,
     progress: Progress = None,
     schema: Any = None,
-    group_fraction: float | None = None,
 ) -> GroupedResult:
-    """The values of ``column`` that can be published in every group of ``by``.
+    """The values of the request's column that can be published in every group of its ``by``.
 
     Each group runs partition selection at ``(epsilon_g, delta_g)``. ``"auto"`` and
     ``"optimal"``: DVGM22's optimal rule, each person counting once toward one value of the
-    group (a released set is valid whatever selected it: with ``max_rows_per_value > 1`` it
+    group (a released set is valid whatever selected it: with ``rows_per_value > 1`` it
     selects by persons, which released the most values in every measured cell,
     docs/partition_selection.md, section 6; ungrouped ``"auto"`` on an engine without persons in
     the driver chooses the same). ``"laplace"`` / ``"gaussian"``: thresholding of exact counts
@@ -76,21 +66,26 @@ def grouped_partition_selection(
 
     Parameters
     ----------
-    data, column, epsilon, delta, privacy_unit, max_contributions, max_rows_per_value,
-    mechanism, ledger, source, progress, schema
-        As for :func:`dpselect.partition_selection`, per group.
-    by, groups, max_groups, group_fraction
-        As for :func:`~dpselect.recipes.grouped.grouped_top_k`.
+    data : Engine, str, path, DataFrame, relation, Series or array
+        The private rows, as for :func:`dpselect.recipes.unknown_domain.partition_selection`.
+    request : PartitionSelectionRequest
+        The query's checked public arguments, with ``by``
+        (:func:`~dpselect.planning.partition_selection_request.partition_selection_request`).
+    ledger, source, progress, schema
+        As for :func:`dpselect.recipes.unknown_domain.partition_selection`.
 
     Returns
     -------
     GroupedResult
         One :class:`~dpselect.recipes.unknown_domain.KeysResult` per group.
     """
-    eps, dlt, m, r = _checked(epsilon, delta, privacy_unit, max_contributions,
-                              max_rows_per_value, mechanism)  # fmt: skip
+    a = request
+    assert a.by is not None
+    column, by, privacy_unit, mechanism = a.column, a.by, a.privacy_unit, a.mechanism
+    eps, dlt, m, r = a.epsilon, a.delta, a.max_contributions, a.rows_per_value
     table = open_checked(data, column, privacy_unit, schema)
-    grouping = check_groups(table, column, by, groups, privacy_unit, max_groups, group_fraction)
+    grouping = check_groups(table, column, by, a.groups, privacy_unit, a.max_groups,
+                            a.group_fraction)  # fmt: skip
     private = grouping.listed is None
     budget = split_budget(eps, dlt, grouping, 0.5)
     book = open_ledger(ledger)
@@ -115,25 +110,6 @@ def grouped_partition_selection(
 
     return charge_grouped(book, release, (total[0], total[1], None), "approx",
                    f"keys/by/{keys.method}", parameters, privacy_unit, table)  # fmt: skip
-
-
-def _checked(epsilon: float, delta: float, privacy_unit: str | None, max_contributions: int,
-             max_rows_per_value: int, mechanism: str) -> tuple[float, float, int, int]:  # fmt: skip
-    """The public parameters of :func:`grouped_partition_selection` checked in order: its
-    ``(epsilon, delta)``, the values kept per person and the rows counted per value."""
-    eps = float(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
-    dlt = float(check_delta(delta, allow_zero=False))
-    m = check_int(max_contributions, "max_contributions", minimum=1)
-    if privacy_unit is None and m != 1:
-        raise ParameterError("max_contributions applies only with a privacy_unit column")
-    r = check_rows_per_value(max_rows_per_value, privacy_unit)
-    if mechanism not in ("auto", "optimal", "laplace", "gaussian"):
-        raise ParameterError(
-            "with by, mechanism must be 'auto', 'optimal', 'laplace' or 'gaussian' (policy set "
-            f"union holds persons in the driver and is not run per group), got {mechanism!r}"
-        )
-    return eps, dlt, m, r
 
 
 @dataclass(frozen=True)

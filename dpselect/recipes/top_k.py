@@ -1,7 +1,8 @@
 """The main job: private top-k and mode of a column, from any data source (a recipe).
 
-``top_k(data, column, k, epsilon, candidates=...)`` scores every public candidate on the data's
-engine (:mod:`dpselect.data`), calibrates a selection mechanism to ``epsilon``
+``top_k(data, request)`` (a :class:`~dpselect.planning.top_k_request.TopKRequest`: the column,
+``k``, ``epsilon``, the candidates, ...) scores every public candidate on the data's engine
+(:mod:`dpselect.data`), calibrates a selection mechanism to ``epsilon``
 (:mod:`dpselect.mechanisms`), charges the ledger durably, and only then samples and returns
 the ranked candidates with their privacy cost and an accuracy statement. Nothing here samples
 or computes a privacy loss itself: it composes the lower layers. Each query is a short
@@ -12,15 +13,15 @@ scale, the budget's shares), the charge, then the release.
 ``data``: a path to CSV, Parquet or JSON lines, or a pandas, polars or pyarrow table.
 ``candidates``: a list or a text file (one per line); values absent from the data score 0,
 values outside the list are ignored. ``privacy_unit``: a column identifying people (each
-row is a person without it); each person counts toward at most ``max_contributions``
-values, once each, or with ``max_rows_per_value=r`` with their rows, at most ``r`` per
-value (a score then counts rows, not persons: "the top destinations by flights"; every
-mechanism is calibrated to L-infinity ``r``, L1 ``m r``, L2 ``r sqrt(m)``,
+row is a person without it); each person counts toward at most ``m`` values
+(``Contributions(values_per_unit=m)``), once each, or with ``rows_per_value=r`` with their
+rows, at most ``r`` per value (a score then counts rows, not persons: "the top destinations
+by flights"; every mechanism is calibrated to L-infinity ``r``, L1 ``m r``, L2 ``r sqrt(m)``,
 docs/contribution_bounding.md). ``(epsilon, delta)`` is the total guarantee at distance 1
 (one person added or removed); ``delta`` defaults to 0 (pure DP).
 
 ``mechanism="auto"`` (default) runs the most accurate mechanism for the public facts
-``(k, epsilon, delta, number of candidates, max_contributions)`` by the criterion of
+``(k, epsilon, delta, number of candidates, values per unit)`` by the criterion of
 :mod:`dpselect.mechanisms.choice` (never the data): permute-and-flip, one-shot Gumbel, a
 noisy histogram (Laplace, or Gaussian when ``delta > 0``), each calibrated by the tightest
 valid accounting; then, at ``delta = 0`` with a basic ledger and no counts, the joint
@@ -34,8 +35,8 @@ Without ``candidates``, ``delta > 0`` is required and the values come from the d
 :func:`dpselect.recipes.unknown_domain.top_k_unknown_domain` (partition selection then
 the top ``k``, or the limited-domain mechanism), chosen by public facts.
 
-``max_contributions="auto"`` (with ``privacy_unit`` and ``candidates``) chooses the bound
-privately first: ``auto_fraction`` (default :data:`AUTO_FRACTION`) of ``epsilon`` goes to
+``Contributions(values_per_unit="auto")`` (with ``privacy_unit`` and ``candidates``) chooses
+the bound privately first: ``auto_share`` (default :data:`AUTO_FRACTION`) of ``epsilon`` goes to
 the generalized exponential mechanism over the bounds ``1, 2, 4, ..., 256``, the rest to
 the top-k at the chosen bound; one composed charge covers both (docs/private_selection.md,
 "max_contributions='auto'").
@@ -45,8 +46,9 @@ computed from the data, in the ledger's accounting ((epsilon, delta) or zCDP rho
 ``source`` is for tests and demos only. Every error is raised from public facts before any
 budget is spent; the private rows never cause an error (empty data: every score is 0).
 
-``data`` may also be a DuckDB relation, or one column of values: a pandas (or polars)
-Series or a 1-D NumPy array, with ``column=None`` (or the Series' name).
+``data`` may also be a table already opened (a session's), a DuckDB relation, or one column
+of values: a pandas (or polars) Series or a 1-D NumPy array (the request's column its name,
+:func:`dpselect.top_k` with ``column=None``).
 """
 
 from __future__ import annotations
@@ -54,29 +56,33 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from ..core.arithmetic import float_up
+from ..core.errors import ParameterError
 from ..data.candidates import candidates_note
 from ..data.engine import Engine
 from ..data.query import Query, UnitRule
-from ..data.tables import one_column
 from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.top_k_plan import TopKPlan as _Plan
 from ..mechanisms.top_k_plan import plan_top_k as _plan
 from ..planning.budget import first_share, remainder
-from ..planning.contributions import Contributions, check_auto_fraction
+from ..planning.contributions import check_auto_fraction
 from ..planning.top_k_mechanisms import MECHANISMS, Mechanism
-from ..planning.top_k_request import TopKRequest, top_k_request
+from ..planning.top_k_request import TopKRequest
 from ..sampling.source import RandomSource, resolve_source
 from ._common import AUTO_FRACTION
 from .release import charge_then as _charge_then
 from .release import open_checked as _open
 from .release import open_ledger
 from .top_k_result import TopKResult
+
+if TYPE_CHECKING:
+    from ..accounting.ledger import Ledger
+    from .grouping import GroupedResult
 
 __all__ = [
     "AUTO_FRACTION",
@@ -95,71 +101,35 @@ Progress = Callable[[float], None] | None
 
 def top_k(
     data: Any,
-    column: str | None,
-    k: int,
-    epsilon: float,
-    candidates: Any = None,
-    delta: float | None = None,
-    privacy_unit: str | None = None,
-    max_contributions: int | Literal["auto"] = 1,
-    mechanism: Mechanism | None = "auto",
-    ledger: Any = None,
+    request: TopKRequest,
+    *,
+    ledger: Ledger | str | None = None,
     source: RandomSource | None = None,
-    counts: bool = False,
     progress: Progress = None,
-    k_bar: int | None = None,
     schema: Any = None,
-    auto_fraction: float | None = None,
-    max_rows_per_value: int = 1,
-    by: str | None = None,
-    groups: Any = None,
-    max_groups: int = 1,
-    group_fraction: float | None = None,
-    contributions: Contributions | None = None,
-) -> Any:
-    """The ``k`` most common values of ``column``, privately, at an ``(epsilon, delta)`` target.
+) -> TopKResult | GroupedResult:
+    """The top-k a checked :class:`TopKRequest` describes, released from ``data``.
 
-    What each parameter does, how ``mechanism="auto"`` chooses, the path without candidates
-    and ``max_contributions="auto"``: the module docstring. Every error is raised from public
-    facts before any budget is spent.
+    :meth:`dpselect.Session.top_k`, :func:`dpselect.top_k` and the command line build the
+    request (:func:`~dpselect.planning.top_k_request.top_k_request`: every public argument
+    checked before anything is opened) and run it here. How ``mechanism="auto"`` chooses,
+    the path without candidates and ``values_per_unit="auto"``: the module docstring.
 
     Parameters
     ----------
-    data : str, path, DataFrame, relation, Series or array
-        The private rows (a CSV/Parquet/JSON lines path, a table, a DuckDB relation, or one
-        column with ``column=None``).
-    column : str or None
-        The column whose values are ranked.
-    k : int
-        How many values to release (at least 1, at most the number of candidates).
-    epsilon : float
-        The total privacy cost at distance 1 (one person added or removed).
-    candidates : list or str, optional
-        The public candidates, or a text file of them. Without them the values come from
-        the data and ``delta > 0`` is required.
-    delta : float, optional
-        The approximate-DP ``delta`` (default 0, pure DP).
-    privacy_unit : str, optional
-        The column identifying people (each row is a person without it).
-    max_contributions : int or "auto", default 1
-        How many values each person counts toward (``"auto"``: chosen privately).
-    mechanism : str, default "auto"
-        A key of :data:`MECHANISMS`.
-    ledger, source, counts
-        The budget ledger (or its path) charged before any data is read; the randomness
-        (tests and demos only); also release noisy counts of the returned values.
-    progress, k_bar, schema, auto_fraction
-        A progress callback, the limited-domain ``k_bar``, declared column types, and the
-        share of ``epsilon`` spent by ``max_contributions="auto"``.
-    max_rows_per_value : int, default 1
-        With a ``privacy_unit``: how many of a person's rows count toward one value
-        (docs/private_selection.md, "Rows per value").
-    by, groups, max_groups, group_fraction
-        A column of groups: the top ``k`` of every group in one query
-        (:func:`dpselect.recipes.grouped.grouped_top_k`; docs/grouped_releases.md).
-    contributions : Contributions, optional
-        Every contribution bound as one value, in place of the loose bound arguments
-        (giving both is refused).
+    data : Engine, str, path, DataFrame, relation, Series or array
+        The private rows: a table already opened (:class:`~dpselect.data.engine.Engine`) or
+        anything :func:`~dpselect.data.tables.open_table` takes.
+    request : TopKRequest
+        The query's checked public arguments.
+    ledger : Ledger or str, optional
+        The budget ledger (or its path) charged before any row is read.
+    source : RandomSource, optional
+        The randomness (a seeded source is for tests and demos only, not private).
+    progress : callable, optional
+        Called with the percentage done while the query runs.
+    schema : dict, optional
+        Declared column types (``{column: type}``) for text files.
 
     Returns
     -------
@@ -170,31 +140,24 @@ def top_k(
     Raises
     ------
     ParameterError, DataError, BudgetExceeded
-        An invalid parameter, unusable data or too little budget left, before any charge.
+        Unusable data or too little budget left, before any charge.
 
     Examples
     --------
     >>> import pandas as pd
-    >>> import dpselect as dp
+    >>> from dpselect import Contributions
+    >>> from dpselect.planning.top_k_request import top_k_request
     >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
     >>> visits = pd.DataFrame({"user": [1, 1, 2, 2, 3, 4, 5, 5, 6, 7],
     ...                        "site": list("aabcaabaca")})
-    >>> result = dp.top_k(visits, "site", k=2, epsilon=1.0, candidates=["a", "b", "c"],
-    ...                   privacy_unit="user", source=InsecureSeededSource(1))
+    >>> request = top_k_request("site", 2, 1.0, candidates=["a", "b", "c"],
+    ...                         privacy_unit="user", contributions=Contributions())
+    >>> result = top_k(visits, request, source=InsecureSeededSource(1))
     >>> result.candidates
     ['a', 'c']
     >>> result.epsilon
     1.0
     """
-    data, column = one_column(data, column)
-    request = top_k_request(
-        column, k, epsilon, privacy_unit, contributions,
-        {"max_contributions": max_contributions, "max_rows_per_value": max_rows_per_value,
-         "max_groups": max_groups, "auto_fraction": auto_fraction,
-         "group_fraction": group_fraction},
-        mechanism=mechanism, counts=counts, candidates=candidates, delta=delta, k_bar=k_bar,
-        by=by, groups=groups,
-    )  # fmt: skip
     inputs = _Inputs(data, ledger, source, progress, schema)
     if request.by is not None:
         from .grouped import grouped_top_k
@@ -221,23 +184,13 @@ class _Inputs:
 def _top_k_unknown_domain(request: TopKRequest, inputs: _Inputs) -> TopKResult:
     """``candidates=None``: the values come from the data (``delta > 0``); the bound given or
     chosen privately (:mod:`dpselect.recipes.unknown_domain_auto`)."""
-    a, i = request, inputs
-    if a.max_contributions is None:
-        assert a.privacy_unit is not None
-        from .unknown_domain_auto import top_k_unknown_domain_auto_contributions
-
-        return top_k_unknown_domain_auto_contributions(
-            i.data, a.column, a.k, a.epsilon, a.delta, a.privacy_unit, a.mechanism, a.counts,
-            (i.ledger, i.source, i.progress, a.k_bar, a.auto_fraction),
-            schema=i.schema, max_rows_per_value=a.rows_per_value,
-        )  # fmt: skip
-    from .unknown_domain import top_k_unknown_domain
-
-    return top_k_unknown_domain(
-        i.data, a.column, a.k, a.epsilon, a.delta, a.privacy_unit, a.max_contributions,
-        a.mechanism, a.counts, i.ledger, i.source, i.progress, a.k_bar,
-        schema=i.schema, max_rows_per_value=a.rows_per_value,
-    )  # fmt: skip
+    i = inputs
+    if request.max_contributions is None:
+        from .unknown_domain_auto import top_k_unknown_domain_auto_contributions as run
+    else:
+        from .unknown_domain import top_k_unknown_domain as run
+    return run(i.data, request, ledger=i.ledger, source=i.source, progress=i.progress,
+               schema=i.schema)  # fmt: skip
 
 
 def _top_k_candidates(request: TopKRequest, inputs: _Inputs) -> TopKResult:
@@ -621,43 +574,36 @@ def _share(progress: Progress, i: int, bounds: list[int]) -> Progress:
 
 def most_common(
     data: Any,
-    column: str,
-    epsilon: float,
-    **kwargs: Any,
-) -> Any:
-    """:func:`top_k` with ``k = 1``: the most common value of ``column``, privately.
+    request: TopKRequest,
+    *,
+    ledger: Ledger | str | None = None,
+    source: RandomSource | None = None,
+    progress: Progress = None,
+    schema: Any = None,
+) -> TopKResult | GroupedResult:
+    """:func:`top_k` of a request made with ``k = 1``: the most common value, privately.
 
     Parameters
     ----------
-    data : str, path, DataFrame, relation, Series or array
+    data : Engine, str, path, DataFrame, relation, Series or array
         The private rows, as for :func:`top_k`.
-    column : str or None
-        The column whose most common value is released.
-    epsilon : float
-        The total privacy cost at distance 1.
-    **kwargs
-        Any other parameter of :func:`top_k` (``candidates``, ``delta``, ``privacy_unit``,
-        ``max_contributions``, ``max_rows_per_value``, ``mechanism``, ``ledger``, ``source``,
-        ...).
+    request : TopKRequest
+        The query's checked public arguments (``k = 1``).
+    ledger, source, progress, schema
+        As :func:`top_k`.
 
     Returns
     -------
-    TopKResult
+    TopKResult or GroupedResult
         One value (``result.candidates[0]``), its cost and accuracy.
 
     Raises
     ------
     ParameterError, DataError, BudgetExceeded
-        As :func:`top_k`, before any budget is spent.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> import dpselect as dp
-    >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
-    >>> visits = pd.DataFrame({"site": list("aabcaabaca")})
-    >>> dp.most_common(visits, "site", epsilon=1.0, candidates=["a", "b", "c"],
-    ...                source=InsecureSeededSource(1)).candidates
-    ['a']
+        A request with ``k`` other than 1, or as :func:`top_k`, before any budget is spent.
     """
-    return top_k(data, column, 1, epsilon, **kwargs)
+    if request.k != 1:
+        raise ParameterError(
+            f"most_common releases one value: a request with k = 1, got {request.k}"
+        )
+    return top_k(data, request, ledger=ledger, source=source, progress=progress, schema=schema)

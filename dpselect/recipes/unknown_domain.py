@@ -1,6 +1,6 @@
 """Values from the data: partition selection, and the release of a top-k without candidates.
 
-``partition_selection(data, column, epsilon, delta)`` answers "which values can I publish at
+``partition_selection(data, request)`` answers "which values can I publish at
 all": DVGM22's optimal partition selection for one value per person; for more (with a privacy
 unit, on an engine that holds persons in the driver) policy set union (Gopi et al. 2020,
 Policy Laplace: persons spend their weight on the values that still need it,
@@ -17,13 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..core.errors import ParameterError
 from ..data.engine import Engine
 from ..data.query import Query, UnitRule
-from ..data.rules import check_rows_per_value
-from ..data.tables import one_column
 from ..mechanisms.partition_selection import (
     make_optimal_partition_selection,
     make_threshold_partition_selection,
@@ -37,9 +35,7 @@ from ..mechanisms.set_union import (
     set_union_plan,
 )
 from ..mechanisms.top_k_plan import CONFIDENCE
-from ..mechanisms.validate import check_delta, check_int, check_user_epsilon
-from ..planning.contributions import Contributions, check_no_grouping, merged
-from ..planning.epsilon_range import check_epsilon_range
+from ..planning.partition_selection_request import PartitionSelectionRequest
 from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
 from .release import charge_then, open_checked
@@ -66,6 +62,11 @@ from .unknown_domain_plans import (
 )
 from .unknown_domain_top_k import UnknownDomainPlan, unknown_domain_plan
 
+if TYPE_CHECKING:
+    from ..accounting.ledger import Ledger
+    from ..planning.top_k_request import TopKRequest
+    from .grouping import GroupedResult
+
 # the names these helpers had before they moved (tests and bench/ import them from here)
 _counted = counted_in_words
 _ld_per_round = limited_domain_per_round
@@ -89,9 +90,6 @@ __all__ = [
     "top_k_unknown_domain",
 ]
 
-#: The mechanisms ``partition_selection(mechanism=...)`` accepts.
-KEYS_METHODS = ("auto", "optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian")
-
 
 def run_unknown_domain_plan(book: Any, plan: UnknownDomainPlan) -> TopKResult:
     """Charge ``plan`` to ``book`` (``None``: no ledger), then run it.
@@ -114,74 +112,53 @@ def run_unknown_domain_plan(book: Any, plan: UnknownDomainPlan) -> TopKResult:
 
 def partition_selection(
     data: Any,
-    column: str | None,
-    epsilon: float,
-    delta: float,
-    privacy_unit: str | None = None,
-    max_contributions: int = 1,
+    request: PartitionSelectionRequest,
     *,
-    mechanism: Literal[
-        "auto", "optimal", "laplace", "gaussian", "policy_laplace", "policy_gaussian"
-    ] = "auto",
-    ledger: Any = None,
+    ledger: Ledger | str | None = None,
     source: RandomSource | None = None,
     progress: Progress = None,
     schema: Any = None,
-    max_rows_per_value: int = 1,
-    by: str | None = None,
-    groups: Any = None,
-    max_groups: int = 1,
-    group_fraction: float | None = None,
-    contributions: Contributions | None = None,
-) -> Any:
-    """The values of ``column`` that can be published, at ``(epsilon, delta)`` (one person).
+) -> KeysResult | GroupedResult:
+    """The values a checked :class:`PartitionSelectionRequest` may publish, from ``data``.
+
+    :meth:`dpselect.Session.partition_selection`, :func:`dpselect.partition_selection` and the
+    command line build the request
+    (:func:`~dpselect.planning.partition_selection_request.partition_selection_request`: every
+    public argument checked before anything is opened) and run it here.
 
     ``mechanism="auto"``: :func:`choose_keys_method` -- DVGM22's optimal partition selection when
-    each person has one value (``max_contributions = 1``, the optimum for that case); with
-    ``max_contributions > 1``, policy set union with Laplace noise (Gopi et al. 2020) from
-    ``epsilon >= POLICY_MIN_EPSILON`` on an engine that holds persons in the driver, else the
-    optimal rule with each person bounded to one value (``bench/bench_utility.py
-    --set-union`` measured both releasing more values than thresholding at the same
-    guarantee). ``"optimal"`` with
-    ``max_contributions > 1`` keeps one value per person. ``"laplace"`` / ``"gaussian"``:
-    thresholding with ``max_contributions`` values. ``"policy_laplace"`` / ``"policy_gaussian"`` run
-    :mod:`dpselect.mechanisms.set_union` on each person's values (held in the driver). The
-    released values come in a fixed order (sorted), never by count. Charged once, durably,
-    before the data is read. ``schema``: declared column types, as for :func:`dpselect.top_k`.
+    each unit has one value (``values_per_unit = 1``, the optimum for that case); with more,
+    policy set union with Laplace noise (Gopi et al. 2020) from ``epsilon >=
+    POLICY_MIN_EPSILON`` on an engine that holds persons in the driver, else the optimal rule
+    with each unit bounded to one value (``bench/bench_utility.py --set-union`` measured both
+    releasing more values than thresholding at the same guarantee). ``"optimal"`` with more
+    values per unit keeps one value per unit. ``"laplace"`` / ``"gaussian"``: thresholding
+    with ``values_per_unit`` values. ``"policy_laplace"`` / ``"policy_gaussian"`` run
+    :mod:`dpselect.mechanisms.set_union` on each unit's values (held in the driver). With
+    ``rows_per_value = r > 1`` each unit adds its rows with a value, at most ``r``, to its
+    count: thresholding calibrated to L-infinity ``r``, L1 ``c r``, L2 ``r sqrt(c)``, Policy
+    Laplace and Policy Gaussian with a budget and per-value caps of ``r``; ``"auto"`` and
+    ``"optimal"`` select by units (docs/partition_selection.md, section 6). With ``by``: the
+    values publishable in every group, in one query
+    (:func:`dpselect.recipes.grouped_keys.grouped_partition_selection`). The released values
+    come in a fixed order (sorted), never by count. Charged once, durably, before the data is
+    read.
 
     Parameters
     ----------
-    data : str, path, DataFrame, relation, Series or array
-        The private rows, as for :func:`dpselect.top_k`.
-    column : str or None
-        The column whose values may be published.
-    epsilon, delta : float
-        The privacy cost (``delta > 0``: values that come from the data need it).
-    privacy_unit : str, optional
-        The column identifying people (each row is a person without it).
-    max_contributions : int, default 1
-        How many distinct values each person counts toward.
-    mechanism : str, default "auto"
-        ``"optimal"``, ``"laplace"``, ``"gaussian"``, ``"policy_laplace"``,
-        ``"policy_gaussian"`` or ``"auto"`` (chosen from public parameters).
-    ledger, source, progress, schema
-        The budget ledger, the randomness (tests only), a progress callback and declared
-        column types.
-    max_rows_per_value : int, default 1
-        With a ``privacy_unit``: each person adds their rows with a value, at most this many,
-        to its count: thresholding calibrated to L-infinity ``r``, L1 ``c r``, L2 ``r
-        sqrt(c)``, Policy Laplace and Policy Gaussian with a budget and per-value caps of
-        ``r``. ``"auto"`` and ``"optimal"`` select by persons (a released set is valid
-        whatever selected it, and by persons released more values,
-        docs/partition_selection.md, section 6).
-    by, groups, max_groups, group_fraction
-        A column of groups: the values publishable in every group, in one query
-        (:func:`dpselect.recipes.grouped_keys.grouped_partition_selection`), as for
-        :func:`dpselect.top_k`.
-    contributions : Contributions, optional
-        Every contribution bound as one value (:class:`~dpselect.Contributions`), in place
-        of ``max_contributions``, ``max_rows_per_value``, ``max_groups`` and
-        ``group_fraction`` (giving both is refused).
+    data : Engine, str, path, DataFrame, relation, Series or array
+        The private rows: a table already opened (:class:`~dpselect.data.engine.Engine`) or
+        anything :func:`~dpselect.data.tables.open_table` takes.
+    request : PartitionSelectionRequest
+        The query's checked public arguments.
+    ledger : Ledger or str, optional
+        The budget ledger (or its path) charged before any row is read.
+    source : RandomSource, optional
+        The randomness (a seeded source is for tests and demos only, not private).
+    progress : callable, optional
+        Called with the percentage done while the query runs.
+    schema : dict, optional
+        Declared column types (``{column: type}``) for text files.
 
     Returns
     -------
@@ -192,39 +169,27 @@ def partition_selection(
     Raises
     ------
     ParameterError, DataError, BudgetExceeded
-        Invalid parameters, unusable data or budget left, before any budget is spent.
+        Unusable data or too little budget left, before any budget is spent.
 
     Examples
     --------
     >>> import pandas as pd
-    >>> import dpselect as dp
+    >>> from dpselect.planning.partition_selection_request import partition_selection_request
     >>> from dpselect.sampling import InsecureSeededSource  # reproducible, not private
-    >>> rows = pd.Series(["a"] * 500 + ["b"] * 3)
-    >>> dp.partition_selection(rows, None, epsilon=1.0, delta=1e-6,
-    ...                        source=InsecureSeededSource(1)).values
+    >>> rows = pd.DataFrame({"value": ["a"] * 500 + ["b"] * 3})
+    >>> request = partition_selection_request("value", 1.0, 1e-6)
+    >>> partition_selection(rows, request, source=InsecureSeededSource(1)).values
     ['a']
     """
-    data, column = one_column(data, column)  # a Series or 1-D array: column None
-    bound_args = merged(
-        contributions, "partition_selection", privacy_unit,
-        {"max_contributions": max_contributions, "max_rows_per_value": max_rows_per_value,
-         "max_groups": max_groups, "group_fraction": group_fraction},
-        {"max_contributions": 1, "max_rows_per_value": 1, "max_groups": 1,
-         "group_fraction": None},
-        by=by, groups=groups,
-    )  # fmt: skip
-    if by is None:
-        check_no_grouping(groups, bound_args["max_groups"], bound_args["group_fraction"])
-        query = _checked_keys_query(column, epsilon, delta, privacy_unit, bound_args, mechanism,
-                                    source, progress)  # fmt: skip
+    if request.by is None:
+        query = _KeysQuery(request.column, request.epsilon, request.delta, request.privacy_unit,
+                           request.max_contributions, request.rows_per_value, request.mechanism,
+                           source, progress)  # fmt: skip
         return _select_keys(data, query, ledger, schema)
     from .grouped_keys import grouped_partition_selection
 
-    return grouped_partition_selection(
-        data, column, epsilon, delta, by=by, groups=groups, privacy_unit=privacy_unit,
-        mechanism=mechanism, ledger=ledger, source=source, progress=progress, schema=schema,
-        **bound_args,
-    )  # fmt: skip
+    return grouped_partition_selection(data, request, ledger=ledger, source=source,
+                                       progress=progress, schema=schema)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -243,33 +208,7 @@ class _KeysQuery:
     progress: Progress
 
 
-def _checked_keys_query(
-    column: str,
-    epsilon: float,
-    delta: float,
-    privacy_unit: str | None,
-    bound_args: dict[str, Any],
-    method: str,
-    source: RandomSource | None,
-    progress: Progress,
-) -> _KeysQuery:
-    """The parameters of :func:`partition_selection` checked from public facts, in order,
-    before the data are opened."""
-    eps = float(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
-    dlt = float(check_delta(delta, allow_zero=False))
-    c = check_int(bound_args["max_contributions"], "max_contributions", minimum=1)
-    if privacy_unit is None and c != 1:
-        raise ParameterError("max_contributions applies only with a privacy_unit column")
-    rows_cap = check_rows_per_value(bound_args["max_rows_per_value"], privacy_unit)
-    if method not in KEYS_METHODS:
-        raise ParameterError(f"mechanism must be one of {', '.join(KEYS_METHODS)}, got {method!r}")
-    if method.startswith("policy") and privacy_unit is None:
-        raise ParameterError(f"mechanism {method!r} needs a privacy_unit column")
-    return _KeysQuery(column, eps, dlt, privacy_unit, c, rows_cap, method, source, progress)
-
-
-def _select_keys(data: Any, query: _KeysQuery, ledger: Any, schema: Any) -> Any:
+def _select_keys(data: Any, query: _KeysQuery, ledger: Any, schema: Any) -> KeysResult:
     """Open the data (schema only), plan the selection, charge it once, then release the
     values (:func:`partition_selection`'s body after its checks)."""
     q = query
@@ -296,7 +235,7 @@ def _select_keys(data: Any, query: _KeysQuery, ledger: Any, schema: Any) -> Any:
     }
     accuracy = _keys_accuracy(plan, q.dlt)
 
-    def release() -> Any:
+    def release() -> KeysResult:
         values = _selected_values(table, q, plan)
         return KeysResult(
             ordered_values(values),
@@ -437,66 +376,38 @@ def _selected_values(table: Engine, q: _KeysQuery, plan: _KeysPlan) -> Any:
 
 def top_k_unknown_domain(
     data: Any,
-    column: str,
-    k: int,
-    eps: float,
-    delta: float,
-    privacy_unit: str | None,
-    max_contributions: int,
-    mech: str,
-    counts: bool,
-    ledger: Any,
-    source: RandomSource | None,
-    progress: Progress,
-    k_bar: int | None,
+    request: TopKRequest,
     *,
+    ledger: Ledger | str | None = None,
+    source: RandomSource | None = None,
+    progress: Progress = None,
     schema: Any = None,
-    max_rows_per_value: int = 1,
 ) -> TopKResult:
-    """The ``candidates=None`` path of :func:`dpselect.top_k` (module docstring): the plan of
-    :func:`unknown_domain_plan`, charged, then run.
+    """The ``candidates=None`` path of :func:`dpselect.recipes.top_k.top_k` (module docstring):
+    the plan of :func:`unknown_domain_plan`, charged, then run.
 
     Parameters
     ----------
-    data : str, path, DataFrame, relation or Table
-        The private rows, as for :func:`dpselect.top_k`.
-    column : str
-        The column whose values are released.
-    k : int
-        How many values to release.
-    eps, delta : float
-        The release's ``(epsilon, delta)``, for one person (or row) added or removed.
-    privacy_unit : str or None
-        The column identifying people (``None``: each row is a person).
-    max_contributions : int
-        The most distinct values one person keeps.
-    mech : str
-        ``"auto"``, ``"laplace_histogram"``, ``"gaussian_histogram"`` or ``"gumbel"`` (the
-        limited domain).
-    counts : bool
-        Whether to release the noisy counts too (histogram mechanisms only).
+    data : str, path, DataFrame, relation or Engine
+        The private rows, as for :func:`dpselect.recipes.top_k.top_k`.
+    request : TopKRequest
+        The top-k's checked arguments, without candidates, at a numeric ``max_contributions``
+        (:func:`unknown_domain_plan`).
     ledger : Ledger, str, path or None
         The budget ledger charged before the data are read (``None``: none).
     source : RandomSource or None
         The randomness (``None``: the private default; a seeded source for tests only).
     progress : callable or None
         ``progress(percent)`` while the data are scanned.
-    k_bar : int or None
-        The limited domain's ``k_bar >= k`` (default ``k + 10``); implies ``"gumbel"`` under
-        ``"auto"`` and is refused by the other mechanisms.
     schema : dict, optional
         Declared column types.
-    max_rows_per_value : int, default 1
-        ``r``, the most rows one person adds to one value's count (only with a unit).
 
     Returns
     -------
     TopKResult
         The released values, best first (and their noisy counts with ``counts``).
     """
-    plan = unknown_domain_plan(data, column, k, eps, delta, privacy_unit, max_contributions,
-                               mech, counts, source, progress, k_bar, schema=schema,
-                               max_rows_per_value=max_rows_per_value)  # fmt: skip
+    plan = unknown_domain_plan(data, request, source=source, progress=progress, schema=schema)
     return run_unknown_domain_plan(open_ledger(ledger), plan)
 
 

@@ -39,21 +39,26 @@ either runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.arithmetic import float_up
 from ..data.engine import Engine
 from ..data.query import Query, UnitRule
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..planning.budget import first_share, remainder
+from ..planning.top_k_mechanisms import Mechanism
 from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
 from .release import charge_then, open_checked
 from .top_k_result import TopKResult
 from .unknown_domain_plans import Progress, choose_unknown_domain
 from .unknown_domain_top_k import UnknownDomainPlan, unknown_domain_plan
+
+if TYPE_CHECKING:
+    from ..accounting.ledger import Ledger
+    from ..planning.top_k_request import TopKRequest
 
 __all__ = ["kth_count", "mechanism_at", "top_k_unknown_domain_auto_contributions"]
 
@@ -79,47 +84,33 @@ def kth_count(hist: dict[Any, int], k: int) -> int:
 
 def top_k_unknown_domain_auto_contributions(
     data: Any,
-    column: str,
-    k: int,
-    eps: float,
-    delta: float,
-    privacy_unit: str,
-    mech: str,
-    counts: bool,
-    options: tuple[Any, RandomSource | None, Progress, int | None, float],
+    request: TopKRequest,
     *,
+    ledger: Ledger | str | None = None,
+    source: RandomSource | None = None,
+    progress: Progress = None,
     schema: Any = None,
-    max_rows_per_value: int = 1,
 ) -> TopKResult:
-    """The unknown-domain top-k with ``m`` chosen privately (module docstring). ``options``:
-    ``(ledger, source, progress, k_bar, auto_fraction)``.
+    """The unknown-domain top-k of ``request`` with ``m`` chosen privately (module docstring).
 
     Parameters
     ----------
-    data : str, path, DataFrame, relation or Table
-        The private rows, as for :func:`dpselect.top_k`.
-    column : str
-        The column whose values are released.
-    k : int
-        How many values to release.
-    eps, delta : float
-        The whole release's ``(epsilon, delta)`` (the choice and the top-k), for one person
-        added or removed.
-    privacy_unit : str
-        The column identifying people.
-    mech : str
-        The top-k mechanism, ``"auto"`` or one of :func:`unknown_domain_plan`'s (per bound:
-        :func:`mechanism_at`).
-    counts : bool
-        Whether to release the noisy counts too.
-    options : tuple
-        ``(ledger, source, progress, k_bar, auto_fraction)``: the budget ledger, the randomness
-        (tests only), ``progress(percent)``, the limited domain's ``k_bar`` (or ``None``) and the
-        choice's share of ``eps`` in ``(0, 1)``.
+    data : str, path, DataFrame, relation or Engine
+        The private rows, as for :func:`dpselect.recipes.top_k.top_k`.
+    request : TopKRequest
+        The top-k's checked arguments, without candidates, with ``values_per_unit="auto"``
+        (``max_contributions`` ``None``) and a privacy unit: its ``epsilon`` and ``delta`` are
+        the whole release's (the choice and the top-k), its ``auto_fraction`` the choice's
+        share, its ``mechanism`` ``"auto"`` or one of :func:`unknown_domain_plan`'s (per
+        bound: :func:`mechanism_at`).
+    ledger : Ledger, str, path or None
+        The budget ledger charged before the data are read.
+    source : RandomSource or None
+        The randomness (tests only).
+    progress : callable or None
+        ``progress(percent)`` while the data are scanned.
     schema : dict, optional
         Declared column types.
-    max_rows_per_value : int, default 1
-        ``r``, the most rows one person adds to one value's count.
 
     Returns
     -------
@@ -127,11 +118,13 @@ def top_k_unknown_domain_auto_contributions(
         The released values (and noisy counts if asked) at the chosen ``m``, with the total cost
         and the choice in ``parameters["max_contributions_choice"]``.
     """
-    ledger, source, progress, k_bar, fraction = options
-    r = int(max_rows_per_value)
+    column, k, eps, delta = request.column, request.k, request.epsilon, request.delta
+    privacy_unit, fraction = request.privacy_unit, request.auto_fraction
+    assert privacy_unit is not None  # values_per_unit="auto" needs a unit (top_k_request)
+    r = int(request.rows_per_value)
     table = open_checked(data, column, privacy_unit, schema)
     query = _AutoQuery(table, column, k, privacy_unit, r, source, progress)
-    auto = _auto_plan(query, eps, delta, mech, counts, k_bar, fraction)
+    auto = _auto_plan(query, request)
     book = open_ledger(ledger)
     parameters: dict[str, Any] = {
         "column": column,
@@ -186,14 +179,15 @@ class _AutoPlan:
     spent_delta: float
 
 
-def _auto_plan(query: _AutoQuery, eps: float, delta: float, mech: str, counts: bool,
-               k_bar: int | None, fraction: float) -> _AutoPlan:  # fmt: skip
-    """The budget split (``fraction`` of ``eps`` to the choice, the rest to the top-k), GEM
-    over :data:`~dpselect.recipes.bounds.DEFAULT_CONTRIBUTIONS` at sensitivity ``r``, and the
-    top-k planned at every bound (each checked before the charge)."""
+def _auto_plan(query: _AutoQuery, request: TopKRequest) -> _AutoPlan:
+    """The budget split (the request's ``auto_fraction`` of its ``epsilon`` to the choice, the
+    rest to the top-k), GEM over :data:`~dpselect.recipes.bounds.DEFAULT_CONTRIBUTIONS` at
+    sensitivity ``r``, and the top-k planned at every bound (each checked before the charge)."""
     from .bounds import DEFAULT_CONTRIBUTIONS
 
     q, r = query, query.r
+    eps, delta, fraction = request.epsilon, request.delta, request.auto_fraction
+    mech, k_bar = request.mechanism, request.k_bar
     bounds = list(DEFAULT_CONTRIBUTIONS)
     eps_choice = first_share(eps, fraction).first_epsilon
     gem = make_generalized_exponential_mechanism(
@@ -204,10 +198,9 @@ def _auto_plan(query: _AutoQuery, eps: float, delta: float, mech: str, counts: b
     eps_q = remainder(eps, spent_c)
     plans: dict[int, UnknownDomainPlan] = {}
     for m in bounds:
-        plans[m] = unknown_domain_plan(q.table, q.column, q.k, eps_q, delta, q.privacy_unit, m,
-                                       mechanism_at(mech, q.k, eps_q, delta, m, r, k_bar),
-                                       counts, q.source, q.progress, k_bar,
-                                       max_rows_per_value=r)  # fmt: skip
+        mech_m = cast(Mechanism, mechanism_at(mech, q.k, eps_q, delta, m, r, k_bar))
+        at_m = replace(request, epsilon=eps_q, max_contributions=m, mechanism=mech_m)
+        plans[m] = unknown_domain_plan(q.table, at_m, source=q.source, progress=q.progress)
     spent_eps = float_up(Fraction(spent_c) + max(Fraction(p.spent[0]) for p in plans.values()))
     spent_delta = max(p.spent[1] for p in plans.values())
     return _AutoPlan(bounds, gem, spent_c, eps_q, plans, spent_eps, spent_delta)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..core.arithmetic import printed_up
 from ..core.errors import ParameterError
@@ -69,6 +69,9 @@ from .unknown_domain_plans import (
     rank_released,
     sure_release_count,
 )
+
+if TYPE_CHECKING:
+    from ..planning.top_k_request import TopKRequest
 
 __all__ = [
     "POLICY_TOP_K_ALPHA",
@@ -133,25 +136,16 @@ class _ValueQuery:
 
 def unknown_domain_plan(
     data: Any,
-    column: str,
-    k: int,
-    eps: float,
-    delta: float,
-    privacy_unit: str | None,
-    max_contributions: int,
-    mech: str,
-    counts: bool,
-    source: RandomSource | None,
-    progress: Progress,
-    k_bar: int | None,
+    request: TopKRequest,
     *,
+    source: RandomSource | None = None,
+    progress: Progress = None,
     schema: Any = None,
-    max_rows_per_value: int = 1,
 ) -> UnknownDomainPlan:
-    """The ``candidates=None`` top-k at ``max_contributions``, planned and checked from
-    public facts, not charged (module docstring).
+    """The ``candidates=None`` top-k of ``request`` at its ``max_contributions``, planned and
+    checked from public facts, not charged (module docstring).
 
-    ``max_rows_per_value = r > 1``: every path calibrated to counts that move by ``r``
+    ``rows_per_value = r > 1``: every path calibrated to counts that move by ``r``
     (thresholding, the limited domain, and policy set union then the top-k, both stages
     counting rows: :func:`dpselect.mechanisms.policy_top_k.make_policy_top_k`); ``"auto"``
     applies the rule of ``r = 1`` (:func:`use_policy_top_k`; ``bench/bench_rows_set_union.py``
@@ -160,43 +154,33 @@ def unknown_domain_plan(
 
     Parameters
     ----------
-    data : str, path, DataFrame, relation or Table
-        The private rows, as for :func:`dpselect.top_k`.
-    column : str
-        The column whose values are released.
-    k : int
-        How many values to release.
-    eps, delta : float
-        The release's ``(epsilon, delta)``, for one person (or row) added or removed.
-    privacy_unit : str or None
-        The column identifying people (``None``: each row is a person).
-    max_contributions : int
-        The most distinct values one person keeps.
-    mech : str
-        ``"auto"``, ``"laplace_histogram"``, ``"gaussian_histogram"`` or ``"gumbel"`` (the
-        limited domain).
-    counts : bool
-        Whether to release the noisy counts too (histogram mechanisms only).
+    data : str, path, DataFrame, relation or Engine
+        The private rows, as for :func:`dpselect.recipes.top_k.top_k`.
+    request : TopKRequest
+        The top-k's checked arguments, without candidates and with a numeric
+        ``max_contributions``: its ``mechanism`` (``"auto"``, ``"laplace_histogram"``,
+        ``"gaussian_histogram"`` or ``"gumbel"``, the limited domain), ``counts`` (histogram
+        mechanisms only) and ``k_bar`` (the limited domain's ``k_bar >= k``, default ``k +
+        10``; implies ``"gumbel"`` under ``"auto"`` and is refused by the other mechanisms).
     source : RandomSource or None
         The randomness (``None``: the private default; a seeded source for tests only).
     progress : callable or None
         ``progress(percent)`` while the data are scanned.
-    k_bar : int or None
-        The limited domain's ``k_bar >= k`` (default ``k + 10``); implies ``"gumbel"`` under
-        ``"auto"`` and is refused by the other mechanisms.
     schema : dict, optional
         Declared column types.
-    max_rows_per_value : int, default 1
-        ``r``, the most rows one person adds to one value's count (only with a unit).
 
     Returns
     -------
     UnknownDomainPlan
         The calibrated plan: its cost, its statements and ``pick`` (run only after a charge).
     """
-    c = max_contributions
-    r = check_rows_per_value(max_rows_per_value, privacy_unit)
-    query = _ValueQuery(data, column, k, eps, delta, privacy_unit, c, r, counts, source,
+    a = request
+    assert a.max_contributions is not None  # "auto" is chosen first (unknown_domain_auto)
+    column, k, eps, delta, privacy_unit = a.column, a.k, a.epsilon, a.delta, a.privacy_unit
+    mech: str = a.mechanism
+    k_bar, c = a.k_bar, a.max_contributions
+    r = check_rows_per_value(a.rows_per_value, privacy_unit)
+    query = _ValueQuery(data, column, k, eps, delta, privacy_unit, c, r, a.counts, source,
                         progress, schema)  # fmt: skip
     if (
         mech == "auto"

@@ -12,10 +12,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
+import dpselect as dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import LedgerError, ParameterError
-from dpselect.recipes.top_k import top_k as recipe_top_k
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 
 
@@ -33,34 +32,43 @@ Query = Callable[[Ledger, str | None], Any]
 
 
 def _top_k_candidates(book: Ledger, unit: str | None) -> Any:
-    return recipe_top_k(_visits(), "site", 2, 1.0, candidates=["a", "b", "c", "d"],
-                          privacy_unit=unit, max_contributions=2 if unit else 1, ledger=book,
-                          source=InsecureSeededSource(1))  # fmt: skip
+    return dp.Session(
+        _visits(),
+        privacy_unit=unit,
+        contributions=dp.Contributions(values_per_unit=2 if unit else 1),
+        ledger=book,
+        source=InsecureSeededSource(1),
+    ).top_k("site", 2, epsilon=1.0, candidates=["a", "b", "c", "d"])
 
 
 def _top_k_gumbel(book: Ledger, unit: str | None) -> Any:
-    return recipe_top_k(_visits(), "site", 2, 1.0, candidates=["a", "b", "c", "d"],
-                          privacy_unit=unit, mechanism="gumbel", ledger=book,
-                          source=InsecureSeededSource(1))  # fmt: skip
+    return dp.Session(
+        _visits(), privacy_unit=unit, ledger=book, source=InsecureSeededSource(1)
+    ).top_k("site", 2, epsilon=1.0, candidates=["a", "b", "c", "d"], mechanism="gumbel")
 
 
 def _partition(mechanism: str, m: int) -> Query:
     def query(book: Ledger, unit: str | None) -> Any:
-        return recipe_partition_selection(
-            _visits(), "site", 1.0, 1e-5, privacy_unit=unit, max_contributions=m if unit else 1,
-            mechanism=mechanism, ledger=book, source=InsecureSeededSource(2),
-        )  # fmt: skip
+        return dp.Session(
+            _visits(),
+            privacy_unit=unit,
+            contributions=dp.Contributions(values_per_unit=m if unit else 1),
+            ledger=book,
+            source=InsecureSeededSource(2),
+        ).partition_selection("site", epsilon=1.0, delta=1e-5, mechanism=mechanism)
 
     return query
 
 
 def _unknown_top_k(mechanism: str, m: int, k_bar: int | None = None) -> Query:
     def query(book: Ledger, unit: str | None) -> Any:
-        return recipe_top_k(
-            _visits(), "site", 2, 1.0, delta=1e-5, privacy_unit=unit,
-            max_contributions=m if unit else 1, mechanism=mechanism, k_bar=k_bar,
-            ledger=book, source=InsecureSeededSource(3),
-        )  # fmt: skip
+        return dp.Session(
+            _visits(),
+            privacy_unit=unit,
+            contributions=dp.Contributions(values_per_unit=m if unit else 1),
+            ledger=book,
+            source=InsecureSeededSource(3),
+        ).top_k("site", 2, epsilon=1.0, delta=1e-5, mechanism=mechanism, k_bar=k_bar)
 
     return query
 

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import dpselect
+import dpselect as dp
 from dpselect.accounting.ledger import APPLICATION_ID, ROWS, Ledger
 from dpselect.core.errors import LedgerError
-from dpselect.recipes.top_k import top_k as recipe_top_k
 
 from ..cli_process import run_cli
 
@@ -29,10 +29,12 @@ def _visits() -> pd.DataFrame:
 
 
 def _top_k(ledger: Ledger) -> object:
-    return recipe_top_k(
-        _visits(), "site", 1, 1.0, candidates=["a", "b", "c"], privacy_unit="user_id",
-        max_contributions=2, ledger=ledger,
-    )  # fmt: skip
+    return dp.Session(
+        _visits(),
+        privacy_unit="user_id",
+        contributions=dp.Contributions(values_per_unit=2),
+        ledger=ledger,
+    ).top_k("site", 1, epsilon=1.0, candidates=["a", "b", "c"])
 
 
 def test_entries_record_unit_and_source(tmp_path: Path) -> None:

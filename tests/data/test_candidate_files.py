@@ -18,7 +18,6 @@ from dpselect.core.errors import ParameterError
 from dpselect.data.candidates import header_note, load_candidates
 from dpselect.data.query import Query
 from dpselect.data.tables import open_table
-from dpselect.recipes.top_k import top_k as recipe_top_k
 
 AIRPORTS = ["ATL", "ORD", "DFW"]
 FLIGHTS = pd.DataFrame({"dest": ["ATL"] * 6 + ["ORD"] * 3 + ["DFW"]})
@@ -49,7 +48,7 @@ def test_a_byte_order_mark_is_dropped_and_decides_the_encoding(tmp_path, encodin
 def test_the_first_candidate_of_an_excel_file_is_ranked(tmp_path):
     path = _write(tmp_path / "c.csv", "ATL\nORD\nDFW\n", "utf-8", codecs.BOM_UTF8)
     seed = dp.sampling.InsecureSeededSource(1)
-    result = recipe_top_k(FLIGHTS, "dest", 3, epsilon=1.0, candidates=path, source=seed)
+    result = dp.Session(FLIGHTS, source=seed).top_k("dest", 3, epsilon=1.0, candidates=path)
     assert sorted(result.candidates) == sorted(AIRPORTS) and "\ufeffATL" not in result.candidates
 
 
@@ -82,15 +81,15 @@ def test_a_header_line_is_kept_and_noted(tmp_path):
     assert header_note([1, 2], "dest") is None
 
     seed = dp.sampling.InsecureSeededSource
-    result = recipe_top_k(FLIGHTS, "dest", 2, epsilon=1.0, candidates=path, source=seed(2))
+    result = dp.Session(FLIGHTS, source=seed(2)).top_k("dest", 2, epsilon=1.0, candidates=path)
     assert result.parameters["candidates_note"] == note
     assert result.parameters["n_candidates"] == 4
     assert note in str(result) and note in json.dumps(result.to_dict())
     # The note is a fact of the list and the column's name, never of the rows.
     empty = FLIGHTS.iloc[:0]
-    again = recipe_top_k(empty, "dest", 2, epsilon=1.0, candidates=path, source=seed(3))
+    again = dp.Session(empty, source=seed(3)).top_k("dest", 2, epsilon=1.0, candidates=path)
     assert again.parameters["candidates_note"] == note
-    plain = recipe_top_k(FLIGHTS, "dest", 2, epsilon=1.0, candidates=AIRPORTS, source=seed(2))
+    plain = dp.Session(FLIGHTS, source=seed(2)).top_k("dest", 2, epsilon=1.0, candidates=AIRPORTS)
     assert "candidates_note" not in plain.parameters
     assert "note:" not in str(plain)
 
@@ -99,8 +98,12 @@ def test_a_header_line_with_auto_contributions_is_noted(tmp_path):
     path = _write(tmp_path / "c.txt", "dest\nATL\nORD\nDFW\n", "utf-8")
     frame = FLIGHTS.assign(user=range(len(FLIGHTS)))
     seed = dp.sampling.InsecureSeededSource(4)
-    result = recipe_top_k(frame, "dest", 2, epsilon=1.0, candidates=path, privacy_unit="user",
-                      max_contributions="auto", source=seed)  # fmt: skip
+    result = dp.Session(
+        frame,
+        privacy_unit="user",
+        contributions=dp.Contributions(values_per_unit="auto"),
+        source=seed,
+    ).top_k("dest", 2, epsilon=1.0, candidates=path)
     assert "header" in result.parameters["candidates_note"]
     assert result.parameters["max_contributions_choice"]
 

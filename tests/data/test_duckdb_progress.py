@@ -15,10 +15,10 @@ import duckdb
 import pandas as pd
 import pytest
 
+import dpselect as dp
 from dpselect.data.engines import duckdb_progress
 from dpselect.data.engines.duckdb_progress import QueryProgress
 from dpselect.data.tables import open_table
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 
 #: About 2 s here (2 cores, shared): one scan of 2 * 10^8 generated rows.
@@ -149,11 +149,19 @@ def test_top_k_releases_the_same_with_and_without_progress(monkeypatch):
     runs = {}
     for with_progress in (False, True):
         seen: list[float] = []
-        result = recipe_top_k(
-            frame, "item", 3, 1.0, candidates=candidates, privacy_unit="user",
-            max_contributions=2, counts=True, source=InsecureSeededSource(7),
+        result = dp.Session(
+            frame,
+            privacy_unit="user",
+            contributions=dp.Contributions(values_per_unit=2),
+            source=InsecureSeededSource(7),
+        ).top_k(
+            "item",
+            3,
+            epsilon=1.0,
+            candidates=candidates,
+            counts=True,
             progress=seen.append if with_progress else None,
-        )  # fmt: skip
+        )
         runs[with_progress] = (result.candidates, result.to_dict(), seen)
     assert runs[True][0] == runs[False][0]
     assert runs[True][1] == runs[False][1]
@@ -170,10 +178,12 @@ def test_the_passes_of_auto_bounds_share_one_rising_bar(monkeypatch):
         {"user": users, "item": [f"v{(u * 7 + i) % 11}" for i, u in enumerate(users)]}
     )
     seen: list[float] = []
-    recipe_top_k(
-        frame, "item", 3, 1.0, delta=1e-6, privacy_unit="user", max_contributions="auto",
-        source=InsecureSeededSource(2), progress=seen.append,
-    )  # fmt: skip
+    dp.Session(
+        frame,
+        privacy_unit="user",
+        contributions=dp.Contributions(values_per_unit="auto"),
+        source=InsecureSeededSource(2),
+    ).top_k("item", 3, epsilon=1.0, delta=1e-6, progress=seen.append)
     assert len(seen) >= 3 and seen == sorted(seen) and seen[-1] == 100.0
     assert all(0.0 <= p <= 100.0 for p in seen) and seen[-2] > 50.0
 

@@ -4,14 +4,13 @@ import json
 
 import pytest
 
+import dpselect as dp
 from dpselect.cli.main import main
 from dpselect.core.errors import ParameterError
 from dpselect.planning.price_request import price_request
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.top_k import most_common as recipe_most_common
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
 
 
@@ -26,11 +25,15 @@ def data(tmp_path):
 
 def test_python_api_schema(data):
     path = data / "d.csv"
-    got = recipe_top_k(path, "n", 1, 50.0, candidates=[0, 1, 2, 3, 9], schema={"n": int},
-                   source=InsecureSeededSource(1))  # fmt: skip
+    got = dp.Session(path, schema={"n": int}, source=InsecureSeededSource(1)).top_k(
+        "n", 1, epsilon=50.0, candidates=[0, 1, 2, 3, 9]
+    )
     assert got.candidates[0] in (0, 1, 2, 3)
-    assert recipe_most_common(path, "site", 1.0, candidates=["a", "b"], schema={"n": "BIGINT"},
-                          source=InsecureSeededSource(1)).candidates  # fmt: skip
+    assert (
+        dp.Session(path, schema={"n": "BIGINT"}, source=InsecureSeededSource(1))
+        .most_common("site", epsilon=1.0, candidates=["a", "b"])
+        .candidates
+    )
     q = recipe_quantile(
         path,
         quantile_request("n", 0.5, 1.0, bounds=(0, 10)),
@@ -46,7 +49,7 @@ def test_python_api_schema(data):
     )
     assert price.price in (1, 2, 3)
     with pytest.raises(ParameterError, match="unknown type"):
-        recipe_top_k(path, "n", 1, 1.0, candidates=[0, 1], schema={"n": "NOPE"})
+        dp.Session(path, schema={"n": "NOPE"}).top_k("n", 1, epsilon=1.0, candidates=[0, 1])
 
 
 def run(capsys, *args):

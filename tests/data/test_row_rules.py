@@ -7,10 +7,10 @@ import json
 
 import pandas as pd
 
+import dpselect as dp
 from dpselect.data.row_rules import row_rules
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
 
@@ -33,8 +33,9 @@ def test_results_state_them_the_same_whatever_the_rows(tmp_path):
     dirty.write_bytes(b"v,u\na,1\nb,2\n\xff\xfe,3\na,\n")
     said = []
     for path in (clean, dirty):
-        r = recipe_top_k(str(path), "v", 1, 1.0, candidates=["a", "b"], privacy_unit="u",
-                     source=InsecureSeededSource(1))  # fmt: skip
+        r = dp.Session(str(path), privacy_unit="u", source=InsecureSeededSource(1)).top_k(
+            "v", 1, epsilon=1.0, candidates=["a", "b"]
+        )
         rules = r.parameters["row_rules"]
         assert str(r).endswith("rows read: " + "; ".join(rules))
         words = "".join(rules).replace("8 MiB", "").replace("UTF-8", "")

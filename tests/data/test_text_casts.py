@@ -20,6 +20,7 @@ from decimal import Decimal
 import duckdb
 import pytest
 
+import dpselect as dp
 from dpselect.data.tables import open_table
 from dpselect.data.text_casts import (
     SPARK_TEXT_TYPES,
@@ -28,7 +29,6 @@ from dpselect.data.text_casts import (
     declared_text_value,
     has_text_rule,
 )
-from dpselect.recipes.top_k import top_k as recipe_top_k
 
 INF = math.inf
 #: The declared columns of the CSV below: each holds the row's text.
@@ -180,9 +180,13 @@ def test_a_recipe_counts_what_the_rule_reads(tmp_path):
     # one person per row: 1 written four ways is one unit under the rule ('1.0' and '1_0'
     # are no unit: their rows count for nothing)
     path.write_text("u,v\n1,a\n 1,a\n001,a\n+1,b\n1.0,b\n1_0,b\n2,b\n")
-    result = recipe_top_k(path, "v", 1, 50.0, candidates=["a", "b"], privacy_unit="u",
-                      max_contributions=2, counts=True, schema={"u": "BIGINT"},
-                      source=InsecureSeededSource(3))  # fmt: skip
+    result = dp.Session(
+        path,
+        privacy_unit="u",
+        contributions=dp.Contributions(values_per_unit=2),
+        schema={"u": "BIGINT"},
+        source=InsecureSeededSource(3),
+    ).top_k("v", 1, epsilon=50.0, candidates=["a", "b"], counts=True)
     # unit 1: a (3 rows) and b (1 row), unit 2: b; each unit counts once per value
     assert result.candidates == ["b"]  # scores a 1, b 2 (TRY_CAST: a 1, b 3)
     table = open_table(path, schema={"u": "BIGINT"})

@@ -30,10 +30,8 @@ from dpselect.planning.price_request import price_request
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.top_k import most_common as recipe_most_common
-from dpselect.recipes.top_k import top_k as recipe_top_k
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling.source import InsecureSeededSource
+from tests.session_queries import session_partition_selection, session_top_k
 
 N = 2500  # more than DuckDB's vector (2048 rows): the extremes sit in the second vector
 D = decimal.Decimal
@@ -134,36 +132,71 @@ def candidates(t: pa.Table) -> list[str]:
 
 #: Every recipe path that reads a column, and the role the fuzzed column ``x`` plays there.
 PATHS = {
-    "top_k candidates": lambda d, c, **k: recipe_top_k(d, "x", 1, 1.0, candidates=c, **k),
-    "top_k candidates unit": lambda d, c, **k: recipe_top_k(
-        d, "x", 1, 1.0, candidates=c, privacy_unit="u", max_contributions=2, **k
+    "top_k candidates": lambda d, c, **k: session_top_k(d, "x", 1, 1.0, candidates=c, **k),
+    "top_k candidates unit": lambda d, c, **k: session_top_k(
+        d,
+        "x",
+        1,
+        1.0,
+        contributions=dp.Contributions(values_per_unit=2),
+        candidates=c,
+        privacy_unit="u",
+        **k,
     ),
-    "top_k candidates, x the unit": lambda d, c, **k: recipe_top_k(
+    "top_k candidates, x the unit": lambda d, c, **k: session_top_k(
         d, "s", 1, 1.0, candidates=["1", "2"], privacy_unit="x", **k
     ),
-    "top_k candidates, x the unit, m=2": lambda d, c, **k: recipe_top_k(
-        d, "s", 1, 1.0, candidates=["1", "2"], privacy_unit="x", max_contributions=2, **k
+    "top_k candidates, x the unit, m=2": lambda d, c, **k: session_top_k(
+        d,
+        "s",
+        1,
+        1.0,
+        contributions=dp.Contributions(values_per_unit=2),
+        candidates=["1", "2"],
+        privacy_unit="x",
+        **k,
     ),
-    "top_k candidates, x the unit, m=auto": lambda d, c, **k: recipe_top_k(
-        d, "s", 1, 1.0, candidates=["1", "2"], privacy_unit="x", max_contributions="auto", **k
+    "top_k candidates, x the unit, m=auto": lambda d, c, **k: session_top_k(
+        d,
+        "s",
+        1,
+        1.0,
+        contributions=dp.Contributions(values_per_unit="auto"),
+        candidates=["1", "2"],
+        privacy_unit="x",
+        **k,
     ),
-    "mode": lambda d, c, **k: recipe_most_common(d, "x", 1.0, candidates=c, **k),
-    "top_k": lambda d, c, **k: recipe_top_k(d, "x", 2, 1.0, delta=1e-6, **k),
-    "top_k unit": lambda d, c, **k: recipe_top_k(
-        d, "x", 2, 1.0, delta=1e-6, privacy_unit="u", max_contributions=2, **k
+    "mode": lambda d, c, **k: session_top_k(d, "x", 1, 1.0, candidates=c, **k),
+    "top_k": lambda d, c, **k: session_top_k(d, "x", 2, 1.0, delta=1e-6, **k),
+    "top_k unit": lambda d, c, **k: session_top_k(
+        d,
+        "x",
+        2,
+        1.0,
+        contributions=dp.Contributions(values_per_unit=2),
+        delta=1e-6,
+        privacy_unit="u",
+        **k,
     ),
-    "top_k, x the unit": lambda d, c, **k: recipe_top_k(
+    "top_k, x the unit": lambda d, c, **k: session_top_k(
         d, "s", 2, 1.0, delta=1e-6, privacy_unit="x", **k
     ),
-    "partition_selection": lambda d, c, **k: recipe_partition_selection(d, "x", 1.0, 1e-6, **k),
-    "partition_selection unit": lambda d, c, **k: recipe_partition_selection(
-        d, "x", 1.0, 1e-6, privacy_unit="u", max_contributions=2, **k
+    "partition_selection": lambda d, c, **k: session_partition_selection(d, "x", 1.0, 1e-6, **k),
+    "partition_selection unit": lambda d, c, **k: session_partition_selection(
+        d, "x", 1.0, 1e-6, contributions=dp.Contributions(values_per_unit=2), privacy_unit="u", **k
     ),
-    "partition_selection, x the unit": lambda d, c, **k: recipe_partition_selection(
+    "partition_selection, x the unit": lambda d, c, **k: session_partition_selection(
         d, "s", 1.0, 1e-6, privacy_unit="x", **k
     ),
-    "partition_selection policy, x the unit": lambda d, c, **k: recipe_partition_selection(
-        d, "s", 4.0, 1e-6, privacy_unit="x", max_contributions=2, mechanism="policy_laplace", **k
+    "partition_selection policy, x the unit": lambda d, c, **k: session_partition_selection(
+        d,
+        "s",
+        4.0,
+        1e-6,
+        contributions=dp.Contributions(values_per_unit=2),
+        privacy_unit="x",
+        mechanism="policy_laplace",
+        **k,
     ),
     "quantile bounds": lambda d, c, **k: recipe_quantile(
         d, quantile_request("x", 0.5, 1.0, bounds=(0, 100)), **k
@@ -341,8 +374,9 @@ def test_the_gate_by_role(sql_type, unit, ranked, numeric):
 
 def test_a_declared_timestamp_reads_seconds_safely(tmp_path):
     t = table("ts_s")
-    result = recipe_partition_selection(t, "x", 1.0, 1e-6, schema={"x": "TIMESTAMP"},
-                                    source=InsecureSeededSource(3))  # fmt: skip
+    result = dp.Session(
+        t, schema={"x": "TIMESTAMP"}, source=InsecureSeededSource(3)
+    ).partition_selection("x", epsilon=1.0, delta=1e-6)
     assert result is not None
 
 
@@ -363,11 +397,11 @@ def nan_parquet(tmp_path):
 @pytest.mark.parametrize(
     "call",
     [
-        lambda d, **k: recipe_partition_selection(d, "v", 1.0, 1e-6, **k),
-        lambda d, **k: recipe_top_k(d, "v", 2, 1.0, delta=1e-6, **k),
-        lambda d, **k: recipe_top_k(d, "s", 2, 1.0, delta=1e-6, privacy_unit="u", **k),
-        lambda d, **k: recipe_top_k(d, "s", 1, 1.0, candidates=["1", "2"], privacy_unit="u", **k),
-        lambda d, **k: recipe_partition_selection(d, "s", 1.0, 1e-6, privacy_unit="u", **k),
+        lambda d, **k: session_partition_selection(d, "v", 1.0, 1e-6, **k),
+        lambda d, **k: session_top_k(d, "v", 2, 1.0, delta=1e-6, **k),
+        lambda d, **k: session_top_k(d, "s", 2, 1.0, delta=1e-6, privacy_unit="u", **k),
+        lambda d, **k: session_top_k(d, "s", 1, 1.0, candidates=["1", "2"], privacy_unit="u", **k),
+        lambda d, **k: session_partition_selection(d, "s", 1.0, 1e-6, privacy_unit="u", **k),
     ],
     ids=["partition_selection", "top_k", "top_k unit", "top_k candidates unit", "ps unit"],
 )
@@ -396,7 +430,7 @@ def test_an_epsilon_the_samplers_cannot_take_is_refused_before_the_charge(epsilo
     book = Ledger.create(tmp_path / "l.db", 10.0, 1e-3)
     data = pa.table({"site": ["a", "b", "a"]})
     with pytest.raises(DPSelectError) as info:
-        recipe_top_k(data, "site", 1, epsilon, candidates=["a", "b"], ledger=book, **kw)
+        session_top_k(data, "site", 1, epsilon, candidates=["a", "b"], ledger=book, **kw)
     assert book.spent() == (0.0, 0.0)
     assert len(str(info.value)) < 300
 
@@ -427,11 +461,11 @@ def test_tiny_epsilons_are_refused_or_released_before_any_wait(epsilon, kw, tmp_
     try:
         if kw.get("mechanism") == "gaussian":
             args = {k: v for k, v in kw.items() if k != "delta"}
-            call = lambda: recipe_partition_selection(  # noqa: E731
+            call = lambda: session_partition_selection(  # noqa: E731
                 data, "site", epsilon, kw["delta"], ledger=book, **args
             )
         else:
-            call = lambda: recipe_top_k(data, "site", 1, epsilon, ledger=book, **kw)  # noqa: E731
+            call = lambda: session_top_k(data, "site", 1, epsilon, ledger=book, **kw)  # noqa: E731
         try:
             call()
         except DPSelectError as exc:

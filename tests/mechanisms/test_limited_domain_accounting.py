@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpselect as dp
 from dpselect.accounting import Ledger
 from dpselect.accounting.optimal import bounded_range_composition_delta
 from dpselect.core.errors import ParameterError
@@ -29,7 +30,6 @@ from dpselect.mechanisms.limited_domain import (
     limited_domain_threshold,
     make_limited_domain_top_k,
 )
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
 from tests.sampling.laws import plackett_luce
 
@@ -78,10 +78,9 @@ def test_ledger_is_charged_what_the_map_states(tmp_path):
     path = tmp_path / "ledger.db"
     Ledger.create(path, 10.0, 1e-4)
     k, eps, delta = 4, 1.0, 1e-6
-    out = recipe_top_k(
-        frame, "site", k, eps, delta=delta, mechanism="gumbel", ledger=str(path),
-        source=InsecureSeededSource(3),
-    )  # fmt: skip
+    out = dp.Session(frame, ledger=str(path), source=InsecureSeededSource(3)).top_k(
+        "site", k, epsilon=eps, delta=delta, mechanism="gumbel"
+    )
     (entry,) = Ledger.open(path).entries()
     per_round = per_round_epsilon("bounded_range", k, eps, delta / 2)[0]
     m = make_limited_domain_top_k(k, k + 10, per_round, delta=delta / 2, delta_prime=delta / 2)

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import dpselect
+import dpselect as dp
 from dpselect.core.errors import ParameterError, PrivacyMapError
 from dpselect.mechanisms.partition_selection import (
     make_optimal_partition_selection,
@@ -19,7 +20,6 @@ from dpselect.mechanisms.partition_selection import (
     threshold_plan,
 )
 from dpselect.recipes.unknown_domain import _noise_halfwidth, _sure_release_count
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling.source import InsecureSeededSource
 from tests.release_laws import delta_needed, independent_release_law
 
@@ -184,20 +184,29 @@ def test_partition_selection_api_and_errors(tmp_path):
     df = pd.DataFrame(
         {"u": range(300), "v": ["big"] * 200 + ["mid"] * 90 + [f"r{i}" for i in range(10)]}
     )
-    r = recipe_partition_selection(df, "v", 1.0, 1e-6, source=InsecureSeededSource(0))
+    r = dp.Session(df, source=InsecureSeededSource(0)).partition_selection(
+        "v", epsilon=1.0, delta=1e-6
+    )
     assert r.values == ["big", "mid"] and "Desfontaines" in r.mechanism
     assert (r.epsilon, r.delta) == (1.0, 1e-6)
-    r2 = recipe_partition_selection(
-        df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, source=InsecureSeededSource(0)
-    )
-    assert r2.values == ["big", "mid"] and "Policy Laplace" in r2.mechanism  # c > 1: GGKSSY20
-    r3 = recipe_partition_selection(
-        df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, mechanism="laplace",
+    r2 = dp.Session(
+        df,
+        privacy_unit="u",
+        contributions=dp.Contributions(values_per_unit=3),
         source=InsecureSeededSource(0),
-    )  # fmt: skip
+    ).partition_selection("v", epsilon=1.0, delta=1e-6)
+    assert r2.values == ["big", "mid"] and "Policy Laplace" in r2.mechanism  # c > 1: GGKSSY20
+    r3 = dp.Session(
+        df,
+        privacy_unit="u",
+        contributions=dp.Contributions(values_per_unit=3),
+        source=InsecureSeededSource(0),
+    ).partition_selection("v", epsilon=1.0, delta=1e-6, mechanism="laplace")
     assert r3.values == ["big", "mid"] and "threshold" in r3.mechanism
-    with pytest.raises(ParameterError, match="max_contributions"):
-        recipe_partition_selection(df, "v", 1.0, 1e-6, max_contributions=2)
+    with pytest.raises(ParameterError, match=r"values_per_unit=...\) other than 1 needs"):
+        dp.Session(df, contributions=dp.Contributions(values_per_unit=2)).partition_selection(
+            "v", epsilon=1.0, delta=1e-6
+        )
     with pytest.raises(ParameterError, match="delta"):
         dpselect.partition_selection(df, "v", epsilon=1.0, delta=0.0)
     from dpselect.accounting.ledger import Ledger

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import dpselect
+import dpselect as dp
 from dpselect.accounting import Ledger
 from dpselect.core.errors import DomainError, ParameterError, PrivacyMapError
 from dpselect.data.query import Query, UnitRule
@@ -31,7 +32,6 @@ from dpselect.mechanisms.set_union import (
     policy_weights,
     set_union_plan,
 )
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling.source import InsecureSeededSource
 from tests.release_laws import delta_needed, independent_release_law
 
@@ -360,10 +360,13 @@ def test_partition_selection_policy_methods_and_ledger(tmp_path):
     df = _frame(1, 1500)
     path = tmp_path / "ledger.db"
     Ledger.create(path, 10.0, 1e-4)
-    r = recipe_partition_selection(
-        df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, ledger=str(path),
+    r = dp.Session(
+        df,
+        privacy_unit="u",
+        contributions=dp.Contributions(values_per_unit=3),
+        ledger=str(path),
         source=InsecureSeededSource(0),
-    )  # fmt: skip
+    ).partition_selection("v", epsilon=1.0, delta=1e-6)
     assert "Policy Laplace" in r.mechanism and r.parameters["mechanism"] == "policy_laplace"
     plan = set_union_plan("laplace", 1.0, 1e-6, 3)
     (entry,) = Ledger.open(path).entries()
@@ -372,16 +375,19 @@ def test_partition_selection_policy_methods_and_ledger(tmp_path):
         plan.delta,
     )
     assert (r.epsilon, r.delta) == (plan.epsilon, plan.delta) and r.values
-    g = recipe_partition_selection(
-        df, "v", 1.0, 1e-6, privacy_unit="u", max_contributions=3, mechanism="policy_gaussian",
+    g = dp.Session(
+        df,
+        privacy_unit="u",
+        contributions=dp.Contributions(values_per_unit=3),
         source=InsecureSeededSource(0),
-    )  # fmt: skip
+    ).partition_selection("v", epsilon=1.0, delta=1e-6, mechanism="policy_gaussian")
     assert "Policy Gaussian" in g.mechanism and "whatever the other values" in g.accuracy
     with pytest.raises(ParameterError, match="privacy_unit"):
         dpselect.partition_selection(df, "v", epsilon=1.0, delta=1e-6, mechanism="policy_laplace")
     # c = 1 stays with DVGM22's optimum
-    one = recipe_partition_selection(df, "v", 1.0, 1e-6, privacy_unit="u",
-                                       source=InsecureSeededSource(0))  # fmt: skip
+    one = dp.Session(df, privacy_unit="u", source=InsecureSeededSource(0)).partition_selection(
+        "v", epsilon=1.0, delta=1e-6
+    )
     assert "Desfontaines" in one.mechanism
 
 
@@ -417,8 +423,11 @@ def test_choose_keys_method_is_a_pure_function_of_public_facts():
 
 def test_optimal_with_more_contributions_keeps_one_value_per_person():
     df = _frame(4, 800)
-    r = recipe_partition_selection(
-        df, "v", 0.2, 1e-6, privacy_unit="u", max_contributions=4, source=InsecureSeededSource(1)
-    )  # auto below POLICY_MIN_EPSILON
+    r = dp.Session(
+        df,
+        privacy_unit="u",
+        contributions=dp.Contributions(values_per_unit=4),
+        source=InsecureSeededSource(1),
+    ).partition_selection("v", epsilon=0.2, delta=1e-6)  # auto below POLICY_MIN_EPSILON
     assert "bounded to one value" in r.mechanism and r.parameters["values_kept_per_person"] == 1
     assert math.isclose(r.epsilon, 0.2) and r.epsilon <= 0.2 and r.delta == 1e-6

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpselect as dp
 import dpselect.core as dc
 from dpselect.accounting.ledger import Ledger
 from dpselect.planning.contributions import Contributions
@@ -21,9 +22,10 @@ from dpselect.recipes import bounds as bounds_module
 from dpselect.recipes import choose_bounds, choose_max_contributions, quantile
 from dpselect.recipes.bounds import contribution_choice_cost
 from dpselect.recipes.quantile_auto_bounds import auto_bound_levels
-from dpselect.recipes.top_k import AUTO_FRACTION, top_k
+from dpselect.recipes.top_k import AUTO_FRACTION
 from dpselect.recipes.value_bins import bound_bins
 from dpselect.sampling import InsecureSeededSource
+from tests.session_queries import session_top_k
 
 CANDS = [f"v{i}" for i in range(12)]
 
@@ -43,10 +45,13 @@ def frame(n_light: int = 150, n_heavy: int = 4, seed: int = 1) -> pd.DataFrame:
 def test_top_k_auto_one_composed_entry_and_the_chosen_bound_is_used(tmp_path):
     data = frame()
     book = Ledger.create(tmp_path / "l.db", 10.0)
-    r = top_k(
-        data, "item", 3, 2.0, candidates=CANDS, privacy_unit="user",
-        max_contributions="auto", ledger=book, source=InsecureSeededSource(5),
-    )  # fmt: skip
+    r = dp.Session(
+        data,
+        privacy_unit="user",
+        contributions=dp.Contributions(values_per_unit="auto"),
+        ledger=book,
+        source=InsecureSeededSource(5),
+    ).top_k("item", 3, epsilon=2.0, candidates=CANDS)
     entries = book.entries()
     assert len(entries) == 1 and entries[0].mechanism == "top_k/max_contributions=auto"
     choice, query = r.parameters["choice_epsilon"], r.parameters["query_epsilon"]
@@ -89,23 +94,25 @@ def test_top_k_auto_margins_follow_the_mechanism():
     assert hist[1] < hist[16] < hist[256] and hist[256] >= 200 * hist[1]
     # 3 items per person: with the histogram, GEM (eps_c = 10) picks 4 most often.
     data = frame(n_light=300, n_heavy=0)
+    auto = dp.Contributions(values_per_unit="auto")
     picks = [
-        top_k(
-            data, "item", 2, 40.0, candidates=CANDS, privacy_unit="user",
-            max_contributions="auto", mechanism="laplace_histogram",
-            source=InsecureSeededSource(i),
-        ).parameters["max_contributions"]
+        dp.Session(data, privacy_unit="user", contributions=auto, source=InsecureSeededSource(i))
+        .top_k("item", 2, epsilon=40.0, candidates=CANDS, mechanism="laplace_histogram")
+        .parameters["max_contributions"]
         for i in range(5)
-    ]  # fmt: skip
+    ]
     assert max(set(picks), key=picks.count) == 4, picks
 
 
 def test_top_k_auto_zcdp_ledger_charges_the_composed_rho(tmp_path):
     book = Ledger.create(tmp_path / "z.db", 4.0, 1e-6, accounting="zcdp")
-    r = top_k(
-        frame(), "item", 2, 1.0, candidates=CANDS, privacy_unit="user",
-        max_contributions="auto", ledger=book, source=InsecureSeededSource(2),
-    )  # fmt: skip
+    r = dp.Session(
+        frame(),
+        privacy_unit="user",
+        contributions=dp.Contributions(values_per_unit="auto"),
+        ledger=book,
+        source=InsecureSeededSource(2),
+    ).top_k("item", 2, epsilon=1.0, candidates=CANDS)
     (entry,) = book.entries()
     choice = Fraction(r.parameters["choice_epsilon"])
     assert entry.kind == "zcdp" and entry.rho == r.rho
@@ -114,13 +121,14 @@ def test_top_k_auto_zcdp_ledger_charges_the_composed_rho(tmp_path):
 
 def test_most_common_auto_with_delta(tmp_path):
     book = Ledger.create(tmp_path / "l.db", 10.0, 1e-5)
-    from dpselect.recipes.top_k import most_common
 
-    r = most_common(
-        frame(), "item", 1.0, candidates=CANDS, privacy_unit="user", delta=1e-6,
-        max_contributions="auto", auto_fraction=0.5, ledger=book, mechanism="gumbel",
+    r = dp.Session(
+        frame(),
+        privacy_unit="user",
+        contributions=dp.Contributions(values_per_unit="auto", auto_share=0.5),
+        ledger=book,
         source=InsecureSeededSource(1),
-    )  # fmt: skip
+    ).most_common("item", epsilon=1.0, delta=1e-6, candidates=CANDS, mechanism="gumbel")
     assert len(r.candidates) == 1 and r.parameters["auto_fraction"] == 0.5
     assert book.spent()[0] <= 1.0 and book.spent()[1] <= 1e-6
 
@@ -128,21 +136,23 @@ def test_most_common_auto_with_delta(tmp_path):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"max_contributions": "auto", "privacy_unit": None}, "privacy_unit"),
-        ({"max_contributions": "auto", "candidates": None}, "delta"),
-        ({"max_contributions": "auto", "auto_fraction": 1.0}, "auto_fraction"),
-        ({"max_contributions": "auto", "auto_fraction": "x"}, "auto_fraction"),
-        ({"max_contributions": 2, "auto_fraction": 0.5}, "auto_fraction"),
-        ({"max_contributions": "Auto"}, "max_contributions"),
-        ({"max_contributions": "auto", "epsilon": 20.0}, "budget"),
+        ({"values_per_unit": "auto", "privacy_unit": None}, "privacy_unit"),
+        ({"values_per_unit": "auto", "candidates": None}, "delta"),
+        ({"values_per_unit": "auto", "auto_share": 1.0}, "auto_share"),
+        ({"values_per_unit": "auto", "auto_share": "x"}, "auto_share"),
+        ({"values_per_unit": 2, "auto_share": 0.5}, "auto_share"),
+        ({"values_per_unit": "Auto"}, "values_per_unit"),
+        ({"values_per_unit": "auto", "epsilon": 20.0}, "budget"),
     ],
 )
 def test_top_k_auto_refusals_charge_nothing(tmp_path, kwargs, match):
     book = Ledger.create(tmp_path / "l.db", 10.0, 1e-5)
     args = {"candidates": CANDS, "privacy_unit": "user", "epsilon": 1.0, **kwargs}
+    fields = {name: args.pop(name) for name in ("values_per_unit", "auto_share") if name in args}
     eps = args.pop("epsilon")
     with pytest.raises(dc.DPSelectError, match=match):
-        top_k(frame(20, 0), "item", 2, eps, ledger=book, **args)
+        bounds = dp.Contributions(**fields)
+        session_top_k(frame(20, 0), "item", 2, eps, ledger=book, contributions=bounds, **args)
     assert len(book) == 0
 
 
@@ -378,7 +388,7 @@ def test_messages_quote_what_was_typed_briefly():
     data = pd.DataFrame({"item": ["v0", "v1"] * 200, "user": range(400), "x": 1.0})
     for kw in ({"privacy_unit": data["user"]}, {"by": data["item"]}):
         with pytest.raises(dc.DPSelectError) as err:
-            top_k(data, "item", 1, 1.0, candidates=["v0"], **kw)
+            dp.top_k(data, "item", 1, epsilon=1.0, candidates=["v0"], **kw)
         text = str(err.value)
         assert "\n" not in text and len(text) < 120, text
         assert "a pandas Series named" in text and "Length" not in text, text

@@ -19,9 +19,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dpselect.recipes.top_k import top_k as recipe_top_k
+import dpselect as dp
 from dpselect.sampling import InsecureSeededSource
 from tests.gof import ALPHA
+from tests.session_queries import session_top_k
 
 CANDIDATES = [f"c{i}" for i in range(20)]
 STATED = 0.025  # each direction, over the whole list
@@ -30,8 +31,18 @@ TRIALS = 200
 
 def _release(data: pd.DataFrame, mechanism: str, seed: int, **kw):
     delta = 1e-6 if mechanism == "gaussian_histogram" else 0.0
-    return recipe_top_k(data, "v", 5, 1.0, candidates=CANDIDATES, mechanism=mechanism, counts=True,
-                 delta=delta, source=InsecureSeededSource(seed), **kw)  # fmt: skip
+    return session_top_k(
+        data,
+        "v",
+        5,
+        1.0,
+        candidates=CANDIDATES,
+        mechanism=mechanism,
+        counts=True,
+        delta=delta,
+        source=InsecureSeededSource(seed),
+        **kw,
+    )
 
 
 def _no_data() -> pd.DataFrame:
@@ -64,7 +75,9 @@ def test_every_form_marks_the_same_entries():
 
 
 def test_a_ranking_without_counts_marks_nothing():
-    r = recipe_top_k(_no_data(), "v", 3, 1.0, candidates=CANDIDATES, source=InsecureSeededSource(1))
+    r = dp.Session(_no_data(), source=InsecureSeededSource(1)).top_k(
+        "v", 3, epsilon=1.0, candidates=CANDIDATES
+    )
     assert r.counts is None and r.below_noise is None and not r.all_below_noise
     assert r.to_dict()["below_noise"] is None and "below_noise" not in r.to_frame()
 
@@ -77,9 +90,16 @@ def test_a_list_of_pure_noise_says_so_in_one_line():
 
 def test_grouped_rows_and_a_group_of_pure_noise():
     data = pd.DataFrame({"g": ["a"] * 80 + ["b"] * 2, "v": ["c0"] * 80 + ["c1"] * 2})
-    r = recipe_top_k(data, "v", 3, 2.0, candidates=CANDIDATES, by="g", groups=["a", "b", "z"],
-              mechanism="laplace_histogram", counts=True,
-              source=InsecureSeededSource(4))  # fmt: skip
+    r = dp.Session(data, source=InsecureSeededSource(4)).top_k(
+        "v",
+        3,
+        epsilon=2.0,
+        candidates=CANDIDATES,
+        mechanism="laplace_histogram",
+        by="g",
+        groups=["a", "b", "z"],
+        counts=True,
+    )
     rows = r.to_frame()
     assert "below_noise" in rows
     for group, release in zip(r.groups, r.releases, strict=True):

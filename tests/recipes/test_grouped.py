@@ -17,12 +17,10 @@ from dpselect.planning.contributions import Contributions
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.grouped import GroupedResult
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.top_k import most_common as recipe_most_common
-from dpselect.recipes.top_k import top_k as recipe_top_k
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
 from tests.gof import assert_fits
+from tests.session_queries import session_top_k
 
 CARRIERS = ["AA", "DL", "UA", "ZZ"]  # ZZ: a listed group with no rows
 DESTS = [f"D{i}" for i in range(8)]
@@ -45,8 +43,9 @@ def book(tmp_path):
 
 def test_public_groups_every_group_answers_one_charge(book):
     data = flights()
-    res = recipe_top_k(data, "dest", 2, 1.0, candidates=DESTS, by="carrier", groups=CARRIERS,
-                   ledger=book, source=InsecureSeededSource(1))  # fmt: skip
+    res = dp.Session(data, ledger=book, source=InsecureSeededSource(1)).top_k(
+        "dest", 2, epsilon=1.0, candidates=DESTS, by="carrier", groups=CARRIERS
+    )
     assert isinstance(res, GroupedResult)
     assert res.groups == CARRIERS
     assert [len(r.candidates) for r in res.releases] == [2, 2, 2, 2]  # ZZ too: public list
@@ -65,9 +64,13 @@ def test_public_groups_every_group_answers_one_charge(book):
 
 def test_max_groups_divides_epsilon_and_the_ledger_records_the_unit(book):
     data = flights()
-    res = recipe_top_k(data, "dest", 2, 1.0, candidates=DESTS, by="carrier", groups=CARRIERS,
-                   privacy_unit="plane", max_groups=3, max_contributions=2, ledger=book,
-                   source=InsecureSeededSource(2))  # fmt: skip
+    res = dp.Session(
+        data,
+        privacy_unit="plane",
+        contributions=dp.Contributions(values_per_unit=2, groups_per_unit=3),
+        ledger=book,
+        source=InsecureSeededSource(2),
+    ).top_k("dest", 2, epsilon=1.0, candidates=DESTS, by="carrier", groups=CARRIERS)
     assert res.max_groups == 3
     assert res.group_epsilon <= 1.0 / 3
     assert Fraction(res.epsilon) >= 3 * Fraction(res.group_epsilon)  # rounded outward
@@ -80,9 +83,16 @@ def test_max_groups_divides_epsilon_and_the_ledger_records_the_unit(book):
 
 
 def test_noisy_counts_and_json(book):
-    res = recipe_top_k(flights(), "dest", 2, 1.0, candidates=DESTS, by="carrier", groups=CARRIERS,
-                   counts=True, mechanism="laplace_histogram",
-                   source=InsecureSeededSource(3))  # fmt: skip
+    res = dp.Session(flights(), source=InsecureSeededSource(3)).top_k(
+        "dest",
+        2,
+        epsilon=1.0,
+        candidates=DESTS,
+        mechanism="laplace_histogram",
+        by="carrier",
+        groups=CARRIERS,
+        counts=True,
+    )
     out = res.to_dict()
     json.dumps(out)
     assert out["rows"][0].keys() >= {"group", "rank", "value", "noisy_count"}
@@ -91,8 +101,9 @@ def test_noisy_counts_and_json(book):
 
 
 def test_values_from_the_data_per_group():
-    res = recipe_top_k(flights(rows=20000), "dest", 2, 2.0, delta=1e-5, by="carrier",
-                   groups=CARRIERS, source=InsecureSeededSource(4))  # fmt: skip
+    res = dp.Session(flights(rows=20000), source=InsecureSeededSource(4)).top_k(
+        "dest", 2, epsilon=2.0, delta=1e-5, by="carrier", groups=CARRIERS
+    )
     assert res.releases[3].candidates == []  # ZZ has no rows: nothing passes the threshold
     assert res.releases[0].candidates[0] == "D0"
     assert "ZZ" in res.empty_groups()
@@ -101,8 +112,9 @@ def test_values_from_the_data_per_group():
 
 def test_private_groups_are_selected_then_answered(book):
     data = flights(rows=20000)
-    res = recipe_top_k(data, "dest", 1, 2.0, candidates=DESTS, by="carrier", delta=1e-5,
-                   ledger=book, source=InsecureSeededSource(5))  # fmt: skip
+    res = dp.Session(data, ledger=book, source=InsecureSeededSource(5)).top_k(
+        "dest", 1, epsilon=2.0, delta=1e-5, candidates=DESTS, by="carrier"
+    )
     assert res.groups == ["AA", "DL", "UA"]  # ZZ is not in the data: never selected
     assert "chosen privately" in res.groups_chosen_by
     assert res.epsilon <= 2.0 and res.delta <= 1e-5
@@ -111,11 +123,13 @@ def test_private_groups_are_selected_then_answered(book):
 
 def test_most_common_and_partition_selection_by_group():
     data = flights(rows=20000)
-    mode = recipe_most_common(data, "dest", 2.0, candidates=DESTS, by="carrier", groups=CARRIERS,
-                          source=InsecureSeededSource(6))  # fmt: skip
+    mode = dp.Session(data, source=InsecureSeededSource(6)).most_common(
+        "dest", epsilon=2.0, candidates=DESTS, by="carrier", groups=CARRIERS
+    )
     assert [r.candidates[0] for r in mode.releases[:3]] == ["D0", "D2", "D4"]
-    keys = recipe_partition_selection(data, "dest", 2.0, 1e-5, by="carrier", groups=CARRIERS,
-                                  source=InsecureSeededSource(7))  # fmt: skip
+    keys = dp.Session(data, source=InsecureSeededSource(7)).partition_selection(
+        "dest", epsilon=2.0, delta=1e-5, by="carrier", groups=CARRIERS
+    )
     assert keys.kind == "partition_selection"
     assert keys.releases[3].values == []
     assert set(keys.releases[0].values) <= set(DESTS) and keys.releases[0].values
@@ -140,15 +154,27 @@ def test_quantile_by_group():
 ERRORS = [
     ({"by": "nope", "groups": CARRIERS}, DataError, "nope"),
     ({"by": "dest", "groups": CARRIERS}, ParameterError, "by must be another column"),
-    ({"by": "carrier", "groups": CARRIERS, "max_groups": 2}, ParameterError, "max_groups"),
+    (
+        {"by": "carrier", "groups": CARRIERS, "contributions": dp.Contributions(groups_per_unit=2)},
+        ParameterError,
+        "max_groups applies only with a privacy_unit",
+    ),
     ({"groups": CARRIERS}, ParameterError, "apply only with by"),
-    ({"by": "carrier", "groups": CARRIERS, "group_fraction": 0.5}, ParameterError, "group_frac"),
+    (
+        {"by": "carrier", "groups": CARRIERS, "contributions": dp.Contributions(auto_share=0.5)},
+        ParameterError,
+        "auto_share",
+    ),
     ({"by": "carrier"}, ParameterError, "delta > 0"),  # private groups need delta
     ({"by": "carrier", "groups": []}, ParameterError, "groups"),
     (
-        {"by": "carrier", "groups": CARRIERS, "max_contributions": "auto", "auto_fraction": 1},
+        {
+            "by": "carrier",
+            "groups": CARRIERS,
+            "contributions": dp.Contributions(values_per_unit="auto", auto_share=0.5),
+        },
         ParameterError,
-        "auto_fraction",
+        "values_per_unit",
     ),
 ]
 
@@ -156,7 +182,7 @@ ERRORS = [
 @pytest.mark.parametrize(("kwargs", "error", "match"), ERRORS)
 def test_errors_before_the_charge(book, kwargs, error, match):
     with pytest.raises(error, match=match):
-        recipe_top_k(flights(), "dest", 2, 1.0, candidates=DESTS, ledger=book, **kwargs)
+        session_top_k(flights(), "dest", 2, 1.0, candidates=DESTS, ledger=book, **kwargs)
     assert book.entries() == []
 
 
@@ -174,8 +200,9 @@ def test_quantile_errors_before_the_charge(book):
 
 def test_empty_data_is_valid():
     empty = flights().iloc[:0]
-    res = recipe_top_k(empty, "dest", 2, 1.0, candidates=DESTS, by="carrier", groups=CARRIERS,
-                   privacy_unit="plane", source=InsecureSeededSource(10))  # fmt: skip
+    res = dp.Session(empty, privacy_unit="plane", source=InsecureSeededSource(10)).top_k(
+        "dest", 2, epsilon=1.0, candidates=DESTS, by="carrier", groups=CARRIERS
+    )
     assert [len(r.candidates) for r in res.releases] == [2, 2, 2, 2]
 
 
@@ -194,8 +221,17 @@ def test_a_groups_answer_has_the_law_of_the_mechanism_at_the_per_group_epsilon()
     picks = {"AA": [0, 0], "DL": [0, 0]}
     eps_g = None
     for _ in range(n):
-        res = recipe_top_k(data, "v", 1, 0.5, candidates=["c0", "c1"], by="g", groups=["AA", "DL"],
-                       privacy_unit="p", max_groups=2, mechanism="gumbel", source=src)  # fmt: skip
+        res = dp.Session(
+            data, privacy_unit="p", contributions=dp.Contributions(groups_per_unit=2), source=src
+        ).top_k(
+            "v",
+            1,
+            epsilon=0.5,
+            candidates=["c0", "c1"],
+            mechanism="gumbel",
+            by="g",
+            groups=["AA", "DL"],
+        )
         eps_g = res.group_epsilon
         for g, r in zip(res.groups, res.releases, strict=True):
             picks[g][r.indices[0]] += 1
@@ -272,9 +308,18 @@ def test_each_groups_accuracy_statement_holds_by_simulation():
     src = InsecureSeededSource(13)
     failures = trials = 0
     for _ in range(300):
-        res = recipe_top_k(data, "v", 40, 1.0, candidates=cands, by="g", groups=["a", "b"],
-                       privacy_unit="p", max_groups=2, mechanism="laplace_histogram",
-                       counts=True, source=src)  # fmt: skip
+        res = dp.Session(
+            data, privacy_unit="p", contributions=dp.Contributions(groups_per_unit=2), source=src
+        ).top_k(
+            "v",
+            40,
+            epsilon=1.0,
+            candidates=cands,
+            mechanism="laplace_histogram",
+            by="g",
+            groups=["a", "b"],
+            counts=True,
+        )
         for g, rel in zip(res.groups, res.releases, strict=True):
             t = rel.parameters["count_halfwidth"]
             noisy = dict(zip(rel.candidates, rel.counts, strict=True))

@@ -35,11 +35,9 @@ import dpselect as dp
 from dpselect.planning.contributions import Contributions
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.top_k import most_common as recipe_most_common
-from dpselect.recipes.top_k import top_k as recipe_top_k
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 from tests.gof import ALPHA
+from tests.session_queries import session_partition_selection, session_top_k
 
 CONF = 0.95
 PAIRS = 10  # groups g0..g19: the persons of pair i are in g(2i) and g(2i + 1)
@@ -119,7 +117,8 @@ HALFWIDTH = r"every noisy count is within \+-([0-9.e+]+) of"
 
 def _top_k_failures(mechanism, delta, k, private, calls, counts=False, n=12, seed=1):
     cands = [f"c{i}" for i in range(n)]
-    common = {"candidates": cands, "by": "g", "privacy_unit": "p", "max_groups": 2,
+    common = {"candidates": cands, "by": "g", "privacy_unit": "p",
+              "contributions": dp.Contributions(groups_per_unit=2),
               "mechanism": mechanism, "counts": counts}  # fmt: skip
     if delta:
         common["delta"] = delta
@@ -127,8 +126,8 @@ def _top_k_failures(mechanism, delta, k, private, calls, counts=False, n=12, see
     def call(frame, src=None, private=False):
         args = {"source": src, **groups_args(private), **common}
         if k == 1:  # most_common(by=...) is top_k(by=...) with k = 1
-            return recipe_most_common(frame, "v", 1.0, **args)
-        return recipe_top_k(frame, "v", k, 1.0, **args)
+            return session_top_k(frame, "v", 1, 1.0, **args)
+        return session_top_k(frame, "v", k, 1.0, **args)
 
     text = call(paired([]), None, private).accuracy
     alpha = number(SELECTION, text)
@@ -226,9 +225,20 @@ def _threshold_failures(mechanism, rows, private, calls, seed=2):
     its noisy count within the stated half-width?), three values of one person each."""
 
     def call(frame, src=None, private=False):
-        return recipe_top_k(frame, "v", 6, 1.0, delta=1e-3, by="g", privacy_unit="p",
-                        max_groups=2, max_rows_per_value=rows, mechanism=mechanism,
-                        counts=True, source=src, **groups_args(private))  # fmt: skip
+        return session_top_k(
+            frame,
+            "v",
+            6,
+            1.0,
+            contributions=dp.Contributions(groups_per_unit=2, rows_per_value=rows),
+            delta=1e-3,
+            by="g",
+            privacy_unit="p",
+            mechanism=mechanism,
+            counts=True,
+            source=src,
+            **groups_args(private),
+        )
 
     text = call(paired([]), None, private).accuracy
     sure, half = int(number(SURE, text)), int(number(EACH, text))
@@ -287,9 +297,20 @@ def _limited_domain_failures(private, calls, seed=3):
     threshold is released, so the statement is "v is released"."""
 
     def call(frame, src=None, private=False):
-        return recipe_top_k(frame, "v", 2, 1.0, delta=1e-3, by="g", privacy_unit="p",
-                        max_groups=2, mechanism="gumbel", k_bar=2, source=src,
-                        **groups_args(private))  # fmt: skip
+        return session_top_k(
+            frame,
+            "v",
+            2,
+            1.0,
+            contributions=dp.Contributions(groups_per_unit=2),
+            delta=1e-3,
+            by="g",
+            privacy_unit="p",
+            mechanism="gumbel",
+            k_bar=2,
+            source=src,
+            **groups_args(private),
+        )
 
     text = call(paired([]), None, private).accuracy
     found = re.search(MARGIN, text)
@@ -342,10 +363,18 @@ def _keys_failures(mechanism, rows, private, calls, delta=0.02, seed=4):
     person each (each released with probability at most the stated one)."""
 
     def call(frame, src=None, private=False):
-        return recipe_partition_selection(frame, "v", 1.0, delta, by="g", privacy_unit="p",
-                                      max_groups=2, max_rows_per_value=rows,
-                                      mechanism=mechanism, source=src,
-                                      **groups_args(private))  # fmt: skip
+        return session_partition_selection(
+            frame,
+            "v",
+            1.0,
+            delta,
+            contributions=dp.Contributions(groups_per_unit=2, rows_per_value=rows),
+            by="g",
+            privacy_unit="p",
+            mechanism=mechanism,
+            source=src,
+            **groups_args(private),
+        )
 
     text = call(paired([]), None, private).accuracy
     sure, rare = int(number(SURE, text)), number(AT_MOST, text)

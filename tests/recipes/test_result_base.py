@@ -11,7 +11,6 @@ import dpselect as dp
 from dpselect.recipes import BoundsChoice, ContributionChoice, PreviewResult
 from dpselect.recipes.result import Result
 from dpselect.recipes.top_k import TopKResult
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 
 RESULTS = (
@@ -33,10 +32,8 @@ def test_choices_derive_from_the_base():
 
 def test_top_k_frame_and_html():
     pd = pytest.importorskip("pandas")
-    r = recipe_top_k(
-        pd.Series([1, 1, 2, 3]), None, k=2, epsilon=1.0, candidates=[1, 2, 3],
-        source=InsecureSeededSource(0), counts=True,
-    )  # fmt: skip
+    with dp.Session(pd.Series([1, 1, 2, 3]), source=InsecureSeededSource(0)) as session:
+        r = session.top_k("value", 2, epsilon=1.0, candidates=[1, 2, 3], counts=True)
     assert isinstance(r, TopKResult)
     frame = r.to_frame()
     assert list(frame.columns) == ["rank", "candidate", "noisy_count", "below_noise"]

@@ -18,10 +18,10 @@ from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import Table, open_table
 from dpselect.mechanisms.generalized_exponential import gem_threshold
 from dpselect.recipes.bounds import DEFAULT_CONTRIBUTIONS
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
 from tests.gof import assert_fits, fits
+from tests.session_queries import session_top_k
 
 BOUNDS = list(DEFAULT_CONTRIBUTIONS)
 CANDS = [f"v{i}" for i in range(6)]
@@ -117,9 +117,13 @@ def test_one_composed_charge_and_the_chosen_bound_is_used(tmp_path):
     rng = np.random.default_rng(3)  # test data only
     df = pd.DataFrame({"unit": rng.integers(0, 80, 4000), "item": rng.choice(CANDS, 4000)})
     book = Ledger.create(tmp_path / "l.db", 10.0)
-    res = recipe_top_k(df, "item", 2, 1.0, candidates=CANDS, privacy_unit="unit",
-                   max_contributions="auto", max_rows_per_value=5, ledger=book,
-                   source=InsecureSeededSource(9))  # fmt: skip
+    res = dp.Session(
+        df,
+        privacy_unit="unit",
+        contributions=dp.Contributions(values_per_unit="auto", rows_per_value=5),
+        ledger=book,
+        source=InsecureSeededSource(9),
+    ).top_k("item", 2, epsilon=1.0, candidates=CANDS)
     entries = book.entries()
     assert len(entries) == 1 and entries[0].mechanism == "top_k/max_contributions=auto"
     assert entries[0].epsilon == res.epsilon <= 1.0
@@ -141,8 +145,12 @@ def test_r_one_is_unchanged(monkeypatch):
 
     monkeypatch.setattr(top_k_module, "_choose_rows_bound", boom)
     df = even_frame()
-    res = recipe_top_k(df, "item", 2, 1.0, candidates=CANDS, privacy_unit="unit",
-                   max_contributions="auto", source=InsecureSeededSource(1))  # fmt: skip
+    res = dp.Session(
+        df,
+        privacy_unit="unit",
+        contributions=dp.Contributions(values_per_unit="auto"),
+        source=InsecureSeededSource(1),
+    ).top_k("item", 2, epsilon=1.0, candidates=CANDS)
     assert "max_rows_per_value" not in res.parameters or res.parameters["max_rows_per_value"] == 1
 
 
@@ -164,9 +172,13 @@ def test_cli_top_k_auto_with_rows_per_value(tmp_path):
 @pytest.mark.parametrize("bad", [0, 2.5])
 def test_refusals_before_the_charge(tmp_path, bad):
     book = Ledger.create(tmp_path / "l.db", 10.0)
-    with pytest.raises(dp.ParameterError, match="max_rows_per_value"):
-        recipe_top_k(even_frame(), "item", 2, 1.0, candidates=CANDS, privacy_unit="unit",
-                 max_contributions="auto", max_rows_per_value=bad, ledger=book)  # fmt: skip
+    with pytest.raises(dp.ParameterError, match=r"Contributions\(rows_per_value=...\)"):
+        dp.Session(
+            even_frame(),
+            privacy_unit="unit",
+            contributions=dp.Contributions(values_per_unit="auto", rows_per_value=bad),
+            ledger=book,
+        ).top_k("item", 2, epsilon=1.0, candidates=CANDS)
     assert book.entries() == []
 
 
@@ -175,10 +187,10 @@ def test_the_recipe_replays_gem_with_the_plans_margins_at_r():
     family GEM saw), and the "values" criterion (measured, not the default) runs too."""
     rng = np.random.default_rng(4)  # test data only
     df = pd.DataFrame({"unit": rng.integers(0, 60, 3000), "item": rng.choice(CANDS, 3000)})
-    kw = {"candidates": CANDS, "privacy_unit": "unit", "max_contributions": "auto",
-          "max_rows_per_value": 6}  # fmt: skip
+    kw = {"candidates": CANDS, "privacy_unit": "unit",
+          "contributions": dp.Contributions(values_per_unit="auto", rows_per_value=6)}  # fmt: skip
     for seed in range(3):
-        res = recipe_top_k(df, "item", 2, 2.0, source=InsecureSeededSource(seed), **kw)
+        res = session_top_k(df, "item", 2, 2.0, source=InsecureSeededSource(seed), **kw)
         eps_q = res.parameters["query_epsilon"]
         margins = {m: Fraction(top_k_module._plan(6, 2, eps_q, 0.0, "auto", False, m, None,
                                                   max_rows_per_value=6).margin)
@@ -193,7 +205,10 @@ def test_the_recipe_replays_gem_with_the_plans_margins_at_r():
 
 def test_the_values_criterion_runs(monkeypatch):
     monkeypatch.setattr(top_k_module, "ROWS_CRITERION", "values")
-    res = recipe_top_k(even_frame(), "item", 2, 1.0, candidates=CANDS, privacy_unit="unit",
-                   max_contributions="auto", max_rows_per_value=2,
-                   source=InsecureSeededSource(1))  # fmt: skip
+    res = dp.Session(
+        even_frame(),
+        privacy_unit="unit",
+        contributions=dp.Contributions(values_per_unit="auto", rows_per_value=2),
+        source=InsecureSeededSource(1),
+    ).top_k("item", 2, epsilon=1.0, candidates=CANDS)
     assert res.parameters["max_contributions"] in BOUNDS and len(res.candidates) == 2

@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpselect as dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import ParameterError
 from dpselect.data.query import Query, UnitRule
-from dpselect.recipes.top_k import top_k as recipe_top_k
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
+from tests.session_queries import session_top_k
 
 
 def flights(seed=0, planes=60, rows=3000):
@@ -38,32 +38,38 @@ def book(tmp_path):
 
 
 BAD = [
-    ({"max_rows_per_value": 0, "privacy_unit": "plane"}, "max_rows_per_value must be"),
-    ({"max_rows_per_value": 2.5, "privacy_unit": "plane"}, "max_rows_per_value must be"),
-    ({"max_rows_per_value": 3}, "applies only with a privacy_unit"),
+    ({"rows_per_value": 0}, "plane", r"Contributions\(rows_per_value=...\) must be"),
+    ({"rows_per_value": 2.5}, "plane", r"Contributions\(rows_per_value=...\) must be"),
+    ({"rows_per_value": 3}, None, "needs privacy_unit="),
 ]
 
 
-@pytest.mark.parametrize(("kwargs", "match"), BAD)
-def test_top_k_errors_before_the_charge(book, kwargs, match):
+@pytest.mark.parametrize(("fields", "unit", "match"), BAD)
+def test_top_k_errors_before_the_charge(book, fields, unit, match):
     with pytest.raises(ParameterError, match=match):
-        recipe_top_k(flights(), "dest", 3, 1.0, candidates=CANDS, ledger=book, **kwargs)
-    if kwargs.get("max_contributions") != "auto":  # values from the data
-        with pytest.raises(ParameterError, match=match):
-            recipe_top_k(flights(), "dest", 3, 1.0, delta=1e-6, ledger=book, **kwargs)
+        session_top_k(flights(), "dest", 3, 1.0, candidates=CANDS, ledger=book,
+                      privacy_unit=unit, contributions=dp.Contributions(**fields))  # fmt: skip
+    with pytest.raises(ParameterError, match=match):  # values from the data
+        session_top_k(flights(), "dest", 3, 1.0, delta=1e-6, ledger=book, privacy_unit=unit,
+                      contributions=dp.Contributions(**fields))  # fmt: skip
     assert book.entries() == []
 
 
 def test_partition_selection_policy_gaussian_at_r(book):
     """Policy Gaussian at r: the projection on the capped ball (docs/partition_selection.md,
     section 6); without a unit, rows per value are refused before the charge."""
-    res = recipe_partition_selection(flights(), "dest", 1.0, 1e-6, "plane", 2,
-                                 mechanism="policy_gaussian", ledger=book,
-                                 max_rows_per_value=5)  # fmt: skip
+    res = dp.Session(
+        flights(),
+        privacy_unit="plane",
+        contributions=dp.Contributions(values_per_unit=2, rows_per_value=5),
+        ledger=book,
+    ).partition_selection("dest", epsilon=1.0, delta=1e-6, mechanism="policy_gaussian")
     assert res.parameters["max_rows_per_value"] == 5 and res.epsilon <= 1.0
     assert len(book.entries()) == 1
-    with pytest.raises(ParameterError, match="applies only with a privacy_unit"):
-        recipe_partition_selection(flights(), "dest", 1.0, 1e-6, ledger=book, max_rows_per_value=5)
+    with pytest.raises(ParameterError, match="other than 1 needs privacy_unit="):
+        dp.Session(
+            flights(), contributions=dp.Contributions(rows_per_value=5), ledger=book
+        ).partition_selection("dest", epsilon=1.0, delta=1e-6)
     assert len(book.entries()) == 1
 
 
@@ -72,20 +78,13 @@ def test_r_one_is_todays_answer(mechanism):
     df = flights(1)
     delta = 1e-6 if mechanism == "gaussian_histogram" else 0.0
     runs = [
-        recipe_top_k(
+        dp.Session(
             df,
-            "dest",
-            3,
-            1.0,
-            candidates=CANDS,
-            delta=delta,
             privacy_unit="plane",
-            max_contributions=2,
-            mechanism=mechanism,
+            contributions=dp.Contributions(values_per_unit=2, **extra),
             source=InsecureSeededSource(9),
-            **extra,
-        )
-        for extra in ({}, {"max_rows_per_value": 1})
+        ).top_k("dest", 3, epsilon=1.0, candidates=CANDS, delta=delta, mechanism=mechanism)
+        for extra in ({}, {"rows_per_value": 1})
     ]
     assert runs[0].candidates == runs[1].candidates
     assert runs[0].parameters["scale"] == runs[1].parameters["scale"]
@@ -94,16 +93,27 @@ def test_r_one_is_todays_answer(mechanism):
 
 def test_rows_change_the_scale_and_are_recorded(book):
     df = flights(2)
-    one = recipe_top_k(df, "dest", 3, 1.0, candidates=CANDS, privacy_unit="plane",
-                   max_contributions=2, mechanism="laplace_histogram", counts=True,
-                   source=InsecureSeededSource(4))  # fmt: skip
-    ten = recipe_top_k(df, "dest", 3, 1.0, candidates=CANDS, privacy_unit="plane",
-                   max_contributions=2, mechanism="laplace_histogram", counts=True,
-                   ledger=book, source=InsecureSeededSource(4))  # fmt: skip
+    one = dp.Session(
+        df,
+        privacy_unit="plane",
+        contributions=dp.Contributions(values_per_unit=2),
+        source=InsecureSeededSource(4),
+    ).top_k("dest", 3, epsilon=1.0, candidates=CANDS, mechanism="laplace_histogram", counts=True)
+    ten = dp.Session(
+        df,
+        privacy_unit="plane",
+        contributions=dp.Contributions(values_per_unit=2),
+        ledger=book,
+        source=InsecureSeededSource(4),
+    ).top_k("dest", 3, epsilon=1.0, candidates=CANDS, mechanism="laplace_histogram", counts=True)
     assert ten.parameters["max_rows_per_value"] == 1
-    ten = recipe_top_k(df, "dest", 3, 1.0, candidates=CANDS, privacy_unit="plane",
-                   max_contributions=2, mechanism="laplace_histogram", counts=True,
-                   ledger=book, source=InsecureSeededSource(4), max_rows_per_value=10)  # fmt: skip
+    ten = dp.Session(
+        df,
+        privacy_unit="plane",
+        contributions=dp.Contributions(values_per_unit=2, rows_per_value=10),
+        ledger=book,
+        source=InsecureSeededSource(4),
+    ).top_k("dest", 3, epsilon=1.0, candidates=CANDS, mechanism="laplace_histogram", counts=True)
     assert ten.parameters["scale"] == pytest.approx(10 * one.parameters["scale"])
     assert ten.parameters["max_rows_per_value"] == 10 and ten.epsilon <= 1.0
     assert json.loads(json.dumps(ten.to_dict()))["parameters"]["max_rows_per_value"] == 10
@@ -113,20 +123,31 @@ def test_rows_change_the_scale_and_are_recorded(book):
 @pytest.mark.parametrize("mechanism", ["auto", "laplace_histogram", "gaussian_histogram", "gumbel"])
 def test_unknown_domain_with_rows(mechanism):
     df = flights(3, rows=6000)
-    result = recipe_top_k(df, "dest", 3, 2.0, delta=1e-5, privacy_unit="plane", max_contributions=2,
-                      mechanism=mechanism, source=InsecureSeededSource(1),
-                      max_rows_per_value=20)  # fmt: skip
+    result = dp.Session(
+        df,
+        privacy_unit="plane",
+        contributions=dp.Contributions(values_per_unit=2, rows_per_value=20),
+        source=InsecureSeededSource(1),
+    ).top_k("dest", 3, epsilon=2.0, delta=1e-5, mechanism=mechanism)
     assert result.parameters["max_rows_per_value"] == 20
     assert set(result.candidates) <= set(CANDS) and result.epsilon <= 2.0
     assert "policy" not in result.mechanism.lower()
-    keys = recipe_partition_selection(df, "dest", 2.0, 1e-5, "plane", 2, max_rows_per_value=20,
-                                  source=InsecureSeededSource(1))  # fmt: skip
+    keys = dp.Session(
+        df,
+        privacy_unit="plane",
+        contributions=dp.Contributions(values_per_unit=2, rows_per_value=20),
+        source=InsecureSeededSource(1),
+    ).partition_selection("dest", epsilon=2.0, delta=1e-5)
     # a released set: "auto" selects by persons (docs/partition_selection.md, section 6)
     assert keys.parameters["mechanism"] in ("optimal", "policy_laplace")
     assert keys.parameters["max_rows_per_value"] == 20
     assert keys.parameters["selected_by"] == "persons" and "persons" in keys.accuracy
-    rows = recipe_partition_selection(df, "dest", 2.0, 1e-5, "plane", 2, max_rows_per_value=20,
-                                  mechanism="laplace", source=InsecureSeededSource(1))  # fmt: skip
+    rows = dp.Session(
+        df,
+        privacy_unit="plane",
+        contributions=dp.Contributions(values_per_unit=2, rows_per_value=20),
+        source=InsecureSeededSource(1),
+    ).partition_selection("dest", epsilon=2.0, delta=1e-5, mechanism="laplace")
     assert "rows (at most 20 per person and value" in rows.accuracy
 
 

@@ -23,7 +23,6 @@ from dpselect.core.errors import ParameterError
 from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.mechanisms import make_joint_top_k
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
 
@@ -58,8 +57,9 @@ def test_the_release_is_the_mechanism_on_the_scores() -> None:
     """For a fixed seed: the recipe's draw is the mechanism's on the same scores (after the
     63 bits of the bounding salt the recipe reads first)."""
     for seed in range(5):
-        got = recipe_top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint",
-                       source=InsecureSeededSource(seed))  # fmt: skip
+        got = dp.Session(FRAME, source=InsecureSeededSource(seed)).top_k(
+            "page", 3, epsilon=1.0, candidates=CANDIDATES, mechanism="joint"
+        )
         src = InsecureSeededSource(seed)
         salt = src.bits(63)
         counts = open_table(FRAME).scores(
@@ -73,8 +73,9 @@ def test_the_release_is_the_mechanism_on_the_scores() -> None:
 
 
 def test_the_accuracy_statement_is_the_utility_theorem() -> None:
-    r = recipe_top_k(FRAME, "page", 3, 0.5, candidates=CANDIDATES, mechanism="joint",
-                 source=InsecureSeededSource(1))  # fmt: skip
+    r = dp.Session(FRAME, source=InsecureSeededSource(1)).top_k(
+        "page", 3, epsilon=0.5, candidates=CANDIDATES, mechanism="joint"
+    )
     scale = r.parameters["scale"]
     margin = scale * (math.log(math.perm(8, 3)) + math.log(20))  # at 95%: beta = 1/20
     printed = float(re.search(r"minus ([0-9.]+)", r.accuracy).group(1))  # type: ignore[union-attr]
@@ -84,26 +85,33 @@ def test_the_accuracy_statement_is_the_utility_theorem() -> None:
 
 def test_grouped_and_per_unit_releases_run() -> None:
     df = FRAME.assign(g=np.where(np.arange(len(FRAME)) % 2 == 0, "x", "y"))
-    grouped = recipe_top_k(df, "page", 2, 1.0, candidates=CANDIDATES, mechanism="joint", by="g",
-                       groups=["x", "y"], source=InsecureSeededSource(2))  # fmt: skip
+    grouped = dp.Session(df, source=InsecureSeededSource(2)).top_k(
+        "page", 2, epsilon=1.0, candidates=CANDIDATES, mechanism="joint", by="g", groups=["x", "y"]
+    )
     assert [row["group"] for row in grouped.to_dict()["rows"]][:1] == ["x"]
-    unit = recipe_top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint",
-                    privacy_unit="user", contributions=dp.Contributions(values_per_unit=2),
-                    source=InsecureSeededSource(2))  # fmt: skip
+    unit = dp.Session(
+        FRAME,
+        privacy_unit="user",
+        contributions=dp.Contributions(values_per_unit=2),
+        source=InsecureSeededSource(2),
+    ).top_k("page", 3, epsilon=1.0, candidates=CANDIDATES, mechanism="joint")
     assert len(unit.candidates) == 3 and unit.parameters["max_contributions"] == 2
 
 
 def test_refusals_name_the_reason() -> None:
     with pytest.raises(ParameterError, match="counts=True"):
-        recipe_top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint", counts=True)
+        dp.Session(FRAME).top_k(
+            "page", 3, epsilon=1.0, candidates=CANDIDATES, mechanism="joint", counts=True
+        )
     with pytest.raises(ParameterError, match="without a candidates list"):
         dp.top_k(FRAME, "page", 3, epsilon=1.0, delta=1e-6, mechanism="joint")
 
 
 def test_a_zcdp_ledger_is_charged_the_bounded_range_cost(tmp_path) -> None:
     book = dp.Ledger.create(tmp_path / "z.db", 4.0, 1e-6, accounting="zcdp")
-    recipe_top_k(FRAME, "page", 3, 1.0, candidates=CANDIDATES, mechanism="joint", ledger=book,
-             source=InsecureSeededSource(3))  # fmt: skip
+    dp.Session(FRAME, ledger=book, source=InsecureSeededSource(3)).top_k(
+        "page", 3, epsilon=1.0, candidates=CANDIDATES, mechanism="joint"
+    )
     (entry,) = book.entries()
     assert entry.charged_rho == Fraction(1, 8)  # epsilon^2 / 8, the whole list at once
 
@@ -171,7 +179,6 @@ def test_auto_weighs_joint_only_for_pure_dp_without_counts_in_a_basic_ledger() -
 
 
 def test_the_recipe_runs_joint_under_auto_where_units_hold_many_values() -> None:
-    from dpselect.recipes.top_k import top_k
 
     rng = np.random.default_rng(3)
     pages = [f"p{i:02d}" for i in range(56)]
@@ -180,12 +187,20 @@ def test_the_recipe_runs_joint_under_auto_where_units_hold_many_values() -> None
         "user": rng.integers(0, 300, 6000),
         "page": rng.choice(pages, 6000, p=weights / weights.sum()),
     })  # fmt: skip
-    many = top_k(frame, "page", 10, 1.0, candidates=pages, privacy_unit="user",
-                 max_contributions=20, source=InsecureSeededSource(4))  # fmt: skip
+    many = dp.Session(
+        frame,
+        privacy_unit="user",
+        contributions=dp.Contributions(values_per_unit=20),
+        source=InsecureSeededSource(4),
+    ).top_k("page", 10, epsilon=1.0, candidates=pages)
     assert many.parameters["mechanism"] == "joint" and many.parameters["chosen_by"] == "auto"
     assert "mechanism 'auto' chose it" in many.accuracy
-    one = top_k(frame, "page", 10, 1.0, candidates=pages, privacy_unit="user",
-                max_contributions=1, source=InsecureSeededSource(4))  # fmt: skip
+    one = dp.Session(
+        frame,
+        privacy_unit="user",
+        contributions=dp.Contributions(values_per_unit=1),
+        source=InsecureSeededSource(4),
+    ).top_k("page", 10, epsilon=1.0, candidates=pages)
     assert one.parameters["mechanism"] == "laplace_histogram"
 
 

@@ -8,12 +8,12 @@ import math
 import pytest
 from scipy import stats
 
+import dpselect as dp
 from dpselect.mechanisms.partition_selection import (
     make_threshold_partition_selection,
     ordered_values,
     threshold_plan,
 )
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.recipes.unknown_domain import choose_unknown_domain, rank_released
 from dpselect.sampling import InsecureSeededSource
 
@@ -107,15 +107,24 @@ def test_top_k_without_candidates_runs_policy_top_k_with_many_values_and_charges
     rows += [(f"w{i}", "c") for i in range(250)] + [(f"x{i}", f"r{i}") for i in range(30)]
     df = pd.DataFrame(rows, columns=["user", "item"])
     book = Ledger.create(tmp_path / "l.db", 2.0, 1e-5)
-    r = recipe_top_k(df, "item", 2, 1.0, delta=1e-6, privacy_unit="user", max_contributions=10,
-              counts=True, ledger=book, source=InsecureSeededSource(8))  # fmt: skip
+    r = dp.Session(
+        df,
+        privacy_unit="user",
+        contributions=dp.Contributions(values_per_unit=10),
+        ledger=book,
+        source=InsecureSeededSource(8),
+    ).top_k("item", 2, epsilon=1.0, delta=1e-6, counts=True)
     assert r.mechanism == POLICY_TOP_K_NAME
     assert set(r.candidates) == {"a", "b"} and r.counts is not None and len(r.counts) == 2
     assert r.epsilon <= 1.0 * (1 + 1e-15) and r.delta <= 1e-6 * (1 + 1e-15)
     assert len(book.entries()) == 1
     assert book.spent() == pytest.approx((r.epsilon, r.delta))
-    r2 = recipe_top_k(df, "item", 2, 1.0, delta=1e-6, privacy_unit="user", max_contributions=2,
-               source=InsecureSeededSource(8))  # fmt: skip
+    r2 = dp.Session(
+        df,
+        privacy_unit="user",
+        contributions=dp.Contributions(values_per_unit=2),
+        source=InsecureSeededSource(8),
+    ).top_k("item", 2, epsilon=1.0, delta=1e-6)
     assert r2.mechanism != POLICY_TOP_K_NAME  # thresholding with few values per person
 
 

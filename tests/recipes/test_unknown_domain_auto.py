@@ -18,7 +18,6 @@ from dpselect.cli.main import main
 from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
 from dpselect.recipes import unknown_domain_auto
-from dpselect.recipes.top_k import top_k as recipe_top_k
 
 
 def _visits(seed: int = 0, persons: int = 300) -> pd.DataFrame:
@@ -68,9 +67,13 @@ def test_the_score_moves_by_at_most_r_when_one_person_goes(r):
 def test_charged_once_within_the_budget(tmp_path):
     path = tmp_path / "budget.db"
     Ledger.create(path, epsilon=2.0, delta=1e-5)
-    result = recipe_top_k(_visits(), "site", 3, 1.0, delta=1e-6, privacy_unit="user",
-                      max_contributions="auto", ledger=path,
-                      source=dp.InsecureSeededSource(3))  # fmt: skip
+    result = dp.Session(
+        _visits(),
+        privacy_unit="user",
+        contributions=dp.Contributions(values_per_unit="auto"),
+        ledger=path,
+        source=dp.InsecureSeededSource(3),
+    ).top_k("site", 3, epsilon=1.0, delta=1e-6)
     assert result.epsilon <= 1.0 and result.delta <= 1e-6
     assert result.parameters["max_contributions"] in (1, 2, 4, 8, 16, 32, 64, 128, 256)
     assert "chosen privately" in result.parameters["max_contributions_choice"]
@@ -85,16 +88,30 @@ def test_refusals_come_before_any_charge(tmp_path):
     Ledger.create(path, epsilon=1.0, delta=1e-5)
     data = _visits()
     with pytest.raises(dp.ParameterError, match="delta"):
-        recipe_top_k(data, "site", 3, 0.5, privacy_unit="user", max_contributions="auto",
-                 ledger=path)  # fmt: skip
+        dp.Session(
+            data,
+            privacy_unit="user",
+            contributions=dp.Contributions(values_per_unit="auto"),
+            ledger=path,
+        ).top_k("site", 3, epsilon=0.5)
     with pytest.raises(dp.ParameterError, match="privacy_unit"):
-        recipe_top_k(data, "site", 3, 0.5, delta=1e-6, max_contributions="auto", ledger=path)
-    with pytest.raises(dp.ParameterError, match="auto_fraction"):
-        recipe_top_k(data, "site", 3, 0.5, delta=1e-6, privacy_unit="user",
-                 max_contributions="auto", auto_fraction=1.5, ledger=path)  # fmt: skip
+        dp.Session(data, contributions=dp.Contributions(values_per_unit="auto"), ledger=path).top_k(
+            "site", 3, epsilon=0.5, delta=1e-6
+        )
+    with pytest.raises(dp.ParameterError, match="auto_share"):
+        dp.Session(
+            data,
+            privacy_unit="user",
+            contributions=dp.Contributions(values_per_unit="auto", auto_share=1.5),
+            ledger=path,
+        ).top_k("site", 3, epsilon=0.5, delta=1e-6)
     with pytest.raises(dp.BudgetExceeded):
-        recipe_top_k(data, "site", 3, 2.0, delta=1e-6, privacy_unit="user",
-                 max_contributions="auto", ledger=path)  # fmt: skip
+        dp.Session(
+            data,
+            privacy_unit="user",
+            contributions=dp.Contributions(values_per_unit="auto"),
+            ledger=path,
+        ).top_k("site", 3, epsilon=2.0, delta=1e-6)
     assert Ledger.open(path).entries() == []
 
 
@@ -133,9 +150,12 @@ def _destinations() -> pd.DataFrame:
 def _released(mechanism: str, seeds: range) -> list[tuple[int, int]]:
     out = []
     for seed in seeds:
-        r = recipe_top_k(_destinations(), "dest", 5, 1.0, delta=1e-6, privacy_unit="tailnum",
-                     max_contributions="auto", mechanism=mechanism,
-                     source=dp.InsecureSeededSource(seed))  # fmt: skip
+        r = dp.Session(
+            _destinations(),
+            privacy_unit="tailnum",
+            contributions=dp.Contributions(values_per_unit="auto"),
+            source=dp.InsecureSeededSource(seed),
+        ).top_k("dest", 5, epsilon=1.0, delta=1e-6, mechanism=mechanism)
         out.append((r.parameters["max_contributions"], len(r.candidates)))
     return out
 
@@ -173,10 +193,13 @@ def _grouped_visits() -> pd.DataFrame:
 def test_grouped_auto_is_planned_and_charged_once(tmp_path, candidates, groups):
     path = tmp_path / "budget.db"
     Ledger.create(path, epsilon=2.0, delta=1e-5)
-    result = recipe_top_k(_grouped_visits(), "site", 2, 1.0, delta=1e-6, privacy_unit="user",
-                      max_contributions="auto", by="region", groups=groups,
-                      candidates=candidates, ledger=path,
-                      source=dp.InsecureSeededSource(5))  # fmt: skip
+    result = dp.Session(
+        _grouped_visits(),
+        privacy_unit="user",
+        contributions=dp.Contributions(values_per_unit="auto"),
+        ledger=path,
+        source=dp.InsecureSeededSource(5),
+    ).top_k("site", 2, epsilon=1.0, delta=1e-6, candidates=candidates, by="region", groups=groups)
     assert result.epsilon <= 1.0 and result.delta <= 1e-6
     chosen = result.parameters["max_contributions"]
     assert chosen in result.parameters["max_contributions_candidates"]

@@ -16,9 +16,8 @@ from dpselect.core.errors import DataError
 from dpselect.planning.price_request import price_request
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import best_price, quantile
-from dpselect.recipes.top_k import most_common as recipe_most_common
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
+from tests.session_queries import session_top_k
 
 from .helpers import both, random_rows
 
@@ -40,22 +39,26 @@ def test_top_k_matches_duckdb(visits):
     pdf, sdf = visits
     for kw in (
         {},
-        {"privacy_unit": "user_id", "max_contributions": 2},
+        {"privacy_unit": "user_id", "contributions": dp.Contributions(values_per_unit=2)},
         {"counts": True},
         {"mechanism": "joint"},
-        {"mechanism": "joint", "privacy_unit": "user_id", "max_contributions": 2},
+        {
+            "mechanism": "joint",
+            "privacy_unit": "user_id",
+            "contributions": dp.Contributions(values_per_unit=2),
+        },
     ):
-        a = recipe_top_k(pdf, "site", 3, 1.0, candidates=[*SITES, "absent"], source=seeded(), **kw)
-        b = recipe_top_k(sdf, "site", 3, 1.0, candidates=[*SITES, "absent"], source=seeded(), **kw)
+        a = session_top_k(pdf, "site", 3, 1.0, candidates=[*SITES, "absent"], source=seeded(), **kw)
+        b = session_top_k(sdf, "site", 3, 1.0, candidates=[*SITES, "absent"], source=seeded(), **kw)
         assert (a.candidates, a.counts, a.epsilon) == (b.candidates, b.counts, b.epsilon)
 
 
 def test_most_common_and_the_unknown_domain_path(visits):
     pdf, sdf = visits
-    a = recipe_most_common(sdf, "site", 2.0, candidates=SITES, source=seeded())
+    a = dp.Session(sdf, source=seeded()).most_common("site", epsilon=2.0, candidates=SITES)
     assert a.candidates[0] in SITES
-    a = recipe_top_k(pdf, "site", 2, 2.0, delta=1e-6, source=seeded())
-    b = recipe_top_k(sdf, "site", 2, 2.0, delta=1e-6, source=seeded())
+    a = dp.Session(pdf, source=seeded()).top_k("site", 2, epsilon=2.0, delta=1e-6)
+    b = dp.Session(sdf, source=seeded()).top_k("site", 2, epsilon=2.0, delta=1e-6)
     assert a.candidates == b.candidates and a.delta == b.delta
 
 

@@ -7,6 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+import dpselect as dp
 from dpselect.data.tables import open_table
 from dpselect.recipes.bounds import (
     DEFAULT_CONTRIBUTIONS,
@@ -14,8 +15,8 @@ from dpselect.recipes.bounds import (
     contribution_counts,
     contribution_scores,
 )
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
+from tests.session_queries import session_top_k
 
 from .helpers import both, random_rows
 
@@ -61,9 +62,10 @@ def test_top_k_auto_matches_duckdb(spark):
     sdf = spark.createDataFrame(pdf)
     cands = [f"v{i}" for i in range(16)]
     for seed in (5, 6):
-        kw = {"candidates": cands, "privacy_unit": "user", "max_contributions": "auto"}
-        a = recipe_top_k(pdf, "item", 3, 2.0, source=InsecureSeededSource(seed), **kw)
-        b = recipe_top_k(sdf, "item", 3, 2.0, source=InsecureSeededSource(seed), **kw)
+        kw = {"candidates": cands, "privacy_unit": "user",
+              "contributions": dp.Contributions(values_per_unit="auto")}  # fmt: skip
+        a = session_top_k(pdf, "item", 3, 2.0, source=InsecureSeededSource(seed), **kw)
+        b = session_top_k(sdf, "item", 3, 2.0, source=InsecureSeededSource(seed), **kw)
         assert (a.candidates, a.epsilon, a.delta) == (b.candidates, b.epsilon, b.delta)
         assert a.parameters["max_contributions"] == b.parameters["max_contributions"]
         assert a.parameters["max_contributions"] in DEFAULT_CONTRIBUTIONS
@@ -83,9 +85,10 @@ def test_auto_without_candidates_and_by_match_duckdb(spark):
         {"by": "region", "candidates": [f"v{i}" for i in range(16)]},
     ]
     for kw in cases:
-        kw = {"privacy_unit": "user", "max_contributions": "auto", "delta": 1e-6, **kw}
-        a = recipe_top_k(pdf, "item", 2, 2.0, source=InsecureSeededSource(8), **kw)
-        b = recipe_top_k(sdf, "item", 2, 2.0, source=InsecureSeededSource(8), **kw)
+        kw = {"privacy_unit": "user", "delta": 1e-6, **kw,
+              "contributions": dp.Contributions(values_per_unit="auto")}  # fmt: skip
+        a = session_top_k(pdf, "item", 2, 2.0, source=InsecureSeededSource(8), **kw)
+        b = session_top_k(sdf, "item", 2, 2.0, source=InsecureSeededSource(8), **kw)
         assert a.to_dict()["parameters"]["max_contributions"] in DEFAULT_CONTRIBUTIONS, kw
         assert (a.epsilon, a.delta) == (b.epsilon, b.delta), kw
         assert str(a).splitlines()[:-1] == str(b).splitlines()[:-1], kw

@@ -9,15 +9,15 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+import dpselect as dp
 from dpselect.data.query import PrivateGroups, Query
 from dpselect.data.tables import open_table
 from dpselect.data.values import canonical_text
 from dpselect.planning.contributions import Contributions
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.top_k import top_k as recipe_top_k
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from tests.engine_rules import unit_rule
+from tests.session_queries import session_partition_selection, session_top_k
 
 from .test_grouped import SALTS, TYPES, grouped_rows, spark_frame
 
@@ -77,13 +77,33 @@ def test_private_group_recipes_run_on_spark_as_on_duckdb(data):
     rows, spark, _ = data
     runs = []
     for src, kw in ((spark.frame, {}), (pa.Table.from_pylist(rows), {"schema": TYPES})):
-        top = recipe_top_k(src, "x", 2, 4.0, delta=1e-3, candidates=[0, 1, 2, 3], by="grp",
-                       privacy_unit="user", max_groups=2, source=InsecureSeededSource(1),
-                       **kw)  # fmt: skip
-        values = recipe_top_k(src, "s", 2, 4.0, delta=1e-3, by="grp", privacy_unit="user",
-                          source=InsecureSeededSource(4), **kw)  # fmt: skip
-        keys = recipe_partition_selection(src, "x", 4.0, 1e-3, by="grp",
-                                      source=InsecureSeededSource(2), **kw)  # fmt: skip
+        top = session_top_k(
+            src,
+            "x",
+            2,
+            4.0,
+            contributions=dp.Contributions(groups_per_unit=2),
+            delta=1e-3,
+            candidates=[0, 1, 2, 3],
+            by="grp",
+            privacy_unit="user",
+            source=InsecureSeededSource(1),
+            **kw,
+        )
+        values = session_top_k(
+            src,
+            "s",
+            2,
+            4.0,
+            delta=1e-3,
+            by="grp",
+            privacy_unit="user",
+            source=InsecureSeededSource(4),
+            **kw,
+        )
+        keys = session_partition_selection(
+            src, "x", 4.0, 1e-3, by="grp", source=InsecureSeededSource(2), **kw
+        )
         q = recipe_quantile(
             src,
             quantile_request(

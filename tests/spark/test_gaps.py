@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpselect as dp
 from dpselect.core.errors import DataError, ParameterError
 from dpselect.data.engines import spark as spark_engine
 from dpselect.data.query import Query
@@ -17,7 +18,6 @@ from dpselect.planning.price_request import price_request
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import best_price, quantile
 from dpselect.recipes._common import column_values
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
 
 
@@ -72,11 +72,12 @@ def test_schema_is_checked_against_the_frame(spark):
 def test_schema_through_the_recipes(spark):
 
     df = spark.createDataFrame([(i % 5, "ab"[i % 2]) for i in range(40)], "u long, s string")
-    r = recipe_top_k(df, "s", 1, 1.0, candidates=["a", "b"], schema={"s": "VARCHAR"},
-                 source=InsecureSeededSource(1))  # fmt: skip
+    r = dp.Session(df, schema={"s": "VARCHAR"}, source=InsecureSeededSource(1)).top_k(
+        "s", 1, epsilon=1.0, candidates=["a", "b"]
+    )
     assert r.candidates[0] in ("a", "b")
     with pytest.raises(ParameterError, match="cast the column in Spark"):
-        recipe_top_k(df, "s", 1, 1.0, candidates=["a"], schema={"s": "BIGINT"})
+        dp.Session(df, schema={"s": "BIGINT"}).top_k("s", 1, epsilon=1.0, candidates=["a"])
 
 
 def test_grid_cells_hold_the_row_exactly():

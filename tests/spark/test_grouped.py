@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pytest
 
+import dpselect as dp
 from dpselect.core.errors import DataError, ParameterError
 from dpselect.data.query import PublicGroups, Query, UnitRule
 from dpselect.data.tables import open_table
@@ -20,9 +21,8 @@ from dpselect.data.values import canonical_text
 from dpselect.planning.contributions import Contributions
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.quantiles import quantile as recipe_quantile
-from dpselect.recipes.top_k import top_k as recipe_top_k
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from tests.engine_rules import unit_rule
+from tests.session_queries import session_partition_selection, session_top_k
 
 from . import grouped_reference as ref
 
@@ -322,20 +322,20 @@ def test_the_grouped_recipes_run_on_spark_as_on_duckdb(data):
     duck = pa.Table.from_pylist(rows)
     runs = []
     for src, kw in ((frame, {}), (duck, {"schema": TYPES})):
-        top = recipe_top_k(
+        top = session_top_k(
             src,
             "x",
             2,
             1.0,
+            contributions=dp.Contributions(groups_per_unit=2),
             candidates=[0, 1, 2, 3],
             by="grp",
             groups=TEXT_GROUPS,
             privacy_unit="user",
-            max_groups=2,
             source=InsecureSeededSource(1),
             **kw,
         )
-        keys = recipe_partition_selection(
+        keys = session_partition_selection(
             src, "x", 1.0, 1e-3, by="grp", groups=TEXT_GROUPS, source=InsecureSeededSource(2), **kw
         )
         q = recipe_quantile(

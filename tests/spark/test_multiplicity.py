@@ -25,6 +25,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import dpselect as dp
 from dpselect.core.errors import DataError
 from dpselect.data import matching
 from dpselect.data.engines import spark as spark_engine
@@ -32,7 +33,6 @@ from dpselect.data.engines.spark import columns as spark_columns
 from dpselect.data.engines.spark import matching as spark_matching
 from dpselect.data.query import Query
 from dpselect.data.tables import open_table
-from dpselect.recipes.top_k import top_k
 from dpselect.sampling.source import InsecureSeededSource
 
 NAN = float("nan")
@@ -152,13 +152,21 @@ def test_spark_histograms_are_calibrated_to_spark_matching(spark):
     )
     l1 = int(np.abs(diff).sum())
     assert l1 == 2
-    lap = top_k(data, "x", 2, 1.0, candidates=cands, mechanism="laplace_histogram", counts=True,
-                source=InsecureSeededSource(1))  # fmt: skip
+    lap = dp.Session(data, source=InsecureSeededSource(1)).top_k(
+        "x", 2, epsilon=1.0, candidates=cands, mechanism="laplace_histogram", counts=True
+    )
     assert lap.parameters["score_l1_sensitivity"] == 2
     # discrete Laplace of scale b on counts of L1 sensitivity l1: the loss is l1 / b
     assert Fraction(l1) / Fraction(lap.parameters["count_scale"]) <= Fraction(lap.epsilon)
-    gauss = top_k(data, "x", 2, 1.0, candidates=cands, delta=1e-6, counts=True,
-                  mechanism="gaussian_histogram", source=InsecureSeededSource(1))  # fmt: skip
+    gauss = dp.Session(data, source=InsecureSeededSource(1)).top_k(
+        "x",
+        2,
+        epsilon=1.0,
+        delta=1e-6,
+        candidates=cands,
+        mechanism="gaussian_histogram",
+        counts=True,
+    )
     sigma = Fraction(gauss.parameters["count_scale"])
     assert Fraction(int((diff * diff).sum())) / (2 * sigma * sigma) <= Fraction(gauss.rho)
 

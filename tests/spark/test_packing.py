@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpselect as dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import ParameterError
 from dpselect.data import rules
 from dpselect.data.engines.spark import keys as spark_keys
-from dpselect.recipes.top_k import top_k as recipe_top_k
 from dpselect.sampling.source import InsecureSeededSource
 
 EDGES = [0, 1, (1 << 31) - 1, 1 << 31, (1 << 31) + 5, (1 << 32) - 2, (1 << 32) - 1]
@@ -45,10 +45,12 @@ def test_too_many_candidates_raise_before_the_charge(tmp_path, monkeypatch):
     monkeypatch.setattr(rules, "MAX_BOUNDED_CANDIDATES", 3)
     data = pd.DataFrame({"user_id": [1, 2, 3], "site": ["a", "b", "c"]})
     with pytest.raises(ParameterError, match=r"candidates: at most 3 .*privacy_unit.*32-bit"):
-        recipe_top_k(data, "site", 1, 1.0, candidates=["a", "b", "c", "d"], privacy_unit="user_id",
-              ledger=path, source=InsecureSeededSource(1))  # fmt: skip
+        dp.Session(data, privacy_unit="user_id", ledger=path, source=InsecureSeededSource(1)).top_k(
+            "site", 1, epsilon=1.0, candidates=["a", "b", "c", "d"]
+        )
     assert Ledger.open(path).spent() == (0.0, 0.0)
     # without a privacy unit positions are not packed: no limit
-    out = recipe_top_k(data, "site", 1, 1.0, candidates=["a", "b", "c", "d"],
-                source=InsecureSeededSource(1))  # fmt: skip
+    out = dp.Session(data, source=InsecureSeededSource(1)).top_k(
+        "site", 1, epsilon=1.0, candidates=["a", "b", "c", "d"]
+    )
     assert len(out.candidates) == 1 and np.isfinite(out.epsilon)

@@ -4,12 +4,12 @@
 import numpy as np
 import pytest
 
+import dpselect as dp
 from dpselect.core.errors import ParameterError
 from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import open_table
-from dpselect.recipes.top_k import top_k as recipe_top_k
-from dpselect.recipes.unknown_domain import partition_selection as recipe_partition_selection
 from tests.engine_rules import unit_rule
+from tests.session_queries import session_top_k
 
 from .helpers import both, random_rows
 
@@ -61,18 +61,26 @@ def test_top_k_and_partition_selection_match_duckdb(spark):
     rows = [(i % 13, sites[min(4, int(i**0.5) % 7)]) for i in range(700)]
     pdf = pd.DataFrame(rows, columns=["user_id", "site"])
     sdf = spark.createDataFrame(pdf)
-    kw = {"privacy_unit": "user_id", "max_contributions": 2, "max_rows_per_value": 9,
-          "counts": True}  # fmt: skip
-    a = recipe_top_k(pdf, "site", 3, 1.0, candidates=sites, source=InsecureSeededSource(5), **kw)
-    b = recipe_top_k(sdf, "site", 3, 1.0, candidates=sites, source=InsecureSeededSource(5), **kw)
+    kw = {"privacy_unit": "user_id", "counts": True,
+          "contributions": dp.Contributions(values_per_unit=2, rows_per_value=9)}  # fmt: skip
+    a = session_top_k(pdf, "site", 3, 1.0, candidates=sites, source=InsecureSeededSource(5), **kw)
+    b = session_top_k(sdf, "site", 3, 1.0, candidates=sites, source=InsecureSeededSource(5), **kw)
     assert (a.candidates, a.counts, a.parameters) == (b.candidates, b.counts, b.parameters)
-    a = recipe_top_k(pdf, "site", 2, 2.0, delta=1e-6, source=InsecureSeededSource(6), **kw)
-    b = recipe_top_k(sdf, "site", 2, 2.0, delta=1e-6, source=InsecureSeededSource(6), **kw)
+    a = session_top_k(pdf, "site", 2, 2.0, delta=1e-6, source=InsecureSeededSource(6), **kw)
+    b = session_top_k(sdf, "site", 2, 2.0, delta=1e-6, source=InsecureSeededSource(6), **kw)
     assert (a.candidates, a.counts) == (b.candidates, b.counts)
-    a = recipe_partition_selection(pdf, "site", 1.0, 1e-6, "user_id", 2, max_rows_per_value=9,
-                               source=InsecureSeededSource(7))  # fmt: skip
-    b = recipe_partition_selection(sdf, "site", 1.0, 1e-6, "user_id", 2, max_rows_per_value=9,
-                               source=InsecureSeededSource(7))  # fmt: skip
+    a = dp.Session(
+        pdf,
+        privacy_unit="user_id",
+        contributions=dp.Contributions(values_per_unit=2, rows_per_value=9),
+        source=InsecureSeededSource(7),
+    ).partition_selection("site", epsilon=1.0, delta=1e-6)
+    b = dp.Session(
+        sdf,
+        privacy_unit="user_id",
+        contributions=dp.Contributions(values_per_unit=2, rows_per_value=9),
+        source=InsecureSeededSource(7),
+    ).partition_selection("site", epsilon=1.0, delta=1e-6)
     assert a.values == b.values
 
 
@@ -84,9 +92,9 @@ def test_top_k_auto_contributions_at_r_equal_duckdbs(datasets):
 
     arrow, frame = datasets[0]
     cands = [str(i) for i in range(45)]
-    kw = {"candidates": cands, "privacy_unit": "user", "max_contributions": "auto",
-          "max_rows_per_value": 4}  # fmt: skip
-    runs = [recipe_top_k(data, "s", 3, 1.0, source=InsecureSeededSource(12), **kw)
+    kw = {"candidates": cands, "privacy_unit": "user",
+          "contributions": dp.Contributions(values_per_unit="auto", rows_per_value=4)}  # fmt: skip
+    runs = [session_top_k(data, "s", 3, 1.0, source=InsecureSeededSource(12), **kw)
             for data in (arrow, frame)]  # fmt: skip
     assert runs[0].candidates == runs[1].candidates
     assert runs[0].parameters["max_contributions"] == runs[1].parameters["max_contributions"]
