@@ -115,9 +115,9 @@ def test_private_group_recipes_run_on_spark_as_on_duckdb(data):
                 by="grp",
                 delta=1e-3,
                 contributions=Contributions(values_per_unit=2),
-                **kw,
             ),
             source=InsecureSeededSource(3),
+            **kw,
         )
         runs.append((q.groups, [r.values for r in q.releases]))
         runs.append((top.groups, [r.candidates for r in top.releases], values.groups,

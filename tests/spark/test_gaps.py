@@ -106,7 +106,7 @@ def test_quantile_line_on_spark_names_the_grid(spark):
         quantile_request("x", levels, 1.0, bounds=(0, 64), mechanism="recursive"),
         source=InsecureSeededSource(1),
     )
-    assert "2w + d" in rec.accuracy[-1] and "Spark engine" in rec.accuracy[-1]
+    assert "2w + d" in rec.accuracy[-1] and "engine grid" in rec.accuracy[-1]
     joint = quantile(
         df,
         quantile_request("x", levels, 1.0, bounds=(0, 64), mechanism="joint"),

@@ -349,9 +349,9 @@ def test_the_grouped_recipes_run_on_spark_as_on_duckdb(data):
                 by="gi",
                 groups=INT_GROUPS,
                 contributions=Contributions(values_per_unit=2),
-                **kw,
             ),
             source=InsecureSeededSource(3),
+            **kw,
         )
         runs.append(([r.candidates for r in top.releases], [r.values for r in keys.releases],
                      [r.values for r in q.releases]))  # fmt: skip
