@@ -72,8 +72,9 @@ class Session:
         The randomness; the default is the OS CSPRNG. A seeded source is for tests and
         reproducible demos only, and is not private.
     progress : callable, optional
-        Called with the percentage of the column scanned (``0 .. 100``) while a quantile
-        without ``by`` reads its rows for over a second.
+        Called with the percentage done (``0 .. 100``) while a query's scan runs over a second:
+        every query's reporter unless the query gives its own (a quantile with ``by`` reports
+        nothing).
 
     Raises
     ------
@@ -231,7 +232,8 @@ class Session:
         contributions : Contributions, optional
             This query's bounds, in place of the session's.
         progress : callable, optional
-            Called with the percentage done (``0 .. 100``) while a query runs over a second.
+            Called with the percentage done (``0 .. 100``) while a query runs over a second
+            (default: the session's ``progress``).
         k_bar : int, optional
             Without ``candidates``: the limited-domain mechanism's ``k_bar`` (Durfee and
             Rogers 2019), the number of top values it looks past ``k``.
@@ -251,7 +253,7 @@ class Session:
             k_bar=k_bar, by=by, groups=groups,
         )  # fmt: skip
         return top_k(self._table, request, ledger=self._ledger, source=self._source,
-                     progress=progress)  # fmt: skip
+                     progress=self._progress if progress is None else progress)  # fmt: skip
 
     def most_common(
         self,
@@ -321,8 +323,9 @@ class Session:
             contributions=self._contributions if contributions is None else contributions,
             mechanism=mechanism, by=by, groups=groups,
         )  # fmt: skip
+        reporter = self._progress if progress is None else progress
         return partition_selection(self._table, request, ledger=self._ledger,
-                                   source=self._source, progress=progress)  # fmt: skip
+                                   source=self._source, progress=reporter)  # fmt: skip
 
     def quantile(
         self,

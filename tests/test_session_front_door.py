@@ -509,3 +509,33 @@ def test_the_session_progress_reaches_an_ungrouped_quantile(
         session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0, 100), by="country",
                          groups=["fr"])  # fmt: skip
     assert seen == [follow, None]
+
+
+def test_the_session_progress_is_every_query_s_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Session(progress=...)`` reaches top_k, most_common and partition_selection unless the
+    query gives its own reporter."""
+    import dpselect.recipes.top_k as top_k_module
+    import dpselect.recipes.unknown_domain as unknown_domain
+
+    seen: list[Any] = []
+    monkeypatch.setattr(top_k_module, "top_k", lambda d, r, **k: seen.append(k["progress"]))
+    monkeypatch.setattr(
+        unknown_domain, "partition_selection", lambda d, r, **k: seen.append(k["progress"])
+    )
+
+    def follow(percent: float) -> None:
+        return None
+
+    def own(percent: float) -> None:
+        return None
+
+    with dp.Session(_visits(50), progress=follow) as session:
+        session.top_k("site", 2, epsilon=1.0, candidates=list("abc"))
+        session.top_k("site", 2, epsilon=1.0, candidates=list("abc"), progress=own)
+        session.most_common("site", epsilon=1.0, candidates=list("abc"))
+        session.partition_selection("site", epsilon=1.0, delta=1e-6)
+    assert seen == [follow, own, follow, follow]
+    seen.clear()
+    with dp.Session(_visits(50)) as session:
+        session.top_k("site", 2, epsilon=1.0, candidates=list("abc"))
+    assert seen == [None]
