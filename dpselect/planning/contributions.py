@@ -247,6 +247,11 @@ class Contributions:
                     f"{say('rows_per_value')} does not apply to a quantile: each row is one "
                     f"value; bound a unit's rows with {say('values_per_unit')}"
                 )
+            if auto_values and by is not None:
+                raise ParameterError(
+                    f"{say('values_per_unit')} 'auto' is not available for a quantile with "
+                    f"{say('by')}: give a number"
+                )
             out["max_rows"] = None if privacy_unit is None else self.values_per_unit
             out["auto_fraction"] = self.auto_share if (auto_values or auto_bounds) else None
             return out

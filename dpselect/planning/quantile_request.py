@@ -224,10 +224,12 @@ def _rows(
     ``by``, a share and ``"auto"`` rows (per group); without, a share where nothing is
     automatic, and ``bounds`` given as text other than ``"auto"``."""
     if by is not None:
-        if auto_fraction is not None:
-            raise ParameterError("auto_fraction and progress callbacks do not apply with by")
-        if max_rows == "auto":
-            raise ParameterError("max_rows='auto' is not available with by: give a number")
+        if isinstance(bounds, str) and bounds == "auto":
+            raise ParameterError(
+                "bounds='auto' is not available with by: give bounds=(lo, hi) or candidates"
+            )
+        # Contributions.arguments refuses a share and 'auto' rows with by before this
+        assert auto_fraction is None and max_rows != "auto"
         return 1 if max_rows is None else int(max_rows)
     rows = check_rows_per_unit(privacy_unit, max_rows)
     if rows != "auto":
