@@ -73,8 +73,7 @@ class Session:
         reproducible demos only, and is not private.
     progress : callable, optional
         Called with the percentage done (``0 .. 100``) while a query's scan runs over a second:
-        every query's reporter unless the query gives its own (a quantile with ``by`` reports
-        nothing).
+        every query's reporter unless the query gives its own.
 
     Raises
     ------
@@ -346,8 +345,7 @@ class Session:
         """The ``q``-quantile(s) of a numeric ``column``: :func:`dpselect.quantile` on this
         session (each row is one value: ``values_per_unit`` is the most rows a unit keeps,
         ``"auto"``: chosen privately with ``auto_share`` of ``epsilon``; ``groups_per_unit``
-        the most groups with ``by``). The session's ``progress`` follows the scan (without
-        ``by``).
+        the most groups with ``by``). The session's ``progress`` follows the scan.
 
         ``mechanism="auto"`` picks the method from public facts (docs/quantiles.md);
         ``epsilon`` is the total pure-DP cost under adding or removing one unit, charged
@@ -402,9 +400,8 @@ class Session:
             contributions=self._contributions if contributions is None else contributions,
             by=by, groups=groups, delta=delta,
         )  # fmt: skip
-        progress = None if by is not None else self._progress
         return quantile(self._table, request, ledger=self._ledger, source=self._source,
-                        progress=progress)  # fmt: skip
+                        progress=self._progress)  # fmt: skip
 
     def best_price(
         self,

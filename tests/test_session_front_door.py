@@ -159,7 +159,7 @@ def test_session_quantile_takes_confidence_and_progress() -> None:
                                    by="country", groups=["fr", "de", "it"])  # fmt: skip
     _same(by_request, by_session)
     assert "with probability at least 80%" in by_session.accuracy[0]
-    assert len(grouped.releases) == 3  # the scan's progress is not followed per group
+    assert len(grouped.releases) == 3
 
 
 def test_session_opens_the_data_once(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -493,7 +493,7 @@ def test_a_grouped_quantile_shorthand_with_private_groups_points_to_the_session(
     assert grouped is not None
 
 
-def test_the_session_progress_reaches_an_ungrouped_quantile(
+def test_the_session_progress_reaches_every_quantile(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import dpselect.recipes.quantiles as quantiles
@@ -508,7 +508,7 @@ def test_the_session_progress_reaches_an_ungrouped_quantile(
         session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0, 100))
         session.quantile("minutes", 0.5, epsilon=1.0, bounds=(0, 100), by="country",
                          groups=["fr"])  # fmt: skip
-    assert seen == [follow, None]
+    assert seen == [follow, follow]
 
 
 def test_the_session_progress_is_every_query_s_default(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -241,12 +241,15 @@ def quantile_command(
     )  # fmt: skip
     source = source_from_seed(insecure_seed)
     run: dict[str, Any] = {"ledger": ledger, "source": source, "schema": schema}
-    if grouped:
-        grouped_result = run_or_explain(explain, as_json, quantile, data, request, **run)
+    bars = (not as_json) and sys.stderr.isatty() and not explain
+    if grouped:  # one scan of every group's rows: its bar only
+        with _scan_progress(bars) as (progress, _):
+            grouped_result = run_or_explain(explain, as_json, quantile, data, request,
+                                            progress=progress, **run)  # fmt: skip
         if grouped_result is not None:
             print_grouped(grouped_result, as_json)
         return
-    with _scan_progress((not as_json) and sys.stderr.isatty() and not explain) as (progress, work):
+    with _scan_progress(bars) as (progress, work):
         result = run_or_explain(explain, as_json, quantile, data, request, progress=progress,
                                 work_progress=work, **run)  # fmt: skip
     if result is not None:

@@ -305,7 +305,7 @@ def duckdb_discovered_values(table: Table, query: Query[PrivateGroups]) -> Disco
     One unit adds 1 to the persons of at most ``max_groups`` groups and adds or removes at
     most ``max_rows`` rows in each of them.
     """
-    column, by, rule = query.column, query.groups.by, query.rule
+    column, by, rule, progress = query.column, query.groups.by, query.rule, query.progress
     g, _, _, rows_cap = check_rule_bounds(rule, numbers=True)
     q = Grouped(table, column, by, rule.privacy_unit)
     number = f"(TRY_CAST(data.{_quote(column)} AS DOUBLE) + CAST(0.0 AS DOUBLE))"
@@ -331,9 +331,9 @@ def duckdb_discovered_values(table: Table, query: Query[PrivateGroups]) -> Disco
                 table, NUMBERS, unit, grouped_parts(table, g, numbers=True),
                 lambda part: kept_group_rows_sql(gvals, by_col, number, unit_key, unit_type,
                                                   g, rows_cap, found=True, part=part),
-                params, None,
+                params, progress,
             ))  # fmt: skip
-            params = {}
+            params, progress = {}, None  # the kept parts reported the scan
             sql = f"""WITH kept AS (SELECT g, v, CAST(sum(n) AS BIGINT) AS n FROM {kept}
                                     WHERE v IS NOT NULL GROUP BY g, v),
                            persons AS (SELECT g, CAST(sum(n) AS BIGINT) AS p FROM {kept}
@@ -341,5 +341,5 @@ def duckdb_discovered_values(table: Table, query: Query[PrivateGroups]) -> Disco
                 SELECT kept.g AS gi, gvals.v AS gv, kept.v AS v, kept.n AS n, persons.p AS p
                 FROM kept JOIN persons ON kept.g = persons.g
                      JOIN {gvals} AS gvals ON kept.g = gvals.r"""
-        found = table.query(f"SELECT gi, gv, v, n, p FROM ({sql}) ORDER BY gi, v", params)
+        found = table.query(f"SELECT gi, gv, v, n, p FROM ({sql}) ORDER BY gi, v", params, progress)
     return discovered_from_rows(found, "numbers")

@@ -548,7 +548,7 @@ def duckdb_grouped_values(
     multiplicity), at most ``max_rows`` rows in each, all added or all removed
     (docs/contribution_bounding.md, "Groups per unit" and "Rows per unit").
     """
-    column, by, rule = query.column, query.groups.by, query.rule
+    column, by, rule, progress = query.column, query.groups.by, query.rule, query.progress
     g, _, _, rows_cap = check_rule_bounds(rule, query.groups.groups, numbers=True)
     q = Grouped(table, column, by, rule.privacy_unit)
     groups = list(query.groups.groups)
@@ -557,7 +557,9 @@ def duckdb_grouped_values(
     by_match, group_match = match_sql(f"data.{_quote(by)}", q.by_type, groups)
     number = f"(TRY_CAST(data.{_quote(column)} AS DOUBLE) + CAST(0.0 AS DOUBLE))"
     with ExitStack() as stack:
-        source, params = stack.enter_context(candidates_source(table, groups, False, "groups"))
+        source, params = stack.enter_context(
+            candidates_source(table, groups, progress is not None, "groups")
+        )
         grps = f"grps AS ({groups_sql(group_match, source)})"
         if q.unit is None:
             sql = f"""WITH {grps}
@@ -573,11 +575,11 @@ def duckdb_grouped_values(
                 table, NUMBERS, unit, grouped_parts(table, g, numbers=True),
                 lambda part: kept_group_rows_sql(grps, by_match, number, unit_key, unit_type,
                                                   g, rows_cap, part=part),
-                params | salts, None,
+                params | salts, progress,
             ))  # fmt: skip
             sql = f"SELECT g, v, CAST(sum(n) AS BIGINT) AS n FROM {kept} GROUP BY g, v"
-            params = {}
-        found = table.query_numpy(f"SELECT g, v, n FROM ({sql}) ORDER BY g, v", params)
+            params, progress = {}, None  # the kept parts reported the scan
+        found = table.query_numpy(f"SELECT g, v, n FROM ({sql}) ORDER BY g, v", params, progress)
     return _group_multisets(found, len(groups))
 
 

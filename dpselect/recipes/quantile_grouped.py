@@ -6,7 +6,7 @@ group's share of epsilon (:func:`grouped_quantile`; accounting in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -55,6 +55,7 @@ def grouped_quantile(
     *,
     ledger: Any = None,
     source: RandomSource | None = None,
+    progress: Callable[[float], None] | None = None,
     schema: Any = None,
 ) -> GroupedResult:
     """The quantiles of a request with ``by``: every group of ``request.by``, in one scan.
@@ -77,6 +78,8 @@ def grouped_quantile(
         the same in every group.
     ledger, source, schema
         As for :func:`dpselect.recipes.quantiles.quantile`.
+    progress : callable, optional
+        ``progress(percent)`` while the one scan of every group's rows runs (over a second).
 
     Returns
     -------
@@ -112,8 +115,9 @@ def grouped_quantile(
     }  # fmt: skip
 
     def release() -> GroupedResult:
-        names, found = _group_rows(table, column, by, grouping, costs.selection, privacy_unit,
-                                   r, source)  # fmt: skip
+        names, found = _group_rows(table, Query(column, UnitRule(privacy_unit, rows_per_unit=r),
+                                                progress=progress),
+                                   by, grouping, costs.selection, source)  # fmt: skip
         return GroupedResult(
             "quantile", by, column, names, [run(v) for v in found], costs.total[0],
             costs.total[1], None, costs.each[0], 0.0, grouping.max_groups,
@@ -274,26 +278,22 @@ def _group_statements(
 
 def _group_rows(
     table: Engine,
-    column: str,
+    scan: Query[None],
     by: str,
     grouping: Grouping,
     selection: Any,
-    privacy_unit: str | None,
-    r: int,
     source: RandomSource | None,
 ) -> tuple[list[Any], list[Any]]:
-    """After the charge: the groups released and each one's kept rows, from one scan."""
+    """After the charge: the groups released and each one's kept rows, from one scan
+    (``scan``: the column, the unit and its rows per group, the progress hook)."""
     salt, group_salt = draw_salts(source)
-    g = grouping.max_groups
+    rule = replace(scan.rule, groups_per_unit=grouping.max_groups, salt=salt,
+                   group_salt=group_salt)  # fmt: skip
     if selection is None:
         names = list(grouping.listed or [])
-        rule = UnitRule(privacy_unit, rows_per_unit=r, groups_per_unit=g, salt=salt,
-                        group_salt=group_salt)  # fmt: skip
-        found = table.numbers(Query(column, rule, PublicGroups(by, names)))
+        found = table.numbers(Query(scan.column, rule, PublicGroups(by, names), scan.progress))
     else:  # private groups: the persons and the numbers from one scan
-        rule = UnitRule(privacy_unit, rows_per_unit=r, groups_per_unit=g, salt=salt,
-                        group_salt=group_salt)  # fmt: skip
-        discovered = table.numbers(Query(column, rule, PrivateGroups(by)))
+        discovered = table.numbers(Query(scan.column, rule, PrivateGroups(by), scan.progress))
         assert discovered.numbers is not None
         names, where = selected_groups(discovered, selection)
         found = [discovered.numbers[j] for j in where]

@@ -171,7 +171,8 @@ def quantile(
     source : RandomSource, optional
         The randomness (a seeded source: tests and demos only, not private).
     progress : callable, optional
-        ``progress(percent)`` while the column is scanned (not with ``by``).
+        ``progress(percent)`` while the column is scanned (with ``by``: the one scan of
+        every group's rows).
     work_progress : callable, optional
         ``work_progress(fraction)`` while the mechanism works (not with ``by``).
     schema : dict, optional
@@ -202,9 +203,13 @@ def quantile(
     request = replace(request, column=column)
     route = request.route
     if route == "grouped":
-        if work_progress is not None or progress is not None:
-            raise ParameterError("auto_fraction and progress callbacks do not apply with by")
-        return grouped_quantile(data, request, ledger=ledger, source=source, schema=schema)
+        if work_progress is not None:
+            raise ParameterError(
+                "work_progress does not apply with by: each group's mechanism runs on its own "
+                "few rows (progress= follows the scan)"
+            )
+        return grouped_quantile(data, request, ledger=ledger, source=source, progress=progress,
+                                schema=schema)  # fmt: skip
     if route == "auto_rows":
         return quantile_with_auto_rows(data, request, ledger=ledger, source=source,
                                        progress=progress, schema=schema)  # fmt: skip

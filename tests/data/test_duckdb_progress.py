@@ -169,6 +169,34 @@ def test_top_k_releases_the_same_with_and_without_progress(monkeypatch):
     assert seen and all(0.0 <= p <= 100.0 for p in seen) and seen[-1] == 100.0
 
 
+@pytest.mark.parametrize("groups", [["fr", "de"], None])
+@pytest.mark.parametrize("unit", [None, "user"])
+def test_a_grouped_quantile_reports_its_scan_and_releases_the_same(monkeypatch, groups, unit):
+    """A quantile with ``by`` (public or private groups, with or without a unit) reports the
+    one scan of every group's rows through the same hook, and releases the same for a seed."""
+    monkeypatch.setattr(duckdb_progress, "REPORT_AFTER_SECONDS", 0.0)  # every query reports
+    users = [u for u in range(300) for _ in range(3)]
+    frame = pd.DataFrame({
+        "user": users,
+        "country": [("fr", "de", "it")[u % 3] for u in users],
+        "minutes": [float((u * 13 + i) % 97) for i, u in enumerate(users)],
+    })  # fmt: skip
+    runs = {}
+    for with_progress in (False, True):
+        seen: list[float] = []
+        with dp.Session(frame, privacy_unit=unit, source=InsecureSeededSource(3),
+                        progress=seen.append if with_progress else None) as session:  # fmt: skip
+            result = session.quantile("minutes", [0.25, 0.75], epsilon=2.0, bounds=(0, 100),
+                                      by="country", groups=groups,
+                                      delta=None if groups else 1e-3)  # fmt: skip
+        runs[with_progress] = (result.to_dict(), seen)
+    assert runs[True][0] == runs[False][0]
+    seen = runs[True][1]
+    assert seen and all(0.0 <= p <= 100.0 for p in seen) and seen[-1] == 100.0
+    assert seen == sorted(seen)
+    assert not runs[False][1]
+
+
 def test_the_passes_of_auto_bounds_share_one_rising_bar(monkeypatch):
     """``max_contributions="auto"`` runs one pass per bound; each maps its percent into its
     share of ``0 .. 100`` (read as a fraction before: every pass's end at about ``100 / n``)."""
