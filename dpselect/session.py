@@ -452,4 +452,5 @@ class Session:
             column=column, confidence=confidence, privacy_unit=self._unit,
             contributions=self._contributions if contributions is None else contributions,
         )  # fmt: skip
-        return best_price(self._table, request, ledger=self._ledger, source=self._source)
+        return best_price(self._table, request, ledger=self._ledger, source=self._source,
+                          progress=self._progress)  # fmt: skip

@@ -388,8 +388,10 @@ def price_command(
         max_price=max_price, n=n, column=column, confidence=confidence,
         privacy_unit=privacy_unit, contributions=bounds,
     )  # fmt: skip
-    result = run_or_explain(explain, as_json, best_price, data, request, ledger=ledger,
-                            source=source_from_seed(insecure_seed), schema=schema)  # fmt: skip
+    with _scan_progress((not as_json) and sys.stderr.isatty() and not explain) as (progress, _):
+        result = run_or_explain(explain, as_json, best_price, data, request, ledger=ledger,
+                                source=source_from_seed(insecure_seed), progress=progress,
+                                schema=schema)  # fmt: skip
     if result is not None:
         _emit(result, as_json)
 

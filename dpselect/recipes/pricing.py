@@ -50,7 +50,7 @@ column instead).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -286,6 +286,7 @@ def _valuation_values(
     privacy_unit: str | None = None,
     max_rows: int = 1,
     source: RandomSource | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> tuple[Any, Any]:
     """A reader of the valuations, checked from public facts only (type, schema). A table's
     engine summarises the column as :class:`BuyerCounts` at the grid's prices
@@ -297,15 +298,16 @@ def _valuation_values(
         numeric_column(table, column)
         prices = tuple(grid.prices)
         if privacy_unit is None:
+            whole = Query(column, progress=progress)
             return table, lambda: BuyerCounts(
-                prices, tuple(int(c) for c in table.buyers_at(Query(column), prices))
+                prices, tuple(int(c) for c in table.buyers_at(whole, prices))
             )
         check_column_role(table, privacy_unit, "unit", "privacy_unit")
 
         def kept() -> BuyerCounts:
             salt = resolve_source(source).bits(63)
             rule = UnitRule(privacy_unit, rows_per_unit=max_rows, salt=salt)
-            counts = table.buyers_at(Query(column, rule), prices)
+            counts = table.buyers_at(Query(column, rule, progress=progress), prices)
             return BuyerCounts(prices, tuple(int(c) for c in counts))
 
         return table, kept
@@ -333,6 +335,7 @@ def best_price(
     *,
     ledger: Any = None,
     source: RandomSource | None = None,
+    progress: Callable[[float], None] | None = None,
     schema: Any = None,
 ) -> PriceResult:
     """A revenue-maximising price for a digital good, chosen privately (seed 003).
@@ -356,6 +359,8 @@ def best_price(
         The budget ledger, charged before any bid is read.
     source : RandomSource, optional
         The randomness (a seeded source: tests and demos only, not private).
+    progress : callable, optional
+        ``progress(percent)`` while a table's column is scanned (a scan over a second).
     schema : dict, optional
         Declared column types of a data file (:func:`dpselect.data.tables.open_table`).
 
@@ -382,7 +387,8 @@ def best_price(
                        request.price_step, max_price, request.max_rows, privacy_unit,
                        source)  # fmt: skip
     r, grid = plan.max_rows, plan.grid
-    opened, read = _valuation_values(valuations, column, grid, schema, privacy_unit, r, source)
+    opened, read = _valuation_values(valuations, column, grid, schema, privacy_unit, r, source,
+                                     progress)  # fmt: skip
     described = getattr(opened, "description", None) if column is not None else None
     book = open_ledger(ledger)
     parameters = plan.parameters(max_price, column, privacy_unit)

@@ -197,6 +197,26 @@ def test_a_grouped_quantile_reports_its_scan_and_releases_the_same(monkeypatch, 
     assert not runs[False][1]
 
 
+@pytest.mark.parametrize("unit", [None, "buyer"])
+def test_a_best_price_reports_its_scan_and_releases_the_same(monkeypatch, unit):
+    """best_price on a table reports its one scan of the bids through the session's hook and
+    releases the same price for a seed."""
+    monkeypatch.setattr(duckdb_progress, "REPORT_AFTER_SECONDS", 0.0)  # every query reports
+    bids = pd.DataFrame({"buyer": [i % 40 for i in range(200)],
+                         "bid": [float(i % 17) / 16 for i in range(200)]})  # fmt: skip
+    runs = {}
+    for with_progress in (False, True):
+        seen: list[float] = []
+        with dp.Session(bids, privacy_unit=unit, source=InsecureSeededSource(5),
+                        progress=seen.append if with_progress else None) as session:  # fmt: skip
+            result = session.best_price("bid", epsilon=1.0, n=200)
+        runs[with_progress] = (result.to_dict(), seen)
+    assert runs[True][0] == runs[False][0]
+    seen = runs[True][1]
+    assert seen and seen[-1] == 100.0 and seen == sorted(seen)
+    assert not runs[False][1]
+
+
 def test_the_passes_of_auto_bounds_share_one_rising_bar(monkeypatch):
     """``max_contributions="auto"`` runs one pass per bound; each maps its percent into its
     share of ``0 .. 100`` (read as a fraction before: every pass's end at about ``100 / n``)."""

@@ -252,7 +252,7 @@ class DuckDBEngine(GroupDispatch):
 
     def _ungrouped_numbers(self, query: Query[None]) -> npt.NDArray[np.float64]:
         """:meth:`_column_values`."""
-        return self._column_values(query.column, query.rule)
+        return self._column_values(query.column, query.rule, query.progress)
 
     def _public_group_numbers(self, query: Query[PublicGroups]) -> list[npt.NDArray[np.float64]]:
         """:func:`dpselect.data.grouped_scores.duckdb_grouped_values`."""
@@ -262,7 +262,9 @@ class DuckDBEngine(GroupDispatch):
         """:func:`dpselect.data.discovered_scores.duckdb_discovered_values`."""
         return discovered_scores.duckdb_discovered_values(self._table(), query)
 
-    def _column_values(self, column: str, rule: UnitRule) -> npt.NDArray[np.float64]:
+    def _column_values(
+        self, column: str, rule: UnitRule, progress: Progress = None
+    ) -> npt.NDArray[np.float64]:
         """The column as float64; NULL, NaN and unparseable rows are dropped.
 
         Each row is mapped on its own (``TRY_CAST(value AS DOUBLE)``, NULL when the text is
@@ -271,14 +273,17 @@ class DuckDBEngine(GroupDispatch):
         can cause an error. Values beyond 2^53 in integer columns are rounded to the nearest
         float. With a privacy unit: the rows each unit keeps, at most ``rows_per_unit`` per
         unit by the keyed rule of ``salt`` (:func:`kept_rows_sql`), in no particular order.
+        ``progress(percent)`` is polled while the scan runs.
         """
         if rule.privacy_unit is not None:
-            return self._kept_values(column, rule.privacy_unit, rule.rows_per_unit, rule.salt)
+            return self._kept_values(
+                column, rule.privacy_unit, rule.rows_per_unit, rule.salt, progress
+            )
         sql = (
             f"SELECT v FROM (SELECT TRY_CAST({_quote(column)} AS DOUBLE) AS v FROM data) "
             "WHERE v IS NOT NULL"
         )
-        raw = self._table().query_numpy(sql)["v"]
+        raw = self._table().query_numpy(sql, None, progress)["v"]
         values = np.asarray(np.ma.filled(raw, np.nan), dtype=np.float64)
         return kept_numbers(values)
 
@@ -330,7 +335,7 @@ class DuckDBEngine(GroupDispatch):
         """``#{rows with value >= p}`` for each price ``p`` (in the given order), from
         :meth:`numbers` held in the driver (the counts the revenue scores read); with a
         privacy unit, of the rows the units keep (at most ``rows_per_unit`` each)."""
-        values = np.sort(self._column_values(query.column, query.rule))
+        values = np.sort(self._column_values(query.column, query.rule, query.progress))
         asked = np.asarray(prices, dtype=np.float64)
         out: npt.NDArray[np.int64] = (
             values.shape[0] - np.searchsorted(values, asked, side="left")
