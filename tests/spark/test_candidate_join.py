@@ -1,10 +1,9 @@
-"""A long public candidate list is joined without a broadcast (issue 41 part 2).
+"""A long public candidate list is joined without a broadcast.
 
-The broadcast of 1.5 million candidates ran a 512 MB driver out of memory after the charge
-(measured: 10^6 candidates in rows of 2^20 failed, in rows of 2^16 passed; 1.5 and 3 million
-with the sort-merge join passed, 670 MB peak RSS of the Python process). Beyond
-``MAX_BROADCAST_CANDIDATES`` the candidate frame carries a sort-merge hint, decided from the
-list's length (public) alone; the scores stay those of DuckDB.
+Beyond ``MAX_BROADCAST_CANDIDATES`` the candidate frame carries a sort-merge hint, decided
+from the list's length (public) alone: the broadcast of 1.5 million candidates ran a 512 MB
+driver out of memory, the sort-merge join of 10^7 candidates runs in Spark's default 1 GB
+driver (bench/bench_spark_candidates.py). The scores stay those of DuckDB.
 """
 
 from __future__ import annotations
@@ -35,3 +34,46 @@ def test_a_long_list_is_joined_by_sort_merge_with_the_same_scores(spark, monkeyp
     )
     np.testing.assert_array_equal(merged, broadcast)
     np.testing.assert_array_equal(merged, reference)
+
+
+def _executed_plans(monkeypatch):
+    """The executed plans of the score queries run while the list is open (the frames given
+    to ``_fetch_pairs``, captured before they run)."""
+    from dpselect.data.engines.spark import scores as spark_scores
+
+    plans = []
+    fetch = spark_scores._fetch_pairs
+
+    def capture(frame):
+        plans.append(frame._jdf.queryExecution().executedPlan().toString())
+        return fetch(frame)
+
+    monkeypatch.setattr(spark_scores, "_fetch_pairs", capture)
+    return plans
+
+
+def test_a_list_above_the_limit_is_joined_not_broadcast_in_the_executed_plan(spark, monkeypatch):
+    """The physical plan of the score query (with and without a privacy unit) joins a list
+    above ``MAX_BROADCAST_CANDIDATES`` by a sort-merge join and broadcasts nothing, though
+    the rows are small enough for Spark to broadcast on its own; the scores are DuckDB's.
+    A list at the limit is broadcast."""
+    arrow, frame = both(spark, random_rows(7, n=300))
+    cands = [str(v) for v in range(40)] + ["absent", "7.0"]
+    queries = [
+        Query("s", UnitRule(privacy_unit="user", values_per_unit=2)),
+        Query("s"),
+    ]
+    monkeypatch.setattr(spark_matching, "MAX_BROADCAST_CANDIDATES", len(cands) - 1)
+    monkeypatch.setattr(spark_matching, "CANDIDATES_PER_ROW", 8)
+    plans = _executed_plans(monkeypatch)
+    for query in queries:
+        joined = open_table(frame).scores(query, cands)
+        np.testing.assert_array_equal(joined, open_table(arrow).scores(query, cands))
+    assert len(plans) == len(queries)
+    for plan in plans:
+        assert "SortMergeJoin" in plan
+        assert "Broadcast" not in plan
+    monkeypatch.setattr(spark_matching, "MAX_BROADCAST_CANDIDATES", len(cands))
+    plans.clear()
+    open_table(frame).scores(queries[0], cands)
+    assert "BroadcastHashJoin" in plans[0]

@@ -94,9 +94,11 @@ def _candidate_frame(spark: Any, typed: Any, spark_type: Any) -> Any:
     Built from a few rows of two arrays (values, positions; at most
     :data:`CANDIDATES_PER_ROW` each), unpacked by ``inline(arrays_zip(v, i))`` on the
     executors. The same rows as a local relation of one row per candidate, but a plan of one
-    row per 2^20 candidates: with 10^5 candidates the optimizer took 0.2-0.3 s over a local
-    relation of 10^5 rows (plan comparisons over its rows), and 0.04-0.06 s over one row.
-    Arrow throughout with pyspark 4 (pandas with 3.5)."""
+    row per :data:`CANDIDATES_PER_ROW` candidates: with 10^5 candidates the optimizer took
+    0.2-0.3 s over a local relation of 10^5 rows (plan comparisons over its rows), and
+    0.04-0.06 s over one row. Each row is a partition of its own (one Arrow record batch), so
+    a task carries at most one row: the driver's heap holds the candidates once, never a
+    task of all of them. Arrow throughout with pyspark 4 (pandas with 3.5)."""
     import pyarrow as pa
 
     sql = _import_pyspark()
@@ -106,12 +108,16 @@ def _candidate_frame(spark: Any, typed: Any, spark_type: Any) -> Any:
     values = typed.column("v").combine_chunks()
     positions = typed.column("i").combine_chunks().cast(pa.int64())
     cuts = pa.array([*range(0, n, CANDIDATES_PER_ROW), n], pa.int32())
-    table = pa.table(
+    packed_rows = pa.table(
         {
             "v": pa.ListArray.from_arrays(cuts, values),
             "i": pa.ListArray.from_arrays(cuts, positions),
         }
     )
+    # one record batch per row: Spark makes a partition of each batch, and a task carries its
+    # partition's bytes (one batch of every row put 10^7 candidates in one task of about
+    # 200 MB, which ran the default 1 GB driver out of heap while serializing it)
+    table = pa.Table.from_batches(packed_rows.to_batches(max_chunksize=1))
     schema = t.StructType(
         [
             t.StructField("v", t.ArrayType(spark_type, True), True),
