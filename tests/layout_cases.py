@@ -175,12 +175,18 @@ def recipes() -> dict[str, Callable[[Any, Any], Any]]:
         "best_price unit": price(contributions=Contributions(values_per_unit=2), **unit),
         "top_k numbers": top(candidates=[0.0, 1.0, 2.0, 3.0, 4.0, float("nan")]),
         "top_k numbers unit": top(
-            candidates=[0.0, 1.0, 2.0, 3.0, 4.0], max_contributions=2, **unit
+            candidates=[0.0, 1.0, 2.0, 3.0, 4.0],
+            contributions=dp.Contributions(values_per_unit=2),
+            **unit,
         ),
         "top_k numbers unknown domain": top(delta=1e-6, **unit),
         "top_k by private groups": top(by="g", delta=1e-6, candidates=[0.0, 1.0, 2.0, 3.0]),
         "top_k by private groups, unit": top(
-            by="g", delta=1e-6, candidates=[0.0, 1.0, 2.0, 3.0], max_contributions=2, **unit
+            by="g",
+            delta=1e-6,
+            candidates=[0.0, 1.0, 2.0, 3.0],
+            contributions=dp.Contributions(values_per_unit=2),
+            **unit,
         ),
         "partition_selection numbers": parts(),
         "partition_selection numbers by group": parts(by="g", groups=["a", "b", "c", "d"]),
