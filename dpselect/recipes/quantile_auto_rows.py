@@ -45,7 +45,7 @@ from ..mechanisms.quantile_recursive import recursive_alphas
 from ..mechanisms.quantile_tree import tree_accuracy
 from ..planning.budget import first_share
 from ..planning.contributions import check_auto_fraction
-from ..planning.quantile_checks import check_auto_rows_arguments
+from ..planning.quantile_checks import check_auto_rows_arguments, choose_quantile_method
 from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource
 from ._common import AUTO_FRACTION, open_ledger
@@ -54,7 +54,6 @@ from .quantile_auto_bounds import quantile_with_auto_bounds
 from .quantile_count_rule import TREE_COUNT_FRACTION
 from .quantile_methods import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD, charge_kind
 from .quantile_query import (
-    _choose_method,
     check_numeric_column,
     check_unit_column,
 )
@@ -177,7 +176,7 @@ def _check_auto_rows(
     check_numeric_column(table, data, column)
     check_unit_column(table, privacy_unit, 1)
     step = recorded_step(table.require_column(column, "column"))
-    chosen = _choose_method(mechanism, len(levels), bounds is not None)
+    chosen = choose_quantile_method(mechanism, len(levels), bounds is not None)
     return _AutoRowsQuery(given, levels, eps, fraction, conf, cands, lo_hi, chosen, table, step)
 
 
@@ -267,7 +266,8 @@ def _rank_margin(
     step: Fraction | None = None,
 ) -> Fraction:
     """The public penalty of ``max_rows="auto"`` at one bound ``r``: the rank margin (rows) of
-    the accuracy statement of the method ``chosen`` (:func:`_choose_method`) run at the
+    the accuracy statement of the method ``chosen``
+    (:func:`~dpselect.planning.quantile_checks.choose_quantile_method`) run at the
     row-level epsilon ``row_epsilon = eps_q / r``, its largest over the levels. For the auto
     rule's tree-or-joint choice, the smaller of the two (the rule picks by a noisy count that
     is not known yet). Public parameters only; ``bounds=None`` (chosen later) reads ``(0,

@@ -20,10 +20,11 @@ from ..mechanisms.quantile_continuous import check_bounds
 from ..mechanisms.quantile_joint_parameters import decimal_step, recorded_resolution
 from ..mechanisms.validate import check_user_epsilon
 from ..planning.budget import first_share
+from ..planning.quantile_checks import quantile_levels
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, check_confidence
 from .quantile_methods import F64, MethodPlan, Picked, _joint_plan, _Plan, _tree_plan, one_draw_plan
-from .quantile_query import QuantileQuery, _levels
+from .quantile_query import QuantileQuery
 
 __all__ = ["TREE_AUTO_LIMIT", "TREE_COUNT_FRACTION", "count_plan", "count_rule_statements"]
 
@@ -214,7 +215,7 @@ def count_rule_statements(inner: float, q: Any, options: dict[str, Any]) -> tupl
     shares = first_share(eps, TREE_COUNT_FRACTION)
     each = shares.rest_epsilon
     lo_hi = check_bounds(options["bounds"])
-    levels = _levels(q)[1]
+    levels = quantile_levels(q)[1]
     conf = check_confidence(options.get("confidence", CONFIDENCE))
     tree = _tree_plan(lo_hi, levels, each, conf, None)
     joint = _joint_plan(lo_hi, levels, each, conf, options.get("resolution"), False, None, None)

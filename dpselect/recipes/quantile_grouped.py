@@ -22,7 +22,11 @@ from ..mechanisms.quantile_joint_parameters import recorded_resolution
 from ..mechanisms.validate import check_delta
 from ..planning.budget import divide
 from ..planning.epsilon_range import stages_of_a_release
-from ..planning.quantile_checks import check_grouped_arguments
+from ..planning.quantile_checks import (
+    check_grouped_arguments,
+    choose_quantile_method,
+    quantile_levels,
+)
 from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, numeric_column, open_ledger
@@ -41,7 +45,6 @@ from .grouping import (
     total_cost,
 )
 from .quantile_count_rule import count_rule_statements
-from .quantile_query import _choose_method, _levels
 from .quantile_release import quantile_release
 from .quantile_result import QuantileResult
 from .release import open_checked
@@ -214,7 +217,9 @@ def _typed_resolution(
         # each group runs on float rows: the joint mechanism's default from the column's type
         # is passed on as its resolution (under "auto" only the joint plan reads it, the tree
         # does not; schema only)
-        chosen = _choose_method(str(options.get("mechanism", "auto")), len(_levels(q)[1]), True)
+        chosen = choose_quantile_method(
+            str(options.get("mechanism", "auto")), len(quantile_levels(q)[1]), True
+        )
         by_step = recorded_resolution(
             recorded_step(table.require_column(column, "column")), *check_bounds(options["bounds"])
         )

@@ -15,17 +15,9 @@ from ..data.tables import open_table
 from ..planning.quantile_checks import (
     JOINT_AUTO_MAX_LEVELS,
     check_release_arguments,
-    choose_quantile_method,
-    numeric_candidates,
-    quantile_levels,
 )
 from ..planning.quantile_request import check_rows_per_unit
 from ._common import NUMERIC_TYPES
-
-#: The checks' names as this package's modules call them.
-_levels = quantile_levels
-_choose_method = choose_quantile_method
-_numeric_candidates = numeric_candidates
 
 __all__ = [
     "JOINT_AUTO_MAX_LEVELS",
@@ -93,7 +85,8 @@ class QuantileQuery:
     resolution : float or None
         The resolution as given; ``w`` is the checked one (``None`` for candidates).
     chosen : str
-        The method (:func:`_choose_method`): ``"count"`` is the auto rule's noisy row count.
+        The method (:func:`~dpselect.planning.quantile_checks.choose_quantile_method`):
+        ``"count"`` is the auto rule's noisy row count.
     rows : int
         The most rows one unit keeps (1 without a unit).
     privacy_unit : str or None

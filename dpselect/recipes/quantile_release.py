@@ -89,7 +89,7 @@ def quantile_release(
     )  # fmt: skip
 
 
-#: The plan of each method (:func:`~dpselect.recipes.quantile_query._choose_method`).
+#: The plan of each method (:func:`~dpselect.planning.quantile_checks.choose_quantile_method`).
 _PLANS: dict[str, Callable[..., MethodPlan]] = {
     "count": count_plan,
     "joint": single_plan,
