@@ -17,6 +17,7 @@ from typing import Any, Literal
 from ..core.arithmetic import float_up
 from ..core.jsonvalues import json_dict
 from .contributions import contributions_line
+from .stage import Stage, stages_lines
 
 __all__ = ["Plan"]
 
@@ -65,6 +66,10 @@ class Plan:
         The message the charge would be refused with now, when it does not fit.
     accounting : {"basic", "zcdp"} or None
         The ledger's accounting, in which :attr:`charged` counts (``None`` without a ledger).
+    stages : tuple of Stage
+        Every stage the release runs, in order: its mechanism, its share of the budget, its
+        scale or threshold, its memory (:class:`~dpselect.planning.stage.Stage`); checked to
+        cost no more than the charge before it is made.
     """
 
     query: str
@@ -81,6 +86,7 @@ class Plan:
     fits: bool | None = None
     refusal: str | None = None
     accounting: str | None = None
+    stages: tuple[Stage, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as strict JSON values (``--explain --json``).
@@ -109,6 +115,7 @@ class Plan:
             "fits": self.fits,
             "refusal": self.refusal,
             "accounting": self.accounting,
+            "stages": [stage.to_dict() for stage in self.stages],
         }
         return json_dict(out)
 
@@ -150,6 +157,7 @@ class Plan:
             lines.append(
                 "  parameters: " + ", ".join(f"{k} = {_shown(v)}" for k, v in rest.items())
             )
+        lines.extend(stages_lines(self.stages))
         lines.append(self._ledger_line())
         lines.extend(f"  rows read: {rule}" for rule in self.row_rules)
         return "\n".join(lines)

@@ -8,7 +8,7 @@ the release runs (the release is the only step that reads private rows). Used by
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 
@@ -21,6 +21,7 @@ from ..data.tables import open_table
 from ..planning.epsilon_range import in_a_stage, run_as_stages
 from ..planning.explaining import explaining, stop_here
 from ..planning.plan import Plan
+from ..planning.stage import Stage, check_stages
 from ._common import open_ledger
 
 __all__ = [
@@ -43,6 +44,7 @@ def charge_then(
     privacy_unit: str | None,
     source: str | None,
     refusal: str | None = None,
+    stages: Sequence[Stage] = (),
 ) -> T:
     """Charge ``book`` in its own accounting (durably), then run ``release``: every recipe's
     one way to charge.
@@ -78,6 +80,10 @@ def charge_then(
         ``None`` when the data is not a table (a score function, arrays).
     refusal : str, optional
         The message when a zCDP ledger cannot take the release.
+    stages : sequence of Stage, optional
+        The release's stages as its planner decided them (shown by ``explain``); checked to
+        cost at most ``(eps, delta)`` before anything is charged
+        (:func:`~dpselect.planning.stage.check_stages`).
 
     Returns
     -------
@@ -89,9 +95,11 @@ def charge_then(
     ParameterError, BudgetExceeded, LedgerError
         Refused before anything is charged or released.
     """
+    check_stages(stages, eps, delta)
     rules = row_rules(source, privacy_unit)
     release = _staged(_stating_rules(release, rules))
-    charge = _Charge(eps, delta, rho, kind, name, parameters, privacy_unit, source, tuple(rules))
+    charge = _Charge(eps, delta, rho, kind, name, parameters, privacy_unit, source, tuple(rules),
+                     tuple(stages))  # fmt: skip
     # under explain(), the release's own charge hands back its plan (a stage's is part of it);
     # otherwise no plan is built
     explain_now = explaining() and not in_a_stage()
@@ -115,12 +123,14 @@ class _Charge:
     privacy_unit: str | None
     source: str | None
     rules: tuple[str, ...]
+    stages: tuple[Stage, ...] = ()
 
     def plan(self) -> Plan:
         """The plan :func:`~dpselect.explain` hands back (built only when asked)."""
         return Plan(self.name, float(self.eps), float(self.delta), self.kind,
                     None if self.rho is None else float(self.rho), dict(self.parameters),
-                    self.privacy_unit, self.source, self.rules)  # fmt: skip
+                    self.privacy_unit, self.source, self.rules,
+                    stages=self.stages)  # fmt: skip
 
 
 def _charge_ledger(
