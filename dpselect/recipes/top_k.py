@@ -26,7 +26,7 @@ docs/contribution_bounding.md). ``(epsilon, delta)`` is the total guarantee at d
 noisy histogram (Laplace, or Gaussian when ``delta > 0``), each calibrated by the tightest
 valid accounting; then, at ``delta = 0`` with a basic ledger and no counts, the joint
 exponential mechanism (Gillenwater et al. 2022) if its 95% bound on the ranked error is
-the lower (:func:`dpselect.mechanisms.top_k_plan.plan_top_k`: where a unit holds many
+the lower (:func:`dpselect.planning.top_k_plan.plan_top_k`: where a unit holds many
 values and ``k`` is large); the result names the method, the theorem and the scale. Any key of
 :data:`MECHANISMS` fixes the mechanism instead. ``counts=True`` also releases noisy counts
 (free with a histogram; one-shot Gumbel spends half on them).
@@ -66,12 +66,12 @@ from ..core.errors import ParameterError
 from ..data.candidates import candidates_note
 from ..data.engine import Engine
 from ..data.query import Query, UnitRule
-from ..mechanisms.top_k_plan import CONFIDENCE
-from ..mechanisms.top_k_plan import TopKPlan as _Plan
-from ..mechanisms.top_k_plan import plan_top_k as _plan
 from ..planning.budget import first_share, remainder
 from ..planning.contributions import check_auto_fraction
 from ..planning.top_k_mechanisms import MECHANISMS, Mechanism
+from ..planning.top_k_plan import CONFIDENCE
+from ..planning.top_k_plan import TopKPlan as _Plan
+from ..planning.top_k_plan import plan_top_k as _plan
 from ..planning.top_k_request import TopKRequest
 from ..sampling.source import RandomSource, resolve_source
 from ._common import AUTO_FRACTION

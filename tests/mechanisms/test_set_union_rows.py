@@ -29,6 +29,7 @@ from dpselect.mechanisms.set_union import (
     policy_weights,
     set_union_plan,
 )
+from dpselect.planning.top_k_plan import plan_top_k
 from dpselect.sampling.source import InsecureSeededSource
 from tests.mechanisms.set_union_cases import (
     EXTRAS,
@@ -213,7 +214,7 @@ def test_policy_top_k_counts_capped_rows(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(policy_module, "plan_top_k", spy)
-    m = make_policy_top_k(plan, counts=True, source=InsecureSeededSource(1))
+    m = make_policy_top_k(plan, top_k=plan_top_k, counts=True, source=InsecureSeededSource(1))
     # "a": 300 persons with 1 row each; "b": 100 persons with 9 rows each (5 counted)
     persons = [["a"]] * 300 + [["b"] * 9] * 100
     values, noisy = m(persons)

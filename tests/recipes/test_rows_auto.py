@@ -17,7 +17,7 @@ from dpselect.accounting.ledger import Ledger
 from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import Table, open_table
 from dpselect.mechanisms.generalized_exponential import gem_threshold
-from dpselect.recipes.bounds import DEFAULT_CONTRIBUTIONS
+from dpselect.planning.contribution_choice import DEFAULT_CONTRIBUTIONS
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
 from tests.gof import assert_fits, fits
