@@ -255,22 +255,23 @@ def plan_top_k_candidates(
                               (_top_k_stage("top-k", plan, n_candidates),))  # fmt: skip
 
 
+def _common(a: TopKRequest, n: int, m: int | str) -> dict[str, Any]:
+    """The ledger parameters every top-k over candidates records first."""
+    return {"column": a.column, "k": a.k, "epsilon": a.epsilon, "delta": a.delta,
+            "n_candidates": n, "privacy_unit": a.privacy_unit,
+            "max_contributions": m}  # fmt: skip
+
+
+def _chosen_by(a: TopKRequest) -> str:
+    return "auto" if a.mechanism == "auto" else "user"
+
+
 def _parameters(a: TopKRequest, n: int, m: int, plan: TopKPlan) -> dict[str, Any]:
     """The ledger parameters of a top-k at the given bound ``m``."""
-    return {
-        "column": a.column,
-        "k": a.k,
-        "epsilon": a.epsilon,
-        "delta": a.delta,
-        "n_candidates": n,
-        "privacy_unit": a.privacy_unit,
-        "max_contributions": m,
-        "mechanism": plan.method,
-        "chosen_by": "auto" if a.mechanism == "auto" else "user",
-        "accounting": plan.accounting,
-        "scale": plan.scale,
-        "count_scale": plan.count_scale,
-    }
+    parameters = _common(a, n, m)
+    parameters.update(mechanism=plan.method, chosen_by=_chosen_by(a), accounting=plan.accounting,
+                      scale=plan.scale, count_scale=plan.count_scale)  # fmt: skip
+    return parameters
 
 
 def _auto_bound_plan(
@@ -316,20 +317,10 @@ def _auto_bound_plan(
 def _auto_parameters(a: TopKRequest, n: int, bounds: list[int], r: int, spent_c: float,
                      eps_q: float) -> dict[str, Any]:  # fmt: skip
     """What ``values_per_unit="auto"`` records before the choice."""
-    parameters = {
-        "column": a.column,
-        "k": a.k,
-        "epsilon": a.epsilon,
-        "delta": a.delta,
-        "n_candidates": n,
-        "privacy_unit": a.privacy_unit,
-        "max_contributions": "auto",
-        "max_contributions_candidates": bounds,
-        "auto_fraction": a.auto_fraction,
-        "choice_epsilon": spent_c,
-        "query_epsilon": eps_q,
-        "chosen_by": "auto" if a.mechanism == "auto" else "user",
-    }
+    parameters = _common(a, n, "auto")
+    parameters.update(max_contributions_candidates=bounds, auto_fraction=a.auto_fraction,
+                      choice_epsilon=spent_c, query_epsilon=eps_q,
+                      chosen_by=_chosen_by(a))  # fmt: skip
     if r > 1:
         parameters["max_rows_per_value"] = r
     return parameters

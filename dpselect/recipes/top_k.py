@@ -1,14 +1,15 @@
 """The main job: private top-k and mode of a column, from any data source (a recipe).
 
 ``top_k(data, request)`` (a :class:`~dpselect.planning.top_k_request.TopKRequest`: the column,
-``k``, ``epsilon``, the candidates, ...) scores every public candidate on the data's engine
-(:mod:`dpselect.data`), calibrates a selection mechanism to ``epsilon``
-(:mod:`dpselect.mechanisms`), charges the ledger durably, and only then samples and returns
-the ranked candidates with their privacy cost and an accuracy statement. Nothing here samples
-or computes a privacy loss itself: it composes the lower layers. Each query is a short
-sequence: its public parameters checked (before any charge, into one
-:class:`~dpselect.planning.top_k_request.TopKRequest`), a plan (the mechanism, its
-scale, the budget's shares), the charge, then the release.
+``k``, ``epsilon``, the candidates, ...) asks the planner for the mechanism calibrated to
+``epsilon`` (:mod:`dpselect.planning.top_k_candidates_plan`), charges the ledger durably, and
+only then scores every public candidate on the data's engine (:mod:`dpselect.data`), samples
+and returns the ranked candidates with their privacy cost and an accuracy statement. Nothing
+here samples, splits a budget, picks a mechanism or computes a privacy loss itself: it composes
+the lower layers. Each query is a short sequence: its public parameters checked (before any
+charge, into one :class:`~dpselect.planning.top_k_request.TopKRequest`), the table opened
+(schema only), the plan (the mechanism, its scale, the budget's shares, the stages), the
+charge, then the release.
 
 ``data``: a path to CSV, Parquet or JSON lines, or a pandas, polars or pyarrow table.
 ``candidates``: a list or a text file (one per line); values absent from the data score 0,
