@@ -38,13 +38,13 @@ from ..mechanisms.partition_selection import (
     make_threshold_partition_selection,
     threshold_plan,
 )
-from ..mechanisms.top_k_plan import CONFIDENCE, TopKPlan, plan_top_k
 from ..mechanisms.validate import check_int
 from ..planning.budget import first_share, remainder
+from ..planning.contribution_choice import DEFAULT_CONTRIBUTIONS
+from ..planning.top_k_plan import CONFIDENCE, TopKPlan, plan_top_k
 from ..planning.top_k_request import TopKRequest
 from ..sampling.source import RandomSource
 from ._common import open_ledger
-from .bounds import DEFAULT_CONTRIBUTIONS
 from .grouping import (
     GroupedQuery,
     GroupedResult,

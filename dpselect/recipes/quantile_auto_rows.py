@@ -44,12 +44,13 @@ from ..mechanisms.quantile_joint_parameters import joint_resolution
 from ..mechanisms.quantile_recursive import recursive_alphas
 from ..mechanisms.quantile_tree import tree_accuracy
 from ..planning.budget import first_share
+from ..planning.contribution_choice import DEFAULT_CONTRIBUTIONS, contribution_choice_cost
 from ..planning.contributions import check_auto_fraction
 from ..planning.quantile_checks import check_auto_rows_arguments, choose_quantile_method
 from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource
 from ._common import AUTO_FRACTION, open_ledger
-from .bounds import DEFAULT_CONTRIBUTIONS, choose_max_contributions, contribution_choice_cost
+from .bounds import choose_max_contributions
 from .quantile_auto_bounds import quantile_with_auto_bounds
 from .quantile_count_rule import TREE_COUNT_FRACTION
 from .quantile_methods import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD, charge_kind
