@@ -420,7 +420,7 @@ def _auto_contributions(
     sensitivities is ``eps_c``-DP (seed 002, the exponential mechanism's proof;
     docs/private_selection.md, "Generalized exponential mechanism"); the groups' release at
     the chosen ``m`` (at most the largest cost over ``m``, charged) composes adaptively after
-    it (docs/grouped_releases.md, "max_contributions='auto'")."""
+    it (docs/grouped_releases.md, "values_per_unit='auto'")."""
     inputs = {}
     family: dict[int, Fraction] = {}
     for i, m in enumerate(plans):

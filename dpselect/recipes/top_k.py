@@ -40,7 +40,7 @@ the top ``k``, or the limited-domain mechanism), chosen by public facts.
 the bound privately first: ``auto_share`` (default :data:`AUTO_FRACTION`) of ``epsilon`` goes to
 the generalized exponential mechanism over the bounds ``1, 2, 4, ..., 256``, the rest to
 the top-k at the chosen bound; one composed charge covers both (docs/private_selection.md,
-"max_contributions='auto'").
+"values_per_unit='auto'").
 
 ``ledger``: a :class:`Ledger` or its path; the charge is durable before anything is
 computed from the data, in the ledger's accounting ((epsilon, delta) or zCDP rho).
