@@ -3,39 +3,40 @@
 ``dp.partition_selection(data, "dest", epsilon=..., delta=..., by="carrier")`` releases the values
 publishable in every group of ``by`` in one scan and one charge; the accounting, the groups
 (public or private) and the result are :mod:`dpselect.recipes.grouping`'s
-(docs/grouped_releases.md).
+(docs/grouped_releases.md). The groups, the budget split, the private choice of groups and each
+group's selection are planned by :mod:`dpselect.planning.group_plan` and
+:func:`dpselect.planning.partition_selection_plan.group_keys_plan`; this module charges the
+plan once, with its stages, then reads the data and runs it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..data.query import PrivateGroups, PublicGroups, Query, UnitRule
-from ..mechanisms.partition_selection import (
-    make_optimal_partition_selection,
-    make_threshold_partition_selection,
-    ordered_values,
-    threshold_plan,
-)
+from ..mechanisms.partition_selection import ordered_values
 from ..mechanisms.top_k_plan import CONFIDENCE
+from ..planning.group_plan import (
+    check_groups,
+    group_selection,
+    group_stages,
+    split_budget,
+    total_cost,
+)
+from ..planning.partition_selection_plan import GroupKeys, group_keys_plan
 from ..sampling.source import RandomSource
 from ._common import open_ledger
 from .grouping import (
     GroupedQuery,
     GroupedResult,
     charge_grouped,
-    check_groups,
     chosen_by_text,
     composition_text,
     draw_salts,
-    group_selection,
     selected_groups,
-    split_budget,
-    total_cost,
 )
 from .release import open_checked
-from .unknown_domain_plans import Progress
+from .unknown_domain_result import KeysResult, Progress, counted_in_words
 
 if TYPE_CHECKING:
     from ..accounting.ledger import Ledger
@@ -90,8 +91,8 @@ def grouped_partition_selection(
     budget = split_budget(eps, dlt, grouping, 0.5)
     book = open_ledger(ledger)
     selection = group_selection(grouping, budget, privacy_unit, source) if private else None
-    select_cost = (0.0, 0.0) if selection is None else (selection[1], selection[2])
-    keys = _group_keys_plan(mechanism, budget.group_epsilon, budget.group_delta, m, r, source)
+    select_cost = (0.0, 0.0) if selection is None else (selection.epsilon, selection.delta)
+    keys = group_keys_plan(mechanism, budget.group_epsilon, budget.group_delta, m, r, source)
     each = tuple(float(x) for x in keys.measurement.map(1))
     total = total_cost(budget, grouping, (each[0], each[1]), select_cost)
     parameters = {
@@ -108,52 +109,15 @@ def grouped_partition_selection(
     def release() -> GroupedResult:
         return _grouped_keys_release(query, keys, selection, book, costs, parameters)
 
+    stages = group_stages(grouping, selection, keys.stage())
     return charge_grouped(book, release, (total[0], total[1], None), "approx",
-                   f"keys/by/{keys.method}", parameters, privacy_unit, table)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class _GroupKeys:
-    """One group's partition selection, calibrated: the mechanism run (``method``, its
-    measurement and name), the count a value needs to be released surely, the values kept
-    per person and group (``bound``) and the rows counted per value (``r_sel``)."""
-
-    method: str
-    measurement: Any
-    name: str
-    sure: Any
-    bound: int
-    r_sel: int
-
-
-def _group_keys_plan(mechanism: str, eg: float, dg: float, m: int, r: int,
-                     source: RandomSource | None) -> _GroupKeys:  # fmt: skip
-    """The per-group partition selection at ``(eg, dg)``: DVGM22's optimal rule for
-    ``"auto"`` and ``"optimal"`` (by persons, one value each), else thresholding."""
-    from .unknown_domain_plans import OPTIMAL_NAME, optimal_sure_count, sure_release_count
-
-    method = "optimal" if mechanism == "auto" else mechanism
-    bound, r_sel = m, r  # the values kept per person and group, the rows counted per value
-    if method == "optimal":
-        measurement = make_optimal_partition_selection(eg, dg, source=source)
-        name, sure = OPTIMAL_NAME, optimal_sure_count(eg, dg)
-        r_sel = 1  # DVGM22 counts persons: the set it releases needs no row counts
-        if m > 1:  # DVGM22 is proven for one value per person: keep one (a stricter bound)
-            bound, name = 1, name + ", each person bounded to one value per group"
-    else:
-        plan = threshold_plan(method, eg, dg, m, max_rows_per_value=r)  # type: ignore[arg-type]
-        measurement = make_threshold_partition_selection(plan, counts=False, source=source)
-        name = (
-            "partition selection by thresholding exact discrete "
-            f"{method.title()} counts (Korolova et al. 2009; Wilson et al. 2020)"
-        )
-        sure = sure_release_count(plan)
-    return _GroupKeys(method, measurement, name, sure, bound, r_sel)
+                          f"keys/by/{keys.method}", parameters, privacy_unit, table,
+                          stages)  # fmt: skip
 
 
 def _grouped_keys_release(
     query: GroupedQuery,
-    keys: _GroupKeys,
+    keys: GroupKeys,
     selection: Any,
     book: Any,
     costs: tuple[tuple[float, float], tuple[float, float], tuple[float, float]],
@@ -161,8 +125,6 @@ def _grouped_keys_release(
 ) -> GroupedResult:
     """After the charge: read every group's counts (the salts drawn) and run its selection.
     ``costs``: one group's, the whole release's and the selection's ``(epsilon, delta)``."""
-    from .unknown_domain_plans import KeysResult, counted_in_words
-
     (each, total, select_cost), grouping = costs, query.grouping
     table, column, by, privacy_unit = query.table, query.column, query.by, query.privacy_unit
     bound, r_sel, progress, measurement = keys.bound, keys.r_sel, query.progress, keys.measurement
@@ -172,7 +134,7 @@ def _grouped_keys_release(
         f"{each[1]:.3g}"
     )
     accounting = composition_text(
-        grouping, privacy_unit, None if selection is None else selection[4]
+        grouping, privacy_unit, None if selection is None else selection.name
     )
     salt, group_salt = draw_salts(query.source)
     rule = UnitRule(privacy_unit=privacy_unit, values_per_unit=bound, rows_per_value=r_sel,
