@@ -4,9 +4,8 @@
 publishable in every group of ``by`` in one scan and one charge; the accounting, the groups
 (public or private) and the result are :mod:`dpselect.recipes.grouping`'s
 (docs/grouped_releases.md). The groups, the budget split, the private choice of groups and each
-group's selection are planned by :mod:`dpselect.planning.group_plan` and
-:func:`dpselect.planning.partition_selection_plan.group_keys_plan`; this module charges the
-plan once, with its stages, then reads the data and runs it.
+group's selection are planned by :func:`dpselect.planning.grouped_keys_plan.grouped_keys_plan`;
+this module charges the plan once, with its stages, then reads the data and runs it.
 """
 
 from __future__ import annotations
@@ -16,14 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..data.query import PrivateGroups, PublicGroups, Query, UnitRule
 from ..mechanisms.partition_selection import ordered_values
 from ..mechanisms.top_k_plan import CONFIDENCE
-from ..planning.group_plan import (
-    check_groups,
-    group_selection,
-    group_stages,
-    split_budget,
-    total_cost,
-)
-from ..planning.partition_selection_plan import GroupKeys, group_keys_plan
+from ..planning.grouped_keys_plan import GroupedKeysPlan, grouped_keys_plan
 from ..sampling.source import RandomSource
 from ._common import open_ledger
 from .grouping import (
@@ -82,50 +74,24 @@ def grouped_partition_selection(
     """
     a = request
     assert a.by is not None
-    column, by, privacy_unit, mechanism = a.column, a.by, a.privacy_unit, a.mechanism
-    eps, dlt, m, r = a.epsilon, a.delta, a.max_contributions, a.rows_per_value
-    table = open_checked(data, column, privacy_unit, schema)
-    grouping = check_groups(table, column, by, a.groups, privacy_unit, a.max_groups,
-                            a.group_fraction)  # fmt: skip
-    private = grouping.listed is None
-    budget = split_budget(eps, dlt, grouping, 0.5)
+    table = open_checked(data, a.column, a.privacy_unit, schema)
+    plan = grouped_keys_plan(table, request, source)
     book = open_ledger(ledger)
-    selection = group_selection(grouping, budget, privacy_unit, source) if private else None
-    select_cost = (0.0, 0.0) if selection is None else (selection.epsilon, selection.delta)
-    keys = group_keys_plan(mechanism, budget.group_epsilon, budget.group_delta, m, r, source)
-    each = tuple(float(x) for x in keys.measurement.map(1))
-    total = total_cost(budget, grouping, (each[0], each[1]), select_cost)
-    parameters = {
-        "column": column, "epsilon": eps, "delta": dlt, "by": by,
-        "groups": "private" if private else len(grouping.listed or []),
-        "max_groups": grouping.max_groups, "privacy_unit": privacy_unit,
-        "max_contributions": m, "max_rows_per_value": r, "mechanism": keys.method,
-        "group_epsilon": each[0], "group_delta": each[1],
-        "selected_by": "persons" if keys.r_sel == 1 else "rows",
-    }  # fmt: skip
-    query = GroupedQuery(table, column, by, privacy_unit, grouping, source, progress)
-    costs = ((each[0], each[1]), total, select_cost)
+    query = GroupedQuery(table, a.column, a.by, a.privacy_unit, plan.grouping, source, progress)
 
     def release() -> GroupedResult:
-        return _grouped_keys_release(query, keys, selection, book, costs, parameters)
+        return _grouped_keys_release(query, plan, book)
 
-    stages = group_stages(grouping, selection, keys.stage())
-    return charge_grouped(book, release, (total[0], total[1], None), "approx",
-                          f"keys/by/{keys.method}", parameters, privacy_unit, table,
-                          stages)  # fmt: skip
+    return charge_grouped(book, release, (plan.total[0], plan.total[1], None), "approx",
+                          plan.entry, plan.parameters, a.privacy_unit, table,
+                          plan.stages)  # fmt: skip
 
 
-def _grouped_keys_release(
-    query: GroupedQuery,
-    keys: GroupKeys,
-    selection: Any,
-    book: Any,
-    costs: tuple[tuple[float, float], tuple[float, float], tuple[float, float]],
-    parameters: dict[str, Any],
-) -> GroupedResult:
-    """After the charge: read every group's counts (the salts drawn) and run its selection.
-    ``costs``: one group's, the whole release's and the selection's ``(epsilon, delta)``."""
-    (each, total, select_cost), grouping = costs, query.grouping
+def _grouped_keys_release(query: GroupedQuery, plan: GroupedKeysPlan, book: Any) -> GroupedResult:
+    """After the charge: read every group's counts (the salts drawn) and run each group's
+    selection."""
+    keys, selection, grouping = plan.keys, plan.selection, plan.grouping
+    each, total, select_cost = plan.each, plan.total, plan.select_cost
     table, column, by, privacy_unit = query.table, query.column, query.by, query.privacy_unit
     bound, r_sel, progress, measurement = keys.bound, keys.r_sel, query.progress, keys.measurement
     accuracy = (
@@ -164,5 +130,5 @@ def _grouped_keys_release(
         "partition_selection", by, column, names, releases, total[0], total[1], None,
         each[0], each[1], grouping.max_groups,
         chosen_by_text(grouping, selection, *select_cost), keys.name, accounting, accuracy,
-        None if book is None else book.path, parameters,
+        None if book is None else book.path, plan.parameters,
     )  # fmt: skip

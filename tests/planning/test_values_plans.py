@@ -185,3 +185,18 @@ def test_explain_lists_a_grouped_selections_stages() -> None:
     text = str(plan)
     assert "1. select groups: partition selection by thresholding" in text
     assert "2. partition selection in each group" in text and "up to 2 runs per unit" in text
+
+
+def test_the_grouped_selection_planner_returns_its_charge_and_stages() -> None:
+    from dpselect.data.tables import open_table
+    from dpselect.planning.grouped_keys_plan import grouped_keys_plan
+
+    contributions = dp.Contributions(groups_per_unit=2)
+    request = partition_selection_request("item", 1.0, 1e-6, privacy_unit="user",
+                                          contributions=contributions, by="group")  # fmt: skip
+    plan = grouped_keys_plan(open_table(ROWS), request)
+    select, per_group = plan.stages
+    assert plan.entry == "keys/by/optimal" and per_group.times == 2
+    assert (select.epsilon, select.delta) == plan.select_cost
+    assert (per_group.epsilon, per_group.delta) == plan.each
+    check_stages(plan.stages, *plan.total)
