@@ -11,7 +11,7 @@ destinations of every listed carrier in one scan and one charge; the accounting,
 there, within each group. With ``candidates`` every group ranks the public list with the
 mechanism ``top_k`` would run at ``(epsilon_g, delta_g)``; without them (``delta > 0``) every
 group runs thresholding or the limited-domain mechanism on its own values (the choice of
-:func:`~dpselect.recipes.unknown_domain.choose_unknown_domain` at the per-group budget;
+:func:`~dpselect.planning.unknown_domain_choice.choose_unknown_domain` at the per-group budget;
 policy set union, which holds persons in the driver, is not run per group).
 
 Privacy: each person touches at most ``G`` groups (``max_groups`` with a privacy unit); each
@@ -79,7 +79,7 @@ def grouped_top_k(
 
     :func:`dpselect.top_k` with ``by``; which mechanism each group runs and what the whole
     release costs: the module docstring. The groups are checked once the data's schema is
-    known (:func:`~dpselect.recipes.grouping.check_groups`); every other argument is checked
+    known (:func:`~dpselect.planning.group_plan.check_groups`); every other argument is checked
     in ``request``. With ``max_contributions="auto"`` one bound for all groups is chosen
     privately with ``auto_fraction`` of epsilon first (:func:`_auto_contributions`).
 

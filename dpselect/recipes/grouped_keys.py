@@ -70,7 +70,7 @@ def grouped_partition_selection(
     Returns
     -------
     GroupedResult
-        One :class:`~dpselect.recipes.unknown_domain.KeysResult` per group.
+        One :class:`~dpselect.recipes.unknown_domain_result.KeysResult` per group.
     """
     a = request
     assert a.by is not None

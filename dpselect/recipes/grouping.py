@@ -77,7 +77,7 @@ class GroupedResult(Result):
     """A grouped release: one answer per group, the total cost, the per-group cost.
 
     ``releases[j]`` is the answer of ``groups[j]`` (a :class:`TopKResult`, a
-    :class:`~dpselect.recipes.unknown_domain.KeysResult` or a
+    :class:`~dpselect.recipes.unknown_domain_result.KeysResult` or a
     :class:`~dpselect.recipes.quantiles.QuantileResult`), each with its own per-group cost
     and accuracy statement; ``epsilon``/``delta``/``rho`` are what the whole release cost
     (what the ledger was charged).
@@ -95,7 +95,7 @@ class GroupedResult(Result):
         groups selected privately (``groups=None``), in a fixed order.
     releases : list
         ``releases[j]`` is the answer of ``groups[j]``: a :class:`TopKResult`, a
-        :class:`~dpselect.recipes.unknown_domain.KeysResult` or a
+        :class:`~dpselect.recipes.unknown_domain_result.KeysResult` or a
         :class:`~dpselect.recipes.quantiles.QuantileResult`.
     epsilon : float
         The whole release's ``epsilon`` (what a basic ledger is charged): ``max_groups`` times
