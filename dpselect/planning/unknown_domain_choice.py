@@ -256,7 +256,7 @@ class UnknownDomainOption:
     1)``-th count, on top of the ranking margin). ``gap``: the ranking margin
     :func:`gap_needed` (the ``k`` leaders above :data:`REFERENCE_OTHERS` values); ``release``:
     the count each of the ``k`` leaders needs to come through the threshold together with
-    probability :data:`~dpselect.mechanisms.choice.TARGET` (shown, no longer decisive). Equal
+    probability :data:`~dpselect.mechanisms.choice.TARGET` (shown, not decisive). Equal
     criteria: the lower ``threshold`` wins.
     """
 
