@@ -24,11 +24,16 @@ import math
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 import dpselect as dp
+from dpselect.planning.top_k_request import top_k_request
+from dpselect.planning.unknown_domain_choice import choose_unknown_domain
+from dpselect.planning.unknown_domain_plan import _policy_top_k
 from dpselect.recipes import unknown_domain, unknown_domain_top_k
+from dpselect.recipes.release import open_checked
 from dpselect.sampling import InsecureSeededSource
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -65,6 +70,16 @@ def keys_table(df: pd.DataFrame, truth: set[str], trials: int) -> None:
             print(f"| {r} | {label} | {mean_ci(recall)} | {statistics.fmean(sizes):.1f} |")
 
 
+def policy_release(df: pd.DataFrame, r: int, src: InsecureSeededSource) -> Any:
+    """Policy set union then the top 10 at ``r``, planned and made ready (not charged)."""
+    contributions = dp.Contributions(values_per_unit=10, rows_per_value=r)
+    request = top_k_request("dest", 10, EPS, privacy_unit="tailnum", contributions=contributions,
+                            delta=DELTA)  # fmt: skip
+    table = open_checked(df, "dest", "tailnum", None)
+    plan = _policy_top_k(request, r, src)
+    return unknown_domain_top_k.release_of(table, request, plan, src, None)
+
+
 def top_k_table(df: pd.DataFrame, truth: set[str], trials: int) -> None:
     print("\ntop_k(k=10) without candidates, max_contributions = 10: precision")
     print("| r | path | precision |")
@@ -73,13 +88,9 @@ def top_k_table(df: pd.DataFrame, truth: set[str], trials: int) -> None:
         policy, other, name = [], [], ""
         for t in range(trials):
             src = InsecureSeededSource(1000 * r + t)
-            query = unknown_domain_top_k._ValueQuery(df, "dest", 10, EPS, DELTA, "tailnum", 10,
-                                                     r, False, src, None)  # fmt: skip
-            res = unknown_domain.run_unknown_domain_plan(
-                None, unknown_domain_top_k._policy_top_k(query)
-            )
+            res = unknown_domain.run_unknown_domain_plan(None, policy_release(df, r, src))
             policy.append(len(set(res.candidates) & truth) / 10)
-            mech = unknown_domain.choose_unknown_domain(10, EPS, DELTA, 10, r)[0].mechanism
+            mech = choose_unknown_domain(10, EPS, DELTA, 10, r)[0].mechanism
             res = dp.Session(
                 df,
                 privacy_unit="tailnum",

@@ -82,11 +82,11 @@ from dpselect.mechanisms.partition_selection import (  # noqa: E402
     threshold_plan,
 )
 from dpselect.planning.top_k_plan import plan_top_k as _plan  # noqa: E402
-from dpselect.recipes.unknown_domain import (  # noqa: E402
-    _ld_per_round,
+from dpselect.planning.unknown_domain_choice import (  # noqa: E402
     choose_unknown_domain,
-    rank_released,
+    limited_domain_per_round,
 )
+from dpselect.recipes.unknown_domain_result import rank_released  # noqa: E402
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0)
 DELTAS = (0.0, 1e-6)
@@ -135,7 +135,7 @@ def dpselect_unknown(hist: dict[str, int], k: int, eps: float, delta: float) -> 
     if best.mechanism == "gumbel":
         from dpselect.mechanisms.limited_domain import make_limited_domain_top_k
 
-        per_round = _ld_per_round(k, eps, delta)
+        per_round = limited_domain_per_round(k, eps, delta)
         m = make_limited_domain_top_k(k, k + 10, per_round, delta=delta / 2, max_contributions=1)
         return list(m(hist))
     noise = "laplace" if best.mechanism == "laplace_histogram" else "gaussian"
@@ -414,7 +414,7 @@ def unknown_c_recall(persons: list[list[str]], method: str, k: int, eps: float, 
     if method.startswith("Policy"):
         from fractions import Fraction
 
-        from dpselect.recipes.unknown_domain_top_k import make_policy_top_k, policy_top_k_plan
+        from dpselect.mechanisms.policy_top_k import make_policy_top_k, policy_top_k_plan
 
         f = Fraction(1, 4) if "eps/4" in method else Fraction(1, 2)
         plan = policy_top_k_plan(k, eps, delta, c, fraction=f)
@@ -425,7 +425,7 @@ def unknown_c_recall(persons: list[list[str]], method: str, k: int, eps: float, 
             if best.mechanism == "gumbel":  # limited domain, as top_k runs it
                 from dpselect.mechanisms.limited_domain import make_limited_domain_top_k
 
-                per_round = _ld_per_round(k, eps, delta)
+                per_round = limited_domain_per_round(k, eps, delta)
                 ld = make_limited_domain_top_k(
                     k,
                     k + 10,
@@ -608,7 +608,8 @@ def units_recall(persons: list[list[str]], method: str, k: int, eps: float, delt
         if mech == "gumbel":
             from dpselect.mechanisms.limited_domain import make_limited_domain_top_k
 
-            ld = make_limited_domain_top_k(k, k + 10, _ld_per_round(k, eps, delta), delta=delta / 2,
+            per_round = limited_domain_per_round(k, eps, delta)
+            ld = make_limited_domain_top_k(k, k + 10, per_round, delta=delta / 2,
                                            max_contributions=c, delta_prime=delta / 2)  # fmt: skip
             got = list(ld(hist))
             return min(sum(full[v] >= kth for v in got), k) / k

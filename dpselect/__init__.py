@@ -69,7 +69,7 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and readers
     from .recipes.preview import TopKPreview, preview_top_k
     from .recipes.result import Result
     from .recipes.top_k_result import TopKResult
-    from .recipes.unknown_domain import KeysResult
+    from .recipes.unknown_domain_result import KeysResult
     from .sampling.source import InsecureSeededSource, RandomSource, SystemRandomSource
     from .session import Session
     from .shorthands import best_price, most_common, partition_selection, quantile, top_k
@@ -98,7 +98,7 @@ _NAMED = {
     # results
     "Result": "recipes.result",
     "TopKResult": "recipes.top_k_result",
-    "KeysResult": "recipes.unknown_domain",
+    "KeysResult": "recipes.unknown_domain_result",
     "GroupedResult": "recipes.grouping",
     "QuantileResult": "recipes",
     "PriceResult": "recipes",

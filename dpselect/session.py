@@ -33,7 +33,7 @@ from .recipes.pricing import PriceResult
 from .recipes.quantile_result import QuantileResult
 from .recipes.release import open_ledger
 from .recipes.top_k_result import TopKResult
-from .recipes.unknown_domain_plans import KeysResult
+from .recipes.unknown_domain_result import KeysResult
 from .sampling.source import RandomSource
 
 __all__ = ["Session"]

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .recipes.pricing import PriceResult
     from .recipes.quantile_result import QuantileResult
     from .recipes.top_k_result import TopKResult
-    from .recipes.unknown_domain_plans import KeysResult
+    from .recipes.unknown_domain_result import KeysResult
 
 __all__ = ["best_price", "most_common", "partition_selection", "quantile", "top_k"]
 

@@ -17,8 +17,8 @@ from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import BudgetExceeded, DataError, ParameterError
 from dpselect.data.tables import Table
 from dpselect.mechanisms.limited_domain import limited_domain_threshold
+from dpselect.planning.unknown_domain_choice import limited_domain_per_round
 from dpselect.recipes.top_k import TopKResult
-from dpselect.recipes.unknown_domain import _ld_per_round
 from dpselect.sampling.source import InsecureSeededSource
 from tests.session_queries import session_top_k
 
@@ -261,7 +261,7 @@ def test_limited_domain_releases_values_from_the_data(ledger_path):
     assert r.candidates == ["site0", "site1", "site2"]  # large margins: the true top 3
     assert r.indices is None and r.rho is None
     assert r.epsilon <= 1.0 and r.delta == 1e-6
-    per_round = _ld_per_round(3, 1.0, 1e-6)
+    per_round = limited_domain_per_round(3, 1.0, 1e-6)
     assert per_round > 1 / 3  # Renyi bounded-range accounting, not epsilon / k
     assert r.parameters["k_bar"] == 13 and "Durfee" in r.mechanism
     assert r.parameters["threshold"] == limited_domain_threshold(per_round, 5e-7, 13, 1)
@@ -279,7 +279,7 @@ def test_limited_domain_with_privacy_unit_uses_max_contributions():
         source=InsecureSeededSource(0),
     ).top_k("site", 2, epsilon=1.0, delta=1e-6, k_bar=4)
     assert r.candidates == ["site0", "site1"]
-    per_round = _ld_per_round(2, 1.0, 1e-6)
+    per_round = limited_domain_per_round(2, 1.0, 1e-6)
     assert r.parameters["threshold"] == limited_domain_threshold(per_round, 5e-7, 4, 3)
 
 

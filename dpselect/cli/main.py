@@ -176,7 +176,7 @@ def _group_plan_header(
 ) -> tuple[float, float]:
     """``--plan --by``: the per-group budget (public facts: the options, the group list and
     the schema), printed as a header; the plan below is each group's."""
-    from ..recipes.grouping import group_budget
+    from ..planning.group_plan import group_budget
 
     private = grouped["groups"] is None
     g = int(grouped["max_groups"])

@@ -15,7 +15,7 @@ first: ``contributions`` against the query (:meth:`Contributions.arguments`); wi
 the grouping arguments; ``epsilon`` and its range; ``delta`` (``> 0``); the values per unit;
 the rows per value; ``mechanism`` (with ``by``, one that runs per group; without, a policy set
 union needs a unit). With ``by`` the groups are checked once the data's schema is known
-(:func:`dpselect.recipes.grouping.check_groups`).
+(:func:`dpselect.planning.group_plan.check_groups`).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ arguments; ``k``; ``epsilon`` and its range; ``mechanism``; the rows per value; 
 unit with the share; ``counts``; ``delta`` (``> 0`` without
 candidates); the candidates, loaded and checked against the bounding rule and ``k``; and
 ``k_bar``, which needs values from the data. With ``by`` the groups are checked once the
-data's schema is known (:func:`dpselect.recipes.grouping.check_groups`).
+data's schema is known (:func:`dpselect.planning.group_plan.check_groups`).
 """
 
 from __future__ import annotations

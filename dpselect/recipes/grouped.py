@@ -11,7 +11,7 @@ destinations of every listed carrier in one scan and one charge; the accounting,
 there, within each group. With ``candidates`` every group ranks the public list with the
 mechanism ``top_k`` would run at ``(epsilon_g, delta_g)``; without them (``delta > 0``) every
 group runs thresholding or the limited-domain mechanism on its own values (the choice of
-:func:`~dpselect.recipes.unknown_domain.choose_unknown_domain` at the per-group budget;
+:func:`~dpselect.planning.unknown_domain_choice.choose_unknown_domain` at the per-group budget;
 policy set union, which holds persons in the driver, is not run per group).
 
 Privacy: each person touches at most ``G`` groups (``max_groups`` with a privacy unit); each
@@ -41,6 +41,7 @@ from ..mechanisms.partition_selection import (
 from ..mechanisms.validate import check_int
 from ..planning.budget import first_share, remainder
 from ..planning.contribution_choice import DEFAULT_CONTRIBUTIONS
+from ..planning.group_plan import check_groups, group_selection, split_budget, total_cost
 from ..planning.top_k_plan import CONFIDENCE, TopKPlan, plan_top_k
 from ..planning.top_k_request import TopKRequest
 from ..sampling.source import RandomSource
@@ -49,18 +50,14 @@ from .grouping import (
     GroupedQuery,
     GroupedResult,
     charge_grouped,
-    check_groups,
     chosen_by_text,
     composition_text,
     draw_salts,
-    group_selection,
     selected_groups,
-    split_budget,
-    total_cost,
 )
 from .release import open_checked
 from .top_k_result import TopKResult
-from .unknown_domain_plans import Progress
+from .unknown_domain_result import Progress
 
 __all__ = ["grouped_top_k"]
 
@@ -82,7 +79,7 @@ def grouped_top_k(
 
     :func:`dpselect.top_k` with ``by``; which mechanism each group runs and what the whole
     release costs: the module docstring. The groups are checked once the data's schema is
-    known (:func:`~dpselect.recipes.grouping.check_groups`); every other argument is checked
+    known (:func:`~dpselect.planning.group_plan.check_groups`); every other argument is checked
     in ``request``. With ``max_contributions="auto"`` one bound for all groups is chosen
     privately with ``auto_fraction`` of epsilon first (:func:`_auto_contributions`).
 
@@ -324,7 +321,7 @@ def _group_plan(
                           plan.name, plan.accuracy, plan.method,
                           _candidate_runner(cand_list, plan, counts, book), None,
                           float(plan.margin))  # fmt: skip
-    from .unknown_domain_plans import choose_unknown_domain
+    from ..planning.unknown_domain_choice import choose_unknown_domain
 
     runner = _value_runner(k, eg, dg, m, r, mech, counts, k_bar, source, book)
     option = {"limited_domain": "gumbel", "laplace_threshold": "laplace_histogram",
@@ -494,7 +491,7 @@ def _value_runner(
 ) -> _Runner:
     """One group's top-k over its own values at ``(eps, delta)``: thresholding or the limited
     domain, chosen by :func:`choose_unknown_domain` at the per-group budget (public facts)."""
-    from .unknown_domain_plans import choose_unknown_domain
+    from ..planning.unknown_domain_choice import choose_unknown_domain
 
     if mech == "auto":
         mech = (
@@ -523,12 +520,12 @@ def _limited_domain_runner(k: int, eps: float, delta: float, bound: tuple[int, i
                            source: RandomSource | None, book: Any) -> _Runner:  # fmt: skip
     """The limited-domain top-k of one group (Durfee and Rogers 2019) at ``bound = (m, r,
     k_bar)``."""
-    from .unknown_domain_plans import (
+    from ..planning.unknown_domain_choice import (
         K_BAR_EXTRA,
         LIMITED_DOMAIN_NAME,
         limited_domain_per_round,
-        ordinal,
     )
+    from .unknown_domain_result import ordinal
 
     m, r, k_bar = bound
     kb = k + K_BAR_EXTRA if k_bar is None else check_int(k_bar, "k_bar", minimum=k)
@@ -559,13 +556,12 @@ def _threshold_runner(k: int, eps: float, delta: float, bound: tuple[int, int], 
                       counts: bool, source: RandomSource | None, book: Any) -> _Runner:  # fmt: skip
     """Thresholding of one group's exact Laplace or Gaussian counts, then its ``k`` largest
     noisy counts, at ``bound = (m, r)``."""
-    from .unknown_domain_plans import (
+    from ..planning.unknown_domain_choice import (
         THRESHOLD_NAMES,
-        counted_in_words,
         noise_halfwidth,
-        rank_released,
         sure_release_count,
     )
+    from .unknown_domain_result import counted_in_words, rank_released
 
     m, r = bound
     noise: Literal["laplace", "gaussian"] = "laplace" if mech == "laplace_histogram" else "gaussian"

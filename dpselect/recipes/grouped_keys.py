@@ -3,21 +3,18 @@
 ``dp.partition_selection(data, "dest", epsilon=..., delta=..., by="carrier")`` releases the values
 publishable in every group of ``by`` in one scan and one charge; the accounting, the groups
 (public or private) and the result are :mod:`dpselect.recipes.grouping`'s
-(docs/grouped_releases.md).
+(docs/grouped_releases.md). The groups, the budget split, the private choice of groups and each
+group's selection are planned by :func:`dpselect.planning.grouped_keys_plan.grouped_keys_plan`;
+this module charges the plan once, with its stages, then reads the data and runs it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..data.query import PrivateGroups, PublicGroups, Query, UnitRule
-from ..mechanisms.partition_selection import (
-    make_optimal_partition_selection,
-    make_threshold_partition_selection,
-    ordered_values,
-    threshold_plan,
-)
+from ..mechanisms.partition_selection import ordered_values
+from ..planning.grouped_keys_plan import GroupedKeysPlan, grouped_keys_plan
 from ..planning.top_k_plan import CONFIDENCE
 from ..sampling.source import RandomSource
 from ._common import open_ledger
@@ -25,17 +22,13 @@ from .grouping import (
     GroupedQuery,
     GroupedResult,
     charge_grouped,
-    check_groups,
     chosen_by_text,
     composition_text,
     draw_salts,
-    group_selection,
     selected_groups,
-    split_budget,
-    total_cost,
 )
 from .release import open_checked
-from .unknown_domain_plans import Progress
+from .unknown_domain_result import KeysResult, Progress, counted_in_words
 
 if TYPE_CHECKING:
     from ..accounting.ledger import Ledger
@@ -77,93 +70,28 @@ def grouped_partition_selection(
     Returns
     -------
     GroupedResult
-        One :class:`~dpselect.recipes.unknown_domain.KeysResult` per group.
+        One :class:`~dpselect.recipes.unknown_domain_result.KeysResult` per group.
     """
     a = request
     assert a.by is not None
-    column, by, privacy_unit, mechanism = a.column, a.by, a.privacy_unit, a.mechanism
-    eps, dlt, m, r = a.epsilon, a.delta, a.max_contributions, a.rows_per_value
-    table = open_checked(data, column, privacy_unit, schema)
-    grouping = check_groups(table, column, by, a.groups, privacy_unit, a.max_groups,
-                            a.group_fraction)  # fmt: skip
-    private = grouping.listed is None
-    budget = split_budget(eps, dlt, grouping, 0.5)
+    table = open_checked(data, a.column, a.privacy_unit, schema)
+    plan = grouped_keys_plan(table, request, source)
     book = open_ledger(ledger)
-    selection = group_selection(grouping, budget, privacy_unit, source) if private else None
-    select_cost = (0.0, 0.0) if selection is None else (selection[1], selection[2])
-    keys = _group_keys_plan(mechanism, budget.group_epsilon, budget.group_delta, m, r, source)
-    each = tuple(float(x) for x in keys.measurement.map(1))
-    total = total_cost(budget, grouping, (each[0], each[1]), select_cost)
-    parameters = {
-        "column": column, "epsilon": eps, "delta": dlt, "by": by,
-        "groups": "private" if private else len(grouping.listed or []),
-        "max_groups": grouping.max_groups, "privacy_unit": privacy_unit,
-        "max_contributions": m, "max_rows_per_value": r, "mechanism": keys.method,
-        "group_epsilon": each[0], "group_delta": each[1],
-        "selected_by": "persons" if keys.r_sel == 1 else "rows",
-    }  # fmt: skip
-    query = GroupedQuery(table, column, by, privacy_unit, grouping, source, progress)
-    costs = ((each[0], each[1]), total, select_cost)
+    query = GroupedQuery(table, a.column, a.by, a.privacy_unit, plan.grouping, source, progress)
 
     def release() -> GroupedResult:
-        return _grouped_keys_release(query, keys, selection, book, costs, parameters)
+        return _grouped_keys_release(query, plan, book)
 
-    return charge_grouped(book, release, (total[0], total[1], None), "approx",
-                   f"keys/by/{keys.method}", parameters, privacy_unit, table)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class _GroupKeys:
-    """One group's partition selection, calibrated: the mechanism run (``method``, its
-    measurement and name), the count a value needs to be released surely, the values kept
-    per person and group (``bound``) and the rows counted per value (``r_sel``)."""
-
-    method: str
-    measurement: Any
-    name: str
-    sure: Any
-    bound: int
-    r_sel: int
+    return charge_grouped(book, release, (plan.total[0], plan.total[1], None), "approx",
+                          plan.entry, plan.parameters, a.privacy_unit, table,
+                          plan.stages)  # fmt: skip
 
 
-def _group_keys_plan(mechanism: str, eg: float, dg: float, m: int, r: int,
-                     source: RandomSource | None) -> _GroupKeys:  # fmt: skip
-    """The per-group partition selection at ``(eg, dg)``: DVGM22's optimal rule for
-    ``"auto"`` and ``"optimal"`` (by persons, one value each), else thresholding."""
-    from .unknown_domain_plans import OPTIMAL_NAME, optimal_sure_count, sure_release_count
-
-    method = "optimal" if mechanism == "auto" else mechanism
-    bound, r_sel = m, r  # the values kept per person and group, the rows counted per value
-    if method == "optimal":
-        measurement = make_optimal_partition_selection(eg, dg, source=source)
-        name, sure = OPTIMAL_NAME, optimal_sure_count(eg, dg)
-        r_sel = 1  # DVGM22 counts persons: the set it releases needs no row counts
-        if m > 1:  # DVGM22 is proven for one value per person: keep one (a stricter bound)
-            bound, name = 1, name + ", each person bounded to one value per group"
-    else:
-        plan = threshold_plan(method, eg, dg, m, max_rows_per_value=r)  # type: ignore[arg-type]
-        measurement = make_threshold_partition_selection(plan, counts=False, source=source)
-        name = (
-            "partition selection by thresholding exact discrete "
-            f"{method.title()} counts (Korolova et al. 2009; Wilson et al. 2020)"
-        )
-        sure = sure_release_count(plan)
-    return _GroupKeys(method, measurement, name, sure, bound, r_sel)
-
-
-def _grouped_keys_release(
-    query: GroupedQuery,
-    keys: _GroupKeys,
-    selection: Any,
-    book: Any,
-    costs: tuple[tuple[float, float], tuple[float, float], tuple[float, float]],
-    parameters: dict[str, Any],
-) -> GroupedResult:
-    """After the charge: read every group's counts (the salts drawn) and run its selection.
-    ``costs``: one group's, the whole release's and the selection's ``(epsilon, delta)``."""
-    from .unknown_domain_plans import KeysResult, counted_in_words
-
-    (each, total, select_cost), grouping = costs, query.grouping
+def _grouped_keys_release(query: GroupedQuery, plan: GroupedKeysPlan, book: Any) -> GroupedResult:
+    """After the charge: read every group's counts (the salts drawn) and run each group's
+    selection."""
+    keys, selection, grouping = plan.keys, plan.selection, plan.grouping
+    each, total, select_cost = plan.each, plan.total, plan.select_cost
     table, column, by, privacy_unit = query.table, query.column, query.by, query.privacy_unit
     bound, r_sel, progress, measurement = keys.bound, keys.r_sel, query.progress, keys.measurement
     accuracy = (
@@ -172,7 +100,7 @@ def _grouped_keys_release(
         f"{each[1]:.3g}"
     )
     accounting = composition_text(
-        grouping, privacy_unit, None if selection is None else selection[4]
+        grouping, privacy_unit, None if selection is None else selection.name
     )
     salt, group_salt = draw_salts(query.source)
     rule = UnitRule(privacy_unit=privacy_unit, values_per_unit=bound, rows_per_value=r_sel,
@@ -202,5 +130,5 @@ def _grouped_keys_release(
         "partition_selection", by, column, names, releases, total[0], total[1], None,
         each[0], each[1], grouping.max_groups,
         chosen_by_text(grouping, selection, *select_cost), keys.name, accounting, accuracy,
-        None if book is None else book.path, parameters,
+        None if book is None else book.path, plan.parameters,
     )  # fmt: skip

@@ -21,63 +21,41 @@ Dwork and Roth 2014, Theorem 3.16). In a zCDP ledger the ``rho`` of the ``G`` gr
 composition (the list it releases is then public). One charge covers everything, before any
 row is read; the result shows the per-group epsilon.
 
-Each recipe's grouped form (:mod:`dpselect.recipes.grouped` for ``top_k`` and
-``partition_selection``, :func:`dpselect.recipes.quantiles.grouped_quantile`) checks the
-grouping here, splits the budget here and returns a :class:`GroupedResult`.
+Each recipe's grouped form (:mod:`dpselect.recipes.grouped` for ``top_k``,
+:mod:`dpselect.recipes.grouped_keys` for ``partition_selection``,
+:func:`dpselect.recipes.quantiles.grouped_quantile`) plans the grouping, its budget and the
+selection of private groups with :mod:`dpselect.planning.group_plan`, charges it here
+(:func:`charge_grouped`, with the plan's stages) and returns a :class:`GroupedResult`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from fractions import Fraction
 from typing import Any, Literal
 
-from ..core.arithmetic import float_down, float_up
-from ..core.errors import ParameterError, given
-from ..data.candidates import load_candidates
 from ..data.discovered_groups import DiscoveredGroups
 from ..data.engine import Engine
-from ..data.query import PublicGroups
-from ..data.rules import check_bounded_candidates
-from ..mechanisms.partition_selection import (
-    make_optimal_partition_selection,
-    make_threshold_partition_selection,
-    ordered_values,
-    threshold_plan,
-)
-from ..mechanisms.validate import check_int
-from ..planning.budget import divide, first_share
-from ..planning.contributions import check_auto_fraction
+from ..mechanisms.partition_selection import ordered_values
+from ..planning.group_plan import Grouping
+from ..planning.stage import Stage
 from ..sampling.source import RandomSource, resolve_source
 from ._common import jsonable
 from .release import charge_then
 from .result import Result
 
 __all__ = [
-    "GROUP_FRACTION",
-    "GroupBudget",
     "GroupedQuery",
     "GroupedResult",
-    "Grouping",
     "charge_grouped",
-    "check_groups",
     "chosen_by_text",
     "composition_text",
     "draw_salts",
-    "group_budget",
-    "group_selection",
     "selected_groups",
-    "split_budget",
-    "total_cost",
 ]
 
 Progress = Callable[[float], None] | None
-
-#: The default share of epsilon spent on selecting the groups when they are private
-#: (``groups=None``); with values from the data the selection also takes half of delta.
-GROUP_FRACTION = 0.25
 
 _COMPOSITION = (
     "each person is in at most {G} group{s} ({why}); each group's release is "
@@ -99,7 +77,7 @@ class GroupedResult(Result):
     """A grouped release: one answer per group, the total cost, the per-group cost.
 
     ``releases[j]`` is the answer of ``groups[j]`` (a :class:`TopKResult`, a
-    :class:`~dpselect.recipes.unknown_domain.KeysResult` or a
+    :class:`~dpselect.recipes.unknown_domain_result.KeysResult` or a
     :class:`~dpselect.recipes.quantiles.QuantileResult`), each with its own per-group cost
     and accuracy statement; ``epsilon``/``delta``/``rho`` are what the whole release cost
     (what the ledger was charged).
@@ -117,7 +95,7 @@ class GroupedResult(Result):
         groups selected privately (``groups=None``), in a fixed order.
     releases : list
         ``releases[j]`` is the answer of ``groups[j]``: a :class:`TopKResult`, a
-        :class:`~dpselect.recipes.unknown_domain.KeysResult` or a
+        :class:`~dpselect.recipes.unknown_domain_result.KeysResult` or a
         :class:`~dpselect.recipes.quantiles.QuantileResult`.
     epsilon : float
         The whole release's ``epsilon`` (what a basic ledger is charged): ``max_groups`` times
@@ -281,81 +259,6 @@ class GroupedResult(Result):
 
 
 @dataclass(frozen=True)
-class Grouping:
-    """The public facts of the grouping, checked before anything is charged."""
-
-    by: str
-    listed: list[Any] | None  # the public list, or None: private groups
-    max_groups: int  # G: the groups one person may touch
-    fraction: float  # the share of epsilon that selects private groups (0 when public)
-
-
-def check_groups(
-    table: Engine,
-    column: str,
-    by: Any,
-    groups: Any,
-    privacy_unit: str | None,
-    max_groups: Any,
-    group_fraction: Any,
-) -> Grouping:
-    """``by``, ``groups``, ``max_groups`` and ``group_fraction`` checked from public facts:
-    the schema, the parameters and the group list (never a row).
-
-    Parameters
-    ----------
-    table : Engine
-        The opened table (its schema only is read, and with a public list and no unit, how
-        many listed groups one value of ``by`` matches).
-    column : str
-        The column released in each group (``by`` must be another).
-    by : str
-        The column whose values form the groups.
-    groups : sequence, str, path or None
-        The public list of groups (or a text file of them, one a line); ``None``: private
-        groups, selected from the data.
-    privacy_unit : str or None
-        The column identifying people (``None``: each row is a person).
-    max_groups : int
-        ``G >= 1``, the most groups a person's rows count toward (only with a unit; 1 without).
-    group_fraction : float or None
-        The share of epsilon in ``(0, 1)`` for selecting private groups (``None``:
-        :data:`GROUP_FRACTION`); refused with a public list.
-
-    Returns
-    -------
-    Grouping
-        ``by``, the public list (or ``None``), ``G`` (at most the list's length) and the
-        selection's share of epsilon (0 with a public list).
-    """
-    if not isinstance(by, str):
-        raise ParameterError(f"by must be a column name, got {given(by)}")
-    table.require_column(by, "by")
-    if by == column:
-        raise ParameterError("by must be another column than the one released (column)")
-    g = check_int(max_groups, "max_groups", minimum=1)
-    if privacy_unit is None and g != 1:
-        raise ParameterError(
-            "max_groups applies only with a privacy_unit column (without one each row is a "
-            "person, in the groups its value of by falls in)"
-        )
-    listed = None if groups is None else load_candidates(groups, "groups")
-    if listed is not None:
-        check_bounded_candidates(len(listed))
-        if group_fraction is not None:
-            raise ParameterError(
-                "group_fraction applies only to private groups (groups=None): a public list "
-                "costs nothing"
-            )
-        if privacy_unit is None:
-            # a row touches every listed group its value of by matches (schema and list only)
-            g = table.multiplicity(PublicGroups(by, listed))
-        g = min(g, len(listed))  # nobody is in more groups than there are
-        return Grouping(by, listed, g, 0.0)
-    return Grouping(by, None, g, check_auto_fraction(group_fraction, "group_fraction"))
-
-
-@dataclass(frozen=True)
 class GroupedQuery:
     """A grouped release's opened table, its checked grouping and what its scan needs.
 
@@ -368,7 +271,7 @@ class GroupedQuery:
     privacy_unit : str or None
         The unit column.
     grouping : Grouping
-        The checked grouping (:func:`check_groups`).
+        The checked grouping (:func:`~dpselect.planning.group_plan.check_groups`).
     source : RandomSource or None
         The randomness.
     progress : callable or None
@@ -387,173 +290,6 @@ class GroupedQuery:
     def private(self) -> bool:
         """Whether the groups are selected privately (no public list)."""
         return self.grouping.listed is None
-
-
-@dataclass(frozen=True)
-class GroupBudget:
-    """How the total ``(epsilon, delta)`` splits: the group selection, then every group."""
-
-    epsilon: Fraction
-    delta: Fraction
-    select_epsilon: Fraction  # 0 with public groups
-    select_delta: Fraction
-    group_epsilon: float  # what each group's mechanism is calibrated to (rounded down)
-    group_delta: float
-
-
-def split_budget(
-    eps: float, delta: float, grouping: Grouping, delta_to_select: float
-) -> GroupBudget:
-    """The split: private groups take ``fraction`` of epsilon and ``delta_to_select`` of delta
-    for the selection; the rest is divided by ``G`` (each person is in at most ``G`` groups),
-    rounded down so that ``G`` times a group's cost stays within the rest.
-
-    Parameters
-    ----------
-    eps, delta : float
-        The budget to split (after any private choice of a contribution bound).
-    grouping : Grouping
-        The checked grouping (:func:`check_groups`).
-    delta_to_select : float
-        The share of ``delta`` in ``[0, 1]`` for the selection of private groups.
-
-    Returns
-    -------
-    GroupBudget
-        The totals, the selection's ``(epsilon, delta)`` (0 with a public list) and each group's
-        ``(epsilon_g, delta_g)``.
-    """
-    private = grouping.listed is None
-    s = first_share(eps, grouping.fraction if private else 0, delta=delta,
-                    delta_fraction=delta_to_select if private else 0)  # fmt: skip
-    g = grouping.max_groups
-    return GroupBudget(s.epsilon, s.delta, s.first_epsilon, s.first_delta,
-                       divide(s.rest_epsilon, g), divide(s.rest_delta, g))  # fmt: skip
-
-
-def group_budget(
-    epsilon: float,
-    delta: float,
-    max_groups: int,
-    private: bool,
-    group_fraction: float | None = None,
-    values_from_data: bool = True,
-) -> tuple[float, float, float, float]:
-    """The split of a grouped release's budget, from public facts only (``--plan --by``).
-
-    Parameters
-    ----------
-    epsilon, delta : float
-        The total budget.
-    max_groups : int
-        ``G``: the most groups one person is in.
-    private : bool
-        Whether the groups are selected privately (``groups=None``).
-    group_fraction : float, optional
-        The selection's share of epsilon (default :data:`GROUP_FRACTION`).
-    values_from_data : bool, default True
-        Whether the values come from the data (the selection then takes half of delta, else
-        all of it).
-
-    Returns
-    -------
-    tuple of float
-        ``(epsilon_g, delta_g, epsilon_select, delta_select)``: each group's budget and the
-        selection's (0 for public groups).
-    """
-    fraction = check_auto_fraction(group_fraction, "group_fraction") if private else 0.0
-    grouping = Grouping("", None if private else [], max_groups, fraction)
-    b = split_budget(epsilon, delta, grouping, 0.5 if values_from_data else 1.0)
-    return b.group_epsilon, b.group_delta, float_down(b.select_epsilon), float_down(b.select_delta)
-
-
-def group_selection(
-    grouping: Grouping, budget: GroupBudget, privacy_unit: str | None, source: RandomSource | None
-) -> tuple[Any, float, float, int, str]:
-    """The private choice of the groups (``groups=None``): partition selection over ``by``.
-
-    DVGM22's optimal rule when a person is in one group (``G = 1``); else thresholding of
-    exact Laplace or Gaussian counts with each person counting toward at most ``G`` groups
-    (L0 ``G``, the one with the lower count released at 95%). Returns the measurement, its
-    ``(epsilon, delta)``, the contributions it bounds persons to, and its name.
-
-    Parameters
-    ----------
-    grouping : Grouping
-        The checked grouping, with private groups (``listed`` is ``None``).
-    budget : GroupBudget
-        The split (:func:`split_budget`): the selection runs at its ``select_epsilon`` and
-        ``select_delta`` (``delta > 0`` and ``epsilon >= 2^-20`` needed).
-    privacy_unit : str or None
-        The column identifying people (``None``: rows, ``G = 1``).
-    source : RandomSource or None
-        The randomness (``None``: the private default; a seeded source for tests only).
-
-    Returns
-    -------
-    measurement : Measurement
-        The selection, from a mapping of each group to the number of persons holding it (rows
-        without a unit) to the released groups.
-    epsilon, delta : float
-        Its privacy map at distance 1 (one person).
-    max_contributions : int
-        The groups each person counts toward in the selection (``G``, 1 without a unit).
-    name : str
-        The mechanism's name, as results cite it.
-    """
-    from .unknown_domain_plans import OPTIMAL_NAME, rows_threshold_method
-
-    eps, dlt = float_down(budget.select_epsilon), float_down(budget.select_delta)
-    if dlt <= 0:
-        raise ParameterError(
-            "private groups (groups=None) are selected from the data: give delta > 0, or a "
-            "public groups list"
-        )
-    if eps < 2.0**-20:  # the least epsilon partition selection takes (module docstring)
-        raise ParameterError(
-            f"the private choice of the groups gets epsilon's share group_fraction, here "
-            f"{eps:.3g}, below 2^-20 (about 9.5e-07), the least partition selection takes: "
-            "raise epsilon or group_fraction, or give the groups"
-        )
-    g = grouping.max_groups if privacy_unit is not None else 1
-    if g == 1:
-        m = make_optimal_partition_selection(eps, dlt, source=source)
-        name = OPTIMAL_NAME
-    else:
-        noise = rows_threshold_method(eps, dlt, g, 1)
-        m = make_threshold_partition_selection(
-            threshold_plan(noise, eps, dlt, g), counts=False, source=source
-        )
-        name = f"partition selection by thresholding exact discrete {noise.title()} counts"
-    spent_eps, spent_delta = (float(x) for x in m.map(1))
-    return m, spent_eps, spent_delta, g, name
-
-
-def total_cost(
-    budget: GroupBudget, grouping: Grouping, each: tuple[float, float], select: tuple[float, float]
-) -> tuple[float, float]:
-    """The charge: the selection plus ``G`` times one group's cost, rounded up.
-
-    Parameters
-    ----------
-    budget : GroupBudget
-        The split (:func:`split_budget`); not read.
-    grouping : Grouping
-        The checked grouping, giving ``G``.
-    each : (float, float)
-        One group's ``(epsilon, delta)`` as spent.
-    select : (float, float)
-        The private groups' selection's ``(epsilon, delta)`` (``(0, 0)`` with a public list).
-
-    Returns
-    -------
-    epsilon, delta : float
-        The whole release's cost, ``select + G each``, rounded up.
-    """
-    g = grouping.max_groups
-    eps = float_up(Fraction(select[0]) + g * Fraction(each[0]))
-    dlt = float_up(Fraction(select[1]) + g * Fraction(each[1]))
-    return eps, dlt
 
 
 def composition_text(grouping: Grouping, privacy_unit: str | None, select_name: str | None) -> str:
@@ -591,16 +327,18 @@ def composition_text(grouping: Grouping, privacy_unit: str | None, select_name: 
 
 
 def selected_groups(found: DiscoveredGroups, selection: Any) -> tuple[list[Any], list[int]]:
-    """The private groups released: the selection (:func:`group_selection`) run on the
-    persons of the groups one scan found (:mod:`dpselect.data.discovered_groups`), shown in
-    a fixed order, with each group's index in ``found``.
+    """The private groups released: the selection
+    (:func:`~dpselect.planning.group_plan.group_selection`) run on the persons of the groups
+    one scan found (:mod:`dpselect.data.discovered_groups`), shown in a fixed order, with each
+    group's index in ``found``.
 
     Parameters
     ----------
     found : DiscoveredGroups
         The groups one scan found, with how many persons (rows without a unit) keep each.
-    selection : tuple
-        What :func:`group_selection` returned (its measurement is run here: the private step).
+    selection : GroupSelection
+        What :func:`~dpselect.planning.group_plan.group_selection` returned (its measurement
+        is run here: the private step).
 
     Returns
     -------
@@ -639,8 +377,9 @@ def chosen_by_text(grouping: Grouping, selection: Any, eps: float, delta: float)
     ----------
     grouping : Grouping
         The checked grouping.
-    selection : tuple or None
-        What :func:`group_selection` returned (``None`` with a public list).
+    selection : GroupSelection or None
+        What :func:`~dpselect.planning.group_plan.group_selection` returned (``None`` with a
+        public list).
     eps, delta : float
         The selection's cost as spent.
 
@@ -663,6 +402,7 @@ def charge_grouped(
     parameters: dict[str, Any],
     privacy_unit: str | None,
     table: Engine,
+    stages: Sequence[Stage] = (),
 ) -> GroupedResult:
     """Charge a grouped release's whole cost to ``book`` in one entry, then run it.
 
@@ -676,8 +416,9 @@ def charge_grouped(
     release : callable
         The release, run once the charge is durable (the only step that reads rows).
     cost : (float, float, float or None)
-        The whole release's ``(epsilon, delta, rho)`` (:func:`total_cost`; ``rho`` ``None``
-        without a zCDP cost).
+        The whole release's ``(epsilon, delta, rho)``
+        (:func:`~dpselect.planning.group_plan.total_cost`; ``rho`` ``None`` without a zCDP
+        cost).
     kind : {"pure", "bounded_range", "approx"}
         The kind of the ``(epsilon, delta)`` charge.
     name : str
@@ -688,6 +429,9 @@ def charge_grouped(
         The unit the release protects (``None``: rows).
     table : Engine
         The opened table, whose public description the ledger records.
+    stages : sequence of Stage, optional
+        The release's stages (:func:`~dpselect.planning.group_plan.group_stages`), checked
+        against the charge before it is made and shown by ``explain``.
 
     Returns
     -------
@@ -700,5 +444,5 @@ def charge_grouped(
     )
     return charge_then(
         book, release, cost[0], cost[1], cost[2], kind, name, parameters,
-        privacy_unit=privacy_unit, source=table.description, refusal=refusal,
+        privacy_unit=privacy_unit, source=table.description, refusal=refusal, stages=stages,
     )  # fmt: skip

@@ -475,7 +475,7 @@ class TopKPreview(Result):
             + f" ({self.note})",
         ]
         if self.n_candidates is None:
-            from .unknown_domain_plans import RANKING_SDS_PER_RANK
+            from ..planning.unknown_domain_choice import RANKING_SDS_PER_RANK
 
             sds = RANKING_SDS_PER_RANK * self.k
             lines.append(
@@ -581,10 +581,11 @@ def preview_top_k(
 
 def _unknown_domain_rows(k: int, eps: float, dlt: float, c: int, r: int) -> list[TopKPreviewRow]:
     """The options for values from the data: policy set union (with a unit), then each plan
-    of :func:`~dpselect.recipes.unknown_domain_plans.choose_unknown_domain`."""
+    of :func:`~dpselect.planning.unknown_domain_choice.choose_unknown_domain`."""
     from ..mechanisms.choice import METHOD_NAMES
-    from .unknown_domain_plans import POLICY_TOP_K_NAME, choose_unknown_domain
-    from .unknown_domain_top_k import policy_top_k_plan, use_policy_top_k
+    from ..mechanisms.policy_top_k import policy_top_k_plan
+    from ..planning.unknown_domain_choice import POLICY_TOP_K_NAME, choose_unknown_domain
+    from ..planning.unknown_domain_plan import use_policy_top_k
 
     rows: list[TopKPreviewRow] = []
     ud_best, ud_options = choose_unknown_domain(k, eps, dlt, c, r)

@@ -22,6 +22,14 @@ from ..mechanisms.quantile_joint_parameters import recorded_resolution
 from ..mechanisms.validate import check_delta
 from ..planning.budget import divide
 from ..planning.epsilon_range import stages_of_a_release
+from ..planning.group_plan import (
+    GroupBudget,
+    Grouping,
+    check_groups,
+    group_selection,
+    split_budget,
+    total_cost,
+)
 from ..planning.quantile_checks import (
     check_grouped_arguments,
     choose_quantile_method,
@@ -31,18 +39,12 @@ from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, numeric_column, open_ledger
 from .grouping import (
-    GroupBudget,
     GroupedResult,
-    Grouping,
     charge_grouped,
-    check_groups,
     chosen_by_text,
     composition_text,
     draw_salts,
-    group_selection,
     selected_groups,
-    split_budget,
-    total_cost,
 )
 from .quantile_count_rule import count_rule_statements
 from .quantile_release import quantile_release

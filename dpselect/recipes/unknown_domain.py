@@ -5,109 +5,67 @@ all": DVGM22's optimal partition selection for one value per person; for more (w
 unit, on an engine that holds persons in the driver) policy set union (Gopi et al. 2020,
 Policy Laplace: persons spend their weight on the values that still need it,
 :mod:`dpselect.mechanisms.set_union`); thresholding of exact Laplace or Gaussian counts on
-request or on an engine that does not (the one with the lower threshold, a public fact).
+request or on an engine that does not (the one with the lower threshold, a public fact). The
+mechanism, its calibration, its charge and its stage are planned by
+:func:`dpselect.planning.partition_selection_plan.keys_plan`; this module opens the data,
+charges the plan once and runs it.
 
-``top_k`` without ``candidates`` is planned by :mod:`dpselect.recipes.unknown_domain_top_k`
+``top_k`` without ``candidates`` is planned by :mod:`dpselect.planning.unknown_domain_plan`
 (thresholding then the top k, the limited domain, or policy set union then the top k, chosen
-by public facts) and released here: :func:`top_k_unknown_domain` charges the plan once, then
-runs it (:func:`run_unknown_domain_plan`).
+by public facts), made ready by :mod:`dpselect.recipes.unknown_domain_top_k` and released
+here: :func:`top_k_unknown_domain` charges the plan once, then runs it
+(:func:`run_unknown_domain_plan`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from ..core.errors import ParameterError
 from ..data.engine import Engine
 from ..data.query import Query, UnitRule
-from ..mechanisms.partition_selection import (
-    make_optimal_partition_selection,
-    make_threshold_partition_selection,
-    ordered_values,
-    threshold_plan,
-)
-from ..mechanisms.set_union import (
-    SetUnionPlan,
-    make_policy_set_union,
-    policy_sure_count,
-    set_union_plan,
-)
+from ..mechanisms.partition_selection import ordered_values
+from ..planning.partition_selection_plan import KeysPlan, check_keys_engine, keys_plan
 from ..planning.partition_selection_request import PartitionSelectionRequest
+from ..planning.stage import Stage
 from ..planning.top_k_plan import CONFIDENCE
 from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
 from .release import charge_then, open_checked
 from .top_k_result import TopKResult
-from .unknown_domain_plans import (
-    K_BAR_EXTRA,
-    OPTIMAL_NAME,
-    POLICY_MIN_EPSILON,
-    POLICY_NAMES,
-    RANKING_SDS_PER_RANK,
-    REFERENCE_OTHERS,
-    KeysResult,
-    Progress,
-    UnknownDomainOption,
-    choose_keys_method,
-    choose_unknown_domain,
-    counted_in_words,
-    limited_domain_per_round,
-    noise_halfwidth,
-    optimal_sure_count,
-    ordinal,
-    rank_released,
-    sure_release_count,
-)
-from .unknown_domain_top_k import UnknownDomainPlan, unknown_domain_plan
+from .unknown_domain_result import KeysResult, Progress, counted_in_words
+from .unknown_domain_top_k import UnknownDomainRelease, unknown_domain_release
 
 if TYPE_CHECKING:
     from ..accounting.ledger import Ledger
     from ..planning.top_k_request import TopKRequest
     from .grouping import GroupedResult
 
-# the names these helpers had before they moved (tests and bench/ import them from here)
-_counted = counted_in_words
-_ld_per_round = limited_domain_per_round
-_noise_halfwidth = noise_halfwidth
-_optimal_sure_count = optimal_sure_count
-_ordinal = ordinal
-_sure_release_count = sure_release_count
-
-__all__ = [
-    "K_BAR_EXTRA",
-    "POLICY_MIN_EPSILON",
-    "RANKING_SDS_PER_RANK",
-    "REFERENCE_OTHERS",
-    "KeysResult",
-    "UnknownDomainOption",
-    "choose_keys_method",
-    "choose_unknown_domain",
-    "partition_selection",
-    "rank_released",
-    "run_unknown_domain_plan",
-    "top_k_unknown_domain",
-]
+__all__ = ["partition_selection", "run_unknown_domain_plan", "top_k_unknown_domain"]
 
 
-def run_unknown_domain_plan(book: Any, plan: UnknownDomainPlan) -> TopKResult:
-    """Charge ``plan`` to ``book`` (``None``: no ledger), then run it.
+def run_unknown_domain_plan(book: Any, prepared: UnknownDomainRelease) -> TopKResult:
+    """Charge ``prepared``'s plan to ``book`` (``None``: no ledger), with its stages, then run
+    it.
 
     Parameters
     ----------
     book : Ledger or None
         The opened ledger (``None``: no ledger).
-    plan : UnknownDomainPlan
-        The plan (:func:`unknown_domain_plan`).
+    prepared : UnknownDomainRelease
+        The plan and its release
+        (:func:`~dpselect.recipes.unknown_domain_top_k.unknown_domain_release`).
 
     Returns
     -------
     TopKResult
         The released values (and noisy counts if asked), at the plan's ``(epsilon, delta)``.
     """
-    return _charge_then_result(book, plan.pick, plan.spent, plan.mechanism, plan.entry,
-                               plan.accuracy, plan.parameters, plan.described)  # fmt: skip
+    plan = prepared.plan
+    return _charge_then_result(book, prepared.pick, plan.spent, plan.mechanism, plan.entry,
+                               prepared.accuracy, plan.parameters, prepared.described,
+                               plan.stages)  # fmt: skip
 
 
 def partition_selection(
@@ -182,61 +140,31 @@ def partition_selection(
     ['a']
     """
     if request.by is None:
-        query = _KeysQuery(request.column, request.epsilon, request.delta, request.privacy_unit,
-                           request.max_contributions, request.rows_per_value, request.mechanism,
-                           source, progress)  # fmt: skip
-        return _select_keys(data, query, ledger, schema)
+        return _select_keys(data, request, _KeysInputs(source, progress), ledger, schema)
     from .grouped_keys import grouped_partition_selection
 
     return grouped_partition_selection(data, request, ledger=ledger, source=source,
                                        progress=progress, schema=schema)  # fmt: skip
 
 
-@dataclass(frozen=True)
-class _KeysQuery:
-    """A partition selection's public parameters, checked (``c``: the values kept per person,
-    ``rows_cap``: the rows counted per value)."""
-
-    column: str
-    eps: float
-    dlt: float
-    privacy_unit: str | None
-    c: int
-    rows_cap: int
-    method: str
-    source: RandomSource | None
-    progress: Progress
-
-
-def _select_keys(data: Any, query: _KeysQuery, ledger: Any, schema: Any) -> KeysResult:
-    """Open the data (schema only), plan the selection, charge it once, then release the
-    values (:func:`partition_selection`'s body after its checks)."""
-    q = query
-    column, privacy_unit, method = q.column, q.privacy_unit, q.method
+def _select_keys(
+    data: Any, request: PartitionSelectionRequest, inputs: _KeysInputs, ledger: Any, schema: Any
+) -> KeysResult:
+    """Open the data (schema only), plan the selection
+    (:func:`~dpselect.planning.partition_selection_plan.keys_plan`), charge it once, then
+    release the values (:func:`partition_selection`'s body after its checks)."""
+    column, privacy_unit = request.column, request.privacy_unit
     table = open_checked(data, column, privacy_unit, schema)
     in_driver = table.capabilities.persons_in_driver  # policy set union holds each person's values
-    if method.startswith("policy") and not in_driver:
-        raise ParameterError(
-            f"mechanism {method!r} reads each person's values into the driver, which this "
-            "engine does not: use the default engine, or mechanism='laplace' / 'gaussian'"
-        )
+    check_keys_engine(request.mechanism, in_driver)
     book = open_ledger(ledger)
-    plan = _keys_plan(q, in_driver)
-    spent_eps, spent_delta = plan.measurement.map(1)
-    parameters = {
-        "column": column,
-        "epsilon": q.eps,
-        "delta": q.dlt,
-        "privacy_unit": privacy_unit,
-        "max_contributions": q.c,
-        "max_rows_per_value": q.rows_cap,
-        "mechanism": plan.method,
-        **plan.described,
-    }
-    accuracy = _keys_accuracy(plan, q.dlt)
+    plan = keys_plan(request, in_driver, inputs.source)
+    spent_eps, spent_delta = plan.spent
+    parameters = dict(plan.parameters or {})
+    accuracy = _keys_accuracy(plan, request.delta)
 
     def release() -> KeysResult:
-        values = _selected_values(table, q, plan)
+        values = _selected_values(table, request, inputs, plan)
         return KeysResult(
             ordered_values(values),
             plan.name,
@@ -252,97 +180,22 @@ def _select_keys(data: Any, query: _KeysQuery, ledger: Any, schema: Any) -> Keys
         f"{getattr(book, 'path', None)} cannot take: use a basic ledger"
     )
     return charge_then(
-        book, release, spent_eps, spent_delta, None, "approx", f"keys/{plan.method}",
+        book, release, spent_eps, spent_delta, None, "approx", plan.entry,
         parameters, refusal=refusal, privacy_unit=privacy_unit, source=table.description,
+        stages=plan.stages,
     )  # fmt: skip
 
 
 @dataclass(frozen=True)
-class _KeysPlan:
-    """A partition selection calibrated, not yet charged: the mechanism run (``method``, its
-    measurement and name), the count a value needs to be released surely (``sure``), what the
-    result records of it (``described``), the policy set union's plan (or ``None``), the
-    values kept per person (``bound``) and the rows counted per value (``r_sel``)."""
+class _KeysInputs:
+    """What a partition selection's release takes beside its request: the randomness and the
+    progress callback."""
 
-    method: str
-    measurement: Any
-    name: str
-    sure: Any
-    described: dict[str, Any]
-    policy: SetUnionPlan | None
-    bound: int
-    r_sel: int
+    source: RandomSource | None
+    progress: Progress
 
 
-def _keys_plan(query: _KeysQuery, in_driver: bool) -> _KeysPlan:
-    """The mechanism of a partition selection (``"auto"``: :func:`choose_keys_method`, public
-    facts), calibrated.
-
-    A released set is valid whatever it was selected by: "auto" and the optimal rule select
-    by persons (measured: more values released, recall as high; docs/partition_selection.md,
-    section 6), the other mechanisms named by the user count rows at r."""
-    q = query
-    by_persons = q.rows_cap > 1 and q.method in ("auto", "optimal")
-    method = q.method
-    if method == "auto":
-        method = choose_keys_method(q.eps, q.dlt, q.c, in_driver)
-    r_sel = 1 if by_persons else q.rows_cap  # what the selection counts: rows per value
-    if method == "optimal":
-        plan = _optimal_keys(q, r_sel)
-    elif method.startswith("policy"):
-        plan = _policy_keys(q, method, r_sel)
-    else:
-        plan = _threshold_keys(q, method, r_sel)
-    if by_persons:  # a set release: selecting by persons is valid whatever r
-        plan = replace(
-            plan,
-            name=plan.name + "; values selected by persons (a released set needs no row counts)",
-            described={**plan.described, "selected_by": "persons"},
-        )
-    return plan
-
-
-def _optimal_keys(q: _KeysQuery, r_sel: int) -> _KeysPlan:
-    """DVGM22's optimal partition selection (one value per person: a stricter bound when
-    ``c > 1``)."""
-    measurement = make_optimal_partition_selection(q.eps, q.dlt, source=q.source)
-    name = OPTIMAL_NAME
-    sure = optimal_sure_count(q.eps, q.dlt)
-    described: dict[str, Any] = {}
-    bound = q.c  # the contributions kept per person
-    if q.c > 1:  # DVGM22 is proven for one value per person: keep one (a stricter bound)
-        bound = 1
-        name += ", each person bounded to one value"
-        described = {"values_kept_per_person": 1}
-    return _KeysPlan("optimal", measurement, name, sure, described, None, bound, r_sel)
-
-
-def _policy_keys(q: _KeysQuery, method: str, r_sel: int) -> _KeysPlan:
-    """Policy set union (Laplace or Gaussian) on each person's values."""
-    noise: Literal["laplace", "gaussian"] = "laplace" if method == "policy_laplace" else "gaussian"
-    policy = set_union_plan(noise, q.eps, q.dlt, q.c, max_rows_per_value=r_sel)
-    measurement = make_policy_set_union(policy, source=q.source)
-    described = {"rho": policy.rho, "gamma": policy.gamma, "scale": policy.scale}
-    return _KeysPlan(method, measurement, POLICY_NAMES[noise], policy_sure_count(policy),
-                     described, policy, q.c, r_sel)  # fmt: skip
-
-
-def _threshold_keys(q: _KeysQuery, method: str, r_sel: int) -> _KeysPlan:
-    """Thresholding of exact Laplace or Gaussian counts."""
-    plan = threshold_plan("laplace" if method == "laplace" else "gaussian", q.eps, q.dlt, q.c,
-                          max_rows_per_value=r_sel)  # fmt: skip
-    measurement = make_threshold_partition_selection(plan, counts=False, source=q.source)
-    name = (
-        "partition selection by thresholding exact discrete "
-        f"{'Laplace' if method == 'laplace' else 'Gaussian'} counts (Korolova et al. 2009; "
-        "Wilson et al. 2020)"
-    )
-    described = {"threshold": plan.threshold, "scale": plan.scale}
-    return _KeysPlan(method, measurement, name, sure_release_count(plan), described, None,
-                     q.c, r_sel)  # fmt: skip
-
-
-def _keys_accuracy(plan: _KeysPlan, dlt: float) -> str:
+def _keys_accuracy(plan: KeysPlan, dlt: float) -> str:
     """The accuracy statement of a partition selection."""
     return (
         f"accuracy: a value {counted_in_words(plan.sure, plan.r_sel)} is "
@@ -357,11 +210,14 @@ def _keys_accuracy(plan: _KeysPlan, dlt: float) -> str:
     )
 
 
-def _selected_values(table: Engine, q: _KeysQuery, plan: _KeysPlan) -> Any:
+def _selected_values(
+    table: Engine, request: PartitionSelectionRequest, inputs: _KeysInputs, plan: KeysPlan
+) -> Any:
     """After the charge: read the data (a fresh salt) and run the selection."""
-    column, privacy_unit, progress, r_sel = q.column, q.privacy_unit, q.progress, plan.r_sel
-    measurement, c, bound = plan.measurement, q.c, plan.bound
-    salt = resolve_source(q.source).bits(63)
+    column, privacy_unit, progress = request.column, request.privacy_unit, inputs.progress
+    measurement, c, bound, r_sel = (plan.measurement, request.max_contributions, plan.bound,
+                                    plan.r_sel)  # fmt: skip
+    salt = resolve_source(inputs.source).bits(63)
     if plan.policy is not None:
         assert privacy_unit is not None  # checked above
         rule = UnitRule(privacy_unit, c, r_sel, salt=salt)
@@ -384,7 +240,8 @@ def top_k_unknown_domain(
     schema: Any = None,
 ) -> TopKResult:
     """The ``candidates=None`` path of :func:`dpselect.recipes.top_k.top_k` (module docstring):
-    the plan of :func:`unknown_domain_plan`, charged, then run.
+    the plan of :func:`~dpselect.planning.unknown_domain_plan.unknown_domain_plan`, charged,
+    then run.
 
     Parameters
     ----------
@@ -392,7 +249,7 @@ def top_k_unknown_domain(
         The private rows, as for :func:`dpselect.recipes.top_k.top_k`.
     request : TopKRequest
         The top-k's checked arguments, without candidates, at a numeric ``max_contributions``
-        (:func:`unknown_domain_plan`).
+        (:func:`~dpselect.planning.unknown_domain_plan.unknown_domain_plan`).
     ledger : Ledger, str, path or None
         The budget ledger charged before the data are read (``None``: none).
     source : RandomSource or None
@@ -407,8 +264,9 @@ def top_k_unknown_domain(
     TopKResult
         The released values, best first (and their noisy counts with ``counts``).
     """
-    plan = unknown_domain_plan(data, request, source=source, progress=progress, schema=schema)
-    return run_unknown_domain_plan(open_ledger(ledger), plan)
+    prepared = unknown_domain_release(data, request, source=source, progress=progress,
+                                      schema=schema)  # fmt: skip
+    return run_unknown_domain_plan(open_ledger(ledger), prepared)
 
 
 def _charge_then_result(
@@ -420,10 +278,12 @@ def _charge_then_result(
     accuracy: str,
     parameters: dict[str, Any],
     described: str,
+    stages: tuple[Stage, ...],
 ) -> TopKResult:
     """Charge ``spent`` (approximate DP) as ``entry`` (recording the query's privacy unit and
-    ``described``, the data's description), then run ``pick`` (the released values and, if
-    asked, their noisy counts) and wrap them as a :class:`TopKResult`."""
+    ``described``, the data's description; ``stages`` checked against it), then run ``pick``
+    (the released values and, if asked, their noisy counts) and wrap them as a
+    :class:`TopKResult`."""
 
     def release() -> TopKResult:
         values, noisy = pick()
@@ -442,5 +302,5 @@ def _charge_then_result(
 
     return charge_then(
         book, release, spent[0], spent[1], None, "approx", entry, parameters,
-        privacy_unit=parameters["privacy_unit"], source=described,
+        privacy_unit=parameters["privacy_unit"], source=described, stages=stages,
     )  # fmt: skip

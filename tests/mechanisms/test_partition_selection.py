@@ -19,7 +19,7 @@ from dpselect.mechanisms.partition_selection import (
     optimal_release_probability,
     threshold_plan,
 )
-from dpselect.recipes.unknown_domain import _noise_halfwidth, _sure_release_count
+from dpselect.planning.unknown_domain_choice import noise_halfwidth, sure_release_count
 from dpselect.sampling.source import InsecureSeededSource
 from tests.release_laws import delta_needed, independent_release_law
 
@@ -154,7 +154,7 @@ def test_threshold_release_and_noise_statements_hold():
     within +-t w.p. >= 95%', by simulation; the broken N - 3 / t // 3 fail."""
     for noise in ("laplace", "gaussian"):
         plan = threshold_plan(noise, 1.0, 1e-6, 1)
-        sure, half = _sure_release_count(plan), _noise_halfwidth(plan)
+        sure, half = sure_release_count(plan), noise_halfwidth(plan)
         m = make_threshold_partition_selection(plan, counts=True, source=InsecureSeededSource(5))
         copies = 4000
         limit = copies * 0.05 + Z * math.sqrt(copies * 0.05 * 0.95)

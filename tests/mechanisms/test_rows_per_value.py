@@ -153,12 +153,12 @@ def test_threshold_plan_with_r():
 def test_thresholding_releases_rare_values_rarely_and_sure_values_surely():
     """Simulation: values with count r (held by one person, r rows) pass at most at rate p;
     values at the plan's 95% count pass at least at 95%."""
-    from dpselect.recipes.unknown_domain import _sure_release_count
+    from dpselect.planning.unknown_domain_choice import sure_release_count
 
     plan = threshold_plan("laplace", 1.0, 1e-2, 2, max_rows_per_value=5)
     source = InsecureSeededSource(11)
     release = make_threshold_partition_selection(plan, counts=False, source=source)
-    sure = _sure_release_count(plan)
+    sure = sure_release_count(plan)
     rare = {f"r{i}": 5 for i in range(4000)}
     common = {f"c{i}": sure for i in range(4000)}
     out = set(release({**rare, **common}))

@@ -406,7 +406,7 @@ def test_keys_command_policy(tmp_path):
 
 
 def test_choose_keys_method_is_a_pure_function_of_public_facts():
-    from dpselect.recipes.unknown_domain import POLICY_MIN_EPSILON, choose_keys_method
+    from dpselect.planning.unknown_domain_choice import POLICY_MIN_EPSILON, choose_keys_method
 
     grid = [(e, d, c, s) for e in (0.1, 0.5, 1.0, 2.0) for d in (1e-9, 1e-6)
             for c in (1, 2, 10) for s in (False, True)]  # fmt: skip

@@ -19,7 +19,7 @@ from dpselect.recipes.result import Result
 from dpselect.recipes.select import SelectionResult
 from dpselect.recipes.top_k_result import TopKResult
 from dpselect.recipes.tune import TuneResult
-from dpselect.recipes.unknown_domain_plans import KeysResult
+from dpselect.recipes.unknown_domain_result import KeysResult
 
 HEADER = "Attributes\n----------"
 #: A numpydoc section header: a title line, then a line of dashes as long as it.

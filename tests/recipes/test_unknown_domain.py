@@ -14,7 +14,8 @@ from dpselect.mechanisms.partition_selection import (
     ordered_values,
     threshold_plan,
 )
-from dpselect.recipes.unknown_domain import choose_unknown_domain, rank_released
+from dpselect.planning.unknown_domain_choice import choose_unknown_domain
+from dpselect.recipes.unknown_domain_result import rank_released
 from dpselect.sampling import InsecureSeededSource
 
 ALPHA = 1e-6
@@ -83,7 +84,7 @@ def test_one_contribution_runs_laplace_thresholding_at_scale_one_over_epsilon(ep
 
 
 def test_use_policy_top_k_is_a_pure_function_of_public_parameters():
-    from dpselect.recipes.unknown_domain_top_k import (
+    from dpselect.planning.unknown_domain_plan import (
         POLICY_TOP_K_MIN_CONTRIBUTIONS,
         POLICY_TOP_K_MIN_EPSILON,
         use_policy_top_k,
@@ -101,7 +102,7 @@ def test_top_k_without_candidates_runs_policy_top_k_with_many_values_and_charges
     import pandas as pd
 
     from dpselect.accounting.ledger import Ledger
-    from dpselect.recipes.unknown_domain_plans import POLICY_TOP_K_NAME
+    from dpselect.planning.unknown_domain_choice import POLICY_TOP_K_NAME
 
     rows = [(f"u{i}", v) for i in range(400) for v in ("a", "b")]
     rows += [(f"w{i}", "c") for i in range(250)] + [(f"x{i}", f"r{i}") for i in range(30)]
@@ -134,7 +135,7 @@ def test_choose_unknown_domain_predicts_from_threshold_and_ranking_noise():
     and a search log's top-50 at epsilon 0.1 run Laplace thresholding (lower ranking noise, a
     threshold close to the Gaussian one), 10 values at epsilon 0.1 Gaussian thresholding
     (half the threshold), and the top 10 with 5 values at epsilon 2 too."""
-    from dpselect.recipes.unknown_domain import RANKING_SDS_PER_RANK
+    from dpselect.planning.unknown_domain_choice import RANKING_SDS_PER_RANK
 
     best, options = choose_unknown_domain(10, 0.5, 1e-6, 4)
     assert best.mechanism == "laplace_histogram"

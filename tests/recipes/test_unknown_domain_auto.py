@@ -214,8 +214,8 @@ def test_grouped_score_moves_by_at_most_g_r(r):
     # Brute force on the scan the choice reads: for fixed salts, removing one person moves
     # the sum over groups of each group's k-th count by at most G r (here G = 2 groups a
     # person may touch), for every bound; and by more than r somewhere (G matters).
+    from dpselect.planning.group_plan import check_groups
     from dpselect.recipes import grouped as grouped_module
-    from dpselect.recipes.grouping import check_groups
 
     frame = _visits(3, persons=30)
     frame["region"] = np.where(np.arange(len(frame)) % 2 == 0, "a", "b")  # users in both

@@ -8,7 +8,7 @@ import pytest
 
 from dpselect.mechanisms.choice import TARGET
 from dpselect.mechanisms.partition_selection import optimal_release_probability, threshold_plan
-from dpselect.recipes import unknown_domain_plans as plans
+from dpselect.planning import unknown_domain_choice as plans
 
 
 @pytest.mark.parametrize("noise", ["laplace", "gaussian"])

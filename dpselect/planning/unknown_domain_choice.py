@@ -1,45 +1,56 @@
-"""The plans of the unknown-domain paths: which mechanism runs, what it promises, how its
-output is ranked, from public facts only.
+"""The choices of the paths that take their values from the data, from public facts only.
 
-Shared by :mod:`dpselect.recipes.unknown_domain` (partition selection, top-k without a
-candidate list) and :mod:`dpselect.recipes.grouped` (the same per group): the mechanisms'
-names, the choices (:func:`choose_keys_method`, :func:`choose_unknown_domain`), the counts
-a value needs to be released (:func:`sure_release_count`, ...), the ranking of released
-values (:func:`rank_released`) and :class:`KeysResult`.
+Partition selection and the top-k without a candidate list: the mechanisms' names, which
+mechanism ``"auto"`` runs (:func:`choose_keys_method`, :func:`choose_unknown_domain`,
+:func:`rows_threshold_method`), and the counts a value needs to be released
+(:func:`sure_release_count`, :func:`optimal_sure_count`, :func:`noise_halfwidth`). Every
+function here reads public parameters only, never the data; the planners
+(:mod:`dpselect.planning.partition_selection_plan`, :mod:`dpselect.planning.unknown_domain_plan`,
+:mod:`dpselect.planning.group_plan`) calibrate what they choose.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
-
-import numpy as np
+from dataclasses import dataclass
+from typing import Literal
 
 from ..core.errors import ParameterError
 from ..mechanisms.choice import TARGET, gap_needed, per_round_epsilon
-from ..mechanisms.histogram_top_k import rank_noisy_counts
-from ..mechanisms.limited_domain import (
-    limited_domain_threshold,
-)
+from ..mechanisms.limited_domain import limited_domain_threshold
 from ..mechanisms.partition_selection import (
     ThresholdPlan,
     optimal_release_probability,
-    ordered_values,
     threshold_plan,
 )
-from ..planning.top_k_plan import CONFIDENCE
-from ..sampling.source import RandomSource, resolve_source
-from ._common import jsonable
-from .result import Result
+from .top_k_plan import CONFIDENCE
+
+__all__ = [
+    "CONFIDENCE",
+    "K_BAR_EXTRA",
+    "LIMITED_DOMAIN_NAME",
+    "OPTIMAL_NAME",
+    "POLICY_MIN_EPSILON",
+    "POLICY_NAMES",
+    "POLICY_TOP_K_NAME",
+    "RANKING_SDS_PER_RANK",
+    "REFERENCE_OTHERS",
+    "THRESHOLD_NAMES",
+    "KeysMethod",
+    "UnknownDomainOption",
+    "choose_keys_method",
+    "choose_unknown_domain",
+    "limited_domain_per_round",
+    "noise_halfwidth",
+    "optimal_sure_count",
+    "rows_threshold_method",
+    "sure_release_count",
+]
 
 #: The public stand-in for the number of values behind the k leaders in the criterion.
 REFERENCE_OTHERS = 1000
 #: The limited-domain ``k_bar`` defaults to ``k + K_BAR_EXTRA``.
 K_BAR_EXTRA = 10
-
-Progress = Callable[[float], None] | None
 
 THRESHOLD_NAMES = {
     "laplace": (
@@ -123,63 +134,6 @@ def choose_keys_method(
     if persons_in_driver and epsilon >= POLICY_MIN_EPSILON:
         return "policy_laplace"
     return "optimal"
-
-
-@dataclass(frozen=True)
-class KeysResult(Result):
-    """The values that may be published, what it cost, and how likely a value is shown.
-
-    Attributes
-    ----------
-    values : list
-        The released values, in a fixed order that does not depend on their counts (sorted
-        when comparable, else by type name and ``repr``); empty when none was released.
-    mechanism : str
-        The partition selection that ran, cited by name.
-    epsilon : float
-        The ``epsilon`` of the release's ``(epsilon, delta)`` guarantee (what the ledger was
-        charged; in a :class:`~dpselect.recipes.grouping.GroupedResult`, one group's).
-    delta : float
-        The ``delta`` of that guarantee.
-    accuracy : str
-        How likely a value is released: the count (of persons or rows) above which it is
-        released with probability at least 95%, and the ``delta`` bound for a value one person
-        holds.
-    ledger : str or None
-        The path of the ledger charged for this release; ``None`` without a ledger.
-    parameters : dict
-        The query's public parameters (``column``, ``epsilon``, ``delta``, ``privacy_unit``,
-        ``max_contributions``, ``mechanism``, the rule's threshold or scale, ...); empty for
-        the groups of a grouped release.
-    """
-
-    values: list[Any]
-    mechanism: str
-    epsilon: float
-    delta: float
-    accuracy: str
-    ledger: str | None = None
-    parameters: dict[str, Any] = field(default_factory=dict)
-
-    def _dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary."""
-        out = asdict(self)
-        out["values"] = [jsonable(v) for v in self.values]
-        return out
-
-    def _rows(self) -> list[dict[str, Any]]:
-        return [{"value": v} for v in self.to_dict()["values"]]
-
-    def _text(self) -> str:
-        return "\n".join(
-            [
-                *(str(v) for v in self.values),
-                f"{len(self.values)} values released",
-                f"mechanism: {self.mechanism}",
-                f"privacy cost: epsilon = {self.epsilon:.6g}, delta = {self.delta:.3g}",
-                self.accuracy,
-            ]
-        )
 
 
 def sure_release_count(plan: ThresholdPlan) -> int:
@@ -302,7 +256,7 @@ class UnknownDomainOption:
     1)``-th count, on top of the ranking margin). ``gap``: the ranking margin
     :func:`gap_needed` (the ``k`` leaders above :data:`REFERENCE_OTHERS` values); ``release``:
     the count each of the ``k`` leaders needs to come through the threshold together with
-    probability :data:`~dpselect.mechanisms.choice.TARGET` (shown, no longer decisive). Equal
+    probability :data:`~dpselect.mechanisms.choice.TARGET` (shown, not decisive). Equal
     criteria: the lower ``threshold`` wins.
     """
 
@@ -418,35 +372,6 @@ def choose_unknown_domain(
     return best, options
 
 
-def rank_released(kept: dict[Any, int], k: int, source: RandomSource | None = None) -> list[Any]:
-    """The ``k`` released values with the largest noisy counts, best first.
-
-    Equal noisy counts are ordered uniformly at random with fresh bits of ``source`` (a fixed
-    order, e.g. by value, favours the same values at every tie: on airports by state it put the
-    11th state, IL with 88 airports, before the 10th, MN with 89, whenever their noisy counts
-    tied). Post-processing of the thresholding's output: no privacy cost.
-
-    Parameters
-    ----------
-    kept : dict
-        The released values and their noisy counts (the thresholding's output).
-    k : int
-        How many to return.
-    source : RandomSource, optional
-        The randomness that breaks ties (``None``: the private default; a seeded source for
-        tests only).
-
-    Returns
-    -------
-    list
-        At most ``k`` values, the largest noisy count first.
-    """
-    values = ordered_values(kept)
-    noisy = np.array([kept[v] for v in values], dtype=object)
-    order = rank_noisy_counts(noisy, min(k, len(values)), resolve_source(source))
-    return [values[int(i)] for i in order]
-
-
 def rows_threshold_method(
     epsilon: float, delta: float, max_contributions: int, max_rows_per_value: int
 ) -> Literal["laplace", "gaussian"]:
@@ -480,43 +405,3 @@ def rows_threshold_method(
     if "gaussian" in sure and sure["gaussian"] < sure.get("laplace", sure["gaussian"] + 1):
         return "gaussian"
     return "laplace"
-
-
-def counted_in_words(count: int, rows_cap: int) -> str:
-    """A value's count in words: persons, or (``max_rows_per_value > 1``) rows.
-
-    Parameters
-    ----------
-    count : int
-        The count (persons, or rows with ``rows_cap > 1``).
-    rows_cap : int
-        ``max_rows_per_value``: 1 counts persons, more counts rows.
-
-    Returns
-    -------
-    str
-        The phrase, e.g. ``"held by at least 12 persons (after contribution bounding)"``.
-    """
-    if rows_cap == 1:
-        return f"held by at least {count} persons (after contribution bounding)"
-    return (
-        f"with at least {count} rows (at most {rows_cap} per person and value, after "
-        "contribution bounding)"
-    )
-
-
-def ordinal(n: int) -> str:
-    """``n`` as an English ordinal: ``1st``, ``2nd``, ``3rd``, ``11th``, ``21st``, ...
-
-    Parameters
-    ----------
-    n : int
-        A non-negative integer.
-
-    Returns
-    -------
-    str
-        The number with its suffix.
-    """
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
