@@ -43,23 +43,35 @@ from ..mechanisms.quantile_joint import joint_rows_bound
 from ..mechanisms.quantile_joint_parameters import joint_resolution
 from ..mechanisms.quantile_recursive import recursive_alphas
 from ..mechanisms.quantile_tree import tree_accuracy
-from ..planning.budget import first_share
 from ..planning.contributions import check_auto_fraction
+from ..planning.private_choice import ChoiceBudget, choice_budget, choice_share
 from ..planning.quantile_checks import check_auto_rows_arguments, choose_quantile_method
+from ..planning.quantile_plan import (
+    TREE_BRANCHING,
+    TREE_HEIGHT,
+    TREE_THRESHOLD,
+    count_shares,
+    plan_auto_rows,
+)
 from ..planning.quantile_request import QuantileRequest
+from ..planning.stage import Stage
 from ..sampling.source import RandomSource
 from ._common import AUTO_FRACTION, open_ledger
-from .bounds import DEFAULT_CONTRIBUTIONS, choose_max_contributions, contribution_choice_cost
-from .quantile_auto_bounds import quantile_with_auto_bounds
-from .quantile_count_rule import TREE_COUNT_FRACTION
-from .quantile_methods import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD, charge_kind
+from .bounds import (
+    DEFAULT_CONTRIBUTIONS,
+    bounds_choice_cost,
+    choose_max_contributions,
+    contribution_choice_cost,
+)
+from .quantile_auto_bounds import auto_bound_levels, quantile_with_auto_bounds
+from .quantile_methods import charge_kind
 from .quantile_query import (
     check_numeric_column,
     check_unit_column,
 )
 from .quantile_release import quantile_release
-from .quantile_result import ChoiceBudget, QuantileResult, choice_budget, with_private_choice
-from .release import charge_then_release
+from .quantile_result import QuantileResult, with_private_choice
+from .release import charge_then
 from .value_bins import bound_bins, empty_bin_threshold
 
 __all__ = ["quantile_with_auto_rows"]
@@ -128,9 +140,27 @@ def quantile_with_auto_rows(
     # the tree, the auto rule's noisy count and the auto bounds' histogram add Laplace noise:
     # pure; else bounded range
     kind = "pure" if bounds == "auto" else charge_kind(query.chosen)
-    return charge_then_release(
-        book, release, budget.total, "quantile/max_rows=auto", parameters, kind,
+    return charge_then(
+        book, release, budget.total, 0.0, None, kind, "quantile/max_rows=auto", parameters,
         privacy_unit=privacy_unit, source=query.table.description,
+        stages=_stages(query, budget, len(candidates_r), request),
+    )  # fmt: skip
+
+
+def _stages(
+    query: _AutoRowsQuery, budget: ChoiceBudget, n_candidates_r: int, request: QuantileRequest
+) -> tuple[Stage, ...]:
+    """The release's stages (:func:`~dpselect.planning.quantile_plan.plan_auto_rows`): with
+    ``bounds="auto"``, the rest divided again as :func:`quantile_with_auto_bounds` will."""
+    bounds_budget = None
+    if request.bounds == "auto":
+        levels = auto_bound_levels(query.levels)
+        bounds_budget = choice_budget(Fraction(budget.query), query.fraction,
+                                      lambda share: bounds_choice_cost(share, levels))  # fmt: skip
+    return plan_auto_rows(
+        budget, query.chosen, len(query.levels), n_candidates_r, bounds_budget=bounds_budget,
+        lo_hi=query.lo_hi, resolution=request.resolution, step=query.step,
+        n_candidates=None if query.cands is None else len(query.cands),
     )  # fmt: skip
 
 
@@ -285,11 +315,7 @@ def _rank_margin(
     if chosen == "recursive":
         w = check_resolution(resolution, *lo_hi)
         return Fraction(max(recursive_alphas(lo_hi, levels, row_epsilon, confidence, w)))
-    each = (
-        first_share(row_epsilon, TREE_COUNT_FRACTION).rest_epsilon
-        if chosen == "count"
-        else row_epsilon
-    )
+    each = count_shares(row_epsilon)[1] if chosen == "count" else row_epsilon
     tree = tree_accuracy(lo_hi, each, confidence, TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD)
     w = joint_resolution(resolution, *lo_hi, each, step)
     length = w if w > 0 else check_resolution(None, *lo_hi)
@@ -305,7 +331,7 @@ def _bounds_rows_needed(levels: list[Fraction], epsilon: Fraction, confidence: f
     holding that many rows is kept with probability ``confidence``). With ``max_rows = r``
     the noise scale is ``r`` times larger, and so is this number. Public; ``levels`` do not
     enter (the histogram serves every level)."""
-    eps_c = first_share(epsilon, AUTO_FRACTION).first_epsilon
+    eps_c = choice_share(epsilon, AUTO_FRACTION)
     n_bins = len(bound_bins())
     beta = 1.0 - float(confidence)
     margin = math.log(1 / (2 * beta)) / float(eps_c)  # P(Z < -margin) <= beta

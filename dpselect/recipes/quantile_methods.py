@@ -36,15 +36,18 @@ from ..mechanisms.quantile_recursive import (
     recursive_depth,
 )
 from ..mechanisms.quantile_tree import make_tree_quantiles, tree_accuracy
+from ..planning.quantile_plan import (
+    TREE_BRANCHING,
+    TREE_HEIGHT,
+    TREE_THRESHOLD,
+    QuantileMethodPlan,
+)
 from ..sampling.source import RandomSource
 from .quantile_query import QuantileQuery
 from .quantile_statements import _candidate_line, _continuous_line
 
 __all__ = [
     "JOINT_ANCHOR_EPSILON",
-    "TREE_BRANCHING",
-    "TREE_HEIGHT",
-    "TREE_THRESHOLD",
     "MethodPlan",
     "Picked",
     "anchored_levels",
@@ -53,9 +56,6 @@ __all__ = [
 ]
 
 F64 = npt.NDArray[np.float64]
-#: The tree's shape (public): branching ``b`` and height ``h`` (``b^h`` leaves), and the
-#: descent's threshold in standard deviations (docs/quantiles.md, "the tree").
-TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD = 8, 2, 1.0
 
 #: Until the tree: ``mechanism="auto"`` added two anchor levels to the joint mechanism below this
 #: epsilon (docs/quantiles.md, "Anchor levels"; no longer used by the recipe).
@@ -289,12 +289,14 @@ def one_draw_plan(
 
 def single_plan(
     query: QuantileQuery,
+    planned: QuantileMethodPlan,
     source: RandomSource | None,
     work_progress: Callable[[float], None] | None,
 ) -> MethodPlan:
-    """``mechanism="tree"`` or ``"joint"``: one mechanism for all levels at the whole epsilon."""
+    """``mechanism="tree"`` or ``"joint"``: one mechanism for all levels at the whole epsilon
+    (``planned.each``)."""
     assert query.lo_hi is not None
-    eps, r = query.eps, query.rows
+    eps, r = planned.each, query.rows
     if query.chosen == "tree":
         first = _tree_plan(query.lo_hi, query.levels, eps, query.conf, source, r)
     else:
@@ -309,18 +311,20 @@ def single_plan(
 
 def recursive_plan(
     query: QuantileQuery,
+    planned: QuantileMethodPlan,
     source: RandomSource | None,
     work_progress: Callable[[float], None] | None,
 ) -> MethodPlan:
     """The recursive algorithm (Kaplan, Schnapp, Stemmer 2022): rounds of the continuous
-    mechanism on disjoint parts of the rows."""
+    mechanism on disjoint parts of the rows, ``planned.each`` a round."""
     lo_hi, levels, w, r = query.lo_hi, query.levels, query.w, query.rows
     assert lo_hi is not None and w is not None
     depth = recursive_depth(len(levels))
-    each = query.eps / depth
+    each = planned.each
     joint = make_recursive_quantiles(
-        lo_hi, levels, query.eps, resolution=w, source=source, progress=work_progress, max_rows=r
-    )
+        lo_hi, levels, planned.epsilon, resolution=w, source=source, progress=work_progress,
+        max_rows=r,
+    )  # fmt: skip
     text = (
         f"recursive quantiles (Kaplan, Schnapp, Stemmer 2022) on [{lo_hi[0]:g}, "
         f"{lo_hi[1]:g}]: {depth} rounds of the continuous exponential mechanism"
@@ -329,20 +333,21 @@ def recursive_plan(
         f"{depth} rounds of epsilon / {depth} = {float(each):.6g}, each round on disjoint "
         "parts of the rows (parallel composition)"
     )
-    accuracy = recursive_accuracy(lo_hi, levels, query.eps / r, query.conf, w)
+    accuracy = recursive_accuracy(lo_hi, levels, planned.epsilon / r, query.conf, w)
     return MethodPlan(_unpicked(lambda values: list(joint(values))), text, split, each,
                       accuracy, float_up(ROUNDING_LOSS), w, w)  # fmt: skip
 
 
 def split_plan(
     query: QuantileQuery,
+    planned: QuantileMethodPlan,
     source: RandomSource | None,
     work_progress: Callable[[float], None] | None,
 ) -> MethodPlan:
-    """Basic composition: one mechanism per level at ``epsilon / m`` (candidates, or the
-    continuous mechanism on rows sorted once)."""
+    """Basic composition: one mechanism per level at ``planned.each``, ``epsilon / m``
+    (candidates, or the continuous mechanism on rows sorted once)."""
     levels, cands, lo_hi, w, r = query.levels, query.cands, query.lo_hi, query.w, query.rows
-    each = query.eps / len(levels)
+    each = planned.each
     split = (
         "one quantile"
         if len(levels) == 1

@@ -12,10 +12,11 @@ from typing import Any
 from ..core.errors import ParameterError
 from ..data.query import Query, UnitRule
 from ..data.tables import one_column
+from ..planning.quantile_plan import QuantileMethodPlan, plan_quantile_method
 from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
-from .quantile_count_rule import count_plan
+from .quantile_count_rule import count_plan, grain_bins
 from .quantile_methods import (
     F64,
     MethodPlan,
@@ -29,9 +30,9 @@ from .quantile_methods import (
 from .quantile_query import QuantileQuery, check_query
 from .quantile_result import QuantileResult
 from .quantile_statements import _continuous_line, _grid_line
-from .release import charge_then_release
+from .release import charge_then
 
-__all__ = ["quantile_release"]
+__all__ = ["plan_method", "quantile_release"]
 
 
 def quantile_release(
@@ -73,7 +74,8 @@ def quantile_release(
         confidence=request.confidence, resolution=request.resolution,
         mechanism=request.mechanism, schema=schema, privacy_unit=privacy_unit, rows=rows,
     )  # fmt: skip
-    plan = _PLANS[query.chosen](query, source, work_progress)
+    planned = plan_method(query)
+    plan = _PLANS[query.chosen](query, planned, source, work_progress)
     plan, grid_note = _on_engine_grid(query, plan)
     book = open_ledger(ledger)
     parameters = _parameters(query, plan)
@@ -83,9 +85,34 @@ def quantile_release(
         released, picked = plan.run(values)
         return _result(query, plan, _Ran(released, picked, grid_note), parameters, book)
 
-    return charge_then_release(
-        book, release, float(query.eps), "quantile", parameters, kind=charge_kind(query.chosen),
-        privacy_unit=privacy_unit, source=query.table.description,
+    return charge_then(
+        book, release, float(query.eps), 0.0, None, charge_kind(query.chosen), "quantile",
+        parameters, privacy_unit=privacy_unit, source=query.table.description,
+        stages=planned.stages,
+    )  # fmt: skip
+
+
+def plan_method(query: QuantileQuery) -> QuantileMethodPlan:
+    """The budget and stages of a checked query's method, from its public facts
+    (:func:`~dpselect.planning.quantile_plan.plan_quantile_method`: the engine's declared grid,
+    the grain histogram's bins).
+
+    Parameters
+    ----------
+    query : QuantileQuery
+        The checked query.
+
+    Returns
+    -------
+    QuantileMethodPlan
+        Its shares and stages.
+    """
+    return plan_quantile_method(
+        query.chosen, query.eps, len(query.levels), rows=query.rows, lo_hi=query.lo_hi,
+        resolution=query.resolution, step=query.step,
+        n_candidates=None if query.cands is None else len(query.cands),
+        grid_width=query.table.grid_width,
+        grain_bins=grain_bins(query) if query.chosen == "count" else None,
     )  # fmt: skip
 
 
