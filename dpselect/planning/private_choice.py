@@ -11,14 +11,22 @@ more than the total.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 from ..core.arithmetic import float_up
 from .budget import first_share, remainder
+from .stage import Stage
 
-__all__ = ["ChoiceBudget", "bound_level_shares", "choice_budget", "choice_share"]
+__all__ = [
+    "ChoiceBudget",
+    "bound_level_shares",
+    "bounds_choice_stages",
+    "choice_budget",
+    "choice_share",
+    "contributions_choice_stage",
+]
 
 
 @dataclass(frozen=True)
@@ -104,3 +112,71 @@ def bound_level_shares(epsilon: Fraction) -> tuple[Fraction, Fraction]:
     """
     split = first_share(epsilon, Fraction(1, 2))
     return split.first_epsilon, split.rest_epsilon
+
+
+def bounds_choice_stages(
+    method: str,
+    epsilon: Fraction,
+    costs: Sequence[float],
+    *,
+    rows: int,
+    n_bins: int,
+    threshold: int | None,
+) -> tuple[Stage, ...]:
+    """The stages of a choice of value bounds over ``n_bins`` power-of-two bins.
+
+    ``method="histogram"``: one thresholded noisy histogram (discrete Laplace of scale
+    ``rows / epsilon``, L1 sensitivity ``rows``), one count per bin (``8 n_bins`` bytes);
+    ``"levels"``: one exponential mechanism per level at its half of ``epsilon``
+    (:func:`bound_level_shares`), one score per bin each.
+
+    Parameters
+    ----------
+    method : {"histogram", "levels"}
+        How the bounds are chosen.
+    epsilon : Fraction
+        The choice's epsilon.
+    costs : sequence of float
+        Each mechanism's privacy map at distance 1 (one for the histogram, one per level).
+    rows : int
+        The most rows one unit keeps.
+    n_bins : int
+        The bins.
+    threshold : int or None
+        The histogram's threshold (``None`` for the levels).
+
+    Returns
+    -------
+    tuple of Stage
+        One stage per mechanism.
+    """
+    memory = 8 * n_bins
+    if method == "histogram":
+        return (Stage("choose the bounds", "noisy histogram of power-of-two bins (discrete "
+                      "Laplace)", costs[0], scale=float(Fraction(rows) / epsilon),
+                      threshold=None if threshold is None else float(threshold),
+                      memory=memory),)  # fmt: skip
+    names = ("choose the lower bound", "choose the upper bound")
+    return tuple(Stage(name, "exponential mechanism over the bins", cost, memory=memory)
+                 for name, cost in zip(names, costs, strict=True))  # fmt: skip
+
+
+def contributions_choice_stage(cost: float, n_candidates: int) -> Stage:
+    """The stage of a private choice of a contribution bound among ``n_candidates``: the
+    generalized exponential mechanism (Raskhodnikova and Smith 2016), one score per
+    candidate (``8 n_candidates`` bytes).
+
+    Parameters
+    ----------
+    cost : float
+        Its privacy map at distance 1.
+    n_candidates : int
+        The candidate bounds.
+
+    Returns
+    -------
+    Stage
+        The choice.
+    """
+    return Stage("choose the contribution bound", "generalized exponential mechanism", cost,
+                 memory=8 * n_candidates)  # fmt: skip
