@@ -45,7 +45,7 @@ from ..mechanisms.quantile_recursive import recursive_alphas
 from ..mechanisms.quantile_tree import tree_accuracy
 from ..planning.contributions import check_auto_fraction
 from ..planning.private_choice import ChoiceBudget, choice_budget, choice_share
-from ..planning.quantile_checks import check_auto_rows_arguments, choose_quantile_method
+from ..planning.quantile_checks import check_release_arguments, choose_quantile_method
 from ..planning.quantile_plan import (
     TREE_BRANCHING,
     TREE_HEIGHT,
@@ -195,9 +195,9 @@ def _check_auto_rows(
     auto_fraction: float | None,
 ) -> _AutoRowsQuery:
     """Every refusal of ``max_rows="auto"``, from public facts, in the order they are made."""
-    checked = check_auto_rows_arguments(
+    checked = check_release_arguments(
         q, epsilon, bounds, candidates, confidence=confidence, resolution=resolution,
-        mechanism=mechanism, auto_fraction=auto_fraction,
+        mechanism=mechanism, auto_fraction=auto_fraction, choose_rows=True,
     )  # fmt: skip
     fraction = check_auto_fraction(auto_fraction)
     eps, given, levels, conf = checked.eps, checked.given, checked.levels, checked.conf
