@@ -71,6 +71,7 @@ from ..planning.private_choice import (
     contributions_choice_stage,
 )
 from ..planning.stage import Stage
+from ..planning.value_bounds import bound_bins, empty_bin_threshold
 from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     check_confidence,
@@ -83,8 +84,6 @@ from .value_bins import (
     _engine_bin_counts,
     _engine_bin_scores,
     _noisy_bins,
-    bound_bins,
-    empty_bin_threshold,
     histogram_bounds,
 )
 

@@ -55,6 +55,7 @@ from ..planning.private_choice import ChoiceBudget, choice_budget
 from ..planning.quantile_checks import check_auto_bounds_arguments
 from ..planning.quantile_plan import plan_auto_bounds
 from ..planning.quantile_request import QuantileRequest
+from ..planning.value_bounds import bound_bins, empty_bin_threshold
 from ..sampling.source import RandomSource
 from ._common import open_ledger
 from .bounds import bounds_choice_cost, choose_bounds
@@ -66,7 +67,6 @@ from .quantile_query import (
 from .quantile_release import quantile_release
 from .quantile_result import QuantileResult, with_private_choice
 from .release import charge_then
-from .value_bins import bound_bins, empty_bin_threshold
 
 __all__ = ["auto_bound_levels", "quantile_with_auto_bounds"]
 
