@@ -41,6 +41,7 @@ from ..data.tables import one_column, open_table
 from ..planning.contributions import check_auto_fraction
 from ..planning.private_choice import ChoiceBudget, choice_budget
 from ..planning.quantile_checks import check_release_arguments, choose_quantile_method
+from ..planning.quantile_methods import charge_kind
 from ..planning.quantile_plan import (
     plan_auto_rows,
 )
@@ -56,7 +57,6 @@ from .bounds import (
     contribution_choice_cost,
 )
 from .quantile_auto_bounds import auto_bound_levels, quantile_with_auto_bounds
-from .quantile_methods import charge_kind
 from .quantile_query import (
     check_numeric_column,
     check_unit_column,

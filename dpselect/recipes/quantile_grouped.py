@@ -27,6 +27,7 @@ from ..planning.quantile_checks import (
     choose_quantile_method,
     quantile_levels,
 )
+from ..planning.quantile_count_rule import count_rule_statements
 from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, numeric_column, open_ledger
@@ -44,7 +45,6 @@ from .grouping import (
     split_budget,
     total_cost,
 )
-from .quantile_count_rule import count_rule_statements
 from .quantile_release import quantile_release
 from .quantile_result import QuantileResult
 from .release import open_checked

@@ -12,27 +12,24 @@ from typing import Any
 from ..core.errors import ParameterError
 from ..data.query import Query, UnitRule
 from ..data.tables import one_column
-from ..planning.quantile_plan import QuantileMethodPlan, plan_quantile_method
-from ..planning.quantile_request import QuantileRequest
-from ..sampling.source import RandomSource, resolve_source
-from ._common import open_ledger
-from .quantile_count_rule import count_plan, grain_bins
-from .quantile_methods import (
+from ..planning.quantile_methods import (
     F64,
     MethodPlan,
     Picked,
     charge_kind,
     on_grid,
-    recursive_plan,
-    single_plan,
-    split_plan,
 )
-from .quantile_query import QuantileQuery, check_query
+from ..planning.quantile_planner import plan_quantile
+from ..planning.quantile_query import QuantileQuery
+from ..planning.quantile_request import QuantileRequest
+from ..planning.quantile_statements import continuous_line, grid_line
+from ..sampling.source import RandomSource, resolve_source
+from ._common import open_ledger
+from .quantile_query import check_query
 from .quantile_result import QuantileResult
-from .quantile_statements import _continuous_line, _grid_line
 from .release import charge_then
 
-__all__ = ["plan_method", "quantile_release"]
+__all__ = ["quantile_release"]
 
 
 def quantile_release(
@@ -74,8 +71,7 @@ def quantile_release(
         confidence=request.confidence, resolution=request.resolution,
         mechanism=request.mechanism, schema=schema, privacy_unit=privacy_unit, rows=rows,
     )  # fmt: skip
-    planned = plan_method(query)
-    plan = _PLANS[query.chosen](query, planned, source, work_progress)
+    plan = plan_quantile(query, source, work_progress)
     plan, grid_note = _on_engine_grid(query, plan)
     book = open_ledger(ledger)
     parameters = _parameters(query, plan)
@@ -88,42 +84,8 @@ def quantile_release(
     return charge_then(
         book, release, float(query.eps), 0.0, None, charge_kind(query.chosen), "quantile",
         parameters, privacy_unit=privacy_unit, source=query.table.description,
-        stages=planned.stages,
+        stages=plan.stages,
     )  # fmt: skip
-
-
-def plan_method(query: QuantileQuery) -> QuantileMethodPlan:
-    """The budget and stages of a checked query's method, from its public facts
-    (:func:`~dpselect.planning.quantile_plan.plan_quantile_method`: the engine's declared grid,
-    the grain histogram's bins).
-
-    Parameters
-    ----------
-    query : QuantileQuery
-        The checked query.
-
-    Returns
-    -------
-    QuantileMethodPlan
-        Its shares and stages.
-    """
-    return plan_quantile_method(
-        query.chosen, query.eps, len(query.levels), rows=query.rows, lo_hi=query.lo_hi,
-        resolution=query.resolution, step=query.step,
-        n_candidates=None if query.cands is None else len(query.cands),
-        grid_width=query.table.grid_width,
-        grain_bins=grain_bins(query) if query.chosen == "count" else None,
-    )  # fmt: skip
-
-
-#: The plan of each method (:func:`~dpselect.planning.quantile_checks.choose_quantile_method`).
-_PLANS: dict[str, Callable[..., MethodPlan]] = {
-    "count": count_plan,
-    "joint": single_plan,
-    "tree": single_plan,
-    "recursive": recursive_plan,
-    "split": split_plan,
-}
 
 
 def _on_engine_grid(query: QuantileQuery, plan: MethodPlan) -> tuple[MethodPlan, float | None]:
@@ -137,10 +99,10 @@ def _on_engine_grid(query: QuantileQuery, plan: MethodPlan) -> tuple[MethodPlan,
         return plan, None
     d = float(width)
     if query.chosen in ("recursive", "joint", "tree", "count"):
-        return replace(plan, accuracy=[*plan.accuracy, _grid_line(d, query.chosen)]), d
+        return replace(plan, accuracy=[*plan.accuracy, grid_line(d, query.chosen)]), d
     w, r = query.w, query.rows
     assert w is not None
-    lines = [_continuous_line(lv, plan.each / r, lo_hi, query.conf, w, grid=d)
+    lines = [continuous_line(lv, plan.each / r, lo_hi, query.conf, w, grid=d)
              for lv in query.levels]  # fmt: skip
     return replace(plan, accuracy=lines), None
 
@@ -209,7 +171,7 @@ def _result(
         late = picked.plan
         text, acc, loss, res = late.text, late.accuracy, late.rounding, late.w
         if ran.grid_note is not None:
-            acc = [*acc, _grid_line(ran.grid_note, late.name)]
+            acc = [*acc, grid_line(ran.grid_note, late.name)]
         params.update(method=late.name, resolution=res, noisy_rows=picked.noisy_rows)
         if picked.grains is not None:
             params.update(grain_histogram=picked.grains)

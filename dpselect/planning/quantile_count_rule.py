@@ -23,17 +23,17 @@ from ..mechanisms.quantile_joint_parameters import (
     recorded_resolution,
 )
 from ..mechanisms.quantile_score import unit_epsilon
-from ..mechanisms.validate import check_user_epsilon
-from ..planning.quantile_checks import quantile_levels
-from ..planning.quantile_plan import (
+from ..mechanisms.top_k_plan import CONFIDENCE
+from ..mechanisms.validate import check_confidence, check_user_epsilon
+from ..sampling.source import RandomSource
+from .quantile_checks import quantile_levels
+from .quantile_methods import F64, MethodPlan, Picked, _joint_plan, _Plan, _tree_plan, one_draw_plan
+from .quantile_plan import (
     TREE_AUTO_LIMIT,
     TREE_COUNT_FRACTION,
     QuantileMethodPlan,
     count_shares,
 )
-from ..sampling.source import RandomSource
-from ._common import CONFIDENCE, check_confidence
-from .quantile_methods import F64, MethodPlan, Picked, _joint_plan, _Plan, _tree_plan, one_draw_plan
 from .quantile_query import QuantileQuery
 
 __all__ = ["count_plan", "count_rule_statements", "grain_bins"]

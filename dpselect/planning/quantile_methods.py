@@ -36,15 +36,16 @@ from ..mechanisms.quantile_recursive import (
     recursive_depth,
 )
 from ..mechanisms.quantile_tree import make_tree_quantiles, tree_accuracy
-from ..planning.quantile_plan import (
+from ..sampling.source import RandomSource
+from .quantile_plan import (
     TREE_BRANCHING,
     TREE_HEIGHT,
     TREE_THRESHOLD,
     QuantileMethodPlan,
 )
-from ..sampling.source import RandomSource
 from .quantile_query import QuantileQuery
-from .quantile_statements import _candidate_line, _continuous_line
+from .quantile_statements import candidate_line, continuous_line
+from .stage import Stage
 
 __all__ = [
     "JOINT_ANCHOR_EPSILON",
@@ -259,6 +260,8 @@ class MethodPlan:
     derivation: tuple[str, ...] = ()
     #: the tree's leaf width, when the tree may run
     tree_slack: float | None = None
+    #: the release's stages (:func:`~dpselect.planning.quantile_plan.plan_quantile_method`)
+    stages: tuple[Stage, ...] = ()
 
 
 def _unpicked(run: Callable[[F64], list[float]]) -> Callable[[F64], tuple[list[float], None]]:
@@ -358,7 +361,7 @@ def split_plan(
         # every level from one sort of the rows (the same draws as one mechanism a level)
         ms = [make_candidate_quantiles(cands, levels, each, source=source, max_rows=r)]
         text = f"exponential mechanism over {len(cands)} public candidates"
-        accuracy = [_candidate_line(lv, each / r, len(cands), query.conf) for lv in levels]
+        accuracy = [candidate_line(lv, each / r, len(cands), query.conf) for lv in levels]
     else:
         assert lo_hi is not None and w is not None
         # The recipe owns the fetched array: sorted once, then clamped in place (same bounds
@@ -374,7 +377,7 @@ def split_plan(
             f"continuous exponential mechanism on [{lo_hi[0]:g}, {lo_hi[1]:g}] "
             "(Smith 2011), ties included"
         )
-        accuracy = [_continuous_line(lv, each / r, lo_hi, query.conf, w) for lv in levels]
+        accuracy = [continuous_line(lv, each / r, lo_hi, query.conf, w) for lv in levels]
         rounding = float_up(ROUNDING_LOSS)
     run = _per_level_run(ms, presort=cands is None)
     return MethodPlan(_unpicked(run), text, split, each, accuracy, rounding, w, w)
