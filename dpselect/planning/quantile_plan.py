@@ -17,15 +17,17 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any
 
 from ..core.arithmetic import float_down
-from ..mechanisms.quantile_continuous import check_resolution
-from ..mechanisms.quantile_joint_parameters import joint_resolution
+from ..mechanisms.quantile_continuous import check_bounds, check_resolution
+from ..mechanisms.quantile_joint_parameters import joint_resolution, recorded_resolution
 from ..mechanisms.quantile_recursive import recursive_depth
 from ..mechanisms.quantile_score import unit_epsilon
 from ..mechanisms.quantile_tree import tree_scale
 from .budget import first_share
 from .private_choice import ChoiceBudget
+from .quantile_checks import choose_quantile_method, quantile_levels
 from .stage import Stage
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "TREE_THRESHOLD",
     "QuantileMethodPlan",
     "count_shares",
+    "group_options",
     "plan_auto_bounds",
     "plan_auto_rows",
     "plan_quantile_method",
@@ -340,3 +343,36 @@ def plan_auto_rows(
                                 resolution=resolution, step=step,
                                 n_candidates=n_candidates)  # fmt: skip
     return (first, *_without_scales(then.stages))
+
+
+def group_options(options: dict[str, Any], q: Any, step: Fraction | None) -> dict[str, Any]:
+    """The options every group of a grouped quantile runs with: when the joint mechanism may
+    run (``"joint"``, or the auto rule's ``"count"``:
+    :func:`~dpselect.planning.quantile_checks.choose_quantile_method`) with bounds and no
+    resolution given, the joint mechanism's default from the column type's grid ``step``
+    (:func:`~dpselect.mechanisms.quantile_joint_parameters.recorded_resolution`), passed on
+    as its resolution (each group runs on float rows; the tree does not read it). Schema
+    only.
+
+    Parameters
+    ----------
+    options : dict
+        The groups' options (``bounds``, ``mechanism``, ``resolution``, ...).
+    q : float or list of float
+        The levels.
+    step : Fraction or None
+        The grid the column's type puts values on.
+
+    Returns
+    -------
+    dict
+        ``options``, with the resolution where it applies.
+    """
+    if "resolution" in options or "bounds" not in options:
+        return options
+    n_levels = len(quantile_levels(q)[1])
+    chosen = choose_quantile_method(str(options.get("mechanism", "auto")), n_levels, True)
+    by_step = recorded_resolution(step, *check_bounds(options["bounds"]))
+    if chosen in ("joint", "count") and by_step is not None:
+        return {**options, "resolution": by_step}
+    return options

@@ -40,7 +40,7 @@ from ..data.engine import Engine
 from ..data.tables import one_column, open_table
 from ..planning.contributions import check_auto_fraction
 from ..planning.private_choice import ChoiceBudget, choice_budget
-from ..planning.quantile_checks import check_release_arguments, choose_quantile_method
+from ..planning.quantile_checks import check_release_arguments
 from ..planning.quantile_methods import charge_kind
 from ..planning.quantile_plan import (
     plan_auto_rows,
@@ -201,7 +201,7 @@ def _check_auto_rows(
     check_numeric_column(table, data, column)
     check_unit_column(table, privacy_unit, 1)
     step = recorded_step(table.require_column(column, "column"))
-    chosen = choose_quantile_method(mechanism, len(levels), bounds is not None)
+    chosen = checked.chosen
     return _AutoRowsQuery(given, levels, eps, fraction, conf, cands, lo_hi, chosen, table, step)
 
 

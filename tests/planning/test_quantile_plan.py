@@ -139,3 +139,26 @@ def test_explain_lists_the_price_and_bounds_stages(frame) -> None:
     assert "1. choose the price among 3: exponential mechanism" in text
     text = dpselect.explain(dpselect.choose_bounds, frame, "v", 1.0).explain()
     assert "1. choose the bounds: noisy histogram" in text
+
+
+def test_the_planner_builds_the_method_with_its_stages(frame) -> None:
+    from dpselect.planning.quantile_planner import plan_quantile
+    from dpselect.recipes.quantile_query import check_query
+
+    query = check_query(frame, "v", [0.25, 0.75], 1.0, (0, 1000), None, confidence=0.95,
+                        resolution=None, mechanism="auto", schema=None, privacy_unit=None,
+                        rows=1)  # fmt: skip
+    plan = plan_quantile(query, None, None)
+    assert [s.name for s in plan.stages][-1] == "quantiles"
+    assert plan.each == Fraction(19, 20) and "tree" in plan.split
+    check_stages(plan.stages, 1.0, 0.0)
+
+
+def test_groups_run_the_joint_mechanism_at_the_column_types_resolution() -> None:
+    from dpselect.planning.quantile_plan import group_options
+
+    options = {"bounds": (0, 100), "mechanism": "auto"}
+    assert group_options(options, [0.2, 0.8], Fraction(1))["resolution"] > 0
+    assert group_options(options, [0.2, 0.8], None) == options
+    assert group_options({**options, "mechanism": "tree"}, [0.2, 0.8], Fraction(1)) == {
+        **options, "mechanism": "tree"}  # fmt: skip
