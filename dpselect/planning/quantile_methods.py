@@ -58,8 +58,8 @@ __all__ = [
 
 F64 = npt.NDArray[np.float64]
 
-#: Until the tree: ``mechanism="auto"`` added two anchor levels to the joint mechanism below this
-#: epsilon (docs/quantiles.md, "Anchor levels"; no longer used by the recipe).
+#: The epsilon below which two anchor levels help the joint mechanism (docs/quantiles.md,
+#: "Anchor levels"); ``mechanism="auto"`` runs the tree there instead, so no plan adds them.
 JOINT_ANCHOR_EPSILON = 0.2
 _ANCHOR_NOTE = (
     "  (the statement above is for the levels with the two unreleased anchors, so it counts "
@@ -303,8 +303,8 @@ def single_plan(
     if query.chosen == "tree":
         first = _tree_plan(query.lo_hi, query.levels, eps, query.conf, source, r)
     else:
-        # No anchors any more: they served small eps n, which the tree now takes
-        # (docs/quantiles.md, "Anchor levels"); _joint_plan(anchor=True) is kept for tests.
+        # No anchors: they serve small eps n, where the auto rule runs the tree
+        # (docs/quantiles.md, "Anchor levels"); _joint_plan(anchor=True) serves the tests.
         first = _joint_plan(query.lo_hi, query.levels, eps, query.conf, query.resolution, False,
                             source, work_progress, r, query.step)  # fmt: skip
     split = "one mechanism for all levels: the whole epsilon, no split"
