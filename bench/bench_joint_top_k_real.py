@@ -19,7 +19,7 @@ value, ``r = 1``):
   (``c`` = the most routes of one plane).
 
 For each vector, ``k`` and ``epsilon`` (pure DP, ``delta = 0``, the whole list at
-``epsilon``): the plans of :func:`~dpselect.mechanisms.top_k_plan.plan_top_k` for
+``epsilon``): the plans of :func:`~dpselect.planning.top_k_plan.plan_top_k` for
 ``mechanism="joint"`` (one exponential mechanism, scale ``2 / epsilon`` whatever ``c``),
 ``"gumbel"`` (one-shot Gumbel top-k, ``k`` rounds at ``epsilon / k``), ``"auto"`` (what
 the planner picks) and, where "auto" picks the joint mechanism, what it picked before the
@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpselect.mechanisms.top_k_plan import plan_top_k, resolve_top_k_method
+from dpselect.planning.top_k_plan import plan_top_k, resolve_top_k_method
 
 
 def _flights():  # type: ignore[no-untyped-def]

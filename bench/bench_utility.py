@@ -41,7 +41,7 @@ Metrics (mean over trials, 95% interval: Wilson for proportions, normal for mean
 
 Calibration, each to the same (epsilon, delta) at one person:
 - dpselect: ``mechanism="auto"`` (``dpselect.mechanisms.choice``) exactly as ``top_k`` runs it,
-  applied to the count vector (``dpselect.mechanisms.top_k_plan.plan_top_k``); unknown domain as
+  applied to the count vector (``dpselect.planning.top_k_plan.plan_top_k``); unknown domain as
   ``top_k(candidates=None)`` runs it after ``value_counts`` (``recipes.unknown_domain``:
   ``choose_unknown_domain``, the thresholding, ``rank_released`` with equal noisy counts in
   random order).
@@ -81,7 +81,7 @@ from dpselect.mechanisms.partition_selection import (  # noqa: E402
     make_threshold_partition_selection,
     threshold_plan,
 )
-from dpselect.mechanisms.top_k_plan import plan_top_k as _plan  # noqa: E402
+from dpselect.planning.top_k_plan import plan_top_k as _plan  # noqa: E402
 from dpselect.recipes.unknown_domain import (  # noqa: E402
     _ld_per_round,
     choose_unknown_domain,
@@ -418,7 +418,7 @@ def unknown_c_recall(persons: list[list[str]], method: str, k: int, eps: float, 
 
         f = Fraction(1, 4) if "eps/4" in method else Fraction(1, 2)
         plan = policy_top_k_plan(k, eps, delta, c, fraction=f)
-        got = make_policy_top_k(plan)(bounded)[0]
+        got = make_policy_top_k(plan, top_k=_plan)(bounded)[0]
     else:
         if method.startswith("auto"):
             best, _ = choose_unknown_domain(k, eps, delta, c)

@@ -25,9 +25,9 @@ from .core.errors import ParameterError
 from .data.column_roles import check_column_role
 from .data.engine import Engine
 from .data.tables import open_table
-from .mechanisms.top_k_plan import CONFIDENCE
 from .planning.contributions import Contributions, as_contributions
 from .planning.top_k_mechanisms import Mechanism
+from .planning.top_k_plan import CONFIDENCE
 from .recipes.grouping import GroupedResult
 from .recipes.pricing import PriceResult
 from .recipes.quantile_result import QuantileResult

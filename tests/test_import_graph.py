@@ -233,7 +233,7 @@ def test_graph_sees_relative_imports_and_imports_inside_functions():
     graph = _graph()
     api = {target for target, _, _ in graph["dpselect.recipes.top_k"]}
     assert "dpselect.recipes.unknown_domain" in api  # ``from .unknown_domain ...`` inside top_k
-    assert "dpselect.mechanisms.top_k_plan" in api
+    assert "dpselect.planning.top_k_plan" in api
     source = {target for target, _, _ in graph["dpselect.sampling.source"]}
     assert "dpselect.sampling.drbg" in source  # inside source_by_name
 

@@ -9,16 +9,20 @@ of :class:`dpselect.data.engine.Engine` take one query instead of repeating thes
 the kind of groups selects the result's shape (``Query[None]``, ``Query[PublicGroups]``,
 ``Query[PrivateGroups]``).
 
-These values only carry the parameters: each engine validates them where it always has
-(before any charge, at the start of the query), so a query holds what the caller gave.
+A :class:`UnitRule` checks its own fields when it is made (whole numbers at least 1, salts
+at least 0), so no engine meets a bound it cannot apply; the other values carry what the
+caller gave, checked by the engine before any row is read.
 """
 
 from __future__ import annotations
 
+import operator
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic
+
+from ..core.errors import ParameterError, given
 
 __all__ = ["PrivateGroups", "Progress", "PublicGroups", "Query", "UnitRule"]
 
@@ -61,6 +65,30 @@ class UnitRule:
     groups_per_unit: int = 1
     salt: int = 0
     group_salt: int = 0
+
+    def __post_init__(self) -> None:
+        unit = self.privacy_unit
+        if unit is not None and (not isinstance(unit, str) or not unit):
+            raise ParameterError(
+                f"UnitRule(privacy_unit=...) must be None or a column name, got {given(unit)}"
+            )
+        for name in ("values_per_unit", "rows_per_value", "rows_per_unit", "groups_per_unit"):
+            _whole(name, getattr(self, name), 1)
+        for name in ("salt", "group_salt"):
+            _whole(name, getattr(self, name), 0)
+
+
+def _whole(name: str, value: Any, least: int) -> None:
+    """``UnitRule(name=value)`` refused unless ``value`` is an integer (a NumPy integer too,
+    not a bool) at least ``least``."""
+    try:
+        n = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        n = None
+    if n is None or n < least:
+        raise ParameterError(
+            f"UnitRule({name}=...) must be an integer at least {least}, got {given(value)}"
+        )
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ Totals: ``rho = k d_range^2 / (8 scale^2) + k d_in^2 / (2 count_scale^2)`` (both
 noises) and, for Laplace counts only, ``epsilon = k d_range / scale + k d_in / count_scale``.
 
 Counts of rows per person (``max_rows_per_value = r``: every count moves by at most ``r``, all
-the same way) are the case ``d_in = r``; :func:`dpselect.mechanisms.top_k_plan.plan_top_k`
+the same way) are the case ``d_in = r``; :func:`dpselect.planning.top_k_plan.plan_top_k`
 calibrates both scales there.
 """
 

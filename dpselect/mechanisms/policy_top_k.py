@@ -1,9 +1,10 @@
 """Policy Laplace set union, then a known-domain top-k on the values it released.
 
 The mechanism behind ``top_k(candidates=None)``'s policy path (values from the data): stage 1
-is the policy set union (:mod:`dpselect.mechanisms.set_union`, GGKSSY20), stage 2 the top-k of
-:func:`dpselect.mechanisms.top_k_plan.plan_top_k` over the released values, composed
-adaptively; :func:`policy_top_k_plan` splits the budget, :func:`make_policy_top_k` builds the
+is the policy set union (:mod:`dpselect.mechanisms.set_union`, GGKSSY20), stage 2 the top-k
+that a planner the caller passes (:func:`dpselect.planning.top_k_plan.plan_top_k`) calibrates
+over the released values, composed adaptively; :func:`policy_top_k_plan` splits the budget,
+:func:`make_policy_top_k` builds the
 :class:`~dpselect.core.measurement.Measurement` and its map (docs/partition_selection.md,
 section 3). :mod:`dpselect.recipes.unknown_domain` decides when to run it, opens the data and
 charges the ledger. With ``max_rows_per_value = r > 1`` both stages count rows: the set
@@ -14,10 +15,10 @@ value's kept rows (at most ``r`` per person, L-infinity ``r``, L1 ``c r``).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -29,12 +30,12 @@ from ..core.measures import Approximate, MaxDivergence
 from ..core.metrics import SymmetricDistance
 from ..sampling.source import RandomSource
 from .set_union import SetUnionPlan, make_policy_set_union, set_union_plan
-from .top_k_plan import plan_top_k
 from .validate import check_delta, check_int, check_user_epsilon
 
 __all__ = [
     "POLICY_TOP_K_ALPHA",
     "POLICY_TOP_K_FRACTION",
+    "CalibratedTopK",
     "PolicyTopKPlan",
     "make_policy_top_k",
     "policy_top_k_plan",
@@ -47,6 +48,32 @@ POLICY_TOP_K_FRACTION = Fraction(1, 2)
 #: dropped with probability ``e^-alpha / 2`` (1.7e-4), not the 2.5% of the keys' ``alpha = 3``
 #: (every one of the top k must come through; values just above ``rho`` matter less here).
 POLICY_TOP_K_ALPHA = 8.0
+
+
+class CalibratedTopK(Protocol):
+    """What stage 2 needs of a calibrated top-k: its measurement (map at one person), its cost
+    and whether it releases noisy counts beside the indices."""
+
+    @property
+    def measurement(self) -> Measurement:
+        """The calibrated top-k."""
+
+    @property
+    def epsilon(self) -> float:
+        """Its epsilon at one person."""
+
+    @property
+    def delta(self) -> float:
+        """Its delta at one person."""
+
+    @property
+    def returns_counts(self) -> bool:
+        """Whether its output is ``(indices, noisy counts)``."""
+
+
+#: The planner of stage 2, called as ``top_k(n, k, epsilon, delta, "auto", counts, c, source,
+#: max_rows_per_value=r)`` once ``n = |S|`` is known.
+TopKPlanner = Callable[..., CalibratedTopK]
 
 
 @dataclass(frozen=True)
@@ -134,10 +161,11 @@ def _top_k_stage(
     scores: npt.NDArray[np.int64],
     counts: bool,
     source: RandomSource | None,
+    top_k: TopKPlanner,
 ) -> tuple[list[Any], list[int] | None]:
-    """Stage 2: the known-domain top-k on the released values' counts, planned for ``|S|``
-    candidates within ``(epsilon_top_k, delta_top_k)``."""
-    top = plan_top_k(
+    """Stage 2: the known-domain top-k on the released values' counts, planned by ``top_k``
+    for ``|S|`` candidates within ``(epsilon_top_k, delta_top_k)``."""
+    top = top_k(
         len(released),
         min(plan.k, len(released)),
         plan.epsilon_top_k,
@@ -161,7 +189,11 @@ def _top_k_stage(
 
 
 def make_policy_top_k(
-    plan: PolicyTopKPlan, *, counts: bool = False, source: RandomSource | None = None
+    plan: PolicyTopKPlan,
+    *,
+    top_k: TopKPlanner,
+    counts: bool = False,
+    source: RandomSource | None = None,
 ) -> Measurement:
     """Policy Laplace set union, then ``top_k`` (``mechanism="auto"``) on the released values.
 
@@ -170,8 +202,9 @@ def make_policy_top_k(
     ``k`` values best first. Stage 1 releases a set ``S`` (GGKSSY20; ``(eps_1, delta_1)`` =
     ``plan.set_union``'s map); stage 2 counts, for each value of ``S``, the persons holding it
     (a monotone vector: one person moves at most ``c`` counts by 1) and runs the known-domain
-    top-k calibrated to ``(epsilon_top_k, delta_top_k)`` for ``|S|`` candidates, chosen by
-    public facts and ``|S|`` (an output of stage 1). With ``r = plan.max_rows_per_value > 1``
+    top-k ``top_k`` calibrates to ``(epsilon_top_k, delta_top_k)`` for ``|S|`` candidates,
+    chosen by public facts and ``|S|`` (an output of stage 1); a stage exceeding its share
+    raises before it runs. With ``r = plan.max_rows_per_value > 1``
     a value repeated in a person's list is one row per repeat: stage 1 runs Policy Laplace at
     ``r`` and stage 2 counts each person's rows of the value, at most ``r`` (L-infinity ``r``,
     L1 ``c r``: the top-k is planned at ``max_rows_per_value = r``). For every ``S`` stage 2 is
@@ -184,6 +217,9 @@ def make_policy_top_k(
     ----------
     plan : PolicyTopKPlan
         The calibration (:func:`policy_top_k_plan`).
+    top_k : callable
+        Stage 2's planner (:data:`TopKPlanner`: the top-k over public candidates,
+        :func:`dpselect.planning.top_k_plan.plan_top_k`, with ``mechanism="auto"``).
     counts : bool, default False
         Also release the top-k stage's noisy counts.
     source : RandomSource or None, default None
@@ -207,7 +243,7 @@ def make_policy_top_k(
         if not released:
             return [], ([] if counts else None)
         scores = _held_counts(persons, released, plan.max_rows_per_value)
-        return _top_k_stage(plan, released, scores, counts, source)
+        return _top_k_stage(plan, released, scores, counts, source, top_k)
 
     def privacy_map(d_in: Any) -> tuple[float, float]:
         if d_in == 0:

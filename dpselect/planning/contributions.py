@@ -87,7 +87,7 @@ class Contributions:
         The most distinct values one unit counts for (top-k, partition selection:
         ``max_contributions``), or the most rows it keeps (quantile: ``max_rows``; each row
         is one value). ``"auto"``: chosen privately with ``auto_share`` of epsilon, in the
-        same charge (docs/private_selection.md, "max_contributions='auto'").
+        same charge (docs/private_selection.md, "values_per_unit='auto'").
     rows_per_value : int, default 1
         The most rows one unit adds to one value's count (``max_rows_per_value``); with ``r >
         1`` a value's count moves by up to ``r`` for one unit. Top-k and partition selection.

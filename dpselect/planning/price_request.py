@@ -18,11 +18,11 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.errors import ParameterError
-from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.validate import check_confidence, check_int, check_max_rows, check_user_epsilon
 from .contributions import Contributions, as_contributions
 from .epsilon_range import check_epsilon_range
 from .price_grid import PriceGrid, default_price_step, price_grid
+from .top_k_plan import CONFIDENCE
 
 __all__ = ["PriceRequest", "check_price_arguments", "price_request"]
 

@@ -23,7 +23,6 @@ from ..mechanisms.quantile_joint_parameters import (
     recorded_resolution,
 )
 from ..mechanisms.quantile_score import unit_epsilon
-from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.validate import check_confidence, check_user_epsilon
 from ..sampling.source import RandomSource
 from .quantile_checks import quantile_levels
@@ -35,6 +34,7 @@ from .quantile_plan import (
     count_shares,
 )
 from .quantile_query import QuantileQuery
+from .top_k_plan import CONFIDENCE
 
 __all__ = ["count_plan", "count_rule_statements", "grain_bins"]
 

@@ -29,7 +29,6 @@ from typing import Any, Literal
 
 from ..core.errors import ParameterError
 from ..mechanisms.quantile_score import check_max_rows
-from ..mechanisms.top_k_plan import CONFIDENCE
 from .contributions import Contributions, as_contributions, check_no_grouping
 from .quantile_checks import (
     check_auto_bounds_arguments,
@@ -37,6 +36,7 @@ from .quantile_checks import (
     check_grouped_arguments,
     check_release_arguments,
 )
+from .top_k_plan import CONFIDENCE
 
 __all__ = ["QuantileRequest", "Route", "check_rows_per_unit", "quantile_request"]
 

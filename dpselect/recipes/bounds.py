@@ -64,6 +64,7 @@ from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..mechanisms.quantile_score import check_max_rows, quantile_fraction
 from ..mechanisms.validate import check_epsilon
+from ..planning.contribution_choice import DEFAULT_CONTRIBUTIONS
 from ..planning.epsilon_range import check_epsilon_range
 from ..planning.private_choice import (
     bound_level_shares,
@@ -89,22 +90,17 @@ from .value_bins import (
 
 __all__ = [
     "BOUNDS_METHODS",
-    "DEFAULT_CONTRIBUTIONS",
     "BoundsChoice",
     "ContributionChoice",
     "bounds_choice_cost",
     "choose_bounds",
     "choose_max_contributions",
-    "contribution_choice_cost",
     "contribution_counts",
     "contribution_scores",
 ]
 
 #: The methods of :func:`choose_bounds`.
 BOUNDS_METHODS = ("histogram", "levels")
-
-#: Default candidates for the contribution bound: 1, 2, 4, ..., 256.
-DEFAULT_CONTRIBUTIONS = tuple(1 << j for j in range(9))
 
 
 @dataclass(frozen=True)
@@ -238,30 +234,6 @@ def _gem(candidates: list[int], epsilon: Fraction, beta: float, source: RandomSo
         beta=beta,
         source=source,
     )
-
-
-def contribution_choice_cost(
-    epsilon: float | Fraction, candidates: Any = None, beta: float = 0.05
-) -> float:
-    """What :func:`choose_max_contributions` costs at ``epsilon`` (GEM's map at distance 1,
-    at most ``epsilon``): public, computed without data.
-
-    Parameters
-    ----------
-    epsilon : float or Fraction
-        The epsilon given to the choice.
-    candidates : list of int, optional
-        The candidate bounds (default :data:`DEFAULT_CONTRIBUTIONS`).
-    beta : float, default 0.05
-        GEM's ``beta`` in ``(0, 1)`` (it sets the threshold, not the cost bound).
-
-    Returns
-    -------
-    float
-        The choice's pure-DP cost for one person added or removed (at most ``epsilon``).
-    """
-    eps = Fraction(check_epsilon(epsilon))
-    return float(_gem(_contribution_candidates(candidates), eps, beta, None).map(1))
 
 
 def _contribution_candidates(candidates: Any) -> list[int]:

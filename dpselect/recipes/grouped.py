@@ -38,13 +38,13 @@ from ..mechanisms.partition_selection import (
     make_threshold_partition_selection,
     threshold_plan,
 )
-from ..mechanisms.top_k_plan import CONFIDENCE, TopKPlan, plan_top_k
 from ..mechanisms.validate import check_int
 from ..planning.budget import first_share, remainder
+from ..planning.contribution_choice import DEFAULT_CONTRIBUTIONS
+from ..planning.top_k_plan import CONFIDENCE, TopKPlan, plan_top_k
 from ..planning.top_k_request import TopKRequest
 from ..sampling.source import RandomSource
 from ._common import open_ledger
-from .bounds import DEFAULT_CONTRIBUTIONS
 from .grouping import (
     GroupedQuery,
     GroupedResult,
@@ -420,7 +420,7 @@ def _auto_contributions(
     sensitivities is ``eps_c``-DP (seed 002, the exponential mechanism's proof;
     docs/private_selection.md, "Generalized exponential mechanism"); the groups' release at
     the chosen ``m`` (at most the largest cost over ``m``, charged) composes adaptively after
-    it (docs/grouped_releases.md, "max_contributions='auto'")."""
+    it (docs/grouped_releases.md, "values_per_unit='auto'")."""
     inputs = {}
     family: dict[int, Fraction] = {}
     for i, m in enumerate(plans):

@@ -18,7 +18,7 @@ from ..mechanisms.partition_selection import (
     ordered_values,
     threshold_plan,
 )
-from ..mechanisms.top_k_plan import CONFIDENCE
+from ..planning.top_k_plan import CONFIDENCE
 from ..sampling.source import RandomSource
 from ._common import open_ledger
 from .grouping import (

@@ -97,6 +97,7 @@ from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_epsilon, check_int, check_user_epsilon
 from ..planning.epsilon_range import check_epsilon_range
+from ..planning.selection_stage import exponential_stage
 from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     CONFIDENCE,
@@ -107,7 +108,7 @@ from ._common import (
     to_float,
 )
 from .hypothesis_units import as_rows, check_units, unit_ids
-from .release import charge_then_release
+from .release import charge_then
 from .result import Result
 
 __all__ = [
@@ -717,7 +718,9 @@ def select_hypothesis(
         )  # fmt: skip
 
     # One example (or unit) added or removed; the examples are arrays: no description.
-    return charge_then_release(
-        book, release, float(chosen.epsilon), "select_hypothesis", parameters,
-        privacy_unit=chosen.label, source=None,
+    stage = exponential_stage("select hypothesis", chosen.epsilon, chosen.unit_rows or 1,
+                              monotonic=True, n_candidates=len(chosen.items))  # fmt: skip
+    return charge_then(
+        book, release, float(chosen.epsilon), 0.0, None, "bounded_range", "select_hypothesis",
+        parameters, privacy_unit=chosen.label, source=None, stages=(stage,),
     )  # fmt: skip

@@ -646,7 +646,7 @@ def _with_joint(
 ) -> list[TopKPreviewRow]:
     """``rows`` and the joint exponential top-k when top_k's plan weighs it after them (chosen
     instead of them when the plan picks it)."""
-    from ..mechanisms.top_k_plan import joint_may_compete, plan_joint_top_k, plan_top_k
+    from ..planning.top_k_plan import joint_may_compete, plan_joint_top_k, plan_top_k
 
     if not joint_may_compete(k, n, dlt, False, False):  # what top_k's plan weighs after these
         return rows

@@ -38,6 +38,7 @@ from typing import Any
 from ..data.column_roles import recorded_step
 from ..data.engine import Engine
 from ..data.tables import one_column, open_table
+from ..planning.contribution_choice import DEFAULT_CONTRIBUTIONS, contribution_choice_cost
 from ..planning.contributions import check_auto_fraction
 from ..planning.private_choice import ChoiceBudget, choice_budget
 from ..planning.quantile_checks import check_release_arguments
@@ -50,12 +51,7 @@ from ..planning.rows_penalty import rows_margins
 from ..planning.stage import Stage
 from ..sampling.source import RandomSource
 from ._common import open_ledger
-from .bounds import (
-    DEFAULT_CONTRIBUTIONS,
-    bounds_choice_cost,
-    choose_max_contributions,
-    contribution_choice_cost,
-)
+from .bounds import bounds_choice_cost, choose_max_contributions
 from .quantile_auto_bounds import auto_bound_levels, quantile_with_auto_bounds
 from .quantile_query import (
     check_numeric_column,

@@ -35,9 +35,10 @@ from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_optimize, check_scale, check_user_epsilon
 from ..planning.epsilon_range import check_epsilon_range
+from ..planning.selection_stage import exponential_stage
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, check_confidence, jsonable, open_ledger
-from .release import charge_then_release, check_unit_label
+from .release import charge_then, check_unit_label
 from .result import Result
 
 __all__ = ["SelectionResult", "select"]
@@ -204,9 +205,11 @@ def select(
 
     # The scores' sensitivity is for the caller's unit (rows by default); ``data`` is whatever
     # ``score`` reads: no description.
-    return charge_then_release(
-        book, release, float(plan.epsilon), "select", parameters, privacy_unit=privacy_unit,
-        source=None,
+    stage = exponential_stage("select", plan.epsilon, plan.sensitivity, monotonic=monotonic,
+                              n_candidates=len(plan.candidates))  # fmt: skip
+    return charge_then(
+        book, release, float(plan.epsilon), 0.0, None, "bounded_range", "select", parameters,
+        privacy_unit=privacy_unit, source=None, stages=(stage,),
     )  # fmt: skip
 
 

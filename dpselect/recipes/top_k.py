@@ -1,14 +1,15 @@
 """The main job: private top-k and mode of a column, from any data source (a recipe).
 
 ``top_k(data, request)`` (a :class:`~dpselect.planning.top_k_request.TopKRequest`: the column,
-``k``, ``epsilon``, the candidates, ...) scores every public candidate on the data's engine
-(:mod:`dpselect.data`), calibrates a selection mechanism to ``epsilon``
-(:mod:`dpselect.mechanisms`), charges the ledger durably, and only then samples and returns
-the ranked candidates with their privacy cost and an accuracy statement. Nothing here samples
-or computes a privacy loss itself: it composes the lower layers. Each query is a short
-sequence: its public parameters checked (before any charge, into one
-:class:`~dpselect.planning.top_k_request.TopKRequest`), a plan (the mechanism, its
-scale, the budget's shares), the charge, then the release.
+``k``, ``epsilon``, the candidates, ...) asks the planner for the mechanism calibrated to
+``epsilon`` (:mod:`dpselect.planning.top_k_candidates_plan`), charges the ledger durably, and
+only then scores every public candidate on the data's engine (:mod:`dpselect.data`), samples
+and returns the ranked candidates with their privacy cost and an accuracy statement. Nothing
+here samples, splits a budget, picks a mechanism or computes a privacy loss itself: it composes
+the lower layers. Each query is a short sequence: its public parameters checked (before any
+charge, into one :class:`~dpselect.planning.top_k_request.TopKRequest`), the table opened
+(schema only), the plan (the mechanism, its scale, the budget's shares, the stages), the
+charge, then the release.
 
 ``data``: a path to CSV, Parquet or JSON lines, or a pandas, polars or pyarrow table.
 ``candidates``: a list or a text file (one per line); values absent from the data score 0,
@@ -26,7 +27,7 @@ docs/contribution_bounding.md). ``(epsilon, delta)`` is the total guarantee at d
 noisy histogram (Laplace, or Gaussian when ``delta > 0``), each calibrated by the tightest
 valid accounting; then, at ``delta = 0`` with a basic ledger and no counts, the joint
 exponential mechanism (Gillenwater et al. 2022) if its 95% bound on the ranked error is
-the lower (:func:`dpselect.mechanisms.top_k_plan.plan_top_k`: where a unit holds many
+the lower (:func:`dpselect.planning.top_k_plan.plan_top_k`: where a unit holds many
 values and ``k`` is large); the result names the method, the theorem and the scale. Any key of
 :data:`MECHANISMS` fixes the mechanism instead. ``counts=True`` also releases noisy counts
 (free with a histogram; one-shot Gumbel spends half on them).
@@ -39,7 +40,7 @@ the top ``k``, or the limited-domain mechanism), chosen by public facts.
 the bound privately first: ``auto_share`` (default :data:`AUTO_FRACTION`) of ``epsilon`` goes to
 the generalized exponential mechanism over the bounds ``1, 2, 4, ..., 256``, the rest to
 the top-k at the chosen bound; one composed charge covers both (docs/private_selection.md,
-"max_contributions='auto'").
+"values_per_unit='auto'").
 
 ``ledger``: a :class:`Ledger` or its path; the charge is durable before anything is
 computed from the data, in the ledger's accounting ((epsilon, delta) or zCDP rho).
@@ -61,17 +62,19 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ..core.arithmetic import float_up
 from ..core.errors import ParameterError
 from ..data.candidates import candidates_note
 from ..data.engine import Engine
 from ..data.query import Query, UnitRule
-from ..mechanisms.top_k_plan import CONFIDENCE
-from ..mechanisms.top_k_plan import TopKPlan as _Plan
-from ..mechanisms.top_k_plan import plan_top_k as _plan
-from ..planning.budget import first_share, remainder
 from ..planning.contributions import check_auto_fraction
+from ..planning.top_k_candidates_plan import (
+    AutoBoundTopKPlan,
+    CandidatesTopKPlan,
+    plan_top_k_candidates,
+)
 from ..planning.top_k_mechanisms import MECHANISMS, Mechanism
+from ..planning.top_k_plan import CONFIDENCE
+from ..planning.top_k_plan import TopKPlan as _Plan
 from ..planning.top_k_request import TopKRequest
 from ..sampling.source import RandomSource, resolve_source
 from ._common import AUTO_FRACTION
@@ -194,54 +197,41 @@ def _top_k_unknown_domain(request: TopKRequest, inputs: _Inputs) -> TopKResult:
 
 
 def _top_k_candidates(request: TopKRequest, inputs: _Inputs) -> TopKResult:
-    """Over the public candidates: open the data (schema) and the ledger, then the top-k at
-    the given bound or with the bound chosen privately."""
+    """Over the public candidates: open the data (schema) and the ledger, ask the planner
+    (:func:`~dpselect.planning.top_k_candidates_plan.plan_top_k_candidates`), then charge and
+    release at the given bound or with the bound chosen privately."""
     a, i = request, inputs
     assert a.candidates is not None
     table = _open(i.data, a.column, a.privacy_unit, i.schema)
     book = open_ledger(i.ledger)
-
-    zcdp_ledger = book is not None and book.accounting == "zcdp"
     note = candidates_note(a.candidates, a.column, table)
+    # without a unit, how many candidates one row's value matches, by the engine's own
+    # matching (its equality: a collated text column matches "a" and "A" to one value), read
+    # from the schema only (Engine.multiplicity)
+    multiplicity = (
+        None if a.privacy_unit is not None else table.multiplicity(a.column, a.candidates)
+    )
+    plan = plan_top_k_candidates(a, len(a.candidates), multiplicity,
+                                 accounting=None if book is None else book.accounting,
+                                 source=i.source)  # fmt: skip
     query = _Query(table, a.column, a.k, a.candidates, a.privacy_unit, a.counts, i.source,
                    i.progress, a.rows_per_value)  # fmt: skip
-    if a.max_contributions is None:
-        assert a.privacy_unit is not None
-        chosen = _top_k_auto_contributions(query, a.epsilon, a.delta, a.mechanism,
-                                           a.auto_fraction, book, zcdp_ledger,
-                                           a.rows_per_value)  # fmt: skip
-        return _with_note(note, chosen)
-    return _with_note(note, _top_k_at(query, a.max_contributions, a.epsilon, a.delta,
-                                      a.mechanism, book, zcdp_ledger))  # fmt: skip
+    if isinstance(plan, AutoBoundTopKPlan):
+        return _with_note(note, _top_k_auto_contributions(query, plan, book))
+    return _with_note(note, _top_k_at(query, plan, book))
 
 
-def _top_k_at(query: _Query, m: int, eps: float, dlt: float, mech: Mechanism, book: Any,
-              zcdp_ledger: bool) -> TopKResult:  # fmt: skip
-    """The top-k over the candidates at the given bound ``m``: plan, charge, release."""
-    table, column, cand_list, privacy_unit = (query.table, query.column, query.candidates,
-                                              query.privacy_unit)  # fmt: skip
-    # The histograms' L1 sensitivity (selection needs only L-infinity 1): with a privacy unit
-    # the bound m; without, one row adds 1 to every candidate its value matches, and two
-    # candidates may match one value ("7" and "07" on an integer column): the most that do,
-    # a public fact of the list and the column's type, by the engine's own matching (its
-    # equality: a collated text column matches "a" and "A" to one value), read from
-    # the schema only (Engine.multiplicity).
-    c = m if privacy_unit is not None else table.multiplicity(column, cand_list)
-    plan = _plan(len(cand_list), query.k, eps, dlt, mech, query.counts, c, query.source,
-                 zcdp_ledger, max_rows_per_value=query.rows_per_value)  # fmt: skip
-    parameters = _parameters(column, query.k, eps, dlt, len(cand_list), privacy_unit, m, mech,
-                             plan)  # fmt: skip
-    parameters["max_rows_per_value"] = query.rows_per_value
-    if c != m:
-        parameters["score_l1_sensitivity"] = c
+def _top_k_at(query: _Query, plan: CandidatesTopKPlan, book: Any) -> TopKResult:
+    """The top-k over the candidates at the given bound: charge the plan, then release."""
+    parameters = dict(plan.parameters)
 
     def release() -> TopKResult:
-        return _release(query, plan, m, book, parameters)
+        return _release(query, plan.top_k, plan.max_contributions, book, parameters)
 
-    return _charge_then(
-        book, release, plan.epsilon, plan.delta, plan.rho, plan.kind, f"top_k/{plan.method}",
-        parameters, privacy_unit=privacy_unit, source=table.description,
-    )  # fmt: skip
+    eps, delta, rho, kind = plan.charge
+    return _charge_then(book, release, eps, delta, rho, kind, plan.name, parameters,
+                        privacy_unit=query.privacy_unit, source=query.table.description,
+                        stages=plan.stages)  # fmt: skip
 
 
 def _with_note(note: str | None, result: TopKResult) -> TopKResult:
@@ -266,33 +256,6 @@ class _Query:
     progress: Progress
     #: ``max_rows_per_value``: a person's rows counted per value, at most this many
     rows_per_value: int = 1
-
-
-def _parameters(
-    column: str,
-    k: int,
-    eps: float,
-    dlt: float,
-    n: int,
-    privacy_unit: str | None,
-    m: int,
-    mech: Mechanism,
-    plan: _Plan,
-) -> dict[str, Any]:
-    return {
-        "column": column,
-        "k": k,
-        "epsilon": eps,
-        "delta": dlt,
-        "n_candidates": n,
-        "privacy_unit": privacy_unit,
-        "max_contributions": m,
-        "mechanism": plan.method,
-        "chosen_by": "auto" if mech == "auto" else "user",
-        "accounting": plan.accounting,
-        "scale": plan.scale,
-        "count_scale": plan.count_scale,
-    }
 
 
 def _release(
@@ -343,25 +306,14 @@ def _release(
 ROWS_CRITERION: Literal["kept_rows", "values"] = "kept_rows"
 
 
-def _top_k_auto_contributions(
-    query: _Query,
-    eps: float,
-    dlt: float,
-    mech: Mechanism,
-    fraction: float,
-    book: Any,
-    zcdp_ledger: bool,
-    rows_cap: int = 1,
-) -> TopKResult:
-    """``max_contributions="auto"``: GEM chooses ``m``, then the top-k runs with it.
+def _top_k_auto_contributions(query: _Query, plan: AutoBoundTopKPlan,
+                              book: Any) -> TopKResult:  # fmt: skip
+    """``max_contributions="auto"``: charge the plan, then GEM chooses ``m`` and the top-k
+    runs with it.
 
-    Budget (a public rule): the choice gets ``fraction * epsilon`` (its GEM map at distance 1,
-    ``eps_c``), the top-k ``eps_q = epsilon - eps_c`` (rounded down). The top-k's calibration,
-    mechanism ("auto": by public facts, one of which is ``m``) and cost depend on ``m``, so a
-    plan is made for every candidate bound before anything is charged, and the charge is
-    ``eps_c + max_m eps_q(m)`` (each ``<= eps_q``: at most ``epsilon``), ``max_m delta(m)``,
-    and in a zCDP ledger ``eps_c^2 / 8 + max_m rho(m)``: adaptive composition of an
-    ``eps_c``-DP (bounded range) choice and a query whose parameters depend on it.
+    The budget split, the top-k planned at every bound and the composed charge: the planner's
+    (:func:`~dpselect.planning.top_k_candidates_plan.plan_top_k_candidates`); GEM's choice
+    spends ``eps_c``, the plan's ``spent_c``.
 
     GEM's score for ``m`` (``r = 1``): ``sum_u min(c_u, m) - margin(m)``, ``c_u`` person
     ``u``'s distinct values of the column and ``margin(m)`` the score margin of the top-k's
@@ -372,8 +324,8 @@ def _top_k_auto_contributions(
 
     Privacy
     -------
-    With ``rows_cap = r > 1`` (``max_rows_per_value``) every plan is made at ``r`` (scales and
-    margins in rows) and GEM's score for ``m`` is ``R(m) - margin_r(m)``, ``R(m)`` the sum of
+    With ``r = plan.rows_cap > 1`` (``max_rows_per_value``) every plan is made at ``r`` (scales
+    and margins in rows) and GEM's score for ``m`` is ``R(m) - margin_r(m)``, ``R(m)`` the sum of
     the candidates' scores at bound ``m`` for one salt drawn after the charge: the rows each
     person keeps, at most ``r`` per value on at most ``m`` values. For a fixed salt one person
     added or removed changes the score vector at ``m`` by one summand with at most ``m``
@@ -391,120 +343,29 @@ def _top_k_auto_contributions(
     candidates only, where distinct values count values off the list too) and need only the
     scores every engine computes (docs/private_selection.md, "Rows per value").
     """
-    auto = _auto_plan(query, eps, dlt, mech, fraction, zcdp_ledger, rows_cap)
-    parameters = _auto_parameters(query, eps, dlt, mech, fraction, auto)
+    parameters = dict(plan.parameters)
 
     def release() -> TopKResult:
-        return _auto_release(query, auto, book, parameters)
+        return _auto_release(query, plan, book, parameters)
 
-    return _charge_then(
-        book, release, auto.spent_eps, auto.spent_delta, auto.rho, auto.kind,
-        "top_k/max_contributions=auto", parameters, privacy_unit=query.privacy_unit,
-        source=query.table.description,
-    )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class _AutoPlan:
-    """``max_contributions="auto"`` planned before the charge: the candidate bounds, the
-    choice's budget (``eps_choice``, its cost ``spent_c``), the top-k's ``eps_q``, its plan
-    at every bound, and the composed charge (``spent_eps``, ``spent_delta``, ``rho``,
-    ``kind``)."""
-
-    bounds: list[int]
-    rows_cap: int
-    eps_choice: Fraction
-    spent_c: float
-    eps_q: float
-    plans: dict[int, _Plan]
-    spent_eps: float
-    spent_delta: float
-    rho: float
-    kind: Literal["pure", "approx"]
-
-    @property
-    def margins(self) -> dict[int, Fraction]:
-        """Each bound's plan's score margin (public)."""
-        return {m: Fraction(p.margin) for m, p in self.plans.items()}
+    eps, delta, rho, kind = plan.charge
+    return _charge_then(book, release, eps, delta, rho, kind, plan.name, parameters,
+                        privacy_unit=query.privacy_unit, source=query.table.description,
+                        stages=plan.stages)  # fmt: skip
 
 
-def _auto_plan(query: _Query, eps: float, dlt: float, mech: Mechanism, fraction: float,
-               zcdp_ledger: bool, rows_cap: int) -> _AutoPlan:  # fmt: skip
-    """The budget split (``fraction`` of ``eps`` to the choice, the rest rounded down to the
-    top-k), the top-k planned at every candidate bound, and the composed charge."""
-    from .bounds import DEFAULT_CONTRIBUTIONS, contribution_choice_cost
-
-    r = int(rows_cap)
-    bounds = list(DEFAULT_CONTRIBUTIONS)
-    eps_choice = first_share(eps, fraction).first_epsilon
-    spent_c = contribution_choice_cost(eps_choice, bounds)
-    eps_q = remainder(eps, spent_c)
-    n = len(query.candidates)
-    plans = {}
-    for m in bounds:
-        plans[m] = _plan(n, query.k, eps_q, dlt, mech, query.counts, m, query.source,
-                         zcdp_ledger, max_rows_per_value=r)  # fmt: skip
-    spent_eps = float_up(Fraction(spent_c) + max(Fraction(p.epsilon) for p in plans.values()))
-    spent_delta = max(p.delta for p in plans.values())
-    rho = float_up(Fraction(spent_c) ** 2 / 8 + max(Fraction(p.rho) for p in plans.values()))
-    kind: Literal["pure", "approx"] = "approx" if spent_delta > 0 else "pure"
-    return _AutoPlan(bounds, r, eps_choice, spent_c, eps_q, plans, spent_eps, spent_delta,
-                     rho, kind)  # fmt: skip
-
-
-def _auto_parameters(query: _Query, eps: float, dlt: float, mech: Mechanism, fraction: float,
-                     auto: _AutoPlan) -> dict[str, Any]:  # fmt: skip
-    """What ``max_contributions="auto"`` records before the choice."""
-    parameters = {
-        "column": query.column,
-        "k": query.k,
-        "epsilon": eps,
-        "delta": dlt,
-        "n_candidates": len(query.candidates),
-        "privacy_unit": query.privacy_unit,
-        "max_contributions": "auto",
-        "max_contributions_candidates": auto.bounds,
-        "auto_fraction": fraction,
-        "choice_epsilon": auto.spent_c,
-        "query_epsilon": auto.eps_q,
-        "chosen_by": "auto" if mech == "auto" else "user",
-    }
-    if auto.rows_cap > 1:
-        parameters["max_rows_per_value"] = auto.rows_cap
-    return parameters
-
-
-def _chosen_parameters(parameters: dict[str, Any], auto: _AutoPlan, m: int) -> dict[str, Any]:
-    """``parameters`` with the chosen bound ``m`` and its plan's facts."""
-    plan, bounds = auto.plans[m], auto.bounds
-    out = dict(parameters)
-    out.update(
-        max_contributions=m,
-        mechanism=plan.method,
-        accounting=plan.accounting,
-        scale=plan.scale,
-        count_scale=plan.count_scale,
-        max_contributions_choice=(
-            f"max_contributions = {m}, chosen privately among {len(bounds)} bounds "
-            f"(1..{bounds[-1]}) by the generalized exponential mechanism at epsilon = "
-            f"{auto.spent_c:.6g}; the top-k then ran at epsilon = {plan.epsilon:.6g}"
-        ),
-    )
-    return out
-
-
-def _auto_release(query: _Query, auto: _AutoPlan, book: Any,
+def _auto_release(query: _Query, auto: AutoBoundTopKPlan, book: Any,
                   parameters: dict[str, Any]) -> TopKResult:  # fmt: skip
     """After the charge: GEM chooses ``m`` (persons' distinct values, or at ``r > 1`` the
     kept rows: :func:`_choose_rows_bound`), then the top-k runs at ``m``."""
     from .bounds import choose_max_contributions
 
-    cost = (auto.spent_eps, auto.spent_delta, auto.rho)
+    cost = (auto.epsilon, auto.delta, auto.rho)
     margins = auto.margins
     if auto.rows_cap > 1:
         m, scores = _choose_rows_bound(query, auto.bounds, margins, auto.eps_choice,
                                        auto.rows_cap)  # fmt: skip
-        return _release(query, auto.plans[m], m, book, _chosen_parameters(parameters, auto, m),
+        return _release(query, auto.plans[m], m, book, auto.chosen_parameters(parameters, m),
                         cost, scores)  # fmt: skip
     choice = choose_max_contributions(
         query.table,
@@ -516,7 +377,7 @@ def _auto_release(query: _Query, auto: _AutoPlan, book: Any,
         source=query.source,
     )
     m = choice.max_contributions
-    return _release(query, auto.plans[m], m, book, _chosen_parameters(parameters, auto, m),
+    return _release(query, auto.plans[m], m, book, auto.chosen_parameters(parameters, m),
                     cost)  # fmt: skip
 
 

@@ -59,6 +59,7 @@ from ..mechanisms.tuning import (
 )
 from ..mechanisms.validate import check_delta, check_epsilon
 from ..planning.epsilon_range import check_epsilon_range
+from ..planning.stage import Stage
 from ..sampling.source import RandomSource, resolve_source
 from ._common import jsonable, open_ledger
 from .release import charge_then, check_unit_label
@@ -242,9 +243,15 @@ def tune(
 
     # The unit the runs protect (rows by default); the data is whatever the runs read: no
     # description.
+    stage = Stage(
+        "tune",
+        "repeat and select (Papernot and Steinke 2022)",
+        float(plan.epsilon),
+        float(plan.delta),
+    )
     return charge_then(
         book, release, float(plan.epsilon), float(plan.delta), None, "approx", "tune",
-        parameters, privacy_unit=privacy_unit, source=None,
+        parameters, privacy_unit=privacy_unit, source=None, stages=(stage,),
     )  # fmt: skip
 
 

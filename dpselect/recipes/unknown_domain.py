@@ -34,8 +34,8 @@ from ..mechanisms.set_union import (
     policy_sure_count,
     set_union_plan,
 )
-from ..mechanisms.top_k_plan import CONFIDENCE
 from ..planning.partition_selection_request import PartitionSelectionRequest
+from ..planning.top_k_plan import CONFIDENCE
 from ..sampling.source import RandomSource, resolve_source
 from ._common import open_ledger
 from .release import charge_then, open_checked

@@ -5,10 +5,11 @@ mechanism, then the unknown-domain top-k (:mod:`dpselect.recipes.unknown_domain`
 ``m``. Planned as a whole before anything is charged:
 
 - **Budget** (a public rule): ``auto_fraction * epsilon`` to the choice (GEM's map at distance
-  1, ``eps_c``: :func:`~dpselect.recipes.bounds.contribution_choice_cost`), the top-k
+  1, ``eps_c``: :func:`~dpselect.planning.contribution_choice.contribution_choice_cost`), the top-k
   ``eps_q = epsilon - eps_c`` (rounded down) and the whole ``delta``.
 - **Plans**: the top-k is planned at every candidate bound ``m`` in
-  :data:`~dpselect.recipes.bounds.DEFAULT_CONTRIBUTIONS` (its mechanism, thresholds and cost
+  :data:`~dpselect.planning.contribution_choice.DEFAULT_CONTRIBUTIONS` (its mechanism,
+  thresholds and cost
   depend on ``m``; ``"auto"`` picks the mechanism per ``m`` by the same public rule as a given
   ``m``), each checked before the charge; the charge is ``eps_c + max_m eps(m)`` and ``max_m
   delta(m)`` (each at most ``eps_q`` and ``delta``: at most what was asked).
@@ -181,9 +182,10 @@ class _AutoPlan:
 
 def _auto_plan(query: _AutoQuery, request: TopKRequest) -> _AutoPlan:
     """The budget split (the request's ``auto_fraction`` of its ``epsilon`` to the choice, the
-    rest to the top-k), GEM over :data:`~dpselect.recipes.bounds.DEFAULT_CONTRIBUTIONS` at
+    rest to the top-k), GEM over
+    :data:`~dpselect.planning.contribution_choice.DEFAULT_CONTRIBUTIONS` at
     sensitivity ``r``, and the top-k planned at every bound (each checked before the charge)."""
-    from .bounds import DEFAULT_CONTRIBUTIONS
+    from ..planning.contribution_choice import DEFAULT_CONTRIBUTIONS
 
     q, r = query, query.r
     eps, delta, fraction = request.epsilon, request.delta, request.auto_fraction

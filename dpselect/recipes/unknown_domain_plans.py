@@ -29,7 +29,7 @@ from ..mechanisms.partition_selection import (
     ordered_values,
     threshold_plan,
 )
-from ..mechanisms.top_k_plan import CONFIDENCE
+from ..planning.top_k_plan import CONFIDENCE
 from ..sampling.source import RandomSource, resolve_source
 from ._common import jsonable
 from .result import Result

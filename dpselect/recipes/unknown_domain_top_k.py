@@ -51,8 +51,8 @@ from ..mechanisms.policy_top_k import (
     policy_top_k_plan,
 )
 from ..mechanisms.set_union import policy_sure_count
-from ..mechanisms.top_k_plan import CONFIDENCE
 from ..mechanisms.validate import check_int
+from ..planning.top_k_plan import CONFIDENCE, plan_top_k
 from ..sampling.source import RandomSource, resolve_source
 from .release import open_checked
 from .unknown_domain_plans import (
@@ -374,7 +374,7 @@ def _policy_top_k(query: _ValueQuery) -> UnknownDomainPlan:
     assert q.privacy_unit is not None  # the policy path needs a unit (unknown_domain_plan)
     privacy_unit = q.privacy_unit
     plan = policy_top_k_plan(q.k, q.eps, q.delta, q.c, max_rows_per_value=r)
-    measurement = make_policy_top_k(plan, counts=q.counts, source=q.source)
+    measurement = make_policy_top_k(plan, top_k=plan_top_k, counts=q.counts, source=q.source)
     spent_eps, spent_delta = (float(x) for x in measurement.map(1))
     table = open_checked(q.data, q.column, privacy_unit, q.schema)
     sure = policy_sure_count(plan.set_union)

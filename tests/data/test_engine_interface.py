@@ -6,9 +6,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pytest
 
 import dpselect
+from dpselect.core.errors import ParameterError
 from dpselect.data import Engine
 from dpselect.data.engines.duckdb import DuckDBEngine
 from dpselect.data.engines.group_dispatch import GroupDispatch
@@ -139,3 +142,16 @@ def test_an_object_answering_every_attribute_is_not_an_opened_table():
     assert isinstance(fake, Engine)  # why the protocol alone is not enough
     assert not is_opened_table(fake)
     assert is_opened_table(open_table(pd.DataFrame({"x": [1]})))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("values_per_unit", 0), ("values_per_unit", 1.5), ("rows_per_value", True),
+     ("rows_per_unit", -1), ("groups_per_unit", "2"), ("salt", -1), ("group_salt", 0.5),
+     ("privacy_unit", "")],
+)  # fmt: skip
+def test_a_unit_rule_refuses_a_field_it_cannot_apply(field: str, value: object) -> None:
+    kw: dict[str, object] = {"privacy_unit": "u", field: value}
+    with pytest.raises(ParameterError, match=rf"UnitRule\({field}=\.\.\.\) must be"):
+        UnitRule(**kw)  # type: ignore[arg-type]
+    assert UnitRule("u", np.int64(3), salt=2**63 - 1).values_per_unit == 3

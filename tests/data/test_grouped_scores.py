@@ -633,11 +633,15 @@ def test_errors_come_from_public_facts():
         table.scores(Query("v", UnitRule(privacy_unit="u"), PublicGroups("l", GROUPS)), CANDIDATES)
     with pytest.raises(DataError, match="privacy_unit 'w' is not a column"):
         table.numbers(Query("u", UnitRule(privacy_unit="w"), PublicGroups("b", GROUPS)))
-    with pytest.raises(ParameterError, match="max_groups must be an integer >= 1"):
+    with pytest.raises(
+        ParameterError, match=r"UnitRule\(groups_per_unit=\.\.\.\) must be an integer at least 1"
+    ):
         table.counts(
             Query("v", UnitRule(privacy_unit="u", groups_per_unit=0), PublicGroups("b", GROUPS)), 3
         )
-    with pytest.raises(ParameterError, match="max_groups must be an integer >= 1"):
+    with pytest.raises(
+        ParameterError, match=r"UnitRule\(groups_per_unit=\.\.\.\) must be an integer at least 1"
+    ):
         table.numbers(
             Query("u", UnitRule(privacy_unit="u", groups_per_unit=True), PublicGroups("b", GROUPS))
         )

@@ -327,7 +327,9 @@ def test_public_errors():
         table.scores(
             Query("site", UnitRule(values_per_unit=1, rows_per_value=3, salt=0)), CANDIDATES
         )
-    with pytest.raises(ParameterError, match="max_rows_per_value must be an integer >= 1"):
+    with pytest.raises(
+        ParameterError, match=r"UnitRule\(rows_per_value=\.\.\.\) must be an integer at least 1"
+    ):
         table.scores(
             Query(
                 "site",
@@ -335,7 +337,9 @@ def test_public_errors():
             ),
             CANDIDATES,
         )
-    with pytest.raises(ParameterError, match="max_rows_per_value must be an integer >= 1"):
+    with pytest.raises(
+        ParameterError, match=r"UnitRule\(rows_per_value=\.\.\.\) must be an integer at least 1"
+    ):
         table.counts(
             Query(
                 "site",

@@ -14,11 +14,11 @@ def test_policy_top_k_map_is_the_sum_of_its_stages():
 
     from dpselect.mechanisms.policy_top_k import make_policy_top_k, policy_top_k_plan
     from dpselect.mechanisms.set_union import make_policy_set_union
-    from dpselect.mechanisms.top_k_plan import plan_top_k as _plan
+    from dpselect.planning.top_k_plan import plan_top_k as _plan
 
     for k, eps, delta, c in [(10, 1.0, 1e-6, 5), (3, 0.5, 1e-8, 2), (20, 2.0, 1e-6, 10)]:
         plan = policy_top_k_plan(k, eps, delta, c)
-        m = make_policy_top_k(plan)
+        m = make_policy_top_k(plan, top_k=_plan)
         e1, d1 = make_policy_set_union(plan.set_union).map(1)
         assert Fraction(e1) <= Fraction(eps) / 2 and Fraction(d1) <= Fraction(delta) / 2
         got = m.map(1)
@@ -36,12 +36,18 @@ def test_policy_top_k_map_is_the_sum_of_its_stages():
 
 def test_policy_top_k_returns_released_values_by_count():
     from dpselect.mechanisms.policy_top_k import make_policy_top_k, policy_top_k_plan
+    from dpselect.planning.top_k_plan import plan_top_k
 
     plan = policy_top_k_plan(3, 2.0, 1e-6, 2)
     persons = [["a", "b"]] * 300 + [["c"]] * 200 + [["d", "a"]] * 100 + [["e"]] * 2
-    values, counts = make_policy_top_k(plan, counts=True, source=InsecureSeededSource(4))(persons)
+    values, counts = make_policy_top_k(
+        plan, top_k=plan_top_k, counts=True, source=InsecureSeededSource(4)
+    )(persons)
     assert values == ["a", "b", "c"]
     assert counts is not None and all(
         abs(x - y) < 40 for x, y in zip(counts, [400, 300, 200], strict=True)
     )
-    assert make_policy_top_k(plan, source=InsecureSeededSource(4))([]) == ([], None)
+    assert make_policy_top_k(plan, top_k=plan_top_k, source=InsecureSeededSource(4))([]) == (
+        [],
+        None,
+    )

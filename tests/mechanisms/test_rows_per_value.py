@@ -23,7 +23,7 @@ from dpselect.mechanisms.partition_selection import (
     make_threshold_partition_selection,
     threshold_plan,
 )
-from dpselect.mechanisms.top_k_plan import plan_top_k
+from dpselect.planning.top_k_plan import plan_top_k
 from dpselect.sampling import InsecureSeededSource
 
 from ..gof import ALPHA, assert_fits

@@ -29,6 +29,7 @@ from dpselect.mechanisms.set_union import (
     policy_weights,
     set_union_plan,
 )
+from dpselect.planning.top_k_plan import plan_top_k
 from dpselect.sampling.source import InsecureSeededSource
 from tests.mechanisms.set_union_cases import (
     EXTRAS,
@@ -200,20 +201,16 @@ def test_sure_count_statement_in_rows_holds():
     assert held_weight_lower_bound(plan, n_rows) > 0
 
 
-def test_policy_top_k_counts_capped_rows(monkeypatch):
-    import dpselect.mechanisms.policy_top_k as policy_module
-
+def test_policy_top_k_counts_capped_rows():
     plan = policy_top_k_plan(1, 4.0, 1e-3, 2, max_rows_per_value=5)
     assert plan.max_rows_per_value == 5 and plan.set_union.max_rows_per_value == 5
     planned = []
-    real = policy_module.plan_top_k
 
     def spy(*args, **kwargs):
         planned.append(kwargs.get("max_rows_per_value", 1))
-        return real(*args, **kwargs)
+        return plan_top_k(*args, **kwargs)
 
-    monkeypatch.setattr(policy_module, "plan_top_k", spy)
-    m = make_policy_top_k(plan, counts=True, source=InsecureSeededSource(1))
+    m = make_policy_top_k(plan, top_k=spy, counts=True, source=InsecureSeededSource(1))
     # "a": 300 persons with 1 row each; "b": 100 persons with 9 rows each (5 counted)
     persons = [["a"]] * 300 + [["b"] * 9] * 100
     values, noisy = m(persons)

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from dpselect.mechanisms.top_k_plan import plan_top_k as _plan
+from dpselect.planning.top_k_plan import plan_top_k as _plan
 
 CONF_FAIL = 0.05
 

@@ -16,12 +16,12 @@ import pytest
 import dpselect as dp
 import dpselect.core as dc
 from dpselect.accounting.ledger import Ledger
+from dpselect.planning.contribution_choice import contribution_choice_cost
 from dpselect.planning.contributions import Contributions
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.planning.value_bounds import bound_bins
 from dpselect.recipes import bounds as bounds_module
 from dpselect.recipes import choose_bounds, choose_max_contributions, quantile
-from dpselect.recipes.bounds import contribution_choice_cost
 from dpselect.recipes.quantile_auto_bounds import auto_bound_levels
 from dpselect.recipes.top_k import AUTO_FRACTION
 from dpselect.sampling import InsecureSeededSource
@@ -71,8 +71,8 @@ def test_top_k_auto_one_composed_entry_and_the_chosen_bound_is_used(tmp_path):
 
 
 def _margins(n: int, k: int, eps_q: float) -> dict[int, Fraction]:
-    from dpselect.mechanisms.top_k_plan import plan_top_k as _plan
-    from dpselect.recipes.bounds import DEFAULT_CONTRIBUTIONS
+    from dpselect.planning.contribution_choice import DEFAULT_CONTRIBUTIONS
+    from dpselect.planning.top_k_plan import plan_top_k as _plan
 
     return {
         L: Fraction(_plan(n, k, eps_q, 0.0, "auto", False, L, None).margin)
@@ -84,7 +84,7 @@ def test_top_k_auto_margins_follow_the_mechanism():
     # GEM's penalty is the accuracy margin of the top-k at each bound (public): constant for a
     # selection mechanism (L-infinity sensitivity 1 whatever m), growing like m for the
     # Laplace histogram (L1 sensitivity m).
-    from dpselect.mechanisms.top_k_plan import plan_top_k as _plan
+    from dpselect.planning.top_k_plan import plan_top_k as _plan
 
     gumbel = {m: _plan(12, 2, 6.0, 0.0, "gumbel", False, m, None).margin for m in (1, 16, 256)}
     hist = {

@@ -12,9 +12,9 @@ import pytest
 import dpselect as dp
 from dpselect.accounting.ledger import Ledger
 from dpselect.core.errors import DataError, ParameterError
-from dpselect.mechanisms.top_k_plan import plan_top_k
 from dpselect.planning.contributions import Contributions
 from dpselect.planning.quantile_request import quantile_request
+from dpselect.planning.top_k_plan import plan_top_k
 from dpselect.recipes.grouped import GroupedResult
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.sampling import InsecureSeededSource

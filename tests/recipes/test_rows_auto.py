@@ -17,7 +17,8 @@ from dpselect.accounting.ledger import Ledger
 from dpselect.data.query import Query, UnitRule
 from dpselect.data.tables import Table, open_table
 from dpselect.mechanisms.generalized_exponential import gem_threshold
-from dpselect.recipes.bounds import DEFAULT_CONTRIBUTIONS
+from dpselect.planning.contribution_choice import DEFAULT_CONTRIBUTIONS
+from dpselect.planning.top_k_plan import plan_top_k
 from dpselect.sampling import InsecureSeededSource
 from tests.cli_process import run_cli
 from tests.gof import assert_fits, fits
@@ -131,8 +132,8 @@ def test_one_composed_charge_and_the_chosen_bound_is_used(tmp_path):
     m = res.parameters["max_contributions"]
     assert m in BOUNDS and f"max_contributions = {m}" in str(res)
     # the plan at the chosen m is the plan at r = 5: scale 5 times the one of r = 1
-    plan_r = top_k_module._plan(6, 2, res.parameters["query_epsilon"], 0.0, "auto", False, m,
-                                None, max_rows_per_value=5)  # fmt: skip
+    plan_r = plan_top_k(6, 2, res.parameters["query_epsilon"], 0.0, "auto", False, m, None,
+                        max_rows_per_value=5)  # fmt: skip
     assert res.parameters["scale"] == plan_r.scale
 
 
@@ -192,8 +193,8 @@ def test_the_recipe_replays_gem_with_the_plans_margins_at_r():
     for seed in range(3):
         res = session_top_k(df, "item", 2, 2.0, source=InsecureSeededSource(seed), **kw)
         eps_q = res.parameters["query_epsilon"]
-        margins = {m: Fraction(top_k_module._plan(6, 2, eps_q, 0.0, "auto", False, m, None,
-                                                  max_rows_per_value=6).margin)
+        margins = {m: Fraction(plan_top_k(6, 2, eps_q, 0.0, "auto", False, m, None,
+                                          max_rows_per_value=6).margin)
                    for m in BOUNDS}  # fmt: skip
         source = InsecureSeededSource(seed)
         query = top_k_module._Query(open_table(df), "item", 2, CANDS, "unit", False, source,

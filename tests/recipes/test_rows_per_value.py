@@ -194,7 +194,7 @@ def test_neighbours_scores_and_the_exact_selection_law(m, r):
     (softmax of scores / scale) then moves by at most the charged epsilon, and the Laplace
     histogram's loss (L1 distance / b) too."""
     from dpselect.data.tables import open_table
-    from dpselect.mechanisms.top_k_plan import plan_top_k
+    from dpselect.planning.top_k_plan import plan_top_k
 
     df = flights(5)
     rng = np.random.default_rng(m + r)

@@ -143,7 +143,7 @@ OTHER_CELLS = [
 
 @pytest.mark.parametrize(("n", "c", "k", "eps"), JOINT_CELLS)
 def test_auto_picks_joint_where_its_error_bound_is_the_lower(n, c, k, eps) -> None:
-    from dpselect.mechanisms.top_k_plan import plan_top_k
+    from dpselect.planning.top_k_plan import plan_top_k
 
     plan = plan_top_k(n, k, eps, 0.0, "auto", False, c, None)
     other = plan_top_k(n, k, eps, 0.0, "permute_and_flip", False, c, None)
@@ -159,7 +159,7 @@ def test_auto_picks_joint_where_its_error_bound_is_the_lower(n, c, k, eps) -> No
 
 @pytest.mark.parametrize(("n", "c", "k", "eps"), OTHER_CELLS)
 def test_auto_keeps_its_choice_where_joint_bounds_no_better(n, c, k, eps) -> None:
-    from dpselect.mechanisms.top_k_plan import plan_top_k
+    from dpselect.planning.top_k_plan import plan_top_k
 
     plan = plan_top_k(n, k, eps, 0.0, "auto", False, c, None)
     joint = plan_top_k(n, k, eps, 0.0, "joint", False, c, None)
@@ -168,7 +168,7 @@ def test_auto_keeps_its_choice_where_joint_bounds_no_better(n, c, k, eps) -> Non
 
 
 def test_auto_weighs_joint_only_for_pure_dp_without_counts_in_a_basic_ledger() -> None:
-    from dpselect.mechanisms.top_k_plan import plan_top_k
+    from dpselect.planning.top_k_plan import plan_top_k
 
     n, c, k, eps = JOINT_CELLS[1]
     assert plan_top_k(n, k, eps, 1e-6, "auto", False, c, None).method != "joint"
@@ -206,7 +206,7 @@ def test_the_recipe_runs_joint_under_auto_where_units_hold_many_values() -> None
 
 @pytest.mark.parametrize(("n", "c", "k", "eps"), JOINT_CELLS[:2] + OTHER_CELLS[:1])
 def test_the_preview_marks_what_auto_runs(n, c, k, eps) -> None:
-    from dpselect.mechanisms.top_k_plan import plan_top_k
+    from dpselect.planning.top_k_plan import plan_top_k
 
     preview = dp.preview_top_k(k, n, epsilon=eps, max_contributions=c)
     (chosen,) = [row for row in preview.rows if row.chosen]

@@ -9,8 +9,8 @@ import pandas as pd
 
 import dpselect as dp
 from dpselect.data.tables import open_table
+from dpselect.planning.contribution_choice import DEFAULT_CONTRIBUTIONS
 from dpselect.recipes.bounds import (
-    DEFAULT_CONTRIBUTIONS,
     choose_max_contributions,
     contribution_counts,
     contribution_scores,

@@ -36,8 +36,7 @@ from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..core.measures import MaxDivergence, Measure, ZeroConcentratedDivergence
 from ..core.metrics import LInfDistance
-from ..sampling.source import RandomSource
-from .choice import (
+from ..mechanisms.choice import (
     METHOD_NAMES,
     choose_top_k,
     composed_epsilon,
@@ -45,10 +44,11 @@ from .choice import (
     gaussian_histogram_sigma,
     per_round_epsilon,
 )
-from .gumbel_counts import make_gumbel_top_k_with_counts
-from .histogram_top_k import HistogramNoise, make_noisy_histogram_top_k
-from .report_noisy_max import make_noisy_top_k, selection_loss
-from .topk_accuracy import count_halfwidth, histogram_halfwidth, selection_alpha
+from ..mechanisms.gumbel_counts import make_gumbel_top_k_with_counts
+from ..mechanisms.histogram_top_k import HistogramNoise, make_noisy_histogram_top_k
+from ..mechanisms.report_noisy_max import make_noisy_top_k, selection_loss
+from ..mechanisms.topk_accuracy import count_halfwidth, histogram_halfwidth, selection_alpha
+from ..sampling.source import RandomSource
 
 __all__ = [
     "CONFIDENCE",
@@ -400,7 +400,7 @@ def plan_joint_top_k(
     TopKPlan
         The calibrated measurement, its cost and its accuracy statement.
     """
-    from .joint_top_k import make_joint_top_k
+    from ..mechanisms.joint_top_k import make_joint_top_k
 
     r = int(max_rows_per_value)
 
