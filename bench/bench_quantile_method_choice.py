@@ -101,10 +101,10 @@ import pandas as pd
 from bench_quantiles import datasets, fresh_datasets, held_out_datasets
 from bench_quantiles_peers_units import _pipelinedp, five_values, flights
 
+from dpselect.planning import quantile_methods as recipe
 from dpselect.planning.contributions import Contributions
+from dpselect.planning.quantile_plan import TREE_COUNT_FRACTION
 from dpselect.planning.quantile_request import quantile_request
-from dpselect.recipes import quantile_methods as recipe
-from dpselect.recipes.quantile_count_rule import TREE_COUNT_FRACTION
 from dpselect.recipes.quantiles import quantile
 from dpselect.sampling import InsecureSeededSource
 from dpselect.sampling.discrete import sample_discrete_laplace

@@ -132,7 +132,7 @@ def joint_flights_speed() -> None:
 
     from dpselect.mechanisms.quantile_joint import make_joint_quantiles
     from dpselect.mechanisms.quantile_tree import make_tree_quantiles
-    from dpselect.recipes.quantile_methods import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD
+    from dpselect.planning.quantile_plan import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD
 
     x = flights["distance"].to_numpy(dtype=float)
     bounds = (0.0, 5000.0)

@@ -46,7 +46,7 @@ from bench_quantiles import (
 )
 
 from dpselect.mechanisms.quantile_joint_parameters import joint_resolution
-from dpselect.recipes.quantile_count_rule import TREE_AUTO_LIMIT, TREE_COUNT_FRACTION
+from dpselect.planning.quantile_plan import TREE_AUTO_LIMIT, TREE_COUNT_FRACTION
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.sampling.source import InsecureSeededSource
 

@@ -42,6 +42,10 @@ __all__ = [
 #: ``mechanism="auto"`` uses the joint mechanism for 2 to this many levels (docs/quantiles.md).
 JOINT_AUTO_MAX_LEVELS = 20
 _METHODS = ("auto", "split", "recursive", "joint", "tree")
+_AUTO_RESOLUTION = (
+    "resolution applies to fixed bounds; with bounds='auto' the default (hi - lo) / 10^6 of "
+    "the chosen bounds is used"
+)
 
 
 def numeric_candidates(candidates: Any) -> list[float]:
@@ -160,50 +164,6 @@ class ReleaseArguments:
     chosen: str
 
 
-def check_release_arguments(
-    q: Any,
-    epsilon: Any,
-    bounds: Any,
-    candidates: Any,
-    *,
-    confidence: Any,
-    resolution: Any,
-    mechanism: Any,
-) -> ReleaseArguments:
-    """A release with public bounds ``(lo, hi)`` or candidates: ``epsilon``, the levels, the
-    confidence, exactly one of the bounds and the candidates, each checked, the resolution
-    (bounds only), the method.
-
-    Parameters
-    ----------
-    q, epsilon, bounds, candidates, confidence, resolution, mechanism
-        As :func:`~dpselect.planning.quantile_request.quantile_request` takes them.
-
-    Returns
-    -------
-    ReleaseArguments
-        The checked values.
-    """
-    eps = Fraction(check_user_epsilon(epsilon))
-    check_epsilon_range(eps)
-    given, levels = quantile_levels(q)
-    conf = check_confidence(confidence)
-    if (bounds is None) == (candidates is None):
-        raise ParameterError(
-            "give exactly one of bounds=(lo, hi) (continuous mechanism) and candidates "
-            "(a public list of numbers)"
-        )
-    cands = numeric_candidates(candidates) if candidates is not None else None
-    lo_hi = check_bounds(bounds) if bounds is not None else None
-    if resolution is not None and lo_hi is None:
-        raise ParameterError("resolution applies to bounds (the continuous mechanism) only")
-    w = check_resolution(resolution, *lo_hi) if lo_hi is not None else None
-    chosen = choose_quantile_method(mechanism, len(levels), lo_hi is not None)
-    if chosen == "tree" and resolution is not None:
-        raise ParameterError("resolution does not apply to mechanism='tree' (its leaves are fixed)")
-    return ReleaseArguments(eps, given, levels, conf, cands, lo_hi, w, chosen)
-
-
 def check_auto_bounds_arguments(
     q: Any,
     epsilon: Any,
@@ -238,10 +198,7 @@ def check_auto_bounds_arguments(
             "bounds='auto' chooses bounds for the continuous mechanism: do not give candidates"
         )
     if resolution is not None:
-        raise ParameterError(
-            "resolution applies to fixed bounds; with bounds='auto' the default "
-            "(hi - lo) / 10^6 of the chosen bounds is used"
-        )
+        raise ParameterError(_AUTO_RESOLUTION)
     given, levels = quantile_levels(q)
     check_confidence(confidence)
     chosen = choose_quantile_method(mechanism, len(levels), True)
@@ -276,31 +233,76 @@ def check_auto_rows_arguments(
     ReleaseArguments
         The checked values (``lo_hi`` ``None`` for ``bounds="auto"``; ``w`` ``None``).
     """
+    return check_release_arguments(q, epsilon, bounds, candidates, confidence=confidence,
+                                   resolution=resolution, mechanism=mechanism,
+                                   auto_fraction=auto_fraction, choose_rows=True)  # fmt: skip
+
+
+def check_release_arguments(
+    q: Any,
+    epsilon: Any,
+    bounds: Any,
+    candidates: Any,
+    *,
+    confidence: Any,
+    resolution: Any,
+    mechanism: Any,
+    auto_fraction: Any = None,
+    choose_rows: bool = False,
+) -> ReleaseArguments:
+    """A release with public bounds ``(lo, hi)`` or candidates: ``epsilon``, the levels, the
+    confidence, exactly one of the bounds and the candidates, each checked, the resolution
+    (bounds only), the method; with ``choose_rows`` (the rows per unit chosen privately,
+    :func:`check_auto_rows_arguments`) the choice's share after ``epsilon``, and the bounds
+    may be ``"auto"`` (then no resolution).
+
+    Parameters
+    ----------
+    q, epsilon, bounds, candidates, confidence, resolution, mechanism
+        As :func:`~dpselect.planning.quantile_request.quantile_request` takes them.
+    auto_fraction : float or None, optional
+        With ``choose_rows``: the share of ``epsilon`` for the choice.
+    choose_rows : bool, default False
+        Whether the rows per unit are chosen privately first.
+
+    Returns
+    -------
+    ReleaseArguments
+        The checked values (with ``choose_rows``: ``lo_hi`` ``None`` for ``bounds="auto"``,
+        ``w`` ``None``).
+    """
     eps = Fraction(check_user_epsilon(epsilon))
     check_epsilon_range(eps)
-    check_auto_fraction(auto_fraction)
+    if choose_rows:
+        check_auto_fraction(auto_fraction)
     given, levels = quantile_levels(q)
     conf = check_confidence(confidence)
     if (bounds is None) == (candidates is None):
         raise ParameterError(
             "give exactly one of bounds=(lo, hi) or 'auto' (continuous mechanism) and "
             "candidates (a public list of numbers)"
+            if choose_rows
+            else "give exactly one of bounds=(lo, hi) (continuous mechanism) and candidates "
+            "(a public list of numbers)"
         )
     cands = numeric_candidates(candidates) if candidates is not None else None
     lo_hi = None
-    if isinstance(bounds, str):
+    if choose_rows and isinstance(bounds, str):
         if bounds != "auto":
             raise ParameterError(f"bounds must be a pair (lo, hi) or 'auto', got {bounds!r}")
         if resolution is not None:
-            raise ParameterError(
-                "resolution applies to fixed bounds; with bounds='auto' the default "
-                "(hi - lo) / 10^6 of the chosen bounds is used"
-            )
+            raise ParameterError(_AUTO_RESOLUTION)
     elif bounds is not None:
         lo_hi = check_bounds(bounds)
-        check_resolution(resolution, *lo_hi)
+    if not choose_rows and resolution is not None and lo_hi is None:
+        raise ParameterError("resolution applies to bounds (the continuous mechanism) only")
+    w = check_resolution(resolution, *lo_hi) if lo_hi is not None else None
     chosen = choose_quantile_method(mechanism, len(levels), bounds is not None)
-    return ReleaseArguments(eps, given, levels, conf, cands, lo_hi, None, chosen)
+    if choose_rows:
+        return ReleaseArguments(eps, given, levels, conf, cands, lo_hi, None, chosen)
+    if chosen == "tree" and resolution is not None:
+        raise ParameterError("resolution does not apply to mechanism='tree' (its leaves are fixed)")
+    return ReleaseArguments(eps, given, levels, conf, cands, lo_hi, w, chosen)
 
 
 def check_grouped_arguments(

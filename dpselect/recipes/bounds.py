@@ -64,23 +64,27 @@ from ..mechanisms.exponential import make_exponential_mechanism
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..mechanisms.quantile_score import check_max_rows, quantile_fraction
 from ..mechanisms.validate import check_epsilon
-from ..planning.budget import first_share
 from ..planning.contribution_choice import DEFAULT_CONTRIBUTIONS
 from ..planning.epsilon_range import check_epsilon_range
+from ..planning.private_choice import (
+    bound_level_shares,
+    bounds_choice_stages,
+    contributions_choice_stage,
+)
+from ..planning.stage import Stage
+from ..planning.value_bounds import bound_bins, empty_bin_threshold
 from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     check_confidence,
     numeric_column,
     open_ledger,
 )
-from .release import charge_then_release
+from .release import charge_then
 from .result import Result
 from .value_bins import (
     _engine_bin_counts,
     _engine_bin_scores,
     _noisy_bins,
-    bound_bins,
-    empty_bin_threshold,
     histogram_bounds,
 )
 
@@ -397,9 +401,10 @@ def choose_max_contributions(
             ledger=None if book is None else book.path, parameters=parameters,
         )  # fmt: skip
 
-    return charge_then_release(
-        book, release, spent, "choose_max_contributions", parameters,
-        privacy_unit=privacy_unit, source=table.description,
+    return charge_then(
+        book, release, spent, 0.0, None, "bounded_range", "choose_max_contributions",
+        parameters, privacy_unit=privacy_unit, source=table.description,
+        stages=(contributions_choice_stage(spent, len(plan.candidates)),),
     )  # fmt: skip
 
 
@@ -469,9 +474,8 @@ def _bin_mechanisms(
 ) -> list[Any]:
     """One exponential mechanism per level over the bins, each at half of ``eps`` (the low
     level the first share, the high level the rest: exactly ``eps / 2`` each)."""
-    split = first_share(eps, Fraction(1, 2))
     mechanisms = []
-    for level, share in zip(levels, (split.first_epsilon, split.rest_epsilon), strict=True):
+    for level, share in zip(levels, bound_level_shares(eps), strict=True):
         # one unit adds or removes at most max_rows rows, each moving one of the two counts
         # by 1: the score moves by at most max_rows max(A, B - A)
         sensitivity = max_rows * max(level.numerator, level.denominator - level.numerator)
@@ -576,6 +580,16 @@ class _BoundsPlan:
         if privacy_unit is not None:
             parameters.update(privacy_unit=privacy_unit, max_rows=self.rows)
         return parameters
+
+    def stages(self, eps: Fraction) -> tuple[Stage, ...]:
+        """The choice's stages (:func:`~dpselect.planning.private_choice.bounds_choice_stages`)."""
+        costs = (
+            [float(self.noisy_bins.map(self.rows))]
+            if self.method == "histogram"
+            else [float(m.map(1)) for m in self.mechanisms]
+        )
+        return bounds_choice_stages(self.method, eps, costs, rows=self.rows,
+                                    n_bins=len(self.bins), threshold=self.threshold)  # fmt: skip
 
     def choose(self, table: Engine, column: str, unit: dict[str, Any]) -> tuple[float, float, str]:
         """``(lower, upper, note)`` from the rows (after the charge); ``unit``: the kept rows."""
@@ -689,7 +703,7 @@ def choose_bounds(
 
     # the histogram adds Laplace noise: pure epsilon-DP; the picks are exponential mechanisms
     kind: Literal["pure", "bounded_range"] = "pure" if how == "histogram" else "bounded_range"
-    return charge_then_release(
-        book, release, plan.spent, "choose_bounds", parameters, kind, privacy_unit=privacy_unit,
-        source=table.description,
+    return charge_then(
+        book, release, plan.spent, 0.0, None, kind, "choose_bounds", parameters,
+        privacy_unit=privacy_unit, source=table.description, stages=plan.stages(eps),
     )  # fmt: skip

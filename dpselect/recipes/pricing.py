@@ -49,10 +49,8 @@ column instead).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -64,10 +62,10 @@ from ..data.column_roles import check_column_role
 from ..data.query import Query, UnitRule
 from ..data.tables import open_table
 from ..mechanisms.exponential import make_exponential_mechanism
-from ..mechanisms.utility import utility_bound
 from ..mechanisms.validate import check_max_rows
 from ..planning.price_grid import MAX_GRID, PriceGrid, default_price_step, price_grid
-from ..planning.price_request import PriceRequest, check_price_arguments
+from ..planning.price_plan import plan_price
+from ..planning.price_request import PriceRequest
 from ..sampling.source import RandomSource, resolve_source
 from ._common import (
     memory_values,
@@ -75,7 +73,7 @@ from ._common import (
     open_ledger,
     precompose,
 )
-from .release import charge_then_release
+from .release import charge_then
 from .result import Result
 
 __all__ = [
@@ -240,44 +238,6 @@ class PriceResult(Result):
         )
 
 
-def _guarantee(
-    grid: PriceGrid,
-    eps: Fraction,
-    n: int | None,
-    max_price: float,
-    confidence: float,
-    max_rows: int = 1,
-) -> tuple[float, float | None, str]:
-    r = max_rows
-    bound = utility_bound(
-        eps, grid.sensitivity * r, len(grid.prices), confidence=confidence, monotonic=True
-    )
-    selection = bound.loss
-    t = -math.log(1 - confidence)
-    delta = f"Delta = {float(grid.sensitivity):g}"
-    if r > 1:
-        delta = f"Delta = max_rows max(prices) = {float(grid.sensitivity * r):g}"
-    if grid.price_step is None or n is None:
-        text = (
-            f"guarantee: with probability at least {confidence:.0%}, the revenue at this price "
-            f"is at least the best listed price's revenue minus {selection:.6g} "
-            f"(= (Delta/eps)(ln |H| + t), {delta}, |H| = "
-            f"{len(grid.prices)}, t = {t:.3g}; utility theorem, seed 003)"
-        )
-        return selection, None, text
-    discretization = grid.price_step * n * r
-    an = "price_step n" if r == 1 else "price_step max_rows n"
-    text = (
-        f"guarantee: with probability at least {confidence:.0%}, revenue >= gamma - {an} - "
-        f"(Delta/eps)(ln |H| + t) = gamma - {discretization:.6g} - {selection:.6g}, gamma the "
-        f"best revenue at any price in [0, {max_price:g}] (price_step = "
-        f"{grid.price_step:.6g}, n = {n} public, |H| = {len(grid.prices)}, t = {t:.3g}; seed 003)"
-    )
-    if r > 1:
-        text += f" ({delta})"
-    return selection, discretization, text
-
-
 def _valuation_values(
     valuations: Any,
     column: str | None,
@@ -383,10 +343,11 @@ def best_price(
     8.0
     """
     max_price, column, privacy_unit = request.max_price, request.column, request.privacy_unit
-    plan = _plan_price(request.epsilon, request.confidence, request.n, request.prices,
-                       request.price_step, max_price, request.max_rows, privacy_unit,
-                       source)  # fmt: skip
+    plan = plan_price(request.epsilon, request.confidence, request.n, request.prices,
+                      request.price_step, max_price, request.max_rows, privacy_unit)  # fmt: skip
     r, grid = plan.max_rows, plan.grid
+    # the mechanism at the plan's calibration (epsilon, Delta = r max(prices))
+    mechanism = make_price_mechanism(grid, plan.epsilon, source=source, max_rows=r)
     opened, read = _valuation_values(valuations, column, grid, schema, privacy_unit, r, source,
                                      progress)  # fmt: skip
     described = getattr(opened, "description", None) if column is not None else None
@@ -395,7 +356,7 @@ def best_price(
 
     def release() -> PriceResult:
         return PriceResult(
-            price=float(plan.mechanism(read())), epsilon=float(plan.epsilon),
+            price=float(mechanism(read())), epsilon=float(plan.epsilon),
             n_prices=len(grid.prices), price_step=grid.price_step, n=plan.n,
             selection_loss=plan.selection, discretization_loss=plan.discretization,
             confidence=plan.confidence, accuracy=plan.accuracy,
@@ -403,55 +364,7 @@ def best_price(
         )  # fmt: skip
 
     # One buyer (a row, or with privacy_unit all of one buyer's bids) added or removed.
-    return charge_then_release(
-        book, release, float(plan.epsilon), "best_price", parameters, privacy_unit=privacy_unit,
-        source=described,
+    return charge_then(
+        book, release, float(plan.epsilon), 0.0, None, "bounded_range", "best_price", parameters,
+        privacy_unit=privacy_unit, source=described, stages=plan.stages,
     )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class _PricePlan:
-    """A price choice planned from public facts: the grid, the guarantee and the mechanism."""
-
-    epsilon: Fraction
-    confidence: float
-    n: int | None  # the public number of buyers, if given
-    max_rows: int  # the bids each buyer keeps
-    grid: PriceGrid
-    selection: float  # the guarantee's selection loss
-    discretization: float | None  # and its discretization loss (a grid with a public n)
-    accuracy: str  # the guarantee, as a sentence
-    mechanism: Measurement
-
-    def parameters(
-        self, max_price: float, column: str | None, privacy_unit: str | None
-    ) -> dict[str, Any]:
-        """The public parameters the ledger and the result record."""
-        grid, r = self.grid, self.max_rows
-        return {
-            "epsilon": float(self.epsilon), "n_prices": len(grid.prices),
-            "price_step": grid.price_step, "max_price": float(max_price), "n": self.n,
-            "column": column,
-            **({} if privacy_unit is None else {"privacy_unit": privacy_unit, "max_rows": r}),
-        }  # fmt: skip
-
-
-def _plan_price(
-    epsilon: float,
-    confidence: float,
-    n: int | None,
-    prices: Any,
-    price_step: float | None,
-    max_price: float,
-    max_rows: int | None,
-    privacy_unit: str | None,
-    source: RandomSource | None,
-) -> _PricePlan:
-    """Check the public parameters in order, then build the grid, the guarantee and the
-    mechanism (nothing read, nothing charged)."""
-    eps, conf, n, r, grid = check_price_arguments(
-        epsilon, confidence, n, prices, price_step, max_price, max_rows, privacy_unit
-    )
-    selection, discretization, text = _guarantee(grid, eps, n, float(max_price), conf, r)
-    mechanism = make_price_mechanism(grid, eps, source=source, max_rows=r)
-    return _PricePlan(eps, conf, n, r, grid, selection, discretization, text, mechanism)

@@ -51,8 +51,11 @@ from typing import Any
 from ..core.errors import ParameterError
 from ..data.engine import Engine
 from ..data.tables import open_table
+from ..planning.private_choice import ChoiceBudget, choice_budget
 from ..planning.quantile_checks import check_auto_bounds_arguments
+from ..planning.quantile_plan import plan_auto_bounds
 from ..planning.quantile_request import QuantileRequest
+from ..planning.value_bounds import bound_bins, empty_bin_threshold
 from ..sampling.source import RandomSource
 from ._common import open_ledger
 from .bounds import bounds_choice_cost, choose_bounds
@@ -62,8 +65,8 @@ from .quantile_query import (
     check_unit_column,
 )
 from .quantile_release import quantile_release
-from .quantile_result import ChoiceBudget, QuantileResult, choice_budget, with_private_choice
-from .release import charge_then_release
+from .quantile_result import QuantileResult, with_private_choice
+from .release import charge_then
 
 __all__ = ["auto_bound_levels", "quantile_with_auto_bounds"]
 
@@ -154,9 +157,14 @@ def quantile_with_auto_bounds(
 
     # The bounds' noisy histogram adds Laplace noise: the entry is pure epsilon-DP (never
     # bounded range, whose zCDP conversion eps^2 / 8 holds for exponential mechanisms only).
-    return charge_then_release(
-        book, release, budget.total, "quantile/bounds=auto", parameters, "pure",
-        privacy_unit=privacy_unit, source=query.table.description,
+    n_bins = len(bound_bins())
+    stages = plan_auto_bounds(
+        budget, query.chosen, len(query.levels), rows=query.rows, n_bins=n_bins,
+        threshold=empty_bin_threshold(Fraction(query.rows) / budget.choice, n_bins),
+    )  # fmt: skip
+    return charge_then(
+        book, release, budget.total, 0.0, None, "pure", "quantile/bounds=auto", parameters,
+        privacy_unit=privacy_unit, source=query.table.description, stages=stages,
     )  # fmt: skip
 
 

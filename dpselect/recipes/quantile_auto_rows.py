@@ -6,11 +6,13 @@ chosen privately, then the quantiles with that bound (:func:`quantile_with_auto_
   ..., 256``, as ``max_contributions="auto"`` of :func:`dpselect.top_k`): the score of
   ``r`` is ``sum_u min(c_u, r) - margin(r)``, ``c_u`` unit ``u``'s rows with a number and
   ``margin(r)`` the public rank margin of the method's accuracy statement at the
-  row-level epsilon ``eps_q / r`` (:func:`_rank_margin`); with ``bounds="auto"`` also
+  row-level epsilon ``eps_q / r``
+  (:func:`~dpselect.planning.rows_penalty.rank_margin`); with ``bounds="auto"`` also
   the rows the bounds choice needs to land next to the data, ``r`` times the row-level
-  threshold of :func:`quantile_with_auto_bounds` (:func:`_bounds_rows_needed`). Up to
-  the constant ``sum_u c_u`` this is minus the rows dropped by the bound and the rank
-  error its noise may add. Sensitivity ``Delta_r = r`` (one unit adds at most
+  threshold of :func:`quantile_with_auto_bounds`
+  (:func:`~dpselect.planning.rows_penalty.bounds_rows_needed`). Up to the constant
+  ``sum_u c_u`` this is minus the rows dropped by the bound and the rank error its noise may
+  add. Sensitivity ``Delta_r = r`` (one unit adds at most
   ``r`` kept rows; the margin is public).
 - **Budget** (a public rule): ``auto_fraction`` (default 0.25) of ``epsilon`` to the choice
   (its GEM map at distance 1, ``eps_c``), the rest ``eps_q = epsilon - eps_c`` (rounded
@@ -28,7 +30,6 @@ units").
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -37,31 +38,28 @@ from typing import Any
 from ..data.column_roles import recorded_step
 from ..data.engine import Engine
 from ..data.tables import one_column, open_table
-from ..mechanisms.quantile_candidates import candidate_accuracy
-from ..mechanisms.quantile_continuous import check_resolution, continuous_accuracy
-from ..mechanisms.quantile_joint import joint_rows_bound
-from ..mechanisms.quantile_joint_parameters import joint_resolution
-from ..mechanisms.quantile_recursive import recursive_alphas
-from ..mechanisms.quantile_tree import tree_accuracy
-from ..planning.budget import first_share
 from ..planning.contribution_choice import DEFAULT_CONTRIBUTIONS, contribution_choice_cost
 from ..planning.contributions import check_auto_fraction
-from ..planning.quantile_checks import check_auto_rows_arguments, choose_quantile_method
+from ..planning.private_choice import ChoiceBudget, choice_budget
+from ..planning.quantile_checks import check_release_arguments
+from ..planning.quantile_methods import charge_kind
+from ..planning.quantile_plan import (
+    plan_auto_rows,
+)
 from ..planning.quantile_request import QuantileRequest
+from ..planning.rows_penalty import rows_margins
+from ..planning.stage import Stage
 from ..sampling.source import RandomSource
-from ._common import AUTO_FRACTION, open_ledger
-from .bounds import choose_max_contributions
-from .quantile_auto_bounds import quantile_with_auto_bounds
-from .quantile_count_rule import TREE_COUNT_FRACTION
-from .quantile_methods import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD, charge_kind
+from ._common import open_ledger
+from .bounds import bounds_choice_cost, choose_max_contributions
+from .quantile_auto_bounds import auto_bound_levels, quantile_with_auto_bounds
 from .quantile_query import (
     check_numeric_column,
     check_unit_column,
 )
 from .quantile_release import quantile_release
-from .quantile_result import ChoiceBudget, QuantileResult, choice_budget, with_private_choice
-from .release import charge_then_release
-from .value_bins import bound_bins, empty_bin_threshold
+from .quantile_result import QuantileResult, with_private_choice
+from .release import charge_then
 
 __all__ = ["quantile_with_auto_rows"]
 
@@ -107,7 +105,11 @@ def quantile_with_auto_rows(
     budget = choice_budget(
         query.eps, query.fraction, lambda share: contribution_choice_cost(share, candidates_r)
     )
-    margins = _margins(query, budget.query, candidates_r, bounds, request.resolution)
+    margins = rows_margins(
+        query.chosen, query.levels, Fraction(budget.query), query.conf, candidates_r,
+        bounds=query.lo_hi, resolution=request.resolution, candidates=query.cands,
+        step=query.step, auto_bounds=bounds == "auto",
+    )  # fmt: skip
     book = open_ledger(ledger)
     parameters = {
         "column": column, "q": [float(lv) for lv in query.levels], "epsilon": float(query.eps),
@@ -129,9 +131,27 @@ def quantile_with_auto_rows(
     # the tree, the auto rule's noisy count and the auto bounds' histogram add Laplace noise:
     # pure; else bounded range
     kind = "pure" if bounds == "auto" else charge_kind(query.chosen)
-    return charge_then_release(
-        book, release, budget.total, "quantile/max_rows=auto", parameters, kind,
+    return charge_then(
+        book, release, budget.total, 0.0, None, kind, "quantile/max_rows=auto", parameters,
         privacy_unit=privacy_unit, source=query.table.description,
+        stages=_stages(query, budget, len(candidates_r), request),
+    )  # fmt: skip
+
+
+def _stages(
+    query: _AutoRowsQuery, budget: ChoiceBudget, n_candidates_r: int, request: QuantileRequest
+) -> tuple[Stage, ...]:
+    """The release's stages (:func:`~dpselect.planning.quantile_plan.plan_auto_rows`): with
+    ``bounds="auto"``, the rest divided again as :func:`quantile_with_auto_bounds` will."""
+    bounds_budget = None
+    if request.bounds == "auto":
+        levels = auto_bound_levels(query.levels)
+        bounds_budget = choice_budget(Fraction(budget.query), query.fraction,
+                                      lambda share: bounds_choice_cost(share, levels))  # fmt: skip
+    return plan_auto_rows(
+        budget, query.chosen, len(query.levels), n_candidates_r, bounds_budget=bounds_budget,
+        lo_hi=query.lo_hi, resolution=request.resolution, step=query.step,
+        n_candidates=None if query.cands is None else len(query.cands),
     )  # fmt: skip
 
 
@@ -166,9 +186,9 @@ def _check_auto_rows(
     auto_fraction: float | None,
 ) -> _AutoRowsQuery:
     """Every refusal of ``max_rows="auto"``, from public facts, in the order they are made."""
-    checked = check_auto_rows_arguments(
+    checked = check_release_arguments(
         q, epsilon, bounds, candidates, confidence=confidence, resolution=resolution,
-        mechanism=mechanism, auto_fraction=auto_fraction,
+        mechanism=mechanism, auto_fraction=auto_fraction, choose_rows=True,
     )  # fmt: skip
     fraction = check_auto_fraction(auto_fraction)
     eps, given, levels, conf = checked.eps, checked.given, checked.levels, checked.conf
@@ -177,28 +197,8 @@ def _check_auto_rows(
     check_numeric_column(table, data, column)
     check_unit_column(table, privacy_unit, 1)
     step = recorded_step(table.require_column(column, "column"))
-    chosen = choose_quantile_method(mechanism, len(levels), bounds is not None)
+    chosen = checked.chosen
     return _AutoRowsQuery(given, levels, eps, fraction, conf, cands, lo_hi, chosen, table, step)
-
-
-def _margins(
-    query: _AutoRowsQuery,
-    eps_q: float,
-    candidates_r: list[int],
-    bounds: Any,
-    resolution: float | None,
-) -> dict[int, Fraction]:
-    """The public penalty of each candidate bound ``r``: the method's rank margin at
-    ``eps_q / r`` per row, plus (``bounds="auto"``) the rows the bounds' choice needs."""
-    margins = {
-        r: _rank_margin(query.chosen, query.levels, Fraction(eps_q) / r, query.conf, query.lo_hi,
-                        resolution, query.cands, query.step)
-        for r in candidates_r
-    }  # fmt: skip
-    if bounds == "auto":  # the bounds choice runs at eps_q too, with r rows per unit
-        need = _bounds_rows_needed(query.levels, Fraction(eps_q), query.conf)
-        margins = {r: margin + r * need for r, margin in margins.items()}
-    return margins
 
 
 def _rows_then_quantiles(
@@ -254,60 +254,3 @@ def _quantiles_with_rows(
     # fixed bounds or candidates refuse an auto_fraction (the choice is charged by now)
     return quantile_release(data, with_rows, ledger=None, source=source, progress=progress,
                             work_progress=None, schema=schema)  # fmt: skip
-
-
-def _rank_margin(
-    chosen: str,
-    levels: list[Fraction],
-    row_epsilon: Fraction,
-    confidence: float,
-    bounds: tuple[float, float] | None,
-    resolution: float | None,
-    candidates: list[float] | None,
-    step: Fraction | None = None,
-) -> Fraction:
-    """The public penalty of ``max_rows="auto"`` at one bound ``r``: the rank margin (rows) of
-    the accuracy statement of the method ``chosen``
-    (:func:`~dpselect.planning.quantile_checks.choose_quantile_method`) run at the
-    row-level epsilon ``row_epsilon = eps_q / r``, its largest over the levels. For the auto
-    rule's tree-or-joint choice, the smaller of the two (the rule picks by a noisy count that
-    is not known yet). Public parameters only; ``bounds=None`` (chosen later) reads ``(0,
-    1)``: the statements depend on the bounds only through ``(hi - lo) / w``."""
-    lo_hi = bounds if bounds is not None else (0.0, 1.0)
-    m = len(levels)
-    if candidates is not None:
-        each = row_epsilon / m
-        return Fraction(max(candidate_accuracy(lv, each, len(candidates), confidence)
-                            for lv in levels))  # fmt: skip
-    if chosen == "split":
-        w = check_resolution(resolution, *lo_hi)
-        return Fraction(max(continuous_accuracy(lo_hi, lv, row_epsilon / m, confidence, w).alpha
-                            for lv in levels))  # fmt: skip
-    if chosen == "recursive":
-        w = check_resolution(resolution, *lo_hi)
-        return Fraction(max(recursive_alphas(lo_hi, levels, row_epsilon, confidence, w)))
-    each = (
-        first_share(row_epsilon, TREE_COUNT_FRACTION).rest_epsilon
-        if chosen == "count"
-        else row_epsilon
-    )
-    tree = tree_accuracy(lo_hi, each, confidence, TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD)
-    w = joint_resolution(resolution, *lo_hi, each, step)
-    length = w if w > 0 else check_resolution(None, *lo_hi)
-    joint = joint_rows_bound(levels, each, confidence, lo_hi, length)
-    margins = {"tree": tree.rank_error, "joint": joint, "count": min(tree.rank_error, joint)}
-    return Fraction(margins[chosen])
-
-
-def _bounds_rows_needed(levels: list[Fraction], epsilon: Fraction, confidence: float) -> Fraction:
-    """The rows a bin needs at ``max_rows = 1`` for ``bounds="auto"`` to keep it: the noisy
-    histogram's threshold (:func:`~dpselect.recipes.value_bins.empty_bin_threshold`) at the
-    default share ``eps_c`` of ``epsilon``, plus the noise's ``confidence`` quantile (a bin
-    holding that many rows is kept with probability ``confidence``). With ``max_rows = r``
-    the noise scale is ``r`` times larger, and so is this number. Public; ``levels`` do not
-    enter (the histogram serves every level)."""
-    eps_c = first_share(epsilon, AUTO_FRACTION).first_epsilon
-    n_bins = len(bound_bins())
-    beta = 1.0 - float(confidence)
-    margin = math.log(1 / (2 * beta)) / float(eps_c)  # P(Z < -margin) <= beta
-    return Fraction(empty_bin_threshold(1 / eps_c, n_bins)) + Fraction(math.ceil(margin))

@@ -17,8 +17,6 @@ from ..core.errors import ParameterError
 from ..data.column_roles import recorded_step
 from ..data.engine import Engine
 from ..data.query import PrivateGroups, PublicGroups, Query, UnitRule
-from ..mechanisms.quantile_continuous import check_bounds
-from ..mechanisms.quantile_joint_parameters import recorded_resolution
 from ..mechanisms.validate import check_delta
 from ..planning.budget import divide
 from ..planning.epsilon_range import stages_of_a_release
@@ -32,9 +30,9 @@ from ..planning.group_plan import (
 )
 from ..planning.quantile_checks import (
     check_grouped_arguments,
-    choose_quantile_method,
-    quantile_levels,
 )
+from ..planning.quantile_count_rule import count_rule_statements
+from ..planning.quantile_plan import group_options
 from ..planning.quantile_request import QuantileRequest
 from ..sampling.source import RandomSource
 from ._common import CONFIDENCE, numeric_column, open_ledger
@@ -46,7 +44,6 @@ from .grouping import (
     draw_salts,
     selected_groups,
 )
-from .quantile_count_rule import count_rule_statements
 from .quantile_release import quantile_release
 from .quantile_result import QuantileResult
 from .release import open_checked
@@ -166,7 +163,8 @@ def _check_grouped(
     eps, r = check_grouped_arguments(epsilon, options.get("bounds"), privacy_unit, max_rows)
     table = open_checked(data, column, privacy_unit, schema)
     numeric_column(table, column)
-    options = _typed_resolution(table, column, q, options)
+    step = recorded_step(table.require_column(column, "column"))
+    options = group_options(options, q, step)
     grouping = check_groups(table, column, by, groups, privacy_unit, max_groups, group_fraction)
     dlt = _checked_delta(delta, grouping.listed is None)
     return _GroupedQuery(eps, dlt, r, table, options, grouping)
@@ -208,26 +206,6 @@ def _group_costs(
             f"epsilon_g / {r} = {inner:.6g} (group privacy)"
         )
     return _GroupCosts(selection, select_cost, each, total, accounting)
-
-
-def _typed_resolution(
-    table: Engine, column: str, q: Any, options: dict[str, Any]
-) -> dict[str, Any]:
-    """The options with the joint mechanism's resolution from the column's type, when it may
-    run and none was given (schema only)."""
-    if "resolution" not in options and "bounds" in options:
-        # each group runs on float rows: the joint mechanism's default from the column's type
-        # is passed on as its resolution (under "auto" only the joint plan reads it, the tree
-        # does not; schema only)
-        chosen = choose_quantile_method(
-            str(options.get("mechanism", "auto")), len(quantile_levels(q)[1]), True
-        )
-        by_step = recorded_resolution(
-            recorded_step(table.require_column(column, "column")), *check_bounds(options["bounds"])
-        )
-        if chosen in ("joint", "count") and by_step is not None:
-            options = {**options, "resolution": by_step}
-    return options
 
 
 def _checked_delta(delta: float | None, private: bool) -> float:

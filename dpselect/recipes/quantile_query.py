@@ -1,11 +1,10 @@
 """A quantile query checked from public facts only, before anything is charged: the levels, the
 bounds or candidates, the method, the column's type and the privacy unit
-(:class:`QuantileQuery`, :func:`check_query`)."""
+(:func:`check_query`, which builds the planner's
+:class:`~dpselect.planning.quantile_query.QuantileQuery`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from ..core.errors import DataError
@@ -16,12 +15,12 @@ from ..planning.quantile_checks import (
     JOINT_AUTO_MAX_LEVELS,
     check_release_arguments,
 )
+from ..planning.quantile_query import QuantileQuery
 from ..planning.quantile_request import check_rows_per_unit
 from ._common import NUMERIC_TYPES
 
 __all__ = [
     "JOINT_AUTO_MAX_LEVELS",
-    "QuantileQuery",
     "check_numeric_column",
     "check_query",
     "check_rows_per_unit",
@@ -59,61 +58,6 @@ def check_unit_column(table: Engine, privacy_unit: str | None, max_rows: int) ->
         "(docs/contribution_bounding.md, 'Rows per unit'); n in the accuracy lines counts the "
         "kept rows"
     ]
-
-
-@dataclass(frozen=True)
-class QuantileQuery:
-    """A quantile query with public bounds or candidates and a fixed ``max_rows``, checked.
-
-    Every attribute is a public fact (the parameters, the schema); nothing has been read or
-    charged.
-
-    Attributes
-    ----------
-    column : str
-        The numeric column.
-    given, levels : list
-        The levels as given (floats) and as the mechanisms use them (exact fractions).
-    eps : Fraction
-        The total epsilon.
-    conf : float
-        The confidence of the accuracy statements.
-    cands : list of float or None
-        The public candidates (``None``: bounds).
-    lo_hi : (float, float) or None
-        The public bounds (``None``: candidates).
-    resolution : float or None
-        The resolution as given; ``w`` is the checked one (``None`` for candidates).
-    chosen : str
-        The method (:func:`~dpselect.planning.quantile_checks.choose_quantile_method`):
-        ``"count"`` is the auto rule's noisy row count.
-    rows : int
-        The most rows one unit keeps (1 without a unit).
-    privacy_unit : str or None
-        The unit column.
-    table : Engine
-        The opened table (its schema only was read).
-    notes : list of str
-        The notes on the column and the unit the result shows.
-    step : Fraction or None
-        The grid the column's type puts values on (``None``: a float or text column).
-    """
-
-    column: str
-    given: list[float]
-    levels: list[Fraction]
-    eps: Fraction
-    conf: float
-    cands: list[float] | None
-    lo_hi: tuple[float, float] | None
-    resolution: float | None
-    w: float | None
-    chosen: str
-    rows: int
-    privacy_unit: str | None
-    table: Engine
-    notes: list[str]
-    step: Fraction | None
 
 
 def check_query(

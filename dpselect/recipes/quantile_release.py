@@ -12,24 +12,22 @@ from typing import Any
 from ..core.errors import ParameterError
 from ..data.query import Query, UnitRule
 from ..data.tables import one_column
-from ..planning.quantile_request import QuantileRequest
-from ..sampling.source import RandomSource, resolve_source
-from ._common import open_ledger
-from .quantile_count_rule import count_plan
-from .quantile_methods import (
+from ..planning.quantile_methods import (
     F64,
     MethodPlan,
     Picked,
     charge_kind,
     on_grid,
-    recursive_plan,
-    single_plan,
-    split_plan,
 )
-from .quantile_query import QuantileQuery, check_query
+from ..planning.quantile_planner import plan_quantile
+from ..planning.quantile_query import QuantileQuery
+from ..planning.quantile_request import QuantileRequest
+from ..planning.quantile_statements import continuous_line, grid_line
+from ..sampling.source import RandomSource, resolve_source
+from ._common import open_ledger
+from .quantile_query import check_query
 from .quantile_result import QuantileResult
-from .quantile_statements import _continuous_line, _grid_line
-from .release import charge_then_release
+from .release import charge_then
 
 __all__ = ["quantile_release"]
 
@@ -73,7 +71,7 @@ def quantile_release(
         confidence=request.confidence, resolution=request.resolution,
         mechanism=request.mechanism, schema=schema, privacy_unit=privacy_unit, rows=rows,
     )  # fmt: skip
-    plan = _PLANS[query.chosen](query, source, work_progress)
+    plan = plan_quantile(query, source, work_progress)
     plan, grid_note = _on_engine_grid(query, plan)
     book = open_ledger(ledger)
     parameters = _parameters(query, plan)
@@ -83,20 +81,11 @@ def quantile_release(
         released, picked = plan.run(values)
         return _result(query, plan, _Ran(released, picked, grid_note), parameters, book)
 
-    return charge_then_release(
-        book, release, float(query.eps), "quantile", parameters, kind=charge_kind(query.chosen),
-        privacy_unit=privacy_unit, source=query.table.description,
+    return charge_then(
+        book, release, float(query.eps), 0.0, None, charge_kind(query.chosen), "quantile",
+        parameters, privacy_unit=privacy_unit, source=query.table.description,
+        stages=plan.stages,
     )  # fmt: skip
-
-
-#: The plan of each method (:func:`~dpselect.planning.quantile_checks.choose_quantile_method`).
-_PLANS: dict[str, Callable[..., MethodPlan]] = {
-    "count": count_plan,
-    "joint": single_plan,
-    "tree": single_plan,
-    "recursive": recursive_plan,
-    "split": split_plan,
-}
 
 
 def _on_engine_grid(query: QuantileQuery, plan: MethodPlan) -> tuple[MethodPlan, float | None]:
@@ -110,10 +99,10 @@ def _on_engine_grid(query: QuantileQuery, plan: MethodPlan) -> tuple[MethodPlan,
         return plan, None
     d = float(width)
     if query.chosen in ("recursive", "joint", "tree", "count"):
-        return replace(plan, accuracy=[*plan.accuracy, _grid_line(d, query.chosen)]), d
+        return replace(plan, accuracy=[*plan.accuracy, grid_line(d, query.chosen)]), d
     w, r = query.w, query.rows
     assert w is not None
-    lines = [_continuous_line(lv, plan.each / r, lo_hi, query.conf, w, grid=d)
+    lines = [continuous_line(lv, plan.each / r, lo_hi, query.conf, w, grid=d)
              for lv in query.levels]  # fmt: skip
     return replace(plan, accuracy=lines), None
 
@@ -182,7 +171,7 @@ def _result(
         late = picked.plan
         text, acc, loss, res = late.text, late.accuracy, late.rounding, late.w
         if ran.grid_note is not None:
-            acc = [*acc, _grid_line(ran.grid_note, late.name)]
+            acc = [*acc, grid_line(ran.grid_note, late.name)]
         params.update(method=late.name, resolution=res, noisy_rows=picked.noisy_rows)
         if picked.grains is not None:
             params.update(grain_histogram=picked.grains)

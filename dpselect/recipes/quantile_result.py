@@ -1,21 +1,18 @@
-"""What a private quantile release returns: :class:`QuantileResult`; and a private choice (of
-the bounds, of ``max_rows``) paid from the release's budget: how the budget divides
-(:class:`ChoiceBudget`, through :mod:`dpselect.planning.budget`) and the result restated with
-the choice (:func:`with_private_choice`)."""
+"""What a private quantile release returns: :class:`QuantileResult`; and the result restated
+with a private choice (of the bounds, of ``max_rows``) paid from the release's budget
+(:func:`with_private_choice`; the budget divides in
+:func:`~dpselect.planning.private_choice.choice_budget`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from fractions import Fraction
 from typing import Any
 
-from ..core.arithmetic import float_up
-from ..planning.budget import first_share, remainder
+from ..planning.private_choice import ChoiceBudget
 from ._common import jsonable
 from .result import Result
 
-__all__ = ["ChoiceBudget", "QuantileResult", "choice_budget", "with_private_choice"]
+__all__ = ["QuantileResult", "with_private_choice"]
 
 
 # ----------------------------------------------------------------------------- the result
@@ -100,55 +97,6 @@ class QuantileResult(Result):
         lines.extend(self.accuracy)
         lines.extend(self.notes)
         return "\n".join(lines)
-
-
-@dataclass(frozen=True)
-class ChoiceBudget:
-    """A release's epsilon divided between a private choice and the quantiles run with it.
-
-    Attributes
-    ----------
-    choice : Fraction
-        The choice's share, ``auto_fraction`` of epsilon (its mechanism is calibrated to it).
-    spent : float
-        What the choice costs (its privacy map at distance 1, ``eps_c``).
-    query : float
-        What remains for the quantiles, ``epsilon - eps_c`` rounded down (``eps_q``).
-    total : float
-        The charge: ``eps_c + eps_q`` rounded up (adaptive composition).
-    """
-
-    choice: Fraction
-    spent: float
-    query: float
-    total: float
-
-
-def choice_budget(
-    epsilon: Fraction, fraction: float, cost: Callable[[Fraction], float]
-) -> ChoiceBudget:
-    """Give ``fraction`` of ``epsilon`` to a private choice costing ``cost(share)``, the rest to
-    the quantiles (:func:`~dpselect.planning.budget.first_share`,
-    :func:`~dpselect.planning.budget.remainder`).
-
-    Parameters
-    ----------
-    epsilon : Fraction
-        The release's total epsilon.
-    fraction : float
-        The choice's share (``auto_fraction``, checked in ``(0, 1)``).
-    cost : callable
-        The choice's privacy cost at its share of epsilon.
-
-    Returns
-    -------
-    ChoiceBudget
-        The share, its cost, the rest and the total charged.
-    """
-    eps_choice = first_share(epsilon, fraction).first_epsilon
-    spent_c = cost(eps_choice)
-    eps_q = remainder(epsilon, spent_c)
-    return ChoiceBudget(eps_choice, spent_c, eps_q, float_up(Fraction(spent_c) + Fraction(eps_q)))
 
 
 def with_private_choice(

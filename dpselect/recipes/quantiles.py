@@ -27,7 +27,7 @@ holding its concept:
 
 - fixed ``bounds=(lo, hi)`` or ``candidates``: :mod:`~dpselect.recipes.quantile_release`
   (checked in :mod:`~dpselect.recipes.quantile_query`, planned in
-  :mod:`~dpselect.recipes.quantile_methods` and :mod:`~dpselect.recipes.quantile_count_rule`);
+  :mod:`~dpselect.planning.quantile_methods` and :mod:`~dpselect.planning.quantile_count_rule`);
 - ``bounds="auto"``: the bounds are chosen privately first with ``auto_share`` (default
   0.25) of ``epsilon``, one composed charge (:mod:`~dpselect.recipes.quantile_auto_bounds`);
 - ``privacy_unit``: a column identifying people; ``epsilon`` then protects one person (all

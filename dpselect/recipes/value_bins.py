@@ -2,12 +2,13 @@
 
 :func:`~dpselect.recipes.bounds.choose_bounds` chooses bounds among the edges of the bins
 ``[2^j, 2^(j+1))``, their mirror images ``[-2^(j+1), -2^j)`` (``j = -8..40``) and
-``[-2^-8, 2^-8)`` (:func:`bound_bins`, 99 bins). This module holds the bins, the bins' scores
-for a level (the ``"levels"`` method: :func:`bin_score`, :func:`bin_scores`, and the same
-integers from an engine's edge counts), the noisy histogram of the bins and its threshold
-(the ``"histogram"`` method: the Laplace mechanism, Dwork, McSherry, Nissim and Smith 2006,
-made exact by :func:`~dpselect.mechanisms.laplace.make_laplace`), and the bounds read from
-the noisy counts (post-processing). ``docs/private_selection.md`` has the maps and proofs.
+``[-2^-8, 2^-8)`` (:func:`~dpselect.planning.value_bounds.bound_bins`, 99 bins, public and
+planned with the histogram's threshold in :mod:`dpselect.planning.value_bounds`). This
+module holds the bins' scores for a level (the ``"levels"`` method: :func:`bin_score`,
+:func:`bin_scores`, and the same integers from an engine's edge counts), the noisy histogram
+of the bins (the ``"histogram"`` method: the Laplace mechanism, Dwork, McSherry, Nissim and
+Smith 2006, made exact by :func:`~dpselect.mechanisms.laplace.make_laplace`), and the bounds
+read from the noisy counts (post-processing). ``docs/private_selection.md`` has the maps and proofs.
 """
 
 from __future__ import annotations
@@ -27,35 +28,10 @@ from ..mechanisms.laplace import make_laplace
 from ..sampling.source import RandomSource
 
 __all__ = [
-    "EMPTY_BIN_RATE",
     "bin_score",
     "bin_scores",
-    "bound_bins",
-    "empty_bin_threshold",
     "histogram_bounds",
 ]
-
-#: The histogram method's threshold: with probability at least ``1 - EMPTY_BIN_RATE`` no bin
-#: without rows reaches it (a union bound over the bins).
-EMPTY_BIN_RATE = 1e-3
-
-
-def bound_bins(low_exp: int = -8, high_exp: int = 40) -> list[tuple[float, float]]:
-    """The public bins ``[-2^(j+1), -2^j)``, ``[-2^low, 2^low)``, ``[2^j, 2^(j+1))``.
-
-    Parameters
-    ----------
-    low_exp, high_exp : int, default -8 and 40
-        The least and largest exponent ``j`` of the bins ``[2^j, 2^(j+1))``.
-
-    Returns
-    -------
-    list of (float, float)
-        The ``2 (high_exp - low_exp + 1) + 1`` bins ``(l, h)``, increasing (99 by default).
-    """
-    neg = [(-(2.0 ** (j + 1)), -(2.0**j)) for j in range(high_exp, low_exp - 1, -1)]
-    pos = [(2.0**j, 2.0 ** (j + 1)) for j in range(low_exp, high_exp + 1)]
-    return [*neg, (-(2.0**low_exp), 2.0**low_exp), *pos]
 
 
 def bin_score(level: Fraction, n: int, below: int, at_least_high: int) -> int:
@@ -96,7 +72,7 @@ def bin_scores(values: Any, bins: list[tuple[float, float]], level: Fraction) ->
     values : array_like of float
         The data (the private rows; NaN dropped).
     bins : list of (float, float)
-        The bins ``[l, h)`` (:func:`bound_bins`).
+        The bins ``[l, h)`` (:func:`~dpselect.planning.value_bounds.bound_bins`).
     level : Fraction
         The level ``A / B``.
 
@@ -161,38 +137,6 @@ def _noisy_bins(n_bins: int, eps: Fraction, source: RandomSource | None, max_row
     return make_laplace(domain, L1Distance(), Fraction(max_rows) / eps, source=source)
 
 
-def empty_bin_threshold(scale: Fraction, n_bins: int, rate: float = EMPTY_BIN_RATE) -> int:
-    """The least integer ``t >= 1`` with ``n_bins P(Z >= t) <= rate`` for discrete Laplace
-    noise ``Z`` of ``scale``: ``P(Z >= t) = q^t / (1 + q)``, ``q = exp(-1 / scale)`` (from the
-    closed form, then corrected step by step; rounded toward a larger ``t``).
-
-    Parameters
-    ----------
-    scale : Fraction
-        The discrete Laplace noise's scale (``max_rows / epsilon``).
-    n_bins : int
-        The number of bins.
-    rate : float, default EMPTY_BIN_RATE
-        The largest probability that some bin without rows reaches the threshold.
-
-    Returns
-    -------
-    int
-        The threshold ``t``.
-    """
-    q = math.exp(-1 / float(scale))
-
-    def tail(t: int) -> float:
-        return n_bins * math.exp(-t / float(scale)) / (1 + q) * (1 + 1e-9)
-
-    t = max(1, math.floor(float(scale) * math.log(n_bins / (rate * (1 + q)))) - 2)
-    while t > 1 and tail(t - 1) <= rate:
-        t -= 1
-    while tail(t) > rate:
-        t += 1
-    return t
-
-
 def histogram_bounds(
     noisy: Any, bins: list[tuple[float, float]], levels: list[Fraction], threshold: int
 ) -> tuple[float, float, str]:
@@ -214,11 +158,12 @@ def histogram_bounds(
     noisy : sequence of int
         The bins' noisy row counts.
     bins : list of (float, float)
-        The bins (:func:`bound_bins`).
+        The bins (:func:`~dpselect.planning.value_bounds.bound_bins`).
     levels : list of Fraction
         The low and high levels.
     threshold : int
-        The least noisy count a bin is kept with (:func:`empty_bin_threshold`).
+        The least noisy count a bin is kept with
+        (:func:`~dpselect.planning.value_bounds.empty_bin_threshold`).
 
     Returns
     -------

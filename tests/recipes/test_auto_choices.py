@@ -19,11 +19,11 @@ from dpselect.accounting.ledger import Ledger
 from dpselect.planning.contribution_choice import contribution_choice_cost
 from dpselect.planning.contributions import Contributions
 from dpselect.planning.quantile_request import quantile_request
+from dpselect.planning.value_bounds import bound_bins
 from dpselect.recipes import bounds as bounds_module
 from dpselect.recipes import choose_bounds, choose_max_contributions, quantile
 from dpselect.recipes.quantile_auto_bounds import auto_bound_levels
 from dpselect.recipes.top_k import AUTO_FRACTION
-from dpselect.recipes.value_bins import bound_bins
 from dpselect.sampling import InsecureSeededSource
 from tests.session_queries import session_top_k
 

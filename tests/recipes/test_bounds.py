@@ -15,12 +15,13 @@ import pytest
 import dpselect.core as dc
 from dpselect.accounting.ledger import Ledger
 from dpselect.mechanisms.generalized_exponential import GRID_BITS, gem_shifts, gem_threshold
+from dpselect.planning.value_bounds import bound_bins
 from dpselect.recipes.bounds import (
     choose_bounds,
     choose_max_contributions,
     contribution_scores,
 )
-from dpselect.recipes.value_bins import bin_scores, bound_bins
+from dpselect.recipes.value_bins import bin_scores
 from dpselect.sampling import InsecureSeededSource
 
 

@@ -194,7 +194,7 @@ def joint_failures(runs, *, mech_eps=None, resolution=None, anchors=False, monke
     the bound is the one for the five levels (E = 2: 2.5 rows in each outer gap), checked on
     the four gaps that the released values cut."""
     from dpselect.mechanisms import quantile_joint as qj
-    from dpselect.recipes.quantile_methods import anchored_levels
+    from dpselect.planning.quantile_methods import anchored_levels
     from dpselect.recipes.quantiles import quantile_fraction
 
     monkeypatch.setattr(qj, "round_to_step", lambda p, step, lo, hi: p)

@@ -472,8 +472,8 @@ def test_anchor_levels_unreleased_and_no_longer_used_by_auto(monkeypatch):
     """The joint mechanism with two anchors (q_1 / 20, 1 - (1 - q_m) / 20) releases the m
     others at the epsilon asked for (the anchors' values are dropped: post-processing); since
     the tree takes small eps n, mechanism="auto" no longer adds them (docs/quantiles.md)."""
-    from dpselect.recipes import quantile_count_rule as recipe
-    from dpselect.recipes.quantile_methods import JOINT_ANCHOR_EPSILON, anchored_levels
+    from dpselect.planning import quantile_count_rule as recipe
+    from dpselect.planning.quantile_methods import JOINT_ANCHOR_EPSILON, anchored_levels
 
     data = pd.DataFrame({"v": np.arange(1, 1001, dtype=float)})
     deciles = [i / 10 for i in range(1, 10)]

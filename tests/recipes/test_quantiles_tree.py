@@ -28,10 +28,10 @@ from dpselect.mechanisms.quantile_tree import (
     tree_descend,
     tree_scale,
 )
+from dpselect.planning import quantile_count_rule as recipe
 from dpselect.planning.quantile_checks import choose_quantile_method as _choose_method
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes import quantile
-from dpselect.recipes import quantile_count_rule as recipe
 from dpselect.sampling.source import InsecureSeededSource
 from tests.gof import ALPHA, fits
 

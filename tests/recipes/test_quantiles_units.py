@@ -40,10 +40,10 @@ from dpselect.mechanisms.quantile_score import (
 from dpselect.mechanisms.quantile_tree import make_tree_quantiles, tree_accuracy
 from dpselect.planning.contributions import Contributions
 from dpselect.planning.price_request import price_request
+from dpselect.planning.quantile_plan import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD
 from dpselect.planning.quantile_request import quantile_request
 from dpselect.recipes.pricing import best_price as recipe_best_price
 from dpselect.recipes.pricing import make_price_mechanism, price_grid
-from dpselect.recipes.quantile_methods import TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD
 from dpselect.recipes.quantiles import quantile as recipe_quantile
 from dpselect.sampling import InsecureSeededSource
 from dpselect.sampling.source import resolve_source

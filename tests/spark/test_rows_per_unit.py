@@ -145,7 +145,8 @@ def test_bounds_choice_reads_counts_not_values(datasets):
     same scores on Spark as DuckDB's, with and without a unit."""
     from fractions import Fraction
 
-    from dpselect.recipes.value_bins import _engine_bin_scores, bin_scores, bound_bins
+    from dpselect.planning.value_bounds import bound_bins
+    from dpselect.recipes.value_bins import _engine_bin_scores, bin_scores
 
     bins, levels = bound_bins(), [Fraction(1, 20), Fraction(19, 20)]
     for arrow, frame in datasets:

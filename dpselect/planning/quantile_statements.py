@@ -10,8 +10,10 @@ from ..core.arithmetic import printed_up
 from ..mechanisms.quantile_candidates import candidate_accuracy
 from ..mechanisms.quantile_continuous import continuous_accuracy
 
+__all__ = ["candidate_line", "continuous_line", "grid_line"]
 
-def _continuous_line(
+
+def continuous_line(
     level: Fraction,
     eps: Fraction,
     lo_hi: tuple[float, float],
@@ -19,9 +21,30 @@ def _continuous_line(
     w: float,
     grid: float | None = None,
 ) -> str:
-    """The accuracy line; ``grid``: the engine's cell width ``d``
-    (:meth:`dpselect.data.engine.Engine.grid_width`) (rows rounded down to
-    a public grid first: each moves down by less than ``d``, so the upper side widens by d)."""
+    """The continuous mechanism's accuracy line at one level (Smith 2011; docs/quantiles.md).
+
+    Parameters
+    ----------
+    level : Fraction
+        The level.
+    eps : Fraction
+        The row-level epsilon the mechanism runs at.
+    lo_hi : (float, float)
+        The bounds.
+    conf : float
+        The confidence.
+    w : float
+        The resolution.
+    grid : float, optional
+        The engine's cell width ``d`` (:meth:`dpselect.data.engine.Engine.grid_width`): rows
+        rounded down to a public grid first, each moving down by less than ``d``, so the upper
+        side widens by ``d``.
+
+    Returns
+    -------
+    str
+        The line.
+    """
     acc = continuous_accuracy(lo_hi, level, eps, conf, w)
     q = float(level)
     above, where = "2w", ""
@@ -40,10 +63,23 @@ def _continuous_line(
     )
 
 
-def _grid_line(grid: float, method: str) -> str:
+def grid_line(grid: float, method: str) -> str:
     """What an engine's grid changes in the statement of the recursive or joint method
     (the statement holds for the rows rounded down to the grid; each real row lies less than
-    ``d`` above its rounded value)."""
+    ``d`` above its rounded value).
+
+    Parameters
+    ----------
+    grid : float
+        The engine's cell width ``d``.
+    method : str
+        The method whose statement it amends.
+
+    Returns
+    -------
+    str
+        The line.
+    """
     if method == "recursive":
         return (
             f"  (engine grid: rows are rounded down to a grid of cells at most d = {grid:.3g} "
@@ -58,7 +94,26 @@ def _grid_line(grid: float, method: str) -> str:
     )
 
 
-def _candidate_line(level: Fraction, eps: Fraction, m: int, conf: float) -> str:
+def candidate_line(level: Fraction, eps: Fraction, m: int, conf: float) -> str:
+    """The accuracy line of the exponential mechanism over ``m`` public candidates at one
+    level (its utility theorem).
+
+    Parameters
+    ----------
+    level : Fraction
+        The level.
+    eps : Fraction
+        The row-level epsilon the mechanism runs at.
+    m : int
+        The number of candidates.
+    conf : float
+        The confidence.
+
+    Returns
+    -------
+    str
+        The line.
+    """
     alpha = candidate_accuracy(level, eps, m, conf)
     q = float(level)
     return (

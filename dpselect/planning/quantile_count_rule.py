@@ -17,22 +17,26 @@ from ..core.public_memo import kept
 from ..mechanisms.decimal_grain import grain_exponents, make_grain_histogram, recorded_exponent
 from ..mechanisms.laplace import make_laplace
 from ..mechanisms.quantile_continuous import check_bounds
-from ..mechanisms.quantile_joint_parameters import decimal_step, recorded_resolution
-from ..mechanisms.validate import check_user_epsilon
-from ..planning.budget import first_share
-from ..planning.quantile_checks import quantile_levels
+from ..mechanisms.quantile_joint_parameters import (
+    decimal_step,
+    joint_resolution,
+    recorded_resolution,
+)
+from ..mechanisms.quantile_score import unit_epsilon
+from ..mechanisms.validate import check_confidence, check_user_epsilon
 from ..sampling.source import RandomSource
-from ._common import CONFIDENCE, check_confidence
+from .quantile_checks import quantile_levels
 from .quantile_methods import F64, MethodPlan, Picked, _joint_plan, _Plan, _tree_plan, one_draw_plan
+from .quantile_plan import (
+    TREE_AUTO_LIMIT,
+    TREE_COUNT_FRACTION,
+    QuantileMethodPlan,
+    count_shares,
+)
 from .quantile_query import QuantileQuery
+from .top_k_plan import CONFIDENCE
 
-__all__ = ["TREE_AUTO_LIMIT", "TREE_COUNT_FRACTION", "count_plan", "count_rule_statements"]
-
-#: ``mechanism="auto"`` (2 to 20 levels with bounds) spends this share of epsilon on a noisy
-#: row count ``N``, then runs the tree if ``eps' N < TREE_AUTO_LIMIT`` (``eps'`` the rest of
-#: epsilon), else the joint mechanism (docs/quantiles.md, "Choosing the method").
-TREE_COUNT_FRACTION = Fraction(1, 20)
-TREE_AUTO_LIMIT = 700
+__all__ = ["count_plan", "count_rule_statements", "grain_bins"]
 
 
 def _per_row(epsilon: Fraction, max_rows: int) -> str:
@@ -114,8 +118,34 @@ class _GrainPlan:
         return sum(noisy), plan, line, released
 
 
+def grain_bins(query: QuantileQuery) -> int | None:
+    """The bins of the auto rule's noisy grain histogram, or ``None`` when a noisy row count
+    runs instead: public facts only (a float or text column, no declared resolution, an
+    engine that hands over the rows themselves).
+
+    Parameters
+    ----------
+    query : QuantileQuery
+        The checked query (bounds).
+
+    Returns
+    -------
+    int or None
+        The histogram's bins (one more than its candidate grids), or ``None``.
+    """
+    lo_hi = query.lo_hi
+    if lo_hi is None or query.step is not None or query.resolution is not None:
+        return None
+    if query.table.grid_width(lo_hi, None) is not None:
+        return None
+    public_w = joint_resolution(None, *lo_hi, unit_epsilon(count_shares(query.eps)[1],
+                                                            query.rows), None)  # fmt: skip
+    return len(_grain_grids(lo_hi, public_w)[0]) + 1
+
+
 def count_plan(
     query: QuantileQuery,
+    planned: QuantileMethodPlan,
     source: RandomSource | None,
     work_progress: Callable[[float], None] | None,
 ) -> MethodPlan:
@@ -126,6 +156,9 @@ def count_plan(
     ----------
     query : QuantileQuery
         The checked query (bounds, 2 to 20 levels).
+    planned : QuantileMethodPlan
+        Its shares (:func:`~dpselect.planning.quantile_plan.plan_quantile_method`): the
+        count's and the mechanism's.
     source : RandomSource or None
         The randomness (tests only).
     work_progress : callable or None
@@ -137,10 +170,9 @@ def count_plan(
         The plan, stated as the joint mechanism until the noisy count picks.
     """
     lo_hi, levels, conf, r = query.lo_hi, query.levels, query.conf, query.rows
-    step, resolution, table = query.step, query.resolution, query.table
+    step, resolution = query.step, query.resolution
     assert lo_hi is not None
-    shares = first_share(query.eps, TREE_COUNT_FRACTION)
-    eps_count, each = shares.first_epsilon, shares.rest_epsilon
+    eps_count, each = planned.count, planned.each
     tree_plan = _tree_plan(lo_hi, levels, each, conf, source, r)
     joint_plan = _joint_plan(lo_hi, levels, each, conf, resolution, False, source,
                              work_progress, r, step)  # fmt: skip
@@ -153,7 +185,7 @@ def count_plan(
     # same share buys a noisy grain histogram instead, whose sum is the row count and
     # whose bins tell the grid the values were recorded on (decimal_grain).
     grains = None
-    if step is None and resolution is None and table.grid_width(lo_hi, None) is None:
+    if grain_bins(query) is not None:
         grains = _GrainPlan(lo_hi, levels, each, conf, source, work_progress, r,
                             eps_count, joint_plan)  # fmt: skip
     counted = "a noisy row count N (discrete Laplace)"
@@ -212,8 +244,7 @@ def count_rule_statements(inner: float, q: Any, options: dict[str, Any]) -> tupl
     mechanism, :func:`quantile`): both plans, as the rule builds them in every group at
     ``inner`` (public parameters only; each group's own result names the one it ran)."""
     eps = Fraction(check_user_epsilon(inner))
-    shares = first_share(eps, TREE_COUNT_FRACTION)
-    each = shares.rest_epsilon
+    eps_count, each = count_shares(eps)
     lo_hi = check_bounds(options["bounds"])
     levels = quantile_levels(q)[1]
     conf = check_confidence(options.get("confidence", CONFIDENCE))
@@ -231,7 +262,7 @@ def count_rule_statements(inner: float, q: Any, options: dict[str, Any]) -> tupl
     # histogram: the joint statement at each candidate grid's resolution is listed too
     joints = [joint]
     if options.get("resolution") is None:
-        grains = _GrainPlan(lo_hi, levels, each, conf, None, None, 1, shares.first_epsilon, joint)
+        grains = _GrainPlan(lo_hi, levels, each, conf, None, None, 1, eps_count, joint)
         joints += [p for p in grains.plans.values() if p is not joint]
     statements = [" ".join(line.removeprefix("accuracy: ") for line in p.accuracy) for p in joints]
     accuracy = (

@@ -37,14 +37,18 @@ from ..mechanisms.quantile_recursive import (
 )
 from ..mechanisms.quantile_tree import make_tree_quantiles, tree_accuracy
 from ..sampling.source import RandomSource
+from .quantile_plan import (
+    TREE_BRANCHING,
+    TREE_HEIGHT,
+    TREE_THRESHOLD,
+    QuantileMethodPlan,
+)
 from .quantile_query import QuantileQuery
-from .quantile_statements import _candidate_line, _continuous_line
+from .quantile_statements import candidate_line, continuous_line
+from .stage import Stage
 
 __all__ = [
     "JOINT_ANCHOR_EPSILON",
-    "TREE_BRANCHING",
-    "TREE_HEIGHT",
-    "TREE_THRESHOLD",
     "MethodPlan",
     "Picked",
     "anchored_levels",
@@ -53,12 +57,9 @@ __all__ = [
 ]
 
 F64 = npt.NDArray[np.float64]
-#: The tree's shape (public): branching ``b`` and height ``h`` (``b^h`` leaves), and the
-#: descent's threshold in standard deviations (docs/quantiles.md, "the tree").
-TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD = 8, 2, 1.0
 
-#: Until the tree: ``mechanism="auto"`` added two anchor levels to the joint mechanism below this
-#: epsilon (docs/quantiles.md, "Anchor levels"; no longer used by the recipe).
+#: The epsilon below which two anchor levels help the joint mechanism (docs/quantiles.md,
+#: "Anchor levels"); ``mechanism="auto"`` runs the tree there instead, so no plan adds them.
 JOINT_ANCHOR_EPSILON = 0.2
 _ANCHOR_NOTE = (
     "  (the statement above is for the levels with the two unreleased anchors, so it counts "
@@ -259,6 +260,8 @@ class MethodPlan:
     derivation: tuple[str, ...] = ()
     #: the tree's leaf width, when the tree may run
     tree_slack: float | None = None
+    #: the release's stages (:func:`~dpselect.planning.quantile_plan.plan_quantile_method`)
+    stages: tuple[Stage, ...] = ()
 
 
 def _unpicked(run: Callable[[F64], list[float]]) -> Callable[[F64], tuple[list[float], None]]:
@@ -289,17 +292,19 @@ def one_draw_plan(
 
 def single_plan(
     query: QuantileQuery,
+    planned: QuantileMethodPlan,
     source: RandomSource | None,
     work_progress: Callable[[float], None] | None,
 ) -> MethodPlan:
-    """``mechanism="tree"`` or ``"joint"``: one mechanism for all levels at the whole epsilon."""
+    """``mechanism="tree"`` or ``"joint"``: one mechanism for all levels at the whole epsilon
+    (``planned.each``)."""
     assert query.lo_hi is not None
-    eps, r = query.eps, query.rows
+    eps, r = planned.each, query.rows
     if query.chosen == "tree":
         first = _tree_plan(query.lo_hi, query.levels, eps, query.conf, source, r)
     else:
-        # No anchors any more: they served small eps n, which the tree now takes
-        # (docs/quantiles.md, "Anchor levels"); _joint_plan(anchor=True) is kept for tests.
+        # No anchors: they serve small eps n, where the auto rule runs the tree
+        # (docs/quantiles.md, "Anchor levels"); _joint_plan(anchor=True) serves the tests.
         first = _joint_plan(query.lo_hi, query.levels, eps, query.conf, query.resolution, False,
                             source, work_progress, r, query.step)  # fmt: skip
     split = "one mechanism for all levels: the whole epsilon, no split"
@@ -309,18 +314,20 @@ def single_plan(
 
 def recursive_plan(
     query: QuantileQuery,
+    planned: QuantileMethodPlan,
     source: RandomSource | None,
     work_progress: Callable[[float], None] | None,
 ) -> MethodPlan:
     """The recursive algorithm (Kaplan, Schnapp, Stemmer 2022): rounds of the continuous
-    mechanism on disjoint parts of the rows."""
+    mechanism on disjoint parts of the rows, ``planned.each`` a round."""
     lo_hi, levels, w, r = query.lo_hi, query.levels, query.w, query.rows
     assert lo_hi is not None and w is not None
     depth = recursive_depth(len(levels))
-    each = query.eps / depth
+    each = planned.each
     joint = make_recursive_quantiles(
-        lo_hi, levels, query.eps, resolution=w, source=source, progress=work_progress, max_rows=r
-    )
+        lo_hi, levels, planned.epsilon, resolution=w, source=source, progress=work_progress,
+        max_rows=r,
+    )  # fmt: skip
     text = (
         f"recursive quantiles (Kaplan, Schnapp, Stemmer 2022) on [{lo_hi[0]:g}, "
         f"{lo_hi[1]:g}]: {depth} rounds of the continuous exponential mechanism"
@@ -329,20 +336,21 @@ def recursive_plan(
         f"{depth} rounds of epsilon / {depth} = {float(each):.6g}, each round on disjoint "
         "parts of the rows (parallel composition)"
     )
-    accuracy = recursive_accuracy(lo_hi, levels, query.eps / r, query.conf, w)
+    accuracy = recursive_accuracy(lo_hi, levels, planned.epsilon / r, query.conf, w)
     return MethodPlan(_unpicked(lambda values: list(joint(values))), text, split, each,
                       accuracy, float_up(ROUNDING_LOSS), w, w)  # fmt: skip
 
 
 def split_plan(
     query: QuantileQuery,
+    planned: QuantileMethodPlan,
     source: RandomSource | None,
     work_progress: Callable[[float], None] | None,
 ) -> MethodPlan:
-    """Basic composition: one mechanism per level at ``epsilon / m`` (candidates, or the
-    continuous mechanism on rows sorted once)."""
+    """Basic composition: one mechanism per level at ``planned.each``, ``epsilon / m``
+    (candidates, or the continuous mechanism on rows sorted once)."""
     levels, cands, lo_hi, w, r = query.levels, query.cands, query.lo_hi, query.w, query.rows
-    each = query.eps / len(levels)
+    each = planned.each
     split = (
         "one quantile"
         if len(levels) == 1
@@ -353,7 +361,7 @@ def split_plan(
         # every level from one sort of the rows (the same draws as one mechanism a level)
         ms = [make_candidate_quantiles(cands, levels, each, source=source, max_rows=r)]
         text = f"exponential mechanism over {len(cands)} public candidates"
-        accuracy = [_candidate_line(lv, each / r, len(cands), query.conf) for lv in levels]
+        accuracy = [candidate_line(lv, each / r, len(cands), query.conf) for lv in levels]
     else:
         assert lo_hi is not None and w is not None
         # The recipe owns the fetched array: sorted once, then clamped in place (same bounds
@@ -369,7 +377,7 @@ def split_plan(
             f"continuous exponential mechanism on [{lo_hi[0]:g}, {lo_hi[1]:g}] "
             "(Smith 2011), ties included"
         )
-        accuracy = [_continuous_line(lv, each / r, lo_hi, query.conf, w) for lv in levels]
+        accuracy = [continuous_line(lv, each / r, lo_hi, query.conf, w) for lv in levels]
         rounding = float_up(ROUNDING_LOSS)
     run = _per_level_run(ms, presort=cands is None)
     return MethodPlan(_unpicked(run), text, split, each, accuracy, rounding, w, w)
