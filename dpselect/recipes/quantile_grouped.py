@@ -7,30 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
 
-from ..core.arithmetic import float_up
 from ..core.errors import ParameterError
 from ..data.column_roles import recorded_step
 from ..data.engine import Engine
 from ..data.query import PrivateGroups, PublicGroups, Query, UnitRule
 from ..mechanisms.validate import check_delta
-from ..planning.budget import divide
 from ..planning.epsilon_range import stages_of_a_release
-from ..planning.group_plan import (
-    GroupBudget,
-    Grouping,
-    check_groups,
-    group_selection,
-    split_budget,
-    total_cost,
-)
-from ..planning.quantile_checks import (
-    check_grouped_arguments,
-)
+from ..planning.group_plan import Grouping, check_groups
+from ..planning.grouped_quantile_plan import GroupedQuantileBudget, grouped_quantile_budget
+from ..planning.quantile_checks import check_grouped_arguments
 from ..planning.quantile_count_rule import count_rule_statements
 from ..planning.quantile_plan import group_options
 from ..planning.quantile_request import QuantileRequest
@@ -99,37 +88,39 @@ def grouped_quantile(
                              request.delta, privacy_unit, request.max_groups, request.rows,
                              request.group_fraction, schema, options)  # fmt: skip
     grouping, r, table = checked.grouping, checked.rows, checked.table
-    budget = split_budget(checked.eps, checked.delta, grouping, 1.0)
-    inner = divide(budget.group_epsilon, r)
+    plan = grouped_quantile_budget(checked.eps, checked.delta, grouping, r,
+                                   privacy_unit=privacy_unit, source=source)  # fmt: skip
+    inner = plan.row_epsilon
     run = _group_release(q, inner, checked.options, source)
     with stages_of_a_release():  # a stage's plan, on a share of a total checked above
         probe = run(np.zeros(0), None)
     texts = _group_statements(probe, inner, q, checked.options)
     book = open_ledger(ledger)
-    costs = _group_costs(grouping, budget, privacy_unit, source, inner, r)
+    accounting = _accounting_text(grouping, privacy_unit, plan)
     parameters = {
         "column": column, "q": probe.parameters["q"], "epsilon": checked.eps,
         "delta": checked.delta, "by": by,
         "groups": "private" if grouping.listed is None else len(grouping.listed),
         "max_groups": grouping.max_groups, "privacy_unit": privacy_unit, "max_rows": r,
-        "group_epsilon": costs.each[0], "row_epsilon": inner, "method": texts.method,
+        "group_epsilon": plan.each[0], "row_epsilon": inner, "method": texts.method,
         "bounds": probe.parameters.get("bounds"),
     }  # fmt: skip
 
     def release() -> GroupedResult:
         names, found = _group_rows(table, Query(column, UnitRule(privacy_unit, rows_per_unit=r),
                                                 progress=progress),
-                                   by, grouping, costs.selection, source)  # fmt: skip
+                                   by, grouping, plan.selection, source)  # fmt: skip
         return GroupedResult(
-            "quantile", by, column, names, [run(v) for v in found], costs.total[0],
-            costs.total[1], None, costs.each[0], 0.0, grouping.max_groups,
-            chosen_by_text(grouping, costs.selection, *costs.select), texts.mechanism,
-            costs.accounting, texts.accuracy, None if book is None else book.path, parameters,
+            "quantile", by, column, names, [run(v) for v in found], plan.total[0],
+            plan.total[1], None, plan.each[0], 0.0, grouping.max_groups,
+            chosen_by_text(grouping, plan.selection, *plan.select), texts.mechanism,
+            accounting, texts.accuracy, None if book is None else book.path, parameters,
         )  # fmt: skip
 
     kind: Literal["pure", "approx"] = "approx" if grouping.listed is None else "pure"
-    return charge_grouped(book, release, (costs.total[0], costs.total[1], None), kind,
-                          "quantile/by", parameters, privacy_unit, table)  # fmt: skip
+    return charge_grouped(book, release, (plan.total[0], plan.total[1], None), kind,
+                          "quantile/by", parameters, privacy_unit, table,
+                          stages=plan.stages(grouping, texts.method))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -170,42 +161,18 @@ def _check_grouped(
     return _GroupedQuery(eps, dlt, r, table, options, grouping)
 
 
-@dataclass(frozen=True)
-class _GroupCosts:
-    """What a grouped release costs: the groups' selection (private groups) and its cost, one
-    group's cost, the total, and the accounting in words."""
-
-    selection: Any
-    select: tuple[float, float]
-    each: tuple[float, float]
-    total: Any
-    accounting: str
-
-
-def _group_costs(
-    grouping: Grouping,
-    budget: GroupBudget,
-    privacy_unit: str | None,
-    source: RandomSource | None,
-    inner: float,
-    r: int,
-) -> _GroupCosts:
-    """The costs of a grouped release whose groups run at ``inner`` per row, ``r`` rows per
-    person in a group (group privacy: ``inner * r`` per group), before the charge."""
-    private = grouping.listed is None
-    selection = group_selection(grouping, budget, privacy_unit, source) if private else None
-    select_cost = (0.0, 0.0) if selection is None else (selection[1], selection[2])
-    each = (float_up(Fraction(inner) * r), 0.0)
-    total = total_cost(budget, grouping, each, select_cost)
-    accounting = composition_text(
-        grouping, privacy_unit, None if selection is None else selection[4]
-    )
-    if r > 1:
-        accounting += (
-            f"; in a group a person keeps at most {r} rows, so the row-level mechanism runs at "
-            f"epsilon_g / {r} = {inner:.6g} (group privacy)"
+def _accounting_text(grouping: Grouping, privacy_unit: str | None,
+                     plan: GroupedQuantileBudget) -> str:  # fmt: skip
+    """The accounting sentence of a grouped quantile: ``G`` groups, each ``r`` rows per
+    person at the row-level epsilon (group privacy)."""
+    selection = plan.selection
+    text = composition_text(grouping, privacy_unit, None if selection is None else selection.name)
+    if plan.rows > 1:
+        text += (
+            f"; in a group a person keeps at most {plan.rows} rows, so the row-level mechanism "
+            f"runs at epsilon_g / {plan.rows} = {plan.row_epsilon:.6g} (group privacy)"
         )
-    return _GroupCosts(selection, select_cost, each, total, accounting)
+    return text
 
 
 def _checked_delta(delta: float | None, private: bool) -> float:
