@@ -9,9 +9,10 @@ is opened or charged; :mod:`dpselect.planning.quantile_request` and
 :mod:`dpselect.planning.price_request` hold a quantile's and a best price's arguments as one
 ``QuantileRequest`` and ``PriceRequest``. The planners of values from the data and of groups
 (:mod:`dpselect.planning.partition_selection_plan`, :mod:`dpselect.planning.unknown_domain_plan`,
-:mod:`dpselect.planning.group_plan`, :mod:`dpselect.planning.grouped_keys_plan`, with the
-choices of :mod:`dpselect.planning.unknown_domain_choice`) return each release's mechanism,
-charge, parameters and stages from public facts.
+:mod:`dpselect.planning.group_plan`, :mod:`dpselect.planning.grouped_keys_plan`,
+:mod:`dpselect.planning.grouped_top_k_plan`, with the choices of
+:mod:`dpselect.planning.unknown_domain_choice`) return each release's mechanism, charge,
+parameters and stages from public facts.
 This package sits below the recipes: they build what it describes.
 """
 
