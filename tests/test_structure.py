@@ -1,9 +1,10 @@
-"""The package keeps the shape issue 42 set: small modules and short functions.
+"""The package keeps its shape: small modules, short functions, recipes that run a plan.
 
 - no module of ``dpselect/`` over :data:`MAX_MODULE_LINES` lines;
 - no function (or method) over :data:`MAX_FUNCTION_LINES` lines, from its ``def`` to its last
   line, docstring included;
-- at most :data:`MAX_LONG_FUNCTIONS` functions over :data:`LONG_FUNCTION_LINES` lines.
+- at most :data:`MAX_LONG_FUNCTIONS` functions over :data:`LONG_FUNCTION_LINES` lines;
+- no recipe splits a budget or picks a mechanism: it asks its planner.
 
 A module or function that grows past these is split by concept (docs/architecture.md).
 """
@@ -92,4 +93,36 @@ def test_code_and_docs_carry_no_history() -> None:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if pattern.search(line)
     ]
+    assert not found, found
+
+
+#: What splits a budget or picks and calibrates a mechanism for a release: the planning
+#: layer's alone (``dpselect/planning/``). A recipe that imports one of these plans inline.
+_PLANNING_ONLY = frozenset({
+    "first_share", "remainder", "divide", "split_budget", "group_budget", "group_selection",
+    "choose_top_k", "resolve_top_k_method", "plan_top_k", "plan_joint_top_k",
+    "threshold_plan", "limited_domain_threshold", "policy_top_k_plan", "set_union_plan",
+    "choose_unknown_domain", "choose_keys_method", "choose_quantile_method", "use_policy_top_k",
+})  # fmt: skip
+
+#: ``preview.py`` releases nothing and charges nothing: it lays out the options each planner
+#: weighs (the exact laws of every mechanism a query could run), so it reads the choices.
+_SHOWS_THE_CHOICES = frozenset({"preview.py"})
+
+
+def test_no_recipe_splits_a_budget_or_picks_a_mechanism() -> None:
+    """Recipes ask their planner (``dpselect/planning/``) and run the plan: no module under
+    ``dpselect/recipes/`` imports the budget's split or a mechanism's choice or calibration,
+    at its top or inside a function."""
+    found = []
+    for path in sorted((PACKAGE / "recipes").rglob("*.py")):
+        if path.name in _SHOWS_THE_CHOICES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if (node.module or "").endswith("planning.budget"):
+                found.append(f"{path.name}:{node.lineno}: {node.module}")
+            found.extend(f"{path.name}:{node.lineno}: {alias.name}" for alias in node.names
+                         if alias.name in _PLANNING_ONLY)  # fmt: skip
     assert not found, found
