@@ -1,8 +1,8 @@
 """The public checks of a quantile's arguments that need no table: the levels, ``epsilon``,
 the confidence, the bounds or candidates, the resolution and the method, in the order each
 route of a quantile makes them (:func:`check_release_arguments`,
-:func:`check_auto_bounds_arguments`, :func:`check_auto_rows_arguments`,
-:func:`check_grouped_arguments`).
+:func:`check_release_arguments` with ``choose_rows=True`` where the rows per unit are chosen
+privately, :func:`check_auto_bounds_arguments`, :func:`check_grouped_arguments`).
 
 :func:`~dpselect.planning.quantile_request.quantile_request` runs them before anything is
 opened; the recipes of :mod:`dpselect.recipes` run them again on the request they are given
@@ -31,7 +31,6 @@ __all__ = [
     "JOINT_AUTO_MAX_LEVELS",
     "ReleaseArguments",
     "check_auto_bounds_arguments",
-    "check_auto_rows_arguments",
     "check_grouped_arguments",
     "check_release_arguments",
     "choose_quantile_method",
@@ -205,39 +204,6 @@ def check_auto_bounds_arguments(
     return eps, fraction, given, levels, chosen
 
 
-def check_auto_rows_arguments(
-    q: Any,
-    epsilon: Any,
-    bounds: Any,
-    candidates: Any,
-    *,
-    confidence: Any,
-    resolution: Any,
-    mechanism: Any,
-    auto_fraction: Any,
-) -> ReleaseArguments:
-    """A release whose rows per unit are chosen privately: ``epsilon``, the choice's share,
-    the levels, the confidence, exactly one of the bounds (a pair or ``"auto"``) and the
-    candidates, each checked, the resolution (fixed bounds only), the method.
-
-    Parameters
-    ----------
-    q, epsilon, bounds, candidates, confidence, resolution, mechanism
-        As :func:`~dpselect.planning.quantile_request.quantile_request` takes them.
-    auto_fraction : float or None
-        The share of ``epsilon`` for the choice (and, with ``bounds="auto"``, of the rest for
-        the bounds').
-
-    Returns
-    -------
-    ReleaseArguments
-        The checked values (``lo_hi`` ``None`` for ``bounds="auto"``; ``w`` ``None``).
-    """
-    return check_release_arguments(q, epsilon, bounds, candidates, confidence=confidence,
-                                   resolution=resolution, mechanism=mechanism,
-                                   auto_fraction=auto_fraction, choose_rows=True)  # fmt: skip
-
-
 def check_release_arguments(
     q: Any,
     epsilon: Any,
@@ -252,9 +218,8 @@ def check_release_arguments(
 ) -> ReleaseArguments:
     """A release with public bounds ``(lo, hi)`` or candidates: ``epsilon``, the levels, the
     confidence, exactly one of the bounds and the candidates, each checked, the resolution
-    (bounds only), the method; with ``choose_rows`` (the rows per unit chosen privately,
-    :func:`check_auto_rows_arguments`) the choice's share after ``epsilon``, and the bounds
-    may be ``"auto"`` (then no resolution).
+    (bounds only), the method; with ``choose_rows`` (the rows per unit chosen privately) the
+    choice's share after ``epsilon``, and the bounds may be ``"auto"`` (then no resolution).
 
     Parameters
     ----------

@@ -32,7 +32,6 @@ from ..mechanisms.quantile_score import check_max_rows
 from .contributions import Contributions, as_contributions, check_no_grouping
 from .quantile_checks import (
     check_auto_bounds_arguments,
-    check_auto_rows_arguments,
     check_grouped_arguments,
     check_release_arguments,
 )
@@ -255,8 +254,9 @@ def _checked_route(request: QuantileRequest) -> QuantileRequest:
                                     **kw)  # fmt: skip
         return r
     if route == "auto_rows":
-        checked = check_auto_rows_arguments(r.q, r.epsilon, r.bounds, r.candidates,
-                                            auto_fraction=r.auto_fraction, **kw)  # fmt: skip
+        checked = check_release_arguments(r.q, r.epsilon, r.bounds, r.candidates,
+                                          auto_fraction=r.auto_fraction, choose_rows=True,
+                                          **kw)  # fmt: skip
     else:
         checked = check_release_arguments(r.q, r.epsilon, r.bounds, r.candidates, **kw)
     return r if checked.cands is None else replace(r, candidates=checked.cands)
