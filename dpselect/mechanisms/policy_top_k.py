@@ -33,7 +33,7 @@ from .set_union import SetUnionPlan, make_policy_set_union, set_union_plan
 from .validate import check_delta, check_int, check_user_epsilon
 
 __all__ = [
-    "POLICY_TOP_K_ALPHA",
+    "POLICY_TOP_K_CUTOFF_SCALES",
     "POLICY_TOP_K_FRACTION",
     "CalibratedTopK",
     "PolicyTopKPlan",
@@ -44,10 +44,11 @@ __all__ = [
 
 #: Policy set union's share of epsilon (and of delta: one half) in the policy-then-top-k path.
 POLICY_TOP_K_FRACTION = Fraction(1, 2)
-#: The policy's cutoff ``Gamma = rho + alpha * b`` in this path: a value filled to ``Gamma`` is
-#: dropped with probability ``e^-alpha / 2`` (1.7e-4), not the 2.5% of the keys' ``alpha = 3``
-#: (every one of the top k must come through; values just above ``rho`` matter less here).
-POLICY_TOP_K_ALPHA = 8.0
+#: The policy's cutoff ``Gamma = rho + cutoff_scales * b`` in this path: a value filled to
+#: ``Gamma`` is dropped with probability ``e^-cutoff_scales / 2`` (1.7e-4), not the 2.5% of the
+#: keys' ``cutoff_scales = 3`` (every one of the top k must come through; values just above
+#: ``rho`` matter less here).
+POLICY_TOP_K_CUTOFF_SCALES = 8.0
 
 
 class CalibratedTopK(Protocol):
@@ -99,7 +100,7 @@ def policy_top_k_plan(
     delta: float,
     max_contributions: int,
     fraction: Fraction = POLICY_TOP_K_FRACTION,
-    alpha: float = POLICY_TOP_K_ALPHA,
+    cutoff_scales: float = POLICY_TOP_K_CUTOFF_SCALES,
     *,
     max_rows_per_value: int = 1,
 ) -> PolicyTopKPlan:
@@ -118,8 +119,9 @@ def policy_top_k_plan(
         ``c``: how many values one person holds, at least 1.
     fraction : Fraction, default POLICY_TOP_K_FRACTION
         The set union's share of ``epsilon``, in ``(0, 1)``.
-    alpha : float, default POLICY_TOP_K_ALPHA
-        The policy's cutoff ``Gamma = rho + alpha * b``, ``alpha >= 0`` (utility only).
+    cutoff_scales : float, default POLICY_TOP_K_CUTOFF_SCALES
+        The policy's cutoff ``Gamma = rho + cutoff_scales * b``, ``cutoff_scales >= 0``
+        (utility only).
     max_rows_per_value : int, default 1
         ``r``: how many of a person's rows of one value count, at least 1.
 
@@ -135,8 +137,8 @@ def policy_top_k_plan(
     dlt = Fraction(check_delta(delta, allow_zero=False))
     if not 0 < fraction < 1:
         raise ParameterError(f"fraction must be in (0, 1), got {fraction!r}")
-    su = set_union_plan("laplace", float_down(eps * fraction), float_down(dlt / 2), c, alpha,
-                        max_rows_per_value=r)  # fmt: skip
+    su = set_union_plan("laplace", float_down(eps * fraction), float_down(dlt / 2), c,
+                        cutoff_scales, max_rows_per_value=r)  # fmt: skip
     eps2 = float_down(eps - Fraction(su.epsilon))
     dlt2 = float_down(dlt - Fraction(su.delta))
     if eps2 <= 0 or dlt2 <= 0:  # pragma: no cover - the set union fits within its share

@@ -150,8 +150,8 @@ def make_candidate_quantiles(
 
 
 def candidate_accuracy(q: Any, epsilon: Any, m: int, confidence: float) -> float:
-    """``alpha`` in rows: the chosen candidate's excess ``max(0, #below - q n, #above - (1 -
-    q) n)`` is within ``alpha`` of the best candidate's with probability ``>= confidence``.
+    """``margin`` in rows: the chosen candidate's excess ``max(0, #below - q n, #above - (1 -
+    q) n)`` is within ``margin`` of the best candidate's with probability ``>= confidence``.
 
     Parameters
     ----------
@@ -168,7 +168,7 @@ def candidate_accuracy(q: Any, epsilon: Any, m: int, confidence: float) -> float
     Returns
     -------
     float
-        ``alpha``, in rows, rounded up: ``(2 Delta / (epsilon b)) (ln m + ln(1 / (1 -
+        ``margin``, in rows, rounded up: ``(2 Delta / (epsilon b)) (ln m + ln(1 / (1 -
         confidence)))``.
     """
     level = quantile_fraction(q)

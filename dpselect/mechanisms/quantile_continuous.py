@@ -43,8 +43,8 @@ Z``: the loss is ``2 f Delta + 4 eta <= eps' + 4 eta``. The mechanism runs at ``
 ROUNDING_LOSS`` with ``ROUNDING_LOSS = 4 eta = 2^-32``; the map is ``d_in * eps``.
 
 **Accuracy** (proved in docs/quantiles.md): with probability at least ``1 - beta`` the released
-value ``v`` has at most ``q n + alpha`` rows below ``v - 2 w`` and at most ``(1 - q) n + alpha``
-rows above ``v + 2 w``, with ``alpha = (ln((hi - lo) / w) + ln(1 / beta) + 2 eta) / (f b)``.
+value ``v`` has at most ``q n + margin`` rows below ``v - 2 w`` and at most ``(1 - q) n + margin``
+rows above ``v + 2 w``, with ``margin = (ln((hi - lo) / w) + ln(1 / beta) + 2 eta) / (f b)``.
 """
 
 from __future__ import annotations
@@ -724,8 +724,8 @@ def make_continuous_quantile(
 class QuantileAccuracy:
     """The accuracy theorem's numbers for one continuous quantile (docs/quantiles.md)."""
 
-    def __init__(self, alpha: float, resolution: float, confidence: float) -> None:
-        self.alpha = alpha
+    def __init__(self, margin: float, resolution: float, confidence: float) -> None:
+        self.margin = margin
         self.resolution = resolution
         self.confidence = confidence
 
@@ -744,8 +744,8 @@ class QuantileAccuracy:
         Returns
         -------
         bool
-            True when at most ``q n + alpha`` rows lie below ``v - 2 w`` and at most ``(1 - q) n +
-            alpha`` above ``v + 2 w`` (``n`` the rows kept). For tests: it reads the data.
+            True when at most ``q n + margin`` rows lie below ``v - 2 w`` and at most ``(1 - q) n +
+            margin`` above ``v + 2 w`` (``n`` the rows kept). For tests: it reads the data.
         """
         x = np.asarray(values, dtype=np.float64)
         x = kept_numbers(x)
@@ -753,13 +753,13 @@ class QuantileAccuracy:
         q = float(level)
         below = int(np.count_nonzero(x < released - 2 * self.resolution))
         above = int(np.count_nonzero(x > released + 2 * self.resolution))
-        return bool(below <= q * n + self.alpha and above <= (1 - q) * n + self.alpha)
+        return bool(below <= q * n + self.margin and above <= (1 - q) * n + self.margin)
 
 
 def continuous_accuracy(
     bounds: tuple[float, float], q: Any, epsilon: Any, confidence: float, resolution: Any = None
 ) -> QuantileAccuracy:
-    """``alpha`` (rows) of the accuracy theorem at ``confidence``, rounded up.
+    """``margin`` (rows) of the accuracy theorem at ``confidence``, rounded up.
 
     Parameters
     ----------
@@ -778,7 +778,7 @@ def continuous_accuracy(
     Returns
     -------
     QuantileAccuracy
-        ``alpha`` (rows, rounded up), the resolution ``w`` and the confidence.
+        ``margin`` (rows, rounded up), the resolution ``w`` and the confidence.
     """
     lo, hi = check_bounds(bounds)
     level = quantile_fraction(q)
@@ -789,7 +789,7 @@ def continuous_accuracy(
     t = log_ratio - math.log1p(-confidence) * (1 + 2**-40) + 2 * float(LOG_WEIGHT_ERROR)
     if t > SCORE_CAP:
         raise ParameterError("confidence too close to 1 for the score cap")
-    alpha = float_up(
+    margin = float_up(
         Fraction(t) / (Fraction(factor) * level.denominator) * (1 + Fraction(1, 2**40))
     )
-    return QuantileAccuracy(alpha, w, confidence)
+    return QuantileAccuracy(margin, w, confidence)

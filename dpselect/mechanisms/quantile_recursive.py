@@ -16,7 +16,7 @@ adaptively to ``eps``. Map: ``d_in * eps``.
 **Accuracy** (docs/quantiles.md, proved there): with probability at least ``1 - beta`` (all
 values at once), each ``v_j`` has at most ``q_j n + A_j + B_j`` rows below ``v_j - 2 w`` and at
 most ``(1 - q_j) n + A_j + B_j`` above ``v_j + 2 w``; ``A_j`` sums the continuous accuracy
-``alpha`` (confidence ``1 - beta / m``, the full width ``hi - lo``) along ``v_j``'s path in the
+``margin`` (confidence ``1 - beta / m``, the full width ``hi - lo``) along ``v_j``'s path in the
 tree, and ``B_j`` counts rows within ``2 w`` of the other released values (0 for data without
 ties or clusters).
 """
@@ -296,12 +296,12 @@ def recursive_alphas(
     m = len(levels)
     each = Fraction(check_epsilon(epsilon)) / recursive_depth(m)
     node_conf = 1 - (1 - confidence) / m
-    alpha: dict[int, float] = {}
+    margin: dict[int, float] = {}
     total: dict[int, float] = {}
     for j, la, ra, rel in recursive_tree(levels):
-        alpha[j] = continuous_accuracy((lo, hi), rel, each, node_conf, resolution).alpha
+        margin[j] = continuous_accuracy((lo, hi), rel, each, node_conf, resolution).margin
         prev = max(total[a] for a in (la, ra) if a is not None) if (la, ra) != (None, None) else 0.0
-        total[j] = float_up(Fraction(prev) + Fraction(alpha[j]))
+        total[j] = float_up(Fraction(prev) + Fraction(margin[j]))
     return [total[j] for j in range(m)]
 
 

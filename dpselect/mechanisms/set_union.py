@@ -105,8 +105,9 @@ L1_UNITS = 1 << 32
 L2_UNITS = 1 << 128
 #: Persons are fewer than 2^63 (rows are counted in 64-bit integers).
 MAX_PERSONS_LOG2 = 63
-#: The default ``alpha`` of ``Gamma = rho + alpha * scale`` (GGKSSY20 use a few noise scales).
-DEFAULT_ALPHA = 3.0
+#: The default ``cutoff_scales`` of ``Gamma = rho + cutoff_scales * scale`` (GGKSSY20 use a few
+#: noise scales).
+DEFAULT_CUTOFF_SCALES = 3.0
 
 
 # ------------------------------------------------------------------------------------------
@@ -413,7 +414,7 @@ class _Calibration:
     d1: float
     d_new: float
     lo_d: float
-    alpha: float
+    cutoff_scales: float
 
     def float_delta(self, scale: float, rho: float) -> float:
         """A float estimate of the map's delta at ``(scale, rho)`` (the aim of the search)."""
@@ -435,7 +436,7 @@ class _Calibration:
             if got is not None and got[1] <= self.dlt:
                 if got[0] > self.eps:
                     return None
-                gamma = rho + self.alpha * scale
+                gamma = rho + self.cutoff_scales * scale
                 return SetUnionPlan(
                     self.noise, scale, rho, gamma, self.c, got[0], got[1], self.rows
                 )
@@ -448,7 +449,7 @@ def set_union_plan(
     epsilon: float,
     delta: float,
     max_contributions: int,
-    alpha: float = DEFAULT_ALPHA,
+    cutoff_scales: float = DEFAULT_CUTOFF_SCALES,
     *,
     max_rows_per_value: int = 1,
 ) -> SetUnionPlan:
@@ -457,7 +458,7 @@ def set_union_plan(
     Laplace: ``b`` the smallest (bisection) such that, with ``rho`` the least with the map's
     delta at most ``delta``, the map's epsilon is at most ``epsilon``. Gaussian: half of
     ``delta`` to the CKS conversion, half to the new values; ``sigma`` the smallest such that
-    the map's epsilon fits. ``Gamma = rho + alpha * scale`` (a public tuning constant). The
+    the map's epsilon fits. ``Gamma = rho + cutoff_scales * scale`` (a public tuning constant). The
     returned plan's map is certified in ``arb``. ``max_rows_per_value = r`` (Laplace and
     Gaussian; ``docs/partition_selection.md``, section 6): budget and caps ``r``, the map at
     ``r`` (about ``r`` times the scale and ``rho`` of ``r = 1``).
@@ -472,8 +473,8 @@ def set_union_plan(
         The target delta at one person, in ``(0, 1)``.
     max_contributions : int
         ``c``: how many distinct values one person holds, at least 1.
-    alpha : float, default DEFAULT_ALPHA
-        ``Gamma = rho + alpha * scale``, ``alpha >= 0`` finite (utility only).
+    cutoff_scales : float, default DEFAULT_CUTOFF_SCALES
+        ``Gamma = rho + cutoff_scales * scale``, ``cutoff_scales >= 0`` finite (utility only).
     max_rows_per_value : int, default 1
         ``r``: the budget and the per-value cap of one person, at least 1.
 
@@ -486,14 +487,18 @@ def set_union_plan(
     rows = check_int(max_rows_per_value, "max_rows_per_value", minimum=1)
     eps = float(check_epsilon(epsilon))
     dlt = float(check_delta(delta, allow_zero=False))
-    if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha >= 0):
-        raise ParameterError(f"alpha must be a finite number >= 0, got {alpha!r}")
+    if not (
+        isinstance(cutoff_scales, (int, float))
+        and math.isfinite(cutoff_scales)
+        and cutoff_scales >= 0
+    ):
+        raise ParameterError(f"cutoff_scales must be a finite number >= 0, got {cutoff_scales!r}")
     if noise not in ("laplace", "gaussian"):
         raise ParameterError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
     d1 = dlt / 2 if noise == "gaussian" else 0.0
     d_new = dlt - d1
     lo_d = float(_delta2(c, rows)) if noise == "gaussian" else float(rows)
-    calibration = _Calibration(noise, c, rows, eps, dlt, d1, d_new, lo_d, alpha)
+    calibration = _Calibration(noise, c, rows, eps, dlt, d1, d_new, lo_d, cutoff_scales)
     attempt = calibration.attempt
 
     lo_s, hi_s = 1e-4 * rows, 1e7 * rows
@@ -657,7 +662,8 @@ def policy_sure_count(plan: SetUnionPlan, confidence: float = 0.95) -> int:
     rho`` plus the noise's ``confidence`` quantile is needed: refused otherwise)."""
     if release_probability_lower_bound(plan, plan.gamma) < confidence:
         raise ParameterError(
-            f"Gamma = {plan.gamma:.4g} is too low for a {confidence:.0%} statement: raise alpha"
+            f"Gamma = {plan.gamma:.4g} is too low for a {confidence:.0%} statement: raise "
+            "cutoff_scales"
         )
     n = 1
     while release_probability_lower_bound(plan, held_weight_lower_bound(plan, n)) < confidence:

@@ -7,13 +7,13 @@ statement is checked by simulation in ``tests/mechanisms/test_topk_accuracy.py``
 report-noisy-max).** Scores are sensitivity-1 counts; round ``i`` picks the noisy maximum of the
 remaining ``n - i + 1`` candidates, with noise of scale ``sigma``. The remaining set still holds
 one of the true top ``i``, so its best score is at least ``s_(i)``, the ``i``-th largest. A
-candidate ``g >= alpha`` below that best is picked only if its noise beats the best one's by
-``g / sigma``: probability at most ``T(alpha / sigma)`` with ``T(a) = 1 / (1 + e^a)`` for Gumbel
+candidate ``g >= margin`` below that best is picked only if its noise beats the best one's by
+``g / sigma``: probability at most ``T(margin / sigma)`` with ``T(a) = 1 / (1 + e^a)`` for Gumbel
 (the difference of two Gumbels is logistic), ``e^-a / 2`` for exponential noise and
 ``(2 + a) e^-a / 4`` for Laplace. A union bound over the ``n - i`` others and the ``k``
 rounds gives: with probability at least ``1 - beta``, *for every* ``i <= k`` *the* ``i``-*th
-value returned has a score at least* ``s_(i) - alpha`` when ``T(alpha / sigma) sum_{i=1}^k (n - i)
-<= beta`` (:func:`selection_alpha`).
+value returned has a score at least* ``s_(i) - margin`` when ``T(margin / sigma) sum_{i=1}^k (n - i)
+<= beta`` (:func:`selection_margin`).
 
 **Noisy histogram.** Every count gets independent noise ``Z``. If every ``|Z_v| <= t``, the true
 top ``i`` all have noisy counts ``>= s_(i) - t``, so the ``i``-th largest noisy count is at
@@ -33,7 +33,7 @@ from fractions import Fraction
 
 from .histogram_top_k import HistogramNoise, histogram_noise_tail
 
-__all__ = ["count_halfwidth", "histogram_halfwidth", "selection_alpha"]
+__all__ = ["count_halfwidth", "histogram_halfwidth", "selection_margin"]
 
 
 def _others(k: int, n: int) -> int:
@@ -49,8 +49,8 @@ def _tail(noise: str, a: float) -> float:
     return (2 + a) * math.exp(-a) / 4
 
 
-def selection_alpha(noise: str, scale: float | Fraction, k: int, n: int, beta: float) -> float:
-    """The ``alpha`` of the peeled-selection statement (module docstring), rounded up.
+def selection_margin(noise: str, scale: float | Fraction, k: int, n: int, beta: float) -> float:
+    """The ``margin`` of the peeled-selection statement (module docstring), rounded up.
 
     Parameters
     ----------
@@ -68,7 +68,7 @@ def selection_alpha(noise: str, scale: float | Fraction, k: int, n: int, beta: f
     Returns
     -------
     float
-        ``alpha``, in score units (0 when no other candidate remains).
+        ``margin``, in score units (0 when no other candidate remains).
     """
     m = _others(k, n)
     if m <= 0:
@@ -104,7 +104,7 @@ def _smallest_t(noise: HistogramNoise, scale: float | Fraction, copies: int, bet
 
 def histogram_halfwidth(noise: HistogramNoise, scale: float | Fraction, n: int, beta: float) -> int:
     """``t`` with every one of ``n`` noisy counts within ``t`` of the truth w.p. ``1 - beta``;
-    the ranking statement's ``alpha`` is ``2 t``.
+    the ranking statement's ``margin`` is ``2 t``.
 
     Parameters
     ----------

@@ -163,8 +163,8 @@ def on_grid(
     post-processing (:func:`~dpselect.mechanisms.quantile_joint_parameters.round_to_step`, ties
     to even; a monotone map, so the values stay in order).
 
-    Every row lies on the grid. A statement "at most ``q n + alpha`` rows lie below ``v - a``
-    and at most ``(1 - q) n + alpha`` above ``v + a``" still holds for the rounded ``k`` when
+    Every row lies on the grid. A statement "at most ``q n + margin`` rows lie below ``v - a``
+    and at most ``(1 - q) n + margin`` above ``v + a``" still holds for the rounded ``k`` when
     ``a < step / 2``: rounding down (``k <= v``) only shrinks the rows below ``k - a``, and the
     rows above ``k + a`` are those above ``v + a`` (no grid point lies in ``(k + a, v + a]``,
     an interval inside ``(k, k + step)``); symmetrically when rounding up. With ``a >=

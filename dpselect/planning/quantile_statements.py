@@ -56,8 +56,8 @@ def continuous_line(
         )
     return (
         f"accuracy (q = {q:g}): with probability at least {conf:.0%}, at most {q:g} n + "
-        f"{printed_up(acc.alpha)} rows lie below the value - 2w and at most {1 - q:g} n + "
-        f"{printed_up(acc.alpha)} above the value + {above} (n rows after clamping to the bounds, "
+        f"{printed_up(acc.margin)} rows lie below the value - 2w and at most {1 - q:g} n + "
+        f"{printed_up(acc.margin)} above the value + {above} (n rows after clamping to the bounds, "
         f"resolution w = {printed_up(w, 3)}; ties included; continuous exponential mechanism, "
         f"Smith 2011, docs/quantiles.md{where})"
     )
@@ -114,11 +114,12 @@ def candidate_line(level: Fraction, eps: Fraction, m: int, conf: float) -> str:
     str
         The line.
     """
-    alpha = candidate_accuracy(level, eps, m, conf)
+    margin = candidate_accuracy(level, eps, m, conf)
     q = float(level)
     return (
         f"accuracy (q = {q:g}): with probability at least {conf:.0%}, the chosen candidate's "
-        f"rank excess max(0, #below - {q:g} n, #above - {1 - q:g} n) is within {printed_up(alpha)} "
+        f"rank excess max(0, #below - {q:g} n, #above - {1 - q:g} n) is within "
+        f"{printed_up(margin)} "
         f"rows of the best candidate's (exponential mechanism utility theorem, {m} "
         "candidates)"
     )

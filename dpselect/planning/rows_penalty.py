@@ -130,7 +130,7 @@ def rank_margin(
                             for lv in levels))  # fmt: skip
     if chosen == "split":
         w = check_resolution(resolution, *lo_hi)
-        return Fraction(max(continuous_accuracy(lo_hi, lv, row_epsilon / m, confidence, w).alpha
+        return Fraction(max(continuous_accuracy(lo_hi, lv, row_epsilon / m, confidence, w).margin
                             for lv in levels))  # fmt: skip
     if chosen == "recursive":
         w = check_resolution(resolution, *lo_hi)

@@ -5,19 +5,23 @@ selection of groups, then the mechanism in each group). The planners of this pac
 every stage of a release before anything is charged; :func:`check_stages` proves, before the
 charge, that the stages together cost no more than the release is charged, by simple adaptive
 composition (seed 002, "Theorem (Simple adaptive composition)"): a stage that one unit
-reaches ``times`` times (one per group it is in) counts ``times`` over.
+reaches ``times`` times (one per group it is in) counts ``times`` over. It also refuses a plan
+whose stage would hold more memory at once, from public sizes, than the machine has
+(:func:`machine_memory`): a public fact, refused before anything is charged.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from ..core.errors import ParameterError
 from ..core.jsonvalues import json_dict
 
-__all__ = ["Stage", "check_stages", "memory_text", "stages_lines"]
+__all__ = ["Stage", "check_stages", "machine_memory", "memory_text", "stages_lines"]
 
 
 @dataclass(frozen=True)
@@ -115,8 +119,27 @@ def memory_text(n: int) -> str:
     return f"{value:.3g} TB"
 
 
-def check_stages(stages: Iterable[Stage], epsilon: float, delta: float) -> None:
-    """Before the charge: the stages together cost at most ``(epsilon, delta)``, exactly.
+def machine_memory() -> int | None:
+    """The machine's physical memory in bytes (a public fact), or ``None`` where the system
+    does not say.
+
+    Returns
+    -------
+    int or None
+        ``SC_PHYS_PAGES * SC_PAGE_SIZE``.
+    """
+    try:
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return int(pages) * int(size) if pages > 0 and size > 0 else None
+
+
+def check_stages(
+    stages: Iterable[Stage], epsilon: float, delta: float, *, memory: int | None = None
+) -> None:
+    """Before the charge: the stages together cost at most ``(epsilon, delta)``, exactly, and
+    none holds more memory at once than the machine has.
 
     Parameters
     ----------
@@ -124,16 +147,30 @@ def check_stages(stages: Iterable[Stage], epsilon: float, delta: float) -> None:
         The release's stages (each counted ``times`` over).
     epsilon, delta : float
         What the release is charged.
+    memory : int, optional
+        The bytes a stage may hold (default :func:`machine_memory`; no check where unknown).
 
     Raises
     ------
     ValueError
         When the stages cost more than the charge (a planner's error, never the data's: the
         charge would understate the loss, so nothing is charged).
+    ParameterError
+        When a stage would hold more memory than ``memory``, from public sizes (the candidates,
+        the groups, the levels): nothing is charged.
     """
     staged = list(stages)
     if not staged:
         return
+    limit = machine_memory() if memory is None else memory
+    for stage in staged:
+        if limit is not None and stage.memory is not None and stage.memory > limit:
+            raise ParameterError(
+                f"the stage {stage.name!r} ({stage.mechanism}) would hold "
+                f"{memory_text(stage.memory)} at once, from the public sizes of the query (the "
+                f"candidates, groups or levels), more than the {memory_text(limit)} of memory "
+                "here: fewer candidates, groups or levels; nothing was charged"
+            )
     total_e = sum((Fraction(s.epsilon) * s.times for s in staged), Fraction(0))
     total_d = sum((Fraction(s.delta) * s.times for s in staged), Fraction(0))
     if total_e > Fraction(epsilon) or total_d > Fraction(delta):

@@ -47,7 +47,7 @@ from ..mechanisms.choice import (
 from ..mechanisms.gumbel_counts import make_gumbel_top_k_with_counts
 from ..mechanisms.histogram_top_k import HistogramNoise, make_noisy_histogram_top_k
 from ..mechanisms.report_noisy_max import make_noisy_top_k, selection_loss
-from ..mechanisms.topk_accuracy import count_halfwidth, histogram_halfwidth, selection_alpha
+from ..mechanisms.topk_accuracy import count_halfwidth, histogram_halfwidth, selection_margin
 from ..sampling.source import RandomSource
 
 __all__ = [
@@ -200,10 +200,10 @@ def _largest(k: int) -> str:
 
 
 def _selection_accuracy(noise: str, scale: float, k: int, n: int) -> str:
-    alpha = selection_alpha(noise, scale, k, n, 1 - CONFIDENCE)
+    margin = selection_margin(noise, scale, k, n, 1 - CONFIDENCE)
     return (
         f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
-        f"least {_largest(k)} minus {printed_up(alpha)} (scores are counts after contribution "
+        f"least {_largest(k)} minus {printed_up(margin)} (scores are counts after contribution "
         "bounding; noise tails and a union bound over the rounds)"
     )
 
@@ -362,7 +362,7 @@ def _plan_top_k(
         accounting,
         _selection_accuracy(noise, scale, k, n),
         False,
-        selection_alpha(noise, scale, k, n, 1 - CONFIDENCE),
+        selection_margin(noise, scale, k, n, 1 - CONFIDENCE),
     )
 
 
@@ -606,10 +606,10 @@ def plan_gumbel_counts(
     m = with_counts(MaxDivergence(), c)
     scale = 2 * k * c
     t = count_halfwidth("laplace", scale, k, (1 - CONFIDENCE) / 2)
-    alpha = selection_alpha("gumbel", scale, k, n, (1 - CONFIDENCE) / 2)
+    margin = selection_margin("gumbel", scale, k, n, (1 - CONFIDENCE) / 2)
     accuracy = (
         f"accuracy: with probability at least {CONFIDENCE:.0%}, {_positions(k)} a score at "
-        f"least {_largest(k)} minus {printed_up(alpha)}, and every noisy count is "
+        f"least {_largest(k)} minus {printed_up(margin)}, and every noisy count is "
         f"within +-{t} of its "
         "value's true count (scores are counts after contribution bounding; noise tails and "
         f"union bounds){_below_noise(t)}"
@@ -627,7 +627,7 @@ def plan_gumbel_counts(
         "basic composition",
         accuracy,
         True,
-        alpha,
+        margin,
         t,
     )
 

@@ -622,7 +622,7 @@ def _candidate_rows(k: int, n: int, eps: float, dlt: float, c: int, r: int) -> l
     """The options :func:`~dpselect.mechanisms.choice.choose_top_k` weighs over ``n`` public
     candidates, each with its accuracy margin at the default confidence."""
     from ..mechanisms.choice import choose_top_k
-    from ..mechanisms.topk_accuracy import histogram_halfwidth, selection_alpha
+    from ..mechanisms.topk_accuracy import histogram_halfwidth, selection_margin
 
     beta = 1 - CONFIDENCE
     rows: list[TopKPreviewRow] = []
@@ -635,7 +635,7 @@ def _candidate_rows(k: int, n: int, eps: float, dlt: float, c: int, r: int) -> l
             margin: float = 2 * histogram_halfwidth(hnoise, o.scale, n, beta)
         else:
             noise = "exponential" if o.mechanism == "permute_and_flip" else "gumbel"
-            margin = selection_alpha(noise, o.scale, k, n, beta)
+            margin = selection_margin(noise, o.scale, k, n, beta)
         rows.append(
             TopKPreviewRow(o.mechanism, o.name, o.scale, o.accounting, o.gap, margin, o is chosen)
         )

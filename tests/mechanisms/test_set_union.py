@@ -209,7 +209,7 @@ EXTRAS = [["a", "b"], ["d", "e"], ["a", "d"], ["c"]]
 @pytest.mark.parametrize("noise", ["laplace", "gaussian"])
 def test_exact_enumeration_of_neighbours_within_the_map(noise):
     """Small rho (delta = 0.05) so that every output has visible mass; c = 2."""
-    plan = set_union_plan(noise, 1.0, 0.05, 2, alpha=0.5)
+    plan = set_union_plan(noise, 1.0, 0.05, 2, cutoff_scales=0.5)
     need = _worst_over_neighbours(plan, SMALL, EXTRAS)
     assert need <= plan.delta
     # the check can fail: at half the map's epsilon, a common value whose weight moves by 1
@@ -222,7 +222,7 @@ def test_exact_enumeration_of_neighbours_within_the_map(noise):
 
 @pytest.mark.parametrize("noise", ["laplace", "gaussian"])
 def test_exact_enumeration_catches_a_lowered_rho(noise):
-    plan = set_union_plan(noise, 1.0, 0.05, 2, alpha=0.5)
+    plan = set_union_plan(noise, 1.0, 0.05, 2, cutoff_scales=0.5)
     low = SetUnionPlan(plan.noise, plan.scale, plan.rho - 3 * plan.scale, plan.gamma, 2,
                        plan.epsilon, plan.delta)  # fmt: skip
     assert _worst_over_neighbours(low, SMALL, EXTRAS) > plan.delta
@@ -243,7 +243,7 @@ def test_release_law_by_simulation(broken):
     """Persons holding one value each: the l1 weight of a value held by n persons is n (below
     Gamma). Each value's release rate against P(n + Z >= rho); the broken variant samples
     with the scale doubled and fails."""
-    plan = set_union_plan("laplace", 1.0, 1e-3, 1, alpha=3)
+    plan = set_union_plan("laplace", 1.0, 1e-3, 1, cutoff_scales=3)
     run = plan
     if broken:
         run = SetUnionPlan("laplace", 2 * plan.scale, plan.rho, plan.gamma, 1, plan.epsilon,

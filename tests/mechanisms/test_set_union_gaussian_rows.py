@@ -152,9 +152,9 @@ def test_exact_enumeration_of_neighbours_at_r_within_the_map():
     the map's epsilon is within the map's delta. The plan of ``r = 1`` run on the same rows
     (budget and caps 3, noise and rho for 1) needs more than twice its delta."""
     r = 3
-    plan = set_union_plan("gaussian", 1.0, 0.05, 2, alpha=0.5, max_rows_per_value=r)
+    plan = set_union_plan("gaussian", 1.0, 0.05, 2, cutoff_scales=0.5, max_rows_per_value=r)
     assert worst_delta(plan, SMALL, EXTRAS, r) <= plan.delta
-    one = set_union_plan("gaussian", 1.0, 0.05, 2, alpha=0.5)
+    one = set_union_plan("gaussian", 1.0, 0.05, 2, cutoff_scales=0.5)
     broken = SetUnionPlan("gaussian", one.scale, one.rho, one.gamma, 2, one.epsilon, one.delta, r)
     assert worst_delta(broken, SMALL, EXTRAS, r) > 2 * one.delta
 

@@ -141,9 +141,9 @@ def test_exact_enumeration_of_neighbours_at_r_within_the_map():
     rows (budget and caps 3, noise and rho for 1) needs far more than its delta: the check
     can fail."""
     r = 3
-    plan = set_union_plan("laplace", 1.0, 0.05, 2, alpha=0.5, max_rows_per_value=r)
+    plan = set_union_plan("laplace", 1.0, 0.05, 2, cutoff_scales=0.5, max_rows_per_value=r)
     assert worst_delta(plan, SMALL, EXTRAS, r) <= plan.delta
-    one = set_union_plan("laplace", 1.0, 0.05, 2, alpha=0.5)
+    one = set_union_plan("laplace", 1.0, 0.05, 2, cutoff_scales=0.5)
     broken = SetUnionPlan("laplace", one.scale, one.rho, one.gamma, 2, one.epsilon, one.delta, r)
     assert worst_delta(broken, SMALL, EXTRAS, r) > 2 * one.delta
 
@@ -155,7 +155,7 @@ def test_release_law_at_r_by_simulation(broken):
     persons is ``n r`` (below Gamma); release rates against ``P(n r + Z >= rho)``; the broken
     variant samples at the scale of ``r = 1`` and fails."""
     r = 4
-    plan = set_union_plan("laplace", 1.0, 1e-3, 1, alpha=3, max_rows_per_value=r)
+    plan = set_union_plan("laplace", 1.0, 1e-3, 1, cutoff_scales=3, max_rows_per_value=r)
     run = plan
     if broken:
         run = SetUnionPlan("laplace", plan.scale / r, plan.rho, plan.gamma, 1, plan.epsilon,

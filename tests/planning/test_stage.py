@@ -61,3 +61,27 @@ def test_explain_prints_every_stage() -> None:
     assert plan.to_dict()["stages"][1]["times"] == 2
     assert stages_lines(()) == []
     assert memory_text(1_500_000_000) == "1.5 GB"
+
+
+def test_a_stage_holding_more_than_the_machine_is_refused_before_the_charge() -> None:
+    from dpselect.core.errors import ParameterError
+    from dpselect.planning.stage import machine_memory
+
+    big = Stage("top-k", "gumbel", 0.5, memory=3_000_000_000)
+    check_stages([big], 1.0, 0.0, memory=4_000_000_000)
+    with pytest.raises(ParameterError, match=r"'top-k' \(gumbel\) would hold 3 GB .* 2 GB"):
+        check_stages([big], 1.0, 0.0, memory=2_000_000_000)
+    total = machine_memory()
+    assert total is None or total > 2**20
+
+
+def test_explain_refuses_a_plan_over_the_machines_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pandas as pd
+
+    import dpselect as dp
+    from dpselect.core.errors import ParameterError
+
+    monkeypatch.setattr("dpselect.planning.stage.machine_memory", lambda: 1000)
+    frame = pd.DataFrame({"v": list("ab")})
+    with pytest.raises(ParameterError, match="more than the 1 kB of memory here"):
+        dp.top_k(frame, "v", 1, epsilon=1.0, candidates=[str(i) for i in range(100)])

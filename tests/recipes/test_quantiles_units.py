@@ -419,7 +419,7 @@ def _recipe_failures(runs, r, eps, *, line_eps=None):
     table = open_table(frame)
     bounds, q = (-10.0, 50.0), 0.5
     w = (bounds[1] - bounds[0]) / 10**6
-    alpha = continuous_accuracy(bounds, q, Fraction(eps) / (line_eps or r), CONF, w).alpha
+    alpha = continuous_accuracy(bounds, q, Fraction(eps) / (line_eps or r), CONF, w).margin
     statement = QuantileAccuracy(alpha, w, CONF)
     failures = 0
     for seed in range(runs):

@@ -118,7 +118,7 @@ def test_quantile_line_on_spark_names_the_grid(spark):
 def _violations(stand_in, real, lv, eps, w, conf, extra, runs, seed):
     """How many of ``runs`` releases on the rounded rows break the statement for the real
     rows with ``extra`` added on the upper side."""
-    alpha = continuous_accuracy((0.0, 1.0), lv, eps, conf, w).alpha
+    alpha = continuous_accuracy((0.0, 1.0), lv, eps, conf, w).margin
     n = real.size
     bad = 0
     for r in range(runs):
