@@ -33,7 +33,7 @@ import importlib
 import importlib.util
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and readers
     from . import accounting, core, data, mechanisms, recipes, sampling  # noqa: F401
