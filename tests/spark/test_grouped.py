@@ -269,7 +269,7 @@ def test_errors_come_from_public_facts_before_any_job(spark):
          lambda: table.counts(Query("s", UnitRule(rows_per_value=2), g0))),
         (ParameterError, "max_rows",
          lambda: table.numbers(Query("s", UnitRule(rows_per_unit=2), g0))),
-        (ParameterError, "max_groups",
+        (ParameterError, r"UnitRule\(groups_per_unit=\.\.\.\)",
          lambda: table.numbers(Query("s", UnitRule("user", groups_per_unit=0), g0))),
         (ParameterError, "limit", lambda: table.counts(Query("s", groups=g0), -1)),
         (DataError, "by",
