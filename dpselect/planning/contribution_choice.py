@@ -10,14 +10,16 @@ the charge.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
+from typing import Any
 
 from ..core.errors import ParameterError
 from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..mechanisms.validate import check_epsilon
+from ..sampling.source import RandomSource
 
-__all__ = ["DEFAULT_CONTRIBUTIONS", "contribution_choice_cost"]
+__all__ = ["DEFAULT_CONTRIBUTIONS", "bound_choice", "contribution_choice_cost"]
 
 #: Default candidates for the contribution bound: 1, 2, 4, ..., 256.
 DEFAULT_CONTRIBUTIONS = tuple(1 << j for j in range(9))
@@ -54,15 +56,44 @@ def contribution_choice_cost(
     """
     eps = Fraction(check_epsilon(epsilon))
     bounds = _bounds(candidates)
-    gem = make_generalized_exponential_mechanism(
-        bounds,
-        lambda scores, L: scores[L],
-        [Fraction(L) for L in bounds],
-        epsilon=eps,
-        beta=beta,
-        source=None,
-    )
-    return float(gem.map(1))
+    return float(bound_choice(bounds, [Fraction(L) for L in bounds], eps, None, beta).map(1))
+
+
+def bound_choice(
+    bounds: Sequence[int],
+    sensitivities: Sequence[Fraction],
+    epsilon: Fraction,
+    source: RandomSource | None,
+    beta: float = 0.05,
+) -> Any:
+    """The generalized exponential mechanism that picks one of ``bounds`` from a score per
+    bound (Raskhodnikova and Smith 2016; seed 002, the exponential mechanism's proof;
+    docs/private_selection.md, "Generalized exponential mechanism"): every private choice of
+    a bound (contributions per unit, rows per unit) builds it here.
+
+    Parameters
+    ----------
+    bounds : sequence of int
+        The candidate bounds, distinct.
+    sensitivities : sequence of Fraction
+        Each bound's score sensitivity, in the order of ``bounds``.
+    epsilon : Fraction
+        The choice's share; GEM is ``epsilon``-DP (its map at distance 1 is at most it).
+    source : RandomSource or None
+        The randomness (tests only).
+    beta : float, default 0.05
+        GEM's ``beta`` in ``(0, 1)`` (it sets the threshold, not the cost bound).
+
+    Returns
+    -------
+    Measurement
+        ``mechanism(scores)`` with ``scores`` a mapping from each bound to its score; its
+        output is the chosen bound.
+    """
+    return make_generalized_exponential_mechanism(
+        list(bounds), lambda scores, b: scores[b], list(sensitivities), epsilon=epsilon,
+        beta=beta, source=source,
+    )  # fmt: skip
 
 
 def _bounds(candidates: Iterable[int] | None) -> list[int]:

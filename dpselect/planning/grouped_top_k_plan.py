@@ -52,10 +52,9 @@ from ..core.arithmetic import float_up
 from ..core.errors import ParameterError
 from ..core.measurement import Measurement
 from ..data.engine import Engine
-from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..sampling.source import RandomSource
 from .budget import first_share, remainder
-from .contribution_choice import DEFAULT_CONTRIBUTIONS
+from .contribution_choice import DEFAULT_CONTRIBUTIONS, bound_choice
 from .group_plan import (
     Grouping,
     GroupSelection,
@@ -289,12 +288,8 @@ def _bound_choice(
     if a.max_contributions is not None:
         return None, Fraction(0), a.epsilon
     bounds = _bounds(a)
-    gem = make_generalized_exponential_mechanism(
-        bounds, lambda scores, b: scores[b],
-        [Fraction(grouping.max_groups * a.rows_per_value)] * len(bounds),
-        epsilon=first_share(a.epsilon, a.auto_fraction).first_epsilon, beta=0.05,
-        source=source,
-    )  # fmt: skip
+    gem = bound_choice(bounds, [Fraction(grouping.max_groups * a.rows_per_value)] * len(bounds),
+                       first_share(a.epsilon, a.auto_fraction).first_epsilon, source)  # fmt: skip
     spent_c = Fraction(gem.map(1))
     return gem, spent_c, remainder(a.epsilon, spent_c)
 

@@ -44,7 +44,6 @@ from typing import Any, Literal, cast
 from ..core.arithmetic import float_up
 from ..core.errors import ParameterError
 from ..data.rules import check_rows_per_value
-from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..mechanisms.limited_domain import (
     limited_domain_accounting,
     limited_domain_threshold,
@@ -60,6 +59,7 @@ from ..mechanisms.set_union import policy_sure_count
 from ..mechanisms.validate import check_int
 from ..sampling.source import RandomSource
 from .budget import first_share, remainder
+from .contribution_choice import bound_choice
 from .stage import Stage
 from .top_k_mechanisms import Mechanism
 from .top_k_plan import CONFIDENCE, plan_top_k
@@ -441,10 +441,7 @@ def auto_contributions_plan(
     eps, delta, k = request.epsilon, request.delta, request.k
     candidates = list(bounds)
     eps_choice = first_share(eps, request.auto_fraction).first_epsilon
-    gem = make_generalized_exponential_mechanism(
-        candidates, lambda scores, m: scores[m], [Fraction(r)] * len(candidates),
-        epsilon=eps_choice, beta=0.05, source=source,
-    )  # fmt: skip
+    gem = bound_choice(candidates, [Fraction(r)] * len(candidates), eps_choice, source)
     spent_c = float(gem.map(1))
     eps_q = remainder(eps, spent_c)
     plans: dict[int, UnknownDomainPlan] = {}

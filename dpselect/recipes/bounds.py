@@ -61,10 +61,9 @@ from ..data.engine import Engine, is_opened_table
 from ..data.query import Query, UnitRule
 from ..data.tables import open_table
 from ..mechanisms.exponential import make_exponential_mechanism
-from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
 from ..mechanisms.quantile_score import check_max_rows, quantile_fraction
 from ..mechanisms.validate import check_epsilon
-from ..planning.contribution_choice import DEFAULT_CONTRIBUTIONS
+from ..planning.contribution_choice import DEFAULT_CONTRIBUTIONS, bound_choice
 from ..planning.epsilon_range import check_epsilon_range
 from ..planning.private_choice import (
     bound_level_shares,
@@ -225,17 +224,6 @@ def _table(data: Any, schema: Any) -> Engine:
     return open_table(data, schema=schema)
 
 
-def _gem(candidates: list[int], epsilon: Fraction, beta: float, source: RandomSource | None) -> Any:
-    return make_generalized_exponential_mechanism(
-        candidates,
-        lambda scores, L: scores[L],
-        [Fraction(L) for L in candidates],
-        epsilon=epsilon,
-        beta=beta,
-        source=source,
-    )
-
-
 def _contribution_candidates(candidates: Any) -> list[int]:
     if candidates is None:
         return list(DEFAULT_CONTRIBUTIONS)
@@ -389,7 +377,8 @@ def choose_max_contributions(
         epsilon, release_epsilon, confidence, unit_counts, candidates, penalty
     )
     table = _counted_table(data, schema, column, privacy_unit, unit_counts)
-    mech = _gem(plan.candidates, plan.epsilon, plan.beta, source)
+    mech = bound_choice(plan.candidates, [Fraction(L) for L in plan.candidates], plan.epsilon,
+                        source, plan.beta)  # fmt: skip
     spent = float(mech.map(1))
     book = open_ledger(ledger)
     parameters = plan.parameters(column, privacy_unit)

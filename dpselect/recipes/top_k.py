@@ -391,7 +391,7 @@ def _choose_rows_bound(
     """GEM's choice of ``m`` at ``max_rows_per_value = r`` (after the charge), and the
     candidates' scores at the chosen ``m`` when they were computed for the choice
     (:func:`_top_k_auto_contributions`, "Privacy"; :data:`ROWS_CRITERION`)."""
-    from ..mechanisms.generalized_exponential import make_generalized_exponential_mechanism
+    from ..planning.contribution_choice import bound_choice
     from .bounds import contribution_scores
 
     salt = resolve_source(query.source).bits(63)
@@ -411,10 +411,7 @@ def _choose_rows_bound(
         }  # fmt: skip
         family = {m: Fraction(int(vectors[m].sum())) - margins[m] for m in bounds}
         sensitivities = [Fraction(m * r) for m in bounds]
-    gem = make_generalized_exponential_mechanism(
-        bounds, lambda scores, m: scores[m], sensitivities, epsilon=eps_choice, beta=0.05,
-        source=query.source,
-    )  # fmt: skip
+    gem = bound_choice(bounds, sensitivities, eps_choice, query.source)
     m = int(gem(family))
     if m in vectors:
         return m, vectors[m]
