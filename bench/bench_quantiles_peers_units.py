@@ -1,6 +1,6 @@
 """Per-person deciles against PipelineDP at the same guarantee, on real and typed data.
 
-Run: ``python bench/bench_quantiles_peers_units.py [--runs 20] [--only NAME]``.
+Run: ``python bench/bench_quantiles_peers_units.py [--runs 20] [--only NAME] [--cells NAME]``.
 
 The guarantee: pure epsilon-DP for adding or removing one person with all their rows; each
 person keeps at most ``r`` rows (dpselect ``max_rows=r``; PipelineDP
@@ -14,7 +14,9 @@ Cells:
   (minutes, integers stored as float, a tie block around -5, bounds (-100, 1300)) and
   ``distance`` (miles, 214 distinct values with wide gaps, bounds (0, 5000)) at epsilon 1 and 4;
 - **five values** (an ``int64`` column, n = 1,000 persons of one row each, the values 10, 20,
-  50, 100, 200; bounds (0, 1000)) at epsilon 1 and 4.
+  50, 100, 200; bounds (0, 1000)) at epsilon 1 and 4;
+- **five equiprobable values** (the same, the values 0, 250, 500, 750, 1000 equally likely:
+  deciles at the edges of tied blocks next to wide gaps) at epsilon 1 and 4.
 
 Compared: dpselect's default (``mechanism="auto"``), the tree and the joint mechanism by name,
 and PipelineDP's percentiles (its quantile tree, Laplace noise, one aggregation of nine
@@ -50,6 +52,13 @@ def flights() -> pd.DataFrame:
 def five_values(n: int = 1000, seed: int = 5) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     values = rng.choice([10, 20, 50, 100, 200], n, p=[0.3, 0.25, 0.2, 0.15, 0.1])
+    return pd.DataFrame({"person": np.arange(n), "v": values.astype(np.int64)})
+
+
+def equiprobable_values(n: int = 1000, seed: int = 6) -> pd.DataFrame:
+    """Five equally likely values 0, 250, ..., 1000 in an ``int64`` column, one row a person:
+    deciles at the edges of tied blocks, with wide empty gaps between them."""
+    values = np.random.default_rng(seed).choice([0, 250, 500, 750, 1000], n)
     return pd.DataFrame({"person": np.arange(n), "v": values.astype(np.int64)})
 
 
@@ -116,7 +125,9 @@ def cells() -> list[tuple[str, pd.DataFrame, str, tuple[float, float], int]]:
         ("flights arr_delay per plane", f, "arr_delay", (-100.0, 1300.0), 20),
         ("flights distance per plane", f, "distance", (0.0, 5000.0), 20),
         ("five int64 values per person", five, "v", (0.0, 1000.0), 1),
-    ]
+        ("five equiprobable int64 values per person", equiprobable_values(), "v", (0.0, 1000.0),
+         1),
+    ]  # fmt: skip
 
 
 def main() -> None:
@@ -124,6 +135,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--epsilons", type=float, nargs="*", default=[1.0, 4.0])
+    parser.add_argument("--cells", nargs="*", default=None, help="only cells naming one of these")
     args = parser.parse_args()
     peers = {k: v for k, v in PEERS.items() if not args.only or any(o in k for o in args.only)}
     print(f"## per-person decile MAE, mean of {args.runs} runs [95% interval]")
@@ -131,6 +143,8 @@ def main() -> None:
     print("|" + " --- |" * (len(peers) + 2))
     start = time.perf_counter()
     for name, data, column, bounds, r in cells():
+        if args.cells and not any(c in name for c in args.cells):
+            continue
         x = data[column].dropna().to_numpy(dtype=float)
         truth = np.quantile(x, DECILES, method="inverted_cdf")
         for eps in args.epsilons:

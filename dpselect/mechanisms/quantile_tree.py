@@ -26,13 +26,14 @@ rounding of the product. Everything after the noise reads the noisy counts only
 noisy ones under the constraint that every bucket equals the sum of its children (Hay,
 Rastogi, Miklau, Suciu 2010, Theorem 3; here with the unmeasured root, by the two-pass
 weighted form for a tree with independent, equal-variance noise per level). (2) *Descent*:
-for each level ``q``, from the root, the children's consistent counts below a threshold
-``tau`` (a public multiple of the noise's standard deviation at that level) are set to zero
-(empty stretches of the bounds cost nothing), the child where the cumulative share crosses the
-node's share ``f`` is taken and ``f`` rescaled to it; at the leaf the value is ``leaf_lo + f
-width`` (linear interpolation). A node whose children are all zero is read as uniform. The
-values are sorted (increasing levels give increasing values).
-"""
+for each level ``q``, from the root, the children's consistent counts whose absolute value is
+at most a threshold ``tau`` (a public multiple of the noise's standard deviation at that
+level) are set to zero, on both sides of zero (empty stretches of the bounds cost nothing on
+average: the larger noises of either sign are kept and cancel), the first child where the
+cumulative share reaches the node's share ``f`` is taken and ``f`` rescaled to it; at the leaf
+the value is ``leaf_lo + f width`` (linear interpolation). A node whose children total at
+most zero is read as uniform. The values are sorted (increasing levels give increasing
+values)."""
 
 from __future__ import annotations
 
@@ -283,10 +284,14 @@ def tree_descend(
 ) -> list[float]:
     """The values for levels ``qs`` read from a tree of (noisy, consistent) counts.
 
-    At each node the children's counts below that level's threshold (``0`` by default) are
-    taken as zero; the child where the cumulative share crosses the node's share ``f`` is
-    entered with ``f`` rescaled; at a leaf the value is interpolated linearly. A function of
-    ``counts`` and public parameters only.
+    At each node the children's counts whose absolute value is at most that level's threshold
+    (``0`` by default) are taken as zero, on both sides of zero: an empty bucket's count stays
+    zero on average (the larger noises of either sign are kept and cancel), so wide empty
+    stretches do not pull the descent. The first child where the cumulative share of the
+    children's total reaches the node's share ``f`` is entered, with ``f`` rescaled to it; a
+    node whose children total at most zero is read as uniform; at the leaf the value is
+    interpolated linearly. A function of ``counts`` and public parameters only
+    (docs/quantiles.md, "Reading the quantiles").
 
     Parameters
     ----------
@@ -299,8 +304,8 @@ def tree_descend(
     branching : int
         ``b``, the children of each bucket.
     thresholds : sequence of float, optional
-        One threshold per level ``1..h``, in counts (default 0: only counts at or below 0 are
-        dropped).
+        One threshold per level ``1..h``, in counts (default 0: only counts equal to 0 are
+        zero).
 
     Returns
     -------
@@ -317,21 +322,21 @@ def tree_descend(
         f, node = float(q), 0
         for lev in range(h):
             kids = counts[lev][node * branching : (node + 1) * branching]
-            c = np.where(kids > taus[lev], kids, 0.0)
-            c = np.maximum(c, 0.0)
+            c = np.where(np.abs(kids) > taus[lev], kids, 0.0)
             total = float(c.sum())
-            if total <= 0.0:
+            if total <= 0.0:  # read as uniform
                 k = min(int(f * branching), branching - 1)
                 f = f * branching - k
             else:
                 cum = np.cumsum(c) / total
-                k = int(np.searchsorted(cum, f, side="left"))
-                k = min(k, branching - 1)
-                while c[k] <= 0.0 and k > 0:  # never enter an empty child
-                    k -= 1
+                positive = np.flatnonzero(c > 0.0)
+                # the first crossing (cum is not monotone where a count is negative); the
+                # share 0 enters the first child that holds rows, at its left edge
+                hits = np.flatnonzero(cum >= f) if f > 0.0 else positive[:1]
+                k = int(hits[0]) if hits.size else int(positive[-1])
                 before = float(cum[k - 1]) if k > 0 else 0.0
                 share = float(c[k]) / total
-                f = 0.0 if share <= 0.0 else min(1.0, max(0.0, (f - before) / share))
+                f = 0.0 if f <= 0.0 else min(1.0, max(0.0, (f - before) / share))
             node = node * branching + k
         left, right = float(edges[node]), float(edges[node + 1])
         out.append(float(min(hi, max(lo, left + f * (right - left)))))

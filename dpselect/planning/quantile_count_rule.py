@@ -28,10 +28,13 @@ from ..sampling.source import RandomSource
 from .quantile_checks import quantile_levels
 from .quantile_methods import F64, MethodPlan, Picked, _joint_plan, _Plan, _tree_plan, one_draw_plan
 from .quantile_plan import (
+    GRID_TREE_HEIGHT,
     TREE_AUTO_LIMIT,
+    TREE_BRANCHING,
     TREE_COUNT_FRACTION,
     QuantileMethodPlan,
     count_shares,
+    grid_tree_fits,
 )
 from .quantile_query import QuantileQuery
 from .top_k_plan import CONFIDENCE
@@ -176,6 +179,12 @@ def count_plan(
     tree_plan = _tree_plan(lo_hi, levels, each, conf, source, r)
     joint_plan = _joint_plan(lo_hi, levels, each, conf, resolution, False, source,
                              work_progress, r, step)  # fmt: skip
+    # On a small type grid (public: the schema, the bounds) the larger tree runs where the
+    # count would hand the release to the joint mechanism (docs/quantiles.md, "Choosing the
+    # method"): there ties and gaps are the rule.
+    upper = joint_plan
+    if resolution is None and grid_tree_fits(lo_hi, step):
+        upper = _tree_plan(lo_hi, levels, each, conf, source, r, GRID_TREE_HEIGHT)
     count_scale = r / eps_count
     # The row count has sensitivity r (one unit keeps at most r rows; without a unit
     # r = 1): the Laplace mechanism of scale r / eps_count is eps_count-DP (its map at
@@ -197,7 +206,7 @@ def count_plan(
     split = (
         f"{float(eps_count):.6g} ({TREE_COUNT_FRACTION} of epsilon) to {counted}, then "
         f"{float(each):.6g} to one mechanism for all levels, the tree if "
-        f"{_per_row(each, r)} N < {TREE_AUTO_LIMIT}, else the joint mechanism"
+        f"{_per_row(each, r)} N < {TREE_AUTO_LIMIT}, else {_upper_name(upper)}"
     )
 
     def count(values: F64) -> tuple[int, _Plan, str, dict[str, Any] | None]:
@@ -211,26 +220,37 @@ def count_plan(
             return noisy_n, joint_plan, counted_line, None
         return grains.run(values)
 
-    run = _pick_and_run(count, tree_plan, each, r)
-    return one_draw_plan(query, joint_plan, tree_plan, run, each, split)
+    run = _pick_and_run(count, tree_plan, upper, each, r)
+    return one_draw_plan(query, upper, tree_plan, run, each, split)
+
+
+def _upper_name(plan: _Plan) -> str:
+    """How the rule names the plan it runs above the count's limit."""
+    if plan.name == "tree":
+        return f"the {TREE_BRANCHING**GRID_TREE_HEIGHT}-leaf tree on the column type's grid"
+    return "the joint mechanism"
 
 
 def _pick_and_run(
     count: Callable[[F64], tuple[int, _Plan, str, dict[str, Any] | None]],
     tree_plan: _Plan,
+    upper: _Plan,
     each: Fraction,
     r: int,
 ) -> Callable[[F64], tuple[list[float], Picked]]:
-    """The auto rule's run: the noisy count, then the tree or the joint plan it picks."""
+    """The auto rule's run: the noisy count, then the tree or the plan above the count's
+    limit (``upper``: the joint plan, which the grain histogram may replace, or the larger
+    tree on a small type grid)."""
 
     def run(values: F64) -> tuple[list[float], Picked]:
         noisy_n, picked_joint, counted_line, released = count(values)
+        above = upper if upper.name == "tree" else picked_joint
         # the rule reads the row-level epsilon of the mechanism that runs (eps / r)
-        plan = tree_plan if (each / r) * noisy_n < TREE_AUTO_LIMIT else picked_joint
+        plan = tree_plan if (each / r) * noisy_n < TREE_AUTO_LIMIT else above
         note = (
             f"{counted_line}, {_per_row(each, r)} N "
             f"{'<' if plan is tree_plan else '>='} {TREE_AUTO_LIMIT}: "
-            f"{'the tree' if plan is tree_plan else 'the joint mechanism'} "
+            f"{'the tree' if plan is tree_plan else _upper_name(plan)} "
             "(docs/quantiles.md, 'Choosing the method')"
         )
         return plan.run(values), Picked(plan, noisy_n, note, released)

@@ -130,8 +130,10 @@ def _tree_plan(
     conf: float,
     source: RandomSource | None,
     max_rows: int = 1,
+    height: int | None = None,
 ) -> _Plan:
-    b, h, k = TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD
+    b, k = TREE_BRANCHING, TREE_THRESHOLD
+    h = TREE_HEIGHT if height is None else height
     mech = make_tree_quantiles(lo_hi, levels, eps, branching=b, height=h, threshold=k,
                                source=source, max_rows=max_rows)  # fmt: skip
     # the mechanism is the row-level tree at eps / r: its accuracy theorem at eps / r

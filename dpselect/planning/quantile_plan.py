@@ -32,6 +32,8 @@ from .stage import Stage
 
 __all__ = [
     "BYTES_PER_NUMBER",
+    "GRID_TREE_HEIGHT",
+    "GRID_TREE_POINTS",
     "TREE_AUTO_LIMIT",
     "TREE_BRANCHING",
     "TREE_COUNT_FRACTION",
@@ -39,6 +41,7 @@ __all__ = [
     "TREE_THRESHOLD",
     "QuantileMethodPlan",
     "count_shares",
+    "grid_tree_fits",
     "group_options",
     "plan_auto_bounds",
     "plan_auto_rows",
@@ -55,11 +58,42 @@ TREE_BRANCHING, TREE_HEIGHT, TREE_THRESHOLD = 8, 2, 1.0
 TREE_COUNT_FRACTION = Fraction(1, 20)
 TREE_AUTO_LIMIT = 700
 
+#: On a column whose type puts its values on a grid of at most ``GRID_TREE_POINTS`` points of
+#: the bounds (an integer or decimal type: public, the schema), the auto rule runs the tree of
+#: height ``GRID_TREE_HEIGHT`` (``8^3 = 512`` leaves, each holding at most two grid points)
+#: where the count would hand the release to the joint mechanism (docs/quantiles.md, "Choosing
+#: the method": on such a grid ties and gaps are the rule, and the joint mechanism's density
+#: over a gap grows with the gap's length).
+GRID_TREE_HEIGHT, GRID_TREE_POINTS = 3, 1024
+
 #: The bytes one number (a count, a score, a float64 value) takes in a stage's memory.
 BYTES_PER_NUMBER = 8
 
 #: The engine's declared grid, as :meth:`dpselect.data.engine.Engine.grid_width` answers it.
 GridWidth = Callable[[tuple[float, float], float | None], float | None]
+
+
+def grid_tree_fits(lo_hi: tuple[float, float] | None, step: Fraction | None) -> bool:
+    """Whether the auto rule's larger tree serves this column: a type grid (``step``, from the
+    schema) with at most :data:`GRID_TREE_POINTS` points in the bounds ``lo_hi``. Public facts
+    only.
+
+    Parameters
+    ----------
+    lo_hi : (float, float) or None
+        The public bounds (``None``: not known yet).
+    step : Fraction or None
+        The grid the column's type puts values on (``None``: a float or text column).
+
+    Returns
+    -------
+    bool
+        ``True`` when the grid has at most ``GRID_TREE_POINTS`` points in the bounds.
+    """
+    if lo_hi is None or step is None or step <= 0:
+        return False
+    span = Fraction(lo_hi[1]) - Fraction(lo_hi[0])
+    return span / step + 1 <= GRID_TREE_POINTS
 
 
 def count_shares(epsilon: Fraction) -> tuple[Fraction, Fraction]:
@@ -221,13 +255,15 @@ def _mechanism_stage(
     if n_candidates is not None:
         return Stage("quantiles", "exponential mechanism over the candidates", e, times=runs,
                      memory=BYTES_PER_NUMBER * n_candidates * m)  # fmt: skip
-    b, h = TREE_BRANCHING, TREE_HEIGHT
-    tree = Stage("quantiles", f"tree ({b}-ary, {h} levels, discrete Laplace)", e,
-                 scale=float(tree_scale(h, unit_epsilon(each, r))),
-                 memory=BYTES_PER_NUMBER * sum(b**i for i in range(1, h + 1)))  # fmt: skip
+    tree = _tree_stage(e, each, r, TREE_HEIGHT)
     if chosen == "tree":
         return tree
     bounds = lo_hi if lo_hi is not None else (0.0, 1.0)
+    if chosen == "count" and grid_tree_fits(lo_hi, step):
+        grid = _tree_stage(e, each, r, GRID_TREE_HEIGHT)
+        return Stage("quantiles", f"the {tree.mechanism} or the {grid.mechanism} on the type's "
+                     "grid, by the noisy count", e, scale=grid.scale,
+                     memory=grid.memory)  # fmt: skip
     if chosen in ("joint", "count"):
         w = joint_resolution(resolution, *bounds, unit_epsilon(each, r), step)
         memory = _grid_memory(m, lo_hi, w if w > 0 else None, grid_width)
@@ -242,6 +278,14 @@ def _mechanism_stage(
         name += f" (resolution {w:.6g})"
     stage = "quantiles" if runs == 1 else "each quantile" if chosen == "split" else "each round"
     return Stage(stage, name, e, times=runs, memory=_grid_memory(m, lo_hi, w, grid_width))
+
+
+def _tree_stage(e: float, each: Fraction, r: int, h: int) -> Stage:
+    """The stage of the tree of height ``h``: its noise scale ``h r / each`` and its counts."""
+    b = TREE_BRANCHING
+    return Stage("quantiles", f"tree ({b}-ary, {h} levels, discrete Laplace)", e,
+                 scale=float(tree_scale(h, unit_epsilon(each, r))),
+                 memory=BYTES_PER_NUMBER * sum(b**i for i in range(1, h + 1)))  # fmt: skip
 
 
 def _without_scales(stages: tuple[Stage, ...]) -> tuple[Stage, ...]:

@@ -212,7 +212,8 @@ def _typed_grid(
     # cells has its own statement). Public facts only: the type, the method, the bounds.
     released, step, lo_hi = ran.values, query.step, query.lo_hi
     if step is not None and lo_hi is not None and query.cands is None and ran.grid_note is None:
-        slack = plan.tree_slack if used == "tree" else None if used == "joint" else 2 * (res or 0)
+        tree_slack = plan.tree_slack if ran.picked is None else ran.picked.plan.slack
+        slack = tree_slack if used == "tree" else None if used == "joint" else 2 * (res or 0)
         if slack is not None:
             released, widened = on_grid(released, step, lo_hi, slack)
             if widened is not None:

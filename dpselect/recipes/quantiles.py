@@ -11,12 +11,14 @@
   ``eps'`` to the quantile tree (:mod:`dpselect.mechanisms.quantile_tree`: a hierarchical
   histogram with exact discrete Laplace noise) if ``eps' N < TREE_AUTO_LIMIT`` (700), else to
   the joint exponential mechanism of Gillenwater, Joseph and Kulesza (2021)
-  (:mod:`dpselect.mechanisms.quantile_joint`: all levels in one draw); one charge for both
-  parts, made before any row is read. Above 20 levels the recursive algorithm of Kaplan,
+  (:mod:`dpselect.mechanisms.quantile_joint`: all levels in one draw), or, on a column whose
+  type puts its values on a grid of at most ``GRID_TREE_POINTS`` (1024) points of the bounds
+  (an integer or decimal type), to the 512-leaf tree; one charge for both parts, made before
+  any row is read. Above 20 levels the recursive algorithm of Kaplan,
   Schnapp and Stemmer (2022) (:mod:`dpselect.mechanisms.quantile_recursive`); basic
   composition (``epsilon / m`` each) on request (``mechanism="split"``) and with candidates. The
-  rule reads ``m``, epsilon and the paid count ``N`` only; docs/quantiles.md has the
-  evidence.
+  rule reads ``m``, epsilon, the schema's type, the bounds and the paid count ``N`` only;
+  docs/quantiles.md has the evidence.
 
 Every accuracy line printed is the conclusion of a theorem in docs/quantiles.md, checked by
 simulation on adversarial data in tests/recipes/test_quantiles_accuracy.py.
