@@ -268,6 +268,11 @@ def _mechanism_stage(
         w = joint_resolution(resolution, *bounds, unit_epsilon(each, r), step)
         memory = _grid_memory(m, lo_hi, w if w > 0 else None, grid_width)
         joint = "joint exponential mechanism" + (f" (resolution {w:.6g})" if lo_hi else "")
+        if chosen == "count" and lo_hi is None:  # bounds chosen later: any tree may run
+            grid = _tree_stage(e, each, r, GRID_TREE_HEIGHT)
+            return Stage("quantiles", f"the tree or the {joint}, by the noisy count (on a small "
+                         "type grid, the larger tree)", e,
+                         memory=max(memory or 0, grid.memory or 0))  # fmt: skip
         if chosen == "count":
             return Stage("quantiles", f"the tree or the {joint}, by the noisy count", e,
                          memory=max(memory or 0, tree.memory or 0))  # fmt: skip
