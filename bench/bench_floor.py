@@ -1,4 +1,4 @@
-"""The privacy-unit paths of ``top_k`` against their per-person floor on DuckDB (issue 45).
+"""The privacy-unit paths of ``top_k`` against their per-person floor on DuckDB.
 
 Run: ``python bench/bench_floor.py --rows 10000000 [--repeats 3] [--memory]
 [--paths cand-int-m3,cand-text-m3,...] [--cache DIR] [--quick]``, under the shared lock
