@@ -526,9 +526,9 @@ def unit_join_order(table: Table, unit_type: str) -> AbstractContextManager[None
     for a text source (:func:`~.join_order.text_join_order`) and for a raw unit key of
     Parquet files (:class:`ParquetUnits`: the rows are a pyarrow dataset's, whose scan gives
     DuckDB's optimizer no row count, and its own order would build the hash table on the
-    5 * 10^6 rows rather than on the 10^5 values: docs/performance.md, "Text unit ids"). Public facts only (the
-    source's format and the unit column's type); it changes how a query is planned, never a
-    result.
+    5 * 10^6 rows rather than on the 10^5 values: docs/performance.md, "Text unit ids").
+    Public facts only (the source's format and the unit column's type); it changes how a
+    query is planned, never a result.
 
     Parameters
     ----------
