@@ -242,7 +242,8 @@ def _row_batches(
                 rows = np.repeat(np.arange(len(index)), count)
                 offset = np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)
                 c = targets[first[rows] + offset].astype(np.uint32)
-            kept = units.take(pa.array(rows))
+            every = matcher.join_sql is None and len(rows) == len(index)  # rows: 0 .. n - 1
+            kept = units if every else units.take(pa.array(rows))
             raw = arrow_unit_keys(kept)  # text units byte for byte (data.unit_keys)
             yield pa.record_batch([kept if raw is None else raw, pa.array(c)],
                                   names=[privacy_unit, "c"])  # fmt: skip

@@ -45,9 +45,9 @@ import numpy as np
 import numpy.typing as npt
 
 from . import matching, scores
-from .join_order import text_join_order
 from .rules import FMIX32_STEPS, M32, salt_text
 from .text_lines import quote_identifier as _quote
+from .unit_keys import unit_join_order
 from .unit_partitions import memory_budget, part_count, part_filter_sql, source_rows
 
 if TYPE_CHECKING:
@@ -491,7 +491,7 @@ def packed_candidate_scores(
     col_match, cand_match = matching.match_sql(f"data.{_quote(column)}", col_type, candidates)
     try:
         with (
-            text_join_order(table),
+            unit_join_order(table, unit_type),
             _unordered(table.connection),
             matching.candidates_source(table, candidates, progress is not None) as (source, cp),
         ):

@@ -38,10 +38,12 @@ groups are then joined with the candidates (as fast as the plain ``GROUP BY``); 
 the rows are joined with the candidates first (so that a user's contributions are only
 spent on candidates), then grouped by user (:func:`_bounded_scores_sql`).
 
-With a unit, on a text source (CSV, TSV, JSON lines) the joins run as written, the rows
-probing the candidates and the units' seeds (:func:`~.join_order.text_join_order`), and
-a line is sized as :data:`TOP_VALUES_TEXT_ROW_WEIGHT` rows for the hash parts: how the
-query is planned, never what it returns.
+With a unit, on a text source (CSV, TSV, JSON lines) or a text unit of Parquet files (its
+raw bytes read through pyarrow) the joins run as written, the rows probing the candidates
+and the units' seeds (:func:`~.unit_keys.unit_join_order`); a line of a text source is
+sized as :data:`TOP_VALUES_TEXT_ROW_WEIGHT` rows for the hash parts: how the query is
+planned, never what it returns. The distinct values of the unknown-domain plan are read
+without the unit (:func:`~.unit_keys.value_rows`: DuckDB's own Parquet reader).
 
 This is the SQL plan. For Parquet text the DuckDB engine may choose the dictionary plan
 first (:meth:`dpselect.data.engines.duckdb.DuckDBEngine.scores` with
@@ -58,7 +60,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from .join_order import text_join_order
 from .matching import candidates_source, match_sql
 from .rules import (
     BOUNDING_SEPARATOR,
@@ -80,7 +81,7 @@ from .rules import (
 from .rules import hashed_text_sql as _hashed_text_sql
 from .rules import md5_bits_sql as _md5_bits_sql
 from .text_lines import quote_identifier as _quote
-from .unit_keys import RAW_KEY_TYPE
+from .unit_keys import RAW_KEY_TYPE, unit_join_order, value_rows
 from .unit_partitions import (
     memory_budget,
     part_count,
@@ -356,9 +357,9 @@ def duckdb_candidate_scores(
         unit_type = table.require_column(privacy_unit, "privacy_unit")
         privacy_unit, unit_type = table.unit_column(privacy_unit)  # the injective key
     col_match, cand_match = match_sql(f"data.{_quote(column)}", col_type, candidates)
-    # with a unit, on a text source: the joins as written (the candidates and the units'
-    # seeds built on the right; join_order.text_join_order)
-    order = text_join_order(table) if unit_type is not None else nullcontext()
+    # with a unit, on a text source or a raw key of Parquet files: the joins as written (the
+    # candidates and the units' seeds built on the right; unit_keys.unit_join_order)
+    order = unit_join_order(table, unit_type) if unit_type is not None else nullcontext()
     with order, candidates_source(table, candidates, progress is not None) as (source, params):
         cands = f"SELECT {cand_match} AS v, i FROM {source}"
         if privacy_unit is None or unit_type is None:
@@ -612,7 +613,7 @@ def duckdb_top_values(
     params: dict[str, Any] = {}
     if privacy_unit is not None:
         privacy_unit, unit_type = table.unit_column(privacy_unit)
-        vals = _ranked_values_sql(column, col_type, col)
+        vals = _ranked_values_sql(column, col_type, col, value_rows(table))
         params["salt"] = salt_text(salt)
         return _top_values_by_rank(
             table, vals, col, privacy_unit, unit_type, int(max_contributions), limit, params,
@@ -624,9 +625,10 @@ def duckdb_top_values(
     return [(v, int(n)) for v, n in table.query(sql, params, progress)]
 
 
-def _ranked_values_sql(column: str, col_type: str, col: str) -> str:
+def _ranked_values_sql(column: str, col_type: str, col: str, rows: str = "data") -> str:
     """The distinct non-NULL values ``v`` of ``column`` (normalised: ``col``) with their code
-    ``w`` (:func:`value_code`) and their rank ``r`` in the engine's order.
+    ``w`` (:func:`value_code`) and their rank ``r`` in the engine's order, read from the view
+    ``rows`` (aliased ``data``: :func:`~.unit_keys.value_rows`, no unit key needed).
 
     ``r`` is the rule's tie-break between two values whose codes collide; it is packed below
     the key, so it must stay below 2^32 - 1 (:func:`keep_smallest` marks removed entries with
@@ -638,7 +640,7 @@ def _ranked_values_sql(column: str, col_type: str, col: str) -> str:
                                      ELSE error('more than 2^32 distinct values') END
                                 AS UBIGINT) AS r
                FROM (SELECT v, {code} AS w, {rank} AS r
-                     FROM (SELECT DISTINCT {col} AS v FROM data
+                     FROM (SELECT DISTINCT {col} AS v FROM {rows} AS data
                            WHERE data.{_quote(column)} IS NOT NULL))"""
 
 
@@ -680,8 +682,9 @@ def _top_values_by_rank(
     Per part (:func:`_top_values_part`), ``m = 1`` and ``rows_cap = 1``: one SQL query,
     ``min(p)`` per unit (:func:`_kept_sql`); otherwise DuckDB lists each unit's value ranks
     and :func:`keep_smallest` keeps ``m`` per unit (:func:`kept_counts`). On a text source
-    the parts' joins run as written (:func:`~.join_order.text_join_order`), and a line is
-    sized as :data:`TOP_VALUES_TEXT_ROW_WEIGHT` rows.
+    or a raw unit key of Parquet files the parts' joins run as written
+    (:func:`~.unit_keys.unit_join_order`); a line of a text source is sized as
+    :data:`TOP_VALUES_TEXT_ROW_WEIGHT` rows.
     """
     unit, _ = unit_sql(privacy_unit, unit_type)
     rows = source_rows(table.connection, table.parquet_files, table.source_files,
@@ -692,7 +695,7 @@ def _top_values_by_rank(
         codes = table.query_numpy(f"SELECT w FROM {_VALUES_TABLE} ORDER BY r")["w"]
         codes = np.asarray(codes, dtype=np.uint32)
         counts = np.zeros(len(codes), dtype=np.int64)
-        with text_join_order(table):  # text: the rows probe the values and the seeds
+        with unit_join_order(table, unit_type):  # the rows probe the values and the seeds
             for j in range(parts):
                 counts += _top_values_part(table, col, privacy_unit, unit_type, m, codes,
                                            params, part_filter_sql(unit, parts, j),
@@ -728,7 +731,7 @@ def _top_values_part(
     per unit (:func:`_kept_sql`); otherwise from DuckDB's list of each unit's value ranks
     (:func:`kept_counts`). The rows are written on the left of each join, the values' table
     and the units' seeds on the right (the sides the hash tables are built on when the
-    joins run as written: :func:`~.join_order.text_join_order`)."""
+    joins run as written: :func:`~.unit_keys.unit_join_order`)."""
     unit, valid = unit_sql(privacy_unit, unit_type)
     if m == 1 and rows_cap == 1:
         pairs = f"""(SELECT {unit} AS u, vals.w AS w, vals.r AS r

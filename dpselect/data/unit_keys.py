@@ -35,10 +35,13 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import re
 import uuid
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from .join_order import is_text_source, text_join_order, written_join_order
 from .values import canonical_text
 
 if TYPE_CHECKING:
@@ -51,6 +54,8 @@ __all__ = [
     "arrow_unit_keys",
     "object_unit_key",
     "object_unit_keys",
+    "unit_join_order",
+    "value_rows",
 ]
 
 #: The type name a raw unit key column has in the unit SQL (a DuckDB BLOB whose seed is the md5
@@ -393,6 +398,9 @@ class ParquetUnits:
     be DuckDB's (schemas pyarrow cannot unify, hive partition columns)."""
 
     _VIEW = "dpselect_parquet_raw"
+    #: DuckDB's own reader of the files, as the view ``data`` was before the hidden keys:
+    #: the same rows and columns (:func:`value_rows`).
+    NATIVE_VIEW = "dpselect_parquet_rows"
 
     def __init__(self, files: list[str], declared: dict[str, str], select: str) -> None:
         self.files, self.declared, self.select = files, declared, select
@@ -463,8 +471,82 @@ class ParquetUnits:
         columns = {str(row[0]): str(row[1]) for row in described}
         if columns.pop(hidden, None) != "BLOB" or columns != table.columns:
             raise refusal
+        self._keep_native_view(table.connection)
         table.connection.execute(f"CREATE OR REPLACE TEMP VIEW data AS {self.select} FROM {inner}")
         return hidden, RAW_KEY_TYPE
+
+    def _keep_native_view(self, connection: Any) -> None:
+        """The view ``data`` as DuckDB's Parquet reader gives it, kept as :attr:`NATIVE_VIEW`
+        before ``data`` reads the dataset (once: a second text unit replaces ``data`` again)."""
+        if connection.execute(
+            "SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = ?",
+            [self.NATIVE_VIEW],
+        ).fetchall()[0][0]:
+            return
+        found = connection.execute(
+            "SELECT sql FROM duckdb_views() WHERE temporary AND view_name = 'data'"
+        ).fetchall()
+        sql = str(found[0][0]).rstrip().rstrip(";") if found else ""
+        head = re.match(r'CREATE TEMP(?:ORARY)? VIEW "?data"? AS ', sql)
+        if head is not None:  # else value_rows reads data, the dataset's rows (slower, same)
+            connection.execute(f"CREATE TEMP VIEW {self.NATIVE_VIEW} AS {sql[head.end() :]}")
+
+
+def value_rows(table: Table) -> str:
+    """The view of ``table``'s rows to read where no unit key is needed (the distinct values
+    of a column): ``data``, or DuckDB's own reader of Parquet files where ``data`` reads them
+    through a pyarrow dataset for a text unit's raw bytes (:class:`ParquetUnits`). The two
+    hold the same rows with the same values in every column of ``table.columns`` (the text
+    repaired by the same rule, checked by ``DESCRIBE`` before ``data`` is replaced); the
+    native reader is the faster scan (docs/performance.md, "Text unit ids").
+
+    Parameters
+    ----------
+    table : Table
+        The DuckDB table.
+
+    Returns
+    -------
+    str
+        The name of a view to read as ``data`` is read, but for the hidden unit keys.
+    """
+    found = table.connection.execute(
+        "SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = ?",
+        [ParquetUnits.NATIVE_VIEW],
+    ).fetchall()
+    units = getattr(table, "unit_source", None)
+    if isinstance(units, ParquetUnits) and found[0][0]:
+        return ParquetUnits.NATIVE_VIEW
+    return "data"
+
+
+def unit_join_order(table: Table, unit_type: str) -> AbstractContextManager[None]:
+    """The join order of a bounding plan keyed by a unit of ``unit_type``: the joins as the
+    SQL writes them (rows on the left, the candidates, values and seeds built on the right)
+    for a text source (:func:`~.join_order.text_join_order`) and for a raw unit key of
+    Parquet files (:class:`ParquetUnits`: the rows are a pyarrow dataset's, whose scan gives
+    DuckDB's optimizer no row count, and its own order would build the hash table on the
+    5 * 10^6 rows rather than on the 10^5 values: docs/performance.md, "Text unit ids").
+    Public facts only (the source's format and the unit column's type); it changes how a
+    query is planned, never a result.
+
+    Parameters
+    ----------
+    table : Table
+        The DuckDB table the plan reads.
+    unit_type : str
+        The unit's type in the unit SQL (:meth:`~.tables.Table.unit_column`).
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        A context manager to run the plan's queries in.
+    """
+    files = getattr(table, "source_files", None)
+    parquet = files is not None and files.kind == "parquet"
+    if unit_type == RAW_KEY_TYPE and parquet and not is_text_source(table):
+        return written_join_order(table.connection)
+    return text_join_order(table)
 
 
 def _refuse_lossy(files: list[str], table: Table, column: str, kind: str, argument: str) -> None:

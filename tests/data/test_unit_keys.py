@@ -234,6 +234,43 @@ def test_parquet_invalid_utf8_units_keep_valid_seeds(tmp_path: Path) -> None:
         assert a.tolist() == b.tolist()
 
 
+def test_parquet_text_units_read_values_natively_with_the_same_counts(tmp_path: Path) -> None:
+    """A text unit of Parquet files is read through pyarrow (raw bytes) while the distinct
+    values come from DuckDB's own reader (value_rows) and the joins run as written
+    (unit_join_order): the counts without candidates equal those of the same rows as an
+    Arrow table, invalid UTF-8 in the unit and in the ranked column included."""
+    from dpselect.data.join_order import is_text_source
+    from dpselect.data.unit_keys import ParquetUnits, unit_join_order, value_rows
+
+    rng = np.random.default_rng(5)
+    units = [f"user{i}".encode() + (b"\xff" if i % 4 == 0 else b"") for i in range(60)]
+    values = [f"s{j}".encode() + (b"\xfe" if j % 3 == 0 else b"") for j in range(9)]
+    picks = [(units[rng.integers(60)], values[rng.integers(9)]) for _ in range(700)]
+    table = pa.table(
+        {
+            "uid": pa.array([u for u, _ in picks], pa.binary()).view(pa.string()),
+            "v": pa.array([v for _, v in picks], pa.binary()).view(pa.string()),
+        }
+    )
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path)
+    parquet = open_table(str(path))
+    assert value_rows(parquet) == "data"  # no text unit asked for yet
+    for m in (1, 3):
+        rule = UnitRule(privacy_unit="uid", values_per_unit=m, salt=17)
+        found = parquet.counts(Query("v", rule), 20)
+        assert value_rows(parquet) == ParquetUnits.NATIVE_VIEW
+        assert found == open_table(table).counts(Query("v", rule), 20)
+        assert sum(n for _, n in found) > 0
+    assert not is_text_source(parquet)
+    with unit_join_order(parquet, "RAW UNIT KEY"):
+        held = parquet.connection.execute("SELECT current_setting('disabled_optimizers')")
+        assert "join_order" in str(held.fetchall()[0][0])
+    assert "join_order" not in str(
+        parquet.connection.execute("SELECT current_setting('disabled_optimizers')").fetchall()
+    )
+
+
 _csv_text = st.text(
     alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters=',"\r\n\x00\x01'),
     min_size=1,
