@@ -169,7 +169,7 @@ def noisy_values(counts: npt.NDArray[np.int64], noise: npt.NDArray[Any]) -> npt.
         # the same sign and the wrapped sum the other one (two's complement). -2^63 is
         # outside +-(2^63 - 1) as well: those sums take the exact path below.
         with np.errstate(over="ignore"):
-            wrapped = c + z
+            wrapped: npt.NDArray[np.int64] = c + z
         overflowed = ((c ^ wrapped) & (z ^ wrapped)) < 0
         if not overflowed.any() and not (wrapped == np.iinfo(np.int64).min).any():
             return wrapped
