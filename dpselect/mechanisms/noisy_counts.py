@@ -140,7 +140,8 @@ def count_vector(x: Any) -> npt.NDArray[np.int64]:
         return np.array(
             [min(max(int(v), -_INT64_MAX), _INT64_MAX) for v in arr.ravel()], dtype=np.int64
         )
-    return np.clip(arr.astype(np.int64), -_INT64_MAX, _INT64_MAX)
+    # one new array: the cast copies only another dtype, the clip writes the result
+    return np.clip(arr.astype(np.int64, copy=False), -_INT64_MAX, _INT64_MAX)
 
 
 def noisy_values(counts: npt.NDArray[np.int64], noise: npt.NDArray[Any]) -> npt.NDArray[Any]:
