@@ -140,11 +140,16 @@ def count_vector(x: Any) -> npt.NDArray[np.int64]:
         return np.array(
             [min(max(int(v), -_INT64_MAX), _INT64_MAX) for v in arr.ravel()], dtype=np.int64
         )
-    return np.clip(arr.astype(np.int64), -_INT64_MAX, _INT64_MAX)
+    # one new array: the cast copies only another dtype, the clip writes the result
+    return np.clip(arr.astype(np.int64, copy=False), -_INT64_MAX, _INT64_MAX)
 
 
 def noisy_values(counts: npt.NDArray[np.int64], noise: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """``counts + noise`` without int64 overflow (Python ints where needed).
+
+    Summed as int64 arrays (no Python int per count: 10^7 candidates took 6.7 s that way),
+    with an exact overflow check; only when a sum leaves +-(2^63 - 1) are the sums taken again
+    as Python ints.
 
     Parameters
     ----------
@@ -159,7 +164,17 @@ def noisy_values(counts: npt.NDArray[np.int64], noise: npt.NDArray[Any]) -> npt.
         ``counts + noise`` in the shape of ``counts``: int64 when every sum fits, else an
         object array of Python ints.
     """
-    total = [int(c) + int(z) for c, z in zip(counts.tolist(), noise.tolist(), strict=True)]
+    c, z = np.asarray(counts), np.asarray(noise)
+    if c.dtype == np.int64 and z.dtype == np.int64 and c.shape == z.shape:
+        # int64 sums, wrapping on overflow; a sum overflowed exactly when both terms have
+        # the same sign and the wrapped sum the other one (two's complement). -2^63 is
+        # outside +-(2^63 - 1) as well: those sums take the exact path below.
+        with np.errstate(over="ignore"):
+            wrapped: npt.NDArray[np.int64] = c + z
+        overflowed = ((c ^ wrapped) & (z ^ wrapped)) < 0
+        if not overflowed.any() and not (wrapped == np.iinfo(np.int64).min).any():
+            return wrapped
+    total = [int(a) + int(b) for a, b in zip(counts.tolist(), noise.tolist(), strict=True)]
     if all(-_INT64_MAX <= v <= _INT64_MAX for v in total):
         return np.asarray(total, dtype=np.int64).reshape(counts.shape)
     return np.asarray(total, dtype=object).reshape(counts.shape)

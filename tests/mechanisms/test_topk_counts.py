@@ -740,3 +740,38 @@ def test_oneshot_laplace_contract_signature():
         make_oneshot_laplace_top_k(2, 0.1, 1e-6)
     with pytest.raises(dc.ParameterError, match="not both"):
         make_oneshot_laplace_top_k(2, 0.1, 1e-6, input_domain=counts_domain(10), d=10)
+
+
+def _python_sums(counts, noise):
+    return [int(c) + int(z) for c, z in zip(counts.tolist(), noise.tolist(), strict=True)]
+
+
+@pytest.mark.parametrize(
+    ("counts", "noise", "exact"),
+    [
+        ([0, 5, -3, 2**62], [1, -7, 3, 2**62 - 1], True),
+        ([2**63 - 1, 0], [0, -(2**63 - 1)], True),
+        ([2**63 - 1, 0], [1, 0], False),  # 2^63 wraps to -2^63 in int64
+        ([-(2**63 - 1), 0], [-1, 0], False),  # -2^63: in int64, but outside +-(2^63 - 1)
+        ([-(2**63 - 1), 0], [-2, 0], False),  # wraps to 2^63 - 1
+        ([2**62, 0], [2**62, 3], False),
+    ],
+)
+def test_noisy_values_are_the_exact_sums(counts, noise, exact):
+    """int64 when every sum lies in +-(2^63 - 1), else exact Python ints: the int64 sum with
+    its overflow check gives the same values and dtype as summing Python ints."""
+    from dpselect.mechanisms.noisy_counts import noisy_values
+
+    c, z = np.array(counts, dtype=np.int64), np.array(noise, dtype=np.int64)
+    out = noisy_values(c, z)
+    assert out.tolist() == _python_sums(c, z)
+    assert out.dtype == (np.int64 if exact else object)
+
+
+def test_noisy_values_take_object_noise_exactly():
+    from dpselect.mechanisms.noisy_counts import noisy_values
+
+    c = np.array([1, 2], dtype=np.int64)
+    z = np.array([2**70, -1], dtype=object)
+    out = noisy_values(c, z)
+    assert out.dtype == object and out.tolist() == [2**70 + 1, 1]

@@ -77,3 +77,25 @@ def test_a_list_above_the_limit_is_joined_not_broadcast_in_the_executed_plan(spa
     plans.clear()
     open_table(frame).scores(queries[0], cands)
     assert "BroadcastHashJoin" in plans[0]
+
+
+def test_beyond_the_array_plan_the_rows_join_the_candidates_once(spark, monkeypatch):
+    """With more candidates than ``ARRAY_CANDIDATES`` the seeds' units come from the rows
+    before the join: one join of the candidates in the executed plan (the seeds' units once
+    repeated the whole sort-merge join), and the scores stay DuckDB's, with several values
+    and rows per value per unit."""
+    from dpselect.data.engines.spark import bounding as spark_bounding
+
+    arrow, frame = both(spark, random_rows(11, n=400))
+    cands = [str(v) for v in range(40)] + ["absent"]
+    monkeypatch.setattr(spark_bounding, "ARRAY_CANDIDATES", 5)
+    monkeypatch.setattr(spark_matching, "MAX_BROADCAST_CANDIDATES", 10)
+    monkeypatch.setattr(spark_matching, "CANDIDATES_PER_ROW", 8)
+    plans = _executed_plans(monkeypatch)
+    for m, r in [(1, 1), (2, 1), (3, 2)]:
+        query = Query("s", UnitRule(privacy_unit="user", values_per_unit=m, rows_per_value=r))
+        scores = open_table(frame).scores(query, cands)
+        np.testing.assert_array_equal(scores, open_table(arrow).scores(query, cands))
+    assert len(plans) == 3
+    for plan in plans:
+        assert plan.count("SortMergeJoin") == 1, plan

@@ -40,6 +40,7 @@ def _kept_per_user(
     coded: bool = False,
     weighted: bool = False,
     candidates: int | None = None,
+    units: Any = None,
 ) -> Any:
     """The values each user keeps (column ``x``, one row per kept (user, value)).
 
@@ -65,6 +66,9 @@ def _kept_per_user(
     items, docs/performance.md, "Memory per unit"). Otherwise no array at all: the seeds
     joined back (:func:`_per_unit_seeds`) and a window (:func:`_smallest_per_group`).
     The same kept values either way.
+
+    ``units``: a frame whose column ``u`` holds every unit of ``rows`` (and maybe more), the
+    seeds' units in the plan without arrays (:func:`_per_unit_seeds`); ``None``: ``rows``.
     """
     sql = _import_pyspark()
     f = sql.functions
@@ -73,7 +77,7 @@ def _kept_per_user(
     if few:
         seeded = _unit_item_seeds(rows, unit_type, [salt], fields)
     else:
-        seeded = _per_unit_seeds(rows, unit_type, [salt], fields)
+        seeded = _per_unit_seeds(rows, unit_type, [salt], fields, units=units)
 
     def smallest(packed: Any, m: int) -> Any:
         return _smallest_per_group(packed, ["u"], m, in_array=few).select("p")

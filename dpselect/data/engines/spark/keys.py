@@ -89,7 +89,9 @@ def _value_ids(rows: Any, duck_type: str, salt: int) -> Any:
     return ranked.select("v", _packed(f.col("c"), f.col("t")).alias("x"))
 
 
-def _per_unit_seeds(rows: Any, unit_type: str, salts: Sequence[int], fields: Sequence[str]) -> Any:
+def _per_unit_seeds(
+    rows: Any, unit_type: str, salts: Sequence[int], fields: Sequence[str], units: Any = None
+) -> Any:
     """``rows`` (the unit ``u`` and ``fields``) with each unit's seeds beside every row:
     columns ``u``, ``fields``, then ``_a{j}``, ``_b{j}`` (the two halves of
     :func:`dpselect.data.rules.unit_seed` with ``salts[j]``) for each salt.
@@ -101,9 +103,16 @@ def _per_unit_seeds(rows: Any, unit_type: str, salts: Sequence[int], fields: Seq
     need no second shuffle. Memory does not grow with one unit's rows: nothing here gathers a
     unit's items into one array (docs/spark.md, "Memory: no unit is held in one array"; only
     the candidate plan with few public candidates does, :func:`_unit_item_seeds`).
+
+    ``units``: a frame whose column ``u`` holds every unit of ``rows`` (``None``: ``rows``).
+    A unit's seeds depend on the unit alone and the join keeps the units of ``rows``, so the
+    rows and their seeds are the same; the candidates' score query passes its rows before
+    they join the candidates, which Spark otherwise joined a second time for the seeds' units
+    (a sort-merge join of every candidate, once more, beyond a broadcast).
     """
     names = [n for j in range(len(salts)) for n in (f"_a{j}", f"_b{j}")]
-    seeds = _with_seeds(rows.select("u").distinct(), unit_type, salts, ["u"])
+    source = rows if units is None else units
+    seeds = _with_seeds(source.select("u").distinct(), unit_type, salts, ["u"])
     return rows.join(seeds.hint("shuffle_hash"), on="u").select("u", *fields, *names)
 
 

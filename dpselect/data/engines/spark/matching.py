@@ -47,7 +47,9 @@ def typed_candidates(candidates: Sequence[Any], duck_type: str) -> Any:
 
         if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
             positions = pa.array(np.arange(len(array), dtype=np.int64))
-            return pa.table({"v": array, "i": positions}).filter(pc.is_valid(array))
+            table = pa.table({"v": array, "i": positions})
+            # no NULL (a loaded list has none): the table as it is, no filtered copy
+            return table.filter(pc.is_valid(array)) if array.null_count else table
     con = duckdb.connect(":memory:")
     try:
         if array is not None:
@@ -136,7 +138,9 @@ def _numeric_match(col: Any, duck_type: str, candidates: Sequence[Any]) -> tuple
     are matched by value (the rule of ``dpselect.data.matching.match_sql``)."""
     sql = _import_pyspark()
     f = sql.functions
-    number = numeric_candidate_type(candidates) if duck_type == "VARCHAR" else None
+    # a loaded list held as an Arrow array is all text (load_candidates): no type scan
+    text = getattr(candidates, "arrow", None) is not None
+    number = numeric_candidate_type(candidates) if duck_type == "VARCHAR" and not text else None
     if number == "DOUBLE":
         return _try_cast(col, "double"), "DOUBLE"
     if number == "BIGINT":

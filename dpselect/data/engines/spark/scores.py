@@ -72,13 +72,14 @@ def candidate_scores(
         joined = counted.join(cands, on="v").select("i", f.col("count").alias("n"))
     else:
         unit, valid = _unit_rows(frame, privacy_unit, unit_type)
-        rows = frame.where(valid).select(unit.alias("u"), col.alias("v")).join(cands, on="v")
-        pairs = rows.select("u", f.col("i").alias("x"))
+        unjoined = frame.where(valid).select(unit.alias("u"), col.alias("v"))
+        pairs = unjoined.join(cands, on="v").select("u", f.col("i").alias("x"))
         if r > 1:
             pairs = pairs.groupBy("u", "x").agg(_capped_rows(r))
+        # the seeds' units from the rows before the join: the rows join the candidates once
         kept = _kept_per_user(
             pairs, unit_type, salt, int(max_contributions), weighted=r > 1,
-            candidates=len(candidates),
+            candidates=len(candidates), units=unjoined,
         )  # fmt: skip
         total = f.sum("w").cast("long") if r > 1 else f.count(f.lit(1))
         joined = kept.groupBy("x").agg(total.alias("n"))
